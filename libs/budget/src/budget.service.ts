@@ -1,0 +1,218 @@
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
+import { PrismaService } from '@tollgate/db';
+import { Micros, PeriodKind, periodWindow } from '@tollgate/kernel';
+import { OrgConfigCache, RedisService } from '@tollgate/redis';
+import { BudgetException, BudgetExceptionCode } from './budget.exception';
+import { RESERVE_SCRIPT, SEED_SCRIPT, SETTLE_SCRIPT } from './budget-scripts';
+
+export type BudgetScope = 'ORG' | 'TEAM' | 'USER' | 'KEY';
+
+export interface BudgetRule {
+  id: string;
+  scope: BudgetScope;
+  scopeId: string;
+  period: PeriodKind;
+  limitMicros: Micros;
+  mode: 'HARD' | 'SOFT';
+}
+
+/** Who spends: the four levels a call is checked against. */
+export interface SpendScopes {
+  orgId: string;
+  teamId: string;
+  userId: string;
+  keyId: string;
+  timeZone: string;
+}
+
+/** One budget's position for the current period, as shown to agents and admins. */
+export interface BudgetStanding {
+  budgetId: string;
+  scope: BudgetScope;
+  scopeId: string;
+  period: PeriodKind;
+  mode: 'HARD' | 'SOFT';
+  limitMicros: Micros;
+  spentMicros: Micros;
+  reservedMicros: Micros;
+  remainingMicros: Micros;
+  periodStart: Date;
+  resetsAt: Date | null;
+}
+
+interface BoundBudget {
+  rule: BudgetRule;
+  periodStart: Date;
+  resetsAt: Date | null;
+  hashKey: string;
+  deadlineKey: string;
+  ttlSeconds: number;
+}
+
+/** A reservation held while the upstream works; settle or release it exactly once. */
+export interface SpendReservation {
+  id: string;
+  orgId: string;
+  amountMicros: Micros;
+  budgets: BoundBudget[];
+}
+
+export type ReserveOutcome =
+  | { ok: true; reservation: SpendReservation; standings: BudgetStanding[] }
+  | { ok: false; exceeded: BudgetStanding; requestedMicros: Micros };
+
+// Counters outlive their period by a week so late settlements and reports still find them.
+const COUNTER_GRACE_SECONDS = 7 * 24 * 3600;
+const SCOPE_ORDER: BudgetScope[] = ['KEY', 'USER', 'TEAM', 'ORG'];
+
+/**
+ * Reserves spend before an upstream call and settles it after, against the key, user, team and
+ * organisation budgets of their current periods, in one atomic Redis script per step.
+ */
+@Injectable()
+export class BudgetService implements OnModuleInit {
+  private readonly logger = new Logger(BudgetService.name);
+  private readonly cache: OrgConfigCache<BudgetRule[]>;
+  private reserveSha = '';
+  private settleSha = '';
+  private seedSha = '';
+
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly redis: RedisService,
+    @Inject(TOLLGATE_CONFIG) private readonly config: BaseConfig & { edge?: { reservationTtlSeconds: number } },
+  ) {
+    this.cache = new OrgConfigCache((orgId) => this.prisma.budget.findMany({ where: { orgId } }));
+  }
+
+  async onModuleInit(): Promise<void> {
+    await this.cache.attach(this.redis);
+    await this.loadScripts();
+  }
+
+  private async loadScripts(): Promise<void> {
+    const load = (s: string) => this.redis.client.script('LOAD', s) as Promise<string>;
+    [this.reserveSha, this.settleSha, this.seedSha] = await Promise.all([load(RESERVE_SCRIPT), load(SETTLE_SCRIPT), load(SEED_SCRIPT)]);
+  }
+
+  /** EVALSHA, reloading the scripts once if Redis lost them (restart, failover, SCRIPT FLUSH). */
+  private async evalScript(which: 'reserve' | 'settle' | 'seed', keys: string[], args: (string | number)[]): Promise<unknown> {
+    const sha = () => (which === 'reserve' ? this.reserveSha : which === 'settle' ? this.settleSha : this.seedSha);
+    try {
+      return await this.redis.client.evalsha(sha(), keys.length, ...keys, ...args);
+    } catch (err) {
+      if (!(err instanceof Error) || !err.message.includes('NOSCRIPT')) throw err;
+      await this.loadScripts();
+      return this.redis.client.evalsha(sha(), keys.length, ...keys, ...args);
+    }
+  }
+
+  /** The budgets that apply to a caller, most specific first. */
+  async budgetsFor(scopes: SpendScopes): Promise<BudgetRule[]> {
+    const all = await this.cache.get(scopes.orgId);
+    const idOf: Record<BudgetScope, string> = { ORG: scopes.orgId, TEAM: scopes.teamId, USER: scopes.userId, KEY: scopes.keyId };
+    return all
+      .filter((b) => b.scopeId === idOf[b.scope])
+      .sort((a, b) => SCOPE_ORDER.indexOf(a.scope) - SCOPE_ORDER.indexOf(b.scope));
+  }
+
+  private bind(rule: BudgetRule, scopes: SpendScopes, now: Date): BoundBudget {
+    const window = periodWindow(rule.period, now, scopes.timeZone);
+    const base = this.redis.orgKey(scopes.orgId, 'budget', rule.id, String(window.start.getTime()));
+    const ttlSeconds = window.end ? Math.ceil((window.end.getTime() - now.getTime()) / 1000) + COUNTER_GRACE_SECONDS : 0;
+    return { rule, periodStart: window.start, resetsAt: window.end, hashKey: base, deadlineKey: `${base}:resv`, ttlSeconds };
+  }
+
+  /**
+   * Reserves `amount` at every level at once. Refused (nothing reserved anywhere) if a hard
+   * budget would go over; the answer names that budget with its limit, spend and reset time.
+   */
+  async reserveSpend(scopes: SpendScopes, reservationId: string, amount: Micros, now = new Date()): Promise<ReserveOutcome> {
+    const budgets = (await this.budgetsFor(scopes)).map((rule) => this.bind(rule, scopes, now));
+    const reservation: SpendReservation = { id: reservationId, orgId: scopes.orgId, amountMicros: amount, budgets };
+    if (budgets.length === 0) return { ok: true, reservation, standings: [] };
+
+    const ttlMs = (this.config.edge?.reservationTtlSeconds ?? 120) * 1000;
+    const keys = budgets.flatMap((b) => [b.hashKey, b.deadlineKey]);
+    const args: (string | number)[] = [now.getTime(), reservationId, now.getTime() + ttlMs, amount.toString()];
+    for (const b of budgets) args.push(b.rule.limitMicros.toString(), b.rule.mode === 'HARD' ? '1' : '0', b.ttlSeconds);
+
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const res = (await this.evalScript('reserve', keys, args)) as number[];
+      if (res[0] === -1) {
+        await this.seedCounter(budgets[res[1] - 1], scopes);
+        continue;
+      }
+      if (res[0] === 0) {
+        const b = budgets[res[1] - 1];
+        return { ok: false, exceeded: standing(b, BigInt(res[2]), BigInt(res[3])), requestedMicros: amount };
+      }
+      const standings = budgets.map((b, i) => standing(b, BigInt(res[1 + 2 * i]), BigInt(res[2 + 2 * i])));
+      return { ok: true, reservation, standings };
+    }
+    throw new BudgetException(BudgetExceptionCode.CounterUnavailable, 'budget counters could not be initialised');
+  }
+
+  /** Replaces the reservation by the actual cost at every level. */
+  async settleSpend(reservation: SpendReservation, actual: Micros): Promise<BudgetStanding[]> {
+    if (reservation.budgets.length === 0) return [];
+    const keys = reservation.budgets.flatMap((b) => [b.hashKey, b.deadlineKey]);
+    const res = (await this.evalScript('settle', keys, [reservation.id, actual.toString()])) as number[];
+    return reservation.budgets.map((b, i) => standing(b, BigInt(res[2 * i]), BigInt(res[2 * i + 1])));
+  }
+
+  /** Drops a reservation without charging (a failed call that policy makes free). */
+  releaseSpend(reservation: SpendReservation): Promise<BudgetStanding[]> {
+    return this.settleSpend(reservation, 0n);
+  }
+
+  /** Current standings of the budgets that apply to a caller, without reserving. */
+  async standingsFor(scopes: SpendScopes, now = new Date()): Promise<BudgetStanding[]> {
+    const budgets = (await this.budgetsFor(scopes)).map((rule) => this.bind(rule, scopes, now));
+    const out: BudgetStanding[] = [];
+    for (const b of budgets) {
+      const [spent, reserved] = await this.redis.client.hmget(b.hashKey, 'spent', 'reserved');
+      const spentMicros = spent === null ? await this.spentFromLedger(b, scopes) : BigInt(spent);
+      out.push(standing(b, spentMicros, BigInt(reserved ?? '0')));
+    }
+    return out;
+  }
+
+  /** A counter is missing at the start of a period or after Redis lost it: rebuild it from the ledger. */
+  private async seedCounter(budget: BoundBudget, scopes: SpendScopes): Promise<void> {
+    const spent = await this.spentFromLedger(budget, scopes);
+    await this.evalScript('seed', [budget.hashKey], [spent.toString(), budget.ttlSeconds]);
+    if (spent > 0n) this.logger.log(`budget ${budget.rule.id} counter rebuilt from the ledger: ${spent} micro-units`);
+  }
+
+  private async spentFromLedger(budget: BoundBudget, scopes: SpendScopes): Promise<Micros> {
+    const column = { ORG: 'orgId', TEAM: 'teamId', USER: 'userId', KEY: 'keyId' } as const;
+    const agg = await this.prisma.usageEvent.aggregate({
+      _sum: { costMicros: true },
+      where: {
+        orgId: scopes.orgId,
+        [column[budget.rule.scope]]: budget.rule.scopeId,
+        occurredAt: { gte: budget.periodStart, ...(budget.resetsAt ? { lt: budget.resetsAt } : {}) },
+      },
+    });
+    return agg._sum.costMicros ?? 0n;
+  }
+}
+
+function standing(b: BoundBudget, spent: Micros, reserved: Micros): BudgetStanding {
+  const remaining = b.rule.limitMicros - spent - reserved;
+  return {
+    budgetId: b.rule.id,
+    scope: b.rule.scope,
+    scopeId: b.rule.scopeId,
+    period: b.rule.period,
+    mode: b.rule.mode,
+    limitMicros: b.rule.limitMicros,
+    spentMicros: spent,
+    reservedMicros: reserved,
+    remainingMicros: remaining > 0n ? remaining : 0n,
+    periodStart: b.periodStart,
+    resetsAt: b.resetsAt,
+  };
+}

@@ -1,0 +1,4 @@
+export * from './budget-scripts';
+export * from './budget.exception';
+export * from './budget.service';
+export * from './budget.module';

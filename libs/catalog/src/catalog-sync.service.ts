@@ -1,0 +1,138 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
+import { Prisma, PrismaService } from '@tollgate/db';
+import { ORG_CONFIG_CHANGED_CHANNEL, RedisService } from '@tollgate/redis';
+import { connectUpstream } from '@tollgate/upstream';
+import { CatalogException, CatalogExceptionCode } from './catalog.exception';
+import { definitionHash, normalizeToolDefinition, schemaTokenCount } from './tool-definition';
+import { UpstreamRegistry, upstreamSpecOf } from './upstream-registry.service';
+
+export interface SyncReport {
+  upstreamId: string;
+  total: number;
+  added: number;
+  changed: number;
+  removed: number;
+  unchanged: number;
+  heldForReview: number;
+}
+
+// A misbehaving upstream must not make the worker page forever.
+const MAX_LIST_PAGES = 1000;
+
+/**
+ * Lists an upstream's tools (every page) and reconciles the catalog: new and changed definitions
+ * are pinned at once if the organisation auto-approves, else held for review while the edge keeps
+ * serving the pinned version; tools the upstream no longer lists are marked removed.
+ */
+@Injectable()
+export class CatalogSyncService {
+  private readonly logger = new Logger(CatalogSyncService.name);
+
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly redis: RedisService,
+    private readonly registry: UpstreamRegistry,
+    @Inject(TOLLGATE_CONFIG) private readonly config: BaseConfig,
+  ) {}
+
+  async syncUpstream(orgId: string, upstreamId: string): Promise<SyncReport> {
+    const upstream = await this.registry.getUpstream(orgId, upstreamId);
+    let listed: Tool[];
+    try {
+      listed = await this.listAllTools(upstreamSpecOf(upstream));
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      await this.prisma.upstreamServer.update({ where: { id: upstream.id }, data: { lastSyncError: message.slice(0, 1000) } });
+      throw new CatalogException(CatalogExceptionCode.SyncFailed, `sync of ${upstream.namespace} failed: ${message}`);
+    }
+    const org = await this.prisma.organization.findUniqueOrThrow({ where: { id: orgId } });
+    const report = await this.prisma.$transaction(
+      (tx) => this.reconcile(tx, orgId, upstream.id, listed, org.autoApproveTools),
+      { timeout: 60_000 },
+    );
+    await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
+    this.logger.log(`synced ${upstream.namespace}: ${JSON.stringify(report)}`);
+    return report;
+  }
+
+  private async listAllTools(spec: ReturnType<typeof upstreamSpecOf>): Promise<Tool[]> {
+    const client = await connectUpstream(spec, { timeoutMs: Math.max(spec.callTimeoutMs, 30_000) });
+    try {
+      const tools: Tool[] = [];
+      let cursor: string | undefined;
+      for (let page = 0; page < MAX_LIST_PAGES; page++) {
+        const res = await client.listTools(cursor ? { cursor } : undefined, { timeout: Math.max(spec.callTimeoutMs, 30_000) });
+        tools.push(...res.tools);
+        cursor = res.nextCursor;
+        if (!cursor) return tools;
+      }
+      throw new Error(`tools/list returned more than ${MAX_LIST_PAGES} pages`);
+    } finally {
+      await client.close().catch(() => undefined);
+    }
+  }
+
+  private async reconcile(tx: Prisma.TransactionClient, orgId: string, upstreamId: string, listed: Tool[], autoApprove: boolean): Promise<SyncReport> {
+    const existing = new Map((await tx.tool.findMany({ where: { orgId, upstreamId } })).map((t) => [t.name, t]));
+    const report: SyncReport = { upstreamId, total: listed.length, added: 0, changed: 0, removed: 0, unchanged: 0, heldForReview: 0 };
+    const seen = new Set<string>();
+    const now = new Date();
+
+    for (const tool of listed) {
+      if (seen.has(tool.name)) continue;
+      seen.add(tool.name);
+      const def = normalizeToolDefinition(tool);
+      const hash = definitionHash(def);
+      const prev = existing.get(tool.name);
+      const json = def as unknown as Prisma.InputJsonValue;
+
+      if (prev && prev.definitionHash === hash) {
+        if (prev.removedAt) await tx.tool.update({ where: { id: prev.id }, data: { removedAt: null } });
+        report.unchanged++;
+        continue;
+      }
+      // Token counts are computed once per definition hash: only new or changed definitions get here.
+      const schemaTokens = schemaTokenCount(def, this.config.tokens.encoding);
+      if (!prev) {
+        report.added++;
+        if (!autoApprove) report.heldForReview++;
+        await tx.tool.create({
+          data: {
+            orgId,
+            upstreamId,
+            name: tool.name,
+            definition: json,
+            definitionHash: hash,
+            pinnedDefinition: autoApprove ? json : Prisma.DbNull,
+            pinnedHash: autoApprove ? hash : null,
+            reviewStatus: autoApprove ? 'APPROVED' : 'PENDING',
+            schemaTokens,
+          },
+        });
+        continue;
+      }
+      report.changed++;
+      if (!autoApprove) report.heldForReview++;
+      await tx.tool.update({
+        where: { id: prev.id },
+        data: {
+          definition: json,
+          definitionHash: hash,
+          removedAt: null,
+          schemaTokens,
+          ...(autoApprove ? { pinnedDefinition: json, pinnedHash: hash, reviewStatus: 'APPROVED' } : { reviewStatus: 'PENDING' }),
+        },
+      });
+    }
+
+    const gone = [...existing.values()].filter((t) => !seen.has(t.name) && !t.removedAt).map((t) => t.id);
+    if (gone.length > 0) {
+      await tx.tool.updateMany({ where: { orgId, id: { in: gone } }, data: { removedAt: now } });
+      report.removed = gone.length;
+    }
+    await tx.upstreamServer.update({ where: { id: upstreamId }, data: { lastSyncAt: now, lastSyncError: null } });
+    return report;
+  }
+}

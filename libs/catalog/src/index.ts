@@ -1,0 +1,6 @@
+export * from './catalog.exception';
+export * from './tool-definition';
+export * from './upstream-registry.service';
+export * from './catalog-sync.service';
+export * from './tool-catalog.service';
+export * from './catalog.module';

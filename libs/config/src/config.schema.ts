@@ -1,0 +1,54 @@
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(0).max(65535);
+const url = z.string().url();
+const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+
+/** Variables every process reads. */
+export const BASE_ENV_SCHEMA = z.object({
+  DATABASE_URL: url.refine((u) => /^postgres(ql)?:\/\//.test(u), 'must be a postgres:// URL'),
+  REDIS_URL: url.refine((u) => /^rediss?:\/\//.test(u), 'must be a redis:// URL').default('redis://127.0.0.1:6379'),
+  // Every Redis key and BullMQ queue of this deployment starts with it; tests use one per run.
+  REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9:_-]{1,64}$/).default('tg'),
+  // Pepper for virtual-key and admin-token hashes: a leaked database alone cannot test guesses.
+  KEY_HASH_SECRET: z.string().min(16, 'must be at least 16 characters'),
+  // Comma-separated `id:base64key` (32-byte keys); the first encrypts, all decrypt.
+  ENCRYPTION_KEYS: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+:[A-Za-z0-9+/=]+(,[A-Za-z0-9_-]+:[A-Za-z0-9+/=]+)*$/, 'must be id:base64key[,id:base64key...]'),
+  TOKEN_ENCODING: z.enum(['o200k_base', 'cl100k_base', 'p50k_base', 'r50k_base']).default('o200k_base'),
+  LOG_LEVEL: z.enum(['error', 'warn', 'log', 'debug', 'verbose']).default('log'),
+  HOST: z.string().default('127.0.0.1'),
+});
+
+export const EDGE_ENV_SCHEMA = BASE_ENV_SCHEMA.extend({
+  EDGE_PORT: port.default(4000),
+  EDGE_PUBLIC_URL: url.optional(),
+  // A reservation whose edge died is released after this long.
+  RESERVATION_TTL_SECONDS: z.coerce.number().int().min(5).max(3600).default(120),
+  // Output tokens reserved for a call whose tool and policy set no cap.
+  DEFAULT_OUTPUT_TOKEN_CAP: z.coerce.number().int().min(1).default(8000),
+  // Extra Host header values accepted besides localhost (DNS-rebinding protection).
+  EDGE_ALLOWED_HOSTS: z.string().default(''),
+  ADMIN_PUBLIC_URL: url.optional(),
+});
+
+export const ADMIN_ENV_SCHEMA = BASE_ENV_SCHEMA.extend({
+  ADMIN_PORT: port.default(4001),
+  ADMIN_PUBLIC_URL: url.optional(),
+  // The first platform-admin token; more tokens are issued through the API.
+  ADMIN_BOOTSTRAP_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
+  // Lets org admins register stdio upstreams (commands on Tollgate's hosts); off by default.
+  ALLOW_STDIO_FOR_ORG_ADMINS: bool.default('false'),
+});
+
+export const WORKER_ENV_SCHEMA = BASE_ENV_SCHEMA.extend({
+  WORKER_PORT: port.default(4002),
+  LEDGER_BATCH_SIZE: z.coerce.number().int().min(1).max(5000).default(500),
+  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+});
+
+export type BaseEnv = z.infer<typeof BASE_ENV_SCHEMA>;
+export type EdgeEnv = z.infer<typeof EDGE_ENV_SCHEMA>;
+export type AdminEnv = z.infer<typeof ADMIN_ENV_SCHEMA>;
+export type WorkerEnv = z.infer<typeof WORKER_ENV_SCHEMA>;

@@ -1,0 +1,3 @@
+export * from './config.schema';
+export * from './tollgate-config';
+export * from './config.module';

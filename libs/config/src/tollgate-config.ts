@@ -1,0 +1,121 @@
+import { z } from 'zod';
+import { ADMIN_ENV_SCHEMA, BASE_ENV_SCHEMA, BaseEnv, EDGE_ENV_SCHEMA, WORKER_ENV_SCHEMA } from './config.schema';
+
+export interface EncryptionKey {
+  id: string;
+  key: Buffer;
+}
+
+/** What every process knows, as a structured object. */
+export interface BaseConfig {
+  db: { url: string };
+  redis: { url: string; prefix: string };
+  security: { keyHashSecret: string; encryptionKeys: EncryptionKey[] };
+  tokens: { encoding: BaseEnv['TOKEN_ENCODING'] };
+  log: { level: BaseEnv['LOG_LEVEL'] };
+}
+
+export interface EdgeConfig extends BaseConfig {
+  edge: {
+    host: string;
+    port: number;
+    publicUrl: string | undefined;
+    reservationTtlSeconds: number;
+    defaultOutputTokenCap: number;
+    allowedHosts: string[];
+    adminPublicUrl: string | undefined;
+  };
+}
+
+export interface AdminConfig extends BaseConfig {
+  admin: {
+    host: string;
+    port: number;
+    publicUrl: string | undefined;
+    bootstrapToken: string | undefined;
+    allowStdioForOrgAdmins: boolean;
+  };
+}
+
+export interface WorkerConfig extends BaseConfig {
+  worker: { host: string; port: number; ledgerBatchSize: number; concurrency: number };
+}
+
+/** Thrown at boot with every bad variable named, so the process fails fast and says why. */
+export class ConfigException extends Error {
+  constructor(readonly issues: string[]) {
+    super(`Invalid configuration:\n${issues.map((i) => `  - ${i}`).join('\n')}`);
+    this.name = 'ConfigException';
+  }
+}
+
+function parseEnv<S extends z.ZodTypeAny>(schema: S, env: Record<string, string | undefined>): z.infer<S> {
+  // Empty strings count as unset so `FOO=` in a shell does not defeat a default.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const result = schema.safeParse(cleaned);
+  if (!result.success) {
+    throw new ConfigException(result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`));
+  }
+  return result.data;
+}
+
+function parseEncryptionKeys(spec: string): EncryptionKey[] {
+  return spec.split(',').map((part) => {
+    const [id, b64] = part.split(':');
+    const key = Buffer.from(b64, 'base64');
+    if (key.length !== 32) throw new ConfigException([`ENCRYPTION_KEYS: key "${id}" must be 32 bytes (base64), got ${key.length}`]);
+    return { id, key };
+  });
+}
+
+function baseConfig(env: BaseEnv): BaseConfig {
+  return {
+    db: { url: env.DATABASE_URL },
+    redis: { url: env.REDIS_URL, prefix: env.REDIS_PREFIX },
+    security: { keyHashSecret: env.KEY_HASH_SECRET, encryptionKeys: parseEncryptionKeys(env.ENCRYPTION_KEYS) },
+    tokens: { encoding: env.TOKEN_ENCODING },
+    log: { level: env.LOG_LEVEL },
+  };
+}
+
+export function loadBaseConfig(env: Record<string, string | undefined>): BaseConfig {
+  return baseConfig(parseEnv(BASE_ENV_SCHEMA, env));
+}
+
+export function loadEdgeConfig(env: Record<string, string | undefined>): EdgeConfig {
+  const e = parseEnv(EDGE_ENV_SCHEMA, env);
+  return {
+    ...baseConfig(e),
+    edge: {
+      host: e.HOST,
+      port: e.EDGE_PORT,
+      publicUrl: e.EDGE_PUBLIC_URL,
+      reservationTtlSeconds: e.RESERVATION_TTL_SECONDS,
+      defaultOutputTokenCap: e.DEFAULT_OUTPUT_TOKEN_CAP,
+      allowedHosts: e.EDGE_ALLOWED_HOSTS.split(',').map((h) => h.trim()).filter(Boolean),
+      adminPublicUrl: e.ADMIN_PUBLIC_URL,
+    },
+  };
+}
+
+export function loadAdminConfig(env: Record<string, string | undefined>): AdminConfig {
+  const e = parseEnv(ADMIN_ENV_SCHEMA, env);
+  return {
+    ...baseConfig(e),
+    admin: {
+      host: e.HOST,
+      port: e.ADMIN_PORT,
+      publicUrl: e.ADMIN_PUBLIC_URL,
+      bootstrapToken: e.ADMIN_BOOTSTRAP_TOKEN,
+      allowStdioForOrgAdmins: e.ALLOW_STDIO_FOR_ORG_ADMINS,
+    },
+  };
+}
+
+export function loadWorkerConfig(env: Record<string, string | undefined>): WorkerConfig {
+  const e = parseEnv(WORKER_ENV_SCHEMA, env);
+  return {
+    ...baseConfig(e),
+    worker: { host: e.HOST, port: e.WORKER_PORT, ledgerBatchSize: e.LEDGER_BATCH_SIZE, concurrency: e.WORKER_CONCURRENCY },
+  };
+}

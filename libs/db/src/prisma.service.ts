@@ -1,0 +1,23 @@
+import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { PrismaClient } from '@prisma/client';
+import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
+
+/** The one database client of a process. Start-up fails if the database cannot be reached. */
+@Injectable()
+export class PrismaService extends PrismaClient implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger(PrismaService.name);
+
+  constructor(@Inject(TOLLGATE_CONFIG) config: BaseConfig) {
+    super({ adapter: new PrismaPg({ connectionString: config.db.url, max: 20 }) });
+  }
+
+  async onModuleInit(): Promise<void> {
+    await this.$queryRaw`SELECT 1`;
+    this.logger.log('database connected');
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.$disconnect();
+  }
+}

@@ -1,0 +1,160 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
+import { Prisma, PrismaService } from '@tollgate/db';
+import { RedisService } from '@tollgate/redis';
+import { IdentityException, IdentityExceptionCode } from './identity.exception';
+import { issueSecret } from './secret-token';
+
+export const KEY_REVOKED_CHANNEL = 'key-revoked';
+
+export interface CreateVirtualKeyInput {
+  teamId: string;
+  userId: string;
+  name: string;
+  expiresAt?: Date | null;
+  disclosureMode?: 'FULL' | 'PROGRESSIVE' | 'CODE' | 'AUTO' | null;
+}
+
+const KEY_PUBLIC_FIELDS = {
+  id: true,
+  orgId: true,
+  teamId: true,
+  userId: true,
+  name: true,
+  prefix: true,
+  disclosureMode: true,
+  expiresAt: true,
+  revokedAt: true,
+  lastUsedAt: true,
+  createdAt: true,
+} satisfies Prisma.VirtualKeySelect;
+
+export type VirtualKeyView = Prisma.VirtualKeyGetPayload<{ select: typeof KEY_PUBLIC_FIELDS }>;
+
+/** Organisations, teams, users, memberships and virtual keys. Every query is scoped by org first. */
+@Injectable()
+export class IdentityService {
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly redis: RedisService,
+    @Inject(TOLLGATE_CONFIG) private readonly config: BaseConfig,
+  ) {}
+
+  async createOrganization(input: { name: string; slug: string; timeZone?: string; autoApproveTools?: boolean }) {
+    try {
+      return await this.prisma.organization.create({ data: input });
+    } catch (err) {
+      throw conflictOr(err, 'slug', `an organization with slug "${input.slug}" already exists`);
+    }
+  }
+
+  listOrganizations() {
+    return this.prisma.organization.findMany({ orderBy: { createdAt: 'asc' } });
+  }
+
+  async getOrganization(orgId: string) {
+    const org = await this.prisma.organization.findUnique({ where: { id: orgId } });
+    if (!org) throw new IdentityException(IdentityExceptionCode.OrgNotFound, `organization ${orgId} not found`);
+    return org;
+  }
+
+  async createTeam(orgId: string, input: { name: string }) {
+    await this.getOrganization(orgId);
+    try {
+      return await this.prisma.team.create({ data: { orgId, name: input.name } });
+    } catch (err) {
+      throw conflictOr(err, 'name', `a team named "${input.name}" already exists`);
+    }
+  }
+
+  listTeams(orgId: string) {
+    return this.prisma.team.findMany({ where: { orgId }, orderBy: { createdAt: 'asc' } });
+  }
+
+  async getTeam(orgId: string, teamId: string) {
+    const team = await this.prisma.team.findFirst({ where: { orgId, id: teamId } });
+    if (!team) throw new IdentityException(IdentityExceptionCode.TeamNotFound, `team ${teamId} not found`, 'teamId');
+    return team;
+  }
+
+  async createUser(orgId: string, input: { email: string; name?: string }) {
+    await this.getOrganization(orgId);
+    try {
+      return await this.prisma.user.create({ data: { orgId, email: input.email, name: input.name } });
+    } catch (err) {
+      throw conflictOr(err, 'email', `a user with email "${input.email}" already exists`);
+    }
+  }
+
+  listUsers(orgId: string) {
+    return this.prisma.user.findMany({ where: { orgId }, orderBy: { createdAt: 'asc' } });
+  }
+
+  async getUser(orgId: string, userId: string) {
+    const user = await this.prisma.user.findFirst({ where: { orgId, id: userId } });
+    if (!user) throw new IdentityException(IdentityExceptionCode.UserNotFound, `user ${userId} not found`, 'userId');
+    return user;
+  }
+
+  async addTeamMember(orgId: string, teamId: string, input: { userId: string; isTeamAdmin?: boolean }) {
+    await this.getTeam(orgId, teamId);
+    await this.getUser(orgId, input.userId);
+    return this.prisma.teamMember.upsert({
+      where: { teamId_userId: { teamId, userId: input.userId } },
+      create: { orgId, teamId, userId: input.userId, isTeamAdmin: input.isTeamAdmin ?? false },
+      update: { isTeamAdmin: input.isTeamAdmin ?? false },
+    });
+  }
+
+  /** Creates a key; the returned `secret` is the only time the secret exists outside its owner. */
+  async createVirtualKey(orgId: string, input: CreateVirtualKeyInput): Promise<{ key: VirtualKeyView; secret: string }> {
+    await this.getTeam(orgId, input.teamId);
+    await this.getUser(orgId, input.userId);
+    const member = await this.prisma.teamMember.findFirst({ where: { orgId, teamId: input.teamId, userId: input.userId } });
+    if (!member) {
+      throw new IdentityException(IdentityExceptionCode.NotATeamMember, `user ${input.userId} is not a member of team ${input.teamId}`, 'userId');
+    }
+    const issued = issueSecret('tg', this.config.security.keyHashSecret);
+    const key = await this.prisma.virtualKey.create({
+      data: {
+        orgId,
+        teamId: input.teamId,
+        userId: input.userId,
+        name: input.name,
+        prefix: issued.prefix,
+        secretHash: issued.hash,
+        expiresAt: input.expiresAt ?? null,
+        disclosureMode: input.disclosureMode ?? null,
+      },
+      select: KEY_PUBLIC_FIELDS,
+    });
+    return { key, secret: issued.secret };
+  }
+
+  listVirtualKeys(orgId: string, filter: { teamId?: string; userId?: string } = {}) {
+    return this.prisma.virtualKey.findMany({ where: { orgId, ...filter }, select: KEY_PUBLIC_FIELDS, orderBy: { createdAt: 'asc' } });
+  }
+
+  async getVirtualKey(orgId: string, keyId: string): Promise<VirtualKeyView> {
+    const key = await this.prisma.virtualKey.findFirst({ where: { orgId, id: keyId }, select: KEY_PUBLIC_FIELDS });
+    if (!key) throw new IdentityException(IdentityExceptionCode.KeyNotFound, `key ${keyId} not found`, 'keyId');
+    return key;
+  }
+
+  /** Revokes a key and tells every edge replica to drop it from its cache at once. */
+  async revokeVirtualKey(orgId: string, keyId: string): Promise<VirtualKeyView> {
+    const existing = await this.getVirtualKey(orgId, keyId);
+    const key = existing.revokedAt
+      ? existing
+      : await this.prisma.virtualKey.update({ where: { id: keyId }, data: { revokedAt: new Date() }, select: KEY_PUBLIC_FIELDS });
+    await this.redis.publish(KEY_REVOKED_CHANNEL, keyId);
+    return key;
+  }
+}
+
+function conflictOr(err: unknown, field: string, message: string): unknown {
+  if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002') {
+    return new IdentityException(IdentityExceptionCode.Conflict, message, field);
+  }
+  return err;
+}

@@ -1,0 +1,5 @@
+export * from './money';
+export * from './tool-ref';
+export * from './tool-pattern';
+export * from './budget-period';
+export * from './stable-json';

@@ -1,0 +1,4 @@
+export * from './usage-event';
+export * from './metering.service';
+export * from './ledger.service';
+export * from './metering.module';

@@ -1,0 +1,3 @@
+export * from './access-decision';
+export * from './policy.service';
+export * from './policy.module';

@@ -1,0 +1,45 @@
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { PrismaService } from '@tollgate/db';
+import { OrgConfigCache, RedisService } from '@tollgate/redis';
+import { PolicyLevel, PolicyScope } from './access-decision';
+
+export interface ScopeIds {
+  orgId: string;
+  teamId: string;
+  userId: string;
+  keyId: string;
+}
+
+interface StoredPolicy extends PolicyLevel {
+  scopeId: string;
+  autoExecute: readonly string[];
+}
+
+/** Loads and caches an organisation's access policies; picks the levels that apply to a caller. */
+@Injectable()
+export class PolicyService implements OnModuleInit {
+  private readonly cache: OrgConfigCache<StoredPolicy[]>;
+
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly redis: RedisService,
+  ) {
+    this.cache = new OrgConfigCache((orgId) => this.loadOrgPolicies(orgId));
+  }
+
+  async onModuleInit(): Promise<void> {
+    await this.cache.attach(this.redis);
+  }
+
+  /** The org, team, user and key levels that apply to a caller (levels without a policy omitted). */
+  async levelsFor(ids: ScopeIds): Promise<StoredPolicy[]> {
+    const all = await this.cache.get(ids.orgId);
+    const idOf: Record<PolicyScope, string> = { ORG: ids.orgId, TEAM: ids.teamId, USER: ids.userId, KEY: ids.keyId };
+    return all.filter((p) => p.scopeId === idOf[p.scope]);
+  }
+
+  private async loadOrgPolicies(orgId: string): Promise<StoredPolicy[]> {
+    const rows = await this.prisma.accessPolicy.findMany({ where: { orgId } });
+    return rows.map((r) => ({ scope: r.scope, scopeId: r.scopeId, allow: r.allow, deny: r.deny, autoExecute: r.autoExecute }));
+  }
+}

@@ -1,0 +1,3 @@
+export * from './price-rule';
+export * from './pricing.service';
+export * from './pricing.module';

@@ -1,0 +1,82 @@
+import { Micros, maxMicros, minMicros, patternSpecificity } from '@tollgate/kernel';
+
+export interface PriceRuleData {
+  id: string;
+  upstreamId: string | null;
+  toolPattern: string;
+  perCallMicros: Micros;
+  perOutputTokenMicros: Micros;
+  acceptReportedCost: boolean;
+  reportedCostCapMicros: Micros;
+  chargeFailedCalls: boolean;
+  effectiveFrom: Date;
+}
+
+/** What a call is priced with when no rule matches: free, but still metered. */
+export const FREE_PRICE: PriceRuleData = {
+  id: '',
+  upstreamId: null,
+  toolPattern: '*',
+  perCallMicros: 0n,
+  perOutputTokenMicros: 0n,
+  acceptReportedCost: false,
+  reportedCostCapMicros: 0n,
+  chargeFailedCalls: false,
+  effectiveFrom: new Date(0),
+};
+
+function toolGlobMatches(pattern: string, toolName: string): boolean {
+  const body = pattern
+    .split('')
+    .map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\/-]/g, '\\$&')))
+    .join('');
+  return new RegExp(`^${body}$`).test(toolName);
+}
+
+/**
+ * The rule in force at `at` for a tool: among rules already effective, a rule for the upstream
+ * beats an org-wide one, then the more specific tool pattern wins, then the latest effective date.
+ * Past calls keep the price that was in force when they ran, since rules are never edited in place.
+ */
+export function selectPriceRule(rules: readonly PriceRuleData[], upstreamId: string, toolName: string, at: Date): PriceRuleData | null {
+  let best: PriceRuleData | null = null;
+  for (const rule of rules) {
+    if (rule.effectiveFrom > at) continue;
+    if (rule.upstreamId !== null && rule.upstreamId !== upstreamId) continue;
+    if (!toolGlobMatches(rule.toolPattern, toolName)) continue;
+    if (!best || compareRules(rule, best) > 0) best = rule;
+  }
+  return best;
+}
+
+function compareRules(a: PriceRuleData, b: PriceRuleData): number {
+  const upstream = Number(a.upstreamId !== null) - Number(b.upstreamId !== null);
+  if (upstream !== 0) return upstream;
+  const specificity = patternSpecificity(a.toolPattern) - patternSpecificity(b.toolPattern);
+  if (specificity !== 0) return specificity;
+  return a.effectiveFrom.getTime() - b.effectiveFrom.getTime();
+}
+
+/** The most a call can cost: what is reserved against every budget before the upstream is called. */
+export function estimateCallCost(rule: PriceRuleData, outputTokenCap: number): Micros {
+  const reported = rule.acceptReportedCost ? rule.reportedCostCapMicros : 0n;
+  return rule.perCallMicros + rule.perOutputTokenMicros * BigInt(outputTokenCap) + reported;
+}
+
+export interface CallOutcomeForPricing {
+  failed: boolean;
+  outputTokens: number;
+  /** A cost the tool reported in its result `_meta`, in micro-units, if any. */
+  reportedCostMicros: Micros | null;
+}
+
+/** The actual cost of a finished call; never more than the estimate that was reserved. */
+export function actualCallCost(rule: PriceRuleData, outcome: CallOutcomeForPricing, outputTokenCap: number): Micros {
+  if (outcome.failed && !rule.chargeFailedCalls) return 0n;
+  const tokens = BigInt(Math.min(outcome.outputTokens, outputTokenCap));
+  let cost = rule.perCallMicros + rule.perOutputTokenMicros * tokens;
+  if (rule.acceptReportedCost && outcome.reportedCostMicros !== null) {
+    cost += minMicros(maxMicros(outcome.reportedCostMicros, 0n), rule.reportedCostCapMicros);
+  }
+  return cost;
+}

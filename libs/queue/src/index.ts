@@ -1,0 +1,3 @@
+export * from './queue-names';
+export * from './queue.module';
+export * from './job-producer.service';

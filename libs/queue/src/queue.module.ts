@@ -1,0 +1,43 @@
+import { BullModule } from '@nestjs/bullmq';
+import { DynamicModule, Module } from '@nestjs/common';
+import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
+import { JobProducer } from './job-producer.service';
+import { QueueName } from './queue-names';
+
+/** BullMQ connection options (not an IORedis instance, so BullMQ owns and closes its sockets). */
+export function bullConnection(redisUrl: string) {
+  const u = new URL(redisUrl);
+  return {
+    host: u.hostname,
+    port: Number(u.port || 6379),
+    username: u.username ? decodeURIComponent(u.username) : undefined,
+    password: u.password ? decodeURIComponent(u.password) : undefined,
+    db: u.pathname.length > 1 ? Number(u.pathname.slice(1)) : 0,
+    tls: u.protocol === 'rediss:' ? {} : undefined,
+    maxRetriesPerRequest: null,
+  };
+}
+
+/** Registers the BullMQ root connection and the named queues. */
+@Module({})
+export class QueueModule {
+  static forRoot(): DynamicModule {
+    const queues = Object.values(QueueName);
+    return {
+      module: QueueModule,
+      global: true,
+      imports: [
+        BullModule.forRootAsync({
+          inject: [TOLLGATE_CONFIG],
+          useFactory: (config: BaseConfig) => ({
+            connection: bullConnection(config.redis.url),
+            prefix: `${config.redis.prefix}:bull`,
+          }),
+        }),
+        BullModule.registerQueue(...queues.map((name) => ({ name }))),
+      ],
+      providers: [JobProducer],
+      exports: [BullModule, JobProducer],
+    };
+  }
+}

@@ -1,0 +1,3 @@
+export * from './redis.service';
+export * from './redis.module';
+export * from './org-config-cache';

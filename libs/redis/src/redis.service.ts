@@ -1,0 +1,71 @@
+import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
+import { Redis } from 'ioredis';
+
+type MessageHandler = (message: string) => void;
+
+/**
+ * Redis for counters, caches and pub/sub. Keys carry the deployment prefix and, for tenant data,
+ * the organisation in a hash tag (`{org:<id>}`), so one call's keys share a Redis Cluster slot.
+ */
+@Injectable()
+export class RedisService implements OnModuleDestroy {
+  private readonly logger = new Logger(RedisService.name);
+  readonly client: Redis;
+  private subscriber: Redis | null = null;
+  private readonly handlers = new Map<string, Set<MessageHandler>>();
+
+  constructor(@Inject(TOLLGATE_CONFIG) private readonly config: BaseConfig) {
+    this.client = new Redis(config.redis.url, { maxRetriesPerRequest: 3, lazyConnect: false });
+    this.client.on('error', (err) => this.logger.warn(`redis error: ${err.message}`));
+  }
+
+  get prefix(): string {
+    return this.config.redis.prefix;
+  }
+
+  /** A key outside any tenant. */
+  key(...parts: string[]): string {
+    return [this.prefix, ...parts].join(':');
+  }
+
+  /** A tenant key: the org hash tag keeps an org's keys in one cluster slot. */
+  orgKey(orgId: string, ...parts: string[]): string {
+    return [this.prefix, `{org:${orgId}}`, ...parts].join(':');
+  }
+
+  channel(name: string): string {
+    return `${this.prefix}:ch:${name}`;
+  }
+
+  async publish(channel: string, message: string): Promise<void> {
+    await this.client.publish(this.channel(channel), message);
+  }
+
+  /** Subscribes through one shared connection; resolves once Redis confirms the subscription. */
+  async subscribe(channel: string, handler: MessageHandler): Promise<void> {
+    const full = this.channel(channel);
+    if (!this.subscriber) {
+      this.subscriber = this.client.duplicate();
+      this.subscriber.on('error', (err) => this.logger.warn(`redis subscriber error: ${err.message}`));
+      this.subscriber.on('message', (ch: string, msg: string) => {
+        for (const h of this.handlers.get(ch) ?? []) h(msg);
+      });
+    }
+    let set = this.handlers.get(full);
+    if (!set) {
+      set = new Set();
+      this.handlers.set(full, set);
+      await this.subscriber.subscribe(full);
+    }
+    set.add(handler);
+  }
+
+  async ping(): Promise<boolean> {
+    return (await this.client.ping()) === 'PONG';
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await Promise.allSettled([this.client.quit(), this.subscriber?.quit()]);
+  }
+}

@@ -1,0 +1,34 @@
+/**
+ * Opens after `threshold` consecutive failures, stays open for `openMs`, then lets one trial call
+ * through (half-open): its success closes the circuit, its failure opens it again.
+ */
+export class CircuitBreaker {
+  private failures = 0;
+  private openUntil = 0;
+  private trialInFlight = false;
+
+  constructor(
+    private readonly threshold = 5,
+    private readonly openMs = 30_000,
+  ) {}
+
+  /** Milliseconds until a call may be tried, or 0 if it may go now. */
+  blockedForMs(now = Date.now()): number {
+    if (this.failures < this.threshold) return 0;
+    if (now < this.openUntil) return this.openUntil - now;
+    if (this.trialInFlight) return 1000;
+    this.trialInFlight = true;
+    return 0;
+  }
+
+  recordSuccess(): void {
+    this.failures = 0;
+    this.trialInFlight = false;
+  }
+
+  recordFailure(now = Date.now()): void {
+    this.failures++;
+    this.trialInFlight = false;
+    if (this.failures >= this.threshold) this.openUntil = now + this.openMs;
+  }
+}
