@@ -1,4 +1,5 @@
 export * from './budget-scripts';
 export * from './budget.exception';
 export * from './budget.service';
+export * from './budget-admin.service';
 export * from './budget.module';

@@ -1,10 +1,11 @@
 import { Module } from '@nestjs/common';
+import { CatalogScheduleService } from './catalog-schedule.service';
 import { CatalogSyncService } from './catalog-sync.service';
 import { ToolCatalogService } from './tool-catalog.service';
 import { UpstreamRegistry } from './upstream-registry.service';
 
 @Module({
-  providers: [UpstreamRegistry, CatalogSyncService, ToolCatalogService],
-  exports: [UpstreamRegistry, CatalogSyncService, ToolCatalogService],
+  providers: [UpstreamRegistry, CatalogSyncService, ToolCatalogService, CatalogScheduleService],
+  exports: [UpstreamRegistry, CatalogSyncService, ToolCatalogService, CatalogScheduleService],
 })
 export class CatalogModule {}

@@ -4,3 +4,4 @@ export * from './upstream-registry.service';
 export * from './catalog-sync.service';
 export * from './tool-catalog.service';
 export * from './catalog.module';
+export * from './catalog-schedule.service';

@@ -1,3 +1,4 @@
 export * from './access-decision';
 export * from './policy.service';
+export * from './policy-admin.service';
 export * from './policy.module';

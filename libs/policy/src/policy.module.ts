@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
+import { PolicyAdminService } from './policy-admin.service';
 import { PolicyService } from './policy.service';
 
-@Module({ providers: [PolicyService], exports: [PolicyService] })
+@Module({ providers: [PolicyService, PolicyAdminService], exports: [PolicyService, PolicyAdminService] })
 export class PolicyModule {}

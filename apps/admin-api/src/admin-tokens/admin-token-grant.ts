@@ -1,0 +1,38 @@
+import type { AdminPrincipal } from '@tollgate/identity';
+
+export type AdminRole = AdminPrincipal['role'];
+
+export interface AdminTokenRequest {
+  role: AdminRole;
+  orgId?: string;
+  teamId?: string;
+  userId?: string;
+}
+
+export type AdminTokenGrant =
+  | { allowed: true; orgId: string | null }
+  | { allowed: false; status: 400 | 403 | 404; message: string; field?: string };
+
+/**
+ * Who may issue which admin token. A platform admin issues any token; an org admin issues tokens
+ * of its own org below platform level (another org's id is "not found", as everywhere); nobody
+ * else issues tokens. A platform token belongs to no org; every other token to exactly one.
+ */
+export function decideAdminTokenGrant(issuer: AdminPrincipal, req: AdminTokenRequest): AdminTokenGrant {
+  if (req.role === 'PLATFORM_ADMIN') {
+    if (issuer.role !== 'PLATFORM_ADMIN') return { allowed: false, status: 403, message: 'only a platform admin may issue PLATFORM_ADMIN tokens' };
+    for (const field of ['orgId', 'teamId', 'userId'] as const) {
+      if (req[field]) return { allowed: false, status: 400, field, message: `a PLATFORM_ADMIN token belongs to no organization; omit ${field}` };
+    }
+    return { allowed: true, orgId: null };
+  }
+  if (issuer.role === 'PLATFORM_ADMIN') {
+    if (!req.orgId) return { allowed: false, status: 400, field: 'orgId', message: `orgId is required for a ${req.role} token` };
+    return { allowed: true, orgId: req.orgId };
+  }
+  if (issuer.role !== 'ORG_ADMIN' || !issuer.orgId) {
+    return { allowed: false, status: 403, message: `role ${issuer.role} may not issue admin tokens; it needs ORG_ADMIN or PLATFORM_ADMIN` };
+  }
+  if (req.orgId && req.orgId !== issuer.orgId) return { allowed: false, status: 404, field: 'orgId', message: `organization ${req.orgId} not found` };
+  return { allowed: true, orgId: issuer.orgId };
+}

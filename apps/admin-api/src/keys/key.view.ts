@@ -1,0 +1,39 @@
+import { ApiProperty } from '@nestjs/swagger';
+import type { VirtualKeyView } from '@tollgate/identity';
+import { DISCLOSURE_MODES } from './create-key.dto';
+
+/** A virtual key as listed: never the secret, never its hash. */
+export class KeyView {
+  @ApiProperty({ format: 'uuid' }) id!: string;
+  @ApiProperty({ format: 'uuid' }) orgId!: string;
+  @ApiProperty({ format: 'uuid' }) teamId!: string;
+  @ApiProperty({ format: 'uuid' }) userId!: string;
+  @ApiProperty() name!: string;
+  @ApiProperty({ example: 'tg_Ab3dE9Q', description: 'The visible start of the secret' }) prefix!: string;
+  @ApiProperty({ enum: DISCLOSURE_MODES, nullable: true }) disclosureMode!: string | null;
+  @ApiProperty({ nullable: true, type: Date }) expiresAt!: Date | null;
+  @ApiProperty({ nullable: true, type: Date }) revokedAt!: Date | null;
+  @ApiProperty({ nullable: true, type: Date }) lastUsedAt!: Date | null;
+  @ApiProperty() createdAt!: Date;
+}
+
+export class IssuedKeyView {
+  @ApiProperty({ type: KeyView }) key!: KeyView;
+  @ApiProperty({ example: 'tg_…', description: 'The whole key. Shown once: store it now, it cannot be read again.' }) secret!: string;
+}
+
+export function toKeyView(k: VirtualKeyView): KeyView {
+  return {
+    id: k.id,
+    orgId: k.orgId,
+    teamId: k.teamId,
+    userId: k.userId,
+    name: k.name,
+    prefix: k.prefix,
+    disclosureMode: k.disclosureMode,
+    expiresAt: k.expiresAt,
+    revokedAt: k.revokedAt,
+    lastUsedAt: k.lastUsedAt,
+    createdAt: k.createdAt,
+  };
+}

@@ -1,0 +1,72 @@
+import { Body, Controller, Get, HttpCode, HttpStatus, Post } from '@nestjs/common';
+import { ApiBadRequestResponse, ApiBearerAuth, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { AdminPrincipal, IdentityService } from '@tollgate/identity';
+import { AuditService } from '../audit/audit.service';
+import { CurrentAdmin } from '../auth/current-admin.decorator';
+import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
+import { ErrorBodyView } from '../common/error-body.view';
+import { UuidParam } from '../common/uuid-param.decorator';
+import { CreateKeyDto } from './create-key.dto';
+import { IssuedKeyView, KeyView, toKeyView } from './key.view';
+
+@ApiTags('virtual keys')
+@ApiBearerAuth()
+@ApiNotFoundResponse({ type: ErrorBodyView, description: 'Unknown organization, team, user or key' })
+@Controller('v1/orgs/:orgId/keys')
+export class KeysController {
+  constructor(
+    private readonly identity: IdentityService,
+    private readonly audit: AuditService,
+  ) {}
+
+  @Post()
+  @HttpCode(HttpStatus.CREATED)
+  @OrgAccess(OrgAccessLevel.Manage)
+  @ApiOperation({ summary: 'Create a virtual key; the secret is in this answer only' })
+  @ApiCreatedResponse({ type: IssuedKeyView })
+  @ApiBadRequestResponse({ type: ErrorBodyView })
+  async createKey(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @Body() dto: CreateKeyDto): Promise<IssuedKeyView> {
+    const { key, secret } = await this.identity.createVirtualKey(orgId, {
+      teamId: dto.teamId,
+      userId: dto.userId,
+      name: dto.name,
+      expiresAt: dto.expiresAt ? new Date(dto.expiresAt) : null,
+      disclosureMode: dto.disclosureMode ?? null,
+    });
+    await this.audit.record(admin, {
+      orgId,
+      action: 'key.created',
+      targetType: 'virtual-key',
+      targetId: key.id,
+      details: { name: key.name, prefix: key.prefix, teamId: key.teamId, userId: key.userId, expiresAt: key.expiresAt, disclosureMode: key.disclosureMode },
+    });
+    return { key: toKeyView(key), secret };
+  }
+
+  @Get()
+  @OrgAccess(OrgAccessLevel.Read)
+  @ApiOperation({ summary: 'List the virtual keys of an organization (never their secrets)' })
+  @ApiOkResponse({ type: [KeyView] })
+  async listKeys(@UuidParam('orgId') orgId: string): Promise<KeyView[]> {
+    return (await this.identity.listVirtualKeys(orgId)).map(toKeyView);
+  }
+
+  @Get(':keyId')
+  @OrgAccess(OrgAccessLevel.Read)
+  @ApiOperation({ summary: 'Get a virtual key (never its secret)' })
+  @ApiOkResponse({ type: KeyView })
+  async getKey(@UuidParam('orgId') orgId: string, @UuidParam('keyId') keyId: string): Promise<KeyView> {
+    return toKeyView(await this.identity.getVirtualKey(orgId, keyId));
+  }
+
+  @Post(':keyId/revoke')
+  @HttpCode(HttpStatus.OK)
+  @OrgAccess(OrgAccessLevel.Manage)
+  @ApiOperation({ summary: 'Revoke a virtual key; every edge stops accepting it within a second' })
+  @ApiOkResponse({ type: KeyView })
+  async revokeKey(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @UuidParam('keyId') keyId: string): Promise<KeyView> {
+    const key = await this.identity.revokeVirtualKey(orgId, keyId);
+    await this.audit.record(admin, { orgId, action: 'key.revoked', targetType: 'virtual-key', targetId: key.id, details: { prefix: key.prefix } });
+    return toKeyView(key);
+  }
+}

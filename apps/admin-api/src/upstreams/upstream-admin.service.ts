@@ -1,0 +1,56 @@
+import { ForbiddenException, Inject, Injectable } from '@nestjs/common';
+import { CatalogScheduleService, RegisterUpstreamInput, UpstreamRegistry } from '@tollgate/catalog';
+import { AdminConfig, TOLLGATE_CONFIG } from '@tollgate/config';
+import { PrismaService, Tool, UpstreamServer } from '@tollgate/db';
+import type { AdminPrincipal } from '@tollgate/identity';
+import { ORG_CONFIG_CHANGED_CHANNEL, RedisService } from '@tollgate/redis';
+
+/**
+ * The admin use cases around upstreams: the stdio gate, registration with its sync schedule and
+ * first sync, on-demand syncs, and the tool listing. Catalog rules stay in @tollgate/catalog.
+ */
+@Injectable()
+export class UpstreamAdminService {
+  constructor(
+    private readonly registry: UpstreamRegistry,
+    private readonly schedule: CatalogScheduleService,
+    private readonly prisma: PrismaService,
+    private readonly redis: RedisService,
+    @Inject(TOLLGATE_CONFIG) private readonly config: AdminConfig,
+  ) {}
+
+  /** Registers an upstream, schedules its periodic sync and queues the first one. */
+  async registerUpstream(admin: AdminPrincipal, orgId: string, input: RegisterUpstreamInput): Promise<{ upstream: UpstreamServer; jobId: string }> {
+    // A stdio upstream runs a command on Tollgate's own hosts: a platform decision by default.
+    if (input.transport === 'STDIO' && admin.role !== 'PLATFORM_ADMIN' && !this.config.admin.allowStdioForOrgAdmins) {
+      throw new ForbiddenException(
+        'only a platform admin may register a STDIO upstream (it runs a command on Tollgate’s hosts); use STREAMABLE_HTTP or SSE, or ask the operator to set ALLOW_STDIO_FOR_ORG_ADMINS=true',
+      );
+    }
+    const upstream = await this.registry.registerUpstream(orgId, input);
+    await this.schedule.scheduleUpstreamSync(upstream);
+    const jobId = await this.schedule.requestSync(orgId, upstream.id, 'created');
+    await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
+    return { upstream, jobId };
+  }
+
+  listUpstreams(orgId: string): Promise<UpstreamServer[]> {
+    return this.registry.listUpstreams(orgId);
+  }
+
+  getUpstream(orgId: string, upstreamId: string): Promise<UpstreamServer> {
+    return this.registry.getUpstream(orgId, upstreamId);
+  }
+
+  async requestSync(orgId: string, upstreamId: string): Promise<{ upstream: UpstreamServer; jobId: string }> {
+    const upstream = await this.registry.getUpstream(orgId, upstreamId);
+    return { upstream, jobId: await this.schedule.requestSync(orgId, upstream.id, 'admin') };
+  }
+
+  /** Every tool the catalog knows for the upstream, removed ones included (they carry removedAt). */
+  async listTools(orgId: string, upstreamId: string): Promise<{ upstream: UpstreamServer; tools: Tool[] }> {
+    const upstream = await this.registry.getUpstream(orgId, upstreamId);
+    const tools = await this.prisma.tool.findMany({ where: { orgId, upstreamId: upstream.id }, orderBy: { name: 'asc' } });
+    return { upstream, tools };
+  }
+}

@@ -1,0 +1,92 @@
+import { ApiProperty } from '@nestjs/swagger';
+import type { Tool, UpstreamServer } from '@tollgate/db';
+import { exposedToolName } from '@tollgate/kernel';
+import { redactUrl } from '../audit/audit-details';
+import { UPSTREAM_TRANSPORTS } from './register-upstream.dto';
+
+/** An upstream as shown to admins: header values and encrypted secrets never leave the server. */
+export class UpstreamView {
+  @ApiProperty({ format: 'uuid' }) id!: string;
+  @ApiProperty({ format: 'uuid' }) orgId!: string;
+  @ApiProperty() namespace!: string;
+  @ApiProperty({ nullable: true, type: String }) displayName!: string | null;
+  @ApiProperty({ enum: UPSTREAM_TRANSPORTS }) transport!: string;
+  @ApiProperty({ nullable: true, type: String }) command!: string | null;
+  @ApiProperty({ type: [String] }) args!: string[];
+  @ApiProperty({ nullable: true, type: String, description: 'A password in the URL is masked' }) url!: string | null;
+  @ApiProperty({ type: [String], description: 'Names of the configured extra headers (values are write-only)' }) headerNames!: string[];
+  @ApiProperty({ enum: ['NONE', 'STATIC_SECRET', 'PER_USER_OAUTH'] }) authMode!: string;
+  @ApiProperty() syncIntervalSeconds!: number;
+  @ApiProperty() callTimeoutMs!: number;
+  @ApiProperty({ nullable: true, type: Number }) outputTokenCap!: number | null;
+  @ApiProperty() enabled!: boolean;
+  @ApiProperty({ nullable: true, type: Date }) lastSyncAt!: Date | null;
+  @ApiProperty({ nullable: true, type: String }) lastSyncError!: string | null;
+  @ApiProperty() createdAt!: Date;
+  @ApiProperty() updatedAt!: Date;
+}
+
+export class SyncRequestedView {
+  @ApiProperty({ description: 'The catalog-sync job id' }) jobId!: string;
+}
+
+export class ToolView {
+  @ApiProperty({ format: 'uuid' }) id!: string;
+  @ApiProperty({ format: 'uuid' }) upstreamId!: string;
+  @ApiProperty({ description: 'The tool’s name at the upstream' }) name!: string;
+  @ApiProperty({ example: 'github__search_issues', description: 'The name agents see' }) exposedName!: string;
+  @ApiProperty({ description: 'SHA-256 of the definition last listed by the upstream' }) definitionHash!: string;
+  @ApiProperty({ nullable: true, type: String, description: 'SHA-256 of the approved definition the edge serves' }) pinnedHash!: string | null;
+  @ApiProperty({ enum: ['APPROVED', 'PENDING', 'REJECTED'] }) reviewStatus!: string;
+  @ApiProperty({ nullable: true, type: String }) description!: string | null;
+  @ApiProperty({ description: 'Tokens the tool costs as a plain tools/list entry' }) schemaTokens!: number;
+  @ApiProperty({ enum: ['HOT', 'WARM', 'STANDARD', 'COLD'] }) tier!: string;
+  @ApiProperty({ nullable: true, type: String }) category!: string | null;
+  @ApiProperty({ nullable: true, type: Date, description: 'Set when the upstream stopped listing the tool' }) removedAt!: Date | null;
+  @ApiProperty() firstSeenAt!: Date;
+  @ApiProperty() updatedAt!: Date;
+}
+
+export function toUpstreamView(u: UpstreamServer): UpstreamView {
+  const settings = (u.settings ?? {}) as { headers?: Record<string, unknown> };
+  return {
+    id: u.id,
+    orgId: u.orgId,
+    namespace: u.namespace,
+    displayName: u.displayName,
+    transport: u.transport,
+    command: u.command,
+    args: u.args,
+    url: redactUrl(u.url),
+    headerNames: Object.keys(settings.headers ?? {}).sort(),
+    authMode: u.authMode,
+    syncIntervalSeconds: u.syncIntervalSeconds,
+    callTimeoutMs: u.callTimeoutMs,
+    outputTokenCap: u.outputTokenCap,
+    enabled: u.enabled,
+    lastSyncAt: u.lastSyncAt,
+    lastSyncError: u.lastSyncError,
+    createdAt: u.createdAt,
+    updatedAt: u.updatedAt,
+  };
+}
+
+export function toToolView(namespace: string, t: Tool): ToolView {
+  const def = (t.definition ?? {}) as { description?: unknown };
+  return {
+    id: t.id,
+    upstreamId: t.upstreamId,
+    name: t.name,
+    exposedName: exposedToolName({ namespace, tool: t.name }),
+    definitionHash: t.definitionHash,
+    pinnedHash: t.pinnedHash,
+    reviewStatus: t.reviewStatus,
+    description: typeof def.description === 'string' ? def.description : null,
+    schemaTokens: t.schemaTokens,
+    tier: t.tier,
+    category: t.category,
+    removedAt: t.removedAt,
+    firstSeenAt: t.firstSeenAt,
+    updatedAt: t.updatedAt,
+  };
+}

@@ -1,0 +1,101 @@
+import { Body, Controller, Get, HttpCode, HttpStatus, Post } from '@nestjs/common';
+import {
+  ApiAcceptedResponse,
+  ApiBadRequestResponse,
+  ApiBearerAuth,
+  ApiConflictResponse,
+  ApiCreatedResponse,
+  ApiForbiddenResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
+import type { AdminPrincipal } from '@tollgate/identity';
+import { AuditService } from '../audit/audit.service';
+import { redactUrl } from '../audit/audit-details';
+import { CurrentAdmin } from '../auth/current-admin.decorator';
+import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
+import { ErrorBodyView } from '../common/error-body.view';
+import { UuidParam } from '../common/uuid-param.decorator';
+import { RegisterUpstreamDto } from './register-upstream.dto';
+import { UpstreamAdminService } from './upstream-admin.service';
+import { SyncRequestedView, ToolView, UpstreamView, toToolView, toUpstreamView } from './upstream.view';
+
+@ApiTags('upstreams')
+@ApiBearerAuth()
+@ApiNotFoundResponse({ type: ErrorBodyView, description: 'Unknown organization or upstream' })
+@Controller('v1/orgs/:orgId/upstreams')
+export class UpstreamsController {
+  constructor(
+    private readonly upstreams: UpstreamAdminService,
+    private readonly audit: AuditService,
+  ) {}
+
+  @Post()
+  @HttpCode(HttpStatus.CREATED)
+  @OrgAccess(OrgAccessLevel.Manage)
+  @ApiOperation({ summary: 'Register an upstream MCP server; its first catalog sync is queued at once' })
+  @ApiCreatedResponse({ type: UpstreamView })
+  @ApiBadRequestResponse({ type: ErrorBodyView })
+  @ApiForbiddenResponse({ type: ErrorBodyView, description: 'STDIO upstreams need a platform admin unless the deployment allows them' })
+  @ApiConflictResponse({ type: ErrorBodyView, description: 'The namespace is taken in this organization' })
+  async registerUpstream(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @Body() dto: RegisterUpstreamDto): Promise<UpstreamView> {
+    const { upstream, jobId } = await this.upstreams.registerUpstream(admin, orgId, dto);
+    await this.audit.record(admin, {
+      orgId,
+      action: 'upstream.created',
+      targetType: 'upstream',
+      targetId: upstream.id,
+      details: {
+        namespace: upstream.namespace,
+        transport: upstream.transport,
+        command: upstream.command,
+        args: upstream.args,
+        url: redactUrl(upstream.url),
+        headerNames: Object.keys(dto.headers ?? {}).sort(),
+        syncIntervalSeconds: upstream.syncIntervalSeconds,
+        callTimeoutMs: upstream.callTimeoutMs,
+        outputTokenCap: upstream.outputTokenCap,
+        syncJobId: jobId,
+      },
+    });
+    return toUpstreamView(upstream);
+  }
+
+  @Get()
+  @OrgAccess(OrgAccessLevel.Read)
+  @ApiOperation({ summary: 'List the upstreams of an organization' })
+  @ApiOkResponse({ type: [UpstreamView] })
+  async listUpstreams(@UuidParam('orgId') orgId: string): Promise<UpstreamView[]> {
+    return (await this.upstreams.listUpstreams(orgId)).map(toUpstreamView);
+  }
+
+  @Get(':upstreamId')
+  @OrgAccess(OrgAccessLevel.Read)
+  @ApiOperation({ summary: 'Get an upstream' })
+  @ApiOkResponse({ type: UpstreamView })
+  async getUpstream(@UuidParam('orgId') orgId: string, @UuidParam('upstreamId') upstreamId: string): Promise<UpstreamView> {
+    return toUpstreamView(await this.upstreams.getUpstream(orgId, upstreamId));
+  }
+
+  @Post(':upstreamId/sync')
+  @HttpCode(HttpStatus.ACCEPTED)
+  @OrgAccess(OrgAccessLevel.Manage)
+  @ApiOperation({ summary: 'Queue a catalog sync of the upstream now' })
+  @ApiAcceptedResponse({ type: SyncRequestedView })
+  async requestSync(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @UuidParam('upstreamId') upstreamId: string): Promise<SyncRequestedView> {
+    const { upstream, jobId } = await this.upstreams.requestSync(orgId, upstreamId);
+    await this.audit.record(admin, { orgId, action: 'upstream.sync-requested', targetType: 'upstream', targetId: upstream.id, details: { jobId } });
+    return { jobId };
+  }
+
+  @Get(':upstreamId/tools')
+  @OrgAccess(OrgAccessLevel.Read)
+  @ApiOperation({ summary: 'List the tools the catalog holds for the upstream, with review state and token cost' })
+  @ApiOkResponse({ type: [ToolView] })
+  async listTools(@UuidParam('orgId') orgId: string, @UuidParam('upstreamId') upstreamId: string): Promise<ToolView[]> {
+    const { upstream, tools } = await this.upstreams.listTools(orgId, upstreamId);
+    return tools.map((t) => toToolView(upstream.namespace, t));
+  }
+}

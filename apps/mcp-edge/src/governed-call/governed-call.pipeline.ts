@@ -1,0 +1,257 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { BudgetService, BudgetStanding, SpendReservation } from '@tollgate/budget';
+import { OrgCatalog, ServedTool, ToolCatalogService } from '@tollgate/catalog';
+import { EdgeConfig, TOLLGATE_CONFIG } from '@tollgate/config';
+import { Principal } from '@tollgate/identity';
+import { Micros, microsToJson, parseExposedToolName } from '@tollgate/kernel';
+import { MeteringService, UsageEvent, newCallId } from '@tollgate/metering';
+import { AccessDecision, PolicyService, decideAccess, describeDecision } from '@tollgate/policy';
+import { FREE_PRICE, PriceRuleData, PricingService, actualCallCost, estimateCallCost } from '@tollgate/pricing';
+import { TokenEncodingName, countJsonTokens } from '@tollgate/tokens';
+import { UpstreamClientPool, UpstreamException, UpstreamExceptionCode } from '@tollgate/upstream';
+import { EdgeMetrics } from '../health/edge-metrics.service';
+import { BUDGET_META_KEY, CALL_META_KEY, CallMeta, budgetMeta } from './call-meta';
+import { ToolErrorCode, toolErrorResult } from './tool-error';
+
+/** A tool the caller may see, with its price, for `tools/list`. */
+export interface VisibleTool {
+  tool: ServedTool;
+  price: PriceRuleData | null;
+}
+
+interface PricedCall {
+  callId: string;
+  tool: ServedTool;
+  rule: PriceRuleData;
+  outputTokenCap: number;
+  startedAt: number;
+}
+
+/**
+ * The governed call, top to bottom: authenticate (done by the transport guard, which hands us the
+ * principal) -> policy -> price -> reserve -> upstream -> output budget -> settle -> meter.
+ * Every refusal or failure is a tool result with `isError: true` and a structured body.
+ */
+@Injectable()
+export class GovernedCallPipeline {
+  private readonly logger = new Logger(GovernedCallPipeline.name);
+
+  constructor(
+    private readonly catalog: ToolCatalogService,
+    private readonly policies: PolicyService,
+    private readonly pricing: PricingService,
+    private readonly budgets: BudgetService,
+    private readonly upstreams: UpstreamClientPool,
+    private readonly metering: MeteringService,
+    private readonly metrics: EdgeMetrics,
+    @Inject(TOLLGATE_CONFIG) private readonly config: EdgeConfig,
+  ) {}
+
+  /** The tools this caller may call, in a stable order, each with the price in force now. */
+  async visibleTools(principal: Principal): Promise<VisibleTool[]> {
+    const [catalog, levels] = await Promise.all([this.catalog.catalogFor(principal.orgId), this.policies.levelsFor(principal)]);
+    const now = new Date();
+    const out: VisibleTool[] = [];
+    for (const tool of catalog.tools) {
+      if (!decideAccess(levels, { namespace: tool.namespace, tool: tool.name }).allowed) continue;
+      out.push({ tool, price: await this.pricing.priceFor(principal.orgId, tool.upstreamId, tool.name, now) });
+    }
+    return out;
+  }
+
+  async callTool(principal: Principal, exposedName: string, args: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<CallToolResult> {
+    const startedAt = Date.now();
+    const catalog = await this.catalog.catalogFor(principal.orgId);
+
+    // Policy
+    const tool = catalog.byExposedName.get(exposedName);
+    if (!tool) return this.refuse(exposedName, unknownToolResult(exposedName));
+    const decision = decideAccess(await this.policies.levelsFor(principal), { namespace: tool.namespace, tool: tool.name });
+    if (!decision.allowed) return this.refuse(exposedName, notAllowedResult(exposedName, decision));
+
+    // Price
+    const call = await this.priceCall(principal, tool, startedAt);
+
+    // Reserve
+    const estimate = estimateCallCost(call.rule, call.outputTokenCap);
+    const reserved = await this.budgets.reserveSpend(spendScopes(principal), call.callId, estimate);
+    if (!reserved.ok) return this.refuse(exposedName, budgetExceededResult(exposedName, reserved.exceeded, reserved.requestedMicros));
+    const reservation = reserved.reservation;
+
+    // Upstream
+    let result: CallToolResult;
+    try {
+      result = await this.upstreams.callTool(upstreamOf(catalog, tool), tool.name, args, signal);
+    } catch (err) {
+      if (!(err instanceof UpstreamException)) {
+        await this.budgets.releaseSpend(reservation);
+        throw err;
+      }
+      const cost = actualCallCost(call.rule, { failed: true, outputTokens: 0, reportedCostMicros: null }, call.outputTokenCap);
+      const standings = await this.settle(reservation, cost);
+      await this.meter(principal, call, 'UPSTREAM_ERROR', cost, 0);
+      return upstreamFailureResult(exposedName, err, callMeta(call, cost, 0), standings);
+    }
+
+    // Output budget
+    const outputTokens = countJsonTokens(result.content, this.tokenEncoding);
+    if (outputTokens > call.outputTokenCap) {
+      const cost = actualCallCost(call.rule, { failed: false, outputTokens: 0, reportedCostMicros: null }, call.outputTokenCap);
+      const standings = await this.settle(reservation, cost);
+      await this.meter(principal, call, 'TOOL_ERROR', cost, 0);
+      return outputBudgetExceededResult(exposedName, outputTokens, call.outputTokenCap, callMeta(call, cost, 0), standings);
+    }
+
+    // Settle
+    const failed = result.isError === true;
+    const cost = actualCallCost(call.rule, { failed, outputTokens, reportedCostMicros: reportedCost(result) }, call.outputTokenCap);
+    const standings = await this.settle(reservation, cost);
+
+    // Meter
+    await this.meter(principal, call, failed ? 'TOOL_ERROR' : 'OK', cost, outputTokens);
+    return {
+      ...result,
+      _meta: { ...(result._meta ?? {}), [CALL_META_KEY]: callMeta(call, cost, outputTokens), [BUDGET_META_KEY]: budgetMeta(standings) },
+    };
+  }
+
+  private get tokenEncoding(): TokenEncodingName {
+    return this.config.tokens.encoding;
+  }
+
+  private async priceCall(principal: Principal, tool: ServedTool, startedAt: number): Promise<PricedCall> {
+    const rule = (await this.pricing.priceFor(principal.orgId, tool.upstreamId, tool.name, new Date(startedAt))) ?? FREE_PRICE;
+    return { callId: newCallId(), tool, rule, outputTokenCap: tool.outputTokenCap ?? this.config.edge.defaultOutputTokenCap, startedAt };
+  }
+
+  private settle(reservation: SpendReservation, cost: Micros): Promise<BudgetStanding[]> {
+    return this.budgets.settleSpend(reservation, cost);
+  }
+
+  private refuse(exposedName: string, result: CallToolResult): CallToolResult {
+    this.metrics.recordRefusal(exposedName, (result._meta?.['tollgate/error'] as { code: string }).code);
+    return result;
+  }
+
+  /** Queues the ledger row; the budget counters already hold the charge, so a queue outage is logged, not fatal. */
+  private async meter(principal: Principal, call: PricedCall, outcome: UsageEvent['outcome'], cost: Micros, outputTokens: number): Promise<void> {
+    const latencyMs = Date.now() - call.startedAt;
+    this.metrics.recordCall(call.tool.exposedName, outcome, latencyMs, cost);
+    const event: UsageEvent = {
+      id: call.callId,
+      orgId: principal.orgId,
+      teamId: principal.teamId,
+      userId: principal.userId,
+      keyId: principal.keyId,
+      upstreamId: call.tool.upstreamId,
+      toolName: call.tool.name,
+      outcome,
+      costMicros: cost,
+      inputTokens: 0,
+      outputTokens,
+      latencyMs,
+      priceRuleId: call.rule.id || null,
+      occurredAt: new Date(call.startedAt),
+    };
+    try {
+      await this.metering.recordUsage(event);
+    } catch (err) {
+      this.logger.error(`usage event ${event.id} could not be queued: ${(err as Error).message}`);
+    }
+  }
+}
+
+function spendScopes(p: Principal) {
+  return { orgId: p.orgId, teamId: p.teamId, userId: p.userId, keyId: p.keyId, timeZone: p.orgTimeZone };
+}
+
+function upstreamOf(catalog: OrgCatalog, tool: ServedTool) {
+  const spec = catalog.upstreams.get(tool.upstreamId);
+  if (!spec) throw new Error(`catalog inconsistency: upstream ${tool.upstreamId} of ${tool.exposedName} missing`);
+  return spec;
+}
+
+function callMeta(call: PricedCall, cost: Micros, outputTokens: number): CallMeta {
+  return { callId: call.callId, tool: call.tool.exposedName, costMicros: microsToJson(cost), outputTokens, latencyMs: Date.now() - call.startedAt };
+}
+
+/** A cost the tool reported in `_meta["tollgate/cost"].costMicros`; honoured only where the price rule allows. */
+function reportedCost(result: CallToolResult): Micros | null {
+  const reported = (result._meta?.['tollgate/cost'] as { costMicros?: unknown } | undefined)?.costMicros;
+  return typeof reported === 'number' && Number.isSafeInteger(reported) ? BigInt(reported) : null;
+}
+
+function unknownToolResult(name: string): CallToolResult {
+  const parsed = parseExposedToolName(name);
+  return toolErrorResult({
+    code: ToolErrorCode.UnknownTool,
+    message: `No tool named "${name}" is available.`,
+    hint: parsed ? 'List tools again: the tool may have been removed or renamed upstream.' : 'Tool names look like "<server>__<tool>"; list tools to see them.',
+    tool: name,
+  });
+}
+
+function notAllowedResult(name: string, decision: Exclude<AccessDecision, { allowed: true }>): CallToolResult {
+  return toolErrorResult({
+    code: ToolErrorCode.ToolNotAllowed,
+    message: `Calling "${name}" is not allowed for this key: ${describeDecision(decision)}.`,
+    hint: 'Use one of the tools listed for this key, or ask an administrator to allow this tool.',
+    tool: name,
+    reason: decision.reason,
+    ...('scope' in decision ? { scope: decision.scope } : {}),
+    ...('rule' in decision ? { rule: decision.rule } : {}),
+  });
+}
+
+function budgetExceededResult(name: string, b: BudgetStanding, requested: Micros): CallToolResult {
+  const available = b.limitMicros - b.spentMicros - b.reservedMicros;
+  return toolErrorResult({
+    code: ToolErrorCode.BudgetExceeded,
+    message: `The ${b.period.toLowerCase()} ${b.scope.toLowerCase()} budget cannot cover this call.`,
+    hint: b.resetsAt ? `The budget resets at ${b.resetsAt.toISOString()}; ask an administrator to raise it before then.` : 'This budget does not reset; ask an administrator to raise it.',
+    tool: name,
+    scope: b.scope,
+    period: b.period,
+    limitMicros: microsToJson(b.limitMicros),
+    spentMicros: microsToJson(b.spentMicros),
+    reservedMicros: microsToJson(b.reservedMicros),
+    availableMicros: microsToJson(available > 0n ? available : 0n),
+    requestedMicros: microsToJson(requested),
+    resetsAt: b.resetsAt?.toISOString() ?? null,
+  });
+}
+
+function upstreamFailureResult(name: string, err: UpstreamException, meta: CallMeta, standings: BudgetStanding[]): CallToolResult {
+  const code = {
+    [UpstreamExceptionCode.Unavailable]: ToolErrorCode.UpstreamUnavailable,
+    [UpstreamExceptionCode.Timeout]: ToolErrorCode.UpstreamTimeout,
+    [UpstreamExceptionCode.CircuitOpen]: ToolErrorCode.UpstreamCircuitOpen,
+    [UpstreamExceptionCode.ProtocolError]: ToolErrorCode.UpstreamError,
+  }[err.code];
+  return toolErrorResult(
+    {
+      code,
+      message: err.message,
+      hint: err.retryAfterMs ? `Try again in ${Math.ceil(err.retryAfterMs / 1000)} s.` : 'The server behind this tool failed; try again later or use another tool.',
+      tool: name,
+      charged: meta.costMicros > 0,
+      ...(err.retryAfterMs ? { retryAfterMs: err.retryAfterMs } : {}),
+    },
+    { [CALL_META_KEY]: meta, [BUDGET_META_KEY]: budgetMeta(standings) },
+  );
+}
+
+function outputBudgetExceededResult(name: string, tokens: number, cap: number, meta: CallMeta, standings: BudgetStanding[]): CallToolResult {
+  return toolErrorResult(
+    {
+      code: ToolErrorCode.OutputBudgetExceeded,
+      message: `The result of "${name}" is ${tokens} tokens, over the cap of ${cap}.`,
+      hint: 'Ask for less: narrow the query, request fewer items or a smaller page.',
+      tool: name,
+      outputTokens: tokens,
+      outputTokenCap: cap,
+    },
+    { [CALL_META_KEY]: meta, [BUDGET_META_KEY]: budgetMeta(standings) },
+  );
+}

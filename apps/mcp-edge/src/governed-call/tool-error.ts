@@ -1,0 +1,35 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+
+export enum ToolErrorCode {
+  UnknownTool = 'UNKNOWN_TOOL',
+  ToolNotAllowed = 'TOOL_NOT_ALLOWED',
+  BudgetExceeded = 'BUDGET_EXCEEDED',
+  UpstreamUnavailable = 'UPSTREAM_UNAVAILABLE',
+  UpstreamTimeout = 'UPSTREAM_TIMEOUT',
+  UpstreamCircuitOpen = 'UPSTREAM_CIRCUIT_OPEN',
+  UpstreamError = 'UPSTREAM_ERROR',
+  OutputBudgetExceeded = 'OUTPUT_BUDGET_EXCEEDED',
+  InternalError = 'INTERNAL_ERROR',
+}
+
+/** What an agent (and the model behind it) needs to understand a refusal and act on it. */
+export interface ToolErrorBody {
+  code: ToolErrorCode;
+  message: string;
+  hint: string;
+  [detail: string]: unknown;
+}
+
+export const ERROR_META_KEY = 'tollgate/error';
+
+/**
+ * A refused or failed call is a tool result, not a protocol error, so the model sees why: the
+ * body is the text content (JSON) and, for programs, `_meta["tollgate/error"]`.
+ */
+export function toolErrorResult(body: ToolErrorBody, meta: Record<string, unknown> = {}): CallToolResult {
+  return {
+    isError: true,
+    content: [{ type: 'text', text: JSON.stringify(body) }],
+    _meta: { ...meta, [ERROR_META_KEY]: body },
+  };
+}

@@ -1,0 +1,33 @@
+import { Injectable } from '@nestjs/common';
+import { JOB_OPTIONS, JobName, JobProducer, QueueName, SyncTrigger } from '@tollgate/queue';
+
+/** Puts catalog syncs on the queue: on demand, and on each upstream's own interval. */
+@Injectable()
+export class CatalogScheduleService {
+  constructor(private readonly jobs: JobProducer) {}
+
+  /** Queues a sync now; returns the job id to wait on. */
+  async requestSync(orgId: string, upstreamId: string, trigger: SyncTrigger): Promise<string> {
+    const job = await this.jobs.enqueue(JobName.SyncUpstream, { orgId, upstreamId, trigger }, `sync:${upstreamId}:${trigger}:${Date.now()}`);
+    return job.id!;
+  }
+
+  /** Creates or updates the repeating sync of an upstream (idempotent: one scheduler per upstream). */
+  async scheduleUpstreamSync(upstream: { id: string; orgId: string; syncIntervalSeconds: number; enabled: boolean }): Promise<void> {
+    const queue = this.jobs.queue(QueueName.CatalogSync);
+    const schedulerId = `sync:${upstream.id}`;
+    if (!upstream.enabled) {
+      await queue.removeJobScheduler(schedulerId);
+      return;
+    }
+    await queue.upsertJobScheduler(
+      schedulerId,
+      { every: upstream.syncIntervalSeconds * 1000 },
+      { name: JobName.SyncUpstream, data: { orgId: upstream.orgId, upstreamId: upstream.id, trigger: 'schedule' as SyncTrigger }, opts: JOB_OPTIONS[JobName.SyncUpstream] },
+    );
+  }
+
+  async unscheduleUpstreamSync(upstreamId: string): Promise<void> {
+    await this.jobs.queue(QueueName.CatalogSync).removeJobScheduler(`sync:${upstreamId}`);
+  }
+}

@@ -1,0 +1,123 @@
+import { Injectable } from '@nestjs/common';
+import { AccessPolicy, PrismaService } from '@tollgate/db';
+import { isValidToolPattern } from '@tollgate/kernel';
+import { ORG_CONFIG_CHANGED_CHANNEL, RedisService } from '@tollgate/redis';
+import { PolicyScope } from './access-decision';
+
+export enum PolicyAdminExceptionCode {
+  InvalidPattern = 'POLICY_INVALID_PATTERN',
+  InvalidSetting = 'POLICY_INVALID_SETTING',
+  ScopeNotFound = 'POLICY_SCOPE_NOT_FOUND',
+}
+
+// Kept beside the service (the policy lib has no exception file yet); move to policy.exception.ts with its owner.
+export class PolicyAdminException extends Error {
+  constructor(
+    readonly code: PolicyAdminExceptionCode,
+    message: string,
+    readonly field?: string,
+  ) {
+    super(message);
+    this.name = 'PolicyAdminException';
+  }
+}
+
+export interface PutPolicyInput {
+  allow: string[];
+  deny: string[];
+  autoExecute?: string[];
+  disclosureMode?: 'FULL' | 'PROGRESSIVE' | 'CODE' | 'AUTO' | null;
+  maxAnswerTokens?: number | null;
+  maxSessionSchemaTokens?: number | null;
+  outputTokenCap?: number | null;
+}
+
+/** Most patterns one list may hold: the edge matches every call against them. */
+export const MAX_PATTERNS_PER_LIST = 500;
+
+/**
+ * The first invalid entry of a pattern list as `{ field, message }` (field like `allow[2]`),
+ * or null when every entry is a valid `namespace:tool` glob.
+ */
+export function findInvalidPattern(listName: string, patterns: readonly string[]): { field: string; message: string } | null {
+  if (patterns.length > MAX_PATTERNS_PER_LIST) {
+    return { field: listName, message: `${listName} holds ${patterns.length} patterns; at most ${MAX_PATTERNS_PER_LIST} are allowed` };
+  }
+  for (let i = 0; i < patterns.length; i++) {
+    const p = patterns[i];
+    if (typeof p !== 'string' || !isValidToolPattern(p)) {
+      return {
+        field: `${listName}[${i}]`,
+        message: `${listName}[${i}] "${String(p)}" is not a valid tool pattern (expected namespace:tool globs such as "github:*" or "*:search_*")`,
+      };
+    }
+  }
+  return null;
+}
+
+/** Drops duplicates, keeping the first occurrence, so a list reads as the admin wrote it. */
+function dedupe(patterns: readonly string[]): string[] {
+  return [...new Set(patterns)];
+}
+
+/**
+ * Admin-side writes of access policies: one policy per org/team/user/key, replaced as a whole.
+ * Every change is announced on `org-config-changed` so edges drop their cached policies.
+ */
+@Injectable()
+export class PolicyAdminService {
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly redis: RedisService,
+  ) {}
+
+  /** Creates or replaces the policy of one scope; the scope must belong to the organisation. */
+  async putPolicy(orgId: string, scope: PolicyScope, scopeId: string, input: PutPolicyInput): Promise<AccessPolicy> {
+    for (const [name, list] of [['allow', input.allow], ['deny', input.deny], ['autoExecute', input.autoExecute ?? []]] as const) {
+      const bad = findInvalidPattern(name, list);
+      if (bad) throw new PolicyAdminException(PolicyAdminExceptionCode.InvalidPattern, bad.message, bad.field);
+    }
+    for (const name of ['maxAnswerTokens', 'maxSessionSchemaTokens', 'outputTokenCap'] as const) {
+      const v = input[name];
+      if (v !== undefined && v !== null && (!Number.isSafeInteger(v) || v < 1)) {
+        throw new PolicyAdminException(PolicyAdminExceptionCode.InvalidSetting, `${name} must be a positive integer`, name);
+      }
+    }
+    await this.assertScopeInOrg(orgId, scope, scopeId);
+
+    const data = {
+      allow: dedupe(input.allow),
+      deny: dedupe(input.deny),
+      autoExecute: dedupe(input.autoExecute ?? []),
+      disclosureMode: input.disclosureMode ?? null,
+      maxAnswerTokens: input.maxAnswerTokens ?? null,
+      maxSessionSchemaTokens: input.maxSessionSchemaTokens ?? null,
+      outputTokenCap: input.outputTokenCap ?? null,
+    };
+    const policy = await this.prisma.accessPolicy.upsert({
+      where: { orgId_scope_scopeId: { orgId, scope, scopeId } },
+      create: { orgId, scope, scopeId, ...data },
+      update: data,
+    });
+    await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
+    return policy;
+  }
+
+  listPolicies(orgId: string): Promise<AccessPolicy[]> {
+    return this.prisma.accessPolicy.findMany({ where: { orgId }, orderBy: [{ scope: 'asc' }, { createdAt: 'asc' }] });
+  }
+
+  private async assertScopeInOrg(orgId: string, scope: PolicyScope, scopeId: string): Promise<void> {
+    const found =
+      scope === 'ORG'
+        ? scopeId === orgId && (await this.prisma.organization.count({ where: { id: orgId } })) > 0
+        : scope === 'TEAM'
+          ? (await this.prisma.team.count({ where: { orgId, id: scopeId } })) > 0
+          : scope === 'USER'
+            ? (await this.prisma.user.count({ where: { orgId, id: scopeId } })) > 0
+            : (await this.prisma.virtualKey.count({ where: { orgId, id: scopeId } })) > 0;
+    if (!found) {
+      throw new PolicyAdminException(PolicyAdminExceptionCode.ScopeNotFound, `${scope.toLowerCase()} ${scopeId} not found in this organization`, 'scopeId');
+    }
+  }
+}

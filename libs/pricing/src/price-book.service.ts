@@ -1,0 +1,113 @@
+import { Injectable } from '@nestjs/common';
+import { PriceRule, PrismaService } from '@tollgate/db';
+import { Micros } from '@tollgate/kernel';
+import { ORG_CONFIG_CHANGED_CHANNEL, RedisService } from '@tollgate/redis';
+
+export enum PriceBookExceptionCode {
+  InvalidRule = 'PRICE_RULE_INVALID',
+  UpstreamNotFound = 'PRICE_RULE_UPSTREAM_NOT_FOUND',
+}
+
+// Kept beside the service (the pricing lib has no exception file yet); move to pricing.exception.ts with its owner.
+export class PriceBookException extends Error {
+  constructor(
+    readonly code: PriceBookExceptionCode,
+    message: string,
+    readonly field?: string,
+  ) {
+    super(message);
+    this.name = 'PriceBookException';
+  }
+}
+
+export interface AddPriceRuleInput {
+  upstreamId?: string | null;
+  toolPattern?: string;
+  perCallMicros: Micros;
+  perOutputTokenMicros?: Micros;
+  acceptReportedCost?: boolean;
+  reportedCostCapMicros?: Micros;
+  chargeFailedCalls?: boolean;
+  effectiveFrom?: Date;
+}
+
+/** A glob over a tool's name within its upstream: `*`, `search_*`, `echo`. */
+const TOOL_NAME_GLOB = /^[A-Za-z0-9_*?.\-/]{1,200}$/;
+
+// Clocks of the admin API and its client differ a little; "now" from a client may arrive late.
+const EFFECTIVE_FROM_SKEW_MS = 60_000;
+// Beyond every amount Tollgate handles, and below 2^53 so it stays a JSON integer.
+export const MAX_PRICE_MICROS = 1_000_000_000_000_000n;
+
+/**
+ * Checks a new rule against the price book's rules: non-negative integer amounts, a tool-name
+ * glob, and an effective date not in the past (rules are append-only, so the book always shows
+ * what was charged when). Returns the first problem found, or null.
+ */
+export function validatePriceRule(input: AddPriceRuleInput, now: Date): { field: string; message: string } | null {
+  const pattern = input.toolPattern ?? '*';
+  if (!TOOL_NAME_GLOB.test(pattern)) {
+    return { field: 'toolPattern', message: `toolPattern "${pattern}" must be a glob over tool names (letters, digits, _ . - /, * and ?), at most 200 characters` };
+  }
+  const amounts: [string, Micros | undefined][] = [
+    ['perCallMicros', input.perCallMicros],
+    ['perOutputTokenMicros', input.perOutputTokenMicros],
+    ['reportedCostCapMicros', input.reportedCostCapMicros],
+  ];
+  for (const [field, value] of amounts) {
+    if (value === undefined) continue;
+    if (value < 0n) return { field, message: `${field} must not be negative` };
+    if (value > MAX_PRICE_MICROS) return { field, message: `${field} must be at most ${MAX_PRICE_MICROS} micro-units` };
+  }
+  if (input.acceptReportedCost && (input.reportedCostCapMicros ?? 0n) === 0n) {
+    return { field: 'reportedCostCapMicros', message: 'reportedCostCapMicros must be set (> 0) when acceptReportedCost is true, or reported costs would always count as 0' };
+  }
+  if (input.effectiveFrom && input.effectiveFrom.getTime() < now.getTime() - EFFECTIVE_FROM_SKEW_MS) {
+    return { field: 'effectiveFrom', message: 'effectiveFrom must not be in the past: price rules are append-only, add a rule that takes effect now or later' };
+  }
+  return null;
+}
+
+/**
+ * The admin side of the price book: rules are only ever added. A price change is a new rule with
+ * a later `effectiveFrom`, so a past call can always be explained by the rule in force then.
+ */
+@Injectable()
+export class PriceBookService {
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly redis: RedisService,
+  ) {}
+
+  async addPriceRule(orgId: string, input: AddPriceRuleInput, now = new Date()): Promise<PriceRule> {
+    const bad = validatePriceRule(input, now);
+    if (bad) throw new PriceBookException(PriceBookExceptionCode.InvalidRule, bad.message, bad.field);
+    if (input.upstreamId) {
+      const exists = await this.prisma.upstreamServer.count({ where: { orgId, id: input.upstreamId } });
+      if (exists === 0) throw new PriceBookException(PriceBookExceptionCode.UpstreamNotFound, `upstream ${input.upstreamId} not found`, 'upstreamId');
+    }
+    const rule = await this.prisma.priceRule.create({
+      data: {
+        orgId,
+        upstreamId: input.upstreamId ?? null,
+        toolPattern: input.toolPattern ?? '*',
+        perCallMicros: input.perCallMicros,
+        perOutputTokenMicros: input.perOutputTokenMicros ?? 0n,
+        acceptReportedCost: input.acceptReportedCost ?? false,
+        reportedCostCapMicros: input.reportedCostCapMicros ?? 0n,
+        chargeFailedCalls: input.chargeFailedCalls ?? false,
+        effectiveFrom: input.effectiveFrom ?? now,
+      },
+    });
+    await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
+    return rule;
+  }
+
+  /** Every rule of the organisation, newest effective date first. */
+  listPriceRules(orgId: string, filter: { upstreamId?: string } = {}): Promise<PriceRule[]> {
+    return this.prisma.priceRule.findMany({
+      where: { orgId, ...(filter.upstreamId ? { upstreamId: filter.upstreamId } : {}) },
+      orderBy: [{ effectiveFrom: 'desc' }, { createdAt: 'desc' }],
+    });
+  }
+}

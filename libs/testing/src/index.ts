@@ -1,0 +1,5 @@
+export * from './test-database';
+export * from './test-env';
+export * from './agent-client';
+export * from './queue-helpers';
+export * from './fixture-servers';

@@ -1,0 +1,51 @@
+import { INestApplication } from '@nestjs/common';
+import { loadAdminConfig, loadEdgeConfig, loadWorkerConfig } from '@tollgate/config';
+import { createTestEnv, TestEnv } from '@tollgate/testing';
+import { createAdminApp } from '../../apps/admin-api/src/admin-app';
+import { createEdgeApp } from '../../apps/mcp-edge/src/edge-app';
+import { createWorkerApp } from '../../apps/worker/src/worker-app';
+
+export interface RunningPlatform {
+  env: TestEnv;
+  edgeUrl: string;
+  adminUrl: string;
+  workerUrl: string;
+  adminToken: string;
+  /** fetch against the admin API with the platform-admin token. */
+  admin<T = any>(method: string, path: string, body?: unknown, token?: string): Promise<{ status: number; body: T; headers: Headers }>;
+  close(): Promise<void>;
+}
+
+async function listen(app: INestApplication): Promise<string> {
+  await app.listen(0, '127.0.0.1');
+  return (await app.getUrl()).replace('[::1]', '127.0.0.1');
+}
+
+/** Boots the three real apps in this process on their own database and Redis prefix. */
+export async function startPlatform(overrides: Record<string, string> = {}): Promise<RunningPlatform> {
+  const env = await createTestEnv(overrides);
+  const worker = await createWorkerApp(loadWorkerConfig(env.vars));
+  const adminApp = await createAdminApp(loadAdminConfig(env.vars));
+  const edge = await createEdgeApp(loadEdgeConfig(env.vars));
+  const [workerUrl, adminUrl, edgeUrl] = [await listen(worker), await listen(adminApp), await listen(edge)];
+  return {
+    env,
+    edgeUrl,
+    adminUrl,
+    workerUrl,
+    adminToken: env.adminToken,
+    async admin(method, path, body, token = env.adminToken) {
+      const res = await fetch(`${adminUrl}${path}`, {
+        method,
+        headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
+    },
+    async close() {
+      await Promise.allSettled([edge.close(), adminApp.close(), worker.close()]);
+      await env.cleanup();
+    },
+  };
+}

@@ -1,0 +1,165 @@
+/**
+ * `npm start`: runs the whole platform locally (edge, admin API and worker as three processes, as
+ * in production) with demo data, on an embedded Postgres (or DATABASE_URL) and a local Redis.
+ */
+import { ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { seedDemo } from './demo-seed';
+import { ensurePostgres, ensureRedis, LocalService } from './local-infra';
+
+const ROOT = path.resolve(__dirname, '../../..');
+const DATA_DIR = path.join(ROOT, '.tollgate');
+
+interface LocalSecrets {
+  KEY_HASH_SECRET: string;
+  ENCRYPTION_KEYS: string;
+  ADMIN_BOOTSTRAP_TOKEN: string;
+}
+
+/** Secrets generated on the first run and kept under .tollgate/, so keys survive restarts. */
+async function localSecrets(): Promise<LocalSecrets> {
+  const file = path.join(DATA_DIR, 'secrets.json');
+  if (existsSync(file)) return JSON.parse(await readFile(file, 'utf8')) as LocalSecrets;
+  const secrets: LocalSecrets = {
+    KEY_HASH_SECRET: randomBytes(32).toString('hex'),
+    ENCRYPTION_KEYS: `local1:${randomBytes(32).toString('base64')}`,
+    ADMIN_BOOTSTRAP_TOKEN: `tga_local_${randomBytes(24).toString('hex')}`,
+  };
+  await writeFile(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+  return secrets;
+}
+
+function prefixLines(name: string, stream: NodeJS.ReadableStream, out: NodeJS.WritableStream): void {
+  let buffered = '';
+  stream.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString('utf8');
+    const lines = buffered.split('\n');
+    buffered = lines.pop() ?? '';
+    for (const line of lines) out.write(`[${name}] ${line}\n`);
+  });
+}
+
+function startApp(name: string, env: NodeJS.ProcessEnv): ChildProcess {
+  const child = spawn(process.execPath, ['--enable-source-maps', path.join(ROOT, 'dist/apps', name, 'src/main.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  prefixLines(name, child.stdout!, process.stdout);
+  prefixLines(name, child.stderr!, process.stderr);
+  return child;
+}
+
+/** Polls a health URL while the process starts (a process boot has no event to await from outside). */
+async function waitHealthy(name: string, url: string, child: ChildProcess, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${name} exited with code ${child.exitCode} during start-up`);
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${name} did not become healthy at ${url} within ${timeoutMs / 1000} s`);
+}
+
+async function main(): Promise<void> {
+  await mkdir(DATA_DIR, { recursive: true });
+  const log = (m: string) => console.log(`[start] ${m}`);
+  const services: LocalService[] = [];
+  const children: ChildProcess[] = [];
+
+  let stopping = false;
+  const stop = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    for (const c of children) c.kill('SIGTERM');
+    await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : undefined)));
+    for (const s of services.reverse()) await s.stop().catch(() => undefined);
+    process.exit(code);
+  };
+  process.on('SIGINT', () => void stop(0));
+  process.on('SIGTERM', () => void stop(0));
+
+  try {
+    let databaseUrl = process.env.DATABASE_URL;
+    if (!databaseUrl) {
+      const pg = await ensurePostgres({ dataDir: path.join(DATA_DIR, 'pg'), port: Number(process.env.TOLLGATE_PG_PORT ?? 54329), log });
+      services.push(pg);
+      databaseUrl = pg.url;
+    }
+    const redis = await ensureRedis({ url: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', dataDir: path.join(DATA_DIR, 'redis'), log });
+    services.push(redis);
+
+    log('applying database migrations');
+    await promisify(execFile)(process.execPath, [path.join(ROOT, 'node_modules/prisma/build/index.js'), 'migrate', 'deploy'], {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: databaseUrl, PRISMA_HIDE_UPDATE_MESSAGE: '1' },
+    });
+
+    const secrets = await localSecrets();
+    const host = process.env.HOST ?? '127.0.0.1';
+    const ports = { edge: Number(process.env.EDGE_PORT ?? 4000), admin: Number(process.env.ADMIN_PORT ?? 4001), worker: Number(process.env.WORKER_PORT ?? 4002) };
+    const edgeUrl = `http://${host}:${ports.edge}`;
+    const adminUrl = `http://${host}:${ports.admin}`;
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      ...secrets,
+      ...pick(process.env, ['KEY_HASH_SECRET', 'ENCRYPTION_KEYS', 'ADMIN_BOOTSTRAP_TOKEN']),
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: redis.url,
+      HOST: host,
+      EDGE_PORT: String(ports.edge),
+      ADMIN_PORT: String(ports.admin),
+      WORKER_PORT: String(ports.worker),
+      ADMIN_PUBLIC_URL: process.env.ADMIN_PUBLIC_URL ?? adminUrl,
+    };
+
+    const apps = [
+      { name: 'worker', url: `http://${host}:${ports.worker}/healthz` },
+      { name: 'admin-api', url: `${adminUrl}/healthz` },
+      { name: 'mcp-edge', url: `${edgeUrl}/healthz` },
+    ];
+    for (const app of apps) {
+      const child = startApp(app.name, env);
+      children.push(child);
+      child.once('exit', (code) => {
+        if (!stopping) {
+          console.error(`[start] ${app.name} exited (code ${code}); stopping the platform`);
+          void stop(1);
+        }
+      });
+    }
+    for (const [i, app] of apps.entries()) await waitHealthy(app.name, app.url, children[i]);
+
+    const adminToken = env.ADMIN_BOOTSTRAP_TOKEN!;
+    const demo = await seedDemo({ adminUrl, edgeUrl, adminToken, dataDir: DATA_DIR, log });
+    const summary = { edgeUrl, adminUrl, adminToken, demoKey: demo.demoKey };
+    await writeFile(path.join(DATA_DIR, 'demo.json'), JSON.stringify(summary, null, 2), { mode: 0o600 });
+
+    console.log(
+      [
+        '',
+        'Tollgate is running.',
+        `  MCP edge:    ${edgeUrl}/mcp`,
+        `  Admin API:   ${adminUrl}/v1   (OpenAPI: ${adminUrl}/docs)`,
+        `  Admin token: ${adminToken}`,
+        `  Demo key:    ${demo.demoKey}   (budget ${demo.budgetDescription})`,
+        `  Saved to .tollgate/demo.json. Try: npm run demo:agent`,
+        '  Press Ctrl+C to stop.',
+        '',
+      ].join('\n'),
+    );
+  } catch (err) {
+    console.error(`[start] ${(err as Error).message}`);
+    await stop(1);
+  }
+}
+
+function pick(env: NodeJS.ProcessEnv, names: string[]): Record<string, string> {
+  return Object.fromEntries(names.filter((n) => env[n]).map((n) => [n, env[n]!]));
+}
+
+void main();

@@ -1,0 +1,23 @@
+import path from 'node:path';
+import swc from 'unplugin-swc';
+import { defineConfig } from 'vitest/config';
+import tsconfig from './tsconfig.base.json';
+
+// `@tollgate/*` path aliases from tsconfig, so tests import libs exactly as the apps do.
+const alias = Object.fromEntries(
+  Object.entries(tsconfig.compilerOptions.paths).map(([name, [target]]) => [name, path.resolve(__dirname, target)]),
+);
+
+export default defineConfig({
+  // SWC, not esbuild: NestJS dependency injection needs emitted decorator metadata.
+  plugins: [swc.vite({ jsc: { parser: { syntax: 'typescript', decorators: true }, transform: { legacyDecorator: true, decoratorMetadata: true }, target: 'es2022', keepClassNames: true } })],
+  resolve: { alias },
+  test: {
+    include: ['libs/**/*.spec.ts', 'apps/**/*.spec.ts', 'test/**/*.test.ts'],
+    globalSetup: ['test/global-setup.ts'],
+    pool: 'forks',
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    reporters: ['default'],
+  },
+});
