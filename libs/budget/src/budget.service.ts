@@ -138,7 +138,8 @@ export class BudgetService implements OnModuleInit {
     const args: (string | number)[] = [now.getTime(), reservationId, now.getTime() + ttlMs, amount.toString()];
     for (const b of budgets) args.push(b.rule.limitMicros.toString(), b.rule.mode === 'HARD' ? '1' : '0', b.ttlSeconds);
 
-    for (let attempt = 0; attempt < 3; attempt++) {
+    // Each missing counter is seeded once, then the script runs again.
+    for (let attempt = 0; attempt <= budgets.length; attempt++) {
       const res = (await this.evalScript('reserve', keys, args)) as number[];
       if (res[0] === -1) {
         await this.seedCounter(budgets[res[1] - 1], scopes);

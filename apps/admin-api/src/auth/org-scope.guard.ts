@@ -20,8 +20,8 @@ export class OrgScopeGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const req = context.switchToHttp().getRequest<Request & { user?: AdminPrincipal }>();
-    const orgId = req.params?.orgId;
-    if (orgId === undefined || !req.user) return true;
+    const orgId: unknown = req.params?.orgId;
+    if (typeof orgId !== 'string' || !req.user) return true;
     if (!UUID.test(orgId)) return true;
 
     const level = this.reflector.get<OrgAccessLevel | undefined>(ORG_ACCESS, context.getHandler()) ?? defaultOrgAccessLevel(req.method);

@@ -1,0 +1,84 @@
+import { DynamicModule, Module, ValidationPipe } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
+import { PassportModule } from '@nestjs/passport';
+import { BudgetModule } from '@tollgate/budget';
+import { CatalogModule } from '@tollgate/catalog';
+import { AdminConfig, ConfigModule } from '@tollgate/config';
+import { DbModule } from '@tollgate/db';
+import { IdentityModule } from '@tollgate/identity';
+import { PolicyModule } from '@tollgate/policy';
+import { PricingModule } from '@tollgate/pricing';
+import { QueueModule } from '@tollgate/queue';
+import { RedisModule } from '@tollgate/redis';
+import { AdminTokensController } from './admin-tokens/admin-tokens.controller';
+import { AuditController } from './audit/audit.controller';
+import { AuditService } from './audit/audit.service';
+import { AdminAuthGuard } from './auth/admin-auth.guard';
+import { ADMIN_BEARER_STRATEGY, AdminBearerStrategy } from './auth/admin-bearer.strategy';
+import { OrgScopeGuard } from './auth/org-scope.guard';
+import { BudgetsController } from './budgets/budgets.controller';
+import { AdminExceptionFilter } from './common/admin-exception.filter';
+import { validationExceptionFactory } from './common/validation-exception.factory';
+import { HealthController } from './health/health.controller';
+import { KeysController } from './keys/keys.controller';
+import { OrgsController } from './orgs/orgs.controller';
+import { PoliciesController } from './policies/policies.controller';
+import { PricesController } from './prices/prices.controller';
+import { TeamsController } from './teams/teams.controller';
+import { UpstreamAdminService } from './upstreams/upstream-admin.service';
+import { UpstreamsController } from './upstreams/upstreams.controller';
+import { UsersController } from './users/users.controller';
+
+/** The admin API process: REST controllers over the domain libs, nothing more. */
+@Module({})
+export class AdminApiModule {
+  static forRoot(config: AdminConfig): DynamicModule {
+    return {
+      module: AdminApiModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        DbModule,
+        RedisModule,
+        QueueModule.forRoot(),
+        IdentityModule,
+        CatalogModule,
+        BudgetModule,
+        PricingModule,
+        PolicyModule,
+        PassportModule.register({ defaultStrategy: ADMIN_BEARER_STRATEGY, session: false }),
+      ],
+      controllers: [
+        HealthController,
+        OrgsController,
+        AdminTokensController,
+        TeamsController,
+        UsersController,
+        KeysController,
+        UpstreamsController,
+        PoliciesController,
+        PricesController,
+        BudgetsController,
+        AuditController,
+      ],
+      providers: [
+        AuditService,
+        UpstreamAdminService,
+        AdminBearerStrategy,
+        // Guards run in this order: authenticate, then check the org and the role.
+        { provide: APP_GUARD, useClass: AdminAuthGuard },
+        { provide: APP_GUARD, useClass: OrgScopeGuard },
+        { provide: APP_FILTER, useClass: AdminExceptionFilter },
+        {
+          provide: APP_PIPE,
+          useValue: new ValidationPipe({
+            whitelist: true,
+            forbidNonWhitelisted: true,
+            transform: true,
+            stopAtFirstError: false,
+            exceptionFactory: validationExceptionFactory,
+          }),
+        },
+      ],
+    };
+  }
+}

@@ -1,0 +1,32 @@
+import { ApiProperty } from '@nestjs/swagger';
+import type { Budget } from '@tollgate/db';
+import { microsToJson } from '@tollgate/kernel';
+import { BUDGET_MODES, BUDGET_PERIODS, BUDGET_SCOPES } from './put-budget.dto';
+
+export class BudgetView {
+  @ApiProperty({ format: 'uuid' }) id!: string;
+  @ApiProperty({ format: 'uuid' }) orgId!: string;
+  @ApiProperty({ enum: BUDGET_SCOPES }) scope!: string;
+  @ApiProperty({ format: 'uuid' }) scopeId!: string;
+  @ApiProperty({ enum: BUDGET_PERIODS }) period!: string;
+  @ApiProperty({ type: 'integer', description: 'Integer micro-units' }) limitMicros!: number;
+  @ApiProperty({ enum: BUDGET_MODES }) mode!: string;
+  @ApiProperty({ type: [Number] }) alertThresholds!: number[];
+  @ApiProperty() createdAt!: Date;
+  @ApiProperty() updatedAt!: Date;
+}
+
+export function toBudgetView(b: Budget): BudgetView {
+  return {
+    id: b.id,
+    orgId: b.orgId,
+    scope: b.scope,
+    scopeId: b.scopeId,
+    period: b.period,
+    limitMicros: microsToJson(b.limitMicros),
+    mode: b.mode,
+    alertThresholds: b.alertThresholds,
+    createdAt: b.createdAt,
+    updatedAt: b.updatedAt,
+  };
+}

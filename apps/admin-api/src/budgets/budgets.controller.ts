@@ -1,0 +1,64 @@
+import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Put } from '@nestjs/common';
+import { ApiBadRequestResponse, ApiBearerAuth, ApiNoContentResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { BudgetAdminService } from '@tollgate/budget';
+import type { AdminPrincipal } from '@tollgate/identity';
+import { toMicros } from '@tollgate/kernel';
+import { AuditService } from '../audit/audit.service';
+import { CurrentAdmin } from '../auth/current-admin.decorator';
+import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
+import { ErrorBodyView } from '../common/error-body.view';
+import { UuidParam } from '../common/uuid-param.decorator';
+import { BudgetView, toBudgetView } from './budget.view';
+import { PutBudgetDto } from './put-budget.dto';
+
+@ApiTags('budgets')
+@ApiBearerAuth()
+@ApiNotFoundResponse({ type: ErrorBodyView, description: 'Unknown organization, budget, or a scope id not in the org' })
+@Controller('v1/orgs/:orgId/budgets')
+export class BudgetsController {
+  constructor(
+    private readonly budgets: BudgetAdminService,
+    private readonly audit: AuditService,
+  ) {}
+
+  @Put()
+  @HttpCode(HttpStatus.OK)
+  @OrgAccess(OrgAccessLevel.Manage)
+  @ApiOperation({ summary: 'Create or update the budget of a scope and period (upsert on org, scope, scopeId and period)' })
+  @ApiOkResponse({ type: BudgetView })
+  @ApiBadRequestResponse({ type: ErrorBodyView })
+  async putBudget(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @Body() dto: PutBudgetDto,
+  ): Promise<BudgetView> {
+    const { budget, created } = await this.budgets.putBudget(orgId, { ...dto, limitMicros: toMicros(dto.limitMicros) });
+    const view = toBudgetView(budget);
+    await this.audit.record(admin, { orgId, action: created ? 'budget.created' : 'budget.updated', targetType: 'budget', targetId: budget.id, details: { ...view } });
+    return view;
+  }
+
+  @Get()
+  @OrgAccess(OrgAccessLevel.Read)
+  @ApiOperation({ summary: 'List the budgets of an organization' })
+  @ApiOkResponse({ type: [BudgetView] })
+  async listBudgets(@UuidParam('orgId') orgId: string): Promise<BudgetView[]> {
+    return (await this.budgets.listBudgets(orgId)).map(toBudgetView);
+  }
+
+  @Delete(':budgetId')
+  @HttpCode(HttpStatus.NO_CONTENT)
+  @OrgAccess(OrgAccessLevel.Manage)
+  @ApiOperation({ summary: 'Delete a budget' })
+  @ApiNoContentResponse()
+  async deleteBudget(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @UuidParam('budgetId') budgetId: string): Promise<void> {
+    const budget = await this.budgets.deleteBudget(orgId, budgetId);
+    await this.audit.record(admin, {
+      orgId,
+      action: 'budget.deleted',
+      targetType: 'budget',
+      targetId: budget.id,
+      details: { scope: budget.scope, scopeId: budget.scopeId, period: budget.period, limitMicros: budget.limitMicros },
+    });
+  }
+}

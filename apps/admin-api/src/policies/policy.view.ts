@@ -1,0 +1,38 @@
+import { ApiProperty } from '@nestjs/swagger';
+import type { AccessPolicy } from '@tollgate/db';
+
+export const POLICY_SCOPES = { ORG: 'ORG', TEAM: 'TEAM', USER: 'USER', KEY: 'KEY' } as const;
+
+export class PolicyView {
+  @ApiProperty({ format: 'uuid' }) id!: string;
+  @ApiProperty({ format: 'uuid' }) orgId!: string;
+  @ApiProperty({ enum: Object.values(POLICY_SCOPES) }) scope!: string;
+  @ApiProperty({ format: 'uuid', description: 'The org, team, user or key id' }) scopeId!: string;
+  @ApiProperty({ type: [String] }) allow!: string[];
+  @ApiProperty({ type: [String] }) deny!: string[];
+  @ApiProperty({ type: [String] }) autoExecute!: string[];
+  @ApiProperty({ nullable: true, enum: ['FULL', 'PROGRESSIVE', 'CODE', 'AUTO'] }) disclosureMode!: string | null;
+  @ApiProperty({ nullable: true, type: Number }) maxAnswerTokens!: number | null;
+  @ApiProperty({ nullable: true, type: Number }) maxSessionSchemaTokens!: number | null;
+  @ApiProperty({ nullable: true, type: Number }) outputTokenCap!: number | null;
+  @ApiProperty() createdAt!: Date;
+  @ApiProperty() updatedAt!: Date;
+}
+
+export function toPolicyView(p: AccessPolicy): PolicyView {
+  return {
+    id: p.id,
+    orgId: p.orgId,
+    scope: p.scope,
+    scopeId: p.scopeId,
+    allow: p.allow,
+    deny: p.deny,
+    autoExecute: p.autoExecute,
+    disclosureMode: p.disclosureMode,
+    maxAnswerTokens: p.maxAnswerTokens,
+    maxSessionSchemaTokens: p.maxSessionSchemaTokens,
+    outputTokenCap: p.outputTokenCap,
+    createdAt: p.createdAt,
+    updatedAt: p.updatedAt,
+  };
+}

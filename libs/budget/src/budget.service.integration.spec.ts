@@ -1,0 +1,124 @@
+import { Test } from '@nestjs/testing';
+import { ConfigModule, loadEdgeConfig } from '@tollgate/config';
+import { DbModule, PrismaService } from '@tollgate/db';
+import { RedisModule, RedisService } from '@tollgate/redis';
+import { createTestEnv, deleteRedisKeys, TestEnv } from '@tollgate/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BudgetService, SpendScopes } from './budget.service';
+
+describe('BudgetService on real Redis and Postgres', () => {
+  let env: TestEnv;
+  let budgets: BudgetService;
+  let prisma: PrismaService;
+  let redis: RedisService;
+  let close: () => Promise<void>;
+  let scopes: SpendScopes;
+
+  beforeAll(async () => {
+    env = await createTestEnv({ RESERVATION_TTL_SECONDS: '5' });
+    const moduleRef = await Test.createTestingModule({
+      imports: [ConfigModule.forRoot(loadEdgeConfig(env.vars)), DbModule, RedisModule],
+      providers: [BudgetService],
+    }).compile();
+    const app = moduleRef.createNestApplication();
+    await app.init();
+    close = () => app.close();
+    budgets = app.get(BudgetService);
+    prisma = app.get(PrismaService);
+    redis = app.get(RedisService);
+
+    const org = await prisma.organization.create({ data: { name: 'o', slug: 'o', timeZone: 'Europe/Berlin' } });
+    const team = await prisma.team.create({ data: { orgId: org.id, name: 't' } });
+    const user = await prisma.user.create({ data: { orgId: org.id, email: 'u@x' } });
+    const key = await prisma.virtualKey.create({ data: { orgId: org.id, teamId: team.id, userId: user.id, name: 'k', prefix: 'tg_x', secretHash: 'h' } });
+    scopes = { orgId: org.id, teamId: team.id, userId: user.id, keyId: key.id, timeZone: org.timeZone };
+  });
+
+  afterAll(async () => {
+    await close?.();
+    await env?.cleanup();
+  });
+
+  async function setBudgets(rows: { scope: 'ORG' | 'TEAM' | 'USER' | 'KEY'; limit: bigint; mode?: 'HARD' | 'SOFT'; period?: 'DAY' | 'MONTH' | 'TOTAL' }[]) {
+    await prisma.budget.deleteMany({ where: { orgId: scopes.orgId } });
+    const idOf = { ORG: scopes.orgId, TEAM: scopes.teamId, USER: scopes.userId, KEY: scopes.keyId };
+    for (const r of rows) {
+      await prisma.budget.create({ data: { orgId: scopes.orgId, scope: r.scope, scopeId: idOf[r.scope], period: r.period ?? 'MONTH', limitMicros: r.limit, mode: r.mode ?? 'HARD' } });
+    }
+    await redis.publish('org-config-changed', scopes.orgId);
+    await deleteRedisKeys(env.redisUrl, `${env.redisPrefix}:{org:${scopes.orgId}}`);
+    // The cache drops on the pub/sub message; wait until the service sees the new rules.
+    await expect.poll(async () => (await budgets.budgetsFor(scopes)).length).toBe(rows.length);
+  }
+
+  it('should let exactly N of many concurrent reservations through when the budget covers N', async () => {
+    await setBudgets([{ scope: 'KEY', limit: 10_000n }]);
+    const outcomes = await Promise.all(Array.from({ length: 64 }, (_, i) => budgets.reserveSpend(scopes, `r${i}`, 1_000n)));
+    expect(outcomes.filter((o) => o.ok)).toHaveLength(10);
+    const refused = outcomes.find((o) => !o.ok);
+    expect(refused && !refused.ok && refused.exceeded).toMatchObject({ scope: 'KEY', limitMicros: 10_000n, reservedMicros: 10_000n });
+  });
+
+  it('should refuse at the tightest level and reserve nothing anywhere when one level is short', async () => {
+    await setBudgets([
+      { scope: 'ORG', limit: 1_000_000n },
+      { scope: 'TEAM', limit: 2_500n },
+      { scope: 'KEY', limit: 1_000_000n },
+    ]);
+    const a = await budgets.reserveSpend(scopes, 'a', 2_000n);
+    expect(a.ok).toBe(true);
+    const b = await budgets.reserveSpend(scopes, 'b', 1_000n);
+    expect(b.ok).toBe(false);
+    if (!b.ok) expect(b.exceeded.scope).toBe('TEAM');
+    const standings = await budgets.standingsFor(scopes);
+    expect(standings.map((s) => [s.scope, s.reservedMicros])).toEqual([
+      ['KEY', 2_000n],
+      ['TEAM', 2_000n],
+      ['ORG', 2_000n],
+    ]);
+  });
+
+  it('should replace the reservation by the actual cost when settled', async () => {
+    await setBudgets([{ scope: 'USER', limit: 10_000n }]);
+    const r = await budgets.reserveSpend(scopes, 's1', 5_000n);
+    if (!r.ok) throw new Error('expected ok');
+    const after = await budgets.settleSpend(r.reservation, 1_200n);
+    expect(after[0]).toMatchObject({ spentMicros: 1_200n, reservedMicros: 0n, remainingMicros: 8_800n });
+    const released = await budgets.reserveSpend(scopes, 's2', 8_000n);
+    if (!released.ok) throw new Error('expected ok');
+    expect((await budgets.releaseSpend(released.reservation))[0]).toMatchObject({ spentMicros: 1_200n, reservedMicros: 0n });
+  });
+
+  it('should release a reservation whose edge died once its deadline passes', async () => {
+    await setBudgets([{ scope: 'KEY', limit: 1_000n }]);
+    const start = new Date();
+    const held = await budgets.reserveSpend(scopes, 'dead-edge', 1_000n, start);
+    expect(held.ok).toBe(true);
+    expect((await budgets.reserveSpend(scopes, 'next', 1_000n, new Date(start.getTime() + 1000))).ok).toBe(false);
+    // Six seconds later (TTL is 5 s) the dead reservation is swept by the next reservation.
+    const later = await budgets.reserveSpend(scopes, 'later', 1_000n, new Date(start.getTime() + 6000));
+    expect(later.ok).toBe(true);
+  });
+
+  it('should rebuild a lost counter from the ledger before allowing the next call', async () => {
+    await setBudgets([{ scope: 'KEY', limit: 10_000n, period: 'TOTAL' }]);
+    await prisma.usageEvent.create({
+      data: {
+        id: 'ledger-1', orgId: scopes.orgId, teamId: scopes.teamId, userId: scopes.userId, keyId: scopes.keyId,
+        upstreamId: scopes.orgId, toolName: 't', outcome: 'OK', costMicros: 9_500n, latencyMs: 1, occurredAt: new Date(),
+      },
+    });
+    // Redis lost everything for this org.
+    await deleteRedisKeys(env.redisUrl, `${env.redisPrefix}:{org:${scopes.orgId}}`);
+    const r = await budgets.reserveSpend(scopes, 'after-loss', 1_000n);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.exceeded.spentMicros).toBe(9_500n);
+    expect((await budgets.reserveSpend(scopes, 'small', 500n)).ok).toBe(true);
+  });
+
+  it('should allow a soft budget to go over', async () => {
+    await setBudgets([{ scope: 'KEY', limit: 100n, mode: 'SOFT' }]);
+    const r = await budgets.reserveSpend(scopes, 'soft', 1_000n);
+    expect(r.ok).toBe(true);
+  });
+});

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { decideAccess, PolicyLevel } from './access-decision';
+
+const ref = { namespace: 'github', tool: 'delete_repo' };
+
+describe('access decisions', () => {
+  it('should deny everything when no level has an allow list', () => {
+    expect(decideAccess([], ref)).toEqual({ allowed: false, reason: 'NO_ALLOW_LIST' });
+  });
+
+  it('should allow a tool the org allows and nobody denies', () => {
+    expect(decideAccess([{ scope: 'ORG', allow: ['github:*'], deny: [] }], ref)).toEqual({ allowed: true });
+  });
+
+  it('should let a deny at any level win over an allow at another', () => {
+    const levels: PolicyLevel[] = [
+      { scope: 'ORG', allow: ['github:*'], deny: [] },
+      { scope: 'KEY', allow: ['github:*'], deny: ['github:delete_*'] },
+    ];
+    expect(decideAccess(levels, ref)).toEqual({ allowed: false, reason: 'DENIED_BY_RULE', scope: 'KEY', rule: 'github:delete_*' });
+  });
+
+  it('should only let a lower level narrow, never widen, what the level above allows', () => {
+    const levels: PolicyLevel[] = [
+      { scope: 'ORG', allow: ['github:list_*'], deny: [] },
+      { scope: 'TEAM', allow: ['github:*'], deny: [] },
+    ];
+    expect(decideAccess(levels, ref)).toEqual({ allowed: false, reason: 'NOT_IN_ALLOW_LIST', scope: 'ORG' });
+    expect(decideAccess(levels, { namespace: 'github', tool: 'list_repos' })).toEqual({ allowed: true });
+  });
+
+  it('should report the level whose allow list left the tool out', () => {
+    const levels: PolicyLevel[] = [
+      { scope: 'ORG', allow: ['*'], deny: [] },
+      { scope: 'USER', allow: ['jira:*'], deny: [] },
+    ];
+    expect(decideAccess(levels, ref)).toEqual({ allowed: false, reason: 'NOT_IN_ALLOW_LIST', scope: 'USER' });
+  });
+});
