@@ -8,14 +8,14 @@ export class CatalogScheduleService {
 
   /** Queues a sync now; returns the job id to wait on. */
   async requestSync(orgId: string, upstreamId: string, trigger: SyncTrigger): Promise<string> {
-    const job = await this.jobs.enqueue(JobName.SyncUpstream, { orgId, upstreamId, trigger }, `sync:${upstreamId}:${trigger}:${Date.now()}`);
+    const job = await this.jobs.enqueue(JobName.SyncUpstream, { orgId, upstreamId, trigger }, `sync-${upstreamId}-${trigger}-${Date.now()}`);
     return job.id!;
   }
 
   /** Creates or updates the repeating sync of an upstream (idempotent: one scheduler per upstream). */
   async scheduleUpstreamSync(upstream: { id: string; orgId: string; syncIntervalSeconds: number; enabled: boolean }): Promise<void> {
     const queue = this.jobs.queue(QueueName.CatalogSync);
-    const schedulerId = `sync:${upstream.id}`;
+    const schedulerId = `sync-${upstream.id}`;
     if (!upstream.enabled) {
       await queue.removeJobScheduler(schedulerId);
       return;
@@ -28,6 +28,6 @@ export class CatalogScheduleService {
   }
 
   async unscheduleUpstreamSync(upstreamId: string): Promise<void> {
-    await this.jobs.queue(QueueName.CatalogSync).removeJobScheduler(`sync:${upstreamId}`);
+    await this.jobs.queue(QueueName.CatalogSync).removeJobScheduler(`sync-${upstreamId}`);
   }
 }
