@@ -7,13 +7,13 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { formatMicros } from '@tollgate/kernel';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const MAX_CALLS = 1000;
 
 function money(micros: number | null | undefined): string {
-  if (micros === null || micros === undefined) return 'n/a';
-  return (micros / 1_000_000).toFixed(6);
+  return micros === null || micros === undefined ? 'n/a' : formatMicros(BigInt(micros));
 }
 
 async function main(): Promise<void> {

@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { formatMicros } from '@tollgate/kernel';
 
 const ROOT = path.resolve(__dirname, '../../..');
 
@@ -74,7 +75,7 @@ export async function seedDemo(opts: SeedOptions): Promise<{ demoKey: string; bu
   const demoKey = await reuseOrCreateKey(opts, api, o, team.id, user.id);
   const keyId = (await api('GET', `${o}/keys`)).find((k: Json) => demoKey.startsWith(k.prefix) && !k.revokedAt)?.id;
   await api('PUT', `${o}/budgets`, { scope: 'KEY', scopeId: keyId, period: 'MONTH', limitMicros: DEMO_KEY_BUDGET_MICROS, mode: 'HARD' });
-  return { demoKey, budgetDescription: `${DEMO_KEY_BUDGET_MICROS / 1_000_000} per month` };
+  return { demoKey, budgetDescription: `${formatMicros(BigInt(DEMO_KEY_BUDGET_MICROS))} per month` };
 }
 
 /** Keeps the key from the last run if the edge still accepts it; otherwise issues a new one. */

@@ -4,6 +4,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { AdminConfig } from '@tollgate/config';
 import { AdminApiModule } from './admin-api.module';
+import { jsonBodyMiddleware } from './common/json-body.middleware';
 import { requestIdMiddleware } from './common/request-id.middleware';
 import { requestLogMiddleware } from './common/request-log.middleware';
 
@@ -38,10 +39,13 @@ function setupOpenApi(app: INestApplication, config: AdminConfig): void {
 export async function createAdminApp(config: AdminConfig): Promise<INestApplication> {
   const app = await NestFactory.create<NestExpressApplication>(AdminApiModule.forRoot(config), {
     logger: logLevelsUpTo(config.log.level),
+    // Our own JSON parser (below) names the body in a 400 for malformed JSON.
+    bodyParser: false,
   });
   app.disable('x-powered-by');
   app.use(requestIdMiddleware);
   app.use(requestLogMiddleware);
+  app.use(jsonBodyMiddleware);
   setupOpenApi(app, config);
   await app.init();
   return app;

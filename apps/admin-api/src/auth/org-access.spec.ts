@@ -1,0 +1,42 @@
+import type { AdminPrincipal } from '@tollgate/identity';
+import { describe, expect, it } from 'vitest';
+import { OrgAccessLevel, decideOrgAccess, defaultOrgAccessLevel } from './org-access';
+
+const ORG = '11111111-1111-4111-8111-111111111111';
+const OTHER = '22222222-2222-4222-8222-222222222222';
+const p = (role: AdminPrincipal['role'], orgId: string | null = ORG): AdminPrincipal => ({ tokenId: 't', role, orgId, teamId: null, userId: null });
+
+describe('decideOrgAccess', () => {
+  it('should let a platform admin do anything in any org', () => {
+    for (const level of Object.values(OrgAccessLevel)) expect(decideOrgAccess(p('PLATFORM_ADMIN', null), OTHER, level).allowed).toBe(true);
+  });
+
+  it('should answer 404 when a principal of another org asks, whatever its role', () => {
+    for (const role of ['ORG_ADMIN', 'FINANCE', 'TEAM_ADMIN', 'MEMBER'] as const) {
+      for (const level of Object.values(OrgAccessLevel)) {
+        expect(decideOrgAccess(p(role), OTHER, level)).toMatchObject({ allowed: false, status: 404 });
+      }
+    }
+  });
+
+  it('should let an org admin manage its own org', () => {
+    expect(decideOrgAccess(p('ORG_ADMIN'), ORG, OrgAccessLevel.Manage).allowed).toBe(true);
+  });
+
+  it('should give finance read and audit but 403 on changes', () => {
+    expect(decideOrgAccess(p('FINANCE'), ORG, OrgAccessLevel.Read).allowed).toBe(true);
+    expect(decideOrgAccess(p('FINANCE'), ORG, OrgAccessLevel.Audit).allowed).toBe(true);
+    expect(decideOrgAccess(p('FINANCE'), ORG, OrgAccessLevel.Manage)).toMatchObject({ allowed: false, status: 403 });
+  });
+
+  it('should let members read their org but not its audit trail', () => {
+    expect(decideOrgAccess(p('MEMBER'), ORG, OrgAccessLevel.Read).allowed).toBe(true);
+    expect(decideOrgAccess(p('MEMBER'), ORG, OrgAccessLevel.Audit)).toMatchObject({ allowed: false, status: 403 });
+    expect(decideOrgAccess(p('TEAM_ADMIN'), ORG, OrgAccessLevel.Manage)).toMatchObject({ allowed: false, status: 403 });
+  });
+
+  it('should treat anything but GET and HEAD as a change when a route declares nothing', () => {
+    expect(defaultOrgAccessLevel('GET')).toBe(OrgAccessLevel.Read);
+    expect(defaultOrgAccessLevel('DELETE')).toBe(OrgAccessLevel.Manage);
+  });
+});
