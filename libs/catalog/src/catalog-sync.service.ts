@@ -76,7 +76,7 @@ export class CatalogSyncService {
 
   private async reconcile(tx: Prisma.TransactionClient, orgId: string, upstreamId: string, listed: Tool[], autoApprove: boolean): Promise<SyncReport> {
     // Syncs of one upstream (schedule, admin, list_changed) serialise here instead of racing on inserts.
-    await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtext(${upstreamId}))`;
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${upstreamId}))::text`;
     const existing = new Map((await tx.tool.findMany({ where: { orgId, upstreamId } })).map((t) => [t.name, t]));
     const report: SyncReport = { upstreamId, total: listed.length, added: 0, changed: 0, removed: 0, unchanged: 0, heldForReview: 0 };
     const seen = new Set<string>();
