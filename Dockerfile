@@ -1,0 +1,17 @@
+# One image for the three processes; docker-compose.yml picks the command.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+COPY patches ./patches
+COPY prisma ./prisma
+COPY prisma.config.ts ./
+RUN npm ci --no-audit --no-fund
+COPY . .
+RUN npm run build && npm prune --omit=dev && npm run prisma:generate
+
+FROM node:20-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production
+COPY --from=build /app /app
+USER node
+CMD ["node", "--enable-source-maps", "dist/apps/mcp-edge/src/main.js"]
