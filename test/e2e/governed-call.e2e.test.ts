@@ -36,8 +36,14 @@ describe('governed call, end to end', () => {
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.UsageLedger, callIds);
   }
 
+  // Everything the three apps print during the run, to prove no secret ever reaches a log line.
+  const logged: string[] = [];
+  const realWrites = { out: process.stdout.write.bind(process.stdout), err: process.stderr.write.bind(process.stderr) };
+
   beforeAll(async () => {
-    p = await startPlatform();
+    process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) => (logged.push(String(chunk)), realWrites.out(chunk, ...rest))) as never;
+    process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => (logged.push(String(chunk)), realWrites.err(chunk, ...rest))) as never;
+    p = await startPlatform({ LOG_LEVEL: 'verbose' });
     db = new PrismaClient({ adapter: new PrismaPg({ connectionString: p.env.vars.DATABASE_URL }) });
     flaky = await startFixtureServer();
 
@@ -72,6 +78,8 @@ describe('governed call, end to end', () => {
   });
 
   afterAll(async () => {
+    process.stdout.write = realWrites.out;
+    process.stderr.write = realWrites.err;
     await agent?.close();
     await flaky?.close();
     await db?.$disconnect();
@@ -208,5 +216,13 @@ describe('governed call, end to end', () => {
     expect((await p.admin('POST', `/v1/orgs/${orgId}/keys/${other.body.key.id}/revoke`)).status).toBe(200);
     await expect(client.listTools()).rejects.toThrow(/401|Invalid virtual key|Unauthorized/);
     await client.close();
+  });
+
+  it('should never write a virtual key or admin token to the logs', async () => {
+    const output = logged.join('');
+    expect(output.length).toBeGreaterThan(1000);
+    expect(output).not.toContain(keySecret);
+    expect(output).not.toContain(keySecret.slice(10));
+    expect(output).not.toContain(p.adminToken);
   });
 });
