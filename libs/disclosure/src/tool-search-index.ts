@@ -1,0 +1,240 @@
+import { DisclosureTool, compareNames } from './disclosure-tool';
+import { analyze, buildSynonymMap } from './search-text';
+
+/** Fields a tool is indexed under, in this order everywhere (weights, lengths, stats). */
+export const SEARCH_FIELDS = ['name', 'namespace', 'title', 'description', 'params', 'context'] as const;
+export type SearchField = (typeof SEARCH_FIELDS)[number];
+
+export interface SearchFieldWeights {
+  name: number;
+  namespace: number;
+  title: number;
+  description: number;
+  params: number;
+  context: number;
+}
+
+export interface ToolSearchOptions {
+  /** BM25F field boosts. */
+  weights?: Partial<SearchFieldWeights>;
+  /** Length normalisation per field (BM25 `b`). */
+  lengthNormalisation?: Partial<SearchFieldWeights>;
+  /** BM25 term-frequency saturation. */
+  k1?: number;
+  /** Weight of a synonym relative to the user's own word; 0 turns synonyms off. */
+  synonymWeight?: number;
+}
+
+export const DEFAULT_SEARCH_WEIGHTS: SearchFieldWeights = {
+  name: 3,
+  namespace: 1.5,
+  title: 1.5,
+  description: 1,
+  params: 0.3,
+  context: 0.3,
+};
+
+const DEFAULT_LENGTH_NORMALISATION: SearchFieldWeights = {
+  name: 0.3,
+  namespace: 0.3,
+  title: 0.5,
+  description: 0.75,
+  params: 0.75,
+  context: 0.75,
+};
+
+export interface SearchFilter {
+  category?: string;
+  namespace?: string;
+}
+
+/** A weighted query term after analysis and synonym expansion. */
+export interface QueryTerm {
+  term: string;
+  weight: number;
+}
+
+/**
+ * Collection statistics a ranking used. A cursor carries them so that the next page ranks the
+ * surviving tools exactly as the first page did, even if tools were added or removed meanwhile.
+ */
+export interface SearchStats {
+  docCount: number;
+  /** Average length per field, rounded to one decimal. */
+  avgLengths: number[];
+  /** Document frequency of each query term, in `QueryTerm` order. */
+  docFrequencies: number[];
+}
+
+export interface SearchHit {
+  name: string;
+  /** BM25F score in millionths, an integer so that rankings and cursors compare exactly. */
+  score: number;
+}
+
+interface Posting {
+  doc: number;
+  /** Term frequency per field, `SEARCH_FIELDS` order. */
+  tf: number[];
+}
+
+interface IndexedTool {
+  name: string;
+  namespace: string;
+  category: string;
+  lengths: number[];
+}
+
+const SCORE_SCALE = 1_000_000;
+
+/**
+ * Ranked retrieval over a catalog: BM25F over the tool's name (split at snake_case, kebab-case
+ * and camelCase), server, title, description, parameter names and descriptions, and context
+ * (category, server description). Deterministic: ties are broken by name.
+ */
+export class ToolSearchIndex {
+  private readonly docs: IndexedTool[] = [];
+  private readonly postings = new Map<string, Posting[]>();
+  private readonly avgLengths: number[];
+  private readonly weights: number[];
+  private readonly lengthNorm: number[];
+  private readonly k1: number;
+  private readonly synonymWeight: number;
+  private readonly synonyms: Map<string, string[]>;
+
+  constructor(tools: readonly DisclosureTool[], categoryOf: (tool: DisclosureTool) => string, options: ToolSearchOptions = {}) {
+    const weights = { ...DEFAULT_SEARCH_WEIGHTS, ...options.weights };
+    const norm = { ...DEFAULT_LENGTH_NORMALISATION, ...options.lengthNormalisation };
+    this.weights = SEARCH_FIELDS.map((f) => weights[f]);
+    this.lengthNorm = SEARCH_FIELDS.map((f) => norm[f]);
+    this.k1 = options.k1 ?? 1.2;
+    this.synonymWeight = options.synonymWeight ?? 0.3;
+    this.synonyms = this.synonymWeight > 0 ? buildSynonymMap() : new Map();
+
+    const sorted = [...tools].sort((a, b) => compareNames(a.name, b.name));
+    const totals = SEARCH_FIELDS.map(() => 0);
+    for (const tool of sorted) {
+      const category = categoryOf(tool);
+      const fields = fieldTexts(tool, category).map(analyze);
+      const doc = this.docs.length;
+      this.docs.push({ name: tool.name, namespace: tool.namespace, category, lengths: fields.map((terms) => terms.length) });
+      const counts = new Map<string, number[]>();
+      fields.forEach((terms, f) => {
+        totals[f] += terms.length;
+        for (const term of terms) {
+          let tf = counts.get(term);
+          if (!tf) counts.set(term, (tf = SEARCH_FIELDS.map(() => 0)));
+          tf[f]++;
+        }
+      });
+      for (const [term, tf] of counts) {
+        let list = this.postings.get(term);
+        if (!list) this.postings.set(term, (list = []));
+        list.push({ doc, tf });
+      }
+    }
+    this.avgLengths = totals.map((total) => roundTenth(this.docs.length ? total / this.docs.length : 0));
+  }
+
+  get size(): number {
+    return this.docs.length;
+  }
+
+  /** The query's terms: the user's words at weight 1, synonyms of them at `synonymWeight`. */
+  queryTerms(query: string): QueryTerm[] {
+    const own = [...new Set(analyze(query))];
+    const terms: QueryTerm[] = own.map((term) => ({ term, weight: 1 }));
+    const seen = new Set(own);
+    for (const term of own) {
+      for (const synonym of this.synonyms.get(term) ?? []) {
+        if (seen.has(synonym)) continue;
+        seen.add(synonym);
+        terms.push({ term: synonym, weight: this.synonymWeight });
+      }
+    }
+    return terms;
+  }
+
+  /** Statistics of the live catalog for these terms. */
+  stats(terms: readonly QueryTerm[]): SearchStats {
+    return {
+      docCount: this.docs.length,
+      avgLengths: [...this.avgLengths],
+      docFrequencies: terms.map(({ term }) => this.postings.get(term)?.length ?? 0),
+    };
+  }
+
+  /**
+   * All tools matching the query, best first (score descending, then name). With `stats`, the
+   * ranking uses those frozen statistics instead of the live ones (see `SearchStats`).
+   */
+  search(terms: readonly QueryTerm[], filter: SearchFilter = {}, stats: SearchStats = this.stats(terms)): SearchHit[] {
+    const scores = new Float64Array(this.docs.length);
+    const touched: number[] = [];
+    const { docCount, avgLengths, docFrequencies } = stats;
+    terms.forEach(({ term, weight }, i) => {
+      const postings = this.postings.get(term);
+      if (!postings) return;
+      const df = docFrequencies[i] ?? 0;
+      const idf = Math.log(1 + (docCount - df + 0.5) / (df + 0.5));
+      if (idf <= 0) return;
+      for (const { doc, tf } of postings) {
+        const lengths = this.docs[doc].lengths;
+        let pseudoTf = 0;
+        for (let f = 0; f < tf.length; f++) {
+          if (tf[f] === 0) continue;
+          const avg = avgLengths[f] || 1;
+          pseudoTf += (this.weights[f] * tf[f]) / (1 - this.lengthNorm[f] + (this.lengthNorm[f] * lengths[f]) / avg);
+        }
+        if (scores[doc] === 0) touched.push(doc);
+        scores[doc] += weight * idf * ((pseudoTf * (this.k1 + 1)) / (this.k1 + pseudoTf));
+      }
+    });
+    const hits: SearchHit[] = [];
+    for (const doc of touched) {
+      const tool = this.docs[doc];
+      if (filter.category !== undefined && tool.category.toLowerCase() !== filter.category.toLowerCase()) continue;
+      if (filter.namespace !== undefined && tool.namespace !== filter.namespace) continue;
+      const score = Math.round(scores[doc] * SCORE_SCALE);
+      if (score > 0) hits.push({ name: tool.name, score });
+    }
+    return hits.sort(compareHits);
+  }
+}
+
+/** Ranking order: higher score first, then name. */
+export function compareHits(a: SearchHit, b: SearchHit): number {
+  return b.score - a.score || compareNames(a.name, b.name);
+}
+
+function roundTenth(n: number): number {
+  return Math.round(n * 10) / 10;
+}
+
+function fieldTexts(tool: DisclosureTool, category: string): string[] {
+  const prefix = `${tool.namespace}__`;
+  const shortName = tool.name.startsWith(prefix) ? tool.name.slice(prefix.length) : tool.name;
+  const title = typeof tool.annotations?.['title'] === 'string' ? (tool.annotations['title'] as string) : '';
+  return [
+    shortName,
+    tool.namespace,
+    tool.title ?? title,
+    tool.description ?? '',
+    parameterText(tool.inputSchema),
+    `${category} ${tool.serverDescription ?? ''}`,
+  ];
+}
+
+function parameterText(schema: Record<string, unknown>): string {
+  const properties = schema['properties'];
+  if (!properties || typeof properties !== 'object') return '';
+  const parts: string[] = [];
+  for (const [name, prop] of Object.entries(properties as Record<string, unknown>)) {
+    parts.push(name);
+    if (prop && typeof prop === 'object') {
+      const description = (prop as Record<string, unknown>)['description'];
+      if (typeof description === 'string') parts.push(description);
+    }
+  }
+  return parts.join(' ');
+}
