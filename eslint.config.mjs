@@ -1,6 +1,22 @@
 import nx from '@nx/eslint-plugin';
 import tseslint from 'typescript-eslint';
 
+/** Tests (`*.spec.ts`) may also use the testing lib; production code may not. */
+function boundaries(inTests) {
+  const extra = inTests ? ['type:testing'] : [];
+  return {
+    enforceBuildableLibDependency: false,
+    allow: [],
+    depConstraints: [
+      { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:domain', 'type:infra', 'type:util', ...extra] },
+      { sourceTag: 'type:domain', onlyDependOnLibsWithTags: ['type:infra', 'type:util', ...extra] },
+      { sourceTag: 'type:infra', onlyDependOnLibsWithTags: ['type:util', ...extra] },
+      { sourceTag: 'type:util', onlyDependOnLibsWithTags: ['type:util', ...extra] },
+      { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:domain', 'type:infra', 'type:util'] },
+    ],
+  };
+}
+
 export default [
   { ignores: ['dist/**', 'node_modules/**', '.tollgate/**', '.nx/**', 'coverage/**'] },
   ...tseslint.configs.recommended,
@@ -10,24 +26,15 @@ export default [
     rules: {
       // The architecture, enforced: apps wire, domain libs hold the rules, infra and util libs
       // serve them. A domain lib may not import another domain lib.
-      '@nx/enforce-module-boundaries': [
-        'error',
-        {
-          enforceBuildableLibDependency: false,
-          allow: [],
-          depConstraints: [
-            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:domain', 'type:infra', 'type:util'] },
-            { sourceTag: 'type:domain', onlyDependOnLibsWithTags: ['type:infra', 'type:util'] },
-            { sourceTag: 'type:infra', onlyDependOnLibsWithTags: ['type:util'] },
-            { sourceTag: 'type:util', onlyDependOnLibsWithTags: ['type:util'] },
-            { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:domain', 'type:infra', 'type:util'] },
-          ],
-        },
-      ],
+      '@nx/enforce-module-boundaries': ['error', boundaries(false)],
       '@typescript-eslint/no-explicit-any': 'off',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Read configuration through @tollgate/config.' }],
     },
+  },
+  {
+    files: ['**/*.spec.ts'],
+    rules: { '@nx/enforce-module-boundaries': ['error', boundaries(true)] },
   },
   {
     // Entry points, tests, tools and benchmarks may read the environment; the config lib parses it.

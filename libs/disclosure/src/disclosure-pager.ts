@@ -36,6 +36,8 @@ export interface BudgetedPage<E extends object> {
 }
 
 const MAX_EXTRA_FITS = 2;
+/** Tokens a `tooLarge` entry (a name and its size) is assumed to take before the exact count. */
+const TOO_LARGE_ENTRY_ESTIMATE = 16;
 
 /**
  * As many items as fit in `maxTokens`, counted on the final JSON. Items are estimated first
@@ -44,7 +46,7 @@ const MAX_EXTRA_FITS = 2;
  * paging always moves forward.
  */
 export function budgetedPage<T, E extends object>(input: BudgetedPageInput<T, E>): BudgetedPage<E> {
-  const { items, maxTokens, render, itemTokens } = input;
+  const { items, maxTokens, itemTokens } = input;
   const limit = input.limit ?? Number.POSITIVE_INFINITY;
   const empty = finalise(input, [], [], 0);
   if (empty.answer.tokens > maxTokens) {
@@ -69,7 +71,7 @@ export function budgetedPage<T, E extends object>(input: BudgetedPageInput<T, E>
     }
     if (cost > maxTokens - empty.answer.tokens - cursorEstimate) {
       tooLarge.push(item);
-      used += countTokens(JSON.stringify(render(item))) > 0 ? 12 : 0;
+      used += TOO_LARGE_ENTRY_ESTIMATE;
       continue;
     }
     break;
