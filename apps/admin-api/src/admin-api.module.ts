@@ -2,6 +2,7 @@ import { DynamicModule, Module, ValidationPipe } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { PassportModule } from '@nestjs/passport';
 import { BudgetModule } from '@tollgate/budget';
+import { RateLimitModule } from '@tollgate/rate-limit';
 import { CatalogModule } from '@tollgate/catalog';
 import { AdminConfig, ConfigModule } from '@tollgate/config';
 import { DbModule } from '@tollgate/db';
@@ -17,6 +18,7 @@ import { AdminAuthGuard } from './auth/admin-auth.guard';
 import { ADMIN_BEARER_STRATEGY, AdminBearerStrategy } from './auth/admin-bearer.strategy';
 import { OrgScopeGuard } from './auth/org-scope.guard';
 import { BudgetsController } from './budgets/budgets.controller';
+import { RateLimitsController } from './rate-limits/rate-limits.controller';
 import { AdminExceptionFilter } from './common/admin-exception.filter';
 import { validationExceptionFactory } from './common/validation-exception.factory';
 import { HealthController } from './health/health.controller';
@@ -43,6 +45,7 @@ export class AdminApiModule {
         IdentityModule,
         CatalogModule,
         BudgetModule,
+        RateLimitModule,
         PricingModule,
         PolicyModule,
         PassportModule.register({ defaultStrategy: ADMIN_BEARER_STRATEGY, session: false }),
@@ -58,6 +61,7 @@ export class AdminApiModule {
         PoliciesController,
         PricesController,
         BudgetsController,
+        RateLimitsController,
         AuditController,
       ],
       providers: [

@@ -8,6 +8,7 @@ import { MeteringModule } from '@tollgate/metering';
 import { PolicyModule } from '@tollgate/policy';
 import { PricingModule } from '@tollgate/pricing';
 import { QueueModule } from '@tollgate/queue';
+import { RateLimitModule } from '@tollgate/rate-limit';
 import { RedisModule } from '@tollgate/redis';
 import { UpstreamModule } from '@tollgate/upstream';
 import { GovernedCallPipeline } from './governed-call/governed-call.pipeline';
@@ -30,6 +31,7 @@ export class EdgeModule {
         IdentityModule,
         PolicyModule,
         PricingModule,
+        RateLimitModule,
         BudgetModule,
         CatalogModule,
         UpstreamModule,

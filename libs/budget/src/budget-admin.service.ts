@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Budget, PrismaService } from '@tollgate/db';
+import { Budget, PrismaService, scopeBelongsToOrg } from '@tollgate/db';
 import { Micros, PeriodKind } from '@tollgate/kernel';
 import { ORG_CONFIG_CHANGED_CHANNEL, RedisService } from '@tollgate/redis';
 import { BudgetScope } from './budget.service';
@@ -100,15 +100,7 @@ export class BudgetAdminService {
   }
 
   private async assertScopeInOrg(orgId: string, scope: BudgetScope, scopeId: string): Promise<void> {
-    const found =
-      scope === 'ORG'
-        ? scopeId === orgId && (await this.prisma.organization.count({ where: { id: orgId } })) > 0
-        : scope === 'TEAM'
-          ? (await this.prisma.team.count({ where: { orgId, id: scopeId } })) > 0
-          : scope === 'USER'
-            ? (await this.prisma.user.count({ where: { orgId, id: scopeId } })) > 0
-            : (await this.prisma.virtualKey.count({ where: { orgId, id: scopeId } })) > 0;
-    if (!found) {
+    if (!(await scopeBelongsToOrg(this.prisma, orgId, scope, scopeId))) {
       throw new BudgetAdminException(BudgetAdminExceptionCode.ScopeNotFound, `${scope.toLowerCase()} ${scopeId} not found in this organization`, 'scopeId');
     }
   }

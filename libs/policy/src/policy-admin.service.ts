@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { AccessPolicy, PrismaService } from '@tollgate/db';
+import { AccessPolicy, PrismaService, scopeBelongsToOrg } from '@tollgate/db';
 import { isValidToolPattern } from '@tollgate/kernel';
 import { ORG_CONFIG_CHANGED_CHANNEL, RedisService } from '@tollgate/redis';
 import { PolicyScope } from './access-decision';
@@ -108,15 +108,7 @@ export class PolicyAdminService {
   }
 
   private async assertScopeInOrg(orgId: string, scope: PolicyScope, scopeId: string): Promise<void> {
-    const found =
-      scope === 'ORG'
-        ? scopeId === orgId && (await this.prisma.organization.count({ where: { id: orgId } })) > 0
-        : scope === 'TEAM'
-          ? (await this.prisma.team.count({ where: { orgId, id: scopeId } })) > 0
-          : scope === 'USER'
-            ? (await this.prisma.user.count({ where: { orgId, id: scopeId } })) > 0
-            : (await this.prisma.virtualKey.count({ where: { orgId, id: scopeId } })) > 0;
-    if (!found) {
+    if (!(await scopeBelongsToOrg(this.prisma, orgId, scope, scopeId))) {
       throw new PolicyAdminException(PolicyAdminExceptionCode.ScopeNotFound, `${scope.toLowerCase()} ${scopeId} not found in this organization`, 'scopeId');
     }
   }

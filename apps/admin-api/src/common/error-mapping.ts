@@ -4,6 +4,7 @@ import { CatalogException, CatalogExceptionCode } from '@tollgate/catalog';
 import { IdentityException, IdentityExceptionCode } from '@tollgate/identity';
 import { PolicyAdminException, PolicyAdminExceptionCode } from '@tollgate/policy';
 import { PriceBookException, PriceBookExceptionCode } from '@tollgate/pricing';
+import { RateLimitException, RateLimitExceptionCode } from '@tollgate/rate-limit';
 import { STATUS_CODES } from 'node:http';
 import { FieldValidationException } from './field-validation.exception';
 
@@ -92,6 +93,18 @@ function budgetAdminStatus(code: BudgetAdminExceptionCode): number {
   }
 }
 
+function rateLimitStatus(code: RateLimitExceptionCode): number {
+  switch (code) {
+    case RateLimitExceptionCode.InvalidRule:
+      return HttpStatus.BAD_REQUEST;
+    case RateLimitExceptionCode.ScopeNotFound:
+    case RateLimitExceptionCode.RuleNotFound:
+      return HttpStatus.NOT_FOUND;
+    default:
+      return assertNever(code);
+  }
+}
+
 function budgetStatus(code: BudgetExceptionCode): number {
   switch (code) {
     case BudgetExceptionCode.CounterUnavailable:
@@ -136,6 +149,7 @@ export function mapError(err: unknown): MappedError {
   if (err instanceof PolicyAdminException) return { status: policyStatus(err.code), message: err.message, field: err.field, code: err.code };
   if (err instanceof PriceBookException) return { status: priceBookStatus(err.code), message: err.message, field: err.field, code: err.code };
   if (err instanceof BudgetAdminException) return { status: budgetAdminStatus(err.code), message: err.message, field: err.field, code: err.code };
+  if (err instanceof RateLimitException) return { status: rateLimitStatus(err.code), message: err.message, field: err.field, code: err.code };
   if (err instanceof BudgetException) return { status: budgetStatus(err.code), message: err.message, code: err.code };
   if (isBodyParserError(err)) {
     if (err.type === 'entity.parse.failed') return { status: HttpStatus.BAD_REQUEST, message: 'request body is not valid JSON', field: 'body', code: 'INVALID_JSON' };

@@ -8,6 +8,7 @@ import { Micros, microsToJson, parseExposedToolName } from '@tollgate/kernel';
 import { MeteringService, UsageEvent, newCallId } from '@tollgate/metering';
 import { AccessDecision, PolicyService, decideAccess, describeDecision } from '@tollgate/policy';
 import { FREE_PRICE, PriceRuleData, PricingService, actualCallCost, estimateCallCost } from '@tollgate/pricing';
+import { RateLimitRule, RateLimitService } from '@tollgate/rate-limit';
 import { TokenEncodingName, countJsonTokens } from '@tollgate/tokens';
 import { UpstreamClientPool, UpstreamException, UpstreamExceptionCode } from '@tollgate/upstream';
 import { EdgeMetrics } from '../health/edge-metrics.service';
@@ -30,7 +31,7 @@ interface PricedCall {
 
 /**
  * The governed call, top to bottom: authenticate (done by the transport guard, which hands us the
- * principal) -> policy -> price -> reserve -> upstream -> output budget -> settle -> meter.
+ * principal) -> policy -> rate limit -> price -> reserve -> upstream -> output budget -> settle -> meter.
  * Every refusal or failure is a tool result with `isError: true` and a structured body.
  */
 @Injectable()
@@ -41,6 +42,7 @@ export class GovernedCallPipeline {
     private readonly catalog: ToolCatalogService,
     private readonly policies: PolicyService,
     private readonly pricing: PricingService,
+    private readonly rateLimits: RateLimitService,
     private readonly budgets: BudgetService,
     private readonly upstreams: UpstreamClientPool,
     private readonly metering: MeteringService,
@@ -70,8 +72,30 @@ export class GovernedCallPipeline {
     const decision = decideAccess(await this.policies.levelsFor(principal), { namespace: tool.namespace, tool: tool.name });
     if (!decision.allowed) return this.refuse(exposedName, notAllowedResult(exposedName, decision));
 
+    // Rate limit
+    const callId = newCallId();
+    const admitted = await this.rateLimits.admitCall(principal, { namespace: tool.namespace, tool: tool.name }, callId, startedAt);
+    if (!admitted.admitted) return this.refuse(exposedName, rateLimitedResult(exposedName, admitted.rule, admitted.kind, admitted.retryAfterMs));
+    try {
+      return await this.pricedCall(principal, tool, callId, args, startedAt, catalog, signal);
+    } finally {
+      await admitted.release();
+    }
+  }
+
+  private async pricedCall(
+    principal: Principal,
+    tool: ServedTool,
+    callId: string,
+    args: Record<string, unknown> | undefined,
+    startedAt: number,
+    catalog: OrgCatalog,
+    signal: AbortSignal | undefined,
+  ): Promise<CallToolResult> {
+    const exposedName = tool.exposedName;
+
     // Price
-    const call = await this.priceCall(principal, tool, startedAt);
+    const call = await this.priceCall(principal, tool, callId, startedAt);
 
     // Reserve
     const estimate = estimateCallCost(call.rule, call.outputTokenCap);
@@ -120,9 +144,9 @@ export class GovernedCallPipeline {
     return this.config.tokens.encoding;
   }
 
-  private async priceCall(principal: Principal, tool: ServedTool, startedAt: number): Promise<PricedCall> {
+  private async priceCall(principal: Principal, tool: ServedTool, callId: string, startedAt: number): Promise<PricedCall> {
     const rule = (await this.pricing.priceFor(principal.orgId, tool.upstreamId, tool.name, new Date(startedAt))) ?? FREE_PRICE;
-    return { callId: newCallId(), tool, rule, outputTokenCap: tool.outputTokenCap ?? this.config.edge.defaultOutputTokenCap, startedAt };
+    return { callId, tool, rule, outputTokenCap: tool.outputTokenCap ?? this.config.edge.defaultOutputTokenCap, startedAt };
   }
 
   private settle(reservation: SpendReservation, cost: Micros): Promise<BudgetStanding[]> {
@@ -201,6 +225,21 @@ function notAllowedResult(name: string, decision: Exclude<AccessDecision, { allo
     reason: decision.reason,
     ...('scope' in decision ? { scope: decision.scope } : {}),
     ...('rule' in decision ? { rule: decision.rule } : {}),
+  });
+}
+
+function rateLimitedResult(name: string, rule: RateLimitRule, kind: 'WINDOW' | 'CONCURRENCY', retryAfterMs: number): CallToolResult {
+  const what = kind === 'WINDOW' ? `${rule.callsPerWindow} calls per ${rule.windowSeconds} s` : `${rule.maxConcurrent} concurrent calls`;
+  return toolErrorResult({
+    code: ToolErrorCode.RateLimited,
+    message: `The ${rule.scope.toLowerCase()} rate limit of ${what} for "${rule.toolPattern}" is reached.`,
+    hint: `Retry after ${Math.ceil(retryAfterMs / 1000)} s.`,
+    tool: name,
+    scope: rule.scope,
+    toolPattern: rule.toolPattern,
+    limitKind: kind,
+    ...(kind === 'WINDOW' ? { callsPerWindow: rule.callsPerWindow, windowSeconds: rule.windowSeconds } : { maxConcurrent: rule.maxConcurrent }),
+    retryAfterMs,
   });
 }
 

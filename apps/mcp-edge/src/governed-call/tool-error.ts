@@ -3,6 +3,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 export enum ToolErrorCode {
   UnknownTool = 'UNKNOWN_TOOL',
   ToolNotAllowed = 'TOOL_NOT_ALLOWED',
+  RateLimited = 'RATE_LIMITED',
   BudgetExceeded = 'BUDGET_EXCEEDED',
   UpstreamUnavailable = 'UPSTREAM_UNAVAILABLE',
   UpstreamTimeout = 'UPSTREAM_TIMEOUT',

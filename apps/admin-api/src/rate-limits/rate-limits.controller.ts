@@ -1,0 +1,51 @@
+import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Post } from '@nestjs/common';
+import { ApiBadRequestResponse, ApiBearerAuth, ApiCreatedResponse, ApiNoContentResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { AdminPrincipal } from '@tollgate/identity';
+import { RateLimitAdminService } from '@tollgate/rate-limit';
+import { AuditService } from '../audit/audit.service';
+import { CurrentAdmin } from '../auth/current-admin.decorator';
+import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
+import { ErrorBodyView } from '../common/error-body.view';
+import { UuidParam } from '../common/uuid-param.decorator';
+import { CreateRateLimitDto } from './create-rate-limit.dto';
+import { RateLimitView, toRateLimitView } from './rate-limit.view';
+
+@ApiTags('rate-limits')
+@ApiBearerAuth()
+@ApiNotFoundResponse({ type: ErrorBodyView })
+@Controller('v1/orgs/:orgId/rate-limits')
+export class RateLimitsController {
+  constructor(
+    private readonly rateLimits: RateLimitAdminService,
+    private readonly audit: AuditService,
+  ) {}
+
+  @Post()
+  @OrgAccess(OrgAccessLevel.Manage)
+  @ApiOperation({ summary: 'Add a rate limit (calls per sliding window and/or concurrent calls) for a level and tool pattern' })
+  @ApiCreatedResponse({ type: RateLimitView })
+  @ApiBadRequestResponse({ type: ErrorBodyView })
+  async createRateLimit(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @Body() dto: CreateRateLimitDto): Promise<RateLimitView> {
+    const view = toRateLimitView(await this.rateLimits.createRateLimit(orgId, dto));
+    await this.audit.record(admin, { orgId, action: 'rate-limit.created', targetType: 'rate-limit', targetId: view.id, details: { ...view } });
+    return view;
+  }
+
+  @Get()
+  @OrgAccess(OrgAccessLevel.Read)
+  @ApiOperation({ summary: 'List the rate limits of an organization' })
+  @ApiOkResponse({ type: [RateLimitView] })
+  async listRateLimits(@UuidParam('orgId') orgId: string): Promise<RateLimitView[]> {
+    return (await this.rateLimits.listRateLimits(orgId)).map(toRateLimitView);
+  }
+
+  @Delete(':rateLimitId')
+  @HttpCode(HttpStatus.NO_CONTENT)
+  @OrgAccess(OrgAccessLevel.Manage)
+  @ApiOperation({ summary: 'Delete a rate limit' })
+  @ApiNoContentResponse()
+  async deleteRateLimit(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @UuidParam('rateLimitId') id: string): Promise<void> {
+    const rule = await this.rateLimits.deleteRateLimit(orgId, id);
+    await this.audit.record(admin, { orgId, action: 'rate-limit.deleted', targetType: 'rate-limit', targetId: rule.id, details: toRateLimitView(rule) as never });
+  }
+}

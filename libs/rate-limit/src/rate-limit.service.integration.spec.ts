@@ -1,0 +1,76 @@
+import { Test } from '@nestjs/testing';
+import { ConfigModule, loadEdgeConfig } from '@tollgate/config';
+import { DbModule, PrismaService } from '@tollgate/db';
+import { RedisModule } from '@tollgate/redis';
+import { createTestEnv, TestEnv } from '@tollgate/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RateLimitAdminService } from './rate-limit-admin.service';
+import { RateLimitService } from './rate-limit.service';
+
+describe('RateLimitService on real Redis', () => {
+  let env: TestEnv;
+  let limits: RateLimitService;
+  let admin: RateLimitAdminService;
+  let close: () => Promise<void>;
+  let caller: { orgId: string; teamId: string; userId: string; keyId: string };
+  const tool = { namespace: 'github', tool: 'search_code' };
+
+  beforeAll(async () => {
+    env = await createTestEnv();
+    const moduleRef = await Test.createTestingModule({
+      imports: [ConfigModule.forRoot(loadEdgeConfig(env.vars)), DbModule, RedisModule],
+      providers: [RateLimitService, RateLimitAdminService],
+    }).compile();
+    const app = moduleRef.createNestApplication();
+    await app.init();
+    close = () => app.close();
+    limits = app.get(RateLimitService);
+    admin = app.get(RateLimitAdminService);
+    const prisma = app.get(PrismaService);
+    const org = await prisma.organization.create({ data: { name: 'o', slug: 'o' } });
+    const team = await prisma.team.create({ data: { orgId: org.id, name: 't' } });
+    const user = await prisma.user.create({ data: { orgId: org.id, email: 'u@x' } });
+    const key = await prisma.virtualKey.create({ data: { orgId: org.id, teamId: team.id, userId: user.id, name: 'k', prefix: 'tg_x', secretHash: 'h' } });
+    caller = { orgId: org.id, teamId: team.id, userId: user.id, keyId: key.id };
+  });
+
+  afterAll(async () => {
+    await close?.();
+    await env?.cleanup();
+  });
+
+  it('should slide the window: the previous window counts by how much of it still overlaps', async () => {
+    const rule = await admin.createRateLimit(caller.orgId, { scope: 'KEY', scopeId: caller.keyId, toolPattern: 'github:search_*', callsPerWindow: 10, windowSeconds: 60 });
+    await expect.poll(async () => (await limits.rulesFor(caller, tool)).map((r) => r.id)).toEqual([rule.id]);
+    const t0 = Math.floor(Date.now() / 60_000) * 60_000; // the start of a window
+    for (let i = 0; i < 10; i++) expect((await limits.admitCall(caller, tool, `a${i}`, t0 + 1000)).admitted).toBe(true);
+    const eleventh = await limits.admitCall(caller, tool, 'a10', t0 + 2000);
+    expect(eleventh).toMatchObject({ admitted: false, kind: 'WINDOW', retryAfterMs: 58_000 });
+    // Just after the window turns, the previous 10 calls still weigh ~10: refused.
+    expect((await limits.admitCall(caller, tool, 'b0', t0 + 61_000)).admitted).toBe(false);
+    // Half way into the next window they weigh 5: five more calls fit, the sixth does not.
+    for (let i = 0; i < 5; i++) expect((await limits.admitCall(caller, tool, `c${i}`, t0 + 90_000)).admitted).toBe(true);
+    expect((await limits.admitCall(caller, tool, 'c5', t0 + 90_000)).admitted).toBe(false);
+    // Another tool is not counted by this rule.
+    expect((await limits.admitCall(caller, { namespace: 'github', tool: 'create_issue' }, 'd0', t0 + 90_000)).admitted).toBe(true);
+    await admin.deleteRateLimit(caller.orgId, rule.id);
+  });
+
+  it('should cap concurrent calls and free a slot when a call is released or its deadline passes', async () => {
+    const rule = await admin.createRateLimit(caller.orgId, { scope: 'USER', scopeId: caller.userId, maxConcurrent: 2 });
+    await expect.poll(async () => (await limits.rulesFor(caller, tool)).map((r) => r.id)).toEqual([rule.id]);
+    const now = Date.now();
+    const a = await limits.admitCall(caller, tool, 'x1', now);
+    const b = await limits.admitCall(caller, tool, 'x2', now);
+    expect(a.admitted && b.admitted).toBe(true);
+    expect(await limits.admitCall(caller, tool, 'x3', now)).toMatchObject({ admitted: false, kind: 'CONCURRENCY' });
+    if (a.admitted) await a.release();
+    expect((await limits.admitCall(caller, tool, 'x4', now)).admitted).toBe(true);
+    // Nobody releases x2 and x4 (their edge died): after the deadline (120 s) the slots are free.
+    expect((await limits.admitCall(caller, tool, 'x5', now + 121_000)).admitted).toBe(true);
+  });
+
+  it('should refuse a rule for a scope of another organisation', async () => {
+    await expect(admin.createRateLimit(caller.orgId, { scope: 'TEAM', scopeId: '00000000-0000-4000-8000-000000000000', callsPerWindow: 1 })).rejects.toMatchObject({ code: 'SCOPE_NOT_FOUND' });
+  });
+});

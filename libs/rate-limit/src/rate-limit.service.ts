@@ -1,0 +1,96 @@
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
+import { PrismaService } from '@tollgate/db';
+import { ToolRef, matchesToolPattern } from '@tollgate/kernel';
+import { OrgConfigCache, RedisService } from '@tollgate/redis';
+import { ADMIT_SCRIPT } from './rate-limit-scripts';
+
+export type RateLimitScope = 'ORG' | 'TEAM' | 'USER' | 'KEY';
+
+export interface RateLimitRule {
+  id: string;
+  scope: RateLimitScope;
+  scopeId: string;
+  toolPattern: string;
+  callsPerWindow: number | null;
+  windowSeconds: number;
+  maxConcurrent: number | null;
+}
+
+export interface RateLimitCaller {
+  orgId: string;
+  teamId: string;
+  userId: string;
+  keyId: string;
+}
+
+export type AdmitOutcome =
+  | { admitted: true; release: () => Promise<void> }
+  | { admitted: false; rule: RateLimitRule; kind: 'WINDOW' | 'CONCURRENCY'; retryAfterMs: number };
+
+const NOOP_RELEASE = async () => undefined;
+
+/** Calls per window and concurrent calls, per level and per tool pattern, counted in Redis. */
+@Injectable()
+export class RateLimitService implements OnModuleInit {
+  private readonly cache: OrgConfigCache<RateLimitRule[]>;
+  private admitSha = '';
+
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly redis: RedisService,
+    @Inject(TOLLGATE_CONFIG) private readonly config: BaseConfig & { edge?: { reservationTtlSeconds: number } },
+  ) {
+    this.cache = new OrgConfigCache((orgId) => this.prisma.rateLimit.findMany({ where: { orgId } }));
+  }
+
+  async onModuleInit(): Promise<void> {
+    await this.cache.attach(this.redis);
+    this.admitSha = (await this.redis.client.script('LOAD', ADMIT_SCRIPT)) as string;
+  }
+
+  async rulesFor(caller: RateLimitCaller, tool: ToolRef): Promise<RateLimitRule[]> {
+    const idOf: Record<RateLimitScope, string> = { ORG: caller.orgId, TEAM: caller.teamId, USER: caller.userId, KEY: caller.keyId };
+    return (await this.cache.get(caller.orgId)).filter((r) => r.scopeId === idOf[r.scope] && matchesToolPattern(r.toolPattern, tool));
+  }
+
+  /** Admits the call under every rule that applies, or names the rule that refuses it and when to retry. */
+  async admitCall(caller: RateLimitCaller, tool: ToolRef, callId: string, now = Date.now()): Promise<AdmitOutcome> {
+    const rules = await this.rulesFor(caller, tool);
+    if (rules.length === 0) return { admitted: true, release: NOOP_RELEASE };
+    const deadline = now + (this.config.edge?.reservationTtlSeconds ?? 120) * 1000;
+    const keys: string[] = [];
+    const args: (string | number)[] = [now, callId, deadline];
+    for (const r of rules) {
+      const windowMs = r.windowSeconds * 1000;
+      const index = Math.floor(now / windowMs);
+      const base = this.redis.orgKey(caller.orgId, 'rl', r.id);
+      keys.push(`${base}:w:${index}`, `${base}:w:${index - 1}`, `${base}:c`);
+      args.push(r.callsPerWindow ?? 0, windowMs, index * windowMs, r.maxConcurrent ?? 0);
+    }
+    const res = (await this.evalAdmit(keys, args)) as number[];
+    if (res[0] === 0) {
+      return { admitted: false, rule: rules[res[1] - 1], kind: res[2] === 1 ? 'WINDOW' : 'CONCURRENCY', retryAfterMs: res[3] };
+    }
+    const concurrencyKeys = rules.flatMap((r, i) => (r.maxConcurrent ? [keys[3 * i + 2]] : []));
+    if (concurrencyKeys.length === 0) return { admitted: true, release: NOOP_RELEASE };
+    return {
+      admitted: true,
+      release: async () => {
+        const tx = this.redis.client.multi();
+        for (const k of concurrencyKeys) tx.zrem(k, callId);
+        await tx.exec();
+      },
+    };
+  }
+
+  private async evalAdmit(keys: string[], args: (string | number)[]): Promise<unknown> {
+    try {
+      return await this.redis.client.evalsha(this.admitSha, keys.length, ...keys, ...args);
+    } catch (err) {
+      if (!(err instanceof Error) || !err.message.includes('NOSCRIPT')) throw err;
+      this.admitSha = (await this.redis.client.script('LOAD', ADMIT_SCRIPT)) as string;
+      return this.redis.client.evalsha(this.admitSha, keys.length, ...keys, ...args);
+    }
+  }
+}
