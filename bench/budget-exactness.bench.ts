@@ -1,0 +1,121 @@
+/**
+ * `npm run bench:budget`: two edge processes, 64 concurrent agents on one key whose budget allows
+ * exactly N calls. Exactly N must succeed, the ledger must hold N charged rows, and the Redis
+ * counters must equal the ledger, at every level.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { performance } from 'node:perf_hooks';
+import { BenchPlatform, seedGovernedOrg, startBenchPlatform } from './support/bench-platform';
+
+const PRICE = 1_000;
+
+async function main(): Promise<void> {
+  const allowed = Number(process.env.BENCH_BUDGET_CALLS ?? 500);
+  const agents = Number(process.env.BENCH_AGENTS ?? 64);
+  let p: BenchPlatform | undefined;
+  const clients: Client[] = [];
+  try {
+    p = await startBenchPlatform({ edges: 2 });
+    const org = await seedGovernedOrg(p, PRICE);
+    await p.api('PUT', `/v1/orgs/${org.orgId}/budgets`, { scope: 'KEY', scopeId: org.keyId, period: 'MONTH', limitMicros: allowed * PRICE });
+    await p.api('PUT', `/v1/orgs/${org.orgId}/budgets`, { scope: 'TEAM', scopeId: org.teamId, period: 'DAY', limitMicros: allowed * PRICE * 10 });
+    await p.api('PUT', `/v1/orgs/${org.orgId}/budgets`, { scope: 'ORG', scopeId: org.orgId, period: 'TOTAL', limitMicros: allowed * PRICE * 100 });
+
+    for (let i = 0; i < agents; i++) {
+      const c = new Client({ name: `agent-${i}`, version: '1' });
+      const edge = p.edgeUrls[i % p.edgeUrls.length];
+      await c.connect(new StreamableHTTPClientTransport(new URL(`${edge}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${org.key}` } } }));
+      clients.push(c);
+    }
+
+    let succeeded = 0;
+    let refused = 0;
+    let otherErrors = 0;
+    const callIds: string[] = [];
+    const started = performance.now();
+    // Each agent calls until the budget refuses it.
+    await Promise.all(
+      clients.map(async (c) => {
+        for (;;) {
+          const res = (await c.callTool({ name: 'fixture__ping', arguments: {} })) as CallToolResult;
+          const code = (res._meta?.['tollgate/error'] as { code?: string } | undefined)?.code;
+          if (!res.isError) {
+            succeeded++;
+            callIds.push((res._meta?.['tollgate/call'] as { callId: string }).callId);
+          } else if (code === 'BUDGET_EXCEEDED') {
+            refused++;
+            return;
+          } else {
+            otherErrors++;
+            return;
+          }
+        }
+      }),
+    );
+    const seconds = (performance.now() - started) / 1000;
+
+    // The worker drains the usage queue; wait until every successful call is in the ledger.
+    const deadline = Date.now() + 120_000;
+    let ledgerRows = 0;
+    while (Date.now() < deadline) {
+      ledgerRows = Number((await p.db.query('SELECT count(*) AS n FROM "UsageEvent" WHERE "keyId" = $1', [org.keyId])).rows[0].n);
+      if (ledgerRows >= succeeded) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const ledger = (
+      await p.db.query('SELECT count(*) FILTER (WHERE "costMicros" > 0) AS charged, COALESCE(sum("costMicros"), 0)::text AS spent FROM "UsageEvent" WHERE "keyId" = $1', [org.keyId])
+    ).rows[0];
+
+    // Redis counters of every budget level, against the ledger.
+    const counterKeys = await scanKeys(p, `${p.env.REDIS_PREFIX}:{org:${org.orgId}}:budget:*`);
+    const counters: Record<string, { spent: string; reserved: string }> = {};
+    for (const k of counterKeys.filter((k) => !k.endsWith(':resv'))) {
+      const [spent, reserved] = await p.redis.hmget(k, 'spent', 'reserved');
+      counters[k] = { spent: spent ?? '0', reserved: reserved ?? '0' };
+    }
+    const countersEqualLedger = Object.values(counters).length === 3 && Object.values(counters).every((c) => c.spent === ledger.spent && c.reserved === '0');
+
+    const figures = {
+      bench: 'budget-exactness',
+      edges: p.edgeUrls.length,
+      agents,
+      budgetAllowsCalls: allowed,
+      succeeded,
+      refusedBudget: refused,
+      otherErrors,
+      ledgerRows,
+      ledgerChargedRows: Number(ledger.charged),
+      ledgerSpentMicros: Number(ledger.spent),
+      redisCounters: Object.fromEntries(Object.entries(counters).map(([k, v]) => [k.split(':budget:')[1], v])),
+      countersEqualLedger,
+      exact: succeeded === allowed && Number(ledger.charged) === allowed && countersEqualLedger && otherErrors === 0,
+      callsPerSecond: Math.round((succeeded + refused) / seconds),
+    };
+    console.log(`\nBudget exactness: ${agents} agents on ${p.edgeUrls.length} edges, budget for exactly ${allowed} calls`);
+    console.log(`  succeeded ${succeeded}, refused ${refused}, other errors ${otherErrors}; ledger ${ledgerRows} rows (${ledger.charged} charged, ${ledger.spent} micro-units)`);
+    console.log(`  Redis counters equal the ledger at every level: ${countersEqualLedger}`);
+    console.log(JSON.stringify(figures));
+    if (!figures.exact) process.exitCode = 1;
+  } finally {
+    await Promise.allSettled(clients.map((c) => c.close()));
+    await p?.close();
+  }
+}
+
+async function scanKeys(p: BenchPlatform, match: string): Promise<string[]> {
+  const out: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, keys] = await p.redis.scan(cursor, 'MATCH', match, 'COUNT', 1000);
+    cursor = next;
+    out.push(...keys);
+  } while (cursor !== '0');
+  return out;
+}
+
+main().catch((err: Error) => {
+  console.error(err.stack ?? err.message);
+  process.exit(1);
+});

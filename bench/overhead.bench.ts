@@ -1,0 +1,122 @@
+/**
+ * `npm run bench:overhead`: the edge's added latency and throughput against calling the same
+ * upstream directly, in one run, at concurrency 1 and 64. The upstream is the HTTP fixture server
+ * answering at once; the edge has policy, rate limit, price and budgets at all four levels on.
+ * Both paths use the same raw HTTP client (keep-alive), so only the edge differs.
+ */
+import http from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { BenchPlatform, seedGovernedOrg, startBenchPlatform } from './support/bench-platform';
+
+interface Target {
+  url: URL;
+  headers: Record<string, string>;
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+const BODY = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'ping', arguments: {} } });
+
+function callOnce(t: Target, body: string): Promise<number> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: t.url.hostname, port: t.url.port, path: t.url.pathname, method: 'POST', agent, headers: { ...t.headers, 'Content-Length': Buffer.byteLength(body) } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => {
+          if (res.statusCode !== 200 || text.includes('"isError":true')) reject(new Error(`bad answer ${res.statusCode}: ${text.slice(0, 300)}`));
+          else resolve(performance.now() - started);
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function run(t: Target, body: string, concurrency: number, total: number): Promise<{ latencies: number[]; seconds: number }> {
+  const latencies: number[] = [];
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) {
+        next++;
+        latencies.push(await callOnce(t, body));
+      }
+    }),
+  );
+  return { latencies, seconds: (performance.now() - started) / 1000 };
+}
+
+function pct(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+const round = (n: number, d = 3) => Math.round(n * 10 ** d) / 10 ** d;
+
+async function main(): Promise<void> {
+  const total1 = Number(process.env.BENCH_CALLS_C1 ?? 3000);
+  const total64 = Number(process.env.BENCH_CALLS_C64 ?? 20000);
+  let p: BenchPlatform | undefined;
+  try {
+    p = await startBenchPlatform({ edges: 1 });
+    const org = await seedGovernedOrg(p, 1);
+    // Every level has a budget and a rate limit, far from their limits, so every check runs.
+    const ids = { ORG: org.orgId, TEAM: org.teamId, USER: org.userId, KEY: org.keyId };
+    for (const [scope, scopeId] of Object.entries(ids)) {
+      await p.api('PUT', `/v1/orgs/${org.orgId}/budgets`, { scope, scopeId, period: 'MONTH', limitMicros: 1_000_000_000_000 });
+      await p.api('POST', `/v1/orgs/${org.orgId}/rate-limits`, { scope, scopeId, toolPattern: 'fixture:*', callsPerWindow: 1_000_000, windowSeconds: 60, maxConcurrent: 10_000 });
+    }
+
+    const direct: Target = { url: new URL(p.fixtureUrl), headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' } };
+    const edge: Target = { url: new URL(`${p.edgeUrls[0]}/mcp`), headers: { ...direct.headers, Authorization: `Bearer ${org.key}` } };
+    const edgeBody = BODY.replace('"ping"', '"fixture__ping"');
+
+    // Warm up both paths (JIT, pools, caches), then alternate measured rounds.
+    await run(direct, BODY, 8, 1000);
+    await run(edge, edgeBody, 8, 1000);
+
+    const d1 = await run(direct, BODY, 1, total1);
+    const e1 = await run(edge, edgeBody, 1, total1);
+    const d64 = await run(direct, BODY, 64, total64);
+    const e64 = await run(edge, edgeBody, 64, total64);
+
+    const s = (x: number[]) => [...x].sort((a, b) => a - b);
+    const [sd1, se1, sd64, se64] = [s(d1.latencies), s(e1.latencies), s(d64.latencies), s(e64.latencies)];
+    const figures = {
+      bench: 'overhead',
+      calls: { c1: total1, c64: total64 },
+      c1: {
+        directP50Ms: round(pct(sd1, 50)),
+        edgeP50Ms: round(pct(se1, 50)),
+        addedP50Ms: round(pct(se1, 50) - pct(sd1, 50)),
+        directP99Ms: round(pct(sd1, 99)),
+        edgeP99Ms: round(pct(se1, 99)),
+        addedP99Ms: round(pct(se1, 99) - pct(sd1, 99)),
+      },
+      c64: {
+        directRps: Math.round(total64 / d64.seconds),
+        edgeRps: Math.round(total64 / e64.seconds),
+        throughputRatio: round(total64 / e64.seconds / (total64 / d64.seconds)),
+        addedP50Ms: round(pct(se64, 50) - pct(sd64, 50)),
+        addedP99Ms: round(pct(se64, 99) - pct(sd64, 99)),
+      },
+      targets: { addedP50MsBelow: 1, throughputRatioAtLeast: 0.7 },
+    };
+    console.log('\nEdge overhead (same upstream, direct vs through the governed edge)');
+    console.log(`  concurrency 1:  p50 direct ${figures.c1.directP50Ms} ms, edge ${figures.c1.edgeP50Ms} ms -> added ${figures.c1.addedP50Ms} ms; p99 added ${figures.c1.addedP99Ms} ms`);
+    console.log(`  concurrency 64: direct ${figures.c64.directRps} calls/s, edge ${figures.c64.edgeRps} calls/s -> ratio ${figures.c64.throughputRatio}`);
+    console.log(JSON.stringify(figures));
+  } finally {
+    agent.destroy();
+    await p?.close();
+  }
+}
+
+main().catch((err: Error) => {
+  console.error(err.stack ?? err.message);
+  process.exit(1);
+});

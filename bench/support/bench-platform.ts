@@ -1,0 +1,195 @@
+/**
+ * Benchmark harness: a fresh database, the apps as separate processes (as in production), and a
+ * seeded org whose key goes through every governance step (policy, rate limit, price, budgets at
+ * all four levels). Nothing here is mocked.
+ */
+import { ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Client } from 'pg';
+import { Redis } from 'ioredis';
+
+export const ROOT = path.resolve(__dirname, '../../..');
+
+export function adminDatabaseUrl(): string {
+  return process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+}
+
+function dbUrl(name: string): string {
+  const u = new URL(adminDatabaseUrl());
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+async function adminQuery(sql: string): Promise<void> {
+  const c = new Client({ connectionString: adminDatabaseUrl() });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function firstJsonLine(child: ChildProcess): Promise<any> {
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      buf += d.toString();
+      const line = buf.split('\n').find((l) => l.startsWith('{'));
+      if (line) resolve(JSON.parse(line));
+    });
+    child.once('exit', (code) => reject(new Error(`process exited (${code}) before announcing itself`)));
+  });
+}
+
+async function waitHealthy(url: string, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${url}: process exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // starting
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} not healthy in 60 s`);
+}
+
+export interface BenchPlatform {
+  env: Record<string, string>;
+  adminUrl: string;
+  edgeUrls: string[];
+  fixtureUrl: string;
+  api(method: string, p: string, body?: unknown): Promise<any>;
+  redis: Redis;
+  db: Client;
+  close(): Promise<void>;
+}
+
+export async function startBenchPlatform(opts: { edges: number }): Promise<BenchPlatform> {
+  const dbName = `tollgate_bench_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
+  await adminQuery(`CREATE DATABASE "${dbName}"`);
+  await promisify(execFile)(process.execPath, [path.join(ROOT, 'node_modules/prisma/build/index.js'), 'migrate', 'deploy'], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: dbUrl(dbName), PRISMA_HIDE_UPDATE_MESSAGE: '1' },
+  });
+  const prefix = `tgbench:${randomBytes(4).toString('hex')}`;
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    DATABASE_URL: dbUrl(dbName),
+    REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
+    REDIS_PREFIX: prefix,
+    KEY_HASH_SECRET: randomBytes(24).toString('hex'),
+    ENCRYPTION_KEYS: `b1:${randomBytes(32).toString('base64')}`,
+    ADMIN_BOOTSTRAP_TOKEN: `bench-admin-${randomBytes(16).toString('hex')}`,
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+  };
+  const children: ChildProcess[] = [];
+  const spawnNode = (script: string, extra: Record<string, string>) => {
+    const child = spawn(process.execPath, [path.join(ROOT, 'dist', script)], { env: { ...env, ...extra }, stdio: ['ignore', 'pipe', 'inherit'] });
+    children.push(child);
+    return child;
+  };
+
+  const fixture = spawnNode('bench/support/fixture-server.main.js', {});
+  const fixtureUrl = (await firstJsonLine(fixture)).url as string;
+
+  const workerPort = await freePort();
+  const worker = spawnNode('apps/worker/src/main.js', { WORKER_PORT: String(workerPort) });
+  const adminPort = await freePort();
+  const admin = spawnNode('apps/admin-api/src/main.js', { ADMIN_PORT: String(adminPort) });
+  const edgeUrls: string[] = [];
+  const edges: ChildProcess[] = [];
+  for (let i = 0; i < opts.edges; i++) {
+    const port = await freePort();
+    edges.push(spawnNode('apps/mcp-edge/src/main.js', { EDGE_PORT: String(port) }));
+    edgeUrls.push(`http://127.0.0.1:${port}`);
+  }
+  const adminUrl = `http://127.0.0.1:${adminPort}`;
+  await waitHealthy(`http://127.0.0.1:${workerPort}/healthz`, worker);
+  await waitHealthy(`${adminUrl}/healthz`, admin);
+  for (const [i, url] of edgeUrls.entries()) await waitHealthy(`${url}/healthz`, edges[i]);
+
+  const api = async (method: string, p: string, body?: unknown) => {
+    const res = await fetch(`${adminUrl}${p}`, {
+      method,
+      headers: { Authorization: `Bearer ${env.ADMIN_BOOTSTRAP_TOKEN}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${text}`);
+    return text ? JSON.parse(text) : undefined;
+  };
+  const redis = new Redis(env.REDIS_URL);
+  const db = new Client({ connectionString: env.DATABASE_URL });
+  await db.connect();
+
+  return {
+    env,
+    adminUrl,
+    edgeUrls,
+    fixtureUrl,
+    api,
+    redis,
+    db,
+    async close() {
+      for (const c of children) c.kill('SIGTERM');
+      await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : undefined)));
+      await db.end();
+      let cursor = '0';
+      do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+        cursor = next;
+        if (keys.length) await redis.unlink(...keys);
+      } while (cursor !== '0');
+      await redis.quit();
+      await adminQuery(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+    },
+  };
+}
+
+export interface SeededOrg {
+  orgId: string;
+  teamId: string;
+  userId: string;
+  keyId: string;
+  key: string;
+  upstreamId: string;
+}
+
+/** An org with one key and the fixture upstream, synced, allowed and priced. */
+export async function seedGovernedOrg(p: BenchPlatform, pricePerCallMicros: number): Promise<SeededOrg> {
+  const org = await p.api('POST', '/v1/orgs', { name: 'Bench', slug: `bench-${randomBytes(3).toString('hex')}` });
+  const o = `/v1/orgs/${org.id}`;
+  const team = await p.api('POST', `${o}/teams`, { name: 'bench' });
+  const user = await p.api('POST', `${o}/users`, { email: 'bench@example.test' });
+  await p.api('POST', `${o}/teams/${team.id}/members`, { userId: user.id });
+  const key = await p.api('POST', `${o}/keys`, { teamId: team.id, userId: user.id, name: 'bench' });
+  const upstream = await p.api('POST', `${o}/upstreams`, { namespace: 'fixture', transport: 'STREAMABLE_HTTP', url: p.fixtureUrl });
+  await p.api('POST', `${o}/upstreams/${upstream.id}/sync`);
+  const deadline = Date.now() + 30_000;
+  while ((await p.api('GET', `${o}/upstreams/${upstream.id}/tools`)).length === 0) {
+    if (Date.now() > deadline) throw new Error('fixture sync did not finish');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await p.api('PUT', `${o}/policies/ORG/${org.id}`, { allow: ['fixture:*'], deny: ['fixture:fail'] });
+  await p.api('PUT', `${o}/policies/KEY/${key.key.id}`, { allow: ['fixture:ping', 'fixture:slow'], deny: [] });
+  await p.api('POST', `${o}/prices`, { upstreamId: upstream.id, toolPattern: '*', perCallMicros: pricePerCallMicros });
+  return { orgId: org.id, teamId: team.id, userId: user.id, keyId: key.key.id, key: key.secret, upstreamId: upstream.id };
+}
