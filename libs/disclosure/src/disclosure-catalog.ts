@@ -188,7 +188,7 @@ export class DisclosureCatalog {
       items: categories,
       maxTokens,
       render: (c) => c,
-      itemTokens: (c) => countJsonTokens(c),
+      itemTokens: (c) => this.cachedTokens(c),
       cursorAfter: (c) => encodeNameCursor(c.name),
       envelope: (rendered) => ({ categories: rendered as CategorySummary[] }),
     });
@@ -271,6 +271,19 @@ export class DisclosureCatalog {
   /** The category a tool is listed under (given or guessed). */
   categoryOf(name: string): string {
     return this.entry(name).category;
+  }
+
+  private readonly itemTokenCache = new Map<string, number>();
+
+  private cachedTokens(value: unknown): number {
+    const json = JSON.stringify(value);
+    let tokens = this.itemTokenCache.get(json);
+    if (tokens === undefined) {
+      tokens = countJsonTokens(value);
+      if (this.itemTokenCache.size > 10_000) this.itemTokenCache.clear();
+      this.itemTokenCache.set(json, tokens);
+    }
+    return tokens;
   }
 
   private visibleEntries(scope: DisclosureScope): CatalogEntry[] {

@@ -110,19 +110,21 @@ function finalise<T, E extends object>(input: BudgetedPageInput<T, E>, shown: T[
 }
 
 /**
- * Sets `tokens` to the count of the JSON that contains it. The count's own digits change the
- * count by at most a token, so this settles in two or three rounds.
+ * Sets `tokens` to the count of the JSON that contains it, with one count. o200k_base splits
+ * digits into their own pre-tokens of up to three digits, so the number's own cost is
+ * ceil(digits / 3) tokens whatever surrounds it: count once with a one-digit placeholder, then
+ * add what the real number's digits cost beyond that one token.
  */
 function withOwnTokenCount<E extends object>(body: E & Omit<PageTail, 'tokens'>, consumed: number): BudgetedPage<E> {
-  let tokens = 0;
-  for (let round = 0; round < 6; round++) {
-    const answer = { ...body, tokens } as BudgetedAnswer<E>;
-    const json = JSON.stringify(answer);
-    const counted = countTokens(json);
-    if (counted === tokens) return { answer, json, consumed };
-    tokens = counted;
-  }
-  throw new Error('token count did not settle');
+  const base = countTokens(JSON.stringify({ ...body, tokens: 0 })) - 1;
+  let tokens = base + 1;
+  while (base + digitTokens(tokens) !== tokens) tokens = base + digitTokens(tokens);
+  const answer = { ...body, tokens } as BudgetedAnswer<E>;
+  return { answer, json: JSON.stringify(answer), consumed };
+}
+
+function digitTokens(n: number): number {
+  return Math.ceil(String(n).length / 3);
 }
 
 /** The budget that applies: the caller's, never above the policy's ceiling. */

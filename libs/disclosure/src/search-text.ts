@@ -56,13 +56,14 @@ function cjkBigrams(run: string): string[] {
 export function stem(word: string): string {
   if (word.length <= 3 || CJK_CHAR.test(word) || /\d/.test(word)) return word;
   let w = word;
+  if (w.endsWith('est') && w.length > 6 && /(tt|gg|st)est$/.test(w)) w = w.slice(0, w.endsWith('ttest') || w.endsWith('ggest') ? -4 : -3);
   if (w.endsWith('ies') && w.length > 4) w = `${w.slice(0, -3)}y`;
   else if (w.endsWith('sses')) w = w.slice(0, -2);
   else if (/(ches|shes|xes|zes)$/.test(w)) w = w.slice(0, -2);
   else if (w.endsWith('s') && !w.endsWith('ss') && !w.endsWith('us') && !w.endsWith('is')) w = w.slice(0, -1);
   if (w.endsWith('ing') && w.length > 5) w = undoubleConsonant(w.slice(0, -3));
   else if (w.endsWith('ed') && w.length > 4) w = undoubleConsonant(w.slice(0, -2));
-  if (w.endsWith('ization')) w = `${w.slice(0, -7)}iz`;
+  if (w.endsWith('ization') || w.endsWith('isation')) w = `${w.slice(0, -7)}iz`;
   else if (w.endsWith('ation') && w.length > 7) w = w.slice(0, -5);
   else if (w.endsWith('ize') || w.endsWith('ise')) w = w.slice(0, -3);
   else if (w.endsWith('ly') && w.length > 5) w = w.slice(0, -2);
@@ -156,6 +157,17 @@ export const SEARCH_SYNONYM_GROUPS: readonly (readonly string[])[] = [
   ['commit', 'commits', 'history', 'log'],
   ['law', 'legal', 'regulation'],
   ['dividend', 'payout'],
+  ['fork', 'copy', 'clone', 'duplicate'],
+  ['secret', 'password', 'credential', 'api key', 'leak', 'leaked'],
+  ['me', 'my account', 'signed in', 'logged in', 'authenticated', 'whoami'],
+  ['alternative', 'replacement', 'substitute', 'instead'],
+  ['hierarchy', 'organization', 'org chart', 'reporting line'],
+  ['insider', 'executive', 'director', 'officer'],
+  ['apartment', 'holiday', 'vacation', 'rental'],
+  ['tempo', 'bpm', 'beats per minute'],
+  ['collaborator', 'access', 'permission', 'member'],
+  ['icon', 'symbol', 'glyph'],
+  ['capitalization', 'market cap', 'valuation'],
   ['financial', 'finance', 'earnings', 'income'],
 ];
 

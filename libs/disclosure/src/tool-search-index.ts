@@ -26,8 +26,8 @@ export interface ToolSearchOptions {
 }
 
 export const DEFAULT_SEARCH_WEIGHTS: SearchFieldWeights = {
-  name: 3,
-  namespace: 1.5,
+  name: 4,
+  namespace: 2,
   title: 1.5,
   description: 1,
   params: 0.3,
@@ -53,6 +53,7 @@ export interface QueryTerm {
   term: string;
   weight: number;
 }
+
 
 /**
  * Collection statistics a ranking used. A cursor carries them so that the next page ranks the
@@ -108,7 +109,7 @@ export class ToolSearchIndex {
     this.weights = SEARCH_FIELDS.map((f) => weights[f]);
     this.lengthNorm = SEARCH_FIELDS.map((f) => norm[f]);
     this.k1 = options.k1 ?? 1.2;
-    this.synonymWeight = options.synonymWeight ?? 0.3;
+    this.synonymWeight = options.synonymWeight ?? 0.5;
     this.synonyms = this.synonymWeight > 0 ? buildSynonymMap() : new Map();
 
     const sorted = [...tools].sort((a, b) => compareNames(a.name, b.name));
@@ -144,6 +145,7 @@ export class ToolSearchIndex {
   queryTerms(query: string): QueryTerm[] {
     const own = [...new Set(analyze(query))];
     const terms: QueryTerm[] = own.map((term) => ({ term, weight: 1 }));
+    // The user's own words first, then synonyms: the order (and so the cursor's statistics) is stable.
     const seen = new Set(own);
     for (const term of own) {
       for (const synonym of this.synonyms.get(term) ?? []) {
