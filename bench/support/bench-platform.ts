@@ -102,7 +102,8 @@ export async function startBenchPlatform(opts: { edges: number }): Promise<Bench
   };
   const children: ChildProcess[] = [];
   const spawnNode = (script: string, extra: Record<string, string>) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'dist', script)], { env: { ...env, ...extra }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const nodeArgs = script.includes('mcp-edge') && process.env.BENCH_EDGE_NODE_ARGS ? process.env.BENCH_EDGE_NODE_ARGS.split(' ') : [];
+    const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'dist', script)], { env: { ...env, ...extra }, stdio: ['ignore', 'pipe', 'inherit'] });
     children.push(child);
     return child;
   };

@@ -2,9 +2,11 @@ import { DynamicModule, Module, ValidationPipe } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { PassportModule } from '@nestjs/passport';
 import { BudgetModule } from '@tollgate/budget';
+import { ReportingModule } from '@tollgate/reporting';
 import { RateLimitModule } from '@tollgate/rate-limit';
 import { CatalogModule } from '@tollgate/catalog';
 import { AdminConfig, ConfigModule } from '@tollgate/config';
+import { ConnectionsModule } from '@tollgate/connections';
 import { DbModule } from '@tollgate/db';
 import { IdentityModule } from '@tollgate/identity';
 import { PolicyModule } from '@tollgate/policy';
@@ -12,16 +14,22 @@ import { PricingModule } from '@tollgate/pricing';
 import { QueueModule } from '@tollgate/queue';
 import { RedisModule } from '@tollgate/redis';
 import { AdminTokensController } from './admin-tokens/admin-tokens.controller';
+import { AlertsController } from './alerts/alerts.controller';
 import { AuditController } from './audit/audit.controller';
 import { AuditService } from './audit/audit.service';
 import { AdminAuthGuard } from './auth/admin-auth.guard';
 import { ADMIN_BEARER_STRATEGY, AdminBearerStrategy } from './auth/admin-bearer.strategy';
 import { OrgScopeGuard } from './auth/org-scope.guard';
 import { BudgetsController } from './budgets/budgets.controller';
+import { ConnectionsController } from './connections/connections.controller';
+import { OAuthCallbackController } from './connections/oauth-callback.controller';
 import { RateLimitsController } from './rate-limits/rate-limits.controller';
 import { AdminExceptionFilter } from './common/admin-exception.filter';
 import { validationExceptionFactory } from './common/validation-exception.factory';
 import { HealthController } from './health/health.controller';
+import { BUDGET_COUNTERS_PROVIDER } from './reports/budget-counters.provider';
+import { BudgetReconcileController } from './reports/budget-reconcile.controller';
+import { ReportsController } from './reports/reports.controller';
 import { KeysController } from './keys/keys.controller';
 import { OrgsController } from './orgs/orgs.controller';
 import { PoliciesController } from './policies/policies.controller';
@@ -44,7 +52,9 @@ export class AdminApiModule {
         QueueModule.forRoot(),
         IdentityModule,
         CatalogModule,
+        ConnectionsModule,
         BudgetModule,
+        ReportingModule.register({ imports: [BudgetModule], budgetCounters: BUDGET_COUNTERS_PROVIDER }),
         RateLimitModule,
         PricingModule,
         PolicyModule,
@@ -52,6 +62,8 @@ export class AdminApiModule {
       ],
       controllers: [
         HealthController,
+        ConnectionsController,
+        OAuthCallbackController,
         OrgsController,
         AdminTokensController,
         TeamsController,
@@ -63,6 +75,9 @@ export class AdminApiModule {
         BudgetsController,
         RateLimitsController,
         AuditController,
+        ReportsController,
+        BudgetReconcileController,
+        AlertsController,
       ],
       providers: [
         AuditService,

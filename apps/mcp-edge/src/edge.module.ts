@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { BudgetModule } from '@tollgate/budget';
 import { CatalogModule } from '@tollgate/catalog';
 import { ConfigModule, EdgeConfig } from '@tollgate/config';
+import { ConnectionsModule } from '@tollgate/connections';
 import { DbModule } from '@tollgate/db';
 import { IdentityModule } from '@tollgate/identity';
 import { MeteringModule } from '@tollgate/metering';
@@ -11,7 +12,9 @@ import { QueueModule } from '@tollgate/queue';
 import { RateLimitModule } from '@tollgate/rate-limit';
 import { RedisModule } from '@tollgate/redis';
 import { UpstreamModule } from '@tollgate/upstream';
+import { ProgressiveDisclosure } from './disclosure/progressive-disclosure.service';
 import { GovernedCallPipeline } from './governed-call/governed-call.pipeline';
+import { UpstreamCaller } from './governed-call/upstream-caller.service';
 import { EdgeMetrics } from './health/edge-metrics.service';
 import { HealthController } from './health/health.controller';
 import { McpServerFactory } from './mcp/mcp-server.factory';
@@ -36,9 +39,10 @@ export class EdgeModule {
         CatalogModule,
         UpstreamModule,
         MeteringModule,
+        ConnectionsModule,
       ],
       controllers: [McpController, HealthController],
-      providers: [GovernedCallPipeline, McpServerFactory, EdgeMetrics, UpstreamListChangedRelay],
+      providers: [GovernedCallPipeline, UpstreamCaller, ProgressiveDisclosure, McpServerFactory, EdgeMetrics, UpstreamListChangedRelay],
     };
   }
 }

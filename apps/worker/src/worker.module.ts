@@ -1,23 +1,34 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { BudgetModule } from '@tollgate/budget';
 import { CatalogModule } from '@tollgate/catalog';
 import { ConfigModule, WorkerConfig } from '@tollgate/config';
 import { DbModule } from '@tollgate/db';
 import { MeteringModule } from '@tollgate/metering';
 import { QueueModule } from '@tollgate/queue';
 import { RedisModule } from '@tollgate/redis';
+import { ReportingModule } from '@tollgate/reporting';
+import { BUDGET_COUNTERS_PROVIDER } from './budget-counters.provider';
+import { FinanceScheduler } from './finance-scheduler.service';
 import { HealthController } from './health/health.controller';
 import { CatalogSyncProcessor } from './processors/catalog-sync.processor';
 import { UsageLedgerProcessor } from './processors/usage-ledger.processor';
+import { AlertDeliveryProcessor } from './processors/alert-delivery.processor';
+import { BudgetAlertsProcessor } from './processors/budget-alerts.processor';
+import { BudgetReconcileProcessor } from './processors/budget-reconcile.processor';
+import { UsageRollupProcessor } from './processors/usage-rollup.processor';
 import { SyncScheduler } from './sync-scheduler.service';
+import { OAuthRefreshScheduler } from './oauth-refresh-scheduler.service';
+import { OAuthRefreshProcessor } from './processors/oauth-refresh.processor';
+import { UpstreamSyncAuthModule } from './upstream-sync-auth.module';
 
 @Module({})
 export class WorkerModule {
   static forRoot(config: WorkerConfig): DynamicModule {
     return {
       module: WorkerModule,
-      imports: [ConfigModule.forRoot(config), DbModule, RedisModule, QueueModule.forRoot(), CatalogModule, MeteringModule],
+      imports: [ConfigModule.forRoot(config), DbModule, RedisModule, QueueModule.forRoot(), UpstreamSyncAuthModule, CatalogModule, MeteringModule, BudgetModule, ReportingModule.register({ imports: [BudgetModule], budgetCounters: BUDGET_COUNTERS_PROVIDER })],
       controllers: [HealthController],
-      providers: [CatalogSyncProcessor, UsageLedgerProcessor, SyncScheduler],
+      providers: [CatalogSyncProcessor, UsageLedgerProcessor, SyncScheduler, UsageRollupProcessor, BudgetAlertsProcessor, AlertDeliveryProcessor, BudgetReconcileProcessor, FinanceScheduler, OAuthRefreshProcessor, OAuthRefreshScheduler],
     };
   }
 }

@@ -41,6 +41,15 @@ export interface BudgetStanding {
   resetsAt: Date | null;
 }
 
+/** A budget's Redis counter next to the ledger, for reconciliation; `standing` uses the counter if present. */
+export interface BudgetCounterCheck {
+  standing: BudgetStanding;
+  counterSpentMicros: Micros | null;
+  ledgerSpentMicros: Micros;
+  /** The counter was missing and has been seeded from the ledger. */
+  rebuilt: boolean;
+}
+
 interface BoundBudget {
   rule: BudgetRule;
   periodStart: Date;
@@ -176,6 +185,25 @@ export class BudgetService implements OnModuleInit {
       const [spent, reserved] = await this.redis.client.hmget(b.hashKey, 'spent', 'reserved');
       const spentMicros = spent === null ? await this.spentFromLedger(b, scopes) : BigInt(spent);
       out.push(standing(b, spentMicros, BigInt(reserved ?? '0')));
+    }
+    return out;
+  }
+
+  /**
+   * Every budget of an organisation for its current period: the Redis counter (null when missing)
+   * beside the ledger's sum. With `rebuildMissing`, a missing counter is seeded from the ledger,
+   * as the next reservation would. Used by reconciliation, alerts and utilisation reports.
+   */
+  async checkCounters(orgId: string, timeZone: string, opts: { rebuildMissing?: boolean; now?: Date } = {}): Promise<BudgetCounterCheck[]> {
+    const scopes: SpendScopes = { orgId, teamId: '', userId: '', keyId: '', timeZone };
+    const out: BudgetCounterCheck[] = [];
+    for (const rule of await this.cache.get(orgId)) {
+      const b = this.bind(rule, scopes, opts.now ?? new Date());
+      const [[spent, reserved], ledgerSpentMicros] = await Promise.all([this.redis.client.hmget(b.hashKey, 'spent', 'reserved'), this.spentFromLedger(b, scopes)]);
+      const rebuilt = spent === null && opts.rebuildMissing === true;
+      if (rebuilt) await this.seedCounter(b, scopes);
+      const counterSpentMicros = spent === null ? null : BigInt(spent);
+      out.push({ standing: standing(b, counterSpentMicros ?? ledgerSpentMicros, BigInt(reserved ?? '0')), counterSpentMicros, ledgerSpentMicros, rebuilt });
     }
     return out;
   }

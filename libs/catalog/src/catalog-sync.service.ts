@@ -1,12 +1,13 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { Prisma, PrismaService } from '@tollgate/db';
 import { ORG_CONFIG_CHANGED_CHANNEL, RedisService } from '@tollgate/redis';
-import { connectUpstream } from '@tollgate/upstream';
+import { UpstreamSpec, connectUpstream } from '@tollgate/upstream';
 import { CatalogException, CatalogExceptionCode } from './catalog.exception';
 import { definitionHash, normalizeToolDefinition, schemaTokenCount } from './tool-definition';
-import { UpstreamRegistry, upstreamSpecOf } from './upstream-registry.service';
+import { UpstreamRegistry } from './upstream-registry.service';
+import { UPSTREAM_SYNC_AUTH, UpstreamSyncAuth } from './upstream-sync-auth';
 
 export interface SyncReport {
   upstreamId: string;
@@ -35,13 +36,14 @@ export class CatalogSyncService {
     private readonly redis: RedisService,
     private readonly registry: UpstreamRegistry,
     @Inject(TOLLGATE_CONFIG) private readonly config: BaseConfig,
+    @Optional() @Inject(UPSTREAM_SYNC_AUTH) private readonly syncAuth?: UpstreamSyncAuth,
   ) {}
 
   async syncUpstream(orgId: string, upstreamId: string): Promise<SyncReport> {
     const upstream = await this.registry.getUpstream(orgId, upstreamId);
     let listed: Tool[];
     try {
-      listed = await this.listAllTools(upstreamSpecOf(upstream));
+      listed = await this.listAllTools(await this.syncSpecOf(upstream));
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       await this.prisma.upstreamServer.update({ where: { id: upstream.id }, data: { lastSyncError: message.slice(0, 1000) } });
@@ -57,7 +59,16 @@ export class CatalogSyncService {
     return report;
   }
 
-  private async listAllTools(spec: ReturnType<typeof upstreamSpecOf>): Promise<Tool[]> {
+  /** A per-user OAuth upstream lists its tools only to a user: sync with a connected user's token. */
+  private async syncSpecOf(upstream: Parameters<UpstreamRegistry['specOf']>[0]): Promise<UpstreamSpec> {
+    const spec = this.registry.specOf(upstream);
+    if (spec.authMode !== 'PER_USER_OAUTH') return spec;
+    const headers = this.syncAuth ? await this.syncAuth.headersForSync(upstream.orgId, upstream.id) : null;
+    if (!headers) throw new Error('no user has connected an account yet (per-user OAuth): the catalog is read once someone connects');
+    return { ...spec, headers: { ...spec.headers, ...headers } };
+  }
+
+  private async listAllTools(spec: UpstreamSpec): Promise<Tool[]> {
     const client = await connectUpstream(spec, { timeoutMs: Math.max(spec.callTimeoutMs, 30_000) });
     try {
       const tools: Tool[] = [];

@@ -4,7 +4,7 @@ import { exposedToolName } from '@tollgate/kernel';
 import { OrgConfigCache, RedisService } from '@tollgate/redis';
 import { UpstreamSpec } from '@tollgate/upstream';
 import { ToolDefinition } from './tool-definition';
-import { upstreamSpecOf } from './upstream-registry.service';
+import { UpstreamRegistry } from './upstream-registry.service';
 
 /** A tool as the edge serves it: the pinned definition of an enabled upstream. */
 export interface ServedTool {
@@ -16,6 +16,9 @@ export interface ServedTool {
   definition: ToolDefinition;
   schemaTokens: number;
   outputTokenCap: number | null;
+  tier: 'HOT' | 'WARM' | 'STANDARD' | 'COLD';
+  tierScore: number;
+  category: string | null;
 }
 
 export interface OrgCatalog {
@@ -32,6 +35,7 @@ export class ToolCatalogService implements OnModuleInit {
   constructor(
     private readonly prisma: PrismaService,
     private readonly redis: RedisService,
+    private readonly registry: UpstreamRegistry,
   ) {
     this.cache = new OrgConfigCache((orgId) => this.load(orgId));
   }
@@ -62,13 +66,16 @@ export class ToolCatalogService implements OnModuleInit {
         definition: t.pinnedDefinition as unknown as ToolDefinition,
         schemaTokens: t.schemaTokens,
         outputTokenCap: up.outputTokenCap,
+        tier: t.tier,
+        tierScore: t.tierScore,
+        category: t.category,
       };
     });
     tools.sort((a, b) => (a.exposedName < b.exposedName ? -1 : a.exposedName > b.exposedName ? 1 : 0));
     return {
       tools,
       byExposedName: new Map(tools.map((t) => [t.exposedName, t])),
-      upstreams: new Map(upstreams.map((u) => [u.id, upstreamSpecOf(u)])),
+      upstreams: new Map(upstreams.map((u) => [u.id, this.registry.specOf(u)])),
     };
   }
 }

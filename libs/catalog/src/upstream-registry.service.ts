@@ -1,8 +1,14 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { Prisma, PrismaService, UpstreamServer } from '@tollgate/db';
 import { sha256Hex, stableStringify } from '@tollgate/kernel';
-import { UpstreamSpec } from '@tollgate/upstream';
+import { SecretBox } from '@tollgate/secret-box';
+import { UpstreamSecrets, UpstreamSpec, openUpstreamSecrets, sealUpstreamSecrets } from '@tollgate/upstream';
+import { randomUUID } from 'node:crypto';
 import { CatalogException, CatalogExceptionCode } from './catalog.exception';
+
+/** The gateway's own meta-tools live here (`tollgate__search_tools`, ...). */
+export const RESERVED_NAMESPACE = 'tollgate';
 
 export interface RegisterUpstreamInput {
   namespace: string;
@@ -11,27 +17,74 @@ export interface RegisterUpstreamInput {
   command?: string;
   args?: string[];
   url?: string;
+  /** Header values sent upstream; stored encrypted (only their names stay readable). */
   headers?: Record<string, string>;
+  /** Static secret auth: sent as `Authorization: Bearer <value>`, stored encrypted. */
+  bearerToken?: string;
+  /** Default: STATIC_SECRET when headers or a bearer token are given, else NONE. */
+  authMode?: 'NONE' | 'STATIC_SECRET' | 'PER_USER_OAUTH';
+  /** PER_USER_OAUTH: a configured client (else one is registered dynamically) and the scope to ask for. */
+  oauth?: { clientId?: string; clientSecret?: string; scope?: string };
   syncIntervalSeconds?: number;
   callTimeoutMs?: number;
   outputTokenCap?: number | null;
 }
 
+/** Readable settings of an upstream; secret values live encrypted in `secretsEnc`. */
+export interface UpstreamSettings {
+  /** Names of the headers kept in `secretsEnc`. */
+  headerNames?: string[];
+  /** Before secrets were encrypted, headers were kept here in plain text; still honoured. */
+  headers?: Record<string, string>;
+  env?: Record<string, string>;
+  oauth?: { clientId?: string; scope?: string };
+}
+
 /** The upstream MCP servers of each organisation. */
 @Injectable()
 export class UpstreamRegistry {
-  constructor(private readonly prisma: PrismaService) {}
+  private readonly secrets: SecretBox;
+
+  constructor(
+    private readonly prisma: PrismaService,
+    @Inject(TOLLGATE_CONFIG) config: BaseConfig,
+  ) {
+    this.secrets = new SecretBox(config.security.encryptionKeys);
+  }
+
+  /** How to connect to an upstream row, its secrets decrypted. */
+  specOf(row: UpstreamServer): UpstreamSpec {
+    return upstreamSpecOf(row, this.secrets);
+  }
 
   async registerUpstream(orgId: string, input: RegisterUpstreamInput): Promise<UpstreamServer> {
+    if (input.namespace === RESERVED_NAMESPACE) {
+      throw new CatalogException(CatalogExceptionCode.InvalidUpstream, `namespace "${RESERVED_NAMESPACE}" is reserved for the gateway's own tools`, 'namespace');
+    }
     if (input.transport === 'STDIO' && !input.command) {
       throw new CatalogException(CatalogExceptionCode.InvalidUpstream, 'a stdio upstream needs a command', 'command');
     }
     if (input.transport !== 'STDIO' && !input.url) {
       throw new CatalogException(CatalogExceptionCode.InvalidUpstream, `a ${input.transport.toLowerCase()} upstream needs a url`, 'url');
     }
+    const authMode = input.authMode ?? (input.bearerToken || Object.keys(input.headers ?? {}).length > 0 ? 'STATIC_SECRET' : 'NONE');
+    if (authMode === 'PER_USER_OAUTH' && input.transport === 'STDIO') {
+      throw new CatalogException(CatalogExceptionCode.InvalidUpstream, 'per-user OAuth needs an HTTP upstream (STREAMABLE_HTTP or SSE)', 'authMode');
+    }
+    if (authMode === 'STATIC_SECRET' && !input.bearerToken && Object.keys(input.headers ?? {}).length === 0) {
+      throw new CatalogException(CatalogExceptionCode.InvalidUpstream, 'STATIC_SECRET needs a bearerToken or headers', 'bearerToken');
+    }
+    const id = randomUUID();
+    const headers: Record<string, string> = { ...(input.headers ?? {}), ...(input.bearerToken ? { Authorization: `Bearer ${input.bearerToken}` } : {}) };
+    const secrets: UpstreamSecrets = { headers, ...(input.oauth?.clientSecret ? { oauthClientSecret: input.oauth.clientSecret } : {}) };
+    const settings: UpstreamSettings = {
+      headerNames: Object.keys(headers).sort(),
+      ...(input.oauth?.clientId || input.oauth?.scope ? { oauth: { clientId: input.oauth.clientId, scope: input.oauth.scope } } : {}),
+    };
     try {
       return await this.prisma.upstreamServer.create({
         data: {
+          id,
           orgId,
           namespace: input.namespace,
           displayName: input.displayName,
@@ -39,7 +92,9 @@ export class UpstreamRegistry {
           command: input.transport === 'STDIO' ? input.command : null,
           args: input.transport === 'STDIO' ? (input.args ?? []) : [],
           url: input.transport === 'STDIO' ? null : input.url,
-          settings: { headers: input.headers ?? {} },
+          settings: settings as Prisma.InputJsonObject,
+          secretsEnc: sealUpstreamSecrets(this.secrets, id, secrets),
+          authMode,
           syncIntervalSeconds: input.syncIntervalSeconds ?? 3600,
           callTimeoutMs: input.callTimeoutMs ?? 30_000,
           outputTokenCap: input.outputTokenCap ?? null,
@@ -69,9 +124,9 @@ export class UpstreamRegistry {
   }
 }
 
-/** How to connect to an upstream row. */
-export function upstreamSpecOf(row: UpstreamServer): UpstreamSpec {
-  const settings = (row.settings ?? {}) as { headers?: Record<string, string>; env?: Record<string, string> };
+/** How to connect to an upstream row; `secrets` opens its encrypted headers. */
+export function upstreamSpecOf(row: UpstreamServer, secrets: SecretBox): UpstreamSpec {
+  const settings = (row.settings ?? {}) as UpstreamSettings;
   return {
     id: row.id,
     orgId: row.orgId,
@@ -80,9 +135,10 @@ export function upstreamSpecOf(row: UpstreamServer): UpstreamSpec {
     command: row.command,
     args: row.args,
     url: row.url,
-    headers: settings.headers ?? {},
+    headers: { ...(settings.headers ?? {}), ...(openUpstreamSecrets(secrets, row).headers ?? {}) },
     env: settings.env ?? {},
     callTimeoutMs: row.callTimeoutMs,
-    version: sha256Hex(stableStringify([row.transport, row.command, row.args, row.url, row.settings, row.callTimeoutMs])),
+    authMode: row.authMode,
+    version: sha256Hex(stableStringify([row.transport, row.command, row.args, row.url, row.settings, row.secretsEnc, row.callTimeoutMs])),
   };
 }

@@ -46,6 +46,9 @@ export const WORKER_ENV_SCHEMA = BASE_ENV_SCHEMA.extend({
   WORKER_PORT: port.default(4002),
   LEDGER_BATCH_SIZE: z.coerce.number().int().min(1).max(5000).default(500),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  // Per-user OAuth tokens expiring within this many seconds are refreshed ahead of time.
+  OAUTH_REFRESH_WITHIN_SECONDS: z.coerce.number().int().min(60).max(86_400).default(600),
+  OAUTH_REFRESH_EVERY_SECONDS: z.coerce.number().int().min(10).max(3600).default(60),
 });
 
 export type BaseEnv = z.infer<typeof BASE_ENV_SCHEMA>;

@@ -39,6 +39,7 @@ export interface AdminConfig extends BaseConfig {
 
 export interface WorkerConfig extends BaseConfig {
   worker: { host: string; port: number; ledgerBatchSize: number; concurrency: number };
+  oauthRefresh: { withinSeconds: number; everySeconds: number };
 }
 
 /** Thrown at boot with every bad variable named, so the process fails fast and says why. */
@@ -117,5 +118,6 @@ export function loadWorkerConfig(env: Record<string, string | undefined>): Worke
   return {
     ...baseConfig(e),
     worker: { host: e.HOST, port: e.WORKER_PORT, ledgerBatchSize: e.LEDGER_BATCH_SIZE, concurrency: e.WORKER_CONCURRENCY },
+    oauthRefresh: { withinSeconds: e.OAUTH_REFRESH_WITHIN_SECONDS, everySeconds: e.OAUTH_REFRESH_EVERY_SECONDS },
   };
 }

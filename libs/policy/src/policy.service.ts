@@ -10,9 +10,11 @@ export interface ScopeIds {
   keyId: string;
 }
 
-interface StoredPolicy extends PolicyLevel {
+export interface StoredPolicy extends PolicyLevel {
   scopeId: string;
   autoExecute: readonly string[];
+  disclosureMode: 'FULL' | 'PROGRESSIVE' | 'CODE' | 'AUTO' | null;
+  maxAnswerTokens: number | null;
 }
 
 /** Loads and caches an organisation's access policies; picks the levels that apply to a caller. */
@@ -40,6 +42,14 @@ export class PolicyService implements OnModuleInit {
 
   private async loadOrgPolicies(orgId: string): Promise<StoredPolicy[]> {
     const rows = await this.prisma.accessPolicy.findMany({ where: { orgId } });
-    return rows.map((r) => ({ scope: r.scope, scopeId: r.scopeId, allow: r.allow, deny: r.deny, autoExecute: r.autoExecute }));
+    return rows.map((r) => ({
+      scope: r.scope,
+      scopeId: r.scopeId,
+      allow: r.allow,
+      deny: r.deny,
+      autoExecute: r.autoExecute,
+      disclosureMode: r.disclosureMode,
+      maxAnswerTokens: r.maxAnswerTokens,
+    }));
   }
 }

@@ -4,15 +4,25 @@ import type { JobsOptions } from 'bullmq';
 export enum QueueName {
   CatalogSync = 'catalog-sync',
   UsageLedger = 'usage-ledger',
+  UsageRollup = 'usage-rollup',
+  BudgetAlerts = 'budget-alerts',
+  AlertDelivery = 'alert-delivery',
+  BudgetReconcile = 'budget-reconcile',
+  OAuthRefresh = 'oauth-refresh',
 }
 
 export enum JobName {
   SyncUpstream = 'sync-upstream',
   RecordUsage = 'record-usage',
+  RollupUsage = 'rollup-usage',
+  CheckBudgetAlerts = 'check-budget-alerts',
+  DeliverBudgetAlert = 'deliver-budget-alert',
+  ReconcileBudgets = 'reconcile-budgets',
+  RefreshConnections = 'refresh-connections',
 }
 
 /** Why a catalog sync runs; kept in the job for the logs and the admin API. */
-export type SyncTrigger = 'schedule' | 'admin' | 'list-changed' | 'created';
+export type SyncTrigger = 'schedule' | 'admin' | 'list-changed' | 'created' | 'user-connected';
 
 /** A usage event as it travels through the queue: money as a decimal string of micro-units. */
 export interface UsageEventPayload {
@@ -36,6 +46,15 @@ export interface UsageEventPayload {
 export interface JobPayloads {
   [JobName.SyncUpstream]: { orgId: string; upstreamId: string; trigger: SyncTrigger };
   [JobName.RecordUsage]: UsageEventPayload;
+  /** `day` (UTC, YYYY-MM-DD) null: today and yesterday; `orgId` null: every organisation. */
+  [JobName.RollupUsage]: { day: string | null; orgId: string | null };
+  /** `orgId` null: every organisation with budgets. */
+  [JobName.CheckBudgetAlerts]: { orgId: string | null };
+  [JobName.DeliverBudgetAlert]: { orgId: string; alertId: string };
+  /** `orgId` null: every organisation with budgets. */
+  [JobName.ReconcileBudgets]: { orgId: string | null };
+  /** Refresh per-user OAuth tokens expiring within `withinSeconds` (null: the worker's setting). */
+  [JobName.RefreshConnections]: { withinSeconds: number | null };
 }
 
 export type JobOf<N extends JobName> = JobPayloads[N];
@@ -44,10 +63,24 @@ export type JobOf<N extends JobName> = JobPayloads[N];
 export const JOB_QUEUE: Record<JobName, QueueName> = {
   [JobName.SyncUpstream]: QueueName.CatalogSync,
   [JobName.RecordUsage]: QueueName.UsageLedger,
+  [JobName.RollupUsage]: QueueName.UsageRollup,
+  [JobName.CheckBudgetAlerts]: QueueName.BudgetAlerts,
+  [JobName.DeliverBudgetAlert]: QueueName.AlertDelivery,
+  [JobName.ReconcileBudgets]: QueueName.BudgetReconcile,
+  [JobName.RefreshConnections]: QueueName.OAuthRefresh,
 };
 
 /** Retry policy lives next to the names. */
 export const JOB_OPTIONS: Record<JobName, JobsOptions> = {
   [JobName.SyncUpstream]: { attempts: 3, backoff: { type: 'exponential', delay: 2000 }, removeOnComplete: 100, removeOnFail: 500 },
   [JobName.RecordUsage]: { attempts: 10, backoff: { type: 'exponential', delay: 500 }, removeOnComplete: 1000, removeOnFail: 5000 },
+  // Recomputing a day is idempotent, so a retry is always safe.
+  [JobName.RollupUsage]: { attempts: 5, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: 100, removeOnFail: 500 },
+  // The 30 s schedule is the backstop, so a failed check needs only a couple of quick retries.
+  [JobName.CheckBudgetAlerts]: { attempts: 3, backoff: { type: 'exponential', delay: 500 }, removeOnComplete: 100, removeOnFail: 500 },
+  // A webhook receiver may be down for a while: 8 attempts over about 4 minutes (1 s, 2 s, 4 s ... 64 s).
+  [JobName.DeliverBudgetAlert]: { attempts: 8, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: 1000, removeOnFail: 5000 },
+  [JobName.ReconcileBudgets]: { attempts: 3, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: 100, removeOnFail: 500 },
+  // The schedule runs every minute: a failed pass is simply redone by the next one.
+  [JobName.RefreshConnections]: { attempts: 1, removeOnComplete: 100, removeOnFail: 500 },
 };

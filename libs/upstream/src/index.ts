@@ -1,5 +1,6 @@
 export * from './upstream.exception';
 export * from './upstream-spec';
+export * from './upstream-secrets';
 export * from './upstream-connector';
 export * from './circuit-breaker';
 export * from './upstream-client-pool.service';

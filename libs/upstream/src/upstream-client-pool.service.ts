@@ -1,6 +1,9 @@
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SseError } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResult, ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { sha256Hex } from '@tollgate/kernel';
 import { CircuitBreaker } from './circuit-breaker';
 import { connectUpstream } from './upstream-connector';
 import { UpstreamException, UpstreamExceptionCode } from './upstream.exception';
@@ -14,7 +17,21 @@ interface PooledClient {
 type ListChangedHandler = (spec: UpstreamSpec) => void;
 
 /**
- * One long-lived MCP client per upstream per process (per user too, once per-user OAuth lands):
+ * A per-user connection to an upstream (per-user OAuth): pooled apart from every other user's,
+ * under `key`, with the user's own headers (their `Authorization`). New headers (a refreshed
+ * token) replace the pooled client.
+ */
+export interface UpstreamSession {
+  key: string;
+  headers: Record<string, string>;
+}
+
+function poolKeyOf(spec: UpstreamSpec, session?: UpstreamSession): string {
+  return session ? `${spec.id}|user:${session.key}` : spec.id;
+}
+
+/**
+ * One long-lived MCP client per upstream per process (and per user, for per-user OAuth upstreams):
  * connected on first use, replaced when the upstream's settings change or its transport closes,
  * guarded by a circuit breaker so a dead upstream fails fast instead of tying up callers.
  */
@@ -38,62 +55,86 @@ export class UpstreamClientPool implements OnModuleDestroy {
     return b;
   }
 
-  private clientFor(spec: UpstreamSpec): Promise<Client> {
-    const pooled = this.clients.get(spec.id);
-    if (pooled && pooled.version === spec.version) return pooled.client;
+  private clientFor(baseSpec: UpstreamSpec, session?: UpstreamSession): Promise<Client> {
+    const key = poolKeyOf(baseSpec, session);
+    const spec = session ? { ...baseSpec, headers: { ...baseSpec.headers, ...session.headers } } : baseSpec;
+    // The version hashes the session's headers, so the header values never sit in the map in clear.
+    const version = session ? `${spec.version}:${sha256Hex(JSON.stringify(session.headers))}` : spec.version;
+    const pooled = this.clients.get(key);
+    if (pooled && pooled.version === version) return pooled.client;
     if (pooled) void pooled.client.then((c) => c.close()).catch(() => undefined);
 
     const client = connectUpstream(spec, {
       onStderr: (line) => this.logger.debug(`[${spec.namespace}] ${line}`),
     }).then((c) => {
       c.onclose = () => {
-        if (this.clients.get(spec.id)?.client === client) this.clients.delete(spec.id);
+        if (this.clients.get(key)?.client === client) this.clients.delete(key);
       };
       c.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
         for (const h of this.listChangedHandlers) h(spec);
       });
       return c;
     });
-    this.clients.set(spec.id, { version: spec.version, client });
+    this.clients.set(key, { version, client });
     client.catch(() => {
-      if (this.clients.get(spec.id)?.client === client) this.clients.delete(spec.id);
+      if (this.clients.get(key)?.client === client) this.clients.delete(key);
     });
     return client;
   }
 
-  /** Calls a tool on the upstream. Transport and protocol failures become `UpstreamException`. */
-  async callTool(spec: UpstreamSpec, name: string, args: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<CallToolResult> {
+  /**
+   * Calls a tool on the upstream (as one user, with `session`). Transport and protocol failures
+   * become `UpstreamException`.
+   */
+  async callTool(spec: UpstreamSpec, name: string, args: Record<string, unknown> | undefined, signal?: AbortSignal, session?: UpstreamSession): Promise<CallToolResult> {
     const breaker = this.breaker(spec.id);
     const blocked = breaker.blockedForMs();
     if (blocked > 0) {
       throw new UpstreamException(UpstreamExceptionCode.CircuitOpen, `upstream ${spec.namespace} is failing; calls are paused`, spec.id, blocked);
     }
     try {
-      const client = await this.clientFor(spec);
+      const client = await this.clientFor(spec, session);
       const result = (await client.callTool({ name, arguments: args }, undefined, { timeout: spec.callTimeoutMs, signal })) as CallToolResult;
       breaker.recordSuccess();
       return result;
     } catch (err) {
-      breaker.recordFailure();
-      throw toUpstreamException(err, spec);
+      const failure = toUpstreamException(err, spec);
+      // A refused credential says nothing about the upstream's health (one user's token expired).
+      if (failure.code === UpstreamExceptionCode.Unauthorized) {
+        breaker.recordSuccess();
+        if (session) await this.evictSession(spec.id, session.key);
+      } else breaker.recordFailure();
+      throw failure;
     }
   }
 
-  /** Closes and forgets the pooled client of an upstream (its settings changed or it was deleted). */
-  async evict(upstreamId: string): Promise<void> {
-    const pooled = this.clients.get(upstreamId);
-    this.clients.delete(upstreamId);
-    this.breakers.delete(upstreamId);
+  /** Closes and forgets one user's pooled client of an upstream (their connection was revoked or refused). */
+  async evictSession(upstreamId: string, sessionKey: string): Promise<void> {
+    const key = `${upstreamId}|user:${sessionKey}`;
+    const pooled = this.clients.get(key);
+    this.clients.delete(key);
     if (pooled) await pooled.client.then((c) => c.close()).catch(() => undefined);
   }
 
+  /** Closes and forgets the pooled clients of an upstream, every user's too (its settings changed or it was deleted). */
+  async evict(upstreamId: string): Promise<void> {
+    const keys = [...this.clients.keys()].filter((k) => k === upstreamId || k.startsWith(`${upstreamId}|`));
+    const pooled = keys.map((k) => this.clients.get(k)!);
+    for (const k of keys) this.clients.delete(k);
+    this.breakers.delete(upstreamId);
+    await Promise.allSettled(pooled.map((p) => p.client.then((c) => c.close())));
+  }
+
   async onModuleDestroy(): Promise<void> {
-    await Promise.allSettled([...this.clients.keys()].map((id) => this.evict(id)));
+    await Promise.allSettled([...new Set([...this.clients.keys()].map((k) => k.split('|')[0]))].map((id) => this.evict(id)));
   }
 }
 
 function toUpstreamException(err: unknown, spec: UpstreamSpec): UpstreamException {
   if (err instanceof UpstreamException) return err;
+  if ((err instanceof StreamableHTTPError || err instanceof SseError) && err.code === 401) {
+    return new UpstreamException(UpstreamExceptionCode.Unauthorized, `upstream ${spec.namespace} refused the credential (HTTP 401)`, spec.id);
+  }
   if (err instanceof McpError) {
     if (err.code === ErrorCode.RequestTimeout) {
       return new UpstreamException(UpstreamExceptionCode.Timeout, `upstream ${spec.namespace} did not answer within ${spec.callTimeoutMs} ms`, spec.id);

@@ -12,6 +12,8 @@ export interface UpstreamSpec {
   /** Extra environment for stdio upstreams. */
   env: Record<string, string>;
   callTimeoutMs: number;
+  /** PER_USER_OAUTH: each call carries the calling user's own access token (see the pool's `session`). */
+  authMode?: 'NONE' | 'STATIC_SECRET' | 'PER_USER_OAUTH';
   /** Changes whenever the upstream's settings change, so pooled clients are replaced. */
   version: string;
 }

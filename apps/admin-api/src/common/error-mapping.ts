@@ -1,6 +1,7 @@
 import { HttpException, HttpStatus } from '@nestjs/common';
 import { BudgetAdminException, BudgetAdminExceptionCode, BudgetException, BudgetExceptionCode } from '@tollgate/budget';
 import { CatalogException, CatalogExceptionCode } from '@tollgate/catalog';
+import { ConnectionsException, ConnectionsExceptionCode } from '@tollgate/connections';
 import { IdentityException, IdentityExceptionCode } from '@tollgate/identity';
 import { PolicyAdminException, PolicyAdminExceptionCode } from '@tollgate/policy';
 import { PriceBookException, PriceBookExceptionCode } from '@tollgate/pricing';
@@ -52,6 +53,25 @@ function catalogStatus(code: CatalogExceptionCode): number {
     case CatalogExceptionCode.InvalidUpstream:
       return HttpStatus.BAD_REQUEST;
     case CatalogExceptionCode.SyncFailed:
+      return HttpStatus.BAD_GATEWAY;
+    default:
+      return assertNever(code);
+  }
+}
+
+function connectionsStatus(code: ConnectionsExceptionCode): number {
+  switch (code) {
+    case ConnectionsExceptionCode.UpstreamNotFound:
+    case ConnectionsExceptionCode.UserNotFound:
+    case ConnectionsExceptionCode.ConnectionNotFound:
+      return HttpStatus.NOT_FOUND;
+    case ConnectionsExceptionCode.NotPerUserOAuth:
+    case ConnectionsExceptionCode.InvalidState:
+    case ConnectionsExceptionCode.AuthorizationFailed:
+      return HttpStatus.BAD_REQUEST;
+    case ConnectionsExceptionCode.NotConfigured:
+      return HttpStatus.SERVICE_UNAVAILABLE;
+    case ConnectionsExceptionCode.DiscoveryFailed:
       return HttpStatus.BAD_GATEWAY;
     default:
       return assertNever(code);
@@ -146,6 +166,7 @@ export function mapError(err: unknown): MappedError {
   }
   if (err instanceof IdentityException) return { status: identityStatus(err.code), message: err.message, field: err.field, code: err.code };
   if (err instanceof CatalogException) return { status: catalogStatus(err.code), message: err.message, field: err.field, code: err.code };
+  if (err instanceof ConnectionsException) return { status: connectionsStatus(err.code), message: err.message, field: err.field, code: err.code };
   if (err instanceof PolicyAdminException) return { status: policyStatus(err.code), message: err.message, field: err.field, code: err.code };
   if (err instanceof PriceBookException) return { status: priceBookStatus(err.code), message: err.message, field: err.field, code: err.code };
   if (err instanceof BudgetAdminException) return { status: budgetAdminStatus(err.code), message: err.message, field: err.field, code: err.code };

@@ -1,10 +1,34 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { NAMESPACE_PATTERN } from '@tollgate/kernel';
-import { ArrayMaxSize, IsArray, IsIn, IsInt, IsOptional, IsString, IsUrl, Length, Matches, Max, MaxLength, Min } from 'class-validator';
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, IsArray, IsIn, IsInt, IsOptional, IsString, IsUrl, Length, Matches, Max, MaxLength, Min, ValidateNested } from 'class-validator';
 import { IsHeaderRecord } from '../common/string-record.validator';
 
 export const UPSTREAM_TRANSPORTS = ['STDIO', 'STREAMABLE_HTTP', 'SSE'] as const;
 export type UpstreamTransportName = (typeof UPSTREAM_TRANSPORTS)[number];
+
+export const UPSTREAM_AUTH_MODES = ['NONE', 'STATIC_SECRET', 'PER_USER_OAUTH'] as const;
+
+/** PER_USER_OAUTH: a client registered at the upstream's authorization server (else registered dynamically). */
+export class UpstreamOAuthDto {
+  @ApiPropertyOptional({ description: 'A pre-registered client id; without it Tollgate registers a client dynamically (RFC 7591)' })
+  @IsOptional()
+  @IsString()
+  @Length(1, 500)
+  clientId?: string;
+
+  @ApiPropertyOptional({ description: 'Write-only: stored encrypted, never returned' })
+  @IsOptional()
+  @IsString()
+  @Length(1, 2000)
+  clientSecret?: string;
+
+  @ApiPropertyOptional({ example: 'repo read:user', description: 'Scope asked for at authorization' })
+  @IsOptional()
+  @IsString()
+  @Length(1, 1000)
+  scope?: string;
+}
 
 export class RegisterUpstreamDto {
   @ApiProperty({ example: 'github', pattern: NAMESPACE_PATTERN.source, description: 'Agents see its tools as <namespace>__<tool>; unique in the org' })
@@ -52,6 +76,26 @@ export class RegisterUpstreamDto {
   @IsOptional()
   @IsHeaderRecord()
   headers?: Record<string, string>;
+
+  @ApiPropertyOptional({ description: 'Static secret auth: sent as `Authorization: Bearer <value>`. Write-only: stored encrypted, never returned.' })
+  @IsOptional()
+  @IsString()
+  @Length(1, 4000)
+  bearerToken?: string;
+
+  @ApiPropertyOptional({
+    enum: UPSTREAM_AUTH_MODES,
+    description: 'Default: STATIC_SECRET when headers or bearerToken are given, else NONE. PER_USER_OAUTH: each user connects their own account; calls carry their token.',
+  })
+  @IsOptional()
+  @IsIn(UPSTREAM_AUTH_MODES, { message: `authMode must be one of: ${UPSTREAM_AUTH_MODES.join(', ')}` })
+  authMode?: (typeof UPSTREAM_AUTH_MODES)[number];
+
+  @ApiPropertyOptional({ type: UpstreamOAuthDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => UpstreamOAuthDto)
+  oauth?: UpstreamOAuthDto;
 
   @ApiPropertyOptional({ default: 3600, minimum: 60, description: 'How often the tool catalog is re-read' })
   @IsOptional()

@@ -48,7 +48,7 @@ export class ToolView {
 }
 
 export function toUpstreamView(u: UpstreamServer): UpstreamView {
-  const settings = (u.settings ?? {}) as { headers?: Record<string, unknown> };
+  const settings = (u.settings ?? {}) as { headers?: Record<string, unknown>; headerNames?: string[] };
   return {
     id: u.id,
     orgId: u.orgId,
@@ -58,7 +58,7 @@ export function toUpstreamView(u: UpstreamServer): UpstreamView {
     command: u.command,
     args: u.args,
     url: redactUrl(u.url),
-    headerNames: Object.keys(settings.headers ?? {}).sort(),
+    headerNames: [...new Set([...(settings.headerNames ?? []), ...Object.keys(settings.headers ?? {})])].sort(),
     authMode: u.authMode,
     syncIntervalSeconds: u.syncIntervalSeconds,
     callTimeoutMs: u.callTimeoutMs,

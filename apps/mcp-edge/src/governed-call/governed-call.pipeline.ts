@@ -10,10 +10,11 @@ import { AccessDecision, PolicyService, decideAccess, describeDecision } from '@
 import { FREE_PRICE, PriceRuleData, PricingService, actualCallCost, estimateCallCost } from '@tollgate/pricing';
 import { RateLimitRule, RateLimitService } from '@tollgate/rate-limit';
 import { TokenEncodingName, countJsonTokens } from '@tollgate/tokens';
-import { UpstreamClientPool, UpstreamException, UpstreamExceptionCode } from '@tollgate/upstream';
+import { UpstreamException, UpstreamExceptionCode } from '@tollgate/upstream';
 import { EdgeMetrics } from '../health/edge-metrics.service';
 import { BUDGET_META_KEY, CALL_META_KEY, CallMeta, budgetMeta } from './call-meta';
 import { ToolErrorCode, toolErrorResult } from './tool-error';
+import { AuthRequired, UpstreamCaller } from './upstream-caller.service';
 
 /** A tool the caller may see, with its price, for `tools/list`. */
 export interface VisibleTool {
@@ -44,7 +45,7 @@ export class GovernedCallPipeline {
     private readonly pricing: PricingService,
     private readonly rateLimits: RateLimitService,
     private readonly budgets: BudgetService,
-    private readonly upstreams: UpstreamClientPool,
+    private readonly upstreams: UpstreamCaller,
     private readonly metering: MeteringService,
     private readonly metrics: EdgeMetrics,
     @Inject(TOLLGATE_CONFIG) private readonly config: EdgeConfig,
@@ -106,7 +107,13 @@ export class GovernedCallPipeline {
     // Upstream
     let result: CallToolResult;
     try {
-      result = await this.upstreams.callTool(upstreamOf(catalog, tool), tool.name, args, signal);
+      const called = await this.upstreams.callTool(principal, upstreamOf(catalog, tool), tool.name, args, signal);
+      if (!called.ok) {
+        // Nothing reached the upstream: no charge.
+        await this.budgets.releaseSpend(reservation);
+        return this.refuse(exposedName, authRequiredResult(exposedName, called.authRequired));
+      }
+      result = called.result;
     } catch (err) {
       if (!(err instanceof UpstreamException)) {
         await this.budgets.releaseSpend(reservation);
@@ -261,12 +268,32 @@ function budgetExceededResult(name: string, b: BudgetStanding, requested: Micros
   });
 }
 
+/** The user has no usable token for a per-user OAuth upstream: the same answer on every path, with the URL to connect. */
+function authRequiredResult(name: string, auth: AuthRequired): CallToolResult {
+  const what = auth.reason === 'not_connected' ? `has not connected an account at "${auth.namespace}"` : `has a connection to "${auth.namespace}" that expired and could not be renewed`;
+  return toolErrorResult({
+    code: ToolErrorCode.AuthRequired,
+    message: `"${name}" acts as the calling user, who ${what}.`,
+    hint: auth.connectUrl
+      ? `Ask the user to open ${auth.connectUrl} in a browser, sign in and allow access (the link works once, until ${auth.connectUrlExpiresAt}), then call the tool again.`
+      : `The user must connect their "${auth.namespace}" account, but no connect link could be made (${auth.connectError ?? 'unknown reason'}); ask an administrator.`,
+    tool: name,
+    upstream: auth.namespace,
+    upstreamId: auth.upstreamId,
+    reason: auth.reason,
+    connectUrl: auth.connectUrl,
+    connectUrlExpiresAt: auth.connectUrlExpiresAt,
+    charged: false,
+  });
+}
+
 function upstreamFailureResult(name: string, err: UpstreamException, meta: CallMeta, standings: BudgetStanding[]): CallToolResult {
   const code = {
     [UpstreamExceptionCode.Unavailable]: ToolErrorCode.UpstreamUnavailable,
     [UpstreamExceptionCode.Timeout]: ToolErrorCode.UpstreamTimeout,
     [UpstreamExceptionCode.CircuitOpen]: ToolErrorCode.UpstreamCircuitOpen,
     [UpstreamExceptionCode.ProtocolError]: ToolErrorCode.UpstreamError,
+    [UpstreamExceptionCode.Unauthorized]: ToolErrorCode.UpstreamUnauthorized,
   }[err.code];
   return toolErrorResult(
     {

@@ -9,7 +9,12 @@ export enum ToolErrorCode {
   UpstreamTimeout = 'UPSTREAM_TIMEOUT',
   UpstreamCircuitOpen = 'UPSTREAM_CIRCUIT_OPEN',
   UpstreamError = 'UPSTREAM_ERROR',
+  /** The upstream refused Tollgate's own credential (a static secret). */
+  UpstreamUnauthorized = 'UPSTREAM_UNAUTHORIZED',
+  /** The upstream acts as the user: they must connect (or reconnect) their account first. */
+  AuthRequired = 'AUTH_REQUIRED',
   OutputBudgetExceeded = 'OUTPUT_BUDGET_EXCEEDED',
+  InvalidRequest = 'INVALID_REQUEST',
   InternalError = 'INTERNAL_ERROR',
 }
 

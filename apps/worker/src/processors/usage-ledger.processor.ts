@@ -3,6 +3,7 @@ import { Inject, OnModuleInit } from '@nestjs/common';
 import { TOLLGATE_CONFIG, WorkerConfig } from '@tollgate/config';
 import { LedgerService, fromPayload } from '@tollgate/metering';
 import { JobName, JobOf, QueueName } from '@tollgate/queue';
+import { FinanceJobs } from '@tollgate/reporting';
 import { Job, UnrecoverableError } from 'bullmq';
 import { LedgerBatcher } from './ledger-batcher';
 
@@ -13,10 +14,16 @@ export class UsageLedgerProcessor extends WorkerHost implements OnModuleInit {
 
   constructor(
     ledger: LedgerService,
+    jobs: FinanceJobs,
     @Inject(TOLLGATE_CONFIG) private readonly config: WorkerConfig,
   ) {
     super();
-    this.batcher = new LedgerBatcher((events) => ledger.writeUsageEvents(events), config.worker.ledgerBatchSize);
+    this.batcher = new LedgerBatcher(async (events) => {
+      const written = await ledger.writeUsageEvents(events);
+      // New spend may have crossed a budget threshold: check the orgs of this batch now, not in 30 s.
+      await Promise.all([...new Set(events.map((e) => e.orgId))].map((orgId) => jobs.requestAlertCheck(orgId)));
+      return written;
+    }, config.worker.ledgerBatchSize);
   }
 
   onModuleInit(): void {

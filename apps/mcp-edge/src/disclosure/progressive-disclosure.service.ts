@@ -1,0 +1,157 @@
+import { Injectable } from '@nestjs/common';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { OrgCatalog, ToolCatalogService } from '@tollgate/catalog';
+import { DisclosureCatalog, DisclosureException, DisclosureScope, DisclosureTool, META_TOOL_NAMES } from '@tollgate/disclosure';
+import { Principal } from '@tollgate/identity';
+import { microsToJson } from '@tollgate/kernel';
+import { PolicyService, StoredPolicy, decideAccess } from '@tollgate/policy';
+import { PricingService } from '@tollgate/pricing';
+import { countJsonTokens } from '@tollgate/tokens';
+import { GovernedCallPipeline, VisibleTool } from '../governed-call/governed-call.pipeline';
+import { ToolErrorCode, toolErrorResult } from '../governed-call/tool-error';
+
+export const PRICE_META_KEY = 'tollgate/price';
+export const DISCLOSURE_META_KEY = 'tollgate/disclosure';
+
+/** In AUTO mode, catalogs whose plain `tools/list` fits this many tokens are served in full. */
+export const AUTO_FULL_MAX_TOKENS = 4_000;
+
+export type DisclosureMode = 'FULL' | 'PROGRESSIVE';
+
+const SCOPE_ORDER = ['KEY', 'USER', 'TEAM', 'ORG'] as const;
+
+/**
+ * What an agent's `tools/list` holds and how the meta-tools answer: the full catalog it may use,
+ * or (progressive) the hot tools plus search, schemas and categories within token budgets, and a
+ * governed `call_tool` for any allowed tool. Mode: the key's, else the most specific policy's,
+ * else AUTO. Code mode is not built yet and is served as progressive.
+ */
+@Injectable()
+export class ProgressiveDisclosure {
+  private readonly built = new WeakMap<OrgCatalog, Promise<DisclosureCatalog>>();
+
+  constructor(
+    private readonly catalogs: ToolCatalogService,
+    private readonly policies: PolicyService,
+    private readonly pricing: PricingService,
+    private readonly pipeline: GovernedCallPipeline,
+  ) {}
+
+  async listTools(principal: Principal): Promise<{ tools: Tool[]; mode: DisclosureMode; tokens: number }> {
+    const view = await this.view(principal);
+    if (view.mode === 'FULL') {
+      const tools = (await this.pipeline.visibleTools(principal)).map(listedTool);
+      return { tools, mode: 'FULL', tokens: countJsonTokens({ tools }) };
+    }
+    const initial = view.catalog.initialToolList(view.scope, view.scope.maxTokensCeiling);
+    return { tools: initial.tools as Tool[], mode: 'PROGRESSIVE', tokens: initial.tokens };
+  }
+
+  async callTool(principal: Principal, name: string, args: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<CallToolResult> {
+    const isMeta = (Object.values(META_TOOL_NAMES) as string[]).includes(name);
+    if (!isMeta) return this.pipeline.callTool(principal, name, args, signal);
+    const a = args ?? {};
+    if (name === META_TOOL_NAMES.callTool) {
+      if (typeof a.name !== 'string') return invalidMetaCall(name, 'name must be the tool to call, e.g. "github__create_issue"');
+      const inner = a.arguments;
+      if (inner !== undefined && (typeof inner !== 'object' || inner === null || Array.isArray(inner))) return invalidMetaCall(name, 'arguments must be an object');
+      return this.pipeline.callTool(principal, a.name, inner as Record<string, unknown> | undefined, signal);
+    }
+    const view = await this.view(principal);
+    try {
+      const answer =
+        name === META_TOOL_NAMES.searchTools
+          ? view.catalog.searchTools(
+              { query: String(a.query ?? ''), category: optString(a.category), server: optString(a.server), limit: optInt(a.limit), maxTokens: optInt(a.maxTokens), cursor: optString(a.cursor) },
+              view.scope,
+            )
+          : name === META_TOOL_NAMES.getToolSchemas
+            ? view.catalog.getToolSchemas({ names: Array.isArray(a.names) ? a.names.map(String) : [], maxTokens: optInt(a.maxTokens), cursor: optString(a.cursor) }, view.scope)
+            : view.catalog.listCategories({ maxTokens: optInt(a.maxTokens), cursor: optString(a.cursor) }, view.scope);
+      return { content: [{ type: 'text', text: answer.json }] };
+    } catch (err) {
+      if (err instanceof DisclosureException) {
+        return toolErrorResult({ code: ToolErrorCode.InvalidRequest, message: err.message, hint: 'Check the arguments; start again without a cursor if it is stale.', tool: name, reason: err.code, ...(err.details ?? {}) });
+      }
+      throw err;
+    }
+  }
+
+  private async view(principal: Principal): Promise<{ mode: DisclosureMode; catalog: DisclosureCatalog; scope: DisclosureScope }> {
+    const [orgCatalog, levels] = await Promise.all([this.catalogs.catalogFor(principal.orgId), this.policies.levelsFor(principal)]);
+    const catalog = await this.disclosureCatalog(principal.orgId, orgCatalog);
+    const allowed = new Set(orgCatalog.tools.filter((t) => decideAccess(levels, { namespace: t.namespace, tool: t.name }).allowed).map((t) => t.exposedName));
+    const ceilings = levels.map((l) => l.maxAnswerTokens).filter((n): n is number => n !== null);
+    const scope: DisclosureScope = { isVisible: (n) => allowed.has(n), ...(ceilings.length ? { maxTokensCeiling: Math.min(...ceilings) } : {}) };
+    const requested = principal.disclosureMode ?? mostSpecificMode(levels) ?? 'AUTO';
+    const mode: DisclosureMode =
+      requested === 'FULL' ? 'FULL' : requested === 'AUTO' ? (catalog.plainToolList(scope).tokens <= AUTO_FULL_MAX_TOKENS ? 'FULL' : 'PROGRESSIVE') : 'PROGRESSIVE';
+    return { mode, catalog, scope };
+  }
+
+  /** Built once per catalog version (the org catalog object is replaced whenever anything changes). */
+  private disclosureCatalog(orgId: string, orgCatalog: OrgCatalog): Promise<DisclosureCatalog> {
+    let built = this.built.get(orgCatalog);
+    if (!built) {
+      built = (async () => {
+        const now = new Date();
+        const tools: DisclosureTool[] = [];
+        for (const t of orgCatalog.tools) {
+          const price = await this.pricing.priceFor(orgId, t.upstreamId, t.name, now);
+          tools.push({
+            name: t.exposedName,
+            namespace: t.namespace,
+            title: t.definition.title,
+            description: t.definition.description,
+            inputSchema: t.definition.inputSchema as Record<string, unknown>,
+            ...(t.definition.annotations ? { annotations: t.definition.annotations as Record<string, unknown> } : {}),
+            ...(t.category ? { category: t.category } : {}),
+            ...(price ? { priceMicros: price.perCallMicros } : {}),
+            tier: t.tier.toLowerCase() as DisclosureTool['tier'],
+            tierScore: t.tierScore,
+            schemaTokens: t.schemaTokens,
+          });
+        }
+        return new DisclosureCatalog(tools);
+      })();
+      this.built.set(orgCatalog, built);
+    }
+    return built;
+  }
+}
+
+function mostSpecificMode(levels: StoredPolicy[]): StoredPolicy['disclosureMode'] {
+  for (const scope of SCOPE_ORDER) {
+    const mode = levels.find((l) => l.scope === scope)?.disclosureMode;
+    if (mode) return mode;
+  }
+  return null;
+}
+
+function optString(v: unknown): string | undefined {
+  return typeof v === 'string' && v.length > 0 ? v : undefined;
+}
+
+function optInt(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isInteger(v) ? v : undefined;
+}
+
+function invalidMetaCall(name: string, message: string): CallToolResult {
+  return toolErrorResult({ code: ToolErrorCode.InvalidRequest, message, hint: 'Fix the arguments and call again.', tool: name });
+}
+
+export function listedTool({ tool, price }: VisibleTool): Tool {
+  return {
+    ...tool.definition,
+    name: tool.exposedName,
+    _meta: {
+      [PRICE_META_KEY]: price
+        ? {
+            perCallMicros: microsToJson(price.perCallMicros),
+            perOutputTokenMicros: microsToJson(price.perOutputTokenMicros),
+            reportedCostCapMicros: price.acceptReportedCost ? microsToJson(price.reportedCostCapMicros) : 0,
+          }
+        : { perCallMicros: 0, perOutputTokenMicros: 0, reportedCostCapMicros: 0 },
+    },
+  };
+}

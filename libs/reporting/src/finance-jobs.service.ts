@@ -1,0 +1,87 @@
+import { InjectQueue } from '@nestjs/bullmq';
+import { Injectable } from '@nestjs/common';
+import { JOB_OPTIONS, JOB_QUEUE, JobName, JobOf, QueueName } from '@tollgate/queue';
+import type { Job, JobsOptions, Queue } from 'bullmq';
+
+export type FinanceJobName = JobName.RollupUsage | JobName.CheckBudgetAlerts | JobName.DeliverBudgetAlert | JobName.ReconcileBudgets;
+
+/** How often the scheduled finance jobs run. */
+export const FINANCE_SCHEDULES = {
+  rollupEveryMs: 10 * 60_000,
+  alertsEveryMs: 30_000,
+  reconcileEveryMs: 5 * 60_000,
+} as const;
+
+/** Producer for the finance queues (rollups, alerts, deliveries, reconciliation); payload types follow the job name. */
+@Injectable()
+export class FinanceJobs {
+  private readonly queues: Record<FinanceJobName, Queue>;
+
+  constructor(
+    @InjectQueue(QueueName.UsageRollup) rollup: Queue,
+    @InjectQueue(QueueName.BudgetAlerts) alerts: Queue,
+    @InjectQueue(QueueName.AlertDelivery) delivery: Queue,
+    @InjectQueue(QueueName.BudgetReconcile) reconcile: Queue,
+  ) {
+    const byQueue: Partial<Record<QueueName, Queue>> = {
+      [QueueName.UsageRollup]: rollup,
+      [QueueName.BudgetAlerts]: alerts,
+      [QueueName.AlertDelivery]: delivery,
+      [QueueName.BudgetReconcile]: reconcile,
+    };
+    const pick = (n: FinanceJobName) => byQueue[JOB_QUEUE[n]]!;
+    this.queues = {
+      [JobName.RollupUsage]: pick(JobName.RollupUsage),
+      [JobName.CheckBudgetAlerts]: pick(JobName.CheckBudgetAlerts),
+      [JobName.DeliverBudgetAlert]: pick(JobName.DeliverBudgetAlert),
+      [JobName.ReconcileBudgets]: pick(JobName.ReconcileBudgets),
+    };
+  }
+
+  async enqueue<N extends FinanceJobName>(name: N, payload: JobOf<N>, opts: Pick<JobsOptions, 'jobId' | 'deduplication'>): Promise<Job> {
+    return this.queues[name].add(name, payload, { ...JOB_OPTIONS[name], ...opts });
+  }
+
+  /** An on-demand rollup of one UTC day; the job id names the day and the moment. */
+  async requestRollup(day: string, orgId: string | null): Promise<string> {
+    const job = await this.enqueue(JobName.RollupUsage, { day, orgId }, { jobId: `rollup-${orgId ?? 'all'}-${day}-${Date.now()}` });
+    return job.id!;
+  }
+
+  /**
+   * A budget-alert check for an org soon: at most one waiting per org (and one running), so a
+   * burst of ledger batches costs one check, and a batch that lands mid-check gets another.
+   */
+  async requestAlertCheck(orgId: string): Promise<void> {
+    await this.enqueue(JobName.CheckBudgetAlerts, { orgId }, { deduplication: { id: `alerts-${orgId}`, keepLastIfActive: true } });
+  }
+
+  /** One delivery job per alert; the id makes a repeated request a no-op while the job exists. */
+  async requestDelivery(orgId: string, alertId: string): Promise<void> {
+    await this.enqueue(JobName.DeliverBudgetAlert, { orgId, alertId }, { jobId: `deliver-${alertId}` });
+  }
+
+  async requestReconcile(orgId: string): Promise<string> {
+    const job = await this.enqueue(JobName.ReconcileBudgets, { orgId }, { jobId: `reconcile-${orgId}-${Date.now()}` });
+    return job.id!;
+  }
+
+  /** The repeating jobs (idempotent upserts: one scheduler each, whatever the number of workers). */
+  async scheduleRecurring(): Promise<void> {
+    await this.queues[JobName.RollupUsage].upsertJobScheduler(
+      'usage-rollup-recent',
+      { every: FINANCE_SCHEDULES.rollupEveryMs },
+      { name: JobName.RollupUsage, data: { day: null, orgId: null }, opts: JOB_OPTIONS[JobName.RollupUsage] },
+    );
+    await this.queues[JobName.CheckBudgetAlerts].upsertJobScheduler(
+      'budget-alerts-all',
+      { every: FINANCE_SCHEDULES.alertsEveryMs },
+      { name: JobName.CheckBudgetAlerts, data: { orgId: null }, opts: JOB_OPTIONS[JobName.CheckBudgetAlerts] },
+    );
+    await this.queues[JobName.ReconcileBudgets].upsertJobScheduler(
+      'budget-reconcile-all',
+      { every: FINANCE_SCHEDULES.reconcileEveryMs },
+      { name: JobName.ReconcileBudgets, data: { orgId: null }, opts: JOB_OPTIONS[JobName.ReconcileBudgets] },
+    );
+  }
+}

@@ -1,0 +1,2 @@
+export * from './secret-box.exception';
+export * from './secret-box';

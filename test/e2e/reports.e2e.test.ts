@@ -1,0 +1,232 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { PrismaClient } from '@prisma/client';
+import { QueueName } from '@tollgate/queue';
+import { callMeta, connectAgent, waitForJobs } from '@tollgate/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
+import { RunningPlatform, startPlatform } from '../support/platform';
+
+const PRICE = 100_000;
+const DAY_MS = 24 * 3600 * 1000;
+const utcDay = (offsetDays = 0) => new Date(Date.now() + offsetDays * DAY_MS).toISOString().slice(0, 10);
+
+/** A tiny RFC 4180 reader for the CSV the API writes (quoted fields may hold commas and quotes). */
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') (field += '"', i++);
+      else if (c === '"') quoted = false;
+      else field += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') (row.push(field), (field = ''));
+    else if (c === '\r' && text[i + 1] === '\n') (row.push(field), rows.push(row), (row = []), (field = ''), i++);
+    else field += c;
+  }
+  return rows;
+}
+
+describe('spend reports, end to end', () => {
+  let p: RunningPlatform;
+  let db: PrismaClient;
+  let fixture: FixtureServer;
+  let orgId: string;
+  let otherOrgId: string;
+  const agents: Client[] = [];
+  const ids = { teamData: '', teamWeb: '', ada: '', bob: '', keyA: '', keyB: '', upstream: '' };
+  const tokens = { finance: '', member: '', otherAdmin: '', otherFinance: '' };
+  // Wide enough that a run across UTC midnight still sees every call.
+  const from = utcDay(-1);
+  const to = utcDay(1);
+
+  async function issueToken(body: Record<string, unknown>): Promise<string> {
+    const res = await p.admin('POST', '/v1/admin-tokens', body);
+    expect(res.status).toBe(201);
+    return res.body.secret;
+  }
+
+  async function ledgerTotals(where: Record<string, unknown> = {}) {
+    const rows = await db.usageEvent.findMany({ where: { orgId, ...where } });
+    return {
+      calls: rows.length,
+      errors: rows.filter((r) => r.outcome !== 'OK').length,
+      outputTokens: rows.reduce((s, r) => s + r.outputTokens, 0),
+      costMicros: Number(rows.reduce((s, r) => s + r.costMicros, 0n)),
+    };
+  }
+
+  beforeAll(async () => {
+    p = await startPlatform();
+    db = new PrismaClient({ adapter: new PrismaPg({ connectionString: p.env.vars.DATABASE_URL }) });
+    fixture = await startFixtureServer();
+
+    orgId = (await p.admin('POST', '/v1/orgs', { name: 'Acme', slug: 'acme' })).body.id;
+    otherOrgId = (await p.admin('POST', '/v1/orgs', { name: 'Globex', slug: 'globex' })).body.id;
+    ids.teamData = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'data, science' })).body.id;
+    ids.teamWeb = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'web' })).body.id;
+    ids.ada = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'ada@acme.test' })).body.id;
+    ids.bob = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'bob@acme.test' })).body.id;
+    expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${ids.teamData}/members`, { userId: ids.ada })).status).toBe(201);
+    expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${ids.teamWeb}/members`, { userId: ids.bob })).status).toBe(201);
+    const keyA = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId: ids.teamData, userId: ids.ada, name: 'ada-agent' });
+    const keyB = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId: ids.teamWeb, userId: ids.bob, name: 'bob-agent' });
+    ids.keyA = keyA.body.key.id;
+    ids.keyB = keyB.body.key.id;
+
+    const up = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'fx', transport: 'STREAMABLE_HTTP', url: fixture.url });
+    expect(up.status).toBe(201);
+    ids.upstream = up.body.id;
+    const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${ids.upstream}/sync`);
+    await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
+    const policy = await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['fx:*'], deny: [] });
+    expect(policy.status, JSON.stringify(policy.body)).toBe(200);
+    expect((await p.admin('POST', `/v1/orgs/${orgId}/prices`, { upstreamId: ids.upstream, toolPattern: '*', perCallMicros: PRICE })).status).toBe(201);
+    expect((await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, { scope: 'KEY', scopeId: ids.keyA, period: 'MONTH', limitMicros: 1_000_000 })).status).toBe(200);
+
+    tokens.finance = await issueToken({ role: 'FINANCE', orgId, name: 'acme finance' });
+    tokens.member = await issueToken({ role: 'MEMBER', orgId, userId: ids.ada, teamId: ids.teamData, name: 'ada' });
+    tokens.otherAdmin = await issueToken({ role: 'ORG_ADMIN', orgId: otherOrgId, name: 'globex admin' });
+    tokens.otherFinance = await issueToken({ role: 'FINANCE', orgId: otherOrgId, name: 'globex finance' });
+
+    // Real governed calls: ada 3 ok + 1 tool error (free), bob 2 ok.
+    const callIds: string[] = [];
+    const a = await connectAgent(p.edgeUrl, keyA.body.secret, 'ada');
+    const b = await connectAgent(p.edgeUrl, keyB.body.secret, 'bob');
+    agents.push(a, b);
+    for (const [agent, tool] of [[a, 'fx__ping'], [a, 'fx__ping'], [a, 'fx__huge'], [a, 'fx__fail'], [b, 'fx__ping'], [b, 'fx__ping']] as const) {
+      const res = await agent.callTool({ name: tool, arguments: tool === 'fx__huge' ? { lines: 20 } : {} });
+      callIds.push(callMeta(res as never)!.callId);
+    }
+    await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.UsageLedger, callIds);
+    expect(await db.usageEvent.count({ where: { orgId } })).toBe(6);
+  });
+
+  afterAll(async () => {
+    for (const a of agents) await a.close();
+    await fixture?.close();
+    await db?.$disconnect();
+    await p?.close();
+  });
+
+  it('should break spend down by team with totals equal to the ledger sums exactly', async () => {
+    const res = await p.admin('GET', `/v1/orgs/${orgId}/reports/spend?from=${from}&to=${to}&groupBy=team`, undefined, tokens.finance);
+    expect(res.status).toBe(200);
+    const ledger = await ledgerTotals();
+    expect(ledger).toMatchObject({ calls: 6, errors: 1, costMicros: 5 * PRICE });
+    expect(res.body.totals).toEqual(ledger);
+    expect(res.body.columns).toEqual(['teamId', 'teamName', 'calls', 'errors', 'outputTokens', 'costMicros']);
+    expect(res.body.rows).toHaveLength(2);
+    for (const row of res.body.rows) {
+      expect(row).toEqual({ teamId: row.teamId, teamName: row.teamId === ids.teamData ? 'data, science' : 'web', ...(await ledgerTotals({ teamId: row.teamId })) });
+    }
+  });
+
+  it('should give key, tool and day rows whose figures each equal the ledger group', async () => {
+    const res = await p.admin('GET', `/v1/orgs/${orgId}/reports/spend?from=${from}&to=${to}&groupBy=key,tool,day`, undefined, tokens.finance);
+    expect(res.status).toBe(200);
+    expect(res.body.columns).toEqual(['keyId', 'keyName', 'keyPrefix', 'upstreamId', 'upstreamNamespace', 'toolName', 'day', 'calls', 'errors', 'outputTokens', 'costMicros']);
+    const events = await db.usageEvent.findMany({ where: { orgId } });
+    const groups = new Set(events.map((e) => `${e.keyId}|${e.toolName}|${e.occurredAt.toISOString().slice(0, 10)}`));
+    expect(res.body.rows).toHaveLength(groups.size);
+    for (const row of res.body.rows) {
+      const start = new Date(`${row.day}T00:00:00Z`);
+      const expected = await ledgerTotals({ keyId: row.keyId, toolName: row.toolName, occurredAt: { gte: start, lt: new Date(start.getTime() + DAY_MS) } });
+      expect(row).toMatchObject({ upstreamNamespace: 'fx', keyName: row.keyId === ids.keyA ? 'ada-agent' : 'bob-agent', ...expected });
+    }
+    expect(res.body.totals).toEqual(await ledgerTotals());
+  });
+
+  it('should give the same rows as CSV with Accept: text/csv and with format=csv', async () => {
+    const json = await p.admin('GET', `/v1/orgs/${orgId}/reports/spend?from=${from}&to=${to}&groupBy=team,user`, undefined, tokens.finance);
+    for (const [query, accept] of [['', 'text/csv'], ['&format=csv', 'application/json']]) {
+      const res = await fetch(`${p.adminUrl}/v1/orgs/${orgId}/reports/spend?from=${from}&to=${to}&groupBy=team,user${query}`, {
+        headers: { Authorization: `Bearer ${tokens.finance}`, Accept: accept },
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^text\/csv/);
+      const [header, ...lines] = parseCsv(await res.text());
+      expect(header).toEqual(json.body.columns);
+      const asObjects = lines.map((l) => Object.fromEntries(header.map((h, i) => [h, ['calls', 'errors', 'outputTokens', 'costMicros'].includes(h) ? Number(l[i]) : l[i]])));
+      expect(asObjects).toEqual(json.body.rows);
+      expect(asObjects.reduce((s, r) => s + (r.costMicros as number), 0)).toBe((await ledgerTotals()).costMicros);
+    }
+  });
+
+  it('should count nothing outside the date range', async () => {
+    const res = await p.admin('GET', `/v1/orgs/${orgId}/reports/spend?from=2020-01-01&to=2020-01-31&groupBy=day`, undefined, tokens.finance);
+    expect(res.status).toBe(200);
+    expect(res.body.rows).toEqual([]);
+    expect(res.body.totals).toEqual({ calls: 0, errors: 0, outputTokens: 0, costMicros: 0 });
+  });
+
+  it('should answer 400 naming the field when a query parameter is invalid', async () => {
+    const cases: [string, string][] = [
+      [`from=2026-13-01&to=${to}`, 'from'],
+      [`from=${from}`, 'to'],
+      [`from=${to}&to=${from}`, 'to'],
+      [`from=${from}&to=${to}&groupBy=team,planet`, 'groupBy'],
+      [`from=${from}&to=${to}&format=xml`, 'format'],
+      [`from=yesterday&to=${to}`, 'from'],
+    ];
+    for (const [query, field] of cases) {
+      const res = await p.admin('GET', `/v1/orgs/${orgId}/reports/spend?${query}`, undefined, tokens.finance);
+      expect(res.status, query).toBe(400);
+      expect(res.body.field, query).toBe(field);
+    }
+  });
+
+  it('should let finance read but answer 404 to another organization’s admin and finance, with no data', async () => {
+    for (const path of [`/reports/spend?from=${from}&to=${to}`, '/reports/budgets', '/alerts', '/alert-webhooks', '/budgets/reconcile']) {
+      for (const token of [tokens.otherAdmin, tokens.otherFinance]) {
+        const res = await p.admin('GET', `/v1/orgs/${orgId}${path}`, undefined, token);
+        expect(res.status, path).toBe(404);
+        expect(JSON.stringify(res.body)).not.toMatch(/costMicros|teamName|ada@/);
+      }
+    }
+    expect((await p.admin('GET', `/v1/orgs/${orgId}/reports/spend?from=${from}&to=${to}`, undefined, tokens.member)).status).toBe(403);
+    expect((await p.admin('GET', `/v1/orgs/${orgId}/reports/budgets`, undefined, tokens.finance)).status).toBe(200);
+    // The other org's own report is empty: nothing of Acme's leaks into it.
+    const own = await p.admin('GET', `/v1/orgs/${otherOrgId}/reports/spend?from=${from}&to=${to}&groupBy=team`, undefined, tokens.otherFinance);
+    expect(own.status).toBe(200);
+    expect(own.body.totals.calls).toBe(0);
+  });
+
+  it('should show budget utilisation in basis points from the live counter', async () => {
+    const res = await p.admin('GET', `/v1/orgs/${orgId}/reports/budgets`, undefined, tokens.finance);
+    expect(res.status).toBe(200);
+    expect(res.body).toHaveLength(1);
+    const ada = await ledgerTotals({ keyId: ids.keyA });
+    expect(res.body[0]).toMatchObject({ scope: 'KEY', scopeId: ids.keyA, period: 'MONTH', limitMicros: 1_000_000, spentMicros: ada.costMicros, reservedMicros: 0, source: 'counter' });
+    expect(res.body[0].utilisationBp).toBe(Math.floor((ada.costMicros * 10_000) / 1_000_000));
+    expect(new Date(res.body[0].resetsAt).getUTCDate()).toBe(1);
+  });
+
+  it('should roll up each day from the ledger with equal totals, and give the same rows when run again', async () => {
+    const snapshot = async () => db.usageDailyRollup.findMany({ where: { orgId }, orderBy: [{ day: 'asc' }, { keyId: 'asc' }, { toolName: 'asc' }] });
+    for (let run = 0; run < 2; run++) {
+      const jobIds: string[] = [];
+      for (const day of [utcDay(-1), utcDay(0)]) {
+        const res = await p.admin('POST', `/v1/orgs/${orgId}/reports/rollups`, { day });
+        expect(res.status).toBe(202);
+        jobIds.push(res.body.jobId);
+      }
+      await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.UsageRollup, jobIds);
+      const rows = await snapshot();
+      const ledger = await ledgerTotals();
+      expect({
+        calls: rows.reduce((s, r) => s + r.calls, 0),
+        errors: rows.reduce((s, r) => s + r.errors, 0),
+        outputTokens: Number(rows.reduce((s, r) => s + r.outputTokens, 0n)),
+        costMicros: Number(rows.reduce((s, r) => s + r.costMicros, 0n)),
+      }).toEqual(ledger);
+      const byKeyTool = rows.find((r) => r.keyId === ids.keyA && r.toolName === 'ping');
+      expect(byKeyTool).toMatchObject({ teamId: ids.teamData, userId: ids.ada, upstreamId: ids.upstream });
+    }
+    expect((await p.admin('POST', `/v1/orgs/${orgId}/reports/rollups`, { day: '2026-02-30' })).body.field).toBe('day');
+  });
+});
