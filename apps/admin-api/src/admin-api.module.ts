@@ -38,6 +38,10 @@ import { TeamsController } from './teams/teams.controller';
 import { UpstreamAdminService } from './upstreams/upstream-admin.service';
 import { UpstreamsController } from './upstreams/upstreams.controller';
 import { UsersController } from './users/users.controller';
+import { KeyPreviewController } from './keys/key-preview.controller';
+import { KeyPreviewService } from './keys/key-preview.service';
+import { ToolProfilerModule } from './tools/tool-profiler.module';
+import { ToolsController } from './tools/tools.controller';
 
 /** The admin API process: REST controllers over the domain libs, nothing more. */
 @Module({})
@@ -51,6 +55,7 @@ export class AdminApiModule {
         RedisModule,
         QueueModule.forRoot(),
         IdentityModule,
+        ToolProfilerModule,
         CatalogModule,
         ConnectionsModule,
         BudgetModule,
@@ -78,10 +83,13 @@ export class AdminApiModule {
         ReportsController,
         BudgetReconcileController,
         AlertsController,
+        ToolsController,
+        KeyPreviewController,
       ],
       providers: [
         AuditService,
         UpstreamAdminService,
+        KeyPreviewService,
         AdminBearerStrategy,
         // Guards run in this order: authenticate, then check the org and the role.
         { provide: APP_GUARD, useClass: AdminAuthGuard },

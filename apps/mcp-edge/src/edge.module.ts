@@ -12,8 +12,10 @@ import { QueueModule } from '@tollgate/queue';
 import { RateLimitModule } from '@tollgate/rate-limit';
 import { RedisModule } from '@tollgate/redis';
 import { UpstreamModule } from '@tollgate/upstream';
+import { CodeModeService } from './code-mode/code-mode.service';
 import { ProgressiveDisclosure } from './disclosure/progressive-disclosure.service';
 import { GovernedCallPipeline } from './governed-call/governed-call.pipeline';
+import { ResultPager } from './governed-call/result-pager.service';
 import { UpstreamCaller } from './governed-call/upstream-caller.service';
 import { EdgeMetrics } from './health/edge-metrics.service';
 import { HealthController } from './health/health.controller';
@@ -42,7 +44,7 @@ export class EdgeModule {
         ConnectionsModule,
       ],
       controllers: [McpController, HealthController],
-      providers: [GovernedCallPipeline, UpstreamCaller, ProgressiveDisclosure, McpServerFactory, EdgeMetrics, UpstreamListChangedRelay],
+      providers: [GovernedCallPipeline, ResultPager, UpstreamCaller, ProgressiveDisclosure, CodeModeService, McpServerFactory, EdgeMetrics, UpstreamListChangedRelay],
     };
   }
 }

@@ -20,15 +20,18 @@ import { SyncScheduler } from './sync-scheduler.service';
 import { OAuthRefreshScheduler } from './oauth-refresh-scheduler.service';
 import { OAuthRefreshProcessor } from './processors/oauth-refresh.processor';
 import { UpstreamSyncAuthModule } from './upstream-sync-auth.module';
+import { ToolProfilerModule } from './tool-profiler.module';
+import { TierScoresProcessor } from './processors/tier-scores.processor';
+import { TierScoreScheduler } from './tier-score-scheduler.service';
 
 @Module({})
 export class WorkerModule {
   static forRoot(config: WorkerConfig): DynamicModule {
     return {
       module: WorkerModule,
-      imports: [ConfigModule.forRoot(config), DbModule, RedisModule, QueueModule.forRoot(), UpstreamSyncAuthModule, CatalogModule, MeteringModule, BudgetModule, ReportingModule.register({ imports: [BudgetModule], budgetCounters: BUDGET_COUNTERS_PROVIDER })],
+      imports: [ConfigModule.forRoot(config), DbModule, RedisModule, QueueModule.forRoot(), UpstreamSyncAuthModule, ToolProfilerModule, CatalogModule, MeteringModule, BudgetModule, ReportingModule.register({ imports: [BudgetModule], budgetCounters: BUDGET_COUNTERS_PROVIDER })],
       controllers: [HealthController],
-      providers: [CatalogSyncProcessor, UsageLedgerProcessor, SyncScheduler, UsageRollupProcessor, BudgetAlertsProcessor, AlertDeliveryProcessor, BudgetReconcileProcessor, FinanceScheduler, OAuthRefreshProcessor, OAuthRefreshScheduler],
+      providers: [CatalogSyncProcessor, UsageLedgerProcessor, SyncScheduler, UsageRollupProcessor, BudgetAlertsProcessor, AlertDeliveryProcessor, BudgetReconcileProcessor, FinanceScheduler, OAuthRefreshProcessor, OAuthRefreshScheduler, TierScoresProcessor, TierScoreScheduler],
     };
   }
 }

@@ -5,7 +5,8 @@ import { Prisma, PrismaService } from '@tollgate/db';
 import { ORG_CONFIG_CHANGED_CHANNEL, RedisService } from '@tollgate/redis';
 import { UpstreamSpec, connectUpstream } from '@tollgate/upstream';
 import { CatalogException, CatalogExceptionCode } from './catalog.exception';
-import { definitionHash, normalizeToolDefinition, schemaTokenCount } from './tool-definition';
+import { ToolDefinition, definitionHash, normalizeToolDefinition } from './tool-definition';
+import { TOOL_PROFILER, ToolProfileColumns, ToolProfiler, profileColumns, profiledHash } from './tool-profiler';
 import { UpstreamRegistry } from './upstream-registry.service';
 import { UPSTREAM_SYNC_AUTH, UpstreamSyncAuth } from './upstream-sync-auth';
 
@@ -37,6 +38,7 @@ export class CatalogSyncService {
     private readonly registry: UpstreamRegistry,
     @Inject(TOLLGATE_CONFIG) private readonly config: BaseConfig,
     @Optional() @Inject(UPSTREAM_SYNC_AUTH) private readonly syncAuth?: UpstreamSyncAuth,
+    @Optional() @Inject(TOOL_PROFILER) private readonly profiler?: ToolProfiler,
   ) {}
 
   async syncUpstream(orgId: string, upstreamId: string): Promise<SyncReport> {
@@ -51,7 +53,7 @@ export class CatalogSyncService {
     }
     const org = await this.prisma.organization.findUniqueOrThrow({ where: { id: orgId } });
     const report = await this.prisma.$transaction(
-      (tx) => this.reconcile(tx, orgId, upstream.id, listed, org.autoApproveTools),
+      (tx) => this.reconcile(tx, orgId, upstream.id, listed, org.autoApproveTools, upstream.namespace),
       { timeout: 60_000 },
     );
     await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
@@ -85,7 +87,7 @@ export class CatalogSyncService {
     }
   }
 
-  private async reconcile(tx: Prisma.TransactionClient, orgId: string, upstreamId: string, listed: Tool[], autoApprove: boolean): Promise<SyncReport> {
+  private async reconcile(tx: Prisma.TransactionClient, orgId: string, upstreamId: string, listed: Tool[], autoApprove: boolean, namespace: string): Promise<SyncReport> {
     // Syncs of one upstream (schedule, admin, list_changed) serialise here instead of racing on inserts.
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${upstreamId}))::text`;
     const existing = new Map((await tx.tool.findMany({ where: { orgId, upstreamId } })).map((t) => [t.name, t]));
@@ -102,12 +104,12 @@ export class CatalogSyncService {
       const json = def as unknown as Prisma.InputJsonValue;
 
       if (prev && prev.definitionHash === hash) {
-        if (prev.removedAt) await tx.tool.update({ where: { id: prev.id }, data: { removedAt: null } });
+        // Rows synced before profiles existed get theirs once (summaryTokens is never 0 after).
+        const backfill = this.profiler && prev.summaryTokens === 0 ? this.profileColumns((prev.pinnedDefinition ?? prev.definition) as unknown as ToolDefinition, namespace) : null;
+        if (prev.removedAt || backfill) await tx.tool.update({ where: { id: prev.id }, data: { removedAt: null, ...backfill } });
         report.unchanged++;
         continue;
       }
-      // Token counts are computed once per definition hash: only new or changed definitions get here.
-      const schemaTokens = schemaTokenCount(def, this.config.tokens.encoding);
       if (!prev) {
         report.added++;
         if (!autoApprove) report.heldForReview++;
@@ -121,21 +123,28 @@ export class CatalogSyncService {
             pinnedDefinition: autoApprove ? json : Prisma.DbNull,
             pinnedHash: autoApprove ? hash : null,
             reviewStatus: autoApprove ? 'APPROVED' : 'PENDING',
-            schemaTokens,
+            ...this.profileColumns(def, namespace),
           },
         });
         continue;
       }
       report.changed++;
-      if (!autoApprove) report.heldForReview++;
+      // Back to the pinned version: nothing left to review.
+      const approved = autoApprove || hash === prev.pinnedHash;
+      if (!approved) report.heldForReview++;
+      const pinnedHash = approved ? hash : prev.pinnedHash;
+      // Token counts and summaries are computed once per definition hash, for the definition the
+      // edge serves (the pinned one, else the latest): a change held for review keeps its profile.
+      const reprofile = profiledHash(prev) !== profiledHash({ pinnedHash, definitionHash: hash }) || prev.summaryTokens === 0;
+      const served = pinnedHash === null || pinnedHash === hash ? def : (prev.pinnedDefinition as unknown as ToolDefinition);
       await tx.tool.update({
         where: { id: prev.id },
         data: {
           definition: json,
           definitionHash: hash,
           removedAt: null,
-          schemaTokens,
-          ...(autoApprove ? { pinnedDefinition: json, pinnedHash: hash, reviewStatus: 'APPROVED' } : { reviewStatus: 'PENDING' }),
+          ...(reprofile ? this.profileColumns(served, namespace) : {}),
+          ...(approved ? { pinnedDefinition: json, pinnedHash: hash, reviewStatus: 'APPROVED' } : { reviewStatus: 'PENDING' }),
         },
       });
     }
@@ -147,5 +156,10 @@ export class CatalogSyncService {
     }
     await tx.upstreamServer.update({ where: { id: upstreamId }, data: { lastSyncAt: now, lastSyncError: null } });
     return report;
+  }
+
+  /** Schema tokens, and the summary, category and tier tokens when a profiler is bound. */
+  private profileColumns(def: ToolDefinition, namespace: string): { schemaTokens: number } & Partial<ToolProfileColumns> {
+    return profileColumns(def, namespace, this.config.tokens.encoding, this.profiler);
   }
 }

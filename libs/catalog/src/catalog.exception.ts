@@ -3,6 +3,9 @@ export enum CatalogExceptionCode {
   NamespaceTaken = 'NAMESPACE_TAKEN',
   InvalidUpstream = 'INVALID_UPSTREAM',
   SyncFailed = 'SYNC_FAILED',
+  ToolNotFound = 'TOOL_NOT_FOUND',
+  /** The definition under review changed since the reviewer looked at it. */
+  DefinitionChanged = 'DEFINITION_CHANGED',
 }
 
 export class CatalogException extends Error {

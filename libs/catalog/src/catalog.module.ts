@@ -1,11 +1,14 @@
 import { Module } from '@nestjs/common';
 import { CatalogScheduleService } from './catalog-schedule.service';
 import { CatalogSyncService } from './catalog-sync.service';
+import { TierScoreJobs } from './tier-score-jobs.service';
+import { TierScoreService } from './tier-score.service';
 import { ToolCatalogService } from './tool-catalog.service';
+import { ToolReviewService } from './tool-review.service';
 import { UpstreamRegistry } from './upstream-registry.service';
 
 @Module({
-  providers: [UpstreamRegistry, CatalogSyncService, ToolCatalogService, CatalogScheduleService],
-  exports: [UpstreamRegistry, CatalogSyncService, ToolCatalogService, CatalogScheduleService],
+  providers: [UpstreamRegistry, CatalogSyncService, ToolCatalogService, CatalogScheduleService, ToolReviewService, TierScoreService, TierScoreJobs],
+  exports: [UpstreamRegistry, CatalogSyncService, ToolCatalogService, CatalogScheduleService, ToolReviewService, TierScoreService, TierScoreJobs],
 })
 export class CatalogModule {}

@@ -3,6 +3,12 @@ import { z } from 'zod';
 const port = z.coerce.number().int().min(0).max(65535);
 const url = z.string().url();
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+/** `n` comma-separated non-negative numbers, e.g. `0.4,0.3,0.2,0.1`. */
+const numberList = (n: number, names: string) =>
+  z
+    .string()
+    .transform((v) => v.split(',').map((x) => Number(x.trim())))
+    .refine((xs) => xs.length === n && xs.every((x) => Number.isFinite(x) && x >= 0), `must be ${n} non-negative numbers: ${names}`);
 
 /** Variables every process reads. */
 export const BASE_ENV_SCHEMA = z.object({
@@ -49,6 +55,13 @@ export const WORKER_ENV_SCHEMA = BASE_ENV_SCHEMA.extend({
   // Per-user OAuth tokens expiring within this many seconds are refreshed ahead of time.
   OAUTH_REFRESH_WITHIN_SECONDS: z.coerce.number().int().min(60).max(86_400).default(600),
   OAUTH_REFRESH_EVERY_SECONDS: z.coerce.number().int().min(10).max(3600).default(60),
+  // Tier scores: shares of popularity, reliability, latency and recency; lowest score of HOT, WARM, STANDARD.
+  TIER_SCORE_WEIGHTS: numberList(4, 'popularity,reliability,latency,recency').default('0.4,0.3,0.2,0.1'),
+  TIER_SCORE_THRESHOLDS: numberList(3, 'hot,warm,standard')
+    .refine(([hot, warm, standard]) => hot >= warm && warm >= standard, 'must be descending: hot,warm,standard')
+    .default('0.6,0.4,0.15'),
+  TIER_SCORE_WINDOW_DAYS: z.coerce.number().int().min(1).max(365).default(30),
+  TIER_SCORE_EVERY_SECONDS: z.coerce.number().int().min(10).max(86_400).default(600),
 });
 
 export type BaseEnv = z.infer<typeof BASE_ENV_SCHEMA>;

@@ -40,6 +40,12 @@ export interface AdminConfig extends BaseConfig {
 export interface WorkerConfig extends BaseConfig {
   worker: { host: string; port: number; ledgerBatchSize: number; concurrency: number };
   oauthRefresh: { withinSeconds: number; everySeconds: number };
+  tierScores: {
+    weights: { popularity: number; reliability: number; latency: number; recency: number };
+    thresholds: { hot: number; warm: number; standard: number };
+    windowDays: number;
+    everySeconds: number;
+  };
 }
 
 /** Thrown at boot with every bad variable named, so the process fails fast and says why. */
@@ -119,5 +125,11 @@ export function loadWorkerConfig(env: Record<string, string | undefined>): Worke
     ...baseConfig(e),
     worker: { host: e.HOST, port: e.WORKER_PORT, ledgerBatchSize: e.LEDGER_BATCH_SIZE, concurrency: e.WORKER_CONCURRENCY },
     oauthRefresh: { withinSeconds: e.OAUTH_REFRESH_WITHIN_SECONDS, everySeconds: e.OAUTH_REFRESH_EVERY_SECONDS },
+    tierScores: {
+      weights: { popularity: e.TIER_SCORE_WEIGHTS[0], reliability: e.TIER_SCORE_WEIGHTS[1], latency: e.TIER_SCORE_WEIGHTS[2], recency: e.TIER_SCORE_WEIGHTS[3] },
+      thresholds: { hot: e.TIER_SCORE_THRESHOLDS[0], warm: e.TIER_SCORE_THRESHOLDS[1], standard: e.TIER_SCORE_THRESHOLDS[2] },
+      windowDays: e.TIER_SCORE_WINDOW_DAYS,
+      everySeconds: e.TIER_SCORE_EVERY_SECONDS,
+    },
   };
 }

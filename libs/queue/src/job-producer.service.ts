@@ -1,22 +1,26 @@
-import { InjectQueue } from '@nestjs/bullmq';
+import { getQueueToken } from '@nestjs/bullmq';
 import { Injectable } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import type { Job, Queue } from 'bullmq';
-import { JOB_OPTIONS, JobName, JobOf, QueueName } from './queue-names';
+import { JOB_OPTIONS, JOB_QUEUE, JobName, JobOf, QueueName } from './queue-names';
 
-/** Typed producer: the payload type follows from the job name; ids are deterministic. */
+/** Typed producer: the payload type follows from the job name, the queue from `JOB_QUEUE`. */
 @Injectable()
 export class JobProducer {
-  constructor(
-    @InjectQueue(QueueName.CatalogSync) private readonly catalogSync: Queue,
-    @InjectQueue(QueueName.UsageLedger) private readonly usageLedger: Queue,
-  ) {}
+  private readonly queues = new Map<QueueName, Queue>();
+
+  constructor(private readonly moduleRef: ModuleRef) {}
 
   queue(name: QueueName): Queue {
-    return name === QueueName.CatalogSync ? this.catalogSync : this.usageLedger;
+    let q = this.queues.get(name);
+    if (!q) {
+      q = this.moduleRef.get<Queue>(getQueueToken(name), { strict: false });
+      this.queues.set(name, q);
+    }
+    return q;
   }
 
   async enqueue<N extends JobName>(name: N, payload: JobOf<N>, jobId: string): Promise<Job> {
-    const queue = name === JobName.SyncUpstream ? this.catalogSync : this.usageLedger;
-    return queue.add(name, payload, { ...JOB_OPTIONS[name], jobId });
+    return this.queue(JOB_QUEUE[name]).add(name, payload, { ...JOB_OPTIONS[name], jobId });
   }
 }

@@ -9,6 +9,7 @@ export enum QueueName {
   AlertDelivery = 'alert-delivery',
   BudgetReconcile = 'budget-reconcile',
   OAuthRefresh = 'oauth-refresh',
+  TierScores = 'tier-scores',
 }
 
 export enum JobName {
@@ -19,6 +20,7 @@ export enum JobName {
   DeliverBudgetAlert = 'deliver-budget-alert',
   ReconcileBudgets = 'reconcile-budgets',
   RefreshConnections = 'refresh-connections',
+  ComputeTierScores = 'compute-tier-scores',
 }
 
 /** Why a catalog sync runs; kept in the job for the logs and the admin API. */
@@ -55,6 +57,8 @@ export interface JobPayloads {
   [JobName.ReconcileBudgets]: { orgId: string | null };
   /** Refresh per-user OAuth tokens expiring within `withinSeconds` (null: the worker's setting). */
   [JobName.RefreshConnections]: { withinSeconds: number | null };
+  /** `orgId` null: every organisation with tools. */
+  [JobName.ComputeTierScores]: { orgId: string | null };
 }
 
 export type JobOf<N extends JobName> = JobPayloads[N];
@@ -68,6 +72,7 @@ export const JOB_QUEUE: Record<JobName, QueueName> = {
   [JobName.DeliverBudgetAlert]: QueueName.AlertDelivery,
   [JobName.ReconcileBudgets]: QueueName.BudgetReconcile,
   [JobName.RefreshConnections]: QueueName.OAuthRefresh,
+  [JobName.ComputeTierScores]: QueueName.TierScores,
 };
 
 /** Retry policy lives next to the names. */
@@ -83,4 +88,6 @@ export const JOB_OPTIONS: Record<JobName, JobsOptions> = {
   [JobName.ReconcileBudgets]: { attempts: 3, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: 100, removeOnFail: 500 },
   // The schedule runs every minute: a failed pass is simply redone by the next one.
   [JobName.RefreshConnections]: { attempts: 1, removeOnComplete: 100, removeOnFail: 500 },
+  // Recomputing scores is idempotent (one UPDATE from the rollups), so a retry is always safe.
+  [JobName.ComputeTierScores]: { attempts: 3, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: 100, removeOnFail: 500 },
 };

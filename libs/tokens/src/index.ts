@@ -1,1 +1,2 @@
 export * from './token-counter';
+export * from './text-pages';

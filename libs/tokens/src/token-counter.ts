@@ -17,10 +17,41 @@ function encoder(name: TokenEncodingName): Tiktoken {
   return enc;
 }
 
-/** Integer token count of a text. */
+// BPE cost grows with the square of a run without whitespace (a base64 blob, a minified line):
+// such runs are counted in slices of this many characters, so no answer can stall the process.
+const MAX_RUN_CHARS = 256;
+const CHUNK_CHARS = 8_000;
+
+/**
+ * Integer token count of a text. Exact for ordinary text; long texts are counted in chunks cut
+ * just before whitespace (where the tokenizer splits anyway), and runs without whitespace longer
+ * than 256 characters in slices, which can differ from a one-pass count by a token per slice.
+ */
 export function countTokens(text: string, encoding: TokenEncodingName = DEFAULT_TOKEN_ENCODING): number {
   if (text.length === 0) return 0;
-  return encoder(encoding).encode(text, 'all').length;
+  const enc = encoder(encoding);
+  if (text.length <= MAX_RUN_CHARS) return enc.encode(text, 'all').length;
+  let total = 0;
+  for (const chunk of chunksForCounting(text)) total += enc.encode(chunk, 'all').length;
+  return total;
+}
+
+function* chunksForCounting(text: string): Generator<string> {
+  let start = 0;
+  let runStart = 0;
+  for (let i = 0; i < text.length; i++) {
+    const ws = text.charCodeAt(i) <= 32;
+    if (ws) runStart = i + 1;
+    if (ws && i - start >= CHUNK_CHARS) {
+      yield text.slice(start, i);
+      start = i;
+    } else if (!ws && i - runStart >= MAX_RUN_CHARS) {
+      yield text.slice(start, i);
+      start = i;
+      runStart = i;
+    }
+  }
+  if (start < text.length) yield text.slice(start);
 }
 
 /** Token count of a value as the compact JSON an MCP client would put in context. */

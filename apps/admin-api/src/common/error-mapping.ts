@@ -47,8 +47,10 @@ function identityStatus(code: IdentityExceptionCode): number {
 function catalogStatus(code: CatalogExceptionCode): number {
   switch (code) {
     case CatalogExceptionCode.UpstreamNotFound:
+    case CatalogExceptionCode.ToolNotFound:
       return HttpStatus.NOT_FOUND;
     case CatalogExceptionCode.NamespaceTaken:
+    case CatalogExceptionCode.DefinitionChanged:
       return HttpStatus.CONFLICT;
     case CatalogExceptionCode.InvalidUpstream:
       return HttpStatus.BAD_REQUEST;

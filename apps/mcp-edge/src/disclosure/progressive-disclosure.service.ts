@@ -1,13 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { OrgCatalog, ToolCatalogService } from '@tollgate/catalog';
-import { DisclosureCatalog, DisclosureException, DisclosureScope, DisclosureTool, META_TOOL_NAMES } from '@tollgate/disclosure';
+import { DisclosureCatalog, DisclosureException, DisclosureScope, DisclosureTool, META_TOOL_NAMES, isCodeModeToolName } from '@tollgate/disclosure';
 import { Principal } from '@tollgate/identity';
 import { microsToJson } from '@tollgate/kernel';
 import { PolicyService, StoredPolicy, decideAccess } from '@tollgate/policy';
 import { PricingService } from '@tollgate/pricing';
 import { countJsonTokens } from '@tollgate/tokens';
+import { CodeModeService } from '../code-mode/code-mode.service';
 import { GovernedCallPipeline, VisibleTool } from '../governed-call/governed-call.pipeline';
+import { READ_RESULT_PAGE_DEFINITION, READ_RESULT_PAGE_TOOL, ResultPager } from '../governed-call/result-pager.service';
 import { ToolErrorCode, toolErrorResult } from '../governed-call/tool-error';
 
 export const PRICE_META_KEY = 'tollgate/price';
@@ -16,7 +18,10 @@ export const DISCLOSURE_META_KEY = 'tollgate/disclosure';
 /** In AUTO mode, catalogs whose plain `tools/list` fits this many tokens are served in full. */
 export const AUTO_FULL_MAX_TOKENS = 4_000;
 
-export type DisclosureMode = 'FULL' | 'PROGRESSIVE';
+/** The progressive `tools/list` stays within this many tokens unless a policy sets less. */
+export const INITIAL_CONTEXT_TOKENS = 1_500;
+
+export type DisclosureMode = 'FULL' | 'PROGRESSIVE' | 'CODE';
 
 const SCOPE_ORDER = ['KEY', 'USER', 'TEAM', 'ORG'] as const;
 
@@ -24,7 +29,7 @@ const SCOPE_ORDER = ['KEY', 'USER', 'TEAM', 'ORG'] as const;
  * What an agent's `tools/list` holds and how the meta-tools answer: the full catalog it may use,
  * or (progressive) the hot tools plus search, schemas and categories within token budgets, and a
  * governed `call_tool` for any allowed tool. Mode: the key's, else the most specific policy's,
- * else AUTO. Code mode is not built yet and is served as progressive.
+ * else AUTO. Code mode (stub tree and scripts) is served by CodeModeService.
  */
 @Injectable()
 export class ProgressiveDisclosure {
@@ -35,19 +40,30 @@ export class ProgressiveDisclosure {
     private readonly policies: PolicyService,
     private readonly pricing: PricingService,
     private readonly pipeline: GovernedCallPipeline,
+    private readonly pager: ResultPager,
+    private readonly codeMode: CodeModeService,
   ) {}
 
   async listTools(principal: Principal): Promise<{ tools: Tool[]; mode: DisclosureMode; tokens: number }> {
+    if (await this.codeMode.appliesTo(principal)) {
+      const tools = [...this.codeMode.listTools().tools, READ_RESULT_PAGE_DEFINITION];
+      return { tools, mode: 'CODE', tokens: countJsonTokens({ tools }) };
+    }
     const view = await this.view(principal);
+    // Reading the pages of a large result must be possible in every mode.
     if (view.mode === 'FULL') {
-      const tools = (await this.pipeline.visibleTools(principal)).map(listedTool);
+      const tools = [...(await this.pipeline.visibleTools(principal)).map(listedTool), READ_RESULT_PAGE_DEFINITION];
       return { tools, mode: 'FULL', tokens: countJsonTokens({ tools }) };
     }
-    const initial = view.catalog.initialToolList(view.scope, view.scope.maxTokensCeiling);
-    return { tools: initial.tools as Tool[], mode: 'PROGRESSIVE', tokens: initial.tokens };
+    const budget = (view.scope.maxTokensCeiling ?? INITIAL_CONTEXT_TOKENS) - countJsonTokens(READ_RESULT_PAGE_DEFINITION);
+    const initial = view.catalog.initialToolList(view.scope, budget);
+    const tools = [...(initial.tools as Tool[]), READ_RESULT_PAGE_DEFINITION];
+    return { tools, mode: 'PROGRESSIVE', tokens: countJsonTokens({ tools }) };
   }
 
   async callTool(principal: Principal, name: string, args: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<CallToolResult> {
+    if (name === READ_RESULT_PAGE_TOOL) return this.pager.readPage(principal, args);
+    if (isCodeModeToolName(name)) return this.codeMode.callTool(principal, name, args, signal);
     const isMeta = (Object.values(META_TOOL_NAMES) as string[]).includes(name);
     if (!isMeta) return this.pipeline.callTool(principal, name, args, signal);
     const a = args ?? {};

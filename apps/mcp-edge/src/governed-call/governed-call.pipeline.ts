@@ -13,6 +13,7 @@ import { TokenEncodingName, countJsonTokens } from '@tollgate/tokens';
 import { UpstreamException, UpstreamExceptionCode } from '@tollgate/upstream';
 import { EdgeMetrics } from '../health/edge-metrics.service';
 import { BUDGET_META_KEY, CALL_META_KEY, CallMeta, budgetMeta } from './call-meta';
+import { ResultPager } from './result-pager.service';
 import { ToolErrorCode, toolErrorResult } from './tool-error';
 import { AuthRequired, UpstreamCaller } from './upstream-caller.service';
 
@@ -48,6 +49,7 @@ export class GovernedCallPipeline {
     private readonly upstreams: UpstreamCaller,
     private readonly metering: MeteringService,
     private readonly metrics: EdgeMetrics,
+    private readonly pager: ResultPager,
     @Inject(TOLLGATE_CONFIG) private readonly config: EdgeConfig,
   ) {}
 
@@ -125,9 +127,11 @@ export class GovernedCallPipeline {
       return upstreamFailureResult(exposedName, err, callMeta(call, cost, 0), standings);
     }
 
-    // Output budget
+    // Output budget: page a large text result (never cut silently); refuse what cannot be paged.
     const outputTokens = countJsonTokens(result.content, this.tokenEncoding);
-    if (outputTokens > call.outputTokenCap) {
+    if (outputTokens > call.outputTokenCap && this.pager.canPage(result) && !result.isError) {
+      result = (await this.pager.pageResult(principal, call.callId, result, call.outputTokenCap)).result;
+    } else if (outputTokens > call.outputTokenCap) {
       const cost = actualCallCost(call.rule, { failed: false, outputTokens: 0, reportedCostMicros: null }, call.outputTokenCap);
       const standings = await this.settle(reservation, cost);
       await this.meter(principal, call, 'TOOL_ERROR', cost, 0);
@@ -313,7 +317,7 @@ function outputBudgetExceededResult(name: string, tokens: number, cap: number, m
     {
       code: ToolErrorCode.OutputBudgetExceeded,
       message: `The result of "${name}" is ${tokens} tokens, over the cap of ${cap}.`,
-      hint: 'Ask for less: narrow the query, request fewer items or a smaller page.',
+      hint: 'The result is not plain text, so it cannot be paged: ask for less (narrow the query, fewer items, a smaller page).',
       tool: name,
       outputTokens: tokens,
       outputTokenCap: cap,

@@ -16,6 +16,12 @@ export enum ToolErrorCode {
   OutputBudgetExceeded = 'OUTPUT_BUDGET_EXCEEDED',
   InvalidRequest = 'INVALID_REQUEST',
   InternalError = 'INTERNAL_ERROR',
+  /** Code mode: the script does not parse, threw, or was cancelled. */
+  ScriptError = 'SCRIPT_ERROR',
+  /** Code mode: a sandbox limit (time, memory, tool calls, output) stopped the script. */
+  ScriptLimitExceeded = 'SCRIPT_LIMIT_EXCEEDED',
+  /** Code mode: the upstream tool itself answered `isError: true` to a script's call. */
+  ToolFailed = 'TOOL_FAILED',
 }
 
 /** What an agent (and the model behind it) needs to understand a refusal and act on it. */

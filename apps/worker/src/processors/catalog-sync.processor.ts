@@ -1,6 +1,6 @@
 import { Processor, WorkerHost } from '@nestjs/bullmq';
 import { Logger } from '@nestjs/common';
-import { CatalogException, CatalogExceptionCode, CatalogSyncService, SyncReport } from '@tollgate/catalog';
+import { CatalogException, CatalogExceptionCode, CatalogSyncService, SyncReport, TierScoreJobs } from '@tollgate/catalog';
 import { JobName, JobOf, QueueName } from '@tollgate/queue';
 import { Job, UnrecoverableError } from 'bullmq';
 
@@ -8,7 +8,10 @@ import { Job, UnrecoverableError } from 'bullmq';
 export class CatalogSyncProcessor extends WorkerHost {
   private readonly logger = new Logger(CatalogSyncProcessor.name);
 
-  constructor(private readonly sync: CatalogSyncService) {
+  constructor(
+    private readonly sync: CatalogSyncService,
+    private readonly tierScores: TierScoreJobs,
+  ) {
     super();
   }
 
@@ -16,7 +19,10 @@ export class CatalogSyncProcessor extends WorkerHost {
     if (job.name !== JobName.SyncUpstream) throw new UnrecoverableError(`unknown job ${job.name} on ${QueueName.CatalogSync}`);
     const { orgId, upstreamId, trigger } = job.data;
     try {
-      return await this.sync.syncUpstream(orgId, upstreamId);
+      const report = await this.sync.syncUpstream(orgId, upstreamId);
+      // New tools get their default score (and a hot list) without waiting for the schedule.
+      if (report.added + report.changed + report.removed > 0) await this.tierScores.requestSoon(orgId);
+      return report;
     } catch (err) {
       if (err instanceof CatalogException && err.code === CatalogExceptionCode.UpstreamNotFound) {
         // The upstream was deleted after the job was queued: retrying cannot help.

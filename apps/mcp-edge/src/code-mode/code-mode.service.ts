@@ -1,0 +1,262 @@
+import { Injectable, Logger } from '@nestjs/common';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { OrgCatalog, ToolCatalogService } from '@tollgate/catalog';
+import { CodeSandbox, SandboxToolAnswer, SandboxToolCall, ScriptError, ScriptErrorKind, ScriptRunResult } from '@tollgate/code-sandbox';
+import {
+  CODE_MODE_TOOL_DEFINITIONS,
+  CODE_MODE_TOOL_NAMES,
+  CodeModeFiles,
+  DisclosureException,
+  DisclosureScope,
+  DisclosureTool,
+  META_TOOL_DEFINITIONS,
+  META_TOOL_NAMES,
+  ScriptCallReport,
+  ScriptErrorReport,
+  fitScriptAnswer,
+} from '@tollgate/disclosure';
+import { Principal } from '@tollgate/identity';
+import { PolicyService, StoredPolicy, decideAccess } from '@tollgate/policy';
+import { countJsonTokens } from '@tollgate/tokens';
+import { CALL_META_KEY, CallMeta } from '../governed-call/call-meta';
+import { GovernedCallPipeline } from '../governed-call/governed-call.pipeline';
+import { ERROR_META_KEY, ToolErrorBody, ToolErrorCode, toolErrorResult } from '../governed-call/tool-error';
+
+export const SCRIPT_META_KEY = 'tollgate/script';
+
+/** Search stays available in code mode: browsing a tree of thousands of stubs is slow. */
+const CODE_MODE_LIST: readonly Tool[] = [...CODE_MODE_TOOL_DEFINITIONS, ...META_TOOL_DEFINITIONS.filter((d) => d.name === META_TOOL_NAMES.searchTools)] as Tool[];
+
+const SCOPE_ORDER = ['KEY', 'USER', 'TEAM', 'ORG'] as const;
+
+/**
+ * Code mode: `tools/list` holds a virtual file tree of typed stubs (list, read, docs), search, and a
+ * script runner. Scripts run in the QuickJS sandbox; every tool call they make goes through the
+ * governed pipeline (policy, rate limit, price, budget, upstream, meter), so a refusal or failure
+ * reaches the script as a `ToolError` it can catch, and the run reports it.
+ */
+@Injectable()
+export class CodeModeService {
+  private readonly logger = new Logger(CodeModeService.name);
+  private readonly files = new WeakMap<OrgCatalog, CodeModeFiles>();
+  private readonly sandbox = new CodeSandbox();
+
+  constructor(
+    private readonly catalogs: ToolCatalogService,
+    private readonly policies: PolicyService,
+    private readonly pipeline: GovernedCallPipeline,
+  ) {}
+
+  /** Whether the caller is served code mode: the key's mode, else the most specific policy's. */
+  async appliesTo(principal: Principal): Promise<boolean> {
+    if (principal.disclosureMode) return principal.disclosureMode === 'CODE';
+    return mostSpecificMode(await this.policies.levelsFor(principal)) === 'CODE';
+  }
+
+  listTools(): { tools: Tool[]; mode: 'CODE'; tokens: number } {
+    const tools = [...CODE_MODE_LIST];
+    return { tools, mode: 'CODE', tokens: countJsonTokens({ tools }) };
+  }
+
+  async callTool(principal: Principal, name: string, args: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<CallToolResult> {
+    if (!(await this.appliesTo(principal))) {
+      return toolErrorResult({ code: ToolErrorCode.UnknownTool, message: `"${name}" is only available in code mode.`, hint: 'List tools to see what this key may use.', tool: name });
+    }
+    const a = args ?? {};
+    const view = await this.view(principal);
+    try {
+      switch (name) {
+        case CODE_MODE_TOOL_NAMES.listFiles:
+          return textResult(view.files.listFiles({ path: optString(a.path), recursive: a.recursive === true, maxTokens: optInt(a.maxTokens), cursor: optString(a.cursor) }, view.scope).json);
+        case CODE_MODE_TOOL_NAMES.readFiles:
+          return textResult(view.files.readFiles({ paths: stringList(a.paths), maxTokens: optInt(a.maxTokens), cursor: optString(a.cursor) }, view.scope).json);
+        case CODE_MODE_TOOL_NAMES.getToolDocs:
+          return textResult(view.files.readDocs({ paths: stringList(a.paths), maxTokens: optInt(a.maxTokens), cursor: optString(a.cursor) }, view.scope).json);
+        case CODE_MODE_TOOL_NAMES.runScript:
+          return await this.runScript(principal, view, a, signal);
+        default:
+          return toolErrorResult({ code: ToolErrorCode.UnknownTool, message: `No code-mode tool named "${name}".`, hint: 'List tools to see them.', tool: name });
+      }
+    } catch (err) {
+      if (err instanceof DisclosureException) {
+        return toolErrorResult({ code: ToolErrorCode.InvalidRequest, message: err.message, hint: 'Check the arguments; start again without a cursor if it is stale.', tool: name, reason: err.code, ...(err.details ?? {}) });
+      }
+      throw err;
+    }
+  }
+
+  private async runScript(principal: Principal, view: CodeModeView, a: Record<string, unknown>, signal: AbortSignal | undefined): Promise<CallToolResult> {
+    if (typeof a.code !== 'string' || a.code.trim() === '') {
+      return toolErrorResult({ code: ToolErrorCode.InvalidRequest, message: 'code must be the script to run.', hint: 'Pass JavaScript, e.g. `return await github.get_me({});`.', tool: CODE_MODE_TOOL_NAMES.runScript });
+    }
+    const timeoutMs = optInt(a.timeoutMs);
+    const calls: ScriptCallReport[] = [];
+    let costMicros = 0;
+    const run = await this.sandbox.run({
+      code: a.code,
+      tools: view.files.bindings(view.scope),
+      limits: timeoutMs ? { wallTimeMs: timeoutMs } : {},
+      signal,
+      callTool: async (call: SandboxToolCall, callSignal: AbortSignal): Promise<SandboxToolAnswer> => {
+        const result = await this.pipeline.callTool(principal, call.tool, call.args, callSignal);
+        const meta = result._meta?.[CALL_META_KEY] as CallMeta | undefined;
+        const refusal = result._meta?.[ERROR_META_KEY] as ToolErrorBody | undefined;
+        costMicros += meta?.costMicros ?? 0;
+        const failed = result.isError === true;
+        calls[call.index] = {
+          tool: call.tool,
+          line: call.line,
+          ok: !failed,
+          ...(failed ? { code: refusal?.code ?? ToolErrorCode.ToolFailed } : {}),
+          ...(meta ? { callId: meta.callId, costMicros: meta.costMicros } : {}),
+        };
+        if (!failed) return { ok: true, value: scriptValue(result) };
+        if (refusal) return { ok: false, error: refusal };
+        return { ok: false, error: { code: ToolErrorCode.ToolFailed, message: `The tool answered with an error: ${contentText(result)}`, hint: 'Check the arguments against the tool docs.', toolAnswer: result.content } };
+      },
+    });
+    const error = run.error ? errorReport(run.error) : undefined;
+    const fitted = fitScriptAnswer(
+      {
+        ok: run.ok,
+        ...(run.ok && 'value' in run ? { result: { value: run.value } } : {}),
+        ...(error ? { error } : {}),
+        logs: run.logs,
+        droppedLogChars: run.droppedLogChars,
+        calls: calls.filter((c): c is ScriptCallReport => c !== undefined),
+        costMicros,
+        durationMs: run.durationMs,
+      },
+      optInt(a.maxTokens),
+      view.scope.maxTokensCeiling,
+    );
+    this.logRun(principal, run, calls.length);
+    const answer = fitted.answer;
+    const scriptMeta = { calls: answer.calls.map((c) => c.callId).filter(Boolean), costMicros, durationMs: run.durationMs };
+    return {
+      content: [{ type: 'text', text: fitted.json }],
+      ...(answer.ok ? {} : { isError: true }),
+      _meta: { [SCRIPT_META_KEY]: scriptMeta, ...(answer.error ? { [ERROR_META_KEY]: answer.error } : {}) },
+    };
+  }
+
+  private logRun(principal: Principal, run: ScriptRunResult, calls: number): void {
+    this.logger.log({ msg: 'script run', keyId: principal.keyId, ok: run.ok, error: run.error?.kind, durationMs: run.durationMs, toolCalls: calls });
+  }
+
+  private async view(principal: Principal): Promise<CodeModeView> {
+    const [orgCatalog, levels] = await Promise.all([this.catalogs.catalogFor(principal.orgId), this.policies.levelsFor(principal)]);
+    let files = this.files.get(orgCatalog);
+    if (!files) {
+      files = new CodeModeFiles(orgCatalog.tools.map(disclosureTool));
+      this.files.set(orgCatalog, files);
+    }
+    const allowed = new Set(orgCatalog.tools.filter((t) => decideAccess(levels, { namespace: t.namespace, tool: t.name }).allowed).map((t) => t.exposedName));
+    const ceilings = levels.map((l) => l.maxAnswerTokens).filter((n): n is number => n !== null);
+    const scope: DisclosureScope = { isVisible: (n) => allowed.has(n), ...(ceilings.length ? { maxTokensCeiling: Math.min(...ceilings) } : {}) };
+    return { files, scope };
+  }
+}
+
+interface CodeModeView {
+  files: CodeModeFiles;
+  scope: DisclosureScope;
+}
+
+function disclosureTool(t: OrgCatalog['tools'][number]): DisclosureTool {
+  return {
+    name: t.exposedName,
+    namespace: t.namespace,
+    title: t.definition.title,
+    description: t.definition.description,
+    inputSchema: t.definition.inputSchema as Record<string, unknown>,
+    schemaTokens: t.schemaTokens,
+  };
+}
+
+/** What a script receives from a successful call: structured content, else the text (as JSON when it parses). */
+function scriptValue(result: CallToolResult): unknown {
+  if (result.structuredContent !== undefined) return result.structuredContent;
+  const content = result.content ?? [];
+  if (content.length === 1 && content[0].type === 'text') {
+    const text = content[0].text;
+    try {
+      return JSON.parse(text);
+    } catch {
+      return text;
+    }
+  }
+  return content;
+}
+
+function contentText(result: CallToolResult): string {
+  return (result.content ?? [])
+    .filter((c): c is { type: 'text'; text: string } => c.type === 'text')
+    .map((c) => c.text)
+    .join('\n')
+    .slice(0, 500);
+}
+
+/** The structured body of a failed run, as every refusal on the edge has one: code, message, hint, details. */
+function errorReport(e: ScriptError): ScriptErrorReport {
+  const at = e.line ? { line: e.line } : {};
+  switch (e.kind) {
+    case ScriptErrorKind.Tool: {
+      const answer = (e.answer ?? {}) as { hint?: unknown };
+      return {
+        code: e.code ?? ToolErrorCode.ToolFailed,
+        message: e.message,
+        hint: typeof answer.hint === 'string' ? answer.hint : 'Catch ToolError in the script (e.code, e.answer) or fix the call.',
+        ...at,
+        tool: e.tool,
+        args: e.args,
+        answer: e.answer,
+      };
+    }
+    case ScriptErrorKind.Limit:
+      return {
+        code: ToolErrorCode.ScriptLimitExceeded,
+        limit: e.limit,
+        message: e.message,
+        hint: LIMIT_HINTS[e.limit ?? 'TIME'] ?? 'Do less in one script.',
+        ...at,
+        ...(e.tool ? { tool: e.tool, args: e.args } : {}),
+      };
+    case ScriptErrorKind.Syntax:
+    case ScriptErrorKind.Runtime:
+      return { code: ToolErrorCode.ScriptError, kind: e.kind, name: e.name, message: e.message, hint: e.line ? `Fix line ${e.line} and run the script again.` : 'Fix the script and run it again.', ...at };
+    case ScriptErrorKind.Aborted:
+      return { code: ToolErrorCode.ScriptError, kind: e.kind, name: e.name, message: e.message, hint: 'The request was cancelled; run the script again if you still need it.' };
+  }
+}
+
+const LIMIT_HINTS: Record<string, string> = {
+  TIME: 'Do less in one script (fewer or faster calls), or pass a larger timeoutMs.',
+  MEMORY: 'Keep less in memory: process results as they come and return only what you need.',
+  TOOL_CALLS: 'Batch the work into fewer calls, or split it over several scripts.',
+  OUTPUT: 'Return and log less: the fields or a summary you need.',
+};
+
+function mostSpecificMode(levels: StoredPolicy[]): StoredPolicy['disclosureMode'] {
+  for (const scope of SCOPE_ORDER) {
+    const mode = levels.find((l) => l.scope === scope)?.disclosureMode;
+    if (mode) return mode;
+  }
+  return null;
+}
+
+function textResult(json: string): CallToolResult {
+  return { content: [{ type: 'text', text: json }] };
+}
+
+function optString(v: unknown): string | undefined {
+  return typeof v === 'string' && v.length > 0 ? v : undefined;
+}
+
+function optInt(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isInteger(v) ? v : undefined;
+}
+
+function stringList(v: unknown): string[] {
+  return Array.isArray(v) ? v.map(String) : typeof v === 'string' ? [v] : [];
+}

@@ -1,0 +1,93 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { EdgeConfig, TOLLGATE_CONFIG } from '@tollgate/config';
+import { Principal } from '@tollgate/identity';
+import { RedisService } from '@tollgate/redis';
+import { countTokens, splitTextIntoPages } from '@tollgate/tokens';
+import { randomBytes } from 'node:crypto';
+import { ToolErrorCode, toolErrorResult } from './tool-error';
+
+export const READ_RESULT_PAGE_TOOL = 'tollgate__read_result_page';
+export const PAGE_META_KEY = 'tollgate/page';
+
+/** Paged results are kept this long for the agent to read on. */
+const PAGE_TTL_SECONDS = 15 * 60;
+
+export const READ_RESULT_PAGE_DEFINITION: Tool = {
+  name: READ_RESULT_PAGE_TOOL,
+  description: 'Read the next page of a tool result that was too large for one answer (free: the call was already charged).',
+  inputSchema: {
+    type: 'object',
+    properties: { handle: { type: 'string' }, cursor: { type: 'string', description: 'From the previous page' } },
+    required: ['handle', 'cursor'],
+  },
+};
+
+export interface PagedFirst {
+  result: CallToolResult;
+  pages: number;
+  deliveredTokens: number;
+}
+
+/**
+ * Large text results are cut into pages at natural boundaries (paragraph, line, sentence, word),
+ * each within the output cap; the first page goes back at once with a handle and a cursor, the
+ * rest wait in Redis for `tollgate__read_result_page`, readable only with the same key.
+ */
+@Injectable()
+export class ResultPager {
+  constructor(
+    private readonly redis: RedisService,
+    @Inject(TOLLGATE_CONFIG) private readonly config: EdgeConfig,
+  ) {}
+
+  /** Only all-text results can be cut; anything else is refused by the caller. */
+  canPage(result: CallToolResult): boolean {
+    return result.content.length > 0 && result.content.every((c) => c.type === 'text');
+  }
+
+  async pageResult(principal: Principal, callId: string, result: CallToolResult, capTokens: number): Promise<PagedFirst> {
+    const text = result.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
+    // Leave room in each page for the note that tells the agent how to go on.
+    const pages = splitTextIntoPages(text, Math.max(1, capTokens - 80), this.config.tokens.encoding);
+    const handle = `${callId}.${randomBytes(6).toString('hex')}`;
+    const key = this.pageKey(principal, handle);
+    await this.redis.client.multi().rpush(key, ...pages.slice(1)).expire(key, PAGE_TTL_SECONDS).exec();
+    return { result: this.pageAnswer(result, pages[0], handle, 1, pages.length), pages: pages.length, deliveredTokens: countTokens(pages[0], this.config.tokens.encoding) };
+  }
+
+  async readPage(principal: Principal, args: Record<string, unknown> | undefined): Promise<CallToolResult> {
+    const handle = typeof args?.handle === 'string' ? args.handle : '';
+    const page = Number(typeof args?.cursor === 'string' ? args.cursor : NaN);
+    const key = this.pageKey(principal, handle);
+    const [text, remaining] = Number.isInteger(page) && page >= 2 ? await Promise.all([this.redis.client.lindex(key, page - 2), this.redis.client.llen(key)]) : [null, 0];
+    if (text === null) {
+      return toolErrorResult({
+        code: ToolErrorCode.InvalidRequest,
+        message: 'No such page: the handle is unknown, expired or belongs to another key, or the cursor is past the end.',
+        hint: `Pages are kept ${PAGE_TTL_SECONDS / 60} minutes; call the tool again for a fresh result.`,
+        tool: READ_RESULT_PAGE_TOOL,
+      });
+    }
+    return this.pageAnswer({ content: [] }, text, handle, page, remaining + 1);
+  }
+
+  private pageAnswer(result: CallToolResult, text: string, handle: string, page: number, pages: number): CallToolResult {
+    const more = page < pages;
+    const note = more
+      ? `[Page ${page} of ${pages}. The result continues: call ${READ_RESULT_PAGE_TOOL} with {"handle":"${handle}","cursor":"${page + 1}"}.]`
+      : `[Page ${page} of ${pages}: the end of the result.]`;
+    return {
+      ...result,
+      content: [
+        { type: 'text', text },
+        { type: 'text', text: note },
+      ],
+      _meta: { ...(result._meta ?? {}), [PAGE_META_KEY]: { handle, page, pages, nextCursor: more ? String(page + 1) : null } },
+    };
+  }
+
+  private pageKey(principal: Principal, handle: string): string {
+    return this.redis.orgKey(principal.orgId, 'result', principal.keyId, handle);
+  }
+}

@@ -1,0 +1,3 @@
+export * from './sandbox-limits';
+export * from './sandbox-prelude';
+export * from './code-sandbox';
