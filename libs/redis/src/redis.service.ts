@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { Redis } from 'ioredis';
 
@@ -9,7 +9,7 @@ type MessageHandler = (message: string) => void;
  * the organisation in a hash tag (`{org:<id>}`), so one call's keys share a Redis Cluster slot.
  */
 @Injectable()
-export class RedisService implements OnModuleDestroy {
+export class RedisService implements OnApplicationShutdown {
   private readonly logger = new Logger(RedisService.name);
   readonly client: Redis;
   private subscriber: Redis | null = null;
@@ -65,7 +65,8 @@ export class RedisService implements OnModuleDestroy {
     return (await this.client.ping()) === 'PONG';
   }
 
-  async onModuleDestroy(): Promise<void> {
+  /** After the BullMQ workers have finished their jobs in flight (see PrismaService). */
+  async onApplicationShutdown(): Promise<void> {
     await Promise.allSettled([this.client.quit(), this.subscriber?.quit()]);
   }
 }

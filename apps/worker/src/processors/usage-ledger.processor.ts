@@ -1,5 +1,5 @@
 import { Processor, WorkerHost } from '@nestjs/bullmq';
-import { Inject, OnModuleInit } from '@nestjs/common';
+import { Inject, Logger, OnModuleInit } from '@nestjs/common';
 import { TOLLGATE_CONFIG, WorkerConfig } from '@tollgate/config';
 import { LedgerService, fromPayload } from '@tollgate/metering';
 import { JobName, JobOf, QueueName } from '@tollgate/queue';
@@ -10,6 +10,7 @@ import { LedgerBatcher } from './ledger-batcher';
 /** Writes usage events to the ledger in batches; the event id makes a repeated delivery a no-op. */
 @Processor(QueueName.UsageLedger)
 export class UsageLedgerProcessor extends WorkerHost implements OnModuleInit {
+  private readonly logger = new Logger(UsageLedgerProcessor.name);
   private readonly batcher: LedgerBatcher;
 
   constructor(
@@ -20,8 +21,12 @@ export class UsageLedgerProcessor extends WorkerHost implements OnModuleInit {
     super();
     this.batcher = new LedgerBatcher(async (events) => {
       const written = await ledger.writeUsageEvents(events);
-      // New spend may have crossed a budget threshold: check the orgs of this batch now, not in 30 s.
-      await Promise.all([...new Set(events.map((e) => e.orgId))].map((orgId) => jobs.requestAlertCheck(orgId)));
+      // New spend may have crossed a budget threshold: check the orgs of this batch now, not in
+      // 30 s. Not awaited: the ledger write is the job; a lost check is caught by the schedule,
+      // and awaiting a queue that shuts down first would hold the job (and shutdown) forever.
+      for (const orgId of new Set(events.map((e) => e.orgId))) {
+        jobs.requestAlertCheck(orgId).catch((err: Error) => this.logger.warn(`alert check for org ${orgId} not queued: ${err.message}`));
+      }
       return written;
     }, config.worker.ledgerBatchSize);
   }
