@@ -2,21 +2,10 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { OrgCatalog, ToolCatalogService } from '@tollgate/catalog';
 import { CodeSandbox, SandboxToolAnswer, SandboxToolCall, ScriptError, ScriptErrorKind, ScriptRunResult } from '@tollgate/code-sandbox';
-import {
-  CODE_MODE_TOOL_DEFINITIONS,
-  CODE_MODE_TOOL_NAMES,
-  CodeModeFiles,
-  DisclosureException,
-  DisclosureScope,
-  DisclosureTool,
-  META_TOOL_DEFINITIONS,
-  META_TOOL_NAMES,
-  ScriptCallReport,
-  ScriptErrorReport,
-  fitScriptAnswer,
-} from '@tollgate/disclosure';
+import { CODE_MODE_TOOL_DEFINITIONS, CODE_MODE_TOOL_NAMES, CodeModeFiles, DisclosureException, DisclosureScope, META_TOOL_DEFINITIONS, META_TOOL_NAMES, ScriptCallReport, ScriptErrorReport, fitScriptAnswer, requestedDisclosureMode, disclosureToolOf } from '@tollgate/disclosure';
 import { Principal } from '@tollgate/identity';
-import { PolicyService, StoredPolicy, decideAccess } from '@tollgate/policy';
+import { PolicyService } from '@tollgate/policy';
+import { disclosureScopeFor } from '../disclosure/disclosure-scope';
 import { countJsonTokens } from '@tollgate/tokens';
 import { CALL_META_KEY, CallMeta } from '../governed-call/call-meta';
 import { GovernedCallPipeline } from '../governed-call/governed-call.pipeline';
@@ -26,8 +15,6 @@ export const SCRIPT_META_KEY = 'tollgate/script';
 
 /** Search stays available in code mode: browsing a tree of thousands of stubs is slow. */
 const CODE_MODE_LIST: readonly Tool[] = [...CODE_MODE_TOOL_DEFINITIONS, ...META_TOOL_DEFINITIONS.filter((d) => d.name === META_TOOL_NAMES.searchTools)] as Tool[];
-
-const SCOPE_ORDER = ['KEY', 'USER', 'TEAM', 'ORG'] as const;
 
 /**
  * Code mode: `tools/list` holds a virtual file tree of typed stubs (list, read, docs), search, and a
@@ -49,8 +36,7 @@ export class CodeModeService {
 
   /** Whether the caller is served code mode: the key's mode, else the most specific policy's. */
   async appliesTo(principal: Principal): Promise<boolean> {
-    if (principal.disclosureMode) return principal.disclosureMode === 'CODE';
-    return mostSpecificMode(await this.policies.levelsFor(principal)) === 'CODE';
+    return requestedDisclosureMode(principal.disclosureMode, await this.policies.levelsFor(principal)) === 'CODE';
   }
 
   listTools(): { tools: Tool[]; mode: 'CODE'; tokens: number } {
@@ -148,30 +134,16 @@ export class CodeModeService {
     const [orgCatalog, levels] = await Promise.all([this.catalogs.catalogFor(principal.orgId), this.policies.levelsFor(principal)]);
     let files = this.files.get(orgCatalog);
     if (!files) {
-      files = new CodeModeFiles(orgCatalog.tools.map(disclosureTool));
+      files = new CodeModeFiles(orgCatalog.tools.map((t) => disclosureToolOf(t, undefined)));
       this.files.set(orgCatalog, files);
     }
-    const allowed = new Set(orgCatalog.tools.filter((t) => decideAccess(levels, { namespace: t.namespace, tool: t.name }).allowed).map((t) => t.exposedName));
-    const ceilings = levels.map((l) => l.maxAnswerTokens).filter((n): n is number => n !== null);
-    const scope: DisclosureScope = { isVisible: (n) => allowed.has(n), ...(ceilings.length ? { maxTokensCeiling: Math.min(...ceilings) } : {}) };
-    return { files, scope };
+    return { files, scope: disclosureScopeFor(orgCatalog, levels) };
   }
 }
 
 interface CodeModeView {
   files: CodeModeFiles;
   scope: DisclosureScope;
-}
-
-function disclosureTool(t: OrgCatalog['tools'][number]): DisclosureTool {
-  return {
-    name: t.exposedName,
-    namespace: t.namespace,
-    title: t.definition.title,
-    description: t.definition.description,
-    inputSchema: t.definition.inputSchema as Record<string, unknown>,
-    schemaTokens: t.schemaTokens,
-  };
 }
 
 /** What a script receives from a successful call: structured content, else the text (as JSON when it parses). */
@@ -236,14 +208,6 @@ const LIMIT_HINTS: Record<string, string> = {
   TOOL_CALLS: 'Batch the work into fewer calls, or split it over several scripts.',
   OUTPUT: 'Return and log less: the fields or a summary you need.',
 };
-
-function mostSpecificMode(levels: StoredPolicy[]): StoredPolicy['disclosureMode'] {
-  for (const scope of SCOPE_ORDER) {
-    const mode = levels.find((l) => l.scope === scope)?.disclosureMode;
-    if (mode) return mode;
-  }
-  return null;
-}
 
 function textResult(json: string): CallToolResult {
   return { content: [{ type: 'text', text: json }] };

@@ -1,10 +1,21 @@
 import { Injectable } from '@nestjs/common';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { OrgCatalog, ToolCatalogService } from '@tollgate/catalog';
-import { DisclosureCatalog, DisclosureException, DisclosureScope, DisclosureTool, META_TOOL_NAMES, isCodeModeToolName } from '@tollgate/disclosure';
+import {
+  DisclosureCatalog,
+  DisclosureException,
+  DisclosureScope,
+  DisclosureTool,
+  META_TOOL_NAMES,
+  disclosureToolOf,
+  isCodeModeToolName,
+  listedToolEntry,
+  requestedDisclosureMode,
+  resolveAutoMode,
+} from '@tollgate/disclosure';
 import { Principal } from '@tollgate/identity';
-import { microsToJson } from '@tollgate/kernel';
-import { PolicyService, StoredPolicy, decideAccess } from '@tollgate/policy';
+import { PolicyService } from '@tollgate/policy';
+import { disclosureScopeFor } from './disclosure-scope';
 import { PricingService } from '@tollgate/pricing';
 import { countJsonTokens } from '@tollgate/tokens';
 import { CodeModeService } from '../code-mode/code-mode.service';
@@ -12,18 +23,12 @@ import { GovernedCallPipeline, VisibleTool } from '../governed-call/governed-cal
 import { READ_RESULT_PAGE_DEFINITION, READ_RESULT_PAGE_TOOL, ResultPager } from '../governed-call/result-pager.service';
 import { ToolErrorCode, toolErrorResult } from '../governed-call/tool-error';
 
-export const PRICE_META_KEY = 'tollgate/price';
 export const DISCLOSURE_META_KEY = 'tollgate/disclosure';
-
-/** In AUTO mode, catalogs whose plain `tools/list` fits this many tokens are served in full. */
-export const AUTO_FULL_MAX_TOKENS = 4_000;
 
 /** The progressive `tools/list` stays within this many tokens unless a policy sets less. */
 export const INITIAL_CONTEXT_TOKENS = 1_500;
 
 export type DisclosureMode = 'FULL' | 'PROGRESSIVE' | 'CODE';
-
-const SCOPE_ORDER = ['KEY', 'USER', 'TEAM', 'ORG'] as const;
 
 /**
  * What an agent's `tools/list` holds and how the meta-tools answer: the full catalog it may use,
@@ -96,12 +101,11 @@ export class ProgressiveDisclosure {
   private async view(principal: Principal): Promise<{ mode: DisclosureMode; catalog: DisclosureCatalog; scope: DisclosureScope }> {
     const [orgCatalog, levels] = await Promise.all([this.catalogs.catalogFor(principal.orgId), this.policies.levelsFor(principal)]);
     const catalog = await this.disclosureCatalog(principal.orgId, orgCatalog);
-    const allowed = new Set(orgCatalog.tools.filter((t) => decideAccess(levels, { namespace: t.namespace, tool: t.name }).allowed).map((t) => t.exposedName));
-    const ceilings = levels.map((l) => l.maxAnswerTokens).filter((n): n is number => n !== null);
-    const scope: DisclosureScope = { isVisible: (n) => allowed.has(n), ...(ceilings.length ? { maxTokensCeiling: Math.min(...ceilings) } : {}) };
-    const requested = principal.disclosureMode ?? mostSpecificMode(levels) ?? 'AUTO';
-    const mode: DisclosureMode =
-      requested === 'FULL' ? 'FULL' : requested === 'AUTO' ? (catalog.plainToolList(scope).tokens <= AUTO_FULL_MAX_TOKENS ? 'FULL' : 'PROGRESSIVE') : 'PROGRESSIVE';
+    const scope = disclosureScopeFor(orgCatalog, levels);
+    const requested = requestedDisclosureMode(principal.disclosureMode, levels);
+    const resolved = resolveAutoMode(requested, requested === 'AUTO' ? catalog.plainToolList(scope).tokens : 0);
+    // CODE keys are served by CodeModeService before this; here only FULL or PROGRESSIVE remain.
+    const mode: DisclosureMode = resolved === 'FULL' ? 'FULL' : 'PROGRESSIVE';
     return { mode, catalog, scope };
   }
 
@@ -114,19 +118,7 @@ export class ProgressiveDisclosure {
         const tools: DisclosureTool[] = [];
         for (const t of orgCatalog.tools) {
           const price = await this.pricing.priceFor(orgId, t.upstreamId, t.name, now);
-          tools.push({
-            name: t.exposedName,
-            namespace: t.namespace,
-            title: t.definition.title,
-            description: t.definition.description,
-            inputSchema: t.definition.inputSchema as Record<string, unknown>,
-            ...(t.definition.annotations ? { annotations: t.definition.annotations as Record<string, unknown> } : {}),
-            ...(t.category ? { category: t.category } : {}),
-            ...(price ? { priceMicros: price.perCallMicros } : {}),
-            tier: t.tier.toLowerCase() as DisclosureTool['tier'],
-            tierScore: t.tierScore,
-            schemaTokens: t.schemaTokens,
-          });
+          tools.push(disclosureToolOf(t, price?.perCallMicros));
         }
         return new DisclosureCatalog(tools);
       })();
@@ -134,14 +126,6 @@ export class ProgressiveDisclosure {
     }
     return built;
   }
-}
-
-function mostSpecificMode(levels: StoredPolicy[]): StoredPolicy['disclosureMode'] {
-  for (const scope of SCOPE_ORDER) {
-    const mode = levels.find((l) => l.scope === scope)?.disclosureMode;
-    if (mode) return mode;
-  }
-  return null;
 }
 
 function optString(v: unknown): string | undefined {
@@ -156,18 +140,6 @@ function invalidMetaCall(name: string, message: string): CallToolResult {
   return toolErrorResult({ code: ToolErrorCode.InvalidRequest, message, hint: 'Fix the arguments and call again.', tool: name });
 }
 
-export function listedTool({ tool, price }: VisibleTool): Tool {
-  return {
-    ...tool.definition,
-    name: tool.exposedName,
-    _meta: {
-      [PRICE_META_KEY]: price
-        ? {
-            perCallMicros: microsToJson(price.perCallMicros),
-            perOutputTokenMicros: microsToJson(price.perOutputTokenMicros),
-            reportedCostCapMicros: price.acceptReportedCost ? microsToJson(price.reportedCostCapMicros) : 0,
-          }
-        : { perCallMicros: 0, perOutputTokenMicros: 0, reportedCostCapMicros: 0 },
-    },
-  };
+function listedTool({ tool, price }: VisibleTool): Tool {
+  return listedToolEntry(tool.definition, tool.exposedName, price) as Tool;
 }
