@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Post, Query, UseFilters } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Post, Query } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiBearerAuth, ApiCreatedResponse, ApiNoContentResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
@@ -9,7 +9,6 @@ import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
 import { ErrorBodyView } from '../common/error-body.view';
 import { UuidParam } from '../common/uuid-param.decorator';
-import { ReportingExceptionFilter } from '../reports/reporting-exception.filter';
 import { AlertWebhookView, BudgetAlertView, IssuedAlertWebhookView, toAlertWebhookView, toBudgetAlertView } from './alert.view';
 import { CreateAlertWebhookDto } from './create-alert-webhook.dto';
 
@@ -26,7 +25,6 @@ export class ListAlertsQuery {
 @ApiTags('alerts')
 @ApiBearerAuth()
 @ApiNotFoundResponse({ type: ErrorBodyView, description: 'Unknown organization or webhook' })
-@UseFilters(ReportingExceptionFilter)
 @Controller('v1/orgs/:orgId')
 export class AlertsController {
   constructor(

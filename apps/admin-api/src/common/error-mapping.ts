@@ -6,6 +6,7 @@ import { IdentityException, IdentityExceptionCode } from '@tollgate/identity';
 import { PolicyAdminException, PolicyAdminExceptionCode } from '@tollgate/policy';
 import { PriceBookException, PriceBookExceptionCode } from '@tollgate/pricing';
 import { RateLimitException, RateLimitExceptionCode } from '@tollgate/rate-limit';
+import { ReportingException, ReportingExceptionCode } from '@tollgate/reporting';
 import { STATUS_CODES } from 'node:http';
 import { FieldValidationException } from './field-validation.exception';
 
@@ -115,6 +116,21 @@ function budgetAdminStatus(code: BudgetAdminExceptionCode): number {
   }
 }
 
+function reportingStatus(code: ReportingExceptionCode): number {
+  switch (code) {
+    case ReportingExceptionCode.InvalidQuery:
+    case ReportingExceptionCode.ReportTooLarge:
+    case ReportingExceptionCode.InvalidWebhook:
+      return HttpStatus.BAD_REQUEST;
+    case ReportingExceptionCode.WebhookNotFound:
+      return HttpStatus.NOT_FOUND;
+    case ReportingExceptionCode.TooManyWebhooks:
+      return HttpStatus.CONFLICT;
+    default:
+      return assertNever(code);
+  }
+}
+
 function rateLimitStatus(code: RateLimitExceptionCode): number {
   switch (code) {
     case RateLimitExceptionCode.InvalidRule:
@@ -172,6 +188,7 @@ export function mapError(err: unknown): MappedError {
   if (err instanceof PolicyAdminException) return { status: policyStatus(err.code), message: err.message, field: err.field, code: err.code };
   if (err instanceof PriceBookException) return { status: priceBookStatus(err.code), message: err.message, field: err.field, code: err.code };
   if (err instanceof BudgetAdminException) return { status: budgetAdminStatus(err.code), message: err.message, field: err.field, code: err.code };
+  if (err instanceof ReportingException) return { status: reportingStatus(err.code), message: err.message, field: err.field, code: err.code };
   if (err instanceof RateLimitException) return { status: rateLimitStatus(err.code), message: err.message, field: err.field, code: err.code };
   if (err instanceof BudgetException) return { status: budgetStatus(err.code), message: err.message, code: err.code };
   if (isBodyParserError(err)) {

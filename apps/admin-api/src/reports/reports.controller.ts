@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Headers, HttpCode, HttpStatus, Post, Query, Res, UseFilters } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, HttpStatus, Post, Query, Res } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiBearerAuth, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { AdminPrincipal } from '@tollgate/identity';
 import {
@@ -17,14 +17,12 @@ import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
 import { ErrorBodyView } from '../common/error-body.view';
 import { UuidParam } from '../common/uuid-param.decorator';
-import { ReportingExceptionFilter } from './reporting-exception.filter';
 import { RollupRequestDto, SpendReportQuery } from './spend-report.query';
 import { BudgetUtilisationView, SpendReportView, toBudgetUtilisationView, toSpendReportView } from './spend-report.view';
 
 @ApiTags('reports')
 @ApiBearerAuth()
 @ApiNotFoundResponse({ type: ErrorBodyView, description: 'Unknown organization (or another organization’s)' })
-@UseFilters(ReportingExceptionFilter)
 @Controller('v1/orgs/:orgId/reports')
 export class ReportsController {
   constructor(

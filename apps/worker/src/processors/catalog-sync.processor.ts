@@ -1,18 +1,25 @@
 import { Processor, WorkerHost } from '@nestjs/bullmq';
-import { Logger } from '@nestjs/common';
+import { Inject, Logger, OnModuleInit } from '@nestjs/common';
+import { TOLLGATE_CONFIG, WorkerConfig } from '@tollgate/config';
 import { CatalogException, CatalogExceptionCode, CatalogSyncService, SyncReport, TierScoreJobs } from '@tollgate/catalog';
 import { JobName, JobOf, QueueName } from '@tollgate/queue';
 import { Job, UnrecoverableError } from 'bullmq';
 
-@Processor(QueueName.CatalogSync, { concurrency: 4 })
-export class CatalogSyncProcessor extends WorkerHost {
+@Processor(QueueName.CatalogSync)
+export class CatalogSyncProcessor extends WorkerHost implements OnModuleInit {
   private readonly logger = new Logger(CatalogSyncProcessor.name);
 
   constructor(
     private readonly sync: CatalogSyncService,
     private readonly tierScores: TierScoreJobs,
+    @Inject(TOLLGATE_CONFIG) private readonly config: WorkerConfig,
   ) {
     super();
+  }
+
+  onModuleInit(): void {
+    // Syncs wait on upstreams, not CPU: WORKER_CONCURRENCY of them run at once per worker.
+    this.worker.concurrency = this.config.worker.concurrency;
   }
 
   async process(job: Job<JobOf<JobName.SyncUpstream>>): Promise<SyncReport> {
