@@ -371,6 +371,26 @@ describe('admin API, end to end', () => {
       expect((await http().get(`/v1/orgs/${orgId}/policies`).set(platform())).body[0].allow).toEqual(['docs:*']);
     });
 
+    it('should answer 404 with no data on every org route the OpenAPI spec lists, for another org\u2019s admin and finance', async () => {
+      // Taken from the served spec, so a route added later is covered without editing this test.
+      const spec = (await http().get('/docs-json')).body as { paths: Record<string, Record<string, unknown>> };
+      const financeSecret = (await http().post('/v1/admin-tokens').set(platform()).send({ role: 'FINANCE', orgId: otherOrgId, name: 'globex-finance' })).body.secret;
+      const routes = Object.entries(spec.paths)
+        .filter(([path]) => path.includes('{orgId}'))
+        .flatMap(([path, ops]) => Object.keys(ops).filter((m) => ['get', 'post', 'put', 'patch', 'delete'].includes(m)).map((m) => [m, path] as const));
+      expect(routes.length).toBeGreaterThan(40);
+      for (const secret of [otherAdminSecret, financeSecret]) {
+        for (const [method, template] of routes) {
+          const path = template.replace('{orgId}', orgId).replace(/\{[^}]+\}/g, (p) => (p === '{scope}' ? 'ORG' : '00000000-0000-4000-8000-000000000000'));
+          const res = await http()[method as 'get' | 'post' | 'put' | 'patch' | 'delete'](path).set(as(secret)).send({});
+          expect({ method, template, status: res.status }).toEqual({ method, template, status: 404 });
+          expect(res.text).not.toContain('Acme');
+          // Only the error envelope: nothing of the org's data.
+          expect(Object.keys(res.body).every((k) => ['statusCode', 'error', 'message', 'field', 'code', 'requestId'].includes(k))).toBe(true);
+        }
+      }
+    });
+
     it('should not let an org admin issue a token for another org', async () => {
       const res = await http().post('/v1/admin-tokens').set(as(otherAdminSecret)).send({ role: 'ORG_ADMIN', orgId, name: 'x' });
       expect(res.status).toBe(404);
