@@ -40,6 +40,8 @@ import { UpstreamsController } from './upstreams/upstreams.controller';
 import { UsersController } from './users/users.controller';
 import { KeyPreviewController } from './keys/key-preview.controller';
 import { KeyPreviewService } from './keys/key-preview.service';
+import { EffectivePolicyController } from './keys/effective-policy.controller';
+import { EffectivePolicyService } from './keys/effective-policy.service';
 import { ToolProfilerModule } from './tools/tool-profiler.module';
 import { ToolsController } from './tools/tools.controller';
 
@@ -85,11 +87,13 @@ export class AdminApiModule {
         AlertsController,
         ToolsController,
         KeyPreviewController,
+        EffectivePolicyController,
       ],
       providers: [
         AuditService,
         UpstreamAdminService,
         KeyPreviewService,
+        EffectivePolicyService,
         AdminBearerStrategy,
         // Guards run in this order: authenticate, then check the org and the role.
         { provide: APP_GUARD, useClass: AdminAuthGuard },

@@ -3,6 +3,7 @@ export enum IdentityExceptionCode {
   TeamNotFound = 'TEAM_NOT_FOUND',
   UserNotFound = 'USER_NOT_FOUND',
   KeyNotFound = 'KEY_NOT_FOUND',
+  KeyRevoked = 'KEY_REVOKED',
   NotATeamMember = 'NOT_A_TEAM_MEMBER',
   Conflict = 'CONFLICT',
   InvalidCredential = 'INVALID_CREDENTIAL',

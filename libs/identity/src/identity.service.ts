@@ -150,6 +150,28 @@ export class IdentityService {
     await this.redis.publish(KEY_REVOKED_CHANNEL, keyId);
     return key;
   }
+
+  /**
+   * Gives a key a new secret under the same id (so its budgets, policies, limits and ledger carry
+   * over) and tells every edge to drop the old one at once. A revoked key cannot be rotated.
+   */
+  async rotateVirtualKey(orgId: string, keyId: string): Promise<{ key: VirtualKeyView; secret: string }> {
+    const existing = await this.getVirtualKey(orgId, keyId);
+    if (existing.revokedAt) {
+      throw new IdentityException(IdentityExceptionCode.KeyRevoked, `key ${keyId} is revoked and cannot be rotated; create a new key`, 'keyId');
+    }
+    const issued = issueSecret('tg', this.config.security.keyHashSecret);
+    // Guarded on revokedAt so a revoke racing this rotation is never undone by it.
+    const { count } = await this.prisma.virtualKey.updateMany({
+      where: { id: keyId, orgId, revokedAt: null },
+      data: { prefix: issued.prefix, secretHash: issued.hash },
+    });
+    if (count === 0) {
+      throw new IdentityException(IdentityExceptionCode.KeyRevoked, `key ${keyId} is revoked and cannot be rotated; create a new key`, 'keyId');
+    }
+    await this.redis.publish(KEY_REVOKED_CHANNEL, keyId);
+    return { key: await this.getVirtualKey(orgId, keyId), secret: issued.secret };
+  }
 }
 
 function conflictOr(err: unknown, field: string, message: string): unknown {

@@ -37,6 +37,7 @@ function identityStatus(code: IdentityExceptionCode): number {
     case IdentityExceptionCode.NotATeamMember:
       return HttpStatus.BAD_REQUEST;
     case IdentityExceptionCode.Conflict:
+    case IdentityExceptionCode.KeyRevoked:
       return HttpStatus.CONFLICT;
     case IdentityExceptionCode.InvalidCredential:
       return HttpStatus.UNAUTHORIZED;

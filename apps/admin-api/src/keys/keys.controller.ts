@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, HttpStatus, Post } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiBearerAuth, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBadRequestResponse, ApiBearerAuth, ApiConflictResponse, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminPrincipal, IdentityService } from '@tollgate/identity';
 import { AuditService } from '../audit/audit.service';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
@@ -68,5 +68,26 @@ export class KeysController {
     const key = await this.identity.revokeVirtualKey(orgId, keyId);
     await this.audit.record(admin, { orgId, action: 'key.revoked', targetType: 'virtual-key', targetId: key.id, details: { prefix: key.prefix } });
     return toKeyView(key);
+  }
+
+  @Post(':keyId/rotate')
+  @HttpCode(HttpStatus.OK)
+  @OrgAccess(OrgAccessLevel.Manage)
+  @ApiOperation({
+    summary: 'Give a key a new secret under the same id (budgets, policies, limits and spend carry over); the old secret stops working on every edge at once',
+  })
+  @ApiOkResponse({ type: IssuedKeyView })
+  @ApiConflictResponse({ type: ErrorBodyView, description: 'The key is revoked (KEY_REVOKED)' })
+  async rotateKey(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @UuidParam('keyId') keyId: string): Promise<IssuedKeyView> {
+    const before = await this.identity.getVirtualKey(orgId, keyId);
+    const { key, secret } = await this.identity.rotateVirtualKey(orgId, keyId);
+    await this.audit.record(admin, {
+      orgId,
+      action: 'key.rotated',
+      targetType: 'virtual-key',
+      targetId: key.id,
+      details: { previousPrefix: before.prefix, prefix: key.prefix },
+    });
+    return { key: toKeyView(key), secret };
   }
 }
