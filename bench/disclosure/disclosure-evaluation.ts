@@ -16,6 +16,20 @@ export const SYNTHETIC_QUERIES = 100;
 interface SingleIntentQuery {
   query: string;
   expected: string;
+  /** Other tools that answer the query just as well (e.g. a generic `issue_write` beside `create_issue`). */
+  alsoAccepted?: string[];
+  /** Absent for the original 104 queries; `added-2` for the second batch (GitHub catalog). */
+  set?: string;
+}
+
+export type QueryHalf = 'tuning' | 'held-out';
+
+/**
+ * A fixed split of the single-intent queries, by a hash of the query text alone: changes to the
+ * ranking are tuned on one half and must not hurt the other.
+ */
+export function queryHalf(query: string): QueryHalf {
+  return parseInt(sha256Hex(query).slice(0, 2), 16) % 2 === 0 ? 'tuning' : 'held-out';
 }
 
 const QUERIES_FILE = 'single-intent-queries.json';
@@ -71,6 +85,12 @@ export interface SizeFigures {
   tasks: (RetrievalFigures & { unmatchedLabels: number }) | null;
   tasksBaselineBm25: RetrievalFigures | null;
   singleIntent: RetrievalFigures;
+  /** The same queries by subset: the original 104, the added batch, and the tuning / held-out halves. */
+  singleIntentOriginal: RetrievalFigures;
+  singleIntentAdded: RetrievalFigures | null;
+  singleIntentTuning: RetrievalFigures;
+  singleIntentHeldOut: RetrievalFigures;
+  singleIntentHeldOutOriginal: RetrievalFigures;
   singleIntentNoSynonyms: RetrievalFigures;
   singleIntentBaselineBm25: RetrievalFigures;
   synthetic: RetrievalFigures | null;
@@ -149,7 +169,11 @@ export function evaluateSize(under: CatalogUnderTest): { figures: SizeFigures; t
     if (labels.length) taskQueries.push({ query: task.question, labels });
   }
   const single = singleIntentQueries().filter((q) => catalog.has(q.expected));
-  const singleJudged: JudgedQuery[] = single.map((q) => ({ query: q.query, labels: [[q.expected]] }));
+  const judge = (qs: readonly SingleIntentQuery[]): JudgedQuery[] => qs.map((q) => ({ query: q.query, labels: [[q.expected, ...(q.alsoAccepted ?? []).filter((n) => catalog.has(n))]] }));
+  const singleJudged = judge(single);
+  const original = single.filter((q) => q.set === undefined);
+  const added = single.filter((q) => q.set !== undefined);
+  const heldOut = single.filter((q) => queryHalf(q.query) === 'held-out');
   const syntheticJudged: JudgedQuery[] = under.syntheticQueries.map((q) => ({ query: q.query, labels: [[q.expected]] }));
 
   const figures: SizeFigures = {
@@ -163,6 +187,11 @@ export function evaluateSize(under: CatalogUnderTest): { figures: SizeFigures; t
     tasks: hasLiveMcpBench ? { ...retrievalFigures(taskQueries, rankWith(catalog, true)), unmatchedLabels } : null,
     tasksBaselineBm25: hasLiveMcpBench ? retrievalFigures(taskQueries, rankWith(baseline, false)) : null,
     singleIntent: retrievalFigures(singleJudged, rankWith(catalog, true)),
+    singleIntentOriginal: retrievalFigures(judge(original), rankWith(catalog, false)),
+    singleIntentAdded: added.length ? retrievalFigures(judge(added), rankWith(catalog, false)) : null,
+    singleIntentTuning: retrievalFigures(judge(single.filter((q) => queryHalf(q.query) === 'tuning')), rankWith(catalog, false)),
+    singleIntentHeldOut: retrievalFigures(judge(heldOut), rankWith(catalog, false)),
+    singleIntentHeldOutOriginal: retrievalFigures(judge(heldOut.filter((q) => q.set === undefined)), rankWith(catalog, false)),
     singleIntentNoSynonyms: retrievalFigures(singleJudged, rankWith(noSynonyms, false)),
     singleIntentBaselineBm25: retrievalFigures(singleJudged, rankWith(baseline, false)),
     synthetic: syntheticJudged.length ? retrievalFigures(syntheticJudged, rankWith(catalog, true)) : null,

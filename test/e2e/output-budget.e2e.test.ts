@@ -14,11 +14,13 @@ describe('output budgets and upstream time-outs through the edge', () => {
   let fixture: FixtureServer;
   let agent: Client;
   let other: Client;
+  let orgId: string;
+  let otherKeyId: string;
 
   beforeAll(async () => {
     p = await startPlatform();
     fixture = await startFixtureServer();
-    const orgId = (await p.admin('POST', '/v1/orgs', { name: 'Out', slug: 'out' })).body.id;
+    orgId = (await p.admin('POST', '/v1/orgs', { name: 'Out', slug: 'out' })).body.id;
     const teamId = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 't' })).body.id;
     const userId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'o@example.test' })).body.id;
     await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId });
@@ -28,7 +30,9 @@ describe('output budgets and upstream time-outs through the edge', () => {
     await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['fixture:*'], deny: [] });
     await p.admin('POST', `/v1/orgs/${orgId}/prices`, { upstreamId: upstream.body.id, toolPattern: '*', perCallMicros: 1_000 });
     agent = await connectAgent(p.edgeUrl, (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'a' })).body.secret);
-    other = await connectAgent(p.edgeUrl, (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'b' })).body.secret);
+    const otherKey = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'b' });
+    otherKeyId = otherKey.body.key.id;
+    other = await connectAgent(p.edgeUrl, otherKey.body.secret);
   });
 
   afterAll(async () => {
@@ -81,5 +85,19 @@ describe('output budgets and upstream time-outs through the edge', () => {
     const res = (await agent.callTool({ name: 'fixture__slow', arguments: { ms: 3000 } })) as CallToolResult;
     expect(toolError(res)).toMatchObject({ code: 'UPSTREAM_TIMEOUT', charged: false });
     expect(callMeta(res)?.costMicros).toBe(0);
+  });
+
+  it('should refuse instead of paging, and apply a tighter cap, when the key policy says so', async () => {
+    const put = await p.admin('PUT', `/v1/orgs/${orgId}/policies/KEY/${otherKeyId}`, { allow: ['fixture:*'], deny: [], outputTokenCap: 200, outputOverflow: 'REFUSE' });
+    expect(put.status).toBe(200);
+    const refused = (await other.callTool({ name: 'fixture__huge', arguments: { lines: 100 } })) as CallToolResult;
+    expect(toolError(refused)).toMatchObject({ code: 'OUTPUT_BUDGET_EXCEEDED', outputTokenCap: 200 });
+    await p.admin('PUT', `/v1/orgs/${orgId}/policies/KEY/${otherKeyId}`, { allow: ['fixture:*'], deny: [], outputTokenCap: 200 });
+    const paged = (await other.callTool({ name: 'fixture__huge', arguments: { lines: 100 } })) as CallToolResult;
+    expect(paged.isError ?? false).toBe(false);
+    expect(countTokens((paged.content[0] as { text: string }).text)).toBeLessThanOrEqual(200);
+    // The first key keeps the upstream's cap.
+    const first = (await agent.callTool({ name: 'fixture__huge', arguments: { lines: 100 } })) as CallToolResult;
+    expect(countTokens((first.content[0] as { text: string }).text)).toBeGreaterThan(200);
   });
 });

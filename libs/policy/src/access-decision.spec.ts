@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decideAccess, PolicyLevel } from './access-decision';
+import { decideAccess, effectiveOutputLimits, PolicyLevel } from './access-decision';
 
 const ref = { namespace: 'github', tool: 'delete_repo' };
 
@@ -35,5 +35,19 @@ describe('access decisions', () => {
       { scope: 'USER', allow: ['jira:*'], deny: [] },
     ];
     expect(decideAccess(levels, ref)).toEqual({ allowed: false, reason: 'NOT_IN_ALLOW_LIST', scope: 'USER' });
+  });
+});
+
+describe('effective output limits', () => {
+  it('should take the tightest cap of any level and the most specific overflow setting', () => {
+    expect(effectiveOutputLimits([])).toEqual({ cap: null, overflow: 'PAGE' });
+    expect(
+      effectiveOutputLimits([
+        { scope: 'ORG', outputTokenCap: 4000, outputOverflow: 'REFUSE' },
+        { scope: 'KEY', outputTokenCap: 8000, outputOverflow: 'PAGE' },
+        { scope: 'TEAM', outputTokenCap: 2000, outputOverflow: null },
+      ]),
+    ).toEqual({ cap: 2000, overflow: 'PAGE' });
+    expect(effectiveOutputLimits([{ scope: 'ORG', outputTokenCap: null, outputOverflow: 'REFUSE' }])).toEqual({ cap: null, overflow: 'REFUSE' });
   });
 });

@@ -47,3 +47,19 @@ export function describeDecision(decision: AccessDecision): string {
       return 'no policy allows any tool for this key';
   }
 }
+
+export interface OutputLimitLevel {
+  scope: PolicyScope;
+  outputTokenCap: number | null;
+  outputOverflow: 'PAGE' | 'REFUSE' | null;
+}
+
+/**
+ * The output limits policy sets for a caller: the smallest cap of any level (a lower level can
+ * only tighten it) and the overflow handling of the most specific level that says, else PAGE.
+ */
+export function effectiveOutputLimits(levels: readonly OutputLimitLevel[]): { cap: number | null; overflow: 'PAGE' | 'REFUSE' } {
+  const caps = levels.map((l) => l.outputTokenCap).filter((c): c is number => c !== null);
+  const specific = [...levels].sort((a, b) => SCOPE_ORDER.indexOf(b.scope) - SCOPE_ORDER.indexOf(a.scope)).find((l) => l.outputOverflow !== null);
+  return { cap: caps.length ? Math.min(...caps) : null, overflow: specific?.outputOverflow ?? 'PAGE' };
+}

@@ -30,6 +30,7 @@ export interface PutPolicyInput {
   maxAnswerTokens?: number | null;
   maxSessionSchemaTokens?: number | null;
   outputTokenCap?: number | null;
+  outputOverflow?: 'PAGE' | 'REFUSE' | null;
 }
 
 /** Most patterns one list may hold: the edge matches every call against them. */
@@ -93,6 +94,7 @@ export class PolicyAdminService {
       maxAnswerTokens: input.maxAnswerTokens ?? null,
       maxSessionSchemaTokens: input.maxSessionSchemaTokens ?? null,
       outputTokenCap: input.outputTokenCap ?? null,
+      outputOverflow: input.outputOverflow ?? null,
     };
     const policy = await this.prisma.accessPolicy.upsert({
       where: { orgId_scope_scopeId: { orgId, scope, scopeId } },

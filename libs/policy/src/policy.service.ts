@@ -15,6 +15,8 @@ export interface StoredPolicy extends PolicyLevel {
   autoExecute: readonly string[];
   disclosureMode: 'FULL' | 'PROGRESSIVE' | 'CODE' | 'AUTO' | null;
   maxAnswerTokens: number | null;
+  outputTokenCap: number | null;
+  outputOverflow: 'PAGE' | 'REFUSE' | null;
 }
 
 /** Loads and caches an organisation's access policies; picks the levels that apply to a caller. */
@@ -50,6 +52,8 @@ export class PolicyService implements OnModuleInit {
       autoExecute: r.autoExecute,
       disclosureMode: r.disclosureMode,
       maxAnswerTokens: r.maxAnswerTokens,
+      outputTokenCap: r.outputTokenCap,
+      outputOverflow: r.outputOverflow,
     }));
   }
 }

@@ -15,6 +15,7 @@ export class PolicyView {
   @ApiProperty({ nullable: true, type: Number }) maxAnswerTokens!: number | null;
   @ApiProperty({ nullable: true, type: Number }) maxSessionSchemaTokens!: number | null;
   @ApiProperty({ nullable: true, type: Number }) outputTokenCap!: number | null;
+  @ApiProperty({ nullable: true, enum: ['PAGE', 'REFUSE'] }) outputOverflow!: string | null;
   @ApiProperty() createdAt!: Date;
   @ApiProperty() updatedAt!: Date;
 }
@@ -32,6 +33,7 @@ export function toPolicyView(p: AccessPolicy): PolicyView {
     maxAnswerTokens: p.maxAnswerTokens,
     maxSessionSchemaTokens: p.maxSessionSchemaTokens,
     outputTokenCap: p.outputTokenCap,
+    outputOverflow: p.outputOverflow,
     createdAt: p.createdAt,
     updatedAt: p.updatedAt,
   };

@@ -50,4 +50,9 @@ export class PutPolicyDto {
   @Min(1)
   @Max(10_000_000)
   outputTokenCap?: number;
+
+  @ApiPropertyOptional({ enum: ['PAGE', 'REFUSE'], description: 'A text result over the output cap is paged (default) or refused with OUTPUT_BUDGET_EXCEEDED' })
+  @IsOptional()
+  @IsIn(['PAGE', 'REFUSE'], { message: 'outputOverflow must be one of: PAGE, REFUSE' })
+  outputOverflow?: 'PAGE' | 'REFUSE';
 }

@@ -6,7 +6,7 @@ import { EdgeConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { Principal } from '@tollgate/identity';
 import { Micros, microsToJson, parseExposedToolName } from '@tollgate/kernel';
 import { MeteringService, UsageEvent, newCallId } from '@tollgate/metering';
-import { AccessDecision, PolicyService, decideAccess, describeDecision } from '@tollgate/policy';
+import { AccessDecision, PolicyService, decideAccess, describeDecision, effectiveOutputLimits } from '@tollgate/policy';
 import { FREE_PRICE, PriceRuleData, PricingService, actualCallCost, estimateCallCost } from '@tollgate/pricing';
 import { RateLimitRule, RateLimitService } from '@tollgate/rate-limit';
 import { TokenEncodingName, countJsonTokens } from '@tollgate/tokens';
@@ -16,6 +16,8 @@ import { BUDGET_META_KEY, CALL_META_KEY, CallMeta, budgetMeta } from './call-met
 import { ResultPager } from './result-pager.service';
 import { ToolErrorCode, toolErrorResult } from './tool-error';
 import { AuthRequired, UpstreamCaller } from './upstream-caller.service';
+
+type OutputLimits = ReturnType<typeof effectiveOutputLimits>;
 
 /** A tool the caller may see, with its price, for `tools/list`. */
 export interface VisibleTool {
@@ -72,7 +74,8 @@ export class GovernedCallPipeline {
     // Policy
     const tool = catalog.byExposedName.get(exposedName);
     if (!tool) return this.refuse(exposedName, unknownToolResult(exposedName));
-    const decision = decideAccess(await this.policies.levelsFor(principal), { namespace: tool.namespace, tool: tool.name });
+    const levels = await this.policies.levelsFor(principal);
+    const decision = decideAccess(levels, { namespace: tool.namespace, tool: tool.name });
     if (!decision.allowed) return this.refuse(exposedName, notAllowedResult(exposedName, decision));
 
     // Rate limit
@@ -80,7 +83,7 @@ export class GovernedCallPipeline {
     const admitted = await this.rateLimits.admitCall(principal, { namespace: tool.namespace, tool: tool.name }, callId, startedAt);
     if (!admitted.admitted) return this.refuse(exposedName, rateLimitedResult(exposedName, admitted.rule, admitted.kind, admitted.retryAfterMs));
     try {
-      return await this.pricedCall(principal, tool, callId, args, startedAt, catalog, signal);
+      return await this.pricedCall(principal, tool, callId, args, startedAt, catalog, effectiveOutputLimits(levels), signal);
     } finally {
       await admitted.release();
     }
@@ -93,12 +96,13 @@ export class GovernedCallPipeline {
     args: Record<string, unknown> | undefined,
     startedAt: number,
     catalog: OrgCatalog,
+    outputLimits: OutputLimits,
     signal: AbortSignal | undefined,
   ): Promise<CallToolResult> {
     const exposedName = tool.exposedName;
 
     // Price
-    const call = await this.priceCall(principal, tool, callId, startedAt);
+    const call = await this.priceCall(principal, tool, callId, startedAt, outputLimits.cap);
 
     // Reserve
     const estimate = estimateCallCost(call.rule, call.outputTokenCap);
@@ -129,7 +133,7 @@ export class GovernedCallPipeline {
 
     // Output budget: page a large text result (never cut silently); refuse what cannot be paged.
     const outputTokens = countJsonTokens(result.content, this.tokenEncoding);
-    if (outputTokens > call.outputTokenCap && this.pager.canPage(result) && !result.isError) {
+    if (outputTokens > call.outputTokenCap && outputLimits.overflow === 'PAGE' && this.pager.canPage(result) && !result.isError) {
       result = (await this.pager.pageResult(principal, call.callId, result, call.outputTokenCap)).result;
     } else if (outputTokens > call.outputTokenCap) {
       const cost = actualCallCost(call.rule, { failed: false, outputTokens: 0, reportedCostMicros: null }, call.outputTokenCap);
@@ -155,9 +159,12 @@ export class GovernedCallPipeline {
     return this.config.tokens.encoding;
   }
 
-  private async priceCall(principal: Principal, tool: ServedTool, callId: string, startedAt: number): Promise<PricedCall> {
+  private async priceCall(principal: Principal, tool: ServedTool, callId: string, startedAt: number, policyCap: number | null): Promise<PricedCall> {
     const rule = (await this.pricing.priceFor(principal.orgId, tool.upstreamId, tool.name, new Date(startedAt))) ?? FREE_PRICE;
-    return { callId, tool, rule, outputTokenCap: tool.outputTokenCap ?? this.config.edge.defaultOutputTokenCap, startedAt };
+    // The tighter of the upstream's cap and the policy's; the deployment default when neither sets one.
+    const caps = [tool.outputTokenCap, policyCap].filter((c): c is number => c !== null);
+    const outputTokenCap = caps.length ? Math.min(...caps) : this.config.edge.defaultOutputTokenCap;
+    return { callId, tool, rule, outputTokenCap, startedAt };
   }
 
   private settle(reservation: SpendReservation, cost: Micros): Promise<BudgetStanding[]> {
