@@ -173,6 +173,28 @@ describe('per-user OAuth to upstreams, end to end', () => {
     expect(JSON.stringify(budgets.body)).not.toMatch(/"spentMicros":[1-9]/);
   });
 
+  it('should give the same AUTH_REQUIRED answer through tollgate__call_tool and inside a code-mode script', async () => {
+    const direct = toolError(await whoami(bobAgent))!;
+    const viaMeta = toolError((await bobAgent.callTool({ name: 'tollgate__call_tool', arguments: { name: 'notes__whoami', arguments: {} } })) as CallToolResult)!;
+    expect(viaMeta).toMatchObject({ code: 'AUTH_REQUIRED', reason: direct.reason, upstream: 'notes', charged: false });
+    expect(typeof viaMeta.connectUrl).toBe('string');
+
+    const teamId = (await p.admin('GET', `/v1/orgs/${orgId}/teams`)).body[0].id;
+    const codeKey = (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId: bobId, name: 'bob-code', disclosureMode: 'CODE' })).body.secret;
+    const coder = await connectAgent(p.edgeUrl, codeKey, 'bob-coder');
+    try {
+      const run = (await coder.callTool({
+        name: 'tollgate__run_script',
+        arguments: { code: `try {\n  await callTool('notes__whoami', {});\n  return 'called';\n} catch (e) {\n  return { code: e.code, reason: e.answer.reason, connectUrl: e.answer.connectUrl };\n}` },
+      })) as CallToolResult;
+      const answer = JSON.parse(textOf(run));
+      expect(answer.result).toMatchObject({ code: 'AUTH_REQUIRED', reason: direct.reason });
+      expect(typeof answer.result.connectUrl).toBe('string');
+    } finally {
+      await coder.close();
+    }
+  });
+
   it('should let a user connect from the URL in the tool result and then call as themselves, never as another user', async () => {
     const first = toolError(await whoami(bobAgent))!;
     await connectAs(first.connectUrl as string, 'bob-sub');

@@ -23,6 +23,12 @@ export interface ToolSearchOptions {
   k1?: number;
   /** Weight of a synonym relative to the user's own word; 0 turns synonyms off. */
   synonymWeight?: number;
+  /** Cap a synonym's IDF at the IDF of the word the user typed (a synonym never outweighs it). */
+  capSynonymIdf?: boolean;
+  /** Boost for the IDF-weighted fraction of the user's words a tool matches (any field). */
+  coverageBoost?: number;
+  /** Boost for the fraction of the tool name's words the query matches. */
+  nameCoverageBoost?: number;
 }
 
 export const DEFAULT_SEARCH_WEIGHTS: SearchFieldWeights = {
@@ -52,6 +58,8 @@ export interface SearchFilter {
 export interface QueryTerm {
   term: string;
   weight: number;
+  /** Index (in the same list) of the user's word this term stands for: itself, or the word a synonym expands. */
+  source?: number;
 }
 
 
