@@ -29,7 +29,7 @@ async function main(): Promise<void> {
   console.log(`\n${tools.length} tools visible to this key:`);
   for (const t of tools) {
     const price = t._meta?.['tollgate/price'] as { perCallMicros: number } | undefined;
-    console.log(`  ${t.name.padEnd(40)} ${money(price?.perCallMicros)} per call`);
+    console.log(`  ${t.name.padEnd(44)} ${price ? `${money(price.perCallMicros)} per call` : 'free (gateway tool)'}`);
   }
 
   const denied = (await client.callTool({ name: 'everything__get-env', arguments: {} })) as CallToolResult;

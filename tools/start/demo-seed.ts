@@ -78,19 +78,17 @@ export async function seedDemo(opts: SeedOptions): Promise<{ demoKey: string; bu
   return { demoKey, budgetDescription: `${formatMicros(BigInt(DEMO_KEY_BUDGET_MICROS))} per month` };
 }
 
-/** Keeps the key from the last run if the edge still accepts it; otherwise issues a new one. */
+/**
+ * Issues a fresh demo key on every start (so the demo budget starts full) and revokes the key of
+ * the previous run, found by its prefix in .tollgate/demo.json.
+ */
 async function reuseOrCreateKey(opts: SeedOptions, api: (m: string, p: string, b?: unknown) => Promise<Json>, o: string, teamId: string, userId: string): Promise<string> {
   const file = path.join(opts.dataDir, 'demo.json');
   if (existsSync(file)) {
     const previous = JSON.parse(await readFile(file, 'utf8')) as { demoKey?: string };
-    if (previous.demoKey) {
-      const res = await fetch(`${opts.edgeUrl}/mcp`, {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${previous.demoKey}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
-      });
-      if (res.status !== 401) return previous.demoKey;
-    }
+    const keys: Json[] = await api('GET', `${o}/keys`);
+    const old = previous.demoKey ? keys.find((k) => previous.demoKey!.startsWith(k.prefix) && !k.revokedAt) : undefined;
+    if (old) await api('POST', `${o}/keys/${old.id}/revoke`);
   }
   const created = await api('POST', `${o}/keys`, { teamId, userId, name: 'demo-agent' });
   return created.secret as string;

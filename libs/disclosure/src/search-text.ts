@@ -67,10 +67,13 @@ export function stem(word: string): string {
   else if (w.endsWith('ation') && w.length > 7) w = w.slice(0, -5);
   else if (w.endsWith('ize') || w.endsWith('ise')) w = w.slice(0, -3);
   else if (w.endsWith('ly') && w.length > 5) w = w.slice(0, -2);
+  else if (AGENT_SUFFIX && /[^aeiou]er$/.test(w) && w.length > 6) w = w.slice(0, -2);
   if (w.endsWith('y') && w.length > 3) w = `${w.slice(0, -1)}i`;
   if (w.endsWith('e') && w.length > 4) w = w.slice(0, -1);
   return w;
 }
+
+const AGENT_SUFFIX = process.env.AGENT_SUFFIX === '1';
 
 function undoubleConsonant(w: string): string {
   const n = w.length;

@@ -92,6 +92,8 @@ interface IndexedTool {
   namespace: string;
   category: string;
   lengths: number[];
+  /** Distinct terms of the name field. */
+  nameTerms: number;
 }
 
 const SCORE_SCALE = 1_000_000;
@@ -110,6 +112,9 @@ export class ToolSearchIndex {
   private readonly k1: number;
   private readonly synonymWeight: number;
   private readonly synonyms: Map<string, string[]>;
+  private readonly capSynonymIdf: boolean;
+  private readonly coverageBoost: number;
+  private readonly nameCoverageBoost: number;
 
   constructor(tools: readonly DisclosureTool[], categoryOf: (tool: DisclosureTool) => string, options: ToolSearchOptions = {}) {
     const weights = { ...DEFAULT_SEARCH_WEIGHTS, ...options.weights };
@@ -119,6 +124,9 @@ export class ToolSearchIndex {
     this.k1 = options.k1 ?? 1.2;
     this.synonymWeight = options.synonymWeight ?? 0.5;
     this.synonyms = this.synonymWeight > 0 ? buildSynonymMap() : new Map();
+    this.capSynonymIdf = options.capSynonymIdf ?? false;
+    this.coverageBoost = options.coverageBoost ?? 0;
+    this.nameCoverageBoost = options.nameCoverageBoost ?? 0;
 
     const sorted = [...tools].sort((a, b) => compareNames(a.name, b.name));
     const totals = SEARCH_FIELDS.map(() => 0);
@@ -126,7 +134,7 @@ export class ToolSearchIndex {
       const category = categoryOf(tool);
       const fields = fieldTexts(tool, category).map(analyze);
       const doc = this.docs.length;
-      this.docs.push({ name: tool.name, namespace: tool.namespace, category, lengths: fields.map((terms) => terms.length) });
+      this.docs.push({ name: tool.name, namespace: tool.namespace, category, lengths: fields.map((terms) => terms.length), nameTerms: new Set(fields[0]).size });
       const counts = new Map<string, number[]>();
       fields.forEach((terms, f) => {
         totals[f] += terms.length;
@@ -152,16 +160,16 @@ export class ToolSearchIndex {
   /** The query's terms: the user's words at weight 1, synonyms of them at `synonymWeight`. */
   queryTerms(query: string): QueryTerm[] {
     const own = [...new Set(analyze(query))];
-    const terms: QueryTerm[] = own.map((term) => ({ term, weight: 1 }));
+    const terms: QueryTerm[] = own.map((term, source) => ({ term, weight: 1, source }));
     // The user's own words first, then synonyms: the order (and so the cursor's statistics) is stable.
     const seen = new Set(own);
-    for (const term of own) {
+    own.forEach((term, source) => {
       for (const synonym of this.synonyms.get(term) ?? []) {
         if (seen.has(synonym)) continue;
         seen.add(synonym);
-        terms.push({ term: synonym, weight: this.synonymWeight });
+        terms.push({ term: synonym, weight: this.synonymWeight, source });
       }
-    }
+    });
     return terms;
   }
 
@@ -182,12 +190,39 @@ export class ToolSearchIndex {
     const scores = new Float64Array(this.docs.length);
     const touched: number[] = [];
     const { docCount, avgLengths, docFrequencies } = stats;
-    terms.forEach(({ term, weight }, i) => {
-      const postings = this.postings.get(term);
-      if (!postings) return;
+    const idfs = terms.map((_, i) => {
       const df = docFrequencies[i] ?? 0;
-      const idf = Math.log(1 + (docCount - df + 0.5) / (df + 0.5));
-      if (idf <= 0) return;
+      return Math.log(1 + (docCount - df + 0.5) / (df + 0.5));
+    });
+    const sourceOf = (i: number) => terms[i].source ?? i;
+    if (this.capSynonymIdf) {
+      // A synonym stands in for the user's word: it may not carry more weight than that word would.
+      // (A word absent from the catalog keeps its synonyms' own IDF.)
+      terms.forEach((_, i) => {
+        const source = sourceOf(i);
+        if (source !== i && (docFrequencies[source] ?? 0) > 0) idfs[i] = Math.min(idfs[i], idfs[source]);
+      });
+    }
+    // Coverage: per user word, the best weight (own 1, synonym lower) with which the tool matched it.
+    const coverage = this.coverageBoost > 0 ? new Float64Array(this.docs.length) : undefined;
+    const nameCover = this.nameCoverageBoost > 0 ? new Float64Array(this.docs.length) : undefined;
+    const credited = coverage ? new Int32Array(this.docs.length).fill(-1) : undefined;
+    let coverageMass = 0;
+    const sourceMass = new Map<number, number>();
+    // Each user word's terms together (its own word first), so that coverage credits a word once.
+    const order = terms.map((_, i) => i).sort((a, b) => sourceOf(a) - sourceOf(b) || a - b);
+    for (const i of order) {
+      const { term, weight } = terms[i];
+      const postings = this.postings.get(term);
+      if (!postings) continue;
+      const idf = idfs[i];
+      if (idf <= 0) continue;
+      const source = sourceOf(i);
+      if (coverage && !sourceMass.has(source)) {
+        const mass = idfs[source] > 0 ? idfs[source] : idf;
+        sourceMass.set(source, mass);
+        coverageMass += mass;
+      }
       for (const { doc, tf } of postings) {
         const lengths = this.docs[doc].lengths;
         let pseudoTf = 0;
@@ -198,14 +233,23 @@ export class ToolSearchIndex {
         }
         if (scores[doc] === 0) touched.push(doc);
         scores[doc] += weight * idf * ((pseudoTf * (this.k1 + 1)) / (this.k1 + pseudoTf));
+        if (coverage && credited && credited[doc] !== source) {
+          // The first (heaviest) of a word's terms a tool matches is the one credited.
+          credited[doc] = source;
+          coverage[doc] += weight * (sourceMass.get(source) ?? 0);
+        }
+        if (nameCover && tf[0] > 0) nameCover[doc] += weight;
       }
-    });
+    }
     const hits: SearchHit[] = [];
     for (const doc of touched) {
       const tool = this.docs[doc];
       if (filter.category !== undefined && tool.category.toLowerCase() !== filter.category.toLowerCase()) continue;
       if (filter.namespace !== undefined && tool.namespace !== filter.namespace) continue;
-      const score = Math.round(scores[doc] * SCORE_SCALE);
+      let boost = 1;
+      if (coverage && coverageMass > 0) boost += (this.coverageBoost * coverage[doc]) / coverageMass;
+      if (nameCover && tool.nameTerms > 0) boost += (this.nameCoverageBoost * Math.min(1, nameCover[doc] / tool.nameTerms));
+      const score = Math.round(scores[doc] * boost * SCORE_SCALE);
       if (score > 0) hits.push({ name: tool.name, score });
     }
     return hits.sort(compareHits);
