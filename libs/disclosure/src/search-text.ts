@@ -67,13 +67,12 @@ export function stem(word: string): string {
   else if (w.endsWith('ation') && w.length > 7) w = w.slice(0, -5);
   else if (w.endsWith('ize') || w.endsWith('ise')) w = w.slice(0, -3);
   else if (w.endsWith('ly') && w.length > 5) w = w.slice(0, -2);
-  else if (AGENT_SUFFIX && /[^aeiou]er$/.test(w) && w.length > 6) w = w.slice(0, -2);
+  // Agent nouns meet their verb: reviewers/review, converter/convert, manager/manage.
+  else if (/[^aeiou]er$/.test(w) && w.length > 6) w = w.slice(0, -2);
   if (w.endsWith('y') && w.length > 3) w = `${w.slice(0, -1)}i`;
   if (w.endsWith('e') && w.length > 4) w = w.slice(0, -1);
   return w;
 }
-
-const AGENT_SUFFIX = process.env.AGENT_SUFFIX === '1';
 
 function undoubleConsonant(w: string): string {
   const n = w.length;
@@ -173,6 +172,25 @@ export const SEARCH_SYNONYM_GROUPS: readonly (readonly string[])[] = [
   ['capitalization', 'market cap', 'valuation'],
   ['financial', 'finance', 'earnings', 'income'],
 ];
+
+/**
+ * What a tool does to its object, read from the first word of its name and from the user's verbs:
+ * a query that asks to delete should not be answered by a tool that creates, and vice versa.
+ * Reading verbs (get, list, search) are one class: users use them interchangeably.
+ */
+export const ACTION_CLASSES: Readonly<Record<string, readonly string[]>> = {
+  create: ['create', 'new', 'make', 'add', 'generate'],
+  delete: ['delete', 'remove', 'erase', 'drop', 'destroy'],
+  update: ['update', 'edit', 'modify', 'change', 'rename', 'set'],
+  read: ['get', 'fetch', 'retrieve', 'read', 'show', 'see', 'view', 'list', 'enumerate', 'find', 'search', 'lookup', 'look', 'query'],
+};
+
+/** Action class keyed by stemmed verb. */
+export function buildActionMap(classes: Readonly<Record<string, readonly string[]>> = ACTION_CLASSES): Map<string, string> {
+  const map = new Map<string, string>();
+  for (const [action, verbs] of Object.entries(classes)) for (const verb of verbs) map.set(stem(verb), action);
+  return map;
+}
 
 /** Synonym lookup keyed by stemmed term, built once. */
 export function buildSynonymMap(groups: readonly (readonly string[])[] = SEARCH_SYNONYM_GROUPS): Map<string, string[]> {

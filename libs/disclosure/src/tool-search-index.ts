@@ -1,5 +1,5 @@
 import { DisclosureTool, compareNames } from './disclosure-tool';
-import { analyze, buildSynonymMap } from './search-text';
+import { analyze, buildActionMap, buildSynonymMap } from './search-text';
 
 /** Fields a tool is indexed under, in this order everywhere (weights, lengths, stats). */
 export const SEARCH_FIELDS = ['name', 'namespace', 'title', 'description', 'params', 'context'] as const;
@@ -29,6 +29,8 @@ export interface ToolSearchOptions {
   coverageBoost?: number;
   /** Boost for the fraction of the tool name's words the query matches. */
   nameCoverageBoost?: number;
+  /** Score factor lost when the query's action (create, delete, update, read) differs from the tool name's. */
+  actionMismatchPenalty?: number;
 }
 
 export const DEFAULT_SEARCH_WEIGHTS: SearchFieldWeights = {
@@ -94,6 +96,8 @@ interface IndexedTool {
   lengths: number[];
   /** Distinct terms of the name field. */
   nameTerms: number;
+  /** Action class of the name's first word, if it is a known verb. */
+  action: string | undefined;
 }
 
 const SCORE_SCALE = 1_000_000;
@@ -115,6 +119,8 @@ export class ToolSearchIndex {
   private readonly capSynonymIdf: boolean;
   private readonly coverageBoost: number;
   private readonly nameCoverageBoost: number;
+  private readonly actionMismatchPenalty: number;
+  private readonly actions = buildActionMap();
 
   constructor(tools: readonly DisclosureTool[], categoryOf: (tool: DisclosureTool) => string, options: ToolSearchOptions = {}) {
     const weights = { ...DEFAULT_SEARCH_WEIGHTS, ...options.weights };
@@ -127,6 +133,7 @@ export class ToolSearchIndex {
     this.capSynonymIdf = options.capSynonymIdf ?? false;
     this.coverageBoost = options.coverageBoost ?? 0;
     this.nameCoverageBoost = options.nameCoverageBoost ?? 0;
+    this.actionMismatchPenalty = options.actionMismatchPenalty ?? 0;
 
     const sorted = [...tools].sort((a, b) => compareNames(a.name, b.name));
     const totals = SEARCH_FIELDS.map(() => 0);
@@ -134,7 +141,7 @@ export class ToolSearchIndex {
       const category = categoryOf(tool);
       const fields = fieldTexts(tool, category).map(analyze);
       const doc = this.docs.length;
-      this.docs.push({ name: tool.name, namespace: tool.namespace, category, lengths: fields.map((terms) => terms.length), nameTerms: new Set(fields[0]).size });
+      this.docs.push({ name: tool.name, namespace: tool.namespace, category, lengths: fields.map((terms) => terms.length), nameTerms: new Set(fields[0]).size, action: this.actions.get(fields[0][0] ?? '') });
       const counts = new Map<string, number[]>();
       fields.forEach((terms, f) => {
         totals[f] += terms.length;
@@ -241,6 +248,13 @@ export class ToolSearchIndex {
         if (nameCover && tf[0] > 0) nameCover[doc] += weight;
       }
     }
+    // The user's action, when their own words name exactly one.
+    const queryActions = new Set<string>();
+    terms.forEach(({ term }, i) => {
+      const action = sourceOf(i) === i ? this.actions.get(term) : undefined;
+      if (action) queryActions.add(action);
+    });
+    const queryAction = this.actionMismatchPenalty > 0 && queryActions.size === 1 ? [...queryActions][0] : undefined;
     const hits: SearchHit[] = [];
     for (const doc of touched) {
       const tool = this.docs[doc];
@@ -249,6 +263,7 @@ export class ToolSearchIndex {
       let boost = 1;
       if (coverage && coverageMass > 0) boost += (this.coverageBoost * coverage[doc]) / coverageMass;
       if (nameCover && tool.nameTerms > 0) boost += (this.nameCoverageBoost * Math.min(1, nameCover[doc] / tool.nameTerms));
+      if (queryAction && tool.action && tool.action !== queryAction) boost *= 1 - this.actionMismatchPenalty;
       const score = Math.round(scores[doc] * boost * SCORE_SCALE);
       if (score > 0) hits.push({ name: tool.name, score });
     }
