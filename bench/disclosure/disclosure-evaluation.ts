@@ -113,6 +113,10 @@ const PLAIN_BM25: ToolSearchOptions = {
   weights: { name: 1, namespace: 1, title: 1, description: 1, params: 1, context: 1 },
   lengthNormalisation: { name: 0.75, namespace: 0.75, title: 0.75, description: 0.75, params: 0.75, context: 0.75 },
   synonymWeight: 0,
+  capSynonymIdf: false,
+  coverageBoost: 0,
+  nameCoverageBoost: 0,
+  actionMismatchPenalty: 0,
 };
 
 class AnswerLog {

@@ -16,6 +16,8 @@ import { CodeModeService } from './code-mode/code-mode.service';
 import { ProgressiveDisclosure } from './disclosure/progressive-disclosure.service';
 import { GovernedCallPipeline } from './governed-call/governed-call.pipeline';
 import { ResultPager } from './governed-call/result-pager.service';
+import { McpSessionStore } from './session/mcp-session.store';
+import { SessionHub } from './session/session-hub.service';
 import { UpstreamCaller } from './governed-call/upstream-caller.service';
 import { EdgeMetrics } from './health/edge-metrics.service';
 import { HealthController } from './health/health.controller';
@@ -44,7 +46,7 @@ export class EdgeModule {
         ConnectionsModule,
       ],
       controllers: [McpController, HealthController],
-      providers: [GovernedCallPipeline, ResultPager, UpstreamCaller, ProgressiveDisclosure, CodeModeService, McpServerFactory, EdgeMetrics, UpstreamListChangedRelay],
+      providers: [GovernedCallPipeline, ResultPager, McpSessionStore, SessionHub, UpstreamCaller, ProgressiveDisclosure, CodeModeService, McpServerFactory, EdgeMetrics, UpstreamListChangedRelay],
     };
   }
 }

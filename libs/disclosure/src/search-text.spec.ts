@@ -20,12 +20,14 @@ describe('stem', () => {
     expect(stem('repositories')).toBe(stem('repository'));
     expect(stem('capitalisation')).toBe(stem('capitalization'));
     expect(stem('hottest')).toBe(stem('hot'));
+    expect(stem('reviewers')).toBe(stem('review'));
+    expect(stem('converter')).toBe(stem('convert'));
   });
 });
 
 describe('analyze', () => {
   it('should drop stop words when they carry no meaning', () => {
-    expect(analyze('what is the weather in Paris')).toEqual(['weather', 'paris']);
+    expect(analyze('what is the weather in Paris')).toEqual([stem('weather'), 'paris']);
   });
 });
 

@@ -130,10 +130,10 @@ export class ToolSearchIndex {
     this.k1 = options.k1 ?? 1.2;
     this.synonymWeight = options.synonymWeight ?? 0.5;
     this.synonyms = this.synonymWeight > 0 ? buildSynonymMap() : new Map();
-    this.capSynonymIdf = options.capSynonymIdf ?? false;
-    this.coverageBoost = options.coverageBoost ?? 0;
-    this.nameCoverageBoost = options.nameCoverageBoost ?? 0;
-    this.actionMismatchPenalty = options.actionMismatchPenalty ?? 0;
+    this.capSynonymIdf = options.capSynonymIdf ?? true;
+    this.coverageBoost = options.coverageBoost ?? 1;
+    this.nameCoverageBoost = options.nameCoverageBoost ?? 0.3;
+    this.actionMismatchPenalty = options.actionMismatchPenalty ?? 0.2;
 
     const sorted = [...tools].sort((a, b) => compareNames(a.name, b.name));
     const totals = SEARCH_FIELDS.map(() => 0);

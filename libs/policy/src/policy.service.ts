@@ -15,6 +15,7 @@ export interface StoredPolicy extends PolicyLevel {
   autoExecute: readonly string[];
   disclosureMode: 'FULL' | 'PROGRESSIVE' | 'CODE' | 'AUTO' | null;
   maxAnswerTokens: number | null;
+  maxSessionSchemaTokens: number | null;
   outputTokenCap: number | null;
   outputOverflow: 'PAGE' | 'REFUSE' | null;
 }
@@ -52,6 +53,7 @@ export class PolicyService implements OnModuleInit {
       autoExecute: r.autoExecute,
       disclosureMode: r.disclosureMode,
       maxAnswerTokens: r.maxAnswerTokens,
+      maxSessionSchemaTokens: r.maxSessionSchemaTokens,
       outputTokenCap: r.outputTokenCap,
       outputOverflow: r.outputOverflow,
     }));

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { OrgCatalog, ToolCatalogService } from '@tollgate/catalog';
+import { OrgCatalog, ServedTool, ToolCatalogService } from '@tollgate/catalog';
 import {
   DisclosureCatalog,
   DisclosureException,
@@ -14,7 +14,9 @@ import {
   resolveAutoMode,
 } from '@tollgate/disclosure';
 import { Principal } from '@tollgate/identity';
-import { PolicyService } from '@tollgate/policy';
+import { PolicyService, StoredPolicy } from '@tollgate/policy';
+import { McpSession, McpSessionStore } from '../session/mcp-session.store';
+import { SessionHub } from '../session/session-hub.service';
 import { disclosureScopeFor } from './disclosure-scope';
 import { PricingService } from '@tollgate/pricing';
 import { countJsonTokens } from '@tollgate/tokens';
@@ -29,6 +31,14 @@ export const DISCLOSURE_META_KEY = 'tollgate/disclosure';
 export const INITIAL_CONTEXT_TOKENS = 1_500;
 
 export type DisclosureMode = 'FULL' | 'PROGRESSIVE' | 'CODE';
+
+interface DisclosureView {
+  mode: DisclosureMode;
+  catalog: DisclosureCatalog;
+  scope: DisclosureScope;
+  orgCatalog: OrgCatalog;
+  levels: StoredPolicy[];
+}
 
 /**
  * What an agent's `tools/list` holds and how the meta-tools answer: the full catalog it may use,
@@ -47,9 +57,11 @@ export class ProgressiveDisclosure {
     private readonly pipeline: GovernedCallPipeline,
     private readonly pager: ResultPager,
     private readonly codeMode: CodeModeService,
+    private readonly sessions: McpSessionStore,
+    private readonly hub: SessionHub,
   ) {}
 
-  async listTools(principal: Principal): Promise<{ tools: Tool[]; mode: DisclosureMode; tokens: number }> {
+  async listTools(principal: Principal, session: McpSession | null = null): Promise<{ tools: Tool[]; mode: DisclosureMode; tokens: number }> {
     if (await this.codeMode.appliesTo(principal)) {
       const tools = [...this.codeMode.listTools().tools, READ_RESULT_PAGE_DEFINITION];
       return { tools, mode: 'CODE', tokens: countJsonTokens({ tools }) };
@@ -62,11 +74,18 @@ export class ProgressiveDisclosure {
     }
     const budget = (view.scope.maxTokensCeiling ?? INITIAL_CONTEXT_TOKENS) - countJsonTokens(READ_RESULT_PAGE_DEFINITION);
     const initial = view.catalog.initialToolList(view.scope, budget);
-    const tools = [...(initial.tools as Tool[]), READ_RESULT_PAGE_DEFINITION];
+    // Tools the session loaded (fetched their schemas) join its list, while they stay allowed.
+    const listed = new Set(initial.tools.map((t) => t.name));
+    const loaded = (session?.loadedTools ?? [])
+      .filter((n) => !listed.has(n) && view.scope.isVisible?.(n) !== false)
+      .map((n) => view.orgCatalog.byExposedName.get(n))
+      .filter((t): t is ServedTool => t !== undefined)
+      .map((t) => listedTool({ tool: t, price: null }));
+    const tools = [...(initial.tools as Tool[]), ...loaded, READ_RESULT_PAGE_DEFINITION];
     return { tools, mode: 'PROGRESSIVE', tokens: countJsonTokens({ tools }) };
   }
 
-  async callTool(principal: Principal, name: string, args: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<CallToolResult> {
+  async callTool(principal: Principal, name: string, args: Record<string, unknown> | undefined, signal?: AbortSignal, session: McpSession | null = null): Promise<CallToolResult> {
     if (name === READ_RESULT_PAGE_TOOL) return this.pager.readPage(principal, args);
     if (isCodeModeToolName(name)) return this.codeMode.callTool(principal, name, args, signal);
     const isMeta = (Object.values(META_TOOL_NAMES) as string[]).includes(name);
@@ -89,6 +108,10 @@ export class ProgressiveDisclosure {
           : name === META_TOOL_NAMES.getToolSchemas
             ? view.catalog.getToolSchemas({ names: Array.isArray(a.names) ? a.names.map(String) : [], maxTokens: optInt(a.maxTokens), cursor: optString(a.cursor) }, view.scope)
             : view.catalog.listCategories({ maxTokens: optInt(a.maxTokens), cursor: optString(a.cursor) }, view.scope);
+      if (name === META_TOOL_NAMES.getToolSchemas && session) {
+        const refused = await this.loadIntoSession(session, view, (answer.answer as { tools: { name: string }[] }).tools.map((t) => t.name));
+        if (refused) return refused;
+      }
       return { content: [{ type: 'text', text: answer.json }] };
     } catch (err) {
       if (err instanceof DisclosureException) {
@@ -98,7 +121,32 @@ export class ProgressiveDisclosure {
     }
   }
 
-  private async view(principal: Principal): Promise<{ mode: DisclosureMode; catalog: DisclosureCatalog; scope: DisclosureScope }> {
+  /**
+   * Adds fetched tools to the session's list and tells the agent its list changed; refused when
+   * the policy's schema budget per session would be exceeded.
+   */
+  private async loadIntoSession(session: McpSession, view: DisclosureView, names: string[]): Promise<CallToolResult | null> {
+    const tools = names.map((n) => ({ name: n, schemaTokens: view.orgCatalog.byExposedName.get(n)?.schemaTokens ?? 0 }));
+    const fresh = tools.filter((t) => !session.loadedTools.includes(t.name));
+    const ceilings = view.levels.map((l) => l.maxSessionSchemaTokens).filter((n): n is number => n !== null);
+    const ceiling = ceilings.length ? Math.min(...ceilings) : null;
+    const requested = fresh.reduce((sum, t) => sum + t.schemaTokens, 0);
+    if (ceiling !== null && session.schemaTokens + requested > ceiling) {
+      return toolErrorResult({
+        code: ToolErrorCode.SessionSchemaBudgetExceeded,
+        message: `Loading these schemas (${requested} tokens) would take this session past its schema budget of ${ceiling} tokens.`,
+        hint: 'Fetch fewer schemas, or call tools you already know by name; a new session starts with a fresh budget.',
+        tool: META_TOOL_NAMES.getToolSchemas,
+        loadedTokens: session.schemaTokens,
+        requestedTokens: requested,
+        sessionSchemaTokenCeiling: ceiling,
+      });
+    }
+    if ((await this.sessions.loadTools(session, fresh)).length > 0) await this.hub.notifyToolListChanged(session.id);
+    return null;
+  }
+
+  private async view(principal: Principal): Promise<DisclosureView> {
     const [orgCatalog, levels] = await Promise.all([this.catalogs.catalogFor(principal.orgId), this.policies.levelsFor(principal)]);
     const catalog = await this.disclosureCatalog(principal.orgId, orgCatalog);
     const scope = disclosureScopeFor(orgCatalog, levels);
@@ -106,7 +154,7 @@ export class ProgressiveDisclosure {
     const resolved = resolveAutoMode(requested, requested === 'AUTO' ? catalog.plainToolList(scope).tokens : 0);
     // CODE keys are served by CodeModeService before this; here only FULL or PROGRESSIVE remain.
     const mode: DisclosureMode = resolved === 'FULL' ? 'FULL' : 'PROGRESSIVE';
-    return { mode, catalog, scope };
+    return { mode, catalog, scope, orgCatalog, levels };
   }
 
   /** Built once per catalog version (the org catalog object is replaced whenever anything changes). */

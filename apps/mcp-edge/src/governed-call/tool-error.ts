@@ -15,6 +15,7 @@ export enum ToolErrorCode {
   AuthRequired = 'AUTH_REQUIRED',
   OutputBudgetExceeded = 'OUTPUT_BUDGET_EXCEEDED',
   InvalidRequest = 'INVALID_REQUEST',
+  SessionSchemaBudgetExceeded = 'SESSION_SCHEMA_BUDGET_EXCEEDED',
   InternalError = 'INTERNAL_ERROR',
   /** Code mode: the script does not parse, threw, or was cancelled. */
   ScriptError = 'SCRIPT_ERROR',

@@ -1,12 +1,19 @@
 import { All, Controller, Get, Inject, Logger, Req, Res } from '@nestjs/common';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { EdgeConfig, TOLLGATE_CONFIG } from '@tollgate/config';
-import { PrincipalResolver } from '@tollgate/identity';
+import { Principal, PrincipalResolver } from '@tollgate/identity';
 import type { Request, Response } from 'express';
 import { bearerToken, edgeBaseUrl, isAllowedHost, sendUnauthorized } from './edge-auth';
+import { McpSession, McpSessionStore } from '../session/mcp-session.store';
+import { SessionHub } from '../session/session-hub.service';
+import { readJsonBody } from './json-body';
 import { McpServerFactory } from './mcp-server.factory';
 
-/** MCP Streamable HTTP at /mcp: authenticate the virtual key, then hand the request to the SDK. */
+/**
+ * MCP Streamable HTTP at /mcp: authenticate the virtual key, then hand the request to the SDK.
+ * An `initialize` opens a session (its id in `Mcp-Session-Id`, its state in Redis, so any replica
+ * serves it); requests without a session id are served statelessly.
+ */
 @Controller()
 export class McpController {
   private readonly logger = new Logger(McpController.name);
@@ -14,6 +21,8 @@ export class McpController {
   constructor(
     private readonly principals: PrincipalResolver,
     private readonly servers: McpServerFactory,
+    private readonly sessions: McpSessionStore,
+    private readonly hub: SessionHub,
     @Inject(TOLLGATE_CONFIG) private readonly config: EdgeConfig,
   ) {}
 
@@ -28,7 +37,25 @@ export class McpController {
     const principal = await this.principals.resolveVirtualKey(secret);
     if (!principal) return sendUnauthorized(req, res, this.config.edge.publicUrl, 'invalid');
 
-    const server = this.servers.createServer(principal);
+    const sessionId = req.header('mcp-session-id');
+    if (req.method === 'GET' || req.method === 'DELETE') return this.handleSessionRequest(req, res, principal, sessionId);
+
+    // The body is read here (not by the SDK) to see whether it opens a session.
+    const body = await readJsonBody(req);
+    if (!body.ok) {
+      res.status(body.status).json({ jsonrpc: '2.0', error: { code: body.code, message: body.message }, id: null });
+      return;
+    }
+    let session: McpSession | null = null;
+    if (sessionId) {
+      session = await this.sessions.getSession(principal, sessionId);
+      if (!session) return sendSessionNotFound(res);
+    } else if (isInitialize(body.value)) {
+      session = await this.sessions.createSession(principal);
+    }
+    if (session) res.setHeader('Mcp-Session-Id', session.id);
+
+    const server = this.servers.createServer(principal, session);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
       void transport.close();
@@ -36,12 +63,27 @@ export class McpController {
     });
     try {
       await server.connect(transport);
-      // The SDK reads and parses the body itself, so malformed JSON gets a JSON-RPC parse error.
-      await transport.handleRequest(req, res);
+      await transport.handleRequest(req, res, body.value);
     } catch (err) {
       this.logger.error(`mcp request failed: ${(err as Error).message}`);
       if (!res.headersSent) res.status(500).json({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null });
     }
+  }
+
+  /** GET opens the session's notification stream; DELETE ends the session. Both need a session. */
+  private async handleSessionRequest(req: Request, res: Response, principal: Principal, sessionId: string | undefined): Promise<void> {
+    if (!sessionId) {
+      res.status(405).setHeader('Allow', 'POST').json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed without an Mcp-Session-Id' }, id: null });
+      return;
+    }
+    if (req.method === 'DELETE') {
+      if (!(await this.sessions.deleteSession(principal, sessionId))) return sendSessionNotFound(res);
+      res.status(200).end();
+      return;
+    }
+    const session = await this.sessions.getSession(principal, sessionId);
+    if (!session) return sendSessionNotFound(res);
+    this.hub.attachStream(session.id, session.orgId, res);
   }
 
   /** RFC 9728 metadata: tells MCP clients this resource takes bearer virtual keys in the header. */
@@ -50,4 +92,13 @@ export class McpController {
     const base = edgeBaseUrl(req, this.config.edge.publicUrl);
     return { resource: `${base}/mcp`, authorization_servers: [], bearer_methods_supported: ['header'], resource_name: 'Tollgate MCP edge' };
   }
+}
+
+function isInitialize(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && !Array.isArray(body) && (body as { method?: unknown }).method === 'initialize';
+}
+
+function sendSessionNotFound(res: Response): void {
+  // 404 tells MCP clients to start a new session (Streamable HTTP spec).
+  res.status(404).json({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found: initialize a new session' }, id: null });
 }

@@ -1,0 +1,71 @@
+import { Injectable } from '@nestjs/common';
+import { Principal } from '@tollgate/identity';
+import { RedisService } from '@tollgate/redis';
+import { randomUUID } from 'node:crypto';
+
+/** An agent's MCP session: which key opened it and the tools it loaded (their schemas fetched). */
+export interface McpSession {
+  id: string;
+  orgId: string;
+  keyId: string;
+  loadedTools: string[];
+  schemaTokens: number;
+}
+
+/** Idle sessions are forgotten after a day. */
+const SESSION_TTL_SECONDS = 24 * 3600;
+
+/**
+ * Sessions live in Redis, not in the edge, so a POST of any session can land on any replica; the
+ * session id is only good with the key that opened it.
+ */
+@Injectable()
+export class McpSessionStore {
+  constructor(private readonly redis: RedisService) {}
+
+  private key(orgId: string, id: string): string {
+    return this.redis.orgKey(orgId, 'session', id);
+  }
+
+  async createSession(principal: Principal): Promise<McpSession> {
+    const id = randomUUID();
+    const key = this.key(principal.orgId, id);
+    await this.redis.client.multi().hset(key, { keyId: principal.keyId, schemaTokens: 0 }).expire(key, SESSION_TTL_SECONDS).exec();
+    return { id, orgId: principal.orgId, keyId: principal.keyId, loadedTools: [], schemaTokens: 0 };
+  }
+
+  /** The session, if it exists and belongs to this key; its idle timer starts again. */
+  async getSession(principal: Principal, id: string): Promise<McpSession | null> {
+    if (!/^[0-9a-f-]{36}$/.test(id)) return null;
+    const key = this.key(principal.orgId, id);
+    const [[, fields], [, tools]] = (await this.redis.client.multi().hgetall(key).smembers(`${key}:tools`).exec()) as [[null, Record<string, string>], [null, string[]]];
+    if (fields.keyId !== principal.keyId) return null;
+    await this.redis.client.multi().expire(key, SESSION_TTL_SECONDS).expire(`${key}:tools`, SESSION_TTL_SECONDS).exec();
+    return { id, orgId: principal.orgId, keyId: principal.keyId, loadedTools: tools.sort(), schemaTokens: Number(fields.schemaTokens ?? 0) };
+  }
+
+  /** Adds tools to the session's list; returns the names that were not there yet. */
+  async loadTools(session: McpSession, tools: { name: string; schemaTokens: number }[]): Promise<string[]> {
+    const fresh = tools.filter((t) => !session.loadedTools.includes(t.name));
+    if (fresh.length === 0) return [];
+    const key = this.key(session.orgId, session.id);
+    const tokens = fresh.reduce((sum, t) => sum + t.schemaTokens, 0);
+    await this.redis.client
+      .multi()
+      .sadd(`${key}:tools`, ...fresh.map((t) => t.name))
+      .expire(`${key}:tools`, SESSION_TTL_SECONDS)
+      .hincrby(key, 'schemaTokens', tokens)
+      .exec();
+    session.loadedTools = [...session.loadedTools, ...fresh.map((t) => t.name)].sort();
+    session.schemaTokens += tokens;
+    return fresh.map((t) => t.name);
+  }
+
+  async deleteSession(principal: Principal, id: string): Promise<boolean> {
+    const session = await this.getSession(principal, id);
+    if (!session) return false;
+    const key = this.key(principal.orgId, id);
+    await this.redis.client.unlink(key, `${key}:tools`);
+    return true;
+  }
+}
