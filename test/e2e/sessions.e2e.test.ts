@@ -139,6 +139,6 @@ describe('MCP sessions at the edge', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'tollgate__search_tools', arguments: { query: 'create issue' } } }),
     });
     expect(res.status).toBe(200);
-    expect(textOf((await res.json()).result)).toContain('github__create_issue');
+    expect(textOf(((await res.json()) as { result: CallToolResult }).result)).toContain('github__create_issue');
   });
 });
