@@ -3,24 +3,7 @@ import { Budget, PrismaService, scopeBelongsToOrg } from '@tollgate/db';
 import { Micros, PeriodKind } from '@tollgate/kernel';
 import { ORG_CONFIG_CHANGED_CHANNEL, RedisService } from '@tollgate/redis';
 import { BudgetScope } from './budget.service';
-
-export enum BudgetAdminExceptionCode {
-  InvalidBudget = 'BUDGET_INVALID',
-  ScopeNotFound = 'BUDGET_SCOPE_NOT_FOUND',
-  BudgetNotFound = 'BUDGET_NOT_FOUND',
-}
-
-// Kept beside the service so budget.exception.ts stays the edge's; merge them with the lib's owner.
-export class BudgetAdminException extends Error {
-  constructor(
-    readonly code: BudgetAdminExceptionCode,
-    message: string,
-    readonly field?: string,
-  ) {
-    super(message);
-    this.name = 'BudgetAdminException';
-  }
-}
+import { BudgetAdminException, BudgetAdminExceptionCode } from './budget-admin.exception';
 
 export interface PutBudgetInput {
   scope: BudgetScope;

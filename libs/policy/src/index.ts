@@ -2,3 +2,4 @@ export * from './access-decision';
 export * from './policy.service';
 export * from './policy-admin.service';
 export * from './policy.module';
+export * from './policy-admin.exception';

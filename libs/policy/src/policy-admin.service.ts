@@ -3,24 +3,7 @@ import { AccessPolicy, PrismaService, scopeBelongsToOrg } from '@tollgate/db';
 import { isValidToolPattern } from '@tollgate/kernel';
 import { ORG_CONFIG_CHANGED_CHANNEL, RedisService } from '@tollgate/redis';
 import { PolicyScope } from './access-decision';
-
-export enum PolicyAdminExceptionCode {
-  InvalidPattern = 'POLICY_INVALID_PATTERN',
-  InvalidSetting = 'POLICY_INVALID_SETTING',
-  ScopeNotFound = 'POLICY_SCOPE_NOT_FOUND',
-}
-
-// Kept beside the service (the policy lib has no exception file yet); move to policy.exception.ts with its owner.
-export class PolicyAdminException extends Error {
-  constructor(
-    readonly code: PolicyAdminExceptionCode,
-    message: string,
-    readonly field?: string,
-  ) {
-    super(message);
-    this.name = 'PolicyAdminException';
-  }
-}
+import { PolicyAdminException, PolicyAdminExceptionCode } from './policy-admin.exception';
 
 export interface PutPolicyInput {
   allow: string[];

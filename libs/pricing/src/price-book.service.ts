@@ -2,23 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { PriceRule, PrismaService } from '@tollgate/db';
 import { Micros } from '@tollgate/kernel';
 import { ORG_CONFIG_CHANGED_CHANNEL, RedisService } from '@tollgate/redis';
-
-export enum PriceBookExceptionCode {
-  InvalidRule = 'PRICE_RULE_INVALID',
-  UpstreamNotFound = 'PRICE_RULE_UPSTREAM_NOT_FOUND',
-}
-
-// Kept beside the service (the pricing lib has no exception file yet); move to pricing.exception.ts with its owner.
-export class PriceBookException extends Error {
-  constructor(
-    readonly code: PriceBookExceptionCode,
-    message: string,
-    readonly field?: string,
-  ) {
-    super(message);
-    this.name = 'PriceBookException';
-  }
-}
+import { PriceBookException, PriceBookExceptionCode } from './price-book.exception';
 
 export interface AddPriceRuleInput {
   upstreamId?: string | null;
