@@ -1,5 +1,6 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema, type CallToolResult, type ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '@prisma/client';
 import { JOB_OPTIONS, JobName, QueueName, bullConnection } from '@tollgate/queue';
@@ -192,6 +193,27 @@ describe('per-user OAuth to upstreams, end to end', () => {
       expect(typeof answer.result.connectUrl).toBe('string');
     } finally {
       await coder.close();
+    }
+  });
+
+  it('should also offer the connect URL by URL elicitation to a client that supports it', async () => {
+    const teamId = (await p.admin('GET', `/v1/orgs/${orgId}/teams`)).body[0].id;
+    const secret = (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId: bobId, name: 'bob-desktop' })).body.secret;
+    const client = new Client({ name: 'desktop', version: '1.0.0' }, { capabilities: { elicitation: { url: {} } } });
+    const offered = new Promise<ElicitRequest['params']>((resolve) =>
+      client.setRequestHandler(ElicitRequestSchema, async (request) => {
+        resolve(request.params);
+        return { action: 'accept' };
+      }),
+    );
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${p.edgeUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${secret}` } } }));
+    try {
+      const result = (await client.callTool({ name: 'notes__whoami', arguments: {} })) as CallToolResult;
+      const err = toolError(result)!;
+      expect(err.code).toBe('AUTH_REQUIRED');
+      expect(await offered).toMatchObject({ mode: 'url', url: err.connectUrl });
+    } finally {
+      await client.close();
     }
   });
 

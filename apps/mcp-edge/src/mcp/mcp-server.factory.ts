@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, SetLevelRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, CallToolResult, ElicitRequest, ElicitResultSchema, ListToolsRequestSchema, SetLevelRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { randomUUID } from 'node:crypto';
 import { Principal } from '@tollgate/identity';
 import { DISCLOSURE_META_KEY, ProgressiveDisclosure } from '../disclosure/progressive-disclosure.service';
 import { McpSession } from '../session/mcp-session.store';
@@ -27,11 +28,29 @@ export class McpServerFactory {
       const listed = await this.disclosure.listTools(principal, session);
       return { tools: listed.tools, _meta: { [DISCLOSURE_META_KEY]: { mode: listed.mode, tokens: listed.tokens } } };
     });
-    server.setRequestHandler(CallToolRequestSchema, async (request, extra) =>
-      this.disclosure.callTool(principal, request.params.name, request.params.arguments, extra.signal, session),
-    );
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+      const result = await this.disclosure.callTool(principal, request.params.name, request.params.arguments, extra.signal, session);
+      if (session?.elicitationUrl) offerConnectUrl(result, (req) => extra.sendRequest(req, ElicitResultSchema));
+      return result;
+    });
     // Accepted so clients that set a level do not fail; the edge itself sends no log messages yet.
     server.setRequestHandler(SetLevelRequestSchema, async () => ({}));
     return server;
   }
+}
+
+/**
+ * AUTH_REQUIRED to a client that can open URLs: besides the tool result, ask it to show the user
+ * the connect link (URL elicitation) on the same answer stream. The result does not wait for the
+ * user; the agent calls again once they have connected.
+ */
+function offerConnectUrl(result: CallToolResult, sendRequest: (req: ElicitRequest) => Promise<unknown>): void {
+  const error = result._meta?.['tollgate/error'] as { code?: string; connectUrl?: string; upstream?: string } | undefined;
+  if (error?.code !== 'AUTH_REQUIRED' || !error.connectUrl) return;
+  const request: ElicitRequest = {
+    method: 'elicitation/create',
+    params: { mode: 'url', elicitationId: randomUUID(), url: error.connectUrl, message: `Connect your ${error.upstream ?? 'upstream'} account so your agent can act as you.` },
+  };
+  // The answer stream closes once the result is sent, which ends this request unanswered: expected.
+  sendRequest(request).catch(() => undefined);
 }

@@ -51,12 +51,13 @@ export class McpController {
       session = await this.sessions.getSession(principal, sessionId);
       if (!session) return sendSessionNotFound(res);
     } else if (isInitialize(body.value)) {
-      session = await this.sessions.createSession(principal);
+      session = await this.sessions.createSession(principal, { elicitationUrl: supportsUrlElicitation(body.value) });
     }
     if (session) res.setHeader('Mcp-Session-Id', session.id);
 
     const server = this.servers.createServer(principal, session);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    // Clients that can open URLs get streamed answers, so a call can offer a link before its result.
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !session?.elicitationUrl });
     res.on('close', () => {
       void transport.close();
       void server.close();
@@ -96,6 +97,11 @@ export class McpController {
 
 function isInitialize(body: unknown): boolean {
   return typeof body === 'object' && body !== null && !Array.isArray(body) && (body as { method?: unknown }).method === 'initialize';
+}
+
+function supportsUrlElicitation(body: unknown): boolean {
+  const caps = (body as { params?: { capabilities?: { elicitation?: { url?: unknown } } } }).params?.capabilities;
+  return caps?.elicitation?.url !== undefined;
 }
 
 function sendSessionNotFound(res: Response): void {

@@ -10,6 +10,8 @@ export interface McpSession {
   keyId: string;
   loadedTools: string[];
   schemaTokens: number;
+  /** The client said at initialize that it can open a URL for its user (URL elicitation). */
+  elicitationUrl: boolean;
 }
 
 /** Idle sessions are forgotten after a day. */
@@ -27,11 +29,11 @@ export class McpSessionStore {
     return this.redis.orgKey(orgId, 'session', id);
   }
 
-  async createSession(principal: Principal): Promise<McpSession> {
+  async createSession(principal: Principal, client: { elicitationUrl: boolean }): Promise<McpSession> {
     const id = randomUUID();
     const key = this.key(principal.orgId, id);
-    await this.redis.client.multi().hset(key, { keyId: principal.keyId, schemaTokens: 0 }).expire(key, SESSION_TTL_SECONDS).exec();
-    return { id, orgId: principal.orgId, keyId: principal.keyId, loadedTools: [], schemaTokens: 0 };
+    await this.redis.client.multi().hset(key, { keyId: principal.keyId, schemaTokens: 0, elicitationUrl: client.elicitationUrl ? 1 : 0 }).expire(key, SESSION_TTL_SECONDS).exec();
+    return { id, orgId: principal.orgId, keyId: principal.keyId, loadedTools: [], schemaTokens: 0, elicitationUrl: client.elicitationUrl };
   }
 
   /** The session, if it exists and belongs to this key; its idle timer starts again. */
@@ -41,7 +43,7 @@ export class McpSessionStore {
     const [[, fields], [, tools]] = (await this.redis.client.multi().hgetall(key).smembers(`${key}:tools`).exec()) as [[null, Record<string, string>], [null, string[]]];
     if (fields.keyId !== principal.keyId) return null;
     await this.redis.client.multi().expire(key, SESSION_TTL_SECONDS).expire(`${key}:tools`, SESSION_TTL_SECONDS).exec();
-    return { id, orgId: principal.orgId, keyId: principal.keyId, loadedTools: tools.sort(), schemaTokens: Number(fields.schemaTokens ?? 0) };
+    return { id, orgId: principal.orgId, keyId: principal.keyId, loadedTools: tools.sort(), schemaTokens: Number(fields.schemaTokens ?? 0), elicitationUrl: fields.elicitationUrl === '1' };
   }
 
   /** Adds tools to the session's list; returns the names that were not there yet. */
