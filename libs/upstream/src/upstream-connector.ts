@@ -1,20 +1,10 @@
-import { setMaxListeners } from 'node:events';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { keepAliveFetch } from './keep-alive-fetch';
 import { UpstreamSpec } from './upstream-spec';
-
-/**
- * The SDK hands every request of a pooled connection the same AbortSignal; fetch ties one
- * listener to it per request until the request is collected, which trips Node's leak warning
- * under load. The listeners are released by GC, so lifting the cap is safe.
- */
-const pooledFetch: typeof fetch = (input, init) => {
-  if (init?.signal) setMaxListeners(0, init.signal);
-  return fetch(input, init);
-};
 
 export const TOLLGATE_CLIENT_INFO = { name: 'tollgate', version: '0.1.0' };
 
@@ -33,7 +23,7 @@ function transportFor(spec: UpstreamSpec, onStderr: (line: string) => void): Tra
     }
     case 'STREAMABLE_HTTP':
       if (!spec.url) throw new Error(`upstream ${spec.namespace} has no url`);
-      return new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers }, fetch: pooledFetch });
+      return new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers }, fetch: keepAliveFetch });
     case 'SSE':
       if (!spec.url) throw new Error(`upstream ${spec.namespace} has no url`);
       return new SSEClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers } });
