@@ -1,12 +1,12 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { PrismaService } from '@tollgate/db';
-import { Micros, PeriodKind, periodWindow } from '@tollgate/kernel';
+import { Micros, PeriodKind, PeriodWindow, TenantLevel, appliesToCaller, periodWindow } from '@tollgate/kernel';
 import { OrgConfigCache, RedisService } from '@tollgate/redis';
 import { BudgetException, BudgetExceptionCode } from './budget.exception';
 import { RESERVE_SCRIPT, SEED_SCRIPT, SETTLE_SCRIPT } from './budget-scripts';
 
-export type BudgetScope = 'ORG' | 'TEAM' | 'USER' | 'KEY';
+export type BudgetScope = TenantLevel;
 
 export interface BudgetRule {
   id: string;
@@ -83,6 +83,7 @@ const SCOPE_ORDER: BudgetScope[] = ['KEY', 'USER', 'TEAM', 'ORG'];
 export class BudgetService implements OnModuleInit {
   private readonly logger = new Logger(BudgetService.name);
   private readonly cache: OrgConfigCache<BudgetRule[]>;
+  private readonly windows = new Map<string, PeriodWindow>();
   private reserveSha = '';
   private settleSha = '';
   private seedSha = '';
@@ -120,14 +121,23 @@ export class BudgetService implements OnModuleInit {
   /** The budgets that apply to a caller, most specific first. */
   async budgetsFor(scopes: SpendScopes): Promise<BudgetRule[]> {
     const all = await this.cache.get(scopes.orgId);
-    const idOf: Record<BudgetScope, string> = { ORG: scopes.orgId, TEAM: scopes.teamId, USER: scopes.userId, KEY: scopes.keyId };
     return all
-      .filter((b) => b.scopeId === idOf[b.scope])
+      .filter((b) => appliesToCaller(b, scopes))
       .sort((a, b) => SCOPE_ORDER.indexOf(a.scope) - SCOPE_ORDER.indexOf(b.scope));
   }
 
+  /** The calendar period containing `now`, remembered until it ends (luxon is costly on the hot path). */
+  private currentWindow(period: PeriodKind, timeZone: string, now: Date): PeriodWindow {
+    const key = `${period}|${timeZone}`;
+    const hit = this.windows.get(key);
+    if (hit && hit.start <= now && (hit.end === null || now < hit.end)) return hit;
+    const window = periodWindow(period, now, timeZone);
+    this.windows.set(key, window);
+    return window;
+  }
+
   private bind(rule: BudgetRule, scopes: SpendScopes, now: Date): BoundBudget {
-    const window = periodWindow(rule.period, now, scopes.timeZone);
+    const window = this.currentWindow(rule.period, scopes.timeZone, now);
     const base = this.redis.orgKey(scopes.orgId, 'budget', rule.id, String(window.start.getTime()));
     const ttlSeconds = window.end ? Math.ceil((window.end.getTime() - now.getTime()) / 1000) + COUNTER_GRACE_SECONDS : 0;
     return { rule, periodStart: window.start, resetsAt: window.end, hashKey: base, deadlineKey: `${base}:resv`, ttlSeconds };

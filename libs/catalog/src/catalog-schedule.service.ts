@@ -26,8 +26,4 @@ export class CatalogScheduleService {
       { name: JobName.SyncUpstream, data: { orgId: upstream.orgId, upstreamId: upstream.id, trigger: 'schedule' as SyncTrigger }, opts: JOB_OPTIONS[JobName.SyncUpstream] },
     );
   }
-
-  async unscheduleUpstreamSync(upstreamId: string): Promise<void> {
-    await this.jobs.queue(QueueName.CatalogSync).removeJobScheduler(`sync-${upstreamId}`);
-  }
 }

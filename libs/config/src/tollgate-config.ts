@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ADMIN_ENV_SCHEMA, BASE_ENV_SCHEMA, BaseEnv, EDGE_ENV_SCHEMA, WORKER_ENV_SCHEMA } from './config.schema';
+import { ADMIN_ENV_SCHEMA, BaseEnv, EDGE_ENV_SCHEMA, WORKER_ENV_SCHEMA } from './config.schema';
 
 export interface EncryptionKey {
   id: string;
@@ -83,10 +83,6 @@ function baseConfig(env: BaseEnv): BaseConfig {
     tokens: { encoding: env.TOKEN_ENCODING },
     log: { level: env.LOG_LEVEL },
   };
-}
-
-export function loadBaseConfig(env: Record<string, string | undefined>): BaseConfig {
-  return baseConfig(parseEnv(BASE_ENV_SCHEMA, env));
 }
 
 export function loadEdgeConfig(env: Record<string, string | undefined>): EdgeConfig {

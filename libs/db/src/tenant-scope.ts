@@ -1,6 +1,7 @@
 import type { PrismaClient } from '@prisma/client';
+import type { TenantLevel } from '@tollgate/kernel';
 
-export type TenantScope = 'ORG' | 'TEAM' | 'USER' | 'KEY';
+export type TenantScope = TenantLevel;
 
 /** Whether a scope id (the org itself, or one of its teams, users or keys) belongs to the org. */
 export async function scopeBelongsToOrg(prisma: Pick<PrismaClient, 'organization' | 'team' | 'user' | 'virtualKey'>, orgId: string, scope: TenantScope, scopeId: string): Promise<boolean> {

@@ -6,7 +6,6 @@ export enum IdentityExceptionCode {
   KeyRevoked = 'KEY_REVOKED',
   NotATeamMember = 'NOT_A_TEAM_MEMBER',
   Conflict = 'CONFLICT',
-  InvalidCredential = 'INVALID_CREDENTIAL',
 }
 
 export class IdentityException extends Error {

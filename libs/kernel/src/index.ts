@@ -3,3 +3,4 @@ export * from './tool-ref';
 export * from './tool-pattern';
 export * from './budget-period';
 export * from './stable-json';
+export * from './tenant-level';

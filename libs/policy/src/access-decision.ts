@@ -1,6 +1,6 @@
-import { ToolRef, firstMatchingPattern } from '@tollgate/kernel';
+import { TenantLevel, ToolRef, firstMatchingPattern } from '@tollgate/kernel';
 
-export type PolicyScope = 'ORG' | 'TEAM' | 'USER' | 'KEY';
+export type PolicyScope = TenantLevel;
 
 export interface PolicyLevel {
   scope: PolicyScope;

@@ -1,7 +1,8 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { PrismaService } from '@tollgate/db';
 import { OrgConfigCache, RedisService } from '@tollgate/redis';
-import { PolicyLevel, PolicyScope } from './access-decision';
+import { PolicyLevel } from './access-decision';
+import { appliesToCaller } from '@tollgate/kernel';
 
 export interface ScopeIds {
   orgId: string;
@@ -39,8 +40,7 @@ export class PolicyService implements OnModuleInit {
   /** The org, team, user and key levels that apply to a caller (levels without a policy omitted). */
   async levelsFor(ids: ScopeIds): Promise<StoredPolicy[]> {
     const all = await this.cache.get(ids.orgId);
-    const idOf: Record<PolicyScope, string> = { ORG: ids.orgId, TEAM: ids.teamId, USER: ids.userId, KEY: ids.keyId };
-    return all.filter((p) => p.scopeId === idOf[p.scope]);
+    return all.filter((p) => appliesToCaller(p, ids));
   }
 
   private async loadOrgPolicies(orgId: string): Promise<StoredPolicy[]> {

@@ -25,12 +25,20 @@ export const FREE_PRICE: PriceRuleData = {
   effectiveFrom: new Date(0),
 };
 
+// Compiled once per pattern: selecting a price runs on every governed call.
+const compiledToolGlobs = new Map<string, RegExp>();
+
 function toolGlobMatches(pattern: string, toolName: string): boolean {
-  const body = pattern
-    .split('')
-    .map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\/-]/g, '\\$&')))
-    .join('');
-  return new RegExp(`^${body}$`).test(toolName);
+  let re = compiledToolGlobs.get(pattern);
+  if (!re) {
+    const body = pattern
+      .split('')
+      .map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\/-]/g, '\\$&')))
+      .join('');
+    re = new RegExp(`^${body}$`);
+    compiledToolGlobs.set(pattern, re);
+  }
+  return re.test(toolName);
 }
 
 /**

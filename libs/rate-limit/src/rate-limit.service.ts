@@ -1,11 +1,11 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { PrismaService } from '@tollgate/db';
-import { ToolRef, matchesToolPattern } from '@tollgate/kernel';
+import { TenantLevel, ToolRef, appliesToCaller, matchesToolPattern } from '@tollgate/kernel';
 import { OrgConfigCache, RedisService } from '@tollgate/redis';
 import { ADMIT_SCRIPT } from './rate-limit-scripts';
 
-export type RateLimitScope = 'ORG' | 'TEAM' | 'USER' | 'KEY';
+export type RateLimitScope = TenantLevel;
 
 export interface RateLimitRule {
   id: string;
@@ -50,8 +50,7 @@ export class RateLimitService implements OnModuleInit {
   }
 
   async rulesFor(caller: RateLimitCaller, tool: ToolRef): Promise<RateLimitRule[]> {
-    const idOf: Record<RateLimitScope, string> = { ORG: caller.orgId, TEAM: caller.teamId, USER: caller.userId, KEY: caller.keyId };
-    return (await this.cache.get(caller.orgId)).filter((r) => r.scopeId === idOf[r.scope] && matchesToolPattern(r.toolPattern, tool));
+    return (await this.cache.get(caller.orgId)).filter((r) => appliesToCaller(r, caller) && matchesToolPattern(r.toolPattern, tool));
   }
 
   /** Admits the call under every rule that applies, or names the rule that refuses it and when to retry. */

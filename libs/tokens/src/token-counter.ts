@@ -61,7 +61,3 @@ function* chunksForCounting(text: string): Generator<string> {
 export function countJsonTokens(value: unknown, encoding: TokenEncodingName = DEFAULT_TOKEN_ENCODING): number {
   return countTokens(JSON.stringify(value), encoding);
 }
-
-export function isTokenEncodingName(name: string): name is TokenEncodingName {
-  return ['o200k_base', 'cl100k_base', 'p50k_base', 'r50k_base'].includes(name);
-}

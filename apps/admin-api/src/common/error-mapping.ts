@@ -39,8 +39,6 @@ function identityStatus(code: IdentityExceptionCode): number {
     case IdentityExceptionCode.Conflict:
     case IdentityExceptionCode.KeyRevoked:
       return HttpStatus.CONFLICT;
-    case IdentityExceptionCode.InvalidCredential:
-      return HttpStatus.UNAUTHORIZED;
     default:
       return assertNever(code);
   }
