@@ -75,8 +75,8 @@ describe('MCP sessions at the edge', () => {
       });
       expect(res.status).toBe(200);
       await changed;
-      const after = (await agent.listTools()).tools.map((t) => t.name);
-      expect(after).toContain('github__create_issue');
+      const after = (await agent.listTools()).tools;
+      expect(after.find((t) => t.name === 'github__create_issue')?._meta?.['tollgate/price']).toMatchObject({ perCallMicros: 0 });
     } finally {
       await agent.close();
     }

@@ -76,11 +76,15 @@ export class ProgressiveDisclosure {
     const initial = view.catalog.initialToolList(view.scope, budget);
     // Tools the session loaded (fetched their schemas) join its list, while they stay allowed.
     const listed = new Set(initial.tools.map((t) => t.name));
-    const loaded = (session?.loadedTools ?? [])
-      .filter((n) => !listed.has(n) && view.scope.isVisible?.(n) !== false)
-      .map((n) => view.orgCatalog.byExposedName.get(n))
-      .filter((t): t is ServedTool => t !== undefined)
-      .map((t) => listedTool({ tool: t, price: null }));
+    const now = new Date();
+    const loaded = await Promise.all(
+      (session?.loadedTools ?? [])
+        .filter((n) => !listed.has(n) && view.scope.isVisible?.(n) !== false)
+        .map((n) => view.orgCatalog.byExposedName.get(n))
+        .filter((t): t is ServedTool => t !== undefined)
+        // Listed like a full-mode entry, price included.
+        .map(async (t) => listedTool({ tool: t, price: await this.pricing.priceFor(principal.orgId, t.upstreamId, t.name, now) })),
+    );
     const tools = [...(initial.tools as Tool[]), ...loaded, READ_RESULT_PAGE_DEFINITION];
     return { tools, mode: 'PROGRESSIVE', tokens: countJsonTokens({ tools }) };
   }

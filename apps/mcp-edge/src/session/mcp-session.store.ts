@@ -40,9 +40,15 @@ export class McpSessionStore {
   async getSession(principal: Principal, id: string): Promise<McpSession | null> {
     if (!/^[0-9a-f-]{36}$/.test(id)) return null;
     const key = this.key(principal.orgId, id);
-    const [[, fields], [, tools]] = (await this.redis.client.multi().hgetall(key).smembers(`${key}:tools`).exec()) as [[null, Record<string, string>], [null, string[]]];
+    // One round trip: read, and restart the idle timer (a no-op for a missing key).
+    const [[, fields], [, tools]] = (await this.redis.client
+      .multi()
+      .hgetall(key)
+      .smembers(`${key}:tools`)
+      .expire(key, SESSION_TTL_SECONDS)
+      .expire(`${key}:tools`, SESSION_TTL_SECONDS)
+      .exec()) as [[null, Record<string, string>], [null, string[]]];
     if (fields.keyId !== principal.keyId) return null;
-    await this.redis.client.multi().expire(key, SESSION_TTL_SECONDS).expire(`${key}:tools`, SESSION_TTL_SECONDS).exec();
     return { id, orgId: principal.orgId, keyId: principal.keyId, loadedTools: tools.sort(), schemaTokens: Number(fields.schemaTokens ?? 0), elicitationUrl: fields.elicitationUrl === '1' };
   }
 
