@@ -91,8 +91,9 @@ describe('tier scores from usage, the hot list and the key preview', () => {
   it('should preview a full-mode key with exactly the upstream tools the edge lists', async () => {
     const res = await p.admin('GET', `/v1/orgs/${orgId}/keys/${keyIds.full}/preview`);
     expect(res.body).toMatchObject({ mode: 'FULL', hot: [] });
-    const edgeTools = (await fullAgent.listTools()).tools.filter((t) => !t.name.startsWith('tollgate__'));
-    expect(res.body.tools).toEqual(JSON.parse(JSON.stringify(edgeTools)));
+    const edge = await fullAgent.listTools();
+    expect(res.body.tools).toEqual(JSON.parse(JSON.stringify(edge.tools)));
+    expect(res.body.tokens).toBe((edge._meta as { 'tollgate/disclosure': { tokens: number } })['tollgate/disclosure'].tokens);
     expect(res.body.plainListTokens).toBeGreaterThan(0);
   });
 

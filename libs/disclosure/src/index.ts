@@ -12,3 +12,4 @@ export * from './meta-tools';
 export * from './disclosure-catalog';
 export * from './code-mode-files';
 export * from './code-mode-tools';
+export * from './agent-tool-list';

@@ -3,7 +3,9 @@ import { ToolCatalogService } from '@tollgate/catalog';
 import {
   DisclosureCatalog,
   DisclosureScope,
+  agentToolList,
   answerTokenCeiling,
+  codeModeAgentToolList,
   disclosureToolOf,
   listedToolEntry,
   requestedDisclosureMode,
@@ -12,7 +14,6 @@ import {
 import { IdentityService } from '@tollgate/identity';
 import { PolicyService, decideAccess } from '@tollgate/policy';
 import { PricingService } from '@tollgate/pricing';
-import { countJsonTokens } from '@tollgate/tokens';
 
 export interface KeyPreview {
   keyId: string;
@@ -61,11 +62,11 @@ export class KeyPreviewService {
     const plainListTokens = catalog.plainToolList(scope).tokens;
     const mode = resolveAutoMode(requested, plainListTokens);
     const base = { keyId: key.id, requestedMode: requested, mode, visibleTools: visible.length, plainListTokens, maxAnswerTokens: ceiling ?? null };
-    if (mode === 'FULL') {
-      const tools = visible.map((t) => listedToolEntry(t.definition, t.exposedName, prices.get(t.exposedName) ?? null));
-      return { ...base, tools, tokens: countJsonTokens({ tools }), hot: [] };
-    }
-    const initial = catalog.initialToolList(scope, ceiling);
-    return { ...base, tools: initial.tools as unknown as Record<string, unknown>[], tokens: initial.tokens, hot: initial.hot };
+    // The same composition the edge sends, so the preview cannot drift from it.
+    const list =
+      mode === 'CODE'
+        ? codeModeAgentToolList()
+        : agentToolList(mode, { catalog, scope, fullEntries: () => visible.map((t) => listedToolEntry(t.definition, t.exposedName, prices.get(t.exposedName) ?? null)) });
+    return { ...base, ...list };
   }
 }

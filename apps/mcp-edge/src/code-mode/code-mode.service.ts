@@ -1,12 +1,11 @@
 import { Injectable, Logger } from '@nestjs/common';
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { OrgCatalog, ToolCatalogService } from '@tollgate/catalog';
 import { CodeSandbox, SandboxToolAnswer, SandboxToolCall, ScriptError, ScriptErrorKind, ScriptRunResult } from '@tollgate/code-sandbox';
-import { CODE_MODE_TOOL_DEFINITIONS, CODE_MODE_TOOL_NAMES, CodeModeFiles, DisclosureException, DisclosureScope, META_TOOL_DEFINITIONS, META_TOOL_NAMES, ScriptCallReport, ScriptErrorReport, fitScriptAnswer, requestedDisclosureMode, disclosureToolOf } from '@tollgate/disclosure';
+import { CODE_MODE_TOOL_NAMES, CodeModeFiles, DisclosureException, DisclosureScope, ScriptCallReport, ScriptErrorReport, fitScriptAnswer, requestedDisclosureMode, disclosureToolOf } from '@tollgate/disclosure';
 import { Principal } from '@tollgate/identity';
 import { PolicyService } from '@tollgate/policy';
 import { disclosureScopeFor } from '../disclosure/disclosure-scope';
-import { countJsonTokens } from '@tollgate/tokens';
 import { CALL_META_KEY, CallMeta } from '../governed-call/call-meta';
 import { GovernedCallPipeline } from '../governed-call/governed-call.pipeline';
 import { ERROR_META_KEY, ToolErrorBody, ToolErrorCode, toolErrorResult } from '../governed-call/tool-error';
@@ -14,7 +13,6 @@ import { ERROR_META_KEY, ToolErrorBody, ToolErrorCode, toolErrorResult } from '.
 export const SCRIPT_META_KEY = 'tollgate/script';
 
 /** Search stays available in code mode: browsing a tree of thousands of stubs is slow. */
-const CODE_MODE_LIST: readonly Tool[] = [...CODE_MODE_TOOL_DEFINITIONS, ...META_TOOL_DEFINITIONS.filter((d) => d.name === META_TOOL_NAMES.searchTools)] as Tool[];
 
 /**
  * Code mode: `tools/list` holds a virtual file tree of typed stubs (list, read, docs), search, and a
@@ -39,10 +37,6 @@ export class CodeModeService {
     return requestedDisclosureMode(principal.disclosureMode, await this.policies.levelsFor(principal)) === 'CODE';
   }
 
-  listTools(): { tools: Tool[]; mode: 'CODE'; tokens: number } {
-    const tools = [...CODE_MODE_LIST];
-    return { tools, mode: 'CODE', tokens: countJsonTokens({ tools }) };
-  }
 
   async callTool(principal: Principal, name: string, args: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<CallToolResult> {
     if (!(await this.appliesTo(principal))) {

@@ -7,6 +7,9 @@ import {
   DisclosureScope,
   DisclosureTool,
   META_TOOL_NAMES,
+  READ_RESULT_PAGE_TOOL,
+  agentToolList,
+  codeModeAgentToolList,
   disclosureToolOf,
   isCodeModeToolName,
   listedToolEntry,
@@ -22,13 +25,10 @@ import { PricingService } from '@tollgate/pricing';
 import { countJsonTokens } from '@tollgate/tokens';
 import { CodeModeService } from '../code-mode/code-mode.service';
 import { GovernedCallPipeline, VisibleTool } from '../governed-call/governed-call.pipeline';
-import { READ_RESULT_PAGE_DEFINITION, READ_RESULT_PAGE_TOOL, ResultPager } from '../governed-call/result-pager.service';
+import { ResultPager } from '../governed-call/result-pager.service';
 import { ToolErrorCode, toolErrorResult } from '../governed-call/tool-error';
 
 export const DISCLOSURE_META_KEY = 'tollgate/disclosure';
-
-/** The progressive `tools/list` stays within this many tokens unless a policy sets less. */
-export const INITIAL_CONTEXT_TOKENS = 1_500;
 
 export type DisclosureMode = 'FULL' | 'PROGRESSIVE' | 'CODE';
 
@@ -63,19 +63,15 @@ export class ProgressiveDisclosure {
 
   async listTools(principal: Principal, session: McpSession | null = null): Promise<{ tools: Tool[]; mode: DisclosureMode; tokens: number }> {
     if (await this.codeMode.appliesTo(principal)) {
-      const tools = [...this.codeMode.listTools().tools, READ_RESULT_PAGE_DEFINITION];
-      return { tools, mode: 'CODE', tokens: countJsonTokens({ tools }) };
+      const list = codeModeAgentToolList();
+      return { tools: list.tools as Tool[], mode: 'CODE', tokens: list.tokens };
     }
     const view = await this.view(principal);
-    // Reading the pages of a large result must be possible in every mode.
-    if (view.mode === 'FULL') {
-      const tools = [...(await this.pipeline.visibleTools(principal)).map(listedTool), READ_RESULT_PAGE_DEFINITION];
-      return { tools, mode: 'FULL', tokens: countJsonTokens({ tools }) };
-    }
-    const budget = (view.scope.maxTokensCeiling ?? INITIAL_CONTEXT_TOKENS) - countJsonTokens(READ_RESULT_PAGE_DEFINITION);
-    const initial = view.catalog.initialToolList(view.scope, budget);
+    const fullEntries = view.mode === 'FULL' ? (await this.pipeline.visibleTools(principal)).map(listedTool) : [];
+    const initial = agentToolList(view.mode === 'FULL' ? 'FULL' : 'PROGRESSIVE', { catalog: view.catalog, scope: view.scope, fullEntries: () => fullEntries });
+    if (view.mode === 'FULL' || !session?.loadedTools.length) return { tools: initial.tools as Tool[], mode: view.mode, tokens: initial.tokens };
     // Tools the session loaded (fetched their schemas) join its list, while they stay allowed.
-    const listed = new Set(initial.tools.map((t) => t.name));
+    const listed = new Set(initial.tools.map((t) => t.name as string));
     const now = new Date();
     const loaded = await Promise.all(
       (session?.loadedTools ?? [])
@@ -85,7 +81,7 @@ export class ProgressiveDisclosure {
         // Listed like a full-mode entry, price included.
         .map(async (t) => listedTool({ tool: t, price: await this.pricing.priceFor(principal.orgId, t.upstreamId, t.name, now) })),
     );
-    const tools = [...(initial.tools as Tool[]), ...loaded, READ_RESULT_PAGE_DEFINITION];
+    const tools = [...(initial.tools as Tool[]), ...loaded];
     return { tools, mode: 'PROGRESSIVE', tokens: countJsonTokens({ tools }) };
   }
 

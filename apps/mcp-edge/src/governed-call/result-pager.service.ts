@@ -1,27 +1,17 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { EdgeConfig, TOLLGATE_CONFIG } from '@tollgate/config';
+import { READ_RESULT_PAGE_TOOL } from '@tollgate/disclosure';
 import { Principal } from '@tollgate/identity';
 import { RedisService } from '@tollgate/redis';
 import { countTokens, splitTextIntoPages } from '@tollgate/tokens';
 import { randomBytes } from 'node:crypto';
 import { ToolErrorCode, toolErrorResult } from './tool-error';
 
-export const READ_RESULT_PAGE_TOOL = 'tollgate__read_result_page';
 export const PAGE_META_KEY = 'tollgate/page';
 
 /** Paged results are kept this long for the agent to read on. */
 const PAGE_TTL_SECONDS = 15 * 60;
-
-export const READ_RESULT_PAGE_DEFINITION: Tool = {
-  name: READ_RESULT_PAGE_TOOL,
-  description: 'Read the next page of a tool result that was too large for one answer (free: the call was already charged).',
-  inputSchema: {
-    type: 'object',
-    properties: { handle: { type: 'string' }, cursor: { type: 'string', description: 'From the previous page' } },
-    required: ['handle', 'cursor'],
-  },
-};
 
 export interface PagedFirst {
   result: CallToolResult;
