@@ -191,6 +191,98 @@ describe('admin API, end to end', () => {
     });
   });
 
+  describe('roles inside the org', () => {
+    // Routes a MEMBER or TEAM_ADMIN may call to change something: keys (their own, their team's) and
+    // their own user's connections. Everything else that changes the org is for org admins.
+    const OWN_CHANGES = new Set([
+      'post /v1/orgs/{orgId}/keys',
+      'post /v1/orgs/{orgId}/keys/{keyId}/revoke',
+      'post /v1/orgs/{orgId}/keys/{keyId}/rotate',
+      'post /v1/orgs/{orgId}/users/{userId}/connections/{upstreamId}',
+      'delete /v1/orgs/{orgId}/users/{userId}/connections/{upstreamId}',
+    ]);
+    // Reads of spend, alerts and the audit trail: org admins and finance only.
+    const SPEND_AND_AUDIT_READS = [
+      'get /v1/orgs/{orgId}/alert-webhooks',
+      'get /v1/orgs/{orgId}/alerts',
+      'get /v1/orgs/{orgId}/audit',
+      'get /v1/orgs/{orgId}/budgets/reconcile',
+      'get /v1/orgs/{orgId}/reports/budgets',
+      'get /v1/orgs/{orgId}/reports/spend',
+    ];
+    // Every user's connection health: org admins only.
+    const ORG_CONNECTIONS = 'get /v1/orgs/{orgId}/connections';
+    let tokens: Record<'member' | 'teamAdmin' | 'finance', string>;
+    let routes: (readonly [string, string])[];
+
+    /** Every org route of the served spec, with the org's id and placeholder ids filled in. */
+    const call = (token: string, method: string, template: string) => {
+      const path = template.replace('{orgId}', orgId).replace(/\{[^}]+\}/g, (p) => (p === '{scope}' ? 'ORG' : UNKNOWN_ID));
+      return http()[method as 'get' | 'post' | 'put' | 'patch' | 'delete'](path).set(as(token)).send({});
+    };
+
+    beforeAll(async () => {
+      const issue = async (body: Record<string, unknown>) => {
+        const res = await http().post('/v1/admin-tokens').set(platform()).send({ orgId, ...body });
+        expect(res.status).toBe(201);
+        return res.body.secret as string;
+      };
+      tokens = {
+        member: await issue({ role: 'MEMBER', userId, name: 'ada' }),
+        teamAdmin: await issue({ role: 'TEAM_ADMIN', teamId, userId, name: 'platform-team' }),
+        finance: await issue({ role: 'FINANCE', name: 'ledger' }),
+      };
+      const spec = (await http().get('/docs-json')).body as { paths: Record<string, Record<string, unknown>> };
+      routes = Object.entries(spec.paths)
+        .filter(([path]) => path.includes('{orgId}'))
+        .flatMap(([path, ops]) => Object.keys(ops).filter((m) => ['get', 'post', 'put', 'patch', 'delete'].includes(m)).map((m) => [m, path] as const));
+    });
+
+    it('should refuse to issue a MEMBER token without its user or a TEAM_ADMIN token without its team, naming the field', async () => {
+      const member = await http().post('/v1/admin-tokens').set(platform()).send({ role: 'MEMBER', orgId, name: 'nobody' });
+      expect(member.status).toBe(400);
+      expect(member.body.field).toBe('userId');
+      const teamAdmin = await http().post('/v1/admin-tokens').set(as(orgAdminSecret)).send({ role: 'TEAM_ADMIN', userId, name: 'no team' });
+      expect(teamAdmin.status).toBe(400);
+      expect(teamAdmin.body.field).toBe('teamId');
+    });
+
+    it('should answer 403 to finance on every route of the spec that changes something, keys and connections included', async () => {
+      const changes = routes.filter(([method]) => method !== 'get');
+      expect(changes.length).toBeGreaterThan(20);
+      for (const [method, template] of changes) {
+        const res = await call(tokens.finance, method, template);
+        expect({ method, template, status: res.status }).toEqual({ method, template, status: 403 });
+      }
+    });
+
+    it('should answer 403 to a member and a team admin on every change but their keys and connections', async () => {
+      for (const token of [tokens.member, tokens.teamAdmin]) {
+        for (const [method, template] of routes.filter(([m, t]) => m !== 'get' && !OWN_CHANGES.has(`${m} ${t}`))) {
+          const res = await call(token, method, template);
+          expect({ method, template, status: res.status }).toEqual({ method, template, status: 403 });
+        }
+      }
+    });
+
+    it('should let a member and a team admin read the org’s configuration but not spend, alerts, the audit trail or others’ connections', async () => {
+      for (const token of [tokens.member, tokens.teamAdmin]) {
+        const refused: string[] = [];
+        for (const [method, template] of routes.filter(([m]) => m === 'get')) {
+          const res = await call(token, method, template);
+          // Another user's connections are refused too: the placeholder user is not the token's.
+          if (res.status === 403 && template !== '/v1/orgs/{orgId}/users/{userId}/connections') refused.push(`${method} ${template}`);
+        }
+        expect(refused.sort()).toEqual([...SPEND_AND_AUDIT_READS, ORG_CONNECTIONS].sort());
+      }
+      // Finance reads spend, alerts and the audit trail.
+      for (const route of SPEND_AND_AUDIT_READS) {
+        const [method, template] = route.split(' ');
+        expect({ route, status: (await call(tokens.finance, method, template)).status }).not.toEqual({ route, status: 403 });
+      }
+    });
+  });
+
   describe('upstreams, policies, prices, budgets', () => {
     let upstreamId: string;
 

@@ -42,6 +42,7 @@ import { KeyPreviewController } from './keys/key-preview.controller';
 import { KeyPreviewService } from './keys/key-preview.service';
 import { EffectivePolicyController } from './keys/effective-policy.controller';
 import { EffectivePolicyService } from './keys/effective-policy.service';
+import { KeyScopeGuard } from './keys/key-scope.guard';
 import { ToolProfilerModule } from './tools/tool-profiler.module';
 import { ToolsController } from './tools/tools.controller';
 
@@ -95,9 +96,10 @@ export class AdminApiModule {
         KeyPreviewService,
         EffectivePolicyService,
         AdminBearerStrategy,
-        // Guards run in this order: authenticate, then check the org and the role.
+        // Guards run in this order: authenticate, then check the org and the role, then the key's owner.
         { provide: APP_GUARD, useClass: AdminAuthGuard },
         { provide: APP_GUARD, useClass: OrgScopeGuard },
+        { provide: APP_GUARD, useClass: KeyScopeGuard },
         { provide: APP_FILTER, useClass: AdminExceptionFilter },
         {
           provide: APP_PIPE,

@@ -32,6 +32,16 @@ describe('decideAdminTokenGrant', () => {
     expect(decideAdminTokenGrant(orgAdmin, { role: 'MEMBER', orgId: OTHER })).toMatchObject({ allowed: false, status: 404 });
   });
 
+  it('should require the user of a MEMBER token and the team of a TEAM_ADMIN token', () => {
+    const TEAM = '33333333-3333-4333-8333-333333333333';
+    const USER = '44444444-4444-4444-8444-444444444444';
+    expect(decideAdminTokenGrant(orgAdmin, { role: 'MEMBER' })).toMatchObject({ allowed: false, status: 400, field: 'userId' });
+    expect(decideAdminTokenGrant(platform, { role: 'MEMBER', orgId: ORG, teamId: TEAM })).toMatchObject({ allowed: false, status: 400, field: 'userId' });
+    expect(decideAdminTokenGrant(orgAdmin, { role: 'TEAM_ADMIN', userId: USER })).toMatchObject({ allowed: false, status: 400, field: 'teamId' });
+    expect(decideAdminTokenGrant(orgAdmin, { role: 'MEMBER', userId: USER })).toEqual({ allowed: true, orgId: ORG });
+    expect(decideAdminTokenGrant(orgAdmin, { role: 'TEAM_ADMIN', teamId: TEAM })).toEqual({ allowed: true, orgId: ORG });
+  });
+
   it('should refuse every other role', () => {
     expect(decideAdminTokenGrant(finance, { role: 'MEMBER' })).toMatchObject({ allowed: false, status: 403 });
   });

@@ -16,9 +16,19 @@ export type AdminTokenGrant =
 /**
  * Who may issue which admin token. A platform admin issues any token; an org admin issues tokens
  * of its own org below platform level (another org's id is "not found", as everywhere); nobody
- * else issues tokens. A platform token belongs to no org; every other token to exactly one.
+ * else issues tokens. A platform token belongs to no org; every other token to exactly one. A
+ * MEMBER token acts for one user and a TEAM_ADMIN token for one team, so they must name it: without
+ * it they would reach no key at all.
  */
 export function decideAdminTokenGrant(issuer: AdminPrincipal, req: AdminTokenRequest): AdminTokenGrant {
+  const grant = decideIssuer(issuer, req);
+  if (!grant.allowed) return grant;
+  if (req.role === 'MEMBER' && !req.userId) return { allowed: false, status: 400, field: 'userId', message: 'a MEMBER token acts for one user; userId is required' };
+  if (req.role === 'TEAM_ADMIN' && !req.teamId) return { allowed: false, status: 400, field: 'teamId', message: 'a TEAM_ADMIN token acts for one team; teamId is required' };
+  return grant;
+}
+
+function decideIssuer(issuer: AdminPrincipal, req: AdminTokenRequest): AdminTokenGrant {
   if (req.role === 'PLATFORM_ADMIN') {
     if (issuer.role !== 'PLATFORM_ADMIN') return { allowed: false, status: 403, message: 'only a platform admin may issue PLATFORM_ADMIN tokens' };
     for (const field of ['orgId', 'teamId', 'userId'] as const) {

@@ -14,12 +14,12 @@ export class CreateAdminTokenDto {
   @IsUUID(undefined, { message: 'orgId must be a UUID' })
   orgId?: string;
 
-  @ApiPropertyOptional({ format: 'uuid', description: 'The team a TEAM_ADMIN token acts for' })
+  @ApiPropertyOptional({ format: 'uuid', description: 'The team a TEAM_ADMIN token acts for (required for TEAM_ADMIN): it manages that team’s keys' })
   @IsOptional()
   @IsUUID(undefined, { message: 'teamId must be a UUID' })
   teamId?: string;
 
-  @ApiPropertyOptional({ format: 'uuid', description: 'The user a MEMBER (or TEAM_ADMIN) token acts for' })
+  @ApiPropertyOptional({ format: 'uuid', description: 'The user a MEMBER (or TEAM_ADMIN) token acts for (required for MEMBER): a member manages that user’s keys and connections' })
   @IsOptional()
   @IsUUID(undefined, { message: 'userId must be a UUID' })
   userId?: string;

@@ -35,6 +35,18 @@ describe('decideOrgAccess', () => {
     expect(decideOrgAccess(p('TEAM_ADMIN'), ORG, OrgAccessLevel.Manage)).toMatchObject({ allowed: false, status: 403 });
   });
 
+  it('should let org admins, team admins and members change what is theirs, and refuse finance with 403', () => {
+    for (const role of ['ORG_ADMIN', 'TEAM_ADMIN', 'MEMBER'] as const) expect(decideOrgAccess(p(role), ORG, OrgAccessLevel.ManageOwn).allowed).toBe(true);
+    expect(decideOrgAccess(p('FINANCE'), ORG, OrgAccessLevel.ManageOwn)).toMatchObject({ allowed: false, status: 403, message: expect.stringMatching(/may not change/) });
+  });
+
+  it('should refuse members and team admins every org-wide change and the spend and audit reads', () => {
+    for (const role of ['TEAM_ADMIN', 'MEMBER'] as const) {
+      expect(decideOrgAccess(p(role), ORG, OrgAccessLevel.Manage)).toMatchObject({ allowed: false, status: 403 });
+      expect(decideOrgAccess(p(role), ORG, OrgAccessLevel.Audit)).toMatchObject({ allowed: false, status: 403 });
+    }
+  });
+
   it('should treat anything but GET and HEAD as a change when a route declares nothing', () => {
     expect(defaultOrgAccessLevel('GET')).toBe(OrgAccessLevel.Read);
     expect(defaultOrgAccessLevel('DELETE')).toBe(OrgAccessLevel.Manage);

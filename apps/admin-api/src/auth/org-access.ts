@@ -7,6 +7,11 @@ export enum OrgAccessLevel {
   Read = 'read',
   /** Read spend and the audit trail: org admins and finance. */
   Audit = 'audit',
+  /**
+   * Change what belongs to the caller: org admins, team admins and members (finance is read-only).
+   * The route then checks whose it is: a member's own keys and connections, a team admin's team's keys.
+   */
+  ManageOwn = 'manage-own',
   /** Change anything in the org: org admins. */
   Manage = 'manage',
 }
@@ -19,7 +24,15 @@ export const OrgAccess = (level: OrgAccessLevel): MethodDecorator => SetMetadata
 const ROLES_BY_LEVEL: Record<OrgAccessLevel, readonly AdminPrincipal['role'][]> = {
   [OrgAccessLevel.Read]: ['ORG_ADMIN', 'FINANCE', 'TEAM_ADMIN', 'MEMBER'],
   [OrgAccessLevel.Audit]: ['ORG_ADMIN', 'FINANCE'],
+  [OrgAccessLevel.ManageOwn]: ['ORG_ADMIN', 'TEAM_ADMIN', 'MEMBER'],
   [OrgAccessLevel.Manage]: ['ORG_ADMIN'],
+};
+
+const VERB_BY_LEVEL: Record<OrgAccessLevel, 'read' | 'change'> = {
+  [OrgAccessLevel.Read]: 'read',
+  [OrgAccessLevel.Audit]: 'read',
+  [OrgAccessLevel.ManageOwn]: 'change',
+  [OrgAccessLevel.Manage]: 'change',
 };
 
 export type OrgAccessDecision = { allowed: true } | { allowed: false; status: 404 | 403; message: string };
@@ -36,7 +49,7 @@ export function decideOrgAccess(principal: AdminPrincipal, orgId: string, level:
   }
   if (!ROLES_BY_LEVEL[level].includes(principal.role)) {
     const needed = [...ROLES_BY_LEVEL[level], 'PLATFORM_ADMIN'].join(' or ');
-    return { allowed: false, status: 403, message: `role ${principal.role} may not ${level === OrgAccessLevel.Manage ? 'change' : 'read'} this; it needs ${needed}` };
+    return { allowed: false, status: 403, message: `role ${principal.role} may not ${VERB_BY_LEVEL[level]} this; it needs ${needed}` };
   }
   return { allowed: true };
 }

@@ -29,7 +29,7 @@ export class ConnectionsController {
 
   @Post('users/:userId/connections/:upstreamId')
   @HttpCode(HttpStatus.CREATED)
-  @OrgAccess(OrgAccessLevel.Read)
+  @OrgAccess(OrgAccessLevel.ManageOwn)
   @ApiOperation({
     summary: 'Start connecting a user’s account at a per-user OAuth upstream',
     description: 'Answers the upstream’s authorization URL (state and PKCE kept server-side for 10 minutes). The user opens it, signs in, and is sent back to /v1/oauth/callback.',
@@ -58,7 +58,7 @@ export class ConnectionsController {
 
   @Delete('users/:userId/connections/:upstreamId')
   @HttpCode(HttpStatus.NO_CONTENT)
-  @OrgAccess(OrgAccessLevel.Read)
+  @OrgAccess(OrgAccessLevel.ManageOwn)
   @ApiOperation({ summary: 'Revoke a user’s connection: Tollgate forgets the tokens; the next call answers AUTH_REQUIRED' })
   @ApiNoContentResponse()
   async revokeConnection(

@@ -8,7 +8,7 @@ import { EffectivePolicyView, toEffectivePolicyView } from './effective-policy.v
 
 @ApiTags('virtual keys')
 @ApiBearerAuth()
-@ApiNotFoundResponse({ type: ErrorBodyView, description: 'Unknown organization or key' })
+@ApiNotFoundResponse({ type: ErrorBodyView, description: 'Unknown organization or key, or a key outside the caller’s reach (another user’s for a member, another team’s for a team admin)' })
 @Controller('v1/orgs/:orgId/keys/:keyId/effective-policy')
 export class EffectivePolicyController {
   constructor(private readonly effective: EffectivePolicyService) {}

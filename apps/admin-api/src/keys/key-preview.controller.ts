@@ -8,7 +8,7 @@ import { KeyPreviewView } from './key-preview.view';
 
 @ApiTags('virtual keys')
 @ApiBearerAuth()
-@ApiNotFoundResponse({ type: ErrorBodyView, description: 'Unknown organization or key' })
+@ApiNotFoundResponse({ type: ErrorBodyView, description: 'Unknown organization or key, or a key outside the caller’s reach (another user’s for a member, another team’s for a team admin)' })
 @Controller('v1/orgs/:orgId/keys/:keyId/preview')
 export class KeyPreviewController {
   constructor(private readonly previews: KeyPreviewService) {}

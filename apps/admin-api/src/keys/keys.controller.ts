@@ -1,5 +1,5 @@
-import { Body, Controller, Get, HttpCode, HttpStatus, Post } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiBearerAuth, ApiConflictResponse, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, ForbiddenException, Get, HttpCode, HttpStatus, Post } from '@nestjs/common';
+import { ApiBadRequestResponse, ApiBearerAuth, ApiConflictResponse, ApiCreatedResponse, ApiForbiddenResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminPrincipal, IdentityService } from '@tollgate/identity';
 import { AuditService } from '../audit/audit.service';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
@@ -7,11 +7,14 @@ import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
 import { ErrorBodyView } from '../common/error-body.view';
 import { UuidParam } from '../common/uuid-param.decorator';
 import { CreateKeyDto } from './create-key.dto';
+import { decideKeyCreation, keyListFilter, keyReachOf } from './key-access';
 import { IssuedKeyView, KeyView, toKeyView } from './key.view';
 
 @ApiTags('virtual keys')
 @ApiBearerAuth()
-@ApiNotFoundResponse({ type: ErrorBodyView, description: 'Unknown organization, team, user or key' })
+@ApiNotFoundResponse({ type: ErrorBodyView, description: 'Unknown organization, team, user or key, or a key outside the caller’s reach' })
+@ApiForbiddenResponse({ type: ErrorBodyView, description: 'The role may not change keys, or not for this team or user' })
+// Every :keyId route answers 404 for a key outside the caller's reach: the global KeyScopeGuard.
 @Controller('v1/orgs/:orgId/keys')
 export class KeysController {
   constructor(
@@ -21,11 +24,13 @@ export class KeysController {
 
   @Post()
   @HttpCode(HttpStatus.CREATED)
-  @OrgAccess(OrgAccessLevel.Manage)
-  @ApiOperation({ summary: 'Create a virtual key; the secret is in this answer only' })
+  @OrgAccess(OrgAccessLevel.ManageOwn)
+  @ApiOperation({ summary: 'Create a virtual key (a member for itself, a team admin in its team); the secret is in this answer only' })
   @ApiCreatedResponse({ type: IssuedKeyView })
   @ApiBadRequestResponse({ type: ErrorBodyView })
   async createKey(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @Body() dto: CreateKeyDto): Promise<IssuedKeyView> {
+    const decision = decideKeyCreation(admin, dto);
+    if (!decision.allowed) throw new ForbiddenException(decision.message);
     const { key, secret } = await this.identity.createVirtualKey(orgId, {
       teamId: dto.teamId,
       userId: dto.userId,
@@ -45,10 +50,12 @@ export class KeysController {
 
   @Get()
   @OrgAccess(OrgAccessLevel.Read)
-  @ApiOperation({ summary: 'List the virtual keys of an organization (never their secrets)' })
+  @ApiOperation({ summary: 'List the virtual keys of an organization the caller reaches: all, its team’s (team admin) or its own (member); never their secrets' })
   @ApiOkResponse({ type: [KeyView] })
-  async listKeys(@UuidParam('orgId') orgId: string): Promise<KeyView[]> {
-    return (await this.identity.listVirtualKeys(orgId)).map(toKeyView);
+  async listKeys(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string): Promise<KeyView[]> {
+    const filter = keyListFilter(keyReachOf(admin));
+    if (!filter) return [];
+    return (await this.identity.listVirtualKeys(orgId, filter)).map(toKeyView);
   }
 
   @Get(':keyId')
@@ -61,7 +68,7 @@ export class KeysController {
 
   @Post(':keyId/revoke')
   @HttpCode(HttpStatus.OK)
-  @OrgAccess(OrgAccessLevel.Manage)
+  @OrgAccess(OrgAccessLevel.ManageOwn)
   @ApiOperation({ summary: 'Revoke a virtual key; every edge stops accepting it within a second' })
   @ApiOkResponse({ type: KeyView })
   async revokeKey(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @UuidParam('keyId') keyId: string): Promise<KeyView> {
@@ -72,7 +79,7 @@ export class KeysController {
 
   @Post(':keyId/rotate')
   @HttpCode(HttpStatus.OK)
-  @OrgAccess(OrgAccessLevel.Manage)
+  @OrgAccess(OrgAccessLevel.ManageOwn)
   @ApiOperation({
     summary: 'Give a key a new secret under the same id (budgets, policies, limits and spend carry over); the old secret stops working on every edge at once',
   })
