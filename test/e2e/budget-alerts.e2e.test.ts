@@ -5,7 +5,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '@prisma/client';
 import { JobName, QueueName, bullConnection } from '@tollgate/queue';
 import { verifyWebhook } from '@tollgate/reporting';
-import { callMeta, connectAgent, waitForJobs, waitForQueueIdle } from '@tollgate/testing';
+import { callMeta, connectAgent, waitForJobs, waitForUsageEvents, waitForQueueIdle } from '@tollgate/testing';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -101,7 +101,7 @@ describe('budget alerts and reconciliation, end to end', () => {
       expect(res.isError ?? false).toBe(false);
       ids.push(callMeta(res as never)!.callId);
     }
-    await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.UsageLedger, ids);
+    await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, ids);
   }
 
   /** Runs one alert check for the org now and waits for it and every delivery it queued. */

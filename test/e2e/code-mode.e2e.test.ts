@@ -2,7 +2,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '@prisma/client';
 import { QueueName } from '@tollgate/queue';
-import { SERVER_EVERYTHING, connectAgent, textOf, toolError, waitForJobs } from '@tollgate/testing';
+import { SERVER_EVERYTHING, connectAgent, textOf, toolError, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
 import { countJsonTokens } from '@tollgate/tokens';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunningPlatform, startPlatform } from '../support/platform';
@@ -119,7 +119,7 @@ describe('code mode through the edge', () => {
     ]);
     expect(answer.tokens).toBeLessThanOrEqual(2_000);
     const callIds = answer.calls.map((c: { callId: string }) => c.callId);
-    await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.UsageLedger, callIds);
+    await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, callIds);
     const rows = await db.usageEvent.findMany({ where: { id: { in: callIds } } });
     expect(rows.map((r) => [r.toolName, Number(r.costMicros), r.outcome]).sort()).toEqual([
       ['echo', ECHO_PRICE, 'OK'],
@@ -153,7 +153,7 @@ describe('code mode through the edge', () => {
     expect(answer.costMicros).toBe(ECHO_PRICE * 2);
     const callIds = answer.calls.filter((c: { callId?: string }) => c.callId).map((c: { callId: string }) => c.callId);
     expect(callIds).toHaveLength(2);
-    await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.UsageLedger, callIds);
+    await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, callIds);
     expect(await db.usageEvent.count({ where: { keyId: budgetKeyId } })).toBe(2);
   });
 

@@ -3,7 +3,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '@prisma/client';
 import { JobName, QueueName, bullConnection } from '@tollgate/queue';
 import { Queue } from 'bullmq';
-import { SERVER_EVERYTHING, callMeta, connectAgent, textOf, toolError, waitForJobs } from '@tollgate/testing';
+import { SERVER_EVERYTHING, callMeta, connectAgent, textOf, toolError, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
 import { RunningPlatform, startPlatform } from '../support/platform';
@@ -33,7 +33,7 @@ describe('governed call, end to end', () => {
   }
 
   async function drainLedger(callIds: string[]) {
-    await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.UsageLedger, callIds);
+    await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, callIds);
   }
 
   // Everything the three apps print during the run, to prove no secret ever reaches a log line.
@@ -174,9 +174,7 @@ describe('governed call, end to end', () => {
     // Re-deliver the first event through the queue with a fresh job id: the ledger must ignore it.
     const q = new Queue(QueueName.UsageLedger, { connection: bullConnection(p.env.redisUrl), prefix: `${p.env.redisPrefix}:bull` });
     const job = await q.add(JobName.RecordUsage, {
-      ...original,
-      costMicros: original.costMicros.toString(),
-      occurredAt: original.occurredAt.toISOString(),
+      events: [{ ...original, costMicros: original.costMicros.toString(), occurredAt: original.occurredAt.toISOString() }],
     }, { jobId: `${original.id}-redelivered` });
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.UsageLedger, [job.id!]);
     await q.close();

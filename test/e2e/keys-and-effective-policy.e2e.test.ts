@@ -3,7 +3,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '@prisma/client';
 import { KEY_REVOKED_CHANNEL } from '@tollgate/identity';
 import { QueueName } from '@tollgate/queue';
-import { callMeta, connectAgent, toolError, waitForJobs } from '@tollgate/testing';
+import { callMeta, connectAgent, toolError, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
@@ -217,7 +217,7 @@ describe('keys: effective policy, rotation, expiry, last use', () => {
       // The same figures the edge handed the agent.
       const edgeBudgets = (result._meta?.['tollgate/budget'] as { budgets: { scope: string; spentMicros: number }[] }).budgets;
       expect(edgeBudgets.map((b) => [b.scope, b.spentMicros])).toEqual(after.map((b) => [b.scope, b.spentMicros]));
-      await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.UsageLedger, [meta.callId]);
+      await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, [meta.callId]);
     });
 
     it('should follow a policy change at once', async () => {
@@ -257,7 +257,7 @@ describe('keys: effective policy, rotation, expiry, last use', () => {
       const oldCall = await oldAgent.callTool({ name: 'fixture__ping', arguments: {} });
       expect(oldCall.isError ?? false).toBe(false);
       const oldCost = callMeta(oldCall as never)!.costMicros;
-      await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.UsageLedger, [callMeta(oldCall as never)!.callId]);
+      await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, [callMeta(oldCall as never)!.callId]);
       const ledgerBefore = await db.usageEvent.count({ where: { keyId } });
 
       const rotated = await p.admin('POST', `/v1/orgs/${orgId}/keys/${keyId}/rotate`);
@@ -287,7 +287,7 @@ describe('keys: effective policy, rotation, expiry, last use', () => {
       expect(edgeKeyBudget.spentMicros).toBe(keyBudget.spentMicros);
 
       // Same ledger: rows before and after the rotation share the key id.
-      await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.UsageLedger, [meta.callId]);
+      await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, [meta.callId]);
       const rows = await db.usageEvent.findMany({ where: { keyId } });
       expect(rows.length).toBe(ledgerBefore + 1);
       expect(rows.some((r) => r.id === meta.callId)).toBe(true);
@@ -366,6 +366,204 @@ describe('keys: effective policy, rotation, expiry, last use', () => {
       // The org's own id in the path is echoed back as "not found", nothing more; the key still works.
       expect((await p.admin('GET', `/v1/orgs/${orgId}/keys/${keyId}`)).body.prefix).toBe(prefix);
       expect(await edgeStatus(secret)).toBe(200);
+    });
+  });
+
+  describe('roles on keys', () => {
+    const UNKNOWN_KEY = '00000000-0000-4000-8000-000000000000';
+    // Lee, a second member of kim's team; Max, in another team (ops) that has its own team admin.
+    let leeId: string;
+    let maxId: string;
+    let opsTeamId: string;
+    let leeKey: { id: string; secret: string };
+    let maxKey: { id: string; secret: string };
+    let member: string;
+    let memberTokenId: string;
+    let teamAdmin: string;
+    let teamAdminTokenId: string;
+    let finance: string;
+
+    const keyIdsOf = (body: { id: string }[]) => body.map((k) => k.id).sort();
+    const auditRow = async (action: string, targetId: string) =>
+      ((await p.admin('GET', `/v1/orgs/${orgId}/audit?limit=500`)).body as { action: string; actorId: string; targetId: string; details: Record<string, unknown> }[]).find(
+        (e) => e.action === action && e.targetId === targetId,
+      );
+
+    beforeAll(async () => {
+      leeId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'lee@keyco.test' })).body.id;
+      maxId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'max@keyco.test' })).body.id;
+      opsTeamId = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'ops' })).body.id;
+      expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId: leeId })).status).toBe(201);
+      expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${opsTeamId}/members`, { userId: maxId, isTeamAdmin: true })).status).toBe(201);
+      const lee = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId: leeId, name: 'lee-laptop' });
+      const max = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId: opsTeamId, userId: maxId, name: 'max-ci' });
+      leeKey = { id: lee.body.key.id, secret: lee.body.secret };
+      maxKey = { id: max.body.key.id, secret: max.body.secret };
+
+      const memberToken = await p.admin('POST', '/v1/admin-tokens', { role: 'MEMBER', orgId, userId: leeId, name: 'lee' });
+      const teamAdminToken = await p.admin('POST', '/v1/admin-tokens', { role: 'TEAM_ADMIN', orgId, teamId: opsTeamId, userId: maxId, name: 'ops-admin' });
+      const financeToken = await p.admin('POST', '/v1/admin-tokens', { role: 'FINANCE', orgId, name: 'books' });
+      for (const res of [memberToken, teamAdminToken, financeToken]) expect(res.status).toBe(201);
+      [member, memberTokenId] = [memberToken.body.secret, memberToken.body.id];
+      [teamAdmin, teamAdminTokenId] = [teamAdminToken.body.secret, teamAdminToken.body.id];
+      finance = financeToken.body.secret;
+    });
+
+    it('should list to a member only its own keys, and to a team admin only its team’s', async () => {
+      const mine = await p.admin('GET', `/v1/orgs/${orgId}/keys`, undefined, member);
+      expect(mine.status).toBe(200);
+      expect(keyIdsOf(mine.body)).toEqual([leeKey.id]);
+      expect(JSON.stringify(mine.body)).not.toContain(keyId);
+
+      const team = await p.admin('GET', `/v1/orgs/${orgId}/keys`, undefined, teamAdmin);
+      expect(team.status).toBe(200);
+      expect(keyIdsOf(team.body)).toEqual([maxKey.id]);
+
+      // Finance reads every key (it reads spend by key) and the org admin too.
+      const all = keyIdsOf((await p.admin('GET', `/v1/orgs/${orgId}/keys`)).body);
+      expect(all).toEqual(expect.arrayContaining([keyId, leeKey.id, maxKey.id]));
+      expect(keyIdsOf((await p.admin('GET', `/v1/orgs/${orgId}/keys`, undefined, finance)).body)).toEqual(all);
+    });
+
+    it('should answer 404, as for an unknown key, when a member or team admin reaches for a key that is not theirs, and change nothing', async () => {
+      const prefixBefore = (await p.admin('GET', `/v1/orgs/${orgId}/keys/${keyId}`)).body.prefix;
+      const unknown = await p.admin('GET', `/v1/orgs/${orgId}/keys/${UNKNOWN_KEY}`, undefined, member);
+      expect(unknown.status).toBe(404);
+      for (const [token, foreignKey] of [
+        [member, keyId],
+        [member, maxKey.id],
+        [teamAdmin, keyId],
+        [teamAdmin, leeKey.id],
+      ] as const) {
+        for (const [method, path] of [
+          ['GET', ''],
+          ['GET', '/effective-policy'],
+          ['GET', '/preview'],
+          ['POST', '/rotate'],
+          ['POST', '/revoke'],
+        ] as const) {
+          const res = await p.admin(method, `/v1/orgs/${orgId}/keys/${foreignKey}${path}`, undefined, token);
+          expect({ method, path, status: res.status }).toEqual({ method, path, status: 404 });
+          // Exactly what an unknown key answers, but for the id: nothing of the key leaks.
+          expect(res.body).toMatchObject({ code: 'KEY_NOT_FOUND', field: 'keyId', message: `key ${foreignKey} not found` });
+          expect(Object.keys(res.body).sort()).toEqual(Object.keys(unknown.body).sort());
+          for (const leak of ['tg_', 'kim@keyco.test', 'max@keyco.test', 'fixture__']) expect(JSON.stringify(res.body)).not.toContain(leak);
+        }
+      }
+      // Kim's key is untouched and still works at the edge; so is Max's.
+      const kim = (await p.admin('GET', `/v1/orgs/${orgId}/keys/${keyId}`)).body;
+      expect(kim).toMatchObject({ prefix: prefixBefore, revokedAt: null });
+      expect(await edgeStatus(secret)).toBe(200);
+      expect(await edgeStatus(maxKey.secret)).toBe(200);
+    });
+
+    it('should let a member read its own key and its effective policy', async () => {
+      expect((await p.admin('GET', `/v1/orgs/${orgId}/keys/${leeKey.id}`, undefined, member)).body).toMatchObject({ id: leeKey.id, userId: leeId });
+      const view = await p.admin('GET', `/v1/orgs/${orgId}/keys/${leeKey.id}/effective-policy`, undefined, member);
+      expect(view.status).toBe(200);
+      expect(view.body).toMatchObject({ key: { id: leeKey.id }, keyStatus: 'ACTIVE' });
+      expect((await p.admin('GET', `/v1/orgs/${orgId}/keys/${leeKey.id}/preview`, undefined, member)).status).toBe(200);
+    });
+
+    it('should let a member create a key only for itself, in a team it belongs to', async () => {
+      const forKim = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'sneaky' }, member);
+      expect(forKim.status).toBe(403);
+      expect(forKim.body.message).toMatch(/only create keys for its own user/);
+      expect(forKim.body.secret).toBeUndefined();
+      const outsideTeam = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId: opsTeamId, userId: leeId, name: 'ops' }, member);
+      expect(outsideTeam.status).toBe(400);
+      expect(outsideTeam.body).toMatchObject({ code: 'NOT_A_TEAM_MEMBER', field: 'userId' });
+
+      const own = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId: leeId, name: 'lee-desktop' }, member);
+      expect(own.status).toBe(201);
+      expect(own.body.key).toMatchObject({ teamId, userId: leeId, name: 'lee-desktop' });
+      expect(await edgeStatus(own.body.secret)).toBe(200);
+      expect(keyIdsOf((await p.admin('GET', `/v1/orgs/${orgId}/keys`, undefined, member)).body)).toEqual([leeKey.id, own.body.key.id].sort());
+      expect(await auditRow('key.created', own.body.key.id)).toMatchObject({ actorId: memberTokenId, details: { userId: leeId, teamId } });
+      // Nobody else got a key from this.
+      expect((await db.virtualKey.findMany({ where: { orgId, name: 'sneaky' } })).length).toBe(0);
+    });
+
+    it('should let a member rotate and revoke its own key; the old secret, then the key, stop working at the edge', async () => {
+      const rotated = await p.admin('POST', `/v1/orgs/${orgId}/keys/${leeKey.id}/rotate`, undefined, member);
+      expect(rotated.status).toBe(200);
+      expect(rotated.body.key).toMatchObject({ id: leeKey.id, userId: leeId });
+      await expectEdgeStatus(leeKey.secret, 401);
+      expect(await edgeStatus(rotated.body.secret)).toBe(200);
+      expect(await auditRow('key.rotated', leeKey.id)).toMatchObject({ actorId: memberTokenId });
+
+      const revoked = await p.admin('POST', `/v1/orgs/${orgId}/keys/${leeKey.id}/revoke`, undefined, member);
+      expect(revoked.status).toBe(200);
+      expect(revoked.body.revokedAt).not.toBeNull();
+      await expectEdgeStatus(rotated.body.secret, 401);
+      expect(await auditRow('key.revoked', leeKey.id)).toMatchObject({ actorId: memberTokenId });
+      // Kim's key, in the same team, still works.
+      expect(await edgeStatus(secret)).toBe(200);
+    });
+
+    it('should let a team admin create, rotate and revoke keys in its team only', async () => {
+      const inKimsTeam = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'not-mine' }, teamAdmin);
+      expect(inKimsTeam.status).toBe(403);
+      expect(inKimsTeam.body.message).toMatch(/only create keys in its own team/);
+
+      const created = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId: opsTeamId, userId: maxId, name: 'max-laptop' }, teamAdmin);
+      expect(created.status).toBe(201);
+      expect(await auditRow('key.created', created.body.key.id)).toMatchObject({ actorId: teamAdminTokenId });
+
+      const rotated = await p.admin('POST', `/v1/orgs/${orgId}/keys/${maxKey.id}/rotate`, undefined, teamAdmin);
+      expect(rotated.status).toBe(200);
+      await expectEdgeStatus(maxKey.secret, 401);
+      expect((await p.admin('POST', `/v1/orgs/${orgId}/keys/${created.body.key.id}/revoke`, undefined, teamAdmin)).status).toBe(200);
+      await expectEdgeStatus(created.body.secret, 401);
+      expect(await auditRow('key.revoked', created.body.key.id)).toMatchObject({ actorId: teamAdminTokenId });
+      expect(keyIdsOf((await p.admin('GET', `/v1/orgs/${orgId}/keys`, undefined, teamAdmin)).body)).toEqual([maxKey.id, created.body.key.id].sort());
+    });
+
+    it('should refuse finance any key change with 403, and change nothing', async () => {
+      const prefixBefore = (await p.admin('GET', `/v1/orgs/${orgId}/keys/${keyId}`)).body.prefix;
+      expect((await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'books' }, finance)).status).toBe(403);
+      for (const action of ['rotate', 'revoke']) {
+        const res = await p.admin('POST', `/v1/orgs/${orgId}/keys/${keyId}/${action}`, undefined, finance);
+        expect(res.status).toBe(403);
+        expect(res.body.message).toMatch(/FINANCE may not change/);
+      }
+      expect((await p.admin('GET', `/v1/orgs/${orgId}/keys/${keyId}/effective-policy`, undefined, finance)).status).toBe(200);
+      expect((await p.admin('GET', `/v1/orgs/${orgId}/keys/${keyId}`)).body).toMatchObject({ prefix: prefixBefore, revokedAt: null });
+      expect(await edgeStatus(secret)).toBe(200);
+    });
+
+    it('should answer 403 to a member or team admin for every change outside keys, and for spend and the audit trail', async () => {
+      const writes: [string, string, unknown][] = [
+        ['PUT', `/v1/orgs/${orgId}/budgets`, { scope: 'USER', scopeId: leeId, period: 'MONTH', limitMicros: 1 }],
+        ['POST', `/v1/orgs/${orgId}/prices`, { toolPattern: '*', perCallMicros: 0 }],
+        ['PUT', `/v1/orgs/${orgId}/policies/USER/${leeId}`, { allow: ['fixture:*'], deny: [] }],
+        ['PUT', `/v1/orgs/${orgId}/policies/KEY/${keyId}`, { allow: ['fixture:*'], deny: [] }],
+        ['POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'mine', transport: 'STREAMABLE_HTTP', url: fixture.url }],
+        ['POST', `/v1/orgs/${orgId}/upstreams/${upstreamId}/sync`, undefined],
+        ['POST', `/v1/orgs/${orgId}/users`, { email: 'new@keyco.test' }],
+        ['POST', `/v1/orgs/${orgId}/teams`, { name: 'mine' }],
+        ['POST', `/v1/orgs/${orgId}/teams/${opsTeamId}/members`, { userId: leeId }],
+        ['POST', `/v1/orgs/${orgId}/rate-limits`, { scope: 'USER', scopeId: leeId, toolPattern: '*', callsPerWindow: 1000 }],
+        ['DELETE', `/v1/orgs/${orgId}/rate-limits/${keyLimitId}`, undefined],
+        ['POST', '/v1/admin-tokens', { role: 'MEMBER', userId: leeId, name: 'more' }],
+      ];
+      const reads = [`/v1/orgs/${orgId}/audit`, `/v1/orgs/${orgId}/reports/spend?from=2026-01-01&to=2026-12-31&groupBy=user`, `/v1/orgs/${orgId}/reports/budgets`];
+      const latestAuditId = async () => (await p.admin('GET', `/v1/orgs/${orgId}/audit?limit=1`)).body[0].id as string;
+      const auditBefore = await latestAuditId();
+      for (const token of [member, teamAdmin]) {
+        for (const [method, path, body] of writes) {
+          const res = await p.admin(method, path, body, token);
+          expect({ method, path, status: res.status }).toEqual({ method, path, status: 403 });
+        }
+        for (const path of reads) expect({ path, status: (await p.admin('GET', path, undefined, token)).status }).toEqual({ path, status: 403 });
+      }
+      // Refused changes change nothing and write no audit row.
+      expect(await latestAuditId()).toBe(auditBefore);
+      expect(((await p.admin('GET', `/v1/orgs/${orgId}/rate-limits`)).body as { id: string }[]).map((r) => r.id)).toContain(keyLimitId);
+      // What governs their calls stays readable.
+      for (const path of ['policies', 'prices', 'budgets', 'rate-limits', 'tools', 'teams']) {
+        expect({ path, status: (await p.admin('GET', `/v1/orgs/${orgId}/${path}`, undefined, member)).status }).toEqual({ path, status: 200 });
+      }
     });
   });
 });

@@ -2,7 +2,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '@prisma/client';
 import { QueueName } from '@tollgate/queue';
-import { callMeta, connectAgent, waitForJobs } from '@tollgate/testing';
+import { callMeta, connectAgent, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
 import { RunningPlatform, startPlatform } from '../support/platform';
@@ -111,7 +111,7 @@ describe('spend reports, end to end', () => {
       const res = await agent.callTool({ name: tool, arguments: tool === 'fx__huge' ? { lines: 20 } : {} });
       callIds.push(callMeta(res as never)!.callId);
     }
-    await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.UsageLedger, callIds);
+    await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, callIds);
     expect(await db.usageEvent.count({ where: { orgId } })).toBe(6);
   });
 

@@ -1,6 +1,6 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { QueueName } from '@tollgate/queue';
-import { callMeta, connectAgent, waitForJobs } from '@tollgate/testing';
+import { callMeta, connectAgent, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
 import { countJsonTokens } from '@tollgate/tokens';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
@@ -58,7 +58,7 @@ describe('tier scores from usage, the hot list and the key preview', () => {
     for (let i = 0; i < 6; i++) await call('fx__ping');
     for (let i = 0; i < 2; i++) await call('fx__huge', { lines: 3 });
     for (let i = 0; i < 3; i++) await call('fx__fail');
-    await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.UsageLedger, callIds);
+    await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, callIds);
     const day = new Date().toISOString().slice(0, 10);
     const rollup = await p.admin('POST', `/v1/orgs/${orgId}/reports/rollups`, { day });
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.UsageRollup, [rollup.body.jobId]);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Micros } from '@tollgate/kernel';
 import type { UsageEventPayload } from '@tollgate/queue';
+import { z } from 'zod';
 
 export interface UsageEvent {
   id: string;
@@ -19,7 +20,7 @@ export interface UsageEvent {
   occurredAt: Date;
 }
 
-/** A fresh idempotency key for one governed call: ledger row id, job id and reservation id. */
+/** A fresh idempotency key for one governed call: ledger row id and reservation id. */
 export function newCallId(): string {
   return randomUUID();
 }
@@ -30,4 +31,56 @@ export function toPayload(e: UsageEvent): UsageEventPayload {
 
 export function fromPayload(p: UsageEventPayload): UsageEvent {
   return { ...p, costMicros: BigInt(p.costMicros), occurredAt: new Date(p.occurredAt) };
+}
+
+const id = z.string().min(1);
+const USAGE_EVENT_PAYLOAD_SCHEMA = z.object({
+  id,
+  orgId: id,
+  teamId: id,
+  userId: id,
+  keyId: id,
+  upstreamId: id,
+  toolName: id,
+  outcome: z.enum(['OK', 'TOOL_ERROR', 'UPSTREAM_ERROR']),
+  costMicros: z.string().regex(/^-?\d+$/, 'must be an integer number of micro-units'),
+  inputTokens: z.number().int().nonnegative(),
+  outputTokens: z.number().int().nonnegative(),
+  latencyMs: z.number().int(),
+  priceRuleId: id.nullable(),
+  occurredAt: z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO date-time'),
+}) satisfies z.ZodType<UsageEventPayload>;
+
+/** The events of a usage job that can be written, and why any others cannot. */
+export interface ParsedUsageBatch {
+  events: UsageEvent[];
+  problems: string[];
+}
+
+/**
+ * Validates a usage job's payload: `{ events: [...] }`, or one bare event as edges queued it
+ * before group commit (so a job left in Redis across an upgrade is still written). An invalid
+ * event does not hold back the valid ones of its batch.
+ */
+export function parseUsageBatch(data: unknown): ParsedUsageBatch {
+  const raw = isRecord(data) && Array.isArray(data.events) ? (data.events as unknown[]) : isRecord(data) && 'id' in data ? [data] : null;
+  if (raw === null) return { events: [], problems: ['the payload is neither { events: [...] } nor a usage event'] };
+  if (raw.length === 0) return { events: [], problems: ['the batch holds no usage events'] };
+  const events: UsageEvent[] = [];
+  const problems: string[] = [];
+  raw.forEach((item, i) => {
+    const parsed = USAGE_EVENT_PAYLOAD_SCHEMA.safeParse(item);
+    if (parsed.success) {
+      events.push(fromPayload(parsed.data));
+      return;
+    }
+    const eventId = isRecord(item) && typeof item.id === 'string' ? ` (id ${item.id})` : '';
+    const issues = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'event'} ${issue.message}`).join(', ');
+    problems.push(`event ${i}${eventId} not written: ${issues}`);
+  });
+  return { events, problems };
+}
+
+function isRecord(x: unknown): x is Record<string, unknown> {
+  return typeof x === 'object' && x !== null && !Array.isArray(x);
 }

@@ -44,10 +44,18 @@ export interface UsageEventPayload {
   occurredAt: string;
 }
 
+/**
+ * Usage events queued together: one job carries every event an edge recorded while its previous
+ * job was being added (group commit).
+ */
+export interface UsageBatchPayload {
+  events: UsageEventPayload[];
+}
+
 /** The payload of each job follows from its name. */
 export interface JobPayloads {
   [JobName.SyncUpstream]: { orgId: string; upstreamId: string; trigger: SyncTrigger };
-  [JobName.RecordUsage]: UsageEventPayload;
+  [JobName.RecordUsage]: UsageBatchPayload;
   /** `day` (UTC, YYYY-MM-DD) null: today and yesterday; `orgId` null: every organisation. */
   [JobName.RollupUsage]: { day: string | null; orgId: string | null };
   /** `orgId` null: every organisation with budgets. */

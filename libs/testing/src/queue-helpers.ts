@@ -1,5 +1,5 @@
 import { Job, Queue, QueueEvents } from 'bullmq';
-import { bullConnection, QueueName } from '@tollgate/queue';
+import { bullConnection, JobName, JobOf, QueueName } from '@tollgate/queue';
 
 /** Waits for specific jobs (by id) to finish, through BullMQ's own events, not by polling. */
 export async function waitForJobs(redisUrl: string, prefix: string, queue: QueueName, jobIds: string[], timeoutMs = 30_000): Promise<void> {
@@ -19,6 +19,29 @@ export async function waitForJobs(redisUrl: string, prefix: string, queue: Queue
     await events.close();
     await q.close();
   }
+}
+
+/**
+ * Waits for the usage-ledger jobs carrying these usage events (by event id, i.e. call id) to
+ * finish; fails at once if one of the events is in no job. An edge answers a call only after its
+ * event is queued, so every event of an answered call is in some job.
+ */
+export async function waitForUsageEvents(redisUrl: string, prefix: string, eventIds: string[], timeoutMs = 30_000): Promise<void> {
+  const q = new Queue(QueueName.UsageLedger, { connection: bullConnection(redisUrl), prefix: `${prefix}:bull` });
+  const jobIds = new Set<string>();
+  const missing = new Set(eventIds);
+  try {
+    // One script reads every state at once, so a job moving between states is not missed.
+    for (const job of await q.getJobs(['waiting', 'prioritized', 'delayed', 'active', 'completed', 'failed'])) {
+      const events = (job.data as Partial<JobOf<JobName.RecordUsage>>).events ?? [];
+      if (events.some((e) => missing.has(e.id))) jobIds.add(job.id!);
+      for (const e of events) missing.delete(e.id);
+    }
+  } finally {
+    await q.close();
+  }
+  if (missing.size > 0) throw new Error(`usage events in no ${QueueName.UsageLedger} job: ${[...missing].join(', ')}`);
+  await waitForJobs(redisUrl, prefix, QueueName.UsageLedger, [...jobIds], timeoutMs);
 }
 
 /** Waits until a queue has no waiting, active or delayed jobs, using its drained event. */

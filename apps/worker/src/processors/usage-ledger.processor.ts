@@ -1,13 +1,16 @@
 import { Processor, WorkerHost } from '@nestjs/bullmq';
 import { Inject, Logger, OnModuleInit } from '@nestjs/common';
 import { TOLLGATE_CONFIG, WorkerConfig } from '@tollgate/config';
-import { LedgerService, fromPayload } from '@tollgate/metering';
-import { JobName, JobOf, QueueName } from '@tollgate/queue';
+import { LedgerService, parseUsageBatch } from '@tollgate/metering';
+import { JobName, QueueName } from '@tollgate/queue';
 import { FinanceJobs } from '@tollgate/reporting';
 import { Job, UnrecoverableError } from 'bullmq';
 import { LedgerBatcher } from './ledger-batcher';
 
-/** Writes usage events to the ledger in batches; the event id makes a repeated delivery a no-op. */
+/**
+ * Writes each job's batch of usage events to the ledger, merging concurrently running jobs into
+ * one INSERT; the event id makes a repeated delivery a no-op.
+ */
 @Processor(QueueName.UsageLedger)
 export class UsageLedgerProcessor extends WorkerHost implements OnModuleInit {
   private readonly logger = new Logger(UsageLedgerProcessor.name);
@@ -36,8 +39,16 @@ export class UsageLedgerProcessor extends WorkerHost implements OnModuleInit {
     this.worker.concurrency = Math.min(this.config.worker.ledgerBatchSize, 256);
   }
 
-  async process(job: Job<JobOf<JobName.RecordUsage>>): Promise<void> {
-    if (job.name !== JobName.RecordUsage) throw new UnrecoverableError(`unknown job ${job.name} on ${QueueName.UsageLedger}`);
-    await this.batcher.add(fromPayload(job.data));
+  async process(job: Job<unknown>): Promise<void> {
+    if (job.name !== JobName.RecordUsage) throw this.discard(job, `unknown job ${job.name} on ${QueueName.UsageLedger}`);
+    const { events, problems } = parseUsageBatch(job.data);
+    // The valid events are written even when others are not: retrying cannot repair a payload.
+    if (events.length > 0) await this.batcher.add(events);
+    if (problems.length > 0) throw this.discard(job, problems.slice(0, 5).join('; ') + (problems.length > 5 ? `; and ${problems.length - 5} more` : ''));
+  }
+
+  private discard(job: Job, why: string): UnrecoverableError {
+    this.logger.error(`discarding job ${job.id} (${job.name}): ${why}`);
+    return new UnrecoverableError(why);
   }
 }
