@@ -6,7 +6,7 @@
  */
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { BenchPlatform, seedGovernedOrg, startBenchPlatform } from './support/bench-platform';
+import { BenchPlatform, processCpuMs, seedGovernedOrg, startBenchPlatform } from './support/bench-platform';
 
 interface Target {
   url: URL;
@@ -79,10 +79,21 @@ async function main(): Promise<void> {
     await run(direct, BODY, 8, 1000);
     await run(edge, edgeBody, 8, 1000);
 
+    // CPU per call of every process on the path (this machine's cores are shared by all of them,
+    // so the edge's own CPU, not only wall time, says what it costs).
+    const redisPid = Number(/process_id:(\d+)/.exec(await p.redis.info('server'))?.[1]);
+    const cpuPids = { edge: p.pids.edges[0], upstream: p.pids.fixture, worker: p.pids.worker, redis: redisPid };
+    const cpuNow = () => ({ ...Object.fromEntries(Object.entries(cpuPids).map(([k, pid]) => [k, processCpuMs(pid)])), client: process.cpuUsage().user / 1000 + process.cpuUsage().system / 1000 });
+    const cpuPerCall = (before: Record<string, number>, after: Record<string, number>, calls: number) =>
+      Object.fromEntries(Object.keys(before).map((k) => [k, round((after[k] - before[k]) / calls, 4)]));
+
     const d1 = await run(direct, BODY, 1, total1);
     const e1 = await run(edge, edgeBody, 1, total1);
+    const cpuD0 = cpuNow();
     const d64 = await run(direct, BODY, 64, total64);
+    const cpuE0 = cpuNow();
     const e64 = await run(edge, edgeBody, 64, total64);
+    const cpuE1 = cpuNow();
 
     const s = (x: number[]) => [...x].sort((a, b) => a - b);
     const [sd1, se1, sd64, se64] = [s(d1.latencies), s(e1.latencies), s(d64.latencies), s(e64.latencies)];
@@ -104,11 +115,14 @@ async function main(): Promise<void> {
         addedP50Ms: round(pct(se64, 50) - pct(sd64, 50)),
         addedP99Ms: round(pct(se64, 99) - pct(sd64, 99)),
       },
+      cpuMsPerCall: { direct: cpuPerCall(cpuD0, cpuE0, total64), edge: cpuPerCall(cpuE0, cpuE1, total64) },
       targets: { addedP50MsBelow: 1, throughputRatioAtLeast: 0.7 },
     };
     console.log('\nEdge overhead (same upstream, direct vs through the governed edge)');
     console.log(`  concurrency 1:  p50 direct ${figures.c1.directP50Ms} ms, edge ${figures.c1.edgeP50Ms} ms -> added ${figures.c1.addedP50Ms} ms; p99 added ${figures.c1.addedP99Ms} ms`);
     console.log(`  concurrency 64: direct ${figures.c64.directRps} calls/s, edge ${figures.c64.edgeRps} calls/s -> ratio ${figures.c64.throughputRatio}`);
+    const c = figures.cpuMsPerCall;
+    console.log(`  CPU per call at c64: edge ${c.edge.edge} ms, upstream ${c.edge.upstream} ms (direct run: ${c.direct.upstream} ms), redis ${c.edge.redis} ms, worker ${c.edge.worker} ms, client ${c.edge.client} ms (direct run: ${c.direct.client} ms)`);
     console.log(JSON.stringify(figures));
   } finally {
     agent.destroy();

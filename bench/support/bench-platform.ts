@@ -5,6 +5,7 @@
  */
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -72,6 +73,8 @@ async function waitHealthy(url: string, child: ChildProcess): Promise<void> {
 
 export interface BenchPlatform {
   env: Record<string, string>;
+  /** Process ids, for CPU accounting: the upstream fixture, the edges, the worker and the admin API. */
+  pids: { fixture: number; edges: number[]; worker: number; admin: number };
   adminUrl: string;
   edgeUrls: string[];
   fixtureUrl: string;
@@ -143,6 +146,7 @@ export async function startBenchPlatform(opts: { edges: number }): Promise<Bench
 
   return {
     env,
+    pids: { fixture: fixture.pid!, edges: edges.map((e) => e.pid!), worker: worker.pid!, admin: admin.pid! },
     adminUrl,
     edgeUrls,
     fixtureUrl,
@@ -194,3 +198,15 @@ export async function seedGovernedOrg(p: BenchPlatform, pricePerCallMicros: numb
   await p.api('POST', `${o}/prices`, { upstreamId: upstream.id, toolPattern: '*', perCallMicros: pricePerCallMicros });
   return { orgId: org.id, teamId: team.id, userId: user.id, keyId: key.key.id, key: key.secret, upstreamId: upstream.id };
 }
+
+/** CPU time (user + system) a process has used so far, in milliseconds (Linux /proc). */
+export function processCpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name, which sits in parentheses and may hold spaces.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks * 1000) / CLOCK_TICKS_PER_SECOND;
+}
+
+// sysconf(_SC_CLK_TCK): 100 on every Linux platform Node runs on.
+const CLOCK_TICKS_PER_SECOND = 100;

@@ -22,6 +22,7 @@ import { UpstreamCaller } from './governed-call/upstream-caller.service';
 import { EdgeMetrics } from './health/edge-metrics.service';
 import { HealthController } from './health/health.controller';
 import { McpServerFactory } from './mcp/mcp-server.factory';
+import { LeanToolCallHandler } from './mcp/lean-tool-call.handler';
 import { McpController } from './mcp/mcp.controller';
 import { UpstreamListChangedRelay } from './upstream-list-changed.relay';
 
@@ -46,7 +47,7 @@ export class EdgeModule {
         ConnectionsModule,
       ],
       controllers: [McpController, HealthController],
-      providers: [GovernedCallPipeline, ResultPager, McpSessionStore, SessionHub, UpstreamCaller, ProgressiveDisclosure, CodeModeService, McpServerFactory, EdgeMetrics, UpstreamListChangedRelay],
+      providers: [GovernedCallPipeline, ResultPager, McpSessionStore, SessionHub, UpstreamCaller, ProgressiveDisclosure, CodeModeService, McpServerFactory, LeanToolCallHandler, EdgeMetrics, UpstreamListChangedRelay],
     };
   }
 }

@@ -75,10 +75,9 @@ export class RateLimitService implements OnModuleInit {
     if (concurrencyKeys.length === 0) return { admitted: true, release: NOOP_RELEASE };
     return {
       admitted: true,
+      // Plain ZREMs, not a MULTI: each is atomic on its own, and auto-pipelining sends them in one write.
       release: async () => {
-        const tx = this.redis.client.multi();
-        for (const k of concurrencyKeys) tx.zrem(k, callId);
-        await tx.exec();
+        await Promise.all(concurrencyKeys.map((k) => this.redis.client.zrem(k, callId)));
       },
     };
   }

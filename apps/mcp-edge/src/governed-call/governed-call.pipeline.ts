@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { BudgetService, BudgetStanding, SpendReservation } from '@tollgate/budget';
+import { BudgetService, BudgetStanding, ReserveOutcome, SpendReservation } from '@tollgate/budget';
 import { OrgCatalog, ServedTool, ToolCatalogService } from '@tollgate/catalog';
 import { EdgeConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { Principal } from '@tollgate/identity';
@@ -77,38 +77,54 @@ export class GovernedCallPipeline {
     const levels = await this.policies.levelsFor(principal);
     const decision = decideAccess(levels, { namespace: tool.namespace, tool: tool.name });
     if (!decision.allowed) return this.refuse(exposedName, notAllowedResult(exposedName, decision));
+    const outputLimits = effectiveOutputLimits(levels);
 
-    // Rate limit
-    const callId = newCallId();
-    const admitted = await this.rateLimits.admitCall(principal, { namespace: tool.namespace, tool: tool.name }, callId, startedAt);
-    if (!admitted.admitted) return this.refuse(exposedName, rateLimitedResult(exposedName, admitted.rule, admitted.kind, admitted.retryAfterMs));
+    // Price (from the in-memory price book)
+    const call = await this.priceCall(principal, tool, newCallId(), startedAt, outputLimits.cap);
+    const estimate = estimateCallCost(call.rule, call.outputTokenCap);
+
+    // Rate limit and reserve: both scripts go to Redis together (one round trip); whichever
+    // refuses, the other is undone, so a refused call holds neither a slot nor a reservation.
+    const [admittedOrError, reservedOrError] = await Promise.allSettled([
+      this.rateLimits.admitCall(principal, { namespace: tool.namespace, tool: tool.name }, call.callId, startedAt),
+      this.budgets.reserveSpend(spendScopes(principal), call.callId, estimate),
+    ]);
+    const admitted = admittedOrError.status === 'fulfilled' && admittedOrError.value.admitted ? admittedOrError.value : null;
+    const reservation = reservedOrError.status === 'fulfilled' && reservedOrError.value.ok ? reservedOrError.value.reservation : null;
+    if (!admitted || !reservation) {
+      await Promise.all([admitted?.release(), reservation ? this.budgets.releaseSpend(reservation) : undefined]);
+      if (admittedOrError.status === 'rejected') throw admittedOrError.reason;
+      if (!admittedOrError.value.admitted) {
+        const refused = admittedOrError.value;
+        return this.refuse(exposedName, rateLimitedResult(exposedName, refused.rule, refused.kind, refused.retryAfterMs));
+      }
+      if (reservedOrError.status === 'rejected') throw reservedOrError.reason;
+      const short = reservedOrError.value as Extract<ReserveOutcome, { ok: false }>;
+      return this.refuse(exposedName, budgetExceededResult(exposedName, short.exceeded, short.requestedMicros));
+    }
+
+    // The concurrency slot is given back with the settlement (or on any failure), exactly once.
+    let slotReleased: Promise<void> | undefined;
+    const releaseSlot = () => (slotReleased ??= admitted.release());
     try {
-      return await this.pricedCall(principal, tool, callId, args, startedAt, catalog, effectiveOutputLimits(levels), signal);
+      return await this.pricedCall(principal, call, reservation, releaseSlot, args, catalog, outputLimits, signal);
     } finally {
-      await admitted.release();
+      await releaseSlot();
     }
   }
 
   private async pricedCall(
     principal: Principal,
-    tool: ServedTool,
-    callId: string,
+    call: PricedCall,
+    reservation: SpendReservation,
+    releaseSlot: () => Promise<void>,
     args: Record<string, unknown> | undefined,
-    startedAt: number,
     catalog: OrgCatalog,
     outputLimits: OutputLimits,
     signal: AbortSignal | undefined,
   ): Promise<CallToolResult> {
+    const tool = call.tool;
     const exposedName = tool.exposedName;
-
-    // Price
-    const call = await this.priceCall(principal, tool, callId, startedAt, outputLimits.cap);
-
-    // Reserve
-    const estimate = estimateCallCost(call.rule, call.outputTokenCap);
-    const reserved = await this.budgets.reserveSpend(spendScopes(principal), call.callId, estimate);
-    if (!reserved.ok) return this.refuse(exposedName, budgetExceededResult(exposedName, reserved.exceeded, reserved.requestedMicros));
-    const reservation = reserved.reservation;
 
     // Upstream
     let result: CallToolResult;
@@ -126,8 +142,7 @@ export class GovernedCallPipeline {
         throw err;
       }
       const cost = actualCallCost(call.rule, { failed: true, outputTokens: 0, reportedCostMicros: null }, call.outputTokenCap);
-      const standings = await this.settle(reservation, cost);
-      await this.meter(principal, call, 'UPSTREAM_ERROR', cost, 0);
+      const standings = await this.settleAndMeter(principal, call, reservation, releaseSlot, 'UPSTREAM_ERROR', cost, 0);
       return upstreamFailureResult(exposedName, err, callMeta(call, cost, 0), standings);
     }
 
@@ -137,18 +152,14 @@ export class GovernedCallPipeline {
       result = (await this.pager.pageResult(principal, call.callId, result, call.outputTokenCap)).result;
     } else if (outputTokens > call.outputTokenCap) {
       const cost = actualCallCost(call.rule, { failed: false, outputTokens: 0, reportedCostMicros: null }, call.outputTokenCap);
-      const standings = await this.settle(reservation, cost);
-      await this.meter(principal, call, 'TOOL_ERROR', cost, 0);
+      const standings = await this.settleAndMeter(principal, call, reservation, releaseSlot, 'TOOL_ERROR', cost, 0);
       return outputBudgetExceededResult(exposedName, outputTokens, call.outputTokenCap, callMeta(call, cost, 0), standings);
     }
 
-    // Settle
+    // Settle and meter
     const failed = result.isError === true;
     const cost = actualCallCost(call.rule, { failed, outputTokens, reportedCostMicros: reportedCost(result) }, call.outputTokenCap);
-    const standings = await this.settle(reservation, cost);
-
-    // Meter
-    await this.meter(principal, call, failed ? 'TOOL_ERROR' : 'OK', cost, outputTokens);
+    const standings = await this.settleAndMeter(principal, call, reservation, releaseSlot, failed ? 'TOOL_ERROR' : 'OK', cost, outputTokens);
     return {
       ...result,
       _meta: { ...(result._meta ?? {}), [CALL_META_KEY]: callMeta(call, cost, outputTokens), [BUDGET_META_KEY]: budgetMeta(standings) },
@@ -167,8 +178,22 @@ export class GovernedCallPipeline {
     return { callId, tool, rule, outputTokenCap, startedAt };
   }
 
-  private settle(reservation: SpendReservation, cost: Micros): Promise<BudgetStanding[]> {
-    return this.budgets.settleSpend(reservation, cost);
+  /**
+   * Settle (the reservation becomes the actual cost), meter (the ledger row is queued) and give
+   * back the concurrency slot, all at once: one round trip instead of three. The agent gets its
+   * answer once the charge is counted and the usage event is queued.
+   */
+  private async settleAndMeter(
+    principal: Principal,
+    call: PricedCall,
+    reservation: SpendReservation,
+    releaseSlot: () => Promise<void>,
+    outcome: UsageEvent['outcome'],
+    cost: Micros,
+    outputTokens: number,
+  ): Promise<BudgetStanding[]> {
+    const [standings] = await Promise.all([this.budgets.settleSpend(reservation, cost), this.meter(principal, call, outcome, cost, outputTokens), releaseSlot()]);
+    return standings;
   }
 
   private refuse(exposedName: string, result: CallToolResult): CallToolResult {

@@ -1,12 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, CallToolResult, ElicitRequest, ElicitResultSchema, ListToolsRequestSchema, SetLevelRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { randomUUID } from 'node:crypto';
 import { Principal } from '@tollgate/identity';
 import { DISCLOSURE_META_KEY, ProgressiveDisclosure } from '../disclosure/progressive-disclosure.service';
 import { McpSession } from '../session/mcp-session.store';
 
 export const EDGE_SERVER_INFO = { name: 'tollgate-edge', version: '0.1.0' };
+
+// One validator for every per-request Server: each would otherwise build its own Ajv instance.
+const SHARED_SCHEMA_VALIDATOR = new AjvJsonSchemaValidator();
 
 /**
  * Builds the MCP server an agent talks to, bound to its principal. One per request in stateless
@@ -20,6 +24,7 @@ export class McpServerFactory {
     const server = new Server(EDGE_SERVER_INFO, {
       // Only a session has a stream to hear `notifications/tools/list_changed` on.
       capabilities: { tools: { listChanged: session !== null }, logging: {} },
+      jsonSchemaValidator: SHARED_SCHEMA_VALIDATOR,
       instructions:
         'Tools are named "<server>__<tool>". Every call is priced and metered; each result carries its cost and the remaining budget in _meta. ' +
         'If tollgate__search_tools is listed, more tools exist than are listed: search, fetch schemas, then call them directly or with tollgate__call_tool.',

@@ -7,10 +7,12 @@ import { bearerToken, edgeBaseUrl, isAllowedHost, sendUnauthorized } from './edg
 import { McpSession, McpSessionStore } from '../session/mcp-session.store';
 import { SessionHub } from '../session/session-hub.service';
 import { readJsonBody } from './json-body';
+import { LeanToolCallHandler } from './lean-tool-call.handler';
 import { McpServerFactory } from './mcp-server.factory';
 
 /**
- * MCP Streamable HTTP at /mcp: authenticate the virtual key, then hand the request to the SDK.
+ * MCP Streamable HTTP at /mcp: authenticate the virtual key, then answer a plain `tools/call` on
+ * the lean path and hand everything else to the SDK.
  * An `initialize` opens a session (its id in `Mcp-Session-Id`, its state in Redis, so any replica
  * serves it); requests without a session id are served statelessly.
  */
@@ -23,6 +25,7 @@ export class McpController {
     private readonly servers: McpServerFactory,
     private readonly sessions: McpSessionStore,
     private readonly hub: SessionHub,
+    private readonly leanToolCalls: LeanToolCallHandler,
     @Inject(TOLLGATE_CONFIG) private readonly config: EdgeConfig,
   ) {}
 
@@ -54,6 +57,9 @@ export class McpController {
       session = await this.sessions.createSession(principal, { elicitationUrl: supportsUrlElicitation(body.value) });
     }
     if (session) res.setHeader('Mcp-Session-Id', session.id);
+
+    const leanCall = this.leanToolCalls.accepts(req, body.value, session);
+    if (leanCall) return this.leanToolCalls.answer(req, res, principal, session, leanCall);
 
     const server = this.servers.createServer(principal, session);
     // Clients that can open URLs get streamed answers, so a call can offer a link before its result.

@@ -1,0 +1,90 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { ErrorCode, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import type { Request, Response } from 'express';
+import { Principal } from '@tollgate/identity';
+import { ProgressiveDisclosure } from '../disclosure/progressive-disclosure.service';
+import { McpSession } from '../session/mcp-session.store';
+
+/** A `tools/call` the lean path can answer: one request, a JSON answer, nothing unusual. */
+export interface LeanToolCall {
+  id: string | number;
+  name: string;
+  args: Record<string, unknown> | undefined;
+}
+
+/**
+ * The edge's most frequent request, a single `tools/call`, answered as one JSON body without
+ * building an SDK Server and Streamable HTTP transport for it (a new Server, a web-stream bridge
+ * and zod parses of the message cost about a millisecond of CPU per call). The tool call itself
+ * goes through exactly the same dispatch as on the SDK path. Everything else - initialize, lists,
+ * notifications, batches, streamed answers, unusual headers or malformed params - is left to the
+ * SDK path, which owns those rules and their error answers.
+ */
+@Injectable()
+export class LeanToolCallHandler {
+  private readonly logger = new Logger(LeanToolCallHandler.name);
+
+  constructor(private readonly disclosure: ProgressiveDisclosure) {}
+
+  /** The call, if this request can take the lean path; null sends it to the SDK. */
+  accepts(req: Request, body: unknown, session: McpSession | null): LeanToolCall | null {
+    // A client that can open URLs gets streamed answers (a connect link may come before the result).
+    if (session?.elicitationUrl) return null;
+    if (!acceptsBothAnswerKinds(req.headers.accept) || !isJsonContentType(req.headers['content-type'])) return null;
+    const version = req.headers['mcp-protocol-version'];
+    if (version !== undefined && (typeof version !== 'string' || !SUPPORTED_PROTOCOL_VERSIONS.includes(version))) return null;
+    return leanToolCallOf(body);
+  }
+
+  async answer(req: Request, res: Response, principal: Principal, session: McpSession | null, call: LeanToolCall): Promise<void> {
+    // The agent hung up: abort the upstream call, as the SDK does for a cancelled request.
+    const abort = new AbortController();
+    const onClose = () => {
+      if (!res.writableFinished) abort.abort();
+    };
+    res.once('close', onClose);
+    let message: object;
+    try {
+      const result = await this.disclosure.callTool(principal, call.name, call.args, abort.signal, session);
+      message = { result, jsonrpc: '2.0', id: call.id };
+    } catch (err) {
+      // The same JSON-RPC error the SDK would send for a handler that threw.
+      const e = err as { code?: unknown; message?: string; data?: unknown };
+      this.logger.error(`tools/call ${call.name} failed: ${e.message ?? String(err)}`);
+      message = {
+        jsonrpc: '2.0',
+        id: call.id,
+        error: { code: Number.isSafeInteger(e.code) ? e.code : ErrorCode.InternalError, message: e.message ?? 'Internal error', ...(e.data !== undefined ? { data: e.data } : {}) },
+      };
+    }
+    res.off('close', onClose);
+    if (abort.signal.aborted || res.destroyed) return;
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.end(JSON.stringify(message));
+  }
+}
+
+/** Structural check of a single, well-formed `tools/call` request (the SDK validates anything else). */
+export function leanToolCallOf(body: unknown): LeanToolCall | null {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
+  const m = body as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown };
+  if (m.jsonrpc !== '2.0' || m.method !== 'tools/call') return null;
+  if (!(typeof m.id === 'string' || (typeof m.id === 'number' && Number.isInteger(m.id)))) return null;
+  if (typeof m.params !== 'object' || m.params === null || Array.isArray(m.params)) return null;
+  const params = m.params as { name?: unknown; arguments?: unknown; task?: unknown };
+  if (typeof params.name !== 'string') return null;
+  // Task-augmented calls (params.task) need the SDK's task handling.
+  if (params.task !== undefined) return null;
+  const args = params.arguments;
+  if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) return null;
+  return { id: m.id, name: params.name, args: args as Record<string, unknown> | undefined };
+}
+
+function acceptsBothAnswerKinds(accept: string | undefined): boolean {
+  // The SDK's rule: a client MUST list both; anything else gets its 406.
+  return accept !== undefined && accept.includes('application/json') && accept.includes('text/event-stream');
+}
+
+function isJsonContentType(contentType: string | undefined): boolean {
+  return contentType !== undefined && contentType.split(';', 1)[0].trim().toLowerCase() === 'application/json';
+}
