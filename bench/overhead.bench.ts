@@ -6,7 +6,7 @@
  */
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { BenchPlatform, processCpuMs, seedGovernedOrg, startBenchPlatform } from './support/bench-platform';
+import { BenchPlatform, machineBusyCpuMs, processCpuMs, seedGovernedOrg, startBenchPlatform } from './support/bench-platform';
 
 interface Target {
   url: URL;
@@ -83,7 +83,7 @@ async function main(): Promise<void> {
     // so the edge's own CPU, not only wall time, says what it costs).
     const redisPid = Number(/process_id:(\d+)/.exec(await p.redis.info('server'))?.[1]);
     const cpuPids = { edge: p.pids.edges[0], upstream: p.pids.fixture, worker: p.pids.worker, redis: redisPid };
-    const cpuNow = () => ({ ...Object.fromEntries(Object.entries(cpuPids).map(([k, pid]) => [k, processCpuMs(pid)])), client: process.cpuUsage().user / 1000 + process.cpuUsage().system / 1000 });
+    const cpuNow = () => ({ ...Object.fromEntries(Object.entries(cpuPids).map(([k, pid]) => [k, processCpuMs(pid)])), client: process.cpuUsage().user / 1000 + process.cpuUsage().system / 1000, machine: machineBusyCpuMs() });
     const cpuPerCall = (before: Record<string, number>, after: Record<string, number>, calls: number) =>
       Object.fromEntries(Object.keys(before).map((k) => [k, round((after[k] - before[k]) / calls, 4)]));
 
@@ -122,7 +122,7 @@ async function main(): Promise<void> {
     console.log(`  concurrency 1:  p50 direct ${figures.c1.directP50Ms} ms, edge ${figures.c1.edgeP50Ms} ms -> added ${figures.c1.addedP50Ms} ms; p99 added ${figures.c1.addedP99Ms} ms`);
     console.log(`  concurrency 64: direct ${figures.c64.directRps} calls/s, edge ${figures.c64.edgeRps} calls/s -> ratio ${figures.c64.throughputRatio}`);
     const c = figures.cpuMsPerCall;
-    console.log(`  CPU per call at c64: edge ${c.edge.edge} ms, upstream ${c.edge.upstream} ms (direct run: ${c.direct.upstream} ms), redis ${c.edge.redis} ms, worker ${c.edge.worker} ms, client ${c.edge.client} ms (direct run: ${c.direct.client} ms)`);
+    console.log(`  CPU per call at c64: edge ${c.edge.edge} ms, upstream ${c.edge.upstream} ms (direct run: ${c.direct.upstream} ms), redis ${c.edge.redis} ms, worker ${c.edge.worker} ms, client ${c.edge.client} ms (direct run: ${c.direct.client} ms); whole machine ${c.edge.machine} ms (direct run: ${c.direct.machine} ms)`);
     console.log(JSON.stringify(figures));
   } finally {
     agent.destroy();

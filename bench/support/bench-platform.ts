@@ -208,5 +208,11 @@ export function processCpuMs(pid: number): number {
   return (ticks * 1000) / CLOCK_TICKS_PER_SECOND;
 }
 
+/** CPU time the whole machine has spent busy (every process, every core), in milliseconds (Linux /proc). */
+export function machineBusyCpuMs(): number {
+  const [, user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).map(Number);
+  return ((user + nice + system + irq + softirq + steal) * 1000) / CLOCK_TICKS_PER_SECOND;
+}
+
 // sysconf(_SC_CLK_TCK): 100 on every Linux platform Node runs on.
 const CLOCK_TICKS_PER_SECOND = 100;

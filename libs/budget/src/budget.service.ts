@@ -202,14 +202,18 @@ export class BudgetService implements OnModuleInit {
   /**
    * Every budget of an organisation for its current period: the Redis counter (null when missing)
    * beside the ledger's sum. With `rebuildMissing`, a missing counter is seeded from the ledger,
-   * as the next reservation would. Used by reconciliation, alerts and utilisation reports.
+   * as the next reservation would. With `countersOnly`, the ledger is read only where a counter
+   * is missing (`ledgerSpentMicros` then repeats the counter). Used by reconciliation, alerts and
+   * utilisation reports.
    */
-  async checkCounters(orgId: string, timeZone: string, opts: { rebuildMissing?: boolean; now?: Date } = {}): Promise<BudgetCounterCheck[]> {
+  async checkCounters(orgId: string, timeZone: string, opts: { rebuildMissing?: boolean; now?: Date; countersOnly?: boolean } = {}): Promise<BudgetCounterCheck[]> {
     const scopes: SpendScopes = { orgId, teamId: '', userId: '', keyId: '', timeZone };
     const out: BudgetCounterCheck[] = [];
     for (const rule of await this.cache.get(orgId)) {
       const b = this.bind(rule, scopes, opts.now ?? new Date());
-      const [[spent, reserved], ledgerSpentMicros] = await Promise.all([this.redis.client.hmget(b.hashKey, 'spent', 'reserved'), this.spentFromLedger(b, scopes)]);
+      const [spent, reserved] = await this.redis.client.hmget(b.hashKey, 'spent', 'reserved');
+      // The ledger sum is a query over the period's rows: skipped where the counter answers, if asked.
+      const ledgerSpentMicros = opts.countersOnly && spent !== null ? BigInt(spent) : await this.spentFromLedger(b, scopes);
       const rebuilt = spent === null && opts.rebuildMissing === true;
       if (rebuilt) await this.seedCounter(b, scopes);
       const counterSpentMicros = spent === null ? null : BigInt(spent);

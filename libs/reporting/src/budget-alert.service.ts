@@ -36,7 +36,8 @@ export class BudgetAlertService {
     const timeZone = await orgTimeZone(this.prisma, orgId);
     if (timeZone === null) return { orgId, created: [], toDeliver: [] };
     const [readings, budgets] = await Promise.all([
-      this.counters.checkCounters(orgId, timeZone, { now }),
+      // Crossing a threshold needs only the current spend: the counters, not a ledger sum per budget.
+      this.counters.checkCounters(orgId, timeZone, { now, countersOnly: true }),
       this.prisma.budget.findMany({ where: { orgId }, select: { id: true, alertThresholds: true } }),
     ]);
     const thresholdsOf = new Map(budgets.map((b) => [b.id, b.alertThresholds]));

@@ -22,7 +22,7 @@ export interface BudgetCounterReading {
 }
 
 export interface BudgetCounters {
-  checkCounters(orgId: string, timeZone: string, opts?: { rebuildMissing?: boolean; now?: Date }): Promise<BudgetCounterReading[]>;
+  checkCounters(orgId: string, timeZone: string, opts?: { rebuildMissing?: boolean; now?: Date; countersOnly?: boolean }): Promise<BudgetCounterReading[]>;
 }
 
 export const BUDGET_COUNTERS = Symbol('BUDGET_COUNTERS');

@@ -13,6 +13,9 @@ export const FINANCE_SCHEDULES = {
 } as const;
 
 /** Producer for the finance queues (rollups, alerts, deliveries, reconciliation); payload types follow the job name. */
+/** How long a requested alert check waits, gathering the spend of the ledger batches behind it. */
+export const ALERT_CHECK_COALESCE_MS = 1_000;
+
 @Injectable()
 export class FinanceJobs {
   private readonly queues: Record<FinanceJobName, Queue>;
@@ -38,7 +41,7 @@ export class FinanceJobs {
     };
   }
 
-  async enqueue<N extends FinanceJobName>(name: N, payload: JobOf<N>, opts: Pick<JobsOptions, 'jobId' | 'deduplication'>): Promise<Job> {
+  async enqueue<N extends FinanceJobName>(name: N, payload: JobOf<N>, opts: Pick<JobsOptions, 'jobId' | 'deduplication' | 'delay'>): Promise<Job> {
     return this.queues[name].add(name, payload, { ...JOB_OPTIONS[name], ...opts });
   }
 
@@ -49,11 +52,12 @@ export class FinanceJobs {
   }
 
   /**
-   * A budget-alert check for an org soon: at most one waiting per org (and one running), so a
-   * burst of ledger batches costs one check, and a batch that lands mid-check gets another.
+   * A budget-alert check for an org within a second: at most one waiting per org (and one
+   * running), and each waits ALERT_CHECK_COALESCE_MS, so under steady traffic an org is checked
+   * about once a second instead of back to back after every ledger batch.
    */
   async requestAlertCheck(orgId: string): Promise<void> {
-    await this.enqueue(JobName.CheckBudgetAlerts, { orgId }, { deduplication: { id: `alerts-${orgId}`, keepLastIfActive: true } });
+    await this.enqueue(JobName.CheckBudgetAlerts, { orgId }, { deduplication: { id: `alerts-${orgId}`, keepLastIfActive: true }, delay: ALERT_CHECK_COALESCE_MS });
   }
 
   /** One delivery job per alert; the id makes a repeated request a no-op while the job exists. */

@@ -23,24 +23,41 @@ export async function waitForJobs(redisUrl: string, prefix: string, queue: Queue
 
 /**
  * Waits for the usage-ledger jobs carrying these usage events (by event id, i.e. call id) to
- * finish; fails at once if one of the events is in no job. An edge answers a call only after its
- * event is queued, so every event of an answered call is in some job.
+ * finish. An edge answers a call before its event's batch is queued (metering lingers a few
+ * milliseconds to gather a batch), so this first waits for every event to be in some job.
  */
 export async function waitForUsageEvents(redisUrl: string, prefix: string, eventIds: string[], timeoutMs = 30_000): Promise<void> {
-  const q = new Queue(QueueName.UsageLedger, { connection: bullConnection(redisUrl), prefix: `${prefix}:bull` });
+  const connection = bullConnection(redisUrl);
+  const q = new Queue(QueueName.UsageLedger, { connection, prefix: `${prefix}:bull` });
+  const events = new QueueEvents(QueueName.UsageLedger, { connection, prefix: `${prefix}:bull` });
   const jobIds = new Set<string>();
   const missing = new Set(eventIds);
+  const deadline = Date.now() + timeoutMs;
   try {
-    // One script reads every state at once, so a job moving between states is not missed.
-    for (const job of await q.getJobs(['waiting', 'prioritized', 'delayed', 'active', 'completed', 'failed'])) {
-      const events = (job.data as Partial<JobOf<JobName.RecordUsage>>).events ?? [];
-      if (events.some((e) => missing.has(e.id))) jobIds.add(job.id!);
-      for (const e of events) missing.delete(e.id);
+    await events.waitUntilReady();
+    for (;;) {
+      // One script reads every state at once, so a job moving between states is not missed.
+      for (const job of await q.getJobs(['waiting', 'prioritized', 'delayed', 'active', 'completed', 'failed'])) {
+        const carried = (job.data as Partial<JobOf<JobName.RecordUsage>>).events ?? [];
+        if (carried.some((e) => missing.has(e.id))) jobIds.add(job.id!);
+        for (const e of carried) missing.delete(e.id);
+      }
+      if (missing.size === 0) break;
+      if (Date.now() > deadline) throw new Error(`usage events in no ${QueueName.UsageLedger} job after ${timeoutMs} ms: ${[...missing].join(', ')}`);
+      // Metering batches events for a few milliseconds: look again when the next job is added.
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(done, 250);
+        function done() {
+          clearTimeout(t);
+          events.off('added', done);
+          resolve();
+        }
+        events.on('added', done);
+      });
     }
   } finally {
-    await q.close();
+    await Promise.all([q.close(), events.close()]);
   }
-  if (missing.size > 0) throw new Error(`usage events in no ${QueueName.UsageLedger} job: ${[...missing].join(', ')}`);
   await waitForJobs(redisUrl, prefix, QueueName.UsageLedger, [...jobIds], timeoutMs);
 }
 

@@ -7,6 +7,11 @@ const httpAgent = new http.Agent(AGENT_OPTIONS);
 const httpsAgent = new https.Agent(AGENT_OPTIONS);
 const NO_BODY_STATUS = new Set([101, 204, 205, 304]);
 
+/** The process's keep-alive agent for `url`'s scheme: every HTTP request to upstreams shares its sockets. */
+export function keepAliveAgentFor(url: URL): http.Agent {
+  return url.protocol === 'https:' ? httpsAgent : httpAgent;
+}
+
 /**
  * A `fetch` for pooled upstream connections over node:http with keep-alive sockets. The MCP SDK
  * client only needs a Response, but undici's fetch cost about 1 ms per call on the edge's hot
@@ -23,7 +28,7 @@ export const keepAliveFetch: typeof fetch = (input, init = {}) => {
     const headers: Record<string, string> = {};
     new Headers(init.headers).forEach((value, key) => (headers[key] = value));
     const client = url.protocol === 'https:' ? https : http;
-    const req = client.request(url, { method: init.method ?? 'GET', headers, agent: url.protocol === 'https:' ? httpsAgent : httpAgent }, (res) => {
+    const req = client.request(url, { method: init.method ?? 'GET', headers, agent: keepAliveAgentFor(url) }, (res) => {
       const status = res.statusCode ?? 502;
       const responseHeaders = new Headers();
       for (const [name, value] of Object.entries(res.headers)) {

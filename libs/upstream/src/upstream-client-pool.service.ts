@@ -5,13 +5,23 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
 import { CallToolResult, ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { sha256Hex } from '@tollgate/kernel';
 import { CircuitBreaker } from './circuit-breaker';
+import { StreamableHttpToolCaller } from './streamable-http-tool-caller';
 import { connectUpstream } from './upstream-connector';
+import { UpstreamSessionExpiredError } from './upstream-session-expired.error';
 import { UpstreamException, UpstreamExceptionCode } from './upstream.exception';
 import { UpstreamSpec } from './upstream-spec';
 
+/** A pooled connection: the SDK client, and for Streamable HTTP the lean caller that makes its tool calls. */
+interface PooledConnection {
+  client: Client;
+  toolCaller?: StreamableHttpToolCaller;
+}
+
 interface PooledClient {
   version: string;
-  client: Promise<Client>;
+  connection: Promise<PooledConnection>;
+  /** The connection once it is open. */
+  open?: PooledConnection;
 }
 
 type ListChangedHandler = (spec: UpstreamSpec) => void;
@@ -55,31 +65,34 @@ export class UpstreamClientPool implements OnModuleDestroy {
     return b;
   }
 
-  private clientFor(baseSpec: UpstreamSpec, session?: UpstreamSession): Promise<Client> {
+  private connectionFor(baseSpec: UpstreamSpec, session?: UpstreamSession): Promise<PooledConnection> {
     const key = poolKeyOf(baseSpec, session);
     const spec = session ? { ...baseSpec, headers: { ...baseSpec.headers, ...session.headers } } : baseSpec;
     // The version hashes the session's headers, so the header values never sit in the map in clear.
     const version = session ? `${spec.version}:${sha256Hex(JSON.stringify(session.headers))}` : spec.version;
     const pooled = this.clients.get(key);
-    if (pooled && pooled.version === version) return pooled.client;
-    if (pooled) void pooled.client.then((c) => c.close()).catch(() => undefined);
+    if (pooled && pooled.version === version) return pooled.connection;
+    if (pooled) void closeConnection(pooled);
 
-    const client = connectUpstream(spec, {
+    const announceListChanged = () => {
+      for (const h of this.listChangedHandlers) h(spec);
+    };
+    const entry = { version } as PooledClient;
+    entry.connection = connectUpstream(spec, {
       onStderr: (line) => this.logger.debug(`[${spec.namespace}] ${line}`),
-    }).then((c) => {
-      c.onclose = () => {
-        if (this.clients.get(key)?.client === client) this.clients.delete(key);
+    }).then((client) => {
+      client.onclose = () => {
+        if (this.clients.get(key) === entry) this.clients.delete(key);
       };
-      c.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
-        for (const h of this.listChangedHandlers) h(spec);
-      });
-      return c;
+      client.setNotificationHandler(ToolListChangedNotificationSchema, async () => announceListChanged());
+      const toolCaller = spec.url ? StreamableHttpToolCaller.forClient(client, new URL(spec.url), spec.headers, announceListChanged) : undefined;
+      return (entry.open = { client, toolCaller });
     });
-    this.clients.set(key, { version, client });
-    client.catch(() => {
-      if (this.clients.get(key)?.client === client) this.clients.delete(key);
+    this.clients.set(key, entry);
+    entry.connection.catch(() => {
+      if (this.clients.get(key) === entry) this.clients.delete(key);
     });
-    return client;
+    return entry.connection;
   }
 
   /**
@@ -93,8 +106,7 @@ export class UpstreamClientPool implements OnModuleDestroy {
       throw new UpstreamException(UpstreamExceptionCode.CircuitOpen, `upstream ${spec.namespace} is failing; calls are paused`, spec.id, blocked);
     }
     try {
-      const client = await this.clientFor(spec, session);
-      const result = (await client.callTool({ name, arguments: args }, undefined, { timeout: spec.callTimeoutMs, signal })) as CallToolResult;
+      const result = await this.callOnPooledConnection(spec, name, args, signal, session);
       breaker.recordSuccess();
       return result;
     } catch (err) {
@@ -108,12 +120,44 @@ export class UpstreamClientPool implements OnModuleDestroy {
     }
   }
 
+  private async callOnPooledConnection(
+    spec: UpstreamSpec,
+    name: string,
+    args: Record<string, unknown> | undefined,
+    signal: AbortSignal | undefined,
+    session: UpstreamSession | undefined,
+  ): Promise<CallToolResult> {
+    for (let attempt = 1; ; attempt++) {
+      const pooled = await this.connectionFor(spec, session);
+      if (!pooled.toolCaller) {
+        return (await pooled.client.callTool({ name, arguments: args }, undefined, { timeout: spec.callTimeoutMs, signal })) as CallToolResult;
+      }
+      try {
+        return await pooled.toolCaller.callTool(name, args, { timeoutMs: spec.callTimeoutMs, signal });
+      } catch (err) {
+        if (!(err instanceof UpstreamSessionExpiredError)) throw err;
+        // The upstream forgot our session (it restarted, or expired it) and ran nothing: set up a
+        // new session and call again, once.
+        this.forgetConnection(poolKeyOf(spec, session), pooled);
+        if (attempt === 2) throw err;
+      }
+    }
+  }
+
+  // Closes and forgets the pooled connection under `key`, unless another call already replaced it.
+  private forgetConnection(key: string, connection: PooledConnection): void {
+    const pooled = this.clients.get(key);
+    if (pooled?.open !== connection) return;
+    this.clients.delete(key);
+    void closeConnection(pooled);
+  }
+
   /** Closes and forgets one user's pooled client of an upstream (their connection was revoked or refused). */
   async evictSession(upstreamId: string, sessionKey: string): Promise<void> {
     const key = `${upstreamId}|user:${sessionKey}`;
     const pooled = this.clients.get(key);
     this.clients.delete(key);
-    if (pooled) await pooled.client.then((c) => c.close()).catch(() => undefined);
+    if (pooled) await closeConnection(pooled);
   }
 
   /** Closes and forgets the pooled clients of an upstream, every user's too (its settings changed or it was deleted). */
@@ -122,7 +166,7 @@ export class UpstreamClientPool implements OnModuleDestroy {
     const pooled = keys.map((k) => this.clients.get(k)!);
     for (const k of keys) this.clients.delete(k);
     this.breakers.delete(upstreamId);
-    await Promise.allSettled(pooled.map((p) => p.client.then((c) => c.close())));
+    await Promise.allSettled(pooled.map(closeConnection));
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -130,10 +174,21 @@ export class UpstreamClientPool implements OnModuleDestroy {
   }
 }
 
+/** Closes a pooled connection; one that never opened, or fails to close, needs nothing more. */
+async function closeConnection(pooled: PooledClient): Promise<void> {
+  await pooled.connection.then((c) => c.client.close()).catch(() => undefined);
+}
+
 function toUpstreamException(err: unknown, spec: UpstreamSpec): UpstreamException {
   if (err instanceof UpstreamException) return err;
   if ((err instanceof StreamableHTTPError || err instanceof SseError) && err.code === 401) {
     return new UpstreamException(UpstreamExceptionCode.Unauthorized, `upstream ${spec.namespace} refused the credential (HTTP 401)`, spec.id);
+  }
+  if (err instanceof StreamableHTTPError && err.code !== undefined && err.code > 0) {
+    return new UpstreamException(UpstreamExceptionCode.Unavailable, `upstream ${spec.namespace} answered HTTP ${err.code}: ${err.message}`, spec.id);
+  }
+  if (err instanceof UpstreamSessionExpiredError) {
+    return new UpstreamException(UpstreamExceptionCode.Unavailable, `upstream ${spec.namespace} lost the MCP session twice in a row (HTTP 404)`, spec.id);
   }
   if (err instanceof McpError) {
     if (err.code === ErrorCode.RequestTimeout) {

@@ -179,9 +179,9 @@ export class GovernedCallPipeline {
   }
 
   /**
-   * Settle (the reservation becomes the actual cost), meter (the ledger row is queued) and give
-   * back the concurrency slot, all at once: one round trip instead of three. The agent gets its
-   * answer once the charge is counted and the usage event is queued.
+   * Settle (the reservation becomes the actual cost), meter (the ledger row joins the next batch)
+   * and give back the concurrency slot, at once. The agent gets its answer once the charge is
+   * counted in the budget counters.
    */
   private async settleAndMeter(
     principal: Principal,
@@ -192,7 +192,8 @@ export class GovernedCallPipeline {
     cost: Micros,
     outputTokens: number,
   ): Promise<BudgetStanding[]> {
-    const [standings] = await Promise.all([this.budgets.settleSpend(reservation, cost), this.meter(principal, call, outcome, cost, outputTokens), releaseSlot()]);
+    this.meter(principal, call, outcome, cost, outputTokens);
+    const [standings] = await Promise.all([this.budgets.settleSpend(reservation, cost), releaseSlot()]);
     return standings;
   }
 
@@ -201,8 +202,8 @@ export class GovernedCallPipeline {
     return result;
   }
 
-  /** Queues the ledger row; the budget counters already hold the charge, so a queue outage is logged, not fatal. */
-  private async meter(principal: Principal, call: PricedCall, outcome: UsageEvent['outcome'], cost: Micros, outputTokens: number): Promise<void> {
+  /** Hands the ledger row to metering, which queues it with the next batch. */
+  private meter(principal: Principal, call: PricedCall, outcome: UsageEvent['outcome'], cost: Micros, outputTokens: number): void {
     const latencyMs = Date.now() - call.startedAt;
     this.metrics.recordCall(call.tool.exposedName, outcome, latencyMs, cost);
     const event: UsageEvent = {
@@ -221,11 +222,9 @@ export class GovernedCallPipeline {
       priceRuleId: call.rule.id || null,
       occurredAt: new Date(call.startedAt),
     };
-    try {
-      await this.metering.recordUsage(event);
-    } catch (err) {
-      this.logger.error(`usage event ${event.id} could not be queued: ${(err as Error).message}`);
-    }
+    // Not awaited: the event joins the next ledger batch (see MeteringService); the budget
+    // counters already hold the charge, so a queue outage is logged, not the agent's problem.
+    this.metering.recordUsage(event).catch((err: Error) => this.logger.error(`usage event ${event.id} could not be queued: ${err.message}`));
   }
 }
 
