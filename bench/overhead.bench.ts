@@ -83,7 +83,10 @@ async function main(): Promise<void> {
     // so the edge's own CPU, not only wall time, says what it costs).
     const redisPid = Number(/process_id:(\d+)/.exec(await p.redis.info('server'))?.[1]);
     const cpuPids = { edge: p.pids.edges[0], upstream: p.pids.fixture, worker: p.pids.worker, redis: redisPid };
-    const cpuNow = () => ({ ...Object.fromEntries(Object.entries(cpuPids).map(([k, pid]) => [k, processCpuMs(pid)])), client: process.cpuUsage().user / 1000 + process.cpuUsage().system / 1000, machine: machineBusyCpuMs() });
+    const cpuNow = () => {
+      const client = process.cpuUsage();
+      return { ...Object.fromEntries(Object.entries(cpuPids).map(([k, pid]) => [k, processCpuMs(pid)])), client: (client.user + client.system) / 1000, machine: machineBusyCpuMs() };
+    };
     const cpuPerCall = (before: Record<string, number>, after: Record<string, number>, calls: number) =>
       Object.fromEntries(Object.keys(before).map((k) => [k, round((after[k] - before[k]) / calls, 4)]));
 

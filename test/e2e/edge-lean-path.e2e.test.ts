@@ -87,6 +87,15 @@ describe('edge: lean tools/call path', () => {
     expect(((await oldVersion.json()) as { error: { message: string } }).error.message).toMatch(/Unsupported protocol version/);
   });
 
+  it('should refuse a body over 4 MB with a JSON-RPC error and keep serving the key', async () => {
+    const huge = toolsCall(9, 'fx__ping', { padding: 'x'.repeat(5 * 1024 * 1024) });
+    const res = await post(huge);
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as { error: { code: number; message: string } }).error).toMatchObject({ code: -32600, message: expect.stringMatching(/larger than/) });
+    const next = (await (await post(toolsCall(10, 'fx__ping'))).json()) as { result: { isError?: boolean } };
+    expect(next.result.isError).toBeUndefined();
+  });
+
   it('should give back the concurrency slot when the agent hangs up during a slow call', async () => {
     const hangUp = new AbortController();
     const slow = post(toolsCall(6, 'fx__slow', { ms: 3_000 }), {}, hangUp.signal).catch((err: Error) => err);

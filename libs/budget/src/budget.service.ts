@@ -189,9 +189,21 @@ export class BudgetService implements OnModuleInit {
 
   /** Current standings of the budgets that apply to a caller, without reserving. */
   async standingsFor(scopes: SpendScopes, now = new Date()): Promise<BudgetStanding[]> {
-    const budgets = (await this.budgetsFor(scopes)).map((rule) => this.bind(rule, scopes, now));
+    return this.readStandings(await this.budgetsFor(scopes), scopes, now);
+  }
+
+  /**
+   * Current standings of every budget of an organisation, from the counters (the ledger is read
+   * only where a counter is missing): what a budget-alert check needs, without a ledger sum per budget.
+   */
+  async orgStandings(orgId: string, timeZone: string, now = new Date()): Promise<BudgetStanding[]> {
+    return this.readStandings(await this.cache.get(orgId), orgWide(orgId, timeZone), now);
+  }
+
+  private async readStandings(rules: BudgetRule[], scopes: SpendScopes, now: Date): Promise<BudgetStanding[]> {
     const out: BudgetStanding[] = [];
-    for (const b of budgets) {
+    for (const rule of rules) {
+      const b = this.bind(rule, scopes, now);
       const [spent, reserved] = await this.redis.client.hmget(b.hashKey, 'spent', 'reserved');
       const spentMicros = spent === null ? await this.spentFromLedger(b, scopes) : BigInt(spent);
       out.push(standing(b, spentMicros, BigInt(reserved ?? '0')));
@@ -202,18 +214,14 @@ export class BudgetService implements OnModuleInit {
   /**
    * Every budget of an organisation for its current period: the Redis counter (null when missing)
    * beside the ledger's sum. With `rebuildMissing`, a missing counter is seeded from the ledger,
-   * as the next reservation would. With `countersOnly`, the ledger is read only where a counter
-   * is missing (`ledgerSpentMicros` then repeats the counter). Used by reconciliation, alerts and
-   * utilisation reports.
+   * as the next reservation would. Used by reconciliation and utilisation reports.
    */
-  async checkCounters(orgId: string, timeZone: string, opts: { rebuildMissing?: boolean; now?: Date; countersOnly?: boolean } = {}): Promise<BudgetCounterCheck[]> {
-    const scopes: SpendScopes = { orgId, teamId: '', userId: '', keyId: '', timeZone };
+  async checkCounters(orgId: string, timeZone: string, opts: { rebuildMissing?: boolean; now?: Date } = {}): Promise<BudgetCounterCheck[]> {
+    const scopes = orgWide(orgId, timeZone);
     const out: BudgetCounterCheck[] = [];
     for (const rule of await this.cache.get(orgId)) {
       const b = this.bind(rule, scopes, opts.now ?? new Date());
-      const [spent, reserved] = await this.redis.client.hmget(b.hashKey, 'spent', 'reserved');
-      // The ledger sum is a query over the period's rows: skipped where the counter answers, if asked.
-      const ledgerSpentMicros = opts.countersOnly && spent !== null ? BigInt(spent) : await this.spentFromLedger(b, scopes);
+      const [[spent, reserved], ledgerSpentMicros] = await Promise.all([this.redis.client.hmget(b.hashKey, 'spent', 'reserved'), this.spentFromLedger(b, scopes)]);
       const rebuilt = spent === null && opts.rebuildMissing === true;
       if (rebuilt) await this.seedCounter(b, scopes);
       const counterSpentMicros = spent === null ? null : BigInt(spent);
@@ -241,6 +249,11 @@ export class BudgetService implements OnModuleInit {
     });
     return agg._sum.costMicros ?? 0n;
   }
+}
+
+/** An organisation's budgets read without a caller: only the org and its time zone matter to binding them. */
+function orgWide(orgId: string, timeZone: string): SpendScopes {
+  return { orgId, teamId: '', userId: '', keyId: '', timeZone };
 }
 
 function standing(b: BoundBudget, spent: Micros, reserved: Micros): BudgetStanding {

@@ -4,3 +4,4 @@ export * from './tool-pattern';
 export * from './budget-period';
 export * from './stable-json';
 export * from './tenant-level';
+export * from './media-type';

@@ -71,17 +71,17 @@ describe('MeteringService on real Redis and BullMQ', () => {
     const jobs = await queuedJobs();
     const queuedIds = jobs.flatMap((j) => j.data.events.map((e) => e.id));
     expect(queuedIds.sort()).toEqual(events.map((e) => e.id).sort());
-    // The first event goes alone; the rest wait for it and go in as few jobs as the cap allows.
+    // The first events linger together; the rest wait for that job and go in as few jobs as the cap allows.
     expect(jobs.length).toBeLessThanOrEqual(1 + Math.ceil((events.length - 1) / USAGE_BATCH_MAX_EVENTS));
     expect(Math.max(...jobs.map((j) => j.data.events.length))).toBeLessThanOrEqual(USAGE_BATCH_MAX_EVENTS);
     expect(jobs.every((j) => j.opts.attempts === 10)).toBe(true);
   });
 
-  it('should queue each event at once, in its own job, when events are recorded one at a time', async () => {
+  it('should queue each event in its own job, before its promise resolves, when events are recorded one at a time', async () => {
     const events = Array.from({ length: 5 }, usageEvent);
     for (const e of events) {
       await metering.recordUsage(e);
-      // Already in the queue when the call resolves: nothing is held back waiting for company.
+      // In the queue when the promise resolves: a lone event waits its linger, then goes alone.
       const job = await Job.fromId<JobOf<JobName.RecordUsage>>(queue, usageBatchJobId([e]));
       expect(job?.data.events).toEqual([toPayload(e)]);
     }

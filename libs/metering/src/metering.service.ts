@@ -29,7 +29,8 @@ interface RecordedUsage {
 export class MeteringService implements OnModuleDestroy, OnApplicationShutdown {
   private waiting: RecordedUsage[] = [];
   private sending: Promise<void> | null = null;
-  private lingering: { timer: NodeJS.Timeout; release: () => void } | null = null;
+  /** Ends the current linger early (a full batch, or shutdown); null when none is running. */
+  private endLinger: (() => void) | null = null;
 
   constructor(private readonly jobs: JobProducer) {}
 
@@ -40,7 +41,7 @@ export class MeteringService implements OnModuleDestroy, OnApplicationShutdown {
   recordUsage(event: UsageEvent): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.waiting.push({ payload: toPayload(event), resolve, reject });
-      if (this.waiting.length >= USAGE_BATCH_MAX_EVENTS) this.lingering?.release();
+      if (this.waiting.length >= USAGE_BATCH_MAX_EVENTS) this.endLinger?.();
       this.sending ??= this.sendWaiting();
     });
   }
@@ -48,13 +49,13 @@ export class MeteringService implements OnModuleDestroy, OnApplicationShutdown {
   /** Waits USAGE_LINGER_MS, or less if a batch fills up or the service shuts down. */
   private linger(): Promise<void> {
     return new Promise<void>((resolve) => {
-      const release = () => {
+      const end = () => {
         clearTimeout(timer);
-        this.lingering = null;
+        this.endLinger = null;
         resolve();
       };
-      const timer = setTimeout(release, USAGE_LINGER_MS);
-      this.lingering = { timer, release };
+      const timer = setTimeout(end, USAGE_LINGER_MS);
+      this.endLinger = end;
     });
   }
 
@@ -70,7 +71,7 @@ export class MeteringService implements OnModuleDestroy, OnApplicationShutdown {
   /** Waits until every recorded event is in the queue or its caller has been told it is not. */
   private async drain(): Promise<void> {
     while (this.sending) {
-      this.lingering?.release();
+      this.endLinger?.();
       await this.sending;
     }
   }

@@ -35,13 +35,12 @@ export class BudgetAlertService {
   async checkOrg(orgId: string, now = new Date()): Promise<AlertCheckResult> {
     const timeZone = await orgTimeZone(this.prisma, orgId);
     if (timeZone === null) return { orgId, created: [], toDeliver: [] };
-    const [readings, budgets] = await Promise.all([
-      // Crossing a threshold needs only the current spend: the counters, not a ledger sum per budget.
-      this.counters.checkCounters(orgId, timeZone, { now, countersOnly: true }),
+    const [standings, budgets] = await Promise.all([
+      this.counters.orgStandings(orgId, timeZone, now),
       this.prisma.budget.findMany({ where: { orgId }, select: { id: true, alertThresholds: true } }),
     ]);
     const thresholdsOf = new Map(budgets.map((b) => [b.id, b.alertThresholds]));
-    const data = readings.flatMap(({ standing: s }) => {
+    const data = standings.flatMap((s) => {
       // A budget deleted since the counters' cache was filled has no thresholds to cross.
       const thresholds = thresholdsOf.get(s.budgetId);
       if (!thresholds) return [];

@@ -1,9 +1,8 @@
 /**
  * What reporting needs from the budget lib, declared here so this domain lib does not import
- * another: the app binds it to `BudgetService.checkCounters` (type-checked where it is bound).
+ * another: the app binds it to `BudgetService` (type-checked where it is bound).
  */
-export interface BudgetCounterReading {
-  standing: {
+export interface BudgetStandingReading {
     budgetId: string;
     scope: 'ORG' | 'TEAM' | 'USER' | 'KEY';
     scopeId: string;
@@ -14,7 +13,10 @@ export interface BudgetCounterReading {
     reservedMicros: bigint;
     periodStart: Date;
     resetsAt: Date | null;
-  };
+}
+
+export interface BudgetCounterReading {
+  standing: BudgetStandingReading;
   /** The Redis counter's spend, null when the counter is missing. */
   counterSpentMicros: bigint | null;
   ledgerSpentMicros: bigint;
@@ -22,7 +24,10 @@ export interface BudgetCounterReading {
 }
 
 export interface BudgetCounters {
-  checkCounters(orgId: string, timeZone: string, opts?: { rebuildMissing?: boolean; now?: Date; countersOnly?: boolean }): Promise<BudgetCounterReading[]>;
+  /** Counters beside the ledger's sums (reconciliation, utilisation). */
+  checkCounters(orgId: string, timeZone: string, opts?: { rebuildMissing?: boolean; now?: Date }): Promise<BudgetCounterReading[]>;
+  /** Standings from the counters alone, the ledger only where a counter is missing (alert checks). */
+  orgStandings(orgId: string, timeZone: string, now?: Date): Promise<BudgetStandingReading[]>;
 }
 
 export const BUDGET_COUNTERS = Symbol('BUDGET_COUNTERS');

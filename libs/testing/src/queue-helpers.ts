@@ -45,15 +45,7 @@ export async function waitForUsageEvents(redisUrl: string, prefix: string, event
       if (missing.size === 0) break;
       if (Date.now() > deadline) throw new Error(`usage events in no ${QueueName.UsageLedger} job after ${timeoutMs} ms: ${[...missing].join(', ')}`);
       // Metering batches events for a few milliseconds: look again when the next job is added.
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(done, 250);
-        function done() {
-          clearTimeout(t);
-          events.off('added', done);
-          resolve();
-        }
-        events.on('added', done);
-      });
+      await nextQueueEvent(events, ['added']);
     }
   } finally {
     await Promise.all([q.close(), events.close()]);
@@ -73,21 +65,27 @@ export async function waitForQueueIdle(redisUrl: string, prefix: string, queue: 
       const c = await q.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
       if (c.waiting + c.active + c.delayed + c.prioritized === 0) return;
       if (Date.now() > deadline) throw new Error(`queue ${queue} not idle after ${timeoutMs} ms: ${JSON.stringify(c)}`);
-      // Re-check after the next job completes (or a short cap, in case it completed before we listened).
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(done, 250);
-        function done() {
-          clearTimeout(t);
-          events.off('completed', done);
-          events.off('failed', done);
-          resolve();
-        }
-        events.on('completed', done);
-        events.on('failed', done);
-      });
+      // Re-check after the next job completes.
+      await nextQueueEvent(events, ['completed', 'failed']);
     }
   } finally {
     await events.close();
     await q.close();
   }
+}
+
+/**
+ * Resolves at the next of these queue events, or after a short cap, in case the awaited change
+ * happened between the caller's last look and this listener.
+ */
+function nextQueueEvent(events: QueueEvents, names: ('added' | 'completed' | 'failed')[], capMs = 250): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      for (const name of names) events.off(name, done);
+      resolve();
+    };
+    const timer = setTimeout(done, capMs);
+    for (const name of names) events.on(name, done);
+  });
 }

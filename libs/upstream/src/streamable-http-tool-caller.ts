@@ -5,6 +5,7 @@ import { urlToHttpOptions } from 'node:url';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResult, CallToolResultSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { mediaTypeOf } from '@tollgate/kernel';
 import { createParser } from 'eventsource-parser';
 import { keepAliveAgentFor } from './keep-alive-fetch';
 import { UpstreamSessionExpiredError } from './upstream-session-expired.error';
@@ -296,11 +297,4 @@ function readText(res: IncomingMessage): Promise<string> {
       if (!res.complete) reject(new Error('the upstream connection closed mid-answer'));
     });
   });
-}
-
-/** The media type of a Content-Type value, without parameters (`text/event-stream; charset=utf-8` -> `text/event-stream`). */
-function mediaTypeOf(contentType: string | undefined): string | undefined {
-  if (!contentType) return undefined;
-  const semicolon = contentType.indexOf(';');
-  return (semicolon < 0 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase();
 }

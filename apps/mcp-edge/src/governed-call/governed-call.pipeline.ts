@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { BudgetService, BudgetStanding, ReserveOutcome, SpendReservation } from '@tollgate/budget';
+import { BudgetService, BudgetStanding, SpendReservation } from '@tollgate/budget';
 import { OrgCatalog, ServedTool, ToolCatalogService } from '@tollgate/catalog';
 import { EdgeConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { Principal } from '@tollgate/identity';
@@ -24,6 +24,8 @@ export interface VisibleTool {
   tool: ServedTool;
   price: PriceRuleData | null;
 }
+
+type Admission = { ok: true; reservation: SpendReservation; releaseSlot: () => Promise<void> } | { ok: false; refusal: CallToolResult };
 
 interface PricedCall {
   callId: string;
@@ -83,34 +85,47 @@ export class GovernedCallPipeline {
     const call = await this.priceCall(principal, tool, newCallId(), startedAt, outputLimits.cap);
     const estimate = estimateCallCost(call.rule, call.outputTokenCap);
 
-    // Rate limit and reserve: both scripts go to Redis together (one round trip); whichever
-    // refuses, the other is undone, so a refused call holds neither a slot nor a reservation.
-    const [admittedOrError, reservedOrError] = await Promise.allSettled([
-      this.rateLimits.admitCall(principal, { namespace: tool.namespace, tool: tool.name }, call.callId, startedAt),
-      this.budgets.reserveSpend(spendScopes(principal), call.callId, estimate),
-    ]);
-    const admitted = admittedOrError.status === 'fulfilled' && admittedOrError.value.admitted ? admittedOrError.value : null;
-    const reservation = reservedOrError.status === 'fulfilled' && reservedOrError.value.ok ? reservedOrError.value.reservation : null;
-    if (!admitted || !reservation) {
-      await Promise.all([admitted?.release(), reservation ? this.budgets.releaseSpend(reservation) : undefined]);
-      if (admittedOrError.status === 'rejected') throw admittedOrError.reason;
-      if (!admittedOrError.value.admitted) {
-        const refused = admittedOrError.value;
-        return this.refuse(exposedName, rateLimitedResult(exposedName, refused.rule, refused.kind, refused.retryAfterMs));
-      }
-      if (reservedOrError.status === 'rejected') throw reservedOrError.reason;
-      const short = reservedOrError.value as Extract<ReserveOutcome, { ok: false }>;
-      return this.refuse(exposedName, budgetExceededResult(exposedName, short.exceeded, short.requestedMicros));
-    }
+    // Rate limit and reserve
+    const admission = await this.admitAndReserve(principal, tool, call, estimate);
+    if (!admission.ok) return this.refuse(exposedName, admission.refusal);
 
     // The concurrency slot is given back with the settlement (or on any failure), exactly once.
     let slotReleased: Promise<void> | undefined;
-    const releaseSlot = () => (slotReleased ??= admitted.release());
+    const releaseSlot = () => (slotReleased ??= admission.releaseSlot());
     try {
-      return await this.pricedCall(principal, call, reservation, releaseSlot, args, catalog, outputLimits, signal);
+      return await this.pricedCall(principal, call, admission.reservation, releaseSlot, args, catalog, outputLimits, signal);
     } finally {
       await releaseSlot();
     }
+  }
+
+  /**
+   * The rate-limit script and the reservation, sent to Redis together (one round trip). Whichever
+   * refuses, the other is undone, so a refused call holds neither a slot nor a reservation; a
+   * rate-limit refusal is reported first, as the rate limit comes first in the pipeline.
+   */
+  private async admitAndReserve(principal: Principal, tool: ServedTool, call: PricedCall, estimate: Micros): Promise<Admission> {
+    const [admitted, reserved] = await Promise.allSettled([
+      this.rateLimits.admitCall(principal, { namespace: tool.namespace, tool: tool.name }, call.callId, call.startedAt),
+      this.budgets.reserveSpend(spendScopes(principal), call.callId, estimate),
+    ]);
+    if (admitted.status === 'rejected' || reserved.status === 'rejected') {
+      await Promise.all([
+        admitted.status === 'fulfilled' && admitted.value.admitted ? admitted.value.release() : undefined,
+        reserved.status === 'fulfilled' && reserved.value.ok ? this.budgets.releaseSpend(reserved.value.reservation) : undefined,
+      ]);
+      throw admitted.status === 'rejected' ? admitted.reason : (reserved as PromiseRejectedResult).reason;
+    }
+    const [slot, spend] = [admitted.value, reserved.value];
+    if (!slot.admitted) {
+      if (spend.ok) await this.budgets.releaseSpend(spend.reservation);
+      return { ok: false, refusal: rateLimitedResult(tool.exposedName, slot.rule, slot.kind, slot.retryAfterMs) };
+    }
+    if (!spend.ok) {
+      await slot.release();
+      return { ok: false, refusal: budgetExceededResult(tool.exposedName, spend.exceeded, spend.requestedMicros) };
+    }
+    return { ok: true, reservation: spend.reservation, releaseSlot: slot.release };
   }
 
   private async pricedCall(

@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { ErrorCode, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { Request, Response } from 'express';
 import { Principal } from '@tollgate/identity';
+import { mediaTypeOf } from '@tollgate/kernel';
 import { ProgressiveDisclosure } from '../disclosure/progressive-disclosure.service';
 import { McpSession } from '../session/mcp-session.store';
 
@@ -30,13 +31,13 @@ export class LeanToolCallHandler {
   accepts(req: Request, body: unknown, session: McpSession | null): LeanToolCall | null {
     // A client that can open URLs gets streamed answers (a connect link may come before the result).
     if (session?.elicitationUrl) return null;
-    if (!acceptsBothAnswerKinds(req.headers.accept) || !isJsonContentType(req.headers['content-type'])) return null;
+    if (!acceptsBothAnswerKinds(req.headers.accept) || mediaTypeOf(req.headers['content-type']) !== 'application/json') return null;
     const version = req.headers['mcp-protocol-version'];
     if (version !== undefined && (typeof version !== 'string' || !SUPPORTED_PROTOCOL_VERSIONS.includes(version))) return null;
     return leanToolCallOf(body);
   }
 
-  async answer(req: Request, res: Response, principal: Principal, session: McpSession | null, call: LeanToolCall): Promise<void> {
+  async answer(res: Response, principal: Principal, session: McpSession | null, call: LeanToolCall): Promise<void> {
     // The agent hung up: abort the upstream call, as the SDK does for a cancelled request.
     const abort = new AbortController();
     const onClose = () => {
@@ -83,8 +84,4 @@ export function leanToolCallOf(body: unknown): LeanToolCall | null {
 function acceptsBothAnswerKinds(accept: string | undefined): boolean {
   // The SDK's rule: a client MUST list both; anything else gets its 406.
   return accept !== undefined && accept.includes('application/json') && accept.includes('text/event-stream');
-}
-
-function isJsonContentType(contentType: string | undefined): boolean {
-  return contentType !== undefined && contentType.split(';', 1)[0].trim().toLowerCase() === 'application/json';
 }

@@ -59,7 +59,7 @@ export class McpController {
     if (session) res.setHeader('Mcp-Session-Id', session.id);
 
     const leanCall = this.leanToolCalls.accepts(req, body.value, session);
-    if (leanCall) return this.leanToolCalls.answer(req, res, principal, session, leanCall);
+    if (leanCall) return this.leanToolCalls.answer(res, principal, session, leanCall);
 
     const server = this.servers.createServer(principal, session);
     // Clients that can open URLs get streamed answers, so a call can offer a link before its result.
