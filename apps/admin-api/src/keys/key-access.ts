@@ -27,20 +27,6 @@ export function keyReachOf(admin: AdminPrincipal): KeyReach {
   }
 }
 
-/** Whether a key of the principal's org is within its reach; outside it, the key does not exist for it (404). */
-export function reachesKey(reach: KeyReach, key: { teamId: string; userId: string }): boolean {
-  switch (reach.kind) {
-    case 'org':
-      return true;
-    case 'team':
-      return key.teamId === reach.teamId;
-    case 'user':
-      return key.userId === reach.userId;
-    case 'none':
-      return false;
-  }
-}
-
 /** The filter that lists exactly the keys within reach; null when that is none at all. */
 export function keyListFilter(reach: KeyReach): { teamId?: string; userId?: string } | null {
   switch (reach.kind) {
@@ -55,6 +41,12 @@ export function keyListFilter(reach: KeyReach): { teamId?: string; userId?: stri
   }
 }
 
+/** Whether a key of the principal's org is within its reach (the keys its list shows); outside it, the key does not exist for it (404). */
+export function reachesKey(reach: KeyReach, key: { teamId: string; userId: string }): boolean {
+  const filter = keyListFilter(reach);
+  return filter !== null && (filter.teamId === undefined || filter.teamId === key.teamId) && (filter.userId === undefined || filter.userId === key.userId);
+}
+
 export type KeyCreationDecision = { allowed: true } | { allowed: false; message: string };
 
 /**
@@ -64,17 +56,13 @@ export type KeyCreationDecision = { allowed: true } | { allowed: false; message:
  * user itself, so there is nothing to hide.
  */
 export function decideKeyCreation(admin: AdminPrincipal, req: { teamId: string; userId: string }): KeyCreationDecision {
-  switch (admin.role) {
-    case 'PLATFORM_ADMIN':
-    case 'ORG_ADMIN':
-      return { allowed: true };
-    case 'FINANCE':
-      return { allowed: false, message: 'role FINANCE is read-only; creating a key needs ORG_ADMIN, TEAM_ADMIN of the team or MEMBER for its own user' };
-    case 'TEAM_ADMIN':
-      if (admin.teamId && admin.teamId === req.teamId) return { allowed: true };
-      return { allowed: false, message: `role TEAM_ADMIN may only create keys in its own team; team ${req.teamId} needs ORG_ADMIN or its TEAM_ADMIN` };
-    case 'MEMBER':
-      if (admin.userId && admin.userId === req.userId) return { allowed: true };
-      return { allowed: false, message: `role MEMBER may only create keys for its own user; user ${req.userId} needs ORG_ADMIN or the team's TEAM_ADMIN` };
+  // Finance reads every key but changes none.
+  if (admin.role === 'FINANCE') {
+    return { allowed: false, message: 'role FINANCE is read-only; creating a key needs ORG_ADMIN, TEAM_ADMIN of the team or MEMBER for its own user' };
   }
+  // Everyone else creates exactly the keys it would reach.
+  if (reachesKey(keyReachOf(admin), req)) return { allowed: true };
+  return admin.role === 'TEAM_ADMIN'
+    ? { allowed: false, message: `role TEAM_ADMIN may only create keys in its own team; team ${req.teamId} needs ORG_ADMIN or its TEAM_ADMIN` }
+    : { allowed: false, message: `role MEMBER may only create keys for its own user; user ${req.userId} needs ORG_ADMIN or the team's TEAM_ADMIN` };
 }
