@@ -71,7 +71,7 @@ async function main(): Promise<void> {
     // Redis counters of every budget level, against the ledger.
     const counterKeys = await scanKeys(p, `${p.env.REDIS_PREFIX}:{org:${org.orgId}}:budget:*`);
     const counters: Record<string, { spent: string; reserved: string }> = {};
-    for (const k of counterKeys.filter((k) => !k.endsWith(':resv'))) {
+    for (const k of counterKeys) {
       const [spent, reserved] = await p.redis.hmget(k, 'spent', 'reserved');
       counters[k] = { spent: spent ?? '0', reserved: reserved ?? '0' };
     }

@@ -105,7 +105,10 @@ export async function startBenchPlatform(opts: { edges: number }): Promise<Bench
   };
   const children: ChildProcess[] = [];
   const spawnNode = (script: string, extra: Record<string, string>) => {
-    const nodeArgs = script.includes('mcp-edge') && process.env.BENCH_EDGE_NODE_ARGS ? process.env.BENCH_EDGE_NODE_ARGS.split(' ') : [];
+    // Extra node flags per process, e.g. BENCH_EDGE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof".
+    const app = script.includes('mcp-edge') ? 'EDGE' : script.includes('worker') ? 'WORKER' : script.includes('fixture') ? 'FIXTURE' : 'ADMIN';
+    const flags = process.env[`BENCH_${app}_NODE_ARGS`];
+    const nodeArgs = flags ? flags.split(' ') : [];
     const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'dist', script)], { env: { ...env, ...extra }, stdio: ['ignore', 'pipe', 'inherit'] });
     children.push(child);
     return child;

@@ -1,24 +1,37 @@
+import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { EdgeConfig } from '@tollgate/config';
-import { randomUUID } from 'node:crypto';
-import type { NextFunction, Request, Response } from 'express';
 import { EdgeModule } from './edge.module';
+import { McpEndpoint, isMcpRequest } from './mcp/mcp-endpoint';
 
-/** Builds the edge app (not listening). Body parsing is left to the MCP SDK transport. */
+/**
+ * Builds the edge app (not listening). `/mcp` is served by McpEndpoint straight off the Node HTTP
+ * server; Express (through Nest) serves the rest: health, metrics, protected-resource metadata.
+ * Body parsing is left to the MCP endpoint.
+ */
 export async function createEdgeApp(config: EdgeConfig): Promise<INestApplication> {
   const app = await NestFactory.create<NestExpressApplication>(EdgeModule.forRoot(config), {
     bodyParser: false,
     logger: loggerLevels(config.log.level),
   });
   app.set('trust proxy', true);
-  app.use((req: Request, res: Response, next: NextFunction) => {
+  routeMcpAroundExpress(app.getHttpServer() as Server, app.get(McpEndpoint));
+  return app;
+}
+
+/** Every request gets `x-request-id` (the caller's, if sane); /mcp goes to the endpoint, the rest to Express. */
+function routeMcpAroundExpress(server: Server, mcp: McpEndpoint): void {
+  const express = server.listeners('request') as RequestListener[];
+  server.removeAllListeners('request');
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const incoming = req.headers['x-request-id'];
     res.setHeader('x-request-id', typeof incoming === 'string' && incoming.length <= 128 ? incoming : randomUUID());
-    next();
+    if (isMcpRequest(req.url)) void mcp.handle(req, res);
+    else for (const listener of express) listener(req, res);
   });
-  return app;
 }
 
 export function loggerLevels(level: EdgeConfig['log']['level']) {

@@ -24,6 +24,7 @@ import { HealthController } from './health/health.controller';
 import { McpServerFactory } from './mcp/mcp-server.factory';
 import { LeanToolCallHandler } from './mcp/lean-tool-call.handler';
 import { McpController } from './mcp/mcp.controller';
+import { McpEndpoint } from './mcp/mcp-endpoint';
 import { UpstreamListChangedRelay } from './upstream-list-changed.relay';
 
 @Module({})
@@ -47,7 +48,7 @@ export class EdgeModule {
         ConnectionsModule,
       ],
       controllers: [McpController, HealthController],
-      providers: [GovernedCallPipeline, ResultPager, McpSessionStore, SessionHub, UpstreamCaller, ProgressiveDisclosure, CodeModeService, McpServerFactory, LeanToolCallHandler, EdgeMetrics, UpstreamListChangedRelay],
+      providers: [GovernedCallPipeline, ResultPager, McpSessionStore, SessionHub, UpstreamCaller, ProgressiveDisclosure, CodeModeService, McpServerFactory, LeanToolCallHandler, McpEndpoint, EdgeMetrics, UpstreamListChangedRelay],
     };
   }
 }

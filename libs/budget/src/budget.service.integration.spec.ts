@@ -116,6 +116,44 @@ describe('BudgetService on real Redis and Postgres', () => {
     expect((await budgets.reserveSpend(scopes, 'small', 500n)).ok).toBe(true);
   });
 
+  it('should not invent a counter when Redis lost it while a call was in flight', async () => {
+    // The ledger already holds 9,500 for this key (the test above); 4,000 more here.
+    await setBudgets([{ scope: 'KEY', limit: 20_000n, period: 'TOTAL' }]);
+    await prisma.usageEvent.create({
+      data: {
+        id: 'ledger-2', orgId: scopes.orgId, teamId: scopes.teamId, userId: scopes.userId, keyId: scopes.keyId,
+        upstreamId: scopes.orgId, toolName: 't', outcome: 'OK', costMicros: 4_000n, latencyMs: 1, occurredAt: new Date(),
+      },
+    });
+    const inFlight = await budgets.reserveSpend(scopes, 'in-flight', 1_000n);
+    expect(inFlight.ok).toBe(true);
+    // Redis loses the counter (and the reservation) while the upstream works; the call then settles.
+    await deleteRedisKeys(env.redisUrl, `${env.redisPrefix}:{org:${scopes.orgId}}`);
+    if (inFlight.ok) await budgets.settleSpend(inFlight.reservation, 1_000n);
+    // The settlement did not create a counter holding only its own 1,000: the next call rebuilds
+    // the counter from the ledger (13,500 there) and sees the real spend.
+    const next = await budgets.reserveSpend(scopes, 'next-after-loss', 7_000n);
+    expect(next.ok).toBe(false);
+    if (!next.ok) expect(next.exceeded.spentMicros).toBe(13_500n);
+  });
+
+  it('should sweep a dead reservation once, across every budget it held', async () => {
+    // This month's ledger holds 13,500 for the key and the org (the tests above).
+    await setBudgets([
+      { scope: 'KEY', limit: 100_000n },
+      { scope: 'ORG', limit: 100_000n },
+    ]);
+    const start = new Date();
+    expect((await budgets.reserveSpend(scopes, 'dead-two', 60_000n, start)).ok).toBe(true);
+    expect((await budgets.reserveSpend(scopes, 'while-held', 60_000n, new Date(start.getTime() + 1000))).ok).toBe(false);
+    // Past the 5 s deadline the dead reservation leaves both budgets; only the new one is held.
+    const later = await budgets.reserveSpend(scopes, 'after-sweep', 60_000n, new Date(start.getTime() + 6000));
+    expect(later.ok && later.standings.map((s) => [s.scope, s.spentMicros, s.reservedMicros])).toEqual([
+      ['KEY', 13_500n, 60_000n],
+      ['ORG', 13_500n, 60_000n],
+    ]);
+  });
+
   it('should allow a soft budget to go over', async () => {
     await setBudgets([{ scope: 'KEY', limit: 100n, mode: 'SOFT' }]);
     const r = await budgets.reserveSpend(scopes, 'soft', 1_000n);

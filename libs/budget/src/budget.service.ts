@@ -55,7 +55,6 @@ interface BoundBudget {
   periodStart: Date;
   resetsAt: Date | null;
   hashKey: string;
-  deadlineKey: string;
   ttlSeconds: number;
 }
 
@@ -140,7 +139,12 @@ export class BudgetService implements OnModuleInit {
     const window = this.currentWindow(rule.period, scopes.timeZone, now);
     const base = this.redis.orgKey(scopes.orgId, 'budget', rule.id, String(window.start.getTime()));
     const ttlSeconds = window.end ? Math.ceil((window.end.getTime() - now.getTime()) / 1000) + COUNTER_GRACE_SECONDS : 0;
-    return { rule, periodStart: window.start, resetsAt: window.end, hashKey: base, deadlineKey: `${base}:resv`, ttlSeconds };
+    return { rule, periodStart: window.start, resetsAt: window.end, hashKey: base, ttlSeconds };
+  }
+
+  /** The scripts' keys for a call: the organisation's reservations (records, deadlines), then each budget's counter. */
+  private scriptKeys(orgId: string, budgets: BoundBudget[]): string[] {
+    return [this.redis.orgKey(orgId, 'budget-resv'), this.redis.orgKey(orgId, 'budget-resv', 'deadlines'), ...budgets.map((b) => b.hashKey)];
   }
 
   /**
@@ -153,9 +157,9 @@ export class BudgetService implements OnModuleInit {
     if (budgets.length === 0) return { ok: true, reservation, standings: [] };
 
     const ttlMs = (this.config.edge?.reservationTtlSeconds ?? 120) * 1000;
-    const keys = budgets.flatMap((b) => [b.hashKey, b.deadlineKey]);
+    const keys = this.scriptKeys(scopes.orgId, budgets);
     const args: (string | number)[] = [now.getTime(), reservationId, now.getTime() + ttlMs, amount.toString()];
-    for (const b of budgets) args.push(b.rule.limitMicros.toString(), b.rule.mode === 'HARD' ? '1' : '0', b.ttlSeconds);
+    for (const b of budgets) args.push(b.rule.limitMicros.toString(), b.rule.mode === 'HARD' ? '1' : '0');
 
     // Each missing counter is seeded once, then the script runs again.
     for (let attempt = 0; attempt <= budgets.length; attempt++) {
@@ -177,7 +181,7 @@ export class BudgetService implements OnModuleInit {
   /** Replaces the reservation by the actual cost at every level. */
   async settleSpend(reservation: SpendReservation, actual: Micros): Promise<BudgetStanding[]> {
     if (reservation.budgets.length === 0) return [];
-    const keys = reservation.budgets.flatMap((b) => [b.hashKey, b.deadlineKey]);
+    const keys = this.scriptKeys(reservation.orgId, reservation.budgets);
     const res = (await this.evalScript('settle', keys, [reservation.id, actual.toString()])) as number[];
     return reservation.budgets.map((b, i) => standing(b, BigInt(res[2 * i]), BigInt(res[2 * i + 1])));
   }

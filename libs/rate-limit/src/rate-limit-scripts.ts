@@ -20,8 +20,9 @@ for i = 1, n do
   local windowStart = tonumber(ARGV[base + 3])
   local maxConc = tonumber(ARGV[base + 4])
   if limit > 0 then
-    local cur = tonumber(redis.call('GET', KEYS[3*i-2]) or '0')
-    local prev = tonumber(redis.call('GET', KEYS[3*i-1]) or '0')
+    local counts = redis.call('MGET', KEYS[3*i-2], KEYS[3*i-1])
+    local cur = tonumber(counts[1] or '0')
+    local prev = tonumber(counts[2] or '0')
     local overlap = 1 - (now - windowStart) / windowMs
     if prev * overlap + cur + 1 > limit then
       local retry = windowStart + windowMs - now
@@ -47,8 +48,10 @@ for i = 1, n do
   local windowMs = tonumber(ARGV[base + 2])
   local maxConc = tonumber(ARGV[base + 4])
   if limit > 0 then
-    redis.call('INCR', KEYS[3*i-2])
-    redis.call('PEXPIRE', KEYS[3*i-2], windowMs * 2)
+    -- A window's counter expires once it can no longer count as the previous window.
+    if redis.call('INCR', KEYS[3*i-2]) == 1 then
+      redis.call('PEXPIRE', KEYS[3*i-2], windowMs * 2)
+    end
   end
   if maxConc > 0 then
     redis.call('ZADD', KEYS[3*i], deadline, id)
@@ -56,4 +59,12 @@ for i = 1, n do
   end
 end
 return {1}
+`;
+
+/** KEYS: the concurrency sets holding the call   ARGV: callId. Gives the call's slots back. */
+export const RELEASE_SCRIPT = `
+for _, k in ipairs(KEYS) do
+  redis.call('ZREM', k, ARGV[1])
+end
+return 1
 `;

@@ -3,7 +3,7 @@ import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { PrismaService } from '@tollgate/db';
 import { TenantLevel, ToolRef, appliesToCaller, matchesToolPattern } from '@tollgate/kernel';
 import { OrgConfigCache, RedisService } from '@tollgate/redis';
-import { ADMIT_SCRIPT } from './rate-limit-scripts';
+import { ADMIT_SCRIPT, RELEASE_SCRIPT } from './rate-limit-scripts';
 
 export type RateLimitScope = TenantLevel;
 
@@ -34,7 +34,7 @@ const NOOP_RELEASE = async () => undefined;
 @Injectable()
 export class RateLimitService implements OnModuleInit {
   private readonly cache: OrgConfigCache<RateLimitRule[]>;
-  private admitSha = '';
+  private readonly shas = { admit: '', release: '' };
 
   constructor(
     private readonly prisma: PrismaService,
@@ -46,7 +46,12 @@ export class RateLimitService implements OnModuleInit {
 
   async onModuleInit(): Promise<void> {
     await this.cache.attach(this.redis);
-    this.admitSha = (await this.redis.client.script('LOAD', ADMIT_SCRIPT)) as string;
+    await this.loadScripts();
+  }
+
+  private async loadScripts(): Promise<void> {
+    const load = (s: string) => this.redis.client.script('LOAD', s) as Promise<string>;
+    [this.shas.admit, this.shas.release] = await Promise.all([load(ADMIT_SCRIPT), load(RELEASE_SCRIPT)]);
   }
 
   async rulesFor(caller: RateLimitCaller, tool: ToolRef): Promise<RateLimitRule[]> {
@@ -67,7 +72,7 @@ export class RateLimitService implements OnModuleInit {
       keys.push(`${base}:w:${index}`, `${base}:w:${index - 1}`, `${base}:c`);
       args.push(r.callsPerWindow ?? 0, windowMs, index * windowMs, r.maxConcurrent ?? 0);
     }
-    const res = (await this.evalAdmit(keys, args)) as number[];
+    const res = (await this.evalScript('admit', keys, args)) as number[];
     if (res[0] === 0) {
       return { admitted: false, rule: rules[res[1] - 1], kind: res[2] === 1 ? 'WINDOW' : 'CONCURRENCY', retryAfterMs: res[3] };
     }
@@ -75,20 +80,20 @@ export class RateLimitService implements OnModuleInit {
     if (concurrencyKeys.length === 0) return { admitted: true, release: NOOP_RELEASE };
     return {
       admitted: true,
-      // Plain ZREMs, not a MULTI: each is atomic on its own, and auto-pipelining sends them in one write.
       release: async () => {
-        await Promise.all(concurrencyKeys.map((k) => this.redis.client.zrem(k, callId)));
+        await this.evalScript('release', concurrencyKeys, [callId]);
       },
     };
   }
 
-  private async evalAdmit(keys: string[], args: (string | number)[]): Promise<unknown> {
+  /** EVALSHA, reloading the scripts once if Redis lost them (restart, failover, SCRIPT FLUSH). */
+  private async evalScript(which: keyof RateLimitService['shas'], keys: string[], args: (string | number)[]): Promise<unknown> {
     try {
-      return await this.redis.client.evalsha(this.admitSha, keys.length, ...keys, ...args);
+      return await this.redis.client.evalsha(this.shas[which], keys.length, ...keys, ...args);
     } catch (err) {
       if (!(err instanceof Error) || !err.message.includes('NOSCRIPT')) throw err;
-      this.admitSha = (await this.redis.client.script('LOAD', ADMIT_SCRIPT)) as string;
-      return this.redis.client.evalsha(this.admitSha, keys.length, ...keys, ...args);
+      await this.loadScripts();
+      return this.redis.client.evalsha(this.shas[which], keys.length, ...keys, ...args);
     }
   }
 }

@@ -25,7 +25,19 @@ export interface VisibleTool {
   price: PriceRuleData | null;
 }
 
-type Admission = { ok: true; reservation: SpendReservation; releaseSlot: () => Promise<void> } | { ok: false; refusal: CallToolResult };
+type Admission =
+  | { ok: true; reservation: SpendReservation; standings: BudgetStanding[]; releaseSlot: () => Promise<void> }
+  | { ok: false; refusal: CallToolResult };
+
+/** What a priced call holds while the upstream works: its reservation and concurrency slot. */
+interface Held {
+  reservation: SpendReservation;
+  /** The budgets as the reservation left them (this call's estimate reserved). */
+  standings: BudgetStanding[];
+  estimate: Micros;
+  /** Gives the concurrency slot back; the first call does it, later ones do nothing. */
+  releaseSlot: () => Promise<void>;
+}
 
 interface PricedCall {
   callId: string;
@@ -91,11 +103,12 @@ export class GovernedCallPipeline {
 
     // The concurrency slot is given back with the settlement (or on any failure), exactly once.
     let slotReleased: Promise<void> | undefined;
-    const releaseSlot = () => (slotReleased ??= admission.releaseSlot());
+    const held: Held = { reservation: admission.reservation, standings: admission.standings, estimate, releaseSlot: () => (slotReleased ??= admission.releaseSlot()) };
     try {
-      return await this.pricedCall(principal, call, admission.reservation, releaseSlot, args, catalog, outputLimits, signal);
+      return await this.pricedCall(principal, call, held, args, catalog, outputLimits, signal);
     } finally {
-      await releaseSlot();
+      // Every path that settles gives the slot back with the settlement; this is for the others.
+      if (!slotReleased) this.inBackground(held.releaseSlot(), `concurrency slot of call ${call.callId} not released`);
     }
   }
 
@@ -125,14 +138,13 @@ export class GovernedCallPipeline {
       await slot.release();
       return { ok: false, refusal: budgetExceededResult(tool.exposedName, spend.exceeded, spend.requestedMicros) };
     }
-    return { ok: true, reservation: spend.reservation, releaseSlot: slot.release };
+    return { ok: true, reservation: spend.reservation, standings: spend.standings, releaseSlot: slot.release };
   }
 
   private async pricedCall(
     principal: Principal,
     call: PricedCall,
-    reservation: SpendReservation,
-    releaseSlot: () => Promise<void>,
+    held: Held,
     args: Record<string, unknown> | undefined,
     catalog: OrgCatalog,
     outputLimits: OutputLimits,
@@ -147,17 +159,17 @@ export class GovernedCallPipeline {
       const called = await this.upstreams.callTool(principal, upstreamOf(catalog, tool), tool.name, args, signal);
       if (!called.ok) {
         // Nothing reached the upstream: no charge.
-        await this.budgets.releaseSpend(reservation);
+        await this.budgets.releaseSpend(held.reservation);
         return this.refuse(exposedName, authRequiredResult(exposedName, called.authRequired));
       }
       result = called.result;
     } catch (err) {
       if (!(err instanceof UpstreamException)) {
-        await this.budgets.releaseSpend(reservation);
+        await this.budgets.releaseSpend(held.reservation);
         throw err;
       }
       const cost = actualCallCost(call.rule, { failed: true, outputTokens: 0, reportedCostMicros: null }, call.outputTokenCap);
-      const standings = await this.settleAndMeter(principal, call, reservation, releaseSlot, 'UPSTREAM_ERROR', cost, 0);
+      const standings = this.settleAndMeter(principal, call, held, 'UPSTREAM_ERROR', cost, 0);
       return upstreamFailureResult(exposedName, err, callMeta(call, cost, 0), standings);
     }
 
@@ -167,14 +179,14 @@ export class GovernedCallPipeline {
       result = (await this.pager.pageResult(principal, call.callId, result, call.outputTokenCap)).result;
     } else if (outputTokens > call.outputTokenCap) {
       const cost = actualCallCost(call.rule, { failed: false, outputTokens: 0, reportedCostMicros: null }, call.outputTokenCap);
-      const standings = await this.settleAndMeter(principal, call, reservation, releaseSlot, 'TOOL_ERROR', cost, 0);
+      const standings = this.settleAndMeter(principal, call, held, 'TOOL_ERROR', cost, 0);
       return outputBudgetExceededResult(exposedName, outputTokens, call.outputTokenCap, callMeta(call, cost, 0), standings);
     }
 
     // Settle and meter
     const failed = result.isError === true;
     const cost = actualCallCost(call.rule, { failed, outputTokens, reportedCostMicros: reportedCost(result) }, call.outputTokenCap);
-    const standings = await this.settleAndMeter(principal, call, reservation, releaseSlot, failed ? 'TOOL_ERROR' : 'OK', cost, outputTokens);
+    const standings = this.settleAndMeter(principal, call, held, failed ? 'TOOL_ERROR' : 'OK', cost, outputTokens);
     return {
       ...result,
       _meta: { ...(result._meta ?? {}), [CALL_META_KEY]: callMeta(call, cost, outputTokens), [BUDGET_META_KEY]: budgetMeta(standings) },
@@ -194,22 +206,23 @@ export class GovernedCallPipeline {
   }
 
   /**
-   * Settle (the reservation becomes the actual cost), meter (the ledger row joins the next batch)
-   * and give back the concurrency slot, at once. The agent gets its answer once the charge is
-   * counted in the budget counters.
+   * Settle (the reservation becomes the actual cost), meter (the ledger row) and give back the
+   * concurrency slot. The agent's answer does not wait for Redis: the three commands are sent
+   * before this edge reads its next request (one auto-pipelined write), so a later call through
+   * this edge always sees them, and until Redis applies them the reservation still holds at least
+   * the cost, so no other edge can spend it twice. The standings in the answer are the ones the
+   * reservation saw, with this call settled.
    */
-  private async settleAndMeter(
-    principal: Principal,
-    call: PricedCall,
-    reservation: SpendReservation,
-    releaseSlot: () => Promise<void>,
-    outcome: UsageEvent['outcome'],
-    cost: Micros,
-    outputTokens: number,
-  ): Promise<BudgetStanding[]> {
+  private settleAndMeter(principal: Principal, call: PricedCall, held: Held, outcome: UsageEvent['outcome'], cost: Micros, outputTokens: number): BudgetStanding[] {
     this.meter(principal, call, outcome, cost, outputTokens);
-    const [standings] = await Promise.all([this.budgets.settleSpend(reservation, cost), releaseSlot()]);
-    return standings;
+    this.inBackground(this.budgets.settleSpend(held.reservation, cost), `call ${call.callId} not settled (its reservation expires; the ledger has the call)`);
+    this.inBackground(held.releaseSlot(), `concurrency slot of call ${call.callId} not released`);
+    return held.standings.map((s) => settled(s, held.estimate, cost));
+  }
+
+  /** Work the answer does not wait for; a failure is logged, never thrown at the agent. */
+  private inBackground(work: Promise<unknown>, what: string): void {
+    work.catch((err: Error) => this.logger.error(`${what}: ${err.message}`));
   }
 
   private refuse(exposedName: string, result: CallToolResult): CallToolResult {
@@ -241,6 +254,14 @@ export class GovernedCallPipeline {
     // counters already hold the charge, so a queue outage is logged, not the agent's problem.
     this.metering.recordUsage(event).catch((err: Error) => this.logger.error(`usage event ${event.id} could not be queued: ${err.message}`));
   }
+}
+
+/** A budget's standing after a call that reserved `estimate` settled at `cost`. */
+function settled(s: BudgetStanding, estimate: Micros, cost: Micros): BudgetStanding {
+  const spentMicros = s.spentMicros + cost;
+  const reservedMicros = s.reservedMicros > estimate ? s.reservedMicros - estimate : 0n;
+  const remaining = s.limitMicros - spentMicros - reservedMicros;
+  return { ...s, spentMicros, reservedMicros, remainingMicros: remaining > 0n ? remaining : 0n };
 }
 
 function spendScopes(p: Principal) {

@@ -1,39 +1,57 @@
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TLSSocket } from 'node:tls';
 
 /** The bearer credential of a request, or null. */
-export function bearerToken(req: Request): string | null {
+export function bearerToken(req: IncomingMessage): string | null {
   const header = req.headers.authorization;
   if (!header) return null;
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   return match ? match[1] : null;
 }
 
-export function edgeBaseUrl(req: Request, publicUrl: string | undefined): string {
-  return publicUrl ?? `${req.protocol}://${req.headers.host}`;
+/** The scheme the client used: the first `X-Forwarded-Proto` (the edge runs behind proxies), else the socket's. */
+function requestProtocol(req: IncomingMessage): string {
+  const forwarded = req.headers['x-forwarded-proto'];
+  const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0].trim();
+  if (first) return first;
+  return (req.socket as TLSSocket).encrypted ? 'https' : 'http';
+}
+
+export function edgeBaseUrl(req: IncomingMessage, publicUrl: string | undefined): string {
+  return publicUrl ?? `${requestProtocol(req)}://${req.headers.host}`;
+}
+
+/** A JSON answer on a plain Node response (the /mcp endpoint runs outside Express). */
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { ...headers, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
 }
 
 /**
  * 401 with `WWW-Authenticate`, pointing clients at the protected-resource metadata (RFC 9728),
  * and a JSON-RPC shaped body so MCP clients can show the reason.
  */
-export function sendUnauthorized(req: Request, res: Response, publicUrl: string | undefined, reason: 'missing' | 'invalid'): void {
+export function sendUnauthorized(req: IncomingMessage, res: ServerResponse, publicUrl: string | undefined, reason: 'missing' | 'invalid'): void {
   const base = edgeBaseUrl(req, publicUrl);
   const params = [`realm="tollgate"`, `resource_metadata="${base}/.well-known/oauth-protected-resource"`];
   if (reason === 'invalid') params.push(`error="invalid_token"`, `error_description="The virtual key is unknown, revoked or expired"`);
-  res
-    .status(401)
-    .setHeader('WWW-Authenticate', `Bearer ${params.join(', ')}`)
-    .json({
+  sendJson(
+    res,
+    401,
+    {
       jsonrpc: '2.0',
       error: { code: -32001, message: reason === 'missing' ? 'Authentication required: send "Authorization: Bearer <virtual key>"' : 'Invalid virtual key' },
       id: null,
-    });
+    },
+    { 'WWW-Authenticate': `Bearer ${params.join(', ')}` },
+  );
 }
 
 const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
 /** DNS-rebinding protection: the Host (and Origin, when sent) must name this service. */
-export function isAllowedHost(req: Request, allowedHosts: string[]): boolean {
+export function isAllowedHost(req: IncomingMessage, allowedHosts: string[]): boolean {
   const hostOk = (host: string | undefined) => {
     if (!host) return false;
     const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.split(':')[0];

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { ErrorCode, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Principal } from '@tollgate/identity';
 import { mediaTypeOf } from '@tollgate/kernel';
 import { ProgressiveDisclosure } from '../disclosure/progressive-disclosure.service';
@@ -28,7 +28,7 @@ export class LeanToolCallHandler {
   constructor(private readonly disclosure: ProgressiveDisclosure) {}
 
   /** The call, if this request can take the lean path; null sends it to the SDK. */
-  accepts(req: Request, body: unknown, session: McpSession | null): LeanToolCall | null {
+  accepts(req: IncomingMessage, body: unknown, session: McpSession | null): LeanToolCall | null {
     // A client that can open URLs gets streamed answers (a connect link may come before the result).
     if (session?.elicitationUrl) return null;
     if (!acceptsBothAnswerKinds(req.headers.accept) || mediaTypeOf(req.headers['content-type']) !== 'application/json') return null;
@@ -37,7 +37,7 @@ export class LeanToolCallHandler {
     return leanToolCallOf(body);
   }
 
-  async answer(res: Response, principal: Principal, session: McpSession | null, call: LeanToolCall): Promise<void> {
+  async answer(res: ServerResponse, principal: Principal, session: McpSession | null, call: LeanToolCall): Promise<void> {
     // The agent hung up: abort the upstream call, as the SDK does for a cancelled request.
     const abort = new AbortController();
     const onClose = () => {

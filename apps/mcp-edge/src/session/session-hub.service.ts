@@ -1,13 +1,13 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { ORG_CONFIG_CHANGED_CHANNEL, RedisService } from '@tollgate/redis';
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 
 const SESSION_NOTIFY_CHANNEL = 'mcp-session-notify';
 const KEEP_ALIVE_MS = 25_000;
 
 interface Stream {
   orgId: string;
-  res: Response;
+  res: ServerResponse;
   keepAlive: NodeJS.Timeout;
 }
 
@@ -31,7 +31,7 @@ export class SessionHub implements OnModuleInit, OnApplicationShutdown {
   }
 
   /** Holds `res` open as the session's SSE stream until the client goes away. */
-  attachStream(sessionId: string, orgId: string, res: Response): void {
+  attachStream(sessionId: string, orgId: string, res: ServerResponse): void {
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'Mcp-Session-Id': sessionId });
     res.write(': connected\n\n');
     const stream: Stream = { orgId, res, keepAlive: setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS) };

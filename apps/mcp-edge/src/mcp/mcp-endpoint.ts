@@ -1,0 +1,123 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { EdgeConfig, TOLLGATE_CONFIG } from '@tollgate/config';
+import { Principal, PrincipalResolver } from '@tollgate/identity';
+import { McpSession, McpSessionStore } from '../session/mcp-session.store';
+import { SessionHub } from '../session/session-hub.service';
+import { bearerToken, isAllowedHost, sendJson, sendUnauthorized } from './edge-auth';
+import { readJsonBody } from './json-body';
+import { LeanToolCallHandler } from './lean-tool-call.handler';
+import { McpServerFactory } from './mcp-server.factory';
+
+/** The path agents talk MCP on. */
+export const MCP_PATH = '/mcp';
+
+/** Whether a request targets the MCP endpoint (`/mcp`, with or without a query string). */
+export function isMcpRequest(url: string | undefined): boolean {
+  return url !== undefined && url.startsWith(MCP_PATH) && (url.length === MCP_PATH.length || url[MCP_PATH.length] === '?');
+}
+
+/**
+ * MCP Streamable HTTP at /mcp, served on the plain Node request and response: the edge's hot path
+ * does not go through Express routing or Nest's router (they cost as much CPU per call as the
+ * governance itself). Authenticate the virtual key, then answer a plain `tools/call` on the lean
+ * path and hand everything else to the SDK transport.
+ * An `initialize` opens a session (its id in `Mcp-Session-Id`, its state in Redis, so any replica
+ * serves it); requests without a session id are served statelessly.
+ */
+@Injectable()
+export class McpEndpoint {
+  private readonly logger = new Logger(McpEndpoint.name);
+
+  constructor(
+    private readonly principals: PrincipalResolver,
+    private readonly servers: McpServerFactory,
+    private readonly sessions: McpSessionStore,
+    private readonly hub: SessionHub,
+    private readonly leanToolCalls: LeanToolCallHandler,
+    @Inject(TOLLGATE_CONFIG) private readonly config: EdgeConfig,
+  ) {}
+
+  /** Serves one request; never rejects (a failure is a JSON-RPC error answer). */
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    try {
+      await this.serve(req, res);
+    } catch (err) {
+      this.logger.error(`mcp request failed: ${(err as Error).message}`);
+      if (!res.headersSent) sendJson(res, 500, { jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null });
+      else res.end();
+    }
+  }
+
+  private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (!isAllowedHost(req, this.config.edge.allowedHosts)) {
+      return sendJson(res, 403, { jsonrpc: '2.0', error: { code: -32000, message: 'Forbidden: Host or Origin not allowed' }, id: null });
+    }
+    const secret = bearerToken(req);
+    if (!secret) return sendUnauthorized(req, res, this.config.edge.publicUrl, 'missing');
+    const principal = await this.principals.resolveVirtualKey(secret);
+    if (!principal) return sendUnauthorized(req, res, this.config.edge.publicUrl, 'invalid');
+
+    const sessionHeader = req.headers['mcp-session-id'];
+    const sessionId = typeof sessionHeader === 'string' ? sessionHeader : undefined;
+    if (req.method === 'GET' || req.method === 'DELETE') return this.serveSessionRequest(req, res, principal, sessionId);
+    if (req.method !== 'POST') {
+      return sendJson(res, 405, { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed' }, id: null }, { Allow: 'GET, POST, DELETE' });
+    }
+
+    // The body is read here (not by the SDK) to see whether it opens a session.
+    const body = await readJsonBody(req);
+    if (!body.ok) return sendJson(res, body.status, { jsonrpc: '2.0', error: { code: body.code, message: body.message }, id: null });
+    let session: McpSession | null = null;
+    if (sessionId) {
+      session = await this.sessions.getSession(principal, sessionId);
+      if (!session) return sendSessionNotFound(res);
+    } else if (isInitialize(body.value)) {
+      session = await this.sessions.createSession(principal, { elicitationUrl: supportsUrlElicitation(body.value) });
+    }
+    if (session) res.setHeader('Mcp-Session-Id', session.id);
+
+    const leanCall = this.leanToolCalls.accepts(req, body.value, session);
+    if (leanCall) return this.leanToolCalls.answer(res, principal, session, leanCall);
+
+    const server = this.servers.createServer(principal, session);
+    // Clients that can open URLs get streamed answers, so a call can offer a link before its result.
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !session?.elicitationUrl });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, body.value);
+  }
+
+  /** GET opens the session's notification stream; DELETE ends the session. Both need a session. */
+  private async serveSessionRequest(req: IncomingMessage, res: ServerResponse, principal: Principal, sessionId: string | undefined): Promise<void> {
+    if (!sessionId) {
+      return sendJson(res, 405, { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed without an Mcp-Session-Id' }, id: null }, { Allow: 'POST' });
+    }
+    if (req.method === 'DELETE') {
+      if (!(await this.sessions.deleteSession(principal, sessionId))) return sendSessionNotFound(res);
+      res.writeHead(200).end();
+      return;
+    }
+    const session = await this.sessions.getSession(principal, sessionId);
+    if (!session) return sendSessionNotFound(res);
+    this.hub.attachStream(session.id, session.orgId, res);
+  }
+}
+
+function isInitialize(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && !Array.isArray(body) && (body as { method?: unknown }).method === 'initialize';
+}
+
+function supportsUrlElicitation(body: unknown): boolean {
+  const caps = (body as { params?: { capabilities?: { elicitation?: { url?: unknown } } } }).params?.capabilities;
+  return caps?.elicitation?.url !== undefined;
+}
+
+function sendSessionNotFound(res: ServerResponse): void {
+  // 404 tells MCP clients to start a new session (Streamable HTTP spec).
+  sendJson(res, 404, { jsonrpc: '2.0', error: { code: -32001, message: 'Session not found: initialize a new session' }, id: null });
+}
