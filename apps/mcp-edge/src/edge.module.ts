@@ -14,6 +14,7 @@ import { RedisModule } from '@tollgate/redis';
 import { UpstreamModule } from '@tollgate/upstream';
 import { CodeModeService } from './code-mode/code-mode.service';
 import { ProgressiveDisclosure } from './disclosure/progressive-disclosure.service';
+import { CallAdmissionService } from './governed-call/call-admission.service';
 import { GovernedCallPipeline } from './governed-call/governed-call.pipeline';
 import { ResultPager } from './governed-call/result-pager.service';
 import { McpSessionStore } from './session/mcp-session.store';
@@ -48,7 +49,7 @@ export class EdgeModule {
         ConnectionsModule,
       ],
       controllers: [McpController, HealthController],
-      providers: [GovernedCallPipeline, ResultPager, McpSessionStore, SessionHub, UpstreamCaller, ProgressiveDisclosure, CodeModeService, McpServerFactory, LeanToolCallHandler, McpEndpoint, EdgeMetrics, UpstreamListChangedRelay],
+      providers: [GovernedCallPipeline, CallAdmissionService, ResultPager, McpSessionStore, SessionHub, UpstreamCaller, ProgressiveDisclosure, CodeModeService, McpServerFactory, LeanToolCallHandler, McpEndpoint, EdgeMetrics, UpstreamListChangedRelay],
     };
   }
 }

@@ -66,6 +66,14 @@ export interface SpendReservation {
   budgets: BoundBudget[];
 }
 
+/** A reservation ready to run: see BudgetService.planReservation. */
+export interface ReservationPlan {
+  scopes: SpendScopes;
+  reservation: SpendReservation;
+  keys: string[];
+  args: (string | number)[];
+}
+
 export type ReserveOutcome =
   | { ok: true; reservation: SpendReservation; standings: BudgetStanding[] }
   | { ok: false; exceeded: BudgetStanding; requestedMicros: Micros };
@@ -148,42 +156,66 @@ export class BudgetService implements OnModuleInit {
   }
 
   /**
+   * What reserving `amount` at every level takes: the reservation to hold, and the keys and
+   * arguments of BUDGET_LUA's budget_check/budget_apply (empty when no budget applies). For callers
+   * that run the reservation inside a larger script (the edge runs it with the rate limits).
+   */
+  async planReservation(scopes: SpendScopes, reservationId: string, amount: Micros, now = new Date()): Promise<ReservationPlan> {
+    const budgets = (await this.budgetsFor(scopes)).map((rule) => this.bind(rule, scopes, now));
+    const reservation: SpendReservation = { id: reservationId, orgId: scopes.orgId, amountMicros: amount, budgets };
+    if (budgets.length === 0) return { scopes, reservation, keys: [], args: [] };
+    const ttlMs = (this.config.edge?.reservationTtlSeconds ?? 120) * 1000;
+    const args: (string | number)[] = [now.getTime(), reservationId, now.getTime() + ttlMs, amount.toString()];
+    for (const b of budgets) args.push(b.rule.limitMicros.toString(), b.rule.mode === 'HARD' ? '1' : '0');
+    return { scopes, reservation, keys: this.scriptKeys(scopes.orgId, budgets), args };
+  }
+
+  /**
+   * Reads budget_apply's or budget_check's answer. A missing counter is seeded from the ledger and
+   * answered `retry`: run the script again (each counter is seeded at most once per call).
+   */
+  async reservationOutcome(plan: ReservationPlan, res: number[]): Promise<ReserveOutcome | 'retry'> {
+    const { budgets } = plan.reservation;
+    if (res[0] === -1) {
+      await this.seedCounter(budgets[res[1] - 1], plan.scopes);
+      return 'retry';
+    }
+    if (res[0] === 0) {
+      const b = budgets[res[1] - 1];
+      return { ok: false, exceeded: standing(b, BigInt(res[2]), BigInt(res[3])), requestedMicros: plan.reservation.amountMicros };
+    }
+    return { ok: true, reservation: plan.reservation, standings: budgets.map((b, i) => standing(b, BigInt(res[1 + 2 * i]), BigInt(res[2 + 2 * i]))) };
+  }
+
+  /**
    * Reserves `amount` at every level at once. Refused (nothing reserved anywhere) if a hard
    * budget would go over; the answer names that budget with its limit, spend and reset time.
    */
   async reserveSpend(scopes: SpendScopes, reservationId: string, amount: Micros, now = new Date()): Promise<ReserveOutcome> {
-    const budgets = (await this.budgetsFor(scopes)).map((rule) => this.bind(rule, scopes, now));
-    const reservation: SpendReservation = { id: reservationId, orgId: scopes.orgId, amountMicros: amount, budgets };
-    if (budgets.length === 0) return { ok: true, reservation, standings: [] };
-
-    const ttlMs = (this.config.edge?.reservationTtlSeconds ?? 120) * 1000;
-    const keys = this.scriptKeys(scopes.orgId, budgets);
-    const args: (string | number)[] = [now.getTime(), reservationId, now.getTime() + ttlMs, amount.toString()];
-    for (const b of budgets) args.push(b.rule.limitMicros.toString(), b.rule.mode === 'HARD' ? '1' : '0');
-
-    // Each missing counter is seeded once, then the script runs again.
-    for (let attempt = 0; attempt <= budgets.length; attempt++) {
-      const res = (await this.evalScript('reserve', keys, args)) as number[];
-      if (res[0] === -1) {
-        await this.seedCounter(budgets[res[1] - 1], scopes);
-        continue;
-      }
-      if (res[0] === 0) {
-        const b = budgets[res[1] - 1];
-        return { ok: false, exceeded: standing(b, BigInt(res[2]), BigInt(res[3])), requestedMicros: amount };
-      }
-      const standings = budgets.map((b, i) => standing(b, BigInt(res[1 + 2 * i]), BigInt(res[2 + 2 * i])));
-      return { ok: true, reservation, standings };
+    const plan = await this.planReservation(scopes, reservationId, amount, now);
+    if (plan.keys.length === 0) return { ok: true, reservation: plan.reservation, standings: [] };
+    for (let attempt = 0; attempt <= plan.reservation.budgets.length; attempt++) {
+      const outcome = await this.reservationOutcome(plan, (await this.evalScript('reserve', plan.keys, plan.args)) as number[]);
+      if (outcome !== 'retry') return outcome;
     }
     throw new BudgetException(BudgetExceptionCode.CounterUnavailable, 'budget counters could not be initialised');
   }
 
+  /** The keys of BUDGET_LUA's budget_settle for a reservation (empty when it holds no budget). */
+  settlementKeys(reservation: SpendReservation): string[] {
+    return reservation.budgets.length === 0 ? [] : this.scriptKeys(reservation.orgId, reservation.budgets);
+  }
+
+  /** Reads budget_settle's answer. */
+  settlementStandings(reservation: SpendReservation, res: number[]): BudgetStanding[] {
+    return reservation.budgets.map((b, i) => standing(b, BigInt(res[2 * i]), BigInt(res[2 * i + 1])));
+  }
+
   /** Replaces the reservation by the actual cost at every level. */
   async settleSpend(reservation: SpendReservation, actual: Micros): Promise<BudgetStanding[]> {
-    if (reservation.budgets.length === 0) return [];
-    const keys = this.scriptKeys(reservation.orgId, reservation.budgets);
-    const res = (await this.evalScript('settle', keys, [reservation.id, actual.toString()])) as number[];
-    return reservation.budgets.map((b, i) => standing(b, BigInt(res[2 * i]), BigInt(res[2 * i + 1])));
+    const keys = this.settlementKeys(reservation);
+    if (keys.length === 0) return [];
+    return this.settlementStandings(reservation, (await this.evalScript('settle', keys, [reservation.id, actual.toString()])) as number[]);
   }
 
   /** Drops a reservation without charging (a failed call that policy makes free). */

@@ -1,70 +1,90 @@
 /**
- * One Lua script checks every rate-limit rule that applies to a call and, only if all pass,
- * counts the call against each: a sliding-window counter (the current fixed window plus the
+ * Rate limits in Lua: every rule that applies to a call is checked and, only if all pass, the
+ * call is counted against each: a sliding-window counter (the current fixed window plus the
  * previous one weighted by how much of it still overlaps) and a concurrency set of in-flight
  * call ids scored by deadline (an edge that dies mid-call frees its slot at the deadline).
  *
- * KEYS: per rule i: W_cur_i, W_prev_i, C_i
- * ARGV: now, callId, deadline, then per rule: limit (0 = none), windowMs, windowStartMs, maxConcurrent (0 = none)
- * Returns {1} when admitted, or {0, i, kind (1 = window, 2 = concurrency), retryAfterMs}.
+ * The functions take their keys and arguments as tables, so the edge can run them in one script
+ * with the budget reservation (see RATE_LIMIT_LUA users):
+ *   K: per rule i: W_cur_i, W_prev_i, C_i
+ *   A: now, callId, deadline, then per rule: limit (0 = none), windowMs, windowStartMs, maxConcurrent (0 = none)
+ * rl_check returns nil when every rule admits the call, or {0, i, kind (1 = window, 2 = concurrency), retryAfterMs}.
  */
-export const ADMIT_SCRIPT = `
-local now = tonumber(ARGV[1])
-local id = ARGV[2]
-local deadline = tonumber(ARGV[3])
-local n = #KEYS / 3
-for i = 1, n do
-  local base = 3 + 4 * (i - 1)
-  local limit = tonumber(ARGV[base + 1])
-  local windowMs = tonumber(ARGV[base + 2])
-  local windowStart = tonumber(ARGV[base + 3])
-  local maxConc = tonumber(ARGV[base + 4])
-  if limit > 0 then
-    local counts = redis.call('MGET', KEYS[3*i-2], KEYS[3*i-1])
-    local cur = tonumber(counts[1] or '0')
-    local prev = tonumber(counts[2] or '0')
-    local overlap = 1 - (now - windowStart) / windowMs
-    if prev * overlap + cur + 1 > limit then
-      local retry = windowStart + windowMs - now
-      if cur + 1 <= limit then
-        -- Refused only by the previous window's decaying weight: admitted once
-        -- prev * (1 - elapsed / windowMs) + cur + 1 <= limit.
-        retry = math.ceil(windowMs * (1 - (limit - cur - 1) / prev)) - (now - windowStart)
-        if retry < 1 then retry = 1 end
+export const RATE_LIMIT_LUA = `
+local function rl_check(K, A)
+  local now = tonumber(A[1])
+  for i = 1, #K / 3 do
+    local base = 3 + 4 * (i - 1)
+    local limit = tonumber(A[base + 1])
+    local windowMs = tonumber(A[base + 2])
+    local windowStart = tonumber(A[base + 3])
+    local maxConc = tonumber(A[base + 4])
+    if limit > 0 then
+      local counts = redis.call('MGET', K[3*i-2], K[3*i-1])
+      local cur = tonumber(counts[1] or '0')
+      local prev = tonumber(counts[2] or '0')
+      local overlap = 1 - (now - windowStart) / windowMs
+      if prev * overlap + cur + 1 > limit then
+        local retry = windowStart + windowMs - now
+        if cur + 1 <= limit then
+          -- Refused only by the previous window's decaying weight: admitted once
+          -- prev * (1 - elapsed / windowMs) + cur + 1 <= limit.
+          retry = math.ceil(windowMs * (1 - (limit - cur - 1) / prev)) - (now - windowStart)
+          if retry < 1 then retry = 1 end
+        end
+        return {0, i, 1, retry}
       end
-      return {0, i, 1, retry}
+    end
+    if maxConc > 0 then
+      redis.call('ZREMRANGEBYSCORE', K[3*i], '-inf', now)
+      if redis.call('ZCARD', K[3*i]) >= maxConc then
+        return {0, i, 2, 1000}
+      end
     end
   end
-  if maxConc > 0 then
-    redis.call('ZREMRANGEBYSCORE', KEYS[3*i], '-inf', now)
-    if redis.call('ZCARD', KEYS[3*i]) >= maxConc then
-      return {0, i, 2, 1000}
+  return nil
+end
+
+local function rl_apply(K, A)
+  local now = tonumber(A[1])
+  local id = A[2]
+  local deadline = tonumber(A[3])
+  for i = 1, #K / 3 do
+    local base = 3 + 4 * (i - 1)
+    local limit = tonumber(A[base + 1])
+    local windowMs = tonumber(A[base + 2])
+    local maxConc = tonumber(A[base + 4])
+    if limit > 0 then
+      -- A window's counter expires once it can no longer count as the previous window.
+      if redis.call('INCR', K[3*i-2]) == 1 then
+        redis.call('PEXPIRE', K[3*i-2], windowMs * 2)
+      end
+    end
+    if maxConc > 0 then
+      redis.call('ZADD', K[3*i], deadline, id)
+      redis.call('PEXPIRE', K[3*i], math.max(deadline - now, 1000))
     end
   end
 end
-for i = 1, n do
-  local base = 3 + 4 * (i - 1)
-  local limit = tonumber(ARGV[base + 1])
-  local windowMs = tonumber(ARGV[base + 2])
-  local maxConc = tonumber(ARGV[base + 4])
-  if limit > 0 then
-    -- A window's counter expires once it can no longer count as the previous window.
-    if redis.call('INCR', KEYS[3*i-2]) == 1 then
-      redis.call('PEXPIRE', KEYS[3*i-2], windowMs * 2)
-    end
-  end
-  if maxConc > 0 then
-    redis.call('ZADD', KEYS[3*i], deadline, id)
-    redis.call('PEXPIRE', KEYS[3*i], math.max(deadline - now, 1000))
+
+-- K: the concurrency sets holding the call.
+local function rl_release(K, id)
+  for _, k in ipairs(K) do
+    redis.call('ZREM', k, id)
   end
 end
+`;
+
+/** KEYS and ARGV as K and A above. Returns {1} when admitted, or rl_check's refusal. */
+export const ADMIT_SCRIPT = `${RATE_LIMIT_LUA}
+local refusal = rl_check(KEYS, ARGV)
+if refusal then return refusal end
+rl_apply(KEYS, ARGV)
 return {1}
 `;
 
 /** KEYS: the concurrency sets holding the call   ARGV: callId. Gives the call's slots back. */
-export const RELEASE_SCRIPT = `
-for _, k in ipairs(KEYS) do
-  redis.call('ZREM', k, ARGV[1])
-end
+export const RELEASE_SCRIPT = `${RATE_LIMIT_LUA}
+rl_release(KEYS, ARGV[1])
 return 1
 `;

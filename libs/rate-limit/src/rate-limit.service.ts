@@ -24,6 +24,16 @@ export interface RateLimitCaller {
   keyId: string;
 }
 
+/** An admission ready to run: see RateLimitService.planAdmission. */
+export interface AdmissionPlan {
+  callId: string;
+  rules: RateLimitRule[];
+  keys: string[];
+  args: (string | number)[];
+  /** The concurrency sets the call takes a slot in. */
+  concurrencyKeys: string[];
+}
+
 export type AdmitOutcome =
   | { admitted: true; release: () => Promise<void> }
   | { admitted: false; rule: RateLimitRule; kind: 'WINDOW' | 'CONCURRENCY'; retryAfterMs: number };
@@ -58,10 +68,14 @@ export class RateLimitService implements OnModuleInit {
     return (await this.cache.get(caller.orgId)).filter((r) => appliesToCaller(r, caller) && matchesToolPattern(r.toolPattern, tool));
   }
 
-  /** Admits the call under every rule that applies, or names the rule that refuses it and when to retry. */
-  async admitCall(caller: RateLimitCaller, tool: ToolRef, callId: string, now = Date.now()): Promise<AdmitOutcome> {
+  /**
+   * What admitting a call takes: the rules that apply and the keys and arguments of RATE_LIMIT_LUA's
+   * rl_check/rl_apply; null when no rule applies. For callers that run the admission inside a
+   * larger script (the edge runs it with the budget reservation).
+   */
+  async planAdmission(caller: RateLimitCaller, tool: ToolRef, callId: string, now = Date.now()): Promise<AdmissionPlan | null> {
     const rules = await this.rulesFor(caller, tool);
-    if (rules.length === 0) return { admitted: true, release: NOOP_RELEASE };
+    if (rules.length === 0) return null;
     const deadline = now + (this.config.edge?.reservationTtlSeconds ?? 120) * 1000;
     const keys: string[] = [];
     const args: (string | number)[] = [now, callId, deadline];
@@ -72,18 +86,27 @@ export class RateLimitService implements OnModuleInit {
       keys.push(`${base}:w:${index}`, `${base}:w:${index - 1}`, `${base}:c`);
       args.push(r.callsPerWindow ?? 0, windowMs, index * windowMs, r.maxConcurrent ?? 0);
     }
-    const res = (await this.evalScript('admit', keys, args)) as number[];
-    if (res[0] === 0) {
-      return { admitted: false, rule: rules[res[1] - 1], kind: res[2] === 1 ? 'WINDOW' : 'CONCURRENCY', retryAfterMs: res[3] };
-    }
     const concurrencyKeys = rules.flatMap((r, i) => (r.maxConcurrent ? [keys[3 * i + 2]] : []));
-    if (concurrencyKeys.length === 0) return { admitted: true, release: NOOP_RELEASE };
-    return {
-      admitted: true,
-      release: async () => {
-        await this.evalScript('release', concurrencyKeys, [callId]);
-      },
-    };
+    return { callId, rules, keys, args, concurrencyKeys };
+  }
+
+  /** The refusal in rl_check's answer. */
+  refusalOf(plan: AdmissionPlan, res: number[]): Extract<AdmitOutcome, { admitted: false }> {
+    return { admitted: false, rule: plan.rules[res[1] - 1], kind: res[2] === 1 ? 'WINDOW' : 'CONCURRENCY', retryAfterMs: res[3] };
+  }
+
+  /** Gives an admitted call's concurrency slots back (what RATE_LIMIT_LUA's rl_release does). */
+  async releaseSlots(plan: AdmissionPlan): Promise<void> {
+    if (plan.concurrencyKeys.length > 0) await this.evalScript('release', plan.concurrencyKeys, [plan.callId]);
+  }
+
+  /** Admits the call under every rule that applies, or names the rule that refuses it and when to retry. */
+  async admitCall(caller: RateLimitCaller, tool: ToolRef, callId: string, now = Date.now()): Promise<AdmitOutcome> {
+    const plan = await this.planAdmission(caller, tool, callId, now);
+    if (!plan) return { admitted: true, release: NOOP_RELEASE };
+    const res = (await this.evalScript('admit', plan.keys, plan.args)) as number[];
+    if (res[0] === 0) return this.refusalOf(plan, res);
+    return { admitted: true, release: () => this.releaseSlots(plan) };
   }
 
   /** EVALSHA, reloading the scripts once if Redis lost them (restart, failover, SCRIPT FLUSH). */

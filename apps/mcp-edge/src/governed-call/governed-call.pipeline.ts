@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { BudgetService, BudgetStanding, SpendReservation } from '@tollgate/budget';
+import { BudgetStanding } from '@tollgate/budget';
 import { OrgCatalog, ServedTool, ToolCatalogService } from '@tollgate/catalog';
 import { EdgeConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { Principal } from '@tollgate/identity';
@@ -8,13 +8,14 @@ import { Micros, microsToJson, parseExposedToolName } from '@tollgate/kernel';
 import { MeteringService, UsageEvent, newCallId } from '@tollgate/metering';
 import { AccessDecision, PolicyService, decideAccess, describeDecision, effectiveOutputLimits } from '@tollgate/policy';
 import { FREE_PRICE, PriceRuleData, PricingService, actualCallCost, estimateCallCost } from '@tollgate/pricing';
-import { RateLimitRule, RateLimitService } from '@tollgate/rate-limit';
+import { RateLimitRule } from '@tollgate/rate-limit';
 import { TokenEncodingName, countJsonTokens } from '@tollgate/tokens';
 import { UpstreamException, UpstreamExceptionCode } from '@tollgate/upstream';
 import { EdgeMetrics } from '../health/edge-metrics.service';
 import { BUDGET_META_KEY, CALL_META_KEY, CallMeta, budgetMeta } from './call-meta';
 import { ResultPager } from './result-pager.service';
 import { ToolErrorCode, toolErrorResult } from './tool-error';
+import { CallAdmissionService, CallHold } from './call-admission.service';
 import { AuthRequired, UpstreamCaller } from './upstream-caller.service';
 
 type OutputLimits = ReturnType<typeof effectiveOutputLimits>;
@@ -25,18 +26,12 @@ export interface VisibleTool {
   price: PriceRuleData | null;
 }
 
-type Admission =
-  | { ok: true; reservation: SpendReservation; standings: BudgetStanding[]; releaseSlot: () => Promise<void> }
-  | { ok: false; refusal: CallToolResult };
-
-/** What a priced call holds while the upstream works: its reservation and concurrency slot. */
-interface Held {
-  reservation: SpendReservation;
-  /** The budgets as the reservation left them (this call's estimate reserved). */
-  standings: BudgetStanding[];
+/** What a priced call holds while the upstream works, and how it ends. */
+interface Held extends CallHold {
   estimate: Micros;
-  /** Gives the concurrency slot back; the first call does it, later ones do nothing. */
-  releaseSlot: () => Promise<void>;
+  /** Settles at `cost` and gives the concurrency slots back; the first call does it, later ones nothing. */
+  complete: (cost: Micros) => Promise<void>;
+  completed: boolean;
 }
 
 interface PricedCall {
@@ -60,8 +55,7 @@ export class GovernedCallPipeline {
     private readonly catalog: ToolCatalogService,
     private readonly policies: PolicyService,
     private readonly pricing: PricingService,
-    private readonly rateLimits: RateLimitService,
-    private readonly budgets: BudgetService,
+    private readonly admission: CallAdmissionService,
     private readonly upstreams: UpstreamCaller,
     private readonly metering: MeteringService,
     private readonly metrics: EdgeMetrics,
@@ -97,48 +91,31 @@ export class GovernedCallPipeline {
     const call = await this.priceCall(principal, tool, newCallId(), startedAt, outputLimits.cap);
     const estimate = estimateCallCost(call.rule, call.outputTokenCap);
 
-    // Rate limit and reserve
-    const admission = await this.admitAndReserve(principal, tool, call, estimate);
-    if (!admission.ok) return this.refuse(exposedName, admission.refusal);
-
-    // The concurrency slot is given back with the settlement (or on any failure), exactly once.
-    let slotReleased: Promise<void> | undefined;
-    const held: Held = { reservation: admission.reservation, standings: admission.standings, estimate, releaseSlot: () => (slotReleased ??= admission.releaseSlot()) };
+    // Rate limit and reserve, in one round trip
+    const admission = await this.admission.admit(callerOf(principal), { namespace: tool.namespace, tool: tool.name }, call.callId, estimate, startedAt);
+    if (!admission.ok) {
+      return this.refuse(
+        exposedName,
+        'rateLimited' in admission
+          ? rateLimitedResult(exposedName, admission.rateLimited.rule, admission.rateLimited.kind, admission.rateLimited.retryAfterMs)
+          : budgetExceededResult(exposedName, admission.budgetExceeded.exceeded, admission.budgetExceeded.requestedMicros),
+      );
+    }
+    const held: Held = {
+      ...admission.hold,
+      estimate,
+      completed: false,
+      complete: (cost) => {
+        held.completed = true;
+        return this.admission.complete(admission.hold, cost);
+      },
+    };
     try {
       return await this.pricedCall(principal, call, held, args, catalog, outputLimits, signal);
     } finally {
-      // Every path that settles gives the slot back with the settlement; this is for the others.
-      if (!slotReleased) this.inBackground(held.releaseSlot(), `concurrency slot of call ${call.callId} not released`);
+      // Every path that reaches the upstream settles; any other way out frees the call, uncharged.
+      if (!held.completed) this.inBackground(held.complete(0n), `reservation of call ${call.callId} not released`);
     }
-  }
-
-  /**
-   * The rate-limit script and the reservation, sent to Redis together (one round trip). Whichever
-   * refuses, the other is undone, so a refused call holds neither a slot nor a reservation; a
-   * rate-limit refusal is reported first, as the rate limit comes first in the pipeline.
-   */
-  private async admitAndReserve(principal: Principal, tool: ServedTool, call: PricedCall, estimate: Micros): Promise<Admission> {
-    const [admitted, reserved] = await Promise.allSettled([
-      this.rateLimits.admitCall(principal, { namespace: tool.namespace, tool: tool.name }, call.callId, call.startedAt),
-      this.budgets.reserveSpend(spendScopes(principal), call.callId, estimate),
-    ]);
-    if (admitted.status === 'rejected' || reserved.status === 'rejected') {
-      await Promise.all([
-        admitted.status === 'fulfilled' && admitted.value.admitted ? admitted.value.release() : undefined,
-        reserved.status === 'fulfilled' && reserved.value.ok ? this.budgets.releaseSpend(reserved.value.reservation) : undefined,
-      ]);
-      throw admitted.status === 'rejected' ? admitted.reason : (reserved as PromiseRejectedResult).reason;
-    }
-    const [slot, spend] = [admitted.value, reserved.value];
-    if (!slot.admitted) {
-      if (spend.ok) await this.budgets.releaseSpend(spend.reservation);
-      return { ok: false, refusal: rateLimitedResult(tool.exposedName, slot.rule, slot.kind, slot.retryAfterMs) };
-    }
-    if (!spend.ok) {
-      await slot.release();
-      return { ok: false, refusal: budgetExceededResult(tool.exposedName, spend.exceeded, spend.requestedMicros) };
-    }
-    return { ok: true, reservation: spend.reservation, standings: spend.standings, releaseSlot: slot.release };
   }
 
   private async pricedCall(
@@ -159,13 +136,13 @@ export class GovernedCallPipeline {
       const called = await this.upstreams.callTool(principal, upstreamOf(catalog, tool), tool.name, args, signal);
       if (!called.ok) {
         // Nothing reached the upstream: no charge.
-        await this.budgets.releaseSpend(held.reservation);
+        await held.complete(0n);
         return this.refuse(exposedName, authRequiredResult(exposedName, called.authRequired));
       }
       result = called.result;
     } catch (err) {
       if (!(err instanceof UpstreamException)) {
-        await this.budgets.releaseSpend(held.reservation);
+        await held.complete(0n);
         throw err;
       }
       const cost = actualCallCost(call.rule, { failed: true, outputTokens: 0, reportedCostMicros: null }, call.outputTokenCap);
@@ -215,8 +192,7 @@ export class GovernedCallPipeline {
    */
   private settleAndMeter(principal: Principal, call: PricedCall, held: Held, outcome: UsageEvent['outcome'], cost: Micros, outputTokens: number): BudgetStanding[] {
     this.meter(principal, call, outcome, cost, outputTokens);
-    this.inBackground(this.budgets.settleSpend(held.reservation, cost), `call ${call.callId} not settled (its reservation expires; the ledger has the call)`);
-    this.inBackground(held.releaseSlot(), `concurrency slot of call ${call.callId} not released`);
+    this.inBackground(held.complete(cost), `call ${call.callId} not settled (its reservation expires; the ledger has the call)`);
     return held.standings.map((s) => settled(s, held.estimate, cost));
   }
 
@@ -264,7 +240,7 @@ function settled(s: BudgetStanding, estimate: Micros, cost: Micros): BudgetStand
   return { ...s, spentMicros, reservedMicros, remainingMicros: remaining > 0n ? remaining : 0n };
 }
 
-function spendScopes(p: Principal) {
+function callerOf(p: Principal) {
   return { orgId: p.orgId, teamId: p.teamId, userId: p.userId, keyId: p.keyId, timeZone: p.orgTimeZone };
 }
 

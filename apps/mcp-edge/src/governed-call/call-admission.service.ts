@@ -1,0 +1,127 @@
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { BUDGET_LUA, BudgetException, BudgetExceptionCode, BudgetService, BudgetStanding, ReservationPlan, SpendReservation, SpendScopes } from '@tollgate/budget';
+import { Micros, ToolRef } from '@tollgate/kernel';
+import { AdmissionPlan, RATE_LIMIT_LUA, RateLimitCaller, RateLimitRule, RateLimitService } from '@tollgate/rate-limit';
+import { RedisService } from '@tollgate/redis';
+
+/**
+ * KEYS: the rate-limit keys, then the budget keys.  ARGV: #rate-limit keys, #rate-limit args, the
+ * rate-limit args, then the budget args. Checks every rate limit and every budget, and only if all
+ * pass counts the call and reserves its estimate: a refused call holds nothing, anywhere.
+ * Returns {0, budget_apply's answer}, {1, rl_check's refusal} or {2, budget_check's refusal or missing counter}.
+ */
+const ADMIT_AND_RESERVE_SCRIPT = `${RATE_LIMIT_LUA}${BUDGET_LUA}
+local nrk, nra = tonumber(ARGV[1]), tonumber(ARGV[2])
+local RK, RA, BK, BA = {}, {}, {}, {}
+for i = 1, #KEYS do
+  if i <= nrk then RK[#RK+1] = KEYS[i] else BK[#BK+1] = KEYS[i] end
+end
+for i = 3, #ARGV do
+  if i <= 2 + nra then RA[#RA+1] = ARGV[i] else BA[#BA+1] = ARGV[i] end
+end
+if nrk > 0 then
+  local refusal = rl_check(RK, RA)
+  if refusal then return {1, refusal} end
+end
+local checked = {1}
+if #BK > 0 then
+  checked = budget_check(BK, BA)
+  if checked[1] ~= 1 then return {2, checked} end
+end
+if nrk > 0 then rl_apply(RK, RA) end
+if #BK > 0 then return {0, budget_apply(BK, BA, checked)} end
+return {0, {1}}
+`;
+
+/**
+ * KEYS: the budget keys, then the concurrency sets.  ARGV: #budget keys, call id, actual cost.
+ * Settles the reservation and gives the concurrency slots back. Returns budget_settle's answer.
+ */
+const SETTLE_AND_RELEASE_SCRIPT = `${RATE_LIMIT_LUA}${BUDGET_LUA}
+local nbk = tonumber(ARGV[1])
+local BK, CK = {}, {}
+for i = 1, #KEYS do
+  if i <= nbk then BK[#BK+1] = KEYS[i] else CK[#CK+1] = KEYS[i] end
+end
+local out = {}
+if nbk > 0 then out = budget_settle(BK, ARGV[2], tonumber(ARGV[3])) end
+if #CK > 0 then rl_release(CK, ARGV[2]) end
+return out
+`;
+
+export type CallAdmission =
+  | { ok: true; hold: CallHold }
+  | { ok: false; rateLimited: { rule: RateLimitRule; kind: 'WINDOW' | 'CONCURRENCY'; retryAfterMs: number } }
+  | { ok: false; budgetExceeded: { exceeded: BudgetStanding; requestedMicros: Micros } };
+
+/** What an admitted call holds until it completes: its reservation and its concurrency slots. */
+export interface CallHold {
+  reservation: SpendReservation;
+  /** The budgets as the reservation left them (this call's estimate reserved). */
+  standings: BudgetStanding[];
+  admission: AdmissionPlan | null;
+}
+
+/**
+ * A governed call's two trips to Redis: before the upstream, rate limits and budget reservation in
+ * one script (one round trip, all or nothing); after, settlement and the concurrency slots in one
+ * script. The scripts are the rate-limit and budget libraries' own Lua functions, run together.
+ */
+@Injectable()
+export class CallAdmissionService implements OnModuleInit {
+  private readonly shas = { admit: '', complete: '' };
+
+  constructor(
+    private readonly redis: RedisService,
+    private readonly rateLimits: RateLimitService,
+    private readonly budgets: BudgetService,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    await this.loadScripts();
+  }
+
+  private async loadScripts(): Promise<void> {
+    const load = (s: string) => this.redis.client.script('LOAD', s) as Promise<string>;
+    [this.shas.admit, this.shas.complete] = await Promise.all([load(ADMIT_AND_RESERVE_SCRIPT), load(SETTLE_AND_RELEASE_SCRIPT)]);
+  }
+
+  /** Rate limits and budgets for one call, in one round trip (none when nothing applies). */
+  async admit(caller: RateLimitCaller & SpendScopes, tool: ToolRef, callId: string, estimate: Micros, now: number): Promise<CallAdmission> {
+    const [admission, reservation] = await Promise.all([this.rateLimits.planAdmission(caller, tool, callId, now), this.budgets.planReservation(caller, callId, estimate, new Date(now))]);
+    if (!admission && reservation.keys.length === 0) return { ok: true, hold: { reservation: reservation.reservation, standings: [], admission } };
+    // Each missing budget counter is seeded from the ledger once, then the script runs again.
+    for (let attempt = 0; attempt <= reservation.reservation.budgets.length; attempt++) {
+      const [kind, res] = (await this.evalScript('admit', [...(admission?.keys ?? []), ...reservation.keys], admissionArgs(admission, reservation))) as [number, number[]];
+      if (kind === 1) return { ok: false, rateLimited: this.rateLimits.refusalOf(admission!, res) };
+      const outcome = await this.budgets.reservationOutcome(reservation, res);
+      if (outcome === 'retry') continue;
+      if (!outcome.ok) return { ok: false, budgetExceeded: outcome };
+      return { ok: true, hold: { reservation: outcome.reservation, standings: outcome.standings, admission } };
+    }
+    throw new BudgetException(BudgetExceptionCode.CounterUnavailable, 'budget counters could not be initialised');
+  }
+
+  /** Settles the reservation at `actual` (0 for a call that is free) and gives the concurrency slots back. */
+  async complete(hold: CallHold, actual: Micros): Promise<void> {
+    const budgetKeys = this.budgets.settlementKeys(hold.reservation);
+    const slotKeys = hold.admission?.concurrencyKeys ?? [];
+    if (budgetKeys.length === 0 && slotKeys.length === 0) return;
+    await this.evalScript('complete', [...budgetKeys, ...slotKeys], [budgetKeys.length, hold.reservation.id, actual.toString()]);
+  }
+
+  /** EVALSHA, reloading the scripts once if Redis lost them (restart, failover, SCRIPT FLUSH). */
+  private async evalScript(which: keyof CallAdmissionService['shas'], keys: string[], args: (string | number)[]): Promise<unknown> {
+    try {
+      return await this.redis.client.evalsha(this.shas[which], keys.length, ...keys, ...args);
+    } catch (err) {
+      if (!(err instanceof Error) || !err.message.includes('NOSCRIPT')) throw err;
+      await this.loadScripts();
+      return this.redis.client.evalsha(this.shas[which], keys.length, ...keys, ...args);
+    }
+  }
+}
+
+function admissionArgs(admission: AdmissionPlan | null, reservation: ReservationPlan): (string | number)[] {
+  return [admission?.keys.length ?? 0, admission?.args.length ?? 0, ...(admission?.args ?? []), ...reservation.args];
+}
