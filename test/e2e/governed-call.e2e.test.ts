@@ -1,8 +1,9 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '@prisma/client';
-import { JobName, QueueName, bullConnection } from '@tollgate/queue';
-import { Queue } from 'bullmq';
+import { usageEntryFields } from '@tollgate/metering';
+import { QueueName, usageOutboxKeys } from '@tollgate/queue';
+import { Redis } from 'ioredis';
 import { SERVER_EVERYTHING, callMeta, connectAgent, textOf, toolError, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
@@ -171,14 +172,15 @@ describe('governed call, end to end', () => {
   it('should write one ledger row when the same usage event is delivered twice', async () => {
     const before = await ledgerRows();
     const original = before[0];
-    // Re-deliver the first event through the queue with a fresh job id: the ledger must ignore it.
-    const q = new Queue(QueueName.UsageLedger, { connection: bullConnection(p.env.redisUrl), prefix: `${p.env.redisPrefix}:bull` });
-    const job = await q.add(JobName.RecordUsage, {
-      events: [{ ...original, costMicros: original.costMicros.toString(), occurredAt: original.occurredAt.toISOString() }],
-    }, { jobId: `${original.id}-redelivered` });
-    await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.UsageLedger, [job.id!]);
-    await q.close();
-    expect((await ledgerRows()).length).toBe(before.length);
+    // Re-deliver the first event through the usage outbox, as an edge would: the ledger must ignore it.
+    const redis = new Redis(p.env.redisUrl);
+    try {
+      await redis.xadd(usageOutboxKeys(p.env.redisPrefix).events, '*', ...usageEntryFields(original));
+    } finally {
+      await redis.quit();
+    }
+    await drainLedger([original.id]);
+    expect(await ledgerRows()).toEqual(before);
   });
 
   it('should answer 401 with WWW-Authenticate for a missing or bad key', async () => {

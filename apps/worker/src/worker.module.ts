@@ -12,6 +12,7 @@ import { FinanceScheduler } from './finance-scheduler.service';
 import { HealthController } from './health/health.controller';
 import { CatalogSyncProcessor } from './processors/catalog-sync.processor';
 import { UsageLedgerProcessor } from './processors/usage-ledger.processor';
+import { UsageLedgerConsumer } from './processors/usage-ledger.consumer';
 import { AlertDeliveryProcessor } from './processors/alert-delivery.processor';
 import { BudgetAlertsProcessor } from './processors/budget-alerts.processor';
 import { BudgetReconcileProcessor } from './processors/budget-reconcile.processor';
@@ -31,7 +32,7 @@ export class WorkerModule {
       module: WorkerModule,
       imports: [ConfigModule.forRoot(config), DbModule, RedisModule, QueueModule.forRoot(), UpstreamSyncAuthModule, ToolProfilerModule, CatalogModule, MeteringModule, BudgetModule, ReportingModule.register({ imports: [BudgetModule], budgetCounters: BUDGET_COUNTERS_PROVIDER })],
       controllers: [HealthController],
-      providers: [CatalogSyncProcessor, UsageLedgerProcessor, SyncScheduler, UsageRollupProcessor, BudgetAlertsProcessor, AlertDeliveryProcessor, BudgetReconcileProcessor, FinanceScheduler, OAuthRefreshProcessor, OAuthRefreshScheduler, TierScoresProcessor, TierScoreScheduler],
+      providers: [CatalogSyncProcessor, UsageLedgerConsumer, UsageLedgerProcessor, SyncScheduler, UsageRollupProcessor, BudgetAlertsProcessor, AlertDeliveryProcessor, BudgetReconcileProcessor, FinanceScheduler, OAuthRefreshProcessor, OAuthRefreshScheduler, TierScoresProcessor, TierScoreScheduler],
     };
   }
 }

@@ -51,6 +51,8 @@ export const ADMIN_ENV_SCHEMA = BASE_ENV_SCHEMA.extend({
 export const WORKER_ENV_SCHEMA = BASE_ENV_SCHEMA.extend({
   WORKER_PORT: port.default(4002),
   LEDGER_BATCH_SIZE: z.coerce.number().int().min(1).max(5000).default(500),
+  // Usage-outbox entries a worker read but has not written for this long are taken over by another.
+  LEDGER_CLAIM_IDLE_MS: z.coerce.number().int().min(50).max(3_600_000).default(60_000),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   // Per-user OAuth tokens expiring within this many seconds are refreshed ahead of time.
   OAUTH_REFRESH_WITHIN_SECONDS: z.coerce.number().int().min(60).max(86_400).default(600),

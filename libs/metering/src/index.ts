@@ -1,4 +1,5 @@
 export * from './usage-event';
+export * from './usage-outbox';
 export * from './metering.service';
 export * from './ledger.service';
 export * from './metering.module';

@@ -2,12 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { ConfigModule, loadEdgeConfig } from '@tollgate/config';
-import { JobName, JobOf, JobProducer, QueueModule, QueueName, bullConnection } from '@tollgate/queue';
+import { USAGE_ENTRY_FIELD, usageOutboxKeys } from '@tollgate/queue';
+import { RedisModule, RedisService } from '@tollgate/redis';
 import { createTestEnv, TestEnv } from '@tollgate/testing';
-import { Job, Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { MeteringService, USAGE_BATCH_MAX_EVENTS, usageBatchJobId } from './metering.service';
+import { MeteringService } from './metering.service';
 import { UsageEvent, toPayload } from './usage-event';
+import { parseUsageEntry } from './usage-outbox';
 
 function usageEvent(): UsageEvent {
   return {
@@ -28,99 +30,79 @@ function usageEvent(): UsageEvent {
   };
 }
 
-// No worker consumes the queue here, so every job the service adds stays waiting to be inspected.
-describe('MeteringService on real Redis and BullMQ', () => {
+// No worker drains the outbox here, so every entry the service adds stays in the stream to be inspected.
+describe('MeteringService on real Redis', () => {
   let env: TestEnv;
-  let queue: Queue;
   let app: INestApplication;
   let metering: MeteringService;
+  let redis: Redis;
+  let stream: string;
 
   async function startEdgeSide(): Promise<INestApplication> {
     const moduleRef = await Test.createTestingModule({
-      imports: [ConfigModule.forRoot(loadEdgeConfig(env.vars)), QueueModule.forRoot()],
+      imports: [ConfigModule.forRoot(loadEdgeConfig(env.vars)), RedisModule],
       providers: [MeteringService],
     }).compile();
     return moduleRef.createNestApplication().init();
   }
 
-  async function queuedJobs(): Promise<Job<JobOf<JobName.RecordUsage>>[]> {
-    return queue.getJobs(['waiting']);
+  async function outboxEntries(): Promise<[id: string, fields: string[]][]> {
+    return redis.xrange(stream, '-', '+');
   }
 
   beforeAll(async () => {
     env = await createTestEnv();
-    queue = new Queue(QueueName.UsageLedger, { connection: bullConnection(env.redisUrl), prefix: `${env.redisPrefix}:bull` });
     app = await startEdgeSide();
     metering = app.get(MeteringService);
+    redis = new Redis(env.redisUrl);
+    stream = usageOutboxKeys(env.redisPrefix).events;
   });
 
   beforeEach(async () => {
-    await queue.obliterate({ force: true });
+    await redis.del(stream);
   });
 
   afterAll(async () => {
     await app?.close();
-    await queue?.close();
+    await redis?.quit();
     await env?.cleanup();
   });
 
-  it('should queue concurrently recorded events in far fewer jobs than events, each event exactly once', async () => {
+  it('should have the event in the outbox, as its payload, when its promise resolves', async () => {
+    for (let i = 0; i < 3; i++) {
+      const e = usageEvent();
+      await metering.recordUsage(e);
+      const entries = await outboxEntries();
+      expect(entries).toHaveLength(i + 1);
+      const [, fields] = entries[i];
+      expect(fields).toEqual([USAGE_ENTRY_FIELD, JSON.stringify(toPayload(e))]);
+      expect(parseUsageEntry(fields)).toEqual({ event: e, eventId: e.id });
+    }
+  });
+
+  it('should add each of many concurrently recorded events to the outbox exactly once', async () => {
     const events = Array.from({ length: 1_200 }, usageEvent);
     await Promise.all(events.map((e) => metering.recordUsage(e)));
 
-    const jobs = await queuedJobs();
-    const queuedIds = jobs.flatMap((j) => j.data.events.map((e) => e.id));
-    expect(queuedIds.sort()).toEqual(events.map((e) => e.id).sort());
-    // The first events linger together; the rest wait for that job and go in as few jobs as the cap allows.
-    expect(jobs.length).toBeLessThanOrEqual(1 + Math.ceil((events.length - 1) / USAGE_BATCH_MAX_EVENTS));
-    expect(Math.max(...jobs.map((j) => j.data.events.length))).toBeLessThanOrEqual(USAGE_BATCH_MAX_EVENTS);
-    expect(jobs.every((j) => j.opts.attempts === 10)).toBe(true);
+    const recorded = (await outboxEntries()).map(([, fields]) => parseUsageEntry(fields).event?.id);
+    expect(recorded.sort()).toEqual(events.map((e) => e.id).sort());
   });
 
-  it('should queue each event in its own job, before its promise resolves, when events are recorded one at a time', async () => {
-    const events = Array.from({ length: 5 }, usageEvent);
-    for (const e of events) {
-      await metering.recordUsage(e);
-      // In the queue when the promise resolves: a lone event waits its linger, then goes alone.
-      const job = await Job.fromId<JobOf<JobName.RecordUsage>>(queue, usageBatchJobId([e]));
-      expect(job?.data.events).toEqual([toPayload(e)]);
-    }
-    expect(await queue.count()).toBe(events.length);
+  it('should add an event recorded twice twice, leaving the ledger to write it once', async () => {
+    const e = usageEvent();
+    await Promise.all([metering.recordUsage(e), metering.recordUsage(e)]);
+    expect((await outboxEntries()).map(([, fields]) => parseUsageEntry(fields).eventId)).toEqual([e.id, e.id]);
   });
 
-  it('should add nothing when the same batch is queued again', async () => {
-    const events = Array.from({ length: 3 }, usageEvent);
-    await Promise.all(events.map((e) => metering.recordUsage(e)));
-    const before = await queuedJobs();
-
-    const producer = app.get(JobProducer);
-    for (const job of before) await producer.enqueue(JobName.RecordUsage, job.data, usageBatchJobId(job.data.events));
-
-    expect((await queuedJobs()).map((j) => j.id).sort()).toEqual(before.map((j) => j.id).sort());
-  });
-
-  it('should queue every recorded event before the application finishes closing', async () => {
-    const closing = await startEdgeSide();
-    const service = closing.get(MeteringService);
-    const events = Array.from({ length: 300 }, usageEvent);
-    const recorded = Promise.allSettled(events.map((e) => service.recordUsage(e)));
-    await closing.close();
-
-    expect((await recorded).every((r) => r.status === 'fulfilled')).toBe(true);
-    const queuedIds = (await queuedJobs()).flatMap((j) => j.data.events.map((e) => e.id));
-    expect(queuedIds.sort()).toEqual(events.map((e) => e.id).sort());
-  });
-
-  it('should reject every caller whose event could not be queued', async () => {
+  it('should reject the caller when Redis cannot take the event', async () => {
     const broken = await startEdgeSide();
     try {
-      await broken.get(JobProducer).queue(QueueName.UsageLedger).close();
-      const service = broken.get(MeteringService);
-      const outcomes = await Promise.allSettled(Array.from({ length: 3 }, () => service.recordUsage(usageEvent())));
+      broken.get(RedisService).client.disconnect();
+      const outcomes = await Promise.allSettled(Array.from({ length: 3 }, () => broken.get(MeteringService).recordUsage(usageEvent())));
       expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
     } finally {
       await broken.close();
     }
-    expect(await queue.count()).toBe(0);
+    expect(await outboxEntries()).toEqual([]);
   });
 });

@@ -51,6 +51,21 @@ const USAGE_EVENT_PAYLOAD_SCHEMA = z.object({
   occurredAt: z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO date-time'),
 }) satisfies z.ZodType<UsageEventPayload>;
 
+/** One usage event checked: the event, or why it cannot be written. */
+export type ParsedUsageEvent = { event: UsageEvent; problem?: never } | { event?: never; problem: string };
+
+/** Validates one usage event payload (as an edge recorded it) against the payload schema. */
+export function parseUsageEvent(item: unknown): ParsedUsageEvent {
+  const parsed = USAGE_EVENT_PAYLOAD_SCHEMA.safeParse(item);
+  if (parsed.success) return { event: fromPayload(parsed.data) };
+  return { problem: parsed.error.issues.map((issue) => `${issue.path.join('.') || 'event'} ${issue.message}`).join(', ') };
+}
+
+/** The id an event claims to have, for log lines and dead letters; null when it names none. */
+export function claimedEventId(item: unknown): string | null {
+  return isRecord(item) && typeof item.id === 'string' ? item.id : null;
+}
+
 /** The events of a usage job that can be written, and why any others cannot. */
 export interface ParsedUsageBatch {
   events: UsageEvent[];
@@ -69,14 +84,13 @@ export function parseUsageBatch(data: unknown): ParsedUsageBatch {
   const events: UsageEvent[] = [];
   const problems: string[] = [];
   raw.forEach((item, i) => {
-    const parsed = USAGE_EVENT_PAYLOAD_SCHEMA.safeParse(item);
-    if (parsed.success) {
-      events.push(fromPayload(parsed.data));
+    const parsed = parseUsageEvent(item);
+    if (parsed.event) {
+      events.push(parsed.event);
       return;
     }
-    const eventId = isRecord(item) && typeof item.id === 'string' ? ` (id ${item.id})` : '';
-    const issues = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'event'} ${issue.message}`).join(', ');
-    problems.push(`event ${i}${eventId} not written: ${issues}`);
+    const eventId = claimedEventId(item);
+    problems.push(`event ${i}${eventId === null ? '' : ` (id ${eventId})`} not written: ${parsed.problem}`);
   });
   return { events, problems };
 }

@@ -26,7 +26,7 @@ export enum JobName {
 /** Why a catalog sync runs; kept in the job for the logs and the admin API. */
 export type SyncTrigger = 'schedule' | 'admin' | 'list-changed' | 'created' | 'user-connected';
 
-/** A usage event as it travels through the queue: money as a decimal string of micro-units. */
+/** A usage event as it travels through the usage outbox (and legacy jobs): money as a decimal string of micro-units. */
 export interface UsageEventPayload {
   id: string;
   orgId: string;
@@ -45,8 +45,8 @@ export interface UsageEventPayload {
 }
 
 /**
- * Usage events queued together: one job carries every event an edge recorded while its previous
- * job was being added (group commit).
+ * Legacy: usage events queued together in one job, as edges did before the usage outbox. Only the
+ * worker still reads these, to drain jobs left in the queue across an upgrade.
  */
 export interface UsageBatchPayload {
   events: UsageEventPayload[];

@@ -4,6 +4,11 @@ import { Redis } from 'ioredis';
 
 type MessageHandler = (message: string) => void;
 
+/** The Redis name of a pub/sub channel of a deployment (`RedisService.channel` for that prefix). */
+export function channelName(prefix: string, name: string): string {
+  return `${prefix}:ch:${name}`;
+}
+
 /**
  * Redis for counters, caches and pub/sub. Keys carry the deployment prefix and, for tenant data,
  * the organisation in a hash tag (`{org:<id>}`), so one call's keys share a Redis Cluster slot.
@@ -37,7 +42,7 @@ export class RedisService implements OnApplicationShutdown {
   }
 
   channel(name: string): string {
-    return `${this.prefix}:ch:${name}`;
+    return channelName(this.prefix, name);
   }
 
   async publish(channel: string, message: string): Promise<void> {

@@ -1,5 +1,7 @@
 import { Job, Queue, QueueEvents } from 'bullmq';
-import { bullConnection, JobName, JobOf, QueueName } from '@tollgate/queue';
+import { Redis } from 'ioredis';
+import { bullConnection, QueueName, USAGE_ENTRY_FIELD, USAGE_LEDGER_WRITTEN_CHANNEL, UsageLedgerNotice, usageOutboxKeys } from '@tollgate/queue';
+import { channelName } from '@tollgate/redis';
 
 /** Waits for specific jobs (by id) to finish, through BullMQ's own events, not by polling. */
 export async function waitForJobs(redisUrl: string, prefix: string, queue: QueueName, jobIds: string[], timeoutMs = 30_000): Promise<void> {
@@ -22,35 +24,77 @@ export async function waitForJobs(redisUrl: string, prefix: string, queue: Queue
 }
 
 /**
- * Waits for the usage-ledger jobs carrying these usage events (by event id, i.e. call id) to
- * finish. An edge answers a call before its event's batch is queued (metering lingers a few
- * milliseconds to gather a batch), so this first waits for every event to be in some job.
+ * Waits until these usage events (by event id, i.e. call id) are in the ledger, from the worker's
+ * own announcements (`UsageLedgerNotice` on the usage-ledger-written channel), not by polling.
+ * Call it once the events are in the usage outbox: `MeteringService.recordUsage` resolved, or an
+ * edge answered the call (the edge sends the call's XADD in the event-loop turn it answers in, so
+ * Redis has it before a new connection of the caller can ask). An event absent from the outbox
+ * counts as written: the worker deletes an entry only after its INSERT. Rejects at once for an
+ * event the worker dead-lettered.
  */
 export async function waitForUsageEvents(redisUrl: string, prefix: string, eventIds: string[], timeoutMs = 30_000): Promise<void> {
-  const connection = bullConnection(redisUrl);
-  const q = new Queue(QueueName.UsageLedger, { connection, prefix: `${prefix}:bull` });
-  const events = new QueueEvents(QueueName.UsageLedger, { connection, prefix: `${prefix}:bull` });
-  const jobIds = new Set<string>();
+  const keys = usageOutboxKeys(prefix);
   const missing = new Set(eventIds);
-  const deadline = Date.now() + timeoutMs;
+  const subscriber = new Redis(redisUrl);
+  const reader = new Redis(redisUrl);
+  let settle: (err?: Error) => void = () => undefined;
+  const done = new Promise<void>((resolve, reject) => {
+    settle = (err) => (err ? reject(err) : resolve());
+  });
+  // Awaited below; this only keeps a rejection that comes before that from counting as unhandled.
+  done.catch(() => undefined);
+  const deadLettered = (ids: string[]) => new Error(`usage events dead-lettered, never written: ${ids.join(', ')}`);
+  const timer = setTimeout(() => settle(new Error(`usage events not in the ledger after ${timeoutMs} ms: ${[...missing].join(', ')}`)), timeoutMs);
   try {
-    await events.waitUntilReady();
-    for (;;) {
-      // One script reads every state at once, so a job moving between states is not missed.
-      for (const job of await q.getJobs(['waiting', 'prioritized', 'delayed', 'active', 'completed', 'failed'])) {
-        const carried = (job.data as Partial<JobOf<JobName.RecordUsage>>).events ?? [];
-        if (carried.some((e) => missing.has(e.id))) jobIds.add(job.id!);
-        for (const e of carried) missing.delete(e.id);
-      }
-      if (missing.size === 0) break;
-      if (Date.now() > deadline) throw new Error(`usage events in no ${QueueName.UsageLedger} job after ${timeoutMs} ms: ${[...missing].join(', ')}`);
-      // Metering batches events for a few milliseconds: look again when the next job is added.
-      await nextQueueEvent(events, ['added']);
-    }
+    subscriber.on('message', (_channel: string, message: string) => {
+      const notice = JSON.parse(message) as UsageLedgerNotice;
+      const dead = notice.deadLettered.filter((id) => missing.has(id));
+      if (dead.length > 0) settle(deadLettered(dead));
+      for (const id of notice.written) missing.delete(id);
+      if (missing.size === 0) settle();
+    });
+    await subscriber.subscribe(channelName(prefix, USAGE_LEDGER_WRITTEN_CHANNEL));
+    // Subscribed first, so every write from now on is announced. An event no longer in the outbox
+    // was written (or dead-lettered) before: the worker deletes an entry only after its INSERT.
+    const [waiting, dead] = await Promise.all([usageEventIdsIn(reader, keys.events), usageEventIdsIn(reader, keys.dead)]);
+    const deadNow = [...missing].filter((id) => dead.has(id));
+    if (deadNow.length > 0) throw deadLettered(deadNow);
+    for (const id of [...missing]) if (!waiting.has(id)) missing.delete(id);
+    if (missing.size === 0) settle();
+    await done;
   } finally {
-    await Promise.all([q.close(), events.close()]);
+    clearTimeout(timer);
+    await Promise.allSettled([subscriber.quit(), reader.quit()]);
   }
-  await waitForJobs(redisUrl, prefix, QueueName.UsageLedger, [...jobIds], timeoutMs);
+}
+
+/** The event ids the entries of an outbox stream name, page by page. */
+async function usageEventIdsIn(redis: Redis, stream: string): Promise<Set<string>> {
+  const ids = new Set<string>();
+  let start = '-';
+  for (;;) {
+    const page = await redis.xrange(stream, start, '+', 'COUNT', 1000);
+    for (const [, fields] of page) {
+      const id = eventIdOf(fields);
+      if (id) ids.add(id);
+    }
+    if (page.length < 1000) return ids;
+    start = `(${page[page.length - 1][0]}`;
+  }
+}
+
+/** The `id` of an entry's usage event payload; null for an entry that names none. */
+function eventIdOf(fields: string[]): string | null {
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    if (fields[i] !== USAGE_ENTRY_FIELD) continue;
+    try {
+      const id = (JSON.parse(fields[i + 1]) as { id?: unknown } | null)?.id;
+      return typeof id === 'string' ? id : null;
+    } catch {
+      return null;
+    }
+  }
+  return null;
 }
 
 /** Waits until a queue has no waiting, active or delayed jobs, using its drained event. */
@@ -78,7 +122,7 @@ export async function waitForQueueIdle(redisUrl: string, prefix: string, queue: 
  * Resolves at the next of these queue events, or after a short cap, in case the awaited change
  * happened between the caller's last look and this listener.
  */
-function nextQueueEvent(events: QueueEvents, names: ('added' | 'completed' | 'failed')[], capMs = 250): Promise<void> {
+function nextQueueEvent(events: QueueEvents, names: ('completed' | 'failed')[], capMs = 250): Promise<void> {
   return new Promise<void>((resolve) => {
     const done = () => {
       clearTimeout(timer);

@@ -3,16 +3,24 @@ import { PrismaService } from '@tollgate/db';
 import { JobProducer, QueueName } from '@tollgate/queue';
 import { RedisService } from '@tollgate/redis';
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { UsageLedgerConsumer } from '../processors/usage-ledger.consumer';
 
 @Controller()
 export class HealthController {
   private readonly registry = new Registry();
   private readonly depth = new Gauge({ name: 'tollgate_worker_queue_jobs', help: 'Jobs per queue and state', labelNames: ['queue', 'state'], registers: [this.registry] });
+  private readonly outbox = new Gauge({
+    name: 'tollgate_usage_outbox_entries',
+    help: 'Usage events not yet in the ledger: waiting (not read by a worker), pending (read, not yet written); dead_lettered: entries that are not valid usage events',
+    labelNames: ['state'],
+    registers: [this.registry],
+  });
 
   constructor(
     private readonly prisma: PrismaService,
     private readonly redis: RedisService,
     private readonly jobs: JobProducer,
+    private readonly usageLedger: UsageLedgerConsumer,
   ) {
     collectDefaultMetrics({ register: this.registry });
   }
@@ -37,6 +45,11 @@ export class HealthController {
       const counts = await this.jobs.queue(name).getJobCounts('waiting', 'active', 'delayed', 'failed');
       for (const [state, n] of Object.entries(counts)) this.depth.set({ queue: name, state }, n);
     }
+    // Usage events travel through the outbox stream; the usage-ledger queue only drains legacy jobs.
+    const backlog = await this.usageLedger.backlog();
+    this.outbox.set({ state: 'waiting' }, backlog.waiting);
+    this.outbox.set({ state: 'pending' }, backlog.pending);
+    this.outbox.set({ state: 'dead_lettered' }, backlog.deadLettered);
     return this.registry.metrics();
   }
 }

@@ -8,6 +8,11 @@ import { Job, UnrecoverableError } from 'bullmq';
 import { LedgerBatcher } from './ledger-batcher';
 
 /**
+ * Legacy: drains `record-usage` jobs that edges from before the usage outbox queued, so an upgrade
+ * loses none of them. Edges no longer add these jobs (usage events go to the outbox stream,
+ * drained by `UsageLedgerConsumer`); remove this processor, `LedgerBatcher` and the queue once
+ * every deployment has run a worker of this version with an empty `usage-ledger` queue.
+ *
  * Writes each job's batch of usage events to the ledger, merging concurrently running jobs into
  * one INSERT; the event id makes a repeated delivery a no-op.
  */

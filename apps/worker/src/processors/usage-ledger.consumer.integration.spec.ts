@@ -1,0 +1,226 @@
+import { randomUUID } from 'node:crypto';
+import { ConsoleLogger, INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { ConfigModule, loadEdgeConfig, loadWorkerConfig } from '@tollgate/config';
+import { PrismaService } from '@tollgate/db';
+import { MeteringService, toPayload, UsageEvent, usageEntryFields } from '@tollgate/metering';
+import { USAGE_ENTRY_FIELD, USAGE_LEDGER_GROUP, usageOutboxKeys, UsageOutboxKeys } from '@tollgate/queue';
+import { RedisModule } from '@tollgate/redis';
+import { createTestEnv, TestEnv, waitForUsageEvents } from '@tollgate/testing';
+import { Redis } from 'ioredis';
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createWorkerApp } from '../worker-app';
+import { UsageLedgerConsumer } from './usage-ledger.consumer';
+
+/** The worker's log, so a test can await a line the worker writes instead of sleeping. */
+class WatchedLogger extends ConsoleLogger {
+  private readonly watchers = new Set<(message: string) => void>();
+
+  /** Resolves with the next error line matching `pattern`. */
+  nextError(pattern: RegExp): Promise<string> {
+    return new Promise((resolve) => {
+      const watcher = (message: string) => {
+        if (!pattern.test(message)) return;
+        this.watchers.delete(watcher);
+        resolve(message);
+      };
+      this.watchers.add(watcher);
+    });
+  }
+
+  override error(message: unknown, ...rest: unknown[]): void {
+    for (const w of [...this.watchers]) w(String(message));
+    super.error(message, ...rest);
+  }
+}
+
+describe('usage ledger consumer: outbox stream to ledger, on real Redis and Postgres', () => {
+  let env: TestEnv;
+  let worker: INestApplication;
+  let edge: INestApplication;
+  let metering: MeteringService;
+  let prisma: PrismaService;
+  let redis: Redis;
+  let keys: UsageOutboxKeys;
+  const log = new WatchedLogger();
+  const orgId = randomUUID();
+
+  function usageEvent(): UsageEvent {
+    return {
+      id: randomUUID(),
+      orgId,
+      teamId: randomUUID(),
+      userId: randomUUID(),
+      keyId: randomUUID(),
+      upstreamId: randomUUID(),
+      toolName: 'echo',
+      outcome: 'OK',
+      costMicros: 250_000n,
+      inputTokens: 0,
+      outputTokens: 12,
+      latencyMs: 3,
+      priceRuleId: null,
+      occurredAt: new Date(),
+    };
+  }
+
+  async function startWorker(): Promise<INestApplication> {
+    const app = await createWorkerApp(loadWorkerConfig(env.vars));
+    app.useLogger(log);
+    return app.init();
+  }
+
+  async function ledgerCount(ids: string[]): Promise<number> {
+    return prisma.usageEvent.count({ where: { id: { in: ids } } });
+  }
+
+  /** Entries in the outbox, and how many of them a consumer has read but not acknowledged. */
+  async function outbox(): Promise<{ length: number; pending: number }> {
+    const [length, [pending]] = await Promise.all([redis.xlen(keys.events), redis.xpending(keys.events, USAGE_LEDGER_GROUP) as Promise<[number]>]);
+    return { length, pending: Number(pending) };
+  }
+
+  async function consumerNames(): Promise<string[]> {
+    const consumers = (await redis.call('XINFO', 'CONSUMERS', keys.events, USAGE_LEDGER_GROUP)) as string[][];
+    return consumers.map((c) => c[c.indexOf('name') + 1]);
+  }
+
+  beforeAll(async () => {
+    // Entries left unacknowledged for 300 ms are taken over (60 s in production).
+    env = await createTestEnv({ LEDGER_CLAIM_IDLE_MS: '300' });
+    // The edge side first: compiling a testing module replaces the global logger the worker sets.
+    const moduleRef = await Test.createTestingModule({
+      imports: [ConfigModule.forRoot(loadEdgeConfig(env.vars)), RedisModule],
+      providers: [MeteringService],
+    }).compile();
+    edge = await moduleRef.createNestApplication().init();
+    metering = edge.get(MeteringService);
+    worker = await startWorker();
+    prisma = worker.get(PrismaService);
+    redis = new Redis(env.redisUrl);
+    keys = usageOutboxKeys(env.redisPrefix);
+  });
+
+  afterAll(async () => {
+    await redis?.quit();
+    await edge?.close();
+    await worker?.close();
+    await env?.cleanup();
+  });
+
+  it('should write every concurrently recorded event to the ledger exactly once and leave the outbox empty', async () => {
+    const events = Array.from({ length: 400 }, usageEvent);
+    await Promise.all(events.map((e) => metering.recordUsage(e)));
+    const ids = events.map((e) => e.id);
+    await waitForUsageEvents(env.redisUrl, env.redisPrefix, ids);
+
+    const rows = await prisma.usageEvent.findMany({ where: { id: { in: ids } } });
+    expect(rows.map((r) => r.id).sort()).toEqual([...ids].sort());
+    expect(rows.every((r) => r.orgId === orgId && r.costMicros === 250_000n && r.outcome === 'OK' && r.outputTokens === 12)).toBe(true);
+    expect(await outbox()).toEqual({ length: 0, pending: 0 });
+  });
+
+  it('should write one ledger row when the same event is recorded again, at once or after it was written', async () => {
+    const e = usageEvent();
+    await Promise.all([metering.recordUsage(e), metering.recordUsage(e)]);
+    await waitForUsageEvents(env.redisUrl, env.redisPrefix, [e.id]);
+    const first = await prisma.usageEvent.findUniqueOrThrow({ where: { id: e.id } });
+
+    await metering.recordUsage({ ...e, costMicros: 999n });
+    await waitForUsageEvents(env.redisUrl, env.redisPrefix, [e.id]);
+
+    expect(await prisma.usageEvent.findMany({ where: { id: e.id } })).toEqual([first]);
+    expect(await outbox()).toEqual({ length: 0, pending: 0 });
+  });
+
+  it('should dead-letter invalid entries with the reason (counted in the metrics) and write the valid ones of the same read', async () => {
+    const [good1, good2] = [usageEvent(), usageEvent()];
+    const badCost = { ...toPayload(usageEvent()), costMicros: 'a lot' };
+    // One transaction: the consumer, blocked on its read, gets all five entries in one batch.
+    const added = (await redis
+      .multi()
+      .xadd(keys.events, '*', ...usageEntryFields(good1))
+      .xadd(keys.events, '*', USAGE_ENTRY_FIELD, JSON.stringify(badCost))
+      .xadd(keys.events, '*', USAGE_ENTRY_FIELD, '{not json')
+      .xadd(keys.events, '*', 'other', 'field')
+      .xadd(keys.events, '*', ...usageEntryFields(good2))
+      .exec())!.map(([, id]) => id as string);
+
+    await waitForUsageEvents(env.redisUrl, env.redisPrefix, [good1.id, good2.id]);
+    expect(await ledgerCount([good1.id, good2.id, badCost.id])).toBe(2);
+
+    const dead = (await redis.xrange(keys.dead, '-', '+')).map(([, fields]) => Object.fromEntries(Array.from({ length: fields.length / 2 }, (_, i) => [fields[2 * i], fields[2 * i + 1]])));
+    expect(dead.map((d) => d.entry)).toEqual(added.slice(1, 4));
+    expect(dead[0].reason).toBe('costMicros must be an integer number of micro-units');
+    expect(JSON.parse(dead[0][USAGE_ENTRY_FIELD])).toEqual(badCost);
+    expect(dead[1].reason).toMatch(/^the "e" field is not JSON/);
+    expect(dead[1][USAGE_ENTRY_FIELD]).toBe('{not json');
+    expect(dead[2].reason).toBe('the entry has no "e" field');
+    expect(await outbox()).toEqual({ length: 0, pending: 0 });
+    await expect(waitForUsageEvents(env.redisUrl, env.redisPrefix, [badCost.id])).rejects.toThrow(`usage events dead-lettered, never written: ${badCost.id}`);
+
+    const metrics = await request(worker.getHttpServer()).get('/metrics').expect(200);
+    expect(metrics.text).toContain('tollgate_usage_outbox_entries{state="waiting"} 0');
+    expect(metrics.text).toContain('tollgate_usage_outbox_entries{state="pending"} 0');
+    expect(metrics.text).toContain('tollgate_usage_outbox_entries{state="dead_lettered"} 3');
+  });
+
+  it('should write the entries a consumer that died left unacknowledged, once they have been idle for the claim time', async () => {
+    const events = [usageEvent(), usageEvent()];
+    // A worker reads two entries (in the same transaction as they are added, before the live
+    // consumer can) and dies without acknowledging them.
+    const tx = redis.multi();
+    for (const e of events) tx.xadd(keys.events, '*', ...usageEntryFields(e));
+    await tx.xreadgroup('GROUP', USAGE_LEDGER_GROUP, 'worker-that-died', 'COUNT', 10, 'STREAMS', keys.events, '>').exec();
+    const [pending, , , owners] = (await redis.xpending(keys.events, USAGE_LEDGER_GROUP)) as [number, string, string, [string, string][]];
+    expect(pending).toBe(2);
+    expect(owners).toEqual([['worker-that-died', '2']]);
+
+    await waitForUsageEvents(env.redisUrl, env.redisPrefix, events.map((e) => e.id));
+    expect(await ledgerCount(events.map((e) => e.id))).toBe(2);
+    expect(await outbox()).toEqual({ length: 0, pending: 0 });
+  });
+
+  it('should keep the entries while the ledger cannot be written, and write them once it can', async () => {
+    const events = Array.from({ length: 3 }, usageEvent);
+    const ids = events.map((e) => e.id);
+    await prisma.$executeRawUnsafe('ALTER TABLE "UsageEvent" RENAME TO "UsageEvent_offline"');
+    try {
+      const failed = log.nextError(/usage ledger batch not written/);
+      await Promise.all(events.map((e) => metering.recordUsage(e)));
+      expect(await failed).toMatch(/retrying in \d+ ms: .*relation "UsageEvent" does not exist/s);
+
+      // Every entry is still in the outbox: the failed batch's pending, and any not read yet.
+      const kept = await outbox();
+      expect(kept.length).toBe(3);
+      expect(kept.pending).toBeGreaterThan(0);
+      const [{ n }] = await prisma.$queryRawUnsafe<{ n: bigint }[]>('SELECT count(*) AS n FROM "UsageEvent_offline" WHERE id = ANY($1)', ids);
+      expect(n).toBe(0n);
+    } finally {
+      await prisma.$executeRawUnsafe('ALTER TABLE "UsageEvent_offline" RENAME TO "UsageEvent"');
+    }
+
+    await waitForUsageEvents(env.redisUrl, env.redisPrefix, ids);
+    expect(await ledgerCount(ids)).toBe(3);
+    expect(await outbox()).toEqual({ length: 0, pending: 0 });
+  });
+
+  it('should write every event exactly once when two workers drain the outbox, and a stopped worker leaves the group', async () => {
+    const second = await startWorker();
+    const secondName = second.get(UsageLedgerConsumer).consumerName;
+    try {
+      expect(await consumerNames()).toContain(secondName);
+      const events = Array.from({ length: 600 }, usageEvent);
+      const ids = events.map((e) => e.id);
+      await Promise.all(events.map((e) => metering.recordUsage(e)));
+      await waitForUsageEvents(env.redisUrl, env.redisPrefix, ids);
+      expect(await ledgerCount(ids)).toBe(600);
+      expect(await outbox()).toEqual({ length: 0, pending: 0 });
+    } finally {
+      await second.close();
+    }
+    expect(await consumerNames()).not.toContain(secondName);
+    expect(await consumerNames()).toContain(worker.get(UsageLedgerConsumer).consumerName);
+  });
+});
