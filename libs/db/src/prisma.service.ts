@@ -2,14 +2,25 @@ import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from 
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '@prisma/client';
 import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
+import { Pool } from 'pg';
 
 /** The one database client of a process. Start-up fails if the database cannot be reached. */
 @Injectable()
 export class PrismaService extends PrismaClient implements OnModuleInit, OnApplicationShutdown {
-  private readonly logger = new Logger(PrismaService.name);
+  private readonly logger: Logger;
+  /**
+   * The connection pool under Prisma, for the few hot statements that must not pay Prisma's
+   * per-query compilation (the ledger's batch INSERT): plain SQL, prepared once per connection.
+   */
+  readonly pool: Pool;
 
   constructor(@Inject(TOLLGATE_CONFIG) config: BaseConfig) {
-    super({ adapter: new PrismaPg({ connectionString: config.db.url, max: 20 }) });
+    const pool = new Pool({ connectionString: config.db.url, max: 20 });
+    super({ adapter: new PrismaPg(pool) });
+    this.pool = pool;
+    this.logger = new Logger(PrismaService.name);
+    // An idle connection the server dropped is replaced on next use; it must not crash the process.
+    pool.on('error', (err) => this.logger.warn(`idle database connection failed: ${err.message}`));
   }
 
   async onModuleInit(): Promise<void> {
@@ -23,5 +34,6 @@ export class PrismaService extends PrismaClient implements OnModuleInit, OnAppli
    */
   async onApplicationShutdown(): Promise<void> {
     await this.$disconnect();
+    if (!this.pool.ended) await this.pool.end();
   }
 }
