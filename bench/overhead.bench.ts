@@ -75,9 +75,12 @@ async function main(): Promise<void> {
     const edge: Target = { url: new URL(`${p.edgeUrls[0]}/mcp`), headers: { ...direct.headers, Authorization: `Bearer ${org.key}` } };
     const edgeBody = BODY.replace('"ping"', '"fixture__ping"');
 
-    // Warm up both paths (JIT, pools, caches), then alternate measured rounds.
-    await run(direct, BODY, 8, 1000);
-    await run(edge, edgeBody, 8, 1000);
+    // Warm up both paths the same way (JIT, pools, caches) at both concurrencies: steady state is measured.
+    const warmUp = Number(process.env.BENCH_WARMUP_CALLS ?? 4000);
+    for (const [target, body] of [[direct, BODY], [edge, edgeBody]] as const) {
+      await run(target, body, 1, warmUp / 4);
+      await run(target, body, 64, warmUp);
+    }
 
     // CPU per call of every process on the path (this machine's cores are shared by all of them,
     // so the edge's own CPU, not only wall time, says what it costs).

@@ -27,6 +27,12 @@ export class PrincipalResolver implements OnModuleInit {
   private readonly logger = new Logger(PrincipalResolver.name);
   private readonly cache = new Map<string, CacheEntry>();
   private readonly hashByKeyId = new Map<string, string>();
+  /**
+   * The HMAC of each live key's secret, so a request does not compute it again (it was the
+   * costliest step of authenticating a call). Only secrets of existing keys are kept, so random
+   * secrets cannot fill it; a revoked key's entry goes with it.
+   */
+  private readonly hashBySecret = new Map<string, string>();
   private readonly lastUsedWrites = new Map<string, number>();
 
   constructor(
@@ -41,20 +47,27 @@ export class PrincipalResolver implements OnModuleInit {
 
   forgetKey(keyId: string): void {
     const hash = this.hashByKeyId.get(keyId);
-    if (hash) this.cache.delete(hash);
+    if (hash) {
+      this.cache.delete(hash);
+      for (const [secret, h] of this.hashBySecret) if (h === hash) this.hashBySecret.delete(secret);
+    }
     this.hashByKeyId.delete(keyId);
   }
 
   /** The principal of a presented secret, or null when the key is unknown, revoked or expired. */
   async resolveVirtualKey(secret: string): Promise<Principal | null> {
     if (!looksLikeVirtualKey(secret)) return null;
-    const hash = hashSecret(secret, this.config.security.keyHashSecret);
+    const hash = this.hashBySecret.get(secret) ?? hashSecret(secret, this.config.security.keyHashSecret);
     const now = Date.now();
     let entry = this.cache.get(hash);
     if (!entry || entry.cachedUntilMs <= now) {
       entry = await this.load(hash, now);
     }
     if (!entry.principal) return null;
+    if (!this.hashBySecret.has(secret)) {
+      if (this.hashBySecret.size >= MAX_ENTRIES) this.hashBySecret.clear();
+      this.hashBySecret.set(secret, hash);
+    }
     if (entry.expiresAtMs !== null && entry.expiresAtMs <= now) return null;
     this.touchLastUsed(entry.principal.keyId, now);
     return entry.principal;
