@@ -206,7 +206,7 @@ export class GovernedCallPipeline {
     return result;
   }
 
-  /** Hands the ledger row to metering, which queues it with the next batch. */
+  /** Hands the ledger row to metering, which appends it to the usage outbox (one XADD, sent with the settlement). */
   private meter(principal: Principal, call: PricedCall, outcome: UsageEvent['outcome'], cost: Micros, outputTokens: number): void {
     const latencyMs = Date.now() - call.startedAt;
     this.metrics.recordCall(call.tool.exposedName, outcome, latencyMs, cost);
@@ -226,8 +226,8 @@ export class GovernedCallPipeline {
       priceRuleId: call.rule.id || null,
       occurredAt: new Date(call.startedAt),
     };
-    // Not awaited: the event joins the next ledger batch (see MeteringService); the budget
-    // counters already hold the charge, so a queue outage is logged, not the agent's problem.
+    // Not awaited: the XADD leaves in the same socket write as the settlement (see MeteringService).
+    // An outbox outage is logged, not the agent's problem: the settlement still charges the counters.
     this.metering.recordUsage(event).catch((err: Error) => this.logger.error(`usage event ${event.id} could not be queued: ${err.message}`));
   }
 }
