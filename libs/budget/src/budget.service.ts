@@ -91,9 +91,6 @@ export class BudgetService implements OnModuleInit {
   private readonly logger = new Logger(BudgetService.name);
   private readonly cache: OrgConfigCache<BudgetRule[]>;
   private readonly windows = new Map<string, PeriodWindow>();
-  private reserveSha = '';
-  private settleSha = '';
-  private seedSha = '';
 
   constructor(
     private readonly prisma: PrismaService,
@@ -105,24 +102,11 @@ export class BudgetService implements OnModuleInit {
 
   async onModuleInit(): Promise<void> {
     await this.cache.attach(this.redis);
-    await this.loadScripts();
   }
 
-  private async loadScripts(): Promise<void> {
-    const load = (s: string) => this.redis.client.script('LOAD', s) as Promise<string>;
-    [this.reserveSha, this.settleSha, this.seedSha] = await Promise.all([load(RESERVE_SCRIPT), load(SETTLE_SCRIPT), load(SEED_SCRIPT)]);
-  }
-
-  /** EVALSHA, reloading the scripts once if Redis lost them (restart, failover, SCRIPT FLUSH). */
-  private async evalScript(which: 'reserve' | 'settle' | 'seed', keys: string[], args: (string | number)[]): Promise<unknown> {
-    const sha = () => (which === 'reserve' ? this.reserveSha : which === 'settle' ? this.settleSha : this.seedSha);
-    try {
-      return await this.redis.client.evalsha(sha(), keys.length, ...keys, ...args);
-    } catch (err) {
-      if (!(err instanceof Error) || !err.message.includes('NOSCRIPT')) throw err;
-      await this.loadScripts();
-      return this.redis.client.evalsha(sha(), keys.length, ...keys, ...args);
-    }
+  /** EVALSHA of one of the budget scripts (loaded on first use, or again if Redis lost it). */
+  private evalScript(which: 'reserve' | 'settle' | 'seed', keys: string[], args: (string | number)[]): Promise<unknown> {
+    return this.redis.evalScript({ reserve: RESERVE_SCRIPT, settle: SETTLE_SCRIPT, seed: SEED_SCRIPT }[which], keys, args);
   }
 
   /** The budgets that apply to a caller, most specific first. */

@@ -44,7 +44,6 @@ const NOOP_RELEASE = async () => undefined;
 @Injectable()
 export class RateLimitService implements OnModuleInit {
   private readonly cache: OrgConfigCache<RateLimitRule[]>;
-  private readonly shas = { admit: '', release: '' };
 
   constructor(
     private readonly prisma: PrismaService,
@@ -56,12 +55,6 @@ export class RateLimitService implements OnModuleInit {
 
   async onModuleInit(): Promise<void> {
     await this.cache.attach(this.redis);
-    await this.loadScripts();
-  }
-
-  private async loadScripts(): Promise<void> {
-    const load = (s: string) => this.redis.client.script('LOAD', s) as Promise<string>;
-    [this.shas.admit, this.shas.release] = await Promise.all([load(ADMIT_SCRIPT), load(RELEASE_SCRIPT)]);
   }
 
   async rulesFor(caller: RateLimitCaller, tool: ToolRef): Promise<RateLimitRule[]> {
@@ -109,14 +102,8 @@ export class RateLimitService implements OnModuleInit {
     return { admitted: true, release: () => this.releaseSlots(plan) };
   }
 
-  /** EVALSHA, reloading the scripts once if Redis lost them (restart, failover, SCRIPT FLUSH). */
-  private async evalScript(which: keyof RateLimitService['shas'], keys: string[], args: (string | number)[]): Promise<unknown> {
-    try {
-      return await this.redis.client.evalsha(this.shas[which], keys.length, ...keys, ...args);
-    } catch (err) {
-      if (!(err instanceof Error) || !err.message.includes('NOSCRIPT')) throw err;
-      await this.loadScripts();
-      return this.redis.client.evalsha(this.shas[which], keys.length, ...keys, ...args);
-    }
+  private evalScript(which: 'admit' | 'release', keys: string[], args: (string | number)[]): Promise<unknown> {
+    return this.redis.evalScript(which === 'admit' ? ADMIT_SCRIPT : RELEASE_SCRIPT, keys, args);
   }
+
 }

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
+import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 
 type MessageHandler = (message: string) => void;
@@ -19,6 +20,8 @@ export class RedisService implements OnApplicationShutdown {
   readonly client: Redis;
   private subscriber: Redis | null = null;
   private readonly handlers = new Map<string, Set<MessageHandler>>();
+  /** Each Lua script's SHA-1, as Redis names it. */
+  private readonly scriptShas = new Map<string, string>();
 
   constructor(@Inject(TOLLGATE_CONFIG) private readonly config: BaseConfig) {
     // Auto-pipelining: commands issued in the same tick (a call's settle, release and reads of
@@ -66,6 +69,25 @@ export class RedisService implements OnApplicationShutdown {
       await this.subscriber.subscribe(full);
     }
     set.add(handler);
+  }
+
+  /**
+   * Runs a Lua script by its SHA (EVALSHA), loading it once when Redis does not have it (first
+   * use, a restart, a failover, SCRIPT FLUSH).
+   */
+  async evalScript(source: string, keys: string[], args: (string | number)[]): Promise<unknown> {
+    let sha = this.scriptShas.get(source);
+    if (!sha) {
+      sha = createHash('sha1').update(source).digest('hex');
+      this.scriptShas.set(source, sha);
+    }
+    try {
+      return await this.client.evalsha(sha, keys.length, ...keys, ...args);
+    } catch (err) {
+      if (!(err instanceof Error) || !err.message.includes('NOSCRIPT')) throw err;
+      await this.client.script('LOAD', source);
+      return this.client.evalsha(sha, keys.length, ...keys, ...args);
+    }
   }
 
   async ping(): Promise<boolean> {

@@ -1,4 +1,4 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { BUDGET_LUA, BudgetException, BudgetExceptionCode, BudgetService, BudgetStanding, ReservationPlan, SpendReservation, SpendScopes } from '@tollgate/budget';
 import { Micros, ToolRef } from '@tollgate/kernel';
 import { AdmissionPlan, RATE_LIMIT_LUA, RateLimitCaller, RateLimitRule, RateLimitService } from '@tollgate/rate-limit';
@@ -68,23 +68,12 @@ export interface CallHold {
  * script. The scripts are the rate-limit and budget libraries' own Lua functions, run together.
  */
 @Injectable()
-export class CallAdmissionService implements OnModuleInit {
-  private readonly shas = { admit: '', complete: '' };
-
+export class CallAdmissionService {
   constructor(
     private readonly redis: RedisService,
     private readonly rateLimits: RateLimitService,
     private readonly budgets: BudgetService,
   ) {}
-
-  async onModuleInit(): Promise<void> {
-    await this.loadScripts();
-  }
-
-  private async loadScripts(): Promise<void> {
-    const load = (s: string) => this.redis.client.script('LOAD', s) as Promise<string>;
-    [this.shas.admit, this.shas.complete] = await Promise.all([load(ADMIT_AND_RESERVE_SCRIPT), load(SETTLE_AND_RELEASE_SCRIPT)]);
-  }
 
   /** Rate limits and budgets for one call, in one round trip (none when nothing applies). */
   async admit(caller: RateLimitCaller & SpendScopes, tool: ToolRef, callId: string, estimate: Micros, now: number): Promise<CallAdmission> {
@@ -110,16 +99,10 @@ export class CallAdmissionService implements OnModuleInit {
     await this.evalScript('complete', [...budgetKeys, ...slotKeys], [budgetKeys.length, hold.reservation.id, actual.toString()]);
   }
 
-  /** EVALSHA, reloading the scripts once if Redis lost them (restart, failover, SCRIPT FLUSH). */
-  private async evalScript(which: keyof CallAdmissionService['shas'], keys: string[], args: (string | number)[]): Promise<unknown> {
-    try {
-      return await this.redis.client.evalsha(this.shas[which], keys.length, ...keys, ...args);
-    } catch (err) {
-      if (!(err instanceof Error) || !err.message.includes('NOSCRIPT')) throw err;
-      await this.loadScripts();
-      return this.redis.client.evalsha(this.shas[which], keys.length, ...keys, ...args);
-    }
+  private evalScript(which: 'admit' | 'complete', keys: string[], args: (string | number)[]): Promise<unknown> {
+    return this.redis.evalScript(which === 'admit' ? ADMIT_AND_RESERVE_SCRIPT : SETTLE_AND_RELEASE_SCRIPT, keys, args);
   }
+
 }
 
 function admissionArgs(admission: AdmissionPlan | null, reservation: ReservationPlan): (string | number)[] {
