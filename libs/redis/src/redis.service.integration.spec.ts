@@ -1,21 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { loadEdgeConfig } from '@tollgate/config';
-import { createTestEnv, TestEnv } from '@tollgate/testing';
+import type { BaseConfig } from '@tollgate/config';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisService } from './redis.service';
 
 describe('RedisService.evalScript on real Redis', () => {
-  let env: TestEnv;
   let redis: RedisService;
 
-  beforeAll(async () => {
-    env = await createTestEnv();
-    redis = new RedisService(loadEdgeConfig(env.vars));
+  beforeAll(() => {
+    // Only the Redis settings matter here (the testing library depends on this one, so no test env).
+    const config = { redis: { url: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', prefix: `tgtest:${randomUUID()}` } } as BaseConfig;
+    redis = new RedisService(config);
   });
 
   afterAll(async () => {
     await redis?.onApplicationShutdown();
-    await env?.cleanup();
   });
 
   it('should run a script Redis has never seen (loading it once) and then by its SHA alone', async () => {
