@@ -11,14 +11,16 @@
  * rl_check returns nil when every rule admits the call, or {0, i, kind (1 = window, 2 = concurrency), retryAfterMs}.
  */
 export const RATE_LIMIT_LUA = `
+-- Rule i's settings: limit, windowMs, windowStartMs, maxConcurrent.
+local function rl_rule(A, i)
+  local base = 3 + 4 * (i - 1)
+  return tonumber(A[base + 1]), tonumber(A[base + 2]), tonumber(A[base + 3]), tonumber(A[base + 4])
+end
+
 local function rl_check(K, A)
   local now = tonumber(A[1])
   for i = 1, #K / 3 do
-    local base = 3 + 4 * (i - 1)
-    local limit = tonumber(A[base + 1])
-    local windowMs = tonumber(A[base + 2])
-    local windowStart = tonumber(A[base + 3])
-    local maxConc = tonumber(A[base + 4])
+    local limit, windowMs, windowStart, maxConc = rl_rule(A, i)
     if limit > 0 then
       local counts = redis.call('MGET', K[3*i-2], K[3*i-1])
       local cur = tonumber(counts[1] or '0')
@@ -50,10 +52,7 @@ local function rl_apply(K, A)
   local id = A[2]
   local deadline = tonumber(A[3])
   for i = 1, #K / 3 do
-    local base = 3 + 4 * (i - 1)
-    local limit = tonumber(A[base + 1])
-    local windowMs = tonumber(A[base + 2])
-    local maxConc = tonumber(A[base + 4])
+    local limit, windowMs, _, maxConc = rl_rule(A, i)
     if limit > 0 then
       -- A window's counter expires once it can no longer count as the previous window.
       if redis.call('INCR', K[3*i-2]) == 1 then
