@@ -37,7 +37,8 @@ local function rl_check(K, A)
         return {0, i, 1, retry}
       end
     end
-    if maxConc > 0 then
+    -- Slots of calls whose edge died are dropped (deadline passed) only when they would matter.
+    if maxConc > 0 and redis.call('ZCARD', K[3*i]) >= maxConc then
       redis.call('ZREMRANGEBYSCORE', K[3*i], '-inf', now)
       if redis.call('ZCARD', K[3*i]) >= maxConc then
         return {0, i, 2, 1000}
