@@ -51,6 +51,15 @@ async function run(t: Target, body: string, concurrency: number, total: number):
   return { latencies, seconds: (performance.now() - started) / 1000 };
 }
 
+function emptyRun(): { latencies: number[]; seconds: number } {
+  return { latencies: [], seconds: 0 };
+}
+
+function addRun(sum: { latencies: number[]; seconds: number }, r: { latencies: number[]; seconds: number }): void {
+  for (const l of r.latencies) sum.latencies.push(l);
+  sum.seconds += r.seconds;
+}
+
 function pct(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
@@ -90,16 +99,34 @@ async function main(): Promise<void> {
       const client = process.cpuUsage();
       return { ...Object.fromEntries(Object.entries(cpuPids).map(([k, pid]) => [k, processCpuMs(pid)])), client: (client.user + client.system) / 1000, machine: machineBusyCpuMs() };
     };
-    const cpuPerCall = (before: Record<string, number>, after: Record<string, number>, calls: number) =>
-      Object.fromEntries(Object.keys(before).map((k) => [k, round((after[k] - before[k]) / calls, 4)]));
+    const emptyCpu = (): Record<string, number> => ({});
+    const addCpu = (sum: Record<string, number>, before: Record<string, number>, after: Record<string, number>) => {
+      for (const k of Object.keys(before)) sum[k] = (sum[k] ?? 0) + after[k] - before[k];
+    };
+    const cpuPerCall = (sum: Record<string, number>, calls: number) => Object.fromEntries(Object.entries(sum).map(([k, v]) => [k, round(v / calls, 4)]));
 
-    const d1 = await run(direct, BODY, 1, total1);
-    const e1 = await run(edge, edgeBody, 1, total1);
-    const cpuD0 = cpuNow();
-    const d64 = await run(direct, BODY, 64, total64);
-    const cpuE0 = cpuNow();
-    const e64 = await run(edge, edgeBody, 64, total64);
-    const cpuE1 = cpuNow();
+    // Each measurement alternates direct and edge rounds, so a machine that drifts (a shared host
+    // speeding up or slowing down) weighs on both paths alike; CPU is summed per path.
+    const ROUNDS = 4;
+    const d1 = emptyRun();
+    const e1 = emptyRun();
+    for (let r = 0; r < ROUNDS; r++) {
+      addRun(d1, await run(direct, BODY, 1, total1 / ROUNDS));
+      addRun(e1, await run(edge, edgeBody, 1, total1 / ROUNDS));
+    }
+    const d64 = emptyRun();
+    const e64 = emptyRun();
+    const cpuDirect = emptyCpu();
+    const cpuEdge = emptyCpu();
+    for (let r = 0; r < ROUNDS; r++) {
+      const before = cpuNow();
+      addRun(d64, await run(direct, BODY, 64, total64 / ROUNDS));
+      const between = cpuNow();
+      addRun(e64, await run(edge, edgeBody, 64, total64 / ROUNDS));
+      const after = cpuNow();
+      addCpu(cpuDirect, before, between);
+      addCpu(cpuEdge, between, after);
+    }
 
     const s = (x: number[]) => [...x].sort((a, b) => a - b);
     const [sd1, se1, sd64, se64] = [s(d1.latencies), s(e1.latencies), s(d64.latencies), s(e64.latencies)];
@@ -121,7 +148,7 @@ async function main(): Promise<void> {
         addedP50Ms: round(pct(se64, 50) - pct(sd64, 50)),
         addedP99Ms: round(pct(se64, 99) - pct(sd64, 99)),
       },
-      cpuMsPerCall: { direct: cpuPerCall(cpuD0, cpuE0, total64), edge: cpuPerCall(cpuE0, cpuE1, total64) },
+      cpuMsPerCall: { direct: cpuPerCall(cpuDirect, total64), edge: cpuPerCall(cpuEdge, total64) },
       targets: { addedP50MsBelow: 1, throughputRatioAtLeast: 0.7 },
     };
     console.log('\nEdge overhead (same upstream, direct vs through the governed edge)');
