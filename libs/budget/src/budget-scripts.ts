@@ -84,9 +84,8 @@ end
 
 -- Drops the reservation (if the sweeper has not already) and adds the actual cost to spent, even
 -- for a swept reservation: the ledger will hold the call, so the counter must too. A counter that
--- no longer exists is not created here: the next reservation seeds it from the ledger. While the
--- reservation's record exists, so do its counters (they are written together and expire a week
--- after their period; Redis must not evict keys), so only a call without one checks them.
+-- no longer exists (lost, or evicted) is not created here: the next reservation seeds it from the
+-- ledger.
 local function budget_settle(K, id, actual)
   local rec = redis.call('HGET', K[1], id)
   local amt = nil
@@ -98,12 +97,13 @@ local function budget_settle(K, id, actual)
   local out = {}
   for i = 3, #K do
     local h = K[i]
-    if amt then
+    if redis.call('HEXISTS', h, 'spent') == 1 then
       out[#out+1] = redis.call('HINCRBY', h, 'spent', actual)
-      out[#out+1] = redis.call('HINCRBY', h, 'reserved', -amt)
-    elseif redis.call('HEXISTS', h, 'spent') == 1 then
-      out[#out+1] = redis.call('HINCRBY', h, 'spent', actual)
-      out[#out+1] = tonumber(redis.call('HGET', h, 'reserved') or '0')
+      if amt then
+        out[#out+1] = redis.call('HINCRBY', h, 'reserved', -amt)
+      else
+        out[#out+1] = tonumber(redis.call('HGET', h, 'reserved') or '0')
+      end
     else
       out[#out+1] = 0
       out[#out+1] = 0

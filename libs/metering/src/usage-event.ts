@@ -33,21 +33,25 @@ export function fromPayload(p: UsageEventPayload): UsageEvent {
   return { ...p, costMicros: BigInt(p.costMicros), occurredAt: new Date(p.occurredAt) };
 }
 
+// Exactly what the ledger's columns take: an entry the INSERT would refuse must fail here, or it
+// would hold back its whole batch (a batch is written in one statement).
 const id = z.string().min(1);
+const uuid = z.string().uuid();
+const int4 = z.number().int().min(-2_147_483_648).max(2_147_483_647);
 const USAGE_EVENT_PAYLOAD_SCHEMA = z.object({
   id,
-  orgId: id,
-  teamId: id,
-  userId: id,
-  keyId: id,
-  upstreamId: id,
+  orgId: uuid,
+  teamId: uuid,
+  userId: uuid,
+  keyId: uuid,
+  upstreamId: uuid,
   toolName: id,
   outcome: z.enum(['OK', 'TOOL_ERROR', 'UPSTREAM_ERROR']),
-  costMicros: z.string().regex(/^-?\d+$/, 'must be an integer number of micro-units'),
-  inputTokens: z.number().int().nonnegative(),
-  outputTokens: z.number().int().nonnegative(),
-  latencyMs: z.number().int(),
-  priceRuleId: id.nullable(),
+  costMicros: z.string().regex(/^-?\d{1,18}$/, 'must be an integer number of micro-units'),
+  inputTokens: int4.nonnegative(),
+  outputTokens: int4.nonnegative(),
+  latencyMs: int4,
+  priceRuleId: uuid.nullable(),
   occurredAt: z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO date-time'),
 }) satisfies z.ZodType<UsageEventPayload>;
 

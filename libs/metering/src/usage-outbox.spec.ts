@@ -5,11 +5,11 @@ import { parseUsageEntry, usageEntryFields } from './usage-outbox';
 
 const EVENT: UsageEvent = {
   id: 'call-1',
-  orgId: 'org-1',
-  teamId: 'team-1',
-  userId: 'user-1',
-  keyId: 'key-1',
-  upstreamId: 'up-1',
+  orgId: '00000000-0000-4000-8000-000000000001',
+  teamId: '00000000-0000-4000-8000-000000000002',
+  userId: '00000000-0000-4000-8000-000000000003',
+  keyId: '00000000-0000-4000-8000-000000000004',
+  upstreamId: '00000000-0000-4000-8000-000000000005',
   toolName: 'echo',
   outcome: 'OK',
   costMicros: 9_007_199_254_740_993n,
@@ -32,6 +32,11 @@ describe('usage outbox entries', () => {
       problem: expect.stringMatching(/^outcome .*, inputTokens .*/),
       eventId: 'call-1',
     });
+  });
+
+  it('should refuse what the ledger columns would refuse, so one entry cannot stall its batch', () => {
+    const bad = { ...toPayload(EVENT), orgId: 'org-1', outputTokens: 2 ** 31, costMicros: '1'.repeat(19) };
+    expect(parseUsageEntry([USAGE_ENTRY_FIELD, JSON.stringify(bad)]).problem).toMatch(/^orgId .*, costMicros .*, outputTokens .*/);
   });
 
   it('should not take a field value for the field name', () => {

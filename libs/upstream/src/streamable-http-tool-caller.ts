@@ -24,7 +24,17 @@ const REDIRECTED = Symbol('redirected');
  * The connection pools of every lean call (per origin, keep-alive). undici's request costs about
  * half the CPU of node:http's per call, and the call is most of what an edge does.
  */
-const UPSTREAM_DISPATCHER = new Agent({ connections: 256, keepAliveTimeout: 60_000 });
+const UPSTREAM_DISPATCHER = new Agent({
+  connections: 256,
+  keepAliveTimeout: 60_000,
+  // The call's own timer (the upstream's callTimeoutMs, up to 10 minutes) ends a call; undici's
+  // defaults (300 s for headers and between body chunks) would cut long calls and quiet streams.
+  headersTimeout: 0,
+  bodyTimeout: 0,
+});
+
+/** Connection-level headers undici manages itself and refuses from callers; an upstream's configured headers never carry them. */
+const CONNECTION_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'expect', 'host', 'content-length']);
 
 type Headers = Record<string, string>;
 type UpstreamResponse = Dispatcher.ResponseData;
@@ -200,7 +210,11 @@ export class StreamableHttpToolCaller {
             return; // The SDK client skips an event it cannot parse, and so do we.
           }
           answer = this.takeAnswer(message, id);
-          if (answer) resolve(answer);
+          if (answer) {
+            resolve(answer);
+            // Nothing after our answer matters to this call: free the pooled connection now.
+            res.body.destroy();
+          }
         },
         onRetry: (ms) => (cursor.retryMs = ms),
       });
@@ -271,7 +285,8 @@ export class StreamableHttpToolCaller {
     if (sessionId) headers['mcp-session-id'] = sessionId;
     const protocolVersion = this.transport.protocolVersion;
     if (protocolVersion) headers['mcp-protocol-version'] = protocolVersion;
-    return Object.assign(headers, this.headers);
+    for (const [name, value] of Object.entries(this.headers)) if (!CONNECTION_HEADERS.has(name.toLowerCase())) headers[name] = value;
+    return headers;
   }
 
   private postHeaders(): Headers {

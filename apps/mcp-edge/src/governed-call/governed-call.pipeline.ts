@@ -106,6 +106,8 @@ export class GovernedCallPipeline {
       estimate,
       completed: false,
       complete: (cost) => {
+        // Settling twice would charge twice: only the first completion goes to Redis.
+        if (held.completed) return Promise.resolve();
         held.completed = true;
         return this.admission.complete(admission.hold, cost);
       },

@@ -42,7 +42,9 @@ export class ResultPager {
     const pages = splitTextIntoPages(text, Math.max(1, capTokens - 80), this.config.tokens.encoding);
     const handle = `${callId}.${randomBytes(6).toString('hex')}`;
     const key = this.pageKey(principal, handle);
-    await this.redis.client.multi().rpush(key, ...pages.slice(1)).expire(key, PAGE_TTL_SECONDS).exec();
+    // The token count of the result's JSON can be over the cap while its text fits one page: then
+    // there is nothing to keep (an RPUSH of no values would fail the MULTI).
+    if (pages.length > 1) await this.redis.client.multi().rpush(key, ...pages.slice(1)).expire(key, PAGE_TTL_SECONDS).exec();
     return { result: this.pageAnswer(result, pages[0], handle, 1, pages.length), pages: pages.length, deliveredTokens: countTokens(pages[0], this.config.tokens.encoding) };
   }
 

@@ -13,9 +13,12 @@ import { McpServerFactory } from './mcp-server.factory';
 /** The path agents talk MCP on. */
 export const MCP_PATH = '/mcp';
 
-/** Whether a request targets the MCP endpoint (`/mcp`, with or without a query string). */
+/** Whether a request targets the MCP endpoint: `/mcp`, any case, an optional trailing slash and query (as Express matched it). */
 export function isMcpRequest(url: string | undefined): boolean {
-  return url !== undefined && url.startsWith(MCP_PATH) && (url.length === MCP_PATH.length || url[MCP_PATH.length] === '?');
+  if (url === undefined || url.length < MCP_PATH.length || url.slice(0, MCP_PATH.length).toLowerCase() !== MCP_PATH) return false;
+  let rest = url.slice(MCP_PATH.length);
+  if (rest.startsWith('/')) rest = rest.slice(1);
+  return rest === '' || rest.startsWith('?');
 }
 
 /**

@@ -150,7 +150,7 @@ export class UsageLedgerConsumer implements OnApplicationBootstrap, OnModuleDest
         const read = await this.drainOnce();
         retryMs = RETRY_FIRST_MS;
         const gather = startedAt + USAGE_BATCH_INTERVAL_MS - Date.now();
-        if (read > 0 && read < this.batchSize && gather > 0) await this.pause(gather);
+        if (read > 0 && read < this.batchSize && gather > 0 && !this.stopping) await this.pause(gather);
       } catch (err) {
         if (this.stopping) break;
         const message = (err as Error).message;
