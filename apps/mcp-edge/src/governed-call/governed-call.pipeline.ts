@@ -152,6 +152,23 @@ export class GovernedCallPipeline {
       return upstreamFailureResult(exposedName, err, callMeta(call, cost, 0), standings);
     }
 
+    try {
+      return await this.answerFromResult(principal, call, held, result, outputLimits);
+    } catch (err) {
+      // The upstream did the work, but the answer could not be made (a failure of ours, paging
+      // for instance): the call is charged and metered as one that returned nothing, never free.
+      if (!held.completed) {
+        const cost = actualCallCost(call.rule, { failed: false, outputTokens: 0, reportedCostMicros: null }, call.outputTokenCap);
+        this.settleAndMeter(principal, call, held, 'TOOL_ERROR', cost, 0);
+      }
+      throw err;
+    }
+  }
+
+  /** The agent's answer to a result the upstream gave: within the output budget, settled and metered. */
+  private async answerFromResult(principal: Principal, call: PricedCall, held: Held, upstreamResult: CallToolResult, outputLimits: OutputLimits): Promise<CallToolResult> {
+    const exposedName = call.tool.exposedName;
+    let result = upstreamResult;
     // Output budget: page a large text result (never cut silently); refuse what cannot be paged.
     const outputTokens = countJsonTokens(result.content, this.tokenEncoding);
     if (outputTokens > call.outputTokenCap && outputLimits.overflow === 'PAGE' && this.pager.canPage(result) && !result.isError) {
