@@ -13,6 +13,7 @@ import { HealthController } from './health/health.controller';
 import { CatalogSyncProcessor } from './processors/catalog-sync.processor';
 import { UsageLedgerProcessor } from './processors/usage-ledger.processor';
 import { UsageLedgerConsumer } from './processors/usage-ledger.consumer';
+import { LedgerWriter } from './processors/ledger-writer.service';
 import { AlertDeliveryProcessor } from './processors/alert-delivery.processor';
 import { BudgetAlertsProcessor } from './processors/budget-alerts.processor';
 import { BudgetReconcileProcessor } from './processors/budget-reconcile.processor';
@@ -32,7 +33,7 @@ export class WorkerModule {
       module: WorkerModule,
       imports: [ConfigModule.forRoot(config), DbModule, RedisModule, QueueModule.forRoot(), UpstreamSyncAuthModule, ToolProfilerModule, CatalogModule, MeteringModule, BudgetModule, ReportingModule.register({ imports: [BudgetModule], budgetCounters: BUDGET_COUNTERS_PROVIDER })],
       controllers: [HealthController],
-      providers: [CatalogSyncProcessor, UsageLedgerConsumer, UsageLedgerProcessor, SyncScheduler, UsageRollupProcessor, BudgetAlertsProcessor, AlertDeliveryProcessor, BudgetReconcileProcessor, FinanceScheduler, OAuthRefreshProcessor, OAuthRefreshScheduler, TierScoresProcessor, TierScoreScheduler],
+      providers: [CatalogSyncProcessor, LedgerWriter, UsageLedgerConsumer, UsageLedgerProcessor, SyncScheduler, UsageRollupProcessor, BudgetAlertsProcessor, AlertDeliveryProcessor, BudgetReconcileProcessor, FinanceScheduler, OAuthRefreshProcessor, OAuthRefreshScheduler, TierScoresProcessor, TierScoreScheduler],
     };
   }
 }

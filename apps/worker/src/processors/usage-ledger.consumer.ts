@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { TOLLGATE_CONFIG, WorkerConfig } from '@tollgate/config';
-import { LedgerService, parseUsageEntry, UsageEvent } from '@tollgate/metering';
+import { parseUsageEntry, UsageEvent } from '@tollgate/metering';
 import {
   USAGE_DEAD_LETTER_MAX,
   USAGE_ENTRY_FIELD,
@@ -13,8 +13,8 @@ import {
   UsageOutboxKeys,
 } from '@tollgate/queue';
 import { RedisService } from '@tollgate/redis';
-import { FinanceJobs } from '@tollgate/reporting';
 import type { Redis } from 'ioredis';
+import { LedgerWriter } from './ledger-writer.service';
 
 /** How long one read waits for new entries; also how often the loop looks at idle entries and shutdown. */
 export const USAGE_READ_BLOCK_MS = 1_000;
@@ -77,8 +77,7 @@ export class UsageLedgerConsumer implements OnApplicationBootstrap, OnModuleDest
 
   constructor(
     private readonly redis: RedisService,
-    private readonly ledger: LedgerService,
-    private readonly jobs: FinanceJobs,
+    private readonly ledger: LedgerWriter,
     @Inject(TOLLGATE_CONFIG) config: WorkerConfig,
   ) {
     this.keys = usageOutboxKeys(redis.prefix);
@@ -208,7 +207,7 @@ export class UsageLedgerConsumer implements OnApplicationBootstrap, OnModuleDest
       else dead.push({ entryId, eventId: parsed.eventId, reason: parsed.problem, payload: fieldValue(fields, USAGE_ENTRY_FIELD) ?? JSON.stringify(fields) });
     }
 
-    if (events.length > 0) await this.ledger.writeUsageEvents(events);
+    await this.ledger.write(events);
 
     const ids = entries.map(([id]) => id);
     const tx = this.connection().multi();
@@ -227,11 +226,6 @@ export class UsageLedgerConsumer implements OnApplicationBootstrap, OnModuleDest
     }
     const notice: UsageLedgerNotice = { written: events.map((e) => e.id), deadLettered: dead.flatMap((d) => (d.eventId ? [d.eventId] : [])) };
     this.redis.publish(USAGE_LEDGER_WRITTEN_CHANNEL, JSON.stringify(notice)).catch((err: Error) => this.logger.warn(`usage ledger notice not published: ${err.message}`));
-    // New spend may have crossed a budget threshold: check the orgs of this batch now, not in
-    // 30 s. Not awaited: a lost check is caught by the schedule.
-    for (const orgId of new Set(events.map((e) => e.orgId))) {
-      this.jobs.requestAlertCheck(orgId).catch((err: Error) => this.logger.warn(`alert check for org ${orgId} not queued: ${err.message}`));
-    }
   }
 
   /**
