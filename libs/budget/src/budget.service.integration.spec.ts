@@ -51,6 +51,13 @@ describe('BudgetService on real Redis and Postgres', () => {
     await expect.poll(async () => (await budgets.budgetsFor(scopes)).length).toBe(rows.length);
   }
 
+  /** A charged call of the key in the ledger, as the worker writes it. */
+  async function recordSpend(id: string, costMicros: bigint) {
+    await prisma.usageEvent.create({
+      data: { id, orgId: scopes.orgId, teamId: scopes.teamId, userId: scopes.userId, keyId: scopes.keyId, upstreamId: scopes.orgId, toolName: 't', outcome: 'OK', costMicros, latencyMs: 1, occurredAt: new Date() },
+    });
+  }
+
   it('should let exactly N of many concurrent reservations through when the budget covers N', async () => {
     await setBudgets([{ scope: 'KEY', limit: 10_000n }]);
     const outcomes = await Promise.all(Array.from({ length: 64 }, (_, i) => budgets.reserveSpend(scopes, `r${i}`, 1_000n)));
@@ -102,12 +109,7 @@ describe('BudgetService on real Redis and Postgres', () => {
 
   it('should rebuild a lost counter from the ledger before allowing the next call', async () => {
     await setBudgets([{ scope: 'KEY', limit: 10_000n, period: 'TOTAL' }]);
-    await prisma.usageEvent.create({
-      data: {
-        id: 'ledger-1', orgId: scopes.orgId, teamId: scopes.teamId, userId: scopes.userId, keyId: scopes.keyId,
-        upstreamId: scopes.orgId, toolName: 't', outcome: 'OK', costMicros: 9_500n, latencyMs: 1, occurredAt: new Date(),
-      },
-    });
+    await recordSpend('ledger-1', 9_500n);
     // Redis lost everything for this org.
     await deleteRedisKeys(env.redisUrl, `${env.redisPrefix}:{org:${scopes.orgId}}`);
     const r = await budgets.reserveSpend(scopes, 'after-loss', 1_000n);
@@ -119,12 +121,7 @@ describe('BudgetService on real Redis and Postgres', () => {
   it('should not invent a counter when Redis lost it while a call was in flight', async () => {
     // The ledger already holds 9,500 for this key (the test above); 4,000 more here.
     await setBudgets([{ scope: 'KEY', limit: 20_000n, period: 'TOTAL' }]);
-    await prisma.usageEvent.create({
-      data: {
-        id: 'ledger-2', orgId: scopes.orgId, teamId: scopes.teamId, userId: scopes.userId, keyId: scopes.keyId,
-        upstreamId: scopes.orgId, toolName: 't', outcome: 'OK', costMicros: 4_000n, latencyMs: 1, occurredAt: new Date(),
-      },
-    });
+    await recordSpend('ledger-2', 4_000n);
     const inFlight = await budgets.reserveSpend(scopes, 'in-flight', 1_000n);
     expect(inFlight.ok).toBe(true);
     // Redis loses the counter (and the reservation) while the upstream works; the call then settles.

@@ -97,7 +97,8 @@ export class BudgetService implements OnModuleInit {
     private readonly redis: RedisService,
     @Inject(TOLLGATE_CONFIG) private readonly config: BaseConfig & { edge?: { reservationTtlSeconds: number } },
   ) {
-    this.cache = new OrgConfigCache((orgId) => this.prisma.budget.findMany({ where: { orgId } }));
+    // Kept most specific first, so a call's budgets come out of the cache in order.
+    this.cache = new OrgConfigCache(async (orgId) => (await this.prisma.budget.findMany({ where: { orgId } })).sort((a, b) => SCOPE_ORDER.indexOf(a.scope) - SCOPE_ORDER.indexOf(b.scope)));
   }
 
   async onModuleInit(): Promise<void> {
@@ -111,10 +112,7 @@ export class BudgetService implements OnModuleInit {
 
   /** The budgets that apply to a caller, most specific first. */
   async budgetsFor(scopes: SpendScopes): Promise<BudgetRule[]> {
-    const all = await this.cache.get(scopes.orgId);
-    return all
-      .filter((b) => appliesToCaller(b, scopes))
-      .sort((a, b) => SCOPE_ORDER.indexOf(a.scope) - SCOPE_ORDER.indexOf(b.scope));
+    return (await this.cache.get(scopes.orgId)).filter((b) => appliesToCaller(b, scopes));
   }
 
   /** The calendar period containing `now`, remembered until it ends (luxon is costly on the hot path). */

@@ -40,6 +40,9 @@ interface DisclosureView {
   levels: StoredPolicy[];
 }
 
+/** The meta-tools' names, as a set: every governed call asks whether it is one. */
+const META_TOOLS: ReadonlySet<string> = new Set(Object.values(META_TOOL_NAMES));
+
 /**
  * What an agent's `tools/list` holds and how the meta-tools answer: the full catalog it may use,
  * or (progressive) the hot tools plus search, schemas and categories within token budgets, and a
@@ -88,8 +91,7 @@ export class ProgressiveDisclosure {
   async callTool(principal: Principal, name: string, args: Record<string, unknown> | undefined, signal?: AbortSignal, session: McpSession | null = null): Promise<CallToolResult> {
     if (name === READ_RESULT_PAGE_TOOL) return this.pager.readPage(principal, args);
     if (isCodeModeToolName(name)) return this.codeMode.callTool(principal, name, args, signal);
-    const isMeta = (Object.values(META_TOOL_NAMES) as string[]).includes(name);
-    if (!isMeta) return this.pipeline.callTool(principal, name, args, signal);
+    if (!META_TOOLS.has(name)) return this.pipeline.callTool(principal, name, args, signal);
     const a = args ?? {};
     if (name === META_TOOL_NAMES.callTool) {
       if (typeof a.name !== 'string') return invalidMetaCall(name, 'name must be the tool to call, e.g. "github__create_issue"');
