@@ -105,11 +105,6 @@ export class BudgetService implements OnModuleInit {
     await this.cache.attach(this.redis);
   }
 
-  /** EVALSHA of one of the budget scripts (loaded on first use, or again if Redis lost it). */
-  private evalScript(which: 'reserve' | 'settle' | 'seed', keys: string[], args: (string | number)[]): Promise<unknown> {
-    return this.redis.evalScript({ reserve: RESERVE_SCRIPT, settle: SETTLE_SCRIPT, seed: SEED_SCRIPT }[which], keys, args);
-  }
-
   /** The budgets that apply to a caller, most specific first. */
   async budgetsFor(scopes: SpendScopes): Promise<BudgetRule[]> {
     return (await this.cache.get(scopes.orgId)).filter((b) => appliesToCaller(b, scopes));
@@ -153,10 +148,23 @@ export class BudgetService implements OnModuleInit {
   }
 
   /**
-   * Reads budget_apply's or budget_check's answer. A missing counter is seeded from the ledger and
-   * answered `retry`: run the script again (each counter is seeded at most once per call).
+   * Runs a reservation through `run`, a script holding BUDGET_LUA's budget_check and budget_apply
+   * that answers with their result, or stops with an answer of its own (the edge's script answers
+   * a rate-limit refusal that way). A missing counter is seeded from the ledger and the script run
+   * again; each counter is seeded at most once per call.
    */
-  async reservationOutcome(plan: ReservationPlan, res: number[]): Promise<ReserveOutcome | 'retry'> {
+  async reserveThrough<S>(plan: ReservationPlan, run: () => Promise<number[] | { stop: S }>): Promise<ReserveOutcome | S> {
+    for (let attempt = 0; attempt <= plan.reservation.budgets.length; attempt++) {
+      const res = await run();
+      if (!Array.isArray(res)) return res.stop;
+      const outcome = await this.reservationOutcome(plan, res);
+      if (outcome !== 'retry') return outcome;
+    }
+    throw new BudgetException(BudgetExceptionCode.CounterUnavailable, 'budget counters could not be initialised');
+  }
+
+  /** Reads budget_apply's or budget_check's answer; `retry` once a missing counter has been seeded. */
+  private async reservationOutcome(plan: ReservationPlan, res: number[]): Promise<ReserveOutcome | 'retry'> {
     const { budgets } = plan.reservation;
     if (res[0] === -1) {
       await this.seedCounter(budgets[res[1] - 1], plan.scopes);
@@ -176,11 +184,7 @@ export class BudgetService implements OnModuleInit {
   async reserveSpend(scopes: SpendScopes, reservationId: string, amount: Micros, now = new Date()): Promise<ReserveOutcome> {
     const plan = await this.planReservation(scopes, reservationId, amount, now);
     if (plan.keys.length === 0) return { ok: true, reservation: plan.reservation, standings: [] };
-    for (let attempt = 0; attempt <= plan.reservation.budgets.length; attempt++) {
-      const outcome = await this.reservationOutcome(plan, (await this.evalScript('reserve', plan.keys, plan.args)) as number[]);
-      if (outcome !== 'retry') return outcome;
-    }
-    throw new BudgetException(BudgetExceptionCode.CounterUnavailable, 'budget counters could not be initialised');
+    return this.reserveThrough(plan, async () => (await this.redis.evalScript(RESERVE_SCRIPT, plan.keys, plan.args)) as number[]);
   }
 
   /** The keys of BUDGET_LUA's budget_settle for a reservation (empty when it holds no budget). */
@@ -197,7 +201,7 @@ export class BudgetService implements OnModuleInit {
   async settleSpend(reservation: SpendReservation, actual: Micros): Promise<BudgetStanding[]> {
     const keys = this.settlementKeys(reservation);
     if (keys.length === 0) return [];
-    return this.settlementStandings(reservation, (await this.evalScript('settle', keys, [reservation.id, actual.toString()])) as number[]);
+    return this.settlementStandings(reservation, (await this.redis.evalScript(SETTLE_SCRIPT, keys, [reservation.id, actual.toString()])) as number[]);
   }
 
   /** Drops a reservation without charging (a failed call that policy makes free). */
@@ -251,7 +255,7 @@ export class BudgetService implements OnModuleInit {
   /** A counter is missing at the start of a period or after Redis lost it: rebuild it from the ledger. */
   private async seedCounter(budget: BoundBudget, scopes: SpendScopes): Promise<void> {
     const spent = await this.spentFromLedger(budget, scopes);
-    await this.evalScript('seed', [budget.hashKey], [spent.toString(), budget.ttlSeconds]);
+    await this.redis.evalScript(SEED_SCRIPT, [budget.hashKey], [spent.toString(), budget.ttlSeconds]);
     if (spent > 0n) this.logger.log(`budget ${budget.rule.id} counter rebuilt from the ledger: ${spent} micro-units`);
   }
 

@@ -90,20 +90,18 @@ export class RateLimitService implements OnModuleInit {
 
   /** Gives an admitted call's concurrency slots back (what RATE_LIMIT_LUA's rl_release does). */
   async releaseSlots(plan: AdmissionPlan): Promise<void> {
-    if (plan.concurrencyKeys.length > 0) await this.evalScript('release', plan.concurrencyKeys, [plan.callId]);
+    if (plan.concurrencyKeys.length > 0) await this.redis.evalScript(RELEASE_SCRIPT, plan.concurrencyKeys, [plan.callId]);
   }
 
   /** Admits the call under every rule that applies, or names the rule that refuses it and when to retry. */
   async admitCall(caller: RateLimitCaller, tool: ToolRef, callId: string, now = Date.now()): Promise<AdmitOutcome> {
     const plan = await this.planAdmission(caller, tool, callId, now);
     if (!plan) return { admitted: true, release: NOOP_RELEASE };
-    const res = (await this.evalScript('admit', plan.keys, plan.args)) as number[];
+    const res = (await this.redis.evalScript(ADMIT_SCRIPT, plan.keys, plan.args)) as number[];
     if (res[0] === 0) return this.refusalOf(plan, res);
     return { admitted: true, release: () => this.releaseSlots(plan) };
   }
 
-  private evalScript(which: 'admit' | 'release', keys: string[], args: (string | number)[]): Promise<unknown> {
-    return this.redis.evalScript(which === 'admit' ? ADMIT_SCRIPT : RELEASE_SCRIPT, keys, args);
-  }
+
 
 }

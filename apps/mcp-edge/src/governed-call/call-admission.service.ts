@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { BUDGET_LUA, BudgetException, BudgetExceptionCode, BudgetService, BudgetStanding, ReservationPlan, SpendReservation, SpendScopes } from '@tollgate/budget';
+import { BUDGET_LUA, BudgetService, BudgetStanding, SpendReservation, SpendScopes } from '@tollgate/budget';
 import { Micros, ToolRef } from '@tollgate/kernel';
 import { AdmissionPlan, RATE_LIMIT_LUA, RateLimitCaller, RateLimitRule, RateLimitService } from '@tollgate/rate-limit';
 import { RedisService } from '@tollgate/redis';
@@ -79,16 +79,15 @@ export class CallAdmissionService {
   async admit(caller: RateLimitCaller & SpendScopes, tool: ToolRef, callId: string, estimate: Micros, now: number): Promise<CallAdmission> {
     const [admission, reservation] = await Promise.all([this.rateLimits.planAdmission(caller, tool, callId, now), this.budgets.planReservation(caller, callId, estimate, new Date(now))]);
     if (!admission && reservation.keys.length === 0) return { ok: true, hold: { reservation: reservation.reservation, standings: [], admission } };
-    // Each missing budget counter is seeded from the ledger once, then the script runs again.
-    for (let attempt = 0; attempt <= reservation.reservation.budgets.length; attempt++) {
-      const [kind, res] = (await this.evalScript('admit', [...(admission?.keys ?? []), ...reservation.keys], admissionArgs(admission, reservation))) as [number, number[]];
-      if (kind === 1) return { ok: false, rateLimited: this.rateLimits.refusalOf(admission!, res) };
-      const outcome = await this.budgets.reservationOutcome(reservation, res);
-      if (outcome === 'retry') continue;
-      if (!outcome.ok) return { ok: false, budgetExceeded: outcome };
-      return { ok: true, hold: { reservation: outcome.reservation, standings: outcome.standings, admission } };
-    }
-    throw new BudgetException(BudgetExceptionCode.CounterUnavailable, 'budget counters could not be initialised');
+    const keys = [...(admission?.keys ?? []), ...reservation.keys];
+    const args = [admission?.keys.length ?? 0, admission?.args.length ?? 0, ...(admission?.args ?? []), ...reservation.args];
+    const outcome = await this.budgets.reserveThrough(reservation, async () => {
+      const [kind, res] = (await this.redis.evalScript(ADMIT_AND_RESERVE_SCRIPT, keys, args)) as [number, number[]];
+      return kind === 1 ? { stop: this.rateLimits.refusalOf(admission!, res) } : res;
+    });
+    if ('admitted' in outcome) return { ok: false, rateLimited: outcome };
+    if (!outcome.ok) return { ok: false, budgetExceeded: outcome };
+    return { ok: true, hold: { reservation: outcome.reservation, standings: outcome.standings, admission } };
   }
 
   /** Settles the reservation at `actual` (0 for a call that is free) and gives the concurrency slots back. */
@@ -96,15 +95,6 @@ export class CallAdmissionService {
     const budgetKeys = this.budgets.settlementKeys(hold.reservation);
     const slotKeys = hold.admission?.concurrencyKeys ?? [];
     if (budgetKeys.length === 0 && slotKeys.length === 0) return;
-    await this.evalScript('complete', [...budgetKeys, ...slotKeys], [budgetKeys.length, hold.reservation.id, actual.toString()]);
+    await this.redis.evalScript(SETTLE_AND_RELEASE_SCRIPT, [...budgetKeys, ...slotKeys], [budgetKeys.length, hold.reservation.id, actual.toString()]);
   }
-
-  private evalScript(which: 'admit' | 'complete', keys: string[], args: (string | number)[]): Promise<unknown> {
-    return this.redis.evalScript(which === 'admit' ? ADMIT_AND_RESERVE_SCRIPT : SETTLE_AND_RELEASE_SCRIPT, keys, args);
-  }
-
-}
-
-function admissionArgs(admission: AdmissionPlan | null, reservation: ReservationPlan): (string | number)[] {
-  return [admission?.keys.length ?? 0, admission?.args.length ?? 0, ...(admission?.args ?? []), ...reservation.args];
 }
