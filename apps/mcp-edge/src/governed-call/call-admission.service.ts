@@ -60,6 +60,8 @@ export interface CallHold {
   /** The budgets as the reservation left them (this call's estimate reserved). */
   standings: BudgetStanding[];
   admission: AdmissionPlan | null;
+  /** Set by the first `complete`: a hold settles once (a second settlement would charge twice). */
+  completed: boolean;
 }
 
 /**
@@ -78,7 +80,7 @@ export class CallAdmissionService {
   /** Rate limits and budgets for one call, in one round trip (none when nothing applies). */
   async admit(caller: RateLimitCaller & SpendScopes, tool: ToolRef, callId: string, estimate: Micros, now: number): Promise<CallAdmission> {
     const [admission, reservation] = await Promise.all([this.rateLimits.planAdmission(caller, tool, callId, now), this.budgets.planReservation(caller, callId, estimate, new Date(now))]);
-    if (!admission && reservation.keys.length === 0) return { ok: true, hold: { reservation: reservation.reservation, standings: [], admission } };
+    if (!admission && reservation.keys.length === 0) return { ok: true, hold: { reservation: reservation.reservation, standings: [], admission, completed: false } };
     const keys = [...(admission?.keys ?? []), ...reservation.keys];
     const args = [admission?.keys.length ?? 0, admission?.args.length ?? 0, ...(admission?.args ?? []), ...reservation.args];
     const outcome = await this.budgets.reserveThrough(reservation, async () => {
@@ -87,11 +89,13 @@ export class CallAdmissionService {
     });
     if ('admitted' in outcome) return { ok: false, rateLimited: outcome };
     if (!outcome.ok) return { ok: false, budgetExceeded: outcome };
-    return { ok: true, hold: { reservation: outcome.reservation, standings: outcome.standings, admission } };
+    return { ok: true, hold: { reservation: outcome.reservation, standings: outcome.standings, admission, completed: false } };
   }
 
-  /** Settles the reservation at `actual` (0 for a call that is free) and gives the concurrency slots back. */
+  /** Settles the reservation at `actual` (0 for a call that is free) and gives the concurrency slots back; once per hold. */
   async complete(hold: CallHold, actual: Micros): Promise<void> {
+    if (hold.completed) return;
+    hold.completed = true;
     const budgetKeys = this.budgets.settlementKeys(hold.reservation);
     const slotKeys = hold.admission?.concurrencyKeys ?? [];
     if (budgetKeys.length === 0 && slotKeys.length === 0) return;

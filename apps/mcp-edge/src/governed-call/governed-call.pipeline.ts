@@ -26,12 +26,9 @@ export interface VisibleTool {
   price: PriceRuleData | null;
 }
 
-/** What a priced call holds while the upstream works, and how it ends. */
+/** What a priced call holds while the upstream works: its hold, and the estimate it reserved. */
 interface Held extends CallHold {
   estimate: Micros;
-  /** Settles at `cost` and gives the concurrency slots back; the first call does it, later ones nothing. */
-  complete: (cost: Micros) => Promise<void>;
-  completed: boolean;
 }
 
 interface PricedCall {
@@ -101,22 +98,12 @@ export class GovernedCallPipeline {
           : budgetExceededResult(exposedName, admission.budgetExceeded.exceeded, admission.budgetExceeded.requestedMicros),
       );
     }
-    const held: Held = {
-      ...admission.hold,
-      estimate,
-      completed: false,
-      complete: (cost) => {
-        // Settling twice would charge twice: only the first completion goes to Redis.
-        if (held.completed) return Promise.resolve();
-        held.completed = true;
-        return this.admission.complete(admission.hold, cost);
-      },
-    };
+    const held: Held = { ...admission.hold, estimate };
     try {
       return await this.pricedCall(principal, call, held, args, catalog, outputLimits, signal);
     } finally {
       // Every path that reaches the upstream settles; any other way out frees the call, uncharged.
-      if (!held.completed) this.inBackground(held.complete(0n), `reservation of call ${call.callId} not released`);
+      if (!held.completed) this.inBackground(this.admission.complete(held, 0n), `reservation of call ${call.callId} not released`);
     }
   }
 
@@ -138,13 +125,13 @@ export class GovernedCallPipeline {
       const called = await this.upstreams.callTool(principal, upstreamOf(catalog, tool), tool.name, args, signal);
       if (!called.ok) {
         // Nothing reached the upstream: no charge.
-        await held.complete(0n);
+        await this.admission.complete(held, 0n);
         return this.refuse(exposedName, authRequiredResult(exposedName, called.authRequired));
       }
       result = called.result;
     } catch (err) {
       if (!(err instanceof UpstreamException)) {
-        await held.complete(0n);
+        await this.admission.complete(held, 0n);
         throw err;
       }
       const cost = actualCallCost(call.rule, { failed: true, outputTokens: 0, reportedCostMicros: null }, call.outputTokenCap);
@@ -211,7 +198,7 @@ export class GovernedCallPipeline {
    */
   private settleAndMeter(principal: Principal, call: PricedCall, held: Held, outcome: UsageEvent['outcome'], cost: Micros, outputTokens: number): BudgetStanding[] {
     this.meter(principal, call, outcome, cost, outputTokens);
-    this.inBackground(held.complete(cost), `call ${call.callId} not settled (its reservation expires; the ledger has the call)`);
+    this.inBackground(this.admission.complete(held, cost), `call ${call.callId} not settled (its reservation expires; the ledger has the call)`);
     return held.standings.map((s) => settled(s, held.estimate, cost));
   }
 
