@@ -8,7 +8,7 @@ const httpsAgent = new https.Agent(AGENT_OPTIONS);
 const NO_BODY_STATUS = new Set([101, 204, 205, 304]);
 
 /** The process's keep-alive agent for `url`'s scheme: every HTTP request to upstreams shares its sockets. */
-export function keepAliveAgentFor(url: URL): http.Agent {
+function keepAliveAgentFor(url: URL): http.Agent {
   return url.protocol === 'https:' ? httpsAgent : httpAgent;
 }
 
