@@ -14,6 +14,7 @@ import { RedisModule } from '@tollgate/redis';
 import { UpstreamModule } from '@tollgate/upstream';
 import { CodeModeService } from './code-mode/code-mode.service';
 import { ProgressiveDisclosure } from './disclosure/progressive-disclosure.service';
+import { AdmissionLeases } from './governed-call/admission-leases';
 import { CallAdmissionService } from './governed-call/call-admission.service';
 import { GovernedCallPipeline } from './governed-call/governed-call.pipeline';
 import { ResultPager } from './governed-call/result-pager.service';
@@ -49,7 +50,7 @@ export class EdgeModule {
         ConnectionsModule,
       ],
       controllers: [McpController, HealthController],
-      providers: [GovernedCallPipeline, CallAdmissionService, ResultPager, McpSessionStore, SessionHub, UpstreamCaller, ProgressiveDisclosure, CodeModeService, McpServerFactory, LeanToolCallHandler, McpEndpoint, EdgeMetrics, UpstreamListChangedRelay],
+      providers: [GovernedCallPipeline, CallAdmissionService, AdmissionLeases, ResultPager, McpSessionStore, SessionHub, UpstreamCaller, ProgressiveDisclosure, CodeModeService, McpServerFactory, LeanToolCallHandler, McpEndpoint, EdgeMetrics, UpstreamListChangedRelay],
     };
   }
 }

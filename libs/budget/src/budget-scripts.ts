@@ -13,17 +13,25 @@
  * with the rate limits (see BUDGET_LUA users):
  *   K: R, Z, H1, H2, ...
  *   A (reserve): now, reservationId, deadline, amount, then per budget: limit, hard (1/0)
- * budget_check returns {1, spent1, reserved1, ...} (the standings before this reservation),
- *   {0, index, spent, reserved} when budget `index` (1-based) is hard and short,
+ * budget_check returns {1, spent1, reserved1, leased1, ...} (the standings before this reservation),
+ *   {0, index, spent, reserved, leased} when budget `index` (1-based) is hard and short,
  *   {-1, index} when budget `index` has no counter yet (the caller seeds it from the ledger);
- * budget_apply then reserves and returns {1, spent1, reserved1, spent2, reserved2, ...};
- * budget_settle(K, id, actual) returns {spent1, reserved1, ...}.
+ * budget_apply then reserves and returns {1, spent1, reserved1, leased1, spent2, ...};
+ * budget_settle(K, id, actual) returns {spent1, reserved1, leased1, ...}.
+ *
+ * Leases: an edge may hold a block of one counter's allowance (`leased`) and admit calls against
+ * it without a round trip (see the edge's AdmissionLeases). A lease is a record in R like a
+ * reservation, with an id starting `L:` and one counter ("amount|H"), swept at its deadline like
+ * one; calls admitted under it turn part of it into `spent` (budget_lease_convert). A hard budget
+ * admits a call only if spent + reserved + leased + amount fits, so leases never let it overspend.
  */
 
 /** At most this many expired reservations are swept per reservation, so no call pays for a backlog at once. */
 const SWEEP_BATCH = 100;
 
 export const BUDGET_LUA = `
+local function budget_fmt(n) return string.format('%d', n) end
+
 -- Sweeps reservations whose edge never settled them. A counter that has expired or was lost is
 -- left alone (decrementing it would create a counter without its ledger history).
 local function budget_sweep(r, z, now)
@@ -32,11 +40,12 @@ local function budget_sweep(r, z, now)
     local rec = redis.call('HGET', r, old)
     if rec then
       local amt = nil
+      local field = string.sub(old, 1, 2) == 'L:' and 'leased' or 'reserved'
       for part in string.gmatch(rec, '[^|]+') do
         if not amt then
           amt = tonumber(part)
         elseif redis.call('HEXISTS', part, 'spent') == 1 then
-          redis.call('HINCRBY', part, 'reserved', -amt)
+          redis.call('HINCRBY', part, field, -amt)
         end
       end
       redis.call('HDEL', r, old)
@@ -50,17 +59,19 @@ local function budget_check(K, A)
   local amount = tonumber(A[4])
   local out = {1}
   for i = 1, #K - 2 do
-    local v = redis.call('HMGET', K[2 + i], 'spent', 'reserved')
+    local v = redis.call('HMGET', K[2 + i], 'spent', 'reserved', 'leased')
     if not v[1] then return {-1, i} end
     local spent = tonumber(v[1])
     local reserved = tonumber(v[2] or '0')
+    local leased = tonumber(v[3] or '0')
     local limit = tonumber(A[4 + 2*(i-1) + 1])
     local hard = A[4 + 2*(i-1) + 2] == '1'
-    if hard and spent + reserved + amount > limit then
-      return {0, i, spent, reserved}
+    if hard and spent + reserved + leased + amount > limit then
+      return {0, i, spent, reserved, leased}
     end
     out[#out+1] = spent
     out[#out+1] = reserved
+    out[#out+1] = leased
   end
   return out
 end
@@ -71,10 +82,11 @@ local function budget_apply(K, A, checked)
   local deadline = tonumber(A[3])
   local amount = tonumber(A[4])
   local out = {1}
-  local rec = {tostring(amount)}
+  local rec = {budget_fmt(amount)}
   for i = 1, #K - 2 do
-    out[#out+1] = checked[2*i]
+    out[#out+1] = checked[3*i - 1]
     out[#out+1] = redis.call('HINCRBY', K[2 + i], 'reserved', amount)
+    out[#out+1] = checked[3*i + 1]
     rec[#rec+1] = K[2 + i]
   end
   redis.call('HSET', K[1], id, table.concat(rec, '|'))
@@ -104,12 +116,81 @@ local function budget_settle(K, id, actual)
       else
         out[#out+1] = tonumber(redis.call('HGET', h, 'reserved') or '0')
       end
+      out[#out+1] = tonumber(redis.call('HGET', h, 'leased') or '0')
     else
+      out[#out+1] = 0
       out[#out+1] = 0
       out[#out+1] = 0
     end
   end
   return out
+end
+
+-- Leases (R, Z: the organisation's records and deadlines; H: one counter; id: the lease, 'L:...').
+-- Grants up to \`want\` more of H's allowance to lease id, and at most 1/div of what is left of a hard
+-- budget, so edges leasing at once leave room for each other; nothing when that is under minGrant.
+-- Returns {granted, spent, reserved, leased}, or {-1} when H has no counter (seed it first).
+local function budget_lease(r, z, h, id, deadline, want, minGrant, limit, hard, div)
+  local v = redis.call('HMGET', h, 'spent', 'reserved', 'leased')
+  if not v[1] then return {-1} end
+  local spent, reserved, leased = tonumber(v[1]), tonumber(v[2] or '0'), tonumber(v[3] or '0')
+  local grant = want
+  if hard then
+    local room = math.floor((limit - spent - reserved - leased) / div)
+    if room < grant then grant = room end
+  end
+  if grant < minGrant then return {0, spent, reserved, leased} end
+  local rec = redis.call('HGET', r, id)
+  local amt = grant
+  if rec then amt = amt + tonumber(string.match(rec, '^[^|]+')) end
+  redis.call('HSET', r, id, budget_fmt(amt) .. '|' .. h)
+  redis.call('ZADD', z, deadline, id)
+  leased = redis.call('HINCRBY', h, 'leased', grant)
+  return {grant, spent, reserved, leased}
+end
+
+-- Calls admitted under lease id cost \`actual\` in all: it moves from leased to spent, and the lease's
+-- deadline moves on. Returns {1, spent, reserved, leased}; {0, spent, reserved, leased} when the lease
+-- was swept (its edge was too slow to renew it: the cost is still charged); {-1} when H was lost
+-- (it is not re-created here, and the lease is dropped).
+local function budget_lease_convert(r, z, h, id, actual, deadline)
+  local rec = redis.call('HGET', r, id)
+  if redis.call('HEXISTS', h, 'spent') == 0 then
+    if rec then
+      redis.call('HDEL', r, id)
+      redis.call('ZREM', z, id)
+    end
+    return {-1}
+  end
+  local spent = redis.call('HINCRBY', h, 'spent', actual)
+  local leased
+  local live = 0
+  if rec then
+    live = 1
+    local amt = tonumber(string.match(rec, '^[^|]+')) - actual
+    redis.call('HSET', r, id, budget_fmt(amt) .. '|' .. h)
+    redis.call('ZADD', z, deadline, id)
+    leased = redis.call('HINCRBY', h, 'leased', -actual)
+  else
+    leased = tonumber(redis.call('HGET', h, 'leased') or '0')
+  end
+  return {live, spent, tonumber(redis.call('HGET', h, 'reserved') or '0'), leased}
+end
+
+-- Gives \`amount\` of lease id back (all of it when it holds no more); returns what was given back.
+local function budget_lease_release(r, z, h, id, amount)
+  local rec = redis.call('HGET', r, id)
+  if not rec then return 0 end
+  local held = tonumber(string.match(rec, '^[^|]+'))
+  if amount >= held then
+    amount = held
+    redis.call('HDEL', r, id)
+    redis.call('ZREM', z, id)
+  else
+    redis.call('HSET', r, id, budget_fmt(held - amount) .. '|' .. h)
+  end
+  if amount > 0 and redis.call('HEXISTS', h, 'spent') == 1 then redis.call('HINCRBY', h, 'leased', -amount) end
+  return amount
 end
 `;
 

@@ -35,7 +35,11 @@ export interface BudgetStanding {
   mode: 'HARD' | 'SOFT';
   limitMicros: Micros;
   spentMicros: Micros;
+  /** Held by calls in flight that were admitted one by one. */
   reservedMicros: Micros;
+  /** Held by edges as leases: allowance for calls they admit without a round trip; what a lease does not use goes back. */
+  leasedMicros: Micros;
+  /** limit - spent - reserved: leased allowance counts as available (it is for calls yet to come, and comes back unused). */
   remainingMicros: Micros;
   periodStart: Date;
   resetsAt: Date | null;
@@ -50,7 +54,8 @@ export interface BudgetCounterCheck {
   rebuilt: boolean;
 }
 
-interface BoundBudget {
+/** A budget bound to its current period and Redis counter. */
+export interface BoundBudget {
   rule: BudgetRule;
   periodStart: Date;
   resetsAt: Date | null;
@@ -127,9 +132,14 @@ export class BudgetService implements OnModuleInit {
     return { rule, periodStart: window.start, resetsAt: window.end, hashKey: base, ttlSeconds };
   }
 
+  /** The organisation's reservation records and their deadlines (R and Z of BUDGET_LUA). */
+  recordKeys(orgId: string): [string, string] {
+    return [this.redis.orgKey(orgId, 'budget-resv'), this.redis.orgKey(orgId, 'budget-resv', 'deadlines')];
+  }
+
   /** The scripts' keys for a call: the organisation's reservations (records, deadlines), then each budget's counter. */
   private scriptKeys(orgId: string, budgets: BoundBudget[]): string[] {
-    return [this.redis.orgKey(orgId, 'budget-resv'), this.redis.orgKey(orgId, 'budget-resv', 'deadlines'), ...budgets.map((b) => b.hashKey)];
+    return [...this.recordKeys(orgId), ...budgets.map((b) => b.hashKey)];
   }
 
   /**
@@ -172,9 +182,9 @@ export class BudgetService implements OnModuleInit {
     }
     if (res[0] === 0) {
       const b = budgets[res[1] - 1];
-      return { ok: false, exceeded: standing(b, BigInt(res[2]), BigInt(res[3])), requestedMicros: plan.reservation.amountMicros };
+      return { ok: false, exceeded: budgetStanding(b, BigInt(res[2]), BigInt(res[3]), BigInt(res[4])), requestedMicros: plan.reservation.amountMicros };
     }
-    return { ok: true, reservation: plan.reservation, standings: budgets.map((b, i) => standing(b, BigInt(res[1 + 2 * i]), BigInt(res[2 + 2 * i]))) };
+    return { ok: true, reservation: plan.reservation, standings: budgets.map((b, i) => budgetStanding(b, BigInt(res[1 + 3 * i]), BigInt(res[2 + 3 * i]), BigInt(res[3 + 3 * i]))) };
   }
 
   /**
@@ -194,7 +204,7 @@ export class BudgetService implements OnModuleInit {
 
   /** Reads budget_settle's answer. */
   settlementStandings(reservation: SpendReservation, res: number[]): BudgetStanding[] {
-    return reservation.budgets.map((b, i) => standing(b, BigInt(res[2 * i]), BigInt(res[2 * i + 1])));
+    return reservation.budgets.map((b, i) => budgetStanding(b, BigInt(res[3 * i]), BigInt(res[3 * i + 1]), BigInt(res[3 * i + 2])));
   }
 
   /** Replaces the reservation by the actual cost at every level. */
@@ -226,9 +236,9 @@ export class BudgetService implements OnModuleInit {
     const out: BudgetStanding[] = [];
     for (const rule of rules) {
       const b = this.bind(rule, scopes, now);
-      const [spent, reserved] = await this.redis.client.hmget(b.hashKey, 'spent', 'reserved');
+      const [spent, reserved, leased] = await this.redis.client.hmget(b.hashKey, 'spent', 'reserved', 'leased');
       const spentMicros = spent === null ? await this.spentFromLedger(b, scopes) : BigInt(spent);
-      out.push(standing(b, spentMicros, BigInt(reserved ?? '0')));
+      out.push(budgetStanding(b, spentMicros, BigInt(reserved ?? '0'), BigInt(leased ?? '0')));
     }
     return out;
   }
@@ -243,11 +253,11 @@ export class BudgetService implements OnModuleInit {
     const out: BudgetCounterCheck[] = [];
     for (const rule of await this.cache.get(orgId)) {
       const b = this.bind(rule, scopes, opts.now ?? new Date());
-      const [[spent, reserved], ledgerSpentMicros] = await Promise.all([this.redis.client.hmget(b.hashKey, 'spent', 'reserved'), this.spentFromLedger(b, scopes)]);
+      const [[spent, reserved, leased], ledgerSpentMicros] = await Promise.all([this.redis.client.hmget(b.hashKey, 'spent', 'reserved', 'leased'), this.spentFromLedger(b, scopes)]);
       const rebuilt = spent === null && opts.rebuildMissing === true;
       if (rebuilt) await this.seedCounter(b, scopes);
       const counterSpentMicros = spent === null ? null : BigInt(spent);
-      out.push({ standing: standing(b, counterSpentMicros ?? ledgerSpentMicros, BigInt(reserved ?? '0')), counterSpentMicros, ledgerSpentMicros, rebuilt });
+      out.push({ standing: budgetStanding(b, counterSpentMicros ?? ledgerSpentMicros, BigInt(reserved ?? '0'), BigInt(leased ?? '0')), counterSpentMicros, ledgerSpentMicros, rebuilt });
     }
     return out;
   }
@@ -278,7 +288,8 @@ function orgWide(orgId: string, timeZone: string): SpendScopes {
   return { orgId, teamId: '', userId: '', keyId: '', timeZone };
 }
 
-function standing(b: BoundBudget, spent: Micros, reserved: Micros): BudgetStanding {
+/** A budget's standing from its counter's fields. */
+export function budgetStanding(b: BoundBudget, spent: Micros, reserved: Micros, leased: Micros): BudgetStanding {
   const remaining = b.rule.limitMicros - spent - reserved;
   return {
     budgetId: b.rule.id,
@@ -289,6 +300,7 @@ function standing(b: BoundBudget, spent: Micros, reserved: Micros): BudgetStandi
     limitMicros: b.rule.limitMicros,
     spentMicros: spent,
     reservedMicros: reserved,
+    leasedMicros: leased,
     remainingMicros: remaining > 0n ? remaining : 0n,
     periodStart: b.periodStart,
     resetsAt: b.resetsAt,

@@ -32,6 +32,11 @@ export const EDGE_ENV_SCHEMA = BASE_ENV_SCHEMA.extend({
   EDGE_PUBLIC_URL: url.optional(),
   // A reservation whose edge died is released after this long.
   RESERVATION_TTL_SECONDS: z.coerce.number().int().min(5).max(3600).default(120),
+  // Edges lease blocks of budget and rate-limit allowance far from the limits and admit calls
+  // against them without a round trip to Redis; 'false' checks every call in Redis.
+  EDGE_ADMISSION_LEASES: bool.default('true'),
+  // A lease no call has used for this long goes back to Redis.
+  EDGE_LEASE_IDLE_MS: z.coerce.number().int().min(50).max(60_000).default(1000),
   // Output tokens reserved for a call whose tool and policy set no cap.
   DEFAULT_OUTPUT_TOKEN_CAP: z.coerce.number().int().min(1).default(8000),
   // Extra Host header values accepted besides localhost (DNS-rebinding protection).

@@ -21,6 +21,8 @@ export interface EdgeConfig extends BaseConfig {
     port: number;
     publicUrl: string | undefined;
     reservationTtlSeconds: number;
+    admissionLeases: boolean;
+    leaseIdleMs: number;
     defaultOutputTokenCap: number;
     allowedHosts: string[];
     adminPublicUrl: string | undefined;
@@ -94,6 +96,8 @@ export function loadEdgeConfig(env: Record<string, string | undefined>): EdgeCon
       port: e.EDGE_PORT,
       publicUrl: e.EDGE_PUBLIC_URL,
       reservationTtlSeconds: e.RESERVATION_TTL_SECONDS,
+      admissionLeases: e.EDGE_ADMISSION_LEASES,
+      leaseIdleMs: e.EDGE_LEASE_IDLE_MS,
       defaultOutputTokenCap: e.DEFAULT_OUTPUT_TOKEN_CAP,
       allowedHosts: e.EDGE_ALLOWED_HOSTS.split(',').map((h) => h.trim()).filter(Boolean),
       adminPublicUrl: e.ADMIN_PUBLIC_URL,

@@ -73,6 +73,47 @@ local function rl_release(K, id)
     redis.call('ZREM', k, id)
   end
 end
+
+-- Leases (see the edge's AdmissionLeases): an edge takes a block of a rule's allowance and admits
+-- calls against it without a round trip. A lease takes at most 1/div of what is left, so edges
+-- leasing at once leave room for each other, and nothing when that is under minGrant.
+
+-- Up to \`want\` calls of the current window (cur, prev as in rl_check), counted now. Returns the grant.
+local function rl_lease_window(cur, prev, now, limit, windowMs, windowStart, want, minGrant, div)
+  local counts = redis.call('MGET', cur, prev)
+  local c = tonumber(counts[1] or '0')
+  local p = tonumber(counts[2] or '0')
+  local room = math.floor((limit - p * (1 - (now - windowStart) / windowMs) - c) / div)
+  local grant = math.min(want, room)
+  if grant < minGrant then return 0 end
+  if redis.call('INCRBY', cur, grant) == grant then redis.call('PEXPIRE', cur, windowMs * 2) end
+  return grant
+end
+
+-- Gives back n calls of a window lease that were not used.
+local function rl_lease_window_release(cur, n)
+  if n > 0 and redis.call('EXISTS', cur) == 1 then redis.call('DECRBY', cur, n) end
+end
+
+-- Up to \`want\` concurrency slots of set c, as members prefix..first, prefix..(first+1), ... held
+-- until \`deadline\` (renewed while the lease lives). Returns the grant.
+local function rl_lease_slots(c, now, deadline, max, want, minGrant, div, prefix, first)
+  local n = redis.call('ZCARD', c)
+  if math.floor((max - n) / div) < want then
+    redis.call('ZREMRANGEBYSCORE', c, '-inf', now)
+    n = redis.call('ZCARD', c)
+  end
+  local grant = math.min(want, math.floor((max - n) / div))
+  if grant < minGrant then return 0 end
+  local args = {}
+  for i = 0, grant - 1 do
+    args[#args+1] = deadline
+    args[#args+1] = prefix .. (first + i)
+  end
+  redis.call('ZADD', c, unpack(args))
+  redis.call('PEXPIRE', c, math.max(deadline - now, 1000))
+  return grant
+end
 `;
 
 /** KEYS and ARGV as K and A above. Returns {1} when admitted, or rl_check's refusal. */

@@ -32,6 +32,10 @@ export interface AdmissionPlan {
   args: (string | number)[];
   /** The concurrency sets the call takes a slot in. */
   concurrencyKeys: string[];
+  /** The call's window counters, for leases: per rule with a calls-per-window limit. */
+  windows: { key: string; prevKey: string; limit: number; windowMs: number; windowStart: number }[];
+  /** The call's concurrency sets, for leases: per rule with a concurrency limit. */
+  slots: { key: string; max: number }[];
 }
 
 export type AdmitOutcome =
@@ -80,7 +84,13 @@ export class RateLimitService implements OnModuleInit {
       args.push(r.callsPerWindow ?? 0, windowMs, index * windowMs, r.maxConcurrent ?? 0);
     }
     const concurrencyKeys = rules.flatMap((r, i) => (r.maxConcurrent ? [keys[3 * i + 2]] : []));
-    return { callId, rules, keys, args, concurrencyKeys };
+    const windows = rules.flatMap((r, i) => {
+      if (!r.callsPerWindow) return [];
+      const windowMs = r.windowSeconds * 1000;
+      return [{ key: keys[3 * i], prevKey: keys[3 * i + 1], limit: r.callsPerWindow, windowMs, windowStart: Math.floor(now / windowMs) * windowMs }];
+    });
+    const slots = rules.flatMap((r, i) => (r.maxConcurrent ? [{ key: keys[3 * i + 2], max: r.maxConcurrent }] : []));
+    return { callId, rules, keys, args, concurrencyKeys, windows, slots };
   }
 
   /** The refusal in rl_check's answer. */
@@ -101,7 +111,4 @@ export class RateLimitService implements OnModuleInit {
     if (res[0] === 0) return this.refusalOf(plan, res);
     return { admitted: true, release: () => this.releaseSlots(plan) };
   }
-
-
-
 }

@@ -11,6 +11,7 @@ export interface BudgetStandingReading {
     limitMicros: bigint;
     spentMicros: bigint;
     reservedMicros: bigint;
+    leasedMicros: bigint;
     periodStart: Date;
     resetsAt: Date | null;
 }

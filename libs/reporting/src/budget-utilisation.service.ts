@@ -13,6 +13,7 @@ export interface BudgetUtilisation {
   limitMicros: bigint;
   spentMicros: bigint;
   reservedMicros: bigint;
+  leasedMicros: bigint;
   /** spent / limit in basis points (10000 = 100 %), rounded down; null for a zero limit. */
   utilisationBp: number | null;
   periodStart: Date;
@@ -43,6 +44,7 @@ export class BudgetUtilisationService {
         limitMicros: s.limitMicros,
         spentMicros: s.spentMicros,
         reservedMicros: s.reservedMicros,
+        leasedMicros: s.leasedMicros,
         utilisationBp: utilisationBasisPoints(s.limitMicros, s.spentMicros),
         periodStart: s.periodStart,
         resetsAt: s.resetsAt,

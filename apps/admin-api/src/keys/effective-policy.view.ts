@@ -59,6 +59,7 @@ export class BudgetStandingView {
   @ApiProperty({ type: 'integer' }) limitMicros!: number;
   @ApiProperty({ type: 'integer' }) spentMicros!: number;
   @ApiProperty({ type: 'integer', description: 'Held by calls in flight' }) reservedMicros!: number;
+  @ApiProperty({ type: 'integer', description: 'Allowance edges hold as leases for calls they admit without a round trip to Redis; unused, it goes back within seconds' }) leasedMicros!: number;
   @ApiProperty({ type: 'integer', description: 'limit − spent − reserved, never below 0' }) remainingMicros!: number;
   @ApiProperty() periodStart!: Date;
   @ApiProperty({ nullable: true, type: Date, description: 'null for a TOTAL budget' }) resetsAt!: Date | null;
@@ -149,6 +150,7 @@ export function toEffectivePolicyView(p: EffectivePolicy): EffectivePolicyView {
       limitMicros: microsToJson(b.limitMicros),
       spentMicros: microsToJson(b.spentMicros),
       reservedMicros: microsToJson(b.reservedMicros),
+      leasedMicros: microsToJson(b.leasedMicros),
       remainingMicros: microsToJson(b.remainingMicros),
       periodStart: b.periodStart,
       resetsAt: b.resetsAt,

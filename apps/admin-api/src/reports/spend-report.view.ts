@@ -51,6 +51,7 @@ export class BudgetUtilisationView {
   @ApiProperty({ type: 'integer' }) limitMicros!: number;
   @ApiProperty({ type: 'integer', description: 'Settled spend in the current period' }) spentMicros!: number;
   @ApiProperty({ type: 'integer', description: 'Held by calls in flight' }) reservedMicros!: number;
+  @ApiProperty({ type: 'integer', description: 'Allowance edges hold as leases for calls they admit without a round trip to Redis; unused, it goes back within seconds' }) leasedMicros!: number;
   @ApiProperty({ type: 'integer', nullable: true, description: 'spent / limit in basis points (10000 = 100 %), rounded down; null for a zero limit' })
   utilisationBp!: number | null;
   @ApiProperty() periodStart!: Date;
@@ -59,5 +60,5 @@ export class BudgetUtilisationView {
 }
 
 export function toBudgetUtilisationView(u: BudgetUtilisation): BudgetUtilisationView {
-  return { ...u, limitMicros: microsToJson(u.limitMicros), spentMicros: microsToJson(u.spentMicros), reservedMicros: microsToJson(u.reservedMicros) };
+  return { ...u, limitMicros: microsToJson(u.limitMicros), spentMicros: microsToJson(u.spentMicros), reservedMicros: microsToJson(u.reservedMicros), leasedMicros: microsToJson(u.leasedMicros) };
 }

@@ -1,8 +1,9 @@
-import { Injectable } from '@nestjs/common';
-import { BUDGET_LUA, BudgetService, BudgetStanding, SpendReservation, SpendScopes } from '@tollgate/budget';
+import { Injectable, Logger } from '@nestjs/common';
+import { BUDGET_LUA, BudgetService, BudgetStanding, ReservationPlan, SpendReservation, SpendScopes } from '@tollgate/budget';
 import { Micros, ToolRef } from '@tollgate/kernel';
 import { AdmissionPlan, RATE_LIMIT_LUA, RateLimitCaller, RateLimitRule, RateLimitService } from '@tollgate/rate-limit';
 import { RedisService } from '@tollgate/redis';
+import { AdmissionLeases, LeaseRequest, LeasedCall } from './admission-leases';
 
 /**
  * KEYS: the rate-limit keys, then the budget keys.  ARGV: #rate-limit keys, #rate-limit args, the
@@ -54,51 +55,101 @@ export type CallAdmission =
   | { ok: false; rateLimited: { rule: RateLimitRule; kind: 'WINDOW' | 'CONCURRENCY'; retryAfterMs: number } }
   | { ok: false; budgetExceeded: { exceeded: BudgetStanding; requestedMicros: Micros } };
 
-/** What an admitted call holds until it completes: its reservation and its concurrency slots. */
+/** What an admitted call holds until it completes: its lease share, or its reservation and concurrency slots. */
 export interface CallHold {
   reservation: SpendReservation;
-  /** The budgets as the reservation left them (this call's estimate reserved). */
+  estimate: Micros;
+  /** The budgets as the reservation left them (this call's estimate reserved); empty under leases. */
   standings: BudgetStanding[];
   admission: AdmissionPlan | null;
+  /** Set when the call was admitted against this edge's leases, without a round trip. */
+  leased: LeasedCall | null;
   /** Set by the first `complete`: a hold settles once (a second settlement would charge twice). */
   completed: boolean;
 }
 
 /**
- * A governed call's two trips to Redis: before the upstream, rate limits and budget reservation in
- * one script (one round trip, all or nothing); after, settlement and the concurrency slots in one
- * script. The scripts are the rate-limit and budget libraries' own Lua functions, run together.
+ * A governed call's admission and settlement. Far from every limit, calls are admitted against
+ * this edge's leases (AdmissionLeases) with no round trip. Otherwise, before the upstream, rate
+ * limits and budget reservation run in one script (one round trip, all or nothing); after, one
+ * script settles and frees the concurrency slots. The scripts are the rate-limit and budget
+ * libraries' own Lua functions, run together.
  */
 @Injectable()
 export class CallAdmissionService {
+  private readonly logger = new Logger(CallAdmissionService.name);
+
   constructor(
     private readonly redis: RedisService,
     private readonly rateLimits: RateLimitService,
     private readonly budgets: BudgetService,
+    private readonly leases: AdmissionLeases,
   ) {}
 
-  /** Rate limits and budgets for one call, in one round trip (none when nothing applies). */
+  /** Rate limits and budgets for one call: against this edge's leases, or in one round trip. */
   async admit(caller: RateLimitCaller & SpendScopes, tool: ToolRef, callId: string, estimate: Micros, now: number): Promise<CallAdmission> {
     const [admission, reservation] = await Promise.all([this.rateLimits.planAdmission(caller, tool, callId, now), this.budgets.planReservation(caller, callId, estimate, new Date(now))]);
-    if (!admission && reservation.keys.length === 0) return { ok: true, hold: { reservation: reservation.reservation, standings: [], admission, completed: false } };
+    const hold: CallHold = { reservation: reservation.reservation, estimate, standings: [], admission, leased: null, completed: false };
+    if (!admission && reservation.keys.length === 0) return { ok: true, hold };
+    const lease = leaseRequest(caller.orgId, this.budgets.recordKeys(caller.orgId), reservation.reservation, admission, estimate);
+    hold.leased = await this.leases.admit(lease, now);
+    if (hold.leased) return { ok: true, hold };
+
+    let outcome = await this.admitInRedis(admission, reservation);
+    // Refused in Redis while this edge holds unused allowance on the call's limits: give it back and ask again.
+    if (!('reservation' in outcome) && (await this.leases.giveBack(lease, Date.now()))) outcome = await this.admitInRedis(admission, reservation);
+    if ('admitted' in outcome) return { ok: false, rateLimited: outcome };
+    if (!outcome.ok) return { ok: false, budgetExceeded: outcome };
+    return { ok: true, hold: { ...hold, reservation: outcome.reservation, standings: outcome.standings } };
+  }
+
+  private admitInRedis(admission: AdmissionPlan | null, reservation: ReservationPlan) {
     const keys = [...(admission?.keys ?? []), ...reservation.keys];
     const args = [admission?.keys.length ?? 0, admission?.args.length ?? 0, ...(admission?.args ?? []), ...reservation.args];
-    const outcome = await this.budgets.reserveThrough(reservation, async () => {
+    return this.budgets.reserveThrough(reservation, async () => {
       const [kind, res] = (await this.redis.evalScript(ADMIT_AND_RESERVE_SCRIPT, keys, args)) as [number, number[]];
       return kind === 1 ? { stop: this.rateLimits.refusalOf(admission!, res) } : res;
     });
-    if ('admitted' in outcome) return { ok: false, rateLimited: outcome };
-    if (!outcome.ok) return { ok: false, budgetExceeded: outcome };
-    return { ok: true, hold: { reservation: outcome.reservation, standings: outcome.standings, admission, completed: false } };
   }
 
-  /** Settles the reservation at `actual` (0 for a call that is free) and gives the concurrency slots back; once per hold. */
-  async complete(hold: CallHold, actual: Micros): Promise<void> {
-    if (hold.completed) return;
+  /**
+   * Settles the call at `actual` (0 for a call that is free) and gives its concurrency slots back,
+   * once per hold. Returns the budgets' standings with this call settled. Redis is not awaited: the
+   * work is sent before this edge reads its next request (failures are logged), and until Redis
+   * applies it the reservation or lease still holds at least the cost, so nobody can spend it twice.
+   */
+  complete(hold: CallHold, actual: Micros): BudgetStanding[] {
+    if (hold.completed) return [];
     hold.completed = true;
+    if (hold.leased) return this.leases.complete(hold.leased, actual);
     const budgetKeys = this.budgets.settlementKeys(hold.reservation);
     const slotKeys = hold.admission?.concurrencyKeys ?? [];
-    if (budgetKeys.length === 0 && slotKeys.length === 0) return;
-    await this.redis.evalScript(SETTLE_AND_RELEASE_SCRIPT, [...budgetKeys, ...slotKeys], [budgetKeys.length, hold.reservation.id, actual.toString()]);
+    if (budgetKeys.length > 0 || slotKeys.length > 0) {
+      this.redis
+        .evalScript(SETTLE_AND_RELEASE_SCRIPT, [...budgetKeys, ...slotKeys], [budgetKeys.length, hold.reservation.id, actual.toString()])
+        .catch((err: Error) => this.logger.error(`call ${hold.reservation.id} not settled (its reservation expires; the ledger has the call): ${err.message}`));
+    }
+    return hold.standings.map((s) => settled(s, hold.estimate, actual));
   }
+}
+
+/** Everything a call must fit, as leases are kept. */
+function leaseRequest(orgId: string, [rKey, zKey]: [string, string], reservation: SpendReservation, admission: AdmissionPlan | null, estimate: Micros): LeaseRequest {
+  return {
+    orgId,
+    rKey,
+    zKey,
+    budgets: reservation.budgets,
+    windows: admission?.windows ?? [],
+    slots: admission?.slots ?? [],
+    estimate,
+  };
+}
+
+/** A budget's standing after a call that reserved `estimate` settled at `cost`. */
+function settled(s: BudgetStanding, estimate: Micros, cost: Micros): BudgetStanding {
+  const spentMicros = s.spentMicros + cost;
+  const reservedMicros = s.reservedMicros > estimate ? s.reservedMicros - estimate : 0n;
+  const remaining = s.limitMicros - spentMicros - reservedMicros;
+  return { ...s, spentMicros, reservedMicros, remainingMicros: remaining > 0n ? remaining : 0n };
 }

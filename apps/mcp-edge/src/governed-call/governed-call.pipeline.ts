@@ -26,11 +26,6 @@ export interface VisibleTool {
   price: PriceRuleData | null;
 }
 
-/** What a priced call holds while the upstream works: its hold, and the estimate it reserved. */
-interface Held extends CallHold {
-  estimate: Micros;
-}
-
 interface PricedCall {
   callId: string;
   tool: ServedTool;
@@ -98,19 +93,19 @@ export class GovernedCallPipeline {
           : budgetExceededResult(exposedName, admission.budgetExceeded.exceeded, admission.budgetExceeded.requestedMicros),
       );
     }
-    const held: Held = { ...admission.hold, estimate };
+    const held = admission.hold;
     try {
       return await this.pricedCall(principal, call, held, args, catalog, outputLimits, signal);
     } finally {
       // Every path that reaches the upstream settles; any other way out frees the call, uncharged.
-      if (!held.completed) this.inBackground(this.admission.complete(held, 0n), `reservation of call ${call.callId} not released`);
+      this.admission.complete(held, 0n);
     }
   }
 
   private async pricedCall(
     principal: Principal,
     call: PricedCall,
-    held: Held,
+    held: CallHold,
     args: Record<string, unknown> | undefined,
     catalog: OrgCatalog,
     outputLimits: OutputLimits,
@@ -125,13 +120,13 @@ export class GovernedCallPipeline {
       const called = await this.upstreams.callTool(principal, upstreamOf(catalog, tool), tool.name, args, signal);
       if (!called.ok) {
         // Nothing reached the upstream: no charge.
-        await this.admission.complete(held, 0n);
+        this.admission.complete(held, 0n);
         return this.refuse(exposedName, authRequiredResult(exposedName, called.authRequired));
       }
       result = called.result;
     } catch (err) {
       if (!(err instanceof UpstreamException)) {
-        await this.admission.complete(held, 0n);
+        this.admission.complete(held, 0n);
         throw err;
       }
       const cost = actualCallCost(call.rule, { failed: true, outputTokens: 0, reportedCostMicros: null }, call.outputTokenCap);
@@ -153,7 +148,7 @@ export class GovernedCallPipeline {
   }
 
   /** The agent's answer to a result the upstream gave: within the output budget, settled and metered. */
-  private async answerFromResult(principal: Principal, call: PricedCall, held: Held, upstreamResult: CallToolResult, outputLimits: OutputLimits): Promise<CallToolResult> {
+  private async answerFromResult(principal: Principal, call: PricedCall, held: CallHold, upstreamResult: CallToolResult, outputLimits: OutputLimits): Promise<CallToolResult> {
     const exposedName = call.tool.exposedName;
     let result = upstreamResult;
     // Output budget: page a large text result (never cut silently); refuse what cannot be paged.
@@ -189,22 +184,16 @@ export class GovernedCallPipeline {
   }
 
   /**
-   * Settle (the reservation becomes the actual cost), meter (the ledger row) and give back the
-   * concurrency slot. The agent's answer does not wait for Redis: the three commands are sent
-   * before this edge reads its next request (one auto-pipelined write), so a later call through
-   * this edge always sees them, and until Redis applies them the reservation still holds at least
-   * the cost, so no other edge can spend it twice. The standings in the answer are the ones the
-   * reservation saw, with this call settled.
+   * Settle (the reservation or lease share becomes the actual cost), meter (the ledger row) and
+   * give back the concurrency slot. The agent's answer does not wait for Redis: the commands are
+   * sent before this edge reads its next request, so a later call through this edge always sees
+   * them, and until Redis applies them the reservation or lease still holds at least the cost, so
+   * no other edge can spend it twice. The standings in the answer are the budgets as this edge last
+   * saw them, with this call settled.
    */
-  private settleAndMeter(principal: Principal, call: PricedCall, held: Held, outcome: UsageEvent['outcome'], cost: Micros, outputTokens: number): BudgetStanding[] {
+  private settleAndMeter(principal: Principal, call: PricedCall, held: CallHold, outcome: UsageEvent['outcome'], cost: Micros, outputTokens: number): BudgetStanding[] {
     this.meter(principal, call, outcome, cost, outputTokens);
-    this.inBackground(this.admission.complete(held, cost), `call ${call.callId} not settled (its reservation expires; the ledger has the call)`);
-    return held.standings.map((s) => settled(s, held.estimate, cost));
-  }
-
-  /** Work the answer does not wait for; a failure is logged, never thrown at the agent. */
-  private inBackground(work: Promise<unknown>, what: string): void {
-    work.catch((err: Error) => this.logger.error(`${what}: ${err.message}`));
+    return this.admission.complete(held, cost);
   }
 
   private refuse(exposedName: string, result: CallToolResult): CallToolResult {
@@ -236,14 +225,6 @@ export class GovernedCallPipeline {
     // An outbox outage is logged, not the agent's problem: the settlement still charges the counters.
     this.metering.recordUsage(event).catch((err: Error) => this.logger.error(`usage event ${event.id} could not be queued: ${err.message}`));
   }
-}
-
-/** A budget's standing after a call that reserved `estimate` settled at `cost`. */
-function settled(s: BudgetStanding, estimate: Micros, cost: Micros): BudgetStanding {
-  const spentMicros = s.spentMicros + cost;
-  const reservedMicros = s.reservedMicros > estimate ? s.reservedMicros - estimate : 0n;
-  const remaining = s.limitMicros - spentMicros - reservedMicros;
-  return { ...s, spentMicros, reservedMicros, remainingMicros: remaining > 0n ? remaining : 0n };
 }
 
 function callerOf(p: Principal) {
@@ -304,17 +285,21 @@ function rateLimitedResult(name: string, rule: RateLimitRule, kind: 'WINDOW' | '
 }
 
 function budgetExceededResult(name: string, b: BudgetStanding, requested: Micros): CallToolResult {
-  const available = b.limitMicros - b.spentMicros - b.reservedMicros;
+  const available = b.limitMicros - b.spentMicros - b.reservedMicros - b.leasedMicros;
+  const reset = b.resetsAt ? `The budget resets at ${b.resetsAt.toISOString()}; ask an administrator to raise it before then.` : 'This budget does not reset; ask an administrator to raise it.';
+  // Allowance other edges hold as leases comes back within seconds if their calls do not use it.
+  const leased = b.leasedMicros > 0n ? `Other edges hold ${b.leasedMicros} micro-units of it for calls they are admitting; what they do not use comes back within seconds. ` : '';
   return toolErrorResult({
     code: ToolErrorCode.BudgetExceeded,
     message: `The ${b.period.toLowerCase()} ${b.scope.toLowerCase()} budget cannot cover this call.`,
-    hint: b.resetsAt ? `The budget resets at ${b.resetsAt.toISOString()}; ask an administrator to raise it before then.` : 'This budget does not reset; ask an administrator to raise it.',
+    hint: leased + reset,
     tool: name,
     scope: b.scope,
     period: b.period,
     limitMicros: microsToJson(b.limitMicros),
     spentMicros: microsToJson(b.spentMicros),
     reservedMicros: microsToJson(b.reservedMicros),
+    leasedMicros: microsToJson(b.leasedMicros),
     availableMicros: microsToJson(available > 0n ? available : 0n),
     requestedMicros: microsToJson(requested),
     resetsAt: b.resetsAt?.toISOString() ?? null,
