@@ -81,10 +81,13 @@ export interface BenchPlatform {
   api(method: string, p: string, body?: unknown): Promise<any>;
   redis: Redis;
   db: Client;
+  /** Stops the edges as an operator would (SIGTERM: they finish, give back their leases and exit). */
+  stopEdges(): Promise<void>;
   close(): Promise<void>;
 }
 
-export async function startBenchPlatform(opts: { edges: number }): Promise<BenchPlatform> {
+/** `edgeEnv[i]`: extra environment for edge i (to compare settings side by side). */
+export async function startBenchPlatform(opts: { edges: number; edgeEnv?: Record<string, string>[] }): Promise<BenchPlatform> {
   const dbName = `tollgate_bench_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
   await adminQuery(`CREATE DATABASE "${dbName}"`);
   await promisify(execFile)(process.execPath, [path.join(ROOT, 'node_modules/prisma/build/index.js'), 'migrate', 'deploy'], {
@@ -125,7 +128,7 @@ export async function startBenchPlatform(opts: { edges: number }): Promise<Bench
   const edges: ChildProcess[] = [];
   for (let i = 0; i < opts.edges; i++) {
     const port = await freePort();
-    edges.push(spawnNode('apps/mcp-edge/src/main.js', { EDGE_PORT: String(port) }));
+    edges.push(spawnNode('apps/mcp-edge/src/main.js', { ...opts.edgeEnv?.[i], EDGE_PORT: String(port) }));
     edgeUrls.push(`http://127.0.0.1:${port}`);
   }
   const adminUrl = `http://127.0.0.1:${adminPort}`;
@@ -156,6 +159,10 @@ export async function startBenchPlatform(opts: { edges: number }): Promise<Bench
     api,
     redis,
     db,
+    async stopEdges() {
+      for (const e of edges) e.kill('SIGTERM');
+      await Promise.all(edges.map((e) => (e.exitCode === null ? new Promise((r) => e.once('exit', r)) : undefined)));
+    },
     async close() {
       for (const c of children) c.kill('SIGTERM');
       await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : undefined)));

@@ -38,14 +38,18 @@ local function budget_sweep(r, z, now)
   local expired = redis.call('ZRANGEBYSCORE', z, '-inf', now, 'LIMIT', 0, ${SWEEP_BATCH})
   for _, old in ipairs(expired) do
     local rec = redis.call('HGET', r, old)
-    if rec then
+    if rec and string.sub(old, 1, 2) == 'L:' then
+      -- A lease: rec is its counter, the amount it still holds is field id#.
+      local amt = tonumber(redis.call('HGET', r, old .. '#') or '0')
+      if amt > 0 and redis.call('HEXISTS', rec, 'spent') == 1 then redis.call('HINCRBY', rec, 'leased', -amt) end
+      redis.call('HDEL', r, old, old .. '#')
+    elseif rec then
       local amt = nil
-      local field = string.sub(old, 1, 2) == 'L:' and 'leased' or 'reserved'
       for part in string.gmatch(rec, '[^|]+') do
         if not amt then
           amt = tonumber(part)
         elseif redis.call('HEXISTS', part, 'spent') == 1 then
-          redis.call('HINCRBY', part, field, -amt)
+          redis.call('HINCRBY', part, 'reserved', -amt)
         end
       end
       redis.call('HDEL', r, old)
@@ -127,6 +131,7 @@ local function budget_settle(K, id, actual)
 end
 
 -- Leases (R, Z: the organisation's records and deadlines; H: one counter; id: the lease, 'L:...').
+-- A lease's record is R[id] = H and R[id#] = the amount it holds, so using it costs one HINCRBY.
 -- Grants up to \`want\` more of H's allowance to lease id, and at most 1/div of what is left of a hard
 -- budget, so edges leasing at once leave room for each other; nothing when that is under minGrant.
 -- Returns {granted, spent, reserved, leased}, or {-1} when H has no counter (seed it first).
@@ -140,54 +145,49 @@ local function budget_lease(r, z, h, id, deadline, want, minGrant, limit, hard, 
     if room < grant then grant = room end
   end
   if grant < minGrant then return {0, spent, reserved, leased} end
-  local rec = redis.call('HGET', r, id)
-  local amt = grant
-  if rec then amt = amt + tonumber(string.match(rec, '^[^|]+')) end
-  redis.call('HSET', r, id, budget_fmt(amt) .. '|' .. h)
+  redis.call('HSET', r, id, h)
+  redis.call('HINCRBY', r, id .. '#', grant)
   redis.call('ZADD', z, deadline, id)
   leased = redis.call('HINCRBY', h, 'leased', grant)
   return {grant, spent, reserved, leased}
 end
 
--- Calls admitted under lease id cost \`actual\` in all: it moves from leased to spent, and the lease's
--- deadline moves on. Returns {1, spent, reserved, leased}; {0, spent, reserved, leased} when the lease
--- was swept (its edge was too slow to renew it: the cost is still charged); {-1} when H was lost
--- (it is not re-created here, and the lease is dropped).
-local function budget_lease_convert(r, z, h, id, actual, deadline)
-  local rec = redis.call('HGET', r, id)
-  if redis.call('HEXISTS', h, 'spent') == 0 then
-    if rec then
-      redis.call('HDEL', r, id)
-      redis.call('ZREM', z, id)
+-- Calls admitted under lease id cost \`actual\` in all: it moves from leased to spent (three HINCRBYs).
+-- Returns {1, spent, leased}; {0, spent, leased} when the lease was swept (its edge was too slow
+-- to renew it; the cost is still charged); {-1, 0, 0} when H was lost (it is not re-created here,
+-- and the lease is dropped).
+local function budget_lease_convert(r, h, id, actual)
+  local left = redis.call('HINCRBY', r, id .. '#', -actual)
+  if left < 0 then
+    -- Swept: nothing of it is in leased any more.
+    redis.call('HDEL', r, id .. '#')
+    if redis.call('HEXISTS', h, 'spent') == 0 then return {-1, 0, 0} end
+    return {0, redis.call('HINCRBY', h, 'spent', actual), tonumber(redis.call('HGET', h, 'leased') or '0')}
+  end
+  local leased = redis.call('HINCRBY', h, 'leased', -actual)
+  if leased < 0 then
+    -- The counter was lost (HINCRBY just made a new one) or rebuilt from the ledger without this lease.
+    if redis.call('HEXISTS', h, 'spent') == 0 then
+      redis.call('DEL', h)
+    else
+      redis.call('HINCRBY', h, 'leased', actual)
     end
-    return {-1}
+    redis.call('HDEL', r, id, id .. '#')
+    return {-1, 0, 0}
   end
-  local spent = redis.call('HINCRBY', h, 'spent', actual)
-  local leased
-  local live = 0
-  if rec then
-    live = 1
-    local amt = tonumber(string.match(rec, '^[^|]+')) - actual
-    redis.call('HSET', r, id, budget_fmt(amt) .. '|' .. h)
-    redis.call('ZADD', z, deadline, id)
-    leased = redis.call('HINCRBY', h, 'leased', -actual)
-  else
-    leased = tonumber(redis.call('HGET', h, 'leased') or '0')
-  end
-  return {live, spent, tonumber(redis.call('HGET', h, 'reserved') or '0'), leased}
+  return {1, redis.call('HINCRBY', h, 'spent', actual), leased}
 end
 
--- Gives \`amount\` of lease id back (all of it when it holds no more); returns what was given back.
+-- Gives \`amount\` of lease id back (all of it, and the record, when it holds no more); returns what went back.
 local function budget_lease_release(r, z, h, id, amount)
-  local rec = redis.call('HGET', r, id)
-  if not rec then return 0 end
-  local held = tonumber(string.match(rec, '^[^|]+'))
+  local held = tonumber(redis.call('HGET', r, id .. '#') or '-1')
+  if held < 0 then return 0 end
   if amount >= held then
     amount = held
-    redis.call('HDEL', r, id)
+    redis.call('HDEL', r, id, id .. '#')
     redis.call('ZREM', z, id)
   else
-    redis.call('HSET', r, id, budget_fmt(held - amount) .. '|' .. h)
+    redis.call('HINCRBY', r, id .. '#', -amount)
   end
   if amount > 0 and redis.call('HEXISTS', h, 'spent') == 1 then redis.call('HINCRBY', h, 'leased', -amount) end
   return amount

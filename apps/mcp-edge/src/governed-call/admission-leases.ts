@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { BUDGET_LUA, BoundBudget, BudgetStanding, budgetStanding } from '@tollgate/budget';
 import { EdgeConfig, TOLLGATE_CONFIG } from '@tollgate/config';
@@ -141,16 +141,14 @@ end
 return out
 `;
 
-/** KEYS: R, Z, H1..Hn   ARGV: deadline, then per counter: lease id, cost. Returns budget_lease_convert's answers, 4 numbers each. */
+/** KEYS: R, H1..Hn   ARGV: per counter: lease id, cost. Returns budget_lease_convert's answers, 3 numbers each. */
 const CONVERT_SCRIPT = `${BUDGET_LUA}
-local deadline = tonumber(ARGV[1])
 local out = {}
-for i = 3, #KEYS do
-  local r = budget_lease_convert(KEYS[1], KEYS[2], KEYS[i], ARGV[2*(i-3)+2], tonumber(ARGV[2*(i-3)+3]), deadline)
+for i = 2, #KEYS do
+  local r = budget_lease_convert(KEYS[1], KEYS[i], ARGV[2*i-3], tonumber(ARGV[2*i-2]))
   out[#out+1] = r[1]
-  out[#out+1] = r[2] or 0
-  out[#out+1] = r[3] or 0
-  out[#out+1] = r[4] or 0
+  out[#out+1] = r[2]
+  out[#out+1] = r[3]
 end
 return out
 `;
@@ -231,7 +229,7 @@ interface ReleaseBatch {
 }
 
 @Injectable()
-export class AdmissionLeases implements OnModuleInit, OnApplicationShutdown {
+export class AdmissionLeases implements OnModuleInit, BeforeApplicationShutdown {
   private readonly logger = new Logger(AdmissionLeases.name);
   private readonly leases = new Map<string, Lease>();
   private readonly edgeId = randomBytes(6).toString('hex');
@@ -239,6 +237,9 @@ export class AdmissionLeases implements OnModuleInit, OnApplicationShutdown {
   private readonly toConvert = new Set<BudgetLease>();
   private flushScheduled = false;
   private timers: NodeJS.Timeout[] = [];
+  private closing = false;
+  /** Redis work the calls did not wait for (conversions, refills, returns), until it is done. */
+  private readonly inBackground = new Set<Promise<unknown>>();
   private readonly ttlMs: number;
   private readonly marginMs: number;
 
@@ -265,8 +266,12 @@ export class AdmissionLeases implements OnModuleInit, OnApplicationShutdown {
     for (const t of this.timers) t.unref();
   }
 
-  /** Gives back everything no call in flight holds (calls in flight still settle against their leases). */
-  async onApplicationShutdown(): Promise<void> {
+  /**
+   * Gives back everything no call in flight holds; calls in flight still settle against their
+   * leases. Runs before Redis is closed (RedisService closes in onApplicationShutdown).
+   */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.closing = true;
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
     this.flush();
@@ -274,6 +279,7 @@ export class AdmissionLeases implements OnModuleInit, OnApplicationShutdown {
     for (const l of all) l.dropped = true;
     this.leases.clear();
     await this.release(all, Date.now());
+    await this.settled();
   }
 
   /** Leased allowance this edge holds now, per kind (for tests and metrics). */
@@ -295,7 +301,7 @@ export class AdmissionLeases implements OnModuleInit, OnApplicationShutdown {
    * Redis on its own: a limit is near, or Redis has no counter yet.
    */
   async admit(req: LeaseRequest, now: number): Promise<LeasedCall | null> {
-    if (!this.enabled) return null;
+    if (!this.enabled || this.closing) return null;
     const leases = this.leasesFor(req, now);
     const taken = this.take(req, leases, now);
     if (taken) return taken;
@@ -307,8 +313,9 @@ export class AdmissionLeases implements OnModuleInit, OnApplicationShutdown {
 
   /**
    * A call under leases completed at `actual`: its slots are free again and its cost is converted
-   * from leased to spent (sent with every other conversion of this event-loop turn). Returns the
-   * budgets' standings as this edge knows them, with this call settled.
+   * from leased to spent, sent with the conversions of every call that completed in the same pass
+   * of the event loop (a conversion changes no admission: spent and leased both count against a
+   * limit). Returns the budgets' standings as this edge knows them, with this call settled.
    */
   complete(call: LeasedCall, actual: Micros): BudgetStanding[] {
     const spare: Lease[] = [];
@@ -330,7 +337,7 @@ export class AdmissionLeases implements OnModuleInit, OnApplicationShutdown {
     if (spare.length > 0) this.background(this.release(spare, Date.now()), 'what a dropped lease held not given back');
     if (this.toConvert.size > 0 && !this.flushScheduled) {
       this.flushScheduled = true;
-      process.nextTick(() => this.flush());
+      setImmediate(() => this.flush());
     }
     return call.bounds.map((b, i) => {
       const k = call.budgets[i].known;
@@ -529,16 +536,15 @@ export class AdmissionLeases implements OnModuleInit, OnApplicationShutdown {
     l.wantCalls = Math.min(MAX_LEASE_CALLS, l.wantCalls * 2);
   }
 
-  /** Sends the costs of the calls completed in this event-loop turn, one script per organisation. */
+  /** Sends the costs of the calls completed in this pass of the event loop, one script per organisation. */
   private flush(): void {
     this.flushScheduled = false;
     if (this.toConvert.size === 0) return;
     const byOrg = groupByOrg([...this.toConvert]);
     this.toConvert.clear();
-    const now = Date.now();
     for (const leases of byOrg.values()) {
-      const keys = [leases[0].rKey, leases[0].zKey];
-      const args: (string | number)[] = [now + this.ttlMs];
+      const keys = [leases[0].rKey];
+      const args: (string | number)[] = [];
       const amounts = leases.map((l) => {
         const amount = l.pending;
         l.pending = 0n;
@@ -549,14 +555,12 @@ export class AdmissionLeases implements OnModuleInit, OnApplicationShutdown {
       });
       const sent = this.redis.evalScript(CONVERT_SCRIPT, keys, args).then((raw) => {
         const res = raw as number[];
-        const validUntil = now + this.ttlMs - this.marginMs;
         leases.forEach((l, j) => {
           l.unconfirmed -= amounts[j];
-          const [live, spent, reserved, leased] = res.slice(4 * j, 4 * j + 4);
+          const [live, spent, leased] = res.slice(3 * j, 3 * j + 3);
           if (live === -1) return this.drop(l, 'its budget counter is gone from Redis');
-          l.known = { spent: BigInt(spent), reserved: BigInt(reserved), leased: BigInt(leased) };
-          if (live === 0) return this.drop(l, 'Redis swept it before it was renewed');
-          if (l.validUntil < validUntil) l.validUntil = validUntil;
+          l.known = { ...l.known, spent: BigInt(spent), leased: BigInt(leased) };
+          if (live === 0) this.drop(l, 'Redis swept it before it was renewed');
         });
       });
       this.background(
@@ -651,7 +655,14 @@ export class AdmissionLeases implements OnModuleInit, OnApplicationShutdown {
   }
 
   private background(work: Promise<unknown>, what: string): void {
-    work.catch((err: Error) => this.logger.error(`${what}: ${err.message}`));
+    const tracked = work.catch((err: Error) => this.logger.error(`${what}: ${err.message}`)).finally(() => this.inBackground.delete(tracked));
+    this.inBackground.add(tracked);
+  }
+
+  /** Resolves once the Redis work of calls completed so far (and of refills and returns started so far) is done. */
+  async settled(): Promise<void> {
+    await new Promise((resolve) => setImmediate(resolve)); // conversions are sent after the event loop's I/O pass
+    while (this.inBackground.size > 0) await Promise.all([...this.inBackground]);
   }
 }
 
