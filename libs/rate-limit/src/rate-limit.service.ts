@@ -30,11 +30,9 @@ export interface AdmissionPlan {
   rules: RateLimitRule[];
   keys: string[];
   args: (string | number)[];
-  /** The concurrency sets the call takes a slot in. */
-  concurrencyKeys: string[];
-  /** The call's window counters, for leases: per rule with a calls-per-window limit. */
+  /** The call's window counters: per rule with a calls-per-window limit (leases keep them this way). */
   windows: { key: string; prevKey: string; limit: number; windowMs: number; windowStart: number }[];
-  /** The call's concurrency sets, for leases: per rule with a concurrency limit. */
+  /** The concurrency sets the call takes a slot in: per rule with a concurrency limit. */
   slots: { key: string; max: number }[];
 }
 
@@ -74,23 +72,18 @@ export class RateLimitService implements OnModuleInit {
     const rules = await this.rulesFor(caller, tool);
     if (rules.length === 0) return null;
     const deadline = now + (this.config.edge?.reservationTtlSeconds ?? 120) * 1000;
-    const keys: string[] = [];
-    const args: (string | number)[] = [now, callId, deadline];
+    const plan: AdmissionPlan = { callId, rules, keys: [], args: [now, callId, deadline], windows: [], slots: [] };
     for (const r of rules) {
       const windowMs = r.windowSeconds * 1000;
       const index = Math.floor(now / windowMs);
       const base = this.redis.orgKey(caller.orgId, 'rl', r.id);
-      keys.push(`${base}:w:${index}`, `${base}:w:${index - 1}`, `${base}:c`);
-      args.push(r.callsPerWindow ?? 0, windowMs, index * windowMs, r.maxConcurrent ?? 0);
+      const [cur, prev, conc] = [`${base}:w:${index}`, `${base}:w:${index - 1}`, `${base}:c`];
+      plan.keys.push(cur, prev, conc);
+      plan.args.push(r.callsPerWindow ?? 0, windowMs, index * windowMs, r.maxConcurrent ?? 0);
+      if (r.callsPerWindow) plan.windows.push({ key: cur, prevKey: prev, limit: r.callsPerWindow, windowMs, windowStart: index * windowMs });
+      if (r.maxConcurrent) plan.slots.push({ key: conc, max: r.maxConcurrent });
     }
-    const concurrencyKeys = rules.flatMap((r, i) => (r.maxConcurrent ? [keys[3 * i + 2]] : []));
-    const windows = rules.flatMap((r, i) => {
-      if (!r.callsPerWindow) return [];
-      const windowMs = r.windowSeconds * 1000;
-      return [{ key: keys[3 * i], prevKey: keys[3 * i + 1], limit: r.callsPerWindow, windowMs, windowStart: Math.floor(now / windowMs) * windowMs }];
-    });
-    const slots = rules.flatMap((r, i) => (r.maxConcurrent ? [{ key: keys[3 * i + 2], max: r.maxConcurrent }] : []));
-    return { callId, rules, keys, args, concurrencyKeys, windows, slots };
+    return plan;
   }
 
   /** The refusal in rl_check's answer. */
@@ -100,7 +93,7 @@ export class RateLimitService implements OnModuleInit {
 
   /** Gives an admitted call's concurrency slots back (what RATE_LIMIT_LUA's rl_release does). */
   async releaseSlots(plan: AdmissionPlan): Promise<void> {
-    if (plan.concurrencyKeys.length > 0) await this.redis.evalScript(RELEASE_SCRIPT, plan.concurrencyKeys, [plan.callId]);
+    if (plan.slots.length > 0) await this.redis.evalScript(RELEASE_SCRIPT, plan.slots.map((s) => s.key), [plan.callId]);
   }
 
   /** Admits the call under every rule that applies, or names the rule that refuses it and when to retry. */

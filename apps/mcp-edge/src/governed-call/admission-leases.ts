@@ -363,11 +363,9 @@ export class AdmissionLeases implements OnModuleInit, BeforeApplicationShutdown 
   private leasesFor(req: LeaseRequest, now: number): Lease[] {
     const out: Lease[] = [];
     for (const b of req.budgets) {
-      const mapKey = `${b.hashKey}|${b.rule.limitMicros}|${b.rule.mode}`;
-      let l = this.current(mapKey, now);
-      if (!l) {
-        l = {
-          ...this.base(mapKey, req, now),
+      out.push(
+        this.leaseAt(`${b.hashKey}|${b.rule.limitMicros}|${b.rule.mode}`, req, now, (base) => ({
+          ...base,
           kind: 'budget',
           id: `L:${this.edgeId}:${++this.seq}`,
           hKey: b.hashKey,
@@ -380,47 +378,30 @@ export class AdmissionLeases implements OnModuleInit, BeforeApplicationShutdown 
           pending: 0n,
           unconfirmed: 0n,
           known: { spent: 0n, reserved: 0n, leased: 0n },
-        };
-        this.leases.set(mapKey, l);
-      }
-      out.push(l);
+        })),
+      );
     }
     for (const w of req.windows) {
-      const mapKey = `${w.key}|${w.limit}`;
-      let l = this.current(mapKey, now);
-      if (!l) {
-        l = { ...this.base(mapKey, req, now), kind: 'window', key: w.key, prevKey: w.prevKey, limit: w.limit, windowMs: w.windowMs, windowStart: w.windowStart, free: 0 };
-        this.leases.set(mapKey, l);
-      }
-      out.push(l);
+      out.push(this.leaseAt(`${w.key}|${w.limit}`, req, now, (base) => ({ ...base, kind: 'window', key: w.key, prevKey: w.prevKey, limit: w.limit, windowMs: w.windowMs, windowStart: w.windowStart, free: 0 })));
     }
     for (const s of req.slots) {
-      const mapKey = `${s.key}|${s.max}`;
-      let l = this.current(mapKey, now);
-      if (!l) {
-        l = { ...this.base(mapKey, req, now), kind: 'slots', key: s.key, max: s.max, members: [], inUse: 0 };
-        this.leases.set(mapKey, l);
-      }
-      out.push(l);
+      out.push(this.leaseAt(`${s.key}|${s.max}`, req, now, (base) => ({ ...base, kind: 'slots', key: s.key, max: s.max, members: [], inUse: 0 })));
     }
     return out;
   }
 
   /**
-   * The lease kept under mapKey, unless it outlived its validity without renewal: Redis may have
-   * swept it, so what this edge thinks it holds may be gone; it is dropped and a new lease begins.
+   * The lease kept under mapKey, or a new empty one made by `make`. A lease that outlived its
+   * validity without renewal is dropped for a new one: Redis may have swept it, so what this edge
+   * thinks it holds may be gone.
    */
-  private current(mapKey: string, now: number): Lease | undefined {
+  private leaseAt<L extends Lease>(mapKey: string, req: LeaseRequest, now: number, make: (base: LeaseBase) => L): Lease {
     const l = this.leases.get(mapKey);
-    if (l && l.lastGrantCalls > 0 && now >= l.validUntil && l.kind !== 'window') {
-      this.drop(l, 'not renewed in time');
-      return undefined;
-    }
-    return l;
-  }
-
-  private base(mapKey: string, req: LeaseRequest, now: number): LeaseBase {
-    return { mapKey, orgId: req.orgId, rKey: req.rKey, zKey: req.zKey, wantCalls: FIRST_LEASE_CALLS, lastGrantCalls: 0, lastUsed: now, validUntil: 0, acquiring: null, deniedUntil: 0, dropped: false };
+    if (l && !(l.lastGrantCalls > 0 && now >= l.validUntil && l.kind !== 'window')) return l;
+    if (l) this.drop(l, 'not renewed in time');
+    const made = make({ mapKey, orgId: req.orgId, rKey: req.rKey, zKey: req.zKey, wantCalls: FIRST_LEASE_CALLS, lastGrantCalls: 0, lastUsed: now, validUntil: 0, acquiring: null, deniedUntil: 0, dropped: false });
+    this.leases.set(mapKey, made);
+    return made;
   }
 
   /** The lease can admit this call now. */

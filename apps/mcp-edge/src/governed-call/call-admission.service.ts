@@ -91,13 +91,13 @@ export class CallAdmissionService {
     const [admission, reservation] = await Promise.all([this.rateLimits.planAdmission(caller, tool, callId, now), this.budgets.planReservation(caller, callId, estimate, new Date(now))]);
     const hold: CallHold = { reservation: reservation.reservation, estimate, standings: [], admission, leased: null, completed: false };
     if (!admission && reservation.keys.length === 0) return { ok: true, hold };
-    const lease = leaseRequest(caller.orgId, this.budgets.recordKeys(caller.orgId), reservation.reservation, admission, estimate);
-    hold.leased = await this.leases.admit(lease, now);
+    const lease = this.leases.enabled ? leaseRequest(caller.orgId, this.budgets.recordKeys(caller.orgId), reservation.reservation, admission, estimate) : null;
+    hold.leased = lease && (await this.leases.admit(lease, now));
     if (hold.leased) return { ok: true, hold };
 
     let outcome = await this.admitInRedis(admission, reservation);
     // Refused in Redis while this edge holds unused allowance on the call's limits: give it back and ask again.
-    if (!('reservation' in outcome) && (await this.leases.giveBack(lease, Date.now()))) outcome = await this.admitInRedis(admission, reservation);
+    if (lease && !('reservation' in outcome) && (await this.leases.giveBack(lease, Date.now()))) outcome = await this.admitInRedis(admission, reservation);
     if ('admitted' in outcome) return { ok: false, rateLimited: outcome };
     if (!outcome.ok) return { ok: false, budgetExceeded: outcome };
     return { ok: true, hold: { ...hold, reservation: outcome.reservation, standings: outcome.standings } };
@@ -123,7 +123,7 @@ export class CallAdmissionService {
     hold.completed = true;
     if (hold.leased) return this.leases.complete(hold.leased, actual);
     const budgetKeys = this.budgets.settlementKeys(hold.reservation);
-    const slotKeys = hold.admission?.concurrencyKeys ?? [];
+    const slotKeys = hold.admission?.slots.map((s) => s.key) ?? [];
     if (budgetKeys.length > 0 || slotKeys.length > 0) {
       this.redis
         .evalScript(SETTLE_AND_RELEASE_SCRIPT, [...budgetKeys, ...slotKeys], [budgetKeys.length, hold.reservation.id, actual.toString()])
