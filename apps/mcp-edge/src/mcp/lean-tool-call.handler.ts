@@ -60,8 +60,10 @@ export class LeanToolCallHandler {
     }
     res.off('close', onClose);
     if (abort.signal.aborted || res.destroyed) return;
-    res.writeHead(200, { 'Content-Type': 'application/json' });
-    res.end(JSON.stringify(message));
+    // With its length known, the head and the body leave in one plain write (no chunked framing).
+    const text = JSON.stringify(message);
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+    res.end(text);
   }
 }
 
