@@ -161,11 +161,11 @@ export async function startBenchPlatform(opts: { edges: number; edgeEnv?: Record
     db,
     async stopEdges() {
       for (const e of edges) e.kill('SIGTERM');
-      await Promise.all(edges.map((e) => (e.exitCode === null ? new Promise((r) => e.once('exit', r)) : undefined)));
+      await Promise.all(edges.map(exitOf));
     },
     async close() {
       for (const c of children) c.kill('SIGTERM');
-      await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : undefined)));
+      await Promise.all(children.map(exitOf));
       await db.end();
       let cursor = '0';
       do {
@@ -177,6 +177,16 @@ export async function startBenchPlatform(opts: { edges: number; edgeEnv?: Record
       await adminQuery(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
     },
   };
+}
+
+/**
+ * Resolves once the child has exited. A child that died of a signal has no exit code but a signal
+ * code (Nest re-raises SIGTERM after its shutdown hooks), and its 'exit' event has already fired:
+ * waiting for it again would hang the bench after it printed its figures.
+ */
+function exitOf(child: ChildProcess): Promise<unknown> | undefined {
+  if (child.exitCode !== null || child.signalCode !== null) return undefined;
+  return new Promise((resolve) => child.once('exit', resolve));
 }
 
 export interface SeededOrg {
