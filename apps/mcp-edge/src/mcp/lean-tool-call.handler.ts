@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Principal } from '@tollgate/identity';
 import { mediaTypeOf } from '@tollgate/kernel';
 import { ProgressiveDisclosure } from '../disclosure/progressive-disclosure.service';
+import { sendJson } from './edge-auth';
 import { McpSession } from '../session/mcp-session.store';
 
 /** A `tools/call` the lean path can answer: one request, a JSON answer, nothing unusual. */
@@ -60,10 +61,8 @@ export class LeanToolCallHandler {
     }
     res.off('close', onClose);
     if (abort.signal.aborted || res.destroyed) return;
-    // With its length known, the head and the body leave in one plain write (no chunked framing).
-    const text = JSON.stringify(message);
-    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
-    res.end(text);
+    // With its length known (sendJson sets it), the head and the body leave in one plain write.
+    sendJson(res, 200, message);
   }
 }
 
