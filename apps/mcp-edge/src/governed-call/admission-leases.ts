@@ -336,6 +336,10 @@ export class AdmissionLeases implements OnModuleInit, BeforeApplicationShutdown 
     // A dropped lease admits nothing more: what its calls leave goes straight back.
     if (spare.length > 0) this.background(this.release(spare, Date.now()), 'what a dropped lease held not given back');
     if (this.toConvert.size > 0 && !this.flushScheduled) {
+      // Scheduled before Redis auto-pipelining's own setImmediate for commands issued later in this
+      // turn (the call's XADD, which the pipeline issues after settling), so the conversion joins
+      // their socket write. Issued after them, it would go out in the next turn, just before the
+      // next call's upstream request: one more wake-up of Redis on the critical path.
       this.flushScheduled = true;
       setImmediate(() => this.flush());
     }

@@ -195,11 +195,8 @@ export class GovernedCallPipeline {
     const standings = this.admission.complete(held, cost);
     // The ledger row is made once the answer is on its way: this tick runs after the microtasks that
     // carry the result to the agent's socket, and before any I/O, so nothing can come between the
-    // answer and the XADD. It is also after the settlement on purpose: a leased call's conversion is
-    // sent from the setImmediate the settlement scheduled, the XADD from Redis auto-pipelining's own
-    // setImmediate; in this order both run in the same check phase and leave in one socket write
-    // (the other way round, the conversion missed that write and went out in the next turn, just
-    // before the next call's upstream request: one more wake-up of Redis on the critical path).
+    // answer and the XADD. After the settlement, so both leave in one socket write (see
+    // AdmissionLeases.complete).
     process.nextTick(() => this.meter(principal, call, outcome, cost, outputTokens));
     return standings;
   }
