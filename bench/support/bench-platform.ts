@@ -60,7 +60,7 @@ function firstJsonLine(child: ChildProcess): Promise<any> {
 async function waitHealthy(url: string, child: ChildProcess): Promise<void> {
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${url}: process exited with ${child.exitCode}`);
+    if (hasExited(child)) throw new Error(`${url}: process exited with ${child.exitCode ?? child.signalCode}`);
     try {
       if ((await fetch(url)).ok) return;
     } catch {
@@ -180,13 +180,16 @@ export async function startBenchPlatform(opts: { edges: number; edgeEnv?: Record
 }
 
 /**
- * Resolves once the child has exited. A child that died of a signal has no exit code but a signal
- * code (Nest re-raises SIGTERM after its shutdown hooks), and its 'exit' event has already fired:
- * waiting for it again would hang the bench after it printed its figures.
+ * Whether the child has exited. One that died of a signal has no exit code but a signal code (Nest
+ * re-raises SIGTERM after its shutdown hooks), and its 'exit' event has already fired.
  */
+function hasExited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
+/** Resolves once the child has exited (at once if it already has: its 'exit' event will not fire again). */
 function exitOf(child: ChildProcess): Promise<unknown> | undefined {
-  if (child.exitCode !== null || child.signalCode !== null) return undefined;
-  return new Promise((resolve) => child.once('exit', resolve));
+  return hasExited(child) ? undefined : new Promise((resolve) => child.once('exit', resolve));
 }
 
 export interface SeededOrg {
