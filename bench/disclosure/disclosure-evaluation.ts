@@ -103,6 +103,8 @@ export interface SizeTimings {
   catalog: string;
   buildMs: number;
   searchP95Ms: number;
+  /** Search by a key that sees every other server (a fresh scope per request, as the edge builds it). */
+  scopedSearchP95Ms: number;
   schemasP95Ms: number;
   categoriesP95Ms: number;
   allP95Ms: number;
@@ -213,7 +215,7 @@ export function evaluateSize(under: CatalogUnderTest): { figures: SizeFigures; t
 
   figures.budget = { answers: log.answers, withinBudget: log.withinBudget, selfCountExact: log.selfCountExact };
   figures.answersDigest = log.hash().slice(0, 16);
-  const timings = timeMetaTools(catalog, [...single.map((q) => q.query), ...taskQueries.map((q) => q.query), ...under.syntheticQueries.map((q) => q.query)]);
+  const timings = timeMetaTools(catalog, under.tools, [...single.map((q) => q.query), ...taskQueries.map((q) => q.query), ...under.syntheticQueries.map((q) => q.query)]);
   return { figures, timings: { catalog: under.label, buildMs: round(buildMs, 1), ...timings } };
 }
 
@@ -287,9 +289,12 @@ function exercisePaging(catalog: DisclosureCatalog, queries: readonly SingleInte
 
 const TIMING_PASSES = 3;
 
-function timeMetaTools(catalog: DisclosureCatalog, queries: readonly string[]): Omit<SizeTimings, 'catalog' | 'buildMs'> {
+function timeMetaTools(catalog: DisclosureCatalog, tools: readonly DisclosureTool[], queries: readonly string[]): Omit<SizeTimings, 'catalog' | 'buildMs'> {
   const search: number[] = [];
+  const scopedSearch: number[] = [];
   const schemas: number[] = [];
+  const servers = [...new Set(tools.map((t) => t.namespace))].sort();
+  const shown = new Set(servers.filter((_, i) => i % 2 === 0));
   const categories: number[] = [];
   for (let pass = 0; pass < TIMING_PASSES; pass++) {
     const warmUp = pass === 0;
@@ -297,6 +302,9 @@ function timeMetaTools(catalog: DisclosureCatalog, queries: readonly string[]): 
       let t = performance.now();
       const found = catalog.searchTools({ query });
       if (!warmUp) search.push(performance.now() - t);
+      t = performance.now();
+      catalog.searchTools({ query }, { isVisible: (name) => shown.has(name.slice(0, name.indexOf('__'))) });
+      if (!warmUp) scopedSearch.push(performance.now() - t);
       const names = found.answer.tools.slice(0, 3).map((tool) => tool.name);
       if (names.length) {
         t = performance.now();
@@ -310,6 +318,7 @@ function timeMetaTools(catalog: DisclosureCatalog, queries: readonly string[]): 
   }
   return {
     searchP95Ms: round(percentile(search, 95), 2),
+    scopedSearchP95Ms: round(percentile(scopedSearch, 95), 2),
     schemasP95Ms: round(percentile(schemas, 95), 2),
     categoriesP95Ms: round(percentile(categories, 95), 2),
     allP95Ms: round(percentile([...search, ...schemas, ...categories], 95), 2),

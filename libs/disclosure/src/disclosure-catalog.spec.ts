@@ -1,6 +1,7 @@
 import { countTokens } from '@tollgate/tokens';
 import { describe, expect, it } from 'vitest';
-import { DisclosureCatalog } from './disclosure-catalog';
+import { DisclosureCatalog, DisclosureScope } from './disclosure-catalog';
+import { decodeSearchCursor } from './disclosure-cursor';
 import { DisclosureTool } from './disclosure-tool';
 import { DisclosureException } from './disclosure.exception';
 
@@ -40,6 +41,19 @@ function walkSearch(query: string, mutate: (page: number, tools: DisclosureTool[
     cursor = answer.cursor;
     tools = mutate(page, tools);
     catalog = new DisclosureCatalog(tools);
+  }
+  return pages;
+}
+
+/** Every page of a search as the caller receives it (the JSON, cursors included). */
+function searchPages(catalog: DisclosureCatalog, query: string, scope: DisclosureScope = {}): string[] {
+  const pages: string[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < 50; page++) {
+    const { answer, json } = catalog.searchTools({ query, maxTokens: 250, limit: 50, cursor }, scope);
+    pages.push(json);
+    if (!answer.cursor) break;
+    cursor = answer.cursor;
   }
   return pages;
 }
@@ -109,6 +123,32 @@ describe('DisclosureCatalog', () => {
     const scope = { isVisible: (name: string) => name.startsWith('acme__') };
     expect(catalog.searchTools({ query: 'invoice', limit: 50, maxTokens: 5000 }, scope).answer.tools.every((t) => t.name.startsWith('acme__'))).toBe(true);
     expect(catalog.getToolSchemas({ names: ['globex__get_invoice'] }, scope).answer.unknown).toEqual(['globex__get_invoice']);
+  });
+
+  it('should rank, score and page a search exactly alike when tools the caller cannot see are added', () => {
+    const acmeOnly = { isVisible: (name: string) => name.startsWith('acme__') };
+    const visibleTools = catalogTools().filter((t) => acmeOnly.isVisible(t.name));
+    // Invisible tools that match the queries well, on a server of their own and on the others.
+    const hidden: DisclosureTool[] = ['export_invoice_report', 'customer_invoice_export', 'report_chart'].map((short) => ({
+      name: `hidden__${short}`,
+      namespace: 'hidden',
+      description: `${short.replace(/_/g, ' ')} for a customer invoice report`,
+      inputSchema: { type: 'object' },
+    }));
+    const alone = new DisclosureCatalog(visibleTools);
+    const among = new DisclosureCatalog(catalogTools());
+    const amongMore = new DisclosureCatalog([...catalogTools(), ...hidden]);
+    for (const query of ['export invoice report for a customer', 'chart', 'delete ticket']) {
+      const expected = searchPages(alone, query);
+      expect(expected.length).toBeGreaterThan(1);
+      expect(searchPages(among, query, acmeOnly)).toEqual(expected);
+      expect(searchPages(amongMore, query, acmeOnly)).toEqual(expected);
+    }
+    // The cursor counts only what the caller sees: 48 tools of 147.
+    const { answer } = amongMore.searchTools({ query: 'export invoice report', maxTokens: 150 }, acmeOnly);
+    const cursor = decodeSearchCursor(answer.cursor ?? '');
+    expect(cursor.stats.docCount).toBe(visibleTools.length);
+    expect(cursor.stats).toEqual(decodeSearchCursor(alone.searchTools({ query: 'export invoice report', maxTokens: 150 }).answer.cursor ?? '').stats);
   });
 
   it('should keep the initial tool list within its budget with the meta-tools in it', () => {

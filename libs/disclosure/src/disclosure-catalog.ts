@@ -204,8 +204,11 @@ export class DisclosureCatalog {
     }
     const filter = { category: request.category, namespace: request.server };
     const check = sha256Hex(stableStringify({ q: request.query, ...filter })).slice(0, 6);
+    // Ranked with statistics of the tools this caller may see only, so its scores and cursor
+    // reveal nothing of the others.
+    const view = this.index.view(scope.isVisible);
     const terms = this.index.queryTerms(request.query);
-    let stats = this.index.stats(terms);
+    let stats = this.index.stats(terms, view);
     let after: SearchHit | undefined;
     if (request.cursor !== undefined) {
       const cursor = decodeSearchCursor(request.cursor);
@@ -214,8 +217,7 @@ export class DisclosureCatalog {
       }
       ({ stats, after } = cursor);
     }
-    let hits = this.index.search(terms, filter, stats);
-    if (scope.isVisible) hits = hits.filter((h) => scope.isVisible?.(h.name));
+    let hits = this.index.search(terms, filter, view, stats);
     if (after) {
       const key = after;
       hits = hits.filter((h) => compareHits(h, key) > 0);

@@ -5,6 +5,7 @@ export * from './tool-summary';
 export * from './tool-profile';
 export * from './disclosure-view';
 export * from './tool-search-index';
+export * from './tool-search-view';
 export * from './disclosure-cursor';
 export * from './disclosure-pager';
 export * from './hot-list';

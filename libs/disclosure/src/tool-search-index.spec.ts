@@ -40,4 +40,23 @@ describe('ToolSearchIndex', () => {
   it('should rank identically when run twice', () => {
     expect(index.search(index.queryTerms('chart of a city'))).toEqual(index.search(index.queryTerms('chart of a city')));
   });
+
+  it('should score through a view exactly as an index of only the visible tools when others are hidden', () => {
+    const visible = (name: string) => !name.startsWith('chart__generate_line') && !name.startsWith('gitlab__');
+    const alone = new ToolSearchIndex(tools.filter((t) => visible(t.name)), guessCategory);
+    const view = index.view(visible);
+    expect(view.docCount).toBe(alone.size);
+    for (const query of ['pull requests', 'draw a chart', 'plot shares as a pie', 'forecast']) {
+      const terms = index.queryTerms(query);
+      expect(index.stats(terms, view)).toEqual(alone.stats(terms));
+      expect(index.search(terms, {}, view)).toEqual(alone.search(terms));
+    }
+  });
+
+  it('should share one view between callers when they see the same tools', () => {
+    const first = index.view((name) => name.startsWith('chart__'));
+    expect(index.view((name) => name.includes('generate_'))).toBe(first);
+    expect(index.view((name) => name.startsWith('github__'))).not.toBe(first);
+    expect(index.view(() => true)).toBe(index.view());
+  });
 });

@@ -1,5 +1,6 @@
 import { DisclosureTool, compareNames } from './disclosure-tool';
 import { analyze, buildActionMap, buildSynonymMap } from './search-text';
+import { SearchView } from './tool-search-view';
 
 /** Fields a tool is indexed under, in this order everywhere (weights, lengths, stats). */
 export const SEARCH_FIELDS = ['name', 'namespace', 'title', 'description', 'params', 'context'] as const;
@@ -66,8 +67,9 @@ export interface QueryTerm {
 
 
 /**
- * Collection statistics a ranking used. A cursor carries them so that the next page ranks the
- * surviving tools exactly as the first page did, even if tools were added or removed meanwhile.
+ * Collection statistics a ranking used, over the tools the caller may see (never the others). A
+ * cursor carries them so that the next page ranks the surviving tools exactly as the first page
+ * did, even if tools were added or removed meanwhile.
  */
 export interface SearchStats {
   docCount: number;
@@ -101,7 +103,8 @@ interface IndexedTool {
 }
 
 const SCORE_SCALE = 1_000_000;
-
+/** Views kept per index (one per distinct visible set); the least recently used goes first. */
+const VIEW_CACHE_SIZE = 64;
 /**
  * Ranked retrieval over a catalog: BM25F over the tool's name (split at snake_case, kebab-case
  * and camelCase), server, title, description, parameter names and descriptions, and context
@@ -110,7 +113,10 @@ const SCORE_SCALE = 1_000_000;
 export class ToolSearchIndex {
   private readonly docs: IndexedTool[] = [];
   private readonly postings = new Map<string, Posting[]>();
-  private readonly avgLengths: number[];
+  /** Every document visible: the view of a caller without restrictions. */
+  private readonly everything: SearchView;
+  /** Views by visible set (the set's bitmap as a string), shared by callers that see the same tools. */
+  private readonly views = new Map<string, SearchView>();
   private readonly weights: number[];
   private readonly lengthNorm: number[];
   private readonly k1: number;
@@ -157,11 +163,44 @@ export class ToolSearchIndex {
         list.push({ doc, tf });
       }
     }
-    this.avgLengths = totals.map((total) => roundTenth(this.docs.length ? total / this.docs.length : 0));
+    this.everything = new SearchView(undefined, this.docs.length, averageLengths(totals, this.docs.length));
   }
 
   get size(): number {
     return this.docs.length;
+  }
+
+  /**
+   * The view of a caller who sees the tools `isVisible` accepts (everything when absent). Callers
+   * with the same visible set share one view, computed once per index.
+   */
+  view(isVisible?: (name: string) => boolean): SearchView {
+    if (!isVisible) return this.everything;
+    const visible = new Uint8Array(this.docs.length);
+    let count = 0;
+    for (let doc = 0; doc < this.docs.length; doc++) {
+      if (isVisible(this.docs[doc].name)) {
+        visible[doc] = 1;
+        count++;
+      }
+    }
+    if (count === this.docs.length) return this.everything;
+    const key = bitmapKey(visible);
+    let view = this.views.get(key);
+    if (view) {
+      // Most recently used last, so the eviction below drops the least recently used.
+      this.views.delete(key);
+    } else {
+      const totals = SEARCH_FIELDS.map(() => 0);
+      for (let doc = 0; doc < this.docs.length; doc++) {
+        if (!visible[doc]) continue;
+        this.docs[doc].lengths.forEach((length, f) => (totals[f] += length));
+      }
+      view = new SearchView(visible, count, averageLengths(totals, count));
+      if (this.views.size >= VIEW_CACHE_SIZE) this.views.delete(this.views.keys().next().value as string);
+    }
+    this.views.set(key, view);
+    return view;
   }
 
   /** The query's terms: the user's words at weight 1, synonyms of them at `synonymWeight`. */
@@ -180,20 +219,20 @@ export class ToolSearchIndex {
     return terms;
   }
 
-  /** Statistics of the live catalog for these terms. */
-  stats(terms: readonly QueryTerm[]): SearchStats {
+  /** Statistics of the live catalog for these terms, over the tools of `view` only. */
+  stats(terms: readonly QueryTerm[], view: SearchView = this.everything): SearchStats {
     return {
-      docCount: this.docs.length,
-      avgLengths: [...this.avgLengths],
-      docFrequencies: terms.map(({ term }) => this.postings.get(term)?.length ?? 0),
+      docCount: view.docCount,
+      avgLengths: [...view.avgLengths],
+      docFrequencies: terms.map(({ term }) => view.docFrequency(term, this.postings.get(term))),
     };
   }
 
   /**
-   * All tools matching the query, best first (score descending, then name). With `stats`, the
-   * ranking uses those frozen statistics instead of the live ones (see `SearchStats`).
+   * The tools of `view` matching the query, best first (score descending, then name). With
+   * `stats`, the ranking uses those frozen statistics instead of the live ones (see `SearchStats`).
    */
-  search(terms: readonly QueryTerm[], filter: SearchFilter = {}, stats: SearchStats = this.stats(terms)): SearchHit[] {
+  search(terms: readonly QueryTerm[], filter: SearchFilter = {}, view: SearchView = this.everything, stats: SearchStats = this.stats(terms, view)): SearchHit[] {
     const scores = new Float64Array(this.docs.length);
     const touched: number[] = [];
     const { docCount, avgLengths, docFrequencies } = stats;
@@ -231,6 +270,7 @@ export class ToolSearchIndex {
         coverageMass += mass;
       }
       for (const { doc, tf } of postings) {
+        if (!view.sees(doc)) continue;
         const lengths = this.docs[doc].lengths;
         let pseudoTf = 0;
         for (let f = 0; f < tf.length; f++) {
@@ -278,6 +318,23 @@ export function compareHits(a: SearchHit, b: SearchHit): number {
 
 function roundTenth(n: number): number {
   return Math.round(n * 10) / 10;
+}
+
+function averageLengths(totals: readonly number[], docCount: number): number[] {
+  return totals.map((total) => roundTenth(docCount ? total / docCount : 0));
+}
+
+/** A visible set as a compact exact key: 16 documents per UTF-16 code unit. */
+function bitmapKey(visible: Uint8Array): string {
+  const units: number[] = [];
+  for (let start = 0; start < visible.length; start += 16) {
+    let unit = 0;
+    for (let bit = 0; bit < 16 && start + bit < visible.length; bit++) unit |= visible[start + bit] << bit;
+    units.push(unit);
+  }
+  let key = '';
+  for (let i = 0; i < units.length; i += 4096) key += String.fromCharCode(...units.slice(i, i + 4096));
+  return key;
 }
 
 function fieldTexts(tool: DisclosureTool, category: string): string[] {
