@@ -8,7 +8,8 @@
  * with the budget reservation (see RATE_LIMIT_LUA users):
  *   K: per rule i: W_cur_i, W_prev_i, C_i
  *   A: now, callId, deadline, then per rule: limit (0 = none), windowMs, windowStartMs, maxConcurrent (0 = none)
- * rl_check returns nil when every rule admits the call, or {0, i, kind (1 = window, 2 = concurrency), retryAfterMs}.
+ * rl_check returns nil when every rule admits the call, or {0, i, kind (1 = window, 2 = concurrency), retryAfterMs}:
+ * the ms after which the call would be admitted if nothing else is counted meanwhile.
  */
 export const RATE_LIMIT_LUA = `
 -- Rule i's settings: limit, windowMs, windowStartMs, maxConcurrent.
@@ -17,35 +18,47 @@ local function rl_rule(A, i)
   return tonumber(A[base + 1]), tonumber(A[base + 2]), tonumber(A[base + 3]), tonumber(A[base + 4])
 end
 
+-- ms from now until a window admits one more call, if no other call is counted meanwhile. The
+-- estimate is prev * (W - elapsed) / W + cur: it falls while this window runs, and next window
+-- this one's count becomes prev. Integer arithmetic (both sides times W), as rl_check compares.
+local function rl_window_wait(cur, prev, limit, windowMs, elapsed)
+  if prev * (windowMs - elapsed) + (cur + 1) * windowMs <= limit * windowMs then return 0 end
+  if cur + 1 <= limit then
+    -- In this window, once prev * (W - t) <= (limit - cur - 1) * W.
+    local t = windowMs - math.floor((limit - cur - 1) * windowMs / prev)
+    return math.max(t - elapsed, 1)
+  end
+  -- In the next window, once cur * (W - u) <= (limit - 1) * W (at its end, cur weighs nothing).
+  local u = windowMs - math.floor(math.max(limit - 1, 0) * windowMs / cur)
+  return windowMs - elapsed + u
+end
+
+-- Refuses with the rule that keeps the call out longest, so retrying after its wait finds every
+-- rule admitting (a window's estimate never rises without new calls; a concurrency slot is free
+-- at the latest at the earliest deadline in its set).
 local function rl_check(K, A)
   local now = tonumber(A[1])
+  local worst = nil
   for i = 1, #K / 3 do
     local limit, windowMs, windowStart, maxConc = rl_rule(A, i)
     if limit > 0 then
       local counts = redis.call('MGET', K[3*i-2], K[3*i-1])
-      local cur = tonumber(counts[1] or '0')
-      local prev = tonumber(counts[2] or '0')
-      local overlap = 1 - (now - windowStart) / windowMs
-      if prev * overlap + cur + 1 > limit then
-        local retry = windowStart + windowMs - now
-        if cur + 1 <= limit then
-          -- Refused only by the previous window's decaying weight: admitted once
-          -- prev * (1 - elapsed / windowMs) + cur + 1 <= limit.
-          retry = math.ceil(windowMs * (1 - (limit - cur - 1) / prev)) - (now - windowStart)
-          if retry < 1 then retry = 1 end
-        end
-        return {0, i, 1, retry}
-      end
+      local wait = rl_window_wait(tonumber(counts[1] or '0'), tonumber(counts[2] or '0'), limit, windowMs, now - windowStart)
+      if wait > 0 and (worst == nil or wait > worst[4]) then worst = {0, i, 1, wait} end
     end
     -- Slots of calls whose edge died are dropped (deadline passed) only when they would matter.
     if maxConc > 0 and redis.call('ZCARD', K[3*i]) >= maxConc then
       redis.call('ZREMRANGEBYSCORE', K[3*i], '-inf', now)
-      if redis.call('ZCARD', K[3*i]) >= maxConc then
-        return {0, i, 2, 1000}
+      local n = redis.call('ZCARD', K[3*i])
+      if n >= maxConc then
+        -- The (n - maxConc + 1)-th earliest deadline frees enough slots, if no call ends before.
+        local due = redis.call('ZRANGE', K[3*i], n - maxConc, n - maxConc, 'WITHSCORES')
+        local wait = math.max(math.ceil(tonumber(due[2]) - now), 1)
+        if worst == nil or wait > worst[4] then worst = {0, i, 2, wait} end
       end
     end
   end
-  return nil
+  return worst
 end
 
 local function rl_apply(K, A)

@@ -45,7 +45,7 @@ describe('RateLimitService on real Redis', () => {
     const t0 = Math.floor(Date.now() / 60_000) * 60_000; // the start of a window
     for (let i = 0; i < 10; i++) expect((await limits.admitCall(caller, tool, `a${i}`, t0 + 1000)).admitted).toBe(true);
     const eleventh = await limits.admitCall(caller, tool, 'a10', t0 + 2000);
-    expect(eleventh).toMatchObject({ admitted: false, kind: 'WINDOW', retryAfterMs: 58_000 });
+    expect(eleventh).toMatchObject({ admitted: false, kind: 'WINDOW', retryAfterMs: 64_000 });
     // Just after the window turns, the previous 10 calls still weigh ~10: refused.
     expect((await limits.admitCall(caller, tool, 'b0', t0 + 61_000)).admitted).toBe(false);
     // Half way into the next window they weigh 5: five more calls fit, the sixth does not.
@@ -68,6 +68,40 @@ describe('RateLimitService on real Redis', () => {
     expect((await limits.admitCall(caller, tool, 'x4', now)).admitted).toBe(true);
     // Nobody releases x2 and x4 (their edge died): after the deadline (120 s) the slots are free.
     expect((await limits.admitCall(caller, tool, 'x5', now + 121_000)).admitted).toBe(true);
+    await admin.deleteRateLimit(caller.orgId, rule.id);
+  });
+
+  it('should say when a refused call would be admitted: refused a millisecond before, admitted then', async () => {
+    const exact = { namespace: 'github', tool: 'exact_window' };
+    const rule = await admin.createRateLimit(caller.orgId, { scope: 'KEY', scopeId: caller.keyId, toolPattern: 'github:exact_window', callsPerWindow: 3, windowSeconds: 10 });
+    await expect.poll(async () => (await limits.rulesFor(caller, exact)).map((r) => r.id)).toEqual([rule.id]);
+    const t0 = (Math.floor(Date.now() / 10_000) + 1) * 10_000;
+    for (let i = 0; i < 3; i++) expect((await limits.admitCall(caller, exact, `e${i}`, t0 + 500)).admitted).toBe(true);
+    // The window is full: the call fits once the next window has weighed these 3 down to 2.
+    let at = t0 + 4_000;
+    for (const expected of [9_334, 3_333]) {
+      const refused = await limits.admitCall(caller, exact, `r${at}`, at);
+      expect(refused).toMatchObject({ admitted: false, kind: 'WINDOW', retryAfterMs: expected });
+      expect((await limits.admitCall(caller, exact, `b${at}`, at + expected - 1)).admitted).toBe(false);
+      expect((await limits.admitCall(caller, exact, `a${at}`, at + expected)).admitted).toBe(true);
+      at += expected;
+    }
+    await admin.deleteRateLimit(caller.orgId, rule.id);
+  });
+
+  it('should say a concurrency refusal is over at the earliest deadline of the calls in flight', async () => {
+    const exact = { namespace: 'github', tool: 'exact_slots' };
+    const rule = await admin.createRateLimit(caller.orgId, { scope: 'KEY', scopeId: caller.keyId, toolPattern: 'github:exact_slots', maxConcurrent: 2 });
+    await expect.poll(async () => (await limits.rulesFor(caller, exact)).map((r) => r.id)).toEqual([rule.id]);
+    const now = Date.now();
+    expect((await limits.admitCall(caller, exact, 's1', now)).admitted).toBe(true);
+    expect((await limits.admitCall(caller, exact, 's2', now + 5_000)).admitted).toBe(true);
+    const refused = await limits.admitCall(caller, exact, 's3', now + 6_000);
+    // s1's deadline (120 s after it started) frees a slot.
+    expect(refused).toMatchObject({ admitted: false, kind: 'CONCURRENCY', retryAfterMs: 114_000 });
+    expect((await limits.admitCall(caller, exact, 's4', now + 119_999)).admitted).toBe(false);
+    expect((await limits.admitCall(caller, exact, 's5', now + 120_000)).admitted).toBe(true);
+    await admin.deleteRateLimit(caller.orgId, rule.id);
   });
 
   it('should refuse a rule for a scope of another organisation', async () => {
