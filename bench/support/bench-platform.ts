@@ -105,6 +105,8 @@ export async function startBenchPlatform(opts: { edges: number; edgeEnv?: Record
     ADMIN_BOOTSTRAP_TOKEN: `bench-admin-${randomBytes(16).toString('hex')}`,
     HOST: '127.0.0.1',
     LOG_LEVEL: 'warn',
+    // The bench's upstream fixtures listen on loopback.
+    OUTBOUND_ALLOW_CIDRS: process.env.OUTBOUND_ALLOW_CIDRS ?? '127.0.0.0/8,::1/128',
   };
   const children: ChildProcess[] = [];
   const spawnNode = (script: string, extra: Record<string, string>) => {

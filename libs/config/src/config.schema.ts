@@ -1,3 +1,4 @@
+import { parseCidrList } from '@tollgate/outbound';
 import { z } from 'zod';
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -25,6 +26,18 @@ export const BASE_ENV_SCHEMA = z.object({
   TOKEN_ENCODING: z.enum(['o200k_base', 'cl100k_base', 'p50k_base', 'r50k_base']).default('o200k_base'),
   LOG_LEVEL: z.enum(['error', 'warn', 'log', 'debug', 'verbose']).default('log'),
   HOST: z.string().default('127.0.0.1'),
+  // Comma-separated CIDRs that requests on a tenant's behalf may reach although the outbound rule
+  // refuses them (loopback, private, link-local...); empty: only public addresses.
+  OUTBOUND_ALLOW_CIDRS: z
+    .string()
+    .superRefine((v, ctx) => {
+      try {
+        parseCidrList(v);
+      } catch (err) {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, message: (err as Error).message });
+      }
+    })
+    .default(''),
 });
 
 export const EDGE_ENV_SCHEMA = BASE_ENV_SCHEMA.extend({

@@ -1,3 +1,4 @@
+import { parseCidrList } from '@tollgate/outbound';
 import { z } from 'zod';
 import { ADMIN_ENV_SCHEMA, BaseEnv, EDGE_ENV_SCHEMA, WORKER_ENV_SCHEMA } from './config.schema';
 
@@ -13,6 +14,8 @@ export interface BaseConfig {
   security: { keyHashSecret: string; encryptionKeys: EncryptionKey[] };
   tokens: { encoding: BaseEnv['TOKEN_ENCODING'] };
   log: { level: BaseEnv['LOG_LEVEL'] };
+  /** Ranges requests on a tenant's behalf may reach although the outbound rule refuses them. */
+  outbound: { allowCidrs: string[] };
 }
 
 export interface EdgeConfig extends BaseConfig {
@@ -84,6 +87,7 @@ function baseConfig(env: BaseEnv): BaseConfig {
     security: { keyHashSecret: env.KEY_HASH_SECRET, encryptionKeys: parseEncryptionKeys(env.ENCRYPTION_KEYS) },
     tokens: { encoding: env.TOKEN_ENCODING },
     log: { level: env.LOG_LEVEL },
+    outbound: { allowCidrs: parseCidrList(env.OUTBOUND_ALLOW_CIDRS) },
   };
 }
 

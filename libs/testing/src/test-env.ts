@@ -14,6 +14,9 @@ export interface TestEnv {
   cleanup(): Promise<void>;
 }
 
+/** Tests' upstream and webhook fixtures listen on loopback: allowed by default, overridable per platform. */
+export const TEST_OUTBOUND_ALLOW_CIDRS = '127.0.0.0/8,::1/128';
+
 export function testRedisUrl(): string {
   return process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 }
@@ -34,6 +37,7 @@ export async function createTestEnv(overrides: Record<string, string> = {}): Pro
     ADMIN_PORT: '0',
     WORKER_PORT: '0',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
+    OUTBOUND_ALLOW_CIDRS: TEST_OUTBOUND_ALLOW_CIDRS,
     ...overrides,
   };
   return {
