@@ -11,13 +11,15 @@ describe('rate limits through the edge', () => {
   let agent: Client;
   let orgId: string;
   let keyId: string;
+  let teamId: string;
+  let userId: string;
 
   beforeAll(async () => {
     p = await startPlatform();
     fixture = await startFixtureServer();
     orgId = (await p.admin('POST', '/v1/orgs', { name: 'Rl', slug: 'rl' })).body.id;
-    const teamId = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 't' })).body.id;
-    const userId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'r@example.test' })).body.id;
+    teamId = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 't' })).body.id;
+    userId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'r@example.test' })).body.id;
     await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId });
     const key = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'k' });
     keyId = key.body.key.id;
@@ -45,7 +47,8 @@ describe('rate limits through the edge', () => {
     const err = toolError(refused as never)!;
     expect(err).toMatchObject({ code: 'RATE_LIMITED', scope: 'KEY', limitKind: 'WINDOW', callsPerWindow: 3, windowSeconds: 60 });
     expect(err.retryAfterMs as number).toBeGreaterThan(0);
-    expect(err.retryAfterMs as number).toBeLessThanOrEqual(60_000);
+    // The rest of this window, and then a third of the next, while these 3 calls weigh more than 2.
+    expect(err.retryAfterMs as number).toBeLessThanOrEqual(80_000);
     expect(fixture.calls.length - before).toBe(3);
     expect(refused._meta?.['tollgate/call']).toBeUndefined();
   });
@@ -56,6 +59,35 @@ describe('rate limits through the edge', () => {
     const codes = results.map((r) => toolError(r as never)?.code ?? 'OK').sort();
     expect(codes).toEqual(['OK', 'OK', 'RATE_LIMITED']);
     expect((await agent.callTool({ name: 'fixture__slow', arguments: { ms: 1 } })).isError ?? false).toBe(false);
+  });
+
+  it('should admit the same call once retryAfterMs has passed, and refuse it clearly before', async () => {
+    const key = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'exact' });
+    await p.admin('POST', `/v1/orgs/${orgId}/rate-limits`, { scope: 'KEY', scopeId: key.body.key.id, toolPattern: 'fixture:ping', callsPerWindow: 2, windowSeconds: 2 });
+    const exact = await connectAgent(p.edgeUrl, key.body.secret);
+    const ping = async () => toolError((await exact.callTool({ name: 'fixture__ping', arguments: {} })) as never)?.code ?? 'OK';
+    const until = (t: number) => new Promise((r) => setTimeout(r, Math.max(0, t - Date.now())));
+    try {
+      // Two calls early in a window fill it.
+      await until(Math.ceil(Date.now() / 2_000) * 2_000 + 50);
+      expect([await ping(), await ping()]).toEqual(['OK', 'OK']);
+      // Refused with a full window, then with the previous window still weighing: each time the
+      // call is refused 300 ms before the time said, and admitted at it.
+      for (let round = 0; round < 2; round++) {
+        const sent = Date.now();
+        const refused = toolError((await exact.callTool({ name: 'fixture__ping', arguments: {} })) as never)!;
+        const answered = Date.now();
+        expect(refused).toMatchObject({ code: 'RATE_LIMITED', limitKind: 'WINDOW' });
+        const retryAfterMs = refused.retryAfterMs as number;
+        expect(retryAfterMs).toBeGreaterThan(400);
+        await until(sent + retryAfterMs - 300);
+        expect(await ping()).toBe('RATE_LIMITED');
+        await until(answered + retryAfterMs);
+        expect(await ping()).toBe('OK');
+      }
+    } finally {
+      await exact.close();
+    }
   });
 
   it('should reject a rate limit with a bad pattern or neither limit, naming the field', async () => {
