@@ -1,21 +1,27 @@
 import nx from '@nx/eslint-plugin';
 import tseslint from 'typescript-eslint';
 
-/** Tests (`*.spec.ts`) may also use the testing lib; production code may not. */
-function boundaries(inTests) {
+/**
+ * Tests (`*.spec.ts`) may also use the testing lib; production code may not. `declared`: the
+ * domain libs (by their `lib:` tag) a domain lib depends on on purpose (see DECLARED below).
+ */
+function boundaries(inTests, declared = []) {
   const extra = inTests ? ['type:testing'] : [];
   return {
     enforceBuildableLibDependency: false,
     allow: [],
     depConstraints: [
       { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:domain', 'type:infra', 'type:util', ...extra] },
-      { sourceTag: 'type:domain', onlyDependOnLibsWithTags: ['type:infra', 'type:util', ...extra] },
+      { sourceTag: 'type:domain', onlyDependOnLibsWithTags: ['type:infra', 'type:util', ...declared, ...extra] },
       { sourceTag: 'type:infra', onlyDependOnLibsWithTags: ['type:util', ...extra] },
       { sourceTag: 'type:util', onlyDependOnLibsWithTags: ['type:util', ...extra] },
       { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:domain', 'type:infra', 'type:util'] },
     ],
   };
 }
+
+/** Domain-to-domain dependencies, declared on purpose: admission composes budget's and rate-limit's Lua and services. */
+const DECLARED = [{ lib: 'admission', dependsOn: ['lib:budget', 'lib:rate-limit'] }];
 
 export default [
   { ignores: ['dist/**', 'node_modules/**', '.tollgate/**', '.nx/**', 'coverage/**'] },
@@ -36,6 +42,10 @@ export default [
     files: ['**/*.spec.ts'],
     rules: { '@nx/enforce-module-boundaries': ['error', boundaries(true)] },
   },
+  ...DECLARED.flatMap(({ lib, dependsOn }) => [
+    { files: [`libs/${lib}/**/*.ts`], rules: { '@nx/enforce-module-boundaries': ['error', boundaries(false, dependsOn)] } },
+    { files: [`libs/${lib}/**/*.spec.ts`], rules: { '@nx/enforce-module-boundaries': ['error', boundaries(true, dependsOn)] } },
+  ]),
   {
     // Entry points, tests, tools and benchmarks may read the environment; the config lib parses it.
     files: ['apps/*/src/main.ts', 'libs/config/**', 'libs/testing/**', 'test/**', 'tools/**', 'bench/**', '**/*.spec.ts'],

@@ -1,4 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { AdmissionModule } from '@tollgate/admission';
 import { BudgetModule } from '@tollgate/budget';
 import { CatalogModule } from '@tollgate/catalog';
 import { ConfigModule, EdgeConfig } from '@tollgate/config';
@@ -14,8 +15,6 @@ import { RedisModule } from '@tollgate/redis';
 import { UpstreamModule } from '@tollgate/upstream';
 import { CodeModeService } from './code-mode/code-mode.service';
 import { ProgressiveDisclosure } from './disclosure/progressive-disclosure.service';
-import { AdmissionLeases } from './governed-call/admission-leases';
-import { CallAdmissionService } from './governed-call/call-admission.service';
 import { GovernedCallPipeline } from './governed-call/governed-call.pipeline';
 import { ResultPager } from './governed-call/result-pager.service';
 import { McpSessionStore } from './session/mcp-session.store';
@@ -44,13 +43,14 @@ export class EdgeModule {
         PricingModule,
         RateLimitModule,
         BudgetModule,
+        AdmissionModule.forSettings({ reservationTtlMs: config.edge.reservationTtlSeconds * 1000, leases: config.edge.admissionLeases, leaseIdleMs: config.edge.leaseIdleMs }),
         CatalogModule,
         UpstreamModule,
         MeteringModule,
         ConnectionsModule,
       ],
       controllers: [McpController, HealthController],
-      providers: [GovernedCallPipeline, CallAdmissionService, AdmissionLeases, ResultPager, McpSessionStore, SessionHub, UpstreamCaller, ProgressiveDisclosure, CodeModeService, McpServerFactory, LeanToolCallHandler, McpEndpoint, EdgeMetrics, UpstreamListChangedRelay],
+      providers: [GovernedCallPipeline, ResultPager, McpSessionStore, SessionHub, UpstreamCaller, ProgressiveDisclosure, CodeModeService, McpServerFactory, LeanToolCallHandler, McpEndpoint, EdgeMetrics, UpstreamListChangedRelay],
     };
   }
 }

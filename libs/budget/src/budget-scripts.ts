@@ -20,7 +20,7 @@
  * budget_settle(K, id, actual) returns {spent1, reserved1, leased1, ...}.
  *
  * Leases: an edge may hold a block of one counter's allowance (`leased`) and admit calls against
- * it without a round trip (see the edge's AdmissionLeases). A lease is a record in R like a
+ * it without a round trip (see AdmissionLeases in @tollgate/admission). A lease is a record in R like a
  * reservation, with an id starting `L:` and one counter ("amount|H"), swept at its deadline like
  * one; calls admitted under it turn part of it into `spent` (budget_lease_convert). A hard budget
  * admits a call only if spent + reserved + leased + amount fits, so leases never let it overspend.
@@ -192,18 +192,6 @@ local function budget_lease_release(r, z, h, id, amount)
   if amount > 0 and redis.call('HEXISTS', h, 'spent') == 1 then redis.call('HINCRBY', h, 'leased', -amount) end
   return amount
 end
-`;
-
-/** KEYS and ARGV as K and A (reserve) above. Returns budget_apply's or budget_check's answer. */
-export const RESERVE_SCRIPT = `${BUDGET_LUA}
-local checked = budget_check(KEYS, ARGV)
-if checked[1] ~= 1 then return checked end
-return budget_apply(KEYS, ARGV, checked)
-`;
-
-/** KEYS: R, Z, H1, ...   ARGV: reservationId, actual. Returns budget_settle's answer. */
-export const SETTLE_SCRIPT = `${BUDGET_LUA}
-return budget_settle(KEYS, ARGV[1], tonumber(ARGV[2]))
 `;
 
 /** KEYS: H   ARGV: spent, ttlSeconds. Seeds a missing counter; a concurrent seed wins harmlessly. */

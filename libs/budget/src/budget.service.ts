@@ -1,10 +1,9 @@
-import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
-import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { PrismaService } from '@tollgate/db';
 import { Micros, PeriodKind, PeriodWindow, TenantLevel, appliesToCaller, periodWindow } from '@tollgate/kernel';
 import { OrgConfigCache, RedisService } from '@tollgate/redis';
 import { BudgetException, BudgetExceptionCode } from './budget.exception';
-import { RESERVE_SCRIPT, SEED_SCRIPT, SETTLE_SCRIPT } from './budget-scripts';
+import { SEED_SCRIPT } from './budget-scripts';
 
 export type BudgetScope = TenantLevel;
 
@@ -100,7 +99,6 @@ export class BudgetService implements OnModuleInit {
   constructor(
     private readonly prisma: PrismaService,
     private readonly redis: RedisService,
-    @Inject(TOLLGATE_CONFIG) private readonly config: BaseConfig & { edge?: { reservationTtlSeconds: number } },
   ) {
     // Kept most specific first, so a call's budgets come out of the cache in order.
     this.cache = new OrgConfigCache(async (orgId) => (await this.prisma.budget.findMany({ where: { orgId } })).sort((a, b) => SCOPE_ORDER.indexOf(a.scope) - SCOPE_ORDER.indexOf(b.scope)));
@@ -144,15 +142,15 @@ export class BudgetService implements OnModuleInit {
 
   /**
    * What reserving `amount` at every level takes: the reservation to hold, and the keys and
-   * arguments of BUDGET_LUA's budget_check/budget_apply (empty when no budget applies). For callers
-   * that run the reservation inside a larger script (the edge runs it with the rate limits).
+   * arguments of BUDGET_LUA's budget_check/budget_apply (empty when no budget applies), for a script
+   * that runs it (@tollgate/admission runs it with the rate limits). A reservation whose edge died
+   * is swept at `deadline` (ms).
    */
-  async planReservation(scopes: SpendScopes, reservationId: string, amount: Micros, now = new Date()): Promise<ReservationPlan> {
+  async planReservation(scopes: SpendScopes, reservationId: string, amount: Micros, now: Date, deadline: number): Promise<ReservationPlan> {
     const budgets = (await this.budgetsFor(scopes)).map((rule) => this.bind(rule, scopes, now));
     const reservation: SpendReservation = { id: reservationId, orgId: scopes.orgId, amountMicros: amount, budgets };
     if (budgets.length === 0) return { scopes, reservation, keys: [], args: [] };
-    const ttlMs = (this.config.edge?.reservationTtlSeconds ?? 120) * 1000;
-    const args: (string | number)[] = [now.getTime(), reservationId, now.getTime() + ttlMs, amount.toString()];
+    const args: (string | number)[] = [now.getTime(), reservationId, deadline, amount.toString()];
     for (const b of budgets) args.push(b.rule.limitMicros.toString(), b.rule.mode === 'HARD' ? '1' : '0');
     return { scopes, reservation, keys: this.scriptKeys(scopes.orgId, budgets), args };
   }
@@ -187,36 +185,9 @@ export class BudgetService implements OnModuleInit {
     return { ok: true, reservation: plan.reservation, standings: budgets.map((b, i) => budgetStanding(b, BigInt(res[1 + 3 * i]), BigInt(res[2 + 3 * i]), BigInt(res[3 + 3 * i]))) };
   }
 
-  /**
-   * Reserves `amount` at every level at once. Refused (nothing reserved anywhere) if a hard
-   * budget would go over; the answer names that budget with its limit, spend and reset time.
-   */
-  async reserveSpend(scopes: SpendScopes, reservationId: string, amount: Micros, now = new Date()): Promise<ReserveOutcome> {
-    const plan = await this.planReservation(scopes, reservationId, amount, now);
-    if (plan.keys.length === 0) return { ok: true, reservation: plan.reservation, standings: [] };
-    return this.reserveThrough(plan, async () => (await this.redis.evalScript(RESERVE_SCRIPT, plan.keys, plan.args)) as number[]);
-  }
-
   /** The keys of BUDGET_LUA's budget_settle for a reservation (empty when it holds no budget). */
   settlementKeys(reservation: SpendReservation): string[] {
     return reservation.budgets.length === 0 ? [] : this.scriptKeys(reservation.orgId, reservation.budgets);
-  }
-
-  /** Reads budget_settle's answer. */
-  settlementStandings(reservation: SpendReservation, res: number[]): BudgetStanding[] {
-    return reservation.budgets.map((b, i) => budgetStanding(b, BigInt(res[3 * i]), BigInt(res[3 * i + 1]), BigInt(res[3 * i + 2])));
-  }
-
-  /** Replaces the reservation by the actual cost at every level. */
-  async settleSpend(reservation: SpendReservation, actual: Micros): Promise<BudgetStanding[]> {
-    const keys = this.settlementKeys(reservation);
-    if (keys.length === 0) return [];
-    return this.settlementStandings(reservation, (await this.redis.evalScript(SETTLE_SCRIPT, keys, [reservation.id, actual.toString()])) as number[]);
-  }
-
-  /** Drops a reservation without charging (a failed call that policy makes free). */
-  releaseSpend(reservation: SpendReservation): Promise<BudgetStanding[]> {
-    return this.settleSpend(reservation, 0n);
   }
 
   /** Current standings of the budgets that apply to a caller, without reserving. */

@@ -5,7 +5,7 @@
  * call ids scored by deadline (an edge that dies mid-call frees its slot at the deadline).
  *
  * The functions take their keys and arguments as tables, so the edge can run them in one script
- * with the budget reservation (see RATE_LIMIT_LUA users):
+ * with the budget reservation (@tollgate/admission composes them):
  *   K: per rule i: W_cur_i, W_prev_i, C_i
  *   A: now, callId, deadline, then per rule: limit (0 = none), windowMs, windowStartMs, maxConcurrent (0 = none)
  * rl_check returns nil when every rule admits the call, or {0, i, kind (1 = window, 2 = concurrency), retryAfterMs}:
@@ -87,7 +87,7 @@ local function rl_release(K, id)
   end
 end
 
--- Leases (see the edge's AdmissionLeases): an edge takes a block of a rule's allowance and admits
+-- Leases (see AdmissionLeases in @tollgate/admission): an edge takes a block of a rule's allowance and admits
 -- calls against it without a round trip. A lease takes at most 1/div of what is left, so edges
 -- leasing at once leave room for each other, and nothing when that is under minGrant.
 
@@ -127,18 +127,4 @@ local function rl_lease_slots(c, now, deadline, max, want, minGrant, div, prefix
   redis.call('PEXPIRE', c, math.max(deadline - now, 1000))
   return grant
 end
-`;
-
-/** KEYS and ARGV as K and A above. Returns {1} when admitted, or rl_check's refusal. */
-export const ADMIT_SCRIPT = `${RATE_LIMIT_LUA}
-local refusal = rl_check(KEYS, ARGV)
-if refusal then return refusal end
-rl_apply(KEYS, ARGV)
-return {1}
-`;
-
-/** KEYS: the concurrency sets holding the call   ARGV: callId. Gives the call's slots back. */
-export const RELEASE_SCRIPT = `${RATE_LIMIT_LUA}
-rl_release(KEYS, ARGV[1])
-return 1
 `;

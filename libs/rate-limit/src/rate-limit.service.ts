@@ -1,9 +1,7 @@
-import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
-import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
+import { Injectable, OnModuleInit } from '@nestjs/common';
 import { PrismaService } from '@tollgate/db';
 import { TenantLevel, ToolRef, appliesToCaller, matchesToolPattern } from '@tollgate/kernel';
 import { OrgConfigCache, RedisService } from '@tollgate/redis';
-import { ADMIT_SCRIPT, RELEASE_SCRIPT } from './rate-limit-scripts';
 
 export type RateLimitScope = TenantLevel;
 
@@ -36,11 +34,13 @@ export interface AdmissionPlan {
   slots: { key: string; max: number }[];
 }
 
-export type AdmitOutcome =
-  | { admitted: true; release: () => Promise<void> }
-  | { admitted: false; rule: RateLimitRule; kind: 'WINDOW' | 'CONCURRENCY'; retryAfterMs: number };
-
-const NOOP_RELEASE = async () => undefined;
+/** A call a rate limit refuses: the rule, which of its limits, and when the same call would be admitted. */
+export interface RateLimitRefusal {
+  admitted: false;
+  rule: RateLimitRule;
+  kind: 'WINDOW' | 'CONCURRENCY';
+  retryAfterMs: number;
+}
 
 /** Calls per window and concurrent calls, per level and per tool pattern, counted in Redis. */
 @Injectable()
@@ -50,7 +50,6 @@ export class RateLimitService implements OnModuleInit {
   constructor(
     private readonly prisma: PrismaService,
     private readonly redis: RedisService,
-    @Inject(TOLLGATE_CONFIG) private readonly config: BaseConfig & { edge?: { reservationTtlSeconds: number } },
   ) {
     this.cache = new OrgConfigCache((orgId) => this.prisma.rateLimit.findMany({ where: { orgId } }));
   }
@@ -66,12 +65,12 @@ export class RateLimitService implements OnModuleInit {
   /**
    * What admitting a call takes: the rules that apply and the keys and arguments of RATE_LIMIT_LUA's
    * rl_check/rl_apply; null when no rule applies. For callers that run the admission inside a
-   * larger script (the edge runs it with the budget reservation).
+   * larger script (@tollgate/admission runs it with the budget reservation). A concurrency slot
+   * whose edge died is freed at `deadline`.
    */
-  async planAdmission(caller: RateLimitCaller, tool: ToolRef, callId: string, now = Date.now()): Promise<AdmissionPlan | null> {
+  async planAdmission(caller: RateLimitCaller, tool: ToolRef, callId: string, now: number, deadline: number): Promise<AdmissionPlan | null> {
     const rules = await this.rulesFor(caller, tool);
     if (rules.length === 0) return null;
-    const deadline = now + (this.config.edge?.reservationTtlSeconds ?? 120) * 1000;
     const plan: AdmissionPlan = { callId, rules, keys: [], args: [now, callId, deadline], windows: [], slots: [] };
     for (const r of rules) {
       const windowMs = r.windowSeconds * 1000;
@@ -87,21 +86,7 @@ export class RateLimitService implements OnModuleInit {
   }
 
   /** The refusal in rl_check's answer. */
-  refusalOf(plan: AdmissionPlan, res: number[]): Extract<AdmitOutcome, { admitted: false }> {
+  refusalOf(plan: AdmissionPlan, res: number[]): RateLimitRefusal {
     return { admitted: false, rule: plan.rules[res[1] - 1], kind: res[2] === 1 ? 'WINDOW' : 'CONCURRENCY', retryAfterMs: res[3] };
-  }
-
-  /** Gives an admitted call's concurrency slots back (what RATE_LIMIT_LUA's rl_release does). */
-  async releaseSlots(plan: AdmissionPlan): Promise<void> {
-    if (plan.slots.length > 0) await this.redis.evalScript(RELEASE_SCRIPT, plan.slots.map((s) => s.key), [plan.callId]);
-  }
-
-  /** Admits the call under every rule that applies, or names the rule that refuses it and when to retry. */
-  async admitCall(caller: RateLimitCaller, tool: ToolRef, callId: string, now = Date.now()): Promise<AdmitOutcome> {
-    const plan = await this.planAdmission(caller, tool, callId, now);
-    if (!plan) return { admitted: true, release: NOOP_RELEASE };
-    const res = (await this.redis.evalScript(ADMIT_SCRIPT, plan.keys, plan.args)) as number[];
-    if (res[0] === 0) return this.refusalOf(plan, res);
-    return { admitted: true, release: () => this.releaseSlots(plan) };
   }
 }

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallAdmissionService, CallHold } from '@tollgate/admission';
 import { BudgetStanding } from '@tollgate/budget';
 import { OrgCatalog, ServedTool, ToolCatalogService } from '@tollgate/catalog';
 import { EdgeConfig, TOLLGATE_CONFIG } from '@tollgate/config';
@@ -15,7 +16,6 @@ import { EdgeMetrics } from '../health/edge-metrics.service';
 import { BUDGET_META_KEY, CALL_META_KEY, CallMeta, budgetMeta } from './call-meta';
 import { ResultPager } from './result-pager.service';
 import { ToolErrorCode, toolErrorResult } from './tool-error';
-import { CallAdmissionService, CallHold } from './call-admission.service';
 import { AuthRequired, UpstreamCaller } from './upstream-caller.service';
 
 type OutputLimits = ReturnType<typeof effectiveOutputLimits>;

@@ -1,29 +1,52 @@
 import { Test } from '@nestjs/testing';
+import { BudgetService, BudgetStanding, SpendScopes } from '@tollgate/budget';
 import { ConfigModule, loadEdgeConfig } from '@tollgate/config';
 import { DbModule, PrismaService } from '@tollgate/db';
 import { RedisModule, RedisService } from '@tollgate/redis';
 import { createTestEnv, deleteRedisKeys, TestEnv } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BudgetService, SpendScopes } from './budget.service';
+import { AdmissionModule } from './admission.module';
+import { CallAdmissionService, CallHold } from './call-admission.service';
 
-describe('BudgetService on real Redis and Postgres', () => {
+/** Budgets as the edge checks them, one call at a time (no leases): reserve, settle, sweep, rebuild. */
+describe('Budget admission on real Redis and Postgres', () => {
   let env: TestEnv;
   let budgets: BudgetService;
+  let admission: CallAdmissionService;
   let prisma: PrismaService;
   let redis: RedisService;
   let close: () => Promise<void>;
   let scopes: SpendScopes;
+  const tool = { namespace: 'fixture', tool: 'echo' };
+
+  type Reserved = { ok: true; hold: CallHold; standings: BudgetStanding[] } | { ok: false; exceeded: BudgetStanding };
+
+  /** Admits a call of `amount` (its reservation), as the edge does before the upstream. */
+  async function reserve(id: string, amount: bigint, at = new Date()): Promise<Reserved> {
+    const a = await admission.admit(scopes, tool, id, amount, at.getTime());
+    if (a.ok) return { ok: true, hold: a.hold, standings: a.hold.standings };
+    if ('budgetExceeded' in a) return { ok: false, exceeded: a.budgetExceeded.exceeded };
+    throw new Error('unexpected rate limit');
+  }
+
+  /** Settles a call at its actual cost, as the edge does after the upstream. */
+  async function settle(r: Reserved, actual: bigint): Promise<BudgetStanding[]> {
+    if (!r.ok) throw new Error('expected an admitted call');
+    const standings = admission.complete(r.hold, actual);
+    await admission.settled();
+    return standings;
+  }
 
   beforeAll(async () => {
     env = await createTestEnv({ RESERVATION_TTL_SECONDS: '5' });
     const moduleRef = await Test.createTestingModule({
-      imports: [ConfigModule.forRoot(loadEdgeConfig(env.vars)), DbModule, RedisModule],
-      providers: [BudgetService],
+      imports: [ConfigModule.forRoot(loadEdgeConfig(env.vars)), DbModule, RedisModule, AdmissionModule.forSettings({ reservationTtlMs: 5_000, leases: false, leaseIdleMs: 1_000 })],
     }).compile();
     const app = moduleRef.createNestApplication();
     await app.init();
     close = () => app.close();
     budgets = app.get(BudgetService);
+    admission = app.get(CallAdmissionService);
     prisma = app.get(PrismaService);
     redis = app.get(RedisService);
 
@@ -60,7 +83,7 @@ describe('BudgetService on real Redis and Postgres', () => {
 
   it('should let exactly N of many concurrent reservations through when the budget covers N', async () => {
     await setBudgets([{ scope: 'KEY', limit: 10_000n }]);
-    const outcomes = await Promise.all(Array.from({ length: 64 }, (_, i) => budgets.reserveSpend(scopes, `r${i}`, 1_000n)));
+    const outcomes = await Promise.all(Array.from({ length: 64 }, (_, i) => reserve(`r${i}`, 1_000n)));
     expect(outcomes.filter((o) => o.ok)).toHaveLength(10);
     const refused = outcomes.find((o) => !o.ok);
     expect(refused && !refused.ok && refused.exceeded).toMatchObject({ scope: 'KEY', limitMicros: 10_000n, reservedMicros: 10_000n });
@@ -72,9 +95,9 @@ describe('BudgetService on real Redis and Postgres', () => {
       { scope: 'TEAM', limit: 2_500n },
       { scope: 'KEY', limit: 1_000_000n },
     ]);
-    const a = await budgets.reserveSpend(scopes, 'a', 2_000n);
+    const a = await reserve('a', 2_000n);
     expect(a.ok).toBe(true);
-    const b = await budgets.reserveSpend(scopes, 'b', 1_000n);
+    const b = await reserve('b', 1_000n);
     expect(b.ok).toBe(false);
     if (!b.ok) expect(b.exceeded.scope).toBe('TEAM');
     const standings = await budgets.standingsFor(scopes);
@@ -87,23 +110,23 @@ describe('BudgetService on real Redis and Postgres', () => {
 
   it('should replace the reservation by the actual cost when settled', async () => {
     await setBudgets([{ scope: 'USER', limit: 10_000n }]);
-    const r = await budgets.reserveSpend(scopes, 's1', 5_000n);
+    const r = await reserve('s1', 5_000n);
     if (!r.ok) throw new Error('expected ok');
-    const after = await budgets.settleSpend(r.reservation, 1_200n);
+    const after = await settle(r, 1_200n);
     expect(after[0]).toMatchObject({ spentMicros: 1_200n, reservedMicros: 0n, remainingMicros: 8_800n });
-    const released = await budgets.reserveSpend(scopes, 's2', 8_000n);
+    const released = await reserve('s2', 8_000n);
     if (!released.ok) throw new Error('expected ok');
-    expect((await budgets.releaseSpend(released.reservation))[0]).toMatchObject({ spentMicros: 1_200n, reservedMicros: 0n });
+    expect((await settle(released, 0n))[0]).toMatchObject({ spentMicros: 1_200n, reservedMicros: 0n });
   });
 
   it('should release a reservation whose edge died once its deadline passes', async () => {
     await setBudgets([{ scope: 'KEY', limit: 1_000n }]);
     const start = new Date();
-    const held = await budgets.reserveSpend(scopes, 'dead-edge', 1_000n, start);
+    const held = await reserve('dead-edge', 1_000n, start);
     expect(held.ok).toBe(true);
-    expect((await budgets.reserveSpend(scopes, 'next', 1_000n, new Date(start.getTime() + 1000))).ok).toBe(false);
+    expect((await reserve('next', 1_000n, new Date(start.getTime() + 1000))).ok).toBe(false);
     // Six seconds later (TTL is 5 s) the dead reservation is swept by the next reservation.
-    const later = await budgets.reserveSpend(scopes, 'later', 1_000n, new Date(start.getTime() + 6000));
+    const later = await reserve('later', 1_000n, new Date(start.getTime() + 6000));
     expect(later.ok).toBe(true);
   });
 
@@ -112,24 +135,24 @@ describe('BudgetService on real Redis and Postgres', () => {
     await recordSpend('ledger-1', 9_500n);
     // Redis lost everything for this org.
     await deleteRedisKeys(env.redisUrl, `${env.redisPrefix}:{org:${scopes.orgId}}`);
-    const r = await budgets.reserveSpend(scopes, 'after-loss', 1_000n);
+    const r = await reserve('after-loss', 1_000n);
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.exceeded.spentMicros).toBe(9_500n);
-    expect((await budgets.reserveSpend(scopes, 'small', 500n)).ok).toBe(true);
+    expect((await reserve('small', 500n)).ok).toBe(true);
   });
 
   it('should not invent a counter when Redis lost it while a call was in flight', async () => {
     // The ledger already holds 9,500 for this key (the test above); 4,000 more here.
     await setBudgets([{ scope: 'KEY', limit: 20_000n, period: 'TOTAL' }]);
     await recordSpend('ledger-2', 4_000n);
-    const inFlight = await budgets.reserveSpend(scopes, 'in-flight', 1_000n);
+    const inFlight = await reserve('in-flight', 1_000n);
     expect(inFlight.ok).toBe(true);
     // Redis loses the counter (and the reservation) while the upstream works; the call then settles.
     await deleteRedisKeys(env.redisUrl, `${env.redisPrefix}:{org:${scopes.orgId}}`);
-    if (inFlight.ok) await budgets.settleSpend(inFlight.reservation, 1_000n);
+    await settle(inFlight, 1_000n);
     // The settlement did not create a counter holding only its own 1,000: the next call rebuilds
     // the counter from the ledger (13,500 there) and sees the real spend.
-    const next = await budgets.reserveSpend(scopes, 'next-after-loss', 7_000n);
+    const next = await reserve('next-after-loss', 7_000n);
     expect(next.ok).toBe(false);
     if (!next.ok) expect(next.exceeded.spentMicros).toBe(13_500n);
   });
@@ -141,10 +164,10 @@ describe('BudgetService on real Redis and Postgres', () => {
       { scope: 'ORG', limit: 100_000n },
     ]);
     const start = new Date();
-    expect((await budgets.reserveSpend(scopes, 'dead-two', 60_000n, start)).ok).toBe(true);
-    expect((await budgets.reserveSpend(scopes, 'while-held', 60_000n, new Date(start.getTime() + 1000))).ok).toBe(false);
+    expect((await reserve('dead-two', 60_000n, start)).ok).toBe(true);
+    expect((await reserve('while-held', 60_000n, new Date(start.getTime() + 1000))).ok).toBe(false);
     // Past the 5 s deadline the dead reservation leaves both budgets; only the new one is held.
-    const later = await budgets.reserveSpend(scopes, 'after-sweep', 60_000n, new Date(start.getTime() + 6000));
+    const later = await reserve('after-sweep', 60_000n, new Date(start.getTime() + 6000));
     expect(later.ok && later.standings.map((s) => [s.scope, s.spentMicros, s.reservedMicros])).toEqual([
       ['KEY', 13_500n, 60_000n],
       ['ORG', 13_500n, 60_000n],
@@ -153,7 +176,7 @@ describe('BudgetService on real Redis and Postgres', () => {
 
   it('should allow a soft budget to go over', async () => {
     await setBudgets([{ scope: 'KEY', limit: 100n, mode: 'SOFT' }]);
-    const r = await budgets.reserveSpend(scopes, 'soft', 1_000n);
+    const r = await reserve('soft', 1_000n);
     expect(r.ok).toBe(true);
   });
 });

@@ -8,6 +8,7 @@ import { RedisModule, RedisService } from '@tollgate/redis';
 import { createTestEnv, TestEnv } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AdmissionLeases } from './admission-leases';
+import { AdmissionModule } from './admission.module';
 import { CallAdmissionService, CallHold } from './call-admission.service';
 
 /** One edge's admission, as the edge wires it: its own leases and its own Redis connection. */
@@ -30,8 +31,8 @@ describe('Call admission with leases, on real Redis and Postgres (two edges)', (
 
   async function startEdge(): Promise<Edge> {
     const moduleRef = await Test.createTestingModule({
-      imports: [ConfigModule.forRoot(loadEdgeConfig(env.vars)), DbModule, RedisModule],
-      providers: [BudgetService, RateLimitService, BudgetAdminService, RateLimitAdminService, AdmissionLeases, CallAdmissionService],
+      imports: [ConfigModule.forRoot(loadEdgeConfig(env.vars)), DbModule, RedisModule, AdmissionModule.forSettings({ reservationTtlMs: 30_000, leases: true, leaseIdleMs: 60_000 })],
+      providers: [BudgetAdminService, RateLimitAdminService],
     }).compile();
     const app = moduleRef.createNestApplication();
     await app.init();
@@ -65,7 +66,7 @@ describe('Call admission with leases, on real Redis and Postgres (two edges)', (
   const admit = (edge: Edge, estimate: bigint) => edge.admission.admit(caller, tool, `call-${++n}`, estimate, Date.now());
 
   beforeAll(async () => {
-    env = await createTestEnv({ RESERVATION_TTL_SECONDS: '30', EDGE_LEASE_IDLE_MS: '60000' });
+    env = await createTestEnv();
     await startEdge();
     await startEdge();
     prisma = edges[0].app.get(PrismaService);

@@ -1,58 +1,16 @@
-import { Injectable, Logger } from '@nestjs/common';
-import { BUDGET_LUA, BudgetService, BudgetStanding, ReservationPlan, SpendReservation, SpendScopes } from '@tollgate/budget';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { BudgetService, BudgetStanding, ReservationPlan, SpendReservation, SpendScopes } from '@tollgate/budget';
 import { Micros, ToolRef } from '@tollgate/kernel';
-import { AdmissionPlan, RATE_LIMIT_LUA, RateLimitCaller, RateLimitRule, RateLimitService } from '@tollgate/rate-limit';
+import { AdmissionPlan, RateLimitCaller, RateLimitRefusal, RateLimitService } from '@tollgate/rate-limit';
 import { RedisService } from '@tollgate/redis';
-import { AdmissionLeases, LeaseRequest, LeasedCall } from './admission-leases';
-
-/**
- * KEYS: the rate-limit keys, then the budget keys.  ARGV: #rate-limit keys, #rate-limit args, the
- * rate-limit args, then the budget args. Checks every rate limit and every budget, and only if all
- * pass counts the call and reserves its estimate: a refused call holds nothing, anywhere.
- * Returns {0, budget_apply's answer}, {1, rl_check's refusal} or {2, budget_check's refusal or missing counter}.
- */
-const ADMIT_AND_RESERVE_SCRIPT = `${RATE_LIMIT_LUA}${BUDGET_LUA}
-local nrk, nra = tonumber(ARGV[1]), tonumber(ARGV[2])
-local RK, RA, BK, BA = {}, {}, {}, {}
-for i = 1, #KEYS do
-  if i <= nrk then RK[#RK+1] = KEYS[i] else BK[#BK+1] = KEYS[i] end
-end
-for i = 3, #ARGV do
-  if i <= 2 + nra then RA[#RA+1] = ARGV[i] else BA[#BA+1] = ARGV[i] end
-end
-if nrk > 0 then
-  local refusal = rl_check(RK, RA)
-  if refusal then return {1, refusal} end
-end
-local checked = {1}
-if #BK > 0 then
-  checked = budget_check(BK, BA)
-  if checked[1] ~= 1 then return {2, checked} end
-end
-if nrk > 0 then rl_apply(RK, RA) end
-if #BK > 0 then return {0, budget_apply(BK, BA, checked)} end
-return {0, {1}}
-`;
-
-/**
- * KEYS: the budget keys, then the concurrency sets.  ARGV: #budget keys, call id, actual cost.
- * Settles the reservation and gives the concurrency slots back. Returns budget_settle's answer.
- */
-const SETTLE_AND_RELEASE_SCRIPT = `${RATE_LIMIT_LUA}${BUDGET_LUA}
-local nbk = tonumber(ARGV[1])
-local BK, CK = {}, {}
-for i = 1, #KEYS do
-  if i <= nbk then BK[#BK+1] = KEYS[i] else CK[#CK+1] = KEYS[i] end
-end
-local out = {}
-if nbk > 0 then out = budget_settle(BK, ARGV[2], tonumber(ARGV[3])) end
-if #CK > 0 then rl_release(CK, ARGV[2]) end
-return out
-`;
+import { AdmissionLeases } from './admission-leases';
+import { ADMIT_AND_RESERVE_SCRIPT, SETTLE_AND_RELEASE_SCRIPT } from './admission-scripts';
+import { ADMISSION_SETTINGS, AdmissionSettings } from './admission-settings';
+import { LeasedCall, LeaseRequest } from './lease-kinds';
 
 export type CallAdmission =
   | { ok: true; hold: CallHold }
-  | { ok: false; rateLimited: { rule: RateLimitRule; kind: 'WINDOW' | 'CONCURRENCY'; retryAfterMs: number } }
+  | { ok: false; rateLimited: RateLimitRefusal }
   | { ok: false; budgetExceeded: { exceeded: BudgetStanding; requestedMicros: Micros } };
 
 /** What an admitted call holds until it completes: its lease share, or its reservation and concurrency slots. */
@@ -78,17 +36,27 @@ export interface CallHold {
 @Injectable()
 export class CallAdmissionService {
   private readonly logger = new Logger(CallAdmissionService.name);
+  /** Settlements sent and not answered yet. */
+  private readonly settling = new Set<Promise<unknown>>();
 
   constructor(
     private readonly redis: RedisService,
     private readonly rateLimits: RateLimitService,
     private readonly budgets: BudgetService,
     private readonly leases: AdmissionLeases,
+    @Inject(ADMISSION_SETTINGS) private readonly settings: AdmissionSettings,
   ) {}
 
-  /** Rate limits and budgets for one call: against this edge's leases, or in one round trip. */
-  async admit(caller: RateLimitCaller & SpendScopes, tool: ToolRef, callId: string, estimate: Micros, now: number): Promise<CallAdmission> {
-    const [admission, reservation] = await Promise.all([this.rateLimits.planAdmission(caller, tool, callId, now), this.budgets.planReservation(caller, callId, estimate, new Date(now))]);
+  /**
+   * Rate limits and budgets for one call: against this edge's leases, or in one round trip.
+   * `tool` null: budgets only (a page read of a result, which calls no upstream).
+   */
+  async admit(caller: RateLimitCaller & SpendScopes, tool: ToolRef | null, callId: string, estimate: Micros, now: number): Promise<CallAdmission> {
+    const deadline = now + this.settings.reservationTtlMs;
+    const [admission, reservation] = await Promise.all([
+      tool ? this.rateLimits.planAdmission(caller, tool, callId, now, deadline) : null,
+      this.budgets.planReservation(caller, callId, estimate, new Date(now), deadline),
+    ]);
     const hold: CallHold = { reservation: reservation.reservation, estimate, standings: [], admission, leased: null, completed: false };
     if (!admission && reservation.keys.length === 0) return { ok: true, hold };
     const lease = this.leases.enabled ? leaseRequest(caller.orgId, this.budgets.recordKeys(caller.orgId), reservation.reservation, admission, estimate) : null;
@@ -125,25 +93,25 @@ export class CallAdmissionService {
     const budgetKeys = this.budgets.settlementKeys(hold.reservation);
     const slotKeys = hold.admission?.slots.map((s) => s.key) ?? [];
     if (budgetKeys.length > 0 || slotKeys.length > 0) {
-      this.redis
+      const sent = this.redis
         .evalScript(SETTLE_AND_RELEASE_SCRIPT, [...budgetKeys, ...slotKeys], [budgetKeys.length, hold.reservation.id, actual.toString()])
-        .catch((err: Error) => this.logger.error(`call ${hold.reservation.id} not settled (its reservation expires; the ledger has the call): ${err.message}`));
+        .catch((err: Error) => this.logger.error(`call ${hold.reservation.id} not settled (its reservation expires; the ledger has the call): ${err.message}`))
+        .finally(() => this.settling.delete(sent));
+      this.settling.add(sent);
     }
     return hold.standings.map((s) => settled(s, hold.estimate, actual));
+  }
+
+  /** Resolves once the Redis work of the calls completed so far is done (for tests and shutdown). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.settling]);
+    await this.leases.settled();
   }
 }
 
 /** Everything a call must fit, as leases are kept. */
 function leaseRequest(orgId: string, [rKey, zKey]: [string, string], reservation: SpendReservation, admission: AdmissionPlan | null, estimate: Micros): LeaseRequest {
-  return {
-    orgId,
-    rKey,
-    zKey,
-    budgets: reservation.budgets,
-    windows: admission?.windows ?? [],
-    slots: admission?.slots ?? [],
-    estimate,
-  };
+  return { orgId, rKey, zKey, budgets: reservation.budgets, windows: admission?.windows ?? [], slots: admission?.slots ?? [], estimate };
 }
 
 /** A budget's standing after a call that reserved `estimate` settled at `cost`. */

@@ -1,0 +1,272 @@
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { BudgetStanding, budgetStanding } from '@tollgate/budget';
+import { Micros } from '@tollgate/kernel';
+import { RedisService } from '@tollgate/redis';
+import { ADMISSION_SETTINGS, AdmissionSettings } from './admission-settings';
+import {
+  BudgetLease,
+  DENIED_MS,
+  FIRST_LEASE_CALLS,
+  Lease,
+  LeaseBase,
+  LeasedCall,
+  LeaseRequest,
+  budgetLeaseKey,
+  busy,
+  covers,
+  freeCalls,
+  freeOf,
+  newBudgetLease,
+  newSlotLease,
+  newWindowLease,
+  outlived,
+  slotLeaseKey,
+  windowLeaseKey,
+} from './lease-kinds';
+import { LeaseSync } from './lease-sync';
+
+/**
+ * The lease book: this edge takes blocks of budget and rate-limit allowance from Redis and admits
+ * calls against them in memory, so a call far from every limit costs no round trip before its upstream.
+ *
+ * - A lease takes at most 1/LEASE_SHARE of what a limit has left, and none when that is under
+ *   MIN_LEASE_CALLS calls: near a limit every call is checked in Redis, one by one, exactly as
+ *   without leases. Redis counts leased allowance as used, so no limit is ever exceeded, across
+ *   any number of edges.
+ * - Budget leases are records beside the per-call reservations (`L:` ids, field `leased` of the
+ *   counter) with the same deadline: an edge that dies loses its leases at the deadline. A call
+ *   admitted under a lease turns its actual cost from leased into spent when it completes.
+ * - Window leases count their calls in the window at once; concurrency leases hold slots in the
+ *   set, as members that expire at the deadline like a call's.
+ * - What a lease has not used goes back when no call has used it for the idle time, when its
+ *   window ends, when a call is refused in Redis (so this edge never refuses a call for allowance it
+ *   holds itself), and when the edge shuts down.
+ */
+@Injectable()
+export class AdmissionLeases implements OnModuleInit, BeforeApplicationShutdown {
+  private readonly logger = new Logger(AdmissionLeases.name);
+  private readonly leases = new Map<string, Lease>();
+  private readonly sync: LeaseSync;
+  private readonly toConvert = new Set<BudgetLease>();
+  private flushScheduled = false;
+  private timers: NodeJS.Timeout[] = [];
+  private closing = false;
+
+  constructor(
+    redis: RedisService,
+    @Inject(ADMISSION_SETTINGS) private readonly settings: AdmissionSettings,
+  ) {
+    this.sync = new LeaseSync(redis, settings.reservationTtlMs, (l, why) => this.drop(l, why));
+  }
+
+  get enabled(): boolean {
+    return this.settings.leases;
+  }
+
+  onModuleInit(): void {
+    if (!this.enabled) return;
+    const idleMs = this.settings.leaseIdleMs;
+    this.timers = [
+      setInterval(() => this.returnIdle(Date.now()), Math.max(Math.floor(idleMs / 4), 25)),
+      setInterval(() => this.sync.renew([...this.leases.values()], Date.now()), Math.floor(this.sync.ttlMs / 3)),
+    ];
+    for (const t of this.timers) t.unref();
+  }
+
+  /**
+   * Gives back everything no call in flight holds; calls in flight still settle against their
+   * leases. Runs before Redis is closed (RedisService closes in onApplicationShutdown).
+   */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.closing = true;
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+    this.flush();
+    const all = [...this.leases.values()];
+    for (const l of all) l.dropped = true;
+    this.leases.clear();
+    await this.sync.release(all, Date.now());
+    await this.settled();
+  }
+
+  /** Leased allowance this edge holds now, per kind (for tests and metrics). */
+  holdings(): { budgetMicros: bigint; windowCalls: number; slots: number } {
+    let budgetMicros = 0n;
+    let windowCalls = 0;
+    let slots = 0;
+    for (const l of this.leases.values()) {
+      if (l.kind === 'budget') budgetMicros += l.held;
+      else if (l.kind === 'window') windowCalls += l.free;
+      else slots += l.members.length;
+    }
+    return { budgetMicros, windowCalls, slots };
+  }
+
+  /**
+   * Admits the call against this edge's leases, asking Redis for a lease first where it has none
+   * (one round trip, shared by the calls that wait for it). Null when the call must be checked in
+   * Redis on its own: a limit is near, or Redis has no counter yet.
+   */
+  async admit(req: LeaseRequest, now: number): Promise<LeasedCall | null> {
+    if (!this.enabled || this.closing) return null;
+    const leases = this.leasesFor(req, now);
+    const taken = this.take(req, leases, now);
+    if (taken) return taken;
+    if (leases.some((l) => l.deniedUntil > now)) return null;
+    await this.grant(
+      req,
+      leases.filter((l) => !covers(l, req.estimate, now)),
+      now,
+    );
+    const after = Date.now();
+    return this.take(req, this.leasesFor(req, after), after);
+  }
+
+  /**
+   * A call under leases completed at `actual`: its slots are free again and its cost is converted
+   * from leased to spent, sent with the conversions of every call that completed in the same pass
+   * of the event loop (a conversion changes no admission: spent and leased both count against a
+   * limit). Returns the budgets' standings as this edge knows them, with this call settled.
+   */
+  complete(call: LeasedCall, actual: Micros): BudgetStanding[] {
+    const spare: Lease[] = [];
+    for (const l of call.budgets) {
+      l.inFlight--;
+      l.free += call.estimate - actual;
+      if (actual > 0n) {
+        l.pending += actual;
+        l.unconfirmed += actual;
+        this.toConvert.add(l);
+      }
+      if (l.dropped && l.free > 0n) spare.push(l);
+    }
+    for (const l of call.slots) {
+      l.inUse--;
+      if (l.dropped) spare.push(l);
+    }
+    // A dropped lease admits nothing more: what its calls leave goes straight back.
+    if (spare.length > 0) this.sync.background(this.sync.release(spare, Date.now()), 'what a dropped lease held not given back');
+    if (this.toConvert.size > 0 && !this.flushScheduled) {
+      // Scheduled before Redis auto-pipelining's own setImmediate for commands issued later in this
+      // turn (the call's XADD), so the conversion joins their socket write.
+      this.flushScheduled = true;
+      setImmediate(() => this.flush());
+    }
+    return call.bounds.map((b, i) => {
+      const k = call.budgets[i].known;
+      return budgetStanding(b, k.spent + call.budgets[i].unconfirmed, k.reserved, k.leased);
+    });
+  }
+
+  /**
+   * A call was refused in Redis: gives back what this edge's leases on its limits hold unused, so
+   * this edge never refuses a call for allowance it holds itself. True when something went back
+   * (the call is worth checking again).
+   */
+  async giveBack(req: LeaseRequest, now: number): Promise<boolean> {
+    if (!this.enabled) return false;
+    const held = this.leasesFor(req, now).filter((l) => freeOf(l) > 0);
+    for (const l of held) l.deniedUntil = now + DENIED_MS;
+    if (held.length === 0) return false;
+    await this.sync.release(held, now);
+    return true;
+  }
+
+  /** Resolves once the Redis work of calls completed so far (and of refills and returns started so far) is done. */
+  async settled(): Promise<void> {
+    await new Promise((resolve) => setImmediate(resolve)); // conversions are sent after the event loop's I/O pass
+    await this.sync.settled();
+  }
+
+  /** The call's leases, made (empty) where this edge has none; a lease past its validity is dropped for a new one. */
+  private leasesFor(req: LeaseRequest, now: number): Lease[] {
+    const out: Lease[] = [];
+    for (const b of req.budgets) out.push(this.leaseAt(budgetLeaseKey(b), req, now, (base) => newBudgetLease(base, b, this.sync.newLeaseId())));
+    for (const w of req.windows) out.push(this.leaseAt(windowLeaseKey(w), req, now, (base) => newWindowLease(base, w)));
+    for (const s of req.slots) out.push(this.leaseAt(slotLeaseKey(s), req, now, (base) => newSlotLease(base, s)));
+    return out;
+  }
+
+  /**
+   * The lease kept under mapKey, or a new empty one made by `make`. A lease that outlived its
+   * validity without renewal is dropped for a new one: Redis may have swept it, so what this edge
+   * thinks it holds may be gone.
+   */
+  private leaseAt(mapKey: string, req: LeaseRequest, now: number, make: (base: LeaseBase) => Lease): Lease {
+    const l = this.leases.get(mapKey);
+    if (l && !outlived(l, now)) return l;
+    if (l) this.drop(l, 'not renewed in time');
+    const made = make({ mapKey, orgId: req.orgId, rKey: req.rKey, zKey: req.zKey, wantCalls: FIRST_LEASE_CALLS, lastGrantCalls: 0, lastUsed: now, validUntil: 0, acquiring: null, deniedUntil: 0, dropped: false });
+    this.leases.set(mapKey, made);
+    return made;
+  }
+
+  /** Admits the call if every lease covers it, and starts a refill for any lease running low. */
+  private take(req: LeaseRequest, leases: Lease[], now: number): LeasedCall | null {
+    for (const l of leases) if (!covers(l, req.estimate, now)) return null;
+    const call: LeasedCall = { budgets: [], bounds: req.budgets, slots: [], estimate: req.estimate };
+    const low: Lease[] = [];
+    for (const l of leases) {
+      l.lastUsed = now;
+      if (l.kind === 'budget') {
+        l.free -= req.estimate;
+        l.inFlight++;
+        call.budgets.push(l);
+        if (req.estimate > l.unit) l.unit = req.estimate;
+      } else if (l.kind === 'window') {
+        l.free--;
+      } else {
+        l.inUse++;
+        call.slots.push(l);
+      }
+      if (!l.acquiring && l.deniedUntil <= now && freeCalls(l) * 2 < l.lastGrantCalls) low.push(l);
+    }
+    if (low.length > 0) this.sync.background(this.grant(req, low, now), 'lease not refilled');
+    return call;
+  }
+
+  /** Asks Redis for grants on these leases (all of one organisation) in one script; waits for grants already in flight. */
+  private async grant(req: LeaseRequest, leases: Lease[], now: number): Promise<void> {
+    const waiting = leases.filter((l) => l.acquiring).map((l) => l.acquiring!);
+    const ask = leases.filter((l) => !l.acquiring && !l.dropped);
+    if (ask.length > 0) {
+      const run = this.sync.grant(req, ask, now).finally(() => {
+        for (const l of ask) if (l.acquiring === run) l.acquiring = null;
+      });
+      for (const l of ask) l.acquiring = run;
+      waiting.push(run);
+    }
+    await Promise.all(waiting);
+  }
+
+  /** Sends the costs of the calls completed in this pass of the event loop. */
+  private flush(): void {
+    this.flushScheduled = false;
+    if (this.toConvert.size === 0) return;
+    const leases = [...this.toConvert];
+    this.toConvert.clear();
+    this.sync.convert(leases);
+  }
+
+  /** Gives back leases no call has used for the idle time, and window leases whose window has ended. */
+  private returnIdle(now: number): void {
+    const done: Lease[] = [];
+    for (const l of this.leases.values()) {
+      const quiet = now - l.lastUsed >= this.settings.leaseIdleMs || (l.kind === 'window' && now >= l.windowStart + l.windowMs);
+      if (!quiet || l.acquiring || busy(l)) continue;
+      this.leases.delete(l.mapKey);
+      l.dropped = true;
+      done.push(l);
+    }
+    if (done.length > 0) this.sync.background(this.sync.release(done, now), 'idle leases not given back (Redis sweeps them at their deadline)');
+  }
+
+  /** No more calls under this lease; what it holds unused goes back. */
+  private drop(l: Lease, why: string): void {
+    if (l.dropped) return;
+    l.dropped = true;
+    if (this.leases.get(l.mapKey) === l) this.leases.delete(l.mapKey);
+    this.logger.warn(`lease ${l.mapKey} dropped: ${why}`);
+    this.sync.background(this.sync.release([l], Date.now()), 'a dropped lease not given back');
+  }
+}

@@ -1,0 +1,11 @@
+/** What admission needs from the deployment, passed in by the app that runs it (the edge). */
+export interface AdmissionSettings {
+  /** How long a reservation, a concurrency slot or a lease lives in Redis without its edge. */
+  reservationTtlMs: number;
+  /** Admit calls far from every limit against leased allowance, without a round trip. */
+  leases: boolean;
+  /** A lease no call has used for this long goes back. */
+  leaseIdleMs: number;
+}
+
+export const ADMISSION_SETTINGS = Symbol('ADMISSION_SETTINGS');

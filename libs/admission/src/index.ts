@@ -1,0 +1,5 @@
+export * from './admission-settings';
+export type { LeaseRequest, LeasedCall } from './lease-kinds';
+export * from './admission-leases';
+export * from './call-admission.service';
+export * from './admission.module';
