@@ -1,4 +1,4 @@
-import { DynamicModule, Module, ValidationPipe } from '@nestjs/common';
+import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { PassportModule } from '@nestjs/passport';
 import { BudgetModule } from '@tollgate/budget';
@@ -25,7 +25,7 @@ import { ConnectionsController } from './connections/connections.controller';
 import { OAuthCallbackController } from './connections/oauth-callback.controller';
 import { RateLimitsController } from './rate-limits/rate-limits.controller';
 import { AdminExceptionFilter } from './common/admin-exception.filter';
-import { validationExceptionFactory } from './common/validation-exception.factory';
+import { AdminValidationPipe } from './common/admin-validation.pipe';
 import { HealthController } from './health/health.controller';
 import { BUDGET_COUNTERS_PROVIDER } from './reports/budget-counters.provider';
 import { BudgetReconcileController } from './reports/budget-reconcile.controller';
@@ -101,16 +101,7 @@ export class AdminApiModule {
         { provide: APP_GUARD, useClass: OrgScopeGuard },
         { provide: APP_GUARD, useClass: KeyScopeGuard },
         { provide: APP_FILTER, useClass: AdminExceptionFilter },
-        {
-          provide: APP_PIPE,
-          useValue: new ValidationPipe({
-            whitelist: true,
-            forbidNonWhitelisted: true,
-            transform: true,
-            stopAtFirstError: false,
-            exceptionFactory: validationExceptionFactory,
-          }),
-        },
+        { provide: APP_PIPE, useClass: AdminValidationPipe },
       ],
     };
   }

@@ -4,7 +4,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { AdminConfig } from '@tollgate/config';
 import { AdminApiModule } from './admin-api.module';
-import { jsonBodyMiddleware } from './common/json-body.middleware';
+import { jsonBodyMiddleware, queryInputMiddleware } from './common/json-body.middleware';
 import { requestIdMiddleware } from './common/request-id.middleware';
 import { requestLogMiddleware } from './common/request-log.middleware';
 
@@ -45,6 +45,7 @@ export async function createAdminApp(config: AdminConfig): Promise<INestApplicat
   app.disable('x-powered-by');
   app.use(requestIdMiddleware);
   app.use(requestLogMiddleware);
+  app.use(queryInputMiddleware);
   app.use(jsonBodyMiddleware);
   setupOpenApi(app, config);
   await app.init();

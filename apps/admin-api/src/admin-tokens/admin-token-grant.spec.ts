@@ -1,6 +1,6 @@
 import type { AdminPrincipal } from '@tollgate/identity';
 import { describe, expect, it } from 'vitest';
-import { decideAdminTokenGrant } from './admin-token-grant';
+import { decideAdminTokenGrant, decideTeamAdminHolder } from './admin-token-grant';
 
 const ORG = '11111111-1111-4111-8111-111111111111';
 const OTHER = '22222222-2222-4222-8222-222222222222';
@@ -44,5 +44,28 @@ describe('decideAdminTokenGrant', () => {
 
   it('should refuse every other role', () => {
     expect(decideAdminTokenGrant(finance, { role: 'MEMBER' })).toMatchObject({ allowed: false, status: 403 });
+  });
+});
+
+describe('decideTeamAdminHolder', () => {
+  const TEAM = '33333333-3333-4333-8333-333333333333';
+  const USER = '44444444-4444-4444-8444-444444444444';
+
+  it('should refuse a TEAM_ADMIN token for a member whose membership is not a team admin', () => {
+    expect(decideTeamAdminHolder({ role: 'TEAM_ADMIN', teamId: TEAM, userId: USER }, { isTeamAdmin: false })).toMatchObject({
+      allowed: false,
+      field: 'userId',
+      message: expect.stringContaining('not its team admin'),
+    });
+  });
+
+  it('should refuse a TEAM_ADMIN token for a user outside the team', () => {
+    expect(decideTeamAdminHolder({ role: 'TEAM_ADMIN', teamId: TEAM, userId: USER }, null)).toMatchObject({ allowed: false, field: 'userId' });
+  });
+
+  it('should allow a team admin, a TEAM_ADMIN token naming no person, and other roles', () => {
+    expect(decideTeamAdminHolder({ role: 'TEAM_ADMIN', teamId: TEAM, userId: USER }, { isTeamAdmin: true })).toEqual({ allowed: true });
+    expect(decideTeamAdminHolder({ role: 'TEAM_ADMIN', teamId: TEAM }, null)).toEqual({ allowed: true });
+    expect(decideTeamAdminHolder({ role: 'MEMBER', teamId: TEAM, userId: USER }, { isTeamAdmin: false })).toEqual({ allowed: true });
   });
 });

@@ -46,3 +46,26 @@ function decideIssuer(issuer: AdminPrincipal, req: AdminTokenRequest): AdminToke
   if (req.orgId && req.orgId !== issuer.orgId) return { allowed: false, status: 404, field: 'orgId', message: `organization ${req.orgId} not found` };
   return { allowed: true, orgId: issuer.orgId };
 }
+
+/**
+ * A TEAM_ADMIN token that names a person acts as that person administering the team, so the
+ * person must hold the team's admin membership: a plain member (or a stranger to the team) would
+ * otherwise get, through a token, the power the membership withholds.
+ */
+export function decideTeamAdminHolder(
+  req: AdminTokenRequest,
+  membership: { isTeamAdmin: boolean } | null,
+): { allowed: true } | { allowed: false; field: 'userId'; message: string } {
+  if (req.role !== 'TEAM_ADMIN' || !req.userId) return { allowed: true };
+  if (!membership) {
+    return { allowed: false, field: 'userId', message: `user ${req.userId} is not a member of team ${req.teamId}; a TEAM_ADMIN token names one of the team's admins` };
+  }
+  if (!membership.isTeamAdmin) {
+    return {
+      allowed: false,
+      field: 'userId',
+      message: `user ${req.userId} is a member of team ${req.teamId} but not its team admin; make the membership a team admin (isTeamAdmin: true) or issue a MEMBER token`,
+    };
+  }
+  return { allowed: true };
+}

@@ -1,11 +1,12 @@
 import { Body, Controller, ForbiddenException, HttpCode, HttpStatus, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiBadRequestResponse, ApiCreatedResponse, ApiForbiddenResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { PrismaService } from '@tollgate/db';
 import { AdminPrincipal, AdminTokenService, IdentityException, IdentityExceptionCode, IdentityService } from '@tollgate/identity';
 import { AuditService } from '../audit/audit.service';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { ErrorBodyView } from '../common/error-body.view';
 import { FieldValidationException } from '../common/field-validation.exception';
-import { decideAdminTokenGrant } from './admin-token-grant';
+import { decideAdminTokenGrant, decideTeamAdminHolder } from './admin-token-grant';
 import { CreateAdminTokenDto } from './create-admin-token.dto';
 import { IssuedAdminTokenView } from './issued-admin-token.view';
 
@@ -17,6 +18,7 @@ export class AdminTokensController {
     private readonly tokens: AdminTokenService,
     private readonly identity: IdentityService,
     private readonly audit: AuditService,
+    private readonly prisma: PrismaService,
   ) {}
 
   @Post()
@@ -36,6 +38,14 @@ export class AdminTokensController {
       await this.identity.getOrganization(grant.orgId);
       if (dto.teamId) await this.identity.getTeam(grant.orgId, dto.teamId);
       if (dto.userId) await this.identity.getUser(grant.orgId, dto.userId);
+      if (dto.role === 'TEAM_ADMIN' && dto.teamId && dto.userId) {
+        const membership = await this.prisma.teamMember.findFirst({
+          where: { orgId: grant.orgId, teamId: dto.teamId, userId: dto.userId },
+          select: { isTeamAdmin: true },
+        });
+        const holder = decideTeamAdminHolder(dto, membership);
+        if (!holder.allowed) throw new FieldValidationException(holder.field, [holder.message]);
+      }
     }
     const issued = await this.tokens.createAdminToken({ role: dto.role, orgId: grant.orgId, teamId: dto.teamId, userId: dto.userId, name: dto.name });
     await this.audit.record(admin, {

@@ -28,33 +28,34 @@ const ROLES_BY_LEVEL: Record<OrgAccessLevel, readonly AdminPrincipal['role'][]> 
   [OrgAccessLevel.Manage]: ['ORG_ADMIN'],
 };
 
-const VERB_BY_LEVEL: Record<OrgAccessLevel, 'read' | 'change'> = {
-  [OrgAccessLevel.Read]: 'read',
-  [OrgAccessLevel.Audit]: 'read',
-  [OrgAccessLevel.ManageOwn]: 'change',
-  [OrgAccessLevel.Manage]: 'change',
-};
+/** What a request asks: a read (GET, HEAD) or a change (anything else). */
+export type OrgAccessAsk = 'read' | 'change';
+
+export function orgAccessAskOf(method: string): OrgAccessAsk {
+  return method === 'GET' || method === 'HEAD' ? 'read' : 'change';
+}
 
 export type OrgAccessDecision = { allowed: true } | { allowed: false; status: 404 | 403; message: string };
 
 /**
  * Whether a principal may act on an organisation. Another org's principal is told the org does
  * not exist (404, as for an unknown id) so ids cannot be probed; inside its own org a role that
- * is too weak gets 403 with what it would need.
+ * is too weak gets 403 with what it would need, worded by what was asked: a refused read says the
+ * role may not read it (a GET of an org-admin-only list), a refused write that it may not change it.
  */
-export function decideOrgAccess(principal: AdminPrincipal, orgId: string, level: OrgAccessLevel): OrgAccessDecision {
+export function decideOrgAccess(principal: AdminPrincipal, orgId: string, level: OrgAccessLevel, asked: OrgAccessAsk): OrgAccessDecision {
   if (principal.role === 'PLATFORM_ADMIN') return { allowed: true };
   if (!principal.orgId || principal.orgId !== orgId) {
     return { allowed: false, status: 404, message: `organization ${orgId} not found` };
   }
   if (!ROLES_BY_LEVEL[level].includes(principal.role)) {
     const needed = [...ROLES_BY_LEVEL[level], 'PLATFORM_ADMIN'].join(' or ');
-    return { allowed: false, status: 403, message: `role ${principal.role} may not ${VERB_BY_LEVEL[level]} this; it needs ${needed}` };
+    return { allowed: false, status: 403, message: `role ${principal.role} may not ${asked} this; it needs ${needed}` };
   }
   return { allowed: true };
 }
 
 /** GET and HEAD read; everything else changes something. */
 export function defaultOrgAccessLevel(method: string): OrgAccessLevel {
-  return method === 'GET' || method === 'HEAD' ? OrgAccessLevel.Read : OrgAccessLevel.Manage;
+  return orgAccessAskOf(method) === 'read' ? OrgAccessLevel.Read : OrgAccessLevel.Manage;
 }

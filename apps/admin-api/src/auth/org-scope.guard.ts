@@ -2,7 +2,7 @@ import { CanActivate, ExecutionContext, ForbiddenException, Injectable } from '@
 import { Reflector } from '@nestjs/core';
 import { AdminPrincipal, IdentityException, IdentityExceptionCode, IdentityService } from '@tollgate/identity';
 import type { Request } from 'express';
-import { ORG_ACCESS, OrgAccessLevel, decideOrgAccess, defaultOrgAccessLevel } from './org-access';
+import { ORG_ACCESS, OrgAccessLevel, decideOrgAccess, defaultOrgAccessLevel, orgAccessAskOf } from './org-access';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -25,7 +25,7 @@ export class OrgScopeGuard implements CanActivate {
     if (!UUID.test(orgId)) return true;
 
     const level = this.reflector.get<OrgAccessLevel | undefined>(ORG_ACCESS, context.getHandler()) ?? defaultOrgAccessLevel(req.method);
-    const decision = decideOrgAccess(req.user, orgId, level);
+    const decision = decideOrgAccess(req.user, orgId, level, orgAccessAskOf(req.method));
     if (!decision.allowed) {
       // The same error an unknown org gives, so a foreign org looks exactly like a missing one.
       if (decision.status === 404) throw new IdentityException(IdentityExceptionCode.OrgNotFound, decision.message);

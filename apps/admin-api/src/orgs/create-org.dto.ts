@@ -1,16 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { isValidTimeZone } from '@tollgate/kernel';
-import { IsBoolean, IsOptional, IsString, Length, Matches, Validate, ValidatorConstraint, ValidatorConstraintInterface } from 'class-validator';
-
-@ValidatorConstraint({ name: 'isTimeZone' })
-class IsTimeZoneConstraint implements ValidatorConstraintInterface {
-  validate(value: unknown): boolean {
-    return typeof value === 'string' && value.length <= 64 && isValidTimeZone(value);
-  }
-  defaultMessage(): string {
-    return 'timeZone must be an IANA time zone such as "Europe/Paris" or "UTC"';
-  }
-}
+import { IsBoolean, IsOptional, IsString, Length, Matches } from 'class-validator';
+import { IsIanaTimeZone } from '../common/time-zone.validator';
 
 export class CreateOrgDto {
   @ApiProperty({ example: 'Acme Corp', maxLength: 200 })
@@ -24,9 +14,9 @@ export class CreateOrgDto {
   @Matches(/^[a-z0-9]+(-[a-z0-9]+)*$/, { message: 'slug must be lower-case letters, digits and single hyphens' })
   slug!: string;
 
-  @ApiPropertyOptional({ example: 'Europe/Paris', default: 'UTC', description: 'Budget periods are calendar-aligned in this zone' })
+  @ApiPropertyOptional({ example: 'Europe/Paris', default: 'UTC', description: 'An IANA time zone (`Area/Location` or `UTC`; offsets such as `UTC+2` are refused). Budget periods are calendar-aligned in this zone' })
   @IsOptional()
-  @Validate(IsTimeZoneConstraint)
+  @IsIanaTimeZone()
   timeZone?: string;
 
   @ApiPropertyOptional({ default: true, description: 'Serve new or changed tool definitions at once (true) or hold them for review (false)' })

@@ -34,7 +34,7 @@ export class PoliciesController {
     @UuidParam('scopeId') scopeId: string,
     @Body() dto: PutPolicyDto,
   ): Promise<PolicyView> {
-    const policy = await this.policies.putPolicy(orgId, scope, scopeId, dto);
+    const policy = await this.policies.putPolicy(orgId, scope, scopeId, { ...dto, autoExecute: dto.autoExecute ?? undefined });
     await this.audit.record(admin, {
       orgId,
       action: 'policy.updated',

@@ -18,41 +18,41 @@ export class PutPolicyDto {
   @IsString({ each: true })
   deny!: string[];
 
-  @ApiPropertyOptional({ type: [String], example: ['docs:*'], description: 'Tools the agent may run without asking its user' })
+  @ApiPropertyOptional({ type: [String], nullable: true, example: ['docs:*'], description: 'Tools the agent may run without asking its user (null or omitted: none)' })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(500)
   @IsString({ each: true })
-  autoExecute?: string[];
+  autoExecute?: string[] | null;
 
-  @ApiPropertyOptional({ enum: DISCLOSURE_MODES, nullable: true })
+  @ApiPropertyOptional({ enum: DISCLOSURE_MODES, nullable: true, description: 'How the edge discloses tools (null or omitted: not set at this level)' })
   @IsOptional()
   @IsIn(DISCLOSURE_MODES, { message: `disclosureMode must be one of: ${DISCLOSURE_MODES.join(', ')}` })
-  disclosureMode?: DisclosureModeName;
+  disclosureMode?: DisclosureModeName | null;
 
-  @ApiPropertyOptional({ minimum: 1, description: 'Ceiling on the tokens of one disclosure answer' })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, nullable: true, description: 'Ceiling on the tokens of one disclosure answer (null or omitted: none at this level)' })
   @IsOptional()
   @IsInt()
   @Min(1)
   @Max(10_000_000)
-  maxAnswerTokens?: number;
+  maxAnswerTokens?: number | null;
 
-  @ApiPropertyOptional({ minimum: 1, description: 'Ceiling on the schema tokens loaded into one session' })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, nullable: true, description: 'Ceiling on the schema tokens loaded into one session (null or omitted: none at this level)' })
   @IsOptional()
   @IsInt()
   @Min(1)
   @Max(10_000_000)
-  maxSessionSchemaTokens?: number;
+  maxSessionSchemaTokens?: number | null;
 
-  @ApiPropertyOptional({ minimum: 1, description: 'Output token cap for tool results' })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, nullable: true, description: 'Output token cap for tool results (null or omitted: none at this level)' })
   @IsOptional()
   @IsInt()
   @Min(1)
   @Max(10_000_000)
-  outputTokenCap?: number;
+  outputTokenCap?: number | null;
 
-  @ApiPropertyOptional({ enum: ['PAGE', 'REFUSE'], description: 'A text result over the output cap is paged (default) or refused with OUTPUT_BUDGET_EXCEEDED' })
+  @ApiPropertyOptional({ enum: ['PAGE', 'REFUSE'], nullable: true, description: 'A text result over the output cap is paged (default) or refused with OUTPUT_BUDGET_EXCEEDED (null or omitted: not set at this level)' })
   @IsOptional()
   @IsIn(['PAGE', 'REFUSE'], { message: 'outputOverflow must be one of: PAGE, REFUSE' })
-  outputOverflow?: 'PAGE' | 'REFUSE';
+  outputOverflow?: 'PAGE' | 'REFUSE' | null;
 }
