@@ -132,13 +132,14 @@ describe('DisclosureCatalog', () => {
     const hidden: DisclosureTool[] = ['export_invoice_report', 'customer_invoice_export', 'report_chart'].map((short) => ({
       name: `hidden__${short}`,
       namespace: 'hidden',
-      description: `${short.replace(/_/g, ' ')} for a customer invoice report`,
+      description: `${short.replace(/_/g, ' ')} for a customer invoice report as a spreadsheet`,
       inputSchema: { type: 'object' },
     }));
     const alone = new DisclosureCatalog(visibleTools);
     const among = new DisclosureCatalog(catalogTools());
     const amongMore = new DisclosureCatalog([...catalogTools(), ...hidden]);
-    for (const query of ['export invoice report for a customer', 'chart', 'delete ticket']) {
+    // 'spreadsheet': a word only the invisible tools have.
+    for (const query of ['export invoice report for a customer', 'chart', 'delete ticket', 'customer invoice spreadsheet']) {
       const expected = searchPages(alone, query);
       expect(expected.length).toBeGreaterThan(1);
       expect(searchPages(among, query, acmeOnly)).toEqual(expected);

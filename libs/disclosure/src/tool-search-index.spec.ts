@@ -46,7 +46,8 @@ describe('ToolSearchIndex', () => {
     const alone = new ToolSearchIndex(tools.filter((t) => visible(t.name)), guessCategory);
     const view = index.view(visible);
     expect(view.docCount).toBe(alone.size);
-    for (const query of ['pull requests', 'draw a chart', 'plot shares as a pie', 'forecast']) {
+    // 'line series': words only a hidden tool has.
+    for (const query of ['pull requests', 'draw a chart', 'plot shares as a pie', 'forecast', 'line series forecast']) {
       const terms = index.queryTerms(query);
       expect(index.stats(terms, view)).toEqual(alone.stats(terms));
       expect(index.search(terms, {}, view)).toEqual(alone.search(terms));

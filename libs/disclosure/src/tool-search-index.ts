@@ -260,7 +260,8 @@ export class ToolSearchIndex {
     for (const i of order) {
       const { term, weight } = terms[i];
       const postings = this.postings.get(term);
-      if (!postings) continue;
+      // A term only hidden tools have is absent for this caller (it would dilute coverage).
+      if (!postings || view.docFrequency(term, postings) === 0) continue;
       const idf = idfs[i];
       if (idf <= 0) continue;
       const source = sourceOf(i);
