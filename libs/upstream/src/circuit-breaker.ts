@@ -1,6 +1,7 @@
 /**
- * Opens after `threshold` consecutive failures, stays open for `openMs`, then lets one trial call
- * through (half-open): its success closes the circuit, its failure opens it again.
+ * Opens after `threshold` consecutive failures of the upstream, stays open for `openMs`, then lets
+ * one trial call through (half-open): its success closes the circuit, its failure opens it again.
+ * Only failures of the upstream itself are recorded as failures (see `breakerOutcomeOf`).
  */
 export class CircuitBreaker {
   private failures = 0;
@@ -30,5 +31,10 @@ export class CircuitBreaker {
     this.failures++;
     this.trialInFlight = false;
     if (this.failures >= this.threshold) this.openUntil = now + this.openMs;
+  }
+
+  /** A call that says nothing about the upstream's health (the caller hung up, our own failure): a trial may go again. */
+  recordNeither(): void {
+    this.trialInFlight = false;
   }
 }

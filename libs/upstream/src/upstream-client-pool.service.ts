@@ -110,12 +110,16 @@ export class UpstreamClientPool implements OnModuleDestroy {
       breaker.recordSuccess();
       return result;
     } catch (err) {
+      const outcome = breakerOutcomeOf(err, signal);
+      if (outcome === 'not-the-upstream') {
+        breaker.recordNeither();
+        // Ours (a stack overflow, a serialization failure): no upstream error to report either.
+        if (!signal?.aborted) throw err;
+      } else if (outcome === 'answered') breaker.recordSuccess();
+      else breaker.recordFailure();
       const failure = toUpstreamException(err, spec);
       // A refused credential says nothing about the upstream's health (one user's token expired).
-      if (failure.code === UpstreamExceptionCode.Unauthorized) {
-        breaker.recordSuccess();
-        if (session) await this.evictSession(spec.id, session.key);
-      } else breaker.recordFailure();
+      if (failure.code === UpstreamExceptionCode.Unauthorized && session) await this.evictSession(spec.id, session.key);
       throw failure;
     }
   }
@@ -177,6 +181,28 @@ export class UpstreamClientPool implements OnModuleDestroy {
 /** Closes a pooled connection; one that never opened, or fails to close, needs nothing more. */
 async function closeConnection(pooled: PooledClient): Promise<void> {
   await pooled.connection.then((c) => c.client.close()).catch(() => undefined);
+}
+
+/**
+ * What a failed call says about the upstream's health, for its circuit breaker (which is shared by
+ * every key of every organisation using the upstream, so no caller may open it for the others):
+ * - `failure`: the upstream itself failed: no connection, reset, timeout, HTTP 5xx, a lost
+ *   session, an answer that is not MCP (unparseable, malformed, missing);
+ * - `answered`: a well-formed exchange whose answer is an error (a JSON-RPC error, HTTP 4xx, a
+ *   refused credential): the upstream is up, whatever the caller sent it;
+ * - `not-the-upstream`: the caller hung up, or the call failed here before or without the
+ *   upstream (our stack or serialization: a `RangeError`, or a `TypeError` with no network cause).
+ */
+export function breakerOutcomeOf(err: unknown, signal?: AbortSignal): 'failure' | 'answered' | 'not-the-upstream' {
+  if (signal?.aborted) return 'not-the-upstream';
+  if (err instanceof RangeError || (err instanceof TypeError && err.cause === undefined)) return 'not-the-upstream';
+  if (err instanceof UpstreamException) return err.code === UpstreamExceptionCode.Unauthorized ? 'answered' : 'failure';
+  if (err instanceof StreamableHTTPError || err instanceof SseError) {
+    const status = err.code ?? 0;
+    return status >= 400 && status < 500 ? 'answered' : 'failure';
+  }
+  if (err instanceof McpError) return err.code === ErrorCode.RequestTimeout || err.code === ErrorCode.ConnectionClosed ? 'failure' : 'answered';
+  return 'failure';
 }
 
 function toUpstreamException(err: unknown, spec: UpstreamSpec): UpstreamException {

@@ -17,6 +17,7 @@ import { BUDGET_META_KEY, CALL_META_KEY, CallMeta, budgetMeta } from './call-met
 import { ResultPager } from './result-pager.service';
 import { ToolErrorCode, toolErrorResult } from './tool-error';
 import { AuthRequired, UpstreamCaller } from './upstream-caller.service';
+import { ARGUMENT_LIMITS, checkArguments, describeArgumentCheck } from '../mcp/argument-limits';
 
 type OutputLimits = ReturnType<typeof effectiveOutputLimits>;
 
@@ -69,6 +70,9 @@ export class GovernedCallPipeline {
 
   async callTool(principal: Principal, exposedName: string, args: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<CallToolResult> {
     const startedAt = Date.now();
+    // Arguments: over the limits, refused before any work (no admission, no upstream)
+    const argumentsRefused = argumentLimitsResult(exposedName, args);
+    if (argumentsRefused) return this.refuse(exposedName, argumentsRefused);
     const catalog = await this.catalog.catalogFor(principal.orgId);
 
     // Policy
@@ -250,6 +254,22 @@ function callMeta(call: PricedCall, cost: Micros, outputTokens: number): CallMet
 function reportedCost(result: CallToolResult): Micros | null {
   const reported = (result._meta?.['tollgate/cost'] as { costMicros?: unknown } | undefined)?.costMicros;
   return typeof reported === 'number' && Number.isSafeInteger(reported) ? BigInt(reported) : null;
+}
+
+/** INVALID_ARGUMENTS when the call's arguments exceed a limit of ARGUMENT_LIMITS, else null. */
+function argumentLimitsResult(name: string, args: Record<string, unknown> | undefined): CallToolResult | null {
+  const check = checkArguments(args);
+  if (check.ok) return null;
+  return toolErrorResult({
+    code: ToolErrorCode.InvalidArguments,
+    message: describeArgumentCheck(name, check),
+    hint: `Send smaller, flatter arguments (at most ${ARGUMENT_LIMITS.maxDepth} levels deep, ${ARGUMENT_LIMITS.maxBytes} bytes as JSON, ${ARGUMENT_LIMITS.maxKeys} keys in all and ${ARGUMENT_LIMITS.maxKeysPerObject} per object). Nothing was charged.`,
+    tool: name,
+    limit: check.limit,
+    allowed: check.allowed,
+    measured: check.measured,
+    charged: false,
+  });
 }
 
 function unknownToolResult(name: string): CallToolResult {

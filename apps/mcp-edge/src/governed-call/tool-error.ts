@@ -15,6 +15,8 @@ export enum ToolErrorCode {
   AuthRequired = 'AUTH_REQUIRED',
   OutputBudgetExceeded = 'OUTPUT_BUDGET_EXCEEDED',
   InvalidRequest = 'INVALID_REQUEST',
+  /** The call's arguments exceed a documented limit (depth, size, keys); refused before any work. */
+  InvalidArguments = 'INVALID_ARGUMENTS',
   SessionSchemaBudgetExceeded = 'SESSION_SCHEMA_BUDGET_EXCEEDED',
   InternalError = 'INTERNAL_ERROR',
   /** Code mode: the script does not parse, threw, or was cancelled. */
