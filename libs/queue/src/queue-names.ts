@@ -61,8 +61,11 @@ export interface JobPayloads {
   /** `orgId` null: every organisation with budgets. */
   [JobName.CheckBudgetAlerts]: { orgId: string | null };
   [JobName.DeliverBudgetAlert]: { orgId: string; alertId: string };
-  /** `orgId` null: every organisation with budgets. */
-  [JobName.ReconcileBudgets]: { orgId: string | null };
+  /**
+   * `orgId` null: every organisation with budgets. `repair`: set drifted counters back to the
+   * ledger (absent: yes, as the schedule does; an admin's request says).
+   */
+  [JobName.ReconcileBudgets]: { orgId: string | null; repair?: boolean };
   /** Refresh per-user OAuth tokens expiring within `withinSeconds` (null: the worker's setting). */
   [JobName.RefreshConnections]: { withinSeconds: number | null };
   /** `orgId` null: every organisation with tools. */

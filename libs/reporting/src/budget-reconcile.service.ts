@@ -1,38 +1,105 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { PrismaService } from '@tollgate/db';
+import { Prisma, PrismaService } from '@tollgate/db';
+import { USAGE_ENTRY_FIELD, usageOutboxKeys } from '@tollgate/queue';
 import { RedisService } from '@tollgate/redis';
 import { BUDGET_COUNTERS, BudgetCounterReading, BudgetCounters } from './budget-counters.port';
 import { orgTimeZone, orgsWithBudgets } from './org-directory';
 
+type Standing = BudgetCounterReading['standing'];
+
+/** What became of a drift: repaired, left because the counter kept moving, or only reported. */
+export type DriftRepair = 'repaired' | 'counter-moving' | 'not-requested';
+
 /** One budget's counter against the ledger; money as decimal strings of micro-units (exact in JSON). */
 export interface BudgetDrift {
   budgetId: string;
-  scope: BudgetCounterReading['standing']['scope'];
+  scope: Standing['scope'];
   scopeId: string;
-  period: BudgetCounterReading['standing']['period'];
+  period: Standing['period'];
   periodStart: string;
   counterSpentMicros: string | null;
   ledgerSpentMicros: string;
-  /** counter - ledger: positive while settled calls wait for the ledger writer, or when a counter was tampered with. */
+  /** Settled calls still in the usage outbox (not in the ledger yet): the counter holds them already. */
+  outboxSpentMicros: string;
+  /** counter - (ledger + outbox): a settlement lost before its usage event, a tampered counter, an event lost. */
   driftMicros: string;
+  /** Set on drift entries only. */
+  repair?: DriftRepair;
+}
+
+/** A counter's `spent` set to the ledger plus the outbox (also recorded as an AuditEvent). */
+export interface BudgetRepair {
+  budgetId: string;
+  scope: Standing['scope'];
+  scopeId: string;
+  period: Standing['period'];
+  periodStart: string;
+  beforeMicros: string;
+  afterMicros: string;
 }
 
 export interface ReconcileReport {
   orgId: string;
   ranAt: string;
   budgetsChecked: number;
-  /** Budgets whose counter differs from the ledger. */
+  /** Budgets whose counter differs from the ledger plus the outbox. */
   drift: BudgetDrift[];
+  /** Counters set back to the ledger plus the outbox (only when repair was asked). */
+  repaired: BudgetRepair[];
   /** Budgets whose counter was missing and has been rebuilt from the ledger. */
   rebuilt: BudgetDrift[];
 }
 
+export interface ReconcileOptions {
+  /** Set drifted counters' `spent` to the ledger plus the outbox (default: report only). */
+  repair?: boolean;
+  /** Who asked, for the audit trail of repairs (e.g. `system:budget-reconcile`). */
+  actor?: string;
+  now?: Date;
+}
+
 const LAST_REPORT_TTL_SECONDS = 7 * 24 * 3600;
+/** A counter that moved between reading and repairing is read again, at most this many times. */
+const REPAIR_ATTEMPTS = 3;
+const OUTBOX_PAGE = 1000;
+const SCOPE_COLUMN = { ORG: 'orgId', TEAM: 'teamId', USER: 'userId', KEY: 'keyId' } as const;
 
 /**
- * Checks each budget's Redis counter for its current period against the ledger: reports drift
- * (it does not overwrite a counter, since settled calls reach the ledger a moment later than the
- * counter) and rebuilds a missing counter from the ledger. The last report is kept in Redis.
+ * Sets a counter's `spent` to the value reconciliation computed, only if `spent` is still what it
+ * read: a settlement in between means the computation is stale, and nothing is lost. `reserved`
+ * and `leased` (calls in flight, edges' leases) are never touched.
+ * KEYS: counter   ARGV: spent as read, new spent. Returns 1 (set), 0 (moved), -1 (gone).
+ */
+const REPAIR_SPENT_SCRIPT = `
+local s = redis.call('HGET', KEYS[1], 'spent')
+if not s then return -1 end
+if s ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'spent', ARGV[2])
+return 1
+`;
+
+/** The fields of an outbox event that reconciliation needs. */
+interface OutboxEvent {
+  id: string;
+  orgId: string;
+  teamId: string;
+  userId: string;
+  keyId: string;
+  costMicros: bigint;
+  occurredAt: Date;
+}
+
+/**
+ * Checks each budget's Redis counter for its current period against the ledger plus the usage
+ * events still in the outbox (settled, not yet written), rebuilds a missing counter from the
+ * ledger, and with `repair` sets a drifted counter's `spent` back to that sum, with an audit entry.
+ * The last report is kept in Redis.
+ *
+ * A drift is computed from one consistent view: the counter is read first, then the outbox, then
+ * the ledger (one snapshot, which also tells which outbox events are already written); the repair
+ * applies only if the counter's `spent` has not moved since it was read. This relies on a call's
+ * spend reaching its counter no later than its usage event reaches the outbox, which is how the
+ * edge completes a call.
  */
 @Injectable()
 export class BudgetReconcileService {
@@ -44,37 +111,57 @@ export class BudgetReconcileService {
     @Inject(BUDGET_COUNTERS) private readonly counters: BudgetCounters,
   ) {}
 
-  async reconcileOrg(orgId: string, now = new Date()): Promise<ReconcileReport> {
+  async reconcileOrg(orgId: string, opts: ReconcileOptions = {}): Promise<ReconcileReport> {
+    const now = opts.now ?? new Date();
     const timeZone = await orgTimeZone(this.prisma, orgId);
     const readings = timeZone === null ? [] : await this.counters.checkCounters(orgId, timeZone, { rebuildMissing: true, now });
-    const row = (r: BudgetCounterReading): BudgetDrift => ({
-      budgetId: r.standing.budgetId,
-      scope: r.standing.scope,
-      scopeId: r.standing.scopeId,
-      period: r.standing.period,
-      periodStart: r.standing.periodStart.toISOString(),
-      counterSpentMicros: r.counterSpentMicros === null ? null : r.counterSpentMicros.toString(),
-      ledgerSpentMicros: r.ledgerSpentMicros.toString(),
-      driftMicros: r.counterSpentMicros === null ? '0' : (r.counterSpentMicros - r.ledgerSpentMicros).toString(),
-    });
     const report: ReconcileReport = {
       orgId,
       ranAt: now.toISOString(),
       budgetsChecked: readings.length,
-      drift: readings.filter((r) => r.counterSpentMicros !== null && r.counterSpentMicros !== r.ledgerSpentMicros).map(row),
-      rebuilt: readings.filter((r) => r.rebuilt).map(row),
+      drift: [],
+      repaired: [],
+      rebuilt: readings.filter((r) => r.rebuilt).map((r) => driftRow(r.standing, null, r.ledgerSpentMicros, 0n)),
     };
+    // Every counter is measured against the outbox too: one equal to the ledger while the org has
+    // calls in the outbox is short (a counter rebuilt from the ledger alone, for one).
+    let suspects = readings.map((r) => r.standing);
+    for (let attempt = 1; suspects.length > 0 && attempt <= REPAIR_ATTEMPTS; attempt++) {
+      const checks = await this.measure(orgId, suspects);
+      const drifted = checks.filter((c) => c.counter !== null && c.counter !== c.ledger + c.outbox);
+      const moving: Standing[] = [];
+      for (const c of drifted) {
+        const row = driftRow(c.standing, c.counter, c.ledger, c.outbox);
+        if (opts.repair) {
+          const repaired = await this.repair(orgId, c.standing, c.counter!, c.ledger + c.outbox, opts.actor ?? 'system:budget-reconcile');
+          if (repaired) report.repaired.push(repaired);
+          // A counter still moving is measured again; on the last attempt its drift stays reported.
+          else if (attempt < REPAIR_ATTEMPTS) {
+            moving.push(c.standing);
+            continue;
+          }
+          row.repair = repaired ? 'repaired' : 'counter-moving';
+        } else {
+          row.repair = 'not-requested';
+        }
+        report.drift.push(row);
+      }
+      suspects = moving;
+    }
     for (const d of report.drift) {
-      this.logger.warn(`budget drift org=${orgId} budget=${d.budgetId} scope=${d.scope} period=${d.period} counter=${d.counterSpentMicros} ledger=${d.ledgerSpentMicros} drift=${d.driftMicros}`);
+      this.logger.warn(
+        `budget drift org=${orgId} budget=${d.budgetId} scope=${d.scope} period=${d.period} counter=${d.counterSpentMicros} ledger=${d.ledgerSpentMicros} outbox=${d.outboxSpentMicros} drift=${d.driftMicros} repair=${d.repair}`,
+      );
     }
     for (const d of report.rebuilt) this.logger.log(`budget counter rebuilt org=${orgId} budget=${d.budgetId} from ledger=${d.ledgerSpentMicros}`);
     await this.redis.client.set(this.lastReportKey(orgId), JSON.stringify(report), 'EX', LAST_REPORT_TTL_SECONDS);
     return report;
   }
 
-  async reconcileAll(now = new Date()): Promise<ReconcileReport[]> {
+  async reconcileAll(opts: ReconcileOptions = {}): Promise<ReconcileReport[]> {
     const out: ReconcileReport[] = [];
-    for (const orgId of await orgsWithBudgets(this.prisma)) out.push(await this.reconcileOrg(orgId, now));
+    const now = opts.now ?? new Date();
+    for (const orgId of await orgsWithBudgets(this.prisma)) out.push(await this.reconcileOrg(orgId, { ...opts, now }));
     return out;
   }
 
@@ -84,7 +171,120 @@ export class BudgetReconcileService {
     return raw ? (JSON.parse(raw) as ReconcileReport) : null;
   }
 
+  /**
+   * Counters, then the org's outbox events, then the ledger in one snapshot. An event leaves the
+   * outbox only after its row is committed, so each settled event is seen in one of the two; one
+   * seen in both (written, not yet deleted) counts once.
+   */
+  private async measure(orgId: string, standings: Standing[]) {
+    const counters = await this.redis.client.pipeline(standings.map((s) => ['hget', this.counterKey(orgId, s), 'spent'])).exec();
+    const outbox = await this.outboxEvents(orgId);
+    const ids = [...outbox.keys()];
+    const [written, ...sums] = await this.prisma.$transaction(
+      [
+        this.prisma.usageEvent.findMany({ where: { id: { in: ids } }, select: { id: true } }),
+        ...standings.map((s) => this.prisma.usageEvent.aggregate({ _sum: { costMicros: true }, where: ledgerWhere(orgId, s) })),
+      ] as const,
+      { isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead },
+    );
+    for (const { id } of written as { id: string }[]) outbox.delete(id);
+    return standings.map((standing, i) => {
+      const raw = counters?.[i]?.[1] as string | null | undefined;
+      let pending = 0n;
+      for (const e of outbox.values()) if (counts(standing, e)) pending += e.costMicros;
+      const ledger = (sums[i] as { _sum: { costMicros: bigint | null } })._sum.costMicros ?? 0n;
+      return { standing, counter: raw === null || raw === undefined ? null : BigInt(raw), ledger, outbox: pending };
+    });
+  }
+
+  /** Sets `spent` to `target` if it still holds `seen`; writes the audit entry. Null if the counter moved or is gone. */
+  private async repair(orgId: string, s: Standing, seen: bigint, target: bigint, actor: string): Promise<BudgetRepair | null> {
+    const res = await this.redis.evalScript(REPAIR_SPENT_SCRIPT, [this.counterKey(orgId, s)], [seen.toString(), target.toString()]);
+    if (res !== 1) return null;
+    const repaired: BudgetRepair = {
+      budgetId: s.budgetId,
+      scope: s.scope,
+      scopeId: s.scopeId,
+      period: s.period,
+      periodStart: s.periodStart.toISOString(),
+      beforeMicros: seen.toString(),
+      afterMicros: target.toString(),
+    };
+    await this.prisma.auditEvent.create({
+      data: { orgId, actorId: actor, action: 'budget.counter-repaired', targetType: 'budget', targetId: s.budgetId, details: { ...repaired } as Prisma.InputJsonValue },
+    });
+    this.logger.warn(`budget counter repaired org=${orgId} budget=${s.budgetId} scope=${s.scope} spent ${seen} -> ${target}`);
+    return repaired;
+  }
+
+  /** The org's usage events in the outbox, by event id (entries that are not valid events are skipped). */
+  private async outboxEvents(orgId: string): Promise<Map<string, OutboxEvent>> {
+    const stream = usageOutboxKeys(this.redis.prefix).events;
+    const out = new Map<string, OutboxEvent>();
+    let start = '-';
+    for (;;) {
+      const page = await this.redis.client.xrange(stream, start, '+', 'COUNT', OUTBOX_PAGE);
+      for (const [, fields] of page) {
+        const e = outboxEventOf(fields);
+        if (e && e.orgId === orgId) out.set(e.id, e);
+      }
+      if (page.length < OUTBOX_PAGE) return out;
+      start = `(${page[page.length - 1][0]}`;
+    }
+  }
+
+  /** The counter of a budget's period, as the budget lib names it (`<prefix>:{org:<id>}:budget:<budgetId>:<periodStartMs>`). */
+  private counterKey(orgId: string, s: Standing): string {
+    return this.redis.orgKey(orgId, 'budget', s.budgetId, String(s.periodStart.getTime()));
+  }
+
   private lastReportKey(orgId: string): string {
     return this.redis.orgKey(orgId, 'reconcile', 'last');
   }
+}
+
+function driftRow(s: Standing, counter: bigint | null, ledger: bigint, outbox: bigint): BudgetDrift {
+  return {
+    budgetId: s.budgetId,
+    scope: s.scope,
+    scopeId: s.scopeId,
+    period: s.period,
+    periodStart: s.periodStart.toISOString(),
+    counterSpentMicros: counter === null ? null : counter.toString(),
+    ledgerSpentMicros: ledger.toString(),
+    outboxSpentMicros: outbox.toString(),
+    driftMicros: counter === null ? '0' : (counter - ledger - outbox).toString(),
+  };
+}
+
+function ledgerWhere(orgId: string, s: Standing): Prisma.UsageEventWhereInput {
+  return { orgId, [SCOPE_COLUMN[s.scope]]: s.scopeId, occurredAt: { gte: s.periodStart, ...(s.resetsAt ? { lt: s.resetsAt } : {}) } };
+}
+
+/** Whether an event counts against a budget's current period (the rule the ledger sum applies). */
+function counts(s: Standing, e: OutboxEvent): boolean {
+  if (e[SCOPE_COLUMN[s.scope]] !== s.scopeId) return false;
+  return e.occurredAt >= s.periodStart && (s.resetsAt === null || e.occurredAt < s.resetsAt);
+}
+
+function outboxEventOf(fields: string[]): OutboxEvent | null {
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    if (fields[i] !== USAGE_ENTRY_FIELD) continue;
+    try {
+      const e = JSON.parse(fields[i + 1]) as Record<string, unknown>;
+      if (typeof e.id !== 'string' || typeof e.orgId !== 'string' || typeof e.costMicros !== 'string' || !/^\d+$/.test(e.costMicros)) return null;
+      return {
+        id: e.id,
+        orgId: e.orgId,
+        teamId: String(e.teamId),
+        userId: String(e.userId),
+        keyId: String(e.keyId),
+        costMicros: BigInt(e.costMicros),
+        occurredAt: new Date(String(e.occurredAt)),
+      };
+    } catch {
+      return null;
+    }
+  }
+  return null;
 }

@@ -3,7 +3,11 @@ import { JobName, JobOf, QueueName } from '@tollgate/queue';
 import { BudgetReconcileService, ReconcileReport } from '@tollgate/reporting';
 import { Job, UnrecoverableError } from 'bullmq';
 
-/** Checks budget counters against the ledger (one org on request, all on the schedule) and rebuilds missing ones. */
+/**
+ * Checks budget counters against the ledger plus the usage outbox (one org on request, all on the
+ * schedule), rebuilds missing ones and repairs drifted ones (the schedule always repairs; a
+ * request says whether to).
+ */
 @Processor(QueueName.BudgetReconcile)
 export class BudgetReconcileProcessor extends WorkerHost {
   constructor(private readonly reconcile: BudgetReconcileService) {
@@ -12,6 +16,8 @@ export class BudgetReconcileProcessor extends WorkerHost {
 
   async process(job: Job<JobOf<JobName.ReconcileBudgets>>): Promise<ReconcileReport[]> {
     if (job.name !== JobName.ReconcileBudgets) throw new UnrecoverableError(`unknown job ${job.name} on ${QueueName.BudgetReconcile}`);
-    return job.data.orgId ? [await this.reconcile.reconcileOrg(job.data.orgId)] : this.reconcile.reconcileAll();
+    // Repairs are audited under the job that made them.
+    const opts = { repair: job.data.repair ?? true, actor: `system:budget-reconcile:${job.id}` };
+    return job.data.orgId ? [await this.reconcile.reconcileOrg(job.data.orgId, opts)] : this.reconcile.reconcileAll(opts);
   }
 }
