@@ -8,7 +8,6 @@ import { QueueModule } from '@tollgate/queue';
 import { RedisModule } from '@tollgate/redis';
 import { ReportingModule } from '@tollgate/reporting';
 import { BUDGET_COUNTERS_PROVIDER } from './budget-counters.provider';
-import { FinanceScheduler } from './finance-scheduler.service';
 import { HealthController } from './health/health.controller';
 import { CatalogSyncProcessor } from './processors/catalog-sync.processor';
 import { UsageLedgerProcessor } from './processors/usage-ledger.processor';
@@ -18,13 +17,12 @@ import { AlertDeliveryProcessor } from './processors/alert-delivery.processor';
 import { BudgetAlertsProcessor } from './processors/budget-alerts.processor';
 import { BudgetReconcileProcessor } from './processors/budget-reconcile.processor';
 import { UsageRollupProcessor } from './processors/usage-rollup.processor';
-import { SyncScheduler } from './sync-scheduler.service';
-import { OAuthRefreshScheduler } from './oauth-refresh-scheduler.service';
 import { OAuthRefreshProcessor } from './processors/oauth-refresh.processor';
 import { UpstreamSyncAuthModule } from './upstream-sync-auth.module';
 import { ToolProfilerModule } from './tool-profiler.module';
 import { TierScoresProcessor } from './processors/tier-scores.processor';
-import { TierScoreScheduler } from './tier-score-scheduler.service';
+import { JobSchedules } from './job-schedules.service';
+import { RedisStateWatch } from './redis-state-watch.service';
 
 @Module({})
 export class WorkerModule {
@@ -33,7 +31,7 @@ export class WorkerModule {
       module: WorkerModule,
       imports: [ConfigModule.forRoot(config), DbModule, RedisModule, QueueModule.forRoot(), UpstreamSyncAuthModule, ToolProfilerModule, CatalogModule, MeteringModule, BudgetModule, ReportingModule.register({ imports: [BudgetModule], budgetCounters: BUDGET_COUNTERS_PROVIDER })],
       controllers: [HealthController],
-      providers: [CatalogSyncProcessor, LedgerWriter, UsageLedgerConsumer, UsageLedgerProcessor, SyncScheduler, UsageRollupProcessor, BudgetAlertsProcessor, AlertDeliveryProcessor, BudgetReconcileProcessor, FinanceScheduler, OAuthRefreshProcessor, OAuthRefreshScheduler, TierScoresProcessor, TierScoreScheduler],
+      providers: [CatalogSyncProcessor, LedgerWriter, UsageLedgerConsumer, UsageLedgerProcessor, UsageRollupProcessor, BudgetAlertsProcessor, AlertDeliveryProcessor, BudgetReconcileProcessor, OAuthRefreshProcessor, TierScoresProcessor, JobSchedules, RedisStateWatch],
     };
   }
 }

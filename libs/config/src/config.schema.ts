@@ -72,6 +72,8 @@ export const WORKER_ENV_SCHEMA = BASE_ENV_SCHEMA.extend({
   // Usage-outbox entries a worker read but has not written for this long are taken over by another.
   LEDGER_CLAIM_IDLE_MS: z.coerce.number().int().min(50).max(3_600_000).default(60_000),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  // How often the worker checks that Redis still holds its epoch and job schedulers (and on reconnect).
+  WORKER_REDIS_CHECK_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
   // Per-user OAuth tokens expiring within this many seconds are refreshed ahead of time.
   OAUTH_REFRESH_WITHIN_SECONDS: z.coerce.number().int().min(60).max(86_400).default(600),
   OAUTH_REFRESH_EVERY_SECONDS: z.coerce.number().int().min(10).max(3600).default(60),

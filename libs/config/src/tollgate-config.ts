@@ -43,7 +43,7 @@ export interface AdminConfig extends BaseConfig {
 }
 
 export interface WorkerConfig extends BaseConfig {
-  worker: { host: string; port: number; ledgerBatchSize: number; ledgerClaimIdleMs: number; concurrency: number };
+  worker: { host: string; port: number; ledgerBatchSize: number; ledgerClaimIdleMs: number; concurrency: number; redisCheckSeconds: number };
   oauthRefresh: { withinSeconds: number; everySeconds: number };
   tierScores: {
     weights: { popularity: number; reliability: number; latency: number; recency: number };
@@ -127,7 +127,7 @@ export function loadWorkerConfig(env: Record<string, string | undefined>): Worke
   const e = parseEnv(WORKER_ENV_SCHEMA, env);
   return {
     ...baseConfig(e),
-    worker: { host: e.HOST, port: e.WORKER_PORT, ledgerBatchSize: e.LEDGER_BATCH_SIZE, ledgerClaimIdleMs: e.LEDGER_CLAIM_IDLE_MS, concurrency: e.WORKER_CONCURRENCY },
+    worker: { host: e.HOST, port: e.WORKER_PORT, ledgerBatchSize: e.LEDGER_BATCH_SIZE, ledgerClaimIdleMs: e.LEDGER_CLAIM_IDLE_MS, concurrency: e.WORKER_CONCURRENCY, redisCheckSeconds: e.WORKER_REDIS_CHECK_SECONDS },
     oauthRefresh: { withinSeconds: e.OAUTH_REFRESH_WITHIN_SECONDS, everySeconds: e.OAUTH_REFRESH_EVERY_SECONDS },
     tierScores: {
       weights: { popularity: e.TIER_SCORE_WEIGHTS[0], reliability: e.TIER_SCORE_WEIGHTS[1], latency: e.TIER_SCORE_WEIGHTS[2], recency: e.TIER_SCORE_WEIGHTS[3] },

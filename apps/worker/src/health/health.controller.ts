@@ -4,6 +4,7 @@ import { JobProducer, QueueName } from '@tollgate/queue';
 import { RedisService } from '@tollgate/redis';
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { UsageLedgerConsumer } from '../processors/usage-ledger.consumer';
+import { RedisStateWatch } from '../redis-state-watch.service';
 
 @Controller()
 export class HealthController {
@@ -21,6 +22,7 @@ export class HealthController {
     private readonly redis: RedisService,
     private readonly jobs: JobProducer,
     private readonly usageLedger: UsageLedgerConsumer,
+    private readonly redisState: RedisStateWatch,
   ) {
     collectDefaultMetrics({ register: this.registry });
   }
@@ -35,7 +37,10 @@ export class HealthController {
     const [db, redis] = await Promise.allSettled([this.prisma.$queryRaw`SELECT 1`, this.redis.ping()]);
     const status = { database: db.status === 'fulfilled', redis: redis.status === 'fulfilled' && redis.value === true };
     if (!status.database || !status.redis) throw new ServiceUnavailableException({ status: 'unavailable', ...status });
-    return { status: 'ready', ...status };
+    // Redis answers but may have lost its data: no epoch, or job schedulers gone (a check re-creates them).
+    const state = await this.redisState.readiness();
+    if (!state.epoch || !state.schedulers) throw new ServiceUnavailableException({ status: 'unavailable', ...status, ...state });
+    return { status: 'ready', ...status, ...state };
   }
 
   @Get('metrics')
@@ -50,6 +55,6 @@ export class HealthController {
     this.outbox.set({ state: 'waiting' }, backlog.waiting);
     this.outbox.set({ state: 'pending' }, backlog.pending);
     this.outbox.set({ state: 'dead_lettered' }, backlog.deadLettered);
-    return this.registry.metrics();
+    return (await this.registry.metrics()) + (await this.redisState.registry.metrics());
   }
 }

@@ -1,0 +1,68 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { CatalogScheduleService, TierScoreJobs, UpstreamRegistry } from '@tollgate/catalog';
+import { TOLLGATE_CONFIG, WorkerConfig } from '@tollgate/config';
+import { JOB_OPTIONS, JobName, JobOf, JobProducer, QueueName } from '@tollgate/queue';
+import { FINANCE_SCHEDULES, FinanceJobs } from '@tollgate/reporting';
+
+/**
+ * The fixed job schedulers, by queue (their ids are set where they are upserted: FinanceJobs,
+ * TierScoreJobs, and `oauth-refresh` here). Catalog syncs add `sync-<upstreamId>` per enabled upstream.
+ */
+const FIXED_SCHEDULERS: [QueueName, string][] = [
+  [QueueName.UsageRollup, 'usage-rollup-recent'],
+  [QueueName.BudgetAlerts, 'budget-alerts-all'],
+  [QueueName.BudgetReconcile, 'budget-reconcile-all'],
+  [QueueName.TierScores, 'tier-scores-all'],
+  [QueueName.OAuthRefresh, 'oauth-refresh'],
+];
+
+/**
+ * Every BullMQ job scheduler the worker owns: finance (rollups, alert sweep, reconcile), tier
+ * scores, OAuth refresh, and each enabled upstream's catalog sync. RedisStateWatch upserts them at
+ * boot (idempotent: one scheduler each, whatever the number of workers; a changed interval takes
+ * effect), and checks and re-creates them later (a Redis that lost its data loses them all).
+ */
+@Injectable()
+export class JobSchedules {
+  private readonly logger = new Logger(JobSchedules.name);
+
+  constructor(
+    private readonly finance: FinanceJobs,
+    private readonly tierScores: TierScoreJobs,
+    private readonly upstreams: UpstreamRegistry,
+    private readonly catalog: CatalogScheduleService,
+    private readonly jobs: JobProducer,
+    @Inject(TOLLGATE_CONFIG) private readonly config: WorkerConfig,
+  ) {}
+
+  /** Upserts every scheduler and says so. */
+  async ensureAllAtBoot(): Promise<void> {
+    const syncs = await this.ensureAll();
+    this.logger.log(
+      `schedules in place: rollups every ${FINANCE_SCHEDULES.rollupEveryMs / 1000} s, alerts every ${FINANCE_SCHEDULES.alertsEveryMs / 1000} s, reconcile every ${FINANCE_SCHEDULES.reconcileEveryMs / 1000} s, tier scores every ${this.config.tierScores.everySeconds} s, oauth-refresh every ${this.config.oauthRefresh.everySeconds} s, catalog syncs of ${syncs} upstream(s)`,
+    );
+  }
+
+  /** Upserts every scheduler; returns how many upstream syncs are scheduled. */
+  async ensureAll(): Promise<number> {
+    await this.finance.scheduleRecurring();
+    await this.tierScores.scheduleRecurring(this.config.tierScores.everySeconds * 1000);
+    const data: JobOf<JobName.RefreshConnections> = { withinSeconds: null };
+    await this.jobs
+      .queue(QueueName.OAuthRefresh)
+      .upsertJobScheduler('oauth-refresh', { every: this.config.oauthRefresh.everySeconds * 1000 }, { name: JobName.RefreshConnections, data, opts: JOB_OPTIONS[JobName.RefreshConnections] });
+    const upstreams = await this.upstreams.listAllEnabled();
+    for (const u of upstreams) await this.catalog.scheduleUpstreamSync(u);
+    return upstreams.length;
+  }
+
+  /** The schedulers that should exist and do not, as `<queue>/<schedulerId>`. */
+  async missing(): Promise<string[]> {
+    const expected = [...FIXED_SCHEDULERS, ...(await this.upstreams.listAllEnabled()).map((u): [QueueName, string] => [QueueName.CatalogSync, `sync-${u.id}`])];
+    const present = new Map<QueueName, Set<string>>();
+    for (const queue of new Set(expected.map(([q]) => q))) {
+      present.set(queue, new Set((await this.jobs.queue(queue).getJobSchedulers(0, -1)).map((s) => s.key)));
+    }
+    return expected.filter(([q, id]) => !present.get(q)!.has(id)).map(([q, id]) => `${q}/${id}`);
+  }
+}
