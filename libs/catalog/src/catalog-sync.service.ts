@@ -3,8 +3,9 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { Prisma, PrismaService } from '@tollgate/db';
 import { ORG_CONFIG_CHANGED_CHANNEL, RedisService } from '@tollgate/redis';
-import { UpstreamSpec, connectUpstream } from '@tollgate/upstream';
+import { UPSTREAM_CLIENT_CAPABILITIES, UpstreamSpec, connectUpstream } from '@tollgate/upstream';
 import { CatalogException, CatalogExceptionCode } from './catalog.exception';
+import { LENIENT_TOOLS_PAGE, normalizeListedTool } from './listed-tool';
 import { ToolDefinition, definitionHash, normalizeToolDefinition } from './tool-definition';
 import { TOOL_PROFILER, ToolProfileColumns, ToolProfiler, profileColumns, profiledHash } from './tool-profiler';
 import { UpstreamRegistry } from './upstream-registry.service';
@@ -18,10 +19,19 @@ export interface SyncReport {
   removed: number;
   unchanged: number;
   heldForReview: number;
+  /** Fields (or whole tools) dropped because the upstream sent them invalid; also kept on the upstream. */
+  warnings: string[];
+}
+
+interface ListedTools {
+  tools: Tool[];
+  warnings: string[];
 }
 
 // A misbehaving upstream must not make the worker page forever.
 const MAX_LIST_PAGES = 1000;
+// Kept on the upstream row: enough to show an admin what is wrong without storing a whole catalog.
+const MAX_STORED_WARNINGS = 50;
 
 /**
  * Lists an upstream's tools (every page) and reconciles the catalog: new and changed definitions
@@ -43,7 +53,7 @@ export class CatalogSyncService {
 
   async syncUpstream(orgId: string, upstreamId: string): Promise<SyncReport> {
     const upstream = await this.registry.getUpstream(orgId, upstreamId);
-    let listed: Tool[];
+    let listed: ListedTools;
     try {
       listed = await this.listAllTools(await this.syncSpecOf(upstream));
     } catch (err) {
@@ -57,6 +67,9 @@ export class CatalogSyncService {
       { timeout: 60_000 },
     );
     await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
+    if (listed.warnings.length > 0) {
+      this.logger.warn({ message: 'sync kept tools but dropped invalid fields', orgId, upstreamId: upstream.id, namespace: upstream.namespace, warnings: listed.warnings });
+    }
     this.logger.log(`synced ${upstream.namespace}: ${JSON.stringify(report)}`);
     return report;
   }
@@ -66,32 +79,44 @@ export class CatalogSyncService {
     const spec = this.registry.specOf(upstream);
     if (spec.authMode !== 'PER_USER_OAUTH') return spec;
     const headers = this.syncAuth ? await this.syncAuth.headersForSync(upstream.orgId, upstream.id) : null;
-    if (!headers) throw new Error('no user has connected an account yet (per-user OAuth): the catalog is read once someone connects');
+    if (!headers) throw new CatalogException(CatalogExceptionCode.SyncFailed, 'no user has connected an account yet (per-user OAuth): the catalog is read once someone connects');
     return { ...spec, headers: { ...spec.headers, ...headers } };
   }
 
-  private async listAllTools(spec: UpstreamSpec): Promise<Tool[]> {
-    const client = await connectUpstream(spec, { timeoutMs: Math.max(spec.callTimeoutMs, 30_000) });
+  private async listAllTools(spec: UpstreamSpec): Promise<ListedTools> {
+    // Tools an upstream shows only to clients that can answer sampling or elicitation are catalogued too.
+    const client = await connectUpstream(spec, { timeoutMs: Math.max(spec.callTimeoutMs, 30_000), capabilities: UPSTREAM_CLIENT_CAPABILITIES });
     try {
-      const tools: Tool[] = [];
+      const listed: ListedTools = { tools: [], warnings: [] };
+      let index = 0;
       let cursor: string | undefined;
       for (let page = 0; page < MAX_LIST_PAGES; page++) {
-        const res = await client.listTools(cursor ? { cursor } : undefined, { timeout: Math.max(spec.callTimeoutMs, 30_000) });
-        tools.push(...res.tools);
-        cursor = res.nextCursor;
-        if (!cursor) return tools;
+        // Not client.listTools(): its strict result schema fails the whole page for one sloppy field.
+        const params = cursor ? { cursor } : undefined;
+        const res = await client.request({ method: 'tools/list', params }, LENIENT_TOOLS_PAGE, { timeout: Math.max(spec.callTimeoutMs, 30_000) });
+        res.tools.forEach((raw) => {
+          const { tool, warnings } = normalizeListedTool(raw, index++);
+          if (tool) listed.tools.push(tool);
+          listed.warnings.push(...warnings);
+        });
+        if (res.nextCursor !== undefined && res.nextCursor !== null && typeof res.nextCursor !== 'string') {
+          listed.warnings.push(`tools/list nextCursor is not a string: listing stopped after page ${page + 1}`);
+        }
+        cursor = typeof res.nextCursor === 'string' && res.nextCursor !== '' ? res.nextCursor : undefined;
+        if (!cursor) return listed;
       }
-      throw new Error(`tools/list returned more than ${MAX_LIST_PAGES} pages`);
+      throw new CatalogException(CatalogExceptionCode.SyncFailed, `tools/list returned more than ${MAX_LIST_PAGES} pages`);
     } finally {
-      await client.close().catch(() => undefined);
+      await closeSyncSession(client);
     }
   }
 
-  private async reconcile(tx: Prisma.TransactionClient, orgId: string, upstreamId: string, listed: Tool[], autoApprove: boolean, namespace: string): Promise<SyncReport> {
+  private async reconcile(tx: Prisma.TransactionClient, orgId: string, upstreamId: string, { tools: listed, warnings }: ListedTools, autoApprove: boolean, namespace: string): Promise<SyncReport> {
     // Syncs of one upstream (schedule, admin, list_changed) serialise here instead of racing on inserts.
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${upstreamId}))::text`;
     const existing = new Map((await tx.tool.findMany({ where: { orgId, upstreamId } })).map((t) => [t.name, t]));
-    const report: SyncReport = { upstreamId, total: listed.length, added: 0, changed: 0, removed: 0, unchanged: 0, heldForReview: 0 };
+    const kept = warnings.length > MAX_STORED_WARNINGS ? [...warnings.slice(0, MAX_STORED_WARNINGS - 1), `and ${warnings.length - MAX_STORED_WARNINGS + 1} more`] : warnings;
+    const report: SyncReport = { upstreamId, total: listed.length, added: 0, changed: 0, removed: 0, unchanged: 0, heldForReview: 0, warnings: kept };
     const seen = new Set<string>();
     const now = new Date();
 
@@ -154,7 +179,7 @@ export class CatalogSyncService {
       await tx.tool.updateMany({ where: { orgId, id: { in: gone } }, data: { removedAt: now } });
       report.removed = gone.length;
     }
-    await tx.upstreamServer.update({ where: { id: upstreamId }, data: { lastSyncAt: now, lastSyncError: null } });
+    await tx.upstreamServer.update({ where: { id: upstreamId }, data: { lastSyncAt: now, lastSyncError: null, lastSyncWarnings: kept } });
     return report;
   }
 
@@ -162,4 +187,14 @@ export class CatalogSyncService {
   private profileColumns(def: ToolDefinition, namespace: string): { schemaTokens: number } & Partial<ToolProfileColumns> {
     return profileColumns(def, namespace, this.config.tokens.encoding, this.profiler);
   }
+}
+
+/**
+ * Ends the sync's upstream session: a Streamable HTTP session is DELETEd (client.close() alone
+ * leaves it open on the server until it expires), a stdio process is stopped by close().
+ */
+async function closeSyncSession(client: Awaited<ReturnType<typeof connectUpstream>>): Promise<void> {
+  const transport = client.transport as { sessionId?: string; terminateSession?: () => Promise<void> } | undefined;
+  if (transport?.terminateSession && transport.sessionId) await transport.terminateSession().catch(() => undefined);
+  await client.close().catch(() => undefined);
 }

@@ -3,6 +3,7 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { keepAliveFetch } from './keep-alive-fetch';
 import { UpstreamSpec } from './upstream-spec';
 
@@ -33,9 +34,9 @@ function transportFor(spec: UpstreamSpec, onStderr: (line: string) => void): Tra
 /** Opens an MCP client session to an upstream (spawning the process for stdio). */
 export async function connectUpstream(
   spec: UpstreamSpec,
-  opts: { onStderr?: (line: string) => void; timeoutMs?: number } = {},
+  opts: { onStderr?: (line: string) => void; timeoutMs?: number; capabilities?: ClientCapabilities } = {},
 ): Promise<Client> {
-  const client = new Client(TOLLGATE_CLIENT_INFO, { capabilities: {} });
+  const client = new Client(TOLLGATE_CLIENT_INFO, { capabilities: opts.capabilities ?? {} });
   const transport = transportFor(spec, opts.onStderr ?? (() => undefined));
   await client.connect(transport, { timeout: opts.timeoutMs ?? spec.callTimeoutMs });
   return client;

@@ -22,6 +22,8 @@ export class UpstreamView {
   @ApiProperty() enabled!: boolean;
   @ApiProperty({ nullable: true, type: Date }) lastSyncAt!: Date | null;
   @ApiProperty({ nullable: true, type: String }) lastSyncError!: string | null;
+  @ApiProperty({ type: [String], description: 'Invalid fields the last sync dropped from the upstream’s tool definitions (the tools were kept)' })
+  lastSyncWarnings!: string[];
   @ApiProperty() createdAt!: Date;
   @ApiProperty() updatedAt!: Date;
 }
@@ -66,6 +68,7 @@ export function toUpstreamView(u: UpstreamServer): UpstreamView {
     enabled: u.enabled,
     lastSyncAt: u.lastSyncAt,
     lastSyncError: u.lastSyncError,
+    lastSyncWarnings: u.lastSyncWarnings,
     createdAt: u.createdAt,
     updatedAt: u.updatedAt,
   };
