@@ -83,11 +83,19 @@ export interface BenchPlatform {
   db: Client;
   /** Stops the edges as an operator would (SIGTERM: they finish, give back their leases and exit). */
   stopEdges(): Promise<void>;
+  /** Kills edge i at once (SIGKILL, as a crash) and waits until it is gone. */
+  killEdge(i: number): Promise<void>;
+  /** Starts edge i again on its port and waits until it is healthy. */
+  restartEdge(i: number): Promise<void>;
+  /** Kills the worker at once (SIGKILL) and waits until it is gone. */
+  killWorker(): Promise<void>;
+  /** Starts the worker again and waits until it is healthy. */
+  restartWorker(): Promise<void>;
   close(): Promise<void>;
 }
 
-/** `edgeEnv[i]`: extra environment for edge i (to compare settings side by side). */
-export async function startBenchPlatform(opts: { edges: number; edgeEnv?: Record<string, string>[] }): Promise<BenchPlatform> {
+/** `edgeEnv[i]`: extra environment for edge i (to compare settings side by side); `redisUrl`: a Redis of the bench's own. */
+export async function startBenchPlatform(opts: { edges: number; edgeEnv?: Record<string, string>[]; redisUrl?: string }): Promise<BenchPlatform> {
   const dbName = `tollgate_bench_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
   await adminQuery(`CREATE DATABASE "${dbName}"`);
   await promisify(execFile)(process.execPath, [path.join(ROOT, 'node_modules/prisma/build/index.js'), 'migrate', 'deploy'], {
@@ -98,7 +106,7 @@ export async function startBenchPlatform(opts: { edges: number; edgeEnv?: Record
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
     DATABASE_URL: dbUrl(dbName),
-    REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
+    REDIS_URL: opts.redisUrl ?? process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
     REDIS_PREFIX: prefix,
     KEY_HASH_SECRET: randomBytes(24).toString('hex'),
     ENCRYPTION_KEYS: `b1:${randomBytes(32).toString('base64')}`,
@@ -123,15 +131,17 @@ export async function startBenchPlatform(opts: { edges: number; edgeEnv?: Record
   const fixtureUrl = (await firstJsonLine(fixture)).url as string;
 
   const workerPort = await freePort();
-  const worker = spawnNode('apps/worker/src/main.js', { WORKER_PORT: String(workerPort) });
+  let worker = spawnNode('apps/worker/src/main.js', { WORKER_PORT: String(workerPort) });
   const adminPort = await freePort();
   const admin = spawnNode('apps/admin-api/src/main.js', { ADMIN_PORT: String(adminPort) });
   const edgeUrls: string[] = [];
   const edges: ChildProcess[] = [];
+  const edgePorts: number[] = [];
+  const spawnEdge = (i: number) => spawnNode('apps/mcp-edge/src/main.js', { ...opts.edgeEnv?.[i], EDGE_PORT: String(edgePorts[i]) });
   for (let i = 0; i < opts.edges; i++) {
-    const port = await freePort();
-    edges.push(spawnNode('apps/mcp-edge/src/main.js', { ...opts.edgeEnv?.[i], EDGE_PORT: String(port) }));
-    edgeUrls.push(`http://127.0.0.1:${port}`);
+    edgePorts.push(await freePort());
+    edges.push(spawnEdge(i));
+    edgeUrls.push(`http://127.0.0.1:${edgePorts[i]}`);
   }
   const adminUrl = `http://127.0.0.1:${adminPort}`;
   await waitHealthy(`http://127.0.0.1:${workerPort}/healthz`, worker);
@@ -152,9 +162,14 @@ export async function startBenchPlatform(opts: { edges: number; edgeEnv?: Record
   const db = new Client({ connectionString: env.DATABASE_URL });
   await db.connect();
 
+  const pids = { fixture: fixture.pid!, edges: edges.map((e) => e.pid!), worker: worker.pid!, admin: admin.pid! };
+  const kill = async (child: ChildProcess) => {
+    child.kill('SIGKILL');
+    await exitOf(child);
+  };
   return {
     env,
-    pids: { fixture: fixture.pid!, edges: edges.map((e) => e.pid!), worker: worker.pid!, admin: admin.pid! },
+    pids,
     adminUrl,
     edgeUrls,
     fixtureUrl,
@@ -164,6 +179,18 @@ export async function startBenchPlatform(opts: { edges: number; edgeEnv?: Record
     async stopEdges() {
       for (const e of edges) e.kill('SIGTERM');
       await Promise.all(edges.map(exitOf));
+    },
+    killEdge: (i) => kill(edges[i]),
+    async restartEdge(i) {
+      edges[i] = spawnEdge(i);
+      pids.edges[i] = edges[i].pid!;
+      await waitHealthy(`${edgeUrls[i]}/healthz`, edges[i]);
+    },
+    killWorker: () => kill(worker),
+    async restartWorker() {
+      worker = spawnNode('apps/worker/src/main.js', { WORKER_PORT: String(workerPort) });
+      pids.worker = worker.pid!;
+      await waitHealthy(`http://127.0.0.1:${workerPort}/healthz`, worker);
     },
     async close() {
       for (const c of children) c.kill('SIGTERM');
