@@ -7,6 +7,7 @@ import { McpSession, McpSessionStore } from '../session/mcp-session.store';
 import { SessionHub } from '../session/session-hub.service';
 import { bearerToken, isAllowedHost, sendJson, sendUnauthorized } from './edge-auth';
 import { readJsonBody } from './json-body';
+import { jsonRpcRefusal } from './json-rpc-message-check';
 import { LeanToolCallHandler } from './lean-tool-call.handler';
 import { McpServerFactory } from './mcp-server.factory';
 
@@ -72,6 +73,8 @@ export class McpEndpoint {
     // The body is read here (not by the SDK) to see whether it opens a session.
     const body = await readJsonBody(req);
     if (!body.ok) return sendJson(res, body.status, { jsonrpc: '2.0', error: { code: body.code, message: body.message }, id: null });
+    const refused = jsonRpcRefusal(body.value);
+    if (refused) return sendJson(res, 400, { jsonrpc: '2.0', error: { code: refused.code, message: refused.message }, id: refused.id });
     let session: McpSession | null = null;
     if (sessionId) {
       session = await this.sessions.getSession(principal, sessionId);
