@@ -190,7 +190,7 @@ describe('Redis data loss: detected, counters rebuilt, schedulers re-created (ow
     expect(await counters()).toEqual({ ORG: '8200', KEY: '7500' });
     await request(worker.getHttpServer()).get('/readyz').expect(200);
 
-    const metrics = await request(worker.getHttpServer()).get('/metrics').expect(200);
+    const metrics = await request(worker.getHttpServer()).get('/metrics').set('Authorization', `Bearer ${env.vars.METRICS_TOKEN}`).expect(200);
     expect(metrics.text).toMatch(/^tollgate_redis_data_loss_total 1$/m);
     expect(metrics.text).toMatch(/^tollgate_redis_recovering 0$/m);
     const recorded = await prisma.auditEvent.findFirstOrThrow({ where: { action: EPOCH_SET_ACTION, targetId: env.redisPrefix }, orderBy: { createdAt: 'desc' } });

@@ -11,6 +11,9 @@ const numberList = (n: number, names: string) =>
     .transform((v) => v.split(',').map((x) => Number(x.trim())))
     .refine((xs) => xs.length === n && xs.every((x) => Number.isFinite(x) && x >= 0), `must be ${n} non-negative numbers: ${names}`);
 
+// The bearer token that reads /metrics (they show spend); unset, /metrics is not served at all.
+const metricsToken = z.string().min(24, 'must be at least 24 characters').optional();
+
 /** Variables every process reads. */
 export const BASE_ENV_SCHEMA = z.object({
   DATABASE_URL: url.refine((u) => /^postgres(ql)?:\/\//.test(u), 'must be a postgres:// URL'),
@@ -55,6 +58,7 @@ export const EDGE_ENV_SCHEMA = BASE_ENV_SCHEMA.extend({
   // Extra Host header values accepted besides localhost (DNS-rebinding protection).
   EDGE_ALLOWED_HOSTS: z.string().default(''),
   ADMIN_PUBLIC_URL: url.optional(),
+  METRICS_TOKEN: metricsToken,
 });
 
 export const ADMIN_ENV_SCHEMA = BASE_ENV_SCHEMA.extend({
@@ -67,6 +71,7 @@ export const ADMIN_ENV_SCHEMA = BASE_ENV_SCHEMA.extend({
 });
 
 export const WORKER_ENV_SCHEMA = BASE_ENV_SCHEMA.extend({
+  METRICS_TOKEN: metricsToken,
   WORKER_PORT: port.default(4002),
   LEDGER_BATCH_SIZE: z.coerce.number().int().min(1).max(5000).default(500),
   // Usage-outbox entries a worker read but has not written for this long are taken over by another.

@@ -19,6 +19,7 @@ export interface BaseConfig {
 }
 
 export interface EdgeConfig extends BaseConfig {
+  metrics: MetricsConfig;
   edge: {
     host: string;
     port: number;
@@ -43,6 +44,7 @@ export interface AdminConfig extends BaseConfig {
 }
 
 export interface WorkerConfig extends BaseConfig {
+  metrics: MetricsConfig;
   worker: { host: string; port: number; ledgerBatchSize: number; ledgerClaimIdleMs: number; concurrency: number; redisCheckSeconds: number };
   oauthRefresh: { withinSeconds: number; everySeconds: number };
   tierScores: {
@@ -51,6 +53,11 @@ export interface WorkerConfig extends BaseConfig {
     windowDays: number;
     everySeconds: number;
   };
+}
+
+/** Who may read a process's /metrics: a bearer of `token`; nobody when it is unset. */
+export interface MetricsConfig {
+  token: string | undefined;
 }
 
 /** Thrown at boot with every bad variable named, so the process fails fast and says why. */
@@ -95,6 +102,7 @@ export function loadEdgeConfig(env: Record<string, string | undefined>): EdgeCon
   const e = parseEnv(EDGE_ENV_SCHEMA, env);
   return {
     ...baseConfig(e),
+    metrics: { token: e.METRICS_TOKEN },
     edge: {
       host: e.HOST,
       port: e.EDGE_PORT,
@@ -127,6 +135,7 @@ export function loadWorkerConfig(env: Record<string, string | undefined>): Worke
   const e = parseEnv(WORKER_ENV_SCHEMA, env);
   return {
     ...baseConfig(e),
+    metrics: { token: e.METRICS_TOKEN },
     worker: { host: e.HOST, port: e.WORKER_PORT, ledgerBatchSize: e.LEDGER_BATCH_SIZE, ledgerClaimIdleMs: e.LEDGER_CLAIM_IDLE_MS, concurrency: e.WORKER_CONCURRENCY, redisCheckSeconds: e.WORKER_REDIS_CHECK_SECONDS },
     oauthRefresh: { withinSeconds: e.OAUTH_REFRESH_WITHIN_SECONDS, everySeconds: e.OAUTH_REFRESH_EVERY_SECONDS },
     tierScores: {

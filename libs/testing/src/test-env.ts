@@ -32,6 +32,8 @@ export async function createTestEnv(overrides: Record<string, string> = {}): Pro
     KEY_HASH_SECRET: randomBytes(24).toString('hex'),
     ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}`,
     ADMIN_BOOTSTRAP_TOKEN: adminToken,
+    // /metrics are served only to its bearer; a test that wants them off passes METRICS_TOKEN: ''.
+    METRICS_TOKEN: `tg-test-metrics-${randomBytes(16).toString('hex')}`,
     HOST: '127.0.0.1',
     EDGE_PORT: '0',
     ADMIN_PORT: '0',

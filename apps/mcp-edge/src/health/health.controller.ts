@@ -1,7 +1,8 @@
-import { Controller, Get, Header, HttpCode, ServiceUnavailableException } from '@nestjs/common';
+import { Controller, Get, Header, HttpCode, ServiceUnavailableException, UseGuards } from '@nestjs/common';
 import { PrismaService } from '@tollgate/db';
 import { RedisService } from '@tollgate/redis';
 import { EdgeMetrics } from './edge-metrics.service';
+import { MetricsTokenGuard } from './metrics-token.guard';
 
 @Controller()
 export class HealthController {
@@ -26,6 +27,7 @@ export class HealthController {
   }
 
   @Get('metrics')
+  @UseGuards(MetricsTokenGuard)
   @Header('Content-Type', 'text/plain; version=0.0.4')
   metricsText(): Promise<string> {
     return this.metrics.registry.metrics();

@@ -1,10 +1,11 @@
-import { Controller, Get, Header, ServiceUnavailableException } from '@nestjs/common';
+import { Controller, Get, Header, ServiceUnavailableException, UseGuards } from '@nestjs/common';
 import { PrismaService } from '@tollgate/db';
 import { JobProducer, QueueName } from '@tollgate/queue';
 import { RedisService } from '@tollgate/redis';
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { UsageLedgerConsumer } from '../processors/usage-ledger.consumer';
 import { RedisStateWatch } from '../redis-state-watch.service';
+import { MetricsTokenGuard } from './metrics-token.guard';
 
 @Controller()
 export class HealthController {
@@ -44,6 +45,7 @@ export class HealthController {
   }
 
   @Get('metrics')
+  @UseGuards(MetricsTokenGuard)
   @Header('Content-Type', 'text/plain; version=0.0.4')
   async metrics(): Promise<string> {
     for (const name of Object.values(QueueName)) {

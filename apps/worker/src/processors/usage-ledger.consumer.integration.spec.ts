@@ -160,7 +160,7 @@ describe('usage ledger consumer: outbox stream to ledger, on real Redis and Post
     expect(await outbox()).toEqual({ length: 0, pending: 0 });
     await expect(waitForUsageEvents(env.redisUrl, env.redisPrefix, [badCost.id])).rejects.toThrow(`usage events dead-lettered, never written: ${badCost.id}`);
 
-    const metrics = await request(worker.getHttpServer()).get('/metrics').expect(200);
+    const metrics = await request(worker.getHttpServer()).get('/metrics').set('Authorization', `Bearer ${env.vars.METRICS_TOKEN}`).expect(200);
     expect(metrics.text).toContain('tollgate_usage_outbox_entries{state="waiting"} 0');
     expect(metrics.text).toContain('tollgate_usage_outbox_entries{state="pending"} 0');
     expect(metrics.text).toContain('tollgate_usage_outbox_entries{state="dead_lettered"} 3');
