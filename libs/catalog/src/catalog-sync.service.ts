@@ -5,6 +5,7 @@ import { Prisma, PrismaService } from '@tollgate/db';
 import { ORG_CONFIG_CHANGED_CHANNEL, RedisService } from '@tollgate/redis';
 import { UPSTREAM_CLIENT_CAPABILITIES, UpstreamSpec, connectUpstream } from '@tollgate/upstream';
 import { CatalogException, CatalogExceptionCode } from './catalog.exception';
+import { syncErrorMessage } from './sync-error';
 import { LENIENT_TOOLS_PAGE, normalizeListedTool } from './listed-tool';
 import { ToolDefinition, definitionHash, normalizeToolDefinition } from './tool-definition';
 import { TOOL_PROFILER, ToolProfileColumns, ToolProfiler, profileColumns, profiledHash } from './tool-profiler';
@@ -57,7 +58,8 @@ export class CatalogSyncService {
     try {
       listed = await this.listAllTools(await this.syncSpecOf(upstream));
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
+      // Members read lastSyncError: a classified reason only, never the text the upstream answered.
+      const message = syncErrorMessage(err);
       await this.prisma.upstreamServer.update({ where: { id: upstream.id }, data: { lastSyncError: message.slice(0, 1000) } });
       throw new CatalogException(CatalogExceptionCode.SyncFailed, `sync of ${upstream.namespace} failed: ${message}`);
     }

@@ -2,9 +2,10 @@ import { Injectable, Logger } from '@nestjs/common';
 import { exchangeAuthorization, startAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
 import { PrismaService } from '@tollgate/db';
 import { RedisService } from '@tollgate/redis';
+import { outboundFetch } from '@tollgate/outbound';
 import { randomBytes } from 'node:crypto';
 import { ConnectionsException, ConnectionsExceptionCode } from './connections.exception';
-import { UpstreamOAuthService } from './upstream-oauth.service';
+import { UpstreamOAuthService, oauthFailureReason } from './upstream-oauth.service';
 import { UserConnectionService } from './user-connection.service';
 
 /** How long a user has to finish the authorization in their browser. */
@@ -90,9 +91,10 @@ export class ConnectFlowService {
         codeVerifier: pending.codeVerifier,
         redirectUri: pending.redirectUri,
         resource: new URL(server.resource),
+        fetchFn: outboundFetch(),
       });
     } catch (err) {
-      throw new ConnectionsException(ConnectionsExceptionCode.AuthorizationFailed, `the authorization server refused the code: ${(err as Error).message.slice(0, 300)}`, 'code');
+      throw new ConnectionsException(ConnectionsExceptionCode.AuthorizationFailed, `the authorization server refused the code: ${oauthFailureReason(err).slice(0, 300)}`, 'code');
     }
     const row = await this.connections.storeTokens(pending.orgId, pending.userId, pending.upstreamId, tokens, client.client_id);
     this.logger.log(`user ${pending.userId} connected upstream ${upstream.namespace} (${upstream.id})`);

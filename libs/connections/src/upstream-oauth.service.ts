@@ -4,6 +4,7 @@ import type { AuthorizationServerMetadata, OAuthClientInformationMixed } from '@
 import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { Prisma, PrismaService, UpstreamServer } from '@tollgate/db';
 import { SecretBox } from '@tollgate/secret-box';
+import { outboundExceptionIn, outboundFetch } from '@tollgate/outbound';
 import { openUpstreamSecrets, sealUpstreamSecrets } from '@tollgate/upstream';
 import { ConnectionsException, ConnectionsExceptionCode } from './connections.exception';
 
@@ -63,14 +64,15 @@ export class UpstreamOAuthService {
     if (cached && Date.now() - cached.at < DISCOVERY_TTL_MS) return cached.server;
     let server: UpstreamAuthServer;
     try {
-      const info = await discoverOAuthServerInfo(upstream.url!);
+      // Discovery follows URLs the upstream names (metadata, authorization server): each is checked when connected.
+      const info = await discoverOAuthServerInfo(upstream.url!, { fetchFn: outboundFetch() });
       server = {
         authorizationServerUrl: info.authorizationServerUrl,
         metadata: info.authorizationServerMetadata,
         resource: info.resourceMetadata?.resource ?? resourceOf(upstream.url!),
       };
     } catch (err) {
-      throw new ConnectionsException(ConnectionsExceptionCode.DiscoveryFailed, `could not discover the authorization server of ${upstream.namespace}: ${(err as Error).message}`);
+      throw new ConnectionsException(ConnectionsExceptionCode.DiscoveryFailed, `could not discover the authorization server of ${upstream.namespace}: ${oauthFailureReason(err)}`);
     }
     this.discovered.set(upstream.id, { at: Date.now(), server });
     return server;
@@ -98,6 +100,7 @@ export class UpstreamOAuthService {
         try {
           client = await registerClient(server.authorizationServerUrl, {
             metadata: server.metadata,
+            fetchFn: outboundFetch(),
             scope: this.scopeOf(fresh),
             clientMetadata: {
               client_name: 'Tollgate',
@@ -108,7 +111,7 @@ export class UpstreamOAuthService {
             },
           });
         } catch (err) {
-          throw new ConnectionsException(ConnectionsExceptionCode.DiscoveryFailed, `client registration at ${upstream.namespace}'s authorization server failed: ${(err as Error).message}`);
+          throw new ConnectionsException(ConnectionsExceptionCode.DiscoveryFailed, `client registration at ${upstream.namespace}'s authorization server failed: ${oauthFailureReason(err)}`);
         }
         const settings = { ...((fresh.settings ?? {}) as Prisma.JsonObject) };
         const oauth: OAuthSettings = { ...this.settingsOf(fresh), clientId: client.client_id, registered: true };
@@ -141,4 +144,9 @@ function resourceOf(url: string): string {
   const u = new URL(url);
   u.hash = '';
   return u.href;
+}
+
+/** An outbound refusal names its rule; undici's fetch hides it behind "fetch failed". */
+export function oauthFailureReason(err: unknown): string {
+  return outboundExceptionIn(err)?.message ?? (err instanceof Error ? err.message : String(err));
 }

@@ -5,6 +5,7 @@ import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { PrismaService, UserConnection } from '@tollgate/db';
 import { RedisService } from '@tollgate/redis';
 import { SecretBox } from '@tollgate/secret-box';
+import { outboundExceptionIn, outboundFetch } from '@tollgate/outbound';
 import { randomBytes } from 'node:crypto';
 import { ConnectionsException, ConnectionsExceptionCode } from './connections.exception';
 import { UpstreamOAuthService } from './upstream-oauth.service';
@@ -171,6 +172,7 @@ export class UserConnectionService {
           clientInformation: client,
           refreshToken: sealed.refreshToken,
           resource: new URL(server.resource),
+          fetchFn: outboundFetch(),
         });
       } catch (err) {
         const reason = refreshErrorOf(err);
@@ -245,6 +247,8 @@ function expiryOf(tokens: OAuthTokens): Date | null {
 
 /** The error's message, cut short: an authorization server's error text, never a token. */
 function refreshErrorOf(err: unknown): string {
+  const refused = outboundExceptionIn(err);
+  if (refused) return refused.message;
   const message = err instanceof Error ? `${err.name === 'Error' ? '' : `${err.name}: `}${err.message}` : String(err);
   return message.slice(0, 500);
 }

@@ -49,7 +49,17 @@ export function outboundFetchDispatcher(): Agent {
  * follows are checked too). For the MCP SDK's auth helpers (`fetchFn`) and webhooks.
  */
 export function outboundFetch(dispatcher: Agent = outboundFetchDispatcher()): typeof fetch {
-  return ((input: Parameters<typeof fetch>[0], init?: RequestInit) => undiciFetch(input as never, { ...(init as object), dispatcher } as never)) as unknown as typeof fetch;
+  return async (input, init) => asGlobalResponse(await undiciFetch(input as never, { ...(init as object), dispatcher } as never));
+}
+
+const NULL_BODY_STATUS = new Set([101, 103, 204, 205, 304]);
+
+// The undici package's Response is not the runtime's: callers (the MCP SDK) test `instanceof Response`.
+function asGlobalResponse(res: Awaited<ReturnType<typeof undiciFetch>>): Response {
+  const body = NULL_BODY_STATUS.has(res.status) ? null : (res.body as ReadableStream<Uint8Array> | null);
+  const out = new Response(body, { status: res.status, statusText: res.statusText, headers: [...res.headers] });
+  Object.defineProperties(out, { url: { value: res.url }, redirected: { value: res.redirected } });
+  return out;
 }
 
 /**

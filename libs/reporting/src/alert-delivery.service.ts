@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AlertWebhook, Budget, BudgetAlert, PrismaService } from '@tollgate/db';
+import { outboundExceptionIn, outboundFetch } from '@tollgate/outbound';
 import { AlertWebhookService } from './alert-webhook.service';
 import { SIGNATURE_HEADER, TIMESTAMP_HEADER, signWebhook } from './webhook-signature';
 
@@ -91,7 +92,8 @@ export class AlertDeliveryService {
   /** null when the receiver accepted (2xx), else what went wrong (never the secret or the body). */
   private async post(hook: AlertWebhook, alertId: string, body: string, timestamp: number): Promise<string | null> {
     try {
-      const res = await fetch(hook.url, {
+      // Connects only to addresses the outbound rule allows (checked again at delivery: DNS may have changed).
+      const res = await outboundFetch()(hook.url, {
         method: 'POST',
         redirect: 'manual',
         signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
@@ -108,7 +110,14 @@ export class AlertDeliveryService {
       if (res.status >= 200 && res.status < 300) return null;
       return `webhook ${hook.id} answered HTTP ${res.status}`;
     } catch (err) {
-      const reason = err instanceof Error ? (err.name === 'TimeoutError' ? `timed out after ${DELIVERY_TIMEOUT_MS} ms` : err.message) : String(err);
+      const refused = outboundExceptionIn(err);
+      const reason = refused
+        ? refused.message
+        : err instanceof Error
+          ? err.name === 'TimeoutError'
+            ? `timed out after ${DELIVERY_TIMEOUT_MS} ms`
+            : err.message
+          : String(err);
       this.logger.warn(`alert ${alertId} to webhook ${hook.id} failed: ${reason}`);
       return `webhook ${hook.id}: ${reason}`;
     }

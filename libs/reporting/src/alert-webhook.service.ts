@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { AlertWebhook, PrismaService } from '@tollgate/db';
+import { OutboundException, checkOutboundUrl } from '@tollgate/outbound';
 import { SecretBox } from '@tollgate/secret-box';
 import { ReportingException, ReportingExceptionCode } from './reporting.exception';
 import { newWebhookSecret } from './webhook-signature';
@@ -34,6 +35,7 @@ export class AlertWebhookService {
   /** Creates a webhook; the returned secret is never shown again. */
   async createWebhook(orgId: string, input: CreateWebhookInput): Promise<{ webhook: AlertWebhook; secret: string }> {
     const url = validateWebhookUrl(input.url);
+    await checkWebhookAddress(url);
     if ((await this.prisma.alertWebhook.count({ where: { orgId } })) >= MAX_WEBHOOKS_PER_ORG) {
       throw new ReportingException(ReportingExceptionCode.TooManyWebhooks, `an organization may have at most ${MAX_WEBHOOKS_PER_ORG} alert webhooks`, 'url');
     }
@@ -74,4 +76,14 @@ export function validateWebhookUrl(raw: string): string {
   if (url.username || url.password) throw new ReportingException(ReportingExceptionCode.InvalidWebhook, 'url must not contain credentials; the signature authenticates Tollgate', 'url');
   if (raw.length > MAX_URL_LENGTH) throw new ReportingException(ReportingExceptionCode.InvalidWebhook, `url must be at most ${MAX_URL_LENGTH} characters`, 'url');
   return url.toString();
+}
+
+/** The outbound rule at registration: a webhook may not point at loopback, private or link-local addresses. */
+async function checkWebhookAddress(url: string): Promise<void> {
+  try {
+    await checkOutboundUrl(url);
+  } catch (err) {
+    if (err instanceof OutboundException) throw new ReportingException(ReportingExceptionCode.InvalidWebhook, `url refused: ${err.message}`, 'url');
+    throw err;
+  }
 }

@@ -1,8 +1,10 @@
 import http from 'node:http';
 import https from 'node:https';
 import { Readable } from 'node:stream';
+import { outboundFetch, outboundGuard, outboundLookup } from '@tollgate/outbound';
 
-const AGENT_OPTIONS = { keepAlive: true, maxSockets: 256 };
+// The lookup answers only addresses the outbound rule allows, on every new socket.
+const AGENT_OPTIONS = { keepAlive: true, maxSockets: 256, lookup: outboundLookup() };
 const httpAgent = new http.Agent(AGENT_OPTIONS);
 const httpsAgent = new https.Agent(AGENT_OPTIONS);
 const NO_BODY_STATUS = new Set([101, 204, 205, 304]);
@@ -13,15 +15,19 @@ function keepAliveAgentFor(url: URL): http.Agent {
 }
 
 /**
- * A `fetch` for pooled upstream connections over node:http with keep-alive sockets. The MCP SDK
+ * A `fetch` for pooled upstream connections over node:http with keep-alive sockets, which connect
+ * only to addresses the outbound rule allows (@tollgate/outbound). The MCP SDK
  * client only needs a Response, but undici's fetch cost about 1 ms per call on the edge's hot
  * path. JSON answers are buffered; event streams are handed over as a web stream. The caller's
  * AbortSignal aborts the request, and its listener is removed when the request ends.
  */
 export const keepAliveFetch: typeof fetch = (input, init = {}) => {
   const body = init.body;
-  if (body !== undefined && body !== null && typeof body !== 'string') return fetch(input, init);
+  if (body !== undefined && body !== null && typeof body !== 'string') return outboundFetch()(input, init);
   const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
+  // Sockets skip the lookup for IP-literal hosts: those are checked here.
+  const refused = outboundGuard().literalRefusal(url.hostname);
+  if (refused) return Promise.reject(refused);
   const signal = init.signal ?? undefined;
   return new Promise<Response>((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);

@@ -1,10 +1,11 @@
 import { StringDecoder } from 'node:string_decoder';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Agent, Dispatcher } from 'undici';
+import { Dispatcher } from 'undici';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResult, CallToolResultSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { mediaTypeOf } from '@tollgate/kernel';
+import { outboundDispatcher } from '@tollgate/outbound';
 import { createParser } from 'eventsource-parser';
 import { UpstreamSessionExpiredError } from './upstream-session-expired.error';
 
@@ -22,9 +23,10 @@ const REDIRECTED = Symbol('redirected');
 
 /**
  * The connection pools of every lean call (per origin, keep-alive). undici's request costs about
- * half the CPU of node:http's per call, and the call is most of what an edge does.
+ * half the CPU of node:http's per call, and the call is most of what an edge does. Each new
+ * connection goes only to an address the outbound rule allows.
  */
-const UPSTREAM_DISPATCHER = new Agent({
+const UPSTREAM_DISPATCHER = outboundDispatcher({
   connections: 256,
   keepAliveTimeout: 60_000,
   // The call's own timer (the upstream's callTimeoutMs, up to 10 minutes) ends a call; undici's

@@ -4,6 +4,7 @@ import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotoc
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
+import { outboundFetch } from '@tollgate/outbound';
 import { keepAliveFetch } from './keep-alive-fetch';
 import { UpstreamSpec } from './upstream-spec';
 
@@ -22,12 +23,13 @@ function transportFor(spec: UpstreamSpec, onStderr: (line: string) => void): Tra
       t.stderr?.on('data', (chunk: Buffer) => onStderr(chunk.toString('utf8').trimEnd()));
       return t;
     }
+    // Both HTTP transports connect only to addresses the outbound rule allows.
     case 'STREAMABLE_HTTP':
       if (!spec.url) throw new Error(`upstream ${spec.namespace} has no url`);
       return new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers }, fetch: keepAliveFetch });
     case 'SSE':
       if (!spec.url) throw new Error(`upstream ${spec.namespace} has no url`);
-      return new SSEClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers } });
+      return new SSEClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers }, fetch: outboundFetch() });
   }
 }
 

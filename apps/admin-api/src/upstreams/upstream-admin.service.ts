@@ -1,8 +1,9 @@
 import { ForbiddenException, Inject, Injectable } from '@nestjs/common';
-import { CatalogScheduleService, RegisterUpstreamInput, UpstreamRegistry } from '@tollgate/catalog';
+import { CatalogException, CatalogExceptionCode, CatalogScheduleService, RegisterUpstreamInput, UpstreamRegistry } from '@tollgate/catalog';
 import { AdminConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { PrismaService, Tool, UpstreamServer } from '@tollgate/db';
 import type { AdminPrincipal } from '@tollgate/identity';
+import { OutboundException, checkOutboundUrl } from '@tollgate/outbound';
 import { ORG_CONFIG_CHANGED_CHANNEL, RedisService } from '@tollgate/redis';
 
 /**
@@ -27,6 +28,7 @@ export class UpstreamAdminService {
         'only a platform admin may register a STDIO upstream (it runs a command on Tollgate’s hosts); use STREAMABLE_HTTP or SSE, or ask the operator to set ALLOW_STDIO_FOR_ORG_ADMINS=true',
       );
     }
+    if (input.transport !== 'STDIO' && input.url) await checkUpstreamAddress(input.url);
     const upstream = await this.registry.registerUpstream(orgId, input);
     await this.schedule.scheduleUpstreamSync(upstream);
     const jobId = await this.schedule.requestSync(orgId, upstream.id, 'created');
@@ -52,5 +54,18 @@ export class UpstreamAdminService {
     const upstream = await this.registry.getUpstream(orgId, upstreamId);
     const tools = await this.prisma.tool.findMany({ where: { orgId, upstreamId: upstream.id }, orderBy: { name: 'asc' } });
     return { upstream, tools };
+  }
+}
+
+/**
+ * The outbound rule at registration: no loopback, private or link-local address, and no
+ * credentials in the URL (they would be stored in clear; headers and bearer tokens are sealed).
+ */
+async function checkUpstreamAddress(url: string): Promise<void> {
+  try {
+    await checkOutboundUrl(url);
+  } catch (err) {
+    if (err instanceof OutboundException) throw new CatalogException(CatalogExceptionCode.InvalidUpstream, `url refused: ${err.message}`, 'url');
+    throw err;
   }
 }
