@@ -47,8 +47,6 @@ export class AdmissionLeases implements OnModuleInit, BeforeApplicationShutdown 
   private readonly logger = new Logger(AdmissionLeases.name);
   private readonly leases = new Map<string, Lease>();
   private readonly sync: LeaseSync;
-  private readonly toConvert = new Set<BudgetLease>();
-  private flushScheduled = false;
   private timers: NodeJS.Timeout[] = [];
   private closing = false;
 
@@ -81,7 +79,6 @@ export class AdmissionLeases implements OnModuleInit, BeforeApplicationShutdown 
     this.closing = true;
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
-    this.flush();
     const all = [...this.leases.values()];
     for (const l of all) l.dropped = true;
     this.leases.clear();
@@ -123,20 +120,22 @@ export class AdmissionLeases implements OnModuleInit, BeforeApplicationShutdown 
   }
 
   /**
-   * A call under leases completed at `actual`: its slots are free again and its cost is converted
-   * from leased to spent, sent with the conversions of every call that completed in the same pass
-   * of the event loop (a conversion changes no admission: spent and leased both count against a
-   * limit). Returns the budgets' standings as this edge knows them, with this call settled.
+   * A call under leases completed at `actual`: its slots are free again, and it returns the cost to
+   * convert from leased to spent on each budget lease (the completion step sends it, with the
+   * call's usage event; a conversion changes no admission: spent and leased both count against a
+   * limit), with the budgets' standings as this edge knows them, this call settled.
    */
-  complete(call: LeasedCall, actual: Micros): BudgetStanding[] {
+  complete(call: LeasedCall, actual: Micros): { standings: BudgetStanding[]; conversions: { lease: BudgetLease; amount: bigint }[] } {
     const spare: Lease[] = [];
+    const conversions: { lease: BudgetLease; amount: bigint }[] = [];
     for (const l of call.budgets) {
       l.inFlight--;
       l.free += call.estimate - actual;
       if (actual > 0n) {
-        l.pending += actual;
+        // From now on the Redis record holds `actual` less, once the completion has run.
+        l.held -= actual;
         l.unconfirmed += actual;
-        this.toConvert.add(l);
+        conversions.push({ lease: l, amount: actual });
       }
       if (l.dropped && l.free > 0n) spare.push(l);
     }
@@ -146,16 +145,24 @@ export class AdmissionLeases implements OnModuleInit, BeforeApplicationShutdown 
     }
     // A dropped lease admits nothing more: what its calls leave goes straight back.
     if (spare.length > 0) this.sync.background(this.sync.release(spare, Date.now()), 'what a dropped lease held not given back');
-    if (this.toConvert.size > 0 && !this.flushScheduled) {
-      // Scheduled before Redis auto-pipelining's own setImmediate for commands issued later in this
-      // turn (the call's XADD), so the conversion joins their socket write.
-      this.flushScheduled = true;
-      setImmediate(() => this.flush());
-    }
-    return call.bounds.map((b, i) => {
+    const standings = call.bounds.map((b, i) => {
       const k = call.budgets[i].known;
       return budgetStanding(b, k.spent + call.budgets[i].unconfirmed, k.reserved, k.leased);
     });
+    return { standings, conversions };
+  }
+
+  /**
+   * What Redis answered for a conversion sent by the completion step: the counter as it now is, or
+   * that the lease is gone (swept, counter lost); null when the completion failed.
+   */
+  converted(l: BudgetLease, amount: bigint, answer: [number, number, number] | null): void {
+    l.unconfirmed -= amount;
+    if (!answer) return this.drop(l, 'a completion under it was not acknowledged');
+    const [live, spent, leased] = answer;
+    if (live === -1) return this.drop(l, 'its budget counter is gone from Redis');
+    l.known = { ...l.known, spent: BigInt(spent), leased: BigInt(leased) };
+    if (live === 0) this.drop(l, 'Redis swept it before it was renewed');
   }
 
   /**
@@ -172,9 +179,8 @@ export class AdmissionLeases implements OnModuleInit, BeforeApplicationShutdown 
     return true;
   }
 
-  /** Resolves once the Redis work of calls completed so far (and of refills and returns started so far) is done. */
+  /** Resolves once the refills and returns started so far are done. */
   async settled(): Promise<void> {
-    await new Promise((resolve) => setImmediate(resolve)); // conversions are sent after the event loop's I/O pass
     await this.sync.settled();
   }
 
@@ -237,15 +243,6 @@ export class AdmissionLeases implements OnModuleInit, BeforeApplicationShutdown 
       waiting.push(run);
     }
     await Promise.all(waiting);
-  }
-
-  /** Sends the costs of the calls completed in this pass of the event loop. */
-  private flush(): void {
-    this.flushScheduled = false;
-    if (this.toConvert.size === 0) return;
-    const leases = [...this.toConvert];
-    this.toConvert.clear();
-    this.sync.convert(leases);
   }
 
   /** Gives back leases no call has used for the idle time, and window leases whose window has ended. */

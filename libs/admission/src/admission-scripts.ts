@@ -36,18 +36,53 @@ return {0, {1}}
 `;
 
 /**
- * KEYS: the budget keys, then the concurrency sets.  ARGV: #budget keys, call id, actual cost.
- * Settles the reservation and gives the concurrency slots back. Returns budget_settle's answer.
+ * A turn's completions, in one script: every call's settlement (or, under a lease, its cost
+ * moving from leased to spent) and every usage event appended to the outbox, all or nothing.
+ * KEYS: the edge's completion sequence, the usage outbox, then per settlement its budget keys
+ * (R, Z, H...) and concurrency sets; per conversion group R, H1..Hn.
+ * ARGV: sequence number, #settlements, #conversion groups, #events, then per settlement: #budget
+ * keys, #sets, call id, actual; per group: n, then per lease: id, amount; per event: field, value.
+ * A sequence number Redis has already seen (a command resent after a reconnect) changes nothing
+ * and answers {2}. Otherwise answers {1, then per lease budget_lease_convert's 3 numbers}.
  */
-export const SETTLE_AND_RELEASE_SCRIPT = `${RATE_LIMIT_LUA}${BUDGET_LUA}
-local nbk = tonumber(ARGV[1])
-local BK, CK = {}, {}
-for i = 1, #KEYS do
-  if i <= nbk then BK[#BK+1] = KEYS[i] else CK[#CK+1] = KEYS[i] end
+export const COMPLETE_SCRIPT = `${RATE_LIMIT_LUA}${BUDGET_LUA}
+local seq = tonumber(ARGV[1])
+if seq <= tonumber(redis.call('GET', KEYS[1]) or '0') then return {2} end
+redis.call('SET', KEYS[1], seq, 'PX', 3600000)
+local ns, ng, ne = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local k, a = 3, 5
+local out = {1}
+for i = 1, ns do
+  local nbk, nck = tonumber(ARGV[a]), tonumber(ARGV[a+1])
+  local id, actual = ARGV[a+2], tonumber(ARGV[a+3])
+  if nbk > 0 then
+    local BK = {}
+    for j = 0, nbk - 1 do BK[#BK+1] = KEYS[k+j] end
+    budget_settle(BK, id, actual)
+  end
+  if nck > 0 then
+    local CK = {}
+    for j = 0, nck - 1 do CK[#CK+1] = KEYS[k+nbk+j] end
+    rl_release(CK, id)
+  end
+  k = k + nbk + nck
+  a = a + 4
 end
-local out = {}
-if nbk > 0 then out = budget_settle(BK, ARGV[2], tonumber(ARGV[3])) end
-if #CK > 0 then rl_release(CK, ARGV[2]) end
+for i = 1, ng do
+  local n = tonumber(ARGV[a])
+  for j = 1, n do
+    local r = budget_lease_convert(KEYS[k], KEYS[k+j], ARGV[a+2*j-1], tonumber(ARGV[a+2*j]))
+    out[#out+1] = r[1]
+    out[#out+1] = r[2]
+    out[#out+1] = r[3]
+  end
+  k = k + 1 + n
+  a = a + 1 + 2*n
+end
+for i = 1, ne do
+  redis.call('XADD', KEYS[2], '*', ARGV[a], ARGV[a+1])
+  a = a + 2
+end
 return out
 `;
 
@@ -82,18 +117,6 @@ for i = 1, ns do
   out[#out+1] = rl_lease_slots(KEYS[k], now, deadline, tonumber(ARGV[a]), tonumber(ARGV[a+1]), tonumber(ARGV[a+2]), div, ARGV[a+3], tonumber(ARGV[a+4]))
   k = k + 1
   a = a + 5
-end
-return out
-`;
-
-/** KEYS: R, H1..Hn   ARGV: per counter: lease id, cost. Returns budget_lease_convert's answers, 3 numbers each. */
-export const LEASE_CONVERT_SCRIPT = `${BUDGET_LUA}
-local out = {}
-for i = 2, #KEYS do
-  local r = budget_lease_convert(KEYS[1], KEYS[i], ARGV[2*i-3], tonumber(ARGV[2*i-2]))
-  out[#out+1] = r[1]
-  out[#out+1] = r[2]
-  out[#out+1] = r[3]
 end
 return out
 `;

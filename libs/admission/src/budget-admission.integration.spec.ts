@@ -32,9 +32,7 @@ describe('Budget admission on real Redis and Postgres', () => {
   /** Settles a call at its actual cost, as the edge does after the upstream. */
   async function settle(r: Reserved, actual: bigint): Promise<BudgetStanding[]> {
     if (!r.ok) throw new Error('expected an admitted call');
-    const standings = admission.complete(r.hold, actual);
-    await admission.settled();
-    return standings;
+    return admission.complete(r.hold, actual, null);
   }
 
   beforeAll(async () => {

@@ -90,7 +90,7 @@ describe('Call admission with leases, on real Redis and Postgres (two edges)', (
     // The very first call finds no counter: it is checked in Redis on its own, which seeds the counter from the ledger.
     const seeding = await admit(edge, 1_000n);
     expect(seeding.ok && seeding.hold.leased).toBe(null);
-    if (seeding.ok) edge.admission.complete(seeding.hold, 700n);
+    if (seeding.ok) await edge.admission.complete(seeding.hold, 700n, null);
     const first = await admit(edge, 1_000n);
     expect(first.ok && first.hold.leased).toBeTruthy();
     const afterFirst = await key.counter();
@@ -108,10 +108,10 @@ describe('Call admission with leases, on real Redis and Postgres (two edges)', (
     expect(scripts).not.toHaveBeenCalled();
     expect(await key.counter()).toEqual(afterFirst);
 
-    // Each call costs 700 of its 1,000 estimate: 4,200 more is spent, in one conversion.
-    const standings = holds.map((h) => edge.admission.complete(h, 700n));
-    await edge.leases.settled();
-    expect(scripts).toHaveBeenCalledTimes(1);
+    // Each call costs 700 of its 1,000 estimate: 4,200 more is spent, in the completion script of
+    // that turn (no script of its own).
+    const standings = await Promise.all(holds.map((h) => edge.admission.complete(h, 700n, null)));
+    expect(scripts).not.toHaveBeenCalled();
     scripts.mockRestore();
     expect(standings[5][0]).toMatchObject({ spentMicros: 4_900n, reservedMicros: 0n, remainingMicros: 1_000_000_000n - 4_900n });
     expect(await key.counter()).toEqual({ spent: 4_900, reserved: 0, leased: afterFirst.leased - 4_200 });
@@ -146,7 +146,7 @@ describe('Call admission with leases, on real Redis and Postgres (two edges)', (
           admitted++;
           if (a.hold.leased) leased++;
           await new Promise((r) => setImmediate(r));
-          edge.admission.complete(a.hold, 1_000n);
+          await edge.admission.complete(a.hold, 1_000n, null);
         }
       }),
     );
@@ -162,11 +162,10 @@ describe('Call admission with leases, on real Redis and Postgres (two edges)', (
     const dying = await startEdge();
     const key = await newKey(1_000_000_000n);
     const seeding = await admit(dying, 1_000n);
-    if (seeding.ok) dying.admission.complete(seeding.hold, 1_000n);
+    if (seeding.ok) await dying.admission.complete(seeding.hold, 1_000n, null);
     const a = await admit(dying, 1_000n);
     expect(a.ok && a.hold.leased).toBeTruthy();
-    if (a.ok) dying.admission.complete(a.hold, 1_000n);
-    await dying.leases.settled();
+    if (a.ok) await dying.admission.complete(a.hold, 1_000n, null);
     const held = (await key.counter()).leased;
     expect(held).toBeGreaterThan(0);
 
@@ -178,7 +177,7 @@ describe('Call admission with leases, on real Redis and Postgres (two edges)', (
     const after = await key.counter();
     expect(after.spent).toBe(2_000);
     expect(after.leased).toBe(Number(alive.leases.holdings().budgetMicros));
-    if (b.ok) alive.admission.complete(b.hold, 1_000n);
+    if (b.ok) await alive.admission.complete(b.hold, 1_000n, null);
     expect(after.reserved).toBe(b.ok && b.hold.leased ? 0 : 1_000);
     await alive.leases.settled();
     edges.splice(edges.indexOf(dying), 1);

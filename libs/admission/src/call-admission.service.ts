@@ -1,11 +1,13 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
+import type { Redis } from 'ioredis';
 import { BudgetService, BudgetStanding, ReservationPlan, SpendReservation, SpendScopes } from '@tollgate/budget';
 import { Micros, ToolRef } from '@tollgate/kernel';
 import { AdmissionPlan, RateLimitCaller, RateLimitRefusal, RateLimitService } from '@tollgate/rate-limit';
 import { RedisService } from '@tollgate/redis';
 import { AdmissionLeases } from './admission-leases';
-import { ADMIT_AND_RESERVE_SCRIPT, SETTLE_AND_RELEASE_SCRIPT } from './admission-scripts';
+import { ADMIT_AND_RESERVE_SCRIPT } from './admission-scripts';
 import { ADMISSION_SETTINGS, AdmissionSettings } from './admission-settings';
+import { CallCompletion, CompletionWork, OutboxEntry } from './call-completion';
 import { LeasedCall, LeaseRequest } from './lease-kinds';
 
 export type CallAdmission =
@@ -27,17 +29,19 @@ export interface CallHold {
 }
 
 /**
- * A governed call's admission and settlement. Far from every limit, calls are admitted against
+ * A governed call's admission and completion. Far from every limit, calls are admitted against
  * this edge's leases (AdmissionLeases) with no round trip. Otherwise, before the upstream, rate
- * limits and budget reservation run in one script (one round trip, all or nothing); after, one
- * script settles and frees the concurrency slots. The scripts are the rate-limit and budget
- * libraries' own Lua functions, run together.
+ * limits and budget reservation run in one script (one round trip, all or nothing). After the
+ * upstream, the completion step (CallCompletion) writes the settlement and the usage event in one
+ * script per turn of the event loop, and the answer waits for it. The scripts are the rate-limit
+ * and budget libraries' own Lua functions, run together.
  */
 @Injectable()
-export class CallAdmissionService {
+export class CallAdmissionService implements BeforeApplicationShutdown {
   private readonly logger = new Logger(CallAdmissionService.name);
-  /** Settlements sent and not answered yet. */
-  private readonly settling = new Set<Promise<unknown>>();
+  /** Completions go on a connection of their own, without auto-pipelining: each script leaves at once. */
+  private readonly connection: Redis;
+  private readonly completion: CallCompletion;
 
   constructor(
     private readonly redis: RedisService,
@@ -45,7 +49,11 @@ export class CallAdmissionService {
     private readonly budgets: BudgetService,
     private readonly leases: AdmissionLeases,
     @Inject(ADMISSION_SETTINGS) private readonly settings: AdmissionSettings,
-  ) {}
+  ) {
+    this.connection = redis.client.duplicate({ enableAutoPipelining: false });
+    this.connection.on('error', (err) => this.logger.warn(`redis (completions) error: ${err.message}`));
+    this.completion = new CallCompletion(this.connection, redis.prefix, (lease, amount, answer) => leases.converted(lease, amount, answer));
+  }
 
   /**
    * Rate limits and budgets for one call: against this edge's leases, or in one round trip.
@@ -81,31 +89,48 @@ export class CallAdmissionService {
   }
 
   /**
-   * Settles the call at `actual` (0 for a call that is free) and gives its concurrency slots back,
-   * once per hold. Returns the budgets' standings with this call settled. Redis is not awaited: the
-   * work is sent before this edge reads its next request (failures are logged), and until Redis
-   * applies it the reservation or lease still holds at least the cost, so nobody can spend it twice.
+   * The completion step: settles the call at `actual` (0 for a call that is free), gives its
+   * concurrency slots back and appends its usage event to the outbox, in the script of this turn.
+   * Resolves with the budgets' standings (this call settled) once Redis has applied it; rejects with
+   * AdmissionException(CompletionNotRecorded) if Redis did not. Once per hold.
    */
-  complete(hold: CallHold, actual: Micros): BudgetStanding[] {
+  async complete(hold: CallHold, actual: Micros, usage: OutboxEntry | null): Promise<BudgetStanding[]> {
     if (hold.completed) return [];
     hold.completed = true;
-    if (hold.leased) return this.leases.complete(hold.leased, actual);
-    const budgetKeys = this.budgets.settlementKeys(hold.reservation);
-    const slotKeys = hold.admission?.slots.map((s) => s.key) ?? [];
-    if (budgetKeys.length > 0 || slotKeys.length > 0) {
-      const sent = this.redis
-        .evalScript(SETTLE_AND_RELEASE_SCRIPT, [...budgetKeys, ...slotKeys], [budgetKeys.length, hold.reservation.id, actual.toString()])
-        .catch((err: Error) => this.logger.error(`call ${hold.reservation.id} not settled (its reservation expires; the ledger has the call): ${err.message}`))
-        .finally(() => this.settling.delete(sent));
-      this.settling.add(sent);
+    const work: CompletionWork = { settlement: null, conversions: [], usage };
+    let standings: BudgetStanding[];
+    if (hold.leased) {
+      const done = this.leases.complete(hold.leased, actual);
+      work.conversions = done.conversions;
+      standings = done.standings;
+    } else {
+      const budgetKeys = this.budgets.settlementKeys(hold.reservation);
+      const slotKeys = hold.admission?.slots.map((s) => s.key) ?? [];
+      if (budgetKeys.length > 0 || slotKeys.length > 0) work.settlement = { budgetKeys, slotKeys, callId: hold.reservation.id, actual };
+      standings = hold.standings.map((s) => settled(s, hold.estimate, actual));
     }
-    return hold.standings.map((s) => settled(s, hold.estimate, actual));
+    if (work.settlement || work.conversions.length > 0 || work.usage) await this.completion.complete(work);
+    return standings;
+  }
+
+  /**
+   * Frees a call that never reached its upstream (uncharged, no usage event). Nothing waits for
+   * it: until Redis has run it, the reservation holds the estimate, which refuses, never overspends.
+   */
+  release(hold: CallHold): void {
+    this.complete(hold, 0n, null).catch((err: Error) => this.logger.warn(`call ${hold.reservation.id} not released (its reservation expires at its deadline): ${err.message}`));
   }
 
   /** Resolves once the Redis work of the calls completed so far is done (for tests and shutdown). */
   async settled(): Promise<void> {
-    await Promise.all([...this.settling]);
+    await this.completion.settled();
     await this.leases.settled();
+  }
+
+  /** Completions of calls still in flight are written before the connection closes. */
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.completion.settled();
+    await this.connection.quit().catch(() => undefined);
   }
 }
 

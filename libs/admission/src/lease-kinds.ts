@@ -44,8 +44,6 @@ export interface BudgetLease extends LeaseBase {
   held: bigint;
   free: bigint;
   inFlight: number;
-  /** Cost of completed calls not sent yet. */
-  pending: bigint;
   /** Cost of completed calls whose conversion has not been answered: added to `known.spent` in standings. */
   unconfirmed: bigint;
   known: { spent: bigint; reserved: bigint; leased: bigint };
@@ -118,7 +116,6 @@ export function newBudgetLease(base: LeaseBase, b: BoundBudget, id: string): Bud
     held: 0n,
     free: 0n,
     inFlight: 0,
-    pending: 0n,
     unconfirmed: 0n,
     known: { spent: 0n, reserved: 0n, leased: 0n },
   };
@@ -153,7 +150,7 @@ export function covers(l: Lease, estimate: Micros, now: number): boolean {
 
 /** A call in flight or a cost not yet confirmed keeps the lease from going back. */
 export function busy(l: Lease): boolean {
-  if (l.kind === 'budget') return l.inFlight > 0 || l.pending > 0n || l.unconfirmed > 0n;
+  if (l.kind === 'budget') return l.inFlight > 0 || l.unconfirmed > 0n;
   if (l.kind === 'slots') return l.inUse > 0;
   return false;
 }

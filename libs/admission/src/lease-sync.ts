@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { RedisService } from '@tollgate/redis';
-import { LEASE_CONVERT_SCRIPT, LEASE_GRANT_SCRIPT, LEASE_RELEASE_SCRIPT, LEASE_RENEW_SCRIPT } from './admission-scripts';
+import { LEASE_GRANT_SCRIPT, LEASE_RELEASE_SCRIPT, LEASE_RENEW_SCRIPT } from './admission-scripts';
 import { BudgetLease, DENIED_MS, Lease, LeaseRequest, LEASE_SHARE, MAX_LEASE_CALLS, MIN_LEASE_CALLS, SlotLease, WindowLease, groupByOrg } from './lease-kinds';
 
 /** What one release script gives back for one organisation. */
@@ -14,14 +14,14 @@ interface ReleaseBatch {
 }
 
 /**
- * The Redis side of an edge's leases: grants, conversions of costs, renewals and returns, each one
+ * The Redis side of an edge's leases: grants, renewals and returns, each one
  * script per organisation. It updates the leases it is handed; the lease book decides when.
  */
 export class LeaseSync {
   private readonly logger = new Logger(LeaseSync.name);
   private readonly edgeId = randomBytes(6).toString('hex');
   private seq = 0;
-  /** Redis work no call waited for (conversions, refills, returns), until it is done. */
+  /** Redis work no call waited for (refills, renewals, returns), until it is done. */
   private readonly inBackground = new Set<Promise<unknown>>();
   /** Local admission stops this long before Redis would sweep a lease that was not renewed. */
   readonly marginMs: number;
@@ -100,42 +100,6 @@ export class LeaseSync {
         grew(l, granted);
       }
     });
-  }
-
-  /** Sends the pending costs of these leases (leased -> spent), one script per organisation. */
-  convert(toConvert: BudgetLease[]): void {
-    for (const leases of groupByOrg(toConvert).values()) {
-      const keys = [leases[0].rKey];
-      const args: (string | number)[] = [];
-      const amounts = leases.map((l) => {
-        const amount = l.pending;
-        l.pending = 0n;
-        l.held -= amount;
-        keys.push(l.hKey);
-        args.push(l.id, amount.toString());
-        return amount;
-      });
-      const sent = this.redis.evalScript(LEASE_CONVERT_SCRIPT, keys, args).then((raw) => {
-        const res = raw as number[];
-        leases.forEach((l, j) => {
-          l.unconfirmed -= amounts[j];
-          const [live, spent, leased] = res.slice(3 * j, 3 * j + 3);
-          if (live === -1) return this.drop(l, 'its budget counter is gone from Redis');
-          l.known = { ...l.known, spent: BigInt(spent), leased: BigInt(leased) };
-          if (live === 0) this.drop(l, 'Redis swept it before it was renewed');
-        });
-      });
-      this.background(
-        sent.catch((err: Error) => {
-          leases.forEach((l, j) => {
-            l.unconfirmed -= amounts[j];
-            this.drop(l, 'a conversion failed');
-          });
-          throw err;
-        }),
-        'costs of calls under a budget lease not converted (the ledger has the calls; reconciliation reports the drift)',
-      );
-    }
   }
 
   /** Moves the deadlines of these leases on; a lease Redis swept meanwhile is dropped. */

@@ -28,8 +28,7 @@ describe('Rate-limit admission on real Redis', () => {
   }
 
   async function release(a: Extract<CallAdmission, { ok: true }>) {
-    admission.complete(a.hold, 0n);
-    await admission.settled();
+    await admission.complete(a.hold, 0n, null);
   }
 
   beforeAll(async () => {

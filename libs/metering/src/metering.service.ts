@@ -4,11 +4,16 @@ import { RedisService } from '@tollgate/redis';
 import { UsageEvent } from './usage-event';
 import { usageEntryFields } from './usage-outbox';
 
+/** A usage event as an entry of the usage outbox: the stream and the entry's field and value. */
+export interface UsageOutboxEntry {
+  stream: string;
+  fields: [string, string];
+}
+
 /**
- * Appends usage events to the usage outbox (a Redis Stream) for the worker to write to the ledger.
- * One XADD per event on the shared auto-pipelined connection: an edge records a call's event in
- * the same tick as it settles the call, so both leave in one socket write and Redis runs them in
- * order. Nothing waits in the edge's memory, so a crashing edge loses no recorded event.
+ * Usage events for the usage outbox (a Redis Stream) that the worker writes to the ledger. The
+ * edge appends a call's event in the same script as the call's settlement (the completion step of
+ * @tollgate/admission), from `outboxEntry`; `recordUsage` appends one on its own.
  */
 @Injectable()
 export class MeteringService {
@@ -16,6 +21,11 @@ export class MeteringService {
 
   constructor(private readonly redis: RedisService) {
     this.stream = usageOutboxKeys(redis.prefix).events;
+  }
+
+  /** The outbox entry of an event, for a script that appends it with other writes. */
+  outboxEntry(event: UsageEvent): UsageOutboxEntry {
+    return { stream: this.stream, fields: usageEntryFields(event) };
   }
 
   /**

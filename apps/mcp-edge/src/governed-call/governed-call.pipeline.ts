@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { CallAdmissionService, CallHold } from '@tollgate/admission';
+import { AdmissionException, AdmissionExceptionCode, CallAdmissionService, CallHold } from '@tollgate/admission';
 import { BudgetStanding } from '@tollgate/budget';
 import { OrgCatalog, ServedTool, ToolCatalogService } from '@tollgate/catalog';
 import { EdgeConfig, TOLLGATE_CONFIG } from '@tollgate/config';
@@ -100,9 +100,13 @@ export class GovernedCallPipeline {
     const held = admission.hold;
     try {
       return await this.pricedCall(principal, call, held, args, catalog, outputLimits, signal);
+    } catch (err) {
+      // Settle and meter failed: the upstream ran but Redis did not record it, so no success is said.
+      if (err instanceof AdmissionException && err.code === AdmissionExceptionCode.CompletionNotRecorded) return this.refuse(exposedName, notRecordedResult(exposedName, call.callId));
+      throw err;
     } finally {
       // Every path that reaches the upstream settles; any other way out frees the call, uncharged.
-      this.admission.complete(held, 0n);
+      this.admission.release(held);
     }
   }
 
@@ -124,17 +128,17 @@ export class GovernedCallPipeline {
       const called = await this.upstreams.callTool(principal, upstreamOf(catalog, tool), tool.name, args, signal);
       if (!called.ok) {
         // Nothing reached the upstream: no charge.
-        this.admission.complete(held, 0n);
+        this.admission.release(held);
         return this.refuse(exposedName, authRequiredResult(exposedName, called.authRequired));
       }
       result = called.result;
     } catch (err) {
       if (!(err instanceof UpstreamException)) {
-        this.admission.complete(held, 0n);
+        this.admission.release(held);
         throw err;
       }
       const cost = actualCallCost(call.rule, { failed: true, outputTokens: 0, reportedCostMicros: null }, call.outputTokenCap);
-      const standings = this.settleAndMeter(principal, call, held, 'UPSTREAM_ERROR', cost, 0);
+      const standings = await this.settleAndMeter(principal, call, held, 'UPSTREAM_ERROR', cost, 0);
       return upstreamFailureResult(exposedName, err, callMeta(call, cost, 0), standings);
     }
 
@@ -145,7 +149,8 @@ export class GovernedCallPipeline {
       // for instance): the call is charged and metered as one that returned nothing, never free.
       if (!held.completed) {
         const cost = actualCallCost(call.rule, { failed: false, outputTokens: 0, reportedCostMicros: null }, call.outputTokenCap);
-        this.settleAndMeter(principal, call, held, 'TOOL_ERROR', cost, 0);
+        // Its completion failing too changes nothing for the agent: the error below goes either way.
+        await this.settleAndMeter(principal, call, held, 'TOOL_ERROR', cost, 0).catch(() => []);
       }
       throw err;
     }
@@ -161,14 +166,14 @@ export class GovernedCallPipeline {
       result = (await this.pager.pageResult(principal, call.callId, result, call.outputTokenCap)).result;
     } else if (outputTokens > call.outputTokenCap) {
       const cost = actualCallCost(call.rule, { failed: false, outputTokens: 0, reportedCostMicros: null }, call.outputTokenCap);
-      const standings = this.settleAndMeter(principal, call, held, 'TOOL_ERROR', cost, 0);
+      const standings = await this.settleAndMeter(principal, call, held, 'TOOL_ERROR', cost, 0);
       return outputBudgetExceededResult(exposedName, outputTokens, call.outputTokenCap, callMeta(call, cost, 0), standings);
     }
 
     // Settle and meter
     const failed = result.isError === true;
     const cost = actualCallCost(call.rule, { failed, outputTokens, reportedCostMicros: reportedCost(result) }, call.outputTokenCap);
-    const standings = this.settleAndMeter(principal, call, held, failed ? 'TOOL_ERROR' : 'OK', cost, outputTokens);
+    const standings = await this.settleAndMeter(principal, call, held, failed ? 'TOOL_ERROR' : 'OK', cost, outputTokens);
     return {
       ...result,
       _meta: { ...(result._meta ?? {}), [CALL_META_KEY]: callMeta(call, cost, outputTokens), [BUDGET_META_KEY]: budgetMeta(standings) },
@@ -188,32 +193,15 @@ export class GovernedCallPipeline {
   }
 
   /**
-   * Settle (the reservation or lease share becomes the actual cost), meter (the ledger row) and
-   * give back the concurrency slot. The agent's answer does not wait for Redis: the commands are
-   * sent before this edge reads its next request, so a later call through this edge always sees
-   * them, and until Redis applies them the reservation or lease still holds at least the cost, so
-   * no other edge can spend it twice. The standings in the answer are the budgets as this edge last
-   * saw them, with this call settled.
+   * Settle and meter, one step: the reservation or lease share becomes the actual cost, the
+   * concurrency slots are given back and the usage event goes to the outbox, in one script with
+   * every call completed in the same turn (CallAdmissionService.complete). The answer leaves only
+   * once Redis has acknowledged it, so an answered call is always billed and metered; if Redis does
+   * not, this throws AdmissionException(CompletionNotRecorded). The standings are the budgets as
+   * this edge last saw them, with this call settled.
    */
-  private settleAndMeter(principal: Principal, call: PricedCall, held: CallHold, outcome: UsageEvent['outcome'], cost: Micros, outputTokens: number): BudgetStanding[] {
-    const standings = this.admission.complete(held, cost);
-    // The ledger row is made once the answer is on its way: this tick runs after the microtasks that
-    // carry the result to the agent's socket, and before any I/O, so nothing can come between the
-    // answer and the XADD. After the settlement, so both leave in one socket write (see
-    // AdmissionLeases.complete).
-    process.nextTick(() => this.meter(principal, call, outcome, cost, outputTokens));
-    return standings;
-  }
-
-  private refuse(exposedName: string, result: CallToolResult): CallToolResult {
-    this.metrics.recordRefusal(exposedName, (result._meta?.['tollgate/error'] as { code: string }).code);
-    return result;
-  }
-
-  /** Hands the ledger row to metering, which appends it to the usage outbox (one XADD, sent with the settlement). */
-  private meter(principal: Principal, call: PricedCall, outcome: UsageEvent['outcome'], cost: Micros, outputTokens: number): void {
+  private async settleAndMeter(principal: Principal, call: PricedCall, held: CallHold, outcome: UsageEvent['outcome'], cost: Micros, outputTokens: number): Promise<BudgetStanding[]> {
     const latencyMs = Date.now() - call.startedAt;
-    this.metrics.recordCall(call.tool.exposedName, outcome, latencyMs, cost);
     const event: UsageEvent = {
       id: call.callId,
       orgId: principal.orgId,
@@ -230,9 +218,14 @@ export class GovernedCallPipeline {
       priceRuleId: call.rule.id || null,
       occurredAt: new Date(call.startedAt),
     };
-    // Not awaited: the XADD leaves in the same socket write as the settlement (see MeteringService).
-    // An outbox outage is logged, not the agent's problem: the settlement still charges the counters.
-    this.metering.recordUsage(event).catch((err: Error) => this.logger.error(`usage event ${event.id} could not be queued: ${err.message}`));
+    const standings = await this.admission.complete(held, cost, this.metering.outboxEntry(event));
+    this.metrics.recordCall(call.tool.exposedName, outcome, latencyMs, cost);
+    return standings;
+  }
+
+  private refuse(exposedName: string, result: CallToolResult): CallToolResult {
+    this.metrics.recordRefusal(exposedName, (result._meta?.['tollgate/error'] as { code: string }).code);
+    return result;
   }
 }
 
@@ -269,6 +262,19 @@ function argumentLimitsResult(name: string, args: Record<string, unknown> | unde
     allowed: check.allowed,
     measured: check.measured,
     charged: false,
+  });
+}
+
+/** The upstream answered but Redis did not acknowledge the call's settlement and usage event. */
+function notRecordedResult(name: string, callId: string): CallToolResult {
+  return toolErrorResult({
+    code: ToolErrorCode.UsageNotRecorded,
+    message: `"${name}" ran, but Tollgate could not record the call (its store did not acknowledge it), so its result is withheld.`,
+    hint: 'The tool may have acted (maybe executed): check its effects before calling it again. Retry in a second or two.',
+    tool: name,
+    callId,
+    maybeExecuted: true,
+    retryAfterMs: 1000,
   });
 }
 

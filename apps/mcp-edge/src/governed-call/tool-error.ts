@@ -19,6 +19,8 @@ export enum ToolErrorCode {
   InvalidArguments = 'INVALID_ARGUMENTS',
   SessionSchemaBudgetExceeded = 'SESSION_SCHEMA_BUDGET_EXCEEDED',
   InternalError = 'INTERNAL_ERROR',
+  /** The upstream ran, but Redis did not acknowledge the call's settlement and usage event: result withheld, maybe executed. */
+  UsageNotRecorded = 'USAGE_NOT_RECORDED',
   /** Code mode: the script does not parse, threw, or was cancelled. */
   ScriptError = 'SCRIPT_ERROR',
   /** Code mode: a sandbox limit (time, memory, tool calls, output) stopped the script. */
