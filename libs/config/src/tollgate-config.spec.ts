@@ -35,4 +35,10 @@ describe('config', () => {
   it('should treat an empty variable as unset', () => {
     expect(loadEdgeConfig({ ...GOOD, REDIS_PREFIX: '' }).redis.prefix).toBe('tg');
   });
+
+  it('should allow no refused outbound range unless OUTBOUND_ALLOW_CIDRS lists it, and name a bad entry at boot', () => {
+    expect(loadEdgeConfig(GOOD).outbound.allowCidrs).toEqual([]);
+    expect(loadEdgeConfig({ ...GOOD, OUTBOUND_ALLOW_CIDRS: '10.20.0.0/16, fd00:1::/64' }).outbound.allowCidrs).toEqual(['10.20.0.0/16', 'fd00:1::/64']);
+    expect(() => loadEdgeConfig({ ...GOOD, OUTBOUND_ALLOW_CIDRS: '10.20.0.0/16,intranet' })).toThrow(/OUTBOUND_ALLOW_CIDRS: "intranet" is not a CIDR/);
+  });
 });
