@@ -17,6 +17,7 @@ import { CodeModeService } from './code-mode/code-mode.service';
 import { ProgressiveDisclosure } from './disclosure/progressive-disclosure.service';
 import { GovernedCallPipeline } from './governed-call/governed-call.pipeline';
 import { ResultPager } from './governed-call/result-pager.service';
+import { InFlightCalls } from './governed-call/in-flight-calls.service';
 import { McpSessionStore } from './session/mcp-session.store';
 import { SessionHub } from './session/session-hub.service';
 import { UpstreamCaller } from './governed-call/upstream-caller.service';
@@ -50,7 +51,7 @@ export class EdgeModule {
         ConnectionsModule,
       ],
       controllers: [McpController, HealthController],
-      providers: [GovernedCallPipeline, ResultPager, McpSessionStore, SessionHub, UpstreamCaller, ProgressiveDisclosure, CodeModeService, McpServerFactory, LeanToolCallHandler, McpEndpoint, EdgeMetrics, UpstreamListChangedRelay],
+      providers: [GovernedCallPipeline, ResultPager, InFlightCalls, McpSessionStore, SessionHub, UpstreamCaller, ProgressiveDisclosure, CodeModeService, McpServerFactory, LeanToolCallHandler, McpEndpoint, EdgeMetrics, UpstreamListChangedRelay],
     };
   }
 }

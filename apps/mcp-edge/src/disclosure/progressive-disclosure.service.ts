@@ -25,7 +25,6 @@ import { PricingService } from '@tollgate/pricing';
 import { countJsonTokens } from '@tollgate/tokens';
 import { CodeModeService } from '../code-mode/code-mode.service';
 import { GovernedCallPipeline, VisibleTool } from '../governed-call/governed-call.pipeline';
-import { ResultPager } from '../governed-call/result-pager.service';
 import { ToolErrorCode, toolErrorResult } from '../governed-call/tool-error';
 
 export const DISCLOSURE_META_KEY = 'tollgate/disclosure';
@@ -58,7 +57,6 @@ export class ProgressiveDisclosure {
     private readonly policies: PolicyService,
     private readonly pricing: PricingService,
     private readonly pipeline: GovernedCallPipeline,
-    private readonly pager: ResultPager,
     private readonly codeMode: CodeModeService,
     private readonly sessions: McpSessionStore,
     private readonly hub: SessionHub,
@@ -89,7 +87,7 @@ export class ProgressiveDisclosure {
   }
 
   async callTool(principal: Principal, name: string, args: Record<string, unknown> | undefined, signal?: AbortSignal, session: McpSession | null = null): Promise<CallToolResult> {
-    if (name === READ_RESULT_PAGE_TOOL) return this.pager.readPage(principal, args);
+    if (name === READ_RESULT_PAGE_TOOL) return this.pipeline.readResultPage(principal, args);
     if (isCodeModeToolName(name)) return this.codeMode.callTool(principal, name, args, signal);
     if (!META_TOOLS.has(name)) return this.pipeline.callTool(principal, name, args, signal);
     const a = args ?? {};

@@ -4,6 +4,7 @@ import { AdmissionException, AdmissionExceptionCode, CallAdmissionService, CallH
 import { BudgetStanding } from '@tollgate/budget';
 import { OrgCatalog, ServedTool, ToolCatalogService } from '@tollgate/catalog';
 import { EdgeConfig, TOLLGATE_CONFIG } from '@tollgate/config';
+import { READ_RESULT_PAGE_TOOL } from '@tollgate/disclosure';
 import { Principal } from '@tollgate/identity';
 import { Micros, microsToJson, parseExposedToolName } from '@tollgate/kernel';
 import { MeteringService, UsageEvent, newCallId } from '@tollgate/metering';
@@ -14,7 +15,7 @@ import { TokenEncodingName, countJsonTokens } from '@tollgate/tokens';
 import { UpstreamException, UpstreamExceptionCode } from '@tollgate/upstream';
 import { EdgeMetrics } from '../health/edge-metrics.service';
 import { BUDGET_META_KEY, CALL_META_KEY, CallMeta, budgetMeta } from './call-meta';
-import { ResultPager } from './result-pager.service';
+import { PagedCallOrigin, ResultPager, StoredPage } from './result-pager.service';
 import { ToolErrorCode, toolErrorResult } from './tool-error';
 import { AuthRequired, UpstreamCaller } from './upstream-caller.service';
 import { ARGUMENT_LIMITS, checkArguments, describeArgumentCheck } from '../mcp/argument-limits';
@@ -32,6 +33,14 @@ interface PricedCall {
   tool: ServedTool;
   rule: PriceRuleData;
   outputTokenCap: number;
+  startedAt: number;
+}
+
+/** What a usage event and a call's `_meta` name: a tool call, or a page read of one's result. */
+interface MeteredCall {
+  callId: string;
+  tool: Pick<ServedTool, 'exposedName' | 'upstreamId' | 'name'>;
+  rule: Pick<PriceRuleData, 'id'>;
   startedAt: number;
 }
 
@@ -133,6 +142,12 @@ export class GovernedCallPipeline {
       }
       result = called.result;
     } catch (err) {
+      if (signal?.aborted) {
+        // The agent cancelled (or hung up): the upstream was told, and the call is a failed one.
+        const cost = actualCallCost(call.rule, { failed: true, outputTokens: 0, reportedCostMicros: null }, call.outputTokenCap);
+        const standings = await this.settleAndMeter(principal, call, held, 'UPSTREAM_ERROR', cost, 0);
+        return cancelledResult(exposedName, callMeta(call, cost, 0), standings);
+      }
       if (!(err instanceof UpstreamException)) {
         this.admission.release(held);
         throw err;
@@ -161,11 +176,15 @@ export class GovernedCallPipeline {
     const exposedName = call.tool.exposedName;
     let result = upstreamResult;
     // Output budget: page a large text result (never cut silently); refuse what cannot be paged.
-    const outputTokens = countJsonTokens(result.content, this.tokenEncoding);
+    let outputTokens = countJsonTokens(result.content, this.tokenEncoding);
     if (outputTokens > call.outputTokenCap && outputLimits.overflow === 'PAGE' && this.pager.canPage(result) && !result.isError) {
-      result = (await this.pager.pageResult(principal, call.callId, result, call.outputTokenCap)).result;
+      // This answer delivers (and bills) the first page; each later page is billed when it is read.
+      const paged = await this.pager.pageResult(principal, pagedCallOrigin(call), result, call.outputTokenCap);
+      result = paged.result;
+      outputTokens = paged.deliveredTokens;
     } else if (outputTokens > call.outputTokenCap) {
-      const cost = actualCallCost(call.rule, { failed: false, outputTokens: 0, reportedCostMicros: null }, call.outputTokenCap);
+      // Nothing of the result is delivered: a failed call, charged only if the rule charges those.
+      const cost = actualCallCost(call.rule, { failed: true, outputTokens: 0, reportedCostMicros: null }, call.outputTokenCap);
       const standings = await this.settleAndMeter(principal, call, held, 'TOOL_ERROR', cost, 0);
       return outputBudgetExceededResult(exposedName, outputTokens, call.outputTokenCap, callMeta(call, cost, 0), standings);
     }
@@ -178,6 +197,37 @@ export class GovernedCallPipeline {
       ...result,
       _meta: { ...(result._meta ?? {}), [CALL_META_KEY]: callMeta(call, cost, outputTokens), [BUDGET_META_KEY]: budgetMeta(standings) },
     };
+  }
+
+  /**
+   * `tollgate__read_result_page`: a page read is governed like a call. Its page's tokens at the
+   * original call's per-output-token price are admitted against the budgets (no rate limits: the
+   * upstream is not called again), settled and metered as a usage event of the same tool and rule
+   * (its own id; `resultOf` in its `_meta` names the call), so the ledger holds what was delivered.
+   */
+  async readResultPage(principal: Principal, args: Record<string, unknown> | undefined): Promise<CallToolResult> {
+    const startedAt = Date.now();
+    const page = await this.pager.findPage(principal, args);
+    if (!isStoredPage(page)) return this.refuse(READ_RESULT_PAGE_TOOL, page);
+    const origin = page.origin;
+    const read: MeteredCall = {
+      callId: newCallId(),
+      tool: { exposedName: origin.exposedName, upstreamId: origin.upstreamId, name: origin.toolName },
+      rule: { id: origin.priceRuleId },
+      startedAt,
+    };
+    const cost = BigInt(origin.perOutputTokenMicros) * BigInt(page.tokens);
+    const admission = await this.admission.admit(callerOf(principal), null, read.callId, cost, startedAt);
+    if (!admission.ok) {
+      // Only budgets are checked for a page read.
+      if (!('budgetExceeded' in admission)) throw new Error('a page read was rate limited');
+      return this.refuse(READ_RESULT_PAGE_TOOL, budgetExceededResult(READ_RESULT_PAGE_TOOL, admission.budgetExceeded.exceeded, admission.budgetExceeded.requestedMicros));
+    }
+    const standings = await this.settleAndMeter(principal, read, admission.hold, 'OK', cost, page.tokens);
+    return this.pager.answerWithPage(page, {
+      [CALL_META_KEY]: { ...callMeta(read, cost, page.tokens), resultOf: origin.callId },
+      [BUDGET_META_KEY]: budgetMeta(standings),
+    });
   }
 
   private get tokenEncoding(): TokenEncodingName {
@@ -200,7 +250,7 @@ export class GovernedCallPipeline {
    * not, this throws AdmissionException(CompletionNotRecorded). The standings are the budgets as
    * this edge last saw them, with this call settled.
    */
-  private async settleAndMeter(principal: Principal, call: PricedCall, held: CallHold, outcome: UsageEvent['outcome'], cost: Micros, outputTokens: number): Promise<BudgetStanding[]> {
+  private async settleAndMeter(principal: Principal, call: MeteredCall, held: CallHold, outcome: UsageEvent['outcome'], cost: Micros, outputTokens: number): Promise<BudgetStanding[]> {
     const latencyMs = Date.now() - call.startedAt;
     const event: UsageEvent = {
       id: call.callId,
@@ -229,6 +279,21 @@ export class GovernedCallPipeline {
   }
 }
 
+function isStoredPage(page: StoredPage | CallToolResult): page is StoredPage {
+  return 'origin' in page;
+}
+
+function pagedCallOrigin(call: PricedCall): PagedCallOrigin {
+  return {
+    callId: call.callId,
+    exposedName: call.tool.exposedName,
+    upstreamId: call.tool.upstreamId,
+    toolName: call.tool.name,
+    priceRuleId: call.rule.id,
+    perOutputTokenMicros: call.rule.perOutputTokenMicros.toString(),
+  };
+}
+
 function callerOf(p: Principal) {
   return { orgId: p.orgId, teamId: p.teamId, userId: p.userId, keyId: p.keyId, timeZone: p.orgTimeZone };
 }
@@ -239,7 +304,7 @@ function upstreamOf(catalog: OrgCatalog, tool: ServedTool) {
   return spec;
 }
 
-function callMeta(call: PricedCall, cost: Micros, outputTokens: number): CallMeta {
+function callMeta(call: MeteredCall, cost: Micros, outputTokens: number): CallMeta {
   return { callId: call.callId, tool: call.tool.exposedName, costMicros: microsToJson(cost), outputTokens, latencyMs: Date.now() - call.startedAt };
 }
 
@@ -377,6 +442,19 @@ function upstreamFailureResult(name: string, err: UpstreamException, meta: CallM
   );
 }
 
+function cancelledResult(name: string, meta: CallMeta, standings: BudgetStanding[]): CallToolResult {
+  return toolErrorResult(
+    {
+      code: ToolErrorCode.Cancelled,
+      message: `The call of "${name}" was cancelled by the agent; the upstream was told to stop.`,
+      hint: 'Call the tool again if its result is still needed.',
+      tool: name,
+      charged: meta.costMicros > 0,
+    },
+    { [CALL_META_KEY]: meta, [BUDGET_META_KEY]: budgetMeta(standings) },
+  );
+}
+
 function outputBudgetExceededResult(name: string, tokens: number, cap: number, meta: CallMeta, standings: BudgetStanding[]): CallToolResult {
   return toolErrorResult(
     {
@@ -386,6 +464,7 @@ function outputBudgetExceededResult(name: string, tokens: number, cap: number, m
       tool: name,
       outputTokens: tokens,
       outputTokenCap: cap,
+      charged: meta.costMicros > 0,
     },
     { [CALL_META_KEY]: meta, [BUDGET_META_KEY]: budgetMeta(standings) },
   );

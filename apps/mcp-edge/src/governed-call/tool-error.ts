@@ -14,6 +14,8 @@ export enum ToolErrorCode {
   /** The upstream acts as the user: they must connect (or reconnect) their account first. */
   AuthRequired = 'AUTH_REQUIRED',
   OutputBudgetExceeded = 'OUTPUT_BUDGET_EXCEEDED',
+  /** The agent cancelled the call (notifications/cancelled); the upstream was cancelled too. */
+  Cancelled = 'CANCELLED',
   InvalidRequest = 'INVALID_REQUEST',
   /** The call's arguments exceed a documented limit (depth, size, keys); refused before any work. */
   InvalidArguments = 'INVALID_ARGUMENTS',

@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Principal } from '@tollgate/identity';
 import { mediaTypeOf } from '@tollgate/kernel';
 import { ProgressiveDisclosure } from '../disclosure/progressive-disclosure.service';
+import { InFlightCalls } from '../governed-call/in-flight-calls.service';
 import { sendJson } from './edge-auth';
 import { McpSession } from '../session/mcp-session.store';
 
@@ -26,7 +27,10 @@ export interface LeanToolCall {
 export class LeanToolCallHandler {
   private readonly logger = new Logger(LeanToolCallHandler.name);
 
-  constructor(private readonly disclosure: ProgressiveDisclosure) {}
+  constructor(
+    private readonly disclosure: ProgressiveDisclosure,
+    private readonly inFlight: InFlightCalls,
+  ) {}
 
   /** The call, if this request can take the lean path; null sends it to the SDK. */
   accepts(req: IncomingMessage, body: unknown, session: McpSession | null): LeanToolCall | null {
@@ -39,12 +43,15 @@ export class LeanToolCallHandler {
   }
 
   async answer(res: ServerResponse, principal: Principal, session: McpSession | null, call: LeanToolCall): Promise<void> {
-    // The agent hung up: abort the upstream call, as the SDK does for a cancelled request.
+    // The agent hung up, or cancelled the request (notifications/cancelled): abort the upstream call.
     const abort = new AbortController();
+    let hungUp = false;
     const onClose = () => {
-      if (!res.writableFinished) abort.abort();
+      hungUp = !res.writableFinished;
+      if (hungUp) abort.abort();
     };
     res.once('close', onClose);
+    const untrack = this.inFlight.track(principal, session?.id, call.id, abort);
     let message: object;
     try {
       const result = await this.disclosure.callTool(principal, call.name, call.args, abort.signal, session);
@@ -59,8 +66,10 @@ export class LeanToolCallHandler {
         error: { code: Number.isSafeInteger(e.code) ? e.code : ErrorCode.InternalError, message: e.message ?? 'Internal error', ...(e.data !== undefined ? { data: e.data } : {}) },
       };
     }
+    untrack();
     res.off('close', onClose);
-    if (abort.signal.aborted || res.destroyed) return;
+    // A cancelled call still ends its POST, with the CANCELLED result (the client ignores it).
+    if (hungUp || res.destroyed) return;
     // With its length known (sendJson sets it), the head and the body leave in one plain write.
     sendJson(res, 200, message);
   }

@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, CallToolResult, ElicitRequest, ElicitResultSchema, ListToolsRequestSchema, SetLevelRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, CallToolResult, CancelledNotificationSchema, ElicitRequest, ElicitResultSchema, ListToolsRequestSchema, SetLevelRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { randomUUID } from 'node:crypto';
 import { Principal } from '@tollgate/identity';
 import { DISCLOSURE_META_KEY, ProgressiveDisclosure } from '../disclosure/progressive-disclosure.service';
+import { InFlightCalls } from '../governed-call/in-flight-calls.service';
 import { McpSession } from '../session/mcp-session.store';
 
 export const EDGE_SERVER_INFO = { name: 'tollgate-edge', version: '0.1.0' };
@@ -18,7 +19,10 @@ const SHARED_SCHEMA_VALIDATOR = new AjvJsonSchemaValidator();
  */
 @Injectable()
 export class McpServerFactory {
-  constructor(private readonly disclosure: ProgressiveDisclosure) {}
+  constructor(
+    private readonly disclosure: ProgressiveDisclosure,
+    private readonly inFlight: InFlightCalls,
+  ) {}
 
   createServer(principal: Principal, session: McpSession | null): Server {
     const server = new Server(EDGE_SERVER_INFO, {
@@ -34,9 +38,23 @@ export class McpServerFactory {
       return { tools: listed.tools, _meta: { [DISCLOSURE_META_KEY]: { mode: listed.mode, tokens: listed.tokens } } };
     });
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-      const result = await this.disclosure.callTool(principal, request.params.name, request.params.arguments, extra.signal, session);
-      if (session?.elicitationUrl) offerConnectUrl(result, (req) => extra.sendRequest(req, ElicitResultSchema));
-      return result;
+      // Aborted by this request's end, or by a cancellation that arrives in another request.
+      const abort = new AbortController();
+      const onAbort = () => abort.abort(extra.signal.reason);
+      extra.signal.addEventListener('abort', onAbort, { once: true });
+      const untrack = this.inFlight.track(principal, session?.id, extra.requestId, abort);
+      try {
+        const result = await this.disclosure.callTool(principal, request.params.name, request.params.arguments, abort.signal, session);
+        if (session?.elicitationUrl) offerConnectUrl(result, (req) => extra.sendRequest(req, ElicitResultSchema));
+        return result;
+      } finally {
+        untrack();
+        extra.signal.removeEventListener('abort', onAbort);
+      }
+    });
+    // A cancellation names a request that runs in another POST (on this edge or another one).
+    server.setNotificationHandler(CancelledNotificationSchema, async (n) => {
+      if (n.params.requestId !== undefined) await this.inFlight.cancel(principal, session?.id, n.params.requestId, n.params.reason);
     });
     // Accepted so clients that set a level do not fail; the edge itself sends no log messages yet.
     server.setRequestHandler(SetLevelRequestSchema, async () => ({}));
