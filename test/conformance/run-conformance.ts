@@ -32,6 +32,8 @@ export interface RunConformanceOptions {
   suite?: string;
   /** Run a single scenario instead of a suite. */
   scenario?: string;
+  /** Run exactly what a spec revision requires (`--requirements 2026-07-28`); replaces `suite`. */
+  requirements?: string;
   /** Kill the CLI after this long (default 10 min). */
   timeoutMs?: number;
 }
@@ -75,6 +77,7 @@ export async function runConformance(opts: RunConformanceOptions): Promise<RunCo
   try {
     const args = [CONFORMANCE_CLI, 'server', '--url', proxy?.url ?? opts.url, '-o', outDir];
     if (opts.scenario) args.push('--scenario', opts.scenario);
+    else if (opts.requirements) args.push('--requirements', opts.requirements);
     else if (opts.suite) args.push('--suite', opts.suite);
 
     // Exit code is 1 whenever any scenario fails, so it is not an error signal by itself;
