@@ -35,7 +35,9 @@ import { LeaseSync } from './lease-sync';
  *   any number of edges.
  * - Budget leases are records beside the per-call reservations (`L:` ids, field `leased` of the
  *   counter) with the same deadline: an edge that dies loses its leases at the deadline. A call
- *   admitted under a lease turns its actual cost from leased into spent when it completes.
+ *   admitted under a lease turns its actual cost from leased into spent in its completion, which
+ *   Redis acknowledges before the call is answered; so when a dead edge's lease is swept, what it
+ *   answered is already spent (and in the outbox), and only allowance no answered call used goes back.
  * - Window leases count their calls in the window at once; concurrency leases hold slots in the
  *   set, as members that expire at the deadline like a call's.
  * - What a lease has not used goes back when no call has used it for the idle time, when its

@@ -9,6 +9,7 @@ import { createTestEnv, TestEnv } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AdmissionLeases } from './admission-leases';
 import { AdmissionModule } from './admission.module';
+import { AdmissionSettings } from './admission-settings';
 import { CallAdmissionService, CallHold } from './call-admission.service';
 
 /** One edge's admission, as the edge wires it: its own leases and its own Redis connection. */
@@ -29,9 +30,9 @@ describe('Call admission with leases, on real Redis and Postgres (two edges)', (
   let caller: { orgId: string; teamId: string; userId: string; keyId: string; timeZone: string };
   const tool = { namespace: 'fixture', tool: 'echo' };
 
-  async function startEdge(): Promise<Edge> {
+  async function startEdge(settings: Partial<AdmissionSettings> = {}): Promise<Edge> {
     const moduleRef = await Test.createTestingModule({
-      imports: [ConfigModule.forRoot(loadEdgeConfig(env.vars)), DbModule, RedisModule, AdmissionModule.forSettings({ reservationTtlMs: 30_000, leases: true, leaseIdleMs: 60_000 })],
+      imports: [ConfigModule.forRoot(loadEdgeConfig(env.vars)), DbModule, RedisModule, AdmissionModule.forSettings({ reservationTtlMs: 30_000, leases: true, leaseIdleMs: 60_000, ...settings })],
       providers: [BudgetAdminService, RateLimitAdminService],
     }).compile();
     const app = moduleRef.createNestApplication();
@@ -157,30 +158,138 @@ describe('Call admission with leases, on real Redis and Postgres (two edges)', (
     expect(await key.counter()).toEqual({ spent: allowed * 1_000, reserved: 0, leased: 0 });
   });
 
-  it('should count a lease whose edge died as spent no longer than its deadline', async () => {
+  it('should count exactly what a dead edge answered under its lease once the lease is swept: counters equal the ledger', async () => {
     const [alive] = edges;
     const dying = await startEdge();
     const key = await newKey(1_000_000_000n);
+    const stream = `${env.redisPrefix}:usage:events`;
+    const usage = (id: string) => ({ stream, fields: ['e', JSON.stringify({ id })] as [string, string] });
     const seeding = await admit(dying, 1_000n);
-    if (seeding.ok) await dying.admission.complete(seeding.hold, 1_000n, null);
-    const a = await admit(dying, 1_000n);
-    expect(a.ok && a.hold.leased).toBeTruthy();
-    if (a.ok) await dying.admission.complete(a.hold, 1_000n, null);
-    const held = (await key.counter()).leased;
-    expect(held).toBeGreaterThan(0);
+    if (seeding.ok) await dying.admission.complete(seeding.hold, 1_000n, usage('seed'));
+    // Five calls under the dying edge's lease: three answered (700 each), two still at their upstream.
+    const calls = [];
+    for (let i = 0; i < 5; i++) {
+      const a = await admit(dying, 1_000n);
+      expect(a.ok && a.hold.leased).toBeTruthy();
+      if (a.ok) calls.push(a.hold);
+    }
+    for (const [i, hold] of calls.slice(0, 3).entries()) await dying.admission.complete(hold, 700n, usage(`answered-${i}`));
+    expect((await key.counter()).leased).toBeGreaterThan(0);
 
-    // The dying edge never gives its lease back; once its deadline has passed (30 s), the next
-    // grant in the organisation sweeps it: only the live edge's own lease is left.
+    // The edge dies (no renewal, no give-back, the two calls never complete). Past its deadline
+    // (30 s) the next grant in the organisation sweeps its lease.
     const later = Date.now() + 31_000;
     const b = await alive.admission.admit(caller, tool, 'after-deadline', 1_000n, later);
     expect(b.ok).toBe(true);
     const after = await key.counter();
-    expect(after.spent).toBe(2_000);
+    const ledger = (await alive.redis.client.xrange(stream, '-', '+')).map(([, f]) => JSON.parse(f[1]).id as string);
+    expect(ledger.filter((id) => id === 'seed' || id.startsWith('answered-'))).toHaveLength(4);
+    expect(after.spent).toBe(1_000 + 3 * 700);
     expect(after.leased).toBe(Number(alive.leases.holdings().budgetMicros));
-    if (b.ok) await alive.admission.complete(b.hold, 1_000n, null);
     expect(after.reserved).toBe(b.ok && b.hold.leased ? 0 : 1_000);
+    if (b.ok) await alive.admission.complete(b.hold, 1_000n, null);
     await alive.leases.settled();
     edges.splice(edges.indexOf(dying), 1);
     await dying.app.close();
   });
+
+
+  /** The organisation's budget lease records (ids `L:...`) and their deadlines. */
+  async function leaseDeadlines(edge: Edge): Promise<Map<string, number>> {
+    const [rKey, zKey] = [`${env.redisPrefix}:{org:${orgId}}:budget-resv`, `${env.redisPrefix}:{org:${orgId}}:budget-resv:deadlines`];
+    const ids = (await edge.redis.client.hkeys(rKey)).filter((id) => id.startsWith('L:') && !id.endsWith('#'));
+    const out = new Map<string, number>();
+    for (const id of ids) out.set(id, Number(await edge.redis.client.zscore(zKey, id)));
+    return out;
+  }
+
+  it('should renew a lease in use before its deadline and keep admitting under it', async () => {
+    // TTL 6 s: local admission stops 2 s before the deadline (4 s after a grant), renewal runs every 2 s.
+    const edge = await startEdge({ reservationTtlMs: 6_000 });
+    await newKey(1_000_000_000n);
+    const seeding = await admit(edge, 1_000n);
+    if (seeding.ok) await edge.admission.complete(seeding.hold, 1_000n, null);
+    const others = await leaseDeadlines(edge); // other tests' edges hold leases in this organisation too
+    const grantedAt = Date.now();
+    const first = await admit(edge, 1_000n);
+    expect(first.ok && first.hold.leased).toBeTruthy();
+    const [[leaseId, deadline]] = [...(await leaseDeadlines(edge))].filter(([id]) => !others.has(id));
+    await expect.poll(async () => (await leaseDeadlines(edge)).get(leaseId), { timeout: 5_000 }).toBeGreaterThan(deadline);
+    // Past the first grant's local validity (4 s), the renewed lease still admits: no new lease.
+    const next = await edge.admission.admit(caller, tool, `renewed-${++n}`, 1_000n, grantedAt + 4_500);
+    expect(next.ok && next.hold.leased).toBeTruthy();
+    expect([...(await leaseDeadlines(edge)).keys()].filter((id) => !others.has(id))).toEqual([leaseId]);
+    for (const a of [first, next]) if (a.ok) await edge.admission.complete(a.hold, 1_000n, null);
+    edges.splice(edges.indexOf(edge), 1);
+    await edge.app.close();
+  });
+
+  it('should give back a lease no call has used for the idle time', async () => {
+    const edge = await startEdge({ leaseIdleMs: 200 });
+    const key = await newKey(1_000_000_000n, { maxConcurrent: 1_000 });
+    const seeding = await admit(edge, 1_000n);
+    if (seeding.ok) await edge.admission.complete(seeding.hold, 1_000n, null);
+    const a = await admit(edge, 1_000n);
+    expect(a.ok && a.hold.leased).toBeTruthy();
+    if (a.ok) await edge.admission.complete(a.hold, 600n, null);
+    expect((await key.counter()).leased).toBeGreaterThan(0);
+    await expect.poll(async () => (await key.counter()).leased, { timeout: 5_000 }).toBe(0);
+    expect(await key.counter()).toEqual({ spent: 1_600, reserved: 0, leased: 0 });
+    expect(edge.leases.holdings()).toEqual({ budgetMicros: 0n, windowCalls: 0, slots: 0 });
+    const slots = (await key.rlKeys()).find((k) => k.endsWith(':c'))!;
+    expect(await edge.redis.client.zcard(slots)).toBe(0);
+    edges.splice(edges.indexOf(edge), 1);
+    await edge.app.close();
+  });
+
+  it('should give back the unused calls of a window lease when its window ends', async () => {
+    // Idle time 4 s (checked every second): the window (2 s) ends first.
+    const edge = await startEdge({ leaseIdleMs: 4_000 });
+    const key = await newKey(1_000_000_000n);
+    const rule = await limitAdmin.createRateLimit(orgId, { scope: 'KEY', scopeId: key.keyId, toolPattern: 'fixture:*', windowSeconds: 2, callsPerWindow: 100_000 });
+    await expect.poll(async () => (await edge.app.get(RateLimitService).rulesFor(caller, tool)).map((r) => r.id)).toContain(rule.id);
+    const windowOf = (at: number) => `${env.redisPrefix}:{org:${orgId}}:rl:${rule.id}:w:${Math.floor(at / 2_000)}`;
+    const admittedIn = new Map<string, number>();
+    for (let i = 0; i < 4; i++) {
+      const at = Date.now();
+      const a = await edge.admission.admit(caller, tool, `w-${++n}`, 1_000n, at);
+      expect(a.ok).toBe(true);
+      admittedIn.set(windowOf(at), (admittedIn.get(windowOf(at)) ?? 0) + 1);
+      if (a.ok) await edge.admission.complete(a.hold, 1_000n, null);
+    }
+    expect(edge.leases.holdings().windowCalls).toBeGreaterThan(0);
+    // Once the window has ended, its counter holds exactly the calls admitted in it.
+    await expect
+      .poll(
+        async () => {
+          if (edge.leases.holdings().windowCalls > 0) return null;
+          return Promise.all([...admittedIn].map(async ([k, calls]) => [Number(await edge.redis.client.get(k)), calls]));
+        },
+        { timeout: 6_000 },
+      )
+      .toSatisfy((pairs: [number, number][] | null) => pairs !== null && pairs.every(([counted, calls]) => counted === calls));
+    edges.splice(edges.indexOf(edge), 1);
+    await edge.app.close();
+  });
+
+  it('should give back its own unused lease and ask again when Redis refuses a call this edge could afford', async () => {
+    const edge = await startEdge();
+    const key = await newKey(100_000n);
+    const seeding = await admit(edge, 1_000n);
+    if (seeding.ok) await edge.admission.complete(seeding.hold, 1_000n, null);
+    const small = await admit(edge, 1_000n);
+    expect(small.ok && small.hold.leased).toBeTruthy();
+    if (small.ok) await edge.admission.complete(small.hold, 1_000n, null);
+    const before = await key.counter();
+    // 2,000 spent and this edge's lease holding the rest of its grant: 90,000 fits only without the lease.
+    expect(before.spent + before.leased + 90_000).toBeGreaterThan(100_000);
+    const big = await admit(edge, 90_000n);
+    expect(big.ok).toBe(true);
+    expect(big.ok && big.hold.leased).toBe(null);
+    expect(await key.counter()).toEqual({ spent: 2_000, reserved: 90_000, leased: 0 });
+    if (big.ok) await edge.admission.complete(big.hold, 90_000n, null);
+    edges.splice(edges.indexOf(edge), 1);
+    await edge.app.close();
+  });
+
 });
