@@ -32,32 +32,22 @@ class OwnRedis {
   }
 
   async start(): Promise<void> {
-    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--appendonly', 'yes', '--appendfsync', 'everysec', '--save', ''];
+    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--appendonly', 'yes', '--appendfsync', 'everysec', '--save', '', '--logfile', path.join(this.dir, 'redis.log')];
     this.child = spawn('redis-server', args, { stdio: 'ignore' });
-    const probe = new Redis(this.url, { lazyConnect: true, retryStrategy: () => 50, maxRetriesPerRequest: null });
-    probe.on('error', () => undefined);
-    await probe.connect().catch(() => undefined);
-    // Ready once the AOF is loaded (PING answers LOADING before).
-    for (;;) {
-      try {
-        await probe.ping();
-        break;
-      } catch {
-        await sleep(50);
-      }
-    }
-    probe.disconnect();
+    // Ready once it listens and has loaded its AOF (PING answers LOADING before): a fresh try each time.
+    while (!(await pingOnce(this.url))) await sleep(50);
   }
 
   /** SHUTDOWN (the AOF is flushed), then the same server on the same directory. */
   async restart(): Promise<number> {
     const started = performance.now();
-    const conn = new Redis(this.url);
+    // No reply comes (the server closes the connection), and nothing may resend the command.
+    const conn = new Redis(this.url, { retryStrategy: () => null, autoResendUnfulfilledCommands: false });
     conn.on('error', () => undefined);
     const exited = new Promise((resolve) => this.child!.once('exit', resolve));
-    await conn.call('SHUTDOWN').catch(() => undefined);
-    conn.disconnect();
+    void conn.call('SHUTDOWN').catch(() => undefined);
     await exited;
+    conn.disconnect();
     await this.start();
     return Math.round(performance.now() - started);
   }
@@ -65,6 +55,19 @@ class OwnRedis {
   stop(): void {
     this.child?.kill('SIGKILL');
     rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+async function pingOnce(url: string): Promise<boolean> {
+  const probe = new Redis(url, { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+  probe.on('error', () => undefined);
+  try {
+    await probe.connect();
+    return (await probe.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    probe.disconnect();
   }
 }
 
@@ -84,7 +87,7 @@ async function main(): Promise<void> {
   // Entries a killed worker read and never wrote are taken over after this.
   process.env.LEDGER_CLAIM_IDLE_MS ??= '2000';
   const ttlMs = Number(process.env.RESERVATION_TTL_SECONDS) * 1000;
-  const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT }).toString().trim();
+  const head = process.env.BENCH_HEAD ?? gitHead();
   const loadBefore = loadavg().map((l) => Math.round(l * 100) / 100);
 
   const redisServer = new OwnRedis(await freePort());
@@ -275,6 +278,15 @@ async function main(): Promise<void> {
     await Promise.allSettled([...clients].map((c) => c.close()));
     await p?.close().catch((err: Error) => console.error(`cleanup: ${err.message}`));
     redisServer.stop();
+  }
+}
+
+/** The commit the bench runs (`-dirty` when the tree has changes), or `unknown` outside a checkout. */
+function gitHead(): string {
+  try {
+    return execFileSync('git', ['describe', '--always', '--dirty'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+  } catch {
+    return 'unknown';
   }
 }
 

@@ -56,12 +56,15 @@ async function startOwnRedis(): Promise<{ url: string; stop(): Promise<void> }> 
   const dir = mkdtempSync(path.join(tmpdir(), 'tg-redis-'));
   const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
   const url = `redis://127.0.0.1:${port}`;
-  const probe = new Redis(url, { lazyConnect: true, retryStrategy: () => 50, maxRetriesPerRequest: null });
-  // Refused until the server listens: retried.
-  probe.on('error', () => undefined);
-  await probe.connect().catch(() => undefined);
-  await probe.ping();
-  probe.disconnect();
+  // Refused until the server listens: a fresh try every 50 ms.
+  for (;;) {
+    const probe = new Redis(url, { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+    probe.on('error', () => undefined);
+    const up = await probe.connect().then(() => probe.ping(), () => null);
+    probe.disconnect();
+    if (up === 'PONG') break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
   return {
     url,
     async stop() {
