@@ -70,7 +70,8 @@ export class CatalogSyncService {
     );
     await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
     if (listed.warnings.length > 0) {
-      this.logger.warn({ message: 'sync kept tools but dropped invalid fields', orgId, upstreamId: upstream.id, namespace: upstream.namespace, warnings: listed.warnings });
+      const { warnings } = report;
+      this.logger.warn({ message: 'sync kept tools but dropped invalid fields', orgId, upstreamId: upstream.id, namespace: upstream.namespace, count: listed.warnings.length, warnings });
     }
     this.logger.log(`synced ${upstream.namespace}: ${JSON.stringify(report)}`);
     return report;
