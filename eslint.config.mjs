@@ -21,7 +21,11 @@ function boundaries(inTests, declared = []) {
 }
 
 /** Domain-to-domain dependencies, declared on purpose: admission composes budget's and rate-limit's Lua and services. */
-const DECLARED = [{ lib: 'admission', dependsOn: ['lib:budget', 'lib:rate-limit'] }];
+const DECLARED = [
+  { lib: 'admission', dependsOn: ['lib:budget', 'lib:rate-limit'] },
+  // The authorization server issues tokens for keys of kind OAUTH, which identity owns.
+  { lib: 'oauth-server', dependsOn: ['lib:identity'] },
+];
 
 export default [
   { ignores: ['dist/**', 'node_modules/**', '.tollgate/**', '.nx/**', 'coverage/**'] },

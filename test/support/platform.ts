@@ -16,8 +16,9 @@ export interface RunningPlatform {
   close(): Promise<void>;
 }
 
-async function listen(app: INestApplication): Promise<string> {
-  await app.listen(0, '127.0.0.1');
+/** Listens on the port the variables name (0: any), so a test may fix public URLs in advance. */
+async function listen(app: INestApplication, port = 0): Promise<string> {
+  await app.listen(port, '127.0.0.1');
   return (await app.getUrl()).replace('[::1]', '127.0.0.1');
 }
 
@@ -27,7 +28,11 @@ export async function startPlatform(overrides: Record<string, string> = {}): Pro
   const worker = await createWorkerApp(loadWorkerConfig(env.vars));
   const adminApp = await createAdminApp(loadAdminConfig(env.vars));
   const edge = await createEdgeApp(loadEdgeConfig(env.vars));
-  const [workerUrl, adminUrl, edgeUrl] = [await listen(worker), await listen(adminApp), await listen(edge)];
+  const [workerUrl, adminUrl, edgeUrl] = [
+    await listen(worker),
+    await listen(adminApp, Number(env.vars.ADMIN_PORT ?? 0)),
+    await listen(edge, Number(env.vars.EDGE_PORT ?? 0)),
+  ];
   return {
     env,
     edgeUrl,

@@ -31,6 +31,7 @@ import { BUDGET_COUNTERS_PROVIDER } from './reports/budget-counters.provider';
 import { BudgetReconcileController } from './reports/budget-reconcile.controller';
 import { ReportsController } from './reports/reports.controller';
 import { KeysController } from './keys/keys.controller';
+import { OAuthModule } from './oauth/oauth.module';
 import { OrgsController } from './orgs/orgs.controller';
 import { PoliciesController } from './policies/policies.controller';
 import { PricesController } from './prices/prices.controller';
@@ -67,6 +68,7 @@ export class AdminApiModule {
         PricingModule,
         PolicyModule,
         PassportModule.register({ defaultStrategy: ADMIN_BEARER_STRATEGY, session: false }),
+        OAuthModule,
       ],
       controllers: [
         HealthController,

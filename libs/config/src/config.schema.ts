@@ -68,6 +68,10 @@ export const ADMIN_ENV_SCHEMA = BASE_ENV_SCHEMA.extend({
   ADMIN_BOOTSTRAP_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
   // Lets org admins register stdio upstreams (commands on Tollgate's hosts); off by default.
   ALLOW_STDIO_FOR_ORG_ADMINS: bool.default('false'),
+  // The edge's public URL: the OAuth authorization server issues tokens for `<it>/mcp` only.
+  EDGE_PUBLIC_URL: url.optional(),
+  OAUTH_ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(3600),
+  OAUTH_REFRESH_TOKEN_TTL_SECONDS: z.coerce.number().int().min(3600).max(31_536_000).default(2_592_000),
 });
 
 export const WORKER_ENV_SCHEMA = BASE_ENV_SCHEMA.extend({

@@ -16,6 +16,11 @@ export interface BaseConfig {
   log: { level: BaseEnv['LOG_LEVEL'] };
   /** Ranges requests on a tenant's behalf may reach although the outbound rule refuses them. */
   outbound: { allowCidrs: string[] };
+  /**
+   * The OAuth authorization server (the admin API's public URL) and the one resource it issues
+   * tokens for (the edge's `/mcp`); both unset where the process is not told them (OAuth off).
+   */
+  oauth: { issuer: string | undefined; resource: string | undefined };
 }
 
 export interface EdgeConfig extends BaseConfig {
@@ -40,6 +45,8 @@ export interface AdminConfig extends BaseConfig {
     publicUrl: string | undefined;
     bootstrapToken: string | undefined;
     allowStdioForOrgAdmins: boolean;
+    oauthAccessTokenTtlSeconds: number;
+    oauthRefreshTokenTtlSeconds: number;
   };
 }
 
@@ -87,7 +94,10 @@ function parseEncryptionKeys(spec: string): EncryptionKey[] {
   });
 }
 
-function baseConfig(env: BaseEnv): BaseConfig {
+const withoutTrailingSlash = (u: string | undefined) => u?.replace(/\/+$/, '');
+
+function baseConfig(env: BaseEnv & { ADMIN_PUBLIC_URL?: string; EDGE_PUBLIC_URL?: string }): BaseConfig {
+  const edgeUrl = withoutTrailingSlash(env.EDGE_PUBLIC_URL);
   return {
     db: { url: env.DATABASE_URL },
     redis: { url: env.REDIS_URL, prefix: env.REDIS_PREFIX },
@@ -95,6 +105,7 @@ function baseConfig(env: BaseEnv): BaseConfig {
     tokens: { encoding: env.TOKEN_ENCODING },
     log: { level: env.LOG_LEVEL },
     outbound: { allowCidrs: parseCidrList(env.OUTBOUND_ALLOW_CIDRS) },
+    oauth: { issuer: withoutTrailingSlash(env.ADMIN_PUBLIC_URL), resource: edgeUrl ? `${edgeUrl}/mcp` : undefined },
   };
 }
 
@@ -127,6 +138,8 @@ export function loadAdminConfig(env: Record<string, string | undefined>): AdminC
       publicUrl: e.ADMIN_PUBLIC_URL,
       bootstrapToken: e.ADMIN_BOOTSTRAP_TOKEN,
       allowStdioForOrgAdmins: e.ALLOW_STDIO_FOR_ORG_ADMINS,
+      oauthAccessTokenTtlSeconds: e.OAUTH_ACCESS_TOKEN_TTL_SECONDS,
+      oauthRefreshTokenTtlSeconds: e.OAUTH_REFRESH_TOKEN_TTL_SECONDS,
     },
   };
 }

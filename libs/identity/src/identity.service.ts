@@ -3,6 +3,7 @@ import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { Prisma, PrismaService } from '@tollgate/db';
 import { RedisService } from '@tollgate/redis';
 import { IdentityException, IdentityExceptionCode } from './identity.exception';
+import { randomBytes } from 'node:crypto';
 import { issueSecret } from './secret-token';
 
 export const KEY_REVOKED_CHANNEL = 'key-revoked';
@@ -22,6 +23,9 @@ const KEY_PUBLIC_FIELDS = {
   userId: true,
   name: true,
   prefix: true,
+  kind: true,
+  oauthClientId: true,
+  oauthClientName: true,
   disclosureMode: true,
   expiresAt: true,
   revokedAt: true,
@@ -131,6 +135,43 @@ export class IdentityService {
     return { key, secret: issued.secret };
   }
 
+  /**
+   * The key of kind OAUTH that stands for what a user authorised a client to do in a team: one
+   * per user, team and client, reused when the user authorises the same client again (so its
+   * budgets, limits and ledger carry over); a revoked one is replaced by a new key.
+   */
+  async findOrCreateOAuthKey(orgId: string, input: { userId: string; teamId: string; clientId: string; clientName: string }): Promise<VirtualKeyView> {
+    const member = await this.prisma.teamMember.findFirst({ where: { orgId, teamId: input.teamId, userId: input.userId } });
+    if (!member) {
+      throw new IdentityException(IdentityExceptionCode.NotATeamMember, `user ${input.userId} is not a member of team ${input.teamId}`, 'teamId');
+    }
+    const where = { orgId, userId: input.userId, teamId: input.teamId, kind: 'OAUTH' as const, oauthClientId: input.clientId, revokedAt: null };
+    const existing = await this.prisma.virtualKey.findFirst({ where, select: KEY_PUBLIC_FIELDS });
+    if (existing) return existing;
+    return this.prisma.virtualKey.create({
+      data: {
+        orgId,
+        teamId: input.teamId,
+        userId: input.userId,
+        kind: 'OAUTH',
+        oauthClientId: input.clientId,
+        oauthClientName: input.clientName,
+        name: `OAuth: ${input.clientName}`.slice(0, 200),
+        prefix: 'oauth',
+        // No secret exists for an OAuth key: its tokens come from the authorization server.
+        secretHash: `oauth:${randomBytes(24).toString('hex')}`,
+      },
+      select: KEY_PUBLIC_FIELDS,
+    });
+  }
+
+  /** A live OAuth key, or null when it is revoked, expired or gone (checked when a token is refreshed). */
+  async findLiveOAuthKey(keyId: string): Promise<VirtualKeyView | null> {
+    const key = await this.prisma.virtualKey.findFirst({ where: { id: keyId, kind: 'OAUTH', revokedAt: null }, select: KEY_PUBLIC_FIELDS });
+    if (!key || (key.expiresAt && key.expiresAt.getTime() <= Date.now())) return null;
+    return key;
+  }
+
   listVirtualKeys(orgId: string, filter: { teamId?: string; userId?: string } = {}) {
     return this.prisma.virtualKey.findMany({ where: { orgId, ...filter }, select: KEY_PUBLIC_FIELDS, orderBy: { createdAt: 'asc' } });
   }
@@ -159,6 +200,9 @@ export class IdentityService {
     const existing = await this.getVirtualKey(orgId, keyId);
     if (existing.revokedAt) {
       throw new IdentityException(IdentityExceptionCode.KeyRevoked, `key ${keyId} is revoked and cannot be rotated; create a new key`, 'keyId');
+    }
+    if (existing.kind === 'OAUTH') {
+      throw new IdentityException(IdentityExceptionCode.Conflict, `key ${keyId} is an OAuth key: it has no secret to rotate (revoke it and authorise the client again)`, 'keyId');
     }
     const issued = issueSecret('tg', this.config.security.keyHashSecret);
     // Guarded on revokedAt so a revoke racing this rotation is never undone by it.

@@ -5,3 +5,4 @@ export * from './identity.service';
 export * from './principal-resolver.service';
 export * from './admin-token.service';
 export * from './identity.module';
+export * from './oauth-token-store';

@@ -3,6 +3,7 @@ import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { PrismaService } from '@tollgate/db';
 import { RedisService } from '@tollgate/redis';
 import { KEY_REVOKED_CHANNEL } from './identity.service';
+import { looksLikeOAuthAccessToken, OAUTH_KEY_CLAIM, oauthStoreKey, StoredOAuthAccessToken } from './oauth-token-store';
 import { Principal } from './principal';
 import { hashSecret, looksLikeVirtualKey } from './secret-token';
 
@@ -54,9 +55,13 @@ export class PrincipalResolver implements OnModuleInit {
     this.hashByKeyId.delete(keyId);
   }
 
-  /** The principal of a presented secret, or null when the key is unknown, revoked or expired. */
+  /**
+   * The principal of a presented credential, or null when its key is unknown, revoked or expired.
+   * The credential is a virtual key's secret or an OAuth access token issued for this edge's
+   * resource, which stands for a key of kind OAUTH (same cache, same revocation).
+   */
   async resolveVirtualKey(secret: string): Promise<Principal | null> {
-    if (!looksLikeVirtualKey(secret)) return null;
+    if (!looksLikeVirtualKey(secret)) return this.resolveOAuthAccessToken(secret);
     const hash = this.hashBySecret.get(secret) ?? hashSecret(secret, this.config.security.keyHashSecret);
     const now = Date.now();
     let entry = this.cache.get(hash);
@@ -73,9 +78,32 @@ export class PrincipalResolver implements OnModuleInit {
     return entry.principal;
   }
 
-  private async load(hash: string, now: number): Promise<CacheEntry> {
-    const key = await this.prisma.virtualKey.findUnique({
-      where: { secretHash: hash },
+  /**
+   * An opaque access token is read from the authorization server's store on every request, so a
+   * revoked token or grant stops at once; its key comes from the cache revocation clears.
+   */
+  private async resolveOAuthAccessToken(token: string): Promise<Principal | null> {
+    const resource = this.config.oauth.resource;
+    if (!resource || !looksLikeOAuthAccessToken(token)) return null;
+    const raw = await this.redis.client.get(oauthStoreKey(this.config.redis.prefix, 'AccessToken', token));
+    if (!raw) return null;
+    const stored = JSON.parse(raw) as StoredOAuthAccessToken;
+    const now = Date.now();
+    const audience = Array.isArray(stored.aud) ? stored.aud : [stored.aud];
+    if (!stored.exp || stored.exp * 1000 <= now || !audience.includes(resource)) return null;
+    const keyId = stored.extra?.[OAUTH_KEY_CLAIM];
+    if (typeof keyId !== 'string') return null;
+    const cacheKey = `oauth-key:${keyId}`;
+    let entry = this.cache.get(cacheKey);
+    if (!entry || entry.cachedUntilMs <= now) entry = await this.load(cacheKey, now, { id: keyId, kind: 'OAUTH' });
+    if (!entry.principal || (entry.expiresAtMs !== null && entry.expiresAtMs <= now)) return null;
+    this.touchLastUsed(entry.principal.keyId, now);
+    return entry.principal;
+  }
+
+  private async load(hash: string, now: number, where: { secretHash: string } | { id: string; kind: 'OAUTH' } = { secretHash: hash }): Promise<CacheEntry> {
+    const key = await this.prisma.virtualKey.findFirst({
+      where,
       include: { org: { select: { timeZone: true } } },
     });
     const entry: CacheEntry =

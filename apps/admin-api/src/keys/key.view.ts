@@ -10,6 +10,10 @@ export class KeyView {
   @ApiProperty({ format: 'uuid' }) userId!: string;
   @ApiProperty() name!: string;
   @ApiProperty({ example: 'tg_Ab3dE9Q', description: 'The visible start of the secret' }) prefix!: string;
+  @ApiProperty({ enum: ['STATIC', 'OAUTH'], description: 'STATIC: a secret sent as a bearer header; OAUTH: what a user authorised an OAuth client to do' })
+  kind!: 'STATIC' | 'OAUTH';
+  @ApiProperty({ nullable: true, description: 'For OAUTH keys: the client the user authorised' }) oauthClientId!: string | null;
+  @ApiProperty({ nullable: true, description: 'For OAUTH keys: the client name shown at consent' }) oauthClientName!: string | null;
   @ApiProperty({ enum: DISCLOSURE_MODES, nullable: true }) disclosureMode!: string | null;
   @ApiProperty({ nullable: true, type: Date }) expiresAt!: Date | null;
   @ApiProperty({ nullable: true, type: Date }) revokedAt!: Date | null;
@@ -30,6 +34,9 @@ export function toKeyView(k: VirtualKeyView): KeyView {
     userId: k.userId,
     name: k.name,
     prefix: k.prefix,
+    kind: k.kind,
+    oauthClientId: k.oauthClientId,
+    oauthClientName: k.oauthClientName,
     disclosureMode: k.disclosureMode,
     expiresAt: k.expiresAt,
     revokedAt: k.revokedAt,

@@ -28,14 +28,19 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   res.end(text);
 }
 
+/** RFC 9728 metadata; the `/mcp` variant (path of the resource appended) is the one 401s point at. */
+export const PROTECTED_RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
+/** The scope OAuth clients ask Tollgate's authorization server for. */
+export const EDGE_OAUTH_SCOPE = 'mcp';
+
 /**
  * 401 with `WWW-Authenticate`, pointing clients at the protected-resource metadata (RFC 9728),
  * and a JSON-RPC shaped body so MCP clients can show the reason.
  */
 export function sendUnauthorized(req: IncomingMessage, res: ServerResponse, publicUrl: string | undefined, reason: 'missing' | 'invalid'): void {
   const base = edgeBaseUrl(req, publicUrl);
-  const params = [`realm="tollgate"`, `resource_metadata="${base}/.well-known/oauth-protected-resource"`];
-  if (reason === 'invalid') params.push(`error="invalid_token"`, `error_description="The virtual key is unknown, revoked or expired"`);
+  const params = [`realm="tollgate"`, `resource_metadata="${base}${PROTECTED_RESOURCE_METADATA_PATH}/mcp"`, `scope="${EDGE_OAUTH_SCOPE}"`];
+  if (reason === 'invalid') params.push(`error="invalid_token"`, `error_description="The virtual key or access token is unknown, revoked, expired or for another resource"`);
   sendJson(
     res,
     401,

@@ -1,0 +1,163 @@
+import { Injectable, Logger } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { AdminConfig } from '@tollgate/config';
+import { PrismaService } from '@tollgate/db';
+import { IdentityService } from '@tollgate/identity';
+import { MCP_SCOPE, OAUTH_INTERACTION_PATH, OAuthGrantKeys, OAuthProvider, SignInCodeService } from '@tollgate/oauth-server';
+import { consentPage, messagePage, signInPage } from './oauth-pages';
+
+const FORM_LIMIT_BYTES = 16 * 1024;
+
+interface InteractionDetails {
+  uid: string;
+  prompt: { name: string; details: Record<string, unknown> };
+  params: Record<string, string>;
+  session?: { accountId: string };
+  grantId?: string;
+}
+
+/**
+ * The sign-in and consent steps of the authorization server, on plain HTML forms. The interaction
+ * is bound to its signed cookie; each form also carries a token derived from the interaction id
+ * (CSRF), and the pages forbid framing.
+ */
+@Injectable()
+export class OAuthInteractionHandler {
+  private readonly logger = new Logger(OAuthInteractionHandler.name);
+  private provider: OAuthProvider | null = null;
+  private csrfKey = '';
+  private resource = '';
+  private grantTtlSeconds = 0;
+
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly identity: IdentityService,
+    private readonly signInCodes: SignInCodeService,
+    private readonly grantKeys: OAuthGrantKeys,
+  ) {}
+
+  attach(provider: OAuthProvider, config: AdminConfig): void {
+    this.provider = provider;
+    this.csrfKey = config.security.keyHashSecret;
+    this.resource = config.oauth.resource ?? '';
+    this.grantTtlSeconds = config.admin.oauthRefreshTokenTtlSeconds;
+  }
+
+  /** Serves GET (show the step) and POST (submit it) at /oauth/interaction/:uid; never rejects. */
+  async handle(req: Request, res: Response): Promise<void> {
+    res.setHeader('X-Frame-Options', 'DENY');
+    res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'");
+    res.setHeader('Cache-Control', 'no-store');
+    try {
+      const uid = req.path.slice(OAUTH_INTERACTION_PATH.length + 1);
+      let details: InteractionDetails;
+      try {
+        details = (await this.provider.interactionDetails(req, res)) as InteractionDetails;
+      } catch {
+        return this.send(res, 400, messagePage('Sign-in expired', 'This sign-in is unknown or has expired. Start again from your MCP client.'));
+      }
+      if (details.uid !== uid) return this.send(res, 400, messagePage('Sign-in expired', 'This sign-in does not match your browser session. Start again from your MCP client.'));
+      if (req.method === 'GET') return await this.show(res, details);
+      if (req.method !== 'POST') return this.send(res, 405, messagePage('Not allowed', 'Use the form.'));
+      const form = await readForm(req);
+      if (!form || !this.csrfOk(uid, form.get('csrf'))) return this.send(res, 403, messagePage('Refused', 'The form was not sent from this page. Start again from your MCP client.'));
+      if (details.prompt.name === 'login') return await this.submitSignIn(req, res, details, form);
+      if (details.prompt.name === 'consent') return await this.submitConsent(req, res, details, form);
+      return this.send(res, 400, messagePage('Unexpected step', `Unknown step ${details.prompt.name}.`));
+    } catch (err) {
+      this.logger.error(`oauth interaction failed: ${(err as Error).message}`);
+      if (!res.headersSent) this.send(res, 500, messagePage('Something went wrong', 'The sign-in could not be completed. Start again from your MCP client.'));
+    }
+  }
+
+  private async show(res: Response, details: InteractionDetails, error?: string, email?: string): Promise<void> {
+    const action = `${OAUTH_INTERACTION_PATH}/${details.uid}`;
+    const client = await this.provider.Client.find(details.params.client_id);
+    const clientName = client?.clientName ?? details.params.client_id;
+    if (details.prompt.name === 'login') {
+      return this.send(res, error ? 401 : 200, signInPage(action, this.csrfToken(details.uid), { clientName, email, error }));
+    }
+    const accountId = details.session?.accountId;
+    const user = accountId ? await this.prisma.user.findFirst({ where: { id: accountId }, include: { memberships: { include: { team: true } } } }) : null;
+    if (!user) return this.send(res, 400, messagePage('Sign-in expired', 'Your account was not found. Start again from your MCP client.'));
+    const teams = user.memberships.map((m) => ({ id: m.team.id, name: m.team.name })).sort((a, b) => a.name.localeCompare(b.name));
+    if (teams.length === 0) {
+      await this.provider.interactionFinished(res.req, res, { error: 'access_denied', error_description: 'the user is in no team' }, { mergeWithLastSubmission: false });
+      return;
+    }
+    return this.send(
+      res,
+      error ? 400 : 200,
+      consentPage(action, this.csrfToken(details.uid), { clientName, clientId: details.params.client_id, redirectHost: hostOf(details.params.redirect_uri), email: user.email, teams, error }),
+    );
+  }
+
+  private async submitSignIn(req: Request, res: Response, details: InteractionDetails, form: URLSearchParams): Promise<void> {
+    const email = (form.get('email') ?? '').slice(0, 320);
+    const owner = await this.signInCodes.verify(email, (form.get('code') ?? '').slice(0, 64));
+    if (!owner) return this.show(res, details, 'That email and sign-in code do not match.', email);
+    await this.provider.interactionFinished(req, res, { login: { accountId: owner.userId } }, { mergeWithLastSubmission: false });
+  }
+
+  private async submitConsent(req: Request, res: Response, details: InteractionDetails, form: URLSearchParams): Promise<void> {
+    if (form.get('decision') !== 'allow') {
+      await this.provider.interactionFinished(req, res, { error: 'access_denied', error_description: 'the user denied the request' }, { mergeWithLastSubmission: false });
+      return;
+    }
+    const accountId = details.session?.accountId;
+    const user = accountId ? await this.prisma.user.findFirst({ where: { id: accountId } }) : null;
+    const teamId = form.get('teamId') ?? '';
+    const member = user && /^[0-9a-f-]{36}$/i.test(teamId) ? await this.prisma.teamMember.findFirst({ where: { userId: user.id, teamId } }) : null;
+    if (!user || !member) return this.show(res, details, 'Choose one of your teams.');
+    const clientId = details.params.client_id;
+    const client = await this.provider.Client.find(clientId);
+    const key = await this.identity.findOrCreateOAuthKey(user.orgId, { userId: user.id, teamId, clientId, clientName: client?.clientName ?? clientId });
+
+    const grant = details.grantId ? await this.provider.Grant.find(details.grantId) : new this.provider.Grant({ accountId: user.id, clientId });
+    const missing = details.prompt.details;
+    if (Array.isArray(missing.missingOIDCScope)) grant.addOIDCScope((missing.missingOIDCScope as string[]).join(' '));
+    // Only the edge's resource, and only its scope, can be granted.
+    grant.addResourceScope(this.resource, MCP_SCOPE);
+    const grantId: string = await grant.save();
+    await this.grantKeys.bind(grantId, key.id, this.grantTtlSeconds);
+    this.logger.log(`user ${user.id} authorised client ${clientId} for team ${teamId} (key ${key.id})`);
+    await this.provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+  }
+
+  private csrfToken(uid: string): string {
+    return createHmac('sha256', this.csrfKey).update(`oauth-interaction:${uid}`).digest('base64url');
+  }
+
+  private csrfOk(uid: string, token: string | null): boolean {
+    if (!token) return false;
+    const a = Buffer.from(token);
+    const b = Buffer.from(this.csrfToken(uid));
+    return a.length === b.length && timingSafeEqual(a, b);
+  }
+
+  private send(res: Response, status: number, html: string): void {
+    res.status(status).type('html').send(html);
+  }
+}
+
+function hostOf(uri: string | undefined): string {
+  try {
+    return new URL(uri ?? '').host || (uri ?? '');
+  } catch {
+    return uri ?? '';
+  }
+}
+
+/** An urlencoded form body, or null when it is not one or is too large. */
+async function readForm(req: Request): Promise<URLSearchParams | null> {
+  if (!req.is('application/x-www-form-urlencoded')) return null;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > FORM_LIMIT_BYTES) return null;
+    chunks.push(chunk as Buffer);
+  }
+  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+}

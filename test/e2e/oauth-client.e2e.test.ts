@@ -1,0 +1,228 @@
+import { createServer } from 'node:net';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { OAuthClientProvider, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { PrismaClient } from '@prisma/client';
+import { callMeta, toolError, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
+import { QueueName } from '@tollgate/queue';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
+import { RunningPlatform, startPlatform } from '../support/platform';
+
+const PRICE_PER_PING = 100_000;
+const CALLS_ALLOWED = 3;
+const REDIRECT_URL = 'http://127.0.0.1:1/callback';
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** A user's browser without a browser: follows redirects by hand, keeps cookies, fills the forms. */
+class FormBrowser {
+  private readonly cookies = new Map<string, string>();
+  readonly pages: string[] = [];
+
+  constructor(private readonly person: { email: string; code: string; team?: string }) {}
+
+  async request(url: URL, init: { method?: string; form?: Record<string, string> } = {}): Promise<Response> {
+    const res = await fetch(url, {
+      method: init.method ?? 'GET',
+      redirect: 'manual',
+      headers: {
+        cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '),
+        ...(init.form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+      },
+      body: init.form ? new URLSearchParams(init.form).toString() : undefined,
+    });
+    for (const c of res.headers.getSetCookie()) {
+      const [pair] = c.split(';');
+      const i = pair.indexOf('=');
+      this.cookies.set(pair.slice(0, i), pair.slice(i + 1));
+    }
+    return res;
+  }
+
+  /** Signs in and consents, and returns the redirect to the client's redirect URI. */
+  async authorize(authorizationUrl: URL): Promise<URL> {
+    let res = await this.request(authorizationUrl);
+    let url = authorizationUrl;
+    for (let hop = 0; hop < 20; hop++) {
+      const location = res.headers.get('location');
+      if (location) {
+        url = new URL(location, url);
+        if (url.href.startsWith(REDIRECT_URL)) return url;
+        res = await this.request(url);
+        continue;
+      }
+      const html = await res.text();
+      this.pages.push(html);
+      if (res.status >= 400 && !html.includes('name="csrf"')) throw new Error(`authorization stopped at ${url.pathname} with HTTP ${res.status}: ${html.slice(0, 400)}`);
+      const csrf = /name="csrf" value="([^"]+)"/.exec(html)?.[1];
+      const action = /<form method="post" action="([^"]+)"/.exec(html)?.[1];
+      if (!csrf || !action) throw new Error(`no form at ${url.pathname}: ${html.slice(0, 400)}`);
+      const target = new URL(action, url);
+      if (html.includes('name="code"')) {
+        if (res.status === 401) throw new Error('sign-in refused');
+        res = await this.request(target, { method: 'POST', form: { csrf, email: this.person.email, code: this.person.code } });
+      } else {
+        const teamId = this.person.team ? new RegExp(`<option value="([^"]+)">${this.person.team}<`).exec(html)?.[1] : /name="teamId" value="([^"]+)"/.exec(html)?.[1];
+        res = await this.request(target, { method: 'POST', form: { csrf, teamId: teamId ?? '', decision: 'allow' } });
+      }
+      url = target;
+    }
+    throw new Error('too many steps');
+  }
+}
+
+/** The SDK's OAuth client state, in memory; redirectToAuthorization drives a FormBrowser. */
+class TestOAuthProvider implements OAuthClientProvider {
+  client: OAuthClientInformationMixed | undefined;
+  saved: OAuthTokens | undefined;
+  verifier = '';
+  lastRedirect: URL | undefined;
+
+  constructor(private readonly browser: FormBrowser) {}
+
+  get redirectUrl() {
+    return REDIRECT_URL;
+  }
+  get clientMetadata(): OAuthClientMetadata {
+    return { client_name: 'Test Agent', redirect_uris: [REDIRECT_URL], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+  }
+  clientInformation() {
+    return this.client;
+  }
+  saveClientInformation(info: OAuthClientInformationMixed) {
+    this.client = info;
+  }
+  tokens() {
+    return this.saved;
+  }
+  saveTokens(tokens: OAuthTokens) {
+    this.saved = tokens;
+  }
+  async redirectToAuthorization(url: URL) {
+    this.lastRedirect = await this.browser.authorize(url);
+  }
+  saveCodeVerifier(v: string) {
+    this.verifier = v;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
+}
+
+describe('OAuth for MCP clients, end to end', () => {
+  let p: RunningPlatform;
+  let db: PrismaClient;
+  let fixture: FixtureServer;
+  let orgId: string;
+  let userId: string;
+  let signInCode: string;
+  let adminUrl: string;
+  let edgeUrl: string;
+
+  async function connectByOAuth(team?: string): Promise<{ client: Client; auth: TestOAuthProvider; browser: FormBrowser }> {
+    const browser = new FormBrowser({ email: 'grace@acme.test', code: signInCode, team });
+    const auth = new TestOAuthProvider(browser);
+    const first = new Client({ name: 'oauth-agent', version: '1.0.0' });
+    await expect(first.connect(new StreamableHTTPClientTransport(new URL(`${edgeUrl}/mcp`), { authProvider: auth }))).rejects.toBeInstanceOf(UnauthorizedError);
+    const code = auth.lastRedirect!.searchParams.get('code')!;
+    expect(auth.lastRedirect!.searchParams.get('iss')).toBe(adminUrl);
+    const finishing = new StreamableHTTPClientTransport(new URL(`${edgeUrl}/mcp`), { authProvider: auth });
+    await finishing.finishAuth(code);
+    const client = new Client({ name: 'oauth-agent', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${edgeUrl}/mcp`), { authProvider: auth }));
+    return { client, auth, browser };
+  }
+
+  beforeAll(async () => {
+    const [adminPort, edgePort] = [await freePort(), await freePort()];
+    adminUrl = `http://127.0.0.1:${adminPort}`;
+    edgeUrl = `http://127.0.0.1:${edgePort}`;
+    p = await startPlatform({ ADMIN_PORT: String(adminPort), EDGE_PORT: String(edgePort), ADMIN_PUBLIC_URL: adminUrl, EDGE_PUBLIC_URL: edgeUrl });
+    db = new PrismaClient({ adapter: new PrismaPg({ connectionString: p.env.vars.DATABASE_URL }) });
+    fixture = await startFixtureServer();
+
+    orgId = (await p.admin('POST', '/v1/orgs', { name: 'Acme', slug: 'acme' })).body.id;
+    const platformTeam = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'platform' })).body.id;
+    const researchTeam = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'research' })).body.id;
+    userId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'grace@acme.test' })).body.id;
+    expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${platformTeam}/members`, { userId })).status).toBe(201);
+    expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${researchTeam}/members`, { userId })).status).toBe(201);
+    const code = await p.admin('POST', `/v1/orgs/${orgId}/users/${userId}/sign-in-codes`, {});
+    expect(code.status, JSON.stringify(code.body)).toBe(201);
+    signInCode = code.body.code;
+
+    const upstream = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'fx', transport: 'STREAMABLE_HTTP', url: fixture.url, callTimeoutMs: 5000 });
+    expect(upstream.status).toBe(201);
+    const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${upstream.body.id}/sync`);
+    await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
+    const policy = await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['fx:*'], deny: [] });
+    expect(policy.status, JSON.stringify(policy.body)).toBe(200);
+    expect((await p.admin('POST', `/v1/orgs/${orgId}/prices`, { upstreamId: upstream.body.id, toolPattern: '*', perCallMicros: PRICE_PER_PING })).status).toBe(201);
+    // The budget is on the team the user picks at consent: the OAuth key's calls count against it.
+    expect((await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, { scope: 'TEAM', scopeId: researchTeam, period: 'MONTH', limitMicros: PRICE_PER_PING * CALLS_ALLOWED })).status).toBe(200);
+  });
+
+  afterAll(async () => {
+    await fixture?.close();
+    await db?.$disconnect();
+    await p?.close();
+  });
+
+  it('should name the authorization server in the protected-resource metadata and in the 401', async () => {
+    const unauth = await fetch(`${edgeUrl}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
+    expect(unauth.status).toBe(401);
+    expect(unauth.headers.get('www-authenticate')).toContain(`resource_metadata="${edgeUrl}/.well-known/oauth-protected-resource/mcp"`);
+    expect(unauth.headers.get('www-authenticate')).toContain('scope="mcp"');
+    for (const path of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp']) {
+      const prm = await (await fetch(`${edgeUrl}${path}`)).json();
+      expect(prm).toMatchObject({ resource: `${edgeUrl}/mcp`, authorization_servers: [adminUrl], scopes_supported: ['mcp'] });
+    }
+    const meta = await (await fetch(`${adminUrl}/.well-known/oauth-authorization-server`)).json();
+    expect(meta).toMatchObject({
+      issuer: adminUrl,
+      registration_endpoint: `${adminUrl}/oauth/register`,
+      code_challenge_methods_supported: ['S256'],
+      authorization_response_iss_parameter_supported: true,
+      revocation_endpoint: `${adminUrl}/oauth/revoke`,
+    });
+  });
+
+  it('should connect the SDK client by OAuth, bill its calls to the user OAuth key and refuse at the budget', async () => {
+    const { client, browser } = await connectByOAuth('research');
+    // The consent page named the client, where it sends the user back, and offered both teams.
+    const consent = browser.pages.find((html) => html.includes('Authorise'))!;
+    expect(consent).toContain('Test Agent');
+    expect(consent).toContain('127.0.0.1:1');
+    expect(consent).toContain('>platform<');
+    expect(consent).toContain('>research<');
+
+    const keys = (await p.admin('GET', `/v1/orgs/${orgId}/keys`)).body as { id: string; kind: string; oauthClientName: string; teamId: string; userId: string }[];
+    const oauthKey = keys.find((k) => k.kind === 'OAUTH')!;
+    expect(oauthKey).toMatchObject({ oauthClientName: 'Test Agent', userId });
+
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toContain('fx__ping');
+    const callIds: string[] = [];
+    for (let i = 0; i < CALLS_ALLOWED; i++) {
+      const res = await client.callTool({ name: 'fx__ping', arguments: {} });
+      expect(res.isError).toBeFalsy();
+      callIds.push(callMeta(res as never)!.callId);
+    }
+    const refused = await client.callTool({ name: 'fx__ping', arguments: {} });
+    expect(toolError(refused as never)?.code).toBe('BUDGET_EXCEEDED');
+    await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, callIds);
+    const rows = await db.usageEvent.findMany({ where: { orgId, keyId: oauthKey.id } });
+    expect(rows).toHaveLength(CALLS_ALLOWED);
+    expect(rows.every((r) => r.userId === userId && Number(r.costMicros) === PRICE_PER_PING)).toBe(true);
+    await client.close();
+  });
+});
