@@ -81,7 +81,8 @@ async function main(): Promise<void> {
   const workerKills = Number(process.env.BENCH_WORKER_KILLS ?? 3);
   const agentCount = Number(process.env.BENCH_AGENTS ?? 16);
   const intervalMs = Number(process.env.BENCH_KILL_INTERVAL_MS ?? 2_000);
-  const capCalls = Number(process.env.BENCH_CAP_CALLS ?? 2_000);
+  // Small, so the capped key runs out early and then probes its hard budget through every fault.
+  const capCalls = Number(process.env.BENCH_CAP_CALLS ?? 300);
   // A dead edge's reservations and leases are swept at their deadline; short here so the bench sees it.
   process.env.RESERVATION_TTL_SECONDS ??= '10';
   // Entries a killed worker read and never wrote are taken over after this.
@@ -261,7 +262,13 @@ async function main(): Promise<void> {
       outboxLeft,
       counterDrift: drift,
       heldAfterStop: held,
-      overspend: { scope: 'KEY:1', limitMicros: cap.limitMicros, ledgerSpentMicros: Number(capSpent), overMicros: Math.max(0, Number(capSpent) - cap.limitMicros) },
+      overspend: {
+        scope: 'KEY:1',
+        limitMicros: cap.limitMicros,
+        ledgerSpentMicros: Number(capSpent),
+        overMicros: Math.max(0, Number(capSpent) - cap.limitMicros),
+        refusedAfterLimit: outcomes.BUDGET_EXCEEDED ?? 0,
+      },
       outcomes,
       faults,
       loadAverage: { before: loadBefore, after: loadavg().map((l) => Math.round(l * 100) / 100) },
