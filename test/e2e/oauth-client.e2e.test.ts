@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { OAuthClientProvider, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
@@ -9,6 +10,7 @@ import { callMeta, toolError, waitForJobs, waitForUsageEvents } from '@tollgate/
 import { QueueName } from '@tollgate/queue';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
+import { authorizeInBrowser, startAuthorizationServer } from '../fixtures/oauth-authorization-server';
 import { RunningPlatform, startPlatform } from '../support/platform';
 
 const PRICE_PER_PING = 100_000;
@@ -142,11 +144,18 @@ describe('OAuth for MCP clients, end to end', () => {
     return { client, auth, browser };
   }
 
+  // Everything the apps print, to prove no token or sign-in code reaches a log line.
+  const logged: string[] = [];
+  const secrets: string[] = [];
+  const realWrites = { out: process.stdout.write.bind(process.stdout), err: process.stderr.write.bind(process.stderr) };
+
   beforeAll(async () => {
+    process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) => (logged.push(String(chunk)), realWrites.out(chunk, ...rest))) as never;
+    process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => (logged.push(String(chunk)), realWrites.err(chunk, ...rest))) as never;
     const [adminPort, edgePort] = [await freePort(), await freePort()];
     adminUrl = `http://127.0.0.1:${adminPort}`;
     edgeUrl = `http://127.0.0.1:${edgePort}`;
-    p = await startPlatform({ ADMIN_PORT: String(adminPort), EDGE_PORT: String(edgePort), ADMIN_PUBLIC_URL: adminUrl, EDGE_PUBLIC_URL: edgeUrl });
+    p = await startPlatform({ ADMIN_PORT: String(adminPort), EDGE_PORT: String(edgePort), ADMIN_PUBLIC_URL: adminUrl, EDGE_PUBLIC_URL: edgeUrl, LOG_LEVEL: 'verbose' });
     db = new PrismaClient({ adapter: new PrismaPg({ connectionString: p.env.vars.DATABASE_URL }) });
     fixture = await startFixtureServer();
 
@@ -159,6 +168,7 @@ describe('OAuth for MCP clients, end to end', () => {
     const code = await p.admin('POST', `/v1/orgs/${orgId}/users/${userId}/sign-in-codes`, {});
     expect(code.status, JSON.stringify(code.body)).toBe(201);
     signInCode = code.body.code;
+    secrets.push(signInCode);
 
     const upstream = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'fx', transport: 'STREAMABLE_HTTP', url: fixture.url, callTimeoutMs: 5000 });
     expect(upstream.status).toBe(201);
@@ -172,6 +182,8 @@ describe('OAuth for MCP clients, end to end', () => {
   });
 
   afterAll(async () => {
+    process.stdout.write = realWrites.out;
+    process.stderr.write = realWrites.err;
     await fixture?.close();
     await db?.$disconnect();
     await p?.close();
@@ -224,5 +236,181 @@ describe('OAuth for MCP clients, end to end', () => {
     expect(rows).toHaveLength(CALLS_ALLOWED);
     expect(rows.every((r) => r.userId === userId && Number(r.costMicros) === PRICE_PER_PING)).toBe(true);
     await client.close();
+  });
+  /** A client registered by RFC 7591, driven by hand: authorize with PKCE, then the token endpoint. */
+  async function registerClient(): Promise<string> {
+    const res = await fetch(`${adminUrl}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'Hand Client', redirect_uris: [REDIRECT_URL], grant_types: ['authorization_code', 'refresh_token'], token_endpoint_auth_method: 'none' }),
+    });
+    expect(res.status).toBe(201);
+    return ((await res.json()) as { client_id: string }).client_id;
+  }
+
+  async function authorizationCode(clientId: string, verifier: string, team = 'platform'): Promise<string> {
+    const url = new URL(`${adminUrl}/oauth/authorize`);
+    url.search = new URLSearchParams({
+      client_id: clientId,
+      response_type: 'code',
+      redirect_uri: REDIRECT_URL,
+      scope: 'mcp',
+      resource: `${edgeUrl}/mcp`,
+      state: 'st',
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
+    }).toString();
+    const back = await new FormBrowser({ email: 'grace@acme.test', code: signInCode, team }).authorize(url);
+    expect(back.searchParams.get('state')).toBe('st');
+    return back.searchParams.get('code')!;
+  }
+
+  async function token(params: Record<string, string>): Promise<{ status: number; body: Record<string, string> }> {
+    const res = await fetch(`${adminUrl}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(params).toString() });
+    return { status: res.status, body: (await res.json()) as Record<string, string> };
+  }
+
+  async function edgeStatus(accessToken: string): Promise<number> {
+    const res = await fetch(`${edgeUrl}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${accessToken}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    await res.text();
+    return res.status;
+  }
+
+  async function tokensFor(clientId: string): Promise<Record<string, string>> {
+    const verifier = randomBytes(32).toString('base64url');
+    const code = await authorizationCode(clientId, verifier);
+    const res = await token({ grant_type: 'authorization_code', code, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT_URL, resource: `${edgeUrl}/mcp` });
+    expect(res.status).toBe(200);
+    secrets.push(res.body.access_token, res.body.refresh_token);
+    return res.body;
+  }
+
+  it('should rotate refresh tokens, refuse a used one, and stop a revoked access token at the edge', async () => {
+    const clientId = await registerClient();
+    const first = await tokensFor(clientId);
+    expect(await edgeStatus(first.access_token)).toBe(200);
+    const refreshed = await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token, client_id: clientId });
+    expect(refreshed.status).toBe(200);
+    expect(refreshed.body.refresh_token).not.toBe(first.refresh_token);
+    expect(await edgeStatus(refreshed.body.access_token)).toBe(200);
+    const reused = await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token, client_id: clientId });
+    expect(reused).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+
+    // RFC 7009: the client revokes its access token; the edge refuses it on the next request.
+    const fresh = await tokensFor(clientId);
+    const revoke = await fetch(`${adminUrl}/oauth/revoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: fresh.access_token, client_id: clientId }).toString(),
+    });
+    expect(revoke.status).toBe(200);
+    expect(await edgeStatus(fresh.access_token)).toBe(401);
+  });
+
+  it('should answer the RFC errors for a wrong PKCE verifier, a reused code (revoking its tokens), an unknown client and another resource', async () => {
+    const clientId = await registerClient();
+    const verifier = randomBytes(32).toString('base64url');
+    const code = await authorizationCode(clientId, verifier);
+    const wrong = await token({ grant_type: 'authorization_code', code, code_verifier: randomBytes(32).toString('base64url'), client_id: clientId, redirect_uri: REDIRECT_URL });
+    expect(wrong).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+
+    const code2 = await authorizationCode(clientId, verifier);
+    const good = await token({ grant_type: 'authorization_code', code: code2, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT_URL, resource: `${edgeUrl}/mcp` });
+    expect(good.status).toBe(200);
+    expect(await edgeStatus(good.body.access_token)).toBe(200);
+    const again = await token({ grant_type: 'authorization_code', code: code2, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT_URL, resource: `${edgeUrl}/mcp` });
+    expect(again).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    // A reused code means it leaked: the tokens of its grant stop working.
+    expect(await edgeStatus(good.body.access_token)).toBe(401);
+    expect(await token({ grant_type: 'refresh_token', refresh_token: good.body.refresh_token, client_id: clientId })).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+
+    const unknown = await token({ grant_type: 'authorization_code', code: 'x'.repeat(43), code_verifier: verifier, client_id: 'no-such-client', redirect_uri: REDIRECT_URL });
+    expect(unknown).toMatchObject({ status: 401, body: { error: 'invalid_client' } });
+    const badAuthorize = await fetch(`${adminUrl}/oauth/authorize?client_id=no-such-client&response_type=code&redirect_uri=${encodeURIComponent(REDIRECT_URL)}`, { redirect: 'manual' });
+    expect(badAuthorize.status).toBe(400);
+    expect(await badAuthorize.text()).toContain('invalid_client');
+
+    const otherResource = new URL(`${adminUrl}/oauth/authorize`);
+    otherResource.search = new URLSearchParams({
+      client_id: clientId,
+      response_type: 'code',
+      redirect_uri: REDIRECT_URL,
+      scope: 'mcp',
+      resource: 'https://other.example/mcp',
+      state: 'st',
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
+    }).toString();
+    const refusedTarget = await fetch(otherResource, { redirect: 'manual' });
+    const location = new URL(refusedTarget.headers.get('location')!);
+    expect(location.searchParams.get('error')).toBe('invalid_target');
+    expect(location.searchParams.get('iss')).toBe(adminUrl);
+
+    const plain = new URL(otherResource);
+    plain.searchParams.set('resource', `${edgeUrl}/mcp`);
+    plain.searchParams.set('code_challenge_method', 'plain');
+    const refusedPlain = new URL((await fetch(plain, { redirect: 'manual' })).headers.get('location')!);
+    expect(refusedPlain.searchParams.get('error')).toBe('invalid_request');
+  });
+
+  it('should refuse at the edge a token another authorization server minted for the edge', async () => {
+    const foreign = await startAuthorizationServer();
+    try {
+      const reg = await (
+        await fetch(`${foreign.issuer}/reg`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ redirect_uris: [REDIRECT_URL], grant_types: ['authorization_code'], token_endpoint_auth_method: 'none' }),
+        })
+      ).json();
+      const verifier = randomBytes(32).toString('base64url');
+      const url = new URL(`${foreign.issuer}/auth`);
+      url.search = new URLSearchParams({
+        client_id: reg.client_id,
+        response_type: 'code',
+        redirect_uri: REDIRECT_URL,
+        scope: 'mcp',
+        resource: `${edgeUrl}/mcp`,
+        code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+        code_challenge_method: 'S256',
+      }).toString();
+      const back = await authorizeInBrowser(url.href, userId, REDIRECT_URL);
+      const res = await fetch(`${foreign.issuer}/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'authorization_code', code: back.searchParams.get('code')!, code_verifier: verifier, client_id: reg.client_id, redirect_uri: REDIRECT_URL, resource: `${edgeUrl}/mcp` }),
+      });
+      const minted = (await res.json()) as { access_token: string };
+      expect(minted.access_token).toBeTruthy();
+      expect(await edgeStatus(minted.access_token)).toBe(401);
+    } finally {
+      await foreign.close();
+    }
+  });
+
+  it('should stop the OAuth key at the next call when an admin revokes it, and refuse its refresh', async () => {
+    const clientId = await registerClient();
+    const issued = await tokensFor(clientId);
+    expect(await edgeStatus(issued.access_token)).toBe(200);
+    const keys = (await p.admin('GET', `/v1/orgs/${orgId}/keys`)).body as { id: string; oauthClientId: string | null }[];
+    const key = keys.find((k) => k.oauthClientId === clientId)!;
+    expect((await p.admin('POST', `/v1/orgs/${orgId}/keys/${key.id}/revoke`)).status).toBe(200);
+    // The revocation reaches every edge by pub/sub: refused within a second.
+    const deadline = Date.now() + 1000;
+    let status = await edgeStatus(issued.access_token);
+    while (status !== 401 && Date.now() < deadline) status = await edgeStatus(issued.access_token);
+    expect(status).toBe(401);
+    expect(await token({ grant_type: 'refresh_token', refresh_token: issued.refresh_token, client_id: clientId })).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+  });
+
+  it('should never write an access token, refresh token or sign-in code to the logs', () => {
+    const output = logged.join('');
+    expect(output).toContain('authorised client');
+    expect(secrets.length).toBeGreaterThan(6);
+    for (const secret of secrets) expect(output).not.toContain(secret);
   });
 });
