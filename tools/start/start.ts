@@ -115,6 +115,8 @@ async function main(): Promise<void> {
       ADMIN_PORT: String(ports.admin),
       WORKER_PORT: String(ports.worker),
       ADMIN_PUBLIC_URL: process.env.ADMIN_PUBLIC_URL ?? adminUrl,
+      // With both public URLs the admin API serves OAuth for MCP clients (docs/oauth.md).
+      EDGE_PUBLIC_URL: process.env.EDGE_PUBLIC_URL ?? edgeUrl,
     };
 
     const apps = [
@@ -136,7 +138,8 @@ async function main(): Promise<void> {
 
     const adminToken = env.ADMIN_BOOTSTRAP_TOKEN!;
     const demo = await seedDemo({ adminUrl, edgeUrl, adminToken, dataDir: DATA_DIR, log });
-    const summary = { edgeUrl, adminUrl, adminToken, demoKey: demo.demoKey };
+    const signIn = await demoSignInCode(adminUrl, adminToken);
+    const summary = { edgeUrl, adminUrl, adminToken, demoKey: demo.demoKey, oauthSignIn: signIn };
     await writeFile(path.join(DATA_DIR, 'demo.json'), JSON.stringify(summary, null, 2), { mode: 0o600 });
 
     console.log(
@@ -147,6 +150,9 @@ async function main(): Promise<void> {
         `  Admin API:   ${adminUrl}/v1   (OpenAPI: ${adminUrl}/docs)`,
         `  Admin token: ${adminToken}`,
         `  Demo key:    ${demo.demoKey}   (budget ${demo.budgetDescription})`,
+        `  OAuth:       connect any MCP client to ${edgeUrl}/mcp without a key (Claude, VS Code,`,
+        `               npx mcp-remote ${edgeUrl}/mcp); sign in as ${signIn.email}`,
+        `               with the code ${signIn.code} (valid 7 days). See docs/oauth.md`,
         `  Saved to .tollgate/demo.json. Try: npm run demo:agent`,
         '  Press Ctrl+C to stop.',
         '',
@@ -156,6 +162,19 @@ async function main(): Promise<void> {
     console.error(`[start] ${(err as Error).message}`);
     await stop(1);
   }
+}
+
+/** A fresh sign-in code for the demo user, for the OAuth sign-in page (replaces the previous one). */
+async function demoSignInCode(adminUrl: string, adminToken: string): Promise<{ email: string; code: string }> {
+  const get = async (p: string, init: RequestInit = {}) => {
+    const res = await fetch(`${adminUrl}${p}`, { ...init, headers: { Authorization: `Bearer ${adminToken}`, 'Content-Type': 'application/json' } });
+    if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${p} -> ${res.status} ${await res.text()}`);
+    return res.json() as Promise<any>;
+  };
+  const org = ((await get('/v1/orgs')) as { id: string; slug: string }[]).find((o) => o.slug === 'demo')!;
+  const user = ((await get(`/v1/orgs/${org.id}/users`)) as { id: string; email: string }[]).find((u) => u.email === 'demo@tollgate.local')!;
+  const issued = await get(`/v1/orgs/${org.id}/users/${user.id}/sign-in-codes`, { method: 'POST', body: JSON.stringify({ ttlSeconds: 7 * 86_400 }) });
+  return { email: user.email, code: issued.code };
 }
 
 function pick(env: NodeJS.ProcessEnv, names: string[]): Record<string, string> {
