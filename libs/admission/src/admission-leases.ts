@@ -1,7 +1,7 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { BudgetStanding, budgetStanding } from '@tollgate/budget';
 import { Micros } from '@tollgate/kernel';
-import { RedisService } from '@tollgate/redis';
+import { RedisService, redisEpochKey } from '@tollgate/redis';
 import { ADMISSION_SETTINGS, AdmissionSettings } from './admission-settings';
 import {
   BudgetLease,
@@ -56,7 +56,8 @@ export class AdmissionLeases implements OnModuleInit, BeforeApplicationShutdown 
     redis: RedisService,
     @Inject(ADMISSION_SETTINGS) private readonly settings: AdmissionSettings,
   ) {
-    this.sync = new LeaseSync(redis, settings.reservationTtlMs, (l, why) => this.drop(l, why));
+    const epochLost = () => this.dropAll('Redis lost its data (the deployment epoch is gone)');
+    this.sync = new LeaseSync(redis, settings.reservationTtlMs, redisEpochKey(redis.prefix), (l, why) => this.drop(l, why), epochLost);
   }
 
   get enabled(): boolean {
@@ -258,6 +259,16 @@ export class AdmissionLeases implements OnModuleInit, BeforeApplicationShutdown 
       done.push(l);
     }
     if (done.length > 0) this.sync.background(this.sync.release(done, now), 'idle leases not given back (Redis sweeps them at their deadline)');
+  }
+
+  /**
+   * Drops every lease this edge holds (Redis lost its data: what they held is gone with it). New
+   * calls go to Redis, which refuses them until the worker has rebuilt the counters.
+   */
+  dropAll(why: string): void {
+    if (this.leases.size === 0) return;
+    this.logger.error(`every lease dropped (${this.leases.size}): ${why}`);
+    for (const l of [...this.leases.values()]) this.drop(l, why);
   }
 
   /** No more calls under this lease; what it holds unused goes back. */

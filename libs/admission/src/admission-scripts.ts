@@ -7,16 +7,19 @@ import { RATE_LIMIT_LUA } from '@tollgate/rate-limit';
  */
 
 /**
- * KEYS: the rate-limit keys, then the budget keys.  ARGV: #rate-limit keys, #rate-limit args, the
- * rate-limit args, then the budget args. Checks every rate limit and every budget, and only if all
- * pass counts the call and reserves its estimate: a refused call holds nothing, anywhere.
- * Returns {0, budget_apply's answer}, {1, rl_check's refusal} or {2, budget_check's refusal or missing counter}.
+ * KEYS: the deployment's epoch, the rate-limit keys, then the budget keys.  ARGV: #rate-limit keys,
+ * #rate-limit args, the rate-limit args, then the budget args. Checks every rate limit and every
+ * budget, and only if all pass counts the call and reserves its estimate: a refused call holds
+ * nothing, anywhere. Returns {0, budget_apply's answer}, {1, rl_check's refusal}, {2, budget_check's
+ * refusal or missing counter}, or {3} when the epoch is gone (Redis lost its data: counters are
+ * being rebuilt, nothing is admitted).
  */
 export const ADMIT_AND_RESERVE_SCRIPT = `${RATE_LIMIT_LUA}${BUDGET_LUA}
+if redis.call('EXISTS', KEYS[1]) == 0 then return {3} end
 local nrk, nra = tonumber(ARGV[1]), tonumber(ARGV[2])
 local RK, RA, BK, BA = {}, {}, {}, {}
-for i = 1, #KEYS do
-  if i <= nrk then RK[#RK+1] = KEYS[i] else BK[#BK+1] = KEYS[i] end
+for i = 2, #KEYS do
+  if i - 1 <= nrk then RK[#RK+1] = KEYS[i] else BK[#BK+1] = KEYS[i] end
 end
 for i = 3, #ARGV do
   if i <= 2 + nra then RA[#RA+1] = ARGV[i] else BA[#BA+1] = ARGV[i] end
@@ -38,20 +41,22 @@ return {0, {1}}
 /**
  * A turn's completions, in one script: every call's settlement (or, under a lease, its cost
  * moving from leased to spent) and every usage event appended to the outbox, all or nothing.
- * KEYS: the edge's completion sequence, the usage outbox, then per settlement its budget keys
- * (R, Z, H...) and concurrency sets; per conversion group R, H1..Hn.
+ * KEYS: the edge's completion sequence, the usage outbox, the deployment's epoch, then per
+ * settlement its budget keys (R, Z, H...) and concurrency sets; per conversion group R, H1..Hn.
  * ARGV: sequence number, #settlements, #conversion groups, #events, then per settlement: #budget
  * keys, #sets, call id, actual; per group: n, then per lease: id, amount; per event: field, value.
  * A sequence number Redis has already seen (a command resent after a reconnect) changes nothing
- * and answers {2}. Otherwise answers {1, then per lease budget_lease_convert's 3 numbers}.
+ * and answers {2}. Otherwise answers {1 (0 when the epoch is gone: Redis lost its data), then per
+ * lease budget_lease_convert's 3 numbers}. Without the epoch everything is still written: the
+ * events must reach the ledger, and a settlement only touches counters that exist (rebuilt ones).
  */
 export const COMPLETE_SCRIPT = `${RATE_LIMIT_LUA}${BUDGET_LUA}
 local seq = tonumber(ARGV[1])
 if seq <= tonumber(redis.call('GET', KEYS[1]) or '0') then return {2} end
 redis.call('SET', KEYS[1], seq, 'PX', 3600000)
 local ns, ng, ne = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local k, a = 3, 5
-local out = {1}
+local k, a = 4, 5
+local out = {redis.call('EXISTS', KEYS[3])}
 for i = 1, ns do
   local nbk, nck = tonumber(ARGV[a]), tonumber(ARGV[a+1])
   local id, actual = ARGV[a+2], tonumber(ARGV[a+3])
@@ -91,9 +96,11 @@ return out
  * ARGV: now, deadline, share divisor, #budgets, #windows, #sets, then per budget: lease id, want,
  * min grant, limit, hard; per window: limit, windowMs, windowStart, want, min grant; per set: max,
  * want, min grant, member prefix, first member number.
- * Returns per budget {granted, spent, reserved, leased}, per window and per set the grant.
+ * The deployment's epoch is the last key. Returns per budget {granted, spent, reserved, leased},
+ * per window and per set the grant; {-2} when the epoch is gone (Redis lost its data).
  */
 export const LEASE_GRANT_SCRIPT = `${RATE_LIMIT_LUA}${BUDGET_LUA}
+if redis.call('EXISTS', KEYS[#KEYS]) == 0 then return {-2} end
 local now, deadline, div = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local nb, nw, ns = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local out = {}
@@ -124,9 +131,11 @@ return out
 /**
  * KEYS: R, Z, then the concurrency sets.  ARGV: now, deadline, #budget leases, their ids, then per
  * set: #members, the members. Moves each lease's deadline on; answers 1 per lease still whole, 0 per
- * lease Redis already swept (in part, for slots).
+ * lease Redis already swept (in part, for slots). The deployment's epoch is the last key: {-2} when
+ * it is gone (Redis lost its data, and the leases with it).
  */
 export const LEASE_RENEW_SCRIPT = `
+if redis.call('EXISTS', KEYS[#KEYS]) == 0 then return {-2} end
 local now, deadline, nb = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local out = {}
 for i = 1, nb do
@@ -139,7 +148,7 @@ for i = 1, nb do
   end
 end
 local a = 4 + nb
-for k = 3, #KEYS do
+for k = 3, #KEYS - 1 do
   local n = tonumber(ARGV[a])
   local members, args = {}, {}
   for j = 1, n do

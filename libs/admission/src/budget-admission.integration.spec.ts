@@ -2,7 +2,7 @@ import { Test } from '@nestjs/testing';
 import { BudgetService, BudgetStanding, SpendScopes } from '@tollgate/budget';
 import { ConfigModule, loadEdgeConfig } from '@tollgate/config';
 import { DbModule, PrismaService } from '@tollgate/db';
-import { RedisModule, RedisService } from '@tollgate/redis';
+import { ensureRedisEpoch, RedisModule, RedisService } from '@tollgate/redis';
 import { createTestEnv, deleteRedisKeys, TestEnv } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdmissionModule } from './admission.module';
@@ -47,6 +47,7 @@ describe('Budget admission on real Redis and Postgres', () => {
     admission = app.get(CallAdmissionService);
     prisma = app.get(PrismaService);
     redis = app.get(RedisService);
+    await ensureRedisEpoch(redis.client, redis.prefix); // what the worker sets at its first start
 
     const org = await prisma.organization.create({ data: { name: 'o', slug: 'o', timeZone: 'Europe/Berlin' } });
     const team = await prisma.team.create({ data: { orgId: org.id, name: 't' } });

@@ -4,7 +4,7 @@ import { BudgetAdminService, BudgetService } from '@tollgate/budget';
 import { ConfigModule, loadEdgeConfig } from '@tollgate/config';
 import { DbModule, PrismaService } from '@tollgate/db';
 import { RateLimitAdminService, RateLimitService } from '@tollgate/rate-limit';
-import { RedisModule, RedisService } from '@tollgate/redis';
+import { ensureRedisEpoch, RedisModule, RedisService } from '@tollgate/redis';
 import { createTestEnv, TestEnv } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AdmissionLeases } from './admission-leases';
@@ -70,6 +70,7 @@ describe('Call admission with leases, on real Redis and Postgres (two edges)', (
     env = await createTestEnv();
     await startEdge();
     await startEdge();
+    await ensureRedisEpoch(edges[0].redis.client, env.redisPrefix); // what the worker sets at its first start
     prisma = edges[0].app.get(PrismaService);
     budgetAdmin = edges[0].app.get(BudgetAdminService);
     limitAdmin = edges[0].app.get(RateLimitAdminService);

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { BudgetService, BudgetStanding, ReservationPlan, SpendReservation, SpendScopes } from '@tollgate/budget';
 import { Micros, ToolRef } from '@tollgate/kernel';
 import { AdmissionPlan, RateLimitCaller, RateLimitRefusal, RateLimitService } from '@tollgate/rate-limit';
-import { RedisService } from '@tollgate/redis';
+import { RedisService, redisEpochKey } from '@tollgate/redis';
 import { AdmissionLeases } from './admission-leases';
 import { ADMIT_AND_RESERVE_SCRIPT } from './admission-scripts';
 import { ADMISSION_SETTINGS, AdmissionSettings } from './admission-settings';
@@ -13,7 +13,12 @@ import { LeasedCall, LeaseRequest } from './lease-kinds';
 export type CallAdmission =
   | { ok: true; hold: CallHold }
   | { ok: false; rateLimited: RateLimitRefusal }
-  | { ok: false; budgetExceeded: { exceeded: BudgetStanding; requestedMicros: Micros } };
+  | { ok: false; budgetExceeded: { exceeded: BudgetStanding; requestedMicros: Micros } }
+  /** Redis lost its data (the deployment epoch is gone): nothing is admitted until the counters are rebuilt. */
+  | { ok: false; countersUnavailable: { retryAfterMs: number } };
+
+/** How long an agent is told to wait while the worker rebuilds counters after Redis lost its data. */
+export const COUNTERS_REBUILD_RETRY_MS = 5_000;
 
 /** What an admitted call holds until it completes: its lease share, or its reservation and concurrency slots. */
 export interface CallHold {
@@ -42,6 +47,7 @@ export class CallAdmissionService implements BeforeApplicationShutdown {
   /** Completions go on a connection of their own, without auto-pipelining: each script leaves at once. */
   private readonly connection: Redis;
   private readonly completion: CallCompletion;
+  private readonly epochKey: string;
 
   constructor(
     private readonly redis: RedisService,
@@ -52,7 +58,9 @@ export class CallAdmissionService implements BeforeApplicationShutdown {
   ) {
     this.connection = redis.client.duplicate({ enableAutoPipelining: false });
     this.connection.on('error', (err) => this.logger.warn(`redis (completions) error: ${err.message}`));
-    this.completion = new CallCompletion(this.connection, redis.prefix, (lease, amount, answer) => leases.converted(lease, amount, answer));
+    this.epochKey = redisEpochKey(redis.prefix);
+    const epochLost = () => leases.dropAll('Redis lost its data (the deployment epoch is gone)');
+    this.completion = new CallCompletion(this.connection, redis.prefix, this.epochKey, (lease, amount, answer) => leases.converted(lease, amount, answer), epochLost);
   }
 
   /**
@@ -73,17 +81,22 @@ export class CallAdmissionService implements BeforeApplicationShutdown {
 
     let outcome = await this.admitInRedis(admission, reservation);
     // Refused in Redis while this edge holds unused allowance on the call's limits: give it back and ask again.
-    if (lease && !('reservation' in outcome) && (await this.leases.giveBack(lease, Date.now()))) outcome = await this.admitInRedis(admission, reservation);
+    if (lease && outcome !== EPOCH_LOST && !('reservation' in outcome) && (await this.leases.giveBack(lease, Date.now()))) outcome = await this.admitInRedis(admission, reservation);
+    if (outcome === EPOCH_LOST) {
+      this.leases.dropAll('Redis lost its data (the deployment epoch is gone)');
+      return { ok: false, countersUnavailable: { retryAfterMs: COUNTERS_REBUILD_RETRY_MS } };
+    }
     if ('admitted' in outcome) return { ok: false, rateLimited: outcome };
     if (!outcome.ok) return { ok: false, budgetExceeded: outcome };
     return { ok: true, hold: { ...hold, reservation: outcome.reservation, standings: outcome.standings } };
   }
 
   private admitInRedis(admission: AdmissionPlan | null, reservation: ReservationPlan) {
-    const keys = [...(admission?.keys ?? []), ...reservation.keys];
+    const keys = [this.epochKey, ...(admission?.keys ?? []), ...reservation.keys];
     const args = [admission?.keys.length ?? 0, admission?.args.length ?? 0, ...(admission?.args ?? []), ...reservation.args];
-    return this.budgets.reserveThrough(reservation, async () => {
+    return this.budgets.reserveThrough<RateLimitRefusal | typeof EPOCH_LOST>(reservation, async () => {
       const [kind, res] = (await this.redis.evalScript(ADMIT_AND_RESERVE_SCRIPT, keys, args)) as [number, number[]];
+      if (kind === 3) return { stop: EPOCH_LOST };
       return kind === 1 ? { stop: this.rateLimits.refusalOf(admission!, res) } : res;
     });
   }
@@ -133,6 +146,9 @@ export class CallAdmissionService implements BeforeApplicationShutdown {
     await this.connection.quit().catch(() => undefined);
   }
 }
+
+/** The admission script found the deployment's epoch gone. */
+const EPOCH_LOST = 'epoch-lost' as const;
 
 /** Everything a call must fit, as leases are kept. */
 function leaseRequest(orgId: string, [rKey, zKey]: [string, string], reservation: SpendReservation, admission: AdmissionPlan | null, estimate: Micros): LeaseRequest {

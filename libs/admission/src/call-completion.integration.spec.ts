@@ -4,7 +4,7 @@ import { BudgetAdminService } from '@tollgate/budget';
 import { ConfigModule, loadEdgeConfig } from '@tollgate/config';
 import { DbModule, PrismaService } from '@tollgate/db';
 import { RateLimitAdminService } from '@tollgate/rate-limit';
-import { RedisModule } from '@tollgate/redis';
+import { ensureRedisEpoch, RedisModule } from '@tollgate/redis';
 import { createTestEnv, TestEnv } from '@tollgate/testing';
 import { ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -15,7 +15,8 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdmissionModule } from './admission.module';
 import { AdmissionException, AdmissionExceptionCode } from './admission.exception';
-import { CallAdmissionService, CallHold } from './call-admission.service';
+import { AdmissionLeases } from './admission-leases';
+import { CallAdmissionService, CallHold, COUNTERS_REBUILD_RETRY_MS } from './call-admission.service';
 import { OutboxEntry } from './call-completion';
 
 function freePort(): Promise<number> {
@@ -84,6 +85,7 @@ describe('The completion step: settlement and usage event in one acknowledged sc
     await app.init();
     admission = app.get(CallAdmissionService);
     redis = new Redis(own.url);
+    await ensureRedisEpoch(redis, env.redisPrefix); // what the worker sets at its first start
     const prisma = app.get(PrismaService);
     const org = await prisma.organization.create({ data: { name: 'o', slug: 'o' } });
     const team = await prisma.team.create({ data: { orgId: org.id, name: 't' } });
@@ -170,4 +172,31 @@ describe('The completion step: settlement and usage event in one acknowledged sc
     expect(await eventIds()).toEqual(eventsBefore);
     expect(await spent()).toBe(spentBefore);
   });
+
+  it('should refuse calls (retryable) and drop every lease once Redis lost its data, until the epoch is set again', async () => {
+    const leases = app.get(AdmissionLeases);
+    // A fresh counter period would do as well: here the lease is made by two calls.
+    for (let i = 0; i < 2; i++) {
+      const c = await admitted();
+      await admission.complete(c.hold, 700n, usage(c.id));
+    }
+    expect(leases.holdings().budgetMicros).toBeGreaterThan(0n);
+
+    await redis.flushall(); // Redis lost everything: counters, leases, the outbox, the epoch
+    // A call admitted in memory under a lease still completes; its usage event is kept for the ledger,
+    // and the completion tells this edge the epoch is gone: every lease is dropped.
+    const inMemory = await admitted();
+    await admission.complete(inMemory.hold, 700n, usage(inMemory.id));
+    expect(await eventIds()).toEqual([inMemory.id]);
+    expect(leases.holdings()).toEqual({ budgetMicros: 0n, windowCalls: 0, slots: 0 });
+    const refused = await admission.admit(caller, tool, 'while-lost', 1_000n, Date.now());
+    expect(refused).toEqual({ ok: false, countersUnavailable: { retryAfterMs: COUNTERS_REBUILD_RETRY_MS } });
+
+    // The worker has rebuilt what it could and set a new epoch: calls are admitted again.
+    await ensureRedisEpoch(redis, env.redisPrefix);
+    const after = await admission.admit(caller, tool, 'after-rebuild', 1_000n, Date.now());
+    expect(after.ok).toBe(true);
+    if (after.ok) await admission.complete(after.hold, 700n, null);
+  });
+
 });

@@ -47,12 +47,16 @@ export class CallCompletion {
 
   /**
    * @param connection a connection without auto-pipelining, so a script leaves when it is sent
+   * @param epochKey the deployment's epoch: gone when Redis lost its data
    * @param onConverted told what Redis answered for each lease conversion (or null if it failed)
+   * @param onEpochLost told when a completion found the epoch gone
    */
   constructor(
     private readonly connection: Redis,
     keyPrefix: string,
+    private readonly epochKey: string,
     private readonly onConverted: (lease: BudgetLease, amount: bigint, answer: ConversionAnswer | null) => void,
+    private readonly onEpochLost: () => void,
   ) {
     // Each edge counts its own scripts; a new process starts a new key (one per edge, expiring).
     this.seqKey = `${keyPrefix}:completion:${randomBytes(6).toString('hex')}`;
@@ -86,7 +90,7 @@ export class CallCompletion {
   }
 
   private async send(batch: Pending[]): Promise<void> {
-    const keys: string[] = [this.seqKey, ''];
+    const keys: string[] = [this.seqKey, '', this.epochKey];
     const settleArgs: (string | number)[] = [];
     const groupArgs: (string | number)[] = [];
     const eventArgs: string[] = [];
@@ -135,8 +139,9 @@ export class CallCompletion {
       for (const p of batch) p.reject(failure);
       return;
     }
+    if (res[0] === 0) this.onEpochLost();
     // {2}: this script had already run (resent after a reconnect); its first answer was lost.
-    order.forEach((l, j) => this.onConverted(l, byLease.get(l)!, res[0] === 1 ? (res.slice(1 + 3 * j, 4 + 3 * j) as ConversionAnswer) : null));
+    order.forEach((l, j) => this.onConverted(l, byLease.get(l)!, res[0] !== 2 ? (res.slice(1 + 3 * j, 4 + 3 * j) as ConversionAnswer) : null));
     for (const p of batch) p.resolve();
   }
 

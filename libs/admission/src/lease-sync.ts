@@ -26,10 +26,16 @@ export class LeaseSync {
   /** Local admission stops this long before Redis would sweep a lease that was not renewed. */
   readonly marginMs: number;
 
+  /**
+   * @param epochKey the deployment's epoch: without it Redis lost its data (and every lease with it)
+   * @param epochLost called when a grant or renewal finds the epoch gone
+   */
   constructor(
     private readonly redis: RedisService,
     readonly ttlMs: number,
+    private readonly epochKey: string,
     private readonly drop: (l: Lease, why: string) => void,
+    private readonly epochLost: () => void,
   ) {
     this.marginMs = Math.max(Math.floor(ttlMs / 4), 2000);
   }
@@ -63,7 +69,9 @@ export class LeaseSync {
       args.push(l.max, l.wantCalls, MIN_LEASE_CALLS, `L:${this.edgeId}:`, this.seq + 1);
       this.seq += l.wantCalls;
     }
+    keys.push(this.epochKey);
     const res = (await this.redis.evalScript(LEASE_GRANT_SCRIPT, keys, args)) as number[];
+    if (res[0] === -2) return this.epochLost();
     const validUntil = now + this.ttlMs - this.marginMs;
     const deniedUntil = Date.now() + DENIED_MS;
     let i = 0;
@@ -110,8 +118,9 @@ export class LeaseSync {
       const slots = leases.filter((l): l is SlotLease => l.kind === 'slots');
       const args: (string | number)[] = [now, now + this.ttlMs, budgets.length, ...budgets.map((l) => l.id)];
       for (const l of slots) args.push(l.members.length, ...l.members);
-      const renewed = this.redis.evalScript(LEASE_RENEW_SCRIPT, [leases[0].rKey, leases[0].zKey, ...slots.map((l) => l.key)], args).then((raw) => {
+      const renewed = this.redis.evalScript(LEASE_RENEW_SCRIPT, [leases[0].rKey, leases[0].zKey, ...slots.map((l) => l.key), this.epochKey], args).then((raw) => {
         const res = raw as number[];
+        if (res[0] === -2) return this.epochLost();
         const validUntil = now + this.ttlMs - this.marginMs;
         [...budgets, ...slots].forEach((l, j) => {
           if (res[j] === 1) l.validUntil = Math.max(l.validUntil, validUntil);

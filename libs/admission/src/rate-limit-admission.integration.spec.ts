@@ -3,7 +3,7 @@ import { ConfigModule, loadEdgeConfig } from '@tollgate/config';
 import { DbModule, PrismaService } from '@tollgate/db';
 import { ToolRef } from '@tollgate/kernel';
 import { RateLimitAdminService, RateLimitService } from '@tollgate/rate-limit';
-import { RedisModule } from '@tollgate/redis';
+import { ensureRedisEpoch, RedisModule, RedisService } from '@tollgate/redis';
 import { createTestEnv, TestEnv } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdmissionModule } from './admission.module';
@@ -43,6 +43,7 @@ describe('Rate-limit admission on real Redis', () => {
     limits = app.get(RateLimitService);
     admin = app.get(RateLimitAdminService);
     admission = app.get(CallAdmissionService);
+    await ensureRedisEpoch(app.get(RedisService).client, env.redisPrefix); // what the worker sets at its first start
     const prisma = app.get(PrismaService);
     const org = await prisma.organization.create({ data: { name: 'o', slug: 'o' } });
     const team = await prisma.team.create({ data: { orgId: org.id, name: 't' } });

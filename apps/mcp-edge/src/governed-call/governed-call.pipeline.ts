@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { AdmissionException, AdmissionExceptionCode, CallAdmissionService, CallHold } from '@tollgate/admission';
+import { AdmissionException, AdmissionExceptionCode, CallAdmission, CallAdmissionService, CallHold } from '@tollgate/admission';
 import { BudgetStanding } from '@tollgate/budget';
 import { OrgCatalog, ServedTool, ToolCatalogService } from '@tollgate/catalog';
 import { EdgeConfig, TOLLGATE_CONFIG } from '@tollgate/config';
@@ -98,14 +98,7 @@ export class GovernedCallPipeline {
 
     // Rate limit and reserve, in one round trip
     const admission = await this.admission.admit(callerOf(principal), { namespace: tool.namespace, tool: tool.name }, call.callId, estimate, startedAt);
-    if (!admission.ok) {
-      return this.refuse(
-        exposedName,
-        'rateLimited' in admission
-          ? rateLimitedResult(exposedName, admission.rateLimited.rule, admission.rateLimited.kind, admission.rateLimited.retryAfterMs)
-          : budgetExceededResult(exposedName, admission.budgetExceeded.exceeded, admission.budgetExceeded.requestedMicros),
-      );
-    }
+    if (!admission.ok) return this.refuse(exposedName, admissionRefusedResult(exposedName, admission));
     const held = admission.hold;
     try {
       return await this.pricedCall(principal, call, held, args, catalog, outputLimits, signal);
@@ -218,11 +211,8 @@ export class GovernedCallPipeline {
     };
     const cost = BigInt(origin.perOutputTokenMicros) * BigInt(page.tokens);
     const admission = await this.admission.admit(callerOf(principal), null, read.callId, cost, startedAt);
-    if (!admission.ok) {
-      // Only budgets are checked for a page read.
-      if (!('budgetExceeded' in admission)) throw new Error('a page read was rate limited');
-      return this.refuse(READ_RESULT_PAGE_TOOL, budgetExceededResult(READ_RESULT_PAGE_TOOL, admission.budgetExceeded.exceeded, admission.budgetExceeded.requestedMicros));
-    }
+    // Only budgets are checked for a page read (no rate limit applies to it).
+    if (!admission.ok) return this.refuse(READ_RESULT_PAGE_TOOL, admissionRefusedResult(READ_RESULT_PAGE_TOOL, admission));
     const standings = await this.settleAndMeter(principal, read, admission.hold, 'OK', cost, page.tokens);
     return this.pager.answerWithPage(page, {
       [CALL_META_KEY]: { ...callMeta(read, cost, page.tokens), resultOf: origin.callId },
@@ -362,6 +352,20 @@ function notAllowedResult(name: string, decision: Exclude<AccessDecision, { allo
     reason: decision.reason,
     ...('scope' in decision ? { scope: decision.scope } : {}),
     ...('rule' in decision ? { rule: decision.rule } : {}),
+  });
+}
+
+/** A call admission refused: by a rate limit, a budget, or because counters are being rebuilt. */
+function admissionRefusedResult(name: string, refused: Exclude<CallAdmission, { ok: true }>): CallToolResult {
+  if ('rateLimited' in refused) return rateLimitedResult(name, refused.rateLimited.rule, refused.rateLimited.kind, refused.rateLimited.retryAfterMs);
+  if ('budgetExceeded' in refused) return budgetExceededResult(name, refused.budgetExceeded.exceeded, refused.budgetExceeded.requestedMicros);
+  return toolErrorResult({
+    code: ToolErrorCode.CountersUnavailable,
+    message: `"${name}" cannot be admitted now: Tollgate's budget and rate-limit counters are being rebuilt (their store lost its data).`,
+    hint: `Nothing ran and nothing was charged. Retry after ${Math.ceil(refused.countersUnavailable.retryAfterMs / 1000)} s.`,
+    tool: name,
+    retryAfterMs: refused.countersUnavailable.retryAfterMs,
+    charged: false,
   });
 }
 

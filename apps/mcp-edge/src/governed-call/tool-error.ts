@@ -23,6 +23,8 @@ export enum ToolErrorCode {
   InternalError = 'INTERNAL_ERROR',
   /** The upstream ran, but Redis did not acknowledge the call's settlement and usage event: result withheld, maybe executed. */
   UsageNotRecorded = 'USAGE_NOT_RECORDED',
+  /** Redis lost its data: budget and rate-limit counters are being rebuilt; nothing is admitted meanwhile (retryable). */
+  CountersUnavailable = 'COUNTERS_UNAVAILABLE',
   /** Code mode: the script does not parse, threw, or was cancelled. */
   ScriptError = 'SCRIPT_ERROR',
   /** Code mode: a sandbox limit (time, memory, tool calls, output) stopped the script. */
