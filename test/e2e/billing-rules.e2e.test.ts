@@ -7,13 +7,15 @@ import { callMeta, connectAgent, toolError, waitForJobs, waitForUsageEvents } fr
 import { countTokens } from '@tollgate/tokens';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, FixtureTool, STANDARD_FIXTURE_TOOLS, startFixtureServer } from '../fixtures/http-fixture-server';
+import { startSseFixtureServer } from '../fixtures/sse-fixture-server';
 import { RunningPlatform, startPlatform } from '../support/platform';
 
 const CAP = 600;
 const PER_CALL = 1_000;
 const PER_TOKEN = 3;
 
-/** Ids of the upstream calls whose tool saw its abort signal. */
+/** Ids of the upstream calls the waiting tools started, and of those whose tool saw its abort signal. */
+const startedUpstreamCalls: (string | number)[] = [];
 const abortedUpstreamCalls: (string | number)[] = [];
 
 /** Waits up to 20 s, or until the call is cancelled, which it records. */
@@ -22,6 +24,7 @@ function waitingTool(name: string): FixtureTool {
     definition: { name, description: 'Waits until cancelled (20 s at most).', inputSchema: { type: 'object', properties: {} } },
     run: (_args, extra) =>
       new Promise((resolve) => {
+        if (extra) startedUpstreamCalls.push(extra.requestId);
         const timer = setTimeout(() => resolve({ content: [{ type: 'text', text: 'waited' }] }), 20_000);
         extra?.signal.addEventListener('abort', () => {
           clearTimeout(timer);
@@ -39,6 +42,7 @@ describe('billing rules', () => {
   let p: RunningPlatform;
   let db: PrismaClient;
   let fixture: FixtureServer;
+  let sse: { url: string; close(): Promise<void> };
   let orgId: string;
   let teamId: string;
   let userId: string;
@@ -66,9 +70,12 @@ describe('billing rules', () => {
     userId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'b@example.test' })).body.id;
     await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId });
     upstreamId = (await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'fixture', transport: 'STREAMABLE_HTTP', url: fixture.url, outputTokenCap: CAP })).body.id;
-    const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${upstreamId}/sync`);
-    await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
-    await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['fixture:*'], deny: [] });
+    // The SDK client's path to an upstream (legacy HTTP+SSE; stdio goes the same way).
+    sse = await startSseFixtureServer([waitingTool('wait')]);
+    const legacyId = (await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'legacy', transport: 'SSE', url: sse.url })).body.id;
+    const syncs = await Promise.all([upstreamId, legacyId].map((id) => p.admin('POST', `/v1/orgs/${orgId}/upstreams/${id}/sync`)));
+    await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, syncs.map((s) => s.body.jobId));
+    await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['fixture:*', 'legacy:*'], deny: [] });
     await p.admin('POST', `/v1/orgs/${orgId}/prices`, { upstreamId, toolPattern: '*', perCallMicros: PER_CALL, perOutputTokenMicros: PER_TOKEN });
     await p.admin('POST', `/v1/orgs/${orgId}/prices`, { upstreamId, toolPattern: 'wait', perCallMicros: 500, chargeFailedCalls: true });
   });
@@ -83,6 +90,7 @@ describe('billing rules', () => {
     await Promise.all(agents.map((a) => a.close()));
     await db?.$disconnect();
     await fixture?.close();
+    await sse?.close();
     await p?.close();
   });
 
@@ -169,6 +177,17 @@ describe('billing rules', () => {
     expect(abortedUpstreamCalls).toContain(upstreamRequest);
     const [row] = await ledger([callMeta(reply.result)!.callId]);
     expect(row).toMatchObject({ keyId: key.body.key.id, outcome: 'UPSTREAM_ERROR', costMicros: 0n });
+  });
+
+  it('should cancel the call on an upstream the SDK client serves (SSE), which sees its abort', async () => {
+    const { agent } = await newAgent('cancels-sse');
+    const started = startedUpstreamCalls.length;
+    const cancel = new AbortController();
+    const call = agent.callTool({ name: 'legacy__wait', arguments: {} }, undefined, { signal: cancel.signal }).catch((err: Error) => err);
+    await expect.poll(() => startedUpstreamCalls.length, { timeout: 10_000, interval: 10 }).toBe(started + 1);
+    cancel.abort('no longer needed');
+    expect(await call).toBeInstanceOf(Error);
+    await expect.poll(() => abortedUpstreamCalls, { timeout: 10_000 }).toContain(startedUpstreamCalls[started]);
   });
 
   it('should treat OUTPUT_BUDGET_EXCEEDED as a failed call: free, unless the rule charges failed calls', async () => {
