@@ -2,12 +2,14 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '@prisma/client';
+import { loadEdgeConfig } from '@tollgate/config';
 import { QueueName } from '@tollgate/queue';
 import { callMeta, connectAgent, toolError, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
 import { countTokens } from '@tollgate/tokens';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, FixtureTool, STANDARD_FIXTURE_TOOLS, startFixtureServer } from '../fixtures/http-fixture-server';
 import { startSseFixtureServer } from '../fixtures/sse-fixture-server';
+import { createEdgeApp } from '../../apps/mcp-edge/src/edge-app';
 import { RunningPlatform, startPlatform } from '../support/platform';
 
 const CAP = 600;
@@ -177,6 +179,30 @@ describe('billing rules', () => {
     expect(abortedUpstreamCalls).toContain(upstreamRequest);
     const [row] = await ledger([callMeta(reply.result)!.callId]);
     expect(row).toMatchObject({ keyId: key.body.key.id, outcome: 'UPSTREAM_ERROR', costMicros: 0n });
+  });
+
+  it('should cancel a call running on another edge than the one the cancellation reaches', async () => {
+    const edgeB = await createEdgeApp(loadEdgeConfig(p.env.vars));
+    await edgeB.listen(0, '127.0.0.1');
+    const edgeBUrl = (await edgeB.getUrl()).replace('[::1]', '127.0.0.1');
+    try {
+      const key = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'two-edges' });
+      const post = (edgeUrl: string, body: unknown) =>
+        fetch(`${edgeUrl}/mcp`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${key.body.secret}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+          body: JSON.stringify(body),
+        });
+      const seen = fixture.calls.filter((c) => c.tool === 'wait-free').length;
+      const answer = post(p.edgeUrl, { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'fixture__wait-free', arguments: {} } });
+      const upstreamRequest = await upstreamCallOf('wait-free', seen);
+      expect((await post(edgeBUrl, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7 } })).status).toBe(202);
+      const reply = (await (await answer).json()) as { result: CallToolResult };
+      expect(toolError(reply.result)).toMatchObject({ code: 'CANCELLED', charged: false });
+      await expect.poll(() => fixture.cancellations.map((c) => c.requestId), { timeout: 10_000 }).toContain(upstreamRequest);
+    } finally {
+      await edgeB.close();
+    }
   });
 
   it('should cancel the call on an upstream the SDK client serves (SSE), which sees its abort', async () => {
