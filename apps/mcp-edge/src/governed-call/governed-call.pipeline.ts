@@ -374,7 +374,10 @@ function rateLimitedResult(name: string, rule: RateLimitRule, kind: 'WINDOW' | '
   return toolErrorResult({
     code: ToolErrorCode.RateLimited,
     message: `The ${rule.scope.toLowerCase()} rate limit of ${what} for "${rule.toolPattern}" is reached.`,
-    hint: `Retry after ${Math.ceil(retryAfterMs / 1000)} s.`,
+    hint:
+      kind === 'WINDOW'
+        ? `Retry after ${Math.ceil(retryAfterMs / 1000)} s.`
+        : `A slot frees when one of the ${rule.maxConcurrent} calls in flight ends; retry then, or after ${Math.ceil(retryAfterMs / 1000)} s at the latest.`,
     tool: name,
     scope: rule.scope,
     toolPattern: rule.toolPattern,
