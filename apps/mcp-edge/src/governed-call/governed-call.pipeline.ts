@@ -19,6 +19,7 @@ import { PagedCallOrigin, ResultPager, StoredPage } from './result-pager.service
 import { ToolErrorCode, toolErrorResult } from './tool-error';
 import { AuthRequired, UpstreamCaller } from './upstream-caller.service';
 import { ARGUMENT_LIMITS, checkArguments, describeArgumentCheck } from '../mcp/argument-limits';
+import { checkArgumentSchema } from '../mcp/argument-schema';
 
 type OutputLimits = ReturnType<typeof effectiveOutputLimits>;
 
@@ -91,6 +92,10 @@ export class GovernedCallPipeline {
     const decision = decideAccess(levels, { namespace: tool.namespace, tool: tool.name });
     if (!decision.allowed) return this.refuse(exposedName, notAllowedResult(exposedName, decision));
     const outputLimits = effectiveOutputLimits(levels);
+
+    // Arguments: checked against the pinned (approved) input schema, the contract with the upstream
+    const schemaRefused = argumentSchemaResult(tool, args);
+    if (schemaRefused) return this.refuse(exposedName, schemaRefused);
 
     // Price (from the in-memory price book)
     const call = await this.priceCall(principal, tool, newCallId(), startedAt, outputLimits.cap);
@@ -316,6 +321,24 @@ function argumentLimitsResult(name: string, args: Record<string, unknown> | unde
     limit: check.limit,
     allowed: check.allowed,
     measured: check.measured,
+    charged: false,
+  });
+}
+
+/** INVALID_ARGUMENTS naming the parameter when the arguments do not fit the tool's pinned input schema, else null. */
+function argumentSchemaResult(tool: ServedTool, args: Record<string, unknown> | undefined): CallToolResult | null {
+  const violation = checkArgumentSchema(tool.pinnedHash, tool.definition.inputSchema, args);
+  if (!violation) return null;
+  const what = violation.parameter ? `parameter "${violation.parameter}"` : 'the arguments';
+  return toolErrorResult({
+    code: ToolErrorCode.InvalidArguments,
+    message: `The arguments of "${tool.exposedName}" do not fit its approved definition: ${what} ${violation.problem}.`,
+    hint: violation.notInApprovedDefinition
+      ? 'Call the tool with the parameters its listed schema names; a newer definition may add this one once an administrator approves it. Nothing was charged.'
+      : 'Fix the arguments to match the input schema listed for this tool. Nothing was charged.',
+    tool: tool.exposedName,
+    parameter: violation.parameter,
+    problem: violation.problem,
     charged: false,
   });
 }
