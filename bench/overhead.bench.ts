@@ -1,10 +1,14 @@
 /**
  * `npm run bench:overhead`: the edge's added latency and throughput against calling the same
- * upstream directly, in one run, at concurrency 1 and 64. The upstream is the HTTP fixture server
- * answering at once; the edge has policy, rate limit, price and budgets at all four levels on.
- * Both paths use the same raw HTTP client (keep-alive), so only the edge differs.
+ * upstream directly, in one run, at concurrency 1 and 64. The upstream is the bench's fixture
+ * server (a hand-written MCP responder answering at once); the edge has policy, rate limit, price
+ * and budgets at all four levels on. A third path, a bare pass-through proxy (node:http and undici,
+ * no governance), is the floor: what any hop costs on this machine. All paths use the same raw HTTP
+ * client (keep-alive), so only what sits between client and upstream differs.
  */
+import { ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { BenchPlatform, machineBusyCpuMs, processCpuMs, seedGovernedOrg, startBenchPlatform } from './support/bench-platform';
 
@@ -66,12 +70,29 @@ function pct(sorted: number[], p: number): number {
 
 const round = (n: number, d = 3) => Math.round(n * 10 ** d) / 10 ** d;
 
+/** Starts the pass-through proxy in front of `target` and resolves with it and its URL. */
+function startProxy(target: string): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [path.join(__dirname, 'support', 'pass-through-proxy.main.js')], { env: { ...process.env, PROXY_TARGET_URL: target }, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      buf += d.toString();
+      const line = buf.split('\n').find((l) => l.startsWith('{'));
+      if (line) resolve({ child, url: JSON.parse(line).url as string });
+    });
+    child.once('exit', (code) => reject(new Error(`proxy exited (${code}) before announcing itself`)));
+  });
+}
+
 async function main(): Promise<void> {
   const total1 = Number(process.env.BENCH_CALLS_C1 ?? 3000);
   const total64 = Number(process.env.BENCH_CALLS_C64 ?? 20000);
   let p: BenchPlatform | undefined;
+  let proxyChild: ChildProcess | undefined;
   try {
     p = await startBenchPlatform({ edges: 1 });
+    const started = await startProxy(p.fixtureUrl);
+    proxyChild = started.child;
     const org = await seedGovernedOrg(p, 1);
     // Every level has a budget and a rate limit, far from their limits, so every check runs.
     const ids = { ORG: org.orgId, TEAM: org.teamId, USER: org.userId, KEY: org.keyId };
@@ -82,11 +103,12 @@ async function main(): Promise<void> {
 
     const direct: Target = { url: new URL(p.fixtureUrl), headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' } };
     const edge: Target = { url: new URL(`${p.edgeUrls[0]}/mcp`), headers: { ...direct.headers, Authorization: `Bearer ${org.key}` } };
+    const proxy: Target = { url: new URL(started.url), headers: direct.headers };
     const edgeBody = BODY.replace('"ping"', '"fixture__ping"');
 
-    // Warm up both paths the same way (JIT, pools, caches) at both concurrencies: steady state is measured.
+    // Warm up every path the same way (JIT, pools, caches) at both concurrencies: steady state is measured.
     const warmUp = Number(process.env.BENCH_WARMUP_CALLS ?? 4000);
-    for (const [target, body] of [[direct, BODY], [edge, edgeBody]] as const) {
+    for (const [target, body] of [[direct, BODY], [proxy, BODY], [edge, edgeBody]] as const) {
       await run(target, body, 1, warmUp / 4);
       await run(target, body, 64, warmUp);
     }
@@ -94,7 +116,7 @@ async function main(): Promise<void> {
     // CPU per call of every process on the path (this machine's cores are shared by all of them,
     // so the edge's own CPU, not only wall time, says what it costs).
     const redisPid = Number(/process_id:(\d+)/.exec(await p.redis.info('server'))?.[1]);
-    const cpuPids = { edge: p.pids.edges[0], upstream: p.pids.fixture, worker: p.pids.worker, redis: redisPid };
+    const cpuPids = { edge: p.pids.edges[0], proxy: proxyChild.pid!, upstream: p.pids.fixture, worker: p.pids.worker, redis: redisPid };
     const cpuNow = () => {
       const client = process.cpuUsage();
       return { ...Object.fromEntries(Object.entries(cpuPids).map(([k, pid]) => [k, processCpuMs(pid)])), client: (client.user + client.system) / 1000, machine: machineBusyCpuMs() };
@@ -109,29 +131,39 @@ async function main(): Promise<void> {
     // speeding up or slowing down) weighs on both paths alike; CPU is summed per path.
     const ROUNDS = 4;
     const d1 = emptyRun();
+    const p1 = emptyRun();
     const e1 = emptyRun();
     for (let r = 0; r < ROUNDS; r++) {
       addRun(d1, await run(direct, BODY, 1, total1 / ROUNDS));
+      addRun(p1, await run(proxy, BODY, 1, total1 / ROUNDS));
       addRun(e1, await run(edge, edgeBody, 1, total1 / ROUNDS));
     }
     const d64 = emptyRun();
+    const p64 = emptyRun();
     const e64 = emptyRun();
     const cpuDirect = emptyCpu();
+    const cpuProxy = emptyCpu();
     const cpuEdge = emptyCpu();
     for (let r = 0; r < ROUNDS; r++) {
       const before = cpuNow();
       addRun(d64, await run(direct, BODY, 64, total64 / ROUNDS));
-      const between = cpuNow();
+      const afterDirect = cpuNow();
+      addRun(p64, await run(proxy, BODY, 64, total64 / ROUNDS));
+      const afterProxy = cpuNow();
       addRun(e64, await run(edge, edgeBody, 64, total64 / ROUNDS));
       const after = cpuNow();
-      addCpu(cpuDirect, before, between);
-      addCpu(cpuEdge, between, after);
+      addCpu(cpuDirect, before, afterDirect);
+      addCpu(cpuProxy, afterDirect, afterProxy);
+      addCpu(cpuEdge, afterProxy, after);
     }
 
     const s = (x: number[]) => [...x].sort((a, b) => a - b);
-    const [sd1, se1, sd64, se64] = [s(d1.latencies), s(e1.latencies), s(d64.latencies), s(e64.latencies)];
+    const [sd1, sp1, se1, sd64, sp64, se64] = [s(d1.latencies), s(p1.latencies), s(e1.latencies), s(d64.latencies), s(p64.latencies), s(e64.latencies)];
+    const cpu = { direct: cpuPerCall(cpuDirect, total64), proxy: cpuPerCall(cpuProxy, total64), edge: cpuPerCall(cpuEdge, total64) };
+    const [edgeAddedP50, proxyAddedP50] = [pct(se1, 50) - pct(sd1, 50), pct(sp1, 50) - pct(sd1, 50)];
     const figures = {
       bench: 'overhead',
+      upstream: process.env.BENCH_FIXTURE === 'sdk' ? 'sdk-fixture' : 'hand-written',
       calls: { c1: total1, c64: total64 },
       c1: {
         directP50Ms: round(pct(sd1, 50)),
@@ -140,6 +172,8 @@ async function main(): Promise<void> {
         directP99Ms: round(pct(sd1, 99)),
         edgeP99Ms: round(pct(se1, 99)),
         addedP99Ms: round(pct(se1, 99) - pct(sd1, 99)),
+        proxyP50Ms: round(pct(sp1, 50)),
+        proxyAddedP50Ms: round(proxyAddedP50),
       },
       c64: {
         directRps: Math.round(total64 / d64.seconds),
@@ -147,18 +181,26 @@ async function main(): Promise<void> {
         throughputRatio: round(total64 / e64.seconds / (total64 / d64.seconds)),
         addedP50Ms: round(pct(se64, 50) - pct(sd64, 50)),
         addedP99Ms: round(pct(se64, 99) - pct(sd64, 99)),
+        proxyRps: Math.round(total64 / p64.seconds),
+        proxyAddedP50Ms: round(pct(sp64, 50) - pct(sd64, 50)),
+        proxyThroughputRatio: round(total64 / p64.seconds / (total64 / d64.seconds)),
       },
-      cpuMsPerCall: { direct: cpuPerCall(cpuDirect, total64), edge: cpuPerCall(cpuEdge, total64) },
+      cpuMsPerCall: cpu,
+      // The edge against the bare proxy: how many hops' worth of latency and CPU the governance costs.
+      edgeVsProxy: { addedP50Ratio: round(edgeAddedP50 / proxyAddedP50, 2), cpuPerCallRatio: round(cpu.edge.edge / cpu.proxy.proxy, 2), throughputRatio: round(p64.seconds / e64.seconds, 3) },
       targets: { addedP50MsBelow: 1, throughputRatioAtLeast: 0.7 },
     };
     console.log('\nEdge overhead (same upstream, direct vs through the governed edge)');
     console.log(`  concurrency 1:  p50 direct ${figures.c1.directP50Ms} ms, edge ${figures.c1.edgeP50Ms} ms -> added ${figures.c1.addedP50Ms} ms; p99 added ${figures.c1.addedP99Ms} ms`);
     console.log(`  concurrency 64: direct ${figures.c64.directRps} calls/s, edge ${figures.c64.edgeRps} calls/s -> ratio ${figures.c64.throughputRatio}`);
+    console.log(`  bare proxy:     p50 added ${figures.c1.proxyAddedP50Ms} ms at c1, ${figures.c64.proxyRps} calls/s at c64 (ratio ${figures.c64.proxyThroughputRatio}); CPU per call ${cpu.proxy.proxy} ms`);
     const c = figures.cpuMsPerCall;
     console.log(`  CPU per call at c64: edge ${c.edge.edge} ms, upstream ${c.edge.upstream} ms (direct run: ${c.direct.upstream} ms), redis ${c.edge.redis} ms, worker ${c.edge.worker} ms, client ${c.edge.client} ms (direct run: ${c.direct.client} ms); whole machine ${c.edge.machine} ms (direct run: ${c.direct.machine} ms)`);
+    console.log(`  edge vs bare proxy: added p50 x${figures.edgeVsProxy.addedP50Ratio}, CPU per call x${figures.edgeVsProxy.cpuPerCallRatio}`);
     console.log(JSON.stringify(figures));
   } finally {
     agent.destroy();
+    proxyChild?.kill();
     await p?.close();
   }
 }
