@@ -25,12 +25,17 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** What a page says, without markup. */
+function pageText(html: string): string {
+  return html.replace(/<(style|script)[\s\S]*?<\/\1>/g, '').replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 400);
+}
+
 /** A user's browser without a browser: follows redirects by hand, keeps cookies, fills the forms. */
 class FormBrowser {
   private readonly cookies = new Map<string, string>();
   readonly pages: string[] = [];
 
-  constructor(private readonly person: { email: string; code: string; team?: string }) {}
+  constructor(private readonly person: { email: string; code: string; team?: string; sso?: { idpIssuer: string; sub: string } }) {}
 
   async request(url: URL, init: { method?: string; form?: Record<string, string> } = {}): Promise<Response> {
     const res = await fetch(url, {
@@ -59,19 +64,23 @@ class FormBrowser {
       if (location) {
         url = new URL(location, url);
         if (url.href.startsWith(REDIRECT_URL)) return url;
+        // At the organisation's IdP (the oidc-provider fixture): sign in as the given subject.
+        const sso = this.person.sso;
+        if (sso && url.origin === new URL(sso.idpIssuer).origin && /^\/interaction\/[^/]+$/.test(url.pathname) && !url.searchParams.has('login')) url.searchParams.set('login', sso.sub);
         res = await this.request(url);
         continue;
       }
       const html = await res.text();
       this.pages.push(html);
-      if (res.status >= 400 && !html.includes('name="csrf"')) throw new Error(`authorization stopped at ${url.pathname} with HTTP ${res.status}: ${html.slice(0, 400)}`);
+      if (res.status >= 400 && !html.includes('name="csrf"')) throw new Error(`authorization stopped at ${url.pathname} with HTTP ${res.status}: ${pageText(html)}`);
       const csrf = /name="csrf" value="([^"]+)"/.exec(html)?.[1];
       const action = /<form method="post" action="([^"]+)"/.exec(html)?.[1];
       if (!csrf || !action) throw new Error(`no form at ${url.pathname}: ${html.slice(0, 400)}`);
       const target = new URL(action, url);
       if (html.includes('name="code"')) {
         if (res.status === 401) throw new Error('sign-in refused');
-        res = await this.request(target, { method: 'POST', form: { csrf, email: this.person.email, code: this.person.code } });
+        const form: Record<string, string> = this.person.sso ? { csrf, method: 'sso', email: this.person.email } : { csrf, method: 'code', email: this.person.email, code: this.person.code };
+        res = await this.request(target, { method: 'POST', form });
       } else {
         const teamId = this.person.team ? new RegExp(`<option value="([^"]+)">${this.person.team}<`).exec(html)?.[1] : /name="teamId" value="([^"]+)"/.exec(html)?.[1];
         res = await this.request(target, { method: 'POST', form: { csrf, teamId: teamId ?? '', decision: 'allow' } });
@@ -360,13 +369,13 @@ describe('OAuth for MCP clients, end to end', () => {
   it('should refuse at the edge a token another authorization server minted for the edge', async () => {
     const foreign = await startAuthorizationServer();
     try {
-      const reg = await (
+      const reg = (await (
         await fetch(`${foreign.issuer}/reg`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify({ redirect_uris: [REDIRECT_URL], grant_types: ['authorization_code'], token_endpoint_auth_method: 'none' }),
         })
-      ).json();
+      ).json()) as { client_id: string };
       const verifier = randomBytes(32).toString('base64url');
       const url = new URL(`${foreign.issuer}/auth`);
       url.search = new URLSearchParams({
@@ -405,6 +414,54 @@ describe('OAuth for MCP clients, end to end', () => {
     while (status !== 401 && Date.now() < deadline) status = await edgeStatus(issued.access_token);
     expect(status).toBe(401);
     expect(await token({ grant_type: 'refresh_token', refresh_token: issued.refresh_token, client_id: clientId })).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+  });
+
+  it('should sign a user in at the organisation identity provider and match them by verified email', async () => {
+    const idp = await startAuthorizationServer();
+    try {
+      const reg = (await (
+        await fetch(`${idp.issuer}/reg`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ redirect_uris: [`${adminUrl}/oauth/sso/callback`], grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_basic' }),
+        })
+      ).json()) as { client_id: string; client_secret: string };
+      secrets.push(reg.client_secret);
+      const missingSecret = await p.admin('PUT', `/v1/orgs/${orgId}/identity-provider`, { issuer: idp.issuer, clientId: reg.client_id });
+      expect(missingSecret).toMatchObject({ status: 400, body: { field: 'clientSecret' } });
+      const put = await p.admin('PUT', `/v1/orgs/${orgId}/identity-provider`, { issuer: idp.issuer, clientId: reg.client_id, clientSecret: reg.client_secret });
+      expect(put.status).toBe(200);
+      const shown = await p.admin('GET', `/v1/orgs/${orgId}/identity-provider`);
+      expect(shown.body).toMatchObject({ issuer: idp.issuer, clientId: reg.client_id, emailClaim: 'email', redirectUri: `${adminUrl}/oauth/sso/callback` });
+      expect(JSON.stringify(shown.body)).not.toContain(reg.client_secret);
+
+      // Signed in at the IdP as Grace: the MCP client connects and calls as her.
+      const browser = new FormBrowser({ email: 'grace@acme.test', code: '', team: 'platform', sso: { idpIssuer: idp.issuer, sub: 'grace@acme.test' } });
+      const auth = new TestOAuthProvider(browser);
+      const first = new Client({ name: 'sso-agent', version: '1.0.0' });
+      await expect(first.connect(new StreamableHTTPClientTransport(new URL(`${edgeUrl}/mcp`), { authProvider: auth }))).rejects.toBeInstanceOf(UnauthorizedError);
+      await new StreamableHTTPClientTransport(new URL(`${edgeUrl}/mcp`), { authProvider: auth }).finishAuth(auth.lastRedirect!.searchParams.get('code')!);
+      const client = new Client({ name: 'sso-agent', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${edgeUrl}/mcp`), { authProvider: auth }));
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain('fx__ping');
+      await client.close();
+
+      // The IdP vouches for someone Tollgate does not know: refused, whatever email was typed.
+      const stranger = new FormBrowser({ email: 'grace@acme.test', code: '', sso: { idpIssuer: idp.issuer, sub: 'stranger@acme.test' } });
+      const url = new URL(`${adminUrl}/oauth/authorize`);
+      url.search = new URLSearchParams({
+        client_id: auth.client!.client_id,
+        response_type: 'code',
+        redirect_uri: REDIRECT_URL,
+        scope: 'mcp',
+        resource: `${edgeUrl}/mcp`,
+        code_challenge: createHash('sha256').update('v'.repeat(43)).digest('base64url'),
+        code_challenge_method: 'S256',
+      }).toString();
+      await expect(stranger.authorize(url)).rejects.toThrow(/HTTP 400.*No Tollgate user of your organisation has the email stranger@acme.test/s);
+    } finally {
+      await idp.close();
+    }
   });
 
   it('should never write an access token, refresh token or sign-in code to the logs', () => {

@@ -4,3 +4,6 @@ export * from './oauth-provider.factory';
 export * from './sign-in-code.service';
 export * from './oauth-grant-keys.service';
 export * from './oauth-server.module';
+export * from './oauth-sign-in.exception';
+export * from './org-identity-provider.service';
+export * from './oidc-sign-in.service';

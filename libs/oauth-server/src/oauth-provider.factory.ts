@@ -62,6 +62,8 @@ export function createOAuthProvider(opts: OAuthServerOptions): OAuthProvider {
     jwks: opts.keys.jwks,
     cookies: {
       keys: opts.keys.cookieKeys,
+      // Own names: an IdP on the same host (ports share cookies) may run oidc-provider too.
+      names: { session: 'tg_oauth_session', interaction: 'tg_oauth_interaction', resume: 'tg_oauth_resume' },
       long: { signed: true, httpOnly: true, sameSite: 'lax' },
       short: { signed: true, httpOnly: true, sameSite: 'lax' },
     },

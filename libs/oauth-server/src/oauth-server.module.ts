@@ -1,7 +1,11 @@
 import { Module } from '@nestjs/common';
 import { IdentityModule } from '@tollgate/identity';
 import { OAuthGrantKeys } from './oauth-grant-keys.service';
+import { OidcSignInService } from './oidc-sign-in.service';
+import { OrgIdentityProviderService } from './org-identity-provider.service';
 import { SignInCodeService } from './sign-in-code.service';
 
-@Module({ imports: [IdentityModule], providers: [SignInCodeService, OAuthGrantKeys], exports: [SignInCodeService, OAuthGrantKeys] })
+const SERVICES = [SignInCodeService, OAuthGrantKeys, OrgIdentityProviderService, OidcSignInService];
+
+@Module({ imports: [IdentityModule], providers: SERVICES, exports: SERVICES })
 export class OAuthServerModule {}

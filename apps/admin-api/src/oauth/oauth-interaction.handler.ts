@@ -1,13 +1,26 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { AdminConfig } from '@tollgate/config';
 import { PrismaService } from '@tollgate/db';
 import { IdentityService } from '@tollgate/identity';
-import { MCP_SCOPE, OAUTH_INTERACTION_PATH, OAuthGrantKeys, OAuthProvider, SignInCodeService } from '@tollgate/oauth-server';
+import {
+  MCP_SCOPE,
+  OAUTH_INTERACTION_PATH,
+  OAuthGrantKeys,
+  OAuthProvider,
+  OAuthSignInException,
+  OidcSignInService,
+  OrgIdentityProviderService,
+  SignInCodeService,
+} from '@tollgate/oauth-server';
+import { RedisService } from '@tollgate/redis';
 import { consentPage, messagePage, signInPage } from './oauth-pages';
 
 const FORM_LIMIT_BYTES = 16 * 1024;
+/** Where organisations' identity providers send people back (register it at the provider). */
+export const SSO_CALLBACK_PATH = '/oauth/sso/callback';
+const SSO_DONE_TTL_SECONDS = 120;
 
 interface InteractionDetails {
   uid: string;
@@ -27,6 +40,7 @@ export class OAuthInteractionHandler {
   private readonly logger = new Logger(OAuthInteractionHandler.name);
   private provider: OAuthProvider | null = null;
   private csrfKey = '';
+  private issuer = '';
   private resource = '';
   private grantTtlSeconds = 0;
 
@@ -35,12 +49,16 @@ export class OAuthInteractionHandler {
     private readonly identity: IdentityService,
     private readonly signInCodes: SignInCodeService,
     private readonly grantKeys: OAuthGrantKeys,
+    private readonly identityProviders: OrgIdentityProviderService,
+    private readonly oidcSignIn: OidcSignInService,
+    private readonly redis: RedisService,
   ) {}
 
   attach(provider: OAuthProvider, config: AdminConfig): void {
     this.provider = provider;
     this.csrfKey = config.security.keyHashSecret;
     this.resource = config.oauth.resource ?? '';
+    this.issuer = config.oauth.issuer ?? '';
     this.grantTtlSeconds = config.admin.oauthRefreshTokenTtlSeconds;
   }
 
@@ -50,7 +68,11 @@ export class OAuthInteractionHandler {
     res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'");
     res.setHeader('Cache-Control', 'no-store');
     try {
-      const uid = req.path.slice(OAUTH_INTERACTION_PATH.length + 1);
+      if (req.path === SSO_CALLBACK_PATH) return await this.ssoCallback(req, res);
+      let uid = req.path.slice(OAUTH_INTERACTION_PATH.length + 1);
+      // `<uid>/sso`: back from the organisation's identity provider (under the interaction cookie's path).
+      const ssoReturn = uid.endsWith('/sso');
+      if (ssoReturn) uid = uid.slice(0, -'/sso'.length);
       let details: InteractionDetails;
       try {
         details = (await this.provider.interactionDetails(req, res)) as InteractionDetails;
@@ -58,6 +80,7 @@ export class OAuthInteractionHandler {
         return this.send(res, 400, messagePage('Sign-in expired', 'This sign-in is unknown or has expired. Start again from your MCP client.'));
       }
       if (details.uid !== uid) return this.send(res, 400, messagePage('Sign-in expired', 'This sign-in does not match your browser session. Start again from your MCP client.'));
+      if (ssoReturn) return await this.completeSso(req, res, details);
       if (req.method === 'GET') return await this.show(res, details);
       if (req.method !== 'POST') return this.send(res, 405, messagePage('Not allowed', 'Use the form.'));
       const form = await readForm(req);
@@ -95,6 +118,17 @@ export class OAuthInteractionHandler {
 
   private async submitSignIn(req: Request, res: Response, details: InteractionDetails, form: URLSearchParams): Promise<void> {
     const email = (form.get('email') ?? '').slice(0, 320);
+    if (form.get('method') === 'sso') {
+      const orgIds = await this.identityProviders.orgsFor(email);
+      if (orgIds.length === 0) return this.show(res, details, 'Single sign-on is not set up for this email. Use a sign-in code.', email);
+      try {
+        res.redirect(303, await this.oidcSignIn.start(orgIds[0], details.uid, `${this.issuer}${SSO_CALLBACK_PATH}`));
+      } catch (err) {
+        if (err instanceof OAuthSignInException) return this.show(res, details, err.message, email);
+        throw err;
+      }
+      return;
+    }
     const owner = await this.signInCodes.verify(email, (form.get('code') ?? '').slice(0, 64));
     if (!owner) return this.show(res, details, 'That email and sign-in code do not match.', email);
     await this.provider.interactionFinished(req, res, { login: { accountId: owner.userId } }, { mergeWithLastSubmission: false });
@@ -123,6 +157,38 @@ export class OAuthInteractionHandler {
     await this.grantKeys.bind(grantId, key.id, this.grantTtlSeconds);
     this.logger.log(`user ${user.id} authorised client ${clientId} for team ${teamId} (key ${key.id})`);
     await this.provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+  }
+
+  /** The identity provider sent the browser back: check it, then return to the interaction. */
+  private async ssoCallback(req: Request, res: Response): Promise<void> {
+    const q = req.query as Record<string, unknown>;
+    const state = typeof q.state === 'string' ? q.state.slice(0, 200) : '';
+    const code = typeof q.code === 'string' ? q.code.slice(0, 2000) : '';
+    if (typeof q.error === 'string') return this.send(res, 400, messagePage('Sign-in refused', `Your identity provider answered: ${q.error.slice(0, 200)}. Start again from your MCP client.`));
+    if (!state || !code) return this.send(res, 400, messagePage('Sign-in failed', 'The identity provider sent no code or state. Start again from your MCP client.'));
+    try {
+      const done = await this.oidcSignIn.finish(state, code, `${this.issuer}${SSO_CALLBACK_PATH}`);
+      const ticket = randomBytes(24).toString('base64url');
+      await this.redis.client.set(this.ssoDoneKey(ticket), JSON.stringify(done), 'EX', SSO_DONE_TTL_SECONDS);
+      res.redirect(303, `${OAUTH_INTERACTION_PATH}/${encodeURIComponent(done.interactionUid)}/sso?ticket=${ticket}`);
+    } catch (err) {
+      if (err instanceof OAuthSignInException) return this.send(res, 400, messagePage('Sign-in failed', err.message));
+      throw err;
+    }
+  }
+
+  private async completeSso(req: Request, res: Response, details: InteractionDetails): Promise<void> {
+    const ticket = typeof req.query.ticket === 'string' ? req.query.ticket.slice(0, 100) : '';
+    const raw = ticket ? await this.redis.client.getdel(this.ssoDoneKey(ticket)) : null;
+    const done = raw ? (JSON.parse(raw) as { interactionUid: string; userId: string }) : null;
+    if (!done || done.interactionUid !== details.uid || details.prompt.name !== 'login') {
+      return this.send(res, 400, messagePage('Sign-in expired', 'This sign-in is unknown, used or expired. Start again from your MCP client.'));
+    }
+    await this.provider.interactionFinished(req, res, { login: { accountId: done.userId } }, { mergeWithLastSubmission: false });
+  }
+
+  private ssoDoneKey(ticket: string): string {
+    return this.redis.key('oauth', 'sso-done', createHmac('sha256', this.csrfKey).update(ticket).digest('hex'));
   }
 
   private csrfToken(uid: string): string {

@@ -17,7 +17,15 @@ export function signInPage(action: string, csrf: string, opts: { clientName: str
     `<h1>Sign in to Tollgate</h1>
 <p class="muted">${escapeHtml(opts.clientName)} asks to connect to your MCP tools.</p>
 ${opts.error ? `<p class="error" role="alert">${escapeHtml(opts.error)}</p>` : ''}
-<form method="post" action="${escapeHtml(action)}">
+<form method="post" action="${escapeHtml(action)}" id="sso">
+<input type="hidden" name="csrf" value="${escapeHtml(csrf)}">
+<input type="hidden" name="method" value="sso">
+<label for="sso-email">Work email</label><input id="sso-email" name="email" type="email" autocomplete="username" required value="${escapeHtml(opts.email ?? '')}">
+<button type="submit">Continue with your organisation's sign-in</button>
+</form>
+<p class="muted">Or, with a sign-in code from your administrator:</p>
+<form method="post" action="${escapeHtml(action)}" id="code">
+<input type="hidden" name="method" value="code">
 <input type="hidden" name="csrf" value="${escapeHtml(csrf)}">
 <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${escapeHtml(opts.email ?? '')}">
 <label for="code">Sign-in code</label><input id="code" name="code" autocomplete="one-time-code" required>

@@ -6,7 +6,7 @@ import { PrismaService } from '@tollgate/db';
 import { createOAuthProvider, deriveOAuthKeys, OAUTH_INTERACTION_PATH, OAuthGrantKeys, OAuthProvider } from '@tollgate/oauth-server';
 import { outboundFetch } from '@tollgate/outbound';
 import { RedisService } from '@tollgate/redis';
-import { OAuthInteractionHandler } from './oauth-interaction.handler';
+import { OAuthInteractionHandler, SSO_CALLBACK_PATH } from './oauth-interaction.handler';
 
 const METADATA_PATHS = new Set(['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']);
 
@@ -59,7 +59,7 @@ export class OAuthServerService implements OnModuleInit {
     const app = this.adapterHost.httpAdapter.getInstance<{ use(fn: (req: Request, res: Response, next: NextFunction) => void): void }>();
     app.use((req: Request, res: Response, next: NextFunction) => {
       const path = req.path;
-      if (path.startsWith(`${OAUTH_INTERACTION_PATH}/`)) {
+      if (path.startsWith(`${OAUTH_INTERACTION_PATH}/`) || path === SSO_CALLBACK_PATH) {
         void this.interactions.handle(req, res);
         return;
       }

@@ -1,0 +1,75 @@
+import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Inject, NotFoundException, Put } from '@nestjs/common';
+import { ApiBearerAuth, ApiNoContentResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
+import { AdminConfig, TOLLGATE_CONFIG } from '@tollgate/config';
+import { AdminPrincipal, IdentityService } from '@tollgate/identity';
+import { OrgIdentityProviderService, OrgIdentityProviderView } from '@tollgate/oauth-server';
+import { AuditService } from '../audit/audit.service';
+import { CurrentAdmin } from '../auth/current-admin.decorator';
+import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
+import { ErrorBodyView } from '../common/error-body.view';
+import { FieldValidationException } from '../common/field-validation.exception';
+import { UuidParam } from '../common/uuid-param.decorator';
+import { SSO_CALLBACK_PATH } from './oauth-interaction.handler';
+import { PutIdentityProviderDto } from './put-identity-provider.dto';
+
+export class IdentityProviderView {
+  @ApiProperty() issuer!: string;
+  @ApiProperty() clientId!: string;
+  @ApiProperty() emailClaim!: string;
+  @ApiProperty({ nullable: true, description: 'The redirect URI to register at the identity provider (null until ADMIN_PUBLIC_URL is set)' }) redirectUri!: string | null;
+  @ApiProperty() createdAt!: Date;
+  @ApiProperty() updatedAt!: Date;
+}
+
+/** An organisation's OIDC identity provider, where its people sign in to authorise MCP clients. */
+@ApiTags('oauth')
+@ApiBearerAuth()
+@ApiNotFoundResponse({ type: ErrorBodyView, description: 'Unknown organization, or no identity provider set' })
+@Controller('v1/orgs/:orgId/identity-provider')
+export class IdentityProviderController {
+  constructor(
+    private readonly identity: IdentityService,
+    private readonly providers: OrgIdentityProviderService,
+    private readonly audit: AuditService,
+    @Inject(TOLLGATE_CONFIG) private readonly config: AdminConfig,
+  ) {}
+
+  @Get()
+  @OrgAccess(OrgAccessLevel.Manage)
+  @ApiOperation({ summary: "The organisation's identity provider (never its client secret)" })
+  @ApiOkResponse({ type: IdentityProviderView })
+  async get(@UuidParam('orgId') orgId: string): Promise<IdentityProviderView> {
+    await this.identity.getOrganization(orgId);
+    const found = await this.providers.get(orgId);
+    if (!found) throw new NotFoundException('no identity provider is set for this organization');
+    return this.view(found);
+  }
+
+  @Put()
+  @OrgAccess(OrgAccessLevel.Manage)
+  @ApiOperation({ summary: 'Set the organisation’s OIDC identity provider (users are matched by verified email)' })
+  @ApiOkResponse({ type: IdentityProviderView })
+  async put(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @Body() dto: PutIdentityProviderDto): Promise<IdentityProviderView> {
+    await this.identity.getOrganization(orgId);
+    if (dto.clientSecret === undefined && !(await this.providers.get(orgId))) throw new FieldValidationException('clientSecret', ['clientSecret is required when no identity provider is set yet']);
+    const saved = await this.providers.put(orgId, dto);
+    await this.audit.record(admin, { orgId, action: 'identity-provider.set', targetType: 'org', targetId: orgId, details: { issuer: saved.issuer, clientId: saved.clientId, emailClaim: saved.emailClaim, secretChanged: dto.clientSecret !== undefined } });
+    return this.view(saved);
+  }
+
+  @Delete()
+  @HttpCode(HttpStatus.NO_CONTENT)
+  @OrgAccess(OrgAccessLevel.Manage)
+  @ApiOperation({ summary: 'Remove the organisation’s identity provider' })
+  @ApiNoContentResponse()
+  async remove(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string): Promise<void> {
+    await this.identity.getOrganization(orgId);
+    if (!(await this.providers.remove(orgId))) throw new NotFoundException('no identity provider is set for this organization');
+    await this.audit.record(admin, { orgId, action: 'identity-provider.removed', targetType: 'org', targetId: orgId, details: {} });
+  }
+
+  private view(p: OrgIdentityProviderView): IdentityProviderView {
+    const issuer = this.config.oauth.issuer;
+    return { issuer: p.issuer, clientId: p.clientId, emailClaim: p.emailClaim, redirectUri: issuer ? `${issuer}${SSO_CALLBACK_PATH}` : null, createdAt: p.createdAt, updatedAt: p.updatedAt };
+  }
+}

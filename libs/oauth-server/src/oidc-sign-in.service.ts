@@ -1,0 +1,140 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { createHash, randomBytes } from 'node:crypto';
+import { PrismaService } from '@tollgate/db';
+import { outboundFetch } from '@tollgate/outbound';
+import { RedisService } from '@tollgate/redis';
+import { OAuthSignInException, OAuthSignInExceptionCode } from './oauth-sign-in.exception';
+import { OrgIdentityProviderService } from './org-identity-provider.service';
+
+const STATE_TTL_SECONDS = 600;
+const RESPONSE_LIMIT_BYTES = 256 * 1024;
+
+interface PendingSignIn {
+  orgId: string;
+  interactionUid: string;
+  nonce: string;
+  verifier: string;
+}
+
+interface ProviderMetadata {
+  issuer: string;
+  authorization_endpoint: string;
+  token_endpoint: string;
+  jwks_uri: string;
+  userinfo_endpoint?: string;
+}
+
+/**
+ * Signs a person in at their organisation's OpenID Connect provider (authorization code with
+ * PKCE, nonce and state, client_secret_basic), then matches the verified email to a Tollgate user
+ * of that organisation. Every request to the provider goes through the outbound-address rule.
+ */
+@Injectable()
+export class OidcSignInService {
+  private readonly logger = new Logger(OidcSignInService.name);
+  private readonly fetch = outboundFetch();
+
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly redis: RedisService,
+    private readonly providers: OrgIdentityProviderService,
+  ) {}
+
+  /** The URL to send the browser to, at the organisation's provider. */
+  async start(orgId: string, interactionUid: string, redirectUri: string): Promise<string> {
+    const conn = await this.providers.connection(orgId);
+    if (!conn) throw new OAuthSignInException(OAuthSignInExceptionCode.ProviderUnavailable, 'Single sign-on is not set up for your organisation.');
+    const meta = await this.metadata(conn.issuer);
+    const state = randomBytes(24).toString('base64url');
+    const pending: PendingSignIn = { orgId, interactionUid, nonce: randomBytes(16).toString('base64url'), verifier: randomBytes(32).toString('base64url') };
+    await this.redis.client.set(this.stateKey(state), JSON.stringify(pending), 'EX', STATE_TTL_SECONDS);
+    const url = new URL(meta.authorization_endpoint);
+    url.search = new URLSearchParams({
+      client_id: conn.clientId,
+      response_type: 'code',
+      scope: 'openid email',
+      redirect_uri: redirectUri,
+      state,
+      nonce: pending.nonce,
+      code_challenge: createHash('sha256').update(pending.verifier).digest('base64url'),
+      code_challenge_method: 'S256',
+    }).toString();
+    return url.href;
+  }
+
+  /** Completes the sign-in the provider sent back; single use per state. */
+  async finish(state: string, code: string, redirectUri: string): Promise<{ interactionUid: string; orgId: string; userId: string }> {
+    const raw = await this.redis.client.getdel(this.stateKey(state));
+    if (!raw) throw new OAuthSignInException(OAuthSignInExceptionCode.SignInFailed, 'This sign-in is unknown, used or expired. Start again from your MCP client.');
+    const pending = JSON.parse(raw) as PendingSignIn;
+    const conn = await this.providers.connection(pending.orgId);
+    if (!conn) throw new OAuthSignInException(OAuthSignInExceptionCode.ProviderUnavailable, 'Single sign-on is no longer set up for your organisation.');
+    const meta = await this.metadata(conn.issuer);
+
+    const basic = Buffer.from(`${encodeURIComponent(conn.clientId)}:${encodeURIComponent(conn.clientSecret)}`).toString('base64');
+    const tokenRes = await this.request(meta.token_endpoint, {
+      method: 'POST',
+      headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: pending.verifier }).toString(),
+    });
+    const idToken = (tokenRes as { id_token?: unknown }).id_token;
+    if (typeof idToken !== 'string') throw new OAuthSignInException(OAuthSignInExceptionCode.SignInFailed, 'Your identity provider did not sign you in (no ID token).');
+
+    const { createLocalJWKSet, jwtVerify } = await import('jose');
+    const jwks = createLocalJWKSet((await this.request(meta.jwks_uri, { method: 'GET', headers: { accept: 'application/json' } })) as never);
+    let claims: Record<string, unknown>;
+    try {
+      ({ payload: claims } = await jwtVerify(idToken, jwks, { issuer: meta.issuer, audience: conn.clientId }));
+    } catch (err) {
+      this.logger.warn(`org ${pending.orgId}: ID token refused: ${(err as Error).message}`);
+      throw new OAuthSignInException(OAuthSignInExceptionCode.SignInFailed, 'Your identity provider’s answer did not verify.');
+    }
+    if (claims.nonce !== pending.nonce) throw new OAuthSignInException(OAuthSignInExceptionCode.SignInFailed, 'Your identity provider’s answer did not match this sign-in.');
+    // Providers may put scope claims only in userinfo (OIDC Core 5.4): ask there for the same subject.
+    const accessToken = (tokenRes as { access_token?: unknown }).access_token;
+    if (claims[conn.emailClaim] === undefined && meta.userinfo_endpoint && typeof accessToken === 'string') {
+      const info = (await this.request(meta.userinfo_endpoint, { method: 'GET', headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' } })) as Record<string, unknown>;
+      if (info.sub === claims.sub) claims = { ...info, ...claims, [conn.emailClaim]: info[conn.emailClaim], email_verified: info.email_verified ?? claims.email_verified };
+    }
+    const email = claims[conn.emailClaim];
+    // The standard claim counts only when the provider says it verified it.
+    if (typeof email !== 'string' || (conn.emailClaim === 'email' && claims.email_verified !== true)) {
+      throw new OAuthSignInException(OAuthSignInExceptionCode.SignInFailed, 'Your identity provider did not give a verified email.');
+    }
+    const user = await this.prisma.user.findFirst({ where: { orgId: pending.orgId, email: { equals: email, mode: 'insensitive' } }, select: { id: true } });
+    if (!user) throw new OAuthSignInException(OAuthSignInExceptionCode.UnknownUser, `No Tollgate user of your organisation has the email ${email}. Ask an administrator to add you.`);
+    return { interactionUid: pending.interactionUid, orgId: pending.orgId, userId: user.id };
+  }
+
+  private async metadata(issuer: string): Promise<ProviderMetadata> {
+    const meta = (await this.request(`${issuer}/.well-known/openid-configuration`, { method: 'GET', headers: { accept: 'application/json' } })) as Partial<ProviderMetadata>;
+    if (meta.issuer !== issuer || !meta.authorization_endpoint || !meta.token_endpoint || !meta.jwks_uri) {
+      throw new OAuthSignInException(OAuthSignInExceptionCode.ProviderUnavailable, 'Your identity provider’s configuration is unusable (issuer or endpoints).');
+    }
+    return meta as ProviderMetadata;
+  }
+
+  private async request(url: string, init: RequestInit): Promise<unknown> {
+    let res: Response;
+    try {
+      res = await this.fetch(url, { ...init, redirect: 'error', signal: AbortSignal.timeout(10_000) });
+    } catch (err) {
+      this.logger.warn(`identity provider request failed: ${new URL(url).host}: ${(err as Error).message}`);
+      throw new OAuthSignInException(OAuthSignInExceptionCode.ProviderUnavailable, 'Your identity provider could not be reached.');
+    }
+    const text = await res.text();
+    if (text.length > RESPONSE_LIMIT_BYTES || !res.ok) {
+      this.logger.warn(`identity provider answered HTTP ${res.status} at ${new URL(url).host}${new URL(url).pathname}`);
+      throw new OAuthSignInException(OAuthSignInExceptionCode.SignInFailed, 'Your identity provider refused the sign-in.');
+    }
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw new OAuthSignInException(OAuthSignInExceptionCode.ProviderUnavailable, 'Your identity provider answered something that is not JSON.');
+    }
+  }
+
+  private stateKey(state: string): string {
+    return this.redis.key('oauth', 'sso-state', createHash('sha256').update(state).digest('hex'));
+  }
+}

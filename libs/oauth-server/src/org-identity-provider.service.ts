@@ -1,0 +1,78 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
+import { PrismaService } from '@tollgate/db';
+import { SecretBox } from '@tollgate/secret-box';
+
+export interface OrgIdentityProviderView {
+  orgId: string;
+  issuer: string;
+  clientId: string;
+  emailClaim: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface OrgIdentityProviderConnection {
+  orgId: string;
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  emailClaim: string;
+}
+
+const VIEW_FIELDS = { orgId: true, issuer: true, clientId: true, emailClaim: true, createdAt: true, updatedAt: true } as const;
+
+/** An organisation's OIDC connection to its identity provider; the client secret is kept sealed. */
+@Injectable()
+export class OrgIdentityProviderService {
+  private readonly box: SecretBox;
+
+  constructor(
+    private readonly prisma: PrismaService,
+    @Inject(TOLLGATE_CONFIG) config: BaseConfig,
+  ) {
+    this.box = new SecretBox(config.security.encryptionKeys);
+  }
+
+  get(orgId: string): Promise<OrgIdentityProviderView | null> {
+    return this.prisma.orgIdentityProvider.findUnique({ where: { orgId }, select: VIEW_FIELDS });
+  }
+
+  /** Sets the connection; without `clientSecret` the stored one stays (the caller checks one exists). */
+  put(orgId: string, input: { issuer: string; clientId: string; clientSecret?: string; emailClaim?: string }): Promise<OrgIdentityProviderView> {
+    const sealed = input.clientSecret === undefined ? undefined : this.box.seal(input.clientSecret, secretContext(orgId));
+    const fields = { issuer: input.issuer.replace(/\/+$/, ''), clientId: input.clientId, emailClaim: input.emailClaim ?? 'email' };
+    return this.prisma.orgIdentityProvider.upsert({
+      where: { orgId },
+      create: { orgId, ...fields, clientSecretSealed: sealed ?? '' },
+      update: { ...fields, ...(sealed ? { clientSecretSealed: sealed } : {}) },
+      select: VIEW_FIELDS,
+    });
+  }
+
+  async remove(orgId: string): Promise<boolean> {
+    const { count } = await this.prisma.orgIdentityProvider.deleteMany({ where: { orgId } });
+    return count > 0;
+  }
+
+  /** The connection with its secret opened, for the sign-in itself. */
+  async connection(orgId: string): Promise<OrgIdentityProviderConnection | null> {
+    const row = await this.prisma.orgIdentityProvider.findUnique({ where: { orgId } });
+    if (!row) return null;
+    return { orgId, issuer: row.issuer, clientId: row.clientId, clientSecret: this.box.open(row.clientSecretSealed, secretContext(orgId)), emailClaim: row.emailClaim };
+  }
+
+  /** The organisations with an identity provider that have a user with this email. */
+  async orgsFor(email: string): Promise<string[]> {
+    const users = await this.prisma.user.findMany({
+      where: { email: { equals: email.trim(), mode: 'insensitive' }, org: { identityProvider: { isNot: null } } },
+      select: { orgId: true },
+      take: 10,
+    });
+    return users.map((u) => u.orgId);
+  }
+}
+
+function secretContext(orgId: string): string {
+  return `org-identity-provider:${orgId}`;
+}
