@@ -213,6 +213,7 @@ describe('OAuth for MCP clients, end to end', () => {
       registration_endpoint: `${adminUrl}/oauth/register`,
       code_challenge_methods_supported: ['S256'],
       authorization_response_iss_parameter_supported: true,
+      client_id_metadata_document_supported: true,
       revocation_endpoint: `${adminUrl}/oauth/revoke`,
     });
   });
@@ -229,6 +230,9 @@ describe('OAuth for MCP clients, end to end', () => {
     const keys = (await p.admin('GET', `/v1/orgs/${orgId}/keys`)).body as { id: string; kind: string; oauthClientName: string; teamId: string; userId: string }[];
     const oauthKey = keys.find((k) => k.kind === 'OAUTH')!;
     expect(oauthKey).toMatchObject({ oauthClientName: 'Test Agent', userId });
+    const audit = JSON.stringify((await p.admin('GET', `/v1/orgs/${orgId}/audit`)).body);
+    expect(audit).toContain('key.oauth-authorized');
+    expect(audit).toContain(oauthKey.id);
 
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toContain('fx__ping');
@@ -342,6 +346,13 @@ describe('OAuth for MCP clients, end to end', () => {
     const badAuthorize = await fetch(`${adminUrl}/oauth/authorize?client_id=no-such-client&response_type=code&redirect_uri=${encodeURIComponent(REDIRECT_URL)}`, { redirect: 'manual' });
     expect(badAuthorize.status).toBe(400);
     expect(await badAuthorize.text()).toContain('invalid_client');
+
+    // Client ID Metadata Documents: a client id URL at a private address or nowhere is an unknown client.
+    for (const cimd of ['https://10.1.2.3/client.json', 'https://127.0.0.1:1/client.json']) {
+      const res = await fetch(`${adminUrl}/oauth/authorize?client_id=${encodeURIComponent(cimd)}&response_type=code&redirect_uri=${encodeURIComponent(REDIRECT_URL)}`, { redirect: 'manual' });
+      expect(res.status).toBe(400);
+      expect(await res.text()).toContain('invalid_client');
+    }
 
     const otherResource = new URL(`${adminUrl}/oauth/authorize`);
     otherResource.search = new URLSearchParams({

@@ -15,6 +15,7 @@ import {
   SignInCodeService,
 } from '@tollgate/oauth-server';
 import { RedisService } from '@tollgate/redis';
+import { AuditService } from '../audit/audit.service';
 import { consentPage, messagePage, signInPage } from './oauth-pages';
 
 const FORM_LIMIT_BYTES = 16 * 1024;
@@ -52,6 +53,7 @@ export class OAuthInteractionHandler {
     private readonly identityProviders: OrgIdentityProviderService,
     private readonly oidcSignIn: OidcSignInService,
     private readonly redis: RedisService,
+    private readonly audit: AuditService,
   ) {}
 
   attach(provider: OAuthProvider, config: AdminConfig): void {
@@ -156,6 +158,10 @@ export class OAuthInteractionHandler {
     const grantId: string = await grant.save();
     await this.grantKeys.bind(grantId, key.id, this.grantTtlSeconds);
     this.logger.log(`user ${user.id} authorised client ${clientId} for team ${teamId} (key ${key.id})`);
+    await this.audit.record(
+      { tokenId: `oauth-consent:user:${user.id}`, role: 'MEMBER', orgId: user.orgId, teamId, userId: user.id },
+      { orgId: user.orgId, action: 'key.oauth-authorized', targetType: 'virtual-key', targetId: key.id, details: { clientId, clientName: key.oauthClientName, redirectHost: hostOf(details.params.redirect_uri) } },
+    );
     await this.provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
   }
 
