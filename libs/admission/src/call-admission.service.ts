@@ -1,4 +1,4 @@
-import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { BudgetService, BudgetStanding, ReservationPlan, SpendReservation, SpendScopes } from '@tollgate/budget';
 import { Micros, ToolRef } from '@tollgate/kernel';
@@ -42,7 +42,7 @@ export interface CallHold {
  * and budget libraries' own Lua functions, run together.
  */
 @Injectable()
-export class CallAdmissionService implements BeforeApplicationShutdown {
+export class CallAdmissionService implements OnApplicationShutdown {
   private readonly logger = new Logger(CallAdmissionService.name);
   /** Completions go on a connection of their own, without auto-pipelining: each script leaves at once. */
   private readonly connection: Redis;
@@ -140,8 +140,11 @@ export class CallAdmissionService implements BeforeApplicationShutdown {
     await this.leases.settled();
   }
 
-  /** Completions of calls still in flight are written before the connection closes. */
-  async beforeApplicationShutdown(): Promise<void> {
+  /**
+   * After the HTTP server has closed (calls still being answered need this connection): the
+   * completions sent are answered before it closes.
+   */
+  async onApplicationShutdown(): Promise<void> {
     await this.completion.settled();
     await this.connection.quit().catch(() => undefined);
   }

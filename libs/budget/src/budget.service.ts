@@ -87,8 +87,9 @@ const COUNTER_GRACE_SECONDS = 7 * 24 * 3600;
 const SCOPE_ORDER: BudgetScope[] = ['KEY', 'USER', 'TEAM', 'ORG'];
 
 /**
- * Reserves spend before an upstream call and settles it after, against the key, user, team and
- * organisation budgets of their current periods, in one atomic Redis script per step.
+ * The key, user, team and organisation budgets of a call, bound to their current periods and Redis
+ * counters: the plans and Lua (BUDGET_LUA) that @tollgate/admission runs to reserve and settle, the
+ * seeding of a missing counter from the ledger, and standings for reports and alerts.
  */
 @Injectable()
 export class BudgetService implements OnModuleInit {
