@@ -5,3 +5,4 @@ export * from './budget-period';
 export * from './stable-json';
 export * from './tenant-level';
 export * from './media-type';
+export * from './dependency-outage';

@@ -2,9 +2,10 @@ import { Injectable, Logger } from '@nestjs/common';
 import { ErrorCode, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Principal } from '@tollgate/identity';
-import { mediaTypeOf } from '@tollgate/kernel';
+import { mediaTypeOf, unavailableDependency } from '@tollgate/kernel';
 import { ProgressiveDisclosure } from '../disclosure/progressive-disclosure.service';
 import { InFlightCalls } from '../governed-call/in-flight-calls.service';
+import { sendDependencyUnavailable } from './dependency-unavailable';
 import { sendJson } from './edge-auth';
 import { McpSession } from '../session/mcp-session.store';
 
@@ -57,6 +58,13 @@ export class LeanToolCallHandler {
       const result = await this.disclosure.callTool(principal, call.name, call.args, abort.signal, session);
       message = { result, jsonrpc: '2.0', id: call.id };
     } catch (err) {
+      const dependency = unavailableDependency(err);
+      if (dependency) {
+        res.off('close', onClose);
+        this.logger.warn(`tools/call ${call.name}: ${dependency} unavailable: ${(err as Error).message}`);
+        if (!res.destroyed) sendDependencyUnavailable(res, dependency, call.id);
+        return;
+      }
       // The same JSON-RPC error the SDK would send for a handler that threw.
       const e = err as { code?: unknown; message?: string; data?: unknown };
       this.logger.error(`tools/call ${call.name} failed: ${e.message ?? String(err)}`);

@@ -3,8 +3,11 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { EdgeConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { Principal, PrincipalResolver } from '@tollgate/identity';
+import { unavailableDependency } from '@tollgate/kernel';
+import { RedisService } from '@tollgate/redis';
 import { McpSession, McpSessionStore } from '../session/mcp-session.store';
 import { SessionHub } from '../session/session-hub.service';
+import { sendDependencyUnavailable } from './dependency-unavailable';
 import { bearerToken, isAllowedHost, sendJson, sendUnauthorized } from './edge-auth';
 import { readJsonBody } from './json-body';
 import { jsonRpcRefusal } from './json-rpc-message-check';
@@ -40,6 +43,7 @@ export class McpEndpoint {
     private readonly sessions: McpSessionStore,
     private readonly hub: SessionHub,
     private readonly leanToolCalls: LeanToolCallHandler,
+    private readonly redis: RedisService,
     @Inject(TOLLGATE_CONFIG) private readonly config: EdgeConfig,
   ) {}
 
@@ -48,9 +52,11 @@ export class McpEndpoint {
     try {
       await this.serve(req, res);
     } catch (err) {
-      this.logger.error(`mcp request failed: ${(err as Error).message}`);
-      if (!res.headersSent) sendJson(res, 500, { jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null });
-      else res.end();
+      const dependency = unavailableDependency(err);
+      this.logger.error(`mcp request failed${dependency ? ` (${dependency} unavailable)` : ''}: ${(err as Error).message}`);
+      if (res.headersSent) res.end();
+      else if (dependency) sendDependencyUnavailable(res, dependency, null);
+      else sendJson(res, 500, { jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null });
     }
   }
 
@@ -58,6 +64,8 @@ export class McpEndpoint {
     if (!isAllowedHost(req, this.config.edge.allowedHosts)) {
       return sendJson(res, 403, { jsonrpc: '2.0', error: { code: -32000, message: 'Forbidden: Host or Origin not allowed' }, id: null });
     }
+    // Redis known down: refuse before anything runs (a call could reach the upstream and then not be recorded).
+    if (this.redis.client.status !== 'ready') return sendDependencyUnavailable(res, 'redis', null);
     const secret = bearerToken(req);
     if (!secret) return sendUnauthorized(req, res, this.config.edge.publicUrl, 'missing');
     const principal = await this.principals.resolveVirtualKey(secret);
