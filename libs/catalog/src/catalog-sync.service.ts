@@ -5,6 +5,7 @@ import { Prisma, PrismaService } from '@tollgate/db';
 import { ORG_CONFIG_CHANGED_CHANNEL, RedisService } from '@tollgate/redis';
 import { UPSTREAM_CLIENT_CAPABILITIES, UpstreamSpec, connectUpstream } from '@tollgate/upstream';
 import { CatalogException, CatalogExceptionCode } from './catalog.exception';
+import { EntrySyncReport, ListedEntries, listCatalogEntries, reconcileCatalogEntries } from './catalog-entry-sync';
 import { syncErrorMessage } from './sync-error';
 import { LENIENT_TOOLS_PAGE, normalizeListedTool } from './listed-tool';
 import { ToolDefinition, definitionHash, normalizeToolDefinition } from './tool-definition';
@@ -22,11 +23,14 @@ export interface SyncReport {
   heldForReview: number;
   /** Fields (or whole tools) dropped because the upstream sent them invalid; also kept on the upstream. */
   warnings: string[];
+  /** The upstream's resources, resource templates and prompts, reconciled like its tools. */
+  entries: EntrySyncReport;
 }
 
 interface ListedTools {
   tools: Tool[];
   warnings: string[];
+  entries: ListedEntries;
 }
 
 // A misbehaving upstream must not make the worker page forever.
@@ -90,7 +94,7 @@ export class CatalogSyncService {
     // Tools an upstream shows only to clients that can answer sampling or elicitation are catalogued too.
     const client = await connectUpstream(spec, { timeoutMs: Math.max(spec.callTimeoutMs, 30_000), capabilities: UPSTREAM_CLIENT_CAPABILITIES });
     try {
-      const listed: ListedTools = { tools: [], warnings: [] };
+      const listed: ListedTools = { tools: [], warnings: [], entries: {} };
       let index = 0;
       let cursor: string | undefined;
       for (let page = 0; page < MAX_LIST_PAGES; page++) {
@@ -106,7 +110,10 @@ export class CatalogSyncService {
           listed.warnings.push(`tools/list nextCursor is not a string: listing stopped after page ${page + 1}`);
         }
         cursor = typeof res.nextCursor === 'string' && res.nextCursor !== '' ? res.nextCursor : undefined;
-        if (!cursor) return listed;
+        if (!cursor) {
+          listed.entries = await listCatalogEntries(client, Math.max(spec.callTimeoutMs, 30_000), listed.warnings);
+          return listed;
+        }
       }
       throw new CatalogException(CatalogExceptionCode.SyncFailed, `tools/list returned more than ${MAX_LIST_PAGES} pages`);
     } finally {
@@ -114,14 +121,15 @@ export class CatalogSyncService {
     }
   }
 
-  private async reconcile(tx: Prisma.TransactionClient, orgId: string, upstreamId: string, { tools: listed, warnings }: ListedTools, autoApprove: boolean, namespace: string): Promise<SyncReport> {
+  private async reconcile(tx: Prisma.TransactionClient, orgId: string, upstreamId: string, { tools: listed, warnings, entries }: ListedTools, autoApprove: boolean, namespace: string): Promise<SyncReport> {
     // Syncs of one upstream (schedule, admin, list_changed) serialise here instead of racing on inserts.
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${upstreamId}))::text`;
     const existing = new Map((await tx.tool.findMany({ where: { orgId, upstreamId } })).map((t) => [t.name, t]));
     const kept = warnings.length > MAX_STORED_WARNINGS ? [...warnings.slice(0, MAX_STORED_WARNINGS - 1), `and ${warnings.length - MAX_STORED_WARNINGS + 1} more`] : warnings;
-    const report: SyncReport = { upstreamId, total: listed.length, added: 0, changed: 0, removed: 0, unchanged: 0, heldForReview: 0, warnings: kept };
-    const seen = new Set<string>();
     const now = new Date();
+    const entryReport = await reconcileCatalogEntries(tx, orgId, upstreamId, entries, autoApprove, now);
+    const report: SyncReport = { upstreamId, total: listed.length, added: 0, changed: 0, removed: 0, unchanged: 0, heldForReview: 0, warnings: kept, entries: entryReport };
+    const seen = new Set<string>();
 
     for (const tool of listed) {
       if (seen.has(tool.name)) continue;

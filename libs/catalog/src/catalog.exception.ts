@@ -6,6 +6,8 @@ export enum CatalogExceptionCode {
   ToolNotFound = 'TOOL_NOT_FOUND',
   /** The definition under review changed since the reviewer looked at it. */
   DefinitionChanged = 'DEFINITION_CHANGED',
+  /** Exposing an upstream unprefixed would give one exposed name to two items. */
+  NameCollision = 'NAME_COLLISION',
 }
 
 export class CatalogException extends Error {

@@ -11,3 +11,6 @@ export * from './catalog-sync.service';
 export * from './tool-catalog.service';
 export * from './catalog.module';
 export * from './catalog-schedule.service';
+export * from './catalog-exposure';
+export * from './listed-entry';
+export * from './catalog-entry-sync';

@@ -6,6 +6,7 @@ import { SecretBox } from '@tollgate/secret-box';
 import { UpstreamSecrets, UpstreamSpec, openUpstreamSecrets, sealUpstreamSecrets } from '@tollgate/upstream';
 import { randomUUID } from 'node:crypto';
 import { CatalogException, CatalogExceptionCode } from './catalog.exception';
+import { exposedNames } from './catalog-exposure';
 
 /** The gateway's own meta-tools live here (`tollgate__search_tools`, ...). */
 export const RESERVED_NAMESPACE = 'tollgate';
@@ -116,6 +117,32 @@ export class UpstreamRegistry {
     const row = await this.prisma.upstreamServer.findFirst({ where: { orgId, id: upstreamId } });
     if (!row) throw new CatalogException(CatalogExceptionCode.UpstreamNotFound, `upstream ${upstreamId} not found`, 'upstreamId');
     return row;
+  }
+
+  /**
+   * Exposes an upstream's tools and prompts under their own names (or back under `<namespace>__`).
+   * Refused when one of its names is already exposed by another enabled upstream (a tool or prompt
+   * of an unprefixed upstream, or a prefixed name such as `github__search`): no name may route to two.
+   */
+  async setExposeUnprefixed(orgId: string, upstreamId: string, exposeUnprefixed: boolean): Promise<UpstreamServer> {
+    const upstream = await this.getUpstream(orgId, upstreamId);
+    if (exposeUnprefixed) {
+      const upstreams = await this.prisma.upstreamServer.findMany({ where: { orgId, enabled: true } });
+      const byId = new Map(upstreams.map((u) => [u.id, { ...u, exposeUnprefixed: u.id === upstream.id ? true : u.exposeUnprefixed }]));
+      byId.set(upstream.id, { ...upstream, exposeUnprefixed: true });
+      const ids = [...byId.keys()];
+      const tools = await this.prisma.tool.findMany({ where: { orgId, removedAt: null, upstreamId: { in: ids } }, select: { upstreamId: true, name: true } });
+      const prompts = await this.prisma.catalogEntry.findMany({ where: { orgId, removedAt: null, kind: 'PROMPT', upstreamId: { in: ids } }, select: { upstreamId: true, key: true } });
+      const colliding = [
+        ...exposedNames(tools.map((t) => ({ namespace: byId.get(t.upstreamId)!.namespace, name: t.name, unprefixed: byId.get(t.upstreamId)!.exposeUnprefixed }))).collisions.map((n) => `tool ${n}`),
+        ...exposedNames(prompts.map((p) => ({ namespace: byId.get(p.upstreamId)!.namespace, name: p.key, unprefixed: byId.get(p.upstreamId)!.exposeUnprefixed }))).collisions.map((n) => `prompt ${n}`),
+      ];
+      if (colliding.length > 0) {
+        const shown = colliding.slice(0, 20).join(', ') + (colliding.length > 20 ? ` and ${colliding.length - 20} more` : '');
+        throw new CatalogException(CatalogExceptionCode.NameCollision, `upstream "${upstream.namespace}" cannot be exposed unprefixed: these names are exposed by another upstream too: ${shown}`, 'exposeUnprefixed');
+      }
+    }
+    return this.prisma.upstreamServer.update({ where: { id: upstream.id }, data: { exposeUnprefixed } });
   }
 
   /** Every enabled upstream, for the worker's schedules. */

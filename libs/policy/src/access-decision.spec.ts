@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { decideAccess, effectiveOutputLimits, PolicyLevel } from './access-decision';
+import { decideAccess, decideItemAccess, effectiveOutputLimits, PolicyLevel } from './access-decision';
+import { isValidResourcePattern } from './resource-pattern';
 
 const ref = { namespace: 'github', tool: 'delete_repo' };
 
@@ -49,5 +50,20 @@ describe('effective output limits', () => {
       ]),
     ).toEqual({ cap: 2000, overflow: 'PAGE' });
     expect(effectiveOutputLimits([{ scope: 'ORG', outputTokenCap: null, outputOverflow: 'REFUSE' }])).toEqual({ cap: null, overflow: 'REFUSE' });
+  });
+
+  it('should decide resources and prompts over their own lists, a URI glob spanning colons and slashes', () => {
+    const levels = [
+      { scope: 'ORG' as const, allow: ['docs:*'], deny: [], resourceAllow: ['docs:test://*'], resourceDeny: ['docs:test://secret/*'], promptAllow: ['docs:*'], promptDeny: ['docs:internal_*'] },
+    ];
+    expect(decideItemAccess(levels, 'resource', { namespace: 'docs', tool: 'test://static-text' })).toEqual({ allowed: true });
+    expect(decideItemAccess(levels, 'resource', { namespace: 'docs', tool: 'test://secret/a' })).toEqual({ allowed: false, reason: 'DENIED_BY_RULE', scope: 'ORG', rule: 'docs:test://secret/*' });
+    expect(decideItemAccess(levels, 'resource', { namespace: 'docs', tool: 'file:///x' })).toMatchObject({ allowed: false, reason: 'NOT_IN_ALLOW_LIST' });
+    expect(decideItemAccess(levels, 'prompt', { namespace: 'docs', tool: 'greet' })).toEqual({ allowed: true });
+    expect(decideItemAccess(levels, 'prompt', { namespace: 'docs', tool: 'internal_x' })).toMatchObject({ allowed: false, reason: 'DENIED_BY_RULE' });
+    // A tool allow list says nothing about resources: default deny.
+    expect(decideItemAccess([{ ...levels[0], resourceAllow: [], resourceDeny: [] }], 'resource', { namespace: 'docs', tool: 'test://a' })).toEqual({ allowed: false, reason: 'NO_ALLOW_LIST' });
+    expect(isValidResourcePattern('docs:file:///reports/*')).toBe(true);
+    expect(isValidResourcePattern('docs:has space')).toBe(false);
   });
 });

@@ -3,3 +3,4 @@ export * from './policy.service';
 export * from './policy-admin.service';
 export * from './policy.module';
 export * from './policy-admin.exception';
+export * from './resource-pattern';

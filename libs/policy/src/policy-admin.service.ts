@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AccessPolicy, PrismaService, scopeBelongsToOrg } from '@tollgate/db';
 import { isValidToolPattern } from '@tollgate/kernel';
+import { isValidResourcePattern } from './resource-pattern';
 import { ORG_CONFIG_CHANGED_CHANNEL, RedisService } from '@tollgate/redis';
 import { PolicyScope } from './access-decision';
 import { PolicyAdminException, PolicyAdminExceptionCode } from './policy-admin.exception';
@@ -9,6 +10,12 @@ export interface PutPolicyInput {
   allow: string[];
   deny: string[];
   autoExecute?: string[];
+  /** `namespace:uri` globs (`*` spans any characters in the URI); empty by default: no resource allowed. */
+  resourceAllow?: string[];
+  resourceDeny?: string[];
+  /** `namespace:prompt` globs, like tool patterns; empty by default: no prompt allowed. */
+  promptAllow?: string[];
+  promptDeny?: string[];
   disclosureMode?: 'FULL' | 'PROGRESSIVE' | 'CODE' | 'AUTO' | null;
   maxAnswerTokens?: number | null;
   maxSessionSchemaTokens?: number | null;
@@ -23,13 +30,16 @@ export const MAX_PATTERNS_PER_LIST = 500;
  * The first invalid entry of a pattern list as `{ field, message }` (field like `allow[2]`),
  * or null when every entry is a valid `namespace:tool` glob.
  */
-export function findInvalidPattern(listName: string, patterns: readonly string[]): { field: string; message: string } | null {
+export function findInvalidPattern(listName: string, patterns: readonly string[], kind: 'tool' | 'resource' = 'tool'): { field: string; message: string } | null {
   if (patterns.length > MAX_PATTERNS_PER_LIST) {
     return { field: listName, message: `${listName} holds ${patterns.length} patterns; at most ${MAX_PATTERNS_PER_LIST} are allowed` };
   }
   for (let i = 0; i < patterns.length; i++) {
     const p = patterns[i];
-    if (typeof p !== 'string' || !isValidToolPattern(p)) {
+    if (kind === 'resource' && (typeof p !== 'string' || !isValidResourcePattern(p))) {
+      return { field: `${listName}[${i}]`, message: `${listName}[${i}] "${String(p)}" is not a valid resource pattern (expected namespace:uri globs such as "docs:*" or "docs:file:///reports/*")` };
+    }
+    if (kind === 'tool' && (typeof p !== 'string' || !isValidToolPattern(p))) {
       return {
         field: `${listName}[${i}]`,
         message: `${listName}[${i}] "${String(p)}" is not a valid tool pattern (expected namespace:tool globs such as "github:*" or "*:search_*")`,
@@ -57,8 +67,17 @@ export class PolicyAdminService {
 
   /** Creates or replaces the policy of one scope; the scope must belong to the organisation. */
   async putPolicy(orgId: string, scope: PolicyScope, scopeId: string, input: PutPolicyInput): Promise<AccessPolicy> {
-    for (const [name, list] of [['allow', input.allow], ['deny', input.deny], ['autoExecute', input.autoExecute ?? []]] as const) {
-      const bad = findInvalidPattern(name, list);
+    const lists = [
+      ['allow', input.allow, 'tool'],
+      ['deny', input.deny, 'tool'],
+      ['autoExecute', input.autoExecute ?? [], 'tool'],
+      ['resourceAllow', input.resourceAllow ?? [], 'resource'],
+      ['resourceDeny', input.resourceDeny ?? [], 'resource'],
+      ['promptAllow', input.promptAllow ?? [], 'tool'],
+      ['promptDeny', input.promptDeny ?? [], 'tool'],
+    ] as const;
+    for (const [name, list, kind] of lists) {
+      const bad = findInvalidPattern(name, list, kind);
       if (bad) throw new PolicyAdminException(PolicyAdminExceptionCode.InvalidPattern, bad.message, bad.field);
     }
     for (const name of ['maxAnswerTokens', 'maxSessionSchemaTokens', 'outputTokenCap'] as const) {
@@ -73,6 +92,10 @@ export class PolicyAdminService {
       allow: dedupe(input.allow),
       deny: dedupe(input.deny),
       autoExecute: dedupe(input.autoExecute ?? []),
+      resourceAllow: dedupe(input.resourceAllow ?? []),
+      resourceDeny: dedupe(input.resourceDeny ?? []),
+      promptAllow: dedupe(input.promptAllow ?? []),
+      promptDeny: dedupe(input.promptDeny ?? []),
       disclosureMode: input.disclosureMode ?? null,
       maxAnswerTokens: input.maxAnswerTokens ?? null,
       maxSessionSchemaTokens: input.maxSessionSchemaTokens ?? null,

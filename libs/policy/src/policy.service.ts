@@ -1,7 +1,7 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { PrismaService } from '@tollgate/db';
 import { OrgConfigCache, RedisService } from '@tollgate/redis';
-import { PolicyLevel } from './access-decision';
+import { ItemPolicyLevel } from './access-decision';
 import { appliesToCaller } from '@tollgate/kernel';
 
 export interface ScopeIds {
@@ -11,7 +11,7 @@ export interface ScopeIds {
   keyId: string;
 }
 
-export interface StoredPolicy extends PolicyLevel {
+export interface StoredPolicy extends ItemPolicyLevel {
   scopeId: string;
   autoExecute: readonly string[];
   disclosureMode: 'FULL' | 'PROGRESSIVE' | 'CODE' | 'AUTO' | null;
@@ -50,6 +50,10 @@ export class PolicyService implements OnModuleInit {
       scopeId: r.scopeId,
       allow: r.allow,
       deny: r.deny,
+      resourceAllow: r.resourceAllow,
+      resourceDeny: r.resourceDeny,
+      promptAllow: r.promptAllow,
+      promptDeny: r.promptDeny,
       autoExecute: r.autoExecute,
       disclosureMode: r.disclosureMode,
       maxAnswerTokens: r.maxAnswerTokens,

@@ -15,8 +15,11 @@ export interface AddPriceRuleInput {
   effectiveFrom?: Date;
 }
 
-/** A glob over a tool's name within its upstream: `*`, `search_*`, `echo`. */
-const TOOL_NAME_GLOB = /^[A-Za-z0-9_*?.\-/]{1,200}$/;
+/**
+ * A glob over a tool's name within its upstream (`*`, `search_*`, `echo`), or over what a resource
+ * read or prompt get is priced under: `resource:<uri glob>`, `prompt:<name glob>`.
+ */
+const TOOL_NAME_GLOB = /^(?:[A-Za-z0-9_*?.\-/]{1,200}|resource:\S{1,500}|prompt:[A-Za-z0-9_*?.\-/]{1,200})$/;
 
 // Clocks of the admin API and its client differ a little; "now" from a client may arrive late.
 const EFFECTIVE_FROM_SKEW_MS = 60_000;
@@ -31,7 +34,7 @@ export const MAX_PRICE_MICROS = 1_000_000_000_000_000n;
 export function validatePriceRule(input: AddPriceRuleInput, now: Date): { field: string; message: string } | null {
   const pattern = input.toolPattern ?? '*';
   if (!TOOL_NAME_GLOB.test(pattern)) {
-    return { field: 'toolPattern', message: `toolPattern "${pattern}" must be a glob over tool names (letters, digits, _ . - /, * and ?), at most 200 characters` };
+    return { field: 'toolPattern', message: `toolPattern "${pattern}" must be a glob over tool names (letters, digits, _ . - /, * and ?, at most 200 characters), or resource:<uri glob> or prompt:<name glob>` };
   }
   const amounts: [string, Micros | undefined][] = [
     ['perCallMicros', input.perCallMicros],

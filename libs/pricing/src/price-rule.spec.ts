@@ -41,4 +41,16 @@ describe('price rules', () => {
     expect(actualCallCost(r, { failed: true, outputTokens: 0, reportedCostMicros: null }, 100)).toBe(0n);
     expect(actualCallCost({ ...r, chargeFailedCalls: true }, { failed: true, outputTokens: 0, reportedCostMicros: null }, 100)).toBe(1000n);
   });
+
+  it('should price resource reads and prompt gets only with rules of their own kind', () => {
+    const all = rule({ toolPattern: '*', perCallMicros: 1n, effectiveFrom: T0 });
+    const reads = rule({ toolPattern: 'resource:test://*', perCallMicros: 2n, effectiveFrom: T0 });
+    const prompts = rule({ toolPattern: 'prompt:*', perCallMicros: 3n, effectiveFrom: T0 });
+    const rules = [all, reads, prompts];
+    expect(selectPriceRule(rules, 'u1', 'echo', T1)).toBe(all);
+    expect(selectPriceRule(rules, 'u1', 'resource:test://static-text', T1)).toBe(reads);
+    expect(selectPriceRule(rules, 'u1', 'resource:file:///x', T1)).toBeNull();
+    expect(selectPriceRule(rules, 'u1', 'prompt:simple', T1)).toBe(prompts);
+    expect(selectPriceRule([all], 'u1', 'prompt:simple', T1)).toBeNull();
+  });
 });

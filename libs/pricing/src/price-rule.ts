@@ -42,7 +42,20 @@ function toolGlobMatches(pattern: string, toolName: string): boolean {
 }
 
 /**
- * The rule in force at `at` for a tool: among rules already effective, a rule for the upstream
+ * What a priced name is: a tool (`search`), a resource read (`resource:<uri>`) or a prompt get
+ * (`prompt:<name>`). A rule prices only names of its own kind, so `*` never prices a read or a get.
+ */
+export function pricedKindOf(nameOrPattern: string): 'tool' | 'resource' | 'prompt' {
+  return nameOrPattern.startsWith('resource:') ? 'resource' : nameOrPattern.startsWith('prompt:') ? 'prompt' : 'tool';
+}
+
+/** The name a resource read or prompt get is priced and metered under. */
+export function pricedItemName(kind: 'resource' | 'prompt', key: string): string {
+  return `${kind}:${key}`;
+}
+
+/**
+ * The rule in force at `at` for a tool (or a `resource:`/`prompt:` name): among rules already effective, a rule for the upstream
  * beats an org-wide one, then the more specific tool pattern wins, then the latest effective date.
  * Past calls keep the price that was in force when they ran, since rules are never edited in place.
  */
@@ -51,7 +64,7 @@ export function selectPriceRule(rules: readonly PriceRuleData[], upstreamId: str
   for (const rule of rules) {
     if (rule.effectiveFrom > at) continue;
     if (rule.upstreamId !== null && rule.upstreamId !== upstreamId) continue;
-    if (!toolGlobMatches(rule.toolPattern, toolName)) continue;
+    if (pricedKindOf(rule.toolPattern) !== pricedKindOf(toolName) || !toolGlobMatches(rule.toolPattern, toolName)) continue;
     if (!best || compareRules(rule, best) > 0) best = rule;
   }
   return best;

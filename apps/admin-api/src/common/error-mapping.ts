@@ -51,6 +51,7 @@ function catalogStatus(code: CatalogExceptionCode): number {
       return HttpStatus.NOT_FOUND;
     case CatalogExceptionCode.NamespaceTaken:
     case CatalogExceptionCode.DefinitionChanged:
+    case CatalogExceptionCode.NameCollision:
       return HttpStatus.CONFLICT;
     case CatalogExceptionCode.InvalidUpstream:
       return HttpStatus.BAD_REQUEST;

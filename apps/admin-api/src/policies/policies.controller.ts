@@ -34,7 +34,14 @@ export class PoliciesController {
     @UuidParam('scopeId') scopeId: string,
     @Body() dto: PutPolicyDto,
   ): Promise<PolicyView> {
-    const policy = await this.policies.putPolicy(orgId, scope, scopeId, { ...dto, autoExecute: dto.autoExecute ?? undefined });
+    const policy = await this.policies.putPolicy(orgId, scope, scopeId, {
+      ...dto,
+      autoExecute: dto.autoExecute ?? undefined,
+      resourceAllow: dto.resourceAllow ?? undefined,
+      resourceDeny: dto.resourceDeny ?? undefined,
+      promptAllow: dto.promptAllow ?? undefined,
+      promptDeny: dto.promptDeny ?? undefined,
+    });
     await this.audit.record(admin, {
       orgId,
       action: 'policy.updated',

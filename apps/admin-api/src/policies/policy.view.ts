@@ -11,6 +11,10 @@ export class PolicyView {
   @ApiProperty({ type: [String] }) allow!: string[];
   @ApiProperty({ type: [String] }) deny!: string[];
   @ApiProperty({ type: [String] }) autoExecute!: string[];
+  @ApiProperty({ type: [String] }) resourceAllow!: string[];
+  @ApiProperty({ type: [String] }) resourceDeny!: string[];
+  @ApiProperty({ type: [String] }) promptAllow!: string[];
+  @ApiProperty({ type: [String] }) promptDeny!: string[];
   @ApiProperty({ nullable: true, enum: ['FULL', 'PROGRESSIVE', 'CODE', 'AUTO'] }) disclosureMode!: string | null;
   @ApiProperty({ nullable: true, type: Number }) maxAnswerTokens!: number | null;
   @ApiProperty({ nullable: true, type: Number }) maxSessionSchemaTokens!: number | null;
@@ -29,6 +33,10 @@ export function toPolicyView(p: AccessPolicy): PolicyView {
     allow: p.allow,
     deny: p.deny,
     autoExecute: p.autoExecute,
+    resourceAllow: p.resourceAllow,
+    resourceDeny: p.resourceDeny,
+    promptAllow: p.promptAllow,
+    promptDeny: p.promptDeny,
     disclosureMode: p.disclosureMode,
     maxAnswerTokens: p.maxAnswerTokens,
     maxSessionSchemaTokens: p.maxSessionSchemaTokens,

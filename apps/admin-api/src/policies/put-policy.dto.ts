@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsIn, IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
 import { DISCLOSURE_MODES, DisclosureModeName } from '../keys/create-key.dto';
 
+const RESOURCE_PATTERN_HELP = '`namespace:uri` globs: `*` in the URI part matches any characters (URIs hold `:` and `/`); a pattern without a colon means every resource of the namespace';
 const PATTERN_HELP = '`namespace:tool` globs: `*` matches any run of characters but `:`, `?` one; a pattern without a colon means every tool of the namespace';
 
 /** The whole policy of one scope: a PUT replaces it, so omitted settings are cleared. */
@@ -24,6 +25,34 @@ export class PutPolicyDto {
   @ArrayMaxSize(500)
   @IsString({ each: true })
   autoExecute?: string[] | null;
+
+  @ApiPropertyOptional({ type: [String], nullable: true, example: ['docs:*', 'docs:file:///public/*'], description: `Allowed resources: ${RESOURCE_PATTERN_HELP}. Omitted or empty at every level: no resource is allowed.` })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(500)
+  @IsString({ each: true })
+  resourceAllow?: string[] | null;
+
+  @ApiPropertyOptional({ type: [String], nullable: true, example: ['docs:file:///secret/*'], description: `Denied resources (deny wins), ${RESOURCE_PATTERN_HELP}; a read it denies is refused naming the rule` })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(500)
+  @IsString({ each: true })
+  resourceDeny?: string[] | null;
+
+  @ApiPropertyOptional({ type: [String], nullable: true, example: ['docs:*'], description: `Allowed prompts, ${PATTERN_HELP.replace(/tool/g, 'prompt')}. Omitted or empty at every level: no prompt is allowed.` })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(500)
+  @IsString({ each: true })
+  promptAllow?: string[] | null;
+
+  @ApiPropertyOptional({ type: [String], nullable: true, example: ['docs:internal_*'], description: `Denied prompts (deny wins), ${PATTERN_HELP.replace(/tool/g, 'prompt')}` })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(500)
+  @IsString({ each: true })
+  promptDeny?: string[] | null;
 
   @ApiPropertyOptional({ enum: DISCLOSURE_MODES, nullable: true, description: 'How the edge discloses tools (null or omitted: not set at this level)' })
   @IsOptional()

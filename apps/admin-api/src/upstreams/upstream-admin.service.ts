@@ -49,6 +49,13 @@ export class UpstreamAdminService {
     return { upstream, jobId: await this.schedule.requestSync(orgId, upstream.id, 'admin') };
   }
 
+  /** Exposes the upstream's tools and prompts unprefixed (or prefixed again); 409 on a name collision. */
+  async setExposure(orgId: string, upstreamId: string, exposeUnprefixed: boolean): Promise<UpstreamServer> {
+    const upstream = await this.registry.setExposeUnprefixed(orgId, upstreamId, exposeUnprefixed);
+    await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
+    return upstream;
+  }
+
   /** Every tool the catalog knows for the upstream, removed ones included (they carry removedAt). */
   async listTools(orgId: string, upstreamId: string): Promise<{ upstream: UpstreamServer; tools: Tool[] }> {
     const upstream = await this.registry.getUpstream(orgId, upstreamId);

@@ -20,6 +20,7 @@ export class UpstreamView {
   @ApiProperty() callTimeoutMs!: number;
   @ApiProperty({ nullable: true, type: Number }) outputTokenCap!: number | null;
   @ApiProperty() enabled!: boolean;
+  @ApiProperty({ description: 'Tools and prompts reach agents under their own names, without `<namespace>__`' }) exposeUnprefixed!: boolean;
   @ApiProperty({ nullable: true, type: Date }) lastSyncAt!: Date | null;
   @ApiProperty({ nullable: true, type: String }) lastSyncError!: string | null;
   @ApiProperty({ type: [String], description: 'Invalid fields the last sync dropped from the upstream’s tool definitions (the tools were kept)' })
@@ -65,6 +66,7 @@ export function toUpstreamView(u: UpstreamServer): UpstreamView {
     syncIntervalSeconds: u.syncIntervalSeconds,
     callTimeoutMs: u.callTimeoutMs,
     outputTokenCap: u.outputTokenCap,
+    exposeUnprefixed: u.exposeUnprefixed,
     enabled: u.enabled,
     lastSyncAt: u.lastSyncAt,
     lastSyncError: u.lastSyncError,

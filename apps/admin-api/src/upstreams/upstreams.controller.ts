@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, HttpStatus, Post } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, HttpStatus, Post, Put } from '@nestjs/common';
 import {
   ApiAcceptedResponse,
   ApiBadRequestResponse,
@@ -19,6 +19,7 @@ import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
 import { ErrorBodyView } from '../common/error-body.view';
 import { UuidParam } from '../common/uuid-param.decorator';
 import { RegisterUpstreamDto } from './register-upstream.dto';
+import { PutExposureDto } from './put-exposure.dto';
 import { UpstreamAdminService } from './upstream-admin.service';
 import { SyncRequestedView, ToolView, UpstreamView, toToolView, toUpstreamView } from './upstream.view';
 
@@ -89,6 +90,18 @@ export class UpstreamsController {
     const { upstream, jobId } = await this.upstreams.requestSync(orgId, upstreamId);
     await this.audit.record(admin, { orgId, action: 'upstream.sync-requested', targetType: 'upstream', targetId: upstream.id, details: { jobId } });
     return { jobId };
+  }
+
+  @Put(':upstreamId/exposure')
+  @OrgAccess(OrgAccessLevel.Manage)
+  @ApiOperation({ summary: 'Expose the upstream’s tools and prompts under their own names (no `<namespace>__` prefix), or prefixed again' })
+  @ApiOkResponse({ type: UpstreamView })
+  @ApiBadRequestResponse({ type: ErrorBodyView })
+  @ApiConflictResponse({ type: ErrorBodyView, description: 'A name of this upstream is already exposed by another upstream (NAME_COLLISION, the names listed)' })
+  async putExposure(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @UuidParam('upstreamId') upstreamId: string, @Body() dto: PutExposureDto): Promise<UpstreamView> {
+    const upstream = await this.upstreams.setExposure(orgId, upstreamId, dto.exposeUnprefixed);
+    await this.audit.record(admin, { orgId, action: 'upstream.exposure-changed', targetType: 'upstream', targetId: upstream.id, details: { exposeUnprefixed: dto.exposeUnprefixed } });
+    return toUpstreamView(upstream);
   }
 
   @Get(':upstreamId/tools')
