@@ -19,6 +19,7 @@ import { GovernedCallPipeline } from './governed-call/governed-call.pipeline';
 import { ResultPager } from './governed-call/result-pager.service';
 import { InFlightCalls } from './governed-call/in-flight-calls.service';
 import { McpSessionStore } from './session/mcp-session.store';
+import { AgentRequests } from './mcp/agent-requests.service';
 import { SessionHub } from './session/session-hub.service';
 import { UpstreamCaller } from './governed-call/upstream-caller.service';
 import { EdgeMetrics } from './health/edge-metrics.service';
@@ -51,7 +52,7 @@ export class EdgeModule {
         ConnectionsModule,
       ],
       controllers: [McpController, HealthController],
-      providers: [GovernedCallPipeline, ResultPager, InFlightCalls, McpSessionStore, SessionHub, UpstreamCaller, ProgressiveDisclosure, CodeModeService, McpServerFactory, LeanToolCallHandler, McpEndpoint, EdgeMetrics, UpstreamListChangedRelay],
+      providers: [GovernedCallPipeline, ResultPager, InFlightCalls, McpSessionStore, SessionHub, UpstreamCaller, ProgressiveDisclosure, CodeModeService, McpServerFactory, LeanToolCallHandler, AgentRequests, McpEndpoint, EdgeMetrics, UpstreamListChangedRelay],
     };
   }
 }

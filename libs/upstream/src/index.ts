@@ -6,3 +6,4 @@ export * from './upstream-client-capabilities';
 export * from './circuit-breaker';
 export * from './upstream-client-pool.service';
 export * from './upstream.module';
+export * from './upstream-call-relay';

@@ -7,6 +7,7 @@ import { CallToolResult, CallToolResultSchema, ErrorCode, McpError } from '@mode
 import { mediaTypeOf } from '@tollgate/kernel';
 import { outboundDispatcher } from '@tollgate/outbound';
 import { createParser } from 'eventsource-parser';
+import { RELAYED_CLIENT_REQUESTS, UpstreamCallRelay, undeclaredCapability } from './upstream-call-relay';
 import { UpstreamSessionExpiredError } from './upstream-session-expired.error';
 
 const ACCEPT_ANSWER = 'application/json, text/event-stream';
@@ -56,6 +57,15 @@ interface StreamCursor {
 export interface ToolCallOptions {
   timeoutMs: number;
   signal?: AbortSignal;
+  /** The agent's side of the call: progress, log messages and requests on the answer stream go to it. */
+  relay?: UpstreamCallRelay;
+}
+
+/** One call's exchange: its id, the agent's relay, and the signal that ends it. */
+interface LeanCall {
+  id: string;
+  relay?: UpstreamCallRelay;
+  signal: AbortSignal;
 }
 
 // Our calls take string ids: the SDK client numbers its own requests 0, 1, 2... on the same session.
@@ -96,11 +106,13 @@ export class StreamableHttpToolCaller {
     return transport instanceof StreamableHTTPClientTransport ? new StreamableHttpToolCaller(client, transport, url, headers, onToolListChanged) : undefined;
   }
 
-  async callTool(name: string, args: Record<string, unknown> | undefined, { timeoutMs, signal }: ToolCallOptions): Promise<CallToolResult> {
-    if (this.redirected) return this.callThroughSdk(name, args, timeoutMs, signal);
+  async callTool(name: string, args: Record<string, unknown> | undefined, { timeoutMs, signal, relay }: ToolCallOptions): Promise<CallToolResult> {
+    if (this.redirected) return this.callThroughSdk(name, args, timeoutMs, signal, relay);
     signal?.throwIfAborted();
     const id = `tollgate-${++lastCallId}`;
-    const body = JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+    // The call's own id is its progress token: progress on the answer stream is matched to it.
+    const params = relay?.progress ? { name, arguments: args, _meta: { progressToken: id } } : { name, arguments: args };
+    const body = JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params });
     // One signal for the whole exchange: the call's timeout and the caller's abort both end it.
     const call = new AbortController();
     const timer = setTimeout(() => call.abort(new McpError(ErrorCode.RequestTimeout, 'Request timed out', { timeout: timeoutMs })), timeoutMs);
@@ -108,7 +120,7 @@ export class StreamableHttpToolCaller {
     signal?.addEventListener('abort', onCallerAbort, { once: true });
     let answer: JsonRpcAnswer | typeof REDIRECTED;
     try {
-      answer = await this.exchange(id, body, call.signal);
+      answer = await this.exchange({ id, relay, signal: call.signal }, body);
     } catch (err) {
       if (!call.signal.aborted) throw err;
       this.notifyCancelled(id, call.signal.reason);
@@ -119,7 +131,7 @@ export class StreamableHttpToolCaller {
     }
     if (answer === REDIRECTED) {
       this.redirected = true;
-      return this.callThroughSdk(name, args, timeoutMs, signal);
+      return this.callThroughSdk(name, args, timeoutMs, signal, relay);
     }
     if (answer.error) throw McpError.fromError(answer.error.code, answer.error.message, answer.error.data);
     const plain = plainTextResult(answer.result);
@@ -129,14 +141,15 @@ export class StreamableHttpToolCaller {
     return parsed.data;
   }
 
-  private async callThroughSdk(name: string, args: Record<string, unknown> | undefined, timeoutMs: number, signal: AbortSignal | undefined): Promise<CallToolResult> {
-    return (await this.client.callTool({ name, arguments: args }, undefined, { timeout: timeoutMs, signal })) as CallToolResult;
+  private async callThroughSdk(name: string, args: Record<string, unknown> | undefined, timeoutMs: number, signal: AbortSignal | undefined, relay: UpstreamCallRelay | undefined): Promise<CallToolResult> {
+    const progress = relay?.progress ? { onprogress: relay.progress, resetTimeoutOnProgress: true } : {};
+    return (await this.client.callTool({ name, arguments: args }, undefined, { timeout: timeoutMs, signal, ...progress })) as CallToolResult;
   }
 
   // POSTs the call and reads the answer, a JSON body or an event stream. Every wait ends when `signal` aborts.
-  private async exchange(id: string, body: string, signal: AbortSignal): Promise<JsonRpcAnswer | typeof REDIRECTED> {
+  private async exchange(call: LeanCall, body: string): Promise<JsonRpcAnswer | typeof REDIRECTED> {
     const sessionSent = this.transport.sessionId !== undefined;
-    const res = await this.send('POST', this.postHeaders(), body, signal);
+    const res = await this.send('POST', this.postHeaders(), body, call.signal);
     const status = res.statusCode;
     if (status < 200 || status > 299) {
       if (status === 404 && sessionSent) {
@@ -152,11 +165,11 @@ export class StreamableHttpToolCaller {
     }
     const mediaType = mediaTypeOf(headerValue(res, 'content-type'));
     if (mediaType === 'application/json') {
-      const answer = this.takeAnswer(JSON.parse(await res.body.text()), id);
+      const answer = this.takeAnswer(JSON.parse(await res.body.text()), call);
       if (!answer) throw new StreamableHTTPError(-1, 'the upstream answered without a response to the call');
       return answer;
     }
-    if (mediaType === 'text/event-stream') return this.readAnswerStreams(res, id, signal);
+    if (mediaType === 'text/event-stream') return this.readAnswerStreams(res, call);
     discard(res);
     throw new StreamableHTTPError(-1, `Unexpected content type: ${headerValue(res, 'content-type')}`);
   }
@@ -164,15 +177,15 @@ export class StreamableHttpToolCaller {
   // Reads the answer stream until our response arrives. A server may close the stream after an
   // event id and expect the client to come back for the rest (resumability): then we reconnect with
   // GET and `Last-Event-ID`, as the SDK transport does.
-  private async readAnswerStreams(first: UpstreamResponse, id: string, signal: AbortSignal): Promise<JsonRpcAnswer> {
+  private async readAnswerStreams(first: UpstreamResponse, call: LeanCall): Promise<JsonRpcAnswer> {
     const cursor: StreamCursor = {};
     let stream = first;
     for (;;) {
-      const answer = await this.readAnswerStream(stream, id, cursor);
+      const answer = await this.readAnswerStream(stream, call, cursor);
       if (answer) return answer;
-      signal.throwIfAborted();
+      call.signal.throwIfAborted();
       if (cursor.lastEventId === undefined) throw new StreamableHTTPError(-1, 'the upstream closed the answer stream before answering');
-      stream = await this.resumeStream(cursor, signal);
+      stream = await this.resumeStream(cursor, call.signal);
     }
   }
 
@@ -197,7 +210,7 @@ export class StreamableHttpToolCaller {
   }
 
   // Resolves with our response, or with undefined when the stream ends without it.
-  private readAnswerStream(res: UpstreamResponse, id: string, cursor: StreamCursor): Promise<JsonRpcAnswer | undefined> {
+  private readAnswerStream(res: UpstreamResponse, call: LeanCall, cursor: StreamCursor): Promise<JsonRpcAnswer | undefined> {
     return new Promise((resolve) => {
       let answer: JsonRpcAnswer | undefined;
       const parser = createParser({
@@ -211,7 +224,7 @@ export class StreamableHttpToolCaller {
           } catch {
             return; // The SDK client skips an event it cannot parse, and so do we.
           }
-          answer = this.takeAnswer(message, id);
+          answer = this.takeAnswer(message, call);
           if (answer) {
             resolve(answer);
             // Nothing after our answer matters to this call: free the pooled connection now.
@@ -233,36 +246,41 @@ export class StreamableHttpToolCaller {
   }
 
   // Acts on the JSON-RPC message(s) of one body or event; returns the response to call `id` if among them.
-  private takeAnswer(parsed: unknown, id: string): JsonRpcAnswer | undefined {
-    if (!Array.isArray(parsed)) return this.takeMessage(parsed, id);
+  private takeAnswer(parsed: unknown, call: LeanCall): JsonRpcAnswer | undefined {
+    if (!Array.isArray(parsed)) return this.takeMessage(parsed, call);
     let answer: JsonRpcAnswer | undefined;
-    for (const message of parsed) answer = this.takeMessage(message, id) ?? answer;
+    for (const message of parsed) answer = this.takeMessage(message, call) ?? answer;
     return answer;
   }
 
-  private takeMessage(message: unknown, id: string): JsonRpcAnswer | undefined {
+  private takeMessage(message: unknown, call: LeanCall): JsonRpcAnswer | undefined {
     if (typeof message !== 'object' || message === null) return undefined;
     const m = message as Record<string, unknown>;
     if (m.jsonrpc !== '2.0') return undefined;
     if (typeof m.method === 'string') {
-      if (typeof m.id === 'string' || typeof m.id === 'number') this.answerServerRequest(m.method, m.id);
+      const params = typeof m.params === 'object' && m.params !== null ? (m.params as Record<string, unknown>) : undefined;
+      if (typeof m.id === 'string' || typeof m.id === 'number') this.answerServerRequest(m.method, m.id, params, call);
       else if (m.method === 'notifications/tools/list_changed') this.onToolListChanged();
-      // Other notifications (progress, log messages) go unheard, as with the SDK client, which has no handler for them.
+      else if (call.relay && params) relayNotification(m.method, params, call);
+      // Without a relay (the agent has no stream), progress and log messages go unheard.
       return undefined;
     }
-    if (m.id !== id) return undefined;
+    if (m.id !== call.id) return undefined;
     if ('result' in m) return { result: m.result };
     const error = m.error as JsonRpcAnswer['error'];
     if (error && typeof error.code === 'number' && typeof error.message === 'string') return { error };
     return undefined;
   }
 
-  // Answers a request the server sent mid-call, as the SDK client with no handlers does.
-  private answerServerRequest(method: string, requestId: string | number): void {
-    this.postAndForget(
-      method === 'ping'
-        ? { jsonrpc: '2.0', id: requestId, result: {} }
-        : { jsonrpc: '2.0', id: requestId, error: { code: ErrorCode.MethodNotFound, message: 'Method not found' } },
+  // Answers a request the server sent mid-call: ping here, the agent's client for what it relays.
+  private answerServerRequest(method: string, requestId: string | number, params: Record<string, unknown> | undefined, call: LeanCall): void {
+    const answer = (outcome: { result: unknown } | { error: { code: number; message: string; data?: unknown } }) => this.postAndForget({ jsonrpc: '2.0', id: requestId, ...outcome });
+    if (method === 'ping') return answer({ result: {} });
+    if (!RELAYED_CLIENT_REQUESTS.has(method)) return answer({ error: { code: ErrorCode.MethodNotFound, message: 'Method not found' } });
+    if (!call.relay) return answer({ error: errorOf(undeclaredCapability(method)) });
+    call.relay.request(method, params, call.signal).then(
+      (result) => answer({ result }),
+      (err: unknown) => answer({ error: errorOf(err) }),
     );
   }
 
@@ -302,6 +320,23 @@ export class StreamableHttpToolCaller {
   private send(method: 'GET' | 'POST', headers: Headers, body: string | undefined, signal?: AbortSignal): Promise<UpstreamResponse> {
     return UPSTREAM_DISPATCHER.request({ origin: this.origin, path: this.path, method, headers, body, signal });
   }
+}
+
+/** Progress for this call (matched by its token) and log messages go to the agent. */
+function relayNotification(method: string, params: Record<string, unknown>, call: LeanCall): void {
+  if (method === 'notifications/progress' && params.progressToken === call.id && typeof params.progress === 'number') {
+    const { progressToken: _token, _meta: _ignored, ...progress } = params;
+    call.relay?.progress?.(progress as { progress: number; total?: number; message?: string });
+  } else if (method === 'notifications/message' && typeof params.level === 'string') {
+    call.relay?.log(params as never);
+  }
+}
+
+function errorOf(err: unknown): { code: number; message: string; data?: unknown } {
+  const e = err as { code?: unknown; message?: unknown; data?: unknown };
+  if (typeof e?.code !== 'number' || typeof e.message !== 'string') return { code: ErrorCode.InternalError, message: err instanceof Error ? err.message : String(err) };
+  const message = err instanceof McpError ? e.message.replace(/^MCP error -?\d+: /, '') : e.message;
+  return { code: e.code, message, ...(e.data !== undefined ? { data: e.data } : {}) };
 }
 
 /** Drops an answer's body we do not read, so its connection goes back to the pool. */

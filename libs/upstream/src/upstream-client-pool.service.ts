@@ -2,10 +2,20 @@ import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SseError } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallToolResult, ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolResult,
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ErrorCode,
+  ListRootsRequestSchema,
+  LoggingMessageNotificationSchema,
+  McpError,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { sha256Hex } from '@tollgate/kernel';
 import { CircuitBreaker } from './circuit-breaker';
 import { StreamableHttpToolCaller } from './streamable-http-tool-caller';
+import { POOLED_CLIENT_CAPABILITIES, UpstreamCallRelay, currentCallRelay, undeclaredCapability, unrelayableRequest } from './upstream-call-relay';
 import { connectUpstream } from './upstream-connector';
 import { UpstreamSessionExpiredError } from './upstream-session-expired.error';
 import { UpstreamException, UpstreamExceptionCode } from './upstream.exception';
@@ -15,6 +25,8 @@ import { UpstreamSpec } from './upstream-spec';
 interface PooledConnection {
   client: Client;
   toolCaller?: StreamableHttpToolCaller;
+  /** The calls in progress on it, with the relay to each one's agent (if it has a stream). */
+  calls: Set<{ relay?: UpstreamCallRelay }>;
 }
 
 interface PooledClient {
@@ -80,13 +92,16 @@ export class UpstreamClientPool implements OnModuleDestroy {
     const entry = { version } as PooledClient;
     entry.connection = connectUpstream(spec, {
       onStderr: (line) => this.logger.debug(`[${spec.namespace}] ${line}`),
+      capabilities: POOLED_CLIENT_CAPABILITIES,
     }).then((client) => {
       client.onclose = () => {
         if (this.clients.get(key) === entry) this.clients.delete(key);
       };
       client.setNotificationHandler(ToolListChangedNotificationSchema, async () => announceListChanged());
       const toolCaller = spec.url ? StreamableHttpToolCaller.forClient(client, new URL(spec.url), spec.headers, announceListChanged) : undefined;
-      return (entry.open = { client, toolCaller });
+      const connection: PooledConnection = { client, toolCaller, calls: new Set() };
+      relayToTheCallingAgent(connection);
+      return (entry.open = connection);
     });
     this.clients.set(key, entry);
     entry.connection.catch(() => {
@@ -131,19 +146,25 @@ export class UpstreamClientPool implements OnModuleDestroy {
     signal: AbortSignal | undefined,
     session: UpstreamSession | undefined,
   ): Promise<CallToolResult> {
+    const relay = currentCallRelay();
     for (let attempt = 1; ; attempt++) {
       const pooled = await this.connectionFor(spec, session);
-      if (!pooled.toolCaller) {
-        return (await pooled.client.callTool({ name, arguments: args }, undefined, { timeout: spec.callTimeoutMs, signal })) as CallToolResult;
-      }
+      const call = { relay };
+      pooled.calls.add(call);
       try {
-        return await pooled.toolCaller.callTool(name, args, { timeoutMs: spec.callTimeoutMs, signal });
+        if (!pooled.toolCaller) {
+          const progress = relay?.progress ? { onprogress: relay.progress, resetTimeoutOnProgress: true } : {};
+          return (await pooled.client.callTool({ name, arguments: args }, undefined, { timeout: spec.callTimeoutMs, signal, ...progress })) as CallToolResult;
+        }
+        return await pooled.toolCaller.callTool(name, args, { timeoutMs: spec.callTimeoutMs, signal, relay });
       } catch (err) {
         if (!(err instanceof UpstreamSessionExpiredError)) throw err;
         // The upstream forgot our session (it restarted, or expired it) and ran nothing: set up a
         // new session and call again, once.
         this.forgetConnection(poolKeyOf(spec, session), pooled);
         if (attempt === 2) throw err;
+      } finally {
+        pooled.calls.delete(call);
       }
     }
   }
@@ -176,6 +197,31 @@ export class UpstreamClientPool implements OnModuleDestroy {
   async onModuleDestroy(): Promise<void> {
     await Promise.allSettled([...new Set([...this.clients.keys()].map((k) => k.split('|')[0]))].map((id) => this.evict(id)));
   }
+}
+
+/**
+ * What the upstream sends outside a call's own answer stream (all of stdio, SSE, and Streamable
+ * HTTP's GET stream) carries no sign of the call it belongs to: it goes to the call in progress
+ * when there is exactly one on the connection; a request that cannot be attributed is refused.
+ */
+function relayToTheCallingAgent(connection: PooledConnection): void {
+  const soleRelay = (method: string): UpstreamCallRelay => {
+    if (connection.calls.size !== 1) {
+      throw unrelayableRequest(method, connection.calls.size === 0 ? 'no tool call is in progress' : 'several tool calls are in progress on this connection');
+    }
+    const [call] = connection.calls;
+    // A call without a relay is one whose agent declared nothing it could be asked.
+    if (!call.relay) throw undeclaredCapability(method);
+    return call.relay;
+  };
+  for (const schema of [CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema]) {
+    connection.client.setRequestHandler(schema, async (request, extra) => soleRelay(request.method).request(request.method, request.params, extra.signal) as never);
+  }
+  connection.client.setNotificationHandler(LoggingMessageNotificationSchema, async (n) => {
+    if (connection.calls.size !== 1) return;
+    const [call] = connection.calls;
+    call.relay?.log(n.params);
+  });
 }
 
 /** Closes a pooled connection; one that never opened, or fails to close, needs nothing more. */

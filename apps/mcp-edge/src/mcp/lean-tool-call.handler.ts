@@ -6,6 +6,7 @@ import { mediaTypeOf, unavailableDependency } from '@tollgate/kernel';
 import { ProgressiveDisclosure } from '../disclosure/progressive-disclosure.service';
 import { InFlightCalls } from '../governed-call/in-flight-calls.service';
 import { sendDependencyUnavailable } from './dependency-unavailable';
+import { callNeedsStream } from './call-relay';
 import { sendJson } from './edge-auth';
 import { McpSession } from '../session/mcp-session.store';
 
@@ -35,8 +36,9 @@ export class LeanToolCallHandler {
 
   /** The call, if this request can take the lean path; null sends it to the SDK. */
   accepts(req: IncomingMessage, body: unknown, session: McpSession | null): LeanToolCall | null {
-    // A client that can open URLs gets streamed answers (a connect link may come before the result).
-    if (session?.elicitationUrl) return null;
+    // A client that can open URLs gets streamed answers (a connect link may come before the result),
+    // and so does a call that asked for progress or whose client can be asked things during it.
+    if (session?.elicitationUrl || callNeedsStream(body, session)) return null;
     if (!acceptsBothAnswerKinds(req.headers.accept) || mediaTypeOf(req.headers['content-type']) !== 'application/json') return null;
     const version = req.headers['mcp-protocol-version'];
     if (version !== undefined && (typeof version !== 'string' || !SUPPORTED_PROTOCOL_VERSIONS.includes(version))) return null;

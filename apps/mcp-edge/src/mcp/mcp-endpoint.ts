@@ -5,9 +5,11 @@ import { EdgeConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { Principal, PrincipalResolver } from '@tollgate/identity';
 import { unavailableDependency } from '@tollgate/kernel';
 import { RedisService } from '@tollgate/redis';
-import { McpSession, McpSessionStore } from '../session/mcp-session.store';
+import { McpSession, McpSessionStore, sessionClientOf } from '../session/mcp-session.store';
 import { SessionHub } from '../session/session-hub.service';
 import { sendDependencyUnavailable } from './dependency-unavailable';
+import { AgentRequests } from './agent-requests.service';
+import { callNeedsStream } from './call-relay';
 import { bearerToken, isAllowedHost, sendJson, sendUnauthorized } from './edge-auth';
 import { readJsonBody } from './json-body';
 import { jsonRpcRefusal } from './json-rpc-message-check';
@@ -43,6 +45,7 @@ export class McpEndpoint {
     private readonly sessions: McpSessionStore,
     private readonly hub: SessionHub,
     private readonly leanToolCalls: LeanToolCallHandler,
+    private readonly agentRequests: AgentRequests,
     private readonly redis: RedisService,
     @Inject(TOLLGATE_CONFIG) private readonly config: EdgeConfig,
   ) {}
@@ -88,16 +91,22 @@ export class McpEndpoint {
       session = await this.sessions.getSession(principal, sessionId);
       if (!session) return sendSessionNotFound(res);
     } else if (isInitialize(body.value)) {
-      session = await this.sessions.createSession(principal, { elicitationUrl: supportsUrlElicitation(body.value) });
+      session = await this.sessions.createSession(principal, sessionClientOf(body.value));
     }
     if (session) res.setHeader('Mcp-Session-Id', session.id);
+    // The agent's answers to requests relayed to it during a call go to the edge that waits for them.
+    if (await this.agentRequests.deliver(principal, session?.id, body.value)) {
+      res.writeHead(202).end();
+      return;
+    }
 
     const leanCall = this.leanToolCalls.accepts(req, body.value, session);
     if (leanCall) return this.leanToolCalls.answer(res, principal, session, leanCall);
 
     const server = this.servers.createServer(principal, session);
     // Clients that can open URLs get streamed answers, so a call can offer a link before its result.
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !session?.elicitationUrl });
+    const streamed = session?.elicitationUrl || callNeedsStream(body.value, session);
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !streamed });
     res.on('close', () => {
       void transport.close();
       void server.close();
@@ -124,11 +133,6 @@ export class McpEndpoint {
 
 function isInitialize(body: unknown): boolean {
   return typeof body === 'object' && body !== null && !Array.isArray(body) && (body as { method?: unknown }).method === 'initialize';
-}
-
-function supportsUrlElicitation(body: unknown): boolean {
-  const caps = (body as { params?: { capabilities?: { elicitation?: { url?: unknown } } } }).params?.capabilities;
-  return caps?.elicitation?.url !== undefined;
 }
 
 function sendSessionNotFound(res: ServerResponse): void {

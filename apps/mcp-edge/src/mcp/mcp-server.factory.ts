@@ -4,9 +4,12 @@ import { CallToolRequestSchema, CallToolResult, CancelledNotificationSchema, Eli
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { randomUUID } from 'node:crypto';
 import { Principal } from '@tollgate/identity';
+import { runWithCallRelay } from '@tollgate/upstream';
 import { DISCLOSURE_META_KEY, ProgressiveDisclosure } from '../disclosure/progressive-disclosure.service';
 import { InFlightCalls } from '../governed-call/in-flight-calls.service';
-import { McpSession } from '../session/mcp-session.store';
+import { McpSession, McpSessionStore } from '../session/mcp-session.store';
+import { AgentRequests } from './agent-requests.service';
+import { agentCallRelay } from './call-relay';
 
 export const EDGE_SERVER_INFO = { name: 'tollgate-edge', version: '0.1.0' };
 
@@ -22,6 +25,8 @@ export class McpServerFactory {
   constructor(
     private readonly disclosure: ProgressiveDisclosure,
     private readonly inFlight: InFlightCalls,
+    private readonly sessions: McpSessionStore,
+    private readonly agentRequests: AgentRequests,
   ) {}
 
   createServer(principal: Principal, session: McpSession | null): Server {
@@ -43,8 +48,18 @@ export class McpServerFactory {
       const onAbort = () => abort.abort(extra.signal.reason);
       extra.signal.addEventListener('abort', onAbort, { once: true });
       const untrack = this.inFlight.track(principal, session?.id, extra.requestId, abort);
+      // What the upstream sends during the call reaches the agent on this request's answer stream.
+      const relay = agentCallRelay(this.agentRequests, {
+        principal,
+        session,
+        requestId: extra.requestId,
+        progressToken: request.params._meta?.progressToken,
+        transport: server.transport!,
+        sendNotification: extra.sendNotification,
+        signal: abort.signal,
+      });
       try {
-        const result = await this.disclosure.callTool(principal, request.params.name, request.params.arguments, abort.signal, session);
+        const result = await runWithCallRelay(relay, () => this.disclosure.callTool(principal, request.params.name, request.params.arguments, abort.signal, session));
         if (session?.elicitationUrl) offerConnectUrl(result, (req) => extra.sendRequest(req, ElicitResultSchema));
         return result;
       } finally {
@@ -56,8 +71,11 @@ export class McpServerFactory {
     server.setNotificationHandler(CancelledNotificationSchema, async (n) => {
       if (n.params.requestId !== undefined) await this.inFlight.cancel(principal, session?.id, n.params.requestId, n.params.reason);
     });
-    // Accepted so clients that set a level do not fail; the edge itself sends no log messages yet.
-    server.setRequestHandler(SetLevelRequestSchema, async () => ({}));
+    // The level filters the upstreams' log messages relayed during this session's calls.
+    server.setRequestHandler(SetLevelRequestSchema, async (request) => {
+      if (session) await this.sessions.setLogLevel(session, request.params.level);
+      return {};
+    });
     return server;
   }
 }

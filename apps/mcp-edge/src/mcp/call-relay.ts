@@ -1,0 +1,74 @@
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ErrorCode, LoggingLevel, ProgressToken, RequestId, ServerNotification } from '@modelcontextprotocol/sdk/types.js';
+import { Principal } from '@tollgate/identity';
+import { ClientRequestError, UpstreamCallRelay, undeclaredCapability } from '@tollgate/upstream';
+import { McpSession } from '../session/mcp-session.store';
+import { AgentRequests } from './agent-requests.service';
+
+const LOG_LEVELS: LoggingLevel[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
+
+/**
+ * Whether a `tools/call` needs an answer stream to its agent rather than one JSON body: it asked
+ * for progress, or its session can be sent something during the call (the client answers sampling,
+ * elicitation or roots requests, or set a log level). Such a call leaves the lean path.
+ */
+export function callNeedsStream(body: unknown, session: McpSession | null): boolean {
+  if ((body as { method?: unknown } | null)?.method !== 'tools/call') return false;
+  if (session && (session.sampling || session.elicitationForm || session.elicitationUrl || session.roots || session.logLevel)) return true;
+  const meta = (body as { params?: { _meta?: { progressToken?: unknown } } } | null)?.params?._meta;
+  return meta?.progressToken !== undefined;
+}
+
+/** The agent's end of one call on the SDK path: its request, its answer stream and what its client declared. */
+export interface AgentCallStream {
+  principal: Principal;
+  session: McpSession | null;
+  requestId: RequestId;
+  progressToken: ProgressToken | undefined;
+  transport: Transport;
+  sendNotification: (n: ServerNotification) => Promise<void>;
+  /** Ends when the call ends (its result sent, cancelled, or the agent gone). */
+  signal: AbortSignal;
+}
+
+/**
+ * What the upstream sends during a call, relayed on the call's answer stream: progress under the
+ * agent's own token, log messages at or above the session's level, and the upstream's requests to
+ * the client when it declared the capability (else the upstream gets a JSON-RPC error saying so).
+ */
+export function agentCallRelay(requests: AgentRequests, call: AgentCallStream): UpstreamCallRelay {
+  const notify = (n: ServerNotification) => void call.sendNotification(n).catch(() => undefined);
+  const token = call.progressToken;
+  const minLevel = call.session?.logLevel ? LOG_LEVELS.indexOf(call.session.logLevel) : 0;
+  return {
+    progress: token === undefined ? undefined : (p) => notify({ method: 'notifications/progress', params: { ...p, progressToken: token } }),
+    log: (params) => {
+      if (LOG_LEVELS.indexOf(params.level) >= minLevel) notify({ method: 'notifications/message', params });
+    },
+    request: async (method, params, upstreamSignal) => {
+      const missing = missingCapability(method, params, call.session);
+      if (missing) throw undeclaredCapability(method, missing);
+      const signal = AbortSignal.any([upstreamSignal, call.signal]);
+      try {
+        return await requests.ask(call.transport, call.principal, call.session?.id, call.requestId, method, params, signal);
+      } catch (err) {
+        if (err instanceof ClientRequestError) throw err;
+        throw new ClientRequestError(ErrorCode.InternalError, `Tollgate could not relay ${method} to the agent: ${(err as Error).message}`);
+      }
+    },
+  };
+}
+
+function missingCapability(method: string, params: Record<string, unknown> | undefined, session: McpSession | null): string | null {
+  switch (method) {
+    case 'sampling/createMessage':
+      return session?.sampling ? null : 'sampling';
+    case 'elicitation/create':
+      if (params?.mode === 'url') return session?.elicitationUrl ? null : 'elicitation (URL mode)';
+      return session?.elicitationForm ? null : 'elicitation (form mode)';
+    case 'roots/list':
+      return session?.roots ? null : 'roots';
+    default:
+      return method;
+  }
+}
