@@ -8,6 +8,7 @@ import { ensureRedisEpoch, RedisModule } from '@tollgate/redis';
 import { createTestEnv, TestEnv } from '@tollgate/testing';
 import { ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -18,6 +19,9 @@ import { AdmissionException, AdmissionExceptionCode } from './admission.exceptio
 import { AdmissionLeases } from './admission-leases';
 import { CallAdmissionService, CallHold, COUNTERS_REBUILD_RETRY_MS } from './call-admission.service';
 import { OutboxEntry } from './call-completion';
+import { COMPLETE_SCRIPT } from './admission-scripts';
+
+const COMPLETE_SHA = createHash('sha1').update(COMPLETE_SCRIPT).digest('hex');
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -113,8 +117,8 @@ describe('The completion step: settlement and usage event in one acknowledged sc
     expect(calls.slice(1).every((c) => c.hold.leased)).toBe(true);
 
     const monitor = await redis.monitor();
-    const seen: { command: string; fromScript: boolean }[] = [];
-    monitor.on('monitor', (_time: string, args: string[], source: string) => seen.push({ command: args[0].toLowerCase(), fromScript: source === 'lua' }));
+    const seen: { command: string; sha?: string; fromScript: boolean }[] = [];
+    monitor.on('monitor', (_time: string, args: string[], source: string) => seen.push({ command: args[0].toLowerCase(), sha: args[1], fromScript: source === 'lua' }));
     // MONITOR confirms it is on with its own OK; a PING from another client marks where the test's commands start.
     await redis.ping();
     const before = await spent();
@@ -134,10 +138,11 @@ describe('The completion step: settlement and usage event in one acknowledged sc
     await expect.poll(() => seen.filter((s) => s.command === 'ping').length).toBeGreaterThanOrEqual(2);
     monitor.disconnect();
 
-    // One script carried the 8 settlements and events: no XADD or counter write of its own.
+    // One completion script carried the 8 settlements and events: no XADD or counter write of its own.
     const between = seen.slice(seen.findIndex((s) => s.command === 'ping') + 1);
-    const top = between.filter((s) => !s.fromScript && !['ping', 'xrange', 'hget', 'keys'].includes(s.command));
-    expect(top.map((s) => s.command)).toEqual(['evalsha']);
+    const top = between.filter((s) => !s.fromScript);
+    expect(top.filter((s) => s.command === 'evalsha' && s.sha === COMPLETE_SHA)).toHaveLength(1);
+    expect(top.filter((s) => ['xadd', 'hincrby', 'zrem', 'hdel'].includes(s.command))).toEqual([]);
     expect(between.filter((s) => s.fromScript && s.command === 'xadd')).toHaveLength(8);
   });
 
