@@ -57,7 +57,7 @@ export class AdminApiModule {
         ConfigModule.forRoot(config),
         DbModule,
         RedisModule,
-        QueueModule.forRoot(),
+        QueueModule.forRoot({ producerOnly: true }),
         IdentityModule,
         ToolProfilerModule,
         CatalogModule,

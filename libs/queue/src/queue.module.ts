@@ -18,10 +18,15 @@ export function bullConnection(redisUrl: string) {
   };
 }
 
-/** Registers the BullMQ root connection and the named queues. */
+/**
+ * Registers the BullMQ root connection and the named queues. A process that only adds jobs (no
+ * processors) passes `producerOnly`: an add while Redis is down then fails at once (ioredis's
+ * offline queue is off) instead of waiting until Redis is back, so a request can answer 503.
+ * Workers need the offline queue (BullMQ reconnects their blocking commands), so it stays on by default.
+ */
 @Module({})
 export class QueueModule {
-  static forRoot(): DynamicModule {
+  static forRoot(options: { producerOnly?: boolean } = {}): DynamicModule {
     const queues = Object.values(QueueName);
     return {
       module: QueueModule,
@@ -30,7 +35,7 @@ export class QueueModule {
         BullModule.forRootAsync({
           inject: [TOLLGATE_CONFIG],
           useFactory: (config: BaseConfig) => ({
-            connection: bullConnection(config.redis.url),
+            connection: { ...bullConnection(config.redis.url), ...(options.producerOnly ? { enableOfflineQueue: false } : {}) },
             prefix: `${config.redis.prefix}:bull`,
           }),
         }),

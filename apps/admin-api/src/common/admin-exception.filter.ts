@@ -13,6 +13,8 @@ export interface ErrorBody {
   messages?: string[];
   field?: string;
   code?: string;
+  /** The store that is down, on a 503 (`database` or `redis`). */
+  dependency?: string;
   requestId: string;
 }
 
@@ -31,6 +33,9 @@ export class AdminExceptionFilter implements ExceptionFilter {
     if (mapped.unexpected) {
       const stack = exception instanceof Error ? (exception.stack ?? exception.message) : String(exception);
       this.logger.error(`unhandled error requestId=${requestId} ${req.method} ${req.path}: ${stack}`);
+    } else if (mapped.dependency) {
+      const reason = exception instanceof Error ? exception.message.split('\n').filter(Boolean).pop() : String(exception);
+      this.logger.warn(`${mapped.dependency} unavailable requestId=${requestId} ${req.method} ${req.path}: ${reason}`);
     }
     if (res.headersSent) return;
 
@@ -43,6 +48,8 @@ export class AdminExceptionFilter implements ExceptionFilter {
     if (mapped.messages && mapped.messages.length > 1) body.messages = mapped.messages;
     if (mapped.field) body.field = mapped.field;
     if (mapped.code) body.code = mapped.code;
+    if (mapped.dependency) body.dependency = mapped.dependency;
+    if (mapped.retryAfterSeconds) res.setHeader('Retry-After', String(mapped.retryAfterSeconds));
 
     if (mapped.status === HttpStatus.UNAUTHORIZED) {
       // RFC 6750: a presented but unusable token is `invalid_token`; a missing one gets the bare challenge.

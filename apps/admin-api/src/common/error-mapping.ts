@@ -6,8 +6,10 @@ import { IdentityException, IdentityExceptionCode } from '@tollgate/identity';
 import { PolicyAdminException, PolicyAdminExceptionCode } from '@tollgate/policy';
 import { PriceBookException, PriceBookExceptionCode } from '@tollgate/pricing';
 import { RateLimitException, RateLimitExceptionCode } from '@tollgate/rate-limit';
+import { StaleWriteException } from '@tollgate/kernel';
 import { ReportingException, ReportingExceptionCode } from '@tollgate/reporting';
 import { STATUS_CODES } from 'node:http';
+import { DEPENDENCY_RETRY_AFTER_SECONDS, Dependency, unavailableDependency } from './dependency-error';
 import { FieldValidationException } from './field-validation.exception';
 
 /** What the client is told about a failed request (the request id is added by the filter). */
@@ -21,6 +23,9 @@ export interface MappedError {
   code?: string;
   /** Unknown errors are logged with their stack and answered with a bare 500. */
   unexpected?: boolean;
+  /** The store that is down (503): the client may retry after `retryAfterSeconds`. */
+  dependency?: Dependency;
+  retryAfterSeconds?: number;
 }
 
 function assertNever(code: never): never {
@@ -98,6 +103,7 @@ function priceBookStatus(code: PriceBookExceptionCode): number {
     case PriceBookExceptionCode.InvalidRule:
       return HttpStatus.BAD_REQUEST;
     case PriceBookExceptionCode.UpstreamNotFound:
+    case PriceBookExceptionCode.RuleNotFound:
       return HttpStatus.NOT_FOUND;
     default:
       return assertNever(code);
@@ -182,6 +188,7 @@ export function mapError(err: unknown): MappedError {
   if (err instanceof HttpException) {
     return { status: err.getStatus(), ...httpExceptionMessage(err) };
   }
+  if (err instanceof StaleWriteException) return { status: HttpStatus.PRECONDITION_FAILED, message: err.message, field: 'If-Match', code: 'STALE_WRITE' };
   if (err instanceof IdentityException) return { status: identityStatus(err.code), message: err.message, field: err.field, code: err.code };
   if (err instanceof CatalogException) return { status: catalogStatus(err.code), message: err.message, field: err.field, code: err.code };
   if (err instanceof ConnectionsException) return { status: connectionsStatus(err.code), message: err.message, field: err.field, code: err.code };
@@ -190,11 +197,24 @@ export function mapError(err: unknown): MappedError {
   if (err instanceof BudgetAdminException) return { status: budgetAdminStatus(err.code), message: err.message, field: err.field, code: err.code };
   if (err instanceof ReportingException) return { status: reportingStatus(err.code), message: err.message, field: err.field, code: err.code };
   if (err instanceof RateLimitException) return { status: rateLimitStatus(err.code), message: err.message, field: err.field, code: err.code };
-  if (err instanceof BudgetException) return { status: budgetStatus(err.code), message: err.message, code: err.code };
+  if (err instanceof BudgetException) {
+    const mapped: MappedError = { status: budgetStatus(err.code), message: err.message, code: err.code };
+    return mapped.status === HttpStatus.SERVICE_UNAVAILABLE ? { ...mapped, dependency: 'redis', retryAfterSeconds: DEPENDENCY_RETRY_AFTER_SECONDS } : mapped;
+  }
   if (isBodyParserError(err)) {
     if (err.type === 'entity.parse.failed') return { status: HttpStatus.BAD_REQUEST, message: 'request body is not valid JSON', field: 'body', code: 'INVALID_JSON' };
     if (err.type === 'entity.too.large') return { status: HttpStatus.PAYLOAD_TOO_LARGE, message: 'request body is too large', field: 'body' };
     if (err.status >= 400 && err.status < 500) return { status: err.status, message: `request body could not be read (${err.type})`, field: 'body' };
+  }
+  const dependency = unavailableDependency(err);
+  if (dependency) {
+    return {
+      status: HttpStatus.SERVICE_UNAVAILABLE,
+      message: `${dependency === 'database' ? 'the database' : 'Redis'} is unavailable; retry in a few seconds`,
+      code: 'DEPENDENCY_UNAVAILABLE',
+      dependency,
+      retryAfterSeconds: DEPENDENCY_RETRY_AFTER_SECONDS,
+    };
   }
   return { status: HttpStatus.INTERNAL_SERVER_ERROR, message: 'internal error', unexpected: true };
 }

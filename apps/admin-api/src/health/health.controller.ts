@@ -4,6 +4,7 @@ import { PrismaService } from '@tollgate/db';
 import { RedisService } from '@tollgate/redis';
 import type { Response } from 'express';
 import { Public } from '../auth/public.decorator';
+import { DEPENDENCY_RETRY_AFTER_SECONDS } from '../common/dependency-error';
 
 const CHECK_TIMEOUT_MS = 2000;
 
@@ -50,6 +51,7 @@ export class HealthController {
     }
     const ready = checks.db === 'ok' && checks.redis === 'ok';
     res.status(ready ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE);
+    if (!ready) res.setHeader('Retry-After', String(DEPENDENCY_RETRY_AFTER_SECONDS));
     return { status: ready ? 'ok' : 'unavailable', checks };
   }
 }
