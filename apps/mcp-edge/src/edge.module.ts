@@ -21,6 +21,9 @@ import { InFlightCalls } from './governed-call/in-flight-calls.service';
 import { McpSessionStore } from './session/mcp-session.store';
 import { AgentRequests } from './mcp/agent-requests.service';
 import { SessionHub } from './session/session-hub.service';
+import { ResourceSubscriptions } from './session/resource-subscriptions.service';
+import { GovernedItemPipeline } from './governed-call/governed-item.pipeline';
+import { CatalogRelayHandlers } from './mcp/catalog-relay.handlers';
 import { UpstreamCaller } from './governed-call/upstream-caller.service';
 import { EdgeMetrics } from './health/edge-metrics.service';
 import { HealthController } from './health/health.controller';
@@ -52,7 +55,7 @@ export class EdgeModule {
         ConnectionsModule,
       ],
       controllers: [McpController, HealthController],
-      providers: [GovernedCallPipeline, ResultPager, InFlightCalls, McpSessionStore, SessionHub, UpstreamCaller, ProgressiveDisclosure, CodeModeService, McpServerFactory, LeanToolCallHandler, AgentRequests, McpEndpoint, EdgeMetrics, UpstreamListChangedRelay],
+      providers: [GovernedCallPipeline, GovernedItemPipeline, CatalogRelayHandlers, ResourceSubscriptions, ResultPager, InFlightCalls, McpSessionStore, SessionHub, UpstreamCaller, ProgressiveDisclosure, CodeModeService, McpServerFactory, LeanToolCallHandler, AgentRequests, McpEndpoint, EdgeMetrics, UpstreamListChangedRelay],
     };
   }
 }

@@ -10,8 +10,12 @@ import {
   ListRootsRequestSchema,
   LoggingMessageNotificationSchema,
   McpError,
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { AnySchema, SchemaOutput } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import { sha256Hex } from '@tollgate/kernel';
 import { CircuitBreaker } from './circuit-breaker';
 import { StreamableHttpToolCaller } from './streamable-http-tool-caller';
@@ -37,6 +41,7 @@ interface PooledClient {
 }
 
 type ListChangedHandler = (spec: UpstreamSpec) => void;
+type ResourceUpdatedHandler = (spec: UpstreamSpec, uri: string) => void;
 
 /**
  * A per-user connection to an upstream (per-user OAuth): pooled apart from every other user's,
@@ -63,9 +68,16 @@ export class UpstreamClientPool implements OnModuleDestroy {
   private readonly clients = new Map<string, PooledClient>();
   private readonly breakers = new Map<string, CircuitBreaker>();
   private readonly listChangedHandlers = new Set<ListChangedHandler>();
+  private readonly resourceUpdatedHandlers = new Set<ResourceUpdatedHandler>();
 
+  /** Told when an upstream announces that its tools, resources or prompts changed (a sync is due). */
   onToolListChanged(handler: ListChangedHandler): void {
     this.listChangedHandlers.add(handler);
+  }
+
+  /** Told when an upstream sends `notifications/resources/updated` for a subscribed URI. */
+  onResourceUpdated(handler: ResourceUpdatedHandler): void {
+    this.resourceUpdatedHandlers.add(handler);
   }
 
   private breaker(id: string): CircuitBreaker {
@@ -98,6 +110,11 @@ export class UpstreamClientPool implements OnModuleDestroy {
         if (this.clients.get(key) === entry) this.clients.delete(key);
       };
       client.setNotificationHandler(ToolListChangedNotificationSchema, async () => announceListChanged());
+      client.setNotificationHandler(ResourceListChangedNotificationSchema, async () => announceListChanged());
+      client.setNotificationHandler(PromptListChangedNotificationSchema, async () => announceListChanged());
+      client.setNotificationHandler(ResourceUpdatedNotificationSchema, async (n) => {
+        for (const h of this.resourceUpdatedHandlers) h(spec, n.params.uri);
+      });
       const toolCaller = spec.url ? StreamableHttpToolCaller.forClient(client, new URL(spec.url), spec.headers, announceListChanged) : undefined;
       const connection: PooledConnection = { client, toolCaller, calls: new Set() };
       relayToTheCallingAgent(connection);
@@ -134,6 +151,42 @@ export class UpstreamClientPool implements OnModuleDestroy {
       else breaker.recordFailure();
       const failure = toUpstreamException(err, spec);
       // A refused credential says nothing about the upstream's health (one user's token expired).
+      if (failure.code === UpstreamExceptionCode.Unauthorized && session) await this.evictSession(spec.id, session.key);
+      throw failure;
+    }
+  }
+
+  /**
+   * Sends any other request (`resources/read`, `prompts/get`, `completion/complete`,
+   * `resources/subscribe`...) on the pooled connection, guarded by the same circuit breaker. An
+   * error the upstream answered (resource not found, invalid params) is rethrown as its `McpError`,
+   * to be relayed to the agent as is; transport failures become `UpstreamException`.
+   */
+  async request<S extends AnySchema>(
+    spec: UpstreamSpec,
+    request: { method: string; params?: Record<string, unknown> },
+    resultSchema: S,
+    signal?: AbortSignal,
+    session?: UpstreamSession,
+  ): Promise<SchemaOutput<S>> {
+    const breaker = this.breaker(spec.id);
+    const blocked = breaker.blockedForMs();
+    if (blocked > 0) {
+      throw new UpstreamException(UpstreamExceptionCode.CircuitOpen, `upstream ${spec.namespace} is failing; requests are paused`, spec.id, blocked);
+    }
+    try {
+      const pooled = await this.connectionFor(spec, session);
+      const result = await pooled.client.request(request as never, resultSchema, { timeout: spec.callTimeoutMs, signal });
+      breaker.recordSuccess();
+      return result as SchemaOutput<S>;
+    } catch (err) {
+      const outcome = breakerOutcomeOf(err, signal);
+      if (outcome === 'answered') breaker.recordSuccess();
+      else if (outcome === 'failure') breaker.recordFailure();
+      else breaker.recordNeither();
+      if (outcome === 'answered' && err instanceof McpError) throw err;
+      if (outcome === 'not-the-upstream' && !signal?.aborted) throw err;
+      const failure = toUpstreamException(err, spec);
       if (failure.code === UpstreamExceptionCode.Unauthorized && session) await this.evictSession(spec.id, session.key);
       throw failure;
     }

@@ -37,8 +37,8 @@ interface PricedCall {
   startedAt: number;
 }
 
-/** What a usage event and a call's `_meta` name: a tool call, or a page read of one's result. */
-interface MeteredCall {
+/** What a usage event and a call's `_meta` name: a tool call, a page read of one's result, a resource read or prompt get. */
+export interface MeteredCall {
   callId: string;
   tool: Pick<ServedTool, 'exposedName' | 'upstreamId' | 'name'>;
   rule: Pick<PriceRuleData, 'id'>;
@@ -245,7 +245,7 @@ export class GovernedCallPipeline {
    * not, this throws AdmissionException(CompletionNotRecorded). The standings are the budgets as
    * this edge last saw them, with this call settled.
    */
-  private async settleAndMeter(principal: Principal, call: MeteredCall, held: CallHold, outcome: UsageEvent['outcome'], cost: Micros, outputTokens: number): Promise<BudgetStanding[]> {
+  async settleAndMeter(principal: Principal, call: MeteredCall, held: CallHold, outcome: UsageEvent['outcome'], cost: Micros, outputTokens: number): Promise<BudgetStanding[]> {
     const latencyMs = Date.now() - call.startedAt;
     const event: UsageEvent = {
       id: call.callId,
@@ -289,7 +289,7 @@ function pagedCallOrigin(call: PricedCall): PagedCallOrigin {
   };
 }
 
-function callerOf(p: Principal) {
+export function callerOf(p: Principal) {
   return { orgId: p.orgId, teamId: p.teamId, userId: p.userId, keyId: p.keyId, timeZone: p.orgTimeZone };
 }
 
@@ -299,7 +299,7 @@ function upstreamOf(catalog: OrgCatalog, tool: ServedTool) {
   return spec;
 }
 
-function callMeta(call: MeteredCall, cost: Micros, outputTokens: number): CallMeta {
+export function callMeta(call: MeteredCall, cost: Micros, outputTokens: number): CallMeta {
   return { callId: call.callId, tool: call.tool.exposedName, costMicros: microsToJson(cost), outputTokens, latencyMs: Date.now() - call.startedAt };
 }
 
@@ -344,7 +344,7 @@ function argumentSchemaResult(tool: ServedTool, args: Record<string, unknown> | 
 }
 
 /** The upstream answered but Redis did not acknowledge the call's settlement and usage event. */
-function notRecordedResult(name: string, callId: string): CallToolResult {
+export function notRecordedResult(name: string, callId: string): CallToolResult {
   return toolErrorResult({
     code: ToolErrorCode.UsageNotRecorded,
     message: `"${name}" ran, but Tollgate could not record the call (its store did not acknowledge it), so its result is withheld.`,
@@ -379,7 +379,7 @@ function notAllowedResult(name: string, decision: Exclude<AccessDecision, { allo
 }
 
 /** A call admission refused: by a rate limit, a budget, or because counters are being rebuilt. */
-function admissionRefusedResult(name: string, refused: Exclude<CallAdmission, { ok: true }>): CallToolResult {
+export function admissionRefusedResult(name: string, refused: Exclude<CallAdmission, { ok: true }>): CallToolResult {
   if ('rateLimited' in refused) return rateLimitedResult(name, refused.rateLimited.rule, refused.rateLimited.kind, refused.rateLimited.retryAfterMs);
   if ('budgetExceeded' in refused) return budgetExceededResult(name, refused.budgetExceeded.exceeded, refused.budgetExceeded.requestedMicros);
   return toolErrorResult({
@@ -433,7 +433,7 @@ function budgetExceededResult(name: string, b: BudgetStanding, requested: Micros
 }
 
 /** The user has no usable token for a per-user OAuth upstream: the same answer on every path, with the URL to connect. */
-function authRequiredResult(name: string, auth: AuthRequired): CallToolResult {
+export function authRequiredResult(name: string, auth: AuthRequired): CallToolResult {
   const what = auth.reason === 'not_connected' ? `has not connected an account at "${auth.namespace}"` : `has a connection to "${auth.namespace}" that expired and could not be renewed`;
   return toolErrorResult({
     code: ToolErrorCode.AuthRequired,
@@ -451,7 +451,7 @@ function authRequiredResult(name: string, auth: AuthRequired): CallToolResult {
   });
 }
 
-function upstreamFailureResult(name: string, err: UpstreamException, meta: CallMeta, standings: BudgetStanding[]): CallToolResult {
+export function upstreamFailureResult(name: string, err: UpstreamException, meta: CallMeta, standings: BudgetStanding[]): CallToolResult {
   const code = {
     [UpstreamExceptionCode.Unavailable]: ToolErrorCode.UpstreamUnavailable,
     [UpstreamExceptionCode.Timeout]: ToolErrorCode.UpstreamTimeout,

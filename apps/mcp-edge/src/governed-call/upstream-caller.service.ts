@@ -3,6 +3,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { EdgeConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { ConnectFlowService, UserConnectionService, oauthCallbackUrl } from '@tollgate/connections';
 import { Principal } from '@tollgate/identity';
+import type { AnySchema, SchemaOutput } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import { UpstreamClientPool, UpstreamException, UpstreamExceptionCode, UpstreamSession, UpstreamSpec } from '@tollgate/upstream';
 
 /** Why a per-user OAuth upstream cannot be called as this user, and where they can fix it. */
@@ -17,7 +18,8 @@ export interface AuthRequired {
   connectError?: string;
 }
 
-export type UpstreamCallOutcome = { ok: true; result: CallToolResult } | { ok: false; authRequired: AuthRequired };
+export type UpstreamOutcome<T> = { ok: true; result: T } | { ok: false; authRequired: AuthRequired };
+export type UpstreamCallOutcome = UpstreamOutcome<CallToolResult>;
 
 /**
  * Calls an upstream with the right credential: the upstream's own (none or a static secret), or,
@@ -37,12 +39,27 @@ export class UpstreamCaller {
   ) {}
 
   async callTool(principal: Principal, spec: UpstreamSpec, name: string, args: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<UpstreamCallOutcome> {
-    if (spec.authMode !== 'PER_USER_OAUTH') return { ok: true, result: await this.pool.callTool(spec, name, args, signal) };
+    return this.asCaller(principal, spec, (session) => this.pool.callTool(spec, name, args, signal, session));
+  }
+
+  /** Any other request (`resources/read`, `prompts/get`, `completion/complete`...) with the same credential rules. */
+  request<S extends AnySchema>(
+    principal: Principal,
+    spec: UpstreamSpec,
+    request: { method: string; params?: Record<string, unknown> },
+    schema: S,
+    signal?: AbortSignal,
+  ): Promise<UpstreamOutcome<SchemaOutput<S>>> {
+    return this.asCaller(principal, spec, (session) => this.pool.request(spec, request, schema, signal, session));
+  }
+
+  private async asCaller<T>(principal: Principal, spec: UpstreamSpec, send: (session?: UpstreamSession) => Promise<T>): Promise<UpstreamOutcome<T>> {
+    if (spec.authMode !== 'PER_USER_OAUTH') return { ok: true, result: await send() };
 
     const token = await this.connections.accessTokenFor(principal.orgId, principal.userId, spec.id);
     if (!token.ok) return { ok: false, authRequired: await this.authRequired(principal, spec, token.reason) };
     try {
-      return { ok: true, result: await this.pool.callTool(spec, name, args, signal, sessionOf(principal, token.accessToken)) };
+      return { ok: true, result: await send(sessionOf(principal, token.accessToken)) };
     } catch (err) {
       if (!(err instanceof UpstreamException) || err.code !== UpstreamExceptionCode.Unauthorized) throw err;
     }
@@ -50,7 +67,7 @@ export class UpstreamCaller {
     const renewed = await this.connections.tokenRefused(principal.orgId, principal.userId, spec.id);
     if (!renewed.ok) return { ok: false, authRequired: await this.authRequired(principal, spec, renewed.reason) };
     try {
-      return { ok: true, result: await this.pool.callTool(spec, name, args, signal, sessionOf(principal, renewed.accessToken)) };
+      return { ok: true, result: await send(sessionOf(principal, renewed.accessToken)) };
     } catch (err) {
       if (!(err instanceof UpstreamException) || err.code !== UpstreamExceptionCode.Unauthorized) throw err;
       return { ok: false, authRequired: await this.authRequired(principal, spec, 'refresh_failed') };

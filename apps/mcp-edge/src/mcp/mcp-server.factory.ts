@@ -7,6 +7,7 @@ import { Principal } from '@tollgate/identity';
 import { runWithCallRelay } from '@tollgate/upstream';
 import { DISCLOSURE_META_KEY, ProgressiveDisclosure } from '../disclosure/progressive-disclosure.service';
 import { InFlightCalls } from '../governed-call/in-flight-calls.service';
+import { CatalogRelayHandlers } from './catalog-relay.handlers';
 import { McpSession, McpSessionStore } from '../session/mcp-session.store';
 import { AgentRequests } from './agent-requests.service';
 import { agentCallRelay } from './call-relay';
@@ -25,6 +26,7 @@ export class McpServerFactory {
   constructor(
     private readonly disclosure: ProgressiveDisclosure,
     private readonly inFlight: InFlightCalls,
+    private readonly catalogRelay: CatalogRelayHandlers,
     private readonly sessions: McpSessionStore,
     private readonly agentRequests: AgentRequests,
   ) {}
@@ -32,7 +34,13 @@ export class McpServerFactory {
   createServer(principal: Principal, session: McpSession | null): Server {
     const server = new Server(EDGE_SERVER_INFO, {
       // Only a session has a stream to hear `notifications/tools/list_changed` on.
-      capabilities: { tools: { listChanged: session !== null }, logging: {} },
+      capabilities: {
+        tools: { listChanged: session !== null },
+        resources: { subscribe: true, listChanged: session !== null },
+        prompts: { listChanged: session !== null },
+        completions: {},
+        logging: {},
+      },
       jsonSchemaValidator: SHARED_SCHEMA_VALIDATOR,
       instructions:
         'Tools are named "<server>__<tool>". Every call is priced and metered; each result carries its cost and the remaining budget in _meta. ' +
@@ -76,6 +84,8 @@ export class McpServerFactory {
       if (session) await this.sessions.setLogLevel(session, request.params.level);
       return {};
     });
+    // Resources, prompts and completions (tools/call keeps its own handlers above and the lean path).
+    this.catalogRelay.register(server, principal, session);
     return server;
   }
 }

@@ -3,6 +3,10 @@ import { ORG_CONFIG_CHANGED_CHANNEL, RedisService } from '@tollgate/redis';
 import type { ServerResponse } from 'node:http';
 
 const SESSION_NOTIFY_CHANNEL = 'mcp-session-notify';
+// `<sessionId> <notification JSON>`: any other notification for one session's stream.
+const SESSION_MESSAGE_CHANNEL = 'mcp-session-message';
+// An org's catalog or policies changed: its tools, resources and prompts may all have.
+const LIST_CHANGED = ['notifications/tools/list_changed', 'notifications/resources/list_changed', 'notifications/prompts/list_changed'];
 const KEEP_ALIVE_MS = 25_000;
 
 interface Stream {
@@ -26,7 +30,14 @@ export class SessionHub implements OnModuleInit, OnApplicationShutdown {
   async onModuleInit(): Promise<void> {
     await this.redis.subscribe(SESSION_NOTIFY_CHANNEL, (sessionId) => this.sendToolListChanged(this.streams.get(sessionId)));
     await this.redis.subscribe(ORG_CONFIG_CHANGED_CHANNEL, (orgId) => {
-      for (const set of this.streams.values()) this.sendToolListChanged(new Set([...set].filter((s) => s.orgId === orgId)));
+      for (const set of this.streams.values()) {
+        const ofOrg = new Set([...set].filter((s) => s.orgId === orgId));
+        for (const method of LIST_CHANGED) this.send(ofOrg, { jsonrpc: '2.0', method });
+      }
+    });
+    await this.redis.subscribe(SESSION_MESSAGE_CHANNEL, (message) => {
+      const space = message.indexOf(' ');
+      if (space > 0) this.send(this.streams.get(message.slice(0, space)), JSON.parse(message.slice(space + 1)) as object);
     });
   }
 
@@ -53,8 +64,17 @@ export class SessionHub implements OnModuleInit, OnApplicationShutdown {
     await this.redis.publish(SESSION_NOTIFY_CHANNEL, sessionId);
   }
 
+  /** Sends a notification (`notifications/resources/updated`...) to the session, wherever its stream is held. */
+  async notifySession(sessionId: string, notification: { method: string; params?: Record<string, unknown> }): Promise<void> {
+    await this.redis.publish(SESSION_MESSAGE_CHANNEL, `${sessionId} ${JSON.stringify({ jsonrpc: '2.0', ...notification })}`);
+  }
+
   private sendToolListChanged(streams: Set<Stream> | undefined): void {
-    const event = `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })}\n\n`;
+    this.send(streams, { jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+  }
+
+  private send(streams: Set<Stream> | undefined, message: object): void {
+    const event = `event: message\ndata: ${JSON.stringify(message)}\n\n`;
     for (const s of streams ?? []) {
       try {
         s.res.write(event);

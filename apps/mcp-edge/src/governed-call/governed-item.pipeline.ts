@@ -1,0 +1,204 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { AnySchema, SchemaOutput } from '@modelcontextprotocol/sdk/server/zod-compat.js';
+import { CallToolResult, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { AdmissionException, AdmissionExceptionCode, CallAdmissionService } from '@tollgate/admission';
+import { BudgetStanding } from '@tollgate/budget';
+import { EdgeConfig, TOLLGATE_CONFIG } from '@tollgate/config';
+import { Principal } from '@tollgate/identity';
+import { Micros } from '@tollgate/kernel';
+import { newCallId } from '@tollgate/metering';
+import { GovernedItemKind, PolicyService, decideItemAccess, describeDecision, effectiveOutputLimits } from '@tollgate/policy';
+import { FREE_PRICE, PriceRuleData, PricingService, actualCallCost, estimateCallCost, pricedItemName } from '@tollgate/pricing';
+import { UpstreamException, UpstreamSpec } from '@tollgate/upstream';
+import { EdgeMetrics } from '../health/edge-metrics.service';
+import { BUDGET_META_KEY, CALL_META_KEY, budgetMeta } from './call-meta';
+import { GovernedCallPipeline, MeteredCall, admissionRefusedResult, authRequiredResult, callMeta, callerOf, notRecordedResult, upstreamFailureResult } from './governed-call.pipeline';
+import { ResultPager } from './result-pager.service';
+import { ERROR_META_KEY, ToolErrorBody } from './tool-error';
+import { UpstreamCaller, UpstreamOutcome } from './upstream-caller.service';
+
+/**
+ * The JSON-RPC error code of a read or get Tollgate refused (policy, budget, output budget,
+ * upstream down): `resources/read` and `prompts/get` results have no `isError`, so the refusal is
+ * an error whose `data` is the same structured body a refused tool call carries.
+ */
+export const TOLLGATE_REFUSAL_ERROR = -32003;
+
+/** A resource read or a prompt get of one upstream, as the policy, price book and ledger name it. */
+export interface GovernedItem {
+  kind: Exclude<GovernedItemKind, 'tool'>;
+  spec: UpstreamSpec;
+  /** The URI (or prompt name) at the upstream: what policies and price rules match. */
+  key: string;
+  /** What the agent asked for. */
+  exposed: string;
+}
+
+/** What the upstream answered, and how much of the agent's context it takes. */
+export interface ItemAnswer<R> {
+  result: R;
+  /** The text of a single-text answer that may be paged when it is over the output cap, else null. */
+  pageableText: string | null;
+  tokens: number;
+}
+
+type ItemResult = { _meta?: Record<string, unknown> };
+
+/**
+ * Resource reads and prompt gets, governed like tool calls and through the same steps:
+ * policy (the policy's resource or prompt lists) -> price (`resource:<uri>` / `prompt:<name>` rules)
+ * -> reserve (budgets; rate-limit rules are tool patterns and do not apply) -> upstream -> output
+ * budget (a large text read is paged) -> settle and meter (GovernedCallPipeline.settleAndMeter).
+ */
+@Injectable()
+export class GovernedItemPipeline {
+  constructor(
+    private readonly calls: GovernedCallPipeline,
+    private readonly policies: PolicyService,
+    private readonly pricing: PricingService,
+    private readonly admission: CallAdmissionService,
+    private readonly upstreams: UpstreamCaller,
+    private readonly pager: ResultPager,
+    private readonly metrics: EdgeMetrics,
+    @Inject(TOLLGATE_CONFIG) private readonly config: EdgeConfig,
+  ) {}
+
+  /** Whether the caller's policies allow the item (for lists, completions and subscriptions). */
+  async allowed(principal: Principal, kind: GovernedItem['kind'], namespace: string, key: string): Promise<boolean> {
+    return decideItemAccess(await this.policies.levelsFor(principal), kind, { namespace, tool: key }).allowed;
+  }
+
+  /** Refuses with the rule (or missing allow list) unless the caller may use the item. */
+  async assertAllowed(principal: Principal, item: Pick<GovernedItem, 'kind' | 'spec' | 'key' | 'exposed'>): Promise<void> {
+    const decision = decideItemAccess(await this.policies.levelsFor(principal), item.kind, { namespace: item.spec.namespace, tool: item.key });
+    if (decision.allowed) return;
+    const what = item.kind === 'resource' ? 'Reading resource' : 'Getting prompt';
+    throw this.refusal(item.exposed, {
+      code: item.kind === 'resource' ? 'RESOURCE_NOT_ALLOWED' : 'PROMPT_NOT_ALLOWED',
+      message: `${what} "${item.exposed}" is not allowed for this key: ${describeDecision(decision, item.kind)}.`,
+      hint: `Use one of the ${item.kind}s listed for this key, or ask an administrator to allow this ${item.kind}.`,
+      [item.kind === 'resource' ? 'uri' : 'prompt']: item.exposed,
+      upstream: item.spec.namespace,
+      reason: decision.reason,
+      ...('scope' in decision ? { scope: decision.scope } : {}),
+      ...('rule' in decision ? { rule: decision.rule } : {}),
+    });
+  }
+
+  /**
+   * Runs one read or get: `send` asks the upstream, `measure` says how large the answer is and
+   * whether it can be paged, `withPage` makes the answer that carries only the first page.
+   */
+  async run<R extends ItemResult>(
+    principal: Principal,
+    item: GovernedItem,
+    send: (upstreams: UpstreamCaller) => Promise<UpstreamOutcome<R>>,
+    measure: (result: R) => ItemAnswer<R>,
+    withPage: (result: R, page: CallToolResult) => R,
+  ): Promise<R> {
+    const startedAt = Date.now();
+    // Policy
+    await this.assertAllowed(principal, item);
+    const levels = await this.policies.levelsFor(principal);
+    const limits = effectiveOutputLimits(levels);
+
+    // Price
+    const meteredName = pricedItemName(item.kind, item.key);
+    const rule = (await this.pricing.priceFor(principal.orgId, item.spec.id, meteredName, new Date(startedAt))) ?? FREE_PRICE;
+    const caps = [limits.cap].filter((c): c is number => c !== null);
+    const outputTokenCap = caps.length ? Math.min(...caps) : this.config.edge.defaultOutputTokenCap;
+    const call: MeteredCall = { callId: newCallId(), tool: { exposedName: item.exposed, upstreamId: item.spec.id, name: meteredName }, rule, startedAt };
+
+    // Reserve (budgets only: no rate-limit rule names a resource or prompt)
+    const admitted = await this.admission.admit(callerOf(principal), null, call.callId, estimateCallCost(rule, outputTokenCap), startedAt);
+    if (!admitted.ok) throw this.refusalOf(item.exposed, admissionRefusedResult(item.exposed, admitted));
+    const held = admitted.hold;
+    try {
+      // Upstream
+      let outcome: UpstreamOutcome<R>;
+      try {
+        outcome = await send(this.upstreams);
+      } catch (err) {
+        if (err instanceof McpError) {
+          // The upstream answered with an error (not found, invalid params): relayed as is, a failed read.
+          await this.settleFailed(principal, call, held, rule, outputTokenCap);
+          throw err;
+        }
+        if (!(err instanceof UpstreamException)) throw err;
+        const cost = actualCallCost(rule, { failed: true, outputTokens: 0, reportedCostMicros: null }, outputTokenCap);
+        const standings = await this.calls.settleAndMeter(principal, call, held, 'UPSTREAM_ERROR', cost, 0);
+        throw this.refusalOf(item.exposed, upstreamFailureResult(item.exposed, err, callMeta(call, cost, 0), standings));
+      }
+      if (!outcome.ok) throw this.refusalOf(item.exposed, authRequiredResult(item.exposed, outcome.authRequired));
+
+      // Output budget: a single text read over the cap is paged; anything else over it is refused
+      const answer = measure(outcome.result);
+      let result = answer.result;
+      let tokens = answer.tokens;
+      if (tokens > outputTokenCap) {
+        if (answer.pageableText === null || limits.overflow !== 'PAGE') {
+          const cost = actualCallCost(rule, { failed: true, outputTokens: 0, reportedCostMicros: null }, outputTokenCap);
+          const standings = await this.calls.settleAndMeter(principal, call, held, 'TOOL_ERROR', cost, 0);
+          throw this.refusal(item.exposed, {
+            code: 'OUTPUT_BUDGET_EXCEEDED',
+            message: `"${item.exposed}" is ${tokens} tokens, over the cap of ${outputTokenCap}.`,
+            hint: answer.pageableText === null ? 'It is not a single text, so it cannot be paged: read a smaller resource.' : 'Paging is off for this key (outputOverflow REFUSE): read a smaller resource.',
+            outputTokens: tokens,
+            outputTokenCap,
+            charged: cost > 0n,
+            [CALL_META_KEY]: callMeta(call, cost, 0),
+            [BUDGET_META_KEY]: budgetMeta(standings),
+          });
+        }
+        const origin = { callId: call.callId, exposedName: item.exposed, upstreamId: item.spec.id, toolName: meteredName, priceRuleId: rule.id, perOutputTokenMicros: rule.perOutputTokenMicros.toString() };
+        const paged = await this.pager.pageResult(principal, origin, { content: [{ type: 'text', text: answer.pageableText }] }, outputTokenCap);
+        result = withPage(result, paged.result);
+        tokens = paged.deliveredTokens;
+      }
+
+      // Settle and meter
+      const cost = actualCallCost(rule, { failed: false, outputTokens: tokens, reportedCostMicros: null }, outputTokenCap);
+      const standings = await this.calls.settleAndMeter(principal, call, held, 'OK', cost, tokens);
+      return { ...result, _meta: { ...(result._meta ?? {}), [CALL_META_KEY]: callMeta(call, cost, tokens), [BUDGET_META_KEY]: budgetMeta(standings) } };
+    } catch (err) {
+      if (err instanceof AdmissionException && err.code === AdmissionExceptionCode.CompletionNotRecorded) throw this.refusalOf(item.exposed, notRecordedResult(item.exposed, call.callId));
+      throw err;
+    } finally {
+      // Every path that reached the upstream settled; any other way out frees the reservation, uncharged.
+      this.admission.release(held);
+    }
+  }
+
+  /**
+   * A request that is relayed, not metered (subscriptions, completions): the caller checks the
+   * policy first; an upstream failure or a missing user connection is refused like a read.
+   */
+  async relay<S extends AnySchema>(principal: Principal, spec: UpstreamSpec, request: { method: string; params?: Record<string, unknown> }, schema: S, signal?: AbortSignal): Promise<SchemaOutput<S>> {
+    const name = String(request.params?.uri ?? (request.params?.ref as { name?: string; uri?: string } | undefined)?.name ?? request.method);
+    let outcome: UpstreamOutcome<SchemaOutput<S>>;
+    try {
+      outcome = await this.upstreams.request(principal, spec, request, schema, signal);
+    } catch (err) {
+      if (!(err instanceof UpstreamException)) throw err;
+      throw this.refusalOf(name, upstreamFailureResult(name, err, { callId: '', tool: name, costMicros: 0, outputTokens: 0, latencyMs: 0 }, []));
+    }
+    if (!outcome.ok) throw this.refusalOf(name, authRequiredResult(name, outcome.authRequired));
+    return outcome.result;
+  }
+
+  private async settleFailed(principal: Principal, call: MeteredCall, held: Parameters<GovernedCallPipeline['settleAndMeter']>[2], rule: PriceRuleData, cap: number): Promise<BudgetStanding[]> {
+    const cost: Micros = actualCallCost(rule, { failed: true, outputTokens: 0, reportedCostMicros: null }, cap);
+    return this.calls.settleAndMeter(principal, call, held, 'TOOL_ERROR', cost, 0);
+  }
+
+  /** The refusal a tool call would get, as a JSON-RPC error carrying the same body (and its `_meta`). */
+  private refusalOf(name: string, result: CallToolResult): McpError {
+    const { [ERROR_META_KEY]: body, ...meta } = (result._meta ?? {}) as Record<string, unknown>;
+    return this.refusal(name, { ...(body as ToolErrorBody), ...meta });
+  }
+
+  private refusal(name: string, body: Record<string, unknown> & { code: string; message: string }): McpError {
+    this.metrics.recordRefusal(name, body.code);
+    return new McpError(TOLLGATE_REFUSAL_ERROR, body.message, body);
+  }
+}

@@ -1,0 +1,199 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { UriTemplate } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
+import {
+  CallToolResult,
+  CompleteRequestSchema,
+  CompleteResultSchema,
+  EmptyResultSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  GetPromptResult,
+  GetPromptResultSchema,
+  ListPromptsRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListResourcesRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  ReadResourceResult,
+  ReadResourceResultSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { OrgCatalog, ServedEntry, ToolCatalogService, parseNamespacedUri } from '@tollgate/catalog';
+import { EdgeConfig, TOLLGATE_CONFIG } from '@tollgate/config';
+import { Principal } from '@tollgate/identity';
+import { countJsonTokens } from '@tollgate/tokens';
+import { UpstreamSpec } from '@tollgate/upstream';
+import { GovernedItemPipeline } from '../governed-call/governed-item.pipeline';
+import { ResourceSubscriptions } from '../session/resource-subscriptions.service';
+import { McpSession } from '../session/mcp-session.store';
+
+/** The MCP `resource not found` error (spec: -32002). */
+const RESOURCE_NOT_FOUND = -32002;
+
+interface ResolvedResource {
+  spec: UpstreamSpec;
+  /** The URI at the upstream. */
+  key: string;
+}
+
+/**
+ * Resources, prompts and completions through the edge's MCP server: lists show what the caller's
+ * policies allow (names and URIs mapped to what agents see), reads and gets are governed by
+ * GovernedItemPipeline, subscriptions and completions are relayed to the upstream that owns the item.
+ */
+@Injectable()
+export class CatalogRelayHandlers {
+  constructor(
+    private readonly catalog: ToolCatalogService,
+    private readonly items: GovernedItemPipeline,
+    private readonly subscriptions: ResourceSubscriptions,
+    @Inject(TOLLGATE_CONFIG) private readonly config: EdgeConfig,
+  ) {}
+
+  register(server: Server, principal: Principal, session: McpSession | null): void {
+    server.setRequestHandler(ListResourcesRequestSchema, async () => {
+      const { entries } = await this.visible(principal, 'resources');
+      return { resources: entries.map((r) => ({ ...r.definition, uri: r.exposed })) };
+    });
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => {
+      const { entries } = await this.visible(principal, 'resourceTemplates');
+      return { resourceTemplates: entries.map((t) => ({ ...t.definition, uriTemplate: t.exposed })) };
+    });
+    server.setRequestHandler(ListPromptsRequestSchema, async () => {
+      const { entries } = await this.visible(principal, 'prompts');
+      return { prompts: entries.map((p) => ({ ...p.definition, name: p.exposed })) };
+    });
+
+    server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
+      const uri = request.params.uri;
+      const { spec, key } = this.resolveResource(await this.catalog.catalogFor(principal.orgId), uri);
+      return this.items.run<ReadResourceResult>(
+        principal,
+        { kind: 'resource', spec, key, exposed: uri },
+        (upstreams) => upstreams.request(principal, spec, { method: 'resources/read', params: { ...request.params, uri: key } }, ReadResourceResultSchema, extra.signal),
+        (result) => {
+          // Contents come back under the URI the agent asked for.
+          const mapped = { ...result, contents: result.contents.map((c) => (c.uri === key ? { ...c, uri } : c)) };
+          const only = mapped.contents.length === 1 ? mapped.contents[0] : undefined;
+          return { result: mapped, pageableText: only && 'text' in only ? only.text : null, tokens: countJsonTokens(mapped.contents, this.config.tokens.encoding) };
+        },
+        (result, page) => ({ ...result, contents: [{ ...result.contents[0], text: pageText(page) }], _meta: { ...(result._meta ?? {}), ...(page._meta ?? {}) } }),
+      );
+    });
+
+    server.setRequestHandler(SubscribeRequestSchema, async (request, extra) => {
+      const uri = request.params.uri;
+      const { spec, key } = this.resolveResource(await this.catalog.catalogFor(principal.orgId), uri);
+      await this.items.assertAllowed(principal, { kind: 'resource', spec, key, exposed: uri });
+      await this.relay(principal, spec, { method: 'resources/subscribe', params: { ...request.params, uri: key } }, extra.signal);
+      // Without a session there is no stream to tell of updates: the upstream still accepted it.
+      if (session) await this.subscriptions.subscribe(principal.orgId, session.id, spec.id, key, uri);
+      return {};
+    });
+    server.setRequestHandler(UnsubscribeRequestSchema, async (request, extra) => {
+      const uri = request.params.uri;
+      const { spec, key } = this.resolveResource(await this.catalog.catalogFor(principal.orgId), uri);
+      if (session) await this.subscriptions.unsubscribe(principal.orgId, session.id, spec.id, key, uri);
+      await this.relay(principal, spec, { method: 'resources/unsubscribe', params: { ...request.params, uri: key } }, extra.signal);
+      return {};
+    });
+
+    server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
+      const name = request.params.name;
+      const prompt = (await this.catalog.catalogFor(principal.orgId)).promptsByExposedName.get(name);
+      if (!prompt) throw new McpError(ErrorCode.InvalidParams, `No prompt named "${name}" is available; list prompts to see them.`);
+      const spec = this.specOf(await this.catalog.catalogFor(principal.orgId), prompt.upstreamId);
+      return this.items.run<GetPromptResult>(
+        principal,
+        { kind: 'prompt', spec, key: prompt.key, exposed: name },
+        (upstreams) => upstreams.request(principal, spec, { method: 'prompts/get', params: { ...request.params, name: prompt.key } }, GetPromptResultSchema, extra.signal),
+        (result) => ({ result, pageableText: null, tokens: countJsonTokens(result.messages, this.config.tokens.encoding) }),
+        (result) => result,
+      );
+    });
+
+    server.setRequestHandler(CompleteRequestSchema, async (request, extra) => {
+      const catalog = await this.catalog.catalogFor(principal.orgId);
+      const ref = request.params.ref;
+      if (ref.type === 'ref/prompt') {
+        const prompt = catalog.promptsByExposedName.get(ref.name);
+        if (!prompt) throw new McpError(ErrorCode.InvalidParams, `No prompt named "${ref.name}" is available.`);
+        const spec = this.specOf(catalog, prompt.upstreamId);
+        await this.items.assertAllowed(principal, { kind: 'prompt', spec, key: prompt.key, exposed: ref.name });
+        return this.relay(principal, spec, { method: 'completion/complete', params: { ...request.params, ref: { ...ref, name: prompt.key } } }, extra.signal, CompleteResultSchema);
+      }
+      const template = this.resolveTemplate(catalog, ref.uri);
+      await this.items.assertAllowed(principal, { kind: 'resource', spec: template.spec, key: template.key, exposed: ref.uri });
+      return this.relay(principal, template.spec, { method: 'completion/complete', params: { ...request.params, ref: { ...ref, uri: template.key } } }, extra.signal, CompleteResultSchema);
+    });
+  }
+
+  /** The catalog's entries of one kind that the caller's policies allow. */
+  private async visible(principal: Principal, kind: 'resources' | 'resourceTemplates' | 'prompts'): Promise<{ entries: ServedEntry[] }> {
+    const catalog = await this.catalog.catalogFor(principal.orgId);
+    const policyKind = kind === 'prompts' ? 'prompt' : 'resource';
+    const entries: ServedEntry[] = [];
+    for (const e of catalog[kind]) if (await this.items.allowed(principal, policyKind, e.namespace, e.key)) entries.push(e);
+    return { entries };
+  }
+
+  /**
+   * The upstream of a URI: a listed resource (its exposed URI), `tollgate://<namespace>/<uri>`,
+   * or the one upstream whose resource template matches it.
+   */
+  private resolveResource(catalog: OrgCatalog, uri: string): ResolvedResource {
+    const listed = catalog.resourcesByUri.get(uri);
+    if (listed) return { spec: this.specOf(catalog, listed.upstreamId), key: listed.key };
+    const pinned = parseNamespacedUri(uri);
+    if (pinned) {
+      const spec = catalog.upstreamsByNamespace.get(pinned.namespace);
+      if (spec) return { spec, key: pinned.uri };
+    }
+    const owners = new Set(catalog.resourceTemplates.filter((t) => matchesTemplate(t.key, uri)).map((t) => t.upstreamId));
+    if (owners.size === 1) return { spec: this.specOf(catalog, [...owners][0]), key: uri };
+    if (owners.size > 1) {
+      const namespaces = catalog.resourceTemplates.filter((t) => owners.has(t.upstreamId)).map((t) => t.namespace);
+      throw new McpError(ErrorCode.InvalidParams, `Resource ${uri} matches templates of several servers (${[...new Set(namespaces)].join(', ')}): read it as tollgate://<server>/${uri}`);
+    }
+    throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, { uri });
+  }
+
+  private resolveTemplate(catalog: OrgCatalog, uriTemplate: string): ResolvedResource & { namespace: string } {
+    const exposed = catalog.resourceTemplates.find((t) => t.exposed === uriTemplate);
+    if (exposed) return { spec: this.specOf(catalog, exposed.upstreamId), key: exposed.key, namespace: exposed.namespace };
+    throw new McpError(ErrorCode.InvalidParams, `No resource template ${uriTemplate} is available; list resource templates to see them.`);
+  }
+
+  private specOf(catalog: OrgCatalog, upstreamId: string): UpstreamSpec {
+    const spec = catalog.upstreams.get(upstreamId);
+    if (!spec) throw new Error(`catalog inconsistency: upstream ${upstreamId} missing`);
+    return spec;
+  }
+
+  /** An ungoverned relay (subscriptions, completions): policy checked by the caller, nothing metered. */
+  private async relay<T = Record<string, never>>(
+    principal: Principal,
+    spec: UpstreamSpec,
+    request: { method: string; params?: Record<string, unknown> },
+    signal: AbortSignal,
+    schema: typeof CompleteResultSchema | typeof EmptyResultSchema = EmptyResultSchema,
+  ): Promise<T> {
+    const outcome = await this.items.relay(principal, spec, request, schema, signal);
+    return outcome as T;
+  }
+}
+
+function matchesTemplate(template: string, uri: string): boolean {
+  try {
+    return new UriTemplate(template).match(uri) !== null;
+  } catch {
+    return false;
+  }
+}
+
+/** The page's text and the note that says how to read on. */
+function pageText(page: CallToolResult): string {
+  return page.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n\n');
+}
