@@ -125,6 +125,32 @@ describe('admin API, bad input and role wording', () => {
     });
   });
 
+  describe('query and path parameters of every read route', () => {
+    it('should answer every hostile query or path value of a GET route of the served spec below 500', async () => {
+      const spec = (await http().get('/docs-json')).body as {
+        paths: Record<string, { get?: { parameters?: { name: string; in: string }[] } }>;
+      };
+      const hostile = ['%00', 'a%00b', '%ED%A0%80', '1e400', '-1', '99999999999999999999999', 'NaN', 'x'.repeat(3000), '%E0%A4%A', 'null', '[]', '2026-13-45'];
+      const seen: number[] = [];
+      for (const [template, ops] of Object.entries(spec.paths)) {
+        const params = ops.get?.parameters ?? [];
+        const real = template.replace('{orgId}', orgId).replace('{teamId}', teamId).replace('{userId}', plainMemberId);
+        for (const param of params) {
+          for (const value of hostile) {
+            const path =
+              param.in === 'path'
+                ? template.replace(`{${param.name}}`, value).replace('{orgId}', orgId).replace(/\{[^}]+\}/g, '6f1c7a52-4f0e-4a8e-9d57-1b1f0f7d8e21')
+                : `${real.replace(/\{[^}]+\}/g, '6f1c7a52-4f0e-4a8e-9d57-1b1f0f7d8e21')}?${param.name}=${value}&${param.name}[x]=${value}`;
+            const res = await http().get(path).set(platform());
+            seen.push(res.status);
+            expect(res.status, `GET ${path.slice(0, 200)}`).toBeLessThan(500);
+          }
+        }
+      }
+      expect(seen.length).toBeGreaterThan(100);
+    });
+  });
+
   describe('roles', () => {
     it('should refuse a TEAM_ADMIN token for a member whose membership is not a team admin', async () => {
       const res = await http().post('/v1/admin-tokens').set(platform()).send({ role: 'TEAM_ADMIN', orgId, teamId, userId: plainMemberId, name: 'not-an-admin' });
