@@ -20,6 +20,7 @@ import { ResultPager } from './governed-call/result-pager.service';
 import { InFlightCalls } from './governed-call/in-flight-calls.service';
 import { McpSessionStore } from './session/mcp-session.store';
 import { AgentRequests } from './mcp/agent-requests.service';
+import { StatelessRevisionHandler } from './mcp/stateless-revision.handler';
 import { SessionHub } from './session/session-hub.service';
 import { ResourceSubscriptions } from './session/resource-subscriptions.service';
 import { GovernedItemPipeline } from './governed-call/governed-item.pipeline';
@@ -55,7 +56,7 @@ export class EdgeModule {
         ConnectionsModule,
       ],
       controllers: [McpController, HealthController],
-      providers: [GovernedCallPipeline, GovernedItemPipeline, CatalogRelayHandlers, ResourceSubscriptions, ResultPager, InFlightCalls, McpSessionStore, SessionHub, UpstreamCaller, ProgressiveDisclosure, CodeModeService, McpServerFactory, LeanToolCallHandler, AgentRequests, McpEndpoint, EdgeMetrics, UpstreamListChangedRelay],
+      providers: [GovernedCallPipeline, GovernedItemPipeline, CatalogRelayHandlers, ResourceSubscriptions, ResultPager, InFlightCalls, McpSessionStore, SessionHub, UpstreamCaller, ProgressiveDisclosure, CodeModeService, McpServerFactory, LeanToolCallHandler, AgentRequests, StatelessRevisionHandler, McpEndpoint, EdgeMetrics, UpstreamListChangedRelay],
     };
   }
 }

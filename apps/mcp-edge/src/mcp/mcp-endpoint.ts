@@ -15,6 +15,8 @@ import { readJsonBody } from './json-body';
 import { jsonRpcRefusal } from './json-rpc-message-check';
 import { LeanToolCallHandler } from './lean-tool-call.handler';
 import { McpServerFactory } from './mcp-server.factory';
+import { isStatelessRevisionRequest } from './stateless-revision';
+import { StatelessRevisionHandler } from './stateless-revision.handler';
 
 /** The path agents talk MCP on. */
 export const MCP_PATH = '/mcp';
@@ -46,6 +48,7 @@ export class McpEndpoint {
     private readonly hub: SessionHub,
     private readonly leanToolCalls: LeanToolCallHandler,
     private readonly agentRequests: AgentRequests,
+    private readonly statelessRevision: StatelessRevisionHandler,
     private readonly redis: RedisService,
     @Inject(TOLLGATE_CONFIG) private readonly config: EdgeConfig,
   ) {}
@@ -86,6 +89,8 @@ export class McpEndpoint {
     if (!body.ok) return sendJson(res, body.status, { jsonrpc: '2.0', error: { code: body.code, message: body.message }, id: null });
     const refused = jsonRpcRefusal(body.value);
     if (refused) return sendJson(res, 400, { jsonrpc: '2.0', error: { code: refused.code, message: refused.message }, id: refused.id });
+    // 2026-07-28: no session, every request stands alone.
+    if (isStatelessRevisionRequest(req, body.value)) return this.statelessRevision.answer(req, res, principal, body.value);
     let session: McpSession | null = null;
     if (sessionId) {
       session = await this.sessions.getSession(principal, sessionId);

@@ -1,0 +1,194 @@
+import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ErrorCode, JSONRPCMessage, LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { ToolCatalogService } from '@tollgate/catalog';
+import { Principal } from '@tollgate/identity';
+import { ORG_CONFIG_CHANGED_CHANNEL, RedisService } from '@tollgate/redis';
+import { InFlightCalls } from '../governed-call/in-flight-calls.service';
+import { sendJson } from './edge-auth';
+import { EDGE_SERVER_INFO, McpServerFactory } from './mcp-server.factory';
+import {
+  META_PREFIX,
+  OneRequestTransport,
+  StatelessRequest,
+  StatelessRevisionError,
+  checkParamHeaders,
+  checkStatelessEnvelope,
+  completeResult,
+  logWanted,
+  supportedVersions,
+  writeEvent,
+} from './stateless-revision';
+
+const KEEP_ALIVE_MS = 25_000;
+/** `subscriptions/listen` filters, and the notification each one asks for. */
+const LIST_CHANGES: [filter: string, method: string][] = [
+  ['toolsListChanged', 'notifications/tools/list_changed'],
+  ['promptsListChanged', 'notifications/prompts/list_changed'],
+  ['resourcesListChanged', 'notifications/resources/list_changed'],
+];
+
+interface Listener {
+  orgId: string;
+  res: ServerResponse;
+  subscriptionId: string;
+  wants: Record<string, unknown>;
+}
+
+type JsonRpcAnswer = { id: string | number; result: Record<string, unknown> } | { id: string | number; error: { code: number; message: string; data?: unknown } };
+
+/**
+ * MCP 2026-07-28 at /mcp, beside 2025-11-25: no session, each request carries its version and the
+ * client's capabilities in `_meta`, routing headers checked against the body, lists with caching
+ * hints, `server/discover` and `subscriptions/listen`. Every other method runs the edge's own
+ * 2025-11-25 handlers (the same governed pipeline for `tools/call`) through an in-process
+ * transport; progress and log messages of a call ride its answer stream.
+ */
+@Injectable()
+export class StatelessRevisionHandler implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger(StatelessRevisionHandler.name);
+  private readonly listeners = new Set<Listener>();
+
+  constructor(
+    private readonly servers: McpServerFactory,
+    private readonly inFlight: InFlightCalls,
+    private readonly catalog: ToolCatalogService,
+    private readonly redis: RedisService,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    // A catalog or policy change of the org changes what its keys list.
+    await this.redis.subscribe(ORG_CONFIG_CHANGED_CHANNEL, (orgId) => {
+      for (const l of this.listeners) if (l.orgId === orgId) this.announceListChanges(l);
+    });
+  }
+
+  /** Answers one POST of this revision; never rejects. */
+  async answer(req: IncomingMessage, res: ServerResponse, principal: Principal, body: unknown): Promise<void> {
+    let request: StatelessRequest | null = null;
+    try {
+      request = checkStatelessEnvelope(req, body);
+      if (!request) return await this.takeNotification(res, principal, body);
+      switch (request.method) {
+        case 'server/discover':
+          return sendAnswer(res, { id: request.id, result: completeResult(request.method, await this.discover(principal, req)) }, false);
+        case 'subscriptions/listen':
+          return this.listen(res, principal, request);
+        case 'tools/call':
+          await this.checkToolHeaders(req, principal, request);
+          break;
+      }
+      await this.dispatch(req, res, principal, request);
+    } catch (err) {
+      const e = err instanceof StatelessRevisionError ? err : new StatelessRevisionError(500, ErrorCode.InternalError, 'Internal error');
+      if (!(err instanceof StatelessRevisionError)) this.logger.error(`${request?.method ?? 'request'} failed: ${(err as Error).message}`);
+      const error = e.data === undefined ? { code: e.code, message: e.message } : { code: e.code, message: e.message, data: e.data };
+      if (res.headersSent) {
+        writeEvent(res, { jsonrpc: '2.0', id: request?.id ?? null, error });
+        res.end();
+      } else sendJson(res, e.status, { jsonrpc: '2.0', id: request?.id ?? null, error });
+    }
+  }
+
+  // A notification needs no answer; a cancellation aborts the call it names, on any edge.
+  private async takeNotification(res: ServerResponse, principal: Principal, body: unknown): Promise<void> {
+    const n = body as { method: string; params?: { requestId?: string | number; reason?: string } };
+    if (n.method === 'notifications/cancelled' && n.params?.requestId !== undefined) await this.inFlight.cancel(principal, undefined, n.params.requestId, n.params.reason);
+    res.writeHead(202).end();
+  }
+
+  /** Runs the request on the edge's SDK server in this process; its notifications stream, its answer ends the POST. */
+  private async dispatch(req: IncomingMessage, res: ServerResponse, principal: Principal, request: StatelessRequest): Promise<void> {
+    const server = this.servers.createServer(principal, null);
+    let streamed = false;
+    let settle!: (answer: JsonRpcAnswer) => void;
+    const answered = new Promise<JsonRpcAnswer>((resolve) => (settle = resolve));
+    const transport = new OneRequestTransport((message) => {
+      const m = message as Record<string, unknown>;
+      if (m.id === request.id && ('result' in m || 'error' in m)) return settle(m as JsonRpcAnswer);
+      // Requests to the client are input-required results in this revision, never sent mid-call.
+      if (m.id !== undefined || typeof m.method !== 'string' || res.writableEnded) return;
+      if (m.method === 'notifications/message' && !logWanted((m.params as { level?: unknown } | undefined)?.level, request.logLevel)) return;
+      streamed = true;
+      writeEvent(res, m);
+    });
+    res.on('close', () => void server.close());
+    await server.connect(transport);
+    const message = { jsonrpc: '2.0', id: request.id, method: request.method, params: request.params } as JSONRPCMessage;
+    transport.onmessage?.(message, { requestInfo: { headers: req.headers } });
+    const answer = await answered;
+    void server.close();
+    if ('error' in answer) {
+      // A method the edge does not serve is 404 in this revision; other errors are JSON-RPC answers.
+      const status = answer.error.code === ErrorCode.MethodNotFound ? 404 : 200;
+      if (streamed) return sendAnswer(res, answer, true);
+      return sendJson(res, status, { jsonrpc: '2.0', ...answer });
+    }
+    sendAnswer(res, { id: answer.id, result: completeResult(request.method, answer.result) }, streamed);
+  }
+
+  // server/discover: what initialize told a 2025-11-25 client, for this key, without a session.
+  private async discover(principal: Principal, req: IncomingMessage): Promise<Record<string, unknown>> {
+    const server = this.servers.createServer(principal, null);
+    let settle!: (result: Record<string, unknown>) => void;
+    const initialized = new Promise<Record<string, unknown>>((resolve) => (settle = resolve));
+    const transport = new OneRequestTransport((m) => settle('result' in m ? (m.result as Record<string, unknown>) : {}));
+    await server.connect(transport);
+    const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'discover', version: '0' } } };
+    transport.onmessage?.(initialize as JSONRPCMessage, { requestInfo: { headers: req.headers } });
+    const init = await initialized;
+    await server.close();
+    const capabilities = { ...((init.capabilities as Record<string, Record<string, unknown>> | undefined) ?? {}) };
+    // Changes reach a client through subscriptions/listen; resource subscriptions are its filters now.
+    for (const list of ['tools', 'prompts', 'resources']) if (capabilities[list]) capabilities[list] = { ...capabilities[list], listChanged: true };
+    if (capabilities.resources) delete capabilities.resources.subscribe;
+    return {
+      supportedVersions: supportedVersions(),
+      capabilities,
+      ...(init.instructions ? { instructions: init.instructions } : {}),
+      _meta: { [`${META_PREFIX}serverInfo`]: EDGE_SERVER_INFO },
+    };
+  }
+
+  private async checkToolHeaders(req: IncomingMessage, principal: Principal, request: StatelessRequest): Promise<void> {
+    const name = request.params.name;
+    if (typeof name !== 'string') return;
+    const tool = (await this.catalog.catalogFor(principal.orgId)).byExposedName.get(name);
+    checkParamHeaders(req, tool?.definition.inputSchema, (request.params.arguments ?? {}) as Record<string, unknown>);
+  }
+
+  // subscriptions/listen: an event stream that hears of list changes until the client closes it.
+  private listen(res: ServerResponse, principal: Principal, request: StatelessRequest): void {
+    const wants = (request.params.notifications ?? {}) as Record<string, unknown>;
+    const listener: Listener = { orgId: principal.orgId, res, subscriptionId: String(request.id), wants };
+    this.listeners.add(listener);
+    writeEvent(res, { jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { _meta: { [`${META_PREFIX}subscriptionId`]: listener.subscriptionId } } });
+    const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
+    res.on('close', () => {
+      clearInterval(keepAlive);
+      this.listeners.delete(listener);
+    });
+  }
+
+  private announceListChanges(l: Listener): void {
+    for (const [filter, method] of LIST_CHANGES) {
+      if (l.wants[filter] !== true) continue;
+      try {
+        writeEvent(l.res, { jsonrpc: '2.0', method, params: { _meta: { [`${META_PREFIX}subscriptionId`]: l.subscriptionId } } });
+      } catch (err) {
+        this.logger.warn(`could not notify a listen stream: ${(err as Error).message}`);
+      }
+    }
+  }
+
+  onApplicationShutdown(): void {
+    for (const l of this.listeners) l.res.end();
+    this.listeners.clear();
+  }
+}
+
+function sendAnswer(res: ServerResponse, answer: JsonRpcAnswer, streamed: boolean): void {
+  if (!streamed) return sendJson(res, 200, { jsonrpc: '2.0', ...answer });
+  writeEvent(res, { jsonrpc: '2.0', ...answer });
+  res.end();
+}

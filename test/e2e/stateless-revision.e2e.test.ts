@@ -1,0 +1,133 @@
+import { QueueName } from '@tollgate/queue';
+import { SERVER_EVERYTHING, connectAgent, waitForJobs } from '@tollgate/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RunningPlatform, startPlatform } from '../support/platform';
+
+const REVISION = '2026-07-28';
+const META = 'io.modelcontextprotocol/';
+
+/** MCP 2026-07-28 through the edge, as raw HTTP (the SDK 1.x client does not speak it). */
+describe('the stateless revision 2026-07-28 at the edge', () => {
+  let p: RunningPlatform;
+  let key: string;
+  let orgId: string;
+  let nextId = 1;
+
+  const post = (method: string, params: Record<string, unknown> = {}, opts: { headers?: Record<string, string>; meta?: Record<string, unknown> } = {}) =>
+    fetch(`${p.edgeUrl}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': REVISION,
+        'mcp-method': method,
+        ...(typeof params.name === 'string' ? { 'mcp-name': params.name } : {}),
+        ...opts.headers,
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: nextId++,
+        method,
+        params: { ...params, _meta: { [`${META}protocolVersion`]: REVISION, [`${META}clientCapabilities`]: {}, ...opts.meta } },
+      }),
+    });
+  /** The JSON-RPC messages of an answer, JSON body or event stream alike. */
+  const messagesOf = async (res: Response): Promise<Record<string, any>[]> => {
+    const text = await res.text();
+    if (!res.headers.get('content-type')?.includes('text/event-stream')) return [JSON.parse(text)];
+    return text
+      .split('\n')
+      .filter((l) => l.startsWith('data: '))
+      .map((l) => JSON.parse(l.slice(6)));
+  };
+
+  beforeAll(async () => {
+    p = await startPlatform();
+    orgId = (await p.admin('POST', '/v1/orgs', { name: 'Next', slug: 'next' })).body.id;
+    const teamId = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 't' })).body.id;
+    const userId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'n@example.test' })).body.id;
+    await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId });
+    await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['everything:*'], deny: [] });
+    const upstream = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'everything', transport: 'STDIO', ...SERVER_EVERYTHING });
+    const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${upstream.body.id}/sync`);
+    await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
+    key = (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'next', disclosureMode: 'FULL' })).body.secret;
+  }, 60_000);
+
+  afterAll(async () => {
+    await p?.close();
+  });
+
+  it('should answer server/discover without a session, with both revisions and caching hints', async () => {
+    const res = await post('server/discover');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('mcp-session-id')).toBeNull();
+    const [answer] = await messagesOf(res);
+    expect(answer.result).toMatchObject({
+      resultType: 'complete',
+      supportedVersions: expect.arrayContaining([REVISION, '2025-11-25']),
+      capabilities: { tools: { listChanged: true }, logging: {} },
+      ttlMs: expect.any(Number),
+      cacheScope: 'private',
+      _meta: { [`${META}serverInfo`]: { name: 'tollgate-edge' } },
+    });
+  });
+
+  it('should list the key tools in name order with caching hints', async () => {
+    const [answer] = await messagesOf(await post('tools/list'));
+    const names = answer.result.tools.map((t: { name: string }) => t.name);
+    expect(names).toContain('everything__echo');
+    expect(names).toEqual([...names].sort());
+    expect(answer.result).toMatchObject({ resultType: 'complete', ttlMs: expect.any(Number), cacheScope: 'private' });
+  });
+
+  it('should refuse a request whose routing headers do not match its body', async () => {
+    const wrongMethod = await post('tools/list', {}, { headers: { 'mcp-method': 'prompts/list' } });
+    expect(wrongMethod.status).toBe(400);
+    expect(((await wrongMethod.json()) as { error: { code: number } }).error.code).toBe(-32020);
+    const wrongName = await post('tools/call', { name: 'everything__echo', arguments: { message: 'x' } }, { headers: { 'mcp-name': 'everything__other' } });
+    expect(wrongName.status).toBe(400);
+    const noMeta = await fetch(`${p.edgeUrl}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': REVISION, 'mcp-method': 'tools/list' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'tools/list', params: {} }),
+    });
+    expect(noMeta.status).toBe(400);
+    expect(((await noMeta.json()) as { error: { code: number } }).error.code).toBe(-32602);
+    const removed = await post('initialize', { protocolVersion: REVISION, capabilities: {}, clientInfo: { name: 'x', version: '1' } });
+    expect(removed.status).toBe(404);
+  });
+
+  it('should govern a tool call and stream its progress on the answer stream', async () => {
+    const res = await post('tools/call', { name: 'everything__trigger-long-running-operation', arguments: { duration: 0.4, steps: 2 } }, { meta: { progressToken: 'p-1' } });
+    expect(res.headers.get('content-type')).toContain('text/event-stream');
+    const messages = await messagesOf(res);
+    const progress = messages.filter((m) => m.method === 'notifications/progress');
+    expect(progress[0].params).toMatchObject({ progressToken: 'p-1', progress: 1, total: 2 });
+    const answer = messages.at(-1)!;
+    expect(answer.result).toMatchObject({ resultType: 'complete', content: [{ type: 'text', text: expect.stringContaining('completed') }], _meta: { 'tollgate/call': { tool: 'everything__trigger-long-running-operation' } } });
+  });
+
+  it('should hear of a policy change on subscriptions/listen, and serve 2025-11-25 agents beside it', async () => {
+    const listen = await post('subscriptions/listen', { notifications: { toolsListChanged: true } });
+    const reader = listen.body!.getReader();
+    const events: string[] = [];
+    const next = async (match: string) => {
+      while (!events.join('').includes(match)) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error('listen stream ended');
+        events.push(new TextDecoder().decode(value));
+      }
+    };
+    await next('notifications/subscriptions/acknowledged');
+    await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['everything:*'], deny: ['everything:echo'] });
+    await next('notifications/tools/list_changed');
+    expect(events.join('')).toContain(`"${META}subscriptionId"`);
+    await reader.cancel();
+
+    const legacy = await connectAgent(p.edgeUrl, key);
+    expect((await legacy.listTools()).tools.map((t) => t.name)).not.toContain('everything__echo');
+    await legacy.close();
+  });
+});
