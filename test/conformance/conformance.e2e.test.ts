@@ -1,40 +1,57 @@
 import path from 'node:path';
 import { QueueName } from '@tollgate/queue';
-import { SERVER_EVERYTHING, waitForJobs } from '@tollgate/testing';
+import { waitForJobs } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConformanceServer, startConformanceServer } from '../fixtures/conformance-server';
 import { RunningPlatform, startPlatform } from '../support/platform';
 import { runConformance } from './run-conformance';
 
-describe('MCP conformance suite against the edge', () => {
+// The suite names fixed tools, resources and prompts (test_simple_text, test://static-text,
+// test_simple_prompt): the project's conformance fixture sits behind the edge as an upstream exposed
+// unprefixed, so those names reach the suite unchanged, with the edge's governance on throughout.
+describe('MCP conformance suite against the edge, the conformance fixture as its unprefixed upstream', () => {
   let p: RunningPlatform;
+  let fixture: ConformanceServer;
   let key: string;
 
   beforeAll(async () => {
     p = await startPlatform();
+    fixture = await startConformanceServer();
     const orgId = (await p.admin('POST', '/v1/orgs', { name: 'Conformance', slug: 'conformance' })).body.id;
     const teamId = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 't' })).body.id;
     const userId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'c@example.test' })).body.id;
     await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId });
-    key = (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'conformance' })).body.secret;
-    const upstreamId = (await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'everything', transport: 'STDIO', ...SERVER_EVERYTHING })).body.id;
+    const created = (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'conformance' })).body;
+    key = created.secret;
+    const upstreamId = (await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'conformance', transport: 'STREAMABLE_HTTP', url: fixture.url, callTimeoutMs: 20_000 })).body.id;
     const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${upstreamId}/sync`);
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
-    await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['everything:*'], deny: [] });
-  });
+    expect((await p.admin('PUT', `/v1/orgs/${orgId}/upstreams/${upstreamId}/exposure`, { exposeUnprefixed: true })).status).toBe(200);
+    // Governance stays on: a policy that allows the fixture, a price for each kind, a hard budget.
+    const policy = { allow: ['conformance:*'], deny: [], resourceAllow: ['conformance:*'], promptAllow: ['conformance:*'] };
+    expect((await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, policy)).status).toBe(200);
+    for (const toolPattern of ['*', 'resource:*', 'prompt:*']) {
+      expect((await p.admin('POST', `/v1/orgs/${orgId}/prices`, { upstreamId, toolPattern, perCallMicros: 10 })).status).toBe(201);
+    }
+    expect((await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, { scope: 'KEY', scopeId: created.key.id, period: 'MONTH', limitMicros: 10_000_000 })).status).toBe(200);
+  }, 120_000);
 
   afterAll(async () => {
     await p?.close();
+    await fixture?.close();
   });
 
-  it('should pass every scenario that applies to a gateway, with a baseline that names the rest', async () => {
+  it('should pass every scored 2025-11-25 scenario, with a baseline that names the rest and why', async () => {
     const result = await runConformance({
       url: `${p.edgeUrl}/mcp`,
       headers: { Authorization: `Bearer ${key}` },
       baselineFile: path.join(__dirname, 'baseline.yml'),
-      suite: 'active',
+      requirements: '2025-11-25',
+      timeoutMs: 8 * 60_000,
     });
-    expect(result.passed.length, result.output).toBeGreaterThanOrEqual(5);
-    expect(result.passed).toEqual(expect.arrayContaining(['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection', 'logging-set-level']));
+    expect(result.passed, result.output).toEqual(
+      expect.arrayContaining(['server-initialize', 'ping', 'tools-list', 'tools-call-simple-text', 'resources-read-text', 'prompts-get-simple', 'completion-complete']),
+    );
     expect(result.unexpectedFailures, JSON.stringify(result.errors, null, 2)).toEqual([]);
     expect(result.staleBaselineEntries).toEqual([]);
   }, 600_000);
