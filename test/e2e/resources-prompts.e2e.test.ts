@@ -165,6 +165,33 @@ describe('resources, prompts and completions through the governed edge (server-e
     expect(metaOf(read).call.outputTokens).toBeLessThanOrEqual(200);
   });
 
+  it('should hold new resources and prompts for review where the org asks for it, and serve them once approved', async () => {
+    const reviewOrg = (await p.admin('POST', '/v1/orgs', { name: 'Careful', slug: 'careful', autoApproveTools: false })).body.id;
+    const team = (await p.admin('POST', `/v1/orgs/${reviewOrg}/teams`, { name: 't' })).body.id;
+    const user = (await p.admin('POST', `/v1/orgs/${reviewOrg}/users`, { email: 'c@careful.test' })).body.id;
+    await p.admin('POST', `/v1/orgs/${reviewOrg}/teams/${team}/members`, { userId: user });
+    const secret = (await p.admin('POST', `/v1/orgs/${reviewOrg}/keys`, { teamId: team, userId: user, name: 'k' })).body.secret;
+    const up = (await p.admin('POST', `/v1/orgs/${reviewOrg}/upstreams`, { namespace: 'everything', transport: 'STDIO', ...SERVER_EVERYTHING })).body.id;
+    const sync = await p.admin('POST', `/v1/orgs/${reviewOrg}/upstreams/${up}/sync`);
+    await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
+    await p.admin('PUT', `/v1/orgs/${reviewOrg}/policies/ORG/${reviewOrg}`, { allow: [], deny: [], resourceAllow: ['everything:*'], promptAllow: ['everything:*'] });
+
+    const held = await p.admin('GET', `/v1/orgs/${reviewOrg}/catalog-entries?reviewStatus=PENDING&kind=PROMPT`);
+    expect(held.status).toBe(200);
+    const simple = held.body.find((e: { key: string }) => e.key === 'simple-prompt');
+    expect(simple).toMatchObject({ kind: 'PROMPT', pinnedHash: null });
+    const careful = await connectAgent(p.edgeUrl, secret);
+    try {
+      expect((await careful.listPrompts()).prompts).toEqual([]);
+      expect((await careful.listResources()).resources).toEqual([]);
+      const approved = await p.admin('POST', `/v1/orgs/${reviewOrg}/catalog-entries/${simple.id}/approve`, { definitionHash: simple.definitionHash });
+      expect(approved.status).toBe(200);
+      expect((await careful.listPrompts()).prompts.map((x) => x.name)).toEqual(['everything__simple-prompt']);
+    } finally {
+      await careful.close();
+    }
+  });
+
   it('should expose an upstream unprefixed, and refuse a second one whose names collide', async () => {
     const res = await p.admin('PUT', `/v1/orgs/${orgId}/upstreams/${everythingId}/exposure`, { exposeUnprefixed: true });
     expect(res.status, JSON.stringify(res.body)).toBe(200);

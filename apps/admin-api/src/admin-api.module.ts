@@ -46,6 +46,8 @@ import { EffectivePolicyService } from './keys/effective-policy.service';
 import { KeyScopeGuard } from './keys/key-scope.guard';
 import { ToolProfilerModule } from './tools/tool-profiler.module';
 import { ToolsController } from './tools/tools.controller';
+import { CatalogEntriesController } from './tools/catalog-entries.controller';
+import { CatalogEntryReviewService } from '@tollgate/catalog';
 
 /** The admin API process: REST controllers over the domain libs, nothing more. */
 @Module({})
@@ -89,12 +91,14 @@ export class AdminApiModule {
         BudgetReconcileController,
         AlertsController,
         ToolsController,
+        CatalogEntriesController,
         KeyPreviewController,
         EffectivePolicyController,
       ],
       providers: [
         AuditService,
         UpstreamAdminService,
+        CatalogEntryReviewService,
         KeyPreviewService,
         EffectivePolicyService,
         AdminBearerStrategy,

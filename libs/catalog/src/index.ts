@@ -14,3 +14,4 @@ export * from './catalog-schedule.service';
 export * from './catalog-exposure';
 export * from './listed-entry';
 export * from './catalog-entry-sync';
+export * from './catalog-entry-review.service';
