@@ -34,10 +34,14 @@ import { KeysController } from './keys/keys.controller';
 import { OAuthModule } from './oauth/oauth.module';
 import { OrgsController } from './orgs/orgs.controller';
 import { PoliciesController } from './policies/policies.controller';
+import { PolicyChangesController } from './policies/policy-changes.controller';
+import { PolicyChangeService } from './policies/policy-change.service';
 import { PricesController } from './prices/prices.controller';
+import { PriceHistoryController } from './prices/price-history.controller';
 import { TeamsController } from './teams/teams.controller';
 import { UpstreamAdminService } from './upstreams/upstream-admin.service';
 import { UpstreamsController } from './upstreams/upstreams.controller';
+import { UpstreamLifecycleController } from './upstreams/upstream-lifecycle.controller';
 import { UsersController } from './users/users.controller';
 import { KeyPreviewController } from './keys/key-preview.controller';
 import { KeyPreviewService } from './keys/key-preview.service';
@@ -48,6 +52,7 @@ import { ToolProfilerModule } from './tools/tool-profiler.module';
 import { ToolsController } from './tools/tools.controller';
 import { CatalogEntriesController } from './tools/catalog-entries.controller';
 import { CatalogEntryReviewService } from '@tollgate/catalog';
+import { ToolBulkReviewController } from './tools/tool-bulk-review.controller';
 
 /** The admin API process: REST controllers over the domain libs, nothing more. */
 @Module({})
@@ -82,14 +87,18 @@ export class AdminApiModule {
         UsersController,
         KeysController,
         UpstreamsController,
+        UpstreamLifecycleController,
         PoliciesController,
+        PolicyChangesController,
         PricesController,
+        PriceHistoryController,
         BudgetsController,
         RateLimitsController,
         AuditController,
         ReportsController,
         BudgetReconcileController,
         AlertsController,
+        ToolBulkReviewController,
         ToolsController,
         CatalogEntriesController,
         KeyPreviewController,
@@ -101,6 +110,7 @@ export class AdminApiModule {
         CatalogEntryReviewService,
         KeyPreviewService,
         EffectivePolicyService,
+        PolicyChangeService,
         AdminBearerStrategy,
         // Guards run in this order: authenticate, then check the org and the role, then the key's owner.
         { provide: APP_GUARD, useClass: AdminAuthGuard },

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Budget, PrismaService, scopeBelongsToOrg } from '@tollgate/db';
-import { Micros, PeriodKind } from '@tollgate/kernel';
+import { Micros, PeriodKind, StaleWriteException } from '@tollgate/kernel';
 import { ORG_CONFIG_CHANGED_CHANNEL, RedisService } from '@tollgate/redis';
 import { BudgetScope } from './budget.service';
 import { BudgetAdminException, BudgetAdminExceptionCode } from './budget-admin.exception';
@@ -44,7 +44,8 @@ export class BudgetAdminService {
     private readonly redis: RedisService,
   ) {}
 
-  async putBudget(orgId: string, input: PutBudgetInput): Promise<{ budget: Budget; created: boolean }> {
+  /** Upserts; with `expectedVersion` only that version of an existing budget is updated (else StaleWriteException). */
+  async putBudget(orgId: string, input: PutBudgetInput, expectedVersion?: number): Promise<{ budget: Budget; created: boolean }> {
     if (input.limitMicros < 0n) throw new BudgetAdminException(BudgetAdminExceptionCode.InvalidBudget, 'limitMicros must not be negative', 'limitMicros');
     if (input.limitMicros > MAX_BUDGET_MICROS) {
       throw new BudgetAdminException(BudgetAdminExceptionCode.InvalidBudget, `limitMicros must be at most ${MAX_BUDGET_MICROS}`, 'limitMicros');
@@ -54,13 +55,16 @@ export class BudgetAdminService {
     await this.assertScopeInOrg(orgId, input.scope, input.scopeId);
 
     const key = { orgId, scope: input.scope, scopeId: input.scopeId, period: input.period };
-    const existing = await this.prisma.budget.findUnique({ where: { orgId_scope_scopeId_period: key }, select: { id: true } });
+    const existing = await this.prisma.budget.findUnique({ where: { orgId_scope_scopeId_period: key }, select: { id: true, version: true } });
     const data = { limitMicros: input.limitMicros, mode: input.mode ?? 'HARD', alertThresholds: thresholds.value };
-    const budget = await this.prisma.budget.upsert({
-      where: { orgId_scope_scopeId_period: key },
-      create: { ...key, ...data },
-      update: data,
-    });
+    if (expectedVersion !== undefined) {
+      const { count } = await this.prisma.budget.updateMany({ where: { ...key, version: expectedVersion }, data: { ...data, version: { increment: 1 } } });
+      if (count === 0) throw new StaleWriteException('budget', expectedVersion, (await this.prisma.budget.findUnique({ where: { orgId_scope_scopeId_period: key } }))?.version ?? null);
+    }
+    const budget =
+      expectedVersion !== undefined
+        ? await this.prisma.budget.findUniqueOrThrow({ where: { orgId_scope_scopeId_period: key } })
+        : await this.prisma.budget.upsert({ where: { orgId_scope_scopeId_period: key }, create: { ...key, ...data }, update: { ...data, version: { increment: 1 } } });
     await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
     return { budget, created: !existing };
   }

@@ -13,10 +13,11 @@ export class CatalogScheduleService {
   }
 
   /** Creates or updates the repeating sync of an upstream (idempotent: one scheduler per upstream). */
-  async scheduleUpstreamSync(upstream: { id: string; orgId: string; syncIntervalSeconds: number; enabled: boolean }): Promise<void> {
+  async scheduleUpstreamSync(upstream: { id: string; orgId: string; syncIntervalSeconds: number; enabled: boolean; syncPaused?: boolean; deletedAt?: Date | null }): Promise<void> {
     const queue = this.jobs.queue(QueueName.CatalogSync);
     const schedulerId = `sync-${upstream.id}`;
-    if (!upstream.enabled) {
+    // Disabled, paused or deleted: no scheduler (the worker's boot and checks skip them too).
+    if (!upstream.enabled || upstream.syncPaused || upstream.deletedAt) {
       await queue.removeJobScheduler(schedulerId);
       return;
     }

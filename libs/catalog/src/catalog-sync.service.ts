@@ -24,7 +24,8 @@ export interface SyncReport {
   /** Fields (or whole tools) dropped because the upstream sent them invalid; also kept on the upstream. */
   warnings: string[];
   /** The upstream's resources, resource templates and prompts, reconciled like its tools. */
-  entries: EntrySyncReport;
+  entries: EntrySyncReport;  /** The sync did not run: the upstream is disabled, or its sync is paused. */
+  skipped?: boolean;
 }
 
 interface ListedTools {
@@ -56,8 +57,13 @@ export class CatalogSyncService {
     @Optional() @Inject(TOOL_PROFILER) private readonly profiler?: ToolProfiler,
   ) {}
 
-  async syncUpstream(orgId: string, upstreamId: string): Promise<SyncReport> {
+  async syncUpstream(orgId: string, upstreamId: string, trigger?: string): Promise<SyncReport> {
     const upstream = await this.registry.getUpstream(orgId, upstreamId);
+    // A disabled upstream is not read; a paused one only when an admin asks for a sync.
+    if (!upstream.enabled || (upstream.syncPaused && trigger !== 'admin')) {
+      this.logger.log(`skipped ${trigger ?? ''} sync of ${upstream.namespace}: ${upstream.enabled ? 'sync paused' : 'upstream disabled'}`);
+      return { upstreamId: upstream.id, total: 0, added: 0, changed: 0, removed: 0, unchanged: 0, heldForReview: 0, warnings: [], entries: { added: 0, changed: 0, removed: 0, unchanged: 0, heldForReview: 0 }, skipped: true };
+    }
     let listed: ListedTools;
     try {
       listed = await this.listAllTools(await this.syncSpecOf(upstream));
@@ -69,7 +75,7 @@ export class CatalogSyncService {
     }
     const org = await this.prisma.organization.findUniqueOrThrow({ where: { id: orgId } });
     const report = await this.prisma.$transaction(
-      (tx) => this.reconcile(tx, orgId, upstream.id, listed, org.autoApproveTools, upstream.namespace),
+      (tx) => this.reconcile(tx, orgId, upstream.id, listed, upstream.autoApproveTools ?? org.autoApproveTools, upstream.namespace),
       { timeout: 60_000 },
     );
     await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);

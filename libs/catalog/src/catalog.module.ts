@@ -5,10 +5,11 @@ import { TierScoreJobs } from './tier-score-jobs.service';
 import { TierScoreService } from './tier-score.service';
 import { ToolCatalogService } from './tool-catalog.service';
 import { ToolReviewService } from './tool-review.service';
+import { UpstreamLifecycleService } from './upstream-lifecycle.service';
 import { UpstreamRegistry } from './upstream-registry.service';
 
 @Module({
-  providers: [UpstreamRegistry, CatalogSyncService, ToolCatalogService, CatalogScheduleService, ToolReviewService, TierScoreService, TierScoreJobs],
-  exports: [UpstreamRegistry, CatalogSyncService, ToolCatalogService, CatalogScheduleService, ToolReviewService, TierScoreService, TierScoreJobs],
+  providers: [UpstreamRegistry, CatalogSyncService, ToolCatalogService, CatalogScheduleService, ToolReviewService, TierScoreService, TierScoreJobs, UpstreamLifecycleService],
+  exports: [UpstreamRegistry, CatalogSyncService, ToolCatalogService, CatalogScheduleService, ToolReviewService, TierScoreService, TierScoreJobs, UpstreamLifecycleService],
 })
 export class CatalogModule {}

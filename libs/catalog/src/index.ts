@@ -15,3 +15,4 @@ export * from './catalog-exposure';
 export * from './listed-entry';
 export * from './catalog-entry-sync';
 export * from './catalog-entry-review.service';
+export * from './upstream-lifecycle.service';

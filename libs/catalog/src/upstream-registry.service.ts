@@ -110,11 +110,12 @@ export class UpstreamRegistry {
   }
 
   listUpstreams(orgId: string) {
-    return this.prisma.upstreamServer.findMany({ where: { orgId }, orderBy: { createdAt: 'asc' } });
+    return this.prisma.upstreamServer.findMany({ where: { orgId, deletedAt: null }, orderBy: { createdAt: 'asc' } });
   }
 
   async getUpstream(orgId: string, upstreamId: string): Promise<UpstreamServer> {
-    const row = await this.prisma.upstreamServer.findFirst({ where: { orgId, id: upstreamId } });
+    // A deleted upstream is gone for the admin API and the worker; reports still read its row.
+    const row = await this.prisma.upstreamServer.findFirst({ where: { orgId, id: upstreamId, deletedAt: null } });
     if (!row) throw new CatalogException(CatalogExceptionCode.UpstreamNotFound, `upstream ${upstreamId} not found`, 'upstreamId');
     return row;
   }
@@ -145,9 +146,9 @@ export class UpstreamRegistry {
     return this.prisma.upstreamServer.update({ where: { id: upstream.id }, data: { exposeUnprefixed } });
   }
 
-  /** Every enabled upstream, for the worker's schedules. */
+  /** Every enabled upstream whose sync is not paused, for the worker's schedules. */
   listAllEnabled() {
-    return this.prisma.upstreamServer.findMany({ where: { enabled: true } });
+    return this.prisma.upstreamServer.findMany({ where: { enabled: true, syncPaused: false, deletedAt: null } });
   }
 }
 

@@ -6,3 +6,4 @@ export * from './stable-json';
 export * from './tenant-level';
 export * from './media-type';
 export * from './dependency-outage';
+export * from './stale-write.exception';

@@ -4,3 +4,4 @@ export * from './policy-admin.service';
 export * from './policy.module';
 export * from './policy-admin.exception';
 export * from './resource-pattern';
+export * from './policy-change';

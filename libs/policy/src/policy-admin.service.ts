@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AccessPolicy, PrismaService, scopeBelongsToOrg } from '@tollgate/db';
-import { isValidToolPattern } from '@tollgate/kernel';
+import { StaleWriteException, isValidToolPattern } from '@tollgate/kernel';
 import { isValidResourcePattern } from './resource-pattern';
 import { ORG_CONFIG_CHANGED_CHANNEL, RedisService } from '@tollgate/redis';
 import { PolicyScope } from './access-decision';
@@ -22,6 +22,9 @@ export interface PutPolicyInput {
   outputTokenCap?: number | null;
   outputOverflow?: 'PAGE' | 'REFUSE' | null;
 }
+
+/** The columns a write sets: every list and setting of the policy. */
+type PolicyColumns = Omit<AccessPolicy, 'id' | 'orgId' | 'scope' | 'scopeId' | 'version' | 'createdAt' | 'updatedAt'>;
 
 /** Most patterns one list may hold: the edge matches every call against them. */
 export const MAX_PATTERNS_PER_LIST = 500;
@@ -65,8 +68,11 @@ export class PolicyAdminService {
     private readonly redis: RedisService,
   ) {}
 
-  /** Creates or replaces the policy of one scope; the scope must belong to the organisation. */
-  async putPolicy(orgId: string, scope: PolicyScope, scopeId: string, input: PutPolicyInput): Promise<AccessPolicy> {
+  /**
+   * Creates or replaces the policy of one scope; the scope must belong to the organisation. With
+   * `expectedVersion` the write applies only to that version of the policy (else StaleWriteException).
+   */
+  async putPolicy(orgId: string, scope: PolicyScope, scopeId: string, input: PutPolicyInput, expectedVersion?: number): Promise<AccessPolicy> {
     const lists = [
       ['allow', input.allow, 'tool'],
       ['deny', input.deny, 'tool'],
@@ -102,13 +108,30 @@ export class PolicyAdminService {
       outputTokenCap: input.outputTokenCap ?? null,
       outputOverflow: input.outputOverflow ?? null,
     };
-    const policy = await this.prisma.accessPolicy.upsert({
-      where: { orgId_scope_scopeId: { orgId, scope, scopeId } },
-      create: { orgId, scope, scopeId, ...data },
-      update: data,
-    });
+    const policy = expectedVersion === undefined ? await this.upsert(orgId, scope, scopeId, data) : await this.updateAt(orgId, scope, scopeId, data, expectedVersion);
     await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
     return policy;
+  }
+
+  /** The policy of one scope, or null when that level has none. */
+  async getPolicy(orgId: string, scope: PolicyScope, scopeId: string): Promise<AccessPolicy | null> {
+    await this.assertScopeInOrg(orgId, scope, scopeId);
+    return this.prisma.accessPolicy.findUnique({ where: { orgId_scope_scopeId: { orgId, scope, scopeId } } });
+  }
+
+  private upsert(orgId: string, scope: PolicyScope, scopeId: string, data: PolicyColumns): Promise<AccessPolicy> {
+    return this.prisma.accessPolicy.upsert({
+      where: { orgId_scope_scopeId: { orgId, scope, scopeId } },
+      create: { orgId, scope, scopeId, ...data },
+      update: { ...data, version: { increment: 1 } },
+    });
+  }
+
+  private async updateAt(orgId: string, scope: PolicyScope, scopeId: string, data: PolicyColumns, expectedVersion: number): Promise<AccessPolicy> {
+    const { count } = await this.prisma.accessPolicy.updateMany({ where: { orgId, scope, scopeId, version: expectedVersion }, data: { ...data, version: { increment: 1 } } });
+    const now = await this.prisma.accessPolicy.findUnique({ where: { orgId_scope_scopeId: { orgId, scope, scopeId } } });
+    if (count === 0 || !now) throw new StaleWriteException('policy', expectedVersion, now?.version ?? null);
+    return now;
   }
 
   listPolicies(orgId: string): Promise<AccessPolicy[]> {

@@ -1,6 +1,7 @@
 export enum PriceBookExceptionCode {
   InvalidRule = 'PRICE_RULE_INVALID',
   UpstreamNotFound = 'PRICE_RULE_UPSTREAM_NOT_FOUND',
+  RuleNotFound = 'PRICE_RULE_NOT_FOUND',
 }
 
 export class PriceBookException extends Error {

@@ -90,6 +90,39 @@ export class PriceBookService {
     return rule;
   }
 
+  /**
+   * Ends a rule from `until` (default now): calls from then on are priced by the next rule in line
+   * (or free). Never edits the past: `until` may not be earlier than now, and a rule that has
+   * already ended stays as it is.
+   */
+  async endPriceRule(orgId: string, ruleId: string, until: Date | undefined, now = new Date()): Promise<{ rule: PriceRule; previousUntil: Date | null }> {
+    const rule = await this.prisma.priceRule.findFirst({ where: { orgId, id: ruleId } });
+    if (!rule) throw new PriceBookException(PriceBookExceptionCode.RuleNotFound, `price rule ${ruleId} not found`, 'ruleId');
+    const end = until ?? now;
+    if (end.getTime() < now.getTime() - EFFECTIVE_FROM_SKEW_MS) {
+      throw new PriceBookException(PriceBookExceptionCode.InvalidRule, 'effectiveUntil must not be in the past: past calls keep the price they were charged', 'effectiveUntil');
+    }
+    if (rule.effectiveUntil && rule.effectiveUntil.getTime() <= now.getTime()) {
+      throw new PriceBookException(PriceBookExceptionCode.InvalidRule, `the rule already ended at ${rule.effectiveUntil.toISOString()}; add a new rule instead`, 'effectiveUntil');
+    }
+    if (end.getTime() < rule.effectiveFrom.getTime()) {
+      throw new PriceBookException(PriceBookExceptionCode.InvalidRule, `effectiveUntil must not be before the rule's effectiveFrom (${rule.effectiveFrom.toISOString()})`, 'effectiveUntil');
+    }
+    // Conditional on the end read above, so two concurrent ends cannot move a past end.
+    const { count } = await this.prisma.priceRule.updateMany({ where: { id: rule.id, effectiveUntil: rule.effectiveUntil }, data: { effectiveUntil: end } });
+    if (count === 0) throw new PriceBookException(PriceBookExceptionCode.InvalidRule, 'the rule was ended by another request meanwhile; read it again', 'effectiveUntil');
+    await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
+    return { rule: await this.prisma.priceRule.findUniqueOrThrow({ where: { id: rule.id } }), previousUntil: rule.effectiveUntil };
+  }
+
+  /** Every rule of the organisation, ended ones included, oldest effective date first (the book's history). */
+  priceHistory(orgId: string, filter: { upstreamId?: string; toolPattern?: string } = {}): Promise<PriceRule[]> {
+    return this.prisma.priceRule.findMany({
+      where: { orgId, ...(filter.upstreamId ? { upstreamId: filter.upstreamId } : {}), ...(filter.toolPattern ? { toolPattern: filter.toolPattern } : {}) },
+      orderBy: [{ effectiveFrom: 'asc' }, { createdAt: 'asc' }],
+    });
+  }
+
   /** Every rule of the organisation, newest effective date first. */
   listPriceRules(orgId: string, filter: { upstreamId?: string } = {}): Promise<PriceRule[]> {
     return this.prisma.priceRule.findMany({

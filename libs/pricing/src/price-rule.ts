@@ -10,6 +10,8 @@ export interface PriceRuleData {
   reportedCostCapMicros: Micros;
   chargeFailedCalls: boolean;
   effectiveFrom: Date;
+  /** Ended from this instant on; null or absent: open-ended. */
+  effectiveUntil?: Date | null;
 }
 
 /** What a call is priced with when no rule matches: free, but still metered. */
@@ -63,6 +65,7 @@ export function selectPriceRule(rules: readonly PriceRuleData[], upstreamId: str
   let best: PriceRuleData | null = null;
   for (const rule of rules) {
     if (rule.effectiveFrom > at) continue;
+    if (rule.effectiveUntil && rule.effectiveUntil <= at) continue;
     if (rule.upstreamId !== null && rule.upstreamId !== upstreamId) continue;
     if (pricedKindOf(rule.toolPattern) !== pricedKindOf(toolName) || !toolGlobMatches(rule.toolPattern, toolName)) continue;
     if (!best || compareRules(rule, best) > 0) best = rule;

@@ -31,6 +31,8 @@ interface PooledConnection {
   toolCaller?: StreamableHttpToolCaller;
   /** The calls in progress on it, with the relay to each one's agent (if it has a stream). */
   calls: Set<{ relay?: UpstreamCallRelay }>;
+  /** Replaced by a connection with new settings (a rotated secret): closed once its last call ends. */
+  retired?: boolean;
 }
 
 interface PooledClient {
@@ -96,7 +98,8 @@ export class UpstreamClientPool implements OnModuleDestroy {
     const version = session ? `${spec.version}:${sha256Hex(JSON.stringify(session.headers))}` : spec.version;
     const pooled = this.clients.get(key);
     if (pooled && pooled.version === version) return pooled.connection;
-    if (pooled) void closeConnection(pooled);
+    // New settings: new calls go to a new connection; the calls still running on the old one finish.
+    if (pooled) void retireConnection(pooled);
 
     const announceListChanged = () => {
       for (const h of this.listChangedHandlers) h(spec);
@@ -218,6 +221,7 @@ export class UpstreamClientPool implements OnModuleDestroy {
         if (attempt === 2) throw err;
       } finally {
         pooled.calls.delete(call);
+        if (pooled.retired && pooled.calls.size === 0) void pooled.client.close().catch(() => undefined);
       }
     }
   }
@@ -278,6 +282,13 @@ function relayToTheCallingAgent(connection: PooledConnection): void {
 }
 
 /** Closes a pooled connection; one that never opened, or fails to close, needs nothing more. */
+async function retireConnection(pooled: PooledClient): Promise<void> {
+  const connection = await pooled.connection.catch(() => undefined);
+  if (!connection) return;
+  connection.retired = true;
+  if (connection.calls.size === 0) await connection.client.close().catch(() => undefined);
+}
+
 async function closeConnection(pooled: PooledClient): Promise<void> {
   await pooled.connection.then((c) => c.client.close()).catch(() => undefined);
 }

@@ -12,6 +12,7 @@ export class BudgetView {
   @ApiProperty({ type: 'integer', description: 'Integer micro-units' }) limitMicros!: number;
   @ApiProperty({ enum: BUDGET_MODES }) mode!: string;
   @ApiProperty({ type: [Number] }) alertThresholds!: number[];
+  @ApiProperty({ description: 'Optimistic concurrency: the ETag of the budget; send it as If-Match to refuse a stale write (412)' }) version!: number;
   @ApiProperty() createdAt!: Date;
   @ApiProperty() updatedAt!: Date;
 }
@@ -26,6 +27,7 @@ export function toBudgetView(b: Budget): BudgetView {
     limitMicros: microsToJson(b.limitMicros),
     mode: b.mode,
     alertThresholds: b.alertThresholds,
+    version: b.version,
     createdAt: b.createdAt,
     updatedAt: b.updatedAt,
   };

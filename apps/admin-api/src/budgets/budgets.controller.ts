@@ -1,5 +1,6 @@
-import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Put } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiBearerAuth, ApiNoContentResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Put, Res } from '@nestjs/common';
+import type { Response } from 'express';
+import { ApiBadRequestResponse, ApiBearerAuth, ApiNoContentResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiPreconditionFailedResponse, ApiTags } from '@nestjs/swagger';
 import { BudgetAdminService } from '@tollgate/budget';
 import type { AdminPrincipal } from '@tollgate/identity';
 import { toMicros } from '@tollgate/kernel';
@@ -7,6 +8,7 @@ import { AuditService } from '../audit/audit.service';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
 import { ErrorBodyView } from '../common/error-body.view';
+import { IfMatch, setEtag } from '../common/if-match.decorator';
 import { UuidParam } from '../common/uuid-param.decorator';
 import { BudgetView, toBudgetView } from './budget.view';
 import { PutBudgetDto } from './put-budget.dto';
@@ -27,12 +29,16 @@ export class BudgetsController {
   @ApiOperation({ summary: 'Create or update the budget of a scope and period (upsert on org, scope, scopeId and period)' })
   @ApiOkResponse({ type: BudgetView })
   @ApiBadRequestResponse({ type: ErrorBodyView })
+  @ApiPreconditionFailedResponse({ type: ErrorBodyView, description: 'STALE_WRITE: If-Match names another version than the budget’s current one' })
   async putBudget(
     @CurrentAdmin() admin: AdminPrincipal,
     @UuidParam('orgId') orgId: string,
+    @IfMatch() ifMatch: number | undefined,
     @Body() dto: PutBudgetDto,
+    @Res({ passthrough: true }) res: Response,
   ): Promise<BudgetView> {
-    const { budget, created } = await this.budgets.putBudget(orgId, { ...dto, limitMicros: toMicros(dto.limitMicros) });
+    const { budget, created } = await this.budgets.putBudget(orgId, { ...dto, limitMicros: toMicros(dto.limitMicros) }, ifMatch);
+    setEtag(res, budget.version);
     const view = toBudgetView(budget);
     await this.audit.record(admin, { orgId, action: created ? 'budget.created' : 'budget.updated', targetType: 'budget', targetId: budget.id, details: { ...view } });
     return view;

@@ -1,5 +1,6 @@
-import { Body, Controller, Get, Put } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiBearerAuth, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, Put, Res } from '@nestjs/common';
+import type { Response } from 'express';
+import { ApiBadRequestResponse, ApiBearerAuth, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiPreconditionFailedResponse, ApiTags } from '@nestjs/swagger';
 import type { AdminPrincipal } from '@tollgate/identity';
 import { PolicyAdminService, PolicyScope } from '@tollgate/policy';
 import { AuditService } from '../audit/audit.service';
@@ -7,6 +8,7 @@ import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
 import { EnumParam } from '../common/enum-param.decorator';
 import { ErrorBodyView } from '../common/error-body.view';
+import { IfMatch, setEtag } from '../common/if-match.decorator';
 import { UuidParam } from '../common/uuid-param.decorator';
 import { POLICY_SCOPES, PolicyView, toPolicyView } from './policy.view';
 import { PutPolicyDto } from './put-policy.dto';
@@ -27,28 +29,34 @@ export class PoliciesController {
   @ApiParam({ name: 'scope', enum: Object.values(POLICY_SCOPES) })
   @ApiOkResponse({ type: PolicyView })
   @ApiBadRequestResponse({ type: ErrorBodyView, description: 'A bad pattern is named, e.g. field "allow[2]"' })
+  @ApiPreconditionFailedResponse({ type: ErrorBodyView, description: 'STALE_WRITE: If-Match names another version than the current one' })
   async putPolicy(
     @CurrentAdmin() admin: AdminPrincipal,
     @UuidParam('orgId') orgId: string,
     @EnumParam('scope', POLICY_SCOPES) scope: PolicyScope,
     @UuidParam('scopeId') scopeId: string,
+    @IfMatch() ifMatch: number | undefined,
     @Body() dto: PutPolicyDto,
+    @Res({ passthrough: true }) res: Response,
   ): Promise<PolicyView> {
     const policy = await this.policies.putPolicy(orgId, scope, scopeId, {
       ...dto,
+      allow: dto.allow ?? [],
+      deny: dto.deny ?? [],
       autoExecute: dto.autoExecute ?? undefined,
       resourceAllow: dto.resourceAllow ?? undefined,
       resourceDeny: dto.resourceDeny ?? undefined,
       promptAllow: dto.promptAllow ?? undefined,
       promptDeny: dto.promptDeny ?? undefined,
-    });
+    }, ifMatch);
     await this.audit.record(admin, {
       orgId,
       action: 'policy.updated',
       targetType: 'policy',
       targetId: policy.id,
-      details: { scope, scopeId, ...dto },
+      details: { scope, scopeId, ...dto, version: policy.version },
     });
+    setEtag(res, policy.version);
     return toPolicyView(policy);
   }
 

@@ -8,6 +8,7 @@ export class PolicyView {
   @ApiProperty({ format: 'uuid' }) orgId!: string;
   @ApiProperty({ enum: Object.values(POLICY_SCOPES) }) scope!: string;
   @ApiProperty({ format: 'uuid', description: 'The org, team, user or key id' }) scopeId!: string;
+  @ApiProperty({ description: 'Optimistic concurrency: the ETag of the policy; send it as If-Match to refuse a stale write (412)' }) version!: number;
   @ApiProperty({ type: [String] }) allow!: string[];
   @ApiProperty({ type: [String] }) deny!: string[];
   @ApiProperty({ type: [String] }) autoExecute!: string[];
@@ -30,6 +31,7 @@ export function toPolicyView(p: AccessPolicy): PolicyView {
     orgId: p.orgId,
     scope: p.scope,
     scopeId: p.scopeId,
+    version: p.version,
     allow: p.allow,
     deny: p.deny,
     autoExecute: p.autoExecute,

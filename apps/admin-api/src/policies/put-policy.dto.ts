@@ -7,17 +7,19 @@ const PATTERN_HELP = '`namespace:tool` globs: `*` matches any run of characters 
 
 /** The whole policy of one scope: a PUT replaces it, so omitted settings are cleared. */
 export class PutPolicyDto {
-  @ApiProperty({ type: [String], example: ['github:*', 'docs:search_*'], description: `Allowed tools, ${PATTERN_HELP}. Empty: this level does not narrow.` })
+  @ApiPropertyOptional({ type: [String], example: ['github:*', 'docs:search_*'], description: `Allowed tools, ${PATTERN_HELP}. Empty or omitted: this level does not narrow (a deny-only policy).` })
+  @IsOptional()
   @IsArray()
   @ArrayMaxSize(500)
   @IsString({ each: true })
-  allow!: string[];
+  allow?: string[];
 
-  @ApiProperty({ type: [String], example: ['github:delete_*'], description: `Denied tools (deny wins at every level), ${PATTERN_HELP}` })
+  @ApiPropertyOptional({ type: [String], example: ['github:delete_*'], description: `Denied tools (deny wins at every level), ${PATTERN_HELP}. Omitted: none.` })
+  @IsOptional()
   @IsArray()
   @ArrayMaxSize(500)
   @IsString({ each: true })
-  deny!: string[];
+  deny?: string[];
 
   @ApiPropertyOptional({ type: [String], nullable: true, example: ['docs:*'], description: 'Tools the agent may run without asking its user (null or omitted: none)' })
   @IsOptional()

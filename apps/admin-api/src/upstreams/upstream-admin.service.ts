@@ -1,5 +1,14 @@
 import { ForbiddenException, Inject, Injectable } from '@nestjs/common';
-import { CatalogException, CatalogExceptionCode, CatalogScheduleService, RegisterUpstreamInput, UpstreamRegistry } from '@tollgate/catalog';
+import {
+  CatalogException,
+  CatalogExceptionCode,
+  CatalogScheduleService,
+  RegisterUpstreamInput,
+  UpdateUpstreamInput,
+  UpstreamChange,
+  UpstreamLifecycleService,
+  UpstreamRegistry,
+} from '@tollgate/catalog';
 import { AdminConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { PrismaService, Tool, UpstreamServer } from '@tollgate/db';
 import type { AdminPrincipal } from '@tollgate/identity';
@@ -15,6 +24,7 @@ export class UpstreamAdminService {
   constructor(
     private readonly registry: UpstreamRegistry,
     private readonly schedule: CatalogScheduleService,
+    private readonly lifecycle: UpstreamLifecycleService,
     private readonly prisma: PrismaService,
     private readonly redis: RedisService,
     @Inject(TOLLGATE_CONFIG) private readonly config: AdminConfig,
@@ -54,6 +64,24 @@ export class UpstreamAdminService {
     const upstream = await this.registry.setExposeUnprefixed(orgId, upstreamId, exposeUnprefixed);
     await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
     return upstream;
+  }
+
+  /** Edits an upstream; a new URL passes the same outbound rule as at registration. */
+  async updateUpstream(orgId: string, upstreamId: string, input: UpdateUpstreamInput, expectedVersion?: number): Promise<UpstreamChange> {
+    if (input.url !== undefined) await checkUpstreamAddress(input.url);
+    return this.lifecycle.updateUpstream(orgId, upstreamId, input, expectedVersion);
+  }
+
+  setEnabled(orgId: string, upstreamId: string, enabled: boolean, expectedVersion?: number): Promise<UpstreamServer> {
+    return this.lifecycle.setEnabled(orgId, upstreamId, enabled, expectedVersion);
+  }
+
+  setSyncPaused(orgId: string, upstreamId: string, paused: boolean, expectedVersion?: number): Promise<UpstreamServer> {
+    return this.lifecycle.setSyncPaused(orgId, upstreamId, paused, expectedVersion);
+  }
+
+  deleteUpstream(orgId: string, upstreamId: string, expectedVersion?: number): Promise<UpstreamServer> {
+    return this.lifecycle.deleteUpstream(orgId, upstreamId, expectedVersion);
   }
 
   /** Every tool the catalog knows for the upstream, removed ones included (they carry removedAt). */

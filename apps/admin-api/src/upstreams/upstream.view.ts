@@ -19,7 +19,10 @@ export class UpstreamView {
   @ApiProperty() syncIntervalSeconds!: number;
   @ApiProperty() callTimeoutMs!: number;
   @ApiProperty({ nullable: true, type: Number }) outputTokenCap!: number | null;
-  @ApiProperty() enabled!: boolean;
+  @ApiProperty({ description: 'false: its tools are hidden from every key and calls to them refused' }) enabled!: boolean;
+  @ApiProperty({ description: 'Scheduled and list_changed syncs are skipped until resumed' }) syncPaused!: boolean;
+  @ApiProperty({ nullable: true, type: Boolean, description: 'Review of new or changed tools for this upstream; null follows the organization' }) autoApproveTools!: boolean | null;
+  @ApiProperty({ description: 'Optimistic concurrency: the ETag of the upstream; send it as If-Match to refuse a stale write (412)' }) version!: number;
   @ApiProperty({ description: 'Tools and prompts reach agents under their own names, without `<namespace>__`' }) exposeUnprefixed!: boolean;
   @ApiProperty({ nullable: true, type: Date }) lastSyncAt!: Date | null;
   @ApiProperty({ nullable: true, type: String }) lastSyncError!: string | null;
@@ -68,6 +71,9 @@ export function toUpstreamView(u: UpstreamServer): UpstreamView {
     outputTokenCap: u.outputTokenCap,
     exposeUnprefixed: u.exposeUnprefixed,
     enabled: u.enabled,
+    syncPaused: u.syncPaused,
+    autoApproveTools: u.autoApproveTools,
+    version: u.version,
     lastSyncAt: u.lastSyncAt,
     lastSyncError: u.lastSyncError,
     lastSyncWarnings: u.lastSyncWarnings,

@@ -1,4 +1,5 @@
-import { Body, Controller, Get, HttpCode, HttpStatus, Post, Put } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, HttpStatus, Post, Put, Res } from '@nestjs/common';
+import type { Response } from 'express';
 import {
   ApiAcceptedResponse,
   ApiBadRequestResponse,
@@ -17,6 +18,7 @@ import { redactUrl } from '../audit/audit-details';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
 import { ErrorBodyView } from '../common/error-body.view';
+import { setEtag } from '../common/if-match.decorator';
 import { UuidParam } from '../common/uuid-param.decorator';
 import { RegisterUpstreamDto } from './register-upstream.dto';
 import { PutExposureDto } from './put-exposure.dto';
@@ -75,10 +77,12 @@ export class UpstreamsController {
 
   @Get(':upstreamId')
   @OrgAccess(OrgAccessLevel.Read)
-  @ApiOperation({ summary: 'Get an upstream' })
+  @ApiOperation({ summary: 'Get an upstream (its ETag header is the version to send in If-Match)' })
   @ApiOkResponse({ type: UpstreamView })
-  async getUpstream(@UuidParam('orgId') orgId: string, @UuidParam('upstreamId') upstreamId: string): Promise<UpstreamView> {
-    return toUpstreamView(await this.upstreams.getUpstream(orgId, upstreamId));
+  async getUpstream(@UuidParam('orgId') orgId: string, @UuidParam('upstreamId') upstreamId: string, @Res({ passthrough: true }) res: Response): Promise<UpstreamView> {
+    const upstream = await this.upstreams.getUpstream(orgId, upstreamId);
+    setEtag(res, upstream.version);
+    return toUpstreamView(upstream);
   }
 
   @Post(':upstreamId/sync')

@@ -26,7 +26,7 @@ export class CatalogSyncProcessor extends WorkerHost implements OnModuleInit {
     if (job.name !== JobName.SyncUpstream) throw new UnrecoverableError(`unknown job ${job.name} on ${QueueName.CatalogSync}`);
     const { orgId, upstreamId, trigger } = job.data;
     try {
-      const report = await this.sync.syncUpstream(orgId, upstreamId);
+      const report = await this.sync.syncUpstream(orgId, upstreamId, trigger);
       // New tools get their default score (and a hot list) without waiting for the schedule.
       if (report.added + report.changed + report.removed > 0) await this.tierScores.requestSoon(orgId);
       return report;

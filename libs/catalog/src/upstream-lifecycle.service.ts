@@ -1,0 +1,171 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
+import { Prisma, PrismaService, UpstreamServer } from '@tollgate/db';
+import { StaleWriteException } from '@tollgate/kernel';
+import { ORG_CONFIG_CHANGED_CHANNEL, RedisService } from '@tollgate/redis';
+import { SecretBox } from '@tollgate/secret-box';
+import { UpstreamSecrets, openUpstreamSecrets, sealUpstreamSecrets } from '@tollgate/upstream';
+import { CatalogException, CatalogExceptionCode } from './catalog.exception';
+import { CatalogScheduleService } from './catalog-schedule.service';
+import { UpstreamRegistry, UpstreamSettings } from './upstream-registry.service';
+
+/** What an admin may change on a registered upstream; absent fields keep their value. */
+export interface UpdateUpstreamInput {
+  displayName?: string | null;
+  /** HTTP transports only; the caller checks it against the outbound rule first. */
+  url?: string;
+  /** Headers set (added or replaced by name); their values are sealed like at registration. */
+  headers?: Record<string, string>;
+  /** Header names dropped. */
+  removeHeaders?: string[];
+  /** A new static secret (`Authorization: Bearer <value>`); null drops it. */
+  bearerToken?: string | null;
+  syncIntervalSeconds?: number;
+  callTimeoutMs?: number;
+  outputTokenCap?: number | null;
+  /** Review of new or changed tools: true serves them at once, false holds them; null follows the org. */
+  autoApproveTools?: boolean | null;
+}
+
+export interface UpstreamChange {
+  upstream: UpstreamServer;
+  /** Names of what changed (never values: headers and secrets are write-only). */
+  changed: string[];
+}
+
+/**
+ * Day-2 changes of an upstream: edit (URL, headers and secrets, intervals, review), disable and
+ * enable, pause and resume its sync, and delete. Each write is conditional on the version the
+ * admin read when one is given (412 otherwise), increments it, and tells the edges through
+ * `org-config-changed`: their catalogs reload, their pooled client is replaced when the
+ * connection settings changed (the spec's version hashes them), and sessions hear list_changed.
+ */
+@Injectable()
+export class UpstreamLifecycleService {
+  private readonly secrets: SecretBox;
+
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly redis: RedisService,
+    private readonly registry: UpstreamRegistry,
+    private readonly schedule: CatalogScheduleService,
+    @Inject(TOLLGATE_CONFIG) config: BaseConfig,
+  ) {
+    this.secrets = new SecretBox(config.security.encryptionKeys);
+  }
+
+  async updateUpstream(orgId: string, upstreamId: string, input: UpdateUpstreamInput, expectedVersion?: number): Promise<UpstreamChange> {
+    const current = await this.registry.getUpstream(orgId, upstreamId);
+    const data: Prisma.UpstreamServerUpdateManyMutationInput = {};
+    const changed: string[] = [];
+    if (input.displayName !== undefined) {
+      data.displayName = input.displayName;
+      changed.push('displayName');
+    }
+    if (input.url !== undefined) {
+      if (current.transport === 'STDIO') throw new CatalogException(CatalogExceptionCode.InvalidUpstream, 'a stdio upstream has no url (it runs a command)', 'url');
+      data.url = input.url;
+      changed.push('url');
+    }
+    const touchesSecrets = input.headers !== undefined || input.removeHeaders !== undefined || input.bearerToken !== undefined;
+    if (touchesSecrets) {
+      if (current.transport === 'STDIO' && input.bearerToken) {
+        throw new CatalogException(CatalogExceptionCode.InvalidUpstream, 'a stdio upstream takes no headers or bearer token', 'bearerToken');
+      }
+      const opened = openUpstreamSecrets(this.secrets, current);
+      const settings = (current.settings ?? {}) as UpstreamSettings;
+      // Headers once kept in plain settings are folded into the sealed ones on the first edit.
+      const headers: Record<string, string> = { ...(settings.headers ?? {}), ...(opened.headers ?? {}) };
+      const removeLower = new Set((input.removeHeaders ?? []).map((h) => h.toLowerCase()));
+      for (const name of Object.keys(headers)) if (removeLower.has(name.toLowerCase())) delete headers[name];
+      for (const [name, value] of Object.entries(input.headers ?? {})) {
+        for (const existing of Object.keys(headers)) if (existing.toLowerCase() === name.toLowerCase()) delete headers[existing];
+        headers[name] = value;
+      }
+      if (input.bearerToken !== undefined) {
+        for (const existing of Object.keys(headers)) if (existing.toLowerCase() === 'authorization') delete headers[existing];
+        if (input.bearerToken !== null) headers.Authorization = `Bearer ${input.bearerToken}`;
+      }
+      if (current.authMode === 'STATIC_SECRET' && Object.keys(headers).length === 0) {
+        throw new CatalogException(CatalogExceptionCode.InvalidUpstream, 'a STATIC_SECRET upstream needs a bearerToken or at least one header', 'bearerToken');
+      }
+      const secrets: UpstreamSecrets = { ...opened, headers };
+      const rest: UpstreamSettings = { ...settings };
+      delete rest.headers;
+      data.settings = { ...rest, headerNames: Object.keys(headers).sort() } as Prisma.InputJsonObject;
+      data.secretsEnc = sealUpstreamSecrets(this.secrets, current.id, secrets);
+      if (current.authMode === 'NONE' && Object.keys(headers).length > 0) data.authMode = 'STATIC_SECRET';
+      changed.push(...(input.headers || input.removeHeaders ? ['headers'] : []), ...(input.bearerToken !== undefined ? ['bearerToken'] : []));
+    }
+    for (const field of ['syncIntervalSeconds', 'callTimeoutMs', 'outputTokenCap', 'autoApproveTools'] as const) {
+      if (input[field] === undefined) continue;
+      (data as Record<string, unknown>)[field] = input[field];
+      changed.push(field);
+    }
+    const upstream = await this.write(current, data, expectedVersion);
+    if (input.syncIntervalSeconds !== undefined) await this.schedule.scheduleUpstreamSync(upstream);
+    await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
+    return { upstream, changed };
+  }
+
+  /** Disabled: its tools leave every key's list at once and calls to them are refused; no sync runs. */
+  async setEnabled(orgId: string, upstreamId: string, enabled: boolean, expectedVersion?: number): Promise<UpstreamServer> {
+    const current = await this.registry.getUpstream(orgId, upstreamId);
+    const upstream = await this.write(current, { enabled }, expectedVersion);
+    await this.schedule.scheduleUpstreamSync(upstream);
+    await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
+    return upstream;
+  }
+
+  /** Paused: the periodic sync's job scheduler is removed (and list_changed syncs skipped) until resumed. */
+  async setSyncPaused(orgId: string, upstreamId: string, syncPaused: boolean, expectedVersion?: number): Promise<UpstreamServer> {
+    const current = await this.registry.getUpstream(orgId, upstreamId);
+    const upstream = await this.write(current, { syncPaused }, expectedVersion);
+    await this.schedule.scheduleUpstreamSync(upstream);
+    return upstream;
+  }
+
+  /**
+   * Deletes an upstream: its tools and catalog entries are removed, its users' connections and its
+   * sealed secrets dropped, its scheduler removed. The row stays (deletedAt) so the ledger's past
+   * spend is still reported under its namespace; the namespace is free for a new upstream.
+   */
+  async deleteUpstream(orgId: string, upstreamId: string, expectedVersion?: number): Promise<UpstreamServer> {
+    const current = await this.registry.getUpstream(orgId, upstreamId);
+    const now = new Date();
+    const upstream = await this.prisma.$transaction(async (tx) => {
+      const deleted = await this.write(current, { deletedAt: now, enabled: false, secretsEnc: null }, expectedVersion, tx);
+      await tx.tool.updateMany({ where: { orgId, upstreamId: current.id, removedAt: null }, data: { removedAt: now } });
+      await tx.catalogEntry.updateMany({ where: { orgId, upstreamId: current.id, removedAt: null }, data: { removedAt: now } });
+      await tx.userConnection.deleteMany({ where: { upstreamId: current.id } });
+      return deleted;
+    });
+    await this.schedule.scheduleUpstreamSync(upstream);
+    await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
+    return upstream;
+  }
+
+  /** One conditional write: only the version read (when given), always the next version. */
+  private async write(
+    current: UpstreamServer,
+    data: Prisma.UpstreamServerUpdateManyMutationInput,
+    expectedVersion: number | undefined,
+    tx: Prisma.TransactionClient = this.prisma,
+  ): Promise<UpstreamServer> {
+    const where = { id: current.id, orgId: current.orgId, deletedAt: null, ...(expectedVersion !== undefined ? { version: expectedVersion } : {}) };
+    try {
+      const { count } = await tx.upstreamServer.updateMany({ where, data: { ...data, version: { increment: 1 } } });
+      if (count === 0) {
+        const now = await tx.upstreamServer.findFirst({ where: { id: current.id, deletedAt: null }, select: { version: true } });
+        if (!now) throw new CatalogException(CatalogExceptionCode.UpstreamNotFound, `upstream ${current.id} not found`, 'upstreamId');
+        throw new StaleWriteException('upstream', expectedVersion ?? now.version, now.version);
+      }
+    } catch (err) {
+      if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002') {
+        throw new CatalogException(CatalogExceptionCode.NamespaceTaken, `namespace "${current.namespace}" is already used in this organization`, 'namespace');
+      }
+      throw err;
+    }
+    return tx.upstreamServer.findUniqueOrThrow({ where: { id: current.id } });
+  }
+}
