@@ -151,6 +151,22 @@ describe('admin API, bad input and role wording', () => {
     });
   });
 
+  describe('headers', () => {
+    it.each(['Bearer ' + 'x'.repeat(8_000), 'Bearer tga_\u00ff\u00e9', 'Bearer', 'Bearer  a b', 'Basic YTpi', 'tga_abc', 'Bearer %00'])(
+      'should answer 401, never 500, to the Authorization header %#',
+      async (authorization) => {
+        const res = await http().get('/v1/orgs').set('Authorization', authorization);
+        expect(res.status).toBe(401);
+      },
+    );
+
+    it('should answer 431 to headers over Node\'s limit and keep serving', async () => {
+      const res = await http().get('/v1/orgs').set('X-Request-Id', 'r'.repeat(20_000)).set(platform());
+      expect(res.status).toBe(431);
+      expect((await http().get('/healthz')).status).toBe(200);
+    });
+  });
+
   describe('roles', () => {
     it('should refuse a TEAM_ADMIN token for a member whose membership is not a team admin', async () => {
       const res = await http().post('/v1/admin-tokens').set(platform()).send({ role: 'TEAM_ADMIN', orgId, teamId, userId: plainMemberId, name: 'not-an-admin' });
