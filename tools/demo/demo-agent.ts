@@ -1,6 +1,7 @@
 /**
  * `npm run demo:agent`: an MCP SDK agent that connects to the edge with the demo key, lists its
- * tools, and calls a priced tool until its budget stops it, printing what it sees at each step.
+ * tools, reads a resource and gets a prompt, and calls a priced tool until its budget stops it,
+ * printing what it sees at each step.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -30,6 +31,25 @@ async function main(): Promise<void> {
   for (const t of tools) {
     const price = t._meta?.['tollgate/price'] as { perCallMicros: number } | undefined;
     console.log(`  ${t.name.padEnd(44)} ${price ? `${money(price.perCallMicros)} per call` : 'free (gateway tool)'}`);
+  }
+
+  const { resources } = await client.listResources();
+  const { prompts } = await client.listPrompts();
+  console.log(`\n${resources.length} resources and ${prompts.length} prompts visible to this key.`);
+  if (resources.length > 0) {
+    const read = await client.readResource({ uri: resources[0].uri });
+    const first = read.contents[0];
+    const call = read._meta?.['tollgate/call'] as { costMicros: number } | undefined;
+    const budget = read._meta?.['tollgate/budget'] as { remainingMicros: number | null } | undefined;
+    const preview = first && 'text' in first ? first.text.slice(0, 60).replace(/\s+/g, ' ') : `${first?.mimeType ?? 'binary'} content`;
+    console.log(`reading resource ${resources[0].uri}: "${preview}..."  cost ${money(call?.costMicros)}  remaining ${money(budget?.remainingMicros)}`);
+  }
+  const simple = prompts.find((p) => !p.arguments?.some((a) => a.required));
+  if (simple) {
+    const got = await client.getPrompt({ name: simple.name });
+    const text = got.messages.map((m) => (m.content.type === 'text' ? m.content.text : `[${m.content.type}]`)).join(' ');
+    const call = got._meta?.['tollgate/call'] as { costMicros: number } | undefined;
+    console.log(`getting prompt ${simple.name}: ${got.messages.length} message(s), "${text.slice(0, 60)}"  cost ${money(call?.costMicros)}`);
   }
 
   const denied = (await client.callTool({ name: 'everything__get-env', arguments: {} })) as CallToolResult;

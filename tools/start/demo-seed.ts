@@ -14,6 +14,8 @@ export const DEMO_PRICES = [
   { namespace: 'everything', toolPattern: 'get-sum', perCallMicros: 5_000 },
   { namespace: 'everything', toolPattern: '*', perCallMicros: 1_000 },
   { namespace: 'memory', toolPattern: '*', perCallMicros: 2_000 },
+  // Reads and gets are priced by rules of their own kind; `*` above prices tools only.
+  { namespace: 'everything', toolPattern: 'resource:*', perCallMicros: 500 },
 ];
 export const DEMO_KEY_BUDGET_MICROS = 100_000;
 
@@ -58,7 +60,13 @@ export async function seedDemo(opts: SeedOptions): Promise<{ demoKey: string; bu
     byNamespace[w.namespace] = upstreams.find((u) => u.namespace === w.namespace) ?? (await api('POST', `${o}/upstreams`, w));
   }
 
-  await api('PUT', `${o}/policies/ORG/${org.id}`, { allow: ['everything:*', 'memory:*'], deny: ['everything:get-env'] });
+  // The agent sees its upstreams' resources and prompts too (their own lists: default deny otherwise).
+  await api('PUT', `${o}/policies/ORG/${org.id}`, {
+    allow: ['everything:*', 'memory:*'],
+    deny: ['everything:get-env'],
+    resourceAllow: ['everything:*', 'memory:*'],
+    promptAllow: ['everything:*', 'memory:*'],
+  });
 
   const prices: Json[] = await api('GET', `${o}/prices`);
   for (const p of DEMO_PRICES) {
