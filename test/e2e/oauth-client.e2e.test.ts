@@ -1,9 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { OAuthClientProvider, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '@prisma/client';
 import { callMeta, toolError, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
@@ -11,20 +9,11 @@ import { QueueName } from '@tollgate/queue';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
 import { authorizeInBrowser, startAuthorizationServer } from '../fixtures/oauth-authorization-server';
+import { freePort, REDIRECT_URL, TestOAuthProvider } from '../support/oauth-test-client';
 import { RunningPlatform, startPlatform } from '../support/platform';
 
 const PRICE_PER_PING = 100_000;
 const CALLS_ALLOWED = 3;
-const REDIRECT_URL = 'http://127.0.0.1:1/callback';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 /** What a page says, without markup. */
 function pageText(html: string): string {
   return html.replace(/<(style|script)[\s\S]*?<\/\1>/g, '').replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 400);
@@ -88,44 +77,6 @@ class FormBrowser {
       url = target;
     }
     throw new Error('too many steps');
-  }
-}
-
-/** The SDK's OAuth client state, in memory; redirectToAuthorization drives a FormBrowser. */
-class TestOAuthProvider implements OAuthClientProvider {
-  client: OAuthClientInformationMixed | undefined;
-  saved: OAuthTokens | undefined;
-  verifier = '';
-  lastRedirect: URL | undefined;
-
-  constructor(private readonly browser: FormBrowser) {}
-
-  get redirectUrl() {
-    return REDIRECT_URL;
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'Test Agent', redirect_uris: [REDIRECT_URL], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
-  }
-  clientInformation() {
-    return this.client;
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.client = info;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  async redirectToAuthorization(url: URL) {
-    this.lastRedirect = await this.browser.authorize(url);
-  }
-  saveCodeVerifier(v: string) {
-    this.verifier = v;
-  }
-  codeVerifier() {
-    return this.verifier;
   }
 }
 

@@ -67,7 +67,8 @@ export class OAuthInteractionHandler {
   /** Serves GET (show the step) and POST (submit it) at /oauth/interaction/:uid; never rejects. */
   async handle(req: Request, res: Response): Promise<void> {
     res.setHeader('X-Frame-Options', 'DENY');
-    res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'");
+    // No form-action: browsers apply it to the redirects after a submit (to the IdP, to the client).
+    res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'");
     res.setHeader('Cache-Control', 'no-store');
     try {
       if (req.path === SSO_CALLBACK_PATH) return await this.ssoCallback(req, res);
