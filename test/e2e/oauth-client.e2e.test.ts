@@ -378,6 +378,41 @@ describe('OAuth for MCP clients, end to end', () => {
     expect(await token({ grant_type: 'refresh_token', refresh_token: issued.refresh_token, client_id: clientId })).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
   });
 
+  it('should refuse a wrong sign-in code, and every code for the email after ten wrong ones', async () => {
+    const bobId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'bob@acme.test' })).body.id;
+    const bobCode = (await p.admin('POST', `/v1/orgs/${orgId}/users/${bobId}/sign-in-codes`, { ttlSeconds: 600 })).body.code as string;
+    secrets.push(bobCode);
+    const clientId = await registerClient();
+    const browser = new FormBrowser({ email: 'bob@acme.test', code: bobCode });
+    const url = new URL(`${adminUrl}/oauth/authorize`);
+    url.search = new URLSearchParams({
+      client_id: clientId,
+      response_type: 'code',
+      redirect_uri: REDIRECT_URL,
+      scope: 'mcp',
+      resource: `${edgeUrl}/mcp`,
+      code_challenge: createHash('sha256').update('v'.repeat(43)).digest('base64url'),
+      code_challenge_method: 'S256',
+    }).toString();
+    let res = await browser.request(url);
+    let at = url;
+    while (res.headers.get('location')) {
+      at = new URL(res.headers.get('location')!, at);
+      res = await browser.request(at);
+    }
+    const html = await res.text();
+    const csrf = /name="csrf" value="([^"]+)"/.exec(html)![1];
+    const signIn = (code: string) => browser.request(at, { method: 'POST', form: { csrf, method: 'code', email: 'bob@acme.test', code } });
+    for (let i = 0; i < 10; i++) {
+      const wrong = await signIn('AAAA-AAAA-AAAA-AAAA');
+      expect(wrong.status).toBe(401);
+      expect(await wrong.text()).toContain('do not match');
+    }
+    const locked = await signIn(bobCode);
+    expect(locked.status).toBe(401);
+    expect(await locked.text()).toContain('Too many wrong sign-in codes');
+  });
+
   it('should sign a user in at the organisation identity provider and match them by verified email', async () => {
     const idp = await startAuthorizationServer();
     try {

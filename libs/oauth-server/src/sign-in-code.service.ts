@@ -5,6 +5,9 @@ import { RedisService } from '@tollgate/redis';
 
 const CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
 export const SIGN_IN_CODE_MAX_TTL_SECONDS = 7 * 86_400;
+/** Wrong codes allowed per email in FAILURE_WINDOW_SECONDS before every attempt is refused. */
+export const SIGN_IN_CODE_MAX_FAILURES = 10;
+const FAILURE_WINDOW_SECONDS = 900;
 
 export interface IssuedSignInCode {
   code: string;
@@ -39,8 +42,19 @@ export class SignInCodeService {
     return { code, expiresAt: new Date(Date.now() + ttlSeconds * 1000) };
   }
 
-  /** The user an email and code sign in, or null (unknown code, expired, or another user's email). */
-  async verify(email: string, code: string): Promise<{ orgId: string; userId: string } | null> {
+  /**
+   * The user an email and code sign in; null for an unknown or expired code or another user's
+   * email; 'locked' after too many wrong codes for the email (the code is not even checked).
+   */
+  async verify(email: string, code: string): Promise<{ orgId: string; userId: string } | null | 'locked'> {
+    const failuresKey = this.redis.key('oauth', 'sign-in-failures', hashCode(email.trim().toLowerCase()));
+    if (Number(await this.redis.client.get(failuresKey)) >= SIGN_IN_CODE_MAX_FAILURES) return 'locked';
+    const owner = await this.ownerOf(email, code);
+    if (!owner) await this.redis.client.multi().incr(failuresKey).expire(failuresKey, FAILURE_WINDOW_SECONDS, 'NX').exec();
+    return owner;
+  }
+
+  private async ownerOf(email: string, code: string): Promise<{ orgId: string; userId: string } | null> {
     const normalised = code.toUpperCase().replace(/[^A-Z0-9]/g, '');
     if (normalised.length !== 16) return null;
     const raw = await this.redis.client.get(this.codeKey(hashCode(normalised.replace(/(.{4})(?!$)/g, '$1-'))));

@@ -35,7 +35,7 @@ export class IdentityProviderController {
   ) {}
 
   @Get()
-  @OrgAccess(OrgAccessLevel.Manage)
+  @OrgAccess(OrgAccessLevel.Read)
   @ApiOperation({ summary: "The organisation's identity provider (never its client secret)" })
   @ApiOkResponse({ type: IdentityProviderView })
   async get(@UuidParam('orgId') orgId: string): Promise<IdentityProviderView> {

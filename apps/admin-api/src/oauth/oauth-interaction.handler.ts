@@ -133,6 +133,7 @@ export class OAuthInteractionHandler {
       return;
     }
     const owner = await this.signInCodes.verify(email, (form.get('code') ?? '').slice(0, 64));
+    if (owner === 'locked') return this.show(res, details, 'Too many wrong sign-in codes for this email: try again in 15 minutes.', email);
     if (!owner) return this.show(res, details, 'That email and sign-in code do not match.', email);
     await this.provider.interactionFinished(req, res, { login: { accountId: owner.userId } }, { mergeWithLastSubmission: false });
   }
