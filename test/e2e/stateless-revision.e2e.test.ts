@@ -130,4 +130,27 @@ describe('the stateless revision 2026-07-28 at the edge', () => {
     expect((await legacy.listTools()).tools.map((t) => t.name)).not.toContain('everything__echo');
     await legacy.close();
   });
+
+  it('should turn an upstream elicitation mid-call into an input-required result and finish the call on the retry', async () => {
+    const elicitation = { [`${META}clientCapabilities`]: { elicitation: {} } };
+    const call = { name: 'everything__trigger-elicitation-request', arguments: {} };
+    const [first] = await messagesOf(await post('tools/call', call, { meta: elicitation }));
+    expect(first.result).toMatchObject({ resultType: 'input_required', requestState: expect.any(String) });
+    const [[key, asked]] = Object.entries(first.result.inputRequests as Record<string, { method: string; params: { requestedSchema: object } }>);
+    expect(asked).toMatchObject({ method: 'elicitation/create', params: { requestedSchema: { type: 'object' } } });
+
+    const tampered = await post('tools/call', { ...call, inputResponses: {}, requestState: `${first.result.requestState}x` }, { meta: elicitation });
+    expect((((await tampered.json()) as { error: { code: number } }).error.code)).toBe(-32602);
+
+    const answer = { action: 'accept', content: { name: 'Ada Lovelace', check: true } };
+    const [done] = await messagesOf(await post('tools/call', { ...call, inputResponses: { [key]: answer }, requestState: first.result.requestState }, { meta: elicitation }));
+    expect(done.result).toMatchObject({ resultType: 'complete', _meta: { 'tollgate/call': { tool: 'everything__trigger-elicitation-request' } } });
+    expect(JSON.stringify(done.result.content)).toContain('Ada Lovelace');
+  });
+
+  it('should refuse the upstream request a 2026-07-28 client did not declare the capability for', async () => {
+    const [answer] = await messagesOf(await post('tools/call', { name: 'everything__trigger-sampling-request', arguments: { prompt: 'hi', maxTokens: 5 } }));
+    expect(answer.result).toMatchObject({ resultType: 'complete', isError: true });
+    expect(JSON.stringify(answer.result.content)).toContain("did not declare the sampling capability");
+  });
 });

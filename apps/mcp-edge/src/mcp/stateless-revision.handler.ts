@@ -4,7 +4,10 @@ import { ErrorCode, JSONRPCMessage, LATEST_PROTOCOL_VERSION } from '@modelcontex
 import { ToolCatalogService } from '@tollgate/catalog';
 import { Principal } from '@tollgate/identity';
 import { ORG_CONFIG_CHANGED_CHANNEL, RedisService } from '@tollgate/redis';
+import { UpstreamCallRelay, runWithCallRelay } from '@tollgate/upstream';
+import { ProgressiveDisclosure } from '../disclosure/progressive-disclosure.service';
 import { InFlightCalls } from '../governed-call/in-flight-calls.service';
+import { HeldCall, HeldCalls, inputResponsesOf } from './input-required-bridge';
 import { sendJson } from './edge-auth';
 import { EDGE_SERVER_INFO, McpServerFactory } from './mcp-server.factory';
 import {
@@ -16,6 +19,8 @@ import {
   checkStatelessEnvelope,
   completeResult,
   logWanted,
+  requestIdOf,
+  revisionError,
   supportedVersions,
   writeEvent,
 } from './stateless-revision';
@@ -48,9 +53,11 @@ type JsonRpcAnswer = { id: string | number; result: Record<string, unknown> } | 
 export class StatelessRevisionHandler implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(StatelessRevisionHandler.name);
   private readonly listeners = new Set<Listener>();
+  private readonly held = new HeldCalls();
 
   constructor(
     private readonly servers: McpServerFactory,
+    private readonly disclosure: ProgressiveDisclosure,
     private readonly inFlight: InFlightCalls,
     private readonly catalog: ToolCatalogService,
     private readonly redis: RedisService,
@@ -76,17 +83,18 @@ export class StatelessRevisionHandler implements OnModuleInit, OnApplicationShut
           return this.listen(res, principal, request);
         case 'tools/call':
           await this.checkToolHeaders(req, principal, request);
-          break;
+          return await this.callTool(res, principal, request);
       }
       await this.dispatch(req, res, principal, request);
     } catch (err) {
       const e = err instanceof StatelessRevisionError ? err : new StatelessRevisionError(500, ErrorCode.InternalError, 'Internal error');
       if (!(err instanceof StatelessRevisionError)) this.logger.error(`${request?.method ?? 'request'} failed: ${(err as Error).message}`);
       const error = e.data === undefined ? { code: e.code, message: e.message } : { code: e.code, message: e.message, data: e.data };
+      const id = request?.id ?? requestIdOf(body);
       if (res.headersSent) {
-        writeEvent(res, { jsonrpc: '2.0', id: request?.id ?? null, error });
+        writeEvent(res, { jsonrpc: '2.0', id, error });
         res.end();
-      } else sendJson(res, e.status, { jsonrpc: '2.0', id: request?.id ?? null, error });
+      } else sendJson(res, e.status, { jsonrpc: '2.0', id, error });
     }
   }
 
@@ -119,12 +127,74 @@ export class StatelessRevisionHandler implements OnModuleInit, OnApplicationShut
     const answer = await answered;
     void server.close();
     if ('error' in answer) {
+      const error = revisionError(request.method, answer.error);
       // A method the edge does not serve is 404 in this revision; other errors are JSON-RPC answers.
-      const status = answer.error.code === ErrorCode.MethodNotFound ? 404 : 200;
-      if (streamed) return sendAnswer(res, answer, true);
-      return sendJson(res, status, { jsonrpc: '2.0', ...answer });
+      const status = error.code === ErrorCode.MethodNotFound ? 404 : 200;
+      if (streamed) return sendAnswer(res, { id: answer.id, error }, true);
+      return sendJson(res, status, { jsonrpc: '2.0', id: answer.id, error });
     }
     sendAnswer(res, { id: answer.id, result: completeResult(request.method, answer.result) }, streamed);
+  }
+
+  /**
+   * tools/call, governed as on every path. What the upstream asks the client mid-call becomes an
+   * input-required result, and the agent's retry (inputResponses, requestState) answers it.
+   */
+  private async callTool(res: ServerResponse, principal: Principal, request: StatelessRequest): Promise<void> {
+    const { name, arguments: args } = request.params as { name?: unknown; arguments?: unknown };
+    if (typeof name !== 'string') throw new StatelessRevisionError(200, ErrorCode.InvalidParams, 'params.name must be a string');
+    if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) throw new StatelessRevisionError(200, ErrorCode.InvalidParams, 'params.arguments must be an object');
+    const responses = inputResponsesOf(request.params);
+    const resumed = request.params.requestState !== undefined;
+    const call = resumed ? this.held.resume(principal.keyId, request.params.requestState) : this.startCall(principal, request, name, args as Record<string, unknown> | undefined, responses);
+    let streamed = false;
+    let answered = false;
+    call.notify = (message) => {
+      if (answered || res.writableEnded) return;
+      streamed = true;
+      writeEvent(res, message);
+    };
+    // The agent hanging up on a round that has not answered yet ends the call.
+    res.on('close', () => {
+      if (!answered) call.expire();
+    });
+    if (resumed) call.takeResponses(responses ?? {});
+    const round = await call.nextRound((c) => this.held.sign(c));
+    answered = true;
+    if (round.kind === 'input_required') {
+      return sendAnswer(res, { id: request.id, result: { resultType: 'input_required', inputRequests: round.inputRequests, requestState: round.requestState } }, streamed);
+    }
+    const answer = round.answer;
+    if ('error' in answer) return sendAnswer(res, { id: request.id, error: answer.error }, streamed);
+    sendAnswer(res, { id: request.id, result: completeResult(request.method, answer.result) }, streamed);
+  }
+
+  private startCall(principal: Principal, request: StatelessRequest, name: string, args: Record<string, unknown> | undefined, given: Record<string, Record<string, unknown>> | undefined): HeldCall {
+    const abort = new AbortController();
+    const call = new HeldCall(principal.keyId, request.clientCapabilities, abort, { ...given });
+    const release = this.held.hold(call);
+    const untrack = this.inFlight.track(principal, undefined, request.id, abort);
+    const token = (request.params._meta as { progressToken?: string | number } | undefined)?.progressToken;
+    const relay: UpstreamCallRelay = {
+      progress: token === undefined ? undefined : (p) => call.notify({ jsonrpc: '2.0', method: 'notifications/progress', params: { ...p, progressToken: token } }),
+      log: (params) => {
+        if (logWanted(params.level, request.logLevel)) call.notify({ jsonrpc: '2.0', method: 'notifications/message', params });
+      },
+      request: (method, params, signal) => call.ask(method, params, signal),
+    };
+    runWithCallRelay(relay, () => this.disclosure.callTool(principal, name, args, abort.signal, null))
+      .then(
+        (result) => call.finish({ result: result as Record<string, unknown> }),
+        (err: Error) => {
+          this.logger.error(`tools/call ${name} failed: ${err.message}`);
+          call.finish({ error: { code: ErrorCode.InternalError, message: 'Internal error' } });
+        },
+      )
+      .finally(() => {
+        untrack();
+        release();
+      });
+    return call;
   }
 
   // server/discover: what initialize told a 2025-11-25 client, for this key, without a session.

@@ -12,8 +12,10 @@ export const LIST_TTL_MS = 60_000;
 const LOG_LEVELS: LoggingLevel[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
 /** Methods this revision removed (the session handshake and per-session state). */
 const REMOVED_METHODS = new Set(['initialize', 'ping', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe']);
-/** Results that are lists (or discovery) and carry caching hints. */
-const CACHEABLE = new Set(['server/discover', 'tools/list', 'resources/list', 'resources/templates/list', 'prompts/list']);
+/** Results that carry caching hints: lists, discovery and resource reads. */
+const CACHEABLE = new Set(['server/discover', 'tools/list', 'resources/list', 'resources/templates/list', 'prompts/list', 'resources/read']);
+/** "Resource not found" was -32002 before this revision (SEP-2164: Invalid Params now). */
+const RESOURCE_NOT_FOUND_BEFORE = -32002;
 
 /** A refusal of this revision: the HTTP status and the JSON-RPC error. */
 export class StatelessRevisionError extends Error {
@@ -116,6 +118,18 @@ export function checkParamHeaders(req: IncomingMessage, inputSchema: object | un
 /** Every revision the edge answers, newest first. */
 export function supportedVersions(): string[] {
   return [STATELESS_REVISION, ...SUPPORTED_PROTOCOL_VERSIONS.filter((v) => v !== STATELESS_REVISION)];
+}
+
+/** An error answer of this revision, from the edge's 2025-11-25 handlers' error. */
+export function revisionError(method: string, error: { code: number; message: string; data?: unknown }): { code: number; message: string; data?: unknown } {
+  if (method === 'resources/read' && error.code === RESOURCE_NOT_FOUND_BEFORE) return { ...error, code: ErrorCode.InvalidParams };
+  return error;
+}
+
+/** The id of a request, for an error answer that refuses it before it is understood. */
+export function requestIdOf(body: unknown): string | number | null {
+  const id = (body as { id?: unknown } | null)?.id;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
 }
 
 /** A result of this revision: `resultType`, and caching hints on lists (the edge's lists are per key: private). */
