@@ -1,9 +1,12 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { McpError, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '@prisma/client';
 import { QueueName } from '@tollgate/queue';
-import { SERVER_EVERYTHING, connectAgent, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
+import { REPO_ROOT, SERVER_EVERYTHING, connectAgent, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
+import { ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunningPlatform, startPlatform } from '../support/platform';
 
@@ -165,6 +168,15 @@ describe('resources, prompts and completions through the governed edge (server-e
     expect(metaOf(read).call.outputTokens).toBeLessThanOrEqual(200);
   });
 
+  it('should relay notifications/resources/updated to the session that subscribed, under its URI', async () => {
+    const updated = new Promise<string>((resolve) => agent.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => resolve(n.params.uri)));
+    await agent.subscribeResource({ uri: ARCHITECTURE });
+    // server-everything sends an update to its subscribers every 5 s once this tool turns them on.
+    await agent.callTool({ name: 'everything__toggle-subscriber-updates', arguments: {} });
+    expect(await updated).toBe(ARCHITECTURE);
+    await agent.unsubscribeResource({ uri: ARCHITECTURE });
+  }, 30_000);
+
   it('should hold new resources and prompts for review where the org asks for it, and serve them once approved', async () => {
     const reviewOrg = (await p.admin('POST', '/v1/orgs', { name: 'Careful', slug: 'careful', autoApproveTools: false })).body.id;
     const team = (await p.admin('POST', `/v1/orgs/${reviewOrg}/teams`, { name: 't' })).body.id;
@@ -211,5 +223,72 @@ describe('resources, prompts and completions through the governed edge (server-e
     expect(refused.body.code).toBe('NAME_COLLISION');
     expect(refused.body.message).toContain('tool echo');
     expect((await p.admin('PUT', `/v1/orgs/${orgId}/upstreams/${twinId}/exposure`, { exposeUnprefixed: 'yes' })).status).toBe(400);
+  });
+});
+
+/** server-everything over Streamable HTTP on a free loopback port (test env allows loopback upstreams). */
+async function startEverythingHttp(): Promise<{ url: string; child: ChildProcess }> {
+  const probe = net.createServer();
+  probe.listen(0, '127.0.0.1');
+  await once(probe, 'listening');
+  const port = (probe.address() as net.AddressInfo).port;
+  await new Promise((r) => probe.close(r));
+  const child = spawn(process.execPath, [`${REPO_ROOT}/node_modules/@modelcontextprotocol/server-everything/dist/index.js`, 'streamableHttp'], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stderr!.on('data', (d: Buffer) => (d.toString().includes('listening on port') ? resolve() : undefined));
+    child.once('exit', (code) => reject(new Error(`server-everything exited with ${code}`)));
+  });
+  return { url: `http://127.0.0.1:${port}/mcp`, child };
+}
+
+describe('resources, prompts and completions through the governed edge (server-everything over Streamable HTTP)', () => {
+  let p: RunningPlatform;
+  let everything: { url: string; child: ChildProcess };
+  let agent: Client;
+  let db: PrismaClient;
+
+  beforeAll(async () => {
+    everything = await startEverythingHttp();
+    p = await startPlatform();
+    db = new PrismaClient({ adapter: new PrismaPg({ connectionString: p.env.vars.DATABASE_URL }) });
+    const orgId = (await p.admin('POST', '/v1/orgs', { name: 'Web', slug: 'web' })).body.id;
+    const teamId = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 't' })).body.id;
+    const userId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'w@web.test' })).body.id;
+    await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId });
+    const secret = (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'k' })).body.secret;
+    const up = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'web', transport: 'STREAMABLE_HTTP', url: everything.url });
+    expect(up.status, JSON.stringify(up.body)).toBe(201);
+    const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${up.body.id}/sync`);
+    await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
+    await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: [], deny: [], resourceAllow: ['web:*'], promptAllow: ['web:*'] });
+    await p.admin('POST', `/v1/orgs/${orgId}/prices`, { toolPattern: 'resource:*', perCallMicros: PER_READ });
+    agent = await connectAgent(p.edgeUrl, secret);
+  }, 120_000);
+
+  afterAll(async () => {
+    await agent?.close();
+    await db?.$disconnect();
+    await p?.close();
+    everything?.child.kill();
+  });
+
+  it('should read a resource, get a prompt and complete an argument, with the read and the get in the ledger', async () => {
+    const read = await agent.readResource({ uri: ARCHITECTURE });
+    expect((read.contents[0] as { text: string }).text).toContain('Architecture');
+    const got = await agent.getPrompt({ name: 'web__args-prompt', arguments: { city: 'Lyon' } });
+    expect(JSON.stringify(got.messages)).toContain('Lyon');
+    const completed = await agent.complete({ ref: { type: 'ref/prompt', name: 'web__completable-prompt' }, argument: { name: 'department', value: 'E' } });
+    expect(completed.completion.values.length).toBeGreaterThan(0);
+
+    const ids = [metaOf(read).call.callId, metaOf(got).call.callId];
+    await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, ids);
+    const rows = await db.usageEvent.findMany({ where: { id: { in: ids } }, orderBy: { toolName: 'asc' } });
+    expect(rows.map((r) => [r.toolName, Number(r.costMicros)])).toEqual([
+      ['prompt:args-prompt', 0],
+      [`resource:${ARCHITECTURE}`, PER_READ],
+    ]);
   });
 });

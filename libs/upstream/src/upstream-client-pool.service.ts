@@ -99,7 +99,7 @@ export class UpstreamClientPool implements OnModuleDestroy {
     const pooled = this.clients.get(key);
     if (pooled && pooled.version === version) return pooled.connection;
     // New settings: new calls go to a new connection; the calls still running on the old one finish.
-    if (pooled) void retireConnection(pooled);
+    if (pooled) void closeConnection(pooled);
 
     const announceListChanged = () => {
       for (const h of this.listChangedHandlers) h(spec);
@@ -178,8 +178,18 @@ export class UpstreamClientPool implements OnModuleDestroy {
       throw new UpstreamException(UpstreamExceptionCode.CircuitOpen, `upstream ${spec.namespace} is failing; requests are paused`, spec.id, blocked);
     }
     try {
-      const pooled = await this.connectionFor(spec, session);
-      const result = await pooled.client.request(request as never, resultSchema, { timeout: spec.callTimeoutMs, signal });
+      let result: unknown;
+      for (let attempt = 1; ; attempt++) {
+        const pooled = await this.connectionFor(spec, session);
+        try {
+          result = await pooled.client.request(request as never, resultSchema, { timeout: spec.callTimeoutMs, signal });
+          break;
+        } catch (err) {
+          // The upstream forgot our session (HTTP 404): set up a new one and ask again, once.
+          if (!(err instanceof StreamableHTTPError && err.code === 404) || attempt === 2) throw err;
+          this.forgetConnection(poolKeyOf(spec, session), pooled);
+        }
+      }
       breaker.recordSuccess();
       return result as SchemaOutput<S>;
     } catch (err) {

@@ -95,8 +95,9 @@ export class CatalogRelayHandlers {
     server.setRequestHandler(UnsubscribeRequestSchema, async (request, extra) => {
       const uri = request.params.uri;
       const { spec, key } = this.resolveResource(await this.catalog.catalogFor(principal.orgId), uri);
-      if (session) await this.subscriptions.unsubscribe(principal.orgId, session.id, spec.id, key, uri);
-      await this.relay(principal, spec, { method: 'resources/unsubscribe', params: { ...request.params, uri: key } }, extra.signal);
+      // The upstream keeps the subscription while another session of the org still wants its updates.
+      const remaining = session ? await this.subscriptions.unsubscribe(principal.orgId, session.id, spec.id, key, uri) : 0;
+      if (remaining === 0) await this.relay(principal, spec, { method: 'resources/unsubscribe', params: { ...request.params, uri: key } }, extra.signal);
       return {};
     });
 

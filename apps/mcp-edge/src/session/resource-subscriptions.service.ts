@@ -33,8 +33,11 @@ export class ResourceSubscriptions implements OnModuleInit {
     await this.redis.client.multi().sadd(key, JSON.stringify([sessionId, exposedUri])).expire(key, SUBSCRIPTION_TTL_SECONDS).exec();
   }
 
-  async unsubscribe(orgId: string, sessionId: string, upstreamId: string, uri: string, exposedUri: string): Promise<void> {
-    await this.redis.client.srem(this.key(orgId, upstreamId, uri), JSON.stringify([sessionId, exposedUri]));
+  /** Forgets the session's subscription; answers how many sessions still want the resource's updates. */
+  async unsubscribe(orgId: string, sessionId: string, upstreamId: string, uri: string, exposedUri: string): Promise<number> {
+    const key = this.key(orgId, upstreamId, uri);
+    const [, remaining] = (await this.redis.client.multi().srem(key, JSON.stringify([sessionId, exposedUri])).scard(key).exec()) ?? [];
+    return Number(remaining?.[1] ?? 0);
   }
 
   private async relayUpdated(orgId: string, upstreamId: string, uri: string): Promise<void> {
