@@ -56,9 +56,12 @@ describe('day-2 lifecycle', () => {
     const agent = await connectAgent(p.edgeUrl, keySecret);
     const results: CallToolResult[] = [];
     let stop = false;
-    const loop = (async () => {
-      while (!stop) results.push((await agent.callTool({ name: 'rot__ping', arguments: {} })) as CallToolResult);
-    })();
+    // Load: four callers at once, two of them with calls that are still running when the secret changes.
+    const loop = Promise.all(
+      [0, 0, 30, 30].map(async (ms) => {
+        while (!stop) results.push((await agent.callTool({ name: ms ? 'rot__slow' : 'rot__ping', arguments: ms ? { ms } : {} })) as CallToolResult);
+      }),
+    );
     try {
       while (results.length < 20) await new Promise((r) => setImmediate(r));
       // The switch: the upstream accepts both while the edges move over.
@@ -137,7 +140,7 @@ describe('day-2 lifecycle', () => {
     expect((await patch(etag, { callTimeoutMs: 20_000 })).status).toBe(200);
     const stale = await patch(etag, { callTimeoutMs: 25_000 });
     expect(stale.status).toBe(412);
-    expect((await stale.json()).code).toBe('STALE_WRITE');
+    expect(((await stale.json()) as { code: string }).code).toBe('STALE_WRITE');
     expect((await p.admin('GET', `/v1/orgs/${orgId}/upstreams/${up.id}`)).body.callTimeoutMs).toBe(20_000);
     expect((await patch('"x', {})).status).toBe(400);
 

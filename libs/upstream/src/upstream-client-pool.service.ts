@@ -99,7 +99,7 @@ export class UpstreamClientPool implements OnModuleDestroy {
     const pooled = this.clients.get(key);
     if (pooled && pooled.version === version) return pooled.connection;
     // New settings: new calls go to a new connection; the calls still running on the old one finish.
-    if (pooled) void closeConnection(pooled);
+    if (pooled) void retireConnection(pooled);
 
     const announceListChanged = () => {
       for (const h of this.listChangedHandlers) h(spec);
