@@ -1,4 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -24,7 +28,11 @@ class FormBrowser {
   private readonly cookies = new Map<string, string>();
   readonly pages: string[] = [];
 
-  constructor(private readonly person: { email: string; code: string; team?: string; sso?: { idpIssuer: string; sub: string } }) {}
+  constructor(
+    private readonly person: { email: string; code: string; team?: string; sso?: { idpIssuer: string; sub: string } },
+    /** Where the client wants the user back (the walk stops there). */
+    private readonly isRedirect: (url: URL) => boolean = (url) => url.href.startsWith(REDIRECT_URL),
+  ) {}
 
   async request(url: URL, init: { method?: string; form?: Record<string, string> } = {}): Promise<Response> {
     const res = await fetch(url, {
@@ -52,7 +60,7 @@ class FormBrowser {
       const location = res.headers.get('location');
       if (location) {
         url = new URL(location, url);
-        if (url.href.startsWith(REDIRECT_URL)) return url;
+        if (this.isRedirect(url)) return url;
         // At the organisation's IdP (the oidc-provider fixture): sign in as the given subject.
         const sso = this.person.sso;
         if (sso && url.origin === new URL(sso.idpIssuer).origin && /^\/interaction\/[^/]+$/.test(url.pathname) && !url.searchParams.has('login')) url.searchParams.set('login', sso.sub);
@@ -458,6 +466,44 @@ describe('OAuth for MCP clients, end to end', () => {
       await expect(stranger.authorize(url)).rejects.toThrow(/HTTP 400.*No Tollgate user of your organisation has the email stranger@acme.test/s);
     } finally {
       await idp.close();
+    }
+  });
+
+  it('should connect mcp-remote without a header: it registers, the user signs in and consents, and its calls are governed', async () => {
+    const configDir = await mkdtemp(path.join(tmpdir(), 'mcp-remote-'));
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [require.resolve('mcp-remote/dist/proxy.js'), `${edgeUrl}/mcp`, String(await freePort())],
+      // BROWSER=true: the "browser" mcp-remote opens is a no-op; this test plays the user instead.
+      env: { PATH: process.env.PATH ?? '', HOME: configDir, MCP_REMOTE_CONFIG_DIR: configDir, BROWSER: 'true' },
+      stderr: 'pipe',
+    });
+    let stderr = '';
+    const authorizationUrl = new Promise<URL>((resolve) => {
+      transport.stderr!.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+        const m = /Please authorize this client by visiting:\s+(\S+)/.exec(stderr);
+        if (m) resolve(new URL(m[1]));
+      });
+    });
+    const client = new Client({ name: 'via-mcp-remote', version: '1.0.0' });
+    try {
+      const connecting = client.connect(transport);
+      const person = new FormBrowser({ email: 'grace@acme.test', code: signInCode, team: 'platform' }, (url) => url.pathname === '/oauth/callback' && url.hostname === 'localhost');
+      const callback = await person.authorize(await authorizationUrl);
+      expect((await fetch(callback)).status).toBe(200);
+      await connecting;
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain('fx__ping');
+      const res = await client.callTool({ name: 'fx__ping', arguments: {} });
+      expect(res.isError).toBeFalsy();
+      expect(callMeta(res as never)?.costMicros).toBe(PRICE_PER_PING);
+      const keys = (await p.admin('GET', `/v1/orgs/${orgId}/keys`)).body as { kind: string; oauthClientName: string | null }[];
+      expect(keys.some((k) => k.kind === 'OAUTH' && /mcp-remote|MCP CLI/i.test(k.oauthClientName ?? ''))).toBe(true);
+    } catch (err) {
+      throw new Error(`${(err as Error).message}\nmcp-remote said: ${stderr.slice(-1500)}`);
+    } finally {
+      await client.close();
+      await rm(configDir, { recursive: true, force: true });
     }
   });
 
