@@ -3,21 +3,33 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { UriTemplate } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
 import {
   CallToolResult,
+  CompleteRequest,
   CompleteRequestSchema,
+  CompleteResult,
   CompleteResultSchema,
   EmptyResultSchema,
   ErrorCode,
+  GetPromptRequest,
   GetPromptRequestSchema,
   GetPromptResult,
   GetPromptResultSchema,
   ListPromptsRequestSchema,
+  ListPromptsResult,
   ListResourceTemplatesRequestSchema,
+  ListResourceTemplatesResult,
   ListResourcesRequestSchema,
+  ListResourcesResult,
   McpError,
+  Prompt,
+  ReadResourceRequest,
   ReadResourceRequestSchema,
+  Resource,
+  ResourceTemplate,
   ReadResourceResult,
   ReadResourceResultSchema,
+  SubscribeRequest,
   SubscribeRequestSchema,
+  UnsubscribeRequest,
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { OrgCatalog, ServedEntry, ToolCatalogService, parseNamespacedUri } from '@tollgate/catalog';
@@ -52,83 +64,99 @@ export class CatalogRelayHandlers {
     @Inject(TOLLGATE_CONFIG) private readonly config: EdgeConfig,
   ) {}
 
+  /** Registers every method on an SDK server bound to one caller (and its session, if any). */
   register(server: Server, principal: Principal, session: McpSession | null): void {
-    server.setRequestHandler(ListResourcesRequestSchema, async () => {
-      const { entries } = await this.visible(principal, 'resources');
-      return { resources: entries.map((r) => ({ ...r.definition, uri: r.exposed })) };
-    });
-    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => {
-      const { entries } = await this.visible(principal, 'resourceTemplates');
-      return { resourceTemplates: entries.map((t) => ({ ...t.definition, uriTemplate: t.exposed })) };
-    });
-    server.setRequestHandler(ListPromptsRequestSchema, async () => {
-      const { entries } = await this.visible(principal, 'prompts');
-      return { prompts: entries.map((p) => ({ ...p.definition, name: p.exposed })) };
-    });
+    server.setRequestHandler(ListResourcesRequestSchema, () => this.listResources(principal));
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, () => this.listResourceTemplates(principal));
+    server.setRequestHandler(ListPromptsRequestSchema, () => this.listPrompts(principal));
+    server.setRequestHandler(ReadResourceRequestSchema, (request, extra) => this.readResource(principal, request.params, extra.signal));
+    server.setRequestHandler(SubscribeRequestSchema, (request, extra) => this.subscribe(principal, session, request.params, extra.signal));
+    server.setRequestHandler(UnsubscribeRequestSchema, (request, extra) => this.unsubscribe(principal, session, request.params, extra.signal));
+    server.setRequestHandler(GetPromptRequestSchema, (request, extra) => this.getPrompt(principal, request.params, extra.signal));
+    server.setRequestHandler(CompleteRequestSchema, (request, extra) => this.complete(principal, request.params, extra.signal));
+  }
 
-    server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
-      const uri = request.params.uri;
-      const { spec, key } = this.resolveResource(await this.catalog.catalogFor(principal.orgId), uri);
-      return this.items.run<ReadResourceResult>(
-        principal,
-        { kind: 'resource', spec, key, exposed: uri },
-        (upstreams) => upstreams.request(principal, spec, { method: 'resources/read', params: { ...request.params, uri: key } }, ReadResourceResultSchema, extra.signal),
-        (result) => {
-          // Contents come back under the URI the agent asked for.
-          const mapped = { ...result, contents: result.contents.map((c) => (c.uri === key ? { ...c, uri } : c)) };
-          const only = mapped.contents.length === 1 ? mapped.contents[0] : undefined;
-          return { result: mapped, pageableText: only && 'text' in only ? only.text : null, tokens: countJsonTokens(mapped.contents, this.config.tokens.encoding) };
-        },
-        (result, page) => ({ ...result, contents: [{ ...result.contents[0], text: pageText(page) }], _meta: { ...(result._meta ?? {}), ...(page._meta ?? {}) } }),
-      );
-    });
+  // One method per MCP method, so a transport without an SDK Server (a stateless revision) can call them too.
 
-    server.setRequestHandler(SubscribeRequestSchema, async (request, extra) => {
-      const uri = request.params.uri;
-      const { spec, key } = this.resolveResource(await this.catalog.catalogFor(principal.orgId), uri);
-      await this.items.assertAllowed(principal, { kind: 'resource', spec, key, exposed: uri });
-      await this.relay(principal, spec, { method: 'resources/subscribe', params: { ...request.params, uri: key } }, extra.signal);
-      // Without a session there is no stream to tell of updates: the upstream still accepted it.
-      if (session) await this.subscriptions.subscribe(principal.orgId, session.id, spec.id, key, uri);
-      return {};
-    });
-    server.setRequestHandler(UnsubscribeRequestSchema, async (request, extra) => {
-      const uri = request.params.uri;
-      const { spec, key } = this.resolveResource(await this.catalog.catalogFor(principal.orgId), uri);
-      // The upstream keeps the subscription while another session of the org still wants its updates.
-      const remaining = session ? await this.subscriptions.unsubscribe(principal.orgId, session.id, spec.id, key, uri) : 0;
-      if (remaining === 0) await this.relay(principal, spec, { method: 'resources/unsubscribe', params: { ...request.params, uri: key } }, extra.signal);
-      return {};
-    });
+  async listResources(principal: Principal): Promise<ListResourcesResult> {
+    const { entries } = await this.visible(principal, 'resources');
+    return { resources: entries.map((r) => ({ ...r.definition, uri: r.exposed }) as Resource) };
+  }
 
-    server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
-      const name = request.params.name;
-      const prompt = (await this.catalog.catalogFor(principal.orgId)).promptsByExposedName.get(name);
-      if (!prompt) throw new McpError(ErrorCode.InvalidParams, `No prompt named "${name}" is available; list prompts to see them.`);
-      const spec = this.specOf(await this.catalog.catalogFor(principal.orgId), prompt.upstreamId);
-      return this.items.run<GetPromptResult>(
-        principal,
-        { kind: 'prompt', spec, key: prompt.key, exposed: name },
-        (upstreams) => upstreams.request(principal, spec, { method: 'prompts/get', params: { ...request.params, name: prompt.key } }, GetPromptResultSchema, extra.signal),
-        (result) => ({ result, pageableText: null, tokens: countJsonTokens(result.messages, this.config.tokens.encoding) }),
-        (result) => result,
-      );
-    });
+  async listResourceTemplates(principal: Principal): Promise<ListResourceTemplatesResult> {
+    const { entries } = await this.visible(principal, 'resourceTemplates');
+    return { resourceTemplates: entries.map((t) => ({ ...t.definition, uriTemplate: t.exposed }) as ResourceTemplate) };
+  }
 
-    server.setRequestHandler(CompleteRequestSchema, async (request, extra) => {
-      const catalog = await this.catalog.catalogFor(principal.orgId);
-      const ref = request.params.ref;
-      if (ref.type === 'ref/prompt') {
-        const prompt = catalog.promptsByExposedName.get(ref.name);
-        if (!prompt) throw new McpError(ErrorCode.InvalidParams, `No prompt named "${ref.name}" is available.`);
-        const spec = this.specOf(catalog, prompt.upstreamId);
-        await this.items.assertAllowed(principal, { kind: 'prompt', spec, key: prompt.key, exposed: ref.name });
-        return this.relay(principal, spec, { method: 'completion/complete', params: { ...request.params, ref: { ...ref, name: prompt.key } } }, extra.signal, CompleteResultSchema);
-      }
-      const template = this.resolveTemplate(catalog, ref.uri);
-      await this.items.assertAllowed(principal, { kind: 'resource', spec: template.spec, key: template.key, exposed: ref.uri });
-      return this.relay(principal, template.spec, { method: 'completion/complete', params: { ...request.params, ref: { ...ref, uri: template.key } } }, extra.signal, CompleteResultSchema);
-    });
+  async listPrompts(principal: Principal): Promise<ListPromptsResult> {
+    const { entries } = await this.visible(principal, 'prompts');
+    return { prompts: entries.map((p) => ({ ...p.definition, name: p.exposed }) as Prompt) };
+  }
+
+  async readResource(principal: Principal, params: ReadResourceRequest['params'], signal?: AbortSignal): Promise<ReadResourceResult> {
+    const uri = params.uri;
+    const { spec, key } = this.resolveResource(await this.catalog.catalogFor(principal.orgId), uri);
+    return this.items.run<ReadResourceResult>(
+      principal,
+      { kind: 'resource', spec, key, exposed: uri },
+      (upstreams) => upstreams.request(principal, spec, { method: 'resources/read', params: { ...params, uri: key } }, ReadResourceResultSchema, signal),
+      (result) => {
+        // Contents come back under the URI the agent asked for.
+        const mapped = { ...result, contents: result.contents.map((c) => (c.uri === key ? { ...c, uri } : c)) };
+        const only = mapped.contents.length === 1 ? mapped.contents[0] : undefined;
+        return { result: mapped, pageableText: only && 'text' in only ? only.text : null, tokens: countJsonTokens(mapped.contents, this.config.tokens.encoding) };
+      },
+      (result, page) => ({ ...result, contents: [{ ...result.contents[0], text: pageText(page) }], _meta: { ...(result._meta ?? {}), ...(page._meta ?? {}) } }),
+    );
+  }
+
+  async subscribe(principal: Principal, session: McpSession | null, params: SubscribeRequest['params'], signal?: AbortSignal): Promise<Record<string, never>> {
+    const uri = params.uri;
+    const { spec, key } = this.resolveResource(await this.catalog.catalogFor(principal.orgId), uri);
+    await this.items.assertAllowed(principal, { kind: 'resource', spec, key, exposed: uri });
+    await this.relay(principal, spec, { method: 'resources/subscribe', params: { ...params, uri: key } }, signal);
+    // Without a session there is no stream to tell of updates: the upstream still accepted it.
+    if (session) await this.subscriptions.subscribe(principal.orgId, session.id, spec.id, key, uri);
+    return {};
+  }
+
+  async unsubscribe(principal: Principal, session: McpSession | null, params: UnsubscribeRequest['params'], signal?: AbortSignal): Promise<Record<string, never>> {
+    const uri = params.uri;
+    const { spec, key } = this.resolveResource(await this.catalog.catalogFor(principal.orgId), uri);
+    // The upstream keeps the subscription while another session of the org still wants its updates.
+    const remaining = session ? await this.subscriptions.unsubscribe(principal.orgId, session.id, spec.id, key, uri) : 0;
+    if (remaining === 0) await this.relay(principal, spec, { method: 'resources/unsubscribe', params: { ...params, uri: key } }, signal);
+    return {};
+  }
+
+  async getPrompt(principal: Principal, params: GetPromptRequest['params'], signal?: AbortSignal): Promise<GetPromptResult> {
+    const name = params.name;
+    const catalog = await this.catalog.catalogFor(principal.orgId);
+    const prompt = catalog.promptsByExposedName.get(name);
+    if (!prompt) throw new McpError(ErrorCode.InvalidParams, `No prompt named "${name}" is available; list prompts to see them.`);
+    const spec = this.specOf(catalog, prompt.upstreamId);
+    return this.items.run<GetPromptResult>(
+      principal,
+      { kind: 'prompt', spec, key: prompt.key, exposed: name },
+      (upstreams) => upstreams.request(principal, spec, { method: 'prompts/get', params: { ...params, name: prompt.key } }, GetPromptResultSchema, signal),
+      (result) => ({ result, pageableText: null, tokens: countJsonTokens(result.messages, this.config.tokens.encoding) }),
+      (result) => result,
+    );
+  }
+
+  async complete(principal: Principal, params: CompleteRequest['params'], signal?: AbortSignal): Promise<CompleteResult> {
+    const catalog = await this.catalog.catalogFor(principal.orgId);
+    const ref = params.ref;
+    if (ref.type === 'ref/prompt') {
+      const prompt = catalog.promptsByExposedName.get(ref.name);
+      if (!prompt) throw new McpError(ErrorCode.InvalidParams, `No prompt named "${ref.name}" is available.`);
+      const spec = this.specOf(catalog, prompt.upstreamId);
+      await this.items.assertAllowed(principal, { kind: 'prompt', spec, key: prompt.key, exposed: ref.name });
+      return this.relay(principal, spec, { method: 'completion/complete', params: { ...params, ref: { ...ref, name: prompt.key } } }, signal, CompleteResultSchema);
+    }
+    const template = this.resolveTemplate(catalog, ref.uri);
+    await this.items.assertAllowed(principal, { kind: 'resource', spec: template.spec, key: template.key, exposed: ref.uri });
+    return this.relay(principal, template.spec, { method: 'completion/complete', params: { ...params, ref: { ...ref, uri: template.key } } }, signal, CompleteResultSchema);
   }
 
   /** The catalog's entries of one kind that the caller's policies allow. */
@@ -178,7 +206,7 @@ export class CatalogRelayHandlers {
     principal: Principal,
     spec: UpstreamSpec,
     request: { method: string; params?: Record<string, unknown> },
-    signal: AbortSignal,
+    signal: AbortSignal | undefined,
     schema: typeof CompleteResultSchema | typeof EmptyResultSchema = EmptyResultSchema,
   ): Promise<T> {
     const outcome = await this.items.relay(principal, spec, request, schema, signal);
