@@ -103,7 +103,7 @@ describe('day-2 lifecycle', () => {
       await gone;
       const refused = (await agent.callTool({ name: 'rot__ping', arguments: {} })) as CallToolResult;
       expect(refused.isError).toBe(true);
-      expect(toolError(refused)?.code).toBe('UNKNOWN_TOOL');
+      expect(toolError(refused)).toMatchObject({ code: 'UPSTREAM_DISABLED', namespace: 'rot' });
       await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${up.id}/enable`);
       const back = (await agent.callTool({ name: 'rot__ping', arguments: {} })) as CallToolResult;
       expect(back.isError).toBeFalsy();

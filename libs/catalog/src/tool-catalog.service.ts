@@ -46,6 +46,8 @@ export interface OrgCatalog {
   promptsByExposedName: Map<string, ServedEntry>;
   /** Names an unprefixed upstream could not take because another item is exposed under them. */
   collisions: string[];
+  /** Namespaces of the org's disabled upstreams, so a call to one of their tools is refused as such. */
+  disabledNamespaces: Set<string>;
 }
 
 /** The organisation's servable catalog, cached per org and dropped on any catalog or config change. */
@@ -71,6 +73,7 @@ export class ToolCatalogService implements OnModuleInit {
 
   private async load(orgId: string): Promise<OrgCatalog> {
     const upstreams = await this.prisma.upstreamServer.findMany({ where: { orgId, enabled: true } });
+    const disabled = await this.prisma.upstreamServer.findMany({ where: { orgId, enabled: false, deletedAt: null }, select: { namespace: true } });
     const rows = await this.prisma.tool.findMany({
       where: { orgId, removedAt: null, pinnedHash: { not: null }, upstreamId: { in: upstreams.map((u) => u.id) } },
       orderBy: [{ upstreamId: 'asc' }, { name: 'asc' }],
@@ -130,6 +133,7 @@ export class ToolCatalogService implements OnModuleInit {
       resourcesByUri: new Map(resources.map((r) => [r.exposed, r])),
       promptsByExposedName: new Map(prompts.map((p) => [p.exposed, p])),
       collisions: [...new Set([...toolNames.collisions, ...promptNames.collisions])].sort(),
+      disabledNamespaces: new Set(disabled.map((u) => u.namespace)),
     };
   }
 }

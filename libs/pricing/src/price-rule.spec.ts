@@ -53,4 +53,11 @@ describe('price rules', () => {
     expect(selectPriceRule(rules, 'u1', 'prompt:simple', T1)).toBe(prompts);
     expect(selectPriceRule([all], 'u1', 'prompt:simple', T1)).toBeNull();
   });
+
+  it('should not price with a rule from its effectiveUntil on, falling back to the next in line', () => {
+    const older = rule({ toolPattern: '*', perCallMicros: 1n, effectiveFrom: T0 });
+    const ended = rule({ toolPattern: 'echo', perCallMicros: 9n, effectiveFrom: T0, effectiveUntil: T1 });
+    expect(selectPriceRule([older, ended], 'u1', 'echo', new Date(T1.getTime() - 1))).toBe(ended);
+    expect(selectPriceRule([older, ended], 'u1', 'echo', T1)).toBe(older);
+  });
 });

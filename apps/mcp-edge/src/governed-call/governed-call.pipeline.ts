@@ -87,7 +87,7 @@ export class GovernedCallPipeline {
 
     // Policy
     const tool = catalog.byExposedName.get(exposedName);
-    if (!tool) return this.refuse(exposedName, unknownToolResult(exposedName));
+    if (!tool) return this.refuse(exposedName, unknownToolResult(exposedName, catalog.disabledNamespaces));
     const levels = await this.policies.levelsFor(principal);
     const decision = decideAccess(levels, { namespace: tool.namespace, tool: tool.name });
     if (!decision.allowed) return this.refuse(exposedName, notAllowedResult(exposedName, decision));
@@ -356,8 +356,17 @@ export function notRecordedResult(name: string, callId: string): CallToolResult 
   });
 }
 
-function unknownToolResult(name: string): CallToolResult {
+function unknownToolResult(name: string, disabledNamespaces: ReadonlySet<string>): CallToolResult {
   const parsed = parseExposedToolName(name);
+  if (parsed && disabledNamespaces.has(parsed.namespace)) {
+    return toolErrorResult({
+      code: ToolErrorCode.UpstreamDisabled,
+      message: `"${name}" is not available: its server "${parsed.namespace}" is disabled by an administrator.`,
+      hint: 'Use another tool, or ask an administrator to enable the server again.',
+      tool: name,
+      namespace: parsed.namespace,
+    });
+  }
   return toolErrorResult({
     code: ToolErrorCode.UnknownTool,
     message: `No tool named "${name}" is available.`,

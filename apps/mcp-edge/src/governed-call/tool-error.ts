@@ -2,6 +2,8 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
 export enum ToolErrorCode {
   UnknownTool = 'UNKNOWN_TOOL',
+  /** The tool's upstream is disabled by an administrator: its tools are not served until it is enabled. */
+  UpstreamDisabled = 'UPSTREAM_DISABLED',
   ToolNotAllowed = 'TOOL_NOT_ALLOWED',
   RateLimited = 'RATE_LIMITED',
   BudgetExceeded = 'BUDGET_EXCEEDED',
