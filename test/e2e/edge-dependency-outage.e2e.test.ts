@@ -75,8 +75,10 @@ describe('edge: Redis or Postgres down', () => {
     await proxiedEdge?.close();
     await pgProxy?.close();
     await upstream?.close();
+    // Back (empty), so the apps' Redis clients can close instead of waiting for it.
+    await redis?.restart();
     await p?.close();
-    await redis?.kill();
+    await redis?.stop();
   });
 
   it('should answer 503 with Retry-After when Postgres is down and the key is not cached', async () => {
@@ -102,5 +104,17 @@ describe('edge: Redis or Postgres down', () => {
     expect(upstream.calls.length).toBe(callsBefore);
     expect((await fetch(`${p.edgeUrl}/healthz`)).status).toBe(200);
     expect((await fetch(`${p.edgeUrl}/readyz`)).status).toBe(503);
+
+    // Redis back: the edge stops refusing at the gate once its client has reconnected.
+    await redis.restart();
+    let status = 503;
+    while (status === 503) {
+      const res = await post(p.edgeUrl, keys[0], { jsonrpc: '2.0', id: 10, method: 'tools/list' });
+      status = res.status;
+      await res.text();
+      // The edge's client reconnects on its own schedule (ioredis backs off up to 2 s): poll for it.
+      if (status === 503) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(status).toBe(200);
   });
 });

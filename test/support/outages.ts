@@ -10,25 +10,42 @@ export interface OwnRedis {
   url: string;
   /** SIGKILL: Redis is gone at once, mid-conversation. */
   kill(): Promise<void>;
+  /** A new, empty redis-server on the same port (clients reconnect to it, and can then close cleanly). */
+  restart(): Promise<void>;
+  /** Kills it for good and removes its directory. */
+  stop(): Promise<void>;
 }
 
 export async function startOwnRedis(): Promise<OwnRedis> {
   const port = await freePort();
   const dir = mkdtempSync(path.join(tmpdir(), 'tg-redis-'));
-  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
   const url = `redis://127.0.0.1:${port}`;
-  const probe = new Redis(url, { lazyConnect: true, retryStrategy: () => 50, maxRetriesPerRequest: null });
-  // Refused until the server listens: retried.
-  probe.on('error', () => undefined);
-  await probe.connect().catch(() => undefined);
-  await probe.ping();
-  probe.disconnect();
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let child: ChildProcess;
+  let exited: Promise<void>;
+  const start = async () => {
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+    exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    const probe = new Redis(url, { lazyConnect: true, retryStrategy: () => 50, maxRetriesPerRequest: null });
+    // Refused until the server listens: retried.
+    probe.on('error', () => undefined);
+    await probe.connect().catch(() => undefined);
+    await probe.ping();
+    probe.disconnect();
+  };
+  const kill = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+  };
+  await start();
   return {
     url,
-    async kill() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      await exited;
+    kill,
+    async restart() {
+      await kill();
+      await start();
+    },
+    async stop() {
+      await kill();
       rmSync(dir, { recursive: true, force: true });
     },
   };
