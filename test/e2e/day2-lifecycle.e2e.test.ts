@@ -4,6 +4,7 @@ import { QueueName } from '@tollgate/queue';
 import { callMeta, connectAgent, toolError, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, FixtureTool, STANDARD_FIXTURE_TOOLS, startFixtureServer } from '../fixtures/http-fixture-server';
+import { startSseFixtureServer } from '../fixtures/sse-fixture-server';
 import { RunningPlatform, startPlatform } from '../support/platform';
 
 /** Day-2 administration of upstreams, tools, prices and policies, through the admin API and the edge. */
@@ -86,6 +87,26 @@ describe('day-2 lifecycle', () => {
     const audit = (await p.admin('GET', `/v1/orgs/${orgId}/audit?limit=20`)).body;
     expect(audit.find((e: { action: string }) => e.action === 'upstream.updated').details.changed).toEqual(['bearerToken']);
     expect(JSON.stringify(audit)).not.toContain('new-secret');
+  });
+
+  it('should let calls running on the replaced client finish when an SSE upstream’s headers change under load', async () => {
+    const sse = await startSseFixtureServer();
+    const up = (await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'rot-sse', transport: 'SSE', url: `${sse.url}`, headers: { 'X-Rot': 'v1' } })).body;
+    await waitSync(up.id);
+    const agent = await connectAgent(p.edgeUrl, keySecret);
+    const results: CallToolResult[] = [];
+    try {
+      // Long calls on the pooled SDK client are still running when the settings change replaces it.
+      const running = Promise.all([0, 1, 2, 3].map(async () => (await agent.callTool({ name: 'rot-sse__slow', arguments: { ms: 400 } })) as CallToolResult));
+      await new Promise((r) => setTimeout(r, 100));
+      expect((await p.admin('PATCH', `/v1/orgs/${orgId}/upstreams/${up.id}`, { headers: { 'X-Rot': 'v2' } })).status).toBe(200);
+      results.push((await agent.callTool({ name: 'rot-sse__ping', arguments: {} })) as CallToolResult);
+      results.push(...(await running));
+    } finally {
+      await agent.close();
+      await sse.close();
+    }
+    expect(results.map((r) => r.isError ?? false)).toEqual([false, false, false, false, false]);
   });
 
   it('should hide a disabled upstream’s tools from a connected session (list_changed) and refuse its calls, and serve them again once enabled', async () => {
