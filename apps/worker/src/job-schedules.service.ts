@@ -6,7 +6,8 @@ import { FINANCE_SCHEDULES, FinanceJobs } from '@tollgate/reporting';
 
 /**
  * The fixed job schedulers, by queue (their ids are set where they are upserted: FinanceJobs,
- * TierScoreJobs, and `oauth-refresh` here). Catalog syncs add `sync-<upstreamId>` per enabled upstream.
+ * TierScoreJobs, and `oauth-refresh` here). Catalog syncs add `sync-<upstreamId>` per enabled upstream
+ * whose sync is not paused (pausing removes it, resuming re-creates it: CatalogScheduleService).
  */
 const FIXED_SCHEDULERS: [QueueName, string][] = [
   [QueueName.UsageRollup, 'usage-rollup-recent'],
