@@ -9,8 +9,11 @@ import { fileURLToPath } from 'node:url';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const OUT = path.join(ROOT, 'dist');
 const SOURCE_DIRS = ['apps', 'libs', 'tools', 'bench', 'test/fixtures'];
+// The web console is a browser app built by Vite (below), not transpiled for Node.
+const SKIP_DIRS = new Set([path.join(ROOT, 'apps', 'console')]);
 
 async function* tsFiles(dir) {
+  if (SKIP_DIRS.has(dir)) return;
   let entries;
   try {
     entries = await readdir(dir, { withFileTypes: true });
@@ -56,3 +59,8 @@ for (const dir of SOURCE_DIRS) {
   }
 }
 console.log(`built ${count} files into dist/`);
+
+// The console (apps/console): React + Vite into dist/console, served by the admin API at /console/.
+const { build: viteBuild } = await import('vite');
+await viteBuild({ configFile: path.join(ROOT, 'apps/console/vite.config.mts'), logLevel: 'warn' });
+console.log('built the console into dist/console/');

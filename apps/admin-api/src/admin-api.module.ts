@@ -53,6 +53,7 @@ import { ToolsController } from './tools/tools.controller';
 import { CatalogEntriesController } from './tools/catalog-entries.controller';
 import { CatalogEntryReviewService } from '@tollgate/catalog';
 import { ToolBulkReviewController } from './tools/tool-bulk-review.controller';
+import { MeController } from './console/me.controller';
 
 /** The admin API process: REST controllers over the domain libs, nothing more. */
 @Module({})
@@ -79,6 +80,7 @@ export class AdminApiModule {
       ],
       controllers: [
         HealthController,
+        MeController,
         ConnectionsController,
         OAuthCallbackController,
         OrgsController,

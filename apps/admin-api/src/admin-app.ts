@@ -4,6 +4,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { AdminConfig } from '@tollgate/config';
 import { AdminApiModule } from './admin-api.module';
+import { mountConsole } from './console/console-static';
 import { jsonBodyMiddleware, queryInputMiddleware } from './common/json-body.middleware';
 import { requestIdMiddleware } from './common/request-id.middleware';
 import { requestLogMiddleware } from './common/request-log.middleware';
@@ -47,6 +48,8 @@ export async function createAdminApp(config: AdminConfig): Promise<INestApplicat
   app.use(requestLogMiddleware);
   app.use(queryInputMiddleware);
   app.use(jsonBodyMiddleware);
+  // The web console (dist/console) at /console/, same origin as the API it calls.
+  mountConsole(app);
   setupOpenApi(app, config);
   await app.init();
   return app;

@@ -1,0 +1,64 @@
+/**
+ * The console talks to the admin API on its own origin, with the same routes and checks as any
+ * other client. Interim sign-in: an admin token kept in sessionStorage (gone when the tab
+ * closes), sent as `Authorization: Bearer`. The SSO session cookie replaces it once the admin
+ * API has one; `credentials: 'same-origin'` already sends such a cookie.
+ */
+const TOKEN_KEY = 'tollgate.console.adminToken';
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly field?: string,
+  ) {
+    super(message);
+  }
+}
+
+export function storedToken(): string | null {
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+export function storeToken(token: string | null): void {
+  if (token === null) sessionStorage.removeItem(TOKEN_KEY);
+  else sessionStorage.setItem(TOKEN_KEY, token);
+}
+
+let onUnauthorized: () => void = () => undefined;
+
+/** Called on any 401: the token was revoked or expired, so the console signs out. */
+export function setUnauthorizedHandler(handler: () => void): void {
+  onUnauthorized = handler;
+}
+
+export async function api<T>(method: string, path: string, body?: unknown, token = storedToken()): Promise<T> {
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  if (token) headers.Authorization = `Bearer ${token}`;
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  let res: Response;
+  try {
+    res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin' });
+  } catch {
+    throw new ApiError(0, 'The admin API could not be reached. Check your connection and try again.');
+  }
+  const text = await res.text();
+  const parsed = text ? safeJson(text) : undefined;
+  if (!res.ok) {
+    const err = (parsed ?? {}) as { message?: string; field?: string };
+    if (res.status === 401) onUnauthorized();
+    throw new ApiError(res.status, err.message ?? `${res.status} ${res.statusText}`, err.field);
+  }
+  return parsed as T;
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+export const get = <T>(path: string) => api<T>('GET', path);
+export const post = <T>(path: string, body?: unknown) => api<T>('POST', path, body);

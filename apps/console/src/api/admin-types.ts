@@ -1,0 +1,83 @@
+/** The admin API's answers, as far as the console reads them (see /docs-json for the full spec). */
+
+export type AdminRole = 'PLATFORM_ADMIN' | 'ORG_ADMIN' | 'TEAM_ADMIN' | 'FINANCE' | 'MEMBER';
+
+export interface Me {
+  role: AdminRole;
+  orgId: string | null;
+  teamId: string | null;
+  userId: string | null;
+  token: { id: string; name: string; prefix: string | null };
+  user: { id: string; name: string | null; email: string } | null;
+}
+
+export interface Org {
+  id: string;
+  name: string;
+  slug: string;
+  timeZone: string;
+  /** Not in the API yet: money is USD micro-units there. The console follows it once it exists. */
+  currency?: string;
+}
+
+export interface Team {
+  id: string;
+  name: string;
+}
+
+export interface User {
+  id: string;
+  email: string;
+  name: string | null;
+}
+
+export interface Key {
+  id: string;
+  teamId: string;
+  userId: string;
+  name: string;
+  prefix: string;
+  kind: 'STATIC' | 'OAUTH';
+  oauthClientName: string | null;
+  disclosureMode: string | null;
+  expiresAt: string | null;
+  revokedAt: string | null;
+  lastUsedAt: string | null;
+  createdAt: string;
+}
+
+export interface Figures {
+  calls: number;
+  errors: number;
+  outputTokens: number;
+  costMicros: number | string;
+}
+
+export type ReportRow = Record<string, string | number | null>;
+
+export interface SpendReport {
+  from: string;
+  to: string;
+  timeZone: string;
+  groupBy: string[];
+  columns: string[];
+  rows: ReportRow[];
+  totals: Figures;
+}
+
+export interface BudgetUtilisation {
+  budgetId: string;
+  scope: 'ORG' | 'TEAM' | 'USER' | 'KEY';
+  scopeId: string;
+  period: string;
+  mode: 'HARD' | 'SOFT';
+  limitMicros: number | string;
+  spentMicros: number | string;
+  reservedMicros: number | string;
+  utilisationBp: number | null;
+  periodStart: string;
+  resetsAt: string | null;
+}
+
+export const REPORT_DIMENSIONS = ['team', 'user', 'key', 'upstream', 'tool', 'day'] as const;
+export type ReportDimension = (typeof REPORT_DIMENSIONS)[number];

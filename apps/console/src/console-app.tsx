@@ -1,0 +1,159 @@
+import { AppShell, Badge, Button, Group, NavLink, Select, Stack, Text, Title } from '@mantine/core';
+import { useCallback, useEffect, useMemo, useState } from 'react';
+import { ApiError, get, setUnauthorizedHandler, storeToken, storedToken } from './api/admin-client';
+import type { Me, Org } from './api/admin-types';
+import { ErrorState, LoadingState } from './components/page-states';
+import { ROLE_LABELS, pagesFor } from './lib/roles';
+import { PAGE_PATHS, PageId, navigate, pageOf, usePathname } from './lib/router';
+import { useLoad } from './lib/use-load';
+import { KeysPage } from './pages/keys-page';
+import { OverviewPage } from './pages/overview-page';
+import { SignInPage } from './pages/sign-in-page';
+import { SpendExplorerPage } from './pages/spend-explorer-page';
+import { Session, SessionContext } from './session';
+
+const PAGE_TITLES: Record<PageId, string> = { overview: 'Overview', explorer: 'Spend explorer', keys: 'Keys' };
+
+export function ConsoleApp() {
+  const [token, setToken] = useState(storedToken());
+  const signOut = useCallback(() => {
+    storeToken(null);
+    setToken(null);
+  }, []);
+  useEffect(() => setUnauthorizedHandler(signOut), [signOut]);
+
+  if (!token) {
+    return (
+      <SignInPage
+        onSignedIn={(t) => {
+          storeToken(t);
+          setToken(t);
+        }}
+      />
+    );
+  }
+  return <SignedIn key={token} signOut={signOut} />;
+}
+
+interface Identity {
+  me: Me;
+  orgs: Org[];
+}
+
+function SignedIn({ signOut }: { signOut: () => void }) {
+  const identity = useLoad<Identity>(async () => {
+    const me = await get<Me>('/v1/me');
+    const orgs = await get<Org[]>('/v1/orgs');
+    return { me, orgs };
+  }, []);
+  const [chosenOrgId, setChosenOrgId] = useState<string | null>(null);
+
+  if (identity.state === 'loading') return <LoadingState label="Signing in…" />;
+  if (identity.state === 'error') {
+    return (
+      <Stack p="xl" maw={640} mx="auto">
+        <ErrorState error={identity.error} what="your identity" onRetry={identity.reload} />
+        <Button variant="subtle" onClick={signOut}>
+          Sign out
+        </Button>
+      </Stack>
+    );
+  }
+  const { me, orgs } = identity.data;
+  const org = orgs.find((o) => o.id === (chosenOrgId ?? me.orgId)) ?? orgs[0];
+  if (!org) {
+    return (
+      <Stack p="xl" maw={640} mx="auto">
+        <ErrorState error={new ApiError(404, 'There is no organisation to show yet. Create one through the admin API (POST /v1/orgs).')} what="an organisation" />
+        <Button variant="subtle" onClick={signOut}>
+          Sign out
+        </Button>
+      </Stack>
+    );
+  }
+  return (
+    <Shell session={{ me, org, currency: org.currency ?? 'USD', signOut }} orgs={orgs} onChooseOrg={setChosenOrgId} />
+  );
+}
+
+function Shell({ session, orgs, onChooseOrg }: { session: Session; orgs: Org[]; onChooseOrg: (id: string) => void }) {
+  const pathname = usePathname();
+  const allowed = pagesFor(session.me.role);
+  const asked = pageOf(pathname);
+  const page: PageId = asked && allowed.includes(asked) ? asked : allowed[0];
+  useEffect(() => {
+    document.title = `${PAGE_TITLES[page]} · Tollgate console`;
+  }, [page]);
+  const who = session.me.user?.name ?? session.me.user?.email ?? session.me.token.name;
+  const content = useMemo(() => {
+    if (page === 'overview') return <OverviewPage key={session.org.id} />;
+    if (page === 'explorer') return <SpendExplorerPage key={session.org.id} />;
+    return <KeysPage key={session.org.id} />;
+  }, [page, session.org.id]);
+
+  return (
+    <SessionContext.Provider value={session}>
+      <AppShell header={{ height: 56 }} navbar={{ width: 220, breakpoint: 'sm' }} padding="lg">
+        <AppShell.Header>
+          <Group h="100%" px="md" justify="space-between" wrap="nowrap">
+            <Group gap="sm" wrap="nowrap">
+              <Text fw={700} component="span">
+                Tollgate
+              </Text>
+              {orgs.length > 1 ? (
+                <Select
+                  aria-label="Organisation"
+                  size="xs"
+                  data={orgs.map((o) => ({ value: o.id, label: o.name }))}
+                  value={session.org.id}
+                  onChange={(v) => v && onChooseOrg(v)}
+                  allowDeselect={false}
+                />
+              ) : (
+                <Text component="span" c="gray.8">
+                  {session.org.name}
+                </Text>
+              )}
+            </Group>
+            <Group gap="sm" wrap="nowrap">
+              <Text size="sm" component="span" data-testid="signed-in-as">
+                {who}
+              </Text>
+              <Badge variant="light" color="indigo" data-testid="role-badge">
+                {ROLE_LABELS[session.me.role]}
+              </Badge>
+              <Button size="xs" variant="default" onClick={session.signOut}>
+                Sign out
+              </Button>
+            </Group>
+          </Group>
+        </AppShell.Header>
+        <AppShell.Navbar p="xs" aria-label="Console pages">
+          <nav aria-label="Console pages">
+            {allowed.map((id) => (
+              <NavLink
+                key={id}
+                href={PAGE_PATHS[id]}
+                label={PAGE_TITLES[id]}
+                active={id === page}
+                aria-current={id === page ? 'page' : undefined}
+                onClick={(e) => {
+                  e.preventDefault();
+                  navigate(PAGE_PATHS[id]);
+                }}
+              />
+            ))}
+          </nav>
+        </AppShell.Navbar>
+        <AppShell.Main>
+          <Stack gap="lg" maw={1200}>
+            <Title order={1} size="h2">
+              {PAGE_TITLES[page]}
+            </Title>
+            {content}
+          </Stack>
+        </AppShell.Main>
+      </AppShell>
+    </SessionContext.Provider>
+  );
+}

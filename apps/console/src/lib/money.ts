@@ -1,0 +1,64 @@
+/** Integer micro-units (1 unit = 1,000,000), as the admin API sends them: a JSON integer or a string. */
+export type MicrosInput = bigint | number | string;
+
+const MICROS_PER_UNIT = 1_000_000n;
+
+/** To BigInt without ever going through a float; a non-integer is a bug upstream, so it throws. */
+export function toMicros(value: MicrosInput): bigint {
+  if (typeof value === 'bigint') return value;
+  if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value)) throw new RangeError(`not an integer amount of micro-units: ${value}`);
+    return BigInt(value);
+  }
+  if (!/^-?\d+$/.test(value)) throw new RangeError(`not an integer amount of micro-units: ${value}`);
+  return BigInt(value);
+}
+
+/** `1234500n` -> `"1.2345"`: exact decimal, at least two fraction digits, trailing zeros beyond them trimmed. */
+export function microsToDecimal(value: MicrosInput): string {
+  const micros = toMicros(value);
+  const negative = micros < 0n;
+  const abs = negative ? -micros : micros;
+  const units = abs / MICROS_PER_UNIT;
+  let fraction = (abs % MICROS_PER_UNIT).toString().padStart(6, '0');
+  while (fraction.length > 2 && fraction.endsWith('0')) fraction = fraction.slice(0, -1);
+  return `${negative ? '-' : ''}${units}.${fraction}`;
+}
+
+const formatters = new Map<string, Intl.NumberFormat>();
+
+/**
+ * Micro-units as currency (`$1,234.50`, `€0.000125`). Intl formats a decimal *string* exactly
+ * (no float in between), so the figure shown is the ledger's to the micro-unit.
+ */
+export function formatMoney(value: MicrosInput, currency: string, locale?: string): string {
+  const key = `${locale ?? ''}|${currency}`;
+  let f = formatters.get(key);
+  if (!f) {
+    f = new Intl.NumberFormat(locale, { style: 'currency', currency, minimumFractionDigits: 2, maximumFractionDigits: 6 });
+    formatters.set(key, f);
+  }
+  // The string overload of format() is exact (Intl.NumberFormat v3); TypeScript's lib lacks it.
+  return f.format(microsToDecimal(value) as unknown as number);
+}
+
+/** For chart geometry only (bar heights): never shown as a figure. */
+export function microsToChartUnits(value: MicrosInput): number {
+  return Number(toMicros(value)) / 1_000_000;
+}
+
+/** Sum of micro-unit amounts in BigInt. */
+export function sumMicros(values: Iterable<MicrosInput>): bigint {
+  let total = 0n;
+  for (const v of values) total += toMicros(v);
+  return total;
+}
+
+/** part / whole as a percentage with one decimal, by integer arithmetic (`"12.5 %"`); null for whole 0. */
+export function formatRatio(part: MicrosInput, whole: MicrosInput): string | null {
+  const p = toMicros(part);
+  const w = toMicros(whole);
+  if (w === 0n) return null;
+  const perMille = (p * 1000n + w / 2n) / w;
+  return `${perMille / 10n}.${perMille % 10n} %`;
+}

@@ -1,0 +1,32 @@
+import { useEffect, useState } from 'react';
+
+/** The console lives under /console/; pages are paths below it (/console/explorer). */
+export const BASE = '/console';
+
+export type PageId = 'overview' | 'explorer' | 'keys';
+
+export const PAGE_PATHS: Record<PageId, string> = { overview: `${BASE}/`, explorer: `${BASE}/explorer`, keys: `${BASE}/keys` };
+
+export function pageOf(pathname: string): PageId | null {
+  const p = pathname.replace(/\/+$/, '') || '/';
+  if (p === BASE || p === `${BASE}/overview`) return 'overview';
+  if (p === `${BASE}/explorer`) return 'explorer';
+  if (p === `${BASE}/keys`) return 'keys';
+  return null;
+}
+
+export function navigate(path: string): void {
+  if (window.location.pathname === path) return;
+  window.history.pushState(null, '', path);
+  window.dispatchEvent(new PopStateEvent('popstate'));
+}
+
+export function usePathname(): string {
+  const [path, setPath] = useState(window.location.pathname);
+  useEffect(() => {
+    const onPop = () => setPath(window.location.pathname);
+    window.addEventListener('popstate', onPop);
+    return () => window.removeEventListener('popstate', onPop);
+  }, []);
+  return path;
+}

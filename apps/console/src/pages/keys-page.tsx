@@ -1,0 +1,309 @@
+import { Alert, Badge, Button, Card, Code, CopyButton, Group, Modal, Select, Stack, Switch, Table, Text, TextInput } from '@mantine/core';
+import { FormEvent, useMemo, useState } from 'react';
+import { ApiError, get, post } from '../api/admin-client';
+import type { Key, Team, User } from '../api/admin-types';
+import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
+import { formatTimestamp } from '../lib/dates';
+import { canManageKeys } from '../lib/roles';
+import { useLoad } from '../lib/use-load';
+import { useOrgPath, useSession } from '../session';
+
+interface KeysData {
+  keys: Key[];
+  teams: Team[];
+  users: User[];
+}
+
+function keyStatus(k: Key): { label: string; color: string } {
+  if (k.revokedAt) return { label: 'Revoked', color: 'red.9' };
+  if (k.expiresAt && new Date(k.expiresAt) <= new Date()) return { label: 'Expired', color: 'gray.8' };
+  return { label: 'Active', color: 'green.9' };
+}
+
+export function KeysPage() {
+  const { me, org } = useSession();
+  const orgPath = useOrgPath();
+  const data = useLoad<KeysData>(async () => {
+    const [keys, teams, users] = await Promise.all([get<Key[]>(`${orgPath}/keys`), get<Team[]>(`${orgPath}/teams`), get<User[]>(`${orgPath}/users`)]);
+    return { keys, teams, users };
+  }, [orgPath]);
+  const [search, setSearch] = useState('');
+  const [showInactive, setShowInactive] = useState(false);
+  const [issuing, setIssuing] = useState(false);
+  const [revoking, setRevoking] = useState<Key | null>(null);
+  const mayManage = canManageKeys(me.role);
+
+  const names = useMemo(() => {
+    const m = new Map<string, string>();
+    if (data.state === 'ready') {
+      for (const t of data.data.teams) m.set(t.id, t.name);
+      for (const u of data.data.users) m.set(u.id, u.name ?? u.email);
+    }
+    return m;
+  }, [data]);
+
+  if (data.state === 'loading') return <LoadingState label="Loading keys…" />;
+  if (data.state === 'error') return <ErrorState error={data.error} what="keys" onRetry={data.reload} />;
+
+  const needle = search.trim().toLowerCase();
+  const shown = data.data.keys
+    .filter((k) => showInactive || keyStatus(k).label === 'Active')
+    .filter((k) => !needle || [k.name, k.prefix, k.oauthClientName ?? '', names.get(k.teamId) ?? '', names.get(k.userId) ?? ''].some((s) => s.toLowerCase().includes(needle)));
+
+  return (
+    <Stack gap="md">
+      <Group justify="space-between">
+        <Group>
+          <TextInput aria-label="Filter keys" placeholder="Filter by name, prefix, team or owner" value={search} onChange={(e) => setSearch(e.currentTarget.value)} w={320} />
+          <Switch label="Show revoked and expired" checked={showInactive} onChange={(e) => setShowInactive(e.currentTarget.checked)} />
+        </Group>
+        {mayManage && (
+          <Button onClick={() => setIssuing(true)} data-testid="issue-key">
+            Issue a key
+          </Button>
+        )}
+      </Group>
+      <Card withBorder p={0}>
+        {shown.length === 0 ? (
+          <EmptyState title={data.data.keys.length === 0 ? 'No keys yet' : 'No key matches'}>
+            {data.data.keys.length === 0 ? 'Issue a virtual key for an agent, or connect a client by OAuth: its key shows here too.' : 'Change the filter to see more keys.'}
+          </EmptyState>
+        ) : (
+          <Table.ScrollContainer minWidth={900}>
+            <Table striped data-testid="keys-table">
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>Name</Table.Th>
+                  <Table.Th>Kind</Table.Th>
+                  <Table.Th>Prefix</Table.Th>
+                  <Table.Th>Team</Table.Th>
+                  <Table.Th>Owner</Table.Th>
+                  <Table.Th>Last used</Table.Th>
+                  <Table.Th>Created</Table.Th>
+                  <Table.Th>Status</Table.Th>
+                  {mayManage && <Table.Th>Actions</Table.Th>}
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {shown.map((k) => {
+                  const status = keyStatus(k);
+                  return (
+                    <Table.Tr key={k.id} data-testid="key-row" data-key-id={k.id}>
+                      <Table.Td>{k.name}</Table.Td>
+                      <Table.Td>
+                        {k.kind === 'OAUTH' ? (
+                          <Badge variant="light" color="grape.9">
+                            OAuth{k.oauthClientName ? ` · ${k.oauthClientName}` : ''}
+                          </Badge>
+                        ) : (
+                          <Badge variant="light" color="indigo.9">
+                            Virtual
+                          </Badge>
+                        )}
+                      </Table.Td>
+                      <Table.Td>
+                        <Code>{k.prefix}</Code>
+                      </Table.Td>
+                      <Table.Td>{names.get(k.teamId) ?? k.teamId}</Table.Td>
+                      <Table.Td>{names.get(k.userId) ?? k.userId}</Table.Td>
+                      <Table.Td>{k.lastUsedAt ? formatTimestamp(k.lastUsedAt, org.timeZone) : 'Never'}</Table.Td>
+                      <Table.Td>{formatTimestamp(k.createdAt, org.timeZone)}</Table.Td>
+                      <Table.Td>
+                        <Badge variant="outline" color={status.color}>
+                          {status.label}
+                        </Badge>
+                      </Table.Td>
+                      {mayManage && (
+                        <Table.Td>
+                          {!k.revokedAt && (
+                            <Button size="xs" variant="subtle" color="red.9" onClick={() => setRevoking(k)} aria-label={`Revoke ${k.name}`}>
+                              Revoke
+                            </Button>
+                          )}
+                        </Table.Td>
+                      )}
+                    </Table.Tr>
+                  );
+                })}
+              </Table.Tbody>
+            </Table>
+          </Table.ScrollContainer>
+        )}
+      </Card>
+      {issuing && <IssueKeyModal teams={data.data.teams} users={data.data.users} onClose={() => setIssuing(false)} onIssued={data.reload} />}
+      {revoking && (
+        <RevokeKeyModal
+          keyToRevoke={revoking}
+          onClose={() => setRevoking(null)}
+          onRevoked={() => {
+            setRevoking(null);
+            data.reload();
+          }}
+        />
+      )}
+    </Stack>
+  );
+}
+
+function IssueKeyModal({ teams, users, onClose, onIssued }: { teams: Team[]; users: User[]; onClose: () => void; onIssued: () => void }) {
+  const { me } = useSession();
+  const orgPath = useOrgPath();
+  // Members issue keys for themselves; team admins within their team.
+  const fixedTeam = me.role === 'MEMBER' || me.role === 'TEAM_ADMIN' ? me.teamId : null;
+  const fixedUser = me.role === 'MEMBER' ? me.userId : null;
+  const [name, setName] = useState('');
+  const [teamId, setTeamId] = useState<string | null>(fixedTeam ?? (teams.length === 1 ? teams[0].id : null));
+  const [userId, setUserId] = useState<string | null>(fixedUser);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [secret, setSecret] = useState<string | null>(null);
+
+  const members = useLoad<{ userId: string }[]>(async () => (teamId ? get(`${orgPath}/teams/${teamId}/members`) : []), [orgPath, teamId]);
+  const memberOptions =
+    members.state === 'ready'
+      ? members.data.map((m) => ({ value: m.userId, label: (() => {
+          const u = users.find((x) => x.id === m.userId);
+          return u ? (u.name ? `${u.name} (${u.email})` : u.email) : m.userId;
+        })() }))
+      : [];
+
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const issued = await post<{ secret: string }>(`${orgPath}/keys`, { name: name.trim(), teamId, userId });
+      setSecret(issued.secret);
+      onIssued();
+    } catch (err) {
+      setError(err instanceof ApiError ? err : new ApiError(0, String(err)));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  if (secret) {
+    return (
+      <Modal opened onClose={onClose} title="Key issued" size="lg">
+        <Stack>
+          <Alert color="yellow" title="Copy the key now" role="status">
+            This is the only time the secret is shown. Tollgate keeps only a hash of it.
+          </Alert>
+          <Group wrap="nowrap" align="center">
+            <Code block style={{ flex: 1, wordBreak: 'break-all' }} data-testid="issued-secret">
+              {secret}
+            </Code>
+            <CopyButton value={secret}>
+              {({ copied, copy }) => (
+                <Button onClick={copy} color={copied ? 'teal.9' : 'indigo'} data-testid="copy-secret">
+                  {copied ? 'Copied' : 'Copy'}
+                </Button>
+              )}
+            </CopyButton>
+          </Group>
+          <Text size="sm">
+            Agents send it as <Code>Authorization: Bearer …</Code> to the edge.
+          </Text>
+          <Group justify="flex-end">
+            <Button onClick={onClose}>Done</Button>
+          </Group>
+        </Stack>
+      </Modal>
+    );
+  }
+
+  return (
+    <Modal opened onClose={onClose} title="Issue a key">
+      <form onSubmit={submit} noValidate>
+        <Stack>
+          <TextInput
+            label="Name"
+            description="What runs with it, e.g. claude-code-laptop"
+            required
+            value={name}
+            onChange={(e) => setName(e.currentTarget.value)}
+            error={error?.field === 'name' ? error.message : undefined}
+            data-testid="key-name"
+          />
+          <Select
+            label="Team"
+            description="The team the key spends for"
+            required
+            data={teams.map((t) => ({ value: t.id, label: t.name }))}
+            value={teamId}
+            onChange={(v) => {
+              setTeamId(v);
+              if (!fixedUser) setUserId(null);
+            }}
+            disabled={!!fixedTeam}
+            error={error?.field === 'teamId' ? error.message : undefined}
+            data-testid="key-team"
+          />
+          <Select
+            label="Owner"
+            description="A member of the team"
+            required
+            data={fixedUser ? [{ value: fixedUser, label: 'Me' }] : memberOptions}
+            value={userId}
+            onChange={setUserId}
+            disabled={!!fixedUser || !teamId}
+            nothingFoundMessage="No members in this team"
+            error={error?.field === 'userId' ? error.message : undefined}
+            data-testid="key-owner"
+          />
+          {error && !['name', 'teamId', 'userId'].includes(error.field ?? '') && (
+            <Alert color="red" role="alert">
+              {error.message}
+            </Alert>
+          )}
+          <Group justify="flex-end">
+            <Button variant="default" onClick={onClose}>
+              Cancel
+            </Button>
+            <Button type="submit" loading={busy} disabled={!name.trim() || !teamId || !userId} data-testid="key-submit">
+              Issue key
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  );
+}
+
+function RevokeKeyModal({ keyToRevoke: k, onClose, onRevoked }: { keyToRevoke: Key; onClose: () => void; onRevoked: () => void }) {
+  const orgPath = useOrgPath();
+  const [error, setError] = useState<ApiError | null>(null);
+  const [busy, setBusy] = useState(false);
+  async function revoke() {
+    setBusy(true);
+    try {
+      await post(`${orgPath}/keys/${k.id}/revoke`);
+      onRevoked();
+    } catch (err) {
+      setError(err instanceof ApiError ? err : new ApiError(0, String(err)));
+      setBusy(false);
+    }
+  }
+  return (
+    <Modal opened onClose={onClose} title={`Revoke ${k.name}?`}>
+      <Stack>
+        <Text size="sm">
+          Every edge stops accepting <Code>{k.prefix}…</Code> within a second. Its spend stays in the reports. This cannot be undone.
+        </Text>
+        {error && (
+          <Alert color="red" role="alert">
+            {error.message}
+          </Alert>
+        )}
+        <Group justify="flex-end">
+          <Button variant="default" onClick={onClose}>
+            Cancel
+          </Button>
+          <Button color="red.9" onClick={revoke} loading={busy} data-testid="confirm-revoke">
+            Revoke key
+          </Button>
+        </Group>
+      </Stack>
+    </Modal>
+  );
+}

@@ -1,0 +1,221 @@
+import { Badge, Card, Group, Progress, SegmentedControl, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
+import { useState } from 'react';
+import { get } from '../api/admin-client';
+import type { BudgetUtilisation, Key, SpendReport, Team, User } from '../api/admin-types';
+import { Money } from '../components/money-text';
+import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
+import { SpendPerDayChart } from '../components/spend-chart';
+import { dayIn, formatDay, formatTimestamp, monthStart } from '../lib/dates';
+import { forecastBudget } from '../lib/forecast';
+import { formatRatio, toMicros } from '../lib/money';
+import { Ranked, topBy } from '../lib/spend-table';
+import { useLoad } from '../lib/use-load';
+import { useOrgPath, useSession } from '../session';
+
+interface OverviewData {
+  total: SpendReport;
+  budgets: BudgetUtilisation[];
+  tools: Ranked[];
+  keys: Ranked[];
+  users: Ranked[];
+  names: Map<string, string>;
+}
+
+/** Month to date in the org's time zone: the period most budgets run over. */
+function monthToDate(timeZone: string) {
+  const to = dayIn(timeZone);
+  return { from: monthStart(to), to };
+}
+
+export function OverviewPage() {
+  const { org, currency } = useSession();
+  const orgPath = useOrgPath();
+  const range = monthToDate(org.timeZone);
+  const q = `from=${range.from}&to=${range.to}`;
+  const [stackBy, setStackBy] = useState<'team' | 'upstream'>('team');
+
+  const overview = useLoad<OverviewData>(async () => {
+    const [total, budgets, tools, keysReport, usersReport, teams, users, keys] = await Promise.all([
+      get<SpendReport>(`${orgPath}/reports/spend?${q}`),
+      get<BudgetUtilisation[]>(`${orgPath}/reports/budgets`),
+      get<SpendReport>(`${orgPath}/reports/spend?${q}&groupBy=tool`),
+      get<SpendReport>(`${orgPath}/reports/spend?${q}&groupBy=key`),
+      get<SpendReport>(`${orgPath}/reports/spend?${q}&groupBy=user`),
+      get<Team[]>(`${orgPath}/teams`),
+      get<User[]>(`${orgPath}/users`),
+      get<Key[]>(`${orgPath}/keys`),
+    ]);
+    const names = new Map<string, string>([[org.id, org.name]]);
+    for (const t of teams) names.set(t.id, t.name);
+    for (const u of users) names.set(u.id, u.name ?? u.email);
+    for (const k of keys) names.set(k.id, `${k.name} (${k.prefix})`);
+    return { total, budgets, tools: topBy(tools, 'tool', 5), keys: topBy(keysReport, 'key', 5), users: topBy(usersReport, 'user', 5), names };
+  }, [orgPath, q]);
+
+  const perDay = useLoad(() => get<SpendReport>(`${orgPath}/reports/spend?${q}&groupBy=day,${stackBy}`), [orgPath, q, stackBy]);
+
+  if (overview.state === 'loading') return <LoadingState label="Loading this month’s spend…" />;
+  if (overview.state === 'error') return <ErrorState error={overview.error} what="the overview" onRetry={overview.reload} />;
+  const { total, budgets, names } = overview.data;
+  const t = total.totals;
+
+  return (
+    <Stack gap="lg">
+      <Text c="gray.8" size="sm" data-testid="overview-range">
+        {formatDay(total.from)} to {formatDay(total.to)} · report days in {total.timeZone} · org time zone {org.timeZone}
+      </Text>
+      <SimpleGrid cols={{ base: 1, sm: 3 }}>
+        <Kpi label="Spend this month">
+          <Money micros={t.costMicros} testId="overview-total-spend" />
+        </Kpi>
+        <Kpi label="Calls">
+          <span data-testid="overview-calls">{t.calls.toLocaleString()}</span>
+        </Kpi>
+        <Kpi label="Error rate">
+          <span data-testid="overview-error-rate">{formatRatio(t.errors, t.calls) ?? '—'}</span>
+          <Text size="xs" c="gray.8" component="span">
+            {' '}
+            ({t.errors.toLocaleString()} of {t.calls.toLocaleString()})
+          </Text>
+        </Kpi>
+      </SimpleGrid>
+
+      <Card withBorder component="section" aria-labelledby="budgets-title">
+        <Title order={2} size="h4" id="budgets-title" mb="sm">
+          Budgets this period
+        </Title>
+        {budgets.length === 0 ? (
+          <EmptyState title="No budgets yet">Set one with PUT /v1/orgs/{'{orgId}'}/budgets; it shows here with its spend and a forecast.</EmptyState>
+        ) : (
+          <Stack gap="md">
+            {budgets.map((b) => (
+              <BudgetRow key={b.budgetId} budget={b} name={names.get(b.scopeId) ?? b.scopeId} />
+            ))}
+          </Stack>
+        )}
+      </Card>
+
+      <Card withBorder component="section" aria-labelledby="per-day-title">
+        <Group justify="space-between" mb="sm">
+          <Title order={2} size="h4" id="per-day-title">
+            Spend per day
+          </Title>
+          <SegmentedControl
+            aria-label="Stack the bars by"
+            size="xs"
+            value={stackBy}
+            onChange={(v) => setStackBy(v as 'team' | 'upstream')}
+            data={[
+              { value: 'team', label: 'By team' },
+              { value: 'upstream', label: 'By upstream' },
+            ]}
+          />
+        </Group>
+        {perDay.state === 'loading' && <LoadingState label="Loading spend per day…" />}
+        {perDay.state === 'error' && <ErrorState error={perDay.error} what="spend per day" onRetry={perDay.reload} />}
+        {perDay.state === 'ready' &&
+          (perDay.data.rows.length === 0 ? (
+            <EmptyState title="No spend this month yet">Governed calls through the edge appear here within seconds of the ledger recording them.</EmptyState>
+          ) : (
+            <SpendPerDayChart report={perDay.data} stackBy={stackBy} currency={currency} title={`Spend per day, stacked by ${stackBy}`} />
+          ))}
+      </Card>
+
+      <SimpleGrid cols={{ base: 1, md: 3 }}>
+        <TopList title="Top tools" rows={overview.data.tools} testId="top-tools" />
+        <TopList title="Top keys" rows={overview.data.keys} testId="top-keys" />
+        <TopList title="Top users" rows={overview.data.users} testId="top-users" />
+      </SimpleGrid>
+    </Stack>
+  );
+}
+
+function Kpi({ label, children }: { label: string; children: React.ReactNode }) {
+  return (
+    <Card withBorder>
+      <Text size="sm" c="gray.8">
+        {label}
+      </Text>
+      <Text size="xl" fw={700}>
+        {children}
+      </Text>
+    </Card>
+  );
+}
+
+const SCOPE_LABELS: Record<BudgetUtilisation['scope'], string> = { ORG: 'Organisation', TEAM: 'Team', USER: 'User', KEY: 'Key' };
+
+function BudgetRow({ budget: b, name }: { budget: BudgetUtilisation; name: string }) {
+  const { org } = useSession();
+  const bp = b.utilisationBp ?? 0;
+  const pct = Math.min(100, bp / 100);
+  const color = bp >= 10000 ? 'red' : bp >= 8000 ? 'orange' : 'indigo';
+  const f = forecastBudget({ limitMicros: b.limitMicros, spentMicros: toMicros(b.spentMicros) + toMicros(b.reservedMicros), periodStart: b.periodStart, resetsAt: b.resetsAt });
+  const forecast =
+    f.kind === 'exhausted'
+      ? 'Budget used up for this period.'
+      : f.kind === 'no-spend'
+        ? 'No spend yet this period.'
+        : f.kind === 'runs-out'
+          ? `At this rate the budget runs out on ${formatTimestamp(f.at, org.timeZone)}.`
+          : f.resetsAt
+            ? `At this rate it lasts until the period resets (${formatTimestamp(f.resetsAt, org.timeZone)}).`
+            : 'At this rate it lasts.';
+  const label = `${SCOPE_LABELS[b.scope]} ${name}`;
+  return (
+    <div data-testid="budget-row">
+      <Group justify="space-between" gap="xs" mb={4}>
+        <Group gap="xs">
+          <Text fw={600}>{label}</Text>
+          <Badge size="sm" variant="outline" color="gray.8">
+            {b.period.toLowerCase()}
+          </Badge>
+          <Badge size="sm" variant="light" color={b.mode === 'HARD' ? 'red.9' : 'yellow.9'}>
+            {b.mode === 'HARD' ? 'hard' : 'soft'}
+          </Badge>
+        </Group>
+        <Text size="sm">
+          <Money micros={toMicros(b.spentMicros)} /> of <Money micros={b.limitMicros} /> ({(bp / 100).toFixed(2)} %)
+        </Text>
+      </Group>
+      <Progress value={pct} color={color} aria-label={`${label}: ${(bp / 100).toFixed(2)} % of the budget used`} />
+      <Text size="xs" c="gray.8" mt={4} data-testid="budget-forecast">
+        {forecast}
+      </Text>
+    </div>
+  );
+}
+
+function TopList({ title, rows, testId }: { title: string; rows: Ranked[]; testId: string }) {
+  return (
+    <Card withBorder component="section" aria-label={title} data-testid={testId}>
+      <Title order={2} size="h5" mb="xs">
+        {title}
+      </Title>
+      {rows.length === 0 ? (
+        <EmptyState title="Nothing yet" />
+      ) : (
+        <Table>
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Name</Table.Th>
+              <Table.Th ta="right">Calls</Table.Th>
+              <Table.Th ta="right">Spend</Table.Th>
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {rows.map((r) => (
+              <Table.Tr key={r.label}>
+                <Table.Td style={{ wordBreak: 'break-word' }}>{r.label}</Table.Td>
+                <Table.Td ta="right">{r.calls.toLocaleString()}</Table.Td>
+                <Table.Td ta="right">
+                  <Money micros={r.costMicros} />
+                </Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </Table>
+      )}
+    </Card>
+  );
+}

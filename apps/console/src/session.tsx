@@ -1,0 +1,24 @@
+import { createContext, useContext } from 'react';
+import type { Me, Org } from './api/admin-types';
+
+/** Who is signed in and which organisation the pages show. */
+export interface Session {
+  me: Me;
+  org: Org;
+  /** ISO 4217 code for money: the org's, or USD (the API's unit) until orgs carry one. */
+  currency: string;
+  signOut: () => void;
+}
+
+export const SessionContext = createContext<Session | null>(null);
+
+export function useSession(): Session {
+  const s = useContext(SessionContext);
+  if (!s) throw new Error('useSession outside a signed-in console');
+  return s;
+}
+
+/** `/v1/orgs/<id>` of the org shown. */
+export function useOrgPath(): string {
+  return `/v1/orgs/${useSession().org.id}`;
+}
