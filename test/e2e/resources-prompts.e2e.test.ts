@@ -259,7 +259,7 @@ describe('resources, prompts and completions through the governed edge (server-e
     const userId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'w@web.test' })).body.id;
     await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId });
     const secret = (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'k' })).body.secret;
-    const up = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'web', transport: 'STREAMABLE_HTTP', url: everything.url });
+    const up = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'web', transport: 'STREAMABLE_HTTP', url: everything.url, outputTokenCap: 300 });
     expect(up.status, JSON.stringify(up.body)).toBe(201);
     const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${up.body.id}/sync`);
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
@@ -275,9 +275,12 @@ describe('resources, prompts and completions through the governed edge (server-e
     everything?.child.kill();
   });
 
-  it('should read a resource, get a prompt and complete an argument, with the read and the get in the ledger', async () => {
+  it('should read a resource (paged at the upstream’s output cap), get a prompt and complete an argument, with the read and the get in the ledger', async () => {
     const read = await agent.readResource({ uri: ARCHITECTURE });
     expect((read.contents[0] as { text: string }).text).toContain('Architecture');
+    // The upstream's own output cap applies to reads as to tool results: this one is paged.
+    expect(read._meta?.['tollgate/page']).toMatchObject({ page: 1, nextCursor: '2' });
+    expect(metaOf(read).call.outputTokens).toBeLessThanOrEqual(300);
     const got = await agent.getPrompt({ name: 'web__args-prompt', arguments: { city: 'Lyon' } });
     expect(JSON.stringify(got.messages)).toContain('Lyon');
     const completed = await agent.complete({ ref: { type: 'ref/prompt', name: 'web__completable-prompt' }, argument: { name: 'department', value: 'E' } });

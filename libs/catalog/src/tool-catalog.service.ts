@@ -39,6 +39,8 @@ export interface OrgCatalog {
   byExposedName: Map<string, ServedTool>;
   upstreams: Map<string, UpstreamSpec>;
   upstreamsByNamespace: Map<string, UpstreamSpec>;
+  /** Each enabled upstream's own output token cap (null: none), for reads and gets as for tool results. */
+  outputTokenCaps: Map<string, number | null>;
   resources: ServedEntry[];
   resourceTemplates: ServedEntry[];
   prompts: ServedEntry[];
@@ -127,6 +129,7 @@ export class ToolCatalogService implements OnModuleInit {
       byExposedName: new Map(tools.map((t) => [t.exposedName, t])),
       upstreams: specs,
       upstreamsByNamespace: new Map(upstreams.map((u) => [u.namespace, specs.get(u.id)!])),
+      outputTokenCaps: new Map(upstreams.map((u) => [u.id, u.outputTokenCap])),
       resources,
       resourceTemplates: uriEntries('RESOURCE_TEMPLATE'),
       prompts,

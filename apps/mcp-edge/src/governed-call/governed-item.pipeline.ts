@@ -32,6 +32,8 @@ export interface GovernedItem {
   key: string;
   /** What the agent asked for. */
   exposed: string;
+  /** The upstream's own output token cap (null: none); the tighter of it and the policy's applies. */
+  outputTokenCap: number | null;
 }
 
 /** What the upstream answered, and how much of the agent's context it takes. */
@@ -105,7 +107,7 @@ export class GovernedItemPipeline {
     // Price
     const meteredName = pricedItemName(item.kind, item.key);
     const rule = (await this.pricing.priceFor(principal.orgId, item.spec.id, meteredName, new Date(startedAt))) ?? FREE_PRICE;
-    const caps = [limits.cap].filter((c): c is number => c !== null);
+    const caps = [item.outputTokenCap, limits.cap].filter((c): c is number => c !== null);
     const outputTokenCap = caps.length ? Math.min(...caps) : this.config.edge.defaultOutputTokenCap;
     const call: MeteredCall = { callId: newCallId(), tool: { exposedName: item.exposed, upstreamId: item.spec.id, name: meteredName }, rule, startedAt };
 

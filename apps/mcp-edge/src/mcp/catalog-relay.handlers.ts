@@ -95,10 +95,11 @@ export class CatalogRelayHandlers {
 
   async readResource(principal: Principal, params: ReadResourceRequest['params'], signal?: AbortSignal): Promise<ReadResourceResult> {
     const uri = params.uri;
-    const { spec, key } = this.resolveResource(await this.catalog.catalogFor(principal.orgId), uri);
+    const catalog = await this.catalog.catalogFor(principal.orgId);
+    const { spec, key } = this.resolveResource(catalog, uri);
     return this.items.run<ReadResourceResult>(
       principal,
-      { kind: 'resource', spec, key, exposed: uri },
+      { kind: 'resource', spec, key, exposed: uri, outputTokenCap: catalog.outputTokenCaps.get(spec.id) ?? null },
       (upstreams) => upstreams.request(principal, spec, { method: 'resources/read', params: { ...params, uri: key } }, ReadResourceResultSchema, signal),
       (result) => {
         // Contents come back under the URI the agent asked for.
@@ -137,7 +138,7 @@ export class CatalogRelayHandlers {
     const spec = this.specOf(catalog, prompt.upstreamId);
     return this.items.run<GetPromptResult>(
       principal,
-      { kind: 'prompt', spec, key: prompt.key, exposed: name },
+      { kind: 'prompt', spec, key: prompt.key, exposed: name, outputTokenCap: catalog.outputTokenCaps.get(spec.id) ?? null },
       (upstreams) => upstreams.request(principal, spec, { method: 'prompts/get', params: { ...params, name: prompt.key } }, GetPromptResultSchema, signal),
       (result) => ({ result, pageableText: null, tokens: countJsonTokens(result.messages, this.config.tokens.encoding) }),
       (result) => result,
