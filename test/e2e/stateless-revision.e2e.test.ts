@@ -148,9 +148,10 @@ describe('the stateless revision 2026-07-28 at the edge', () => {
     expect(JSON.stringify(done.result.content)).toContain('Ada Lovelace');
   });
 
-  it('should refuse the upstream request a 2026-07-28 client did not declare the capability for', async () => {
-    const [answer] = await messagesOf(await post('tools/call', { name: 'everything__trigger-sampling-request', arguments: { prompt: 'hi', maxTokens: 5 } }));
-    expect(answer.result).toMatchObject({ resultType: 'complete', isError: true });
-    expect(JSON.stringify(answer.result.content)).toContain("did not declare the sampling capability");
+  it('should answer -32021 naming the capability when the call failed for one the client did not declare', async () => {
+    const res = await post('tools/call', { name: 'everything__trigger-sampling-request', arguments: { prompt: 'hi', maxTokens: 5 } });
+    expect(res.status).toBe(400);
+    const [answer] = await messagesOf(res);
+    expect(answer.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { sampling: {} } } });
   });
 });

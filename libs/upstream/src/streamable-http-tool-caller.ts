@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Dispatcher } from 'undici';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallToolResult, CallToolResultSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResult, CallToolResultSchema, ErrorCode, McpError, ResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { mediaTypeOf } from '@tollgate/kernel';
 import { outboundDispatcher } from '@tollgate/outbound';
 import { createParser } from 'eventsource-parser';
@@ -19,6 +19,8 @@ const RESUME_FIRST_DELAY_MS = 1000;
 const RESUME_DELAY_GROWTH = 1.5;
 const RESUME_MAX_DELAY_MS = 30_000;
 const RESUME_MAX_FAILURES = 2;
+/** Announcements that the upstream's catalog changed (a sync is due). */
+const LIST_CHANGED = new Set(['notifications/tools/list_changed', 'notifications/prompts/list_changed', 'notifications/resources/list_changed']);
 /** Marks an answer the SDK client must take over: the upstream redirected the call. */
 const REDIRECTED = Symbol('redirected');
 
@@ -106,13 +108,41 @@ export class StreamableHttpToolCaller {
     return transport instanceof StreamableHTTPClientTransport ? new StreamableHttpToolCaller(client, transport, url, headers, onToolListChanged) : undefined;
   }
 
-  async callTool(name: string, args: Record<string, unknown> | undefined, { timeoutMs, signal, relay }: ToolCallOptions): Promise<CallToolResult> {
+  async callTool(name: string, args: Record<string, unknown> | undefined, options: ToolCallOptions): Promise<CallToolResult> {
+    const { timeoutMs, signal, relay } = options;
     if (this.redirected) return this.callThroughSdk(name, args, timeoutMs, signal, relay);
+    const answer = await this.call('tools/call', { name, arguments: args }, options);
+    if (answer === REDIRECTED) {
+      this.redirected = true;
+      return this.callThroughSdk(name, args, timeoutMs, signal, relay);
+    }
+    const plain = plainTextResult(answer);
+    if (plain) return plain;
+    const parsed = CallToolResultSchema.safeParse(answer);
+    if (!parsed.success) throw parsed.error;
+    return parsed.data;
+  }
+
+  /**
+   * Any other request on the session (prompts/get, resources/read...), the same way: what the
+   * upstream sends on its answer stream goes to the relay. Resolves with the raw result.
+   */
+  async request(method: string, params: Record<string, unknown> | undefined, options: ToolCallOptions): Promise<unknown> {
+    const { timeoutMs, signal } = options;
+    if (this.redirected) return this.client.request({ method, params } as never, ResultSchema, { timeout: timeoutMs, signal });
+    const answer = await this.call(method, params, options);
+    if (answer !== REDIRECTED) return answer;
+    this.redirected = true;
+    return this.client.request({ method, params } as never, ResultSchema, { timeout: timeoutMs, signal });
+  }
+
+  // One request and its answer's result (an error answer throws its McpError).
+  private async call(method: string, requestParams: Record<string, unknown> | undefined, { timeoutMs, signal, relay }: ToolCallOptions): Promise<unknown> {
     signal?.throwIfAborted();
     const id = `tollgate-${++lastCallId}`;
     // The call's own id is its progress token: progress on the answer stream is matched to it.
-    const params = relay?.progress ? { name, arguments: args, _meta: { progressToken: id } } : { name, arguments: args };
-    const body = JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params });
+    const params = relay?.progress ? { ...requestParams, _meta: { ...(requestParams?._meta as object | undefined), progressToken: id } } : requestParams;
+    const body = JSON.stringify({ jsonrpc: '2.0', id, method, ...(params ? { params } : {}) });
     // One signal for the whole exchange: the call's timeout and the caller's abort both end it.
     const call = new AbortController();
     const timer = setTimeout(() => call.abort(new McpError(ErrorCode.RequestTimeout, 'Request timed out', { timeout: timeoutMs })), timeoutMs);
@@ -129,16 +159,9 @@ export class StreamableHttpToolCaller {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onCallerAbort);
     }
-    if (answer === REDIRECTED) {
-      this.redirected = true;
-      return this.callThroughSdk(name, args, timeoutMs, signal, relay);
-    }
+    if (answer === REDIRECTED) return REDIRECTED;
     if (answer.error) throw McpError.fromError(answer.error.code, answer.error.message, answer.error.data);
-    const plain = plainTextResult(answer.result);
-    if (plain) return plain;
-    const parsed = CallToolResultSchema.safeParse(answer.result);
-    if (!parsed.success) throw parsed.error;
-    return parsed.data;
+    return answer.result;
   }
 
   private async callThroughSdk(name: string, args: Record<string, unknown> | undefined, timeoutMs: number, signal: AbortSignal | undefined, relay: UpstreamCallRelay | undefined): Promise<CallToolResult> {
@@ -260,7 +283,7 @@ export class StreamableHttpToolCaller {
     if (typeof m.method === 'string') {
       const params = typeof m.params === 'object' && m.params !== null ? (m.params as Record<string, unknown>) : undefined;
       if (typeof m.id === 'string' || typeof m.id === 'number') this.answerServerRequest(m.method, m.id, params, call);
-      else if (m.method === 'notifications/tools/list_changed') this.onToolListChanged();
+      else if (LIST_CHANGED.has(m.method)) this.onToolListChanged();
       else if (call.relay && params) relayNotification(m.method, params, call);
       // Without a relay (the agent has no stream), progress and log messages go unheard.
       return undefined;

@@ -15,7 +15,7 @@ import {
   ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { AnySchema, SchemaOutput } from '@modelcontextprotocol/sdk/server/zod-compat.js';
+import { AnySchema, SchemaOutput, safeParse } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import { sha256Hex } from '@tollgate/kernel';
 import { CircuitBreaker } from './circuit-breaker';
 import { StreamableHttpToolCaller } from './streamable-http-tool-caller';
@@ -179,15 +179,23 @@ export class UpstreamClientPool implements OnModuleDestroy {
     }
     try {
       let result: unknown;
+      // What the upstream asks the client meanwhile (a prompt that needs input) goes to this request's agent.
+      const call = { relay: currentCallRelay() };
       for (let attempt = 1; ; attempt++) {
         const pooled = await this.connectionFor(spec, session);
+        pooled.calls.add(call);
         try {
-          result = await pooled.client.request(request as never, resultSchema, { timeout: spec.callTimeoutMs, signal });
+          result = pooled.toolCaller
+            ? parseResult(resultSchema, await pooled.toolCaller.request(request.method, request.params, { timeoutMs: spec.callTimeoutMs, signal, relay: call.relay }))
+            : await pooled.client.request(request as never, resultSchema, { timeout: spec.callTimeoutMs, signal });
           break;
         } catch (err) {
           // The upstream forgot our session (HTTP 404): set up a new one and ask again, once.
-          if (!(err instanceof StreamableHTTPError && err.code === 404) || attempt === 2) throw err;
+          const sessionLost = (err instanceof StreamableHTTPError && err.code === 404) || err instanceof UpstreamSessionExpiredError;
+          if (!sessionLost || attempt === 2) throw err;
           this.forgetConnection(poolKeyOf(spec, session), pooled);
+        } finally {
+          pooled.calls.delete(call);
         }
       }
       breaker.recordSuccess();
@@ -289,6 +297,13 @@ function relayToTheCallingAgent(connection: PooledConnection): void {
     const [call] = connection.calls;
     call.relay?.log(n.params);
   });
+}
+
+/** A result the lean caller read, checked as the SDK client checks it (an invalid one throws as there). */
+function parseResult<S extends AnySchema>(schema: S, raw: unknown): SchemaOutput<S> {
+  const parsed = safeParse(schema, raw);
+  if (!parsed.success) throw new McpError(ErrorCode.InvalidParams, `Invalid result: ${parsed.error instanceof Error ? parsed.error.message : String(parsed.error)}`);
+  return parsed.data as SchemaOutput<S>;
 }
 
 /** Closes a pooled connection; one that never opened, or fails to close, needs nothing more. */

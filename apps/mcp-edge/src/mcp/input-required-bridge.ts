@@ -38,6 +38,8 @@ export class HeldCall {
   private wake?: () => void;
   private inputs = 0;
   round = 0;
+  /** Capabilities the upstream needed that the agent did not declare (refused to the upstream). */
+  readonly refused: Record<string, Record<string, unknown>> = {};
   /** Where the call's notifications go: the POST of the round in progress. */
   notify: (message: object) => void = () => undefined;
 
@@ -52,7 +54,10 @@ export class HeldCall {
   /** The upstream asks the agent's client: held until the agent answers in a later round. */
   ask(method: string, requestParams: Record<string, unknown> | undefined, signal: AbortSignal): Promise<Record<string, unknown>> {
     const missing = missingCapability(method, requestParams, this.clientCapabilities);
-    if (missing) return Promise.reject(undeclaredCapability(method, missing));
+    if (missing) {
+      this.refused[CAPABILITY_OF[method] ?? method] = requestParams?.mode === 'url' ? { url: {} } : {};
+      return Promise.reject(undeclaredCapability(method, missing));
+    }
     const { key: named, params } = withoutInputKey(requestParams);
     const key = named && !this.pending.has(named) ? named : `input-${++this.inputs}`;
     const given = this.given[key];
@@ -171,6 +176,8 @@ export function inputResponsesOf(params: Record<string, unknown>): Record<string
   }
   return raw as Record<string, Record<string, unknown>>;
 }
+
+const CAPABILITY_OF: Record<string, string> = { 'sampling/createMessage': 'sampling', 'elicitation/create': 'elicitation', 'roots/list': 'roots' };
 
 function missingCapability(method: string, params: Record<string, unknown> | undefined, caps: Record<string, unknown>): string | null {
   switch (method) {

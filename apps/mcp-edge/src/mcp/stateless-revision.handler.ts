@@ -4,7 +4,7 @@ import { ErrorCode, JSONRPCMessage, LATEST_PROTOCOL_VERSION } from '@modelcontex
 import { ToolCatalogService } from '@tollgate/catalog';
 import { Principal } from '@tollgate/identity';
 import { ORG_CONFIG_CHANGED_CHANNEL, RedisService } from '@tollgate/redis';
-import { UpstreamCallRelay, runWithCallRelay } from '@tollgate/upstream';
+import { UpstreamCallRelay, UpstreamClientPool, runWithCallRelay } from '@tollgate/upstream';
 import { ProgressiveDisclosure } from '../disclosure/progressive-disclosure.service';
 import { InFlightCalls } from '../governed-call/in-flight-calls.service';
 import { HeldCall, HeldCalls, inputResponsesOf } from './input-required-bridge';
@@ -26,6 +26,8 @@ import {
 } from './stateless-revision';
 
 const KEEP_ALIVE_MS = 25_000;
+/** 2026-07-28: the request needs a client capability that was not declared (with HTTP 400). */
+const MISSING_CAPABILITY = -32021;
 /** `subscriptions/listen` filters, and the notification each one asks for. */
 const LIST_CHANGES: [filter: string, method: string][] = [
   ['toolsListChanged', 'notifications/tools/list_changed'],
@@ -40,7 +42,8 @@ interface Listener {
   wants: Record<string, unknown>;
 }
 
-type JsonRpcAnswer = { id: string | number; result: Record<string, unknown> } | { id: string | number; error: { code: number; message: string; data?: unknown } };
+type JsonRpcError = { code: number; message: string; data?: unknown };
+type JsonRpcAnswer = { id: string | number; result: Record<string, unknown> } | { id: string | number; error: JsonRpcError };
 
 /**
  * MCP 2026-07-28 at /mcp, beside 2025-11-25: no session, each request carries its version and the
@@ -61,12 +64,17 @@ export class StatelessRevisionHandler implements OnModuleInit, OnApplicationShut
     private readonly inFlight: InFlightCalls,
     private readonly catalog: ToolCatalogService,
     private readonly redis: RedisService,
+    private readonly pool: UpstreamClientPool,
   ) {}
 
   async onModuleInit(): Promise<void> {
     // A catalog or policy change of the org changes what its keys list.
     await this.redis.subscribe(ORG_CONFIG_CHANGED_CHANNEL, (orgId) => {
       for (const l of this.listeners) if (l.orgId === orgId) this.announceListChanges(l);
+    });
+    // An upstream announcing a change: its org's lists may change (the sync it queues tells again).
+    this.pool.onToolListChanged((spec) => {
+      for (const l of this.listeners) if (l.orgId === spec.orgId) this.announceListChanges(l);
     });
   }
 
@@ -83,7 +91,9 @@ export class StatelessRevisionHandler implements OnModuleInit, OnApplicationShut
           return this.listen(res, principal, request);
         case 'tools/call':
           await this.checkToolHeaders(req, principal, request);
-          return await this.callTool(res, principal, request);
+          return await this.answerInRounds(req, res, principal, request);
+        case 'prompts/get':
+          return await this.answerInRounds(req, res, principal, request);
       }
       await this.dispatch(req, res, principal, request);
     } catch (err) {
@@ -107,46 +117,61 @@ export class StatelessRevisionHandler implements OnModuleInit, OnApplicationShut
 
   /** Runs the request on the edge's SDK server in this process; its notifications stream, its answer ends the POST. */
   private async dispatch(req: IncomingMessage, res: ServerResponse, principal: Principal, request: StatelessRequest): Promise<void> {
-    const server = this.servers.createServer(principal, null);
     let streamed = false;
+    const answer = await this.runOnServer(req, principal, request, (m) => {
+      if (res.writableEnded) return;
+      streamed = true;
+      writeEvent(res, m);
+    });
+    this.sendFinal(res, request, answer, streamed);
+  }
+
+  /** The edge's 2025-11-25 handler for `request`, run in this process; `notify` gets its notifications. */
+  private async runOnServer(req: IncomingMessage, principal: Principal, request: StatelessRequest, notify: (message: object) => void): Promise<JsonRpcAnswer> {
+    const server = this.servers.createServer(principal, null);
     let settle!: (answer: JsonRpcAnswer) => void;
     const answered = new Promise<JsonRpcAnswer>((resolve) => (settle = resolve));
     const transport = new OneRequestTransport((message) => {
       const m = message as Record<string, unknown>;
       if (m.id === request.id && ('result' in m || 'error' in m)) return settle(m as JsonRpcAnswer);
       // Requests to the client are input-required results in this revision, never sent mid-call.
-      if (m.id !== undefined || typeof m.method !== 'string' || res.writableEnded) return;
+      if (m.id !== undefined || typeof m.method !== 'string') return;
       if (m.method === 'notifications/message' && !logWanted((m.params as { level?: unknown } | undefined)?.level, request.logLevel)) return;
-      streamed = true;
-      writeEvent(res, m);
+      notify(m);
     });
-    res.on('close', () => void server.close());
     await server.connect(transport);
-    const message = { jsonrpc: '2.0', id: request.id, method: request.method, params: request.params } as JSONRPCMessage;
-    transport.onmessage?.(message, { requestInfo: { headers: req.headers } });
-    const answer = await answered;
-    void server.close();
+    try {
+      const message = { jsonrpc: '2.0', id: request.id, method: request.method, params: request.params } as JSONRPCMessage;
+      transport.onmessage?.(message, { requestInfo: { headers: req.headers } });
+      return await answered;
+    } finally {
+      void server.close();
+    }
+  }
+
+  private sendFinal(res: ServerResponse, request: StatelessRequest, answer: JsonRpcAnswer, streamed: boolean): void {
     if ('error' in answer) {
       const error = revisionError(request.method, answer.error);
       // A method the edge does not serve is 404 in this revision; other errors are JSON-RPC answers.
       const status = error.code === ErrorCode.MethodNotFound ? 404 : 200;
-      if (streamed) return sendAnswer(res, { id: answer.id, error }, true);
-      return sendJson(res, status, { jsonrpc: '2.0', id: answer.id, error });
+      if (streamed) return sendAnswer(res, { id: request.id, error }, true);
+      return sendJson(res, status, { jsonrpc: '2.0', id: request.id, error });
     }
-    sendAnswer(res, { id: answer.id, result: completeResult(request.method, answer.result) }, streamed);
+    sendAnswer(res, { id: request.id, result: completeResult(request.method, answer.result) }, streamed);
   }
 
   /**
-   * tools/call, governed as on every path. What the upstream asks the client mid-call becomes an
-   * input-required result, and the agent's retry (inputResponses, requestState) answers it.
+   * tools/call and prompts/get, governed as on every path. What the upstream asks the client
+   * mid-call becomes an input-required result, and the agent's retry (inputResponses,
+   * requestState) answers it; the call runs on until it answers.
    */
-  private async callTool(res: ServerResponse, principal: Principal, request: StatelessRequest): Promise<void> {
+  private async answerInRounds(req: IncomingMessage, res: ServerResponse, principal: Principal, request: StatelessRequest): Promise<void> {
     const { name, arguments: args } = request.params as { name?: unknown; arguments?: unknown };
     if (typeof name !== 'string') throw new StatelessRevisionError(200, ErrorCode.InvalidParams, 'params.name must be a string');
     if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) throw new StatelessRevisionError(200, ErrorCode.InvalidParams, 'params.arguments must be an object');
     const responses = inputResponsesOf(request.params);
     const resumed = request.params.requestState !== undefined;
-    const call = resumed ? this.held.resume(principal.keyId, request.params.requestState) : this.startCall(principal, request, name, args as Record<string, unknown> | undefined, responses);
+    const call = resumed ? this.held.resume(principal.keyId, request.params.requestState) : this.startCall(req, principal, request, responses);
     let streamed = false;
     let answered = false;
     call.notify = (message) => {
@@ -164,12 +189,17 @@ export class StatelessRevisionHandler implements OnModuleInit, OnApplicationShut
     if (round.kind === 'input_required') {
       return sendAnswer(res, { id: request.id, result: { resultType: 'input_required', inputRequests: round.inputRequests, requestState: round.requestState } }, streamed);
     }
-    const answer = round.answer;
-    if ('error' in answer) return sendAnswer(res, { id: request.id, error: answer.error }, streamed);
-    sendAnswer(res, { id: request.id, result: completeResult(request.method, answer.result) }, streamed);
+    const answer = { id: request.id, ...round.answer };
+    // A call that failed after the upstream was refused a capability this client lacks: say which.
+    if ('result' in answer && answer.result.isError === true && Object.keys(call.refused).length > 0) {
+      const error = { code: MISSING_CAPABILITY, message: 'This call needs a capability the client did not declare', data: { requiredCapabilities: call.refused } };
+      if (streamed) return sendAnswer(res, { id: request.id, error }, true);
+      return sendJson(res, 400, { jsonrpc: '2.0', id: request.id, error });
+    }
+    this.sendFinal(res, request, answer, streamed);
   }
 
-  private startCall(principal: Principal, request: StatelessRequest, name: string, args: Record<string, unknown> | undefined, given: Record<string, Record<string, unknown>> | undefined): HeldCall {
+  private startCall(req: IncomingMessage, principal: Principal, request: StatelessRequest, given: Record<string, Record<string, unknown>> | undefined): HeldCall {
     const abort = new AbortController();
     const call = new HeldCall(principal.keyId, request.clientCapabilities, abort, { ...given });
     const release = this.held.hold(call);
@@ -182,11 +212,15 @@ export class StatelessRevisionHandler implements OnModuleInit, OnApplicationShut
       },
       request: (method, params, signal) => call.ask(method, params, signal),
     };
-    runWithCallRelay(relay, () => this.disclosure.callTool(principal, name, args, abort.signal, null))
+    const run: () => Promise<{ result: Record<string, unknown> } | { error: JsonRpcError }> =
+      request.method === 'tools/call'
+        ? async () => ({ result: (await this.disclosure.callTool(principal, request.params.name as string, request.params.arguments as Record<string, unknown> | undefined, abort.signal, null)) as Record<string, unknown> })
+        : () => this.runOnServer(req, principal, request, (m) => call.notify(m));
+    runWithCallRelay(relay, run)
       .then(
-        (result) => call.finish({ result: result as Record<string, unknown> }),
+        (answer) => call.finish(answer),
         (err: Error) => {
-          this.logger.error(`tools/call ${name} failed: ${err.message}`);
+          this.logger.error(`${request.method} failed: ${err.message}`);
           call.finish({ error: { code: ErrorCode.InternalError, message: 'Internal error' } });
         },
       )
