@@ -55,4 +55,21 @@ describe('MCP conformance suite against the edge, the conformance fixture as its
     expect(result.unexpectedFailures, JSON.stringify(result.errors, null, 2)).toEqual([]);
     expect(result.staleBaselineEntries).toEqual([]);
   }, 600_000);
+
+  // 2026-07-28 through the same edge and upstream: the edge serves the stateless revision itself and
+  // bridges what the 2025-11-25 upstream asks mid-call into input-required results.
+  it('should pass every scored 2026-07-28 scenario, with a baseline that names the rest and why', async () => {
+    const result = await runConformance({
+      url: `${p.edgeUrl}/mcp`,
+      headers: { Authorization: `Bearer ${key}` },
+      baselineFile: path.join(__dirname, 'baseline-2026-07-28.yml'),
+      requirements: '2026-07-28',
+      timeoutMs: 8 * 60_000,
+    });
+    expect(result.passed, result.output).toEqual(
+      expect.arrayContaining(['server-stateless', 'caching', 'tools-call-with-progress', 'input-required-result-basic-elicitation', 'input-required-result-multi-round', 'input-required-result-non-tool-request']),
+    );
+    expect(result.unexpectedFailures, JSON.stringify(result.errors, null, 2)).toEqual([]);
+    expect(result.staleBaselineEntries).toEqual([]);
+  }, 600_000);
 });
