@@ -20,8 +20,8 @@ describe('relay during a call (server-everything over stdio)', () => {
   const asked: { method: string; params: unknown }[] = [];
 
   /** An agent whose client answers sampling and elicitation, as a chat app with a model and a user would. */
-  async function capableAgent(): Promise<{ agent: Client; logs: LoggingMessageNotification['params'][] }> {
-    const agent = new Client({ name: 'capable-agent', version: '1.0.0' }, { capabilities: { sampling: {}, elicitation: { form: {} }, roots: {} } });
+  async function capableAgent(elicitation: { form?: object; url?: object } = { form: {} }): Promise<{ agent: Client; logs: LoggingMessageNotification['params'][] }> {
+    const agent = new Client({ name: 'capable-agent', version: '1.0.0' }, { capabilities: { sampling: {}, elicitation, roots: {} } });
     agent.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: 'file:///work/project', name: 'project' }] }));
     agent.setRequestHandler(CreateMessageRequestSchema, async (req) => {
       asked.push({ method: req.method, params: req.params });
@@ -29,6 +29,7 @@ describe('relay during a call (server-everything over stdio)', () => {
     });
     agent.setRequestHandler(ElicitRequestSchema, async (req) => {
       asked.push({ method: req.method, params: req.params });
+      if (req.params.mode === 'url') return { action: 'accept' };
       return { action: 'accept', content: { name: 'Ada Lovelace', check: true } };
     });
     const logs: LoggingMessageNotification['params'][] = [];
@@ -131,5 +132,17 @@ describe('relay during a call (server-everything over stdio)', () => {
     const plain = await connectAgent(p.edgeUrl, key);
     agents.push(plain);
     expect(textOf((await plain.callTool({ name: 'proto__ask-client', arguments: {} })) as never)).toBe('the client refused roots/list: -32601');
+  });
+
+  it('should relay a URL-mode elicitation only to a client that declared URL mode', async () => {
+    const { agent } = await capableAgent({ form: {}, url: {} });
+    const url = 'https://example.test/connect';
+    const result = await agent.callTool({ name: 'everything__trigger-url-elicitation', arguments: { url, message: 'Open this' } });
+    expect(result.isError).toBeFalsy();
+    expect(asked.find((a) => a.method === 'elicitation/create' && (a.params as { mode?: string }).mode === 'url')?.params).toMatchObject({ mode: 'url', url, message: 'Open this' });
+
+    const formOnly = await capableAgent({ form: {} });
+    const refused = await formOnly.agent.callTool({ name: 'everything__trigger-url-elicitation', arguments: { url, message: 'Open this' } });
+    expect(textOf(refused as never)).toContain("did not declare the elicitation (URL mode) capability");
   });
 });
