@@ -198,6 +198,10 @@ describe('admin API, end to end', () => {
       'post /v1/orgs/{orgId}/keys',
       'post /v1/orgs/{orgId}/keys/{keyId}/revoke',
       'post /v1/orgs/{orgId}/keys/{keyId}/rotate',
+      // A team admin sets limits on its team's keys (members are refused by the route, after the key's reach).
+      'patch /v1/orgs/{orgId}/keys/{keyId}',
+      'put /v1/orgs/{orgId}/keys/{keyId}/budget',
+      'post /v1/orgs/{orgId}/keys/{keyId}/rate-limits',
       'post /v1/orgs/{orgId}/users/{userId}/connections/{upstreamId}',
       'delete /v1/orgs/{orgId}/users/{userId}/connections/{upstreamId}',
     ]);

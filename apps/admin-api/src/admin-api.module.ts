@@ -30,8 +30,11 @@ import { HealthController } from './health/health.controller';
 import { BUDGET_COUNTERS_PROVIDER } from './reports/budget-counters.provider';
 import { BudgetReconcileController } from './reports/budget-reconcile.controller';
 import { ReportsController } from './reports/reports.controller';
+import { PlatformReportsController } from './reports/platform-reports.controller';
+import { UserOffboardingService } from './users/user-offboarding.service';
 import { KeysController } from './keys/keys.controller';
 import { OAuthModule } from './oauth/oauth.module';
+import { SsoModule } from './sso/sso.module';
 import { OrgsController } from './orgs/orgs.controller';
 import { PoliciesController } from './policies/policies.controller';
 import { PolicyChangesController } from './policies/policy-changes.controller';
@@ -77,6 +80,7 @@ export class AdminApiModule {
         PolicyModule,
         PassportModule.register({ defaultStrategy: ADMIN_BEARER_STRATEGY, session: false }),
         OAuthModule,
+        SsoModule,
       ],
       controllers: [
         HealthController,
@@ -98,6 +102,7 @@ export class AdminApiModule {
         RateLimitsController,
         AuditController,
         ReportsController,
+        PlatformReportsController,
         BudgetReconcileController,
         AlertsController,
         ToolBulkReviewController,
@@ -108,6 +113,7 @@ export class AdminApiModule {
       ],
       providers: [
         AuditService,
+        UserOffboardingService,
         UpstreamAdminService,
         CatalogEntryReviewService,
         KeyPreviewService,

@@ -97,6 +97,13 @@ export class UserConnectionService {
     if (count === 0) throw new ConnectionsException(ConnectionsExceptionCode.ConnectionNotFound, `user ${userId} has no connection to upstream ${upstreamId}`);
   }
 
+  /** Offboarding: forgets every upstream token of the user; the upstreams they connected are named in the answer. */
+  async disconnectAll(orgId: string, userId: string): Promise<string[]> {
+    const rows = await this.prisma.userConnection.findMany({ where: { orgId, userId }, select: { upstreamId: true } });
+    await this.prisma.userConnection.deleteMany({ where: { orgId, userId } });
+    return rows.map((r) => r.upstreamId);
+  }
+
   /** The calling user's access token for the upstream, refreshed if it is about to expire. */
   async accessTokenFor(orgId: string, userId: string, upstreamId: string): Promise<UserAccessToken> {
     let row = await this.prisma.userConnection.findFirst({ where: { orgId, userId, upstreamId } });

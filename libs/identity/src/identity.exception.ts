@@ -6,6 +6,11 @@ export enum IdentityExceptionCode {
   KeyRevoked = 'KEY_REVOKED',
   NotATeamMember = 'NOT_A_TEAM_MEMBER',
   Conflict = 'CONFLICT',
+  AdminTokenNotFound = 'ADMIN_TOKEN_NOT_FOUND',
+  /** Deleting an organisation needs it disabled first. */
+  OrgNotDisabled = 'ORG_NOT_DISABLED',
+  /** An offboarded user gets no new key, token or membership. */
+  UserOffboarded = 'USER_OFFBOARDED',
 }
 
 export class IdentityException extends Error {

@@ -1,7 +1,11 @@
 import { Module } from '@nestjs/common';
 import { AdminTokenService } from './admin-token.service';
 import { IdentityService } from './identity.service';
+import { OrgLifecycleService } from './org-lifecycle.service';
+import { PeopleAdminService } from './people-admin.service';
 import { PrincipalResolver } from './principal-resolver.service';
 
-@Module({ providers: [IdentityService, PrincipalResolver, AdminTokenService], exports: [IdentityService, PrincipalResolver, AdminTokenService] })
+const SERVICES = [IdentityService, PrincipalResolver, AdminTokenService, OrgLifecycleService, PeopleAdminService];
+
+@Module({ providers: SERVICES, exports: SERVICES })
 export class IdentityModule {}

@@ -7,6 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { issueSecret } from './secret-token';
 
 export const KEY_REVOKED_CHANNEL = 'key-revoked';
+/** An organisation was disabled, enabled, deleted or changed its zone: edges drop its cached principals. */
+export const ORG_CHANGED_CHANNEL = 'org-changed';
 
 export interface CreateVirtualKeyInput {
   teamId: string;
@@ -14,6 +16,17 @@ export interface CreateVirtualKeyInput {
   name: string;
   expiresAt?: Date | null;
   disclosureMode?: 'FULL' | 'PROGRESSIVE' | 'CODE' | 'AUTO' | null;
+  tags?: string[];
+  metadata?: Record<string, unknown>;
+}
+
+/** What PATCH may change on a key; absent fields stay, null clears. */
+export interface UpdateVirtualKeyInput {
+  name?: string;
+  tags?: string[];
+  metadata?: Record<string, unknown>;
+  disclosureMode?: 'FULL' | 'PROGRESSIVE' | 'CODE' | 'AUTO' | null;
+  expiresAt?: Date | null;
 }
 
 const KEY_PUBLIC_FIELDS = {
@@ -27,6 +40,8 @@ const KEY_PUBLIC_FIELDS = {
   oauthClientId: true,
   oauthClientName: true,
   disclosureMode: true,
+  tags: true,
+  metadata: true,
   expiresAt: true,
   revokedAt: true,
   lastUsedAt: true,
@@ -53,12 +68,13 @@ export class IdentityService {
   }
 
   listOrganizations() {
-    return this.prisma.organization.findMany({ orderBy: { createdAt: 'asc' } });
+    return this.prisma.organization.findMany({ where: { deletedAt: null }, orderBy: { createdAt: 'asc' } });
   }
 
+  /** A live organisation (a deleted one is not found; a disabled one is, so it can be enabled again). */
   async getOrganization(orgId: string) {
     const org = await this.prisma.organization.findUnique({ where: { id: orgId } });
-    if (!org) throw new IdentityException(IdentityExceptionCode.OrgNotFound, `organization ${orgId} not found`);
+    if (!org || org.deletedAt) throw new IdentityException(IdentityExceptionCode.OrgNotFound, `organization ${orgId} not found`);
     return org;
   }
 
@@ -100,9 +116,16 @@ export class IdentityService {
     return user;
   }
 
+  /** A user who has not been offboarded: only they get new keys, tokens and memberships. */
+  async getActiveUser(orgId: string, userId: string) {
+    const user = await this.getUser(orgId, userId);
+    if (user.offboardedAt) throw new IdentityException(IdentityExceptionCode.UserOffboarded, `user ${userId} was offboarded on ${user.offboardedAt.toISOString()}`, 'userId');
+    return user;
+  }
+
   async addTeamMember(orgId: string, teamId: string, input: { userId: string; isTeamAdmin?: boolean }) {
     await this.getTeam(orgId, teamId);
-    await this.getUser(orgId, input.userId);
+    await this.getActiveUser(orgId, input.userId);
     return this.prisma.teamMember.upsert({
       where: { teamId_userId: { teamId, userId: input.userId } },
       create: { orgId, teamId, userId: input.userId, isTeamAdmin: input.isTeamAdmin ?? false },
@@ -113,24 +136,29 @@ export class IdentityService {
   /** Creates a key; the returned `secret` is the only time the secret exists outside its owner. */
   async createVirtualKey(orgId: string, input: CreateVirtualKeyInput): Promise<{ key: VirtualKeyView; secret: string }> {
     await this.getTeam(orgId, input.teamId);
-    await this.getUser(orgId, input.userId);
+    await this.getActiveUser(orgId, input.userId);
     const member = await this.prisma.teamMember.findFirst({ where: { orgId, teamId: input.teamId, userId: input.userId } });
     if (!member) {
       throw new IdentityException(IdentityExceptionCode.NotATeamMember, `user ${input.userId} is not a member of team ${input.teamId}`, 'userId');
     }
     const issued = issueSecret('tg', this.config.security.keyHashSecret);
-    const key = await this.prisma.virtualKey.create({
-      data: {
-        orgId,
-        teamId: input.teamId,
-        userId: input.userId,
-        name: input.name,
-        prefix: issued.prefix,
-        secretHash: issued.hash,
-        expiresAt: input.expiresAt ?? null,
-        disclosureMode: input.disclosureMode ?? null,
-      },
-      select: KEY_PUBLIC_FIELDS,
+    const key = await this.prisma.$transaction(async (tx) => {
+      await lockActiveUser(tx, orgId, input.userId);
+      return tx.virtualKey.create({
+        data: {
+          orgId,
+          teamId: input.teamId,
+          userId: input.userId,
+          name: input.name,
+          prefix: issued.prefix,
+          secretHash: issued.hash,
+          expiresAt: input.expiresAt ?? null,
+          disclosureMode: input.disclosureMode ?? null,
+          tags: input.tags ?? [],
+          metadata: (input.metadata ?? {}) as Prisma.InputJsonObject,
+        },
+        select: KEY_PUBLIC_FIELDS,
+      });
     });
     return { key, secret: issued.secret };
   }
@@ -141,6 +169,7 @@ export class IdentityService {
    * budgets, limits and ledger carry over); a revoked one is replaced by a new key.
    */
   async findOrCreateOAuthKey(orgId: string, input: { userId: string; teamId: string; clientId: string; clientName: string }): Promise<VirtualKeyView> {
+    await this.getActiveUser(orgId, input.userId);
     const member = await this.prisma.teamMember.findFirst({ where: { orgId, teamId: input.teamId, userId: input.userId } });
     if (!member) {
       throw new IdentityException(IdentityExceptionCode.NotATeamMember, `user ${input.userId} is not a member of team ${input.teamId}`, 'teamId');
@@ -182,6 +211,27 @@ export class IdentityService {
     return key;
   }
 
+  /**
+   * Changes a key's name, tags, metadata, disclosure mode or expiry; every edge drops its cached
+   * principal, so the next request (and the next session) sees the change. A revoked key is final.
+   */
+  async updateVirtualKey(orgId: string, keyId: string, input: UpdateVirtualKeyInput): Promise<{ before: VirtualKeyView; after: VirtualKeyView }> {
+    const before = await this.getVirtualKey(orgId, keyId);
+    const { count } = await this.prisma.virtualKey.updateMany({
+      where: { id: keyId, orgId, revokedAt: null },
+      data: {
+        ...(input.name !== undefined ? { name: input.name } : {}),
+        ...(input.tags !== undefined ? { tags: input.tags } : {}),
+        ...(input.metadata !== undefined ? { metadata: input.metadata as Prisma.InputJsonObject } : {}),
+        ...(input.disclosureMode !== undefined ? { disclosureMode: input.disclosureMode } : {}),
+        ...(input.expiresAt !== undefined ? { expiresAt: input.expiresAt } : {}),
+      },
+    });
+    if (count === 0) throw new IdentityException(IdentityExceptionCode.KeyRevoked, `key ${keyId} is revoked and cannot be changed`, 'keyId');
+    await this.redis.publish(KEY_REVOKED_CHANNEL, keyId);
+    return { before, after: await this.getVirtualKey(orgId, keyId) };
+  }
+
   /** Revokes a key and tells every edge replica to drop it from its cache at once. */
   async revokeVirtualKey(orgId: string, keyId: string): Promise<VirtualKeyView> {
     const existing = await this.getVirtualKey(orgId, keyId);
@@ -216,6 +266,13 @@ export class IdentityService {
     await this.redis.publish(KEY_REVOKED_CHANNEL, keyId);
     return { key: await this.getVirtualKey(orgId, keyId), secret: issued.secret };
   }
+}
+
+/** Holds the user's row FOR SHARE until the transaction ends, so offboarding (FOR UPDATE) waits; refuses an offboarded user. */
+async function lockActiveUser(tx: Prisma.TransactionClient, orgId: string, userId: string): Promise<void> {
+  const rows = await tx.$queryRaw<{ offboardedAt: Date | null }[]>`SELECT "offboardedAt" FROM "User" WHERE "id" = ${userId}::uuid AND "orgId" = ${orgId}::uuid FOR SHARE`;
+  if (rows.length === 0) throw new IdentityException(IdentityExceptionCode.UserNotFound, `user ${userId} not found`, 'userId');
+  if (rows[0].offboardedAt) throw new IdentityException(IdentityExceptionCode.UserOffboarded, `user ${userId} was offboarded`, 'userId');
 }
 
 function conflictOr(err: unknown, field: string, message: string): unknown {

@@ -6,3 +6,5 @@ export * from './principal-resolver.service';
 export * from './admin-token.service';
 export * from './identity.module';
 export * from './oauth-token-store';
+export * from './org-lifecycle.service';
+export * from './people-admin.service';

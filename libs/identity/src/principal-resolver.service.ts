@@ -1,14 +1,20 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { PrismaService } from '@tollgate/db';
+import { budgetClock } from '@tollgate/kernel';
 import { RedisService } from '@tollgate/redis';
-import { KEY_REVOKED_CHANNEL } from './identity.service';
+import { KEY_REVOKED_CHANNEL, ORG_CHANGED_CHANNEL } from './identity.service';
 import { looksLikeOAuthAccessToken, OAUTH_KEY_CLAIM, oauthStoreKey, StoredOAuthAccessToken } from './oauth-token-store';
 import { Principal } from './principal';
 import { hashSecret, looksLikeVirtualKey } from './secret-token';
 
+/** A credential resolved: its principal, or why it is refused (unknown and org-disabled differ for the caller). */
+export type CredentialResolution = { ok: true; principal: Principal } | { ok: false; reason: 'invalid' } | { ok: false; reason: 'org-disabled'; orgId: string };
+
 interface CacheEntry {
   principal: Principal | null;
+  /** The key is live but its organisation is disabled. */
+  orgDisabled: boolean;
   expiresAtMs: number | null;
   cachedUntilMs: number;
 }
@@ -44,6 +50,16 @@ export class PrincipalResolver implements OnModuleInit {
 
   async onModuleInit(): Promise<void> {
     await this.redis.subscribe(KEY_REVOKED_CHANNEL, (keyId) => this.forgetKey(keyId));
+    await this.redis.subscribe(ORG_CHANGED_CHANNEL, (orgId) => this.forgetOrg(orgId));
+  }
+
+  /** Drops every cached key of an organisation (disabled, enabled, deleted, zone changed). */
+  forgetOrg(orgId: string): void {
+    for (const [hash, entry] of this.cache) {
+      if (entry.principal?.orgId !== orgId) continue;
+      this.cache.delete(hash);
+      this.forgetKey(entry.principal.keyId);
+    }
   }
 
   forgetKey(keyId: string): void {
@@ -61,6 +77,19 @@ export class PrincipalResolver implements OnModuleInit {
    * resource, which stands for a key of kind OAUTH (same cache, same revocation).
    */
   async resolveVirtualKey(secret: string): Promise<Principal | null> {
+    const resolution = await this.resolveCredential(secret);
+    return resolution.ok ? resolution.principal : null;
+  }
+
+  /** As resolveVirtualKey, saying why a live key of a disabled organisation is refused. */
+  async resolveCredential(secret: string): Promise<CredentialResolution> {
+    const entry = await this.resolveEntry(secret);
+    if (!entry?.principal) return { ok: false, reason: 'invalid' };
+    if (entry.orgDisabled) return { ok: false, reason: 'org-disabled', orgId: entry.principal.orgId };
+    return { ok: true, principal: entry.principal };
+  }
+
+  private async resolveEntry(secret: string): Promise<CacheEntry | null> {
     if (!looksLikeVirtualKey(secret)) return this.resolveOAuthAccessToken(secret);
     const hash = this.hashBySecret.get(secret) ?? hashSecret(secret, this.config.security.keyHashSecret);
     const now = Date.now();
@@ -74,15 +103,15 @@ export class PrincipalResolver implements OnModuleInit {
       this.hashBySecret.set(secret, hash);
     }
     if (entry.expiresAtMs !== null && entry.expiresAtMs <= now) return null;
-    this.touchLastUsed(entry.principal.keyId, now);
-    return entry.principal;
+    if (!entry.orgDisabled) this.touchLastUsed(entry.principal.keyId, now);
+    return entry;
   }
 
   /**
    * An opaque access token is read from the authorization server's store on every request, so a
    * revoked token or grant stops at once; its key comes from the cache revocation clears.
    */
-  private async resolveOAuthAccessToken(token: string): Promise<Principal | null> {
+  private async resolveOAuthAccessToken(token: string): Promise<CacheEntry | null> {
     const resource = this.config.oauth.resource;
     if (!resource || !looksLikeOAuthAccessToken(token)) return null;
     const raw = await this.redis.client.get(oauthStoreKey(this.config.redis.prefix, 'AccessToken', token));
@@ -97,17 +126,17 @@ export class PrincipalResolver implements OnModuleInit {
     let entry = this.cache.get(cacheKey);
     if (!entry || entry.cachedUntilMs <= now) entry = await this.load(cacheKey, now, { id: keyId, kind: 'OAUTH' });
     if (!entry.principal || (entry.expiresAtMs !== null && entry.expiresAtMs <= now)) return null;
-    this.touchLastUsed(entry.principal.keyId, now);
-    return entry.principal;
+    if (!entry.orgDisabled) this.touchLastUsed(entry.principal.keyId, now);
+    return entry;
   }
 
   private async load(hash: string, now: number, where: { secretHash: string } | { id: string; kind: 'OAUTH' } = { secretHash: hash }): Promise<CacheEntry> {
     const key = await this.prisma.virtualKey.findFirst({
       where,
-      include: { org: { select: { timeZone: true } } },
+      include: { org: { select: { timeZone: true, previousTimeZone: true, timeZoneChangedAt: true, disabledAt: true, deletedAt: true } } },
     });
     const entry: CacheEntry =
-      key && !key.revokedAt
+      key && !key.revokedAt && !key.org.deletedAt
         ? {
             principal: {
               orgId: key.orgId,
@@ -115,13 +144,15 @@ export class PrincipalResolver implements OnModuleInit {
               userId: key.userId,
               keyId: key.id,
               keyPrefix: key.prefix,
-              orgTimeZone: key.org.timeZone,
+              // Budget periods running at a zone change keep their bounds (kernel budgetClock).
+              orgTimeZone: budgetClock(key.org.timeZone, key.org.previousTimeZone, key.org.timeZoneChangedAt),
               disclosureMode: key.disclosureMode,
             },
+            orgDisabled: key.org.disabledAt !== null,
             expiresAtMs: key.expiresAt ? key.expiresAt.getTime() : null,
             cachedUntilMs: now + POSITIVE_TTL_MS,
           }
-        : { principal: null, expiresAtMs: null, cachedUntilMs: now + NEGATIVE_TTL_MS };
+        : { principal: null, orgDisabled: false, expiresAtMs: null, cachedUntilMs: now + NEGATIVE_TTL_MS };
     if (this.cache.size >= MAX_ENTRIES) this.cache.clear();
     this.cache.set(hash, entry);
     if (entry.principal) this.hashByKeyId.set(entry.principal.keyId, hash);

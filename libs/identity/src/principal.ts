@@ -16,4 +16,17 @@ export interface AdminPrincipal {
   orgId: string | null;
   teamId: string | null;
   userId: string | null;
+  /** The token and the person behind it, as the audit trail shows them (set when authenticated). */
+  actor?: AdminActor;
+}
+
+/** An admin token as the audit trail names it: the token (id, name, prefix) and who holds it. */
+export interface AdminActor {
+  tokenId: string;
+  tokenName: string;
+  tokenPrefix: string | null;
+  role: AdminPrincipal['role'];
+  /** The person the token names, or null (then `ownerLabel` says who holds it). */
+  user: { id: string; name: string | null; email: string } | null;
+  ownerLabel: string | null;
 }

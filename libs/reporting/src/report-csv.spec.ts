@@ -23,6 +23,8 @@ describe('report CSV', () => {
       orgId: 'o',
       from: '2026-01-01',
       to: '2026-01-01',
+      timeZone: 'UTC',
+      tag: null,
       groupBy: ['team'],
       columns: reportColumns(['team']),
       rows: [{ teamId: 't1', teamName: 'Data, Science', figures: { calls: 2n, errors: 1n, outputTokens: 10n, costMicros: 500n } } as never],

@@ -5,10 +5,10 @@ import { BudgetAlertService } from './budget-alert.service';
 import { BudgetReconcileService } from './budget-reconcile.service';
 import { BudgetUtilisationService } from './budget-utilisation.service';
 import { FinanceJobs } from './finance-jobs.service';
-import { SpendReportService } from './spend-report.service';
+import { PlatformSpendReportService, SpendReportService } from './spend-report.service';
 import { UsageRollupService } from './usage-rollup.service';
 
-const SERVICES = [SpendReportService, UsageRollupService, BudgetUtilisationService, AlertWebhookService, BudgetAlertService, AlertDeliveryService, BudgetReconcileService, FinanceJobs];
+const SERVICES = [SpendReportService, PlatformSpendReportService, UsageRollupService, BudgetUtilisationService, AlertWebhookService, BudgetAlertService, AlertDeliveryService, BudgetReconcileService, FinanceJobs];
 
 /**
  * Spend reports, rollups, budget alerts and reconciliation. The app supplies the budget counters

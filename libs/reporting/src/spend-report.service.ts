@@ -1,22 +1,44 @@
 import { Injectable } from '@nestjs/common';
 import { Prisma, PrismaService } from '@tollgate/db';
-import { dayRange } from './report-dates';
+import { DateTime } from 'luxon';
+import { DayRange, dayRange } from './report-dates';
 import { ReportingException, ReportingExceptionCode } from './reporting.exception';
 import { ReportDimension, SpendFigures, SpendReport, SpendRow, addFigures, reportColumns, zeroFigures } from './spend-report';
 
 /** More rows than this is an export, not a report: narrow the range or the breakdown. */
 export const MAX_REPORT_ROWS = 50_000;
 
+// Ledger timestamps are UTC (timestamp without time zone): this is the calendar day in `zoneSql`.
+const localDay = (zoneSql: string) => `((e."occurredAt" AT TIME ZONE 'UTC') AT TIME ZONE ${zoneSql})::date`;
+
 // Whitelisted SQL for each dimension: what to group the ledger by, and how to name the result.
-const GROUP_SQL: Record<ReportDimension, { select: string[]; groupBy: string[] }> = {
+const dimensionSql = (zoneSql: string): Record<ReportDimension, { select: string[]; groupBy: string[] }> => ({
   team: { select: ['e."teamId"'], groupBy: ['e."teamId"'] },
   user: { select: ['e."userId"'], groupBy: ['e."userId"'] },
   key: { select: ['e."keyId"'], groupBy: ['e."keyId"'] },
   upstream: { select: ['e."upstreamId"'], groupBy: ['e."upstreamId"'] },
   tool: { select: ['e."upstreamId"', 'e."toolName"'], groupBy: ['e."upstreamId"', 'e."toolName"'] },
-  // Ledger timestamps are UTC (timestamp without time zone), so ::date is the UTC day.
-  day: { select: [`to_char(e."occurredAt"::date, 'YYYY-MM-DD') AS "day"`], groupBy: ['e."occurredAt"::date'] },
-};
+  day: { select: [`to_char(${localDay(zoneSql)}, 'YYYY-MM-DD') AS "day"`], groupBy: [localDay(zoneSql)] },
+  tag: { select: ['tg."tag"'], groupBy: ['tg."tag"'] },
+});
+
+// A key's tags as rows (one NULL row for a key without tags), for grouping by tag.
+const TAG_JOIN = `LEFT JOIN "VirtualKey" vk ON vk."id" = e."keyId"
+  CROSS JOIN LATERAL unnest(CASE WHEN COALESCE(cardinality(vk."tags"), 0) = 0 THEN ARRAY[NULL]::text[] ELSE vk."tags" END) AS tg("tag")`;
+
+/** An IANA zone as an SQL literal; zones are validated on the way in, this only refuses what could break the quoting. */
+function zoneLiteral(zone: string): string {
+  if (!/^[A-Za-z0-9_+\-/]{1,64}$/.test(zone)) throw new ReportingException(ReportingExceptionCode.InvalidQuery, `unusable time zone ${zone}`, 'timeZone');
+  return `'${zone}'`;
+}
+
+/** `[start, end)` of the calendar days `from` to `to` in `zone`: local midnights as UTC instants. */
+export function zonedDayRange(from: string, to: string, zone: string): DayRange {
+  const range = dayRange(from, to);
+  const midnight = (day: string) => DateTime.fromISO(day, { zone }).startOf('day').toUTC().toJSDate();
+  const next = DateTime.fromISO(to, { zone }).plus({ days: 1 }).toISODate() as string;
+  return { ...range, start: midnight(from), end: midnight(next) };
+}
 
 interface RawRow {
   teamId?: string;
@@ -36,13 +58,21 @@ interface RawRow {
   costMicros: bigint;
 }
 
-/** Spend over UTC days, read straight from the ledger, so its totals are the ledger's sums. */
+/** Spend over the org's calendar days, read straight from the ledger, so its totals are the ledger's sums. */
 @Injectable()
 export class SpendReportService {
   constructor(private readonly prisma: PrismaService) {}
 
-  async spendReport(orgId: string, from: string, to: string, groupBy: ReportDimension[]): Promise<SpendReport> {
-    const range = dayRange(from, to);
+  /**
+   * Days are calendar days in the organisation's current time zone; `tag` keeps only calls of keys
+   * carrying it (tags as the keys carry them now). Grouped by tag, a call of a key with several tags
+   * is in several rows, so the totals are computed apart (the ledger's sum, each call once).
+   */
+  async spendReport(orgId: string, from: string, to: string, groupBy: ReportDimension[], opts: { tag?: string } = {}): Promise<SpendReport> {
+    const org = await this.prisma.organization.findUnique({ where: { id: orgId }, select: { timeZone: true } });
+    const timeZone = org?.timeZone ?? 'UTC';
+    const range = zonedDayRange(from, to, timeZone);
+    const GROUP_SQL = dimensionSql(zoneLiteral(timeZone));
     const selects = new Set<string>();
     const groups = new Set<string>();
     for (const d of groupBy) {
@@ -50,6 +80,10 @@ export class SpendReportService {
       for (const s of GROUP_SQL[d].select) selects.add(s);
       for (const g of GROUP_SQL[d].groupBy) groups.add(g);
     }
+    const tagJoin = groupBy.includes('tag') ? TAG_JOIN : '';
+    const tagFilter = opts.tag
+      ? Prisma.sql`AND EXISTS (SELECT 1 FROM "VirtualKey" fk WHERE fk."id" = e."keyId" AND ${opts.tag} = ANY(fk."tags"))`
+      : Prisma.empty;
     // Names for the ids, joined after the aggregate so a rename never splits a group.
     const lookups = ([
       { when: ['team'], names: ['t."name" AS "teamName"'], join: 'LEFT JOIN "Team" t ON t."id" = a."teamId"' },
@@ -69,8 +103,9 @@ export class SpendReportService {
                COUNT(*) FILTER (WHERE e."outcome" <> 'OK')::bigint AS "errors",
                COALESCE(SUM(e."outputTokens"), 0)::bigint AS "outputTokens",
                COALESCE(SUM(e."costMicros"), 0)::bigint AS "costMicros"
-        FROM "UsageEvent" e
+        FROM "UsageEvent" e ${Prisma.raw(tagJoin)}
         WHERE e."orgId" = ${orgId}::uuid
+          ${tagFilter}
           AND e."occurredAt" >= ${isoTimestamp(range.start)}::timestamp
           AND e."occurredAt" < ${isoTimestamp(range.end)}::timestamp
         ${Prisma.raw(groupSql)}
@@ -98,7 +133,84 @@ export class SpendReportService {
       totals = addFigures(totals, figures);
     }
     sortRows(out, dimensionColumns);
-    return { orgId, from: range.from, to: range.to, groupBy, columns, rows: out, totals };
+    if (groupBy.includes('tag')) totals = (await this.spendReport(orgId, from, to, [], opts)).totals;
+    return { orgId, from: range.from, to: range.to, timeZone, tag: opts.tag ?? null, groupBy, columns, rows: out, totals };
+  }
+}
+
+/** What the cross-organisation report can be broken down by. */
+export const PLATFORM_REPORT_DIMENSIONS = ['org', 'day'] as const;
+export type PlatformReportDimension = (typeof PLATFORM_REPORT_DIMENSIONS)[number];
+
+export interface PlatformSpendRow {
+  orgId: string;
+  orgName: string | null;
+  orgSlug: string | null;
+  day: string | null;
+  figures: SpendFigures;
+}
+
+export interface PlatformSpendReport {
+  from: string;
+  to: string;
+  groupBy: PlatformReportDimension[];
+  rows: PlatformSpendRow[];
+  totals: SpendFigures;
+}
+
+// Any organisation's local day lies within 14 hours of the UTC day (UTC-12 to UTC+14).
+const ZONE_SLACK_MS = 14 * 3600 * 1000;
+
+/**
+ * Spend across organisations for the platform admin, from the ledger. Each organisation's calls
+ * count on its own calendar days (its current zone). A purged organisation still appears: the
+ * ledger stays, and its name comes from the audit row of its deletion.
+ */
+@Injectable()
+export class PlatformSpendReportService {
+  constructor(private readonly prisma: PrismaService) {}
+
+  async platformSpendReport(from: string, to: string, groupBy: PlatformReportDimension[]): Promise<PlatformSpendReport> {
+    const range = dayRange(from, to);
+    const byDay = groupBy.includes('day');
+    const day = localDay(`COALESCE(o."timeZone", 'UTC')`);
+    const rows = await this.prisma.$queryRaw<{ orgId: string; orgName: string | null; orgSlug: string | null; day: string | null; calls: bigint; errors: bigint; outputTokens: bigint; costMicros: bigint }[]>`
+      WITH a AS (
+        SELECT e."orgId" AS "orgId",
+               ${Prisma.raw(byDay ? `to_char(${day}, 'YYYY-MM-DD')` : 'NULL::text')} AS "day",
+               COUNT(*)::bigint AS "calls",
+               COUNT(*) FILTER (WHERE e."outcome" <> 'OK')::bigint AS "errors",
+               COALESCE(SUM(e."outputTokens"), 0)::bigint AS "outputTokens",
+               COALESCE(SUM(e."costMicros"), 0)::bigint AS "costMicros"
+        FROM "UsageEvent" e LEFT JOIN "Organization" o ON o."id" = e."orgId"
+        WHERE e."occurredAt" >= ${isoTimestamp(new Date(range.start.getTime() - ZONE_SLACK_MS))}::timestamp
+          AND e."occurredAt" < ${isoTimestamp(new Date(range.end.getTime() + ZONE_SLACK_MS))}::timestamp
+          AND ${Prisma.raw(day)} BETWEEN ${from}::date AND ${to}::date
+        GROUP BY 1, 2
+        LIMIT ${MAX_REPORT_ROWS + 1}
+      )
+      SELECT a.*,
+             COALESCE(o."name", (SELECT d."details"->>'name' FROM "AuditEvent" d WHERE d."orgId" = a."orgId" AND d."action" = 'org.deleted' ORDER BY d."createdAt" DESC LIMIT 1)) AS "orgName",
+             COALESCE(o."slug", (SELECT d."details"->>'slug' FROM "AuditEvent" d WHERE d."orgId" = a."orgId" AND d."action" = 'org.deleted' ORDER BY d."createdAt" DESC LIMIT 1)) AS "orgSlug"
+      FROM a LEFT JOIN "Organization" o ON o."id" = a."orgId"
+    `;
+    if (rows.length > MAX_REPORT_ROWS) {
+      throw new ReportingException(ReportingExceptionCode.ReportTooLarge, `the report has more than ${MAX_REPORT_ROWS} rows: narrow the date range or groupBy`, 'groupBy');
+    }
+    // Without `org` the rows of each day (or of everything) are summed across organisations.
+    const merged = new Map<string, PlatformSpendRow>();
+    let totals = zeroFigures();
+    for (const r of rows) {
+      const figures: SpendFigures = { calls: r.calls, errors: r.errors, outputTokens: r.outputTokens, costMicros: r.costMicros };
+      totals = addFigures(totals, figures);
+      const byOrg = groupBy.includes('org');
+      const id = `${byOrg ? r.orgId : ''}|${r.day ?? ''}`;
+      const row = merged.get(id);
+      if (row) row.figures = addFigures(row.figures, figures);
+      else merged.set(id, { orgId: byOrg ? r.orgId : '', orgName: byOrg ? r.orgName : null, orgSlug: byOrg ? r.orgSlug : null, day: r.day, figures });
+    }
+    const out = [...merged.values()].sort((a, b) => (a.orgName ?? a.orgId).localeCompare(b.orgName ?? b.orgId) || (a.day ?? '').localeCompare(b.day ?? ''));
+    return { from: range.from, to: range.to, groupBy, rows: out, totals };
   }
 }
 

@@ -1,7 +1,8 @@
 import { ReportingException, ReportingExceptionCode } from './reporting.exception';
 
 /** What a spend report can be broken down by. */
-export const REPORT_DIMENSIONS = ['team', 'user', 'key', 'upstream', 'tool', 'day'] as const;
+/** `tag`: one row per key tag (a call of a key with two tags counts in both rows; keys without tags in a null row). */
+export const REPORT_DIMENSIONS = ['team', 'user', 'key', 'upstream', 'tool', 'day', 'tag'] as const;
 export type ReportDimension = (typeof REPORT_DIMENSIONS)[number];
 
 /** The figures of every row and of the totals: integers (money in micro-units). */
@@ -17,6 +18,10 @@ export interface SpendReport {
   orgId: string;
   from: string;
   to: string;
+  /** The IANA zone whose calendar days `from`, `to` and `day` are. */
+  timeZone: string;
+  /** Only calls of keys carrying this tag, when set. */
+  tag: string | null;
   groupBy: ReportDimension[];
   /** Column names of each row, dimension columns first, in order (the CSV header). */
   columns: string[];
@@ -32,6 +37,7 @@ export const DIMENSION_COLUMNS: Record<ReportDimension, readonly string[]> = {
   upstream: ['upstreamId', 'upstreamNamespace'],
   tool: ['upstreamId', 'upstreamNamespace', 'toolName'],
   day: ['day'],
+  tag: ['tag'],
 };
 
 /** `team,day` -> ['team', 'day']: de-duplicated, in the order given; unknown names are a 400 naming `groupBy`. */

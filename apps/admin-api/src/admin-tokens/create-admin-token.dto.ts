@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, IsUUID, Length } from 'class-validator';
+import { IsFutureIsoDate } from '../common/future-date.validator';
 import { AdminRole } from './admin-token-grant';
 
 export const ADMIN_ROLES: readonly AdminRole[] = ['PLATFORM_ADMIN', 'ORG_ADMIN', 'TEAM_ADMIN', 'FINANCE', 'MEMBER'];
@@ -28,4 +29,46 @@ export class CreateAdminTokenDto {
   @IsString()
   @Length(1, 200)
   name!: string;
+
+  @ApiPropertyOptional({ example: 'ci-pipeline (team platform)', maxLength: 200, description: 'Who holds the token when it names no user (a service, a pipeline)' })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  ownerLabel?: string;
+
+  @ApiPropertyOptional({ example: '2030-01-01T00:00:00Z', description: 'The token stops working at this time' })
+  @IsOptional()
+  @IsFutureIsoDate()
+  expiresAt?: string;
+}
+
+export class UpdateAdminTokenDto {
+  @ApiPropertyOptional({ maxLength: 200 })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  name?: string;
+
+  @ApiPropertyOptional({ maxLength: 200, nullable: true, type: String, description: 'Who holds the token; null clears it' })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  ownerLabel?: string | null;
+
+  @ApiPropertyOptional({ nullable: true, type: String, example: '2030-01-01T00:00:00Z', description: 'A future time, or null for no expiry' })
+  @IsOptional()
+  @IsFutureIsoDate()
+  expiresAt?: string | null;
+}
+
+export class ListAdminTokensQuery {
+  @ApiPropertyOptional({ format: 'uuid', description: 'Platform admins: only this organization’s tokens' })
+  @IsOptional()
+  @IsUUID(undefined, { message: 'orgId must be a UUID' })
+  orgId?: string;
+
+  @ApiPropertyOptional({ enum: ['true', 'false'], default: 'false', description: 'Also list revoked tokens' })
+  @IsOptional()
+  @IsIn(['true', 'false'], { message: 'includeRevoked must be true or false' })
+  includeRevoked?: 'true' | 'false';
 }

@@ -7,4 +7,5 @@ export class IssuedAdminTokenView {
   @ApiProperty({ enum: ['PLATFORM_ADMIN', 'ORG_ADMIN', 'TEAM_ADMIN', 'FINANCE', 'MEMBER'] }) role!: string;
   @ApiProperty({ format: 'uuid', nullable: true, type: String }) orgId!: string | null;
   @ApiProperty() name!: string;
+  @ApiProperty({ nullable: true, type: Date }) expiresAt!: Date | null;
 }

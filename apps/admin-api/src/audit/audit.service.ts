@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AuditEvent, Prisma, PrismaService } from '@tollgate/db';
-import type { AdminPrincipal } from '@tollgate/identity';
+import type { AdminActor, AdminPrincipal } from '@tollgate/identity';
 import { scrubAuditDetails } from './audit-details';
 
 export interface AuditEntry {
@@ -16,7 +16,12 @@ export interface AuditEntry {
 
 export const MAX_AUDIT_PAGE = 500;
 
-/** The audit trail: one row per admin change, who (the admin token id) and what. */
+/** Who acted, as the row keeps it: the token and the person it names (a principal without one: its id and role). */
+function actorOf(p: AdminPrincipal): AdminActor {
+  return p.actor ?? { tokenId: p.tokenId, tokenName: p.tokenId, tokenPrefix: null, role: p.role, user: null, ownerLabel: null };
+}
+
+/** The audit trail: one row per admin change, who (the token and its person, as they were) and what. */
 @Injectable()
 export class AuditService {
   private readonly logger = new Logger(AuditService.name);
@@ -28,6 +33,7 @@ export class AuditService {
       data: {
         orgId: entry.orgId,
         actorId: actor.tokenId,
+        actor: actorOf(actor) as unknown as Prisma.InputJsonObject,
         action: entry.action,
         targetType: entry.targetType,
         targetId: entry.targetId ?? null,

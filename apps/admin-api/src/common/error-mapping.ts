@@ -38,11 +38,14 @@ function identityStatus(code: IdentityExceptionCode): number {
     case IdentityExceptionCode.TeamNotFound:
     case IdentityExceptionCode.UserNotFound:
     case IdentityExceptionCode.KeyNotFound:
+    case IdentityExceptionCode.AdminTokenNotFound:
       return HttpStatus.NOT_FOUND;
     case IdentityExceptionCode.NotATeamMember:
       return HttpStatus.BAD_REQUEST;
     case IdentityExceptionCode.Conflict:
     case IdentityExceptionCode.KeyRevoked:
+    case IdentityExceptionCode.OrgNotDisabled:
+    case IdentityExceptionCode.UserOffboarded:
       return HttpStatus.CONFLICT;
     default:
       return assertNever(code);

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, IsUUID, Length } from 'class-validator';
 import { IsFutureIsoDate } from '../common/future-date.validator';
+import { IsKeyMetadata, IsKeyTagList } from './key-labels.validator';
 
 export const DISCLOSURE_MODES = ['FULL', 'PROGRESSIVE', 'CODE', 'AUTO'] as const;
 export type DisclosureModeName = (typeof DISCLOSURE_MODES)[number];
@@ -28,4 +29,14 @@ export class CreateKeyDto {
   @IsOptional()
   @IsIn(DISCLOSURE_MODES, { message: `disclosureMode must be one of: ${DISCLOSURE_MODES.join(', ')}` })
   disclosureMode?: DisclosureModeName;
+
+  @ApiPropertyOptional({ type: [String], example: ['project:atlas', 'env:prod'], description: 'Up to 20 short tags; spend reports group and filter by them' })
+  @IsOptional()
+  @IsKeyTagList()
+  tags?: string[];
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, example: { costCentre: 'CC-42' }, description: 'A free-form JSON object, at most 4 KiB' })
+  @IsOptional()
+  @IsKeyMetadata()
+  metadata?: Record<string, unknown>;
 }

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { BudgetService, BudgetStanding } from '@tollgate/budget';
 import { ServedTool, ToolCatalogService } from '@tollgate/catalog';
 import { IdentityService, VirtualKeyView } from '@tollgate/identity';
-import { firstMatchingPattern } from '@tollgate/kernel';
+import { budgetClock, firstMatchingPattern } from '@tollgate/kernel';
 import { AccessDecision, PolicyScope, PolicyService, StoredPolicy, decideAccess, describeDecision } from '@tollgate/policy';
 import { FREE_PRICE, PriceRuleData, PricingService } from '@tollgate/pricing';
 import { RateLimitRule, RateLimitService } from '@tollgate/rate-limit';
@@ -76,7 +76,7 @@ export class EffectivePolicyService {
     const [catalog, levels, budgets, preview] = await Promise.all([
       this.catalogs.catalogFor(orgId),
       this.policies.levelsFor(ids),
-      this.budgets.standingsFor({ ...ids, timeZone: org.timeZone }, now),
+      this.budgets.standingsFor({ ...ids, timeZone: budgetClock(org.timeZone, org.previousTimeZone, org.timeZoneChangedAt) }, now),
       this.previews.previewKey(orgId, keyId),
     ]);
     const keyStatus: KeyStatus = key.revokedAt ? 'REVOKED' : key.expiresAt && key.expiresAt.getTime() <= now.getTime() ? 'EXPIRED' : 'ACTIVE';

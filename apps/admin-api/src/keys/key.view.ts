@@ -1,5 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import type { VirtualKeyView } from '@tollgate/identity';
+import { BudgetView } from '../budgets/budget.view';
+import { RateLimitView } from '../rate-limits/rate-limit.view';
 import { DISCLOSURE_MODES } from './create-key.dto';
 
 /** A virtual key as listed: never the secret, never its hash. */
@@ -15,6 +17,8 @@ export class KeyView {
   @ApiProperty({ nullable: true, description: 'For OAUTH keys: the client the user authorised' }) oauthClientId!: string | null;
   @ApiProperty({ nullable: true, description: 'For OAUTH keys: the client name shown at consent' }) oauthClientName!: string | null;
   @ApiProperty({ enum: DISCLOSURE_MODES, nullable: true }) disclosureMode!: string | null;
+  @ApiProperty({ type: [String], description: 'Tags reports group and filter by' }) tags!: string[];
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'Free-form metadata' }) metadata!: Record<string, unknown>;
   @ApiProperty({ nullable: true, type: Date }) expiresAt!: Date | null;
   @ApiProperty({ nullable: true, type: Date }) revokedAt!: Date | null;
   @ApiProperty({ nullable: true, type: Date }) lastUsedAt!: Date | null;
@@ -38,9 +42,17 @@ export function toKeyView(k: VirtualKeyView): KeyView {
     oauthClientId: k.oauthClientId,
     oauthClientName: k.oauthClientName,
     disclosureMode: k.disclosureMode,
+    tags: k.tags,
+    metadata: (k.metadata ?? {}) as Record<string, unknown>,
     expiresAt: k.expiresAt,
     revokedAt: k.revokedAt,
     lastUsedAt: k.lastUsedAt,
     createdAt: k.createdAt,
   };
+}
+
+export class KeyLimitsView {
+  @ApiProperty({ format: 'uuid' }) keyId!: string;
+  @ApiProperty({ type: [BudgetView] }) budgets!: BudgetView[];
+  @ApiProperty({ type: [RateLimitView] }) rateLimits!: RateLimitView[];
 }

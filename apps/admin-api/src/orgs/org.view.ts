@@ -7,6 +7,11 @@ export class OrgView {
   @ApiProperty() slug!: string;
   @ApiProperty({ example: 'UTC' }) timeZone!: string;
   @ApiProperty() autoApproveTools!: boolean;
+  @ApiProperty({ nullable: true, type: Date, description: 'Set while the organization is disabled: the edge refuses its keys with ORG_DISABLED' })
+  disabledAt!: Date | null;
+  @ApiProperty({ nullable: true, type: String, description: 'The zone before the last change; periods running then keep its bounds' })
+  previousTimeZone!: string | null;
+  @ApiProperty({ nullable: true, type: Date }) timeZoneChangedAt!: Date | null;
   @ApiProperty() createdAt!: Date;
   @ApiProperty() updatedAt!: Date;
 }
@@ -18,6 +23,9 @@ export function toOrgView(org: Organization): OrgView {
     slug: org.slug,
     timeZone: org.timeZone,
     autoApproveTools: org.autoApproveTools,
+    disabledAt: org.disabledAt,
+    previousTimeZone: org.previousTimeZone,
+    timeZoneChangedAt: org.timeZoneChangedAt,
     createdAt: org.createdAt,
     updatedAt: org.updatedAt,
   };

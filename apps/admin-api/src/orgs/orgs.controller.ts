@@ -1,6 +1,17 @@
-import { Body, Controller, ForbiddenException, Get, HttpCode, HttpStatus, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiCreatedResponse, ApiForbiddenResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AdminPrincipal, IdentityService } from '@tollgate/identity';
+import { Body, Controller, Delete, ForbiddenException, Get, HttpCode, HttpStatus, Patch, Post, Query } from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiBearerAuth,
+  ApiConflictResponse,
+  ApiCreatedResponse,
+  ApiForbiddenResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
+import { AdminPrincipal, IdentityService, OrgLifecycleService } from '@tollgate/identity';
+import { changes } from '../audit/audit-changes';
 import { AuditService } from '../audit/audit.service';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
@@ -8,6 +19,7 @@ import { ErrorBodyView } from '../common/error-body.view';
 import { UuidParam } from '../common/uuid-param.decorator';
 import { CreateOrgDto } from './create-org.dto';
 import { OrgView, toOrgView } from './org.view';
+import { DeleteOrgQuery, UpdateOrgDto } from './update-org.dto';
 
 @ApiTags('organizations')
 @ApiBearerAuth()
@@ -15,6 +27,7 @@ import { OrgView, toOrgView } from './org.view';
 export class OrgsController {
   constructor(
     private readonly identity: IdentityService,
+    private readonly lifecycle: OrgLifecycleService,
     private readonly audit: AuditService,
   ) {}
 
@@ -47,4 +60,69 @@ export class OrgsController {
   async getOrg(@UuidParam('orgId') orgId: string): Promise<OrgView> {
     return toOrgView(await this.identity.getOrganization(orgId));
   }
+
+  @Patch(':orgId')
+  @OrgAccess(OrgAccessLevel.Manage)
+  @ApiOperation({ summary: 'Rename an organization, change its time zone or its tool review setting (org admins)' })
+  @ApiOkResponse({ type: OrgView })
+  @ApiBadRequestResponse({ type: ErrorBodyView })
+  @ApiNotFoundResponse({ type: ErrorBodyView })
+  @ApiConflictResponse({ type: ErrorBodyView, description: 'The time zone changed concurrently (CONFLICT): read and retry' })
+  async updateOrg(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @Body() dto: UpdateOrgDto): Promise<OrgView> {
+    const { before, after } = await this.lifecycle.updateOrganization(orgId, dto);
+    await this.audit.record(admin, { orgId, action: 'org.updated', targetType: 'organization', targetId: orgId, details: changes(before, after, ['name', 'timeZone', 'autoApproveTools']) });
+    return toOrgView(after);
+  }
+
+  @Post(':orgId/disable')
+  @HttpCode(HttpStatus.OK)
+  @OrgAccess(OrgAccessLevel.Manage)
+  @ApiOperation({ summary: 'Disable an organization (platform admins): every edge refuses its keys with ORG_DISABLED within a second; nothing is deleted' })
+  @ApiOkResponse({ type: OrgView })
+  @ApiForbiddenResponse({ type: ErrorBodyView })
+  @ApiNotFoundResponse({ type: ErrorBodyView })
+  async disableOrg(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string): Promise<OrgView> {
+    requirePlatformAdmin(admin, 'disable an organization');
+    const { after } = await this.lifecycle.setDisabled(orgId, true);
+    await this.audit.record(admin, { orgId, action: 'org.disabled', targetType: 'organization', targetId: orgId, details: { disabledAt: after.disabledAt } });
+    return toOrgView(after);
+  }
+
+  @Post(':orgId/enable')
+  @HttpCode(HttpStatus.OK)
+  @OrgAccess(OrgAccessLevel.Manage)
+  @ApiOperation({ summary: 'Enable a disabled organization again (platform admins)' })
+  @ApiOkResponse({ type: OrgView })
+  @ApiForbiddenResponse({ type: ErrorBodyView })
+  @ApiNotFoundResponse({ type: ErrorBodyView })
+  async enableOrg(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string): Promise<OrgView> {
+    requirePlatformAdmin(admin, 'enable an organization');
+    const { after } = await this.lifecycle.setDisabled(orgId, false);
+    await this.audit.record(admin, { orgId, action: 'org.enabled', targetType: 'organization', targetId: orgId, details: {} });
+    return toOrgView(after);
+  }
+
+  @Delete(':orgId')
+  @OrgAccess(OrgAccessLevel.Manage)
+  @ApiOperation({
+    summary:
+      'Delete a disabled organization (platform admins). data=keep hides it and keeps its rows; data=purge deletes its teams, users, keys, upstreams, budgets, policies, prices, limits and tokens. The usage ledger, its rollups and the audit trail are always kept',
+  })
+  @ApiOkResponse({ type: OrgView })
+  @ApiBadRequestResponse({ type: ErrorBodyView, description: 'data is missing or not keep/purge' })
+  @ApiConflictResponse({ type: ErrorBodyView, description: 'The organization is not disabled (ORG_NOT_DISABLED)' })
+  @ApiForbiddenResponse({ type: ErrorBodyView })
+  @ApiNotFoundResponse({ type: ErrorBodyView })
+  async deleteOrg(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @Query() query: DeleteOrgQuery): Promise<OrgView> {
+    requirePlatformAdmin(admin, 'delete an organization');
+    const org = await this.lifecycle.deleteOrganization(orgId, query.data);
+    // The audit row keeps the name and slug: a purged org's ledger rows still have someone to name them.
+    await this.audit.record(admin, { orgId, action: 'org.deleted', targetType: 'organization', targetId: orgId, details: { name: org.name, slug: org.slug, data: query.data } });
+    return toOrgView(org);
+  }
 }
+
+function requirePlatformAdmin(admin: AdminPrincipal, what: string): void {
+  if (admin.role !== 'PLATFORM_ADMIN') throw new ForbiddenException(`only a platform admin may ${what}; role ${admin.role} may not`);
+}
+

@@ -34,7 +34,9 @@ export class ReportsController {
 
   @Get('spend')
   @OrgAccess(OrgAccessLevel.Audit)
-  @ApiOperation({ summary: 'Spend over UTC days from the ledger, broken down by team, user, key, upstream, tool and/or day (finance, org admins)' })
+  @ApiOperation({
+    summary: 'Spend over the organization’s calendar days (its time zone) from the ledger, broken down by team, user, key, upstream, tool, day and/or key tag, optionally for one tag (finance, org admins)',
+  })
   @ApiProduces('application/json', 'text/csv')
   @ApiOkResponse({ type: SpendReportView, description: 'JSON, or CSV of the same rows with Accept: text/csv or format=csv' })
   @ApiBadRequestResponse({ type: ErrorBodyView })
@@ -44,7 +46,7 @@ export class ReportsController {
     @Headers('accept') accept: string | undefined,
     @Res({ passthrough: true }) res: Response,
   ): Promise<SpendReportView | string> {
-    const report = await this.spend.spendReport(orgId, query.from, query.to, parseGroupBy(query.groupBy));
+    const report = await this.spend.spendReport(orgId, query.from, query.to, parseGroupBy(query.groupBy), { tag: query.tag });
     if (query.format === 'csv' || (query.format === undefined && wantsCsv(accept))) {
       res.setHeader('Content-Type', 'text/csv; charset=utf-8');
       res.setHeader('Content-Disposition', `attachment; filename="spend-${report.from}-${report.to}.csv"`);

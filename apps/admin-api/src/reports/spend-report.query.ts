@@ -1,15 +1,16 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
-import { REPORT_DIMENSIONS } from '@tollgate/reporting';
+import { PLATFORM_REPORT_DIMENSIONS, REPORT_DIMENSIONS } from '@tollgate/reporting';
+import { IsKeyTag } from '../keys/key-labels.validator';
 
 export const REPORT_FORMATS = ['json', 'csv'] as const;
 
 export class SpendReportQuery {
-  @ApiProperty({ example: '2026-11-01', description: 'First UTC day, inclusive (YYYY-MM-DD)' })
+  @ApiProperty({ example: '2026-11-01', description: 'First day, inclusive (YYYY-MM-DD), in the organization’s time zone' })
   @Matches(/^\d{4}-\d{2}-\d{2}$/, { message: 'from must be a date YYYY-MM-DD' })
   from!: string;
 
-  @ApiProperty({ example: '2026-11-30', description: 'Last UTC day, inclusive (YYYY-MM-DD)' })
+  @ApiProperty({ example: '2026-11-30', description: 'Last day, inclusive (YYYY-MM-DD), in the organization’s time zone' })
   @Matches(/^\d{4}-\d{2}-\d{2}$/, { message: 'to must be a date YYYY-MM-DD' })
   to!: string;
 
@@ -18,6 +19,11 @@ export class SpendReportQuery {
   @IsString({ message: 'groupBy must be a comma-separated list' })
   @MaxLength(100)
   groupBy?: string;
+
+  @ApiPropertyOptional({ example: 'project:atlas', description: 'Only calls of keys carrying this tag (as the keys carry it now)' })
+  @IsOptional()
+  @IsKeyTag()
+  tag?: string;
 
   @ApiPropertyOptional({ enum: REPORT_FORMATS, description: 'csv, or send Accept: text/csv' })
   @IsOptional()
@@ -29,4 +35,20 @@ export class RollupRequestDto {
   @ApiProperty({ example: '2026-11-22', description: 'UTC day to recompute (YYYY-MM-DD)' })
   @Matches(/^\d{4}-\d{2}-\d{2}$/, { message: 'day must be a date YYYY-MM-DD' })
   day!: string;
+}
+
+export class PlatformSpendReportQuery {
+  @ApiProperty({ example: '2026-11-01', description: 'First day, inclusive (YYYY-MM-DD): each organization’s calls count on its own calendar days' })
+  @Matches(/^\d{4}-\d{2}-\d{2}$/, { message: 'from must be a date YYYY-MM-DD' })
+  from!: string;
+
+  @ApiProperty({ example: '2026-11-30', description: 'Last day, inclusive (YYYY-MM-DD)' })
+  @Matches(/^\d{4}-\d{2}-\d{2}$/, { message: 'to must be a date YYYY-MM-DD' })
+  to!: string;
+
+  @ApiPropertyOptional({ example: 'org,day', description: `Comma-separated breakdown: ${PLATFORM_REPORT_DIMENSIONS.join(', ')} (default: org)` })
+  @IsOptional()
+  @IsString({ message: 'groupBy must be a comma-separated list' })
+  @MaxLength(20)
+  groupBy?: string;
 }

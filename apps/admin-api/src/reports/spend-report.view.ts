@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { microsToJson } from '@tollgate/kernel';
-import { BudgetUtilisation, REPORT_DIMENSIONS, SpendFigures, SpendReport } from '@tollgate/reporting';
+import { BudgetUtilisation, PLATFORM_REPORT_DIMENSIONS, PlatformSpendReport, REPORT_DIMENSIONS, SpendFigures, SpendReport } from '@tollgate/reporting';
 
 export class SpendFiguresView {
   @ApiProperty({ type: 'integer' }) calls!: number;
@@ -13,7 +13,8 @@ export class SpendReportView {
   @ApiProperty({ format: 'uuid' }) orgId!: string;
   @ApiProperty({ example: '2026-11-01' }) from!: string;
   @ApiProperty({ example: '2026-11-30' }) to!: string;
-  @ApiProperty({ example: 'UTC', description: 'Days are UTC calendar days' }) timeZone!: 'UTC';
+  @ApiProperty({ example: 'Europe/Paris', description: 'The organization’s time zone: from, to and day are its calendar days' }) timeZone!: string;
+  @ApiProperty({ nullable: true, type: String, description: 'The tag filter, when one was asked for' }) tag!: string | null;
   @ApiProperty({ enum: REPORT_DIMENSIONS, isArray: true }) groupBy!: string[];
   @ApiProperty({ type: [String], description: 'Columns of each row, as in the CSV header' }) columns!: string[];
   @ApiProperty({
@@ -34,7 +35,8 @@ export function toSpendReportView(r: SpendReport): SpendReportView {
     orgId: r.orgId,
     from: r.from,
     to: r.to,
-    timeZone: 'UTC',
+    timeZone: r.timeZone,
+    tag: r.tag,
     groupBy: r.groupBy,
     columns: r.columns,
     rows: r.rows.map(({ figures, ...dims }) => ({ ...dims, ...toFiguresView(figures) })),
@@ -61,4 +63,29 @@ export class BudgetUtilisationView {
 
 export function toBudgetUtilisationView(u: BudgetUtilisation): BudgetUtilisationView {
   return { ...u, limitMicros: microsToJson(u.limitMicros), spentMicros: microsToJson(u.spentMicros), reservedMicros: microsToJson(u.reservedMicros), leasedMicros: microsToJson(u.leasedMicros) };
+}
+
+export class PlatformSpendRowView extends SpendFiguresView {
+  @ApiProperty({ format: 'uuid', nullable: true, type: String, description: 'null when not grouped by org' }) orgId!: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'A purged organization keeps the name it had' }) orgName!: string | null;
+  @ApiProperty({ nullable: true, type: String }) orgSlug!: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'The organization’s own calendar day, when grouped by day' }) day!: string | null;
+}
+
+export class PlatformSpendReportView {
+  @ApiProperty({ example: '2026-11-01' }) from!: string;
+  @ApiProperty({ example: '2026-11-30' }) to!: string;
+  @ApiProperty({ enum: PLATFORM_REPORT_DIMENSIONS, isArray: true }) groupBy!: string[];
+  @ApiProperty({ type: [PlatformSpendRowView] }) rows!: PlatformSpendRowView[];
+  @ApiProperty({ type: SpendFiguresView }) totals!: SpendFiguresView;
+}
+
+export function toPlatformSpendReportView(r: PlatformSpendReport): PlatformSpendReportView {
+  return {
+    from: r.from,
+    to: r.to,
+    groupBy: r.groupBy,
+    rows: r.rows.map((row) => ({ orgId: row.orgId || null, orgName: row.orgName, orgSlug: row.orgSlug, day: row.day, ...toFiguresView(row.figures) })),
+    totals: toFiguresView(r.totals),
+  };
 }

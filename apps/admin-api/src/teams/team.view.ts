@@ -17,6 +17,13 @@ export class TeamMemberView {
   @ApiProperty() createdAt!: Date;
 }
 
+export class TeamMemberRemovedView {
+  @ApiProperty({ format: 'uuid' }) teamId!: string;
+  @ApiProperty({ format: 'uuid' }) userId!: string;
+  @ApiProperty({ type: [String], description: 'The user’s keys in the team, revoked' }) revokedKeyIds!: string[];
+  @ApiProperty({ type: [String], description: 'The user’s TEAM_ADMIN tokens for the team, revoked' }) revokedAdminTokenIds!: string[];
+}
+
 export function toTeamView(t: Team): TeamView {
   return { id: t.id, orgId: t.orgId, name: t.name, createdAt: t.createdAt, updatedAt: t.updatedAt };
 }

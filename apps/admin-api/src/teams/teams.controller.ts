@@ -1,6 +1,7 @@
-import { Body, Controller, Get, HttpCode, HttpStatus, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Patch, Post } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiBearerAuth, ApiConflictResponse, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AdminPrincipal, IdentityService } from '@tollgate/identity';
+import { AdminPrincipal, IdentityService, PeopleAdminService } from '@tollgate/identity';
+import { changes } from '../audit/audit-changes';
 import { AuditService } from '../audit/audit.service';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
@@ -8,7 +9,8 @@ import { ErrorBodyView } from '../common/error-body.view';
 import { UuidParam } from '../common/uuid-param.decorator';
 import { AddTeamMemberDto } from './add-team-member.dto';
 import { CreateTeamDto } from './create-team.dto';
-import { TeamMemberView, TeamView, toTeamMemberView, toTeamView } from './team.view';
+import { TeamMemberRemovedView, TeamMemberView, TeamView, toTeamMemberView, toTeamView } from './team.view';
+import { RenameTeamDto, UpdateTeamMemberDto } from './update-team.dto';
 
 @ApiTags('teams')
 @ApiBearerAuth()
@@ -17,6 +19,7 @@ import { TeamMemberView, TeamView, toTeamMemberView, toTeamView } from './team.v
 export class TeamsController {
   constructor(
     private readonly identity: IdentityService,
+    private readonly people: PeopleAdminService,
     private readonly audit: AuditService,
   ) {}
 
@@ -62,5 +65,57 @@ export class TeamsController {
       details: { userId: member.userId, isTeamAdmin: member.isTeamAdmin },
     });
     return toTeamMemberView(member);
+  }
+
+  @Patch(':teamId')
+  @OrgAccess(OrgAccessLevel.Manage)
+  @ApiOperation({ summary: 'Rename a team' })
+  @ApiOkResponse({ type: TeamView })
+  @ApiBadRequestResponse({ type: ErrorBodyView })
+  @ApiConflictResponse({ type: ErrorBodyView, description: 'A team with this name exists' })
+  async renameTeam(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @UuidParam('teamId') teamId: string, @Body() dto: RenameTeamDto): Promise<TeamView> {
+    const { before, after } = await this.people.renameTeam(orgId, teamId, dto.name);
+    await this.audit.record(admin, { orgId, action: 'team.updated', targetType: 'team', targetId: teamId, details: changes(before, after, ['name']) });
+    return toTeamView(after);
+  }
+
+  @Get(':teamId/members')
+  @OrgAccess(OrgAccessLevel.Read)
+  @ApiOperation({ summary: 'List the members of a team' })
+  @ApiOkResponse({ type: [TeamMemberView] })
+  async listTeamMembers(@UuidParam('orgId') orgId: string, @UuidParam('teamId') teamId: string): Promise<TeamMemberView[]> {
+    return (await this.people.listMembers(orgId, teamId)).map(toTeamMemberView);
+  }
+
+  @Patch(':teamId/members/:userId')
+  @OrgAccess(OrgAccessLevel.Manage)
+  @ApiOperation({ summary: 'Make a member a team admin or not (a demoted admin’s TEAM_ADMIN tokens for the team are revoked)' })
+  @ApiOkResponse({ type: TeamMemberView })
+  @ApiBadRequestResponse({ type: ErrorBodyView })
+  async updateTeamMember(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @UuidParam('teamId') teamId: string,
+    @UuidParam('userId') userId: string,
+    @Body() dto: UpdateTeamMemberDto,
+  ): Promise<TeamMemberView> {
+    const { member, revokedAdminTokenIds } = await this.people.setTeamAdmin(orgId, teamId, userId, dto.isTeamAdmin);
+    await this.audit.record(admin, { orgId, action: 'team.member-updated', targetType: 'team', targetId: teamId, details: { userId, isTeamAdmin: dto.isTeamAdmin, revokedAdminTokenIds } });
+    return toTeamMemberView(member);
+  }
+
+  @Delete(':teamId/members/:userId')
+  @OrgAccess(OrgAccessLevel.Manage)
+  @ApiOperation({ summary: 'Remove a user from a team: their live keys in the team and their TEAM_ADMIN tokens for it are revoked (every edge, within a second)' })
+  @ApiOkResponse({ type: TeamMemberRemovedView })
+  async removeTeamMember(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @UuidParam('teamId') teamId: string,
+    @UuidParam('userId') userId: string,
+  ): Promise<TeamMemberRemovedView> {
+    const removed = await this.people.removeMember(orgId, teamId, userId);
+    await this.audit.record(admin, { orgId, action: 'team.member-removed', targetType: 'team', targetId: teamId, details: { userId, ...removed } });
+    return { teamId, userId, ...removed };
   }
 }

@@ -53,6 +53,25 @@ export function sendUnauthorized(req: IncomingMessage, res: ServerResponse, publ
   );
 }
 
+/** JSON-RPC error code of a credential that is valid but may not be used now (its organisation is disabled). */
+export const ORG_DISABLED_RPC_CODE = -32003;
+
+/**
+ * 403 for a live key of a disabled organisation: the credential is right (a 401 would send OAuth
+ * clients to sign in again), the organisation is not; `data.code` is ORG_DISABLED.
+ */
+export function sendOrgDisabled(res: ServerResponse): void {
+  sendJson(res, 403, {
+    jsonrpc: '2.0',
+    error: {
+      code: ORG_DISABLED_RPC_CODE,
+      message: 'Organization disabled: its keys are refused until a platform admin enables it again',
+      data: { code: 'ORG_DISABLED', hint: 'Ask your Tollgate platform admin; nothing was called or charged' },
+    },
+    id: null,
+  });
+}
+
 const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
 /** DNS-rebinding protection: the Host (and Origin, when sent) must name this service. */

@@ -10,7 +10,7 @@ import { SessionHub } from '../session/session-hub.service';
 import { sendDependencyUnavailable } from './dependency-unavailable';
 import { AgentRequests } from './agent-requests.service';
 import { callNeedsStream } from './call-relay';
-import { bearerToken, isAllowedHost, sendJson, sendUnauthorized } from './edge-auth';
+import { bearerToken, isAllowedHost, sendJson, sendOrgDisabled, sendUnauthorized } from './edge-auth';
 import { readJsonBody } from './json-body';
 import { jsonRpcRefusal } from './json-rpc-message-check';
 import { LeanToolCallHandler } from './lean-tool-call.handler';
@@ -74,8 +74,10 @@ export class McpEndpoint {
     if (this.redis.client.status !== 'ready') return sendDependencyUnavailable(res, 'redis', null);
     const secret = bearerToken(req);
     if (!secret) return sendUnauthorized(req, res, this.config.edge.publicUrl, 'missing');
-    const principal = await this.principals.resolveVirtualKey(secret);
-    if (!principal) return sendUnauthorized(req, res, this.config.edge.publicUrl, 'invalid');
+    const credential = await this.principals.resolveCredential(secret);
+    if (!credential.ok && credential.reason === 'org-disabled') return sendOrgDisabled(res);
+    if (!credential.ok) return sendUnauthorized(req, res, this.config.edge.publicUrl, 'invalid');
+    const principal = credential.principal;
 
     const sessionHeader = req.headers['mcp-session-id'];
     const sessionId = typeof sessionHeader === 'string' ? sessionHeader : undefined;

@@ -1,0 +1,91 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ArrayMaxSize, IsArray, IsIn, IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
+import { BUDGET_MODES, BUDGET_PERIODS } from '../budgets/put-budget.dto';
+import { IsFutureIsoDate } from '../common/future-date.validator';
+import { IsMicros } from '../common/micros.validator';
+import { DISCLOSURE_MODES, DisclosureModeName } from './create-key.dto';
+import { IsKeyMetadata, IsKeyTagList } from './key-labels.validator';
+
+/** What PATCH changes on a key; absent fields stay as they are. */
+export class UpdateKeyDto {
+  @ApiPropertyOptional({ maxLength: 200 })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  name?: string;
+
+  @ApiPropertyOptional({ type: [String], example: ['project:atlas'], description: 'Replaces the key’s tags (up to 20)' })
+  @IsOptional()
+  @IsKeyTagList()
+  tags?: string[];
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Replaces the key’s metadata (a JSON object, at most 4 KiB)' })
+  @IsOptional()
+  @IsKeyMetadata()
+  metadata?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ enum: DISCLOSURE_MODES, nullable: true, description: 'null: the policy’s mode. Seen by the key’s next request and next session' })
+  @IsOptional()
+  @IsIn(DISCLOSURE_MODES, { message: `disclosureMode must be one of: ${DISCLOSURE_MODES.join(', ')}` })
+  disclosureMode?: DisclosureModeName | null;
+
+  @ApiPropertyOptional({ nullable: true, type: String, example: '2030-01-01T00:00:00Z', description: 'A future time, or null for no expiry' })
+  @IsOptional()
+  @IsFutureIsoDate()
+  expiresAt?: string | null;
+}
+
+/** A budget on one key; team admins may set it for their team's keys up to the team's budget of the same period. */
+export class PutKeyBudgetDto {
+  @ApiProperty({ enum: BUDGET_PERIODS })
+  @IsIn(BUDGET_PERIODS, { message: `period must be one of: ${BUDGET_PERIODS.join(', ')}` })
+  period!: (typeof BUDGET_PERIODS)[number];
+
+  @ApiProperty({ type: 'integer', minimum: 0, example: 5_000_000, description: 'Integer micro-units' })
+  @IsMicros()
+  limitMicros!: number;
+
+  @ApiPropertyOptional({ enum: BUDGET_MODES, default: 'HARD' })
+  @IsOptional()
+  @IsIn(BUDGET_MODES, { message: `mode must be one of: ${BUDGET_MODES.join(', ')}` })
+  mode?: (typeof BUDGET_MODES)[number];
+
+  @ApiPropertyOptional({ type: [Number], default: [80, 100] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(10)
+  @IsInt({ each: true })
+  @Min(1, { each: true })
+  @Max(1000, { each: true })
+  alertThresholds?: number[];
+}
+
+/** A rate limit on one key; team admins may set it for their team's keys within the team's limits. */
+export class CreateKeyRateLimitDto {
+  @ApiPropertyOptional({ default: '*:*', example: 'github:search_*' })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  toolPattern?: string;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, example: 60 })
+  @IsOptional()
+  @IsInt({ message: 'callsPerWindow must be an integer' })
+  @Min(1)
+  @Max(1_000_000)
+  callsPerWindow?: number;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, default: 60 })
+  @IsOptional()
+  @IsInt({ message: 'windowSeconds must be an integer' })
+  @Min(1)
+  @Max(86_400)
+  windowSeconds?: number;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, example: 4 })
+  @IsOptional()
+  @IsInt({ message: 'maxConcurrent must be an integer' })
+  @Min(1)
+  @Max(10_000)
+  maxConcurrent?: number;
+}

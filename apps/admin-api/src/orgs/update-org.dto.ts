@@ -1,0 +1,36 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { IsBoolean, IsIn, IsOptional, IsString, Length } from 'class-validator';
+import { IsIanaTimeZone } from '../common/time-zone.validator';
+
+export class UpdateOrgDto {
+  @ApiPropertyOptional({ example: 'Acme Corporation', maxLength: 200 })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  name?: string;
+
+  @ApiPropertyOptional({
+    example: 'Asia/Tokyo',
+    description:
+      'An IANA time zone. Budget periods running at the change keep their bounds; the next period starts where each ends and ends on the new zone’s calendar. Report days follow the new zone',
+  })
+  @IsOptional()
+  @IsIanaTimeZone()
+  timeZone?: string;
+
+  @ApiPropertyOptional({ description: 'Serve new or changed tool definitions at once (true) or hold them for review (false)' })
+  @IsOptional()
+  @IsBoolean()
+  autoApproveTools?: boolean;
+}
+
+export const ORG_DELETION_MODES = ['keep', 'purge'] as const;
+
+export class DeleteOrgQuery {
+  @ApiPropertyOptional({
+    enum: ORG_DELETION_MODES,
+    description: 'keep: hide the organization and keep its data; purge: delete its data (the usage ledger, rollups and audit trail stay for finance)',
+  })
+  @IsIn(ORG_DELETION_MODES, { message: `data must be one of: ${ORG_DELETION_MODES.join(', ')}` })
+  data!: (typeof ORG_DELETION_MODES)[number];
+}

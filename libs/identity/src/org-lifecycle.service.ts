@@ -1,0 +1,86 @@
+import { Injectable } from '@nestjs/common';
+import { Organization, PrismaService } from '@tollgate/db';
+import { RedisService } from '@tollgate/redis';
+import { IdentityException, IdentityExceptionCode } from './identity.exception';
+import { IdentityService, ORG_CHANGED_CHANNEL } from './identity.service';
+
+export interface UpdateOrganizationInput {
+  name?: string;
+  timeZone?: string;
+  autoApproveTools?: boolean;
+}
+
+/** Keep: the organisation is hidden and its data stays. Purge: its data goes, the ledger and audit stay. */
+export type OrgDeletionMode = 'keep' | 'purge';
+
+export interface OrgChange {
+  before: Organization;
+  after: Organization;
+}
+
+/**
+ * Day-2 changes of an organisation: rename, time zone, review settings, disable, delete. Every
+ * change that alters what an edge decides (zone, disabled, deleted) is published on
+ * ORG_CHANGED_CHANNEL so every edge drops the org's cached principals within a second.
+ */
+@Injectable()
+export class OrgLifecycleService {
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly redis: RedisService,
+    private readonly identity: IdentityService,
+  ) {}
+
+  /**
+   * A time-zone change keeps the periods running at that instant on the old zone's bounds: the
+   * old zone and the instant are stored, and budgets compute windows from both (kernel budgetClock).
+   * The write is conditional on the zone read, so two concurrent changes cannot both record the
+   * same previous zone; the loser gets 409 and retries.
+   */
+  async updateOrganization(orgId: string, input: UpdateOrganizationInput): Promise<OrgChange> {
+    const before = await this.identity.getOrganization(orgId);
+    const zoneChanges = input.timeZone !== undefined && input.timeZone !== before.timeZone;
+    const { count } = await this.prisma.organization.updateMany({
+      where: { id: orgId, deletedAt: null, timeZone: before.timeZone },
+      data: {
+        ...(input.name !== undefined ? { name: input.name } : {}),
+        ...(input.autoApproveTools !== undefined ? { autoApproveTools: input.autoApproveTools } : {}),
+        ...(zoneChanges ? { timeZone: input.timeZone, previousTimeZone: before.timeZone, timeZoneChangedAt: new Date() } : {}),
+      },
+    });
+    if (count === 0) throw new IdentityException(IdentityExceptionCode.Conflict, `organization ${orgId} changed its time zone concurrently; read it again and retry`, 'timeZone');
+    if (zoneChanges) await this.redis.publish(ORG_CHANGED_CHANNEL, orgId);
+    return { before, after: await this.identity.getOrganization(orgId) };
+  }
+
+  /** Disabled: every edge refuses the org's keys (ORG_DISABLED) within a second; nothing is deleted. */
+  async setDisabled(orgId: string, disabled: boolean): Promise<OrgChange> {
+    const before = await this.identity.getOrganization(orgId);
+    if (Boolean(before.disabledAt) !== disabled) {
+      // Guarded on the state read, so a racing enable/disable keeps its own timestamp.
+      await this.prisma.organization.updateMany({
+        where: { id: orgId, deletedAt: null, disabledAt: disabled ? null : { not: null } },
+        data: { disabledAt: disabled ? new Date() : null },
+      });
+    }
+    await this.redis.publish(ORG_CHANGED_CHANNEL, orgId);
+    return { before, after: await this.identity.getOrganization(orgId) };
+  }
+
+  /**
+   * Deletes a disabled organisation. `keep` hides it (every route answers 404) and keeps its rows;
+   * `purge` deletes the org row, and with it (foreign-key cascade) its teams, users, keys,
+   * upstreams, budgets, policies, prices, limits, tokens and connections. The usage ledger,
+   * its daily rollups and the audit trail reference no foreign key and stay for finance.
+   */
+  async deleteOrganization(orgId: string, mode: OrgDeletionMode): Promise<Organization> {
+    const org = await this.identity.getOrganization(orgId);
+    if (!org.disabledAt) {
+      throw new IdentityException(IdentityExceptionCode.OrgNotDisabled, `organization ${orgId} must be disabled before it is deleted (POST /v1/orgs/${orgId}/disable)`, 'orgId');
+    }
+    if (mode === 'purge') await this.prisma.organization.delete({ where: { id: orgId } });
+    else await this.prisma.organization.update({ where: { id: orgId }, data: { deletedAt: new Date() } });
+    await this.redis.publish(ORG_CHANGED_CHANNEL, orgId);
+    return org;
+  }
+}
