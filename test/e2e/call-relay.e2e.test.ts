@@ -20,7 +20,7 @@ describe('relay during a call (server-everything over stdio)', () => {
   const asked: { method: string; params: unknown }[] = [];
 
   /** An agent whose client answers sampling and elicitation, as a chat app with a model and a user would. */
-  async function capableAgent(elicitation: { form?: object; url?: object } = { form: {} }): Promise<{ agent: Client; logs: LoggingMessageNotification['params'][] }> {
+  async function capableAgent(elicitation: { form?: Record<string, never>; url?: Record<string, never> } = { form: {} }): Promise<{ agent: Client; logs: LoggingMessageNotification['params'][] }> {
     const agent = new Client({ name: 'capable-agent', version: '1.0.0' }, { capabilities: { sampling: {}, elicitation, roots: {} } });
     agent.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: 'file:///work/project', name: 'project' }] }));
     agent.setRequestHandler(CreateMessageRequestSchema, async (req) => {
