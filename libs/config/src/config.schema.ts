@@ -72,6 +72,14 @@ export const ADMIN_ENV_SCHEMA = BASE_ENV_SCHEMA.extend({
   EDGE_PUBLIC_URL: url.optional(),
   OAUTH_ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(3600),
   OAUTH_REFRESH_TOKEN_TTL_SECONDS: z.coerce.number().int().min(3600).max(31_536_000).default(2_592_000),
+  // Admin API sessions (SSO cookie): ended after this long unused, and this long after sign-in at the latest.
+  ADMIN_SESSION_IDLE_SECONDS: z.coerce.number().int().min(60).max(86_400).default(1800),
+  ADMIN_SESSION_MAX_SECONDS: z.coerce.number().int().min(300).max(604_800).default(43_200),
+  // Optional: platform admins sign in at this OIDC provider; only the listed verified emails get in.
+  PLATFORM_SSO_ISSUER: url.optional(),
+  PLATFORM_SSO_CLIENT_ID: z.string().max(500).optional(),
+  PLATFORM_SSO_CLIENT_SECRET: z.string().max(2000).optional(),
+  PLATFORM_SSO_ADMIN_EMAILS: z.string().optional(),
 });
 
 export const WORKER_ENV_SCHEMA = BASE_ENV_SCHEMA.extend({

@@ -1,6 +1,6 @@
 import { parseCidrList } from '@tollgate/outbound';
 import { z } from 'zod';
-import { ADMIN_ENV_SCHEMA, BaseEnv, EDGE_ENV_SCHEMA, WORKER_ENV_SCHEMA } from './config.schema';
+import { ADMIN_ENV_SCHEMA, AdminEnv, BaseEnv, EDGE_ENV_SCHEMA, WORKER_ENV_SCHEMA } from './config.schema';
 
 export interface EncryptionKey {
   id: string;
@@ -47,7 +47,19 @@ export interface AdminConfig extends BaseConfig {
     allowStdioForOrgAdmins: boolean;
     oauthAccessTokenTtlSeconds: number;
     oauthRefreshTokenTtlSeconds: number;
+    /** SSO cookie sessions: idle timeout (renewed on use) and absolute lifetime. */
+    session: { idleSeconds: number; maxSeconds: number };
+    /** The platform admins' own OIDC provider, when configured (all four variables). */
+    platformSso: PlatformSsoConfig | undefined;
   };
+}
+
+export interface PlatformSsoConfig {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  /** Lower-cased; a verified email outside the list is refused. */
+  adminEmails: string[];
 }
 
 export interface WorkerConfig extends BaseConfig {
@@ -140,7 +152,27 @@ export function loadAdminConfig(env: Record<string, string | undefined>): AdminC
       allowStdioForOrgAdmins: e.ALLOW_STDIO_FOR_ORG_ADMINS,
       oauthAccessTokenTtlSeconds: e.OAUTH_ACCESS_TOKEN_TTL_SECONDS,
       oauthRefreshTokenTtlSeconds: e.OAUTH_REFRESH_TOKEN_TTL_SECONDS,
+      session: { idleSeconds: e.ADMIN_SESSION_IDLE_SECONDS, maxSeconds: Math.max(e.ADMIN_SESSION_MAX_SECONDS, e.ADMIN_SESSION_IDLE_SECONDS) },
+      platformSso: platformSso(e),
     },
+  };
+}
+
+function platformSso(e: AdminEnv): PlatformSsoConfig | undefined {
+  const vars = {
+    PLATFORM_SSO_ISSUER: e.PLATFORM_SSO_ISSUER,
+    PLATFORM_SSO_CLIENT_ID: e.PLATFORM_SSO_CLIENT_ID,
+    PLATFORM_SSO_CLIENT_SECRET: e.PLATFORM_SSO_CLIENT_SECRET,
+    PLATFORM_SSO_ADMIN_EMAILS: e.PLATFORM_SSO_ADMIN_EMAILS,
+  };
+  const missing = Object.entries(vars).filter(([, v]) => !v).map(([k]) => k);
+  if (missing.length === 4) return undefined;
+  if (missing.length > 0) throw new ConfigException(missing.map((k) => `${k}: required when any PLATFORM_SSO_* variable is set`));
+  return {
+    issuer: withoutTrailingSlash(vars.PLATFORM_SSO_ISSUER)!,
+    clientId: vars.PLATFORM_SSO_CLIENT_ID!,
+    clientSecret: vars.PLATFORM_SSO_CLIENT_SECRET!,
+    adminEmails: vars.PLATFORM_SSO_ADMIN_EMAILS!.split(',').map((m) => m.trim().toLowerCase()).filter(Boolean),
   };
 }
 

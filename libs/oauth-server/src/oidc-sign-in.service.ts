@@ -4,14 +4,39 @@ import { PrismaService } from '@tollgate/db';
 import { outboundFetch } from '@tollgate/outbound';
 import { RedisService } from '@tollgate/redis';
 import { OAuthSignInException, OAuthSignInExceptionCode } from './oauth-sign-in.exception';
-import { OrgIdentityProviderService } from './org-identity-provider.service';
+import { OrgIdentityProviderConnection, OrgIdentityProviderService } from './org-identity-provider.service';
 
 const STATE_TTL_SECONDS = 600;
 const RESPONSE_LIMIT_BYTES = 256 * 1024;
 
+/** What a sign-in at an identity provider is for: an OAuth client's consent, or an admin API session. */
+export type SignInPurpose = 'consent' | 'session';
+
+/** An OpenID Connect client registration at a provider (an org's, or the platform's from config). */
+export interface IdentityProviderClient {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  emailClaim: string;
+}
+
+/** Where a session sign-in returns and what ties it to the browser that started it. */
+export interface SessionSignInContext {
+  returnTo: string;
+  /** A hash of a value the starting browser holds (a cookie): the callback must present it. */
+  binding: string;
+}
+
+/** An admin API sign-in that completed: a person of an org, or a platform admin's verified email. */
+export type SessionSignIn = SessionSignInContext &
+  ({ kind: 'org'; orgId: string; userId: string; createdUser: boolean } | { kind: 'platform'; email: string });
+
 interface PendingSignIn {
-  orgId: string;
+  purpose?: SignInPurpose;
+  /** null: the platform's provider. */
+  orgId: string | null;
   interactionUid: string;
+  session?: SessionSignInContext;
   nonce: string;
   verifier: string;
 }
@@ -42,11 +67,21 @@ export class OidcSignInService {
 
   /** The URL to send the browser to, at the organisation's provider. */
   async start(orgId: string, interactionUid: string, redirectUri: string): Promise<string> {
-    const conn = await this.providers.connection(orgId);
-    if (!conn) throw new OAuthSignInException(OAuthSignInExceptionCode.ProviderUnavailable, 'Single sign-on is not set up for your organisation.');
+    const conn = await this.orgConnection(orgId, 'Single sign-on is not set up for your organisation.');
+    return this.begin(conn, { purpose: 'consent', orgId, interactionUid }, redirectUri);
+  }
+
+  /** The URL to send the browser to for an admin API session: the org's provider, or the platform's. */
+  async startSession(target: { orgId: string } | { platform: IdentityProviderClient }, redirectUri: string, context: SessionSignInContext): Promise<string> {
+    if ('platform' in target) return this.begin(target.platform, { purpose: 'session', orgId: null, interactionUid: '', session: context }, redirectUri);
+    const conn = await this.orgConnection(target.orgId, 'Single sign-on is not set up for this organisation.');
+    return this.begin(conn, { purpose: 'session', orgId: target.orgId, interactionUid: '', session: context }, redirectUri);
+  }
+
+  private async begin(conn: IdentityProviderClient, pendingFor: Omit<PendingSignIn, 'nonce' | 'verifier'>, redirectUri: string): Promise<string> {
     const meta = await this.metadata(conn.issuer);
     const state = randomBytes(24).toString('base64url');
-    const pending: PendingSignIn = { orgId, interactionUid, nonce: randomBytes(16).toString('base64url'), verifier: randomBytes(32).toString('base64url') };
+    const pending: PendingSignIn = { ...pendingFor, nonce: randomBytes(16).toString('base64url'), verifier: randomBytes(32).toString('base64url') };
     await this.redis.client.set(this.stateKey(state), JSON.stringify(pending), 'EX', STATE_TTL_SECONDS);
     const url = new URL(meta.authorization_endpoint);
     url.search = new URLSearchParams({
@@ -64,13 +99,49 @@ export class OidcSignInService {
 
   /** Completes the sign-in the provider sent back; single use per state. */
   async finish(state: string, code: string, redirectUri: string): Promise<{ interactionUid: string; orgId: string; userId: string }> {
-    const raw = await this.redis.client.getdel(this.stateKey(state));
-    if (!raw) throw new OAuthSignInException(OAuthSignInExceptionCode.SignInFailed, 'This sign-in is unknown, used or expired. Start again from your MCP client.');
-    const pending = JSON.parse(raw) as PendingSignIn;
-    const conn = await this.providers.connection(pending.orgId);
-    if (!conn) throw new OAuthSignInException(OAuthSignInExceptionCode.ProviderUnavailable, 'Single sign-on is no longer set up for your organisation.');
-    const meta = await this.metadata(conn.issuer);
+    const pending = await this.redeem(state, 'consent', 'Start again from your MCP client.');
+    const conn = await this.orgConnection(pending.orgId ?? '', 'Single sign-on is no longer set up for your organisation.');
+    const email = await this.verifiedEmail(conn, pending, code, redirectUri);
+    const user = await this.matchUser(conn, email);
+    return { interactionUid: pending.interactionUid, orgId: conn.orgId, userId: user.id };
+  }
 
+  /**
+   * Completes an admin API sign-in; single use per state. `platform` is the platform's provider,
+   * needed when the sign-in was started with it (the caller checks the email it vouched for).
+   */
+  async finishSession(state: string, code: string, redirectUri: string, platform?: IdentityProviderClient): Promise<SessionSignIn> {
+    const pending = await this.redeem(state, 'session', 'Start the sign-in again.');
+    const context = pending.session ?? { returnTo: '/', binding: '' };
+    if (pending.orgId === null) {
+      if (!platform) throw new OAuthSignInException(OAuthSignInExceptionCode.ProviderUnavailable, 'The platform identity provider is no longer configured.');
+      return { kind: 'platform', email: await this.verifiedEmail(platform, pending, code, redirectUri), ...context };
+    }
+    const conn = await this.orgConnection(pending.orgId, 'Single sign-on is no longer set up for this organisation.');
+    const email = await this.verifiedEmail(conn, pending, code, redirectUri);
+    const user = await this.matchUser(conn, email);
+    return { kind: 'org', orgId: conn.orgId, userId: user.id, createdUser: user.created, ...context };
+  }
+
+  private async redeem(state: string, purpose: SignInPurpose, startAgain: string): Promise<PendingSignIn> {
+    const raw = await this.redis.client.getdel(this.stateKey(state));
+    const pending = raw ? (JSON.parse(raw) as PendingSignIn) : null;
+    // A state of the other flow is as unknown as a made-up one (no sign-in crosses flows).
+    if (!pending || (pending.purpose ?? 'consent') !== purpose) {
+      throw new OAuthSignInException(OAuthSignInExceptionCode.SignInFailed, `This sign-in is unknown, used or expired. ${startAgain}`);
+    }
+    return pending;
+  }
+
+  private async orgConnection(orgId: string, missing: string): Promise<OrgIdentityProviderConnection> {
+    const conn = await this.providers.connection(orgId);
+    if (!conn) throw new OAuthSignInException(OAuthSignInExceptionCode.ProviderUnavailable, missing);
+    return conn;
+  }
+
+  /** Redeems the code (with the PKCE verifier), verifies the ID token and its nonce, and returns the email the provider vouches for. */
+  private async verifiedEmail(conn: IdentityProviderClient, pending: PendingSignIn, code: string, redirectUri: string): Promise<string> {
+    const meta = await this.metadata(conn.issuer);
     const basic = Buffer.from(`${encodeURIComponent(conn.clientId)}:${encodeURIComponent(conn.clientSecret)}`).toString('base64');
     const tokenRes = await this.request(meta.token_endpoint, {
       method: 'POST',
@@ -86,7 +157,7 @@ export class OidcSignInService {
     try {
       ({ payload: claims } = await jwtVerify(idToken, jwks, { issuer: meta.issuer, audience: conn.clientId }));
     } catch (err) {
-      this.logger.warn(`org ${pending.orgId}: ID token refused: ${(err as Error).message}`);
+      this.logger.warn(`${pending.orgId ? `org ${pending.orgId}` : 'platform'}: ID token refused: ${(err as Error).message}`);
       throw new OAuthSignInException(OAuthSignInExceptionCode.SignInFailed, 'Your identity provider’s answer did not verify.');
     }
     if (claims.nonce !== pending.nonce) throw new OAuthSignInException(OAuthSignInExceptionCode.SignInFailed, 'Your identity provider’s answer did not match this sign-in.');
@@ -101,9 +172,35 @@ export class OidcSignInService {
     if (typeof email !== 'string' || (conn.emailClaim === 'email' && claims.email_verified !== true)) {
       throw new OAuthSignInException(OAuthSignInExceptionCode.SignInFailed, 'Your identity provider did not give a verified email.');
     }
-    const user = await this.prisma.user.findFirst({ where: { orgId: pending.orgId, email: { equals: email, mode: 'insensitive' } }, select: { id: true } });
-    if (!user) throw new OAuthSignInException(OAuthSignInExceptionCode.UnknownUser, `No Tollgate user of your organisation has the email ${email}. Ask an administrator to add you.`);
-    return { interactionUid: pending.interactionUid, orgId: pending.orgId, userId: user.id };
+    return email;
+  }
+
+  /**
+   * The org's user with this email. An offboarded person is refused; an unknown one is created as a
+   * member of the connection's team when it creates users, and refused otherwise.
+   */
+  private async matchUser(conn: OrgIdentityProviderConnection, email: string): Promise<{ id: string; created: boolean }> {
+    const byEmail = { orgId: conn.orgId, email: { equals: email, mode: 'insensitive' as const } };
+    const user = await this.prisma.user.findFirst({ where: byEmail, select: { id: true, offboardedAt: true } });
+    if (user?.offboardedAt) throw new OAuthSignInException(OAuthSignInExceptionCode.UnknownUser, `The Tollgate account of ${email} was offboarded. Ask an administrator.`);
+    if (user) return { id: user.id, created: false };
+    const teamId = conn.newUserTeamId;
+    const team = teamId ? await this.prisma.team.findFirst({ where: { id: teamId, orgId: conn.orgId }, select: { id: true } }) : null;
+    if (!team) throw new OAuthSignInException(OAuthSignInExceptionCode.UnknownUser, `No Tollgate user of your organisation has the email ${email}. Ask an administrator to add you.`);
+    try {
+      const created = await this.prisma.$transaction(async (tx) => {
+        const row = await tx.user.create({ data: { orgId: conn.orgId, email: email.trim().toLowerCase() }, select: { id: true } });
+        await tx.teamMember.create({ data: { orgId: conn.orgId, teamId: team.id, userId: row.id } });
+        return row;
+      });
+      this.logger.log(`org ${conn.orgId}: user ${created.id} created on first sign-in, member of team ${team.id}`);
+      return { id: created.id, created: true };
+    } catch (err) {
+      // Two first sign-ins at once: the other one created the user.
+      const again = await this.prisma.user.findFirst({ where: byEmail, select: { id: true } });
+      if (again) return { id: again.id, created: false };
+      throw err;
+    }
   }
 
   private async metadata(issuer: string): Promise<ProviderMetadata> {

@@ -8,6 +8,8 @@ export interface OrgIdentityProviderView {
   issuer: string;
   clientId: string;
   emailClaim: string;
+  createUsers: boolean;
+  newUserTeamId: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -18,9 +20,11 @@ export interface OrgIdentityProviderConnection {
   clientId: string;
   clientSecret: string;
   emailClaim: string;
+  /** Create a person the provider vouches for but Tollgate does not know, as a member of this team. */
+  newUserTeamId: string | null;
 }
 
-const VIEW_FIELDS = { orgId: true, issuer: true, clientId: true, emailClaim: true, createdAt: true, updatedAt: true } as const;
+const VIEW_FIELDS = { orgId: true, issuer: true, clientId: true, emailClaim: true, createUsers: true, newUserTeamId: true, createdAt: true, updatedAt: true } as const;
 
 /** An organisation's OIDC connection to its identity provider; the client secret is kept sealed. */
 @Injectable()
@@ -39,9 +43,18 @@ export class OrgIdentityProviderService {
   }
 
   /** Sets the connection; without `clientSecret` the stored one stays (the caller checks one exists). */
-  put(orgId: string, input: { issuer: string; clientId: string; clientSecret?: string; emailClaim?: string }): Promise<OrgIdentityProviderView> {
+  put(
+    orgId: string,
+    input: { issuer: string; clientId: string; clientSecret?: string; emailClaim?: string; createUsers?: boolean; newUserTeamId?: string | null },
+  ): Promise<OrgIdentityProviderView> {
     const sealed = input.clientSecret === undefined ? undefined : this.box.seal(input.clientSecret, secretContext(orgId));
-    const fields = { issuer: input.issuer.replace(/\/+$/, ''), clientId: input.clientId, emailClaim: input.emailClaim ?? 'email' };
+    const fields = {
+      issuer: input.issuer.replace(/\/+$/, ''),
+      clientId: input.clientId,
+      emailClaim: input.emailClaim ?? 'email',
+      createUsers: input.createUsers ?? false,
+      newUserTeamId: input.newUserTeamId ?? null,
+    };
     return this.prisma.orgIdentityProvider.upsert({
       where: { orgId },
       create: { orgId, ...fields, clientSecretSealed: sealed ?? '' },
@@ -59,7 +72,23 @@ export class OrgIdentityProviderService {
   async connection(orgId: string): Promise<OrgIdentityProviderConnection | null> {
     const row = await this.prisma.orgIdentityProvider.findUnique({ where: { orgId } });
     if (!row) return null;
-    return { orgId, issuer: row.issuer, clientId: row.clientId, clientSecret: this.box.open(row.clientSecretSealed, secretContext(orgId)), emailClaim: row.emailClaim };
+    return {
+      orgId,
+      issuer: row.issuer,
+      clientId: row.clientId,
+      clientSecret: this.box.open(row.clientSecretSealed, secretContext(orgId)),
+      emailClaim: row.emailClaim,
+      newUserTeamId: row.createUsers ? row.newUserTeamId : null,
+    };
+  }
+
+  /** The organisation with this slug or id that has an identity provider, or null. */
+  async orgWithProvider(slugOrId: string): Promise<{ id: string; slug: string } | null> {
+    const isId = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(slugOrId);
+    return this.prisma.organization.findFirst({
+      where: { ...(isId ? { id: slugOrId } : { slug: slugOrId }), deletedAt: null, identityProvider: { isNot: null } },
+      select: { id: true, slug: true },
+    });
   }
 
   /** The organisations with an identity provider that have a user with this email. */

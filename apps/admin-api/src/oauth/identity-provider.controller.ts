@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Inject, NotFoundException, Put } from '@nestjs/common';
 import { ApiBearerAuth, ApiNoContentResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { AdminConfig, TOLLGATE_CONFIG } from '@tollgate/config';
-import { AdminPrincipal, IdentityService } from '@tollgate/identity';
+import { AdminPrincipal, IdentityException, IdentityService } from '@tollgate/identity';
 import { OrgIdentityProviderService, OrgIdentityProviderView } from '@tollgate/oauth-server';
 import { AuditService } from '../audit/audit.service';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
@@ -10,6 +10,7 @@ import { ErrorBodyView } from '../common/error-body.view';
 import { FieldValidationException } from '../common/field-validation.exception';
 import { UuidParam } from '../common/uuid-param.decorator';
 import { SSO_CALLBACK_PATH } from './oauth-interaction.handler';
+import { SESSION_SSO_CALLBACK_PATH } from '../sso/sso.controller';
 import { PutIdentityProviderDto } from './put-identity-provider.dto';
 
 export class IdentityProviderView {
@@ -17,6 +18,9 @@ export class IdentityProviderView {
   @ApiProperty() clientId!: string;
   @ApiProperty() emailClaim!: string;
   @ApiProperty({ nullable: true, description: 'The redirect URI to register at the identity provider (null until ADMIN_PUBLIC_URL is set)' }) redirectUri!: string | null;
+  @ApiProperty({ nullable: true, description: 'The redirect URI for signing in to the admin API and the console (register it too)' }) sessionRedirectUri!: string | null;
+  @ApiProperty({ description: 'People the provider vouches for are created on first sign-in' }) createUsers!: boolean;
+  @ApiProperty({ nullable: true, type: String, format: 'uuid', description: 'The team such people join as members' }) newUserTeamId!: string | null;
   @ApiProperty() createdAt!: Date;
   @ApiProperty() updatedAt!: Date;
 }
@@ -52,8 +56,13 @@ export class IdentityProviderController {
   async put(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @Body() dto: PutIdentityProviderDto): Promise<IdentityProviderView> {
     await this.identity.getOrganization(orgId);
     if (dto.clientSecret === undefined && !(await this.providers.get(orgId))) throw new FieldValidationException('clientSecret', ['clientSecret is required when no identity provider is set yet']);
+    if (dto.createUsers && !dto.newUserTeamId) throw new FieldValidationException('newUserTeamId', ['newUserTeamId is required when createUsers is true']);
+    if (dto.newUserTeamId && !(await this.identity.getTeam(orgId, dto.newUserTeamId).catch(notFoundAsNull))) {
+      throw new FieldValidationException('newUserTeamId', [`team ${dto.newUserTeamId} is not a team of this organization`]);
+    }
     const saved = await this.providers.put(orgId, dto);
-    await this.audit.record(admin, { orgId, action: 'identity-provider.set', targetType: 'org', targetId: orgId, details: { issuer: saved.issuer, clientId: saved.clientId, emailClaim: saved.emailClaim, secretChanged: dto.clientSecret !== undefined } });
+    const details = { issuer: saved.issuer, clientId: saved.clientId, emailClaim: saved.emailClaim, createUsers: saved.createUsers, newUserTeamId: saved.newUserTeamId, secretChanged: dto.clientSecret !== undefined };
+    await this.audit.record(admin, { orgId, action: 'identity-provider.set', targetType: 'org', targetId: orgId, details });
     return this.view(saved);
   }
 
@@ -70,6 +79,22 @@ export class IdentityProviderController {
 
   private view(p: OrgIdentityProviderView): IdentityProviderView {
     const issuer = this.config.oauth.issuer;
-    return { issuer: p.issuer, clientId: p.clientId, emailClaim: p.emailClaim, redirectUri: issuer ? `${issuer}${SSO_CALLBACK_PATH}` : null, createdAt: p.createdAt, updatedAt: p.updatedAt };
+    return {
+      issuer: p.issuer,
+      clientId: p.clientId,
+      emailClaim: p.emailClaim,
+      redirectUri: issuer ? `${issuer}${SSO_CALLBACK_PATH}` : null,
+      sessionRedirectUri: issuer ? `${issuer}${SESSION_SSO_CALLBACK_PATH}` : null,
+      createUsers: p.createUsers,
+      newUserTeamId: p.newUserTeamId,
+      createdAt: p.createdAt,
+      updatedAt: p.updatedAt,
+    };
   }
+}
+
+/** A missing team reads as null; a database failure stays what it is. */
+function notFoundAsNull(err: unknown): null {
+  if (err instanceof IdentityException) return null;
+  throw err;
 }

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, IsUrl, Length, Matches, MaxLength } from 'class-validator';
+import { IsBoolean, IsOptional, IsString, IsUrl, IsUUID, Length, Matches, MaxLength } from 'class-validator';
 
 export class PutIdentityProviderDto {
   @ApiProperty({ example: 'https://login.example.com', description: 'The OpenID Connect issuer (its /.well-known/openid-configuration is read)' })
@@ -23,4 +23,14 @@ export class PutIdentityProviderDto {
   @IsString()
   @Matches(/^[A-Za-z0-9_.:/-]{1,200}$/, { message: 'emailClaim must be a claim name' })
   emailClaim?: string;
+
+  @ApiPropertyOptional({ default: false, description: 'Create a person the provider vouches for but Tollgate does not know, on first sign-in (needs newUserTeamId)' })
+  @IsOptional()
+  @IsBoolean()
+  createUsers?: boolean;
+
+  @ApiPropertyOptional({ format: 'uuid', nullable: true, description: 'The team people created on first sign-in join, as members' })
+  @IsOptional()
+  @IsUUID('all', { message: 'newUserTeamId must be a UUID' })
+  newUserTeamId?: string | null;
 }
