@@ -1,9 +1,12 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema, LoggingMessageNotification, LoggingMessageNotificationSchema, Progress } from '@modelcontextprotocol/sdk/types.js';
+import { INestApplication } from '@nestjs/common';
+import { loadEdgeConfig } from '@tollgate/config';
 import { QueueName } from '@tollgate/queue';
 import { SERVER_EVERYTHING, connectAgent, textOf, waitForJobs } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEdgeApp } from '../../apps/mcp-edge/src/edge-app';
 import { FixtureServer, PROTOCOL_FIXTURE_TOOLS, startFixtureServer } from '../fixtures/http-fixture-server';
 import { RunningPlatform, startPlatform } from '../support/platform';
 
@@ -20,7 +23,10 @@ describe('relay during a call (server-everything over stdio)', () => {
   const asked: { method: string; params: unknown }[] = [];
 
   /** An agent whose client answers sampling and elicitation, as a chat app with a model and a user would. */
-  async function capableAgent(elicitation: { form?: Record<string, never>; url?: Record<string, never> } = { form: {} }): Promise<{ agent: Client; logs: LoggingMessageNotification['params'][] }> {
+  async function capableAgent(
+    elicitation: { form?: Record<string, never>; url?: Record<string, never> } = { form: {} },
+    fetchVia?: typeof fetch,
+  ): Promise<{ agent: Client; logs: LoggingMessageNotification['params'][] }> {
     const agent = new Client({ name: 'capable-agent', version: '1.0.0' }, { capabilities: { sampling: {}, elicitation, roots: {} } });
     agent.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: 'file:///work/project', name: 'project' }] }));
     agent.setRequestHandler(CreateMessageRequestSchema, async (req) => {
@@ -34,7 +40,7 @@ describe('relay during a call (server-everything over stdio)', () => {
     });
     const logs: LoggingMessageNotification['params'][] = [];
     agent.setNotificationHandler(LoggingMessageNotificationSchema, async (n) => void logs.push(n.params));
-    await agent.connect(new StreamableHTTPClientTransport(new URL(`${p.edgeUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } }));
+    await agent.connect(new StreamableHTTPClientTransport(new URL(`${p.edgeUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } }, ...(fetchVia ? { fetch: fetchVia } : {}) }));
     agents.push(agent);
     return { agent, logs };
   }
@@ -144,5 +150,29 @@ describe('relay during a call (server-everything over stdio)', () => {
     const formOnly = await capableAgent({ form: {} });
     const refused = await formOnly.agent.callTool({ name: 'everything__trigger-url-elicitation', arguments: { url, message: 'Open this' } });
     expect(textOf(refused as never)).toContain("did not declare the elicitation (URL mode) capability");
+  });
+
+  it('should take the agent client answer on another edge to the call that waits for it', async () => {
+    const second: INestApplication = await createEdgeApp(loadEdgeConfig(p.env.vars));
+    await second.listen(0, '127.0.0.1');
+    const secondUrl = (await second.getUrl()).replace('[::1]', '127.0.0.1');
+    let answersOnSecondEdge = 0;
+    // The client's POSTs of answers (JSON-RPC responses) go to the second edge, as a load balancer might send them.
+    const viaSecondEdge: typeof fetch = (url, init) => {
+      const body = typeof init?.body === 'string' ? (JSON.parse(init.body) as { method?: string; result?: unknown }) : undefined;
+      if (body && body.method === undefined && body.result !== undefined) {
+        answersOnSecondEdge++;
+        return fetch(`${secondUrl}/mcp`, init);
+      }
+      return fetch(url, init);
+    };
+    try {
+      const { agent } = await capableAgent({ form: {} }, viaSecondEdge);
+      const result = await agent.callTool({ name: 'everything__trigger-sampling-request', arguments: { prompt: 'Across edges?', maxTokens: 10 } });
+      expect(textOf(result as never)).toContain('The capital of France is Paris.');
+      expect(answersOnSecondEdge).toBe(1);
+    } finally {
+      await second.close();
+    }
   });
 });
