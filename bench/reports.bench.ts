@@ -1,0 +1,238 @@
+/**
+ * `npm run bench:reports`: the admin API's report routes on 1,000,000 ledger rows, as the console's
+ * Overview and Spend explorer call them. One org (teams, ~200 users, ~1,000 tagged keys, ~10
+ * upstreams, ~300 tools, 90 days, skewed towards hot keys, hot tools and recent days) is seeded
+ * with one INSERT ... SELECT FROM generate_series; a second org with 10,000 rows of the same shape
+ * is the baseline measured in the same run. Each route is timed end to end over HTTP (answer read
+ * in full), sequentially after a warm-up; the last line is one JSON object with p50/p95 per route.
+ */
+import { DateTime } from 'luxon';
+import { loadavg } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { BenchPlatform, startBenchPlatform } from './support/bench-platform';
+
+const TARGET_MS = 500;
+const TEAMS = 8;
+const USERS = 200;
+const KEYS = 1000;
+const UPSTREAMS = 10;
+const TOOLS = 300;
+const DAYS = 90;
+
+interface Org {
+  id: string;
+  path: string;
+}
+
+/** One org's people, keys and upstreams by SQL (ids derived from the org id), then `rows` ledger rows. */
+async function seedOrg(p: BenchPlatform, name: string, timeZone: string, rows: number): Promise<Org> {
+  const org = await p.api('POST', '/v1/orgs', { name, slug: `${name}-${Date.now().toString(36)}`, timeZone });
+  const o = org.id as string;
+  const q = (sql: string, params: unknown[] = []) => p.db.query(sql, params);
+  // Ids derived from the org id, shaped as version-4 UUIDs (the API validates them).
+  const id = (kind: string, n: string) => `overlay(overlay(md5($1 || '${kind}' || ${n}) placing '4' from 13) placing '8' from 17)::uuid`;
+  await q(`INSERT INTO "Team" (id, "orgId", name, "updatedAt") SELECT ${id('team', 't')}, $1::uuid, 'team-' || t, now() FROM generate_series(0, ${TEAMS - 1}) t`, [o]);
+  await q(`INSERT INTO "User" (id, "orgId", email, "updatedAt") SELECT ${id('user', 'u')}, $1::uuid, 'user' || u || '@bench.test', now() FROM generate_series(0, ${USERS - 1}) u`, [o]);
+  await q(`INSERT INTO "TeamMember" ("orgId", "teamId", "userId") SELECT $1::uuid, ${id('team', `(u % ${TEAMS})`)}, ${id('user', 'u')} FROM generate_series(0, ${USERS - 1}) u`, [o]);
+  // Four keys in five carry two tags (env and project); the fifth has none.
+  await q(
+    `INSERT INTO "VirtualKey" (id, "orgId", "teamId", "userId", name, prefix, "secretHash", tags, "updatedAt")
+     SELECT ${id('key', 'k')}, $1::uuid, ${id('team', `((k % ${USERS}) % ${TEAMS})`)}, ${id('user', `(k % ${USERS})`)}, 'key-' || k, 'tg_b' || lpad(k::text, 4, '0'),
+            md5($1 || 'secret' || k),
+            CASE WHEN k % 5 = 0 THEN ARRAY[]::text[] ELSE ARRAY['env:' || (CASE WHEN k % 3 = 0 THEN 'dev' ELSE 'prod' END), 'project:p' || (k % 12)] END, now()
+     FROM generate_series(0, ${KEYS - 1}) k`,
+    [o],
+  );
+  await q(
+    `INSERT INTO "UpstreamServer" (id, "orgId", namespace, transport, url, "updatedAt")
+     SELECT ${id('up', 's')}, $1::uuid, 'up' || s, 'STREAMABLE_HTTP', 'http://127.0.0.1:9/mcp', now() FROM generate_series(0, ${UPSTREAMS - 1}) s`,
+    [o],
+  );
+  // Skew: key ~ U^3 (a few hot keys), each key mostly calls a dozen tools of its own (~U^2),
+  // age ~ 1 - sqrt(U) (usage grew over the 90 days: the last 30 days hold ~56% of the rows).
+  // 97% OK; errors of three tools in four are free. Deterministic per run (setseed).
+  await q('SELECT setseed(0.17)');
+  await q(
+    `INSERT INTO "UsageEvent" (id, "orgId", "teamId", "userId", "keyId", "upstreamId", "toolName", outcome, "costMicros", "inputTokens", "outputTokens", "latencyMs", "occurredAt")
+     SELECT $1 || '-' || g, $1::uuid, ${id('team', `((k % ${USERS}) % ${TEAMS})`)}, ${id('user', `(k % ${USERS})`)}, ${id('key', 'k')},
+            ${id('up', `(t % ${UPSTREAMS})`)}, 'tool_' || t,
+            (CASE WHEN r < 0.97 THEN 'OK' WHEN r < 0.99 THEN 'TOOL_ERROR' ELSE 'UPSTREAM_ERROR' END)::"UsageOutcome",
+            CASE WHEN r < 0.97 OR t % 4 = 0 THEN (t % 7 + 1) * 1000 + tok * 2 ELSE 0 END, 50, tok, 20 + (r * 900)::int,
+            date_trunc('second', now() AT TIME ZONE 'UTC' - (${DAYS} * 86400 * (1 - sqrt(random()))) * interval '1 second')
+     FROM (SELECT g, k, (k * 37 + floor(12 * power(random(), 2))::int + CASE WHEN random() < 0.1 THEN floor(${TOOLS} * random())::int ELSE 0 END) % ${TOOLS} AS t,
+                  random() AS r, floor(2000 * power(random(), 2))::int AS tok
+           FROM (SELECT g, floor(${KEYS} * power(random(), 3))::int AS k FROM generate_series(1, ${rows}) g) s) x`,
+    [o],
+  );
+  // Budgets as an org sets them up: the org and each team per month, a few keys per day.
+  await p.api('PUT', `/v1/orgs/${o}/budgets`, { scope: 'ORG', scopeId: o, period: 'MONTH', limitMicros: 50_000_000_000 });
+  const teams = await p.api('GET', `/v1/orgs/${o}/teams`);
+  for (const t of teams) await p.api('PUT', `/v1/orgs/${o}/budgets`, { scope: 'TEAM', scopeId: t.id, period: 'MONTH', limitMicros: 8_000_000_000 });
+  const keys = (await q(`SELECT id FROM "VirtualKey" WHERE "orgId" = $1 ORDER BY name LIMIT 5`, [o])).rows;
+  for (const k of keys) await p.api('PUT', `/v1/orgs/${o}/budgets`, { scope: 'KEY', scopeId: k.id, period: 'DAY', limitMicros: 100_000_000 });
+  return { id: o, path: `/v1/orgs/${o}` };
+}
+
+/** The calls the console makes (apps/console/src/pages): name -> path below the org. */
+function consoleRoutes(timeZone: string): Record<string, string> {
+  const today = DateTime.now().setZone(timeZone);
+  const day = (d: DateTime) => d.toISODate() as string;
+  const mtd = `from=${day(today.startOf('month'))}&to=${day(today)}`;
+  const d30 = `from=${day(today.minus({ days: 29 }))}&to=${day(today)}`;
+  const d90 = `from=${day(today.minus({ days: DAYS - 1 }))}&to=${day(today)}`;
+  const spend = (q: string) => `/reports/spend?${q}`;
+  const routes: Record<string, string> = {
+    // Overview: month to date (overview-page.tsx).
+    'overview.total': spend(mtd),
+    'overview.budgets': '/reports/budgets',
+    'overview.byTool': spend(`${mtd}&groupBy=tool`),
+    'overview.byKey': spend(`${mtd}&groupBy=key`),
+    'overview.byUser': spend(`${mtd}&groupBy=user`),
+    'overview.perDayByTeam': spend(`${mtd}&groupBy=day,team`),
+    'overview.perDayByUpstream': spend(`${mtd}&groupBy=day,upstream`),
+    'overview.keys': '/keys',
+    // Spend explorer (spend-explorer-page.tsx): last 30 days, team and day by default.
+    'explorer.30d.team,day': spend(`${d30}&groupBy=team,day`),
+  };
+  for (const dim of ['team', 'user', 'key', 'upstream', 'tool', 'day', 'tag']) {
+    routes[`explorer.30d.${dim}`] = spend(`${d30}&groupBy=${dim}`);
+    routes[`explorer.90d.${dim}`] = spend(`${d90}&groupBy=${dim}`);
+  }
+  routes['explorer.90d.team,day'] = spend(`${d90}&groupBy=team,day`);
+  routes['explorer.90d.key,tag=project:p3'] = spend(`${d90}&groupBy=key&tag=project:p3`);
+  routes['explorer.30d.csv.team,day'] = spend(`${d30}&groupBy=team,day&format=csv`);
+  routes['explorer.90d.csv.key'] = spend(`${d90}&groupBy=key&format=csv`);
+  return routes;
+}
+
+/** Sequential timings of one GET (the whole answer read), in ms. */
+async function timeRoute(p: BenchPlatform, url: string, warmup: number, reps: number): Promise<{ ms: number[]; bytes: number }> {
+  const headers = { Authorization: `Bearer ${p.env.ADMIN_BOOTSTRAP_TOKEN}` };
+  const ms: number[] = [];
+  let bytes = 0;
+  for (let i = 0; i < warmup + reps; i++) {
+    const t0 = performance.now();
+    const res = await fetch(`${p.adminUrl}${url}`, { headers });
+    const body = await res.text();
+    const t = performance.now() - t0;
+    if (!res.ok) throw new Error(`GET ${url}: ${res.status} ${body.slice(0, 300)}`);
+    bytes = body.length;
+    if (i >= warmup) ms.push(t);
+  }
+  return { ms, bytes };
+}
+
+function pct(ms: number[], q: number): number {
+  const s = [...ms].sort((a, b) => a - b);
+  return Math.round(s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)] * 10) / 10;
+}
+
+/** The report's totals against the ledger's own sums over the same local days (every grouping must agree). */
+async function totalsEqualLedger(p: BenchPlatform, org: Org, timeZone: string, routes: Record<string, string>): Promise<boolean> {
+  let equal = true;
+  for (const [name, url] of Object.entries(routes)) {
+    if (!name.startsWith('explorer.') || url.includes('format=csv')) continue;
+    const report = await p.api('GET', `${org.path}${url}`);
+    const start = DateTime.fromISO(report.from, { zone: timeZone }).toUTC().toISO({ includeOffset: false });
+    const end = DateTime.fromISO(report.to, { zone: timeZone }).plus({ days: 1 }).toUTC().toISO({ includeOffset: false });
+    const tag = new URL(`http://x${url}`).searchParams.get('tag');
+    const ledger = (
+      await p.db.query(
+        `SELECT count(*)::text AS calls, count(*) FILTER (WHERE outcome <> 'OK')::text AS errors, COALESCE(sum("outputTokens"), 0)::text AS "outputTokens", COALESCE(sum("costMicros"), 0)::text AS "costMicros"
+         FROM "UsageEvent" e WHERE "orgId" = $1 AND "occurredAt" >= $2::timestamp AND "occurredAt" < $3::timestamp
+           AND ($4::text IS NULL OR EXISTS (SELECT 1 FROM "VirtualKey" k WHERE k.id = e."keyId" AND $4 = ANY(k.tags)))`,
+        [org.id, start, end, tag],
+      )
+    ).rows[0];
+    const sumOfRows = (m: string) => (name.includes('tag') && !tag ? null : report.rows.reduce((s: bigint, r: Record<string, unknown>) => s + BigInt(String(r[m])), 0n).toString());
+    for (const m of ['calls', 'errors', 'outputTokens', 'costMicros']) {
+      const rowsSum = sumOfRows(m);
+      if (String(report.totals[m]) !== ledger[m] || (rowsSum !== null && rowsSum !== ledger[m])) {
+        console.error(`${name}: ${m} report ${report.totals[m]} (rows ${rowsSum}) != ledger ${ledger[m]}`);
+        equal = false;
+      }
+    }
+  }
+  return equal;
+}
+
+async function main(): Promise<void> {
+  const rows = Number(process.env.BENCH_LEDGER_ROWS ?? 1_000_000);
+  const baselineRows = Number(process.env.BENCH_BASELINE_ROWS ?? 10_000);
+  const reps = Number(process.env.BENCH_REPS ?? 30);
+  const warmup = Number(process.env.BENCH_WARMUP ?? 3);
+  const timeZone = process.env.BENCH_TIME_ZONE ?? 'Europe/Paris';
+  const loadBefore = loadavg().map((l) => Math.round(l * 100) / 100);
+  let p: BenchPlatform | undefined;
+  try {
+    p = await startBenchPlatform({ edges: 0 });
+    const t0 = performance.now();
+    const big = await seedOrg(p, 'bench-1m', timeZone, rows);
+    const small = await seedOrg(p, 'bench-10k', timeZone, baselineRows);
+    const seedSeconds = Math.round((performance.now() - t0) / 100) / 10;
+    // The statistics autovacuum would gather after such a load, now rather than at some point mid-run.
+    const t1 = performance.now();
+    await p.db.query('VACUUM (ANALYZE) "UsageEvent"');
+    const vacuumSeconds = Math.round((performance.now() - t1) / 100) / 10;
+    const seeded = Number((await p.db.query('SELECT count(*) AS n FROM "UsageEvent" WHERE "orgId" = $1', [big.id])).rows[0].n);
+    console.log(`seeded ${seeded} ledger rows (+${baselineRows} baseline) in ${seedSeconds} s, vacuum/analyze ${vacuumSeconds} s`);
+
+    const routes = consoleRoutes(timeZone);
+    const equal = await totalsEqualLedger(p, big, timeZone, routes);
+    const out: Record<string, { p50: number; p95: number; p95ToTarget: number; baselineP95: number; p95ToBaseline: number; bytes: number }> = {};
+    for (const [name, url] of Object.entries(routes)) {
+      const base = await timeRoute(p, `${small.path}${url}`, warmup, reps);
+      const r = await timeRoute(p, `${big.path}${url}`, warmup, reps);
+      const p95 = pct(r.ms, 0.95);
+      const baselineP95 = pct(base.ms, 0.95);
+      out[name] = { p50: pct(r.ms, 0.5), p95, p95ToTarget: Math.round((p95 / TARGET_MS) * 100) / 100, baselineP95, p95ToBaseline: Math.round((p95 / baselineP95) * 10) / 10, bytes: r.bytes };
+      console.log(`${name.padEnd(36)} p50 ${String(out[name].p50).padStart(7)} ms  p95 ${String(p95).padStart(7)} ms  (${out[name].p95ToTarget} of target; 10k rows p95 ${baselineP95} ms)`);
+    }
+
+    // The Overview as the browser loads it: its calls at once (Promise.all), time to the last answer.
+    const overviewUrls = Object.entries(routes).filter(([n]) => n.startsWith('overview.')).map(([, u]) => `${big.path}${u}`);
+    overviewUrls.push(`${big.path}/teams`, `${big.path}/users`);
+    const page: number[] = [];
+    for (let i = 0; i < warmup + Math.ceil(reps / 2); i++) {
+      const t = performance.now();
+      await Promise.all(overviewUrls.map((u) => p!.api('GET', u)));
+      if (i >= warmup) page.push(performance.now() - t);
+    }
+
+    // Floor: Postgres alone summing the 90 days of the big org (no grouping, no HTTP), in the same run.
+    const floor: number[] = [];
+    for (let i = 0; i < warmup + reps; i++) {
+      const t = performance.now();
+      await p.db.query(`SELECT count(*), sum("costMicros") FROM "UsageEvent" WHERE "orgId" = $1 AND "occurredAt" >= (now() AT TIME ZONE 'UTC') - interval '${DAYS} days'`, [big.id]);
+      if (i >= warmup) floor.push(performance.now() - t);
+    }
+
+    const p95s = Object.values(out).map((r) => r.p95);
+    const figures = {
+      bench: 'reports',
+      ledgerRows: seeded,
+      baselineLedgerRows: baselineRows,
+      orgTimeZone: timeZone,
+      reps,
+      warmup,
+      targetMs: TARGET_MS,
+      routes: out,
+      overviewPageAllCallsAtOnce: { p50: pct(page, 0.5), p95: pct(page, 0.95), calls: overviewUrls.length },
+      pgSum90dFloor: { p50: pct(floor, 0.5), p95: pct(floor, 0.95) },
+      worstP95: Math.max(...p95s),
+      allUnderTarget: p95s.every((v) => v < TARGET_MS),
+      totalsEqualLedger: equal,
+      seedSeconds,
+      loadAverage: { before: loadBefore, after: loadavg().map((l) => Math.round(l * 100) / 100) },
+    };
+    console.log(JSON.stringify(figures));
+    if (!equal) process.exitCode = 1;
+  } finally {
+    await p?.close();
+  }
+}
+
+main().catch((err: Error) => {
+  console.error(err.stack ?? err.message);
+  process.exit(1);
+});
