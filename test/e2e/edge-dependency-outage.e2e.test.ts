@@ -40,7 +40,8 @@ describe('edge: Redis or Postgres down', () => {
   }
 
   beforeAll(async () => {
-    redis = await startOwnRedis();
+    // Persistent, so Redis comes back with its data: this test is about the outage, not data loss.
+    redis = await startOwnRedis({ persist: true });
     p = await startPlatform({ REDIS_URL: redis.url });
     pgProxy = await startTcpProxy(Number(new URL(adminDatabaseUrl()).port || 5432), new URL(adminDatabaseUrl()).hostname);
     const proxiedDb = new URL(p.env.vars.DATABASE_URL);
@@ -75,8 +76,10 @@ describe('edge: Redis or Postgres down', () => {
     await proxiedEdge?.close();
     await pgProxy?.close();
     await upstream?.close();
-    // Back (empty), so the apps' Redis clients can close instead of waiting for it.
+    // Back with its data, so the apps' Redis clients can close instead of waiting for it.
     await redis?.restart();
+    // Closed once every app is ready again (reconnected): closing mid-reconnect can wait on Redis for good.
+    for (const url of [p.edgeUrl, p.workerUrl]) while ((await fetch(`${url}/readyz`)).status !== 200) await new Promise((r) => setTimeout(r, 50));
     await p?.close();
     await redis?.stop();
   });

@@ -10,20 +10,22 @@ export interface OwnRedis {
   url: string;
   /** SIGKILL: Redis is gone at once, mid-conversation. */
   kill(): Promise<void>;
-  /** A new, empty redis-server on the same port (clients reconnect to it, and can then close cleanly). */
+  /** A new redis-server on the same port (empty unless `persist`); clients reconnect to it. */
   restart(): Promise<void>;
   /** Kills it for good and removes its directory. */
   stop(): Promise<void>;
 }
 
-export async function startOwnRedis(): Promise<OwnRedis> {
+/** `persist`: an append-only file synced on every write, so a restart after a kill loses nothing. */
+export async function startOwnRedis(opts: { persist?: boolean } = {}): Promise<OwnRedis> {
   const port = await freePort();
   const dir = mkdtempSync(path.join(tmpdir(), 'tg-redis-'));
   const url = `redis://127.0.0.1:${port}`;
   let child: ChildProcess;
   let exited: Promise<void>;
   const start = async () => {
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+    const aof = opts.persist ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...aof, '--dir', dir], { stdio: 'ignore' });
     exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     const probe = new Redis(url, { lazyConnect: true, retryStrategy: () => 50, maxRetriesPerRequest: null });
     // Refused until the server listens: retried.

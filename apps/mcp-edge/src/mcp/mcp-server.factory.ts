@@ -11,6 +11,7 @@ import { CatalogRelayHandlers } from './catalog-relay.handlers';
 import { McpSession, McpSessionStore } from '../session/mcp-session.store';
 import { AgentRequests } from './agent-requests.service';
 import { agentCallRelay } from './call-relay';
+import { rethrowAsProtocolError } from './dependency-unavailable';
 
 export const EDGE_SERVER_INFO = { name: 'tollgate-edge', version: '0.1.0' };
 
@@ -47,7 +48,7 @@ export class McpServerFactory {
         'If tollgate__search_tools is listed, more tools exist than are listed: search, fetch schemas, then call them directly or with tollgate__call_tool.',
     });
     server.setRequestHandler(ListToolsRequestSchema, async () => {
-      const listed = await this.disclosure.listTools(principal, session);
+      const listed = await this.disclosure.listTools(principal, session).catch(rethrowAsProtocolError);
       return { tools: listed.tools, _meta: { [DISCLOSURE_META_KEY]: { mode: listed.mode, tokens: listed.tokens } } };
     });
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
@@ -67,7 +68,7 @@ export class McpServerFactory {
         signal: abort.signal,
       });
       try {
-        const result = await runWithCallRelay(relay, () => this.disclosure.callTool(principal, request.params.name, request.params.arguments, abort.signal, session));
+        const result = await runWithCallRelay(relay, () => this.disclosure.callTool(principal, request.params.name, request.params.arguments, abort.signal, session)).catch(rethrowAsProtocolError);
         if (session?.elicitationUrl) offerConnectUrl(result, (req) => extra.sendRequest(req, ElicitResultSchema));
         return result;
       } finally {
