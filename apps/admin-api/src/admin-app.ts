@@ -4,7 +4,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { AdminConfig } from '@tollgate/config';
 import { AdminApiModule } from './admin-api.module';
-import { mountConsole } from './console/console-static';
+import { findConsoleDir, mountConsole } from './console/console-static';
 import { jsonBodyMiddleware, queryInputMiddleware } from './common/json-body.middleware';
 import { requestIdMiddleware } from './common/request-id.middleware';
 import { requestLogMiddleware } from './common/request-log.middleware';
@@ -49,7 +49,7 @@ export async function createAdminApp(config: AdminConfig): Promise<INestApplicat
   app.use(queryInputMiddleware);
   app.use(jsonBodyMiddleware);
   // The web console (dist/console) at /console/, same origin as the API it calls.
-  mountConsole(app);
+  mountConsole(app, config.admin.consoleDir ?? findConsoleDir());
   setupOpenApi(app, config);
   await app.init();
   return app;

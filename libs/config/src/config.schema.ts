@@ -72,6 +72,8 @@ export const ADMIN_ENV_SCHEMA = BASE_ENV_SCHEMA.extend({
   EDGE_PUBLIC_URL: url.optional(),
   OAUTH_ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(3600),
   OAUTH_REFRESH_TOKEN_TTL_SECONDS: z.coerce.number().int().min(3600).max(31_536_000).default(2_592_000),
+  // The built web console served at /console/ (default: dist/console beside the compiled app).
+  ADMIN_CONSOLE_DIR: z.string().min(1).max(1000).optional(),
   // Admin API sessions (SSO cookie): ended after this long unused, and this long after sign-in at the latest.
   ADMIN_SESSION_IDLE_SECONDS: z.coerce.number().int().min(60).max(86_400).default(1800),
   ADMIN_SESSION_MAX_SECONDS: z.coerce.number().int().min(300).max(604_800).default(43_200),

@@ -47,6 +47,8 @@ export interface AdminConfig extends BaseConfig {
     allowStdioForOrgAdmins: boolean;
     oauthAccessTokenTtlSeconds: number;
     oauthRefreshTokenTtlSeconds: number;
+    /** Where the built console is (index.html and assets/); undefined: dist/console. */
+    consoleDir: string | undefined;
     /** SSO cookie sessions: idle timeout (renewed on use) and absolute lifetime. */
     session: { idleSeconds: number; maxSeconds: number };
     /** The platform admins' own OIDC provider, when configured (all four variables). */
@@ -152,6 +154,7 @@ export function loadAdminConfig(env: Record<string, string | undefined>): AdminC
       allowStdioForOrgAdmins: e.ALLOW_STDIO_FOR_ORG_ADMINS,
       oauthAccessTokenTtlSeconds: e.OAUTH_ACCESS_TOKEN_TTL_SECONDS,
       oauthRefreshTokenTtlSeconds: e.OAUTH_REFRESH_TOKEN_TTL_SECONDS,
+      consoleDir: e.ADMIN_CONSOLE_DIR,
       session: { idleSeconds: e.ADMIN_SESSION_IDLE_SECONDS, maxSeconds: Math.max(e.ADMIN_SESSION_MAX_SECONDS, e.ADMIN_SESSION_IDLE_SECONDS) },
       platformSso: platformSso(e),
     },

@@ -28,7 +28,7 @@ export function findConsoleDir(): string | null {
  * routes with the same checks as any client. Files are public (no data in them); hashed assets
  * are cached for a year, index.html is revalidated on every load so a deploy shows at once.
  */
-export function mountConsole(app: NestExpressApplication, dir: string | null = findConsoleDir()): void {
+export function mountConsole(app: NestExpressApplication, dir: string | null): void {
   app.use((req: Request, res: Response, next: NextFunction) => {
     if (req.method === 'GET' && req.path === '/') return res.redirect(302, `${CONSOLE_PATH}/`);
     next();
@@ -60,6 +60,9 @@ export function mountConsole(app: NestExpressApplication, dir: string | null = f
     res.setHeader('Content-Security-Policy', CONSOLE_CSP);
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.setHeader('Referrer-Policy', 'no-referrer');
-    res.sendFile(index);
+    res.sendFile(index, (err) => {
+      // Only while a build replaces dist/console.
+      if (err && !res.headersSent) res.status(503).setHeader('Retry-After', '5').type('text/plain').send('The console is being built; try again in a moment.');
+    });
   });
 }

@@ -92,11 +92,11 @@ export function KeysPage() {
                       <Table.Td>{k.name}</Table.Td>
                       <Table.Td>
                         {k.kind === 'OAUTH' ? (
-                          <Badge variant="light" color="grape.9">
+                          <Badge variant="outline" color="grape.8" c="dark.9">
                             OAuth{k.oauthClientName ? ` · ${k.oauthClientName}` : ''}
                           </Badge>
                         ) : (
-                          <Badge variant="light" color="indigo.9">
+                          <Badge variant="outline" color="indigo.8" c="dark.9">
                             Virtual
                           </Badge>
                         )}
@@ -109,14 +109,14 @@ export function KeysPage() {
                       <Table.Td>{k.lastUsedAt ? formatTimestamp(k.lastUsedAt, org.timeZone) : 'Never'}</Table.Td>
                       <Table.Td>{formatTimestamp(k.createdAt, org.timeZone)}</Table.Td>
                       <Table.Td>
-                        <Badge variant="outline" color={status.color}>
+                        <Badge variant="outline" color={status.color} c="dark.9">
                           {status.label}
                         </Badge>
                       </Table.Td>
                       {mayManage && (
                         <Table.Td>
                           {!k.revokedAt && (
-                            <Button size="xs" variant="subtle" color="red.9" onClick={() => setRevoking(k)} aria-label={`Revoke ${k.name}`}>
+                            <Button size="xs" variant="subtle" color="red" c="red.9" onClick={() => setRevoking(k)} aria-label={`Revoke ${k.name}`}>
                               Revoke
                             </Button>
                           )}
@@ -184,9 +184,9 @@ function IssueKeyModal({ teams, users, onClose, onIssued }: { teams: Team[]; use
 
   if (secret) {
     return (
-      <Modal opened onClose={onClose} title="Key issued" size="lg">
+      <Modal opened onClose={onClose} closeButtonProps={{ 'aria-label': 'Close' }} title="Key issued" size="lg">
         <Stack>
-          <Alert color="yellow" title="Copy the key now" role="status">
+          <Alert color="yellow" title="Copy the key now" role="status" styles={{ title: { color: 'var(--mantine-color-dark-9)' } }}>
             This is the only time the secret is shown. Tollgate keeps only a hash of it.
           </Alert>
           <Group wrap="nowrap" align="center">
@@ -213,7 +213,7 @@ function IssueKeyModal({ teams, users, onClose, onIssued }: { teams: Team[]; use
   }
 
   return (
-    <Modal opened onClose={onClose} title="Issue a key">
+    <Modal opened onClose={onClose} closeButtonProps={{ 'aria-label': 'Close' }} title="Issue a key">
       <form onSubmit={submit} noValidate>
         <Stack>
           <TextInput
@@ -285,7 +285,7 @@ function RevokeKeyModal({ keyToRevoke: k, onClose, onRevoked }: { keyToRevoke: K
     }
   }
   return (
-    <Modal opened onClose={onClose} title={`Revoke ${k.name}?`}>
+    <Modal opened onClose={onClose} closeButtonProps={{ 'aria-label': 'Close' }} title={`Revoke ${k.name}?`}>
       <Stack>
         <Text size="sm">
           Every edge stops accepting <Code>{k.prefix}…</Code> within a second. Its spend stays in the reports. This cannot be undone.

@@ -167,10 +167,10 @@ function BudgetRow({ budget: b, name }: { budget: BudgetUtilisation; name: strin
       <Group justify="space-between" gap="xs" mb={4}>
         <Group gap="xs">
           <Text fw={600}>{label}</Text>
-          <Badge size="sm" variant="outline" color="gray.8">
+          <Badge size="sm" variant="outline" color="gray.8" c="dark.9">
             {b.period.toLowerCase()}
           </Badge>
-          <Badge size="sm" variant="light" color={b.mode === 'HARD' ? 'red.9' : 'yellow.9'}>
+          <Badge size="sm" variant="outline" color={b.mode === 'HARD' ? 'red.8' : 'yellow.8'} c="dark.9">
             {b.mode === 'HARD' ? 'hard' : 'soft'}
           </Badge>
         </Group>

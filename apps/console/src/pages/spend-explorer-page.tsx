@@ -67,8 +67,8 @@ export function SpendExplorerPage() {
           </Button>
         </Group>
         <Text size="xs" c="gray.8" mt="xs">
-          Days are {org.timeZone === 'UTC' ? 'UTC' : `report days (UTC in this API version; the org is in ${org.timeZone})`}. The CSV holds exactly the table below, its total
-          line included; costs are exact decimals in {currency}.
+          Days are calendar days as the report API counts them ({report.state === 'ready' && report.data ? report.data.timeZone : org.timeZone}). The CSV holds
+          exactly the table below, its total line included; costs are exact decimals in {currency}.
         </Text>
         {rangeError && (
           <Text c="red.8" size="sm" role="alert" mt="xs">

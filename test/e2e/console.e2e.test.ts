@@ -1,0 +1,317 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { PrismaClient } from '@prisma/client';
+import { QueueName } from '@tollgate/queue';
+import { callMeta, connectAgent, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Browser, BrowserContext, Page, chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
+import { RunningPlatform, startPlatform } from '../support/platform';
+
+/** Debian's chromium (installed by .ci/run); playwright's own browser download does not work here. */
+const CHROMIUM = '/usr/bin/chromium';
+const ROOT = path.resolve(__dirname, '../..');
+const SCREENSHOTS = path.join(ROOT, 'docs/screenshots');
+const PRICE = 125_000; // 0.125 per call: sums that floats would not keep exact at scale
+const BIG_PRICE = 1_234_567;
+const utcDay = (d = new Date()) => d.toISOString().slice(0, 10);
+
+/** The console as `npm run build` makes it, in a directory of this run (a parallel build may replace dist/). */
+async function buildConsole(outDir: string): Promise<void> {
+  const { build } = await import('vite');
+  await build({ configFile: path.join(ROOT, 'apps/console/vite.config.mts'), logLevel: 'error', build: { outDir, emptyOutDir: true } });
+}
+
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (c === '"') quoted = false;
+      else field += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') {
+      row.push(field);
+      field = '';
+    } else if (c === '\r' && text[i + 1] === '\n') {
+      row.push(field);
+      rows.push(row);
+      row = [];
+      field = '';
+      i++;
+    } else field += c;
+  }
+  return rows;
+}
+
+/** `"1.25"` -> 1250000n: the CSV's exact decimals back to micro-units. */
+function decimalToMicros(decimal: string): bigint {
+  const [units, fraction = ''] = decimal.split('.');
+  return BigInt(units) * 1_000_000n + BigInt((fraction + '000000').slice(0, 6));
+}
+
+describe('console in a real browser', () => {
+  let p: RunningPlatform;
+  let db: PrismaClient;
+  let fixture: FixtureServer;
+  let browser: Browser;
+  let orgId: string;
+  const agents: Client[] = [];
+  const ids = { data: '', web: '', ada: '', bob: '', upstream: '' };
+  const tokens = { admin: '', finance: '', member: '' };
+  let axeSource: string;
+  let consoleDir: string;
+
+  /** The ledger's own sums over [from, to] (UTC days: the org's zone here). */
+  async function ledger(from: string, to: string) {
+    const rows = await db.usageEvent.findMany({
+      where: { orgId, occurredAt: { gte: new Date(`${from}T00:00:00Z`), lt: new Date(Date.parse(`${to}T00:00:00Z`) + 86_400_000) } },
+    });
+    return { calls: rows.length, errors: rows.filter((r) => r.outcome !== 'OK').length, costMicros: rows.reduce((s, r) => s + r.costMicros, 0n) };
+  }
+
+  async function signIn(context: BrowserContext, token: string): Promise<Page> {
+    const page = await context.newPage();
+    await page.goto(`${p.adminUrl}/`);
+    await page.getByLabel('Admin token').fill(token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByTestId('role-badge').waitFor();
+    return page;
+  }
+
+  /** axe-core in the page (evaluated, so the page's CSP stays on); serious or critical violations fail. */
+  async function expectAccessible(page: Page, name: string): Promise<void> {
+    await page.mouse.move(1, 1); // no hover state left from the last click
+    await page.evaluate(`${axeSource}\n;undefined`);
+    // A string, not a function: this file is type-checked without the DOM library.
+    const violations = (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((res) => res.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      nodes: v.nodes.slice(0, 3).map((n) => ({ target: n.target.join(' '), why: n.any.map((c) => c.message).join('; ') })),
+    })))`)) as { id: string; impact: string; nodes: { target: string; why: string }[] }[];
+    const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    expect(bad, `${name}: ${JSON.stringify(bad, null, 1)}`).toEqual([]);
+  }
+
+  beforeAll(async () => {
+    consoleDir = await mkdtemp(path.join(tmpdir(), 'tollgate-console-'));
+    const built = buildConsole(consoleDir);
+    p = await startPlatform({ ADMIN_CONSOLE_DIR: consoleDir });
+    db = new PrismaClient({ adapter: new PrismaPg({ connectionString: p.env.vars.DATABASE_URL }) });
+    fixture = await startFixtureServer();
+    axeSource = await readFile(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+    orgId = (await p.admin('POST', '/v1/orgs', { name: 'Acme', slug: 'acme' })).body.id;
+    ids.data = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'data, science' })).body.id;
+    ids.web = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'web' })).body.id;
+    ids.ada = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'ada@acme.test', name: 'Ada' })).body.id;
+    ids.bob = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'bob@acme.test', name: 'Bob' })).body.id;
+    expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${ids.data}/members`, { userId: ids.ada })).status).toBe(201);
+    expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${ids.web}/members`, { userId: ids.bob })).status).toBe(201);
+    const keyA = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId: ids.data, userId: ids.ada, name: 'ada-agent' });
+    const keyB = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId: ids.web, userId: ids.bob, name: 'bob-agent' });
+    const up = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'fx', transport: 'STREAMABLE_HTTP', url: fixture.url });
+    ids.upstream = up.body.id;
+    const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${ids.upstream}/sync`);
+    await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
+    expect((await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['fx:*'], deny: [] })).status).toBe(200);
+    expect((await p.admin('POST', `/v1/orgs/${orgId}/prices`, { upstreamId: ids.upstream, toolPattern: '*', perCallMicros: PRICE })).status).toBe(201);
+    expect((await p.admin('POST', `/v1/orgs/${orgId}/prices`, { upstreamId: ids.upstream, toolPattern: 'huge', perCallMicros: BIG_PRICE })).status).toBe(201);
+    expect((await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, { scope: 'ORG', scopeId: orgId, period: 'MONTH', limitMicros: 50_000_000 })).status).toBe(200);
+    expect((await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, { scope: 'TEAM', scopeId: ids.data, period: 'MONTH', limitMicros: 5_000_000, mode: 'SOFT' })).status).toBe(200);
+
+    const issue = async (body: Record<string, unknown>) => (await p.admin('POST', '/v1/admin-tokens', body)).body.secret as string;
+    tokens.admin = await issue({ role: 'ORG_ADMIN', orgId, name: 'acme admin' });
+    tokens.finance = await issue({ role: 'FINANCE', orgId, name: 'acme finance' });
+    tokens.member = await issue({ role: 'MEMBER', orgId, userId: ids.ada, teamId: ids.data, name: 'ada' });
+
+    // Real governed calls through the edge: ada 3 ok (one priced higher) + 1 tool error, bob 2 ok.
+    const callIds: string[] = [];
+    const a = await connectAgent(p.edgeUrl, keyA.body.secret, 'ada');
+    const b = await connectAgent(p.edgeUrl, keyB.body.secret, 'bob');
+    agents.push(a, b);
+    for (const [agent, tool] of [[a, 'fx__ping'], [a, 'fx__ping'], [a, 'fx__huge'], [a, 'fx__fail'], [b, 'fx__ping'], [b, 'fx__ping']] as const) {
+      const res = await agent.callTool({ name: tool, arguments: tool === 'fx__huge' ? { lines: 5 } : {} });
+      callIds.push(callMeta(res as never)!.callId);
+    }
+    await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, callIds);
+    await built;
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    for (const a of agents) await a.close();
+    await fixture?.close();
+    await db?.$disconnect();
+    await p?.close();
+    if (consoleDir) await rm(consoleDir, { recursive: true, force: true });
+  });
+
+  it('should serve the console on the admin origin with cache headers and a CSP', async () => {
+    const root = await fetch(`${p.adminUrl}/`, { redirect: 'manual' });
+    expect(root.status).toBe(302);
+    expect(root.headers.get('location')).toBe('/console/');
+    const page = await fetch(`${p.adminUrl}/console/explorer`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('cache-control')).toBe('no-cache');
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'self'");
+    const asset = (await page.text()).match(/\/console\/assets\/[^"]+\.js/)![0];
+    const js = await fetch(`${p.adminUrl}${asset}`);
+    expect(js.status).toBe(200);
+    expect(js.headers.get('cache-control')).toContain('immutable');
+    expect((await fetch(`${p.adminUrl}/console/assets/missing.js`)).status).toBe(404);
+  });
+
+  it('should sign in with an admin token and refuse a wrong one', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const page = await context.newPage();
+    await page.goto(`${p.adminUrl}/console/`);
+    await page.getByLabel('Admin token').fill('tga_not-a-real-token');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText('That token is not valid').waitFor();
+    await expectAccessible(page, 'sign-in');
+    await page.getByLabel('Admin token').fill('');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'sign-in.png') });
+    await context.close();
+  });
+
+  it('should show an overview whose spend, calls and errors equal the ledger for this month', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 1100 } });
+    const page = await signIn(context, tokens.admin);
+    const today = utcDay();
+    const sums = await ledger(`${today.slice(0, 8)}01`, today);
+    expect(sums).toMatchObject({ calls: 6, errors: 1, costMicros: BigInt(4 * PRICE + BIG_PRICE) });
+
+    const spend = page.getByTestId('overview-total-spend');
+    await spend.waitFor();
+    expect(await spend.getAttribute('data-micros')).toBe(String(sums.costMicros));
+    expect(await spend.textContent()).toBe('$1.734567');
+    expect(await page.getByTestId('overview-calls').textContent()).toBe('6');
+    expect(await page.getByTestId('overview-error-rate').textContent()).toBe('16.7 %');
+    // Budgets: org and team, each with a forecast.
+    await expect(page.getByTestId('budget-row').count()).resolves.toBe(2);
+    expect(await page.getByText('Organisation Acme').count()).toBe(1);
+    expect(await page.getByText('Team data, science').count()).toBe(1);
+    expect(await page.getByTestId('budget-forecast').first().textContent()).toMatch(/runs out on|lasts until the period resets/);
+    // Top tools: the dearer tool first.
+    expect(await page.getByTestId('top-tools').locator('tbody tr').first().textContent()).toContain('fx / huge');
+    await page.locator('.recharts-bar-rectangle').first().waitFor();
+    await expectAccessible(page, 'overview');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'overview.png'), fullPage: true });
+    await context.close();
+  });
+
+  it('should explore spend with totals equal to the report API and the ledger, and download exactly the table as CSV', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 1000 }, acceptDownloads: true });
+    const page = await signIn(context, tokens.finance);
+    await page.getByRole('link', { name: 'Spend explorer' }).click();
+    const from = utcDay(new Date(Date.now() - 29 * 86_400_000));
+    const to = utcDay();
+    const total = page.getByTestId('explorer-total-cost');
+    await total.waitFor();
+    const sums = await ledger(from, to);
+    const api = await p.admin('GET', `/v1/orgs/${orgId}/reports/spend?from=${from}&to=${to}&groupBy=team,day`, undefined, tokens.finance);
+    expect(await total.getAttribute('data-micros')).toBe(String(sums.costMicros));
+    expect(String(api.body.totals.costMicros)).toBe(String(sums.costMicros));
+    expect(await page.getByTestId('explorer-table').locator('tbody tr').count()).toBe(api.body.rows.length);
+
+    // Group by user instead of team and day: the table follows.
+    const groupBy = page.getByRole('group', { name: 'Group by' });
+    await groupBy.getByText('Team', { exact: true }).click();
+    await groupBy.getByText('Day', { exact: true }).click();
+    await groupBy.getByText('User', { exact: true }).click();
+    await page.getByTestId('explorer-table').getByText('ada@acme.test').waitFor();
+    expect(await page.getByTestId('explorer-table').locator('tbody tr').count()).toBe(2);
+
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('explorer-download').click()]);
+    const csv = parseCsv(await readFile((await download.path())!, 'utf8'));
+    expect(csv[0]).toEqual(['User', 'Calls', 'Errors', 'Output tokens', 'Cost (USD)']);
+    const body = csv.slice(1, -1);
+    const footer = csv[csv.length - 1];
+    expect(body.map((r) => r[0]).sort()).toEqual(['ada@acme.test', 'bob@acme.test']);
+    expect(footer[0]).toBe('Total');
+    expect(decimalToMicros(footer[4])).toBe(sums.costMicros);
+    expect(body.reduce((s, r) => s + decimalToMicros(r[4]), 0n)).toBe(sums.costMicros);
+    expect(Number(footer[1])).toBe(sums.calls);
+    expect(Number(footer[2])).toBe(sums.errors);
+    // Each line equals the ledger for that user.
+    const adaCost = (await db.usageEvent.findMany({ where: { orgId, userId: ids.ada } })).reduce((s, r) => s + r.costMicros, 0n);
+    expect(decimalToMicros(body.find((r) => r[0] === 'ada@acme.test')![4])).toBe(adaCost);
+
+    await groupBy.getByText('Day', { exact: true }).click();
+    await page.locator('.recharts-bar-rectangle').first().waitFor();
+    await expectAccessible(page, 'spend explorer');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'spend-explorer.png'), fullPage: true });
+    // Finance reads everything and changes nothing: no way to issue a key.
+    await page.getByRole('link', { name: 'Keys' }).click();
+    await page.getByTestId('keys-table').waitFor();
+    expect(await page.getByTestId('issue-key').count()).toBe(0);
+    await context.close();
+  });
+
+  it('should issue a key whose secret is shown once and works at the edge, then revoke it', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: p.adminUrl });
+    const page = await signIn(context, tokens.admin);
+    await page.getByRole('link', { name: 'Keys' }).click();
+    await page.getByTestId('keys-table').waitFor();
+    expect(await page.getByTestId('key-row').count()).toBe(2);
+    await expectAccessible(page, 'keys');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'keys.png'), fullPage: true });
+
+    await page.getByTestId('issue-key').click();
+    await page.getByTestId('key-name').fill('console-made');
+    await page.getByTestId('key-team').click();
+    await page.getByRole('option', { name: 'web' }).click();
+    await page.getByTestId('key-owner').click();
+    await page.getByRole('option', { name: 'Bob (bob@acme.test)' }).click();
+    await page.getByTestId('key-submit').click();
+    await page.getByTestId('issued-secret').or(page.getByRole('dialog').getByRole('alert')).waitFor();
+    expect(await page.getByRole('dialog').getByRole('alert').allTextContents()).toEqual([]);
+    expect(await page.getByRole('dialog').getByText('This is the only time the secret is shown').count()).toBe(1);
+    const secret = (await page.getByTestId('issued-secret').textContent())!.trim();
+    expect(secret).toMatch(/^tg_/);
+    await page.getByTestId('copy-secret').click();
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(secret);
+    await expectAccessible(page, 'issued key');
+
+    // The secret is a real key: the edge lists its tools.
+    const agent = await connectAgent(p.edgeUrl, secret, 'console-made');
+    agents.push(agent);
+    expect((await agent.listTools()).tools.map((t) => t.name)).toContain('fx__ping');
+
+    await page.getByRole('button', { name: 'Done' }).click();
+    const row = page.getByTestId('key-row').filter({ hasText: 'console-made' });
+    await row.waitFor();
+    await row.getByRole('button', { name: 'Revoke console-made' }).click();
+    await page.getByTestId('confirm-revoke').click();
+    await row.waitFor({ state: 'detached' });
+    const keys = (await p.admin('GET', `/v1/orgs/${orgId}/keys`, undefined, tokens.admin)).body as { name: string; revokedAt: string | null }[];
+    expect(keys.find((k) => k.name === 'console-made')!.revokedAt).not.toBeNull();
+    await context.close();
+  });
+
+  it('should show a member only their own keys and no spend pages', async () => {
+    const context = await browser.newContext();
+    const page = await signIn(context, tokens.member);
+    await page.getByTestId('keys-table').waitFor();
+    expect(await page.getByRole('link', { name: 'Overview' }).count()).toBe(0);
+    expect(await page.getByRole('link', { name: 'Spend explorer' }).count()).toBe(0);
+    const names = await page.getByTestId('key-row').locator('td:first-child').allTextContents();
+    expect(names).toEqual(['ada-agent']);
+    await context.close();
+  });
+});
