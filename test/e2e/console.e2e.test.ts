@@ -83,7 +83,7 @@ describe('console in a real browser', () => {
     const page = await context.newPage();
     await page.goto(`${p.adminUrl}/`);
     await page.getByLabel('Admin token').fill(token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in with token' }).click();
     await page.getByTestId('role-badge').waitFor();
     return page;
   }
@@ -180,7 +180,7 @@ describe('console in a real browser', () => {
     const page = await context.newPage();
     await page.goto(`${p.adminUrl}/console/`);
     await page.getByLabel('Admin token').fill('tga_not-a-real-token');
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in with token' }).click();
     await page.getByText('That token is not valid').waitFor();
     await expectAccessible(page, 'sign-in');
     await page.getByLabel('Admin token').fill('');

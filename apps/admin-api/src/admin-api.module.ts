@@ -56,7 +56,6 @@ import { ToolsController } from './tools/tools.controller';
 import { CatalogEntriesController } from './tools/catalog-entries.controller';
 import { CatalogEntryReviewService } from '@tollgate/catalog';
 import { ToolBulkReviewController } from './tools/tool-bulk-review.controller';
-import { MeController } from './console/me.controller';
 
 /** The admin API process: REST controllers over the domain libs, nothing more. */
 @Module({})
@@ -84,7 +83,6 @@ export class AdminApiModule {
       ],
       controllers: [
         HealthController,
-        MeController,
         ConnectionsController,
         OAuthCallbackController,
         OrgsController,

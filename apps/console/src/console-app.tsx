@@ -1,6 +1,6 @@
 import { AppShell, Badge, Button, Group, NavLink, Select, Stack, Text, Title } from '@mantine/core';
 import { useCallback, useEffect, useMemo, useState } from 'react';
-import { ApiError, get, setUnauthorizedHandler, storeToken, storedToken } from './api/admin-client';
+import { ApiError, api, get, post, setCsrfToken, setUnauthorizedHandler, storeToken, storedToken } from './api/admin-client';
 import type { Me, Org } from './api/admin-types';
 import { ErrorState, LoadingState } from './components/page-states';
 import { ROLE_LABELS, pagesFor } from './lib/roles';
@@ -16,42 +16,51 @@ const PAGE_TITLES: Record<PageId, string> = { overview: 'Overview', explorer: 'S
 
 export function ConsoleApp() {
   const [token, setToken] = useState(storedToken());
-  const signOut = useCallback(() => {
+  // Bumped on sign-in and sign-out: the identity is asked again (cookie or token).
+  const [round, setRound] = useState(0);
+  const signedOut = useCallback(() => {
     storeToken(null);
+    setCsrfToken(null);
     setToken(null);
+    setRound((r) => r + 1);
   }, []);
-  useEffect(() => setUnauthorizedHandler(signOut), [signOut]);
-
-  if (!token) {
-    return (
-      <SignInPage
-        onSignedIn={(t) => {
-          storeToken(t);
-          setToken(t);
-        }}
-      />
-    );
-  }
-  return <SignedIn key={token} signOut={signOut} />;
+  useEffect(() => setUnauthorizedHandler(signedOut), [signedOut]);
+  return <SignedIn key={`${token ?? 'cookie'}:${round}`} onSignedOut={signedOut} onSignedIn={(t) => {
+    storeToken(t);
+    setToken(t);
+  }} />;
 }
 
 interface Identity {
-  me: Me;
+  me: Me | null;
   orgs: Org[];
 }
 
-function SignedIn({ signOut }: { signOut: () => void }) {
-  const identity = useLoad<Identity>(async () => {
-    const me = await get<Me>('/v1/me');
-    const orgs = await get<Org[]>('/v1/orgs');
-    return { me, orgs };
-  }, []);
-  const [chosenOrgId, setChosenOrgId] = useState<string | null>(null);
+/** Who is signed in: GET /v1/auth/session answers for the SSO cookie or the stored token; 401 means nobody. */
+async function loadIdentity(): Promise<Identity> {
+  try {
+    const me = await api<Me>('GET', '/v1/auth/session', undefined, storedToken(), true);
+    setCsrfToken(me.csrfToken);
+    return { me, orgs: await get<Org[]>('/v1/orgs') };
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401) return { me: null, orgs: [] };
+    throw err;
+  }
+}
 
-  if (identity.state === 'loading') return <LoadingState label="Signing in…" />;
+function SignedIn({ onSignedOut, onSignedIn }: { onSignedOut: () => void; onSignedIn: (token: string) => void }) {
+  const identity = useLoad<Identity>(loadIdentity, []);
+  const [chosenOrgId, setChosenOrgId] = useState<string | null>(null);
+  const signOut = useCallback(async () => {
+    // A cookie session is ended at the server (every replica); a token is just forgotten.
+    if (identity.state === 'ready' && identity.data.me && identity.data.me.via !== 'bearer') await post('/v1/auth/logout').catch(() => undefined);
+    onSignedOut();
+  }, [identity, onSignedOut]);
+
+  if (identity.state === 'loading') return <LoadingState label="Checking your sign-in…" />;
   if (identity.state === 'error') {
     return (
-      <Stack p="xl" maw={640} mx="auto">
+      <Stack p="xl" maw={640} mx="auto" component="main">
         <ErrorState error={identity.error} what="your identity" onRetry={identity.reload} />
         <Button variant="subtle" onClick={signOut}>
           Sign out
@@ -60,10 +69,11 @@ function SignedIn({ signOut }: { signOut: () => void }) {
     );
   }
   const { me, orgs } = identity.data;
+  if (!me) return <SignInPage onSignedIn={onSignedIn} />;
   const org = orgs.find((o) => o.id === (chosenOrgId ?? me.orgId)) ?? orgs[0];
   if (!org) {
     return (
-      <Stack p="xl" maw={640} mx="auto">
+      <Stack p="xl" maw={640} mx="auto" component="main">
         <ErrorState error={new ApiError(404, 'There is no organisation to show yet. Create one through the admin API (POST /v1/orgs).')} what="an organisation" />
         <Button variant="subtle" onClick={signOut}>
           Sign out
@@ -71,9 +81,7 @@ function SignedIn({ signOut }: { signOut: () => void }) {
       </Stack>
     );
   }
-  return (
-    <Shell session={{ me, org, currency: org.currency ?? 'USD', signOut }} orgs={orgs} onChooseOrg={setChosenOrgId} />
-  );
+  return <Shell session={{ me, org, currency: org.currency ?? 'USD', signOut }} orgs={orgs} onChooseOrg={setChosenOrgId} />;
 }
 
 function Shell({ session, orgs, onChooseOrg }: { session: Session; orgs: Org[]; onChooseOrg: (id: string) => void }) {
@@ -84,7 +92,7 @@ function Shell({ session, orgs, onChooseOrg }: { session: Session; orgs: Org[]; 
   useEffect(() => {
     document.title = `${PAGE_TITLES[page]} · Tollgate console`;
   }, [page]);
-  const who = session.me.user?.name ?? session.me.user?.email ?? session.me.token.name;
+  const who = session.me.user?.name ?? session.me.user?.email ?? (session.me.platformAdmin ? 'Platform admin' : 'Admin token');
   const content = useMemo(() => {
     if (page === 'overview') return <OverviewPage key={session.org.id} />;
     if (page === 'explorer') return <SpendExplorerPage key={session.org.id} />;
@@ -122,7 +130,7 @@ function Shell({ session, orgs, onChooseOrg }: { session: Session; orgs: Org[]; 
               <Badge variant="light" color="indigo" data-testid="role-badge">
                 {ROLE_LABELS[session.me.role]}
               </Badge>
-              <Button size="xs" variant="default" onClick={session.signOut}>
+              <Button size="xs" variant="default" onClick={() => void session.signOut()}>
                 Sign out
               </Button>
             </Group>

@@ -7,7 +7,7 @@ export interface Session {
   org: Org;
   /** ISO 4217 code for money: the org's, or USD (the API's unit) until orgs carry one. */
   currency: string;
-  signOut: () => void;
+  signOut: () => Promise<void> | void;
 }
 
 export const SessionContext = createContext<Session | null>(null);

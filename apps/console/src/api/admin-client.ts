@@ -1,8 +1,8 @@
 /**
  * The console talks to the admin API on its own origin, with the same routes and checks as any
- * other client. Interim sign-in: an admin token kept in sessionStorage (gone when the tab
- * closes), sent as `Authorization: Bearer`. The SSO session cookie replaces it once the admin
- * API has one; `credentials: 'same-origin'` already sends such a cookie.
+ * other client. Signed in either by the SSO session cookie (sent by the browser; changes carry
+ * the session's CSRF token) or by an admin token kept in sessionStorage for this tab and sent
+ * as `Authorization: Bearer` (automation tokens, or before an org has an identity provider).
  */
 const TOKEN_KEY = 'tollgate.console.adminToken';
 
@@ -26,16 +26,24 @@ export function storeToken(token: string | null): void {
 }
 
 let onUnauthorized: () => void = () => undefined;
+let csrfToken: string | null = null;
+
+/** The CSRF token of the cookie session (GET /v1/auth/session), sent with every change. */
+export function setCsrfToken(token: string | null): void {
+  csrfToken = token;
+}
 
 /** Called on any 401: the token was revoked or expired, so the console signs out. */
 export function setUnauthorizedHandler(handler: () => void): void {
   onUnauthorized = handler;
 }
 
-export async function api<T>(method: string, path: string, body?: unknown, token = storedToken()): Promise<T> {
+/** `expect401`: a 401 is an answer here (checking a sign-in), not a session that ended. */
+export async function api<T>(method: string, path: string, body?: unknown, token = storedToken(), expect401 = false): Promise<T> {
   const headers: Record<string, string> = { Accept: 'application/json' };
   if (token) headers.Authorization = `Bearer ${token}`;
   if (body !== undefined) headers['Content-Type'] = 'application/json';
+  if (csrfToken && method !== 'GET' && method !== 'HEAD') headers['X-CSRF-Token'] = csrfToken;
   let res: Response;
   try {
     res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin' });
@@ -46,7 +54,7 @@ export async function api<T>(method: string, path: string, body?: unknown, token
   const parsed = text ? safeJson(text) : undefined;
   if (!res.ok) {
     const err = (parsed ?? {}) as { message?: string; field?: string };
-    if (res.status === 401) onUnauthorized();
+    if (res.status === 401 && !expect401) onUnauthorized();
     throw new ApiError(res.status, err.message ?? `${res.status} ${res.statusText}`, err.field);
   }
   return parsed as T;

@@ -2,13 +2,18 @@
 
 export type AdminRole = 'PLATFORM_ADMIN' | 'ORG_ADMIN' | 'TEAM_ADMIN' | 'FINANCE' | 'MEMBER';
 
+/** GET /v1/auth/session: who is signed in, by SSO cookie or bearer token. */
 export interface Me {
   role: AdminRole;
+  roles: string[];
   orgId: string | null;
   teamId: string | null;
-  userId: string | null;
-  token: { id: string; name: string; prefix: string | null };
+  platformAdmin: boolean;
+  via: 'org-sso' | 'platform-sso' | 'bootstrap-token' | 'bearer';
   user: { id: string; name: string | null; email: string } | null;
+  /** For changes made with the session cookie (X-CSRF-Token); null for bearer callers. */
+  csrfToken: string | null;
+  expiresAt: string | null;
 }
 
 export interface Org {

@@ -150,7 +150,7 @@ function IssueKeyModal({ teams, users, onClose, onIssued }: { teams: Team[]; use
   const orgPath = useOrgPath();
   // Members issue keys for themselves; team admins within their team.
   const fixedTeam = me.role === 'MEMBER' || me.role === 'TEAM_ADMIN' ? me.teamId : null;
-  const fixedUser = me.role === 'MEMBER' ? me.userId : null;
+  const fixedUser = me.role === 'MEMBER' ? (me.user?.id ?? null) : null;
   const [name, setName] = useState('');
   const [teamId, setTeamId] = useState<string | null>(fixedTeam ?? (teams.length === 1 ? teams[0].id : null));
   const [userId, setUserId] = useState<string | null>(fixedUser);
