@@ -6,10 +6,9 @@ import { IdentityException, IdentityExceptionCode } from '@tollgate/identity';
 import { PolicyAdminException, PolicyAdminExceptionCode } from '@tollgate/policy';
 import { PriceBookException, PriceBookExceptionCode } from '@tollgate/pricing';
 import { RateLimitException, RateLimitExceptionCode } from '@tollgate/rate-limit';
-import { StaleWriteException } from '@tollgate/kernel';
+import { DEPENDENCY_RETRY_AFTER_SECONDS, StaleWriteException, UnavailableDependency, unavailableDependency } from '@tollgate/kernel';
 import { ReportingException, ReportingExceptionCode } from '@tollgate/reporting';
 import { STATUS_CODES } from 'node:http';
-import { DEPENDENCY_RETRY_AFTER_SECONDS, Dependency, unavailableDependency } from './dependency-error';
 import { FieldValidationException } from './field-validation.exception';
 
 /** What the client is told about a failed request (the request id is added by the filter). */
@@ -24,7 +23,7 @@ export interface MappedError {
   /** Unknown errors are logged with their stack and answered with a bare 500. */
   unexpected?: boolean;
   /** The store that is down (503): the client may retry after `retryAfterSeconds`. */
-  dependency?: Dependency;
+  dependency?: UnavailableDependency;
   retryAfterSeconds?: number;
 }
 

@@ -4,7 +4,7 @@ import { PrismaService } from '@tollgate/db';
 import { RedisService } from '@tollgate/redis';
 import type { Response } from 'express';
 import { Public } from '../auth/public.decorator';
-import { DEPENDENCY_RETRY_AFTER_SECONDS } from '../common/dependency-error';
+import { DEPENDENCY_RETRY_AFTER_SECONDS } from '@tollgate/kernel';
 
 const CHECK_TIMEOUT_MS = 2000;
 

@@ -1,7 +1,7 @@
 import { Prisma } from '@tollgate/db';
 import { MaxRetriesPerRequestError } from 'ioredis/built/errors';
 import { describe, expect, it } from 'vitest';
-import { unavailableDependency } from './dependency-error';
+import { unavailableDependency } from '@tollgate/kernel';
 import { mapError } from './error-mapping';
 
 const known = (code: string, message = 'x') => new Prisma.PrismaClientKnownRequestError(message, { code, clientVersion: '6.19.3' });
