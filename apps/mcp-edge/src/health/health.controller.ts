@@ -2,7 +2,7 @@ import { Controller, Get, Header, HttpCode, ServiceUnavailableException, UseGuar
 import { PrismaService } from '@tollgate/db';
 import { RedisService } from '@tollgate/redis';
 import { EdgeMetrics } from './edge-metrics.service';
-import { MetricsTokenGuard } from './metrics-token.guard';
+import { MetricsTokenGuard } from '@tollgate/observability';
 
 @Controller()
 export class HealthController {

@@ -5,7 +5,7 @@ import { RedisService } from '@tollgate/redis';
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { UsageLedgerConsumer } from '../processors/usage-ledger.consumer';
 import { RedisStateWatch } from '../redis-state-watch.service';
-import { MetricsTokenGuard } from './metrics-token.guard';
+import { MetricsTokenGuard } from '@tollgate/observability';
 
 @Controller()
 export class HealthController {
