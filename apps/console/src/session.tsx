@@ -5,7 +5,7 @@ import type { Me, Org } from './api/admin-types';
 export interface Session {
   me: Me;
   org: Org;
-  /** ISO 4217 code for money: the org's, or USD (the API's unit) until orgs carry one. */
+  /** ISO 4217 code for money: the org's (USD when an older API sends none). */
   currency: string;
   signOut: () => Promise<void> | void;
 }

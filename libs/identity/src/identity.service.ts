@@ -59,7 +59,7 @@ export class IdentityService {
     @Inject(TOLLGATE_CONFIG) private readonly config: BaseConfig,
   ) {}
 
-  async createOrganization(input: { name: string; slug: string; timeZone?: string; autoApproveTools?: boolean }) {
+  async createOrganization(input: { name: string; slug: string; timeZone?: string; currency?: string; autoApproveTools?: boolean }) {
     try {
       return await this.prisma.organization.create({ data: input });
     } catch (err) {

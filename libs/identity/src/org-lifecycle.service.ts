@@ -7,6 +7,7 @@ import { IdentityService, ORG_CHANGED_CHANNEL } from './identity.service';
 export interface UpdateOrganizationInput {
   name?: string;
   timeZone?: string;
+  currency?: string;
   autoApproveTools?: boolean;
 }
 
@@ -44,6 +45,7 @@ export class OrgLifecycleService {
       where: { id: orgId, deletedAt: null, timeZone: before.timeZone },
       data: {
         ...(input.name !== undefined ? { name: input.name } : {}),
+        ...(input.currency !== undefined ? { currency: input.currency } : {}),
         ...(input.autoApproveTools !== undefined ? { autoApproveTools: input.autoApproveTools } : {}),
         ...(zoneChanges ? { timeZone: input.timeZone, previousTimeZone: before.timeZone, timeZoneChangedAt: new Date() } : {}),
       },

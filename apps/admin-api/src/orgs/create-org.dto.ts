@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsOptional, IsString, Length, Matches } from 'class-validator';
+import { IsCurrencyCode } from '../common/currency.validator';
 import { IsIanaTimeZone } from '../common/time-zone.validator';
 
 export class CreateOrgDto {
@@ -18,6 +19,11 @@ export class CreateOrgDto {
   @IsOptional()
   @IsIanaTimeZone()
   timeZone?: string;
+
+  @ApiPropertyOptional({ example: 'EUR', default: 'USD', description: 'ISO 4217 code naming the unit of the org\u2019s amounts (micro-units; nothing is converted)' })
+  @IsOptional()
+  @IsCurrencyCode()
+  currency?: string;
 
   @ApiPropertyOptional({ default: true, description: 'Serve new or changed tool definitions at once (true) or hold them for review (false)' })
   @IsOptional()

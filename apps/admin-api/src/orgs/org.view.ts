@@ -6,6 +6,7 @@ export class OrgView {
   @ApiProperty() name!: string;
   @ApiProperty() slug!: string;
   @ApiProperty({ example: 'UTC' }) timeZone!: string;
+  @ApiProperty({ example: 'USD', description: 'ISO 4217 code of the unit of its micro-unit amounts' }) currency!: string;
   @ApiProperty() autoApproveTools!: boolean;
   @ApiProperty({ nullable: true, type: Date, description: 'Set while the organization is disabled: the edge refuses its keys with ORG_DISABLED' })
   disabledAt!: Date | null;
@@ -22,6 +23,7 @@ export function toOrgView(org: Organization): OrgView {
     name: org.name,
     slug: org.slug,
     timeZone: org.timeZone,
+    currency: org.currency,
     autoApproveTools: org.autoApproveTools,
     disabledAt: org.disabledAt,
     previousTimeZone: org.previousTimeZone,

@@ -63,14 +63,14 @@ export class OrgsController {
 
   @Patch(':orgId')
   @OrgAccess(OrgAccessLevel.Manage)
-  @ApiOperation({ summary: 'Rename an organization, change its time zone or its tool review setting (org admins)' })
+  @ApiOperation({ summary: 'Rename an organization, change its time zone, currency or its tool review setting (org admins)' })
   @ApiOkResponse({ type: OrgView })
   @ApiBadRequestResponse({ type: ErrorBodyView })
   @ApiNotFoundResponse({ type: ErrorBodyView })
   @ApiConflictResponse({ type: ErrorBodyView, description: 'The time zone changed concurrently (CONFLICT): read and retry' })
   async updateOrg(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @Body() dto: UpdateOrgDto): Promise<OrgView> {
     const { before, after } = await this.lifecycle.updateOrganization(orgId, dto);
-    await this.audit.record(admin, { orgId, action: 'org.updated', targetType: 'organization', targetId: orgId, details: changes(before, after, ['name', 'timeZone', 'autoApproveTools']) });
+    await this.audit.record(admin, { orgId, action: 'org.updated', targetType: 'organization', targetId: orgId, details: changes(before, after, ['name', 'timeZone', 'currency', 'autoApproveTools']) });
     return toOrgView(after);
   }
 

@@ -1,5 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsIn, IsOptional, IsString, Length } from 'class-validator';
+import { IsCurrencyCode } from '../common/currency.validator';
 import { IsIanaTimeZone } from '../common/time-zone.validator';
 
 export class UpdateOrgDto {
@@ -17,6 +18,11 @@ export class UpdateOrgDto {
   @IsOptional()
   @IsIanaTimeZone()
   timeZone?: string;
+
+  @ApiPropertyOptional({ example: 'EUR', default: 'USD', description: 'ISO 4217 code naming the unit of the org\u2019s amounts (micro-units; nothing is converted)' })
+  @IsOptional()
+  @IsCurrencyCode()
+  currency?: string;
 
   @ApiPropertyOptional({ description: 'Serve new or changed tool definitions at once (true) or hold them for review (false)' })
   @IsOptional()

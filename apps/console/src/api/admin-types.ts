@@ -21,8 +21,8 @@ export interface Org {
   name: string;
   slug: string;
   timeZone: string;
-  /** Not in the API yet: money is USD micro-units there. The console follows it once it exists. */
-  currency?: string;
+  /** ISO 4217 code naming the unit of the org's micro-unit amounts. */
+  currency: string;
 }
 
 export interface Team {
