@@ -20,14 +20,18 @@ import { sha256Hex } from '@tollgate/kernel';
 import { CircuitBreaker } from './circuit-breaker';
 import { StreamableHttpToolCaller } from './streamable-http-tool-caller';
 import { POOLED_CLIENT_CAPABILITIES, UpstreamCallRelay, currentCallRelay, undeclaredCapability, unrelayableRequest } from './upstream-call-relay';
-import { connectUpstream } from './upstream-connector';
+import { StatelessUpstreamClient } from './stateless-upstream-client';
+import { connectUpstreamOfEitherRevision } from './upstream-connector';
 import { UpstreamSessionExpiredError } from './upstream-session-expired.error';
 import { UpstreamException, UpstreamExceptionCode } from './upstream.exception';
 import { UpstreamSpec } from './upstream-spec';
 
 /** A pooled connection: the SDK client, and for Streamable HTTP the lean caller that makes its tool calls. */
 interface PooledConnection {
-  client: Client;
+  /** The SDK client of a session (2025-11-25 and earlier); absent for a 2026-07-28 upstream. */
+  client?: Client;
+  /** The client of an upstream that speaks only 2026-07-28: no session, one POST per request. */
+  stateless?: StatelessUpstreamClient;
   toolCaller?: StreamableHttpToolCaller;
   /** The calls in progress on it, with the relay to each one's agent (if it has a stream). */
   calls: Set<{ relay?: UpstreamCallRelay }>;
@@ -105,10 +109,13 @@ export class UpstreamClientPool implements OnModuleDestroy {
       for (const h of this.listChangedHandlers) h(spec);
     };
     const entry = { version } as PooledClient;
-    entry.connection = connectUpstream(spec, {
+    entry.connection = connectUpstreamOfEitherRevision(spec, {
       onStderr: (line) => this.logger.debug(`[${spec.namespace}] ${line}`),
       capabilities: POOLED_CLIENT_CAPABILITIES,
-    }).then((client) => {
+    }).then((opened) => {
+      // A stateless upstream has no connection to watch: what it asks comes back in its answers.
+      if (opened.revision !== 'session') return (entry.open = { stateless: opened.client, calls: new Set() });
+      const client = opened.client;
       client.onclose = () => {
         if (this.clients.get(key) === entry) this.clients.delete(key);
       };
@@ -185,9 +192,11 @@ export class UpstreamClientPool implements OnModuleDestroy {
         const pooled = await this.connectionFor(spec, session);
         pooled.calls.add(call);
         try {
-          result = pooled.toolCaller
+          result = pooled.stateless
+            ? await pooled.stateless.request(request, resultSchema, { timeout: spec.callTimeoutMs, signal, relay: call.relay })
+            : pooled.toolCaller
             ? parseResult(resultSchema, await pooled.toolCaller.request(request.method, request.params, { timeoutMs: spec.callTimeoutMs, signal, relay: call.relay }))
-            : await pooled.client.request(request as never, resultSchema, { timeout: spec.callTimeoutMs, signal });
+            : await pooled.client!.request(request as never, resultSchema, { timeout: spec.callTimeoutMs, signal });
           break;
         } catch (err) {
           // The upstream forgot our session (HTTP 404): set up a new one and ask again, once.
@@ -195,7 +204,7 @@ export class UpstreamClientPool implements OnModuleDestroy {
           if (!sessionLost || attempt === 2) throw err;
           this.forgetConnection(poolKeyOf(spec, session), pooled);
         } finally {
-          pooled.calls.delete(call);
+          leaveConnection(pooled, call);
         }
       }
       breaker.recordSuccess();
@@ -226,9 +235,10 @@ export class UpstreamClientPool implements OnModuleDestroy {
       const call = { relay };
       pooled.calls.add(call);
       try {
+        if (pooled.stateless) return await pooled.stateless.callTool(name, args, { timeoutMs: spec.callTimeoutMs, signal, relay });
         if (!pooled.toolCaller) {
           const progress = relay?.progress ? { onprogress: relay.progress, resetTimeoutOnProgress: true } : {};
-          return (await pooled.client.callTool({ name, arguments: args }, undefined, { timeout: spec.callTimeoutMs, signal, ...progress })) as CallToolResult;
+          return (await pooled.client!.callTool({ name, arguments: args }, undefined, { timeout: spec.callTimeoutMs, signal, ...progress })) as CallToolResult;
         }
         return await pooled.toolCaller.callTool(name, args, { timeoutMs: spec.callTimeoutMs, signal, relay });
       } catch (err) {
@@ -238,8 +248,7 @@ export class UpstreamClientPool implements OnModuleDestroy {
         this.forgetConnection(poolKeyOf(spec, session), pooled);
         if (attempt === 2) throw err;
       } finally {
-        pooled.calls.delete(call);
-        if (pooled.retired && pooled.calls.size === 0) void pooled.client.close().catch(() => undefined);
+        leaveConnection(pooled, call);
       }
     }
   }
@@ -290,9 +299,9 @@ function relayToTheCallingAgent(connection: PooledConnection): void {
     return call.relay;
   };
   for (const schema of [CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema]) {
-    connection.client.setRequestHandler(schema, async (request, extra) => soleRelay(request.method).request(request.method, request.params, extra.signal) as never);
+    connection.client!.setRequestHandler(schema, async (request, extra) => soleRelay(request.method).request(request.method, request.params, extra.signal) as never);
   }
-  connection.client.setNotificationHandler(LoggingMessageNotificationSchema, async (n) => {
+  connection.client!.setNotificationHandler(LoggingMessageNotificationSchema, async (n) => {
     if (connection.calls.size !== 1) return;
     const [call] = connection.calls;
     call.relay?.log(n.params);
@@ -311,11 +320,11 @@ async function retireConnection(pooled: PooledClient): Promise<void> {
   const connection = await pooled.connection.catch(() => undefined);
   if (!connection) return;
   connection.retired = true;
-  if (connection.calls.size === 0) await connection.client.close().catch(() => undefined);
+  if (connection.calls.size === 0) await connection.client?.close().catch(() => undefined);
 }
 
 async function closeConnection(pooled: PooledClient): Promise<void> {
-  await pooled.connection.then((c) => c.client.close()).catch(() => undefined);
+  await pooled.connection.then((c) => c.client?.close()).catch(() => undefined);
 }
 
 /**
@@ -362,4 +371,10 @@ function toUpstreamException(err: unknown, spec: UpstreamSpec): UpstreamExceptio
   }
   const message = err instanceof Error ? err.message : String(err);
   return new UpstreamException(UpstreamExceptionCode.Unavailable, `upstream ${spec.namespace} is unreachable: ${message}`, spec.id);
+}
+
+/** A call or request is done with `pooled`; a connection retired by new settings closes after its last one. */
+function leaveConnection(pooled: PooledConnection, call: { relay?: UpstreamCallRelay }): void {
+  pooled.calls.delete(call);
+  if (pooled.retired && pooled.calls.size === 0) void pooled.client?.close().catch(() => undefined);
 }
