@@ -11,16 +11,52 @@ export const MAX_REPORT_ROWS = 50_000;
 // Ledger timestamps are UTC (timestamp without time zone): this is the calendar day in `zoneSql`.
 const localDay = (zoneSql: string) => `((e."occurredAt" AT TIME ZONE 'UTC') AT TIME ZONE ${zoneSql})::date`;
 
-// Whitelisted SQL for each dimension: what to group the ledger by, and how to name the result.
-const dimensionSql = (zoneSql: string): Record<ReportDimension, { select: string[]; groupBy: string[] }> => ({
+// Whitelisted SQL for each dimension: what to group by, and how to name the result. `daySql` is
+// the row's calendar day in the org's zone (computed for a ledger row, stored in a rollup row).
+const dimensionSql = (daySql: string): Record<ReportDimension, { select: string[]; groupBy: string[] }> => ({
   team: { select: ['e."teamId"'], groupBy: ['e."teamId"'] },
   user: { select: ['e."userId"'], groupBy: ['e."userId"'] },
   key: { select: ['e."keyId"'], groupBy: ['e."keyId"'] },
   upstream: { select: ['e."upstreamId"'], groupBy: ['e."upstreamId"'] },
   tool: { select: ['e."upstreamId"', 'e."toolName"'], groupBy: ['e."upstreamId"', 'e."toolName"'] },
-  day: { select: [`to_char(${localDay(zoneSql)}, 'YYYY-MM-DD') AS "day"`], groupBy: [localDay(zoneSql)] },
+  day: { select: [`to_char(${daySql}, 'YYYY-MM-DD') AS "day"`], groupBy: [daySql] },
   tag: { select: ['tg."tag"'], groupBy: ['tg."tag"'] },
 });
+
+/**
+ * Where a report's rows come from. The ledger's insert trigger keeps two rollups by the org's
+ * local day (migration 20261128090000_usage_report_rollups): per key (with its team and user) and
+ * per tool. A report whose breakdown and filter fit one of them reads it: a few rows per key or
+ * tool and day instead of every call, with the same sums. Anything else reads the ledger.
+ */
+type ReportSource = 'ledger' | 'keyDays' | 'toolDays';
+const KEY_DAY_DIMENSIONS: readonly ReportDimension[] = ['team', 'user', 'key', 'tag', 'day'];
+const TOOL_DAY_DIMENSIONS: readonly ReportDimension[] = ['upstream', 'tool', 'day'];
+
+export function reportSource(groupBy: readonly ReportDimension[], tag: string | undefined, rollupsCurrent: boolean): ReportSource {
+  if (!rollupsCurrent) return 'ledger';
+  if (!tag && groupBy.every((d) => TOOL_DAY_DIMENSIONS.includes(d))) return 'toolDays';
+  if (groupBy.every((d) => KEY_DAY_DIMENSIONS.includes(d))) return 'keyDays';
+  return 'ledger';
+}
+
+/** Table, figures and day column of each source (whitelisted SQL). */
+const SOURCE_SQL: Record<ReportSource, { table: string; figures: string; day: (zoneSql: string) => string }> = {
+  ledger: {
+    table: '"UsageEvent"',
+    figures: `COUNT(*)::bigint AS "calls",
+               COUNT(*) FILTER (WHERE e."outcome" <> 'OK')::bigint AS "errors",
+               COALESCE(SUM(e."outputTokens"), 0)::bigint AS "outputTokens",
+               COALESCE(SUM(e."costMicros"), 0)::bigint AS "costMicros"`,
+    day: localDay,
+  },
+  keyDays: { table: '"UsageKeyDayRollup"', figures: rollupFigures(), day: () => 'e."day"' },
+  toolDays: { table: '"UsageToolDayRollup"', figures: rollupFigures(), day: () => 'e."day"' },
+};
+
+function rollupFigures(): string {
+  return ['calls', 'errors', 'outputTokens', 'costMicros'].map((m) => `COALESCE(SUM(e."${m}"), 0)::bigint AS "${m}"`).join(', ');
+}
 
 // A key's tags as rows (one NULL row for a key without tags), for grouping by tag.
 const TAG_JOIN = `LEFT JOIN "VirtualKey" vk ON vk."id" = e."keyId"
@@ -69,10 +105,15 @@ export class SpendReportService {
    * is in several rows, so the totals are computed apart (the ledger's sum, each call once).
    */
   async spendReport(orgId: string, from: string, to: string, groupBy: ReportDimension[], opts: { tag?: string } = {}): Promise<SpendReport> {
-    const org = await this.prisma.organization.findUnique({ where: { id: orgId }, select: { timeZone: true } });
+    // The org's zone and the zone its rollups are in, read together: rollups of another zone are not used.
+    const [org] = await this.prisma.$queryRaw<{ timeZone: string; rollupZone: string | null }[]>`
+      SELECT o."timeZone", c."timeZone" AS "rollupZone"
+      FROM "Organization" o LEFT JOIN "UsageRollupCoverage" c ON c."orgId" = o."id"
+      WHERE o."id" = ${orgId}::uuid`;
     const timeZone = org?.timeZone ?? 'UTC';
     const range = zonedDayRange(from, to, timeZone);
-    const GROUP_SQL = dimensionSql(zoneLiteral(timeZone));
+    const source = SOURCE_SQL[reportSource(groupBy, opts.tag, org !== undefined && org.rollupZone === timeZone)];
+    const GROUP_SQL = dimensionSql(source.day(zoneLiteral(timeZone)));
     const selects = new Set<string>();
     const groups = new Set<string>();
     for (const d of groupBy) {
@@ -98,16 +139,11 @@ export class SpendReportService {
     const orderSql = groups.size > 0 ? `ORDER BY ${[...groups].map((_, i) => String(i + 1)).join(', ')}` : '';
     const rows = await this.prisma.$queryRaw<RawRow[]>`
       WITH a AS (
-        SELECT ${Prisma.raw(selectSql)}
-               COUNT(*)::bigint AS "calls",
-               COUNT(*) FILTER (WHERE e."outcome" <> 'OK')::bigint AS "errors",
-               COALESCE(SUM(e."outputTokens"), 0)::bigint AS "outputTokens",
-               COALESCE(SUM(e."costMicros"), 0)::bigint AS "costMicros"
-        FROM "UsageEvent" e ${Prisma.raw(tagJoin)}
+        SELECT ${Prisma.raw(selectSql)} ${Prisma.raw(source.figures)}
+        FROM ${Prisma.raw(source.table)} e ${Prisma.raw(tagJoin)}
         WHERE e."orgId" = ${orgId}::uuid
           ${tagFilter}
-          AND e."occurredAt" >= ${isoTimestamp(range.start)}::timestamp
-          AND e."occurredAt" < ${isoTimestamp(range.end)}::timestamp
+          ${source === SOURCE_SQL.ledger ? Prisma.sql`AND e."occurredAt" >= ${isoTimestamp(range.start)}::timestamp AND e."occurredAt" < ${isoTimestamp(range.end)}::timestamp` : Prisma.sql`AND e."day" BETWEEN ${range.from}::date AND ${range.to}::date`}
         ${Prisma.raw(groupSql)}
         ${Prisma.raw(orderSql)}
         LIMIT ${MAX_REPORT_ROWS + 1}

@@ -38,6 +38,22 @@ export class UsageRollupService {
         "costMicros" = EXCLUDED."costMicros", "outputTokens" = EXCLUDED."outputTokens", "latencyMsSum" = EXCLUDED."latencyMsSum"
     `;
     this.logger.debug(`rollup of ${day}${orgId ? ` for org ${orgId}` : ''}: ${written} row(s)`);
+    await this.rebuildStaleReportRollups(orgId);
     return written;
+  }
+
+  /**
+   * The report rollups (kept by the ledger's insert trigger) are by local day: after an org's zone
+   * changed, reports read the ledger until this rebuilds them in the new zone. Returns the orgs rebuilt.
+   */
+  async rebuildStaleReportRollups(orgId: string | null): Promise<string[]> {
+    const stale = await this.prisma.$queryRaw<{ orgId: string }[]>`
+      SELECT c."orgId" FROM "UsageRollupCoverage" c JOIN "Organization" o ON o."id" = c."orgId"
+      WHERE c."timeZone" IS DISTINCT FROM o."timeZone" AND (${orgId}::uuid IS NULL OR c."orgId" = ${orgId}::uuid)`;
+    for (const { orgId: id } of stale) {
+      await this.prisma.$executeRaw`SELECT 1 FROM (SELECT tollgate_rebuild_usage_rollups(${id}::uuid)) AS rebuilt`;
+      this.logger.log(`report rollups of org ${id} rebuilt in its current time zone`);
+    }
+    return stale.map((s) => s.orgId);
   }
 }

@@ -1,0 +1,158 @@
+import { BaseConfig } from '@tollgate/config';
+import { PrismaService } from '@tollgate/db';
+import { LedgerService, UsageEvent } from '@tollgate/metering';
+import { ReportDimension, SpendReportService, UsageRollupService, reportSource } from '@tollgate/reporting';
+import { cloneDatabase, databaseUrl, dropDatabase } from '@tollgate/testing';
+import { randomUUID } from 'node:crypto';
+import { DateTime } from 'luxon';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+
+/**
+ * Spend reports read the rollups the ledger's insert trigger keeps (per key and per tool, by the
+ * org's local day) where the breakdown fits them, the ledger otherwise. Whatever the source, every
+ * figure must equal the ledger's own sums over the org's calendar days: checked here against rows
+ * written by the production ledger writer, duplicates included, across a zone change.
+ */
+describe('spend report rollups, against the ledger', () => {
+  let dbName: string;
+  let prisma: PrismaService;
+  let ledger: LedgerService;
+  let reports: SpendReportService;
+  let rollups: UsageRollupService;
+  const orgId = randomUUID();
+  const teams = [randomUUID(), randomUUID()];
+  const users = [randomUUID(), randomUUID(), randomUUID()];
+  const keys = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+  const upstreams = [randomUUID(), randomUUID()];
+  const written: UsageEvent[] = [];
+  const now = DateTime.utc();
+  const from = now.minus({ days: 6 }).toISODate() as string;
+  const to = now.plus({ days: 1 }).toISODate() as string;
+
+  function event(i: number): UsageEvent {
+    const k = i % keys.length;
+    return {
+      id: randomUUID(),
+      orgId,
+      teamId: teams[k % 2],
+      userId: users[k % 3],
+      keyId: keys[k],
+      upstreamId: upstreams[i % 2],
+      toolName: `tool_${i % 5}`,
+      outcome: i % 7 === 0 ? 'TOOL_ERROR' : i % 11 === 0 ? 'UPSTREAM_ERROR' : 'OK',
+      costMicros: BigInt(1000 + ((i * 7919) % 5000)),
+      inputTokens: 10,
+      outputTokens: (i * 31) % 700,
+      latencyMs: 20,
+      priceRuleId: null,
+      // Every hour of the last five days: calls on both sides of midnight in any zone.
+      occurredAt: now.minus({ minutes: 37 * i }).toJSDate(),
+    };
+  }
+
+  /** The ledger's sums per group over the report's local days, computed here from the rows themselves. */
+  async function ledgerGroups(zone: string, groupBy: ReportDimension[], tag?: string): Promise<Map<string, { calls: number; errors: number; outputTokens: number; costMicros: bigint }>> {
+    const rows = await prisma.usageEvent.findMany({ where: { orgId } });
+    const tags = new Map((await prisma.virtualKey.findMany({ where: { orgId } })).map((k) => [k.id, k.tags]));
+    const out = new Map<string, { calls: number; errors: number; outputTokens: number; costMicros: bigint }>();
+    for (const r of rows) {
+      const day = DateTime.fromJSDate(r.occurredAt).setZone(zone).toISODate() as string;
+      if (day < from || day > to) continue;
+      if (tag && !tags.get(r.keyId)?.includes(tag)) continue;
+      const keyTags = groupBy.includes('tag') ? (tags.get(r.keyId)?.length ? tags.get(r.keyId)! : [null]) : [null];
+      for (const t of keyTags) {
+        const parts = groupBy.map((d) => ({ team: r.teamId, user: r.userId, key: r.keyId, upstream: r.upstreamId, tool: `${r.upstreamId}/${r.toolName}`, day, tag: t })[d]);
+        const id = parts.join('|');
+        const g = out.get(id) ?? { calls: 0, errors: 0, outputTokens: 0, costMicros: 0n };
+        g.calls++;
+        if (r.outcome !== 'OK') g.errors++;
+        g.outputTokens += r.outputTokens;
+        g.costMicros += r.costMicros;
+        out.set(id, g);
+      }
+    }
+    return out;
+  }
+
+  async function expectReportEqualsLedger(zone: string, groupBy: ReportDimension[], tag?: string): Promise<void> {
+    const report = await reports.spendReport(orgId, from, to, groupBy, { tag });
+    expect(report.timeZone).toBe(zone);
+    const expected = await ledgerGroups(zone, groupBy, tag);
+    const got = new Map(
+      report.rows.map((r) => [
+        groupBy.map((d) => ({ team: r.teamId, user: r.userId, key: r.keyId, upstream: r.upstreamId, tool: `${r.upstreamId}/${r.toolName}`, day: r.day, tag: r.tag })[d]).join('|'),
+        { calls: Number(r.figures.calls), errors: Number(r.figures.errors), outputTokens: Number(r.figures.outputTokens), costMicros: r.figures.costMicros },
+      ]),
+    );
+    expect(got, `groupBy ${groupBy.join(',') || '(none)'}${tag ? ` tag ${tag}` : ''}`).toEqual(expected);
+    const all = await ledgerGroups(zone, [], tag);
+    const total = all.get('') ?? { calls: 0, errors: 0, outputTokens: 0, costMicros: 0n };
+    expect(report.totals).toEqual({ calls: BigInt(total.calls), errors: BigInt(total.errors), outputTokens: BigInt(total.outputTokens), costMicros: total.costMicros });
+  }
+
+  const BREAKDOWNS: ReportDimension[][] = [[], ['day'], ['team', 'day'], ['user'], ['key'], ['tag'], ['upstream', 'day'], ['tool'], ['team', 'tool'], ['tag', 'upstream']];
+
+  beforeAll(async () => {
+    dbName = await cloneDatabase(inject('templateDatabase'));
+    prisma = new PrismaService({ db: { url: databaseUrl(dbName) } } as BaseConfig);
+    ledger = new LedgerService(prisma);
+    reports = new SpendReportService(prisma);
+    rollups = new UsageRollupService(prisma);
+    await prisma.organization.create({ data: { id: orgId, name: 'Rollups', slug: `rollups-${orgId.slice(0, 8)}`, timeZone: 'America/New_York' } });
+    for (const [i, id] of teams.entries()) await prisma.team.create({ data: { id, orgId, name: `team-${i}` } });
+    for (const [i, id] of users.entries()) await prisma.user.create({ data: { id, orgId, email: `u${i}@rollups.test` } });
+    const tagSets = [['env:prod', 'project:a'], ['env:prod'], [], ['project:a']];
+    for (const [i, id] of keys.entries()) {
+      await prisma.virtualKey.create({ data: { id, orgId, teamId: teams[i % 2], userId: users[i % 3], name: `k${i}`, prefix: `tg_r${i}`, secretHash: randomUUID(), tags: tagSets[i] } });
+    }
+    for (const [i, id] of upstreams.entries()) await prisma.upstreamServer.create({ data: { id, orgId, namespace: `up${i}`, transport: 'STREAMABLE_HTTP', url: 'http://127.0.0.1:9/mcp' } });
+    for (let i = 0; i < 200; i++) written.push(event(i));
+    // Batches as the worker writes them, one delivered twice: the repeat must count nothing.
+    for (let b = 0; b < 200; b += 40) await ledger.writeUsageEvents(written.slice(b, b + 40));
+    expect(await ledger.writeUsageEvents(written.slice(40, 80))).toBe(0);
+  });
+
+  afterAll(async () => {
+    await prisma?.onApplicationShutdown();
+    if (dbName) await dropDatabase(dbName);
+  });
+
+  it('should keep rollups whose sums equal the ledger, a repeated batch counted once', async () => {
+    const [ledgerSum] = await prisma.$queryRaw<{ calls: bigint; cost: bigint }[]>`SELECT count(*) AS calls, sum("costMicros")::bigint AS cost FROM "UsageEvent" WHERE "orgId" = ${orgId}::uuid`;
+    for (const table of ['UsageKeyDayRollup', 'UsageToolDayRollup']) {
+      const [r] = await prisma.$queryRawUnsafe<{ calls: bigint; cost: bigint }[]>(`SELECT sum(calls)::bigint AS calls, sum("costMicros")::bigint AS cost FROM "${table}" WHERE "orgId" = $1::uuid`, orgId);
+      expect(r, table).toEqual(ledgerSum);
+    }
+    expect(ledgerSum.calls).toBe(200n);
+  });
+
+  it('should read the rollups for breakdowns they hold and the ledger for the others', () => {
+    expect(reportSource(['team', 'day'], undefined, true)).toBe('keyDays');
+    expect(reportSource(['tag'], 'env:prod', true)).toBe('keyDays');
+    expect(reportSource(['tool', 'day'], undefined, true)).toBe('toolDays');
+    expect(reportSource([], undefined, true)).toBe('toolDays');
+    expect(reportSource(['tool'], 'env:prod', true)).toBe('ledger');
+    expect(reportSource(['team', 'tool'], undefined, true)).toBe('ledger');
+    expect(reportSource(['team'], undefined, false)).toBe('ledger');
+  });
+
+  it('should give every breakdown and tag filter figures equal to the ledger over the org’s local days', async () => {
+    for (const groupBy of BREAKDOWNS) await expectReportEqualsLedger('America/New_York', groupBy);
+    await expectReportEqualsLedger('America/New_York', ['key', 'day'], 'project:a');
+    await expectReportEqualsLedger('America/New_York', [], 'env:prod');
+  });
+
+  it('should stay equal to the ledger after the org’s zone changes, before and after the rollups are rebuilt', async () => {
+    await prisma.organization.update({ where: { id: orgId }, data: { timeZone: 'Asia/Tokyo' } });
+    // New calls after the change: the trigger marks the rollups as of another zone.
+    for (let i = 200; i < 230; i++) written.push(event(i));
+    await ledger.writeUsageEvents(written.slice(200));
+    expect((await prisma.usageRollupCoverage.findUnique({ where: { orgId } }))?.timeZone).toBeNull();
+    for (const groupBy of BREAKDOWNS) await expectReportEqualsLedger('Asia/Tokyo', groupBy);
+
+    expect(await rollups.rebuildStaleReportRollups(null)).toEqual([orgId]);
+    expect((await prisma.usageRollupCoverage.findUnique({ where: { orgId } }))?.timeZone).toBe('Asia/Tokyo');
+    for (const groupBy of BREAKDOWNS) await expectReportEqualsLedger('Asia/Tokyo', groupBy);
+    await expectReportEqualsLedger('Asia/Tokyo', ['day'], 'project:a');
+  });
+});
