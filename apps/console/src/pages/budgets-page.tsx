@@ -1,0 +1,245 @@
+import { Alert, Badge, Button, Card, Group, Modal, Progress, SegmentedControl, Select, Stack, Table, Text, TextInput } from '@mantine/core';
+import { FormEvent, useState } from 'react';
+import { ApiError, get, send } from '../api/admin-client';
+import type { BudgetUtilisation, Key, Team, User } from '../api/admin-types';
+import type { Budget, BudgetScope } from '../api/governance-types';
+import { Money } from '../components/money-text';
+import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
+import { formatTimestamp } from '../lib/dates';
+import { parseAmount } from '../lib/amount-input';
+import { microsToDecimal, toMicros } from '../lib/money';
+import { canReadSpend } from '../lib/roles';
+import { useLoad } from '../lib/use-load';
+import { useOrgPath, useSession } from '../session';
+
+interface BudgetsData {
+  budgets: Budget[];
+  /** Spend per budget id; null when the role may not read spend (team admins, members). */
+  usage: Map<string, BudgetUtilisation> | null;
+  names: Map<string, string>;
+}
+
+const SCOPE_LABELS: Record<BudgetScope, string> = { ORG: 'Organisation', TEAM: 'Team', USER: 'User', KEY: 'Key' };
+const SCOPE_ORDER: BudgetScope[] = ['ORG', 'TEAM', 'USER', 'KEY'];
+
+export function BudgetsPage() {
+  const { me, org } = useSession();
+  const orgPath = useOrgPath();
+  const readsSpend = canReadSpend(me.role);
+  const data = useLoad<BudgetsData>(async () => {
+    const [budgets, usage, teams, users, keys, members] = await Promise.all([
+      get<Budget[]>(`${orgPath}/budgets`),
+      readsSpend ? get<BudgetUtilisation[]>(`${orgPath}/reports/budgets`) : Promise.resolve(null),
+      get<Team[]>(`${orgPath}/teams`),
+      get<User[]>(`${orgPath}/users`),
+      get<Key[]>(`${orgPath}/keys`),
+      me.role === 'TEAM_ADMIN' && me.teamId ? get<{ userId: string }[]>(`${orgPath}/teams/${me.teamId}/members`) : Promise.resolve(null),
+    ]);
+    const names = new Map<string, string>([[org.id, org.name]]);
+    for (const t of teams) names.set(t.id, t.name);
+    for (const u of users) names.set(u.id, u.name ?? u.email);
+    for (const k of keys) names.set(k.id, `${k.name} (${k.prefix})`);
+    // A team admin sees their team's budgets: the team's, its members' and its keys'.
+    const mine = new Set<string>([me.teamId ?? '', ...(members ?? []).map((m) => m.userId), ...keys.map((k) => k.id)]);
+    const shown = me.role === 'TEAM_ADMIN' ? budgets.filter((b) => b.scope !== 'ORG' && mine.has(b.scopeId)) : budgets;
+    shown.sort((a, b) => SCOPE_ORDER.indexOf(a.scope) - SCOPE_ORDER.indexOf(b.scope) || (names.get(a.scopeId) ?? '').localeCompare(names.get(b.scopeId) ?? ''));
+    return { budgets: shown, usage: usage ? new Map(usage.map((u) => [u.budgetId, u])) : null, names };
+  }, [orgPath]);
+  const [scope, setScope] = useState<'ALL' | BudgetScope>('ALL');
+  const [editing, setEditing] = useState<Budget | null>(null);
+  const mayEdit = me.role === 'ORG_ADMIN' || me.role === 'PLATFORM_ADMIN';
+
+  if (data.state === 'loading') return <LoadingState label="Loading budgets…" />;
+  if (data.state === 'error') return <ErrorState error={data.error} what="budgets" onRetry={data.reload} />;
+  const { budgets, usage, names } = data.data;
+  const shown = budgets.filter((b) => scope === 'ALL' || b.scope === scope);
+
+  return (
+    <Stack gap="md">
+      <Group justify="space-between">
+        <SegmentedControl
+          aria-label="Scope"
+          value={scope}
+          onChange={(v) => setScope(v as typeof scope)}
+          data={[{ value: 'ALL', label: 'All' }, ...SCOPE_ORDER.map((s) => ({ value: s, label: SCOPE_LABELS[s] }))]}
+        />
+        <Text size="sm" c="gray.8">
+          Periods are calendar periods in {org.timeZone}.{!mayEdit && ' Read only for your role.'}
+        </Text>
+      </Group>
+      {!usage && (
+        <Alert color="blue" role="note" title="Limits only" styles={{ title: { color: 'var(--mantine-color-dark-9)' } }}>
+          Spend against budgets is shown to org admins and finance; your role sees the limits.
+        </Alert>
+      )}
+      <Card withBorder p={0}>
+        {shown.length === 0 ? (
+          <EmptyState title={budgets.length === 0 ? 'No budgets yet' : 'No budget of this scope'}>
+            {budgets.length === 0 ? 'Without a budget, spend is not capped. An org admin sets one with PUT /v1/orgs/:orgId/budgets.' : 'Choose another scope to see its budgets.'}
+          </EmptyState>
+        ) : (
+          <Table.ScrollContainer minWidth={900}>
+            <Table data-testid="budgets-table" verticalSpacing="sm">
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>Scope</Table.Th>
+                  <Table.Th>Period</Table.Th>
+                  <Table.Th>Mode</Table.Th>
+                  <Table.Th w={320}>Utilisation</Table.Th>
+                  <Table.Th>Limit</Table.Th>
+                  <Table.Th>Alerts at</Table.Th>
+                  {mayEdit && <Table.Th>Actions</Table.Th>}
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {shown.map((b) => {
+                  const u = usage?.get(b.id);
+                  const label = `${SCOPE_LABELS[b.scope]} ${names.get(b.scopeId) ?? b.scopeId}`;
+                  return (
+                    <Table.Tr key={b.id} data-testid="budget-line" data-budget-id={b.id}>
+                      <Table.Td>{label}</Table.Td>
+                      <Table.Td>{b.period.toLowerCase()}</Table.Td>
+                      <Table.Td>
+                        <Badge variant="outline" color={b.mode === 'HARD' ? 'red.9' : 'gray.8'} c="dark.9">
+                          {b.mode === 'HARD' ? 'Hard' : 'Soft'}
+                        </Badge>
+                      </Table.Td>
+                      <Table.Td>{u ? <UtilisationBar usage={u} label={label} thresholds={b.alertThresholds} timeZone={org.timeZone} /> : <Text size="sm" c="gray.8">—</Text>}</Table.Td>
+                      <Table.Td>
+                        <Money micros={b.limitMicros} testId="budget-limit" />
+                      </Table.Td>
+                      <Table.Td>{b.alertThresholds.length ? b.alertThresholds.map((t) => `${t} %`).join(', ') : 'none'}</Table.Td>
+                      {mayEdit && (
+                        <Table.Td>
+                          <Button size="xs" variant="subtle" onClick={() => setEditing(b)} aria-label={`Edit budget of ${label}, ${b.period.toLowerCase()}`}>
+                            Edit
+                          </Button>
+                        </Table.Td>
+                      )}
+                    </Table.Tr>
+                  );
+                })}
+              </Table.Tbody>
+            </Table>
+          </Table.ScrollContainer>
+        )}
+      </Card>
+      {editing && (
+        <EditBudgetModal
+          budget={editing}
+          label={`${SCOPE_LABELS[editing.scope]} ${names.get(editing.scopeId) ?? editing.scopeId}`}
+          onClose={() => setEditing(null)}
+          onSaved={() => {
+            setEditing(null);
+            data.reload();
+          }}
+        />
+      )}
+    </Stack>
+  );
+}
+
+function UtilisationBar({ usage, label, thresholds, timeZone }: { usage: BudgetUtilisation; label: string; thresholds: number[]; timeZone: string }) {
+  const bp = usage.utilisationBp ?? 0;
+  const pct = bp / 100;
+  const over = thresholds.filter((t) => pct >= t);
+  const color = pct >= 100 ? 'red.9' : over.length > 0 ? 'orange.9' : 'teal.9';
+  return (
+    <Stack gap={4}>
+      <Progress value={Math.min(100, pct)} color={color} size="lg" aria-label={`${label}: ${pct.toFixed(1)} % used`} data-testid="budget-bar" />
+      <Text size="xs" c="gray.8">
+        <Money micros={toMicros(usage.spentMicros) + toMicros(usage.reservedMicros)} testId="budget-spent" /> of <Money micros={usage.limitMicros} /> ({pct.toFixed(1)} %)
+        {toMicros(usage.reservedMicros) > 0n && ' incl. calls in flight'}
+        {usage.resetsAt ? ` · resets ${formatTimestamp(usage.resetsAt, timeZone)}` : ' · never resets'}
+      </Text>
+    </Stack>
+  );
+}
+
+function EditBudgetModal({ budget, label, onClose, onSaved }: { budget: Budget; label: string; onClose: () => void; onSaved: () => void }) {
+  const orgPath = useOrgPath();
+  const { currency } = useSession();
+  const [limit, setLimit] = useState(microsToDecimal(budget.limitMicros));
+  const [mode, setMode] = useState<string | null>(budget.mode);
+  const [thresholds, setThresholds] = useState(budget.alertThresholds.join(', '));
+  const [error, setError] = useState<ApiError | null>(null);
+  const [busy, setBusy] = useState(false);
+  const micros = parseAmount(limit);
+  const parsedThresholds = thresholds.trim() === '' ? [] : thresholds.split(',').map((t) => Number(t.trim()));
+  const thresholdsOk = parsedThresholds.every((t) => Number.isInteger(t) && t >= 1 && t <= 1000);
+
+  async function save(e: FormEvent) {
+    e.preventDefault();
+    if (micros === null || micros > BigInt(Number.MAX_SAFE_INTEGER) || !thresholdsOk) return;
+    setBusy(true);
+    setError(null);
+    try {
+      // If-Match: the version this form was opened on, so a change made meanwhile is not overwritten.
+      await send('PUT', `${orgPath}/budgets`, { scope: budget.scope, scopeId: budget.scopeId, period: budget.period, limitMicros: Number(micros), mode, alertThresholds: parsedThresholds }, { 'If-Match': `"${budget.version}"` });
+      onSaved();
+    } catch (err) {
+      setError(err instanceof ApiError ? err : new ApiError(0, String(err)));
+      setBusy(false);
+    }
+  }
+
+  return (
+    <Modal opened onClose={onClose} closeButtonProps={{ 'aria-label': 'Close' }} title={`Edit budget: ${label}, ${budget.period.toLowerCase()}`}>
+      <form onSubmit={save} noValidate>
+        <Stack>
+          <TextInput
+            label={`Limit (${currency})`}
+            description="Up to six decimals; kept exactly as micro-units"
+            value={limit}
+            onChange={(e) => setLimit(e.currentTarget.value)}
+            error={micros === null ? 'Enter an amount such as 50 or 12.345678' : error?.field === 'limitMicros' ? error.message : undefined}
+            data-testid="budget-limit-input"
+          />
+          <Select
+            label="Mode"
+            description="Hard refuses calls over the limit; soft only alerts"
+            data={[
+              { value: 'HARD', label: 'Hard' },
+              { value: 'SOFT', label: 'Soft' },
+            ]}
+            value={mode}
+            onChange={setMode}
+            allowDeselect={false}
+            data-testid="budget-mode"
+          />
+          <TextInput
+            label="Alert thresholds (%)"
+            description="Comma separated, e.g. 50, 80, 100"
+            value={thresholds}
+            onChange={(e) => setThresholds(e.currentTarget.value)}
+            error={!thresholdsOk ? 'Whole percentages from 1 to 1000' : error?.field === 'alertThresholds' ? error.message : undefined}
+            data-testid="budget-thresholds"
+          />
+          {error?.status === 412 ? (
+            <Alert color="orange" role="alert" title="Changed by someone else" data-testid="budget-stale" styles={{ title: { color: 'var(--mantine-color-dark-9)' } }}>
+              <Text size="sm" c="dark.9">
+                This budget was changed since you opened it (version {budget.version} is no longer current), so nothing was saved. Close this form to see the
+                current budget, then edit again.
+              </Text>
+            </Alert>
+          ) : (
+            error &&
+            !['limitMicros', 'alertThresholds'].includes(error.field ?? '') && (
+              <Alert color="red" role="alert">
+                {error.message}
+              </Alert>
+            )
+          )}
+          <Group justify="flex-end">
+            <Button variant="default" onClick={error?.status === 412 ? onSaved : onClose}>
+              {error?.status === 412 ? 'Reload budgets' : 'Cancel'}
+            </Button>
+            <Button type="submit" loading={busy} disabled={micros === null || !thresholdsOk || error?.status === 412} data-testid="budget-save">
+              Save
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  );
+}

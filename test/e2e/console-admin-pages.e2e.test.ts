@@ -1,0 +1,215 @@
+import { QueueName } from '@tollgate/queue';
+import { waitForJobs } from '@tollgate/testing';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Browser, BrowserContext, Page, chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FixtureServer, FixtureTool, startFixtureServer } from '../fixtures/http-fixture-server';
+import { RunningPlatform, startPlatform } from '../support/platform';
+
+/** Same browser and build as test/e2e/console.e2e.test.ts. */
+const CHROMIUM = '/usr/bin/chromium';
+const ROOT = path.resolve(__dirname, '../..');
+const SCREENSHOTS = path.join(ROOT, 'docs/screenshots');
+
+const tool = (name: string, description: string, properties: Record<string, object> = {}): FixtureTool => ({
+  definition: { name, description, inputSchema: { type: 'object', properties } },
+  run: () => ({ content: [{ type: 'text' as const, text: `ran ${name}` }] }),
+});
+
+async function buildConsole(outDir: string): Promise<void> {
+  const { build } = await import('vite');
+  await build({ configFile: path.join(ROOT, 'apps/console/vite.config.mts'), logLevel: 'error', build: { outDir, emptyOutDir: true } });
+}
+
+describe('console budgets, upstreams and tools, prices in a real browser', () => {
+  let p: RunningPlatform;
+  let fixture: FixtureServer;
+  let browser: Browser;
+  let consoleDir: string;
+  let axeSource: string;
+  let orgId: string;
+  let upstreamId: string;
+  let teamId: string;
+  const tokens: Record<string, string> = {};
+  // The fixture lists whatever this array holds at each tools/list.
+  const tools: FixtureTool[] = [tool('lookup', 'Looks up a word in the dictionary.', { word: { type: 'string' } }), tool('translate', 'Translates a text.', { text: { type: 'string' } })];
+
+  const sync = async () => {
+    const res = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${upstreamId}/sync`);
+    await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [res.body.jobId]);
+  };
+  type ToolRow = { id: string; name: string; reviewStatus: string; definitionHash: string; pinnedHash: string | null };
+  const catalog = async () => (await p.admin('GET', `/v1/orgs/${orgId}/tools`)).body as ToolRow[];
+
+  async function signIn(context: BrowserContext, token: string): Promise<Page> {
+    const page = await context.newPage();
+    await page.goto(`${p.adminUrl}/`);
+    await page.getByLabel('Admin token').fill(token);
+    await page.getByRole('button', { name: 'Sign in with token' }).click();
+    await page.getByTestId('role-badge').waitFor();
+    return page;
+  }
+
+  async function expectAccessible(page: Page, name: string): Promise<void> {
+    await page.mouse.move(1, 1);
+    await page.evaluate(`${axeSource}\n;undefined`);
+    const violations = (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((res) => res.violations.map((v) => ({
+      id: v.id, impact: v.impact,
+      nodes: v.nodes.slice(0, 3).map((n) => ({ target: n.target.join(' '), why: n.any.map((c) => c.message).join('; ') })),
+    })))`)) as { id: string; impact: string }[];
+    const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    expect(bad, `${name}: ${JSON.stringify(bad, null, 1)}`).toEqual([]);
+  }
+
+  beforeAll(async () => {
+    consoleDir = await mkdtemp(path.join(tmpdir(), 'tollgate-console-admin-'));
+    const built = buildConsole(consoleDir);
+    p = await startPlatform({ ADMIN_CONSOLE_DIR: consoleDir });
+    fixture = await startFixtureServer(tools);
+    axeSource = await readFile(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+    orgId = (await p.admin('POST', '/v1/orgs', { name: 'Careful', slug: 'careful-console', autoApproveTools: false, timeZone: 'Europe/Paris' })).body.id;
+    teamId = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'research' })).body.id;
+    upstreamId = (await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'dict', transport: 'STREAMABLE_HTTP', url: fixture.url })).body.id;
+    await sync();
+    // Both tools approved, then the upstream changes one and adds one: two reviews wait.
+    const first = await catalog();
+    const approved = await p.admin('POST', `/v1/orgs/${orgId}/tools/review`, { decisions: first.map((t) => ({ toolId: t.id, decision: 'APPROVE', definitionHash: t.definitionHash })) });
+    expect(approved.body.applied).toBe(2);
+    tools[0] = tool('lookup', 'Looks up a word in any language.', { word: { type: 'string' }, lang: { type: 'string', description: 'ISO code' } });
+    tools.push(tool('define', 'Defines a term.', { term: { type: 'string' } }));
+    await sync();
+    expect((await catalog()).filter((t) => t.reviewStatus === 'PENDING').map((t) => t.name).sort()).toEqual(['define', 'lookup']);
+
+    expect((await p.admin('POST', `/v1/orgs/${orgId}/prices`, { upstreamId, toolPattern: '*', perCallMicros: 2_500, perOutputTokenMicros: 3 })).status).toBe(201);
+    expect((await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, { scope: 'ORG', scopeId: orgId, period: 'MONTH', limitMicros: 50_000_000 })).status).toBe(200);
+    expect((await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, { scope: 'TEAM', scopeId: teamId, period: 'WEEK', limitMicros: 5_000_000, mode: 'SOFT', alertThresholds: [50, 80] })).status).toBe(200);
+    const issue = async (body: Record<string, unknown>) => (await p.admin('POST', '/v1/admin-tokens', body)).body.secret as string;
+    tokens.admin = await issue({ role: 'ORG_ADMIN', orgId, name: 'careful admin' });
+    tokens.finance = await issue({ role: 'FINANCE', orgId, name: 'careful finance' });
+    await built;
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await fixture?.close();
+    await p?.close();
+    if (consoleDir) await rm(consoleDir, { recursive: true, force: true });
+  });
+
+  it('should show budgets with utilisation and refuse a stale edit with a clear 412, then save a fresh one', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await signIn(context, tokens.admin);
+    await page.getByRole('link', { name: 'Budgets' }).click();
+    await page.getByTestId('budgets-table').waitFor();
+    expect(await page.getByTestId('budget-line').count()).toBe(2);
+    expect(await page.getByTestId('budget-bar').count()).toBe(2);
+    expect(await page.getByTestId('budget-line').filter({ hasText: 'Team research' }).textContent()).toContain('Soft');
+    await expectAccessible(page, 'budgets');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'budgets.png'), fullPage: true });
+
+    // Someone else changes the team budget while the form is open: the save is refused, not lost.
+    await page.getByRole('button', { name: 'Edit budget of Team research, week' }).click();
+    await page.getByTestId('budget-limit-input').fill('7.5');
+    expect((await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, { scope: 'TEAM', scopeId: teamId, period: 'WEEK', limitMicros: 6_000_000, mode: 'SOFT' })).status).toBe(200);
+    await page.getByTestId('budget-save').click();
+    await page.getByTestId('budget-stale').waitFor();
+    expect(await page.getByTestId('budget-stale').textContent()).toContain('changed since you opened it');
+    await expectAccessible(page, 'budget stale write');
+    await page.getByRole('button', { name: 'Reload budgets' }).click();
+    const team = page.getByTestId('budget-line').filter({ hasText: 'Team research' });
+    await team.getByTestId('budget-limit').getByText('$6.00').waitFor();
+
+    await page.getByRole('button', { name: 'Edit budget of Team research, week' }).click();
+    await page.getByTestId('budget-limit-input').fill('7.5');
+    await page.getByTestId('budget-save').click();
+    await team.getByTestId('budget-limit').getByText('$7.50').waitFor();
+    const budgets = (await p.admin('GET', `/v1/orgs/${orgId}/budgets`)).body as { scope: string; limitMicros: number; alertThresholds: number[] }[];
+    expect(budgets.find((b) => b.scope === 'TEAM')).toMatchObject({ limitMicros: 7_500_000, alertThresholds: [80, 100] });
+    await context.close();
+  });
+
+  it('should list upstreams and priced tools, approve a change from the side-by-side diff, and show a stale bulk item', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await signIn(context, tokens.admin);
+    await page.getByRole('link', { name: 'Upstreams and tools' }).click();
+    await page.getByTestId('upstreams-table').waitFor();
+    expect(await page.getByTestId('upstream-row').textContent()).toContain('Enabled');
+    const lookupRow = page.getByTestId('tool-row').filter({ hasText: 'dict__lookup' });
+    expect(await lookupRow.getByTestId('tool-price').textContent()).toBe('$0.0025');
+    expect(await page.getByTestId('tool-row').count()).toBe(3);
+    await expectAccessible(page, 'upstreams');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'upstreams.png'), fullPage: true });
+
+    await page.getByTestId('review-tab').click();
+    await page.getByTestId('review-upstream').click();
+    await page.getByRole('option', { name: 'dict' }).click();
+    expect(await page.getByTestId('review-row').count()).toBe(2);
+    await page.getByRole('button', { name: 'Show diff of dict__lookup' }).click();
+    const diff = page.getByTestId('definition-diff');
+    await diff.waitFor();
+    expect(await diff.locator('tr[data-kind="changed"] td[data-side="pinned"]').first().textContent()).toContain('in the dictionary');
+    expect(await diff.locator('tr[data-kind="changed"] td[data-side="latest"]').first().textContent()).toContain('in any language');
+    expect(await diff.locator('td[data-side="latest"]').allTextContents()).toEqual(expect.arrayContaining([expect.stringContaining('"lang"')]));
+    await expectAccessible(page, 'review diff');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'tool-review-diff.png') });
+    await page.getByTestId('diff-approve').click();
+    await page.getByTestId('review-outcome').getByText('1 approved').waitFor();
+    const lookup = (await catalog()).find((t) => t.name === 'lookup')!;
+    expect(lookup.reviewStatus).toBe('APPROVED');
+    expect(lookup.pinnedHash).toBe(lookup.definitionHash);
+
+    // The upstream changes `define` after the reviewer saw it: the bulk item comes back STALE, unchanged.
+    await page.getByRole('checkbox', { name: 'Select dict__define' }).check();
+    tools[2] = tool('define', 'Defines a term, with examples.', { term: { type: 'string' } });
+    await sync();
+    await page.getByTestId('approve-selected').click();
+    const outcome = page.getByTestId('review-outcome');
+    await outcome.getByText('0 approved, 1 stale').waitFor();
+    expect(await outcome.textContent()).toContain('dict__define');
+    expect((await catalog()).find((t) => t.name === 'define')!.reviewStatus).toBe('PENDING');
+    await context.close();
+  });
+
+  it('should show the price history, add a rule and end one, and let finance change nothing', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await signIn(context, tokens.admin);
+    await page.getByRole('link', { name: 'Prices' }).click();
+    await page.getByTestId('prices-table').waitFor();
+    await page.getByTestId('new-price').click();
+    await page.getByTestId('price-pattern').fill('lookup');
+    await page.getByTestId('price-per-call').fill('0.01');
+    await page.getByTestId('price-submit').click();
+    const lookupRule = page.getByTestId('price-row').filter({ hasText: 'lookup' });
+    await lookupRule.waitFor();
+    expect(await lookupRule.textContent()).toContain('$0.01');
+    expect(await lookupRule.getByTestId('price-state').textContent()).toBe('in force');
+
+    const star = page.getByTestId('price-row').filter({ has: page.getByRole('cell', { name: '*', exact: true }) });
+    await star.getByRole('button', { name: /^End the rule \*/ }).click();
+    await page.getByTestId('confirm-end-price').click();
+    await star.getByTestId('price-state').getByText('ended').waitFor();
+    const history = (await p.admin('GET', `/v1/orgs/${orgId}/prices/history`)).body as { toolPattern: string; state: string; effectiveUntil: string | null }[];
+    expect(history.find((r) => r.toolPattern === '*')).toMatchObject({ state: 'ENDED' });
+    expect(history.find((r) => r.toolPattern === 'lookup')).toMatchObject({ state: 'IN_FORCE', effectiveUntil: null });
+    await expectAccessible(page, 'prices');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'prices.png'), fullPage: true });
+    await context.close();
+
+    const fin = await browser.newContext();
+    const finPage = await signIn(fin, tokens.finance);
+    await finPage.getByRole('link', { name: 'Prices' }).click();
+    await finPage.getByTestId('prices-table').waitFor();
+    expect(await finPage.getByTestId('new-price').count()).toBe(0);
+    await finPage.getByRole('link', { name: 'Budgets' }).click();
+    await finPage.getByTestId('budgets-table').waitFor();
+    expect(await finPage.getByRole('button', { name: /^Edit budget/ }).count()).toBe(0);
+    await fin.close();
+  });
+});
