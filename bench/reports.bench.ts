@@ -25,7 +25,7 @@ interface Org {
 }
 
 /** One org's people, keys and upstreams by SQL (ids derived from the org id), then `rows` ledger rows. */
-async function seedOrg(p: BenchPlatform, name: string, timeZone: string, rows: number): Promise<Org> {
+export async function seedOrg(p: BenchPlatform, name: string, timeZone: string, rows: number): Promise<Org> {
   const org = await p.api('POST', '/v1/orgs', { name, slug: `${name}-${Date.now().toString(36)}`, timeZone });
   const o = org.id as string;
   const q = (sql: string, params: unknown[] = []) => p.db.query(sql, params);
@@ -44,13 +44,15 @@ async function seedOrg(p: BenchPlatform, name: string, timeZone: string, rows: n
     [o],
   );
   await q(
-    `INSERT INTO "UpstreamServer" (id, "orgId", namespace, transport, url, "updatedAt")
-     SELECT ${id('up', 's')}, $1::uuid, 'up' || s, 'STREAMABLE_HTTP', 'http://127.0.0.1:9/mcp', now() FROM generate_series(0, ${UPSTREAMS - 1}) s`,
+    // Sync paused: nothing listens at these URLs, and the worker would try them on its schedule.
+    `INSERT INTO "UpstreamServer" (id, "orgId", namespace, transport, url, "syncPaused", "updatedAt")
+     SELECT ${id('up', 's')}, $1::uuid, 'up' || s, 'STREAMABLE_HTTP', 'http://127.0.0.1:9/mcp', true, now() FROM generate_series(0, ${UPSTREAMS - 1}) s`,
     [o],
   );
   // Skew: key ~ U^3 (a few hot keys), each key mostly calls a dozen tools of its own (~U^2),
   // age ~ 1 - sqrt(U) (usage grew over the 90 days: the last 30 days hold ~56% of the rows).
-  // 97% OK; errors of three tools in four are free. Deterministic per run (setseed).
+  // 97% OK; errors of three tools in four are free. Deterministic per run (setseed). The ledger's
+  // insert trigger fills the report rollups in the same statement, as for the worker's batches.
   await q('SELECT setseed(0.17)');
   await q(
     `INSERT INTO "UsageEvent" (id, "orgId", "teamId", "userId", "keyId", "upstreamId", "toolName", outcome, "costMicros", "inputTokens", "outputTokens", "latencyMs", "occurredAt")
@@ -100,6 +102,9 @@ function consoleRoutes(timeZone: string): Record<string, string> {
   }
   routes['explorer.90d.team,day'] = spend(`${d90}&groupBy=team,day`);
   routes['explorer.90d.key,tag=project:p3'] = spend(`${d90}&groupBy=key&tag=project:p3`);
+  // Breakdowns across both rollups read the ledger itself.
+  routes['explorer.30d.team,upstream(ledger)'] = spend(`${d30}&groupBy=team,upstream`);
+  routes['explorer.30d.tool,tag(ledger)'] = spend(`${d30}&groupBy=tool,tag`);
   routes['explorer.30d.csv.team,day'] = spend(`${d30}&groupBy=team,day&format=csv`);
   routes['explorer.90d.csv.key'] = spend(`${d90}&groupBy=key&format=csv`);
   return routes;
@@ -175,7 +180,13 @@ async function main(): Promise<void> {
     await p.db.query('VACUUM (ANALYZE) "UsageEvent"');
     const vacuumSeconds = Math.round((performance.now() - t1) / 100) / 10;
     const seeded = Number((await p.db.query('SELECT count(*) AS n FROM "UsageEvent" WHERE "orgId" = $1', [big.id])).rows[0].n);
-    console.log(`seeded ${seeded} ledger rows (+${baselineRows} baseline) in ${seedSeconds} s, vacuum/analyze ${vacuumSeconds} s`);
+    const rollupRows = (
+      await p.db.query(
+        `SELECT (SELECT count(*) FROM "UsageKeyDayRollup" WHERE "orgId" = $1)::int AS "keyDays", (SELECT count(*) FROM "UsageToolDayRollup" WHERE "orgId" = $1)::int AS "toolDays"`,
+        [big.id],
+      )
+    ).rows[0];
+    console.log(`seeded ${seeded} ledger rows (+${baselineRows} baseline) in ${seedSeconds} s, vacuum/analyze ${vacuumSeconds} s; rollup rows ${JSON.stringify(rollupRows)}`);
 
     const routes = consoleRoutes(timeZone);
     const equal = await totalsEqualLedger(p, big, timeZone, routes);
@@ -211,6 +222,7 @@ async function main(): Promise<void> {
     const figures = {
       bench: 'reports',
       ledgerRows: seeded,
+      rollupRows,
       baselineLedgerRows: baselineRows,
       orgTimeZone: timeZone,
       reps,
@@ -232,7 +244,10 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: Error) => {
-  console.error(err.stack ?? err.message);
-  process.exit(1);
-});
+// Run when started (not when bench:console imports seedOrg).
+if (require.main === module) {
+  main().catch((err: Error) => {
+    console.error(err.stack ?? err.message);
+    process.exit(1);
+  });
+}
