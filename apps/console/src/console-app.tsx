@@ -6,16 +6,31 @@ import { ErrorState, LoadingState } from './components/page-states';
 import { ROLE_LABELS, pagesFor } from './lib/roles';
 import { PAGE_PATHS, PageId, navigate, pageOf, usePathname } from './lib/router';
 import { useLoad } from './lib/use-load';
+import { AlertsPage } from './pages/alerts-page';
+import { AuditPage } from './pages/audit-page';
+import { ConnectionsPage } from './pages/connections-page';
 import { BudgetsPage } from './pages/budgets-page';
 import { KeysPage } from './pages/keys-page';
 import { OverviewPage } from './pages/overview-page';
 import { PricesPage } from './pages/prices-page';
+import { PoliciesPage } from './pages/policies-page';
 import { SignInPage } from './pages/sign-in-page';
 import { SpendExplorerPage } from './pages/spend-explorer-page';
 import { UpstreamsPage } from './pages/upstreams-page';
 import { Session, SessionContext } from './session';
 
-const PAGE_TITLES: Record<PageId, string> = { overview: 'Overview', explorer: 'Spend explorer', keys: 'Keys', budgets: 'Budgets', upstreams: 'Upstreams and tools', prices: 'Prices' };
+const PAGE_TITLES: Record<PageId, string> = {
+  overview: 'Overview',
+  explorer: 'Spend explorer',
+  keys: 'Keys',
+  budgets: 'Budgets',
+  upstreams: 'Upstreams and tools',
+  prices: 'Prices',
+  policies: 'Policies',
+  audit: 'Audit log',
+  alerts: 'Alerts',
+  connections: 'My connections',
+};
 
 export function ConsoleApp() {
   const [token, setToken] = useState(storedToken());
@@ -99,6 +114,10 @@ function Shell({ session, orgs, onChooseOrg }: { session: Session; orgs: Org[]; 
   const content = useMemo(() => {
     if (page === 'overview') return <OverviewPage key={session.org.id} />;
     if (page === 'explorer') return <SpendExplorerPage key={session.org.id} />;
+    if (page === 'policies') return <PoliciesPage key={session.org.id} />;
+    if (page === 'audit') return <AuditPage key={session.org.id} />;
+    if (page === 'alerts') return <AlertsPage key={session.org.id} />;
+    if (page === 'connections') return <ConnectionsPage key={session.org.id} />;
     if (page === 'budgets') return <BudgetsPage key={session.org.id} />;
     if (page === 'upstreams') return <UpstreamsPage key={session.org.id} />;
     if (page === 'prices') return <PricesPage key={session.org.id} />;

@@ -7,3 +7,4 @@ export * from './circuit-breaker';
 export * from './upstream-client-pool.service';
 export * from './upstream.module';
 export * from './upstream-call-relay';
+export * from './stateless-upstream-client';

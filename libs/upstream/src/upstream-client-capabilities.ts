@@ -9,3 +9,6 @@ export const UPSTREAM_CLIENT_CAPABILITIES: ClientCapabilities = {
   sampling: {},
   elicitation: { form: {}, url: {} },
 };
+
+/** Who Tollgate says it is, as an upstream's client. */
+export const TOLLGATE_CLIENT_INFO = { name: 'tollgate', version: '0.1.0' };

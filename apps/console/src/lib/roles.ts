@@ -11,13 +11,25 @@ export function canManageKeys(role: AdminRole): boolean {
   return role !== 'FINANCE';
 }
 
+/** Org configuration (policies, alert webhooks): org and platform admins only. */
+export function canManageOrg(role: AdminRole): boolean {
+  return role === 'PLATFORM_ADMIN' || role === 'ORG_ADMIN';
+}
+
 /** Budgets, upstreams and tools, prices: org configuration every role but members reads here. */
 export function governancePages(role: AdminRole): PageId[] {
   return role === 'MEMBER' ? [] : ['budgets', 'upstreams', 'prices'];
 }
 
 export function pagesFor(role: AdminRole): PageId[] {
-  return [...(canReadSpend(role) ? (['overview', 'explorer', 'keys'] as PageId[]) : (['keys'] as PageId[])), ...governancePages(role)];
+  const pages: PageId[] = canReadSpend(role) ? ['overview', 'explorer', 'keys'] : ['keys'];
+  // Policies are org configuration every role reads; audit and alerts are the Audit level;
+  // finance may not see anyone's upstream connections, so it has none of its own here.
+  pages.push('policies');
+  if (canReadSpend(role)) pages.push('audit', 'alerts');
+  if (role !== 'FINANCE') pages.push('connections');
+  pages.push(...governancePages(role));
+  return pages;
 }
 
 export const ROLE_LABELS: Record<AdminRole, string> = {

@@ -3,10 +3,18 @@ import { useEffect, useState } from 'react';
 /** The console lives under /console/; pages are paths below it (/console/explorer). */
 export const BASE = '/console';
 
-export type PageId = 'overview' | 'explorer' | 'keys' | 'budgets' | 'upstreams' | 'prices';
+export type PageId = 'overview' | 'explorer' | 'keys' | 'budgets' | 'upstreams' | 'prices' | 'policies' | 'audit' | 'alerts' | 'connections';
 
-export const PAGE_PATHS: Record<PageId, string> = { overview: `${BASE}/`, explorer: `${BASE}/explorer`, keys: `${BASE}/keys`,
-  budgets: `${BASE}/budgets`, upstreams: `${BASE}/upstreams`, prices: `${BASE}/prices` };
+export const PAGE_PATHS: Record<PageId, string> = {
+  overview: `${BASE}/`,
+  explorer: `${BASE}/explorer`,
+  keys: `${BASE}/keys`,
+  budgets: `${BASE}/budgets`, upstreams: `${BASE}/upstreams`, prices: `${BASE}/prices`,
+  policies: `${BASE}/policies`,
+  audit: `${BASE}/audit`,
+  alerts: `${BASE}/alerts`,
+  connections: `${BASE}/connections`,
+};
 
 export function pageOf(pathname: string): PageId | null {
   const p = pathname.replace(/\/+$/, '') || '/';
@@ -14,6 +22,7 @@ export function pageOf(pathname: string): PageId | null {
   if (p === `${BASE}/explorer`) return 'explorer';
   if (p === `${BASE}/keys`) return 'keys';
   for (const id of ['budgets', 'upstreams', 'prices'] as const) if (p === PAGE_PATHS[id]) return id;
+  for (const id of ['policies', 'audit', 'alerts', 'connections'] as const) if (p === PAGE_PATHS[id]) return id;
   return null;
 }
 

@@ -1,0 +1,287 @@
+import { Alert, Badge, Button, Card, Code, CopyButton, Group, Modal, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { FormEvent, useState } from 'react';
+import { ApiError, api, get, post } from '../api/admin-client';
+import type { Team, User } from '../api/admin-types';
+import type { AlertWebhook, AlertedBudget, BudgetAlert } from '../api/oversight-types';
+import { Money } from '../components/money-text';
+import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
+import { formatTimestamp } from '../lib/dates';
+import { canManageOrg } from '../lib/roles';
+import { useLoad } from '../lib/use-load';
+import { useOrgPath, useSession } from '../session';
+
+/** The worker's delivery attempts before an alert stays undelivered (docs/admin-api.md). */
+const MAX_ATTEMPTS = 8;
+
+interface AlertsData {
+  webhooks: AlertWebhook[];
+  alerts: BudgetAlert[];
+  budgets: AlertedBudget[];
+  names: Map<string, string>;
+}
+
+function delivery(a: BudgetAlert, webhooks: number): { label: string; color: string } {
+  if (a.deliveredAt) return { label: 'Delivered', color: 'green.9' };
+  if (a.attempts === 0) return webhooks === 0 ? { label: 'No webhook', color: 'gray.8' } : { label: 'Queued', color: 'indigo.8' };
+  if (a.attempts >= MAX_ATTEMPTS) return { label: 'Failed', color: 'red.9' };
+  return { label: 'Retrying', color: 'orange.9' };
+}
+
+export function AlertsPage() {
+  const { me, org } = useSession();
+  const orgPath = useOrgPath();
+  const mayManage = canManageOrg(me.role);
+  const data = useLoad<AlertsData>(async () => {
+    const [webhooks, alerts, budgets, teams, users] = await Promise.all([
+      get<AlertWebhook[]>(`${orgPath}/alert-webhooks`),
+      get<BudgetAlert[]>(`${orgPath}/alerts?limit=200`),
+      get<AlertedBudget[]>(`${orgPath}/budgets`),
+      get<Team[]>(`${orgPath}/teams`),
+      get<User[]>(`${orgPath}/users`),
+    ]);
+    const names = new Map<string, string>([[org.id, org.name]]);
+    for (const t of teams) names.set(t.id, t.name);
+    for (const u of users) names.set(u.id, u.name ?? u.email);
+    return { webhooks, alerts, budgets, names };
+  }, [orgPath]);
+  const [adding, setAdding] = useState(false);
+  const [deleting, setDeleting] = useState<AlertWebhook | null>(null);
+
+  if (data.state === 'loading') return <LoadingState label="Loading alerts…" />;
+  if (data.state === 'error') return <ErrorState error={data.error} what="alerts" onRetry={data.reload} />;
+  const { webhooks, alerts, budgets, names } = data.data;
+  const budgetLabel = (id: string) => {
+    const b = budgets.find((x) => x.id === id);
+    if (!b) return 'A deleted budget';
+    const who = b.scope === 'KEY' ? 'a key' : (names.get(b.scopeId) ?? b.scopeId);
+    return `${b.scope.toLowerCase()} ${who} · ${b.period.toLowerCase()} · ${b.mode.toLowerCase()}`;
+  };
+
+  return (
+    <Stack gap="xl">
+      <Card withBorder component="section" aria-labelledby="alerts-history-title" p={0}>
+        <Group justify="space-between" p="md">
+          <Title order={2} size="h4" id="alerts-history-title">
+            Alerts fired
+          </Title>
+          <Button size="xs" variant="default" onClick={data.reload}>
+            Refresh
+          </Button>
+        </Group>
+        {alerts.length === 0 ? (
+          <EmptyState title="No alert has fired">A budget alerts when its spend crosses one of its thresholds (e.g. 50, 80, 100 %); each threshold once per period.</EmptyState>
+        ) : (
+          <Table.ScrollContainer minWidth={900}>
+            <Table striped data-testid="alerts-table">
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>Fired</Table.Th>
+                  <Table.Th>Budget</Table.Th>
+                  <Table.Th>Threshold</Table.Th>
+                  <Table.Th>Spent then</Table.Th>
+                  <Table.Th>Webhook delivery</Table.Th>
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {alerts.map((a) => {
+                  const d = delivery(a, webhooks.length);
+                  return (
+                    <Table.Tr key={a.id} data-testid="alert-row">
+                      <Table.Td style={{ whiteSpace: 'nowrap' }}>{formatTimestamp(a.createdAt, org.timeZone)}</Table.Td>
+                      <Table.Td>{budgetLabel(a.budgetId)}</Table.Td>
+                      <Table.Td data-testid="alert-threshold">{a.threshold} %</Table.Td>
+                      <Table.Td>
+                        <Money micros={a.spentMicros} />
+                      </Table.Td>
+                      <Table.Td data-testid="alert-delivery">
+                        <Group gap={6}>
+                          <Badge variant="outline" color={d.color} c="dark.9">
+                            {d.label}
+                          </Badge>
+                          <Text size="xs" c="gray.8">
+                            {a.deliveredAt ? formatTimestamp(a.deliveredAt, org.timeZone) : `${a.attempts} attempt${a.attempts === 1 ? '' : 's'}`}
+                          </Text>
+                        </Group>
+                        {a.lastError && !a.deliveredAt && (
+                          <Text size="xs" c="red.9">
+                            {a.lastError}
+                          </Text>
+                        )}
+                      </Table.Td>
+                    </Table.Tr>
+                  );
+                })}
+              </Table.Tbody>
+            </Table>
+          </Table.ScrollContainer>
+        )}
+      </Card>
+
+      <Card withBorder component="section" aria-labelledby="webhooks-title" p={0}>
+        <Group justify="space-between" p="md">
+          <Title order={2} size="h4" id="webhooks-title">
+            Alert webhooks
+          </Title>
+          {mayManage && (
+            <Button size="xs" onClick={() => setAdding(true)} disabled={webhooks.length >= 10} data-testid="add-webhook">
+              Add a webhook
+            </Button>
+          )}
+        </Group>
+        {webhooks.length === 0 ? (
+          <EmptyState title="No webhook yet">Alerts are recorded here either way; a webhook also receives each one as a signed POST (HMAC-SHA-256).</EmptyState>
+        ) : (
+          <Table data-testid="webhooks-table">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>URL</Table.Th>
+                <Table.Th>Description</Table.Th>
+                <Table.Th>Added</Table.Th>
+                {mayManage && <Table.Th>Actions</Table.Th>}
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {webhooks.map((w) => (
+                <Table.Tr key={w.id} data-testid="webhook-row">
+                  <Table.Td>
+                    <Code>{w.url}</Code>
+                  </Table.Td>
+                  <Table.Td>{w.description ?? '—'}</Table.Td>
+                  <Table.Td>{formatTimestamp(w.createdAt, org.timeZone)}</Table.Td>
+                  {mayManage && (
+                    <Table.Td>
+                      <Button size="xs" variant="subtle" color="red" c="red.9" onClick={() => setDeleting(w)} aria-label={`Delete webhook ${w.url}`}>
+                        Delete
+                      </Button>
+                    </Table.Td>
+                  )}
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        )}
+      </Card>
+      {adding && <AddWebhookModal onClose={() => setAdding(false)} onAdded={data.reload} />}
+      {deleting && (
+        <DeleteWebhookModal
+          hook={deleting}
+          onClose={() => setDeleting(null)}
+          onDeleted={() => {
+            setDeleting(null);
+            data.reload();
+          }}
+        />
+      )}
+    </Stack>
+  );
+}
+
+function AddWebhookModal({ onClose, onAdded }: { onClose: () => void; onAdded: () => void }) {
+  const orgPath = useOrgPath();
+  const [url, setUrl] = useState('');
+  const [description, setDescription] = useState('');
+  const [error, setError] = useState<ApiError | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [secret, setSecret] = useState<string | null>(null);
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const res = await post<{ secret: string }>(`${orgPath}/alert-webhooks`, { url: url.trim(), description: description.trim() || undefined });
+      setSecret(res.secret);
+      onAdded();
+    } catch (err) {
+      setError(err instanceof ApiError ? err : new ApiError(0, String(err)));
+    } finally {
+      setBusy(false);
+    }
+  }
+  if (secret) {
+    return (
+      <Modal opened onClose={onClose} closeButtonProps={{ 'aria-label': 'Close' }} title="Webhook added" size="lg">
+        <Stack>
+          <Alert color="yellow" title="Copy the signing secret now" role="status" styles={{ title: { color: 'var(--mantine-color-dark-9)' } }}>
+            The receiver checks each alert's X-Tollgate-Signature with it. It is not shown again.
+          </Alert>
+          <Group wrap="nowrap">
+            <Code block style={{ flex: 1, wordBreak: 'break-all' }} data-testid="webhook-secret">
+              {secret}
+            </Code>
+            <CopyButton value={secret}>
+              {({ copied, copy }) => (
+                <Button onClick={copy} color={copied ? 'teal.9' : 'indigo'}>
+                  {copied ? 'Copied' : 'Copy'}
+                </Button>
+              )}
+            </CopyButton>
+          </Group>
+          <Group justify="flex-end">
+            <Button onClick={onClose}>Done</Button>
+          </Group>
+        </Stack>
+      </Modal>
+    );
+  }
+  return (
+    <Modal opened onClose={onClose} closeButtonProps={{ 'aria-label': 'Close' }} title="Add an alert webhook">
+      <form onSubmit={submit} noValidate>
+        <Stack>
+          <TextInput label="URL" required placeholder="https://finance.example.com/hooks/tollgate" value={url} onChange={(e) => setUrl(e.currentTarget.value)} error={error?.field === 'url' ? error.message : undefined} data-testid="webhook-url" />
+          <TextInput label="Description" value={description} onChange={(e) => setDescription(e.currentTarget.value)} error={error?.field === 'description' ? error.message : undefined} />
+          {error && !['url', 'description'].includes(error.field ?? '') && (
+            <Alert color="red" role="alert">
+              {error.message}
+            </Alert>
+          )}
+          <Group justify="flex-end">
+            <Button variant="default" onClick={onClose}>
+              Cancel
+            </Button>
+            <Button type="submit" loading={busy} disabled={!url.trim()} data-testid="webhook-submit">
+              Add webhook
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  );
+}
+
+function DeleteWebhookModal({ hook, onClose, onDeleted }: { hook: AlertWebhook; onClose: () => void; onDeleted: () => void }) {
+  const orgPath = useOrgPath();
+  const [error, setError] = useState<ApiError | null>(null);
+  const [busy, setBusy] = useState(false);
+  async function remove() {
+    setBusy(true);
+    try {
+      await api('DELETE', `${orgPath}/alert-webhooks/${hook.id}`);
+      onDeleted();
+    } catch (err) {
+      setError(err instanceof ApiError ? err : new ApiError(0, String(err)));
+      setBusy(false);
+    }
+  }
+  return (
+    <Modal opened onClose={onClose} closeButtonProps={{ 'aria-label': 'Close' }} title="Delete this webhook?">
+      <Stack>
+        <Text size="sm">
+          <Code>{hook.url}</Code> stops receiving alerts. Alerts stay in the history.
+        </Text>
+        {error && (
+          <Alert color="red" role="alert">
+            {error.message}
+          </Alert>
+        )}
+        <Group justify="flex-end">
+          <Button variant="default" onClick={onClose}>
+            Cancel
+          </Button>
+          <Button color="red.9" onClick={remove} loading={busy}>
+            Delete webhook
+          </Button>
+        </Group>
+      </Stack>
+    </Modal>
+  );
+}

@@ -1,0 +1,168 @@
+import { Alert, Badge, Button, Card, Code, Group, Stack, Table, Text } from '@mantine/core';
+import { useState } from 'react';
+import { ApiError, api, get, post } from '../api/admin-client';
+import type { Connection, OAuthUpstream } from '../api/oversight-types';
+import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
+import { formatTimestamp } from '../lib/dates';
+import { useLoad } from '../lib/use-load';
+import { useOrgPath, useSession } from '../session';
+
+const HEALTH: Record<Connection['health'], { label: string; color: string; hint?: string }> = {
+  valid: { label: 'Connected', color: 'green.9' },
+  expiring: { label: 'Expiring', color: 'orange.9', hint: 'Tollgate refreshes it on the next call.' },
+  expired: { label: 'Expired', color: 'red.9', hint: 'Connect again to keep using it.' },
+  refresh_failed: { label: 'Refresh failed', color: 'red.9', hint: 'Connect again: the upstream refused to renew access.' },
+};
+
+interface ConnectionsData {
+  upstreams: OAuthUpstream[];
+  connections: Connection[];
+}
+
+/** The signed-in person's own accounts at per-user OAuth upstreams: connect or disconnect. */
+export function ConnectionsPage() {
+  const { me, org } = useSession();
+  const orgPath = useOrgPath();
+  const userId = me.user?.id ?? null;
+  const data = useLoad<ConnectionsData | null>(async () => {
+    if (!userId) return null;
+    const [upstreams, connections] = await Promise.all([get<OAuthUpstream[]>(`${orgPath}/upstreams`), get<Connection[]>(`${orgPath}/users/${userId}/connections`)]);
+    return { upstreams: upstreams.filter((u) => u.authMode === 'PER_USER_OAUTH'), connections };
+  }, [orgPath, userId]);
+  const [busy, setBusy] = useState<string | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [opened, setOpened] = useState<string | null>(null);
+
+  if (!userId) {
+    return (
+      <EmptyState title="This sign-in names no person">
+        Connections belong to a person. Sign in with single sign-on, or with a token issued for your user, to connect your accounts.
+      </EmptyState>
+    );
+  }
+  if (data.state === 'loading') return <LoadingState label="Loading your connections…" />;
+  if (data.state === 'error') return <ErrorState error={data.error} what="your connections" onRetry={data.reload} />;
+  const { upstreams, connections } = data.data!;
+
+  async function connect(u: OAuthUpstream) {
+    setBusy(u.id);
+    setError(null);
+    // Opened before the answer so browsers do not block it as a pop-up; pointed at the URL once known.
+    const tab = window.open('', '_blank');
+    if (tab) tab.opener = null; // the upstream's page gets no handle on the console
+    try {
+      const started = await post<{ authorizationUrl: string }>(`${orgPath}/users/${userId}/connections/${u.id}`);
+      if (tab) tab.location.href = started.authorizationUrl;
+      else window.location.assign(started.authorizationUrl);
+      setOpened(u.namespace);
+    } catch (err) {
+      tab?.close();
+      setError(err instanceof ApiError ? err : new ApiError(0, String(err)));
+    } finally {
+      setBusy(null);
+    }
+  }
+
+  async function disconnect(u: OAuthUpstream) {
+    setBusy(u.id);
+    setError(null);
+    try {
+      await api('DELETE', `${orgPath}/users/${userId}/connections/${u.id}`);
+      data.reload();
+    } catch (err) {
+      setError(err instanceof ApiError ? err : new ApiError(0, String(err)));
+    } finally {
+      setBusy(null);
+    }
+  }
+
+  return (
+    <Stack gap="md">
+      <Text size="sm" c="gray.8">
+        Some upstreams act as you, with your own account there. Connect once; Tollgate keeps the tokens encrypted and refreshes them. Disconnecting forgets them: the next call
+        asks you to connect again.
+      </Text>
+      {opened && (
+        <Alert color="indigo" role="status" title={`Finish connecting ${opened} in the new tab`} styles={{ title: { color: 'var(--mantine-color-dark-9)' } }}>
+          <Group gap="sm">
+            <Text size="sm">Sign in there and allow access, then come back.</Text>
+            <Button
+              size="xs"
+              variant="white"
+              onClick={() => {
+                setOpened(null);
+                data.reload();
+              }}
+            >
+              I have connected: refresh
+            </Button>
+          </Group>
+        </Alert>
+      )}
+      {error && (
+        <Alert color="red" role="alert" title="That did not work">
+          {error.message}
+        </Alert>
+      )}
+      <Card withBorder p={0}>
+        {upstreams.length === 0 ? (
+          <EmptyState title="Nothing to connect">No upstream of this organisation asks for your own account. Upstreams shared by everyone need no connection.</EmptyState>
+        ) : (
+          <Table data-testid="connections-table">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Upstream</Table.Th>
+                <Table.Th>Status</Table.Th>
+                <Table.Th>Access token expires</Table.Th>
+                <Table.Th>Connected since</Table.Th>
+                <Table.Th>Actions</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {upstreams.map((u) => {
+                const c = connections.find((x) => x.upstreamId === u.id);
+                const h = c ? HEALTH[c.health] : null;
+                return (
+                  <Table.Tr key={u.id} data-testid="connection-row" data-upstream={u.namespace}>
+                    <Table.Td>
+                      <Code>{u.namespace}</Code>
+                      {!u.enabled && (
+                        <Text size="xs" c="gray.8">
+                          disabled by an admin
+                        </Text>
+                      )}
+                    </Table.Td>
+                    <Table.Td data-testid="connection-status">
+                      <Badge variant="outline" color={h?.color ?? 'gray.8'} c="dark.9">
+                        {h?.label ?? 'Not connected'}
+                      </Badge>
+                      {(h?.hint || c?.lastRefreshError) && (
+                        <Text size="xs" c="gray.8">
+                          {c?.lastRefreshError ?? h?.hint}
+                        </Text>
+                      )}
+                    </Table.Td>
+                    <Table.Td>{c?.expiresAt ? formatTimestamp(c.expiresAt, org.timeZone) : '—'}</Table.Td>
+                    <Table.Td>{c ? formatTimestamp(c.createdAt, org.timeZone) : '—'}</Table.Td>
+                    <Table.Td>
+                      <Group gap="xs">
+                        <Button size="xs" onClick={() => void connect(u)} loading={busy === u.id} aria-label={`${c ? 'Reconnect' : 'Connect'} ${u.namespace}`}>
+                          {c ? 'Reconnect' : 'Connect'}
+                        </Button>
+                        {c && (
+                          <Button size="xs" variant="subtle" color="red" c="red.9" onClick={() => void disconnect(u)} disabled={busy === u.id} aria-label={`Disconnect ${u.namespace}`}>
+                            Disconnect
+                          </Button>
+                        )}
+                      </Group>
+                    </Table.Td>
+                  </Table.Tr>
+                );
+              })}
+            </Table.Tbody>
+          </Table>
+        )}
+      </Card>
+    </Stack>
+  );
+}

@@ -1,0 +1,261 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { QueueName } from '@tollgate/queue';
+import { callMeta, connectAgent, waitForJobs, waitForQueueIdle, waitForUsageEvents } from '@tollgate/testing';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Browser, BrowserContext, Page, chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
+import { AuthorizationServer, authorizeInBrowser, startAuthorizationServer } from '../fixtures/oauth-authorization-server';
+import { ProtectedServer, startProtectedServer } from '../fixtures/protected-mcp-server';
+import { RunningPlatform, startPlatform } from '../support/platform';
+
+/** Debian's chromium (installed by .ci/run); playwright's own browser download does not work here. */
+const CHROMIUM = '/usr/bin/chromium';
+const ROOT = path.resolve(__dirname, '../..');
+const SCREENSHOTS = path.join(ROOT, 'docs/screenshots');
+const PRICE = 125_000;
+// The admin API's public URL as the authorization server knows it (the OAuth redirect URI).
+const ADMIN_PUBLIC_URL = 'http://tollgate-admin.test';
+const CALLBACK_PREFIX = `${ADMIN_PUBLIC_URL}/v1/oauth/callback`;
+
+describe('console governance pages in a real browser: policies, audit log, alerts, my connections', () => {
+  let p: RunningPlatform;
+  let fixture: FixtureServer;
+  let as: AuthorizationServer;
+  let notes: ProtectedServer;
+  let hooks: Server;
+  let hookHits = 0;
+  let browser: Browser;
+  let orgId: string;
+  let consoleDir: string;
+  let axeSource: string;
+  const agents: Client[] = [];
+  const ids = { data: '', ada: '', grace: '', adaKey: '', notes: '' };
+  const tokens = { admin: '', finance: '', member: '' };
+
+  async function signIn(context: BrowserContext, token: string, pagePath: string): Promise<Page> {
+    const page = await context.newPage();
+    await page.goto(`${p.adminUrl}${pagePath}`);
+    await page.getByLabel('Admin token').fill(token);
+    await page.getByRole('button', { name: 'Sign in with token' }).click();
+    await page.getByTestId('role-badge').waitFor();
+    return page;
+  }
+
+  /** axe-core in the page (evaluated, so the page's CSP stays on); serious or critical violations fail. */
+  async function expectAccessible(page: Page, name: string): Promise<void> {
+    await page.mouse.move(1, 1);
+    await page.evaluate(`${axeSource}\n;undefined`);
+    const violations = (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((res) => res.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      nodes: v.nodes.slice(0, 3).map((n) => ({ target: n.target.join(' '), why: n.any.map((c) => c.message).join('; ') })),
+    })))`)) as { id: string; impact: string }[];
+    const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    expect(bad, `${name}: ${JSON.stringify(bad, null, 1)}`).toEqual([]);
+  }
+
+  beforeAll(async () => {
+    consoleDir = await mkdtemp(path.join(tmpdir(), 'tollgate-console-gov-'));
+    const { build } = await import('vite');
+    const built = build({ configFile: path.join(ROOT, 'apps/console/vite.config.mts'), logLevel: 'error', build: { outDir: consoleDir, emptyOutDir: true } });
+    as = await startAuthorizationServer({ scope: 'mcp' });
+    notes = await startProtectedServer(as.issuer);
+    fixture = await startFixtureServer();
+    // The alert webhook receiver: accepts every alert.
+    let delivered!: () => void;
+    const firstHit = new Promise<void>((r) => (delivered = r));
+    hooks = createServer((req, res) => req.resume().on('end', () => (hookHits++, res.writeHead(204).end(), delivered())));
+    await new Promise<void>((r) => hooks.listen(0, '127.0.0.1', r));
+    p = await startPlatform({ ADMIN_CONSOLE_DIR: consoleDir, ADMIN_PUBLIC_URL });
+    axeSource = await readFile(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+    orgId = (await p.admin('POST', '/v1/orgs', { name: 'Acme', slug: 'acme' })).body.id;
+    ids.data = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'data' })).body.id;
+    ids.ada = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'ada@acme.test', name: 'Ada Lovelace' })).body.id;
+    ids.grace = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'grace@acme.test', name: 'Grace Hopper' })).body.id;
+    expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${ids.data}/members`, { userId: ids.ada })).status).toBe(201);
+    const keyA = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId: ids.data, userId: ids.ada, name: 'ada-agent' });
+    ids.adaKey = keyA.body.key.id;
+    const up = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'fx', transport: 'STREAMABLE_HTTP', url: fixture.url });
+    const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${up.body.id}/sync`);
+    await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
+    const reg = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'notes', transport: 'STREAMABLE_HTTP', url: notes.url, authMode: 'PER_USER_OAUTH', oauth: { scope: 'mcp' } });
+    expect(reg.status, JSON.stringify(reg.body)).toBe(201);
+    ids.notes = reg.body.id;
+    // The org allows the fixture's tools but denies fx:fail: the simulator must name that rule.
+    expect((await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['fx:*'], deny: ['fx:fail'] })).status).toBe(200);
+    expect((await p.admin('POST', `/v1/orgs/${orgId}/prices`, { upstreamId: up.body.id, toolPattern: '*', perCallMicros: PRICE })).status).toBe(201);
+    // One call (0.125 of 0.2) crosses the 50 % threshold: an alert fires and is delivered to the webhook.
+    expect((await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, { scope: 'ORG', scopeId: orgId, period: 'MONTH', limitMicros: 200_000, alertThresholds: [50], mode: 'SOFT' })).status).toBe(200);
+    const hook = await p.admin('POST', `/v1/orgs/${orgId}/alert-webhooks`, { url: `http://127.0.0.1:${(hooks.address() as AddressInfo).port}/hook`, description: 'finance relay' });
+    expect(hook.status, JSON.stringify(hook.body)).toBe(201);
+
+    const issue = async (body: Record<string, unknown>) => {
+      const res = await p.admin('POST', '/v1/admin-tokens', body);
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      return res.body.secret as string;
+    };
+    tokens.admin = await issue({ role: 'ORG_ADMIN', orgId, userId: ids.grace, name: 'grace console' });
+    tokens.finance = await issue({ role: 'FINANCE', orgId, name: 'acme finance' });
+    tokens.member = await issue({ role: 'MEMBER', orgId, userId: ids.ada, teamId: ids.data, name: 'ada' });
+
+    const agent = await connectAgent(p.edgeUrl, keyA.body.secret, 'ada');
+    agents.push(agent);
+    const res = await agent.callTool({ name: 'fx__ping', arguments: {} });
+    await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, [callMeta(res as never)!.callId]);
+    await firstHit;
+    // The receiver answered; the delivery job records it before the queue is idle.
+    await waitForQueueIdle(p.env.redisUrl, p.env.redisPrefix, QueueName.AlertDelivery);
+    await built;
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    for (const a of agents) await a.close();
+    await p?.close();
+    await Promise.allSettled([fixture?.close(), notes?.close(), as?.close(), new Promise((r) => hooks?.close(r))]);
+    if (consoleDir) await rm(consoleDir, { recursive: true, force: true });
+  });
+
+  it('should simulate a key (a refused tool names its rule), dry-run a deny (the lost tool), then apply it with If-Match', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 1400 } });
+    const page = await signIn(context, tokens.admin, '/console/policies');
+    await page.getByTestId('policy-version').waitFor();
+    expect(await page.getByTestId('policy-list-deny').textContent()).toContain('fx:fail');
+
+    // Simulator: the key sees fx__ping at its price; fx__fail is refused by the org's deny rule.
+    await page.getByTestId('simulator-key').click();
+    await page.getByRole('option', { name: /ada-agent/ }).click();
+    const fail = page.locator('[data-testid=simulator-row][data-tool=fx__fail]');
+    await fail.waitFor();
+    expect(await fail.getByTestId('simulator-refusal').textContent()).toBe('Denied by rule fx:fail at organisation level (Acme)');
+    const ping = page.locator('[data-testid=simulator-row][data-tool=fx__ping]');
+    expect(await ping.textContent()).toContain('Allowed');
+    expect(await ping.locator('[data-micros]').getAttribute('data-micros')).toBe(String(PRICE));
+    await expectAccessible(page, 'policies');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'policies.png'), fullPage: true });
+
+    // Dry run of denying fx:ping at the org level: ada-agent would lose fx__ping. Nothing written yet.
+    const before = (await p.admin('GET', `/v1/orgs/${orgId}/policies/ORG/${orgId}`)).body;
+    await page.getByLabel('Pattern to add to Denied tools').fill('fx:ping');
+    await page.getByTestId('policy-list-deny').getByRole('button', { name: 'Add' }).click();
+    await page.getByTestId('policy-dry-run').click();
+    const row = page.getByTestId('dry-run-row');
+    await row.waitFor();
+    expect(await row.count()).toBe(1);
+    expect(await row.textContent()).toContain('ada-agent');
+    expect(await row.getByTestId('dry-run-lost').textContent()).toBe('fx__ping');
+    expect((await p.admin('GET', `/v1/orgs/${orgId}/policies/ORG/${orgId}`)).body.deny).toEqual(['fx:fail']);
+    await expectAccessible(page, 'policies dry run');
+
+    await page.getByTestId('policy-apply').click();
+    await page.getByTestId('policy-applied').waitFor();
+    const after = (await p.admin('GET', `/v1/orgs/${orgId}/policies/ORG/${orgId}`)).body;
+    expect(after.deny).toEqual(['fx:fail', 'fx:ping']);
+    expect(after.version).toBe(before.version + 1);
+    expect(await page.getByTestId('policy-list-deny').textContent()).toContain('fx:ping');
+
+    // A change made elsewhere meanwhile: the page's stale version is refused (412), not overwritten.
+    expect((await p.admin('PATCH', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { deny: { add: ['fx:slow'] } })).status).toBe(200);
+    await page.getByLabel('Pattern to add to Denied tools').fill('fx:huge');
+    await page.getByTestId('policy-list-deny').getByRole('button', { name: 'Add' }).click();
+    await page.getByTestId('policy-dry-run').click();
+    await page.getByTestId('policy-apply').click();
+    await page.getByText('Someone changed this policy meanwhile').waitFor();
+    expect((await p.admin('GET', `/v1/orgs/${orgId}/policies/ORG/${orgId}`)).body.deny).toEqual(['fx:fail', 'fx:ping', 'fx:slow']);
+    await context.close();
+  });
+
+  it('should let finance read policies but change nothing, and a member simulate only their own keys', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const fin = await signIn(context, tokens.finance, '/console/policies');
+    await fin.getByTestId('policy-list-deny').waitFor();
+    expect(await fin.getByLabel('Pattern to add to Denied tools').count()).toBe(0);
+    expect(await fin.getByRole('link', { name: 'My connections' }).count()).toBe(0);
+    await context.close();
+
+    const memberContext = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const member = await signIn(memberContext, tokens.member, '/console/policies');
+    await member.getByTestId('simulator-key').click();
+    expect(await member.getByRole('option').allTextContents()).toEqual([expect.stringContaining('ada-agent')]);
+    expect(await member.getByRole('link', { name: 'Audit log' }).count()).toBe(0);
+    await memberContext.close();
+  });
+
+  it('should list the audit log with the person and the token of each change, filtered by who and what', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
+    const page = await signIn(context, tokens.finance, '/console/audit');
+    await page.getByTestId('audit-table').waitFor();
+    await page.getByTestId('audit-action').click();
+    await page.getByRole('option', { name: 'policy.patched', exact: true }).click();
+    await page.getByTestId('audit-actor').click();
+    await page.getByRole('option', { name: 'Grace Hopper <grace@acme.test>' }).click();
+    const rows = page.getByTestId('audit-row');
+    await expect.poll(() => rows.count()).toBe(1); // the browser's apply; the 412 wrote nothing
+    expect(await rows.getByTestId('audit-who').textContent()).toBe('Grace Hoppergrace@acme.test');
+    expect(await rows.getByTestId('audit-token').textContent()).toContain('grace console');
+    // A range that ends yesterday (the org's days) hides it.
+    const today = new Date().toISOString().slice(0, 10);
+    await page.getByTestId('audit-to').fill(new Date(Date.parse(today) - 86_400_000).toISOString().slice(0, 10));
+    await page.getByText('No change matches').waitFor();
+    await page.getByTestId('audit-to').fill(today);
+    await rows.first().waitFor();
+    await expectAccessible(page, 'audit log');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'audit-log.png'), fullPage: true });
+    await context.close();
+  });
+
+  it('should show the fired alert with its webhook delivery, and its webhook', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await signIn(context, tokens.finance, '/console/alerts');
+    const alert = page.getByTestId('alert-row');
+    await alert.waitFor();
+    expect(await alert.count()).toBe(1);
+    expect(await alert.getByTestId('alert-threshold').textContent()).toBe('50 %');
+    expect(await alert.locator('[data-micros]').getAttribute('data-micros')).toBe(String(PRICE));
+    expect(await alert.getByTestId('alert-delivery').textContent()).toContain('Delivered');
+    expect(hookHits).toBe(1);
+    expect(await page.getByTestId('webhook-row').textContent()).toContain('finance relay');
+    expect(await page.getByTestId('add-webhook').count()).toBe(0); // finance changes nothing
+    await expectAccessible(page, 'alerts');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'alerts.png'), fullPage: true });
+    await context.close();
+  });
+
+  it('should let a member connect their own account at a per-user OAuth upstream, then disconnect it', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const page = await signIn(context, tokens.member, '/console/connections');
+    const row = page.locator('[data-testid=connection-row][data-upstream=notes]');
+    await row.waitFor();
+    expect(await row.getByTestId('connection-status').textContent()).toBe('Not connected');
+    await expectAccessible(page, 'my connections');
+
+    const started = page.waitForResponse((r) => r.request().method() === 'POST' && r.url().includes(`/users/${ids.ada}/connections/${ids.notes}`));
+    const popup = context.waitForEvent('page');
+    await row.getByRole('button', { name: 'Connect notes' }).click();
+    const { authorizationUrl } = (await (await started).json()) as { authorizationUrl: string };
+    const tab = await popup;
+    await tab.waitForURL((u) => u.href.startsWith(as.issuer));
+    await tab.close();
+    // The user signs in at the provider, which redirects to Tollgate's callback.
+    const callback = await authorizeInBrowser(authorizationUrl, 'ada', CALLBACK_PREFIX);
+    expect((await fetch(`${p.adminUrl}${callback.pathname}${callback.search}`)).status).toBe(200);
+
+    await page.getByRole('button', { name: 'I have connected: refresh' }).click();
+    await expect.poll(() => row.getByTestId('connection-status').textContent()).toBe('Connected');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'my-connections.png'), fullPage: true });
+    await row.getByRole('button', { name: 'Disconnect notes' }).click();
+    await expect.poll(() => row.getByTestId('connection-status').textContent()).toBe('Not connected');
+    expect((await p.admin('GET', `/v1/orgs/${orgId}/users/${ids.ada}/connections`)).body).toEqual([]);
+    await context.close();
+  });
+});
