@@ -1,8 +1,9 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '@prisma/client';
-import { QueueName } from '@tollgate/queue';
+import { JobName, QueueName, bullConnection } from '@tollgate/queue';
 import { callMeta, connectAgent, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
+import { Queue } from 'bullmq';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -67,7 +68,7 @@ describe('console in a real browser', () => {
   let orgId: string;
   const agents: Client[] = [];
   const ids = { data: '', web: '', ada: '', bob: '', upstream: '' };
-  const tokens = { admin: '', finance: '', member: '' };
+  const tokens = { admin: '', finance: '', member: '', teamAdmin: '' };
   let axeSource: string;
   let consoleDir: string;
 
@@ -111,6 +112,12 @@ describe('console in a real browser', () => {
     axeSource = await readFile(require.resolve('axe-core/axe.min.js'), 'utf8');
 
     orgId = (await p.admin('POST', '/v1/orgs', { name: 'Acme', slug: 'acme' })).body.id;
+    // The org's currency names the unit of every amount the console shows.
+    const badCurrency = await p.admin('PATCH', `/v1/orgs/${orgId}`, { currency: 'euro' });
+    expect(badCurrency.status).toBe(400);
+    expect(badCurrency.body.field).toBe('currency');
+    const eur = await p.admin('PATCH', `/v1/orgs/${orgId}`, { currency: 'EUR' });
+    expect([eur.status, eur.body.currency]).toEqual([200, 'EUR']);
     ids.data = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'data, science' })).body.id;
     ids.web = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'web' })).body.id;
     ids.ada = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'ada@acme.test', name: 'Ada' })).body.id;
@@ -128,11 +135,14 @@ describe('console in a real browser', () => {
     expect((await p.admin('POST', `/v1/orgs/${orgId}/prices`, { upstreamId: ids.upstream, toolPattern: 'huge', perCallMicros: BIG_PRICE })).status).toBe(201);
     expect((await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, { scope: 'ORG', scopeId: orgId, period: 'MONTH', limitMicros: 50_000_000 })).status).toBe(200);
     expect((await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, { scope: 'TEAM', scopeId: ids.data, period: 'MONTH', limitMicros: 5_000_000, mode: 'SOFT' })).status).toBe(200);
+    // bob's two calls (0.25) cross 80 % of this one: an alert fired this month.
+    expect((await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, { scope: 'TEAM', scopeId: ids.web, period: 'MONTH', limitMicros: 300_000, mode: 'SOFT' })).status).toBe(200);
 
     const issue = async (body: Record<string, unknown>) => (await p.admin('POST', '/v1/admin-tokens', body)).body.secret as string;
     tokens.admin = await issue({ role: 'ORG_ADMIN', orgId, name: 'acme admin' });
     tokens.finance = await issue({ role: 'FINANCE', orgId, name: 'acme finance' });
     tokens.member = await issue({ role: 'MEMBER', orgId, userId: ids.ada, teamId: ids.data, name: 'ada' });
+    tokens.teamAdmin = await issue({ role: 'TEAM_ADMIN', orgId, teamId: ids.web, name: 'web lead' });
 
     // Real governed calls through the edge: ada 3 ok (one priced higher) + 1 tool error, bob 2 ok.
     const callIds: string[] = [];
@@ -144,6 +154,10 @@ describe('console in a real browser', () => {
       callIds.push(callMeta(res as never)!.callId);
     }
     await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, callIds);
+    const alertQueue = new Queue(QueueName.BudgetAlerts, { connection: bullConnection(p.env.redisUrl), prefix: `${p.env.redisPrefix}:bull` });
+    const check = await alertQueue.add(JobName.CheckBudgetAlerts, { orgId }, { jobId: `console-check-${Date.now()}` });
+    await alertQueue.close();
+    await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.BudgetAlerts, [check.id!]);
     await built;
     browser = await chromium.launch({
       executablePath: CHROMIUM,
@@ -198,14 +212,19 @@ describe('console in a real browser', () => {
     const spend = page.getByTestId('overview-total-spend');
     await spend.waitFor();
     expect(await spend.getAttribute('data-micros')).toBe(String(sums.costMicros));
-    expect(await spend.textContent()).toBe('$1.734567');
+    expect(await spend.textContent()).toBe('€1.734567');
     expect(await page.getByTestId('overview-calls').textContent()).toBe('6');
     expect(await page.getByTestId('overview-error-rate').textContent()).toBe('16.7 %');
     // Budgets: org and team, each with a forecast.
-    await expect(page.getByTestId('budget-row').count()).resolves.toBe(2);
+    await expect(page.getByTestId('budget-row').count()).resolves.toBe(3);
     expect(await page.getByText('Organisation Acme').count()).toBe(1);
     expect(await page.getByText('Team data, science').count()).toBe(1);
     expect(await page.getByTestId('budget-forecast').first().textContent()).toMatch(/runs out on|lasts until the period resets/);
+    // Alerts fired this month: the web team's budget crossed 80 % with 0.25 spent.
+    const alert = page.getByTestId('alert-row');
+    await alert.first().waitFor();
+    expect(await alert.count()).toBe(1);
+    expect(await alert.textContent()).toMatch(/Team web \(month\).*80 %.*€0\.25/);
     // Top tools: the dearer tool first.
     expect(await page.getByTestId('top-tools').locator('tbody tr').first().textContent()).toContain('fx / huge');
     await page.locator('.recharts-bar-rectangle').first().waitFor();
@@ -238,7 +257,7 @@ describe('console in a real browser', () => {
 
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('explorer-download').click()]);
     const csv = parseCsv(await readFile((await download.path())!, 'utf8'));
-    expect(csv[0]).toEqual(['User', 'Calls', 'Errors', 'Output tokens', 'Cost (USD)']);
+    expect(csv[0]).toEqual(['User', 'Calls', 'Errors', 'Output tokens', 'Cost (EUR)']);
     const body = csv.slice(1, -1);
     const footer = csv[csv.length - 1];
     expect(body.map((r) => r[0]).sort()).toEqual(['ada@acme.test', 'bob@acme.test']);
@@ -296,11 +315,96 @@ describe('console in a real browser', () => {
     await page.getByRole('button', { name: 'Done' }).click();
     const row = page.getByTestId('key-row').filter({ hasText: 'console-made' });
     await row.waitFor();
+
+    // Rotate: a new secret for the same key, shown once; the old one is refused at once.
+    await row.getByRole('button', { name: 'Rotate console-made' }).click();
+    await page.getByTestId('confirm-rotate').click();
+    await page.getByTestId('issued-secret').waitFor();
+    const rotated = (await page.getByTestId('issued-secret').textContent())!.trim();
+    expect(rotated).toMatch(/^tg_/);
+    expect(rotated).not.toBe(secret);
+    await expect(connectAgent(p.edgeUrl, secret, 'old-secret')).rejects.toThrow();
+    const renewed = await connectAgent(p.edgeUrl, rotated, 'rotated');
+    agents.push(renewed);
+    expect((await renewed.listTools()).tools.map((t) => t.name)).toContain('fx__ping');
+    await page.getByRole('button', { name: 'Done' }).click();
+    expect(await page.getByTestId('key-row').filter({ hasText: 'console-made' }).count()).toBe(1);
+
     await row.getByRole('button', { name: 'Revoke console-made' }).click();
     await page.getByTestId('confirm-revoke').click();
     await row.waitFor({ state: 'detached' });
     const keys = (await p.admin('GET', `/v1/orgs/${orgId}/keys`, undefined, tokens.admin)).body as { name: string; revokedAt: string | null }[];
     expect(keys.find((k) => k.name === 'console-made')!.revokedAt).not.toBeNull();
+    await context.close();
+  });
+
+  it('should tag a key, set its limits and disclosure, then filter and group the explorer by that tag', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
+    const page = await signIn(context, tokens.admin);
+    await page.getByRole('link', { name: 'Keys' }).click();
+    const row = page.getByTestId('key-row').filter({ hasText: 'ada-agent' });
+    await row.getByRole('button', { name: 'Settings of ada-agent' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByTestId('key-limits').waitFor();
+    await dialog.getByLabel('Tags').fill('project:atlas');
+    await dialog.getByLabel('Tags').press('Enter');
+    await dialog.getByTestId('key-disclosure').click();
+    await page.getByRole('option', { name: 'Progressive: search, then load' }).click();
+    await dialog.getByTestId('key-budget-amount').fill('2.5');
+    await dialog.getByTestId('key-budget-save').click();
+    await dialog.getByTestId('key-budget').waitFor();
+    expect(await dialog.getByTestId('key-budget').textContent()).toContain('€2.50');
+    await dialog.getByTestId('key-rate-save').click();
+    await dialog.getByTestId('key-rate-limit').waitFor();
+    await expectAccessible(page, 'key settings');
+    await dialog.getByTestId('key-settings-save').click();
+    await dialog.waitFor({ state: 'detached' });
+    await row.getByText('project:atlas').waitFor();
+
+    const keys = (await p.admin('GET', `/v1/orgs/${orgId}/keys`, undefined, tokens.admin)).body as { id: string; name: string; tags: string[]; disclosureMode: string }[];
+    const ada = keys.find((k) => k.name === 'ada-agent')!;
+    expect([ada.tags, ada.disclosureMode]).toEqual([['project:atlas'], 'PROGRESSIVE']);
+    const limits = (await p.admin('GET', `/v1/orgs/${orgId}/keys/${ada.id}/limits`, undefined, tokens.admin)).body;
+    expect(limits.budgets.map((b: { limitMicros: number }) => b.limitMicros)).toEqual([2_500_000]);
+    expect(limits.rateLimits.map((r: { callsPerWindow: number }) => r.callsPerWindow)).toEqual([60]);
+
+    // Grouped by key tag: one row per tag (untagged keys in their own), the tag's row is its key's ledger sum.
+    const adaCost = (await db.usageEvent.findMany({ where: { orgId, keyId: ada.id } })).reduce((s, r) => s + r.costMicros, 0n);
+    await page.getByRole('link', { name: 'Spend explorer' }).click();
+    const total = page.getByTestId('explorer-total-cost');
+    await total.waitFor();
+    const groupBy = page.getByRole('group', { name: 'Group by' });
+    await groupBy.getByText('Team', { exact: true }).click();
+    await groupBy.getByText('Day', { exact: true }).click();
+    await groupBy.getByText('Key tag', { exact: true }).click();
+    const tagRow = page.getByTestId('explorer-table').locator('tbody tr').filter({ hasText: 'project:atlas' });
+    await tagRow.waitFor();
+    expect(await page.getByTestId('explorer-table').locator('tbody tr').allTextContents()).toHaveLength(2);
+    expect(await tagRow.textContent()).toContain(`€${(Number(adaCost) / 1e6).toFixed(6).replace(/0+$/, '')}`);
+
+    // Filtered by that tag: the total is the tagged key's ledger sum, as the report API says.
+    await page.getByTestId('explorer-filter-tag').click();
+    await page.getByRole('option', { name: 'project:atlas' }).click();
+    await expect.poll(() => total.getAttribute('data-micros')).toBe(String(adaCost));
+    const from = utcDay(new Date(Date.now() - 29 * 86_400_000));
+    const api = await p.admin('GET', `/v1/orgs/${orgId}/reports/spend?from=${from}&to=${utcDay()}&tag=project:atlas`, undefined, tokens.admin);
+    expect(String(api.body.totals.costMicros)).toBe(String(adaCost));
+    // And by team too (a console filter over the API's rows): bob's team has no tagged spend.
+    await page.getByTestId('explorer-filter-team').click();
+    await page.getByRole('option', { name: 'web' }).click();
+    await page.getByText('No spend in this range').waitFor();
+    await expectAccessible(page, 'explorer filtered by tag');
+    await context.close();
+  });
+
+  it('should show a team admin only their team', async () => {
+    const context = await browser.newContext();
+    const page = await signIn(context, tokens.teamAdmin);
+    await page.getByTestId('keys-table').waitFor();
+    expect(await page.getByRole('link', { name: 'Spend explorer' }).count()).toBe(0);
+    const names = await page.getByTestId('key-row').locator('td:first-child').allTextContents();
+    expect(names).toEqual(['bob-agent']);
+    await expectAccessible(page, 'keys (team admin)');
     await context.close();
   });
 

@@ -45,10 +45,18 @@ export interface Key {
   kind: 'STATIC' | 'OAUTH';
   oauthClientName: string | null;
   disclosureMode: string | null;
+  tags: string[];
   expiresAt: string | null;
   revokedAt: string | null;
   lastUsedAt: string | null;
   createdAt: string;
+}
+
+/** GET …/keys/:id/limits: the key's own budgets and rate limits. */
+export interface KeyLimits {
+  keyId: string;
+  budgets: { id: string; period: string; limitMicros: number | string; mode: 'HARD' | 'SOFT'; alertThresholds: number[] }[];
+  rateLimits: { id: string; toolPattern: string; callsPerWindow: number | null; windowSeconds: number; maxConcurrent: number | null }[];
 }
 
 export interface Figures {
@@ -84,5 +92,5 @@ export interface BudgetUtilisation {
   resetsAt: string | null;
 }
 
-export const REPORT_DIMENSIONS = ['team', 'user', 'key', 'upstream', 'tool', 'day'] as const;
+export const REPORT_DIMENSIONS = ['team', 'user', 'key', 'upstream', 'tool', 'day', 'tag'] as const;
 export type ReportDimension = (typeof REPORT_DIMENSIONS)[number];

@@ -2,7 +2,7 @@ import type { ReportDimension, ReportRow, SpendReport } from '../api/admin-types
 import { microsToDecimal, sumMicros, toMicros } from './money';
 import type { ShownTable } from './table-csv';
 
-export const DIMENSION_LABELS: Record<ReportDimension, string> = { team: 'Team', user: 'User', key: 'Key', upstream: 'Upstream', tool: 'Tool', day: 'Day' };
+export const DIMENSION_LABELS: Record<ReportDimension, string> = { team: 'Team', user: 'User', key: 'Key', upstream: 'Upstream', tool: 'Tool', day: 'Day', tag: 'Key tag' };
 
 const text = (v: string | number | null | undefined) => (v === null || v === undefined || v === '' ? '(none)' : String(v));
 
@@ -21,6 +21,8 @@ export function dimensionLabel(row: ReportRow, dim: ReportDimension): string {
       return `${text(row.upstreamNamespace ?? row.upstreamId)} / ${text(row.toolName)}`;
     case 'day':
       return text(row.day);
+    case 'tag':
+      return row.tag === null || row.tag === undefined ? '(untagged)' : String(row.tag);
   }
 }
 

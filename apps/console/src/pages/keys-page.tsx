@@ -1,7 +1,23 @@
-import { Alert, Badge, Button, Card, Code, CopyButton, Group, Modal, Select, Stack, Switch, Table, Text, TextInput } from '@mantine/core';
+import {
+  Alert,
+  Badge,
+  Button,
+  Card,
+  Code,
+  CopyButton,
+  Group,
+  Modal,
+  Select,
+  Stack,
+  Switch,
+  Table,
+  Text,
+  TextInput,
+} from '@mantine/core';
 import { FormEvent, useMemo, useState } from 'react';
 import { ApiError, get, post } from '../api/admin-client';
 import type { Key, Team, User } from '../api/admin-types';
+import { KeySettingsModal } from './key-settings-modal';
 import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
 import { formatTimestamp } from '../lib/dates';
 import { canManageKeys } from '../lib/roles';
@@ -24,13 +40,20 @@ export function KeysPage() {
   const { me, org } = useSession();
   const orgPath = useOrgPath();
   const data = useLoad<KeysData>(async () => {
-    const [keys, teams, users] = await Promise.all([get<Key[]>(`${orgPath}/keys`), get<Team[]>(`${orgPath}/teams`), get<User[]>(`${orgPath}/users`)]);
+    const [keys, teams, users] = await Promise.all([
+      get<Key[]>(`${orgPath}/keys`),
+      get<Team[]>(`${orgPath}/teams`),
+      get<User[]>(`${orgPath}/users`),
+    ]);
     return { keys, teams, users };
   }, [orgPath]);
   const [search, setSearch] = useState('');
   const [showInactive, setShowInactive] = useState(false);
   const [issuing, setIssuing] = useState(false);
   const [revoking, setRevoking] = useState<Key | null>(null);
+  const [rotating, setRotating] = useState<Key | null>(null);
+  const [editing, setEditing] = useState<Key | null>(null);
+  const [tagFilter, setTagFilter] = useState<string | null>(null);
   const mayManage = canManageKeys(me.role);
 
   const names = useMemo(() => {
@@ -46,16 +69,49 @@ export function KeysPage() {
   if (data.state === 'error') return <ErrorState error={data.error} what="keys" onRetry={data.reload} />;
 
   const needle = search.trim().toLowerCase();
+  const allTags = [...new Set(data.data.keys.flatMap((k) => k.tags ?? []))].sort();
   const shown = data.data.keys
     .filter((k) => showInactive || keyStatus(k).label === 'Active')
-    .filter((k) => !needle || [k.name, k.prefix, k.oauthClientName ?? '', names.get(k.teamId) ?? '', names.get(k.userId) ?? ''].some((s) => s.toLowerCase().includes(needle)));
+    .filter((k) => !tagFilter || (k.tags ?? []).includes(tagFilter))
+    .filter(
+      (k) =>
+        !needle ||
+        [
+          k.name,
+          k.prefix,
+          ...(k.tags ?? []),
+          k.oauthClientName ?? '',
+          names.get(k.teamId) ?? '',
+          names.get(k.userId) ?? '',
+        ].some((s) => s.toLowerCase().includes(needle)),
+    );
 
   return (
     <Stack gap="md">
       <Group justify="space-between">
         <Group>
-          <TextInput aria-label="Filter keys" placeholder="Filter by name, prefix, team or owner" value={search} onChange={(e) => setSearch(e.currentTarget.value)} w={320} />
-          <Switch label="Show revoked and expired" checked={showInactive} onChange={(e) => setShowInactive(e.currentTarget.checked)} />
+          <TextInput
+            aria-label="Filter keys"
+            placeholder="Filter by name, prefix, team or owner"
+            value={search}
+            onChange={(e) => setSearch(e.currentTarget.value)}
+            w={320}
+          />
+          <Select
+            aria-label="Filter by tag"
+            placeholder="Any tag"
+            data={allTags}
+            value={tagFilter}
+            onChange={setTagFilter}
+            clearable
+            w={180}
+            data-testid="keys-tag-filter"
+          />
+          <Switch
+            label="Show revoked and expired"
+            checked={showInactive}
+            onChange={(e) => setShowInactive(e.currentTarget.checked)}
+          />
         </Group>
         {mayManage && (
           <Button onClick={() => setIssuing(true)} data-testid="issue-key">
@@ -66,7 +122,9 @@ export function KeysPage() {
       <Card withBorder p={0}>
         {shown.length === 0 ? (
           <EmptyState title={data.data.keys.length === 0 ? 'No keys yet' : 'No key matches'}>
-            {data.data.keys.length === 0 ? 'Issue a virtual key for an agent, or connect a client by OAuth: its key shows here too.' : 'Change the filter to see more keys.'}
+            {data.data.keys.length === 0
+              ? 'Issue a virtual key for an agent, or connect a client by OAuth: its key shows here too.'
+              : 'Change the filter to see more keys.'}
           </EmptyState>
         ) : (
           <Table.ScrollContainer minWidth={900}>
@@ -78,7 +136,10 @@ export function KeysPage() {
                   <Table.Th>Prefix</Table.Th>
                   <Table.Th>Team</Table.Th>
                   <Table.Th>Owner</Table.Th>
+                  <Table.Th>Tags</Table.Th>
+                  <Table.Th>Disclosure</Table.Th>
                   <Table.Th>Last used</Table.Th>
+                  <Table.Th>Expires</Table.Th>
                   <Table.Th>Created</Table.Th>
                   <Table.Th>Status</Table.Th>
                   {mayManage && <Table.Th>Actions</Table.Th>}
@@ -106,7 +167,18 @@ export function KeysPage() {
                       </Table.Td>
                       <Table.Td>{names.get(k.teamId) ?? k.teamId}</Table.Td>
                       <Table.Td>{names.get(k.userId) ?? k.userId}</Table.Td>
+                      <Table.Td data-testid="key-tags-cell">
+                        <Group gap={4}>
+                          {(k.tags ?? []).map((t) => (
+                            <Badge key={t} variant="outline" color="gray.8" c="dark.9" tt="none">
+                              {t}
+                            </Badge>
+                          ))}
+                        </Group>
+                      </Table.Td>
+                      <Table.Td>{k.disclosureMode ? k.disclosureMode.toLowerCase() : 'policy'}</Table.Td>
                       <Table.Td>{k.lastUsedAt ? formatTimestamp(k.lastUsedAt, org.timeZone) : 'Never'}</Table.Td>
+                      <Table.Td>{k.expiresAt ? formatTimestamp(k.expiresAt, org.timeZone) : 'Never'}</Table.Td>
                       <Table.Td>{formatTimestamp(k.createdAt, org.timeZone)}</Table.Td>
                       <Table.Td>
                         <Badge variant="outline" color={status.color} c="dark.9">
@@ -116,9 +188,38 @@ export function KeysPage() {
                       {mayManage && (
                         <Table.Td>
                           {!k.revokedAt && (
-                            <Button size="xs" variant="subtle" color="red" c="red.9" onClick={() => setRevoking(k)} aria-label={`Revoke ${k.name}`}>
-                              Revoke
-                            </Button>
+                            <Group gap={2} wrap="nowrap">
+                              <Button
+                                size="xs"
+                                variant="subtle"
+                                onClick={() => setEditing(k)}
+                                aria-label={`Settings of ${k.name}`}
+                                data-testid="edit-key"
+                              >
+                                Settings
+                              </Button>
+                              {k.kind === 'STATIC' && (
+                                <Button
+                                  size="xs"
+                                  variant="subtle"
+                                  onClick={() => setRotating(k)}
+                                  aria-label={`Rotate ${k.name}`}
+                                  data-testid="rotate-key"
+                                >
+                                  Rotate
+                                </Button>
+                              )}
+                              <Button
+                                size="xs"
+                                variant="subtle"
+                                color="red"
+                                c="red.9"
+                                onClick={() => setRevoking(k)}
+                                aria-label={`Revoke ${k.name}`}
+                              >
+                                Revoke
+                              </Button>
+                            </Group>
                           )}
                         </Table.Td>
                       )}
@@ -130,7 +231,16 @@ export function KeysPage() {
           </Table.ScrollContainer>
         )}
       </Card>
-      {issuing && <IssueKeyModal teams={data.data.teams} users={data.data.users} onClose={() => setIssuing(false)} onIssued={data.reload} />}
+      {issuing && (
+        <IssueKeyModal
+          teams={data.data.teams}
+          users={data.data.users}
+          onClose={() => setIssuing(false)}
+          onIssued={data.reload}
+        />
+      )}
+      {editing && <KeySettingsModal keyToEdit={editing} onClose={() => setEditing(null)} onSaved={data.reload} />}
+      {rotating && <RotateKeyModal keyToRotate={rotating} onClose={() => setRotating(null)} onRotated={data.reload} />}
       {revoking && (
         <RevokeKeyModal
           keyToRevoke={revoking}
@@ -145,7 +255,17 @@ export function KeysPage() {
   );
 }
 
-function IssueKeyModal({ teams, users, onClose, onIssued }: { teams: Team[]; users: User[]; onClose: () => void; onIssued: () => void }) {
+function IssueKeyModal({
+  teams,
+  users,
+  onClose,
+  onIssued,
+}: {
+  teams: Team[];
+  users: User[];
+  onClose: () => void;
+  onIssued: () => void;
+}) {
   const { me } = useSession();
   const orgPath = useOrgPath();
   // Members issue keys for themselves; team admins within their team.
@@ -158,13 +278,19 @@ function IssueKeyModal({ teams, users, onClose, onIssued }: { teams: Team[]; use
   const [busy, setBusy] = useState(false);
   const [secret, setSecret] = useState<string | null>(null);
 
-  const members = useLoad<{ userId: string }[]>(async () => (teamId ? get(`${orgPath}/teams/${teamId}/members`) : []), [orgPath, teamId]);
+  const members = useLoad<{ userId: string }[]>(
+    async () => (teamId ? get(`${orgPath}/teams/${teamId}/members`) : []),
+    [orgPath, teamId],
+  );
   const memberOptions =
     members.state === 'ready'
-      ? members.data.map((m) => ({ value: m.userId, label: (() => {
-          const u = users.find((x) => x.id === m.userId);
-          return u ? (u.name ? `${u.name} (${u.email})` : u.email) : m.userId;
-        })() }))
+      ? members.data.map((m) => ({
+          value: m.userId,
+          label: (() => {
+            const u = users.find((x) => x.id === m.userId);
+            return u ? (u.name ? `${u.name} (${u.email})` : u.email) : m.userId;
+          })(),
+        }))
       : [];
 
   async function submit(e: FormEvent) {
@@ -185,29 +311,7 @@ function IssueKeyModal({ teams, users, onClose, onIssued }: { teams: Team[]; use
   if (secret) {
     return (
       <Modal opened onClose={onClose} closeButtonProps={{ 'aria-label': 'Close' }} title="Key issued" size="lg">
-        <Stack>
-          <Alert color="yellow" title="Copy the key now" role="status" styles={{ title: { color: 'var(--mantine-color-dark-9)' } }}>
-            This is the only time the secret is shown. Tollgate keeps only a hash of it.
-          </Alert>
-          <Group wrap="nowrap" align="center">
-            <Code block style={{ flex: 1, wordBreak: 'break-all' }} data-testid="issued-secret">
-              {secret}
-            </Code>
-            <CopyButton value={secret}>
-              {({ copied, copy }) => (
-                <Button onClick={copy} color={copied ? 'teal.9' : 'indigo'} data-testid="copy-secret">
-                  {copied ? 'Copied' : 'Copy'}
-                </Button>
-              )}
-            </CopyButton>
-          </Group>
-          <Text size="sm">
-            Agents send it as <Code>Authorization: Bearer …</Code> to the edge.
-          </Text>
-          <Group justify="flex-end">
-            <Button onClick={onClose}>Done</Button>
-          </Group>
-        </Stack>
+        <SecretShownOnce secret={secret} onClose={onClose} />
       </Modal>
     );
   }
@@ -270,7 +374,15 @@ function IssueKeyModal({ teams, users, onClose, onIssued }: { teams: Team[]; use
   );
 }
 
-function RevokeKeyModal({ keyToRevoke: k, onClose, onRevoked }: { keyToRevoke: Key; onClose: () => void; onRevoked: () => void }) {
+function RevokeKeyModal({
+  keyToRevoke: k,
+  onClose,
+  onRevoked,
+}: {
+  keyToRevoke: Key;
+  onClose: () => void;
+  onRevoked: () => void;
+}) {
   const orgPath = useOrgPath();
   const [error, setError] = useState<ApiError | null>(null);
   const [busy, setBusy] = useState(false);
@@ -288,7 +400,8 @@ function RevokeKeyModal({ keyToRevoke: k, onClose, onRevoked }: { keyToRevoke: K
     <Modal opened onClose={onClose} closeButtonProps={{ 'aria-label': 'Close' }} title={`Revoke ${k.name}?`}>
       <Stack>
         <Text size="sm">
-          Every edge stops accepting <Code>{k.prefix}…</Code> within a second. Its spend stays in the reports. This cannot be undone.
+          Every edge stops accepting <Code>{k.prefix}…</Code> within a second. Its spend stays in the reports. This
+          cannot be undone.
         </Text>
         {error && (
           <Alert color="red" role="alert">
@@ -301,6 +414,97 @@ function RevokeKeyModal({ keyToRevoke: k, onClose, onRevoked }: { keyToRevoke: K
           </Button>
           <Button color="red.9" onClick={revoke} loading={busy} data-testid="confirm-revoke">
             Revoke key
+          </Button>
+        </Group>
+      </Stack>
+    </Modal>
+  );
+}
+
+/** A secret shown this once, with a copy button: Tollgate keeps only its hash. */
+function SecretShownOnce({ secret, onClose }: { secret: string; onClose: () => void }) {
+  return (
+    <Stack>
+      <Alert
+        color="yellow"
+        title="Copy the key now"
+        role="status"
+        styles={{ title: { color: 'var(--mantine-color-dark-9)' } }}
+      >
+        This is the only time the secret is shown. Tollgate keeps only a hash of it.
+      </Alert>
+      <Group wrap="nowrap" align="center">
+        <Code block style={{ flex: 1, wordBreak: 'break-all' }} data-testid="issued-secret">
+          {secret}
+        </Code>
+        <CopyButton value={secret}>
+          {({ copied, copy }) => (
+            <Button onClick={copy} color={copied ? 'teal.9' : 'indigo'} data-testid="copy-secret">
+              {copied ? 'Copied' : 'Copy'}
+            </Button>
+          )}
+        </CopyButton>
+      </Group>
+      <Text size="sm">
+        Agents send it as <Code>Authorization: Bearer …</Code> to the edge.
+      </Text>
+      <Group justify="flex-end">
+        <Button onClick={onClose}>Done</Button>
+      </Group>
+    </Stack>
+  );
+}
+
+function RotateKeyModal({
+  keyToRotate: k,
+  onClose,
+  onRotated,
+}: {
+  keyToRotate: Key;
+  onClose: () => void;
+  onRotated: () => void;
+}) {
+  const orgPath = useOrgPath();
+  const [error, setError] = useState<ApiError | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [secret, setSecret] = useState<string | null>(null);
+  async function rotate() {
+    setBusy(true);
+    try {
+      const issued = await post<{ secret: string }>(`${orgPath}/keys/${k.id}/rotate`);
+      setSecret(issued.secret);
+      onRotated();
+    } catch (err) {
+      setError(err instanceof ApiError ? err : new ApiError(0, String(err)));
+    } finally {
+      setBusy(false);
+    }
+  }
+  if (secret) {
+    return (
+      <Modal opened onClose={onClose} closeButtonProps={{ 'aria-label': 'Close' }} title="Key rotated" size="lg">
+        <SecretShownOnce secret={secret} onClose={onClose} />
+      </Modal>
+    );
+  }
+  return (
+    <Modal opened onClose={onClose} closeButtonProps={{ 'aria-label': 'Close' }} title={`Rotate ${k.name}?`}>
+      <Stack>
+        <Text size="sm">
+          A new secret is issued for the same key (its tags, limits and spend stay). Every edge refuses the old{' '}
+          <Code>{k.prefix}…</Code> at once.
+        </Text>
+        {error && (
+          <Alert color="red" role="alert">
+            {error.message}
+          </Alert>
+        )}
+        <Group justify="flex-end">
+          <Button variant="default" onClick={onClose}>
+            Cancel
+          </Button>
+          <Button onClick={rotate} loading={busy} data-testid="confirm-rotate">
+            Rotate key
           </Button>
         </Group>
       </Stack>

@@ -12,6 +12,18 @@ import { Ranked, topBy } from '../lib/spend-table';
 import { useLoad } from '../lib/use-load';
 import { useOrgPath, useSession } from '../session';
 
+/** GET …/alerts: a budget threshold crossed, and how its webhook delivery went. */
+interface FiredAlert {
+  id: string;
+  budgetId: string;
+  threshold: number;
+  spentMicros: number | string;
+  deliveredAt: string | null;
+  attempts: number;
+  lastError: string | null;
+  createdAt: string;
+}
+
 interface OverviewData {
   total: SpendReport;
   budgets: BudgetUtilisation[];
@@ -50,6 +62,12 @@ export function OverviewPage() {
     for (const u of users) names.set(u.id, u.name ?? u.email);
     for (const k of keys) names.set(k.id, `${k.name} (${k.prefix})`);
     return { total, budgets, tools: topBy(tools, 'tool', 5), keys: topBy(keysReport, 'key', 5), users: topBy(usersReport, 'user', 5), names };
+  }, [orgPath, q]);
+
+  // Its own load: an alerts failure leaves the rest of the overview shown.
+  const alerts = useLoad(async () => {
+    const all = await get<FiredAlert[]>(`${orgPath}/alerts?limit=100`);
+    return all.filter((a) => dayIn(org.timeZone, new Date(a.createdAt)) >= range.from);
   }, [orgPath, q]);
 
   const perDay = useLoad(() => get<SpendReport>(`${orgPath}/reports/spend?${q}&groupBy=day,${stackBy}`), [orgPath, q, stackBy]);
@@ -93,6 +111,46 @@ export function OverviewPage() {
             ))}
           </Stack>
         )}
+      </Card>
+
+      <Card withBorder component="section" aria-labelledby="alerts-title" data-testid="overview-alerts">
+        <Title order={2} size="h4" id="alerts-title" mb="sm">
+          Alerts fired this month
+        </Title>
+        {alerts.state === 'loading' && <LoadingState label="Loading alerts…" />}
+        {alerts.state === 'error' && <ErrorState error={alerts.error} what="the alerts" onRetry={alerts.reload} />}
+        {alerts.state === 'ready' &&
+          (alerts.data.length === 0 ? (
+            <EmptyState title="No alerts this month">A budget crossing one of its thresholds (80 % and 100 % by default) shows here, with its webhook delivery.</EmptyState>
+          ) : (
+            <Table>
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>When</Table.Th>
+                  <Table.Th>Budget</Table.Th>
+                  <Table.Th ta="right">Threshold</Table.Th>
+                  <Table.Th ta="right">Spend then</Table.Th>
+                  <Table.Th>Webhook</Table.Th>
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {alerts.data.map((a) => {
+                  const b = budgets.find((x) => x.budgetId === a.budgetId);
+                  return (
+                    <Table.Tr key={a.id} data-testid="alert-row">
+                      <Table.Td>{formatTimestamp(a.createdAt, org.timeZone)}</Table.Td>
+                      <Table.Td>{b ? `${SCOPE_LABELS[b.scope]} ${names.get(b.scopeId) ?? b.scopeId} (${b.period.toLowerCase()})` : a.budgetId}</Table.Td>
+                      <Table.Td ta="right">{a.threshold} %</Table.Td>
+                      <Table.Td ta="right">
+                        <Money micros={a.spentMicros} />
+                      </Table.Td>
+                      <Table.Td>{a.deliveredAt ? 'Delivered' : a.lastError ? `Not delivered (${a.attempts} attempts): ${a.lastError}` : a.attempts ? `Retrying (${a.attempts} attempts)` : 'Pending'}</Table.Td>
+                    </Table.Tr>
+                  );
+                })}
+              </Table.Tbody>
+            </Table>
+          ))}
       </Card>
 
       <Card withBorder component="section" aria-labelledby="per-day-title">

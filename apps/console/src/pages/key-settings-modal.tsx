@@ -1,0 +1,278 @@
+import {
+  Alert,
+  Button,
+  Divider,
+  Group,
+  Modal,
+  NumberInput,
+  Select,
+  Stack,
+  TagsInput,
+  Text,
+  TextInput,
+  Title,
+} from '@mantine/core';
+import { FormEvent, useState } from 'react';
+import { api, ApiError, get, post } from '../api/admin-client';
+import type { Key, KeyLimits } from '../api/admin-types';
+import { Money } from '../components/money-text';
+import { ErrorState, LoadingState } from '../components/page-states';
+import { decimalToMicros } from '../lib/money-input';
+import { useLoad } from '../lib/use-load';
+import { useOrgPath, useSession } from '../session';
+
+const DISCLOSURE_OPTIONS = [
+  { value: '', label: 'As the policy says' },
+  { value: 'FULL', label: 'Full: every tool listed' },
+  { value: 'PROGRESSIVE', label: 'Progressive: search, then load' },
+  { value: 'CODE', label: 'Code: tools as a typed API' },
+  { value: 'AUTO', label: 'Auto: by catalogue size' },
+];
+const PERIODS = ['DAY', 'WEEK', 'MONTH', 'QUARTER', 'TOTAL'];
+
+/** `2030-01-01T00:00:00.000Z` -> `2030-01-01` for a date input (the day in UTC, as it is sent back). */
+const dayOf = (iso: string | null) => (iso ? iso.slice(0, 10) : '');
+
+const asApiError = (err: unknown) => (err instanceof ApiError ? err : new ApiError(0, String(err)));
+
+/** Tags, disclosure mode and expiry (PATCH …/keys/:id), and the key's own budget and rate limits. */
+export function KeySettingsModal({
+  keyToEdit: k,
+  onClose,
+  onSaved,
+}: {
+  keyToEdit: Key;
+  onClose: () => void;
+  onSaved: () => void;
+}) {
+  const orgPath = useOrgPath();
+  const { currency } = useSession();
+  const [tags, setTags] = useState<string[]>(k.tags);
+  const [disclosure, setDisclosure] = useState<string>(k.disclosureMode ?? '');
+  const [expires, setExpires] = useState(dayOf(k.expiresAt));
+  const [error, setError] = useState<ApiError | null>(null);
+  const [busy, setBusy] = useState(false);
+  const limits = useLoad(() => get<KeyLimits>(`${orgPath}/keys/${k.id}/limits`), [orgPath, k.id]);
+
+  async function save(e: FormEvent) {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      await api('PATCH', `${orgPath}/keys/${k.id}`, {
+        tags,
+        disclosureMode: disclosure || null,
+        expiresAt: expires ? `${expires}T00:00:00.000Z` : null,
+      });
+      onSaved();
+      onClose();
+    } catch (err) {
+      setError(asApiError(err));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <Modal
+      opened
+      onClose={onClose}
+      closeButtonProps={{ 'aria-label': 'Close' }}
+      title={`Settings of ${k.name}`}
+      size="lg"
+    >
+      <form onSubmit={save} noValidate>
+        <Stack>
+          <TagsInput
+            label="Tags"
+            description="Reports group and filter by them, e.g. project:atlas (Enter adds one)"
+            value={tags}
+            onChange={setTags}
+            error={error?.field === 'tags' ? error.message : undefined}
+            data-testid="key-tags"
+          />
+          <Select
+            label="Disclosure mode"
+            description="How the key's agent sees the tool catalogue"
+            data={DISCLOSURE_OPTIONS}
+            value={disclosure}
+            onChange={(v) => setDisclosure(v ?? '')}
+            allowDeselect={false}
+            error={error?.field === 'disclosureMode' ? error.message : undefined}
+            data-testid="key-disclosure"
+          />
+          <TextInput
+            type="date"
+            label="Expires on"
+            description="Start of that day (UTC); empty for no expiry"
+            value={expires}
+            onChange={(e) => setExpires(e.currentTarget.value)}
+            error={error?.field === 'expiresAt' ? error.message : undefined}
+            data-testid="key-expiry"
+          />
+          {error && !['tags', 'disclosureMode', 'expiresAt'].includes(error.field ?? '') && (
+            <Alert color="red" role="alert">
+              {error.message}
+            </Alert>
+          )}
+          <Group justify="flex-end">
+            <Button variant="default" onClick={onClose}>
+              Cancel
+            </Button>
+            <Button type="submit" loading={busy} data-testid="key-settings-save">
+              Save settings
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+      <Divider my="md" />
+      <Title order={3} size="h5" mb="xs">
+        Limits on this key
+      </Title>
+      {limits.state === 'loading' && <LoadingState label="Loading the key's limits…" />}
+      {limits.state === 'error' && <ErrorState error={limits.error} what="the key's limits" onRetry={limits.reload} />}
+      {limits.state === 'ready' && (
+        <Stack gap="xs" data-testid="key-limits">
+          {limits.data.budgets.length === 0 && limits.data.rateLimits.length === 0 && (
+            <Text size="sm" c="gray.8">
+              None of its own: the team's and the org's budgets and rate limits apply.
+            </Text>
+          )}
+          {limits.data.budgets.map((b) => (
+            <Text size="sm" key={b.id} data-testid="key-budget">
+              Budget {b.period.toLowerCase()}: <Money micros={b.limitMicros} /> ({b.mode === 'HARD' ? 'hard' : 'soft'})
+            </Text>
+          ))}
+          {limits.data.rateLimits.map((r) => (
+            <Text size="sm" key={r.id} data-testid="key-rate-limit">
+              {r.toolPattern}: {r.callsPerWindow !== null ? `${r.callsPerWindow} calls per ${r.windowSeconds} s` : ''}
+              {r.maxConcurrent !== null ? ` · at most ${r.maxConcurrent} at once` : ''}
+            </Text>
+          ))}
+          <BudgetForm keyId={k.id} currency={currency} onSaved={limits.reload} />
+          <RateLimitForm keyId={k.id} onSaved={limits.reload} />
+        </Stack>
+      )}
+    </Modal>
+  );
+}
+
+function BudgetForm({ keyId, currency, onSaved }: { keyId: string; currency: string; onSaved: () => void }) {
+  const orgPath = useOrgPath();
+  const [period, setPeriod] = useState('MONTH');
+  const [mode, setMode] = useState('HARD');
+  const [amount, setAmount] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const micros = decimalToMicros(amount);
+
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    if (micros === null) return setError(`Type an amount in ${currency}, e.g. 25 or 0.50`);
+    if (micros > BigInt(Number.MAX_SAFE_INTEGER)) return setError('That amount is too large');
+    setError(null);
+    try {
+      await api('PUT', `${orgPath}/keys/${keyId}/budget`, { period, mode, limitMicros: Number(micros) });
+      setAmount('');
+      onSaved();
+    } catch (err) {
+      setError(asApiError(err).message);
+    }
+  }
+
+  return (
+    <form onSubmit={submit} noValidate aria-label="Set a budget on this key">
+      <Group align="flex-end" gap="xs">
+        <Select
+          label="Budget period"
+          data={PERIODS}
+          value={period}
+          onChange={(v) => setPeriod(v ?? 'MONTH')}
+          allowDeselect={false}
+          w={120}
+        />
+        <Select
+          label="Mode"
+          data={['HARD', 'SOFT']}
+          value={mode}
+          onChange={(v) => setMode(v ?? 'HARD')}
+          allowDeselect={false}
+          w={100}
+        />
+        <TextInput
+          label={`Limit (${currency})`}
+          value={amount}
+          onChange={(e) => setAmount(e.currentTarget.value)}
+          inputMode="decimal"
+          w={140}
+          error={error}
+          data-testid="key-budget-amount"
+        />
+        <Button type="submit" variant="default" data-testid="key-budget-save">
+          Set budget
+        </Button>
+      </Group>
+    </form>
+  );
+}
+
+function RateLimitForm({ keyId, onSaved }: { keyId: string; onSaved: () => void }) {
+  const orgPath = useOrgPath();
+  const [toolPattern, setToolPattern] = useState('*:*');
+  const [calls, setCalls] = useState<number | string>(60);
+  const [windowSeconds, setWindowSeconds] = useState<number | string>(60);
+  const [error, setError] = useState<ApiError | null>(null);
+
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    setError(null);
+    try {
+      await post(`${orgPath}/keys/${keyId}/rate-limits`, {
+        toolPattern,
+        callsPerWindow: Number(calls),
+        windowSeconds: Number(windowSeconds),
+      });
+      onSaved();
+    } catch (err) {
+      setError(asApiError(err));
+    }
+  }
+
+  return (
+    <form onSubmit={submit} noValidate aria-label="Add a rate limit to this key">
+      <Group align="flex-end" gap="xs">
+        <TextInput
+          label="Tools"
+          value={toolPattern}
+          onChange={(e) => setToolPattern(e.currentTarget.value)}
+          w={140}
+          error={error?.field === 'toolPattern' ? error.message : undefined}
+        />
+        <NumberInput
+          label="Calls"
+          min={1}
+          value={calls}
+          onChange={setCalls}
+          w={90}
+          error={error?.field === 'callsPerWindow' ? error.message : undefined}
+          data-testid="key-rate-calls"
+        />
+        <NumberInput
+          label="Per seconds"
+          min={1}
+          value={windowSeconds}
+          onChange={setWindowSeconds}
+          w={110}
+          error={error?.field === 'windowSeconds' ? error.message : undefined}
+        />
+        <Button type="submit" variant="default" data-testid="key-rate-save">
+          Add rate limit
+        </Button>
+      </Group>
+      {error && !['toolPattern', 'callsPerWindow', 'windowSeconds'].includes(error.field ?? '') && (
+        <Text c="red.8" size="sm" role="alert" mt={4}>
+          {error.message}
+        </Text>
+      )}
+    </form>
+  );
+}
