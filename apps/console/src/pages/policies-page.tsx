@@ -294,7 +294,7 @@ function PatternList({
       {mayEdit && (
         <form onSubmit={add}>
           <Group gap="xs" wrap="nowrap">
-            <TextInput size="xs" aria-label={`Pattern to add to ${label}`} placeholder={list.startsWith('resource') ? 'docs:file:///reports/*' : 'namespace:tool_*'} value={draft} onChange={(e) => setDraft(e.currentTarget.value)} />
+            <TextInput size="xs" aria-label={`Pattern to add to ${label}`} placeholder={list.startsWith('resource') ? 'docs:file:///reports/*' : list.startsWith('prompt') ? 'namespace:prompt_*' : 'namespace:tool_*'} value={draft} onChange={(e) => setDraft(e.currentTarget.value)} />
             <Button size="xs" variant="default" type="submit" disabled={!draft.trim()}>
               Add
             </Button>
