@@ -1,5 +1,6 @@
 import { QueueName } from '@tollgate/queue';
-import { waitForJobs } from '@tollgate/testing';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { callMeta, connectAgent, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -20,7 +21,11 @@ const tool = (name: string, description: string, properties: Record<string, obje
 
 async function buildConsole(outDir: string): Promise<void> {
   const { build } = await import('vite');
-  await build({ configFile: path.join(ROOT, 'apps/console/vite.config.mts'), logLevel: 'error', build: { outDir, emptyOutDir: true } });
+  await build({
+    configFile: path.join(ROOT, 'apps/console/vite.config.mts'),
+    logLevel: 'error',
+    build: { outDir, emptyOutDir: true },
+  });
 }
 
 describe('console budgets, upstreams and tools, prices in a real browser', () => {
@@ -32,9 +37,13 @@ describe('console budgets, upstreams and tools, prices in a real browser', () =>
   let orgId: string;
   let upstreamId: string;
   let teamId: string;
+  let agent: Client | undefined;
   const tokens: Record<string, string> = {};
   // The fixture lists whatever this array holds at each tools/list.
-  const tools: FixtureTool[] = [tool('lookup', 'Looks up a word in the dictionary.', { word: { type: 'string' } }), tool('translate', 'Translates a text.', { text: { type: 'string' } })];
+  const tools: FixtureTool[] = [
+    tool('lookup', 'Looks up a word in the dictionary.', { word: { type: 'string' } }),
+    tool('translate', 'Translates a text.', { text: { type: 'string' } }),
+  ];
 
   const sync = async () => {
     const res = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${upstreamId}/sync`);
@@ -55,7 +64,8 @@ describe('console budgets, upstreams and tools, prices in a real browser', () =>
   async function expectAccessible(page: Page, name: string): Promise<void> {
     await page.mouse.move(1, 1);
     await page.evaluate(`${axeSource}\n;undefined`);
-    const violations = (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((res) => res.violations.map((v) => ({
+    const violations =
+      (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((res) => res.violations.map((v) => ({
       id: v.id, impact: v.impact,
       nodes: v.nodes.slice(0, 3).map((n) => ({ target: n.target.join(' '), why: n.any.map((c) => c.message).join('; ') })),
     })))`)) as { id: string; impact: string }[];
@@ -70,34 +80,120 @@ describe('console budgets, upstreams and tools, prices in a real browser', () =>
     fixture = await startFixtureServer(tools);
     axeSource = await readFile(require.resolve('axe-core/axe.min.js'), 'utf8');
 
-    orgId = (await p.admin('POST', '/v1/orgs', { name: 'Careful', slug: 'careful-console', autoApproveTools: false, timeZone: 'Europe/Paris' })).body.id;
+    orgId = (
+      await p.admin('POST', '/v1/orgs', {
+        name: 'Careful',
+        slug: 'careful-console',
+        autoApproveTools: false,
+        timeZone: 'Europe/Paris',
+      })
+    ).body.id;
     teamId = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'research' })).body.id;
-    upstreamId = (await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'dict', transport: 'STREAMABLE_HTTP', url: fixture.url })).body.id;
+    upstreamId = (
+      await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
+        namespace: 'dict',
+        transport: 'STREAMABLE_HTTP',
+        url: fixture.url,
+      })
+    ).body.id;
     await sync();
     // Both tools approved, then the upstream changes one and adds one: two reviews wait.
     const first = await catalog();
-    const approved = await p.admin('POST', `/v1/orgs/${orgId}/tools/review`, { decisions: first.map((t) => ({ toolId: t.id, decision: 'APPROVE', definitionHash: t.definitionHash })) });
+    const approved = await p.admin('POST', `/v1/orgs/${orgId}/tools/review`, {
+      decisions: first.map((t) => ({ toolId: t.id, decision: 'APPROVE', definitionHash: t.definitionHash })),
+    });
     expect(approved.body.applied).toBe(2);
-    tools[0] = tool('lookup', 'Looks up a word in any language.', { word: { type: 'string' }, lang: { type: 'string', description: 'ISO code' } });
+    tools[0] = tool('lookup', 'Looks up a word in any language.', {
+      word: { type: 'string' },
+      lang: { type: 'string', description: 'ISO code' },
+    });
     tools.push(tool('define', 'Defines a term.', { term: { type: 'string' } }));
     await sync();
-    expect((await catalog()).filter((t) => t.reviewStatus === 'PENDING').map((t) => t.name).sort()).toEqual(['define', 'lookup']);
+    expect(
+      (await catalog())
+        .filter((t) => t.reviewStatus === 'PENDING')
+        .map((t) => t.name)
+        .sort(),
+    ).toEqual(['define', 'lookup']);
 
-    expect((await p.admin('POST', `/v1/orgs/${orgId}/prices`, { upstreamId, toolPattern: '*', perCallMicros: 2_500, perOutputTokenMicros: 3 })).status).toBe(201);
-    expect((await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, { scope: 'ORG', scopeId: orgId, period: 'MONTH', limitMicros: 50_000_000 })).status).toBe(200);
-    expect((await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, { scope: 'TEAM', scopeId: teamId, period: 'WEEK', limitMicros: 5_000_000, mode: 'SOFT', alertThresholds: [50, 80] })).status).toBe(200);
-    const issue = async (body: Record<string, unknown>) => (await p.admin('POST', '/v1/admin-tokens', body)).body.secret as string;
+    expect(
+      (
+        await p.admin('POST', `/v1/orgs/${orgId}/prices`, {
+          upstreamId,
+          toolPattern: '*',
+          perCallMicros: 2_500,
+          perOutputTokenMicros: 3,
+        })
+      ).status,
+    ).toBe(201);
+    expect(
+      (
+        await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, {
+          scope: 'ORG',
+          scopeId: orgId,
+          period: 'MONTH',
+          limitMicros: 50_000_000,
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, {
+          scope: 'TEAM',
+          scopeId: teamId,
+          period: 'WEEK',
+          limitMicros: 5_000_000,
+          mode: 'SOFT',
+          alertThresholds: [50, 80],
+        })
+      ).status,
+    ).toBe(200);
+    // Real governed calls through the edge: 3 x 1.25 of the team's 5.00 weekly budget.
+    expect(
+      (
+        await p.admin('POST', `/v1/orgs/${orgId}/prices`, {
+          upstreamId,
+          toolPattern: 'translate',
+          perCallMicros: 1_250_000,
+        })
+      ).status,
+    ).toBe(201);
+    expect(
+      (await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['dict:*'], deny: [] })).status,
+    ).toBe(200);
+    const userId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'rita@careful.test', name: 'Rita' })).body
+      .id;
+    expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId })).status).toBe(201);
+    const key = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'rita-agent' });
+    agent = await connectAgent(p.edgeUrl, key.body.secret, 'rita');
+    const callIds: string[] = [];
+    for (let i = 0; i < 3; i++)
+      callIds.push(
+        callMeta((await agent.callTool({ name: 'dict__translate', arguments: { text: 'hi' } })) as never)!.callId,
+      );
+    await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, callIds);
+    const issue = async (body: Record<string, unknown>) =>
+      (await p.admin('POST', '/v1/admin-tokens', body)).body.secret as string;
     tokens.admin = await issue({ role: 'ORG_ADMIN', orgId, name: 'careful admin' });
     tokens.finance = await issue({ role: 'FINANCE', orgId, name: 'careful finance' });
     await built;
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--no-first-run',
+        '--disable-sync',
+      ],
     });
   });
 
   afterAll(async () => {
     await browser?.close();
+    await agent?.close();
     await fixture?.close();
     await p?.close();
     if (consoleDir) await rm(consoleDir, { recursive: true, force: true });
@@ -110,14 +206,29 @@ describe('console budgets, upstreams and tools, prices in a real browser', () =>
     await page.getByTestId('budgets-table').waitFor();
     expect(await page.getByTestId('budget-line').count()).toBe(2);
     expect(await page.getByTestId('budget-bar').count()).toBe(2);
-    expect(await page.getByTestId('budget-line').filter({ hasText: 'Team research' }).textContent()).toContain('Soft');
+    const teamLine = page.getByTestId('budget-line').filter({ hasText: 'Team research' });
+    expect(await teamLine.textContent()).toContain('Soft');
+    // Spend against the budget is the ledger's, to the micro-unit.
+    expect(await teamLine.getByTestId('budget-spent').getAttribute('data-micros')).toBe('3750000');
+    expect(await teamLine.getByTestId('budget-spent').textContent()).toBe('$3.75');
+    expect(await teamLine.getByText('(75.0 %)').count()).toBe(1);
     await expectAccessible(page, 'budgets');
     await page.screenshot({ path: path.join(SCREENSHOTS, 'budgets.png'), fullPage: true });
 
     // Someone else changes the team budget while the form is open: the save is refused, not lost.
     await page.getByRole('button', { name: 'Edit budget of Team research, week' }).click();
     await page.getByTestId('budget-limit-input').fill('7.5');
-    expect((await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, { scope: 'TEAM', scopeId: teamId, period: 'WEEK', limitMicros: 6_000_000, mode: 'SOFT' })).status).toBe(200);
+    expect(
+      (
+        await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, {
+          scope: 'TEAM',
+          scopeId: teamId,
+          period: 'WEEK',
+          limitMicros: 6_000_000,
+          mode: 'SOFT',
+        })
+      ).status,
+    ).toBe(200);
     await page.getByTestId('budget-save').click();
     await page.getByTestId('budget-stale').waitFor();
     expect(await page.getByTestId('budget-stale').textContent()).toContain('changed since you opened it');
@@ -130,8 +241,15 @@ describe('console budgets, upstreams and tools, prices in a real browser', () =>
     await page.getByTestId('budget-limit-input').fill('7.5');
     await page.getByTestId('budget-save').click();
     await team.getByTestId('budget-limit').getByText('$7.50').waitFor();
-    const budgets = (await p.admin('GET', `/v1/orgs/${orgId}/budgets`)).body as { scope: string; limitMicros: number; alertThresholds: number[] }[];
-    expect(budgets.find((b) => b.scope === 'TEAM')).toMatchObject({ limitMicros: 7_500_000, alertThresholds: [80, 100] });
+    const budgets = (await p.admin('GET', `/v1/orgs/${orgId}/budgets`)).body as {
+      scope: string;
+      limitMicros: number;
+      alertThresholds: number[];
+    }[];
+    expect(budgets.find((b) => b.scope === 'TEAM')).toMatchObject({
+      limitMicros: 7_500_000,
+      alertThresholds: [80, 100],
+    });
     await context.close();
   });
 
@@ -154,9 +272,15 @@ describe('console budgets, upstreams and tools, prices in a real browser', () =>
     await page.getByRole('button', { name: 'Show diff of dict__lookup' }).click();
     const diff = page.getByTestId('definition-diff');
     await diff.waitFor();
-    expect(await diff.locator('tr[data-kind="changed"] td[data-side="pinned"]').first().textContent()).toContain('in the dictionary');
-    expect(await diff.locator('tr[data-kind="changed"] td[data-side="latest"]').first().textContent()).toContain('in any language');
-    expect(await diff.locator('td[data-side="latest"]').allTextContents()).toEqual(expect.arrayContaining([expect.stringContaining('"lang"')]));
+    expect(await diff.locator('tr[data-kind="changed"] td[data-side="pinned"]').first().textContent()).toContain(
+      'in the dictionary',
+    );
+    expect(await diff.locator('tr[data-kind="changed"] td[data-side="latest"]').first().textContent()).toContain(
+      'in any language',
+    );
+    expect(await diff.locator('td[data-side="latest"]').allTextContents()).toEqual(
+      expect.arrayContaining([expect.stringContaining('"lang"')]),
+    );
     await expectAccessible(page, 'review diff');
     await page.screenshot({ path: path.join(SCREENSHOTS, 'tool-review-diff.png') });
     await page.getByTestId('diff-approve').click();
@@ -195,7 +319,11 @@ describe('console budgets, upstreams and tools, prices in a real browser', () =>
     await star.getByRole('button', { name: /^End the rule \*/ }).click();
     await page.getByTestId('confirm-end-price').click();
     await star.getByTestId('price-state').getByText('ended').waitFor();
-    const history = (await p.admin('GET', `/v1/orgs/${orgId}/prices/history`)).body as { toolPattern: string; state: string; effectiveUntil: string | null }[];
+    const history = (await p.admin('GET', `/v1/orgs/${orgId}/prices/history`)).body as {
+      toolPattern: string;
+      state: string;
+      effectiveUntil: string | null;
+    }[];
     expect(history.find((r) => r.toolPattern === '*')).toMatchObject({ state: 'ENDED' });
     expect(history.find((r) => r.toolPattern === 'lookup')).toMatchObject({ state: 'IN_FORCE', effectiveUntil: null });
     await expectAccessible(page, 'prices');

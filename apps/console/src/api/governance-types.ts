@@ -68,7 +68,12 @@ export interface ToolDiff {
   changed: boolean;
   title: TextChange | null;
   description: TextChange | null;
-  inputSchema: { added: string[]; removed: string[]; changed: { name: string; before: unknown; after: unknown }[]; required: { before: string[]; after: string[] } | null };
+  inputSchema: {
+    added: string[];
+    removed: string[];
+    changed: { name: string; before: unknown; after: unknown }[];
+    required: { before: string[]; after: string[] } | null;
+  };
   otherChanges: string[];
   latestSchemaTokens: number;
 }
@@ -77,7 +82,14 @@ export interface BulkReviewResult {
   applied: number;
   stale: number;
   notFound: number;
-  results: { toolId: string; decision: string; result: 'APPLIED' | 'STALE' | 'NOT_FOUND'; definitionHash: string | null; pinnedHash: string | null; message: string | null }[];
+  results: {
+    toolId: string;
+    decision: string;
+    result: 'APPLIED' | 'STALE' | 'NOT_FOUND';
+    definitionHash: string | null;
+    pinnedHash: string | null;
+    message: string | null;
+  }[];
 }
 
 export type PriceRuleState = 'SCHEDULED' | 'IN_FORCE' | 'SUPERSEDED' | 'ENDED';

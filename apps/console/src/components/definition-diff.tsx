@@ -52,9 +52,24 @@ export function DefinitionDiff({ diff }: { diff: ToolDiff }) {
     <Box
       component="td"
       data-side={side}
-      style={{ background: bg, fontFamily: 'var(--mantine-font-family-monospace)', fontSize: 12, whiteSpace: 'pre-wrap', wordBreak: 'break-word', verticalAlign: 'top', padding: '1px 6px', width: '50%' }}
+      style={{
+        background: bg,
+        fontFamily: 'var(--mantine-font-family-monospace)',
+        fontSize: 12,
+        whiteSpace: 'pre-wrap',
+        wordBreak: 'break-word',
+        verticalAlign: 'top',
+        padding: '1px 6px',
+        width: '50%',
+      }}
     >
-      {text !== null && bg ? <span aria-label={mark}>{mark === 'removed' ? '− ' : '+ '}</span> : text !== null ? '  ' : ''}
+      {text !== null && bg ? (
+        <span aria-label={mark}>{mark === 'removed' ? '− ' : '+ '}</span>
+      ) : text !== null ? (
+        '  '
+      ) : (
+        ''
+      )}
       {text ?? ''}
     </Box>
   );
@@ -77,7 +92,10 @@ export function DefinitionDiff({ diff }: { diff: ToolDiff }) {
         </Text>
       )}
       <Box style={{ overflowX: 'auto', border: '1px solid var(--mantine-color-gray-4)', borderRadius: 4 }}>
-        <table style={{ borderCollapse: 'collapse', width: '100%', tableLayout: 'fixed' }} data-testid="definition-diff">
+        <table
+          style={{ borderCollapse: 'collapse', width: '100%', tableLayout: 'fixed' }}
+          data-testid="definition-diff"
+        >
           <thead>
             <tr>
               <th style={{ textAlign: 'left', padding: '4px 6px' }}>Pinned (served now)</th>

@@ -1,4 +1,18 @@
-import { Alert, Badge, Button, Card, Group, Modal, Progress, SegmentedControl, Select, Stack, Table, Text, TextInput } from '@mantine/core';
+import {
+  Alert,
+  Badge,
+  Button,
+  Card,
+  Group,
+  Modal,
+  Progress,
+  SegmentedControl,
+  Select,
+  Stack,
+  Table,
+  Text,
+  TextInput,
+} from '@mantine/core';
 import { FormEvent, useState } from 'react';
 import { ApiError, get, send } from '../api/admin-client';
 import type { BudgetUtilisation, Key, Team, User } from '../api/admin-types';
@@ -33,7 +47,9 @@ export function BudgetsPage() {
       get<Team[]>(`${orgPath}/teams`),
       get<User[]>(`${orgPath}/users`),
       get<Key[]>(`${orgPath}/keys`),
-      me.role === 'TEAM_ADMIN' && me.teamId ? get<{ userId: string }[]>(`${orgPath}/teams/${me.teamId}/members`) : Promise.resolve(null),
+      me.role === 'TEAM_ADMIN' && me.teamId
+        ? get<{ userId: string }[]>(`${orgPath}/teams/${me.teamId}/members`)
+        : Promise.resolve(null),
     ]);
     const names = new Map<string, string>([[org.id, org.name]]);
     for (const t of teams) names.set(t.id, t.name);
@@ -42,7 +58,11 @@ export function BudgetsPage() {
     // A team admin sees their team's budgets: the team's, its members' and its keys'.
     const mine = new Set<string>([me.teamId ?? '', ...(members ?? []).map((m) => m.userId), ...keys.map((k) => k.id)]);
     const shown = me.role === 'TEAM_ADMIN' ? budgets.filter((b) => b.scope !== 'ORG' && mine.has(b.scopeId)) : budgets;
-    shown.sort((a, b) => SCOPE_ORDER.indexOf(a.scope) - SCOPE_ORDER.indexOf(b.scope) || (names.get(a.scopeId) ?? '').localeCompare(names.get(b.scopeId) ?? ''));
+    shown.sort(
+      (a, b) =>
+        SCOPE_ORDER.indexOf(a.scope) - SCOPE_ORDER.indexOf(b.scope) ||
+        (names.get(a.scopeId) ?? '').localeCompare(names.get(b.scopeId) ?? ''),
+    );
     return { budgets: shown, usage: usage ? new Map(usage.map((u) => [u.budgetId, u])) : null, names };
   }, [orgPath]);
   const [scope, setScope] = useState<'ALL' | BudgetScope>('ALL');
@@ -68,14 +88,21 @@ export function BudgetsPage() {
         </Text>
       </Group>
       {!usage && (
-        <Alert color="blue" role="note" title="Limits only" styles={{ title: { color: 'var(--mantine-color-dark-9)' } }}>
+        <Alert
+          color="blue"
+          role="note"
+          title="Limits only"
+          styles={{ title: { color: 'var(--mantine-color-dark-9)' } }}
+        >
           Spend against budgets is shown to org admins and finance; your role sees the limits.
         </Alert>
       )}
       <Card withBorder p={0}>
         {shown.length === 0 ? (
           <EmptyState title={budgets.length === 0 ? 'No budgets yet' : 'No budget of this scope'}>
-            {budgets.length === 0 ? 'Without a budget, spend is not capped. An org admin sets one with PUT /v1/orgs/:orgId/budgets.' : 'Choose another scope to see its budgets.'}
+            {budgets.length === 0
+              ? 'Without a budget, spend is not capped. An org admin sets one with PUT /v1/orgs/:orgId/budgets.'
+              : 'Choose another scope to see its budgets.'}
           </EmptyState>
         ) : (
           <Table.ScrollContainer minWidth={900}>
@@ -104,14 +131,34 @@ export function BudgetsPage() {
                           {b.mode === 'HARD' ? 'Hard' : 'Soft'}
                         </Badge>
                       </Table.Td>
-                      <Table.Td>{u ? <UtilisationBar usage={u} label={label} thresholds={b.alertThresholds} timeZone={org.timeZone} /> : <Text size="sm" c="gray.8">—</Text>}</Table.Td>
+                      <Table.Td>
+                        {u ? (
+                          <UtilisationBar
+                            usage={u}
+                            label={label}
+                            thresholds={b.alertThresholds}
+                            timeZone={org.timeZone}
+                          />
+                        ) : (
+                          <Text size="sm" c="gray.8">
+                            —
+                          </Text>
+                        )}
+                      </Table.Td>
                       <Table.Td>
                         <Money micros={b.limitMicros} testId="budget-limit" />
                       </Table.Td>
-                      <Table.Td>{b.alertThresholds.length ? b.alertThresholds.map((t) => `${t} %`).join(', ') : 'none'}</Table.Td>
+                      <Table.Td>
+                        {b.alertThresholds.length ? b.alertThresholds.map((t) => `${t} %`).join(', ') : 'none'}
+                      </Table.Td>
                       {mayEdit && (
                         <Table.Td>
-                          <Button size="xs" variant="subtle" onClick={() => setEditing(b)} aria-label={`Edit budget of ${label}, ${b.period.toLowerCase()}`}>
+                          <Button
+                            size="xs"
+                            variant="subtle"
+                            onClick={() => setEditing(b)}
+                            aria-label={`Edit budget of ${label}, ${b.period.toLowerCase()}`}
+                          >
                             Edit
                           </Button>
                         </Table.Td>
@@ -139,16 +186,33 @@ export function BudgetsPage() {
   );
 }
 
-function UtilisationBar({ usage, label, thresholds, timeZone }: { usage: BudgetUtilisation; label: string; thresholds: number[]; timeZone: string }) {
+function UtilisationBar({
+  usage,
+  label,
+  thresholds,
+  timeZone,
+}: {
+  usage: BudgetUtilisation;
+  label: string;
+  thresholds: number[];
+  timeZone: string;
+}) {
   const bp = usage.utilisationBp ?? 0;
   const pct = bp / 100;
   const over = thresholds.filter((t) => pct >= t);
   const color = pct >= 100 ? 'red.9' : over.length > 0 ? 'orange.9' : 'teal.9';
   return (
     <Stack gap={4}>
-      <Progress value={Math.min(100, pct)} color={color} size="lg" aria-label={`${label}: ${pct.toFixed(1)} % used`} data-testid="budget-bar" />
+      <Progress
+        value={Math.min(100, pct)}
+        color={color}
+        size="lg"
+        aria-label={`${label}: ${pct.toFixed(1)} % used`}
+        data-testid="budget-bar"
+      />
       <Text size="xs" c="gray.8">
-        <Money micros={toMicros(usage.spentMicros) + toMicros(usage.reservedMicros)} testId="budget-spent" /> of <Money micros={usage.limitMicros} /> ({pct.toFixed(1)} %)
+        <Money micros={toMicros(usage.spentMicros) + toMicros(usage.reservedMicros)} testId="budget-spent" /> of{' '}
+        <Money micros={usage.limitMicros} /> ({pct.toFixed(1)} %)
         {toMicros(usage.reservedMicros) > 0n && ' incl. calls in flight'}
         {usage.resetsAt ? ` · resets ${formatTimestamp(usage.resetsAt, timeZone)}` : ' · never resets'}
       </Text>
@@ -156,7 +220,17 @@ function UtilisationBar({ usage, label, thresholds, timeZone }: { usage: BudgetU
   );
 }
 
-function EditBudgetModal({ budget, label, onClose, onSaved }: { budget: Budget; label: string; onClose: () => void; onSaved: () => void }) {
+function EditBudgetModal({
+  budget,
+  label,
+  onClose,
+  onSaved,
+}: {
+  budget: Budget;
+  label: string;
+  onClose: () => void;
+  onSaved: () => void;
+}) {
   const orgPath = useOrgPath();
   const { currency } = useSession();
   const [limit, setLimit] = useState(microsToDecimal(budget.limitMicros));
@@ -175,7 +249,19 @@ function EditBudgetModal({ budget, label, onClose, onSaved }: { budget: Budget; 
     setError(null);
     try {
       // If-Match: the version this form was opened on, so a change made meanwhile is not overwritten.
-      await send('PUT', `${orgPath}/budgets`, { scope: budget.scope, scopeId: budget.scopeId, period: budget.period, limitMicros: Number(micros), mode, alertThresholds: parsedThresholds }, { 'If-Match': `"${budget.version}"` });
+      await send(
+        'PUT',
+        `${orgPath}/budgets`,
+        {
+          scope: budget.scope,
+          scopeId: budget.scopeId,
+          period: budget.period,
+          limitMicros: Number(micros),
+          mode,
+          alertThresholds: parsedThresholds,
+        },
+        { 'If-Match': `"${budget.version}"` },
+      );
       onSaved();
     } catch (err) {
       setError(err instanceof ApiError ? err : new ApiError(0, String(err)));
@@ -184,7 +270,12 @@ function EditBudgetModal({ budget, label, onClose, onSaved }: { budget: Budget; 
   }
 
   return (
-    <Modal opened onClose={onClose} closeButtonProps={{ 'aria-label': 'Close' }} title={`Edit budget: ${label}, ${budget.period.toLowerCase()}`}>
+    <Modal
+      opened
+      onClose={onClose}
+      closeButtonProps={{ 'aria-label': 'Close' }}
+      title={`Edit budget: ${label}, ${budget.period.toLowerCase()}`}
+    >
       <form onSubmit={save} noValidate>
         <Stack>
           <TextInput
@@ -192,7 +283,13 @@ function EditBudgetModal({ budget, label, onClose, onSaved }: { budget: Budget; 
             description="Up to six decimals; kept exactly as micro-units"
             value={limit}
             onChange={(e) => setLimit(e.currentTarget.value)}
-            error={micros === null ? 'Enter an amount such as 50 or 12.345678' : error?.field === 'limitMicros' ? error.message : undefined}
+            error={
+              micros === null
+                ? 'Enter an amount such as 50 or 12.345678'
+                : error?.field === 'limitMicros'
+                  ? error.message
+                  : undefined
+            }
             data-testid="budget-limit-input"
           />
           <Select
@@ -212,14 +309,26 @@ function EditBudgetModal({ budget, label, onClose, onSaved }: { budget: Budget; 
             description="Comma separated, e.g. 50, 80, 100"
             value={thresholds}
             onChange={(e) => setThresholds(e.currentTarget.value)}
-            error={!thresholdsOk ? 'Whole percentages from 1 to 1000' : error?.field === 'alertThresholds' ? error.message : undefined}
+            error={
+              !thresholdsOk
+                ? 'Whole percentages from 1 to 1000'
+                : error?.field === 'alertThresholds'
+                  ? error.message
+                  : undefined
+            }
             data-testid="budget-thresholds"
           />
           {error?.status === 412 ? (
-            <Alert color="orange" role="alert" title="Changed by someone else" data-testid="budget-stale" styles={{ title: { color: 'var(--mantine-color-dark-9)' } }}>
+            <Alert
+              color="orange"
+              role="alert"
+              title="Changed by someone else"
+              data-testid="budget-stale"
+              styles={{ title: { color: 'var(--mantine-color-dark-9)' } }}
+            >
               <Text size="sm" c="dark.9">
-                This budget was changed since you opened it (version {budget.version} is no longer current), so nothing was saved. Close this form to see the
-                current budget, then edit again.
+                This budget was changed since you opened it (version {budget.version} is no longer current), so nothing
+                was saved. Close this form to see the current budget, then edit again.
               </Text>
             </Alert>
           ) : (
@@ -234,7 +343,12 @@ function EditBudgetModal({ budget, label, onClose, onSaved }: { budget: Budget; 
             <Button variant="default" onClick={error?.status === 412 ? onSaved : onClose}>
               {error?.status === 412 ? 'Reload budgets' : 'Cancel'}
             </Button>
-            <Button type="submit" loading={busy} disabled={micros === null || !thresholdsOk || error?.status === 412} data-testid="budget-save">
+            <Button
+              type="submit"
+              loading={busy}
+              disabled={micros === null || !thresholdsOk || error?.status === 412}
+              data-testid="budget-save"
+            >
               Save
             </Button>
           </Group>

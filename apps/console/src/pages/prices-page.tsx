@@ -10,13 +10,21 @@ import { useLoad } from '../lib/use-load';
 import { zonedToUtc } from '../lib/zoned-time';
 import { useOrgPath, useSession } from '../session';
 
-const STATE_COLORS: Record<PriceRule['state'], string> = { IN_FORCE: 'green.9', SCHEDULED: 'indigo.8', SUPERSEDED: 'gray.8', ENDED: 'red.9' };
+const STATE_COLORS: Record<PriceRule['state'], string> = {
+  IN_FORCE: 'green.9',
+  SCHEDULED: 'indigo.8',
+  SUPERSEDED: 'gray.8',
+  ENDED: 'red.9',
+};
 
 export function PricesPage() {
   const { me, org } = useSession();
   const orgPath = useOrgPath();
   const data = useLoad(async () => {
-    const [rules, upstreams] = await Promise.all([get<PriceRule[]>(`${orgPath}/prices/history`), get<Upstream[]>(`${orgPath}/upstreams`)]);
+    const [rules, upstreams] = await Promise.all([
+      get<PriceRule[]>(`${orgPath}/prices/history`),
+      get<Upstream[]>(`${orgPath}/upstreams`),
+    ]);
     return { rules: [...rules].reverse(), upstreams };
   }, [orgPath]);
   const [creating, setCreating] = useState(false);
@@ -33,7 +41,11 @@ export function PricesPage() {
     <Stack gap="md">
       <Group justify="space-between">
         <Group>
-          <Switch label="Show ended and superseded rules" checked={showPast} onChange={(e) => setShowPast(e.currentTarget.checked)} />
+          <Switch
+            label="Show ended and superseded rules"
+            checked={showPast}
+            onChange={(e) => setShowPast(e.currentTarget.checked)}
+          />
           <Text size="sm" c="gray.8">
             Newest first; times in {org.timeZone}. Rules are never edited: a change is a new rule, or an end date.
           </Text>
@@ -47,7 +59,9 @@ export function PricesPage() {
       <Card withBorder p={0}>
         {shown.length === 0 ? (
           <EmptyState title={data.data.rules.length === 0 ? 'No prices yet' : 'No rule in force'}>
-            {data.data.rules.length === 0 ? 'Without a price rule, calls are free and budgets never fill.' : 'Show ended and superseded rules to see the history.'}
+            {data.data.rules.length === 0
+              ? 'Without a price rule, calls are free and budgets never fill.'
+              : 'Show ended and superseded rules to see the history.'}
           </EmptyState>
         ) : (
           <Table.ScrollContainer minWidth={1000}>
@@ -67,7 +81,9 @@ export function PricesPage() {
               <Table.Tbody>
                 {shown.map((r) => (
                   <Table.Tr key={r.id} data-testid="price-row" data-rule-id={r.id}>
-                    <Table.Td>{r.upstreamId ? (namespaces.get(r.upstreamId) ?? r.upstreamId) : 'Every upstream'}</Table.Td>
+                    <Table.Td>
+                      {r.upstreamId ? (namespaces.get(r.upstreamId) ?? r.upstreamId) : 'Every upstream'}
+                    </Table.Td>
                     <Table.Td>{r.toolPattern}</Table.Td>
                     <Table.Td>
                       <Money micros={r.perCallMicros} />
@@ -76,7 +92,9 @@ export function PricesPage() {
                       <Money micros={r.perOutputTokenMicros} />
                     </Table.Td>
                     <Table.Td>{formatTimestamp(r.effectiveFrom, org.timeZone)}</Table.Td>
-                    <Table.Td>{r.effectiveUntil ? formatTimestamp(r.effectiveUntil, org.timeZone) : 'open-ended'}</Table.Td>
+                    <Table.Td>
+                      {r.effectiveUntil ? formatTimestamp(r.effectiveUntil, org.timeZone) : 'open-ended'}
+                    </Table.Td>
                     <Table.Td>
                       <Badge variant="outline" color={STATE_COLORS[r.state]} c="dark.9" data-testid="price-state">
                         {r.state.replace('_', ' ').toLowerCase()}
@@ -85,7 +103,14 @@ export function PricesPage() {
                     {mayChange && (
                       <Table.Td>
                         {r.state !== 'ENDED' && (
-                          <Button size="xs" variant="subtle" color="red" c="red.9" onClick={() => setEnding(r)} aria-label={`End the rule ${r.toolPattern} of ${r.upstreamId ? namespaces.get(r.upstreamId) : 'every upstream'}`}>
+                          <Button
+                            size="xs"
+                            variant="subtle"
+                            color="red"
+                            c="red.9"
+                            onClick={() => setEnding(r)}
+                            aria-label={`End the rule ${r.toolPattern} of ${r.upstreamId ? namespaces.get(r.upstreamId) : 'every upstream'}`}
+                          >
                             End
                           </Button>
                         )}
@@ -127,17 +152,54 @@ function instantOf(day: string, time: string, timeZone: string): string | undefi
   return day ? zonedToUtc(day, time || '00:00', timeZone).toISOString() : undefined;
 }
 
-function WhenFields({ day, time, setDay, setTime, what, error }: { day: string; time: string; setDay: (v: string) => void; setTime: (v: string) => void; what: string; error?: string }) {
+function WhenFields({
+  day,
+  time,
+  setDay,
+  setTime,
+  what,
+  error,
+}: {
+  day: string;
+  time: string;
+  setDay: (v: string) => void;
+  setTime: (v: string) => void;
+  what: string;
+  error?: string;
+}) {
   const { org } = useSession();
   return (
     <Group grow align="flex-start">
-      <TextInput label={`${what}: day`} description={`Empty: now. In ${org.timeZone}, e.g. ${dayIn(org.timeZone)}`} placeholder="YYYY-MM-DD" value={day} onChange={(e) => setDay(e.currentTarget.value)} error={error} data-testid="when-day" />
-      <TextInput label={`${what}: time`} description="HH:MM, 24-hour" placeholder="00:00" value={time} onChange={(e) => setTime(e.currentTarget.value)} data-testid="when-time" />
+      <TextInput
+        label={`${what}: day`}
+        description={`Empty: now. In ${org.timeZone}, e.g. ${dayIn(org.timeZone)}`}
+        placeholder="YYYY-MM-DD"
+        value={day}
+        onChange={(e) => setDay(e.currentTarget.value)}
+        error={error}
+        data-testid="when-day"
+      />
+      <TextInput
+        label={`${what}: time`}
+        description="HH:MM, 24-hour"
+        placeholder="00:00"
+        value={time}
+        onChange={(e) => setTime(e.currentTarget.value)}
+        data-testid="when-time"
+      />
     </Group>
   );
 }
 
-function CreatePriceModal({ upstreams, onClose, onCreated }: { upstreams: Upstream[]; onClose: () => void; onCreated: () => void }) {
+function CreatePriceModal({
+  upstreams,
+  onClose,
+  onCreated,
+}: {
+  upstreams: Upstream[];
+  onClose: () => void;
+  onCreated: () => void;
+}) {
   const { org, currency } = useSession();
   const orgPath = useOrgPath();
   const [upstreamId, setUpstreamId] = useState<string | null>(upstreams[0]?.id ?? null);
@@ -180,14 +242,24 @@ function CreatePriceModal({ upstreams, onClose, onCreated }: { upstreams: Upstre
         <Stack>
           <Select
             label="Upstream"
-            data={[{ value: 'ALL', label: 'Every upstream' }, ...upstreams.map((u) => ({ value: u.id, label: u.namespace }))]}
+            data={[
+              { value: 'ALL', label: 'Every upstream' },
+              ...upstreams.map((u) => ({ value: u.id, label: u.namespace })),
+            ]}
             value={upstreamId}
             onChange={setUpstreamId}
             allowDeselect={false}
             error={fieldError('upstreamId')}
             data-testid="price-upstream"
           />
-          <TextInput label="Tool pattern" description="A glob over tool names: *, search_*, echo" value={pattern} onChange={(e) => setPattern(e.currentTarget.value)} error={fieldError('toolPattern')} data-testid="price-pattern" />
+          <TextInput
+            label="Tool pattern"
+            description="A glob over tool names: *, search_*, echo"
+            value={pattern}
+            onChange={(e) => setPattern(e.currentTarget.value)}
+            error={fieldError('toolPattern')}
+            data-testid="price-pattern"
+          />
           <Group grow align="flex-start">
             <TextInput
               label={`Per call (${currency})`}
@@ -205,18 +277,37 @@ function CreatePriceModal({ upstreams, onClose, onCreated }: { upstreams: Upstre
               error={tokenMicros === null ? 'An amount such as 0.000003' : fieldError('perOutputTokenMicros')}
             />
           </Group>
-          <Switch label="Charge failed calls" checked={chargeFailed} onChange={(e) => setChargeFailed(e.currentTarget.checked)} />
-          <WhenFields day={day} time={time} setDay={setDay} setTime={setTime} what="Effective from" error={!whenOk ? 'A day as YYYY-MM-DD and a time as HH:MM' : fieldError('effectiveFrom')} />
-          {error && !['upstreamId', 'toolPattern', 'perCallMicros', 'perOutputTokenMicros', 'effectiveFrom'].includes(error.field ?? '') && (
-            <Alert color="red" role="alert">
-              {error.message}
-            </Alert>
-          )}
+          <Switch
+            label="Charge failed calls"
+            checked={chargeFailed}
+            onChange={(e) => setChargeFailed(e.currentTarget.checked)}
+          />
+          <WhenFields
+            day={day}
+            time={time}
+            setDay={setDay}
+            setTime={setTime}
+            what="Effective from"
+            error={!whenOk ? 'A day as YYYY-MM-DD and a time as HH:MM' : fieldError('effectiveFrom')}
+          />
+          {error &&
+            !['upstreamId', 'toolPattern', 'perCallMicros', 'perOutputTokenMicros', 'effectiveFrom'].includes(
+              error.field ?? '',
+            ) && (
+              <Alert color="red" role="alert">
+                {error.message}
+              </Alert>
+            )}
           <Group justify="flex-end">
             <Button variant="default" onClick={onClose}>
               Cancel
             </Button>
-            <Button type="submit" loading={busy} disabled={callMicros === null || !perCall || tokenMicros === null || !pattern.trim() || !whenOk} data-testid="price-submit">
+            <Button
+              type="submit"
+              loading={busy}
+              disabled={callMicros === null || !perCall || tokenMicros === null || !pattern.trim() || !whenOk}
+              data-testid="price-submit"
+            >
               Add rule
             </Button>
           </Group>
@@ -248,13 +339,32 @@ function EndPriceModal({ rule, onClose, onEnded }: { rule: PriceRule; onClose: (
     }
   }
   return (
-    <Modal opened onClose={onClose} closeButtonProps={{ 'aria-label': 'Close' }} title={`End the rule ${rule.toolPattern}?`}>
+    <Modal
+      opened
+      onClose={onClose}
+      closeButtonProps={{ 'aria-label': 'Close' }}
+      title={`End the rule ${rule.toolPattern}?`}
+    >
       <form onSubmit={end} noValidate>
         <Stack>
           <Text size="sm">
-            From then on, calls take the next rule in line, or are free. Calls before keep this price. An end may not be in the past.
+            From then on, calls take the next rule in line, or are free. Calls before keep this price. An end may not be
+            in the past.
           </Text>
-          <WhenFields day={day} time={time} setDay={setDay} setTime={setTime} what="End from" error={!whenOk ? 'A day as YYYY-MM-DD and a time as HH:MM' : error?.field === 'effectiveUntil' ? error.message : undefined} />
+          <WhenFields
+            day={day}
+            time={time}
+            setDay={setDay}
+            setTime={setTime}
+            what="End from"
+            error={
+              !whenOk
+                ? 'A day as YYYY-MM-DD and a time as HH:MM'
+                : error?.field === 'effectiveUntil'
+                  ? error.message
+                  : undefined
+            }
+          />
           {error && error.field !== 'effectiveUntil' && (
             <Alert color="red" role="alert">
               {error.message}

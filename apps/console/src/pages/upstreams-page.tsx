@@ -1,4 +1,20 @@
-import { Alert, Badge, Button, Card, Checkbox, Code, Group, List, Modal, Select, Stack, Table, Tabs, Text, Title } from '@mantine/core';
+import {
+  Alert,
+  Badge,
+  Button,
+  Card,
+  Checkbox,
+  Code,
+  Group,
+  List,
+  Modal,
+  Select,
+  Stack,
+  Table,
+  Tabs,
+  Text,
+  Title,
+} from '@mantine/core';
 import { useState } from 'react';
 import { ApiError, get, post } from '../api/admin-client';
 import type { BulkReviewResult, CatalogTool, PriceRule, ToolDiff, Upstream } from '../api/governance-types';
@@ -21,7 +37,11 @@ const isAdmin = (role: string) => role === 'ORG_ADMIN' || role === 'PLATFORM_ADM
 export function UpstreamsPage() {
   const orgPath = useOrgPath();
   const data = useLoad<CatalogData>(async () => {
-    const [upstreams, tools, prices] = await Promise.all([get<Upstream[]>(`${orgPath}/upstreams`), get<CatalogTool[]>(`${orgPath}/tools`), get<PriceRule[]>(`${orgPath}/prices/history`)]);
+    const [upstreams, tools, prices] = await Promise.all([
+      get<Upstream[]>(`${orgPath}/upstreams`),
+      get<CatalogTool[]>(`${orgPath}/tools`),
+      get<PriceRule[]>(`${orgPath}/prices/history`),
+    ]);
     upstreams.sort((a, b) => a.namespace.localeCompare(b.namespace));
     return { upstreams, tools, prices };
   }, [orgPath]);
@@ -58,7 +78,9 @@ function UpstreamsList({ data, reload }: { data: CatalogData; reload: () => void
   if (data.upstreams.length === 0) {
     return (
       <Card withBorder>
-        <EmptyState title="No upstreams yet">Register an MCP server with POST /v1/orgs/:orgId/upstreams; its tools show here after the first sync.</EmptyState>
+        <EmptyState title="No upstreams yet">
+          Register an MCP server with POST /v1/orgs/:orgId/upstreams; its tools show here after the first sync.
+        </EmptyState>
       </Card>
     );
   }
@@ -102,7 +124,11 @@ function UpstreamsList({ data, reload }: { data: CatalogData; reload: () => void
                   <Table.Tr key={u.id} data-testid="upstream-row">
                     <Table.Td>
                       <Text fw={600}>{u.namespace}</Text>
-                      {u.displayName && <Text size="xs" c="gray.8">{u.displayName}</Text>}
+                      {u.displayName && (
+                        <Text size="xs" c="gray.8">
+                          {u.displayName}
+                        </Text>
+                      )}
                     </Table.Td>
                     <Table.Td>{u.transport}</Table.Td>
                     <Table.Td>
@@ -118,7 +144,9 @@ function UpstreamsList({ data, reload }: { data: CatalogData; reload: () => void
                       </Group>
                     </Table.Td>
                     <Table.Td>
-                      <Text size="sm">{u.lastSyncAt ? formatTimestamp(u.lastSyncAt, org.timeZone) : 'Never synced'}</Text>
+                      <Text size="sm">
+                        {u.lastSyncAt ? formatTimestamp(u.lastSyncAt, org.timeZone) : 'Never synced'}
+                      </Text>
                       {u.lastSyncError && (
                         <Text size="sm" c="red.9" data-testid="sync-error">
                           Failed: {u.lastSyncError}
@@ -135,11 +163,22 @@ function UpstreamsList({ data, reload }: { data: CatalogData; reload: () => void
                     <Table.Td>{tools.length}</Table.Td>
                     <Table.Td>
                       <Group gap={4}>
-                        <Button size="xs" variant={open === u.id ? 'light' : 'subtle'} onClick={() => setOpen(u.id)} aria-label={`Show tools of ${u.namespace}`}>
+                        <Button
+                          size="xs"
+                          variant={open === u.id ? 'light' : 'subtle'}
+                          onClick={() => setOpen(u.id)}
+                          aria-label={`Show tools of ${u.namespace}`}
+                        >
                           Tools
                         </Button>
                         {isAdmin(me.role) && (
-                          <Button size="xs" variant="subtle" loading={syncing === u.id} onClick={() => void sync(u)} aria-label={`Sync now: ${u.namespace}`}>
+                          <Button
+                            size="xs"
+                            variant="subtle"
+                            loading={syncing === u.id}
+                            onClick={() => void sync(u)}
+                            aria-label={`Sync now: ${u.namespace}`}
+                          >
                             Sync now
                           </Button>
                         )}
@@ -152,7 +191,13 @@ function UpstreamsList({ data, reload }: { data: CatalogData; reload: () => void
           </Table>
         </Table.ScrollContainer>
       </Card>
-      {selected && <UpstreamTools upstream={selected} tools={data.tools.filter((t) => t.upstreamId === selected.id)} prices={data.prices} />}
+      {selected && (
+        <UpstreamTools
+          upstream={selected}
+          tools={data.tools.filter((t) => t.upstreamId === selected.id)}
+          prices={data.prices}
+        />
+      )}
     </Stack>
   );
 }
@@ -165,7 +210,9 @@ function UpstreamTools({ upstream, tools, prices }: { upstream: Upstream; tools:
       </Title>
       <Card withBorder p={0}>
         {tools.length === 0 ? (
-          <EmptyState title="No tools catalogued">{upstream.lastSyncAt ? 'The upstream listed no tools at its last sync.' : 'The first sync has not run yet.'}</EmptyState>
+          <EmptyState title="No tools catalogued">
+            {upstream.lastSyncAt ? 'The upstream listed no tools at its last sync.' : 'The first sync has not run yet.'}
+          </EmptyState>
         ) : (
           <Table.ScrollContainer minWidth={900}>
             <Table striped data-testid="tools-table">
@@ -192,7 +239,13 @@ function UpstreamTools({ upstream, tools, prices }: { upstream: Upstream; tools:
                           </Text>
                         )}
                       </Table.Td>
-                      <Table.Td>{rule ? <Money micros={rule.perCallMicros} testId="tool-price" /> : <Text size="sm">Free (no rule)</Text>}</Table.Td>
+                      <Table.Td>
+                        {rule ? (
+                          <Money micros={rule.perCallMicros} testId="tool-price" />
+                        ) : (
+                          <Text size="sm">Free (no rule)</Text>
+                        )}
+                      </Table.Td>
                       <Table.Td>{rule ? <Money micros={rule.perOutputTokenMicros} /> : '—'}</Table.Td>
                       <Table.Td>{t.tier.toLowerCase()}</Table.Td>
                       <Table.Td style={{ fontVariantNumeric: 'tabular-nums' }}>
@@ -240,7 +293,9 @@ function ReviewQueue({ data, reload }: { data: CatalogData; reload: () => void }
     setBusy(true);
     setError(null);
     try {
-      const result = await post<BulkReviewResult>(`${orgPath}/tools/review`, { decisions: tools.map((t) => ({ toolId: t.id, decision, definitionHash: t.definitionHash })) });
+      const result = await post<BulkReviewResult>(`${orgPath}/tools/review`, {
+        decisions: tools.map((t) => ({ toolId: t.id, decision, definitionHash: t.definitionHash })),
+      });
       setOutcome({ result, decision });
       setSelected(new Set());
       setViewing(null);
@@ -271,10 +326,21 @@ function ReviewQueue({ data, reload }: { data: CatalogData; reload: () => void }
         />
         {mayReview && (
           <Group>
-            <Button disabled={chosen.length === 0} loading={busy} onClick={() => void decide('APPROVE', chosen)} data-testid="approve-selected">
+            <Button
+              disabled={chosen.length === 0}
+              loading={busy}
+              onClick={() => void decide('APPROVE', chosen)}
+              data-testid="approve-selected"
+            >
               Approve selected ({chosen.length})
             </Button>
-            <Button color="red.9" variant="outline" disabled={chosen.length === 0} loading={busy} onClick={() => void decide('REJECT', chosen)}>
+            <Button
+              color="red.9"
+              variant="outline"
+              disabled={chosen.length === 0}
+              loading={busy}
+              onClick={() => void decide('REJECT', chosen)}
+            >
               Reject selected
             </Button>
           </Group>
@@ -288,7 +354,9 @@ function ReviewQueue({ data, reload }: { data: CatalogData; reload: () => void }
       )}
       <Card withBorder p={0}>
         {queue.length === 0 ? (
-          <EmptyState title="Nothing to review">New or changed tool definitions wait here when the organisation or upstream does not auto-approve them.</EmptyState>
+          <EmptyState title="Nothing to review">
+            New or changed tool definitions wait here when the organisation or upstream does not auto-approve them.
+          </EmptyState>
         ) : (
           <Table data-testid="review-table">
             <Table.Thead>
@@ -299,7 +367,9 @@ function ReviewQueue({ data, reload }: { data: CatalogData; reload: () => void }
                       aria-label="Select all"
                       checked={chosen.length === queue.length}
                       indeterminate={chosen.length > 0 && chosen.length < queue.length}
-                      onChange={(e) => setSelected(e.currentTarget.checked ? new Set(queue.map((t) => t.id)) : new Set())}
+                      onChange={(e) =>
+                        setSelected(e.currentTarget.checked ? new Set(queue.map((t) => t.id)) : new Set())
+                      }
                     />
                   </Table.Th>
                 )}
@@ -334,7 +404,12 @@ function ReviewQueue({ data, reload }: { data: CatalogData; reload: () => void }
                     <Code>{t.definitionHash.slice(0, 12)}</Code>
                   </Table.Td>
                   <Table.Td>
-                    <Button size="xs" variant="subtle" onClick={() => setViewing(t)} aria-label={`Show diff of ${t.exposedName}`}>
+                    <Button
+                      size="xs"
+                      variant="subtle"
+                      onClick={() => setViewing(t)}
+                      aria-label={`Show diff of ${t.exposedName}`}
+                    >
                       Show diff
                     </Button>
                   </Table.Td>
@@ -344,12 +419,28 @@ function ReviewQueue({ data, reload }: { data: CatalogData; reload: () => void }
           </Table>
         )}
       </Card>
-      {viewing && <DiffModal tool={viewing} mayReview={mayReview} busy={busy} onClose={() => setViewing(null)} onDecide={(decision, hash) => void decide(decision, [{ id: viewing.id, definitionHash: hash }])} />}
+      {viewing && (
+        <DiffModal
+          tool={viewing}
+          mayReview={mayReview}
+          busy={busy}
+          onClose={() => setViewing(null)}
+          onDecide={(decision, hash) => void decide(decision, [{ id: viewing.id, definitionHash: hash }])}
+        />
+      )}
     </Stack>
   );
 }
 
-function ReviewOutcome({ outcome, names, onClose }: { outcome: { result: BulkReviewResult; decision: string }; names: Map<string, string>; onClose: () => void }) {
+function ReviewOutcome({
+  outcome,
+  names,
+  onClose,
+}: {
+  outcome: { result: BulkReviewResult; decision: string };
+  names: Map<string, string>;
+  onClose: () => void;
+}) {
   const { result, decision } = outcome;
   const stale = result.results.filter((r) => r.result !== 'APPLIED');
   return (
@@ -382,11 +473,29 @@ function ReviewOutcome({ outcome, names, onClose }: { outcome: { result: BulkRev
   );
 }
 
-function DiffModal({ tool, mayReview, busy, onClose, onDecide }: { tool: CatalogTool; mayReview: boolean; busy: boolean; onClose: () => void; onDecide: (d: 'APPROVE' | 'REJECT', hash: string) => void }) {
+function DiffModal({
+  tool,
+  mayReview,
+  busy,
+  onClose,
+  onDecide,
+}: {
+  tool: CatalogTool;
+  mayReview: boolean;
+  busy: boolean;
+  onClose: () => void;
+  onDecide: (d: 'APPROVE' | 'REJECT', hash: string) => void;
+}) {
   const orgPath = useOrgPath();
   const diff = useLoad<ToolDiff>(() => get<ToolDiff>(`${orgPath}/tools/${tool.id}/diff`), [orgPath, tool.id]);
   return (
-    <Modal opened onClose={onClose} closeButtonProps={{ 'aria-label': 'Close' }} title={`Review ${tool.exposedName}`} size="xl">
+    <Modal
+      opened
+      onClose={onClose}
+      closeButtonProps={{ 'aria-label': 'Close' }}
+      title={`Review ${tool.exposedName}`}
+      size="xl"
+    >
       {diff.state === 'loading' && <LoadingState label="Loading the diff…" />}
       {diff.state === 'error' && <ErrorState error={diff.error} what="the diff" onRetry={diff.reload} />}
       {diff.state === 'ready' && (
@@ -397,10 +506,20 @@ function DiffModal({ tool, mayReview, busy, onClose, onDecide }: { tool: Catalog
               <Button variant="default" onClick={onClose}>
                 Cancel
               </Button>
-              <Button color="red.9" variant="outline" loading={busy} onClick={() => onDecide('REJECT', diff.data.definitionHash)} data-testid="diff-reject">
+              <Button
+                color="red.9"
+                variant="outline"
+                loading={busy}
+                onClick={() => onDecide('REJECT', diff.data.definitionHash)}
+                data-testid="diff-reject"
+              >
                 Reject
               </Button>
-              <Button loading={busy} onClick={() => onDecide('APPROVE', diff.data.definitionHash)} data-testid="diff-approve">
+              <Button
+                loading={busy}
+                onClick={() => onDecide('APPROVE', diff.data.definitionHash)}
+                data-testid="diff-approve"
+              >
                 Approve this definition
               </Button>
             </Group>
