@@ -90,7 +90,7 @@ describe('spend report rollups, against the ledger', () => {
     expect(report.totals).toEqual({ calls: BigInt(total.calls), errors: BigInt(total.errors), outputTokens: BigInt(total.outputTokens), costMicros: total.costMicros });
   }
 
-  const BREAKDOWNS: ReportDimension[][] = [[], ['day'], ['team', 'day'], ['user'], ['key'], ['tag'], ['upstream', 'day'], ['tool'], ['team', 'tool'], ['tag', 'upstream']];
+  const BREAKDOWNS: ReportDimension[][] = [[], ['day'], ['team', 'day'], ['user'], ['key'], ['tag'], ['tag', 'day'], ['team', 'tag'], ['upstream', 'day'], ['tool'], ['team', 'tool'], ['tag', 'upstream']];
 
   beforeAll(async () => {
     dbName = await cloneDatabase(inject('templateDatabase'));

@@ -50,12 +50,23 @@ const SOURCE_SQL: Record<ReportSource, { table: string; figures: string; day: (z
                COALESCE(SUM(e."costMicros"), 0)::bigint AS "costMicros"`,
     day: localDay,
   },
-  keyDays: { table: '"UsageKeyDayRollup"', figures: rollupFigures(), day: () => 'e."day"' },
-  toolDays: { table: '"UsageToolDayRollup"', figures: rollupFigures(), day: () => 'e."day"' },
+  keyDays: { table: '"UsageKeyDayRollup"', figures: rollupFigures('e'), day: () => 'e."day"' },
+  toolDays: { table: '"UsageToolDayRollup"', figures: rollupFigures('e'), day: () => 'e."day"' },
 };
 
-function rollupFigures(): string {
-  return ['calls', 'errors', 'outputTokens', 'costMicros'].map((m) => `COALESCE(SUM(e."${m}"), 0)::bigint AS "${m}"`).join(', ');
+function rollupFigures(alias: string): string {
+  return ['calls', 'errors', 'outputTokens', 'costMicros'].map((m) => `COALESCE(SUM(${alias}."${m}"), 0)::bigint AS "${m}"`).join(', ');
+}
+
+/**
+ * Grouped by tag, the key rollup is first summed per key (and the team, user or day asked for), so
+ * each key's tags are joined once per group, not once per key and day.
+ */
+function keyRollupPerKey(orgId: string, range: DayRange, groupBy: readonly ReportDimension[]): Prisma.Sql {
+  const columns = ['"orgId"', '"keyId"', ...(['team', 'user', 'day'] as const).filter((d) => groupBy.includes(d)).map((d) => ({ team: '"teamId"', user: '"userId"', day: '"day"' })[d])];
+  const list = Prisma.raw(columns.map((c) => `r.${c}`).join(', '));
+  return Prisma.sql`(SELECT ${list}, ${Prisma.raw(rollupFigures('r'))} FROM "UsageKeyDayRollup" r
+    WHERE r."orgId" = ${orgId}::uuid AND r."day" BETWEEN ${range.from}::date AND ${range.to}::date GROUP BY ${list})`;
 }
 
 // A key's tags as rows (one NULL row for a key without tags), for grouping by tag.
@@ -137,13 +148,21 @@ export class SpendReportService {
     const selectSql = [...selects].map((s) => `${s}, `).join('');
     const groupSql = groups.size > 0 ? `GROUP BY ${[...groups].join(', ')}` : '';
     const orderSql = groups.size > 0 ? `ORDER BY ${[...groups].map((_, i) => String(i + 1)).join(', ')}` : '';
+    const perKey = source === SOURCE_SQL.keyDays && groupBy.includes('tag');
+    const fromSql = perKey ? keyRollupPerKey(orgId, range, groupBy) : Prisma.raw(source.table);
+    const rangeSql =
+      source === SOURCE_SQL.ledger
+        ? Prisma.sql`AND e."occurredAt" >= ${isoTimestamp(range.start)}::timestamp AND e."occurredAt" < ${isoTimestamp(range.end)}::timestamp`
+        : perKey
+          ? Prisma.empty
+          : Prisma.sql`AND e."day" BETWEEN ${range.from}::date AND ${range.to}::date`;
     const rows = await this.prisma.$queryRaw<RawRow[]>`
       WITH a AS (
         SELECT ${Prisma.raw(selectSql)} ${Prisma.raw(source.figures)}
-        FROM ${Prisma.raw(source.table)} e ${Prisma.raw(tagJoin)}
+        FROM ${fromSql} e ${Prisma.raw(tagJoin)}
         WHERE e."orgId" = ${orgId}::uuid
           ${tagFilter}
-          ${source === SOURCE_SQL.ledger ? Prisma.sql`AND e."occurredAt" >= ${isoTimestamp(range.start)}::timestamp AND e."occurredAt" < ${isoTimestamp(range.end)}::timestamp` : Prisma.sql`AND e."day" BETWEEN ${range.from}::date AND ${range.to}::date`}
+          ${rangeSql}
         ${Prisma.raw(groupSql)}
         ${Prisma.raw(orderSql)}
         LIMIT ${MAX_REPORT_ROWS + 1}
