@@ -234,6 +234,10 @@ describe('a 2026-07-28-only upstream behind the edge', () => {
       'OK',
     ]);
 
+    // A client that declared no elicitation: the call fails naming the capability it lacks.
+    const unable = await post('tools/call', call, {});
+    expect(unable.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { elicitation: expect.anything() } } });
+
     const plain = await post('tools/call', { name: 'next__test_simple_text', arguments: {} });
     expect(plain.result).toMatchObject({ resultType: 'complete', content: [{ type: 'text' }] });
   });
