@@ -1,5 +1,6 @@
 import { StringDecoder } from 'node:string_decoder';
 import { Dispatcher } from 'undici';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   CallToolResult,
   CallToolResultSchema,
@@ -188,13 +189,13 @@ export class StatelessUpstreamClient {
     options: StatelessRequestOptions,
     extraHeaders: Record<string, string> = {},
   ): Promise<Record<string, unknown>> {
+    options.signal?.throwIfAborted();
     const call = new AbortController();
     const timer = setTimeout(
       () => call.abort(new McpError(ErrorCode.RequestTimeout, 'Request timed out', { timeout: options.timeoutMs })),
       options.timeoutMs,
     );
     const onCallerAbort = () => call.abort(new McpError(ErrorCode.RequestTimeout, String(options.signal?.reason)));
-    options.signal?.throwIfAborted();
     options.signal?.addEventListener('abort', onCallerAbort, { once: true });
     try {
       let round: Record<string, unknown> = { ...params };
@@ -303,21 +304,17 @@ export class StatelessUpstreamClient {
     const type = mediaTypeOf(headerValue(res, 'content-type'));
     if (type === 'text/event-stream') return readAnswerStream(res, id, relay);
     const text = await res.body.text();
+    // A refused credential, or an answer that is not MCP, is an HTTP error as the SDK transport
+    // raises it (the pool tells the upstream's health and a 401 from it).
+    if (res.statusCode === 401) throw new StreamableHTTPError(401, 'the upstream refused the credential');
     let message: unknown;
     try {
       message = JSON.parse(text);
     } catch {
-      throw new McpError(
-        ErrorCode.InternalError,
-        `upstream ${this.spec.namespace} answered HTTP ${res.statusCode} without JSON-RPC`,
-      );
+      throw new StreamableHTTPError(res.statusCode >= 300 ? res.statusCode : -1, `the upstream answered HTTP ${res.statusCode} without JSON-RPC`);
     }
     const answer = answerOf(message, id);
-    if (!answer)
-      throw new McpError(
-        ErrorCode.InternalError,
-        `upstream ${this.spec.namespace} answered HTTP ${res.statusCode} without a response to the request`,
-      );
+    if (!answer) throw new StreamableHTTPError(res.statusCode >= 300 ? res.statusCode : -1, `the upstream answered HTTP ${res.statusCode} without a response to the request`);
     return answer;
   }
 }
