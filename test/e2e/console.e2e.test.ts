@@ -245,6 +245,7 @@ describe('console in a real browser', () => {
     const api = await p.admin('GET', `/v1/orgs/${orgId}/reports/spend?from=${from}&to=${to}&groupBy=team,day`, undefined, tokens.finance);
     expect(await total.getAttribute('data-micros')).toBe(String(sums.costMicros));
     expect(String(api.body.totals.costMicros)).toBe(String(sums.costMicros));
+    expect(api.body.currency).toBe('EUR');
     expect(await page.getByTestId('explorer-table').locator('tbody tr').count()).toBe(api.body.rows.length);
 
     // Group by user instead of team and day: the table follows.

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Headers, HttpCode, HttpStatus, Post, Query, Res } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiBearerAuth, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
-import type { AdminPrincipal } from '@tollgate/identity';
+import { AdminPrincipal, IdentityService } from '@tollgate/identity';
 import {
   BudgetUtilisationService,
   FinanceJobs,
@@ -30,6 +30,7 @@ export class ReportsController {
     private readonly utilisation: BudgetUtilisationService,
     private readonly jobs: FinanceJobs,
     private readonly audit: AuditService,
+    private readonly identity: IdentityService,
   ) {}
 
   @Get('spend')
@@ -46,13 +47,16 @@ export class ReportsController {
     @Headers('accept') accept: string | undefined,
     @Res({ passthrough: true }) res: Response,
   ): Promise<SpendReportView | string> {
-    const report = await this.spend.spendReport(orgId, query.from, query.to, parseGroupBy(query.groupBy), { tag: query.tag });
+    const [report, org] = await Promise.all([
+      this.spend.spendReport(orgId, query.from, query.to, parseGroupBy(query.groupBy), { tag: query.tag }),
+      this.identity.getOrganization(orgId),
+    ]);
     if (query.format === 'csv' || (query.format === undefined && wantsCsv(accept))) {
       res.setHeader('Content-Type', 'text/csv; charset=utf-8');
       res.setHeader('Content-Disposition', `attachment; filename="spend-${report.from}-${report.to}.csv"`);
       return spendReportCsv(report);
     }
-    return toSpendReportView(report);
+    return toSpendReportView(report, org.currency);
   }
 
   @Get('budgets')

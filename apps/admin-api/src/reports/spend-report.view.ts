@@ -14,6 +14,7 @@ export class SpendReportView {
   @ApiProperty({ example: '2026-11-01' }) from!: string;
   @ApiProperty({ example: '2026-11-30' }) to!: string;
   @ApiProperty({ example: 'Europe/Paris', description: 'The organization’s time zone: from, to and day are its calendar days' }) timeZone!: string;
+  @ApiProperty({ example: 'EUR', description: 'ISO 4217 code of the organization: the unit of every costMicros' }) currency!: string;
   @ApiProperty({ nullable: true, type: String, description: 'The tag filter, when one was asked for' }) tag!: string | null;
   @ApiProperty({ enum: REPORT_DIMENSIONS, isArray: true }) groupBy!: string[];
   @ApiProperty({ type: [String], description: 'Columns of each row, as in the CSV header' }) columns!: string[];
@@ -30,12 +31,13 @@ export function toFiguresView(f: SpendFigures): SpendFiguresView {
   return { calls: microsToJson(f.calls), errors: microsToJson(f.errors), outputTokens: microsToJson(f.outputTokens), costMicros: microsToJson(f.costMicros) };
 }
 
-export function toSpendReportView(r: SpendReport): SpendReportView {
+export function toSpendReportView(r: SpendReport, currency: string): SpendReportView {
   return {
     orgId: r.orgId,
     from: r.from,
     to: r.to,
     timeZone: r.timeZone,
+    currency,
     tag: r.tag,
     groupBy: r.groupBy,
     columns: r.columns,
