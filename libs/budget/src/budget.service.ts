@@ -222,16 +222,23 @@ export class BudgetService implements OnModuleInit {
    */
   async checkCounters(orgId: string, timeZone: string, opts: { rebuildMissing?: boolean; now?: Date } = {}): Promise<BudgetCounterCheck[]> {
     const scopes = orgWide(orgId, timeZone);
-    const out: BudgetCounterCheck[] = [];
-    for (const rule of await this.cache.get(orgId)) {
-      const b = this.bind(rule, scopes, opts.now ?? new Date());
-      const [[spent, reserved, leased], ledgerSpentMicros] = await Promise.all([this.redis.client.hmget(b.hashKey, 'spent', 'reserved', 'leased'), this.spentFromLedger(b, scopes)]);
-      const rebuilt = spent === null && opts.rebuildMissing === true;
-      if (rebuilt) await this.seedCounter(b, scopes);
-      const counterSpentMicros = spent === null ? null : BigInt(spent);
-      out.push({ standing: budgetStanding(b, counterSpentMicros ?? ledgerSpentMicros, BigInt(reserved ?? '0'), BigInt(leased ?? '0')), counterSpentMicros, ledgerSpentMicros, rebuilt });
-    }
-    return out;
+    const now = opts.now ?? new Date();
+    // Each budget is one ledger sum: run them together, not one after another (utilisation
+    // of an org with many budgets waited for the sum of them).
+    return Promise.all(
+      (await this.cache.get(orgId)).map(async (rule): Promise<BudgetCounterCheck> => {
+        const b = this.bind(rule, scopes, now);
+        const [[spent, reserved, leased], ledgerSpentMicros] = await Promise.all([
+          this.redis.client.hmget(b.hashKey, 'spent', 'reserved', 'leased'),
+          this.spentFromLedger(b, scopes),
+        ]);
+        const rebuilt = spent === null && opts.rebuildMissing === true;
+        if (rebuilt) await this.seedCounter(b, scopes);
+        const counterSpentMicros = spent === null ? null : BigInt(spent);
+        const standing = budgetStanding(b, counterSpentMicros ?? ledgerSpentMicros, BigInt(reserved ?? '0'), BigInt(leased ?? '0'));
+        return { standing, counterSpentMicros, ledgerSpentMicros, rebuilt };
+      }),
+    );
   }
 
   /** A counter is missing at the start of a period or after Redis lost it: rebuild it from the ledger. */
