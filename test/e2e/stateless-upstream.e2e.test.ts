@@ -105,7 +105,7 @@ describe('a 2026-07-28-only upstream behind the edge', () => {
     const teamId = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 't' })).body.id;
     const userId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 's@example.test' })).body.id;
     await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId });
-    await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['next:*'], deny: [] });
+    await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['next:*'], deny: [], resourceAllow: ['next:*'], promptAllow: ['next:*'] });
     const upstreamId = (
       await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
         namespace: 'next',
@@ -197,6 +197,23 @@ describe('a 2026-07-28-only upstream behind the edge', () => {
       PER_CALL,
       'OK',
     ]);
+  });
+
+  it('should read its resources and get its prompts; a prompt that asks for input goes through rounds with a 2026-07-28 agent', async () => {
+    const agent = await capableAgent();
+    const read = await agent.readResource({ uri: 'test://static-text' });
+    expect(read.contents[0]).toMatchObject({ uri: 'test://static-text', text: expect.any(String) });
+    expect(read).not.toHaveProperty('ttlMs');
+    const simple = await agent.getPrompt({ name: 'next__test_simple_prompt' });
+    expect(simple.messages.length).toBeGreaterThan(0);
+
+    const get = { name: 'next__test_input_required_result_prompt' };
+    const caps = { elicitation: {} };
+    const first = await post('prompts/get', get, caps);
+    expect(first.result).toMatchObject({ resultType: 'input_required', requestState: expect.any(String) });
+    const [inputKey] = Object.keys(first.result.inputRequests as object);
+    const done = await post('prompts/get', { ...get, inputResponses: { [inputKey]: { action: 'accept', content: { context: 'Ada' } } }, requestState: first.result.requestState }, caps);
+    expect(JSON.stringify(done.result.messages)).toContain('Answer with this context in mind: Ada');
   });
 
   it('should fail the call of an agent whose client cannot answer, naming the capability', async () => {

@@ -206,7 +206,8 @@ export class StatelessUpstreamClient {
           },
         );
         if ('error' in answer) throw McpError.fromError(answer.error.code, answer.error.message, answer.error.data);
-        const { resultType, ...result } = answer.result;
+        // The caching hints are the upstream's to us; the edge gives its agents its own.
+        const { resultType, ttlMs: _ttl, cacheScope: _scope, ...result } = answer.result;
         if (resultType !== 'input_required') return result;
         const inputResponses = await this.askTheAgent(result.inputRequests, options.relay, call.signal);
         round = {
