@@ -30,6 +30,9 @@ interface KeysData {
   users: User[];
 }
 
+// Badges in a crowded table keep their whole label (Mantine truncates it by default).
+const BADGE_FULL = { label: { overflow: 'visible' } };
+
 function keyStatus(k: Key): { label: string; color: string } {
   if (k.revokedAt) return { label: 'Revoked', color: 'red.9' };
   if (k.expiresAt && new Date(k.expiresAt) <= new Date()) return { label: 'Expired', color: 'gray.8' };
@@ -153,11 +156,11 @@ export function KeysPage() {
                       <Table.Td>{k.name}</Table.Td>
                       <Table.Td>
                         {k.kind === 'OAUTH' ? (
-                          <Badge variant="outline" color="grape.8" c="dark.9">
+                          <Badge variant="outline" color="grape.8" c="dark.9" styles={BADGE_FULL}>
                             OAuth{k.oauthClientName ? ` · ${k.oauthClientName}` : ''}
                           </Badge>
                         ) : (
-                          <Badge variant="outline" color="indigo.8" c="dark.9">
+                          <Badge variant="outline" color="indigo.8" c="dark.9" styles={BADGE_FULL}>
                             Virtual
                           </Badge>
                         )}
@@ -181,16 +184,16 @@ export function KeysPage() {
                       <Table.Td>{k.expiresAt ? formatTimestamp(k.expiresAt, org.timeZone) : 'Never'}</Table.Td>
                       <Table.Td>{formatTimestamp(k.createdAt, org.timeZone)}</Table.Td>
                       <Table.Td>
-                        <Badge variant="outline" color={status.color} c="dark.9">
+                        <Badge variant="outline" color={status.color} c="dark.9" styles={BADGE_FULL}>
                           {status.label}
                         </Badge>
                       </Table.Td>
                       {mayManage && (
                         <Table.Td>
                           {!k.revokedAt && (
-                            <Group gap={2} wrap="nowrap">
+                            <Group gap={2}>
                               <Button
-                                size="xs"
+                                size="compact-xs"
                                 variant="subtle"
                                 onClick={() => setEditing(k)}
                                 aria-label={`Settings of ${k.name}`}
@@ -200,7 +203,7 @@ export function KeysPage() {
                               </Button>
                               {k.kind === 'STATIC' && (
                                 <Button
-                                  size="xs"
+                                  size="compact-xs"
                                   variant="subtle"
                                   onClick={() => setRotating(k)}
                                   aria-label={`Rotate ${k.name}`}
@@ -210,7 +213,7 @@ export function KeysPage() {
                                 </Button>
                               )}
                               <Button
-                                size="xs"
+                                size="compact-xs"
                                 variant="subtle"
                                 color="red"
                                 c="red.9"
