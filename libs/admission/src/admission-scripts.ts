@@ -51,9 +51,13 @@ return {0, {1}}
  * events must reach the ledger, and a settlement only touches counters that exist (rebuilt ones).
  */
 export const COMPLETE_SCRIPT = `${RATE_LIMIT_LUA}${BUDGET_LUA}
-local seq = tonumber(ARGV[1])
-if seq <= tonumber(redis.call('GET', KEYS[1]) or '0') then return {2} end
-redis.call('SET', KEYS[1], seq, 'PX', 3600000)
+-- KEYS[1] is this edge's bitmap of scripts run (one bit per script); a script resent after a
+-- reconnect finds its bit set. Exact, not a high-water mark: scripts may arrive out of order
+-- (an EVALSHA answered NOSCRIPT is sent again as EVAL after later ones ran).
+local bit = tonumber(ARGV[1])
+if redis.call('GETBIT', KEYS[1], bit) == 1 then return {2} end
+redis.call('SETBIT', KEYS[1], bit, 1)
+redis.call('PEXPIRE', KEYS[1], 3600000)
 local ns, ng, ne = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local k, a = 4, 5
 local out = {redis.call('EXISTS', KEYS[3])}

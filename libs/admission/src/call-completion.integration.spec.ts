@@ -146,6 +146,20 @@ describe('The completion step: settlement and usage event in one acknowledged sc
     expect(between.filter((s) => s.fromScript && s.command === 'xadd')).toHaveLength(8);
   });
 
+  it('should apply a script that arrives after a later one, and a resent script once', async () => {
+    // After a Redis restart an edge's EVALSHA of turn n is answered NOSCRIPT and sent again as EVAL,
+    // while its EVALSHA of turn n+1 may already run (another edge loaded the script meanwhile).
+    const seqKey = `${env.redisPrefix}:completion:order-test:0`;
+    const epochKey = `${env.redisPrefix}:epoch`;
+    const run = (bit: number, callId: string) =>
+      redis.eval(COMPLETE_SCRIPT, 3, seqKey, stream, epochKey, bit, 0, 0, 1, 'e', JSON.stringify({ id: callId }));
+    await run(2, 'turn-2');
+    await run(1, 'turn-1');
+    expect(await run(1, 'turn-1')).toEqual([2]); // resent after a reconnect: already ran
+    const events = await eventIds();
+    expect(events.filter((id) => id === 'turn-1' || id === 'turn-2').sort()).toEqual(['turn-1', 'turn-2']);
+  });
+
   it('should not answer a call while Redis has not acknowledged its completion (CLIENT PAUSE WRITE)', async () => {
     const call = await admitted();
     const pausedAt = Date.now();

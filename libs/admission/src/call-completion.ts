@@ -29,6 +29,8 @@ interface Pending {
 
 /** Calls per script: a turn with more completions sends several scripts at once. */
 const MAX_CALLS_PER_SCRIPT = 128;
+/** Scripts per bitmap key of those run (8 KiB each); keys expire an hour after their last script. */
+const SCRIPTS_PER_SEQ_KEY = 65_536;
 
 /**
  * The completion step: every call completed in one turn of the event loop (collected until the
@@ -58,7 +60,7 @@ export class CallCompletion {
     private readonly onConverted: (lease: BudgetLease, amount: bigint, answer: ConversionAnswer | null) => void,
     private readonly onEpochLost: () => void,
   ) {
-    // Each edge counts its own scripts; a new process starts a new key (one per edge, expiring).
+    // Each edge numbers its own scripts and marks each one run; a new process starts new keys.
     this.seqKey = `${keyPrefix}:completion:${randomBytes(6).toString('hex')}`;
   }
 
@@ -90,7 +92,8 @@ export class CallCompletion {
   }
 
   private async send(batch: Pending[]): Promise<void> {
-    const keys: string[] = [this.seqKey, '', this.epochKey];
+    const seq = ++this.seq;
+    const keys: string[] = [`${this.seqKey}:${Math.floor(seq / SCRIPTS_PER_SEQ_KEY)}`, '', this.epochKey];
     const settleArgs: (string | number)[] = [];
     const groupArgs: (string | number)[] = [];
     const eventArgs: string[] = [];
@@ -128,7 +131,7 @@ export class CallCompletion {
       }
     }
     if (!keys[1]) keys[1] = keys[0]; // no event in this batch: the stream key is not touched
-    const args = [++this.seq, settlements, groups.size, events, ...settleArgs, ...groupArgs, ...eventArgs];
+    const args = [seq % SCRIPTS_PER_SEQ_KEY, settlements, groups.size, events, ...settleArgs, ...groupArgs, ...eventArgs];
     let res: number[];
     try {
       res = (await this.run(keys, args)) as number[];
