@@ -39,7 +39,10 @@ export default [
       '@nx/enforce-module-boundaries': ['error', boundaries(false)],
       '@typescript-eslint/no-explicit-any': 'off',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-      'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Read configuration through @tollgate/config.' }],
+      'no-restricted-properties': [
+        'error',
+        { object: 'process', property: 'env', message: 'Read configuration through @tollgate/config.' },
+      ],
     },
   },
   {
@@ -47,12 +50,26 @@ export default [
     rules: { '@nx/enforce-module-boundaries': ['error', boundaries(true)] },
   },
   ...DECLARED.flatMap(({ lib, dependsOn }) => [
-    { files: [`libs/${lib}/**/*.ts`], rules: { '@nx/enforce-module-boundaries': ['error', boundaries(false, dependsOn)] } },
-    { files: [`libs/${lib}/**/*.spec.ts`], rules: { '@nx/enforce-module-boundaries': ['error', boundaries(true, dependsOn)] } },
+    {
+      files: [`libs/${lib}/**/*.ts`],
+      rules: { '@nx/enforce-module-boundaries': ['error', boundaries(false, dependsOn)] },
+    },
+    {
+      files: [`libs/${lib}/**/*.spec.ts`],
+      rules: { '@nx/enforce-module-boundaries': ['error', boundaries(true, dependsOn)] },
+    },
   ]),
   {
     // Entry points, tests, tools and benchmarks may read the environment; the config lib parses it.
-    files: ['apps/*/src/main.ts', 'libs/config/**', 'libs/testing/**', 'test/**', 'tools/**', 'bench/**', '**/*.spec.ts'],
+    files: [
+      'apps/*/src/main.ts',
+      'libs/config/**',
+      'libs/testing/**',
+      'test/**',
+      'tools/**',
+      'bench/**',
+      '**/*.spec.ts',
+    ],
     rules: { 'no-restricted-properties': 'off' },
   },
 ];

@@ -10,7 +10,16 @@ const alias = Object.fromEntries(
 
 export default defineConfig({
   // SWC, not esbuild: NestJS dependency injection needs emitted decorator metadata.
-  plugins: [swc.vite({ jsc: { parser: { syntax: 'typescript', decorators: true }, transform: { legacyDecorator: true, decoratorMetadata: true }, target: 'es2022', keepClassNames: true } })],
+  plugins: [
+    swc.vite({
+      jsc: {
+        parser: { syntax: 'typescript', decorators: true },
+        transform: { legacyDecorator: true, decoratorMetadata: true },
+        target: 'es2022',
+        keepClassNames: true,
+      },
+    }),
+  ],
   resolve: { alias },
   test: {
     include: ['libs/**/*.spec.ts', 'apps/**/*.spec.ts', 'test/**/*.test.ts'],

@@ -19,14 +19,33 @@ async function main(): Promise<void> {
   try {
     p = await startBenchPlatform({ edges: 2 });
     const org = await seedGovernedOrg(p, PRICE);
-    await p.api('PUT', `/v1/orgs/${org.orgId}/budgets`, { scope: 'KEY', scopeId: org.keyId, period: 'MONTH', limitMicros: allowed * PRICE });
-    await p.api('PUT', `/v1/orgs/${org.orgId}/budgets`, { scope: 'TEAM', scopeId: org.teamId, period: 'DAY', limitMicros: allowed * PRICE * 10 });
-    await p.api('PUT', `/v1/orgs/${org.orgId}/budgets`, { scope: 'ORG', scopeId: org.orgId, period: 'TOTAL', limitMicros: allowed * PRICE * 100 });
+    await p.api('PUT', `/v1/orgs/${org.orgId}/budgets`, {
+      scope: 'KEY',
+      scopeId: org.keyId,
+      period: 'MONTH',
+      limitMicros: allowed * PRICE,
+    });
+    await p.api('PUT', `/v1/orgs/${org.orgId}/budgets`, {
+      scope: 'TEAM',
+      scopeId: org.teamId,
+      period: 'DAY',
+      limitMicros: allowed * PRICE * 10,
+    });
+    await p.api('PUT', `/v1/orgs/${org.orgId}/budgets`, {
+      scope: 'ORG',
+      scopeId: org.orgId,
+      period: 'TOTAL',
+      limitMicros: allowed * PRICE * 100,
+    });
 
     for (let i = 0; i < agents; i++) {
       const c = new Client({ name: `agent-${i}`, version: '1' });
       const edge = p.edgeUrls[i % p.edgeUrls.length];
-      await c.connect(new StreamableHTTPClientTransport(new URL(`${edge}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${org.key}` } } }));
+      await c.connect(
+        new StreamableHTTPClientTransport(new URL(`${edge}/mcp`), {
+          requestInit: { headers: { Authorization: `Bearer ${org.key}` } },
+        }),
+      );
       clients.push(c);
     }
 
@@ -60,12 +79,17 @@ async function main(): Promise<void> {
     const deadline = Date.now() + 120_000;
     let ledgerRows = 0;
     while (Date.now() < deadline) {
-      ledgerRows = Number((await p.db.query('SELECT count(*) AS n FROM "UsageEvent" WHERE "keyId" = $1', [org.keyId])).rows[0].n);
+      ledgerRows = Number(
+        (await p.db.query('SELECT count(*) AS n FROM "UsageEvent" WHERE "keyId" = $1', [org.keyId])).rows[0].n,
+      );
       if (ledgerRows >= succeeded) break;
       await new Promise((r) => setTimeout(r, 200));
     }
     const ledger = (
-      await p.db.query('SELECT count(*) FILTER (WHERE "costMicros" > 0) AS charged, COALESCE(sum("costMicros"), 0)::text AS spent FROM "UsageEvent" WHERE "keyId" = $1', [org.keyId])
+      await p.db.query(
+        'SELECT count(*) FILTER (WHERE "costMicros" > 0) AS charged, COALESCE(sum("costMicros"), 0)::text AS spent FROM "UsageEvent" WHERE "keyId" = $1',
+        [org.keyId],
+      )
     ).rows[0];
 
     // Redis counters of every budget level, against the ledger: while the edges run (they may still
@@ -83,7 +107,8 @@ async function main(): Promise<void> {
     await p.stopEdges();
     const counters = await readCounters();
     const countersEqualLedger =
-      Object.values(counters).length === 3 && Object.values(counters).every((c) => c.spent === ledger.spent && c.reserved === '0' && c.leased === '0');
+      Object.values(counters).length === 3 &&
+      Object.values(counters).every((c) => c.spent === ledger.spent && c.reserved === '0' && c.leased === '0');
     const spentEqualLedgerWhileRunning = Object.values(whileRunning).every((c) => c.spent === ledger.spent);
 
     const figures = {
@@ -101,12 +126,23 @@ async function main(): Promise<void> {
       redisCounters: counters,
       spentEqualLedgerWhileRunning,
       countersEqualLedger,
-      exact: succeeded === allowed && Number(ledger.charged) === allowed && countersEqualLedger && spentEqualLedgerWhileRunning && otherErrors === 0,
+      exact:
+        succeeded === allowed &&
+        Number(ledger.charged) === allowed &&
+        countersEqualLedger &&
+        spentEqualLedgerWhileRunning &&
+        otherErrors === 0,
       callsPerSecond: Math.round((succeeded + refused) / seconds),
     };
-    console.log(`\nBudget exactness: ${agents} agents on ${p.edgeUrls.length} edges, budget for exactly ${allowed} calls`);
-    console.log(`  succeeded ${succeeded}, refused ${refused}, other errors ${otherErrors}; ledger ${ledgerRows} rows (${ledger.charged} charged, ${ledger.spent} micro-units)`);
-    console.log(`  Redis counters equal the ledger at every level: spent while the edges run ${spentEqualLedgerWhileRunning}; spent, nothing reserved or leased once they stopped ${countersEqualLedger}`);
+    console.log(
+      `\nBudget exactness: ${agents} agents on ${p.edgeUrls.length} edges, budget for exactly ${allowed} calls`,
+    );
+    console.log(
+      `  succeeded ${succeeded}, refused ${refused}, other errors ${otherErrors}; ledger ${ledgerRows} rows (${ledger.charged} charged, ${ledger.spent} micro-units)`,
+    );
+    console.log(
+      `  Redis counters equal the ledger at every level: spent while the edges run ${spentEqualLedgerWhileRunning}; spent, nothing reserved or leased once they stopped ${countersEqualLedger}`,
+    );
     console.log(JSON.stringify(figures));
     if (!figures.exact) process.exitCode = 1;
   } finally {

@@ -32,7 +32,22 @@ class OwnRedis {
   }
 
   async start(): Promise<void> {
-    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--appendonly', 'yes', '--appendfsync', 'everysec', '--save', '', '--logfile', path.join(this.dir, 'redis.log')];
+    const args = [
+      '--port',
+      String(this.port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      this.dir,
+      '--appendonly',
+      'yes',
+      '--appendfsync',
+      'everysec',
+      '--save',
+      '',
+      '--logfile',
+      path.join(this.dir, 'redis.log'),
+    ];
     this.child = spawn('redis-server', args, { stdio: 'ignore' });
     // Ready once it listens and has loaded its AOF (PING answers LOADING before): a fresh try each time.
     while (!(await pingOnce(this.url))) await sleep(50);
@@ -111,7 +126,8 @@ async function main(): Promise<void> {
       const b = await p!.api('PUT', `${o}/budgets`, { scope, scopeId, period, limitMicros });
       budgets[b.id] = { scope: name, scopeId, period, limitMicros };
     };
-    for (const [i, k] of keys.entries()) await addBudget(`KEY:${i}`, 'KEY', k.id, 'MONTH', i === 1 ? capCalls * PRICE : 1e12);
+    for (const [i, k] of keys.entries())
+      await addBudget(`KEY:${i}`, 'KEY', k.id, 'MONTH', i === 1 ? capCalls * PRICE : 1e12);
     await addBudget('USER', 'USER', org.userId, 'MONTH', 1e12);
     await addBudget('TEAM', 'TEAM', org.teamId, 'DAY', 1e12);
     await addBudget('ORG', 'ORG', org.orgId, 'TOTAL', 1e12);
@@ -124,7 +140,11 @@ async function main(): Promise<void> {
 
     const connect = async (edge: number, secret: string): Promise<Client> => {
       const c = new Client({ name: 'crash-agent', version: '1' });
-      await c.connect(new StreamableHTTPClientTransport(new URL(`${p!.edgeUrls[edge]}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${secret}` } } }));
+      await c.connect(
+        new StreamableHTTPClientTransport(new URL(`${p!.edgeUrls[edge]}/mcp`), {
+          requestInit: { headers: { Authorization: `Bearer ${secret}` } },
+        }),
+      );
       clients.add(c);
       return c;
     };
@@ -175,7 +195,9 @@ async function main(): Promise<void> {
       faults.push({ at: Math.round((t - started) / 1000), what, ms: Math.round(performance.now() - t) });
     };
     await sleep(3_000);
-    const workerKillAt = new Set(Array.from({ length: workerKills }, (_, k) => Math.round(((k + 1) * edgeKills) / (workerKills + 1))));
+    const workerKillAt = new Set(
+      Array.from({ length: workerKills }, (_, k) => Math.round(((k + 1) * edgeKills) / (workerKills + 1))),
+    );
     const redisRestartAt = Math.ceil(edgeKills / 2);
     for (let k = 1; k <= edgeKills; k++) {
       const e = k % 2;
@@ -218,12 +240,18 @@ async function main(): Promise<void> {
     await p.stopEdges();
 
     const ledger = new Map<string, { costMicros: bigint; keyId: string }>();
-    for (const r of (await p.db.query('SELECT id, "costMicros"::text AS cost, "keyId" FROM "UsageEvent" WHERE "orgId" = $1', [org.orgId])).rows) {
+    for (const r of (
+      await p.db.query('SELECT id, "costMicros"::text AS cost, "keyId" FROM "UsageEvent" WHERE "orgId" = $1', [
+        org.orgId,
+      ])
+    ).rows) {
       ledger.set(r.id, { costMicros: BigInt(r.cost), keyId: r.keyId });
     }
     const lost = [...seen.keys()].filter((id) => !ledger.has(id));
     const chargedUnseen = [...ledger.keys()].filter((id) => !seen.has(id)).length;
-    const costMismatch = [...seen.entries()].filter(([id, s]) => ledger.has(id) && ledger.get(id)!.costMicros !== BigInt(s.costMicros)).length;
+    const costMismatch = [...seen.entries()].filter(
+      ([id, s]) => ledger.has(id) && ledger.get(id)!.costMicros !== BigInt(s.costMicros),
+    ).length;
 
     // Each budget counter's spent against the ledger for its scope and period.
     const drift: Record<string, number> = {};
@@ -236,7 +264,10 @@ async function main(): Promise<void> {
         const [spent, reserved, leased] = await p.redis.hmget(key, 'spent', 'reserved', 'leased');
         const column = scopeColumn[b.scope.split(':')[0]];
         const sum = (
-          await p.db.query(`SELECT COALESCE(sum("costMicros"), 0)::text AS s FROM "UsageEvent" WHERE "orgId" = $1 AND "${column}" = $2 AND "occurredAt" >= $3`, [org.orgId, b.scopeId, periodStart])
+          await p.db.query(
+            `SELECT COALESCE(sum("costMicros"), 0)::text AS s FROM "UsageEvent" WHERE "orgId" = $1 AND "${column}" = $2 AND "occurredAt" >= $3`,
+            [org.orgId, b.scopeId, periodStart],
+          )
         ).rows[0].s;
         drift[b.scope] = (drift[b.scope] ?? 0) + Number(BigInt(spent ?? '0') - BigInt(sum));
         held[b.scope] = { reserved: Number(reserved ?? 0), leased: Number(leased ?? 0) };
@@ -273,12 +304,22 @@ async function main(): Promise<void> {
       faults,
       loadAverage: { before: loadBefore, after: loadavg().map((l) => Math.round(l * 100) / 100) },
     };
-    console.log(`\nCrash bench at ${head}: ${agentCount} agents on 2 edges for ${Math.round(loadSeconds)} s; ${edgeKills} edge kills, ${workerKills} worker kills, 1 Redis restart (AOF)`);
-    console.log(`  seen ${seen.size} successful calls; ledger ${ledger.size} rows; lost ${lost.length}, doubled ${figures.doubled}, charged but unseen ${chargedUnseen}`);
-    console.log(`  counter drift (spent - ledger, micro-units): ${JSON.stringify(drift)}; overspend of the hard budget: ${figures.overspend.overMicros}`);
+    console.log(
+      `\nCrash bench at ${head}: ${agentCount} agents on 2 edges for ${Math.round(loadSeconds)} s; ${edgeKills} edge kills, ${workerKills} worker kills, 1 Redis restart (AOF)`,
+    );
+    console.log(
+      `  seen ${seen.size} successful calls; ledger ${ledger.size} rows; lost ${lost.length}, doubled ${figures.doubled}, charged but unseen ${chargedUnseen}`,
+    );
+    console.log(
+      `  counter drift (spent - ledger, micro-units): ${JSON.stringify(drift)}; overspend of the hard budget: ${figures.overspend.overMicros}`,
+    );
     if (lost.length > 0) console.log(`  lost call ids (first 10): ${lost.slice(0, 10).join(', ')}`);
     console.log(JSON.stringify(figures));
-    const exact = lost.length === 0 && figures.doubled === 0 && Object.values(drift).every((d) => d === 0) && figures.overspend.overMicros === 0;
+    const exact =
+      lost.length === 0 &&
+      figures.doubled === 0 &&
+      Object.values(drift).every((d) => d === 0) &&
+      figures.overspend.overMicros === 0;
     if (!exact) process.exitCode = 1;
   } finally {
     stopping = true;
@@ -291,7 +332,9 @@ async function main(): Promise<void> {
 /** The commit the bench runs (`-dirty` when the tree has changes), or `unknown` outside a checkout. */
 function gitHead(): string {
   try {
-    return execFileSync('git', ['describe', '--always', '--dirty'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+    return execFileSync('git', ['describe', '--always', '--dirty'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] })
+      .toString()
+      .trim();
   } catch {
     return 'unknown';
   }

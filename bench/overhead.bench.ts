@@ -10,7 +10,13 @@ import { ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { BenchPlatform, machineBusyCpuMs, processCpuMs, seedGovernedOrg, startBenchPlatform } from './support/bench-platform';
+import {
+  BenchPlatform,
+  machineBusyCpuMs,
+  processCpuMs,
+  seedGovernedOrg,
+  startBenchPlatform,
+} from './support/bench-platform';
 
 interface Target {
   url: URL;
@@ -24,13 +30,21 @@ function callOnce(t: Target, body: string): Promise<number> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: t.url.hostname, port: t.url.port, path: t.url.pathname, method: 'POST', agent, headers: { ...t.headers, 'Content-Length': Buffer.byteLength(body) } },
+      {
+        host: t.url.hostname,
+        port: t.url.port,
+        path: t.url.pathname,
+        method: 'POST',
+        agent,
+        headers: { ...t.headers, 'Content-Length': Buffer.byteLength(body) },
+      },
       (res) => {
         let text = '';
         res.setEncoding('utf8');
         res.on('data', (c: string) => (text += c));
         res.on('end', () => {
-          if (res.statusCode !== 200 || text.includes('"isError":true')) reject(new Error(`bad answer ${res.statusCode}: ${text.slice(0, 300)}`));
+          if (res.statusCode !== 200 || text.includes('"isError":true'))
+            reject(new Error(`bad answer ${res.statusCode}: ${text.slice(0, 300)}`));
           else resolve(performance.now() - started);
         });
       },
@@ -40,7 +54,12 @@ function callOnce(t: Target, body: string): Promise<number> {
   });
 }
 
-async function run(t: Target, body: string, concurrency: number, total: number): Promise<{ latencies: number[]; seconds: number }> {
+async function run(
+  t: Target,
+  body: string,
+  concurrency: number,
+  total: number,
+): Promise<{ latencies: number[]; seconds: number }> {
   const latencies: number[] = [];
   let next = 0;
   const started = performance.now();
@@ -72,7 +91,10 @@ const round = (n: number, d = 3) => Math.round(n * 10 ** d) / 10 ** d;
 
 /** Starts the pass-through proxy in front of `target` and resolves with it and its URL. */
 function startProxy(target: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [path.join(__dirname, 'support', 'pass-through-proxy.main.js')], { env: { ...process.env, PROXY_TARGET_URL: target }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [path.join(__dirname, 'support', 'pass-through-proxy.main.js')], {
+    env: { ...process.env, PROXY_TARGET_URL: target },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
     let buf = '';
     child.stdout!.on('data', (d: Buffer) => {
@@ -97,18 +119,40 @@ async function main(): Promise<void> {
     // Every level has a budget and a rate limit, far from their limits, so every check runs.
     const ids = { ORG: org.orgId, TEAM: org.teamId, USER: org.userId, KEY: org.keyId };
     for (const [scope, scopeId] of Object.entries(ids)) {
-      await p.api('PUT', `/v1/orgs/${org.orgId}/budgets`, { scope, scopeId, period: 'MONTH', limitMicros: 1_000_000_000_000 });
-      await p.api('POST', `/v1/orgs/${org.orgId}/rate-limits`, { scope, scopeId, toolPattern: 'fixture:*', callsPerWindow: 1_000_000, windowSeconds: 60, maxConcurrent: 10_000 });
+      await p.api('PUT', `/v1/orgs/${org.orgId}/budgets`, {
+        scope,
+        scopeId,
+        period: 'MONTH',
+        limitMicros: 1_000_000_000_000,
+      });
+      await p.api('POST', `/v1/orgs/${org.orgId}/rate-limits`, {
+        scope,
+        scopeId,
+        toolPattern: 'fixture:*',
+        callsPerWindow: 1_000_000,
+        windowSeconds: 60,
+        maxConcurrent: 10_000,
+      });
     }
 
-    const direct: Target = { url: new URL(p.fixtureUrl), headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' } };
-    const edge: Target = { url: new URL(`${p.edgeUrls[0]}/mcp`), headers: { ...direct.headers, Authorization: `Bearer ${org.key}` } };
+    const direct: Target = {
+      url: new URL(p.fixtureUrl),
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+    };
+    const edge: Target = {
+      url: new URL(`${p.edgeUrls[0]}/mcp`),
+      headers: { ...direct.headers, Authorization: `Bearer ${org.key}` },
+    };
     const proxy: Target = { url: new URL(started.url), headers: direct.headers };
     const edgeBody = BODY.replace('"ping"', '"fixture__ping"');
 
     // Warm up every path the same way (JIT, pools, caches) at both concurrencies: steady state is measured.
     const warmUp = Number(process.env.BENCH_WARMUP_CALLS ?? 4000);
-    for (const [target, body] of [[direct, BODY], [proxy, BODY], [edge, edgeBody]] as const) {
+    for (const [target, body] of [
+      [direct, BODY],
+      [proxy, BODY],
+      [edge, edgeBody],
+    ] as const) {
       await run(target, body, 1, warmUp / 4);
       await run(target, body, 64, warmUp);
     }
@@ -116,16 +160,27 @@ async function main(): Promise<void> {
     // CPU per call of every process on the path (this machine's cores are shared by all of them,
     // so the edge's own CPU, not only wall time, says what it costs).
     const redisPid = Number(/process_id:(\d+)/.exec(await p.redis.info('server'))?.[1]);
-    const cpuPids = { edge: p.pids.edges[0], proxy: proxyChild.pid!, upstream: p.pids.fixture, worker: p.pids.worker, redis: redisPid };
+    const cpuPids = {
+      edge: p.pids.edges[0],
+      proxy: proxyChild.pid!,
+      upstream: p.pids.fixture,
+      worker: p.pids.worker,
+      redis: redisPid,
+    };
     const cpuNow = () => {
       const client = process.cpuUsage();
-      return { ...Object.fromEntries(Object.entries(cpuPids).map(([k, pid]) => [k, processCpuMs(pid)])), client: (client.user + client.system) / 1000, machine: machineBusyCpuMs() };
+      return {
+        ...Object.fromEntries(Object.entries(cpuPids).map(([k, pid]) => [k, processCpuMs(pid)])),
+        client: (client.user + client.system) / 1000,
+        machine: machineBusyCpuMs(),
+      };
     };
     const emptyCpu = (): Record<string, number> => ({});
     const addCpu = (sum: Record<string, number>, before: Record<string, number>, after: Record<string, number>) => {
       for (const k of Object.keys(before)) sum[k] = (sum[k] ?? 0) + after[k] - before[k];
     };
-    const cpuPerCall = (sum: Record<string, number>, calls: number) => Object.fromEntries(Object.entries(sum).map(([k, v]) => [k, round(v / calls, 4)]));
+    const cpuPerCall = (sum: Record<string, number>, calls: number) =>
+      Object.fromEntries(Object.entries(sum).map(([k, v]) => [k, round(v / calls, 4)]));
 
     // Each measurement alternates direct and edge rounds, so a machine that drifts (a shared host
     // speeding up or slowing down) weighs on both paths alike; CPU is summed per path.
@@ -158,8 +213,19 @@ async function main(): Promise<void> {
     }
 
     const s = (x: number[]) => [...x].sort((a, b) => a - b);
-    const [sd1, sp1, se1, sd64, sp64, se64] = [s(d1.latencies), s(p1.latencies), s(e1.latencies), s(d64.latencies), s(p64.latencies), s(e64.latencies)];
-    const cpu = { direct: cpuPerCall(cpuDirect, total64), proxy: cpuPerCall(cpuProxy, total64), edge: cpuPerCall(cpuEdge, total64) };
+    const [sd1, sp1, se1, sd64, sp64, se64] = [
+      s(d1.latencies),
+      s(p1.latencies),
+      s(e1.latencies),
+      s(d64.latencies),
+      s(p64.latencies),
+      s(e64.latencies),
+    ];
+    const cpu = {
+      direct: cpuPerCall(cpuDirect, total64),
+      proxy: cpuPerCall(cpuProxy, total64),
+      edge: cpuPerCall(cpuEdge, total64),
+    };
     const [edgeAddedP50, proxyAddedP50] = [pct(se1, 50) - pct(sd1, 50), pct(sp1, 50) - pct(sd1, 50)];
     const figures = {
       bench: 'overhead',
@@ -187,16 +253,30 @@ async function main(): Promise<void> {
       },
       cpuMsPerCall: cpu,
       // The edge against the bare proxy: how many hops' worth of latency and CPU the governance costs.
-      edgeVsProxy: { addedP50Ratio: round(edgeAddedP50 / proxyAddedP50, 2), cpuPerCallRatio: round(cpu.edge.edge / cpu.proxy.proxy, 2), throughputRatio: round(p64.seconds / e64.seconds, 3) },
+      edgeVsProxy: {
+        addedP50Ratio: round(edgeAddedP50 / proxyAddedP50, 2),
+        cpuPerCallRatio: round(cpu.edge.edge / cpu.proxy.proxy, 2),
+        throughputRatio: round(p64.seconds / e64.seconds, 3),
+      },
       targets: { addedP50MsBelow: 1, throughputRatioAtLeast: 0.7 },
     };
     console.log('\nEdge overhead (same upstream, direct vs through the governed edge)');
-    console.log(`  concurrency 1:  p50 direct ${figures.c1.directP50Ms} ms, edge ${figures.c1.edgeP50Ms} ms -> added ${figures.c1.addedP50Ms} ms; p99 added ${figures.c1.addedP99Ms} ms`);
-    console.log(`  concurrency 64: direct ${figures.c64.directRps} calls/s, edge ${figures.c64.edgeRps} calls/s -> ratio ${figures.c64.throughputRatio}`);
-    console.log(`  bare proxy:     p50 added ${figures.c1.proxyAddedP50Ms} ms at c1, ${figures.c64.proxyRps} calls/s at c64 (ratio ${figures.c64.proxyThroughputRatio}); CPU per call ${cpu.proxy.proxy} ms`);
+    console.log(
+      `  concurrency 1:  p50 direct ${figures.c1.directP50Ms} ms, edge ${figures.c1.edgeP50Ms} ms -> added ${figures.c1.addedP50Ms} ms; p99 added ${figures.c1.addedP99Ms} ms`,
+    );
+    console.log(
+      `  concurrency 64: direct ${figures.c64.directRps} calls/s, edge ${figures.c64.edgeRps} calls/s -> ratio ${figures.c64.throughputRatio}`,
+    );
+    console.log(
+      `  bare proxy:     p50 added ${figures.c1.proxyAddedP50Ms} ms at c1, ${figures.c64.proxyRps} calls/s at c64 (ratio ${figures.c64.proxyThroughputRatio}); CPU per call ${cpu.proxy.proxy} ms`,
+    );
     const c = figures.cpuMsPerCall;
-    console.log(`  CPU per call at c64: edge ${c.edge.edge} ms, upstream ${c.edge.upstream} ms (direct run: ${c.direct.upstream} ms), redis ${c.edge.redis} ms, worker ${c.edge.worker} ms, client ${c.edge.client} ms (direct run: ${c.direct.client} ms); whole machine ${c.edge.machine} ms (direct run: ${c.direct.machine} ms)`);
-    console.log(`  edge vs bare proxy: added p50 x${figures.edgeVsProxy.addedP50Ratio}, CPU per call x${figures.edgeVsProxy.cpuPerCallRatio}`);
+    console.log(
+      `  CPU per call at c64: edge ${c.edge.edge} ms, upstream ${c.edge.upstream} ms (direct run: ${c.direct.upstream} ms), redis ${c.edge.redis} ms, worker ${c.edge.worker} ms, client ${c.edge.client} ms (direct run: ${c.direct.client} ms); whole machine ${c.edge.machine} ms (direct run: ${c.direct.machine} ms)`,
+    );
+    console.log(
+      `  edge vs bare proxy: added p50 x${figures.edgeVsProxy.addedP50Ratio}, CPU per call x${figures.edgeVsProxy.cpuPerCallRatio}`,
+    );
     console.log(JSON.stringify(figures));
   } finally {
     agent.destroy();

@@ -30,10 +30,20 @@ export async function seedOrg(p: BenchPlatform, name: string, timeZone: string, 
   const o = org.id as string;
   const q = (sql: string, params: unknown[] = []) => p.db.query(sql, params);
   // Ids derived from the org id, shaped as version-4 UUIDs (the API validates them).
-  const id = (kind: string, n: string) => `overlay(overlay(md5($1 || '${kind}' || ${n}) placing '4' from 13) placing '8' from 17)::uuid`;
-  await q(`INSERT INTO "Team" (id, "orgId", name, "updatedAt") SELECT ${id('team', 't')}, $1::uuid, 'team-' || t, now() FROM generate_series(0, ${TEAMS - 1}) t`, [o]);
-  await q(`INSERT INTO "User" (id, "orgId", email, "updatedAt") SELECT ${id('user', 'u')}, $1::uuid, 'user' || u || '@bench.test', now() FROM generate_series(0, ${USERS - 1}) u`, [o]);
-  await q(`INSERT INTO "TeamMember" ("orgId", "teamId", "userId") SELECT $1::uuid, ${id('team', `(u % ${TEAMS})`)}, ${id('user', 'u')} FROM generate_series(0, ${USERS - 1}) u`, [o]);
+  const id = (kind: string, n: string) =>
+    `overlay(overlay(md5($1 || '${kind}' || ${n}) placing '4' from 13) placing '8' from 17)::uuid`;
+  await q(
+    `INSERT INTO "Team" (id, "orgId", name, "updatedAt") SELECT ${id('team', 't')}, $1::uuid, 'team-' || t, now() FROM generate_series(0, ${TEAMS - 1}) t`,
+    [o],
+  );
+  await q(
+    `INSERT INTO "User" (id, "orgId", email, "updatedAt") SELECT ${id('user', 'u')}, $1::uuid, 'user' || u || '@bench.test', now() FROM generate_series(0, ${USERS - 1}) u`,
+    [o],
+  );
+  await q(
+    `INSERT INTO "TeamMember" ("orgId", "teamId", "userId") SELECT $1::uuid, ${id('team', `(u % ${TEAMS})`)}, ${id('user', 'u')} FROM generate_series(0, ${USERS - 1}) u`,
+    [o],
+  );
   // Four keys in five carry two tags (env and project); the fifth has none.
   await q(
     `INSERT INTO "VirtualKey" (id, "orgId", "teamId", "userId", name, prefix, "secretHash", tags, "updatedAt")
@@ -67,11 +77,28 @@ export async function seedOrg(p: BenchPlatform, name: string, timeZone: string, 
     [o],
   );
   // Budgets as an org sets them up: the org and each team per month, a few keys per day.
-  await p.api('PUT', `/v1/orgs/${o}/budgets`, { scope: 'ORG', scopeId: o, period: 'MONTH', limitMicros: 50_000_000_000 });
+  await p.api('PUT', `/v1/orgs/${o}/budgets`, {
+    scope: 'ORG',
+    scopeId: o,
+    period: 'MONTH',
+    limitMicros: 50_000_000_000,
+  });
   const teams = await p.api('GET', `/v1/orgs/${o}/teams`);
-  for (const t of teams) await p.api('PUT', `/v1/orgs/${o}/budgets`, { scope: 'TEAM', scopeId: t.id, period: 'MONTH', limitMicros: 8_000_000_000 });
+  for (const t of teams)
+    await p.api('PUT', `/v1/orgs/${o}/budgets`, {
+      scope: 'TEAM',
+      scopeId: t.id,
+      period: 'MONTH',
+      limitMicros: 8_000_000_000,
+    });
   const keys = (await q(`SELECT id FROM "VirtualKey" WHERE "orgId" = $1 ORDER BY name LIMIT 5`, [o])).rows;
-  for (const k of keys) await p.api('PUT', `/v1/orgs/${o}/budgets`, { scope: 'KEY', scopeId: k.id, period: 'DAY', limitMicros: 100_000_000 });
+  for (const k of keys)
+    await p.api('PUT', `/v1/orgs/${o}/budgets`, {
+      scope: 'KEY',
+      scopeId: k.id,
+      period: 'DAY',
+      limitMicros: 100_000_000,
+    });
   return { id: o, path: `/v1/orgs/${o}` };
 }
 
@@ -111,7 +138,12 @@ function consoleRoutes(timeZone: string): Record<string, string> {
 }
 
 /** Sequential timings of one GET (the whole answer read), in ms. */
-async function timeRoute(p: BenchPlatform, url: string, warmup: number, reps: number): Promise<{ ms: number[]; bytes: number }> {
+async function timeRoute(
+  p: BenchPlatform,
+  url: string,
+  warmup: number,
+  reps: number,
+): Promise<{ ms: number[]; bytes: number }> {
   const headers = { Authorization: `Bearer ${p.env.ADMIN_BOOTSTRAP_TOKEN}` };
   const ms: number[] = [];
   let bytes = 0;
@@ -133,13 +165,21 @@ function pct(ms: number[], q: number): number {
 }
 
 /** The report's totals against the ledger's own sums over the same local days (every grouping must agree). */
-async function totalsEqualLedger(p: BenchPlatform, org: Org, timeZone: string, routes: Record<string, string>): Promise<boolean> {
+async function totalsEqualLedger(
+  p: BenchPlatform,
+  org: Org,
+  timeZone: string,
+  routes: Record<string, string>,
+): Promise<boolean> {
   let equal = true;
   for (const [name, url] of Object.entries(routes)) {
     if (!name.startsWith('explorer.') || url.includes('format=csv')) continue;
     const report = await p.api('GET', `${org.path}${url}`);
     const start = DateTime.fromISO(report.from, { zone: timeZone }).toUTC().toISO({ includeOffset: false });
-    const end = DateTime.fromISO(report.to, { zone: timeZone }).plus({ days: 1 }).toUTC().toISO({ includeOffset: false });
+    const end = DateTime.fromISO(report.to, { zone: timeZone })
+      .plus({ days: 1 })
+      .toUTC()
+      .toISO({ includeOffset: false });
     const tag = new URL(`http://x${url}`).searchParams.get('tag');
     const ledger = (
       await p.db.query(
@@ -149,7 +189,10 @@ async function totalsEqualLedger(p: BenchPlatform, org: Org, timeZone: string, r
         [org.id, start, end, tag],
       )
     ).rows[0];
-    const sumOfRows = (m: string) => (name.includes('tag') && !tag ? null : report.rows.reduce((s: bigint, r: Record<string, unknown>) => s + BigInt(String(r[m])), 0n).toString());
+    const sumOfRows = (m: string) =>
+      name.includes('tag') && !tag
+        ? null
+        : report.rows.reduce((s: bigint, r: Record<string, unknown>) => s + BigInt(String(r[m])), 0n).toString();
     for (const m of ['calls', 'errors', 'outputTokens', 'costMicros']) {
       const rowsSum = sumOfRows(m);
       if (String(report.totals[m]) !== ledger[m] || (rowsSum !== null && rowsSum !== ledger[m])) {
@@ -179,29 +222,47 @@ async function main(): Promise<void> {
     const t1 = performance.now();
     await p.db.query('VACUUM (ANALYZE) "UsageEvent"');
     const vacuumSeconds = Math.round((performance.now() - t1) / 100) / 10;
-    const seeded = Number((await p.db.query('SELECT count(*) AS n FROM "UsageEvent" WHERE "orgId" = $1', [big.id])).rows[0].n);
+    const seeded = Number(
+      (await p.db.query('SELECT count(*) AS n FROM "UsageEvent" WHERE "orgId" = $1', [big.id])).rows[0].n,
+    );
     const rollupRows = (
       await p.db.query(
         `SELECT (SELECT count(*) FROM "UsageKeyDayRollup" WHERE "orgId" = $1)::int AS "keyDays", (SELECT count(*) FROM "UsageToolDayRollup" WHERE "orgId" = $1)::int AS "toolDays"`,
         [big.id],
       )
     ).rows[0];
-    console.log(`seeded ${seeded} ledger rows (+${baselineRows} baseline) in ${seedSeconds} s, vacuum/analyze ${vacuumSeconds} s; rollup rows ${JSON.stringify(rollupRows)}`);
+    console.log(
+      `seeded ${seeded} ledger rows (+${baselineRows} baseline) in ${seedSeconds} s, vacuum/analyze ${vacuumSeconds} s; rollup rows ${JSON.stringify(rollupRows)}`,
+    );
 
     const routes = consoleRoutes(timeZone);
     const equal = await totalsEqualLedger(p, big, timeZone, routes);
-    const out: Record<string, { p50: number; p95: number; p95ToTarget: number; baselineP95: number; p95ToBaseline: number; bytes: number }> = {};
+    const out: Record<
+      string,
+      { p50: number; p95: number; p95ToTarget: number; baselineP95: number; p95ToBaseline: number; bytes: number }
+    > = {};
     for (const [name, url] of Object.entries(routes)) {
       const base = await timeRoute(p, `${small.path}${url}`, warmup, reps);
       const r = await timeRoute(p, `${big.path}${url}`, warmup, reps);
       const p95 = pct(r.ms, 0.95);
       const baselineP95 = pct(base.ms, 0.95);
-      out[name] = { p50: pct(r.ms, 0.5), p95, p95ToTarget: Math.round((p95 / TARGET_MS) * 100) / 100, baselineP95, p95ToBaseline: Math.round((p95 / baselineP95) * 10) / 10, bytes: r.bytes };
-      console.log(`${name.padEnd(36)} p50 ${String(out[name].p50).padStart(7)} ms  p95 ${String(p95).padStart(7)} ms  (${out[name].p95ToTarget} of target; 10k rows p95 ${baselineP95} ms)`);
+      out[name] = {
+        p50: pct(r.ms, 0.5),
+        p95,
+        p95ToTarget: Math.round((p95 / TARGET_MS) * 100) / 100,
+        baselineP95,
+        p95ToBaseline: Math.round((p95 / baselineP95) * 10) / 10,
+        bytes: r.bytes,
+      };
+      console.log(
+        `${name.padEnd(36)} p50 ${String(out[name].p50).padStart(7)} ms  p95 ${String(p95).padStart(7)} ms  (${out[name].p95ToTarget} of target; 10k rows p95 ${baselineP95} ms)`,
+      );
     }
 
     // The Overview as the browser loads it: its calls at once (Promise.all), time to the last answer.
-    const overviewUrls = Object.entries(routes).filter(([n]) => n.startsWith('overview.')).map(([, u]) => `${big.path}${u}`);
+    const overviewUrls = Object.entries(routes)
+      .filter(([n]) => n.startsWith('overview.'))
+      .map(([, u]) => `${big.path}${u}`);
     overviewUrls.push(`${big.path}/teams`, `${big.path}/users`);
     const page: number[] = [];
     for (let i = 0; i < warmup + Math.ceil(reps / 2); i++) {
@@ -214,7 +275,10 @@ async function main(): Promise<void> {
     const floor: number[] = [];
     for (let i = 0; i < warmup + reps; i++) {
       const t = performance.now();
-      await p.db.query(`SELECT count(*), sum("costMicros") FROM "UsageEvent" WHERE "orgId" = $1 AND "occurredAt" >= (now() AT TIME ZONE 'UTC') - interval '${DAYS} days'`, [big.id]);
+      await p.db.query(
+        `SELECT count(*), sum("costMicros") FROM "UsageEvent" WHERE "orgId" = $1 AND "occurredAt" >= (now() AT TIME ZONE 'UTC') - interval '${DAYS} days'`,
+        [big.id],
+      );
       if (i >= warmup) floor.push(performance.now() - t);
     }
 

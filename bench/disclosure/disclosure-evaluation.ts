@@ -36,7 +36,10 @@ const QUERIES_FILE = 'single-intent-queries.json';
 
 /** The queries live beside the source; the build copies no JSON, so from dist/ look in bench/. */
 export function singleIntentQueries(): SingleIntentQuery[] {
-  const candidates = [path.resolve(__dirname, QUERIES_FILE), path.resolve(__dirname, '../../../bench/disclosure', QUERIES_FILE)];
+  const candidates = [
+    path.resolve(__dirname, QUERIES_FILE),
+    path.resolve(__dirname, '../../../bench/disclosure', QUERIES_FILE),
+  ];
   const file = candidates.find((candidate) => existsSync(candidate));
   if (!file) throw new Error(`${QUERIES_FILE} not found; looked in ${candidates.join(', ')}`);
   return JSON.parse(readFileSync(file, 'utf8')) as SingleIntentQuery[];
@@ -175,12 +178,19 @@ export function evaluateSize(under: CatalogUnderTest): { figures: SizeFigures; t
     if (labels.length) taskQueries.push({ query: task.question, labels });
   }
   const single = singleIntentQueries().filter((q) => catalog.has(q.expected));
-  const judge = (qs: readonly SingleIntentQuery[]): JudgedQuery[] => qs.map((q) => ({ query: q.query, labels: [[q.expected, ...(q.alsoAccepted ?? []).filter((n) => catalog.has(n))]] }));
+  const judge = (qs: readonly SingleIntentQuery[]): JudgedQuery[] =>
+    qs.map((q) => ({
+      query: q.query,
+      labels: [[q.expected, ...(q.alsoAccepted ?? []).filter((n) => catalog.has(n))]],
+    }));
   const singleJudged = judge(single);
   const original = single.filter((q) => q.set === undefined);
   const added = single.filter((q) => q.set !== undefined);
   const heldOut = single.filter((q) => queryHalf(q.query) === 'held-out');
-  const syntheticJudged: JudgedQuery[] = under.syntheticQueries.map((q) => ({ query: q.query, labels: [[q.expected]] }));
+  const syntheticJudged: JudgedQuery[] = under.syntheticQueries.map((q) => ({
+    query: q.query,
+    labels: [[q.expected]],
+  }));
 
   const figures: SizeFigures = {
     catalog: under.label,
@@ -195,9 +205,15 @@ export function evaluateSize(under: CatalogUnderTest): { figures: SizeFigures; t
     singleIntent: retrievalFigures(singleJudged, rankWith(catalog, true)),
     singleIntentOriginal: retrievalFigures(judge(original), rankWith(catalog, false)),
     singleIntentAdded: added.length ? retrievalFigures(judge(added), rankWith(catalog, false)) : null,
-    singleIntentTuning: retrievalFigures(judge(single.filter((q) => queryHalf(q.query) === 'tuning')), rankWith(catalog, false)),
+    singleIntentTuning: retrievalFigures(
+      judge(single.filter((q) => queryHalf(q.query) === 'tuning')),
+      rankWith(catalog, false),
+    ),
     singleIntentHeldOut: retrievalFigures(judge(heldOut), rankWith(catalog, false)),
-    singleIntentHeldOutOriginal: retrievalFigures(judge(heldOut.filter((q) => q.set === undefined)), rankWith(catalog, false)),
+    singleIntentHeldOutOriginal: retrievalFigures(
+      judge(heldOut.filter((q) => q.set === undefined)),
+      rankWith(catalog, false),
+    ),
     singleIntentNoSynonyms: retrievalFigures(singleJudged, rankWith(noSynonyms, false)),
     singleIntentBaselineBm25: retrievalFigures(singleJudged, rankWith(baseline, false)),
     synthetic: syntheticJudged.length ? retrievalFigures(syntheticJudged, rankWith(catalog, true)) : null,
@@ -215,7 +231,11 @@ export function evaluateSize(under: CatalogUnderTest): { figures: SizeFigures; t
 
   figures.budget = { answers: log.answers, withinBudget: log.withinBudget, selfCountExact: log.selfCountExact };
   figures.answersDigest = log.hash().slice(0, 16);
-  const timings = timeMetaTools(catalog, under.tools, [...single.map((q) => q.query), ...taskQueries.map((q) => q.query), ...under.syntheticQueries.map((q) => q.query)]);
+  const timings = timeMetaTools(catalog, under.tools, [
+    ...single.map((q) => q.query),
+    ...taskQueries.map((q) => q.query),
+    ...under.syntheticQueries.map((q) => q.query),
+  ]);
   return { figures, timings: { catalog: under.label, buildMs: round(buildMs, 1), ...timings } };
 }
 
@@ -224,7 +244,13 @@ export function evaluateSize(under: CatalogUnderTest): { figures: SizeFigures; t
  * tool is hot; else search (default budget), following the cursor for up to two more pages;
  * then fetch the schema. Counts every token it reads until it holds an invocation-ready schema.
  */
-function scriptedAgent(catalog: DisclosureCatalog, queries: readonly SingleIntentQuery[], hot: readonly string[], initialTokens: number, log: AnswerLog): SizeFigures['agent'] {
+function scriptedAgent(
+  catalog: DisclosureCatalog,
+  queries: readonly SingleIntentQuery[],
+  hot: readonly string[],
+  initialTokens: number,
+  log: AnswerLog,
+): SizeFigures['agent'] {
   const spent: number[] = [];
   let succeeded = 0;
   for (const q of queries) {
@@ -289,7 +315,11 @@ function exercisePaging(catalog: DisclosureCatalog, queries: readonly SingleInte
 
 const TIMING_PASSES = 3;
 
-function timeMetaTools(catalog: DisclosureCatalog, tools: readonly DisclosureTool[], queries: readonly string[]): Omit<SizeTimings, 'catalog' | 'buildMs'> {
+function timeMetaTools(
+  catalog: DisclosureCatalog,
+  tools: readonly DisclosureTool[],
+  queries: readonly string[],
+): Omit<SizeTimings, 'catalog' | 'buildMs'> {
   const search: number[] = [];
   const scopedSearch: number[] = [];
   const schemas: number[] = [];

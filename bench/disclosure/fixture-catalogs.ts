@@ -73,7 +73,12 @@ export function liveMcpBenchTools(): DisclosureTool[] {
     for (const [key, entry] of Object.entries(server.tools)) {
       const namespace = toNamespace(key);
       for (const raw of entry.tools) {
-        tools.push(toDisclosureTool(namespace, raw, { category: server.category, serverDescription: server.description ?? server.name }));
+        tools.push(
+          toDisclosureTool(namespace, raw, {
+            category: server.category,
+            serverDescription: server.description ?? server.name,
+          }),
+        );
       }
     }
   }
@@ -89,7 +94,10 @@ export interface LabelledTask {
 
 /** LiveMCPBench's 95 tasks and the tools they are labelled with. */
 export function liveMcpBenchTasks(): LabelledTask[] {
-  const raw = readJson<{ task_id: string; Question: string; 'Annotator Metadata': { Tools: string } }[]>('livemcpbench-tasks.json');
+  const raw =
+    readJson<{ task_id: string; Question: string; 'Annotator Metadata': { Tools: string } }[]>(
+      'livemcpbench-tasks.json',
+    );
   return raw.map((task) => ({
     id: task.task_id,
     question: task.Question,

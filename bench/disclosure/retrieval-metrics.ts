@@ -38,7 +38,14 @@ export function retrievalFigures(queries: readonly JudgedQuery[], rank: (query: 
     }
   }
   const ratio = (n: number) => (labels ? round(n / labels) : 0);
-  return { queries: queries.length, labels, recallAt1: ratio(hits[1]), recallAt5: ratio(hits[5]), recallAt10: ratio(hits[10]), mrr: ratio(reciprocal) };
+  return {
+    queries: queries.length,
+    labels,
+    recallAt1: ratio(hits[1]),
+    recallAt5: ratio(hits[5]),
+    recallAt10: ratio(hits[10]),
+    mrr: ratio(reciprocal),
+  };
 }
 
 export function round(n: number, digits = 3): number {

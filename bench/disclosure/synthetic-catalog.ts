@@ -22,31 +22,149 @@ interface Domain {
 }
 
 const DOMAINS: Domain[] = [
-  { key: 'crm', label: 'CRM', category: 'Business', entities: ['contact', 'deal', 'lead', 'account', 'pipeline stage'] },
-  { key: 'helpdesk', label: 'help desk', category: 'Business', entities: ['support ticket', 'macro', 'sla policy', 'customer satisfaction survey'] },
-  { key: 'hr', label: 'HR', category: 'Business', entities: ['employee', 'leave request', 'payroll run', 'job posting', 'performance review'] },
-  { key: 'billing', label: 'billing', category: 'Finance', entities: ['invoice', 'subscription', 'refund', 'payment method', 'tax rate'] },
-  { key: 'inventory', label: 'inventory', category: 'Business', entities: ['product', 'stock level', 'warehouse', 'purchase order', 'supplier'] },
-  { key: 'calendar', label: 'calendar', category: 'Communication', entities: ['event', 'meeting room', 'availability slot', 'reminder'] },
-  { key: 'mail', label: 'email', category: 'Communication', entities: ['email message', 'draft', 'mailbox folder', 'mail filter'] },
-  { key: 'chat', label: 'team chat', category: 'Communication', entities: ['channel', 'chat message', 'thread', 'user group'] },
-  { key: 'storage', label: 'cloud storage', category: 'File Access', entities: ['bucket', 'stored object', 'share link', 'retention rule'] },
-  { key: 'analytics', label: 'analytics', category: 'Visualization', entities: ['dashboard', 'report', 'metric', 'conversion funnel', 'cohort'] },
-  { key: 'marketing', label: 'marketing', category: 'Business', entities: ['campaign', 'audience segment', 'newsletter', 'landing page'] },
-  { key: 'logistics', label: 'logistics', category: 'Location', entities: ['shipment', 'parcel', 'carrier', 'delivery route'] },
-  { key: 'monitoring', label: 'monitoring', category: 'Code', entities: ['alert rule', 'incident', 'uptime check', 'on-call schedule'] },
-  { key: 'database', label: 'database', category: 'Code', entities: ['table', 'saved query', 'index', 'backup snapshot'] },
-  { key: 'cms', label: 'content management', category: 'Discovery', entities: ['blog post', 'web page', 'media asset', 'author'] },
-  { key: 'shop', label: 'online store', category: 'Business', entities: ['order', 'shopping cart', 'discount coupon', 'product review'] },
-  { key: 'travel', label: 'travel', category: 'Location', entities: ['flight booking', 'hotel reservation', 'itinerary', 'expense claim'] },
-  { key: 'legal', label: 'legal', category: 'Business', entities: ['contract', 'signature request', 'compliance check', 'nda template'] },
-  { key: 'iot', label: 'device fleet', category: 'Miscellaneous', entities: ['device', 'sensor reading', 'firmware update', 'gateway'] },
-  { key: 'lms', label: 'learning', category: 'Miscellaneous', entities: ['course', 'assignment', 'grade', 'student enrollment'] },
+  {
+    key: 'crm',
+    label: 'CRM',
+    category: 'Business',
+    entities: ['contact', 'deal', 'lead', 'account', 'pipeline stage'],
+  },
+  {
+    key: 'helpdesk',
+    label: 'help desk',
+    category: 'Business',
+    entities: ['support ticket', 'macro', 'sla policy', 'customer satisfaction survey'],
+  },
+  {
+    key: 'hr',
+    label: 'HR',
+    category: 'Business',
+    entities: ['employee', 'leave request', 'payroll run', 'job posting', 'performance review'],
+  },
+  {
+    key: 'billing',
+    label: 'billing',
+    category: 'Finance',
+    entities: ['invoice', 'subscription', 'refund', 'payment method', 'tax rate'],
+  },
+  {
+    key: 'inventory',
+    label: 'inventory',
+    category: 'Business',
+    entities: ['product', 'stock level', 'warehouse', 'purchase order', 'supplier'],
+  },
+  {
+    key: 'calendar',
+    label: 'calendar',
+    category: 'Communication',
+    entities: ['event', 'meeting room', 'availability slot', 'reminder'],
+  },
+  {
+    key: 'mail',
+    label: 'email',
+    category: 'Communication',
+    entities: ['email message', 'draft', 'mailbox folder', 'mail filter'],
+  },
+  {
+    key: 'chat',
+    label: 'team chat',
+    category: 'Communication',
+    entities: ['channel', 'chat message', 'thread', 'user group'],
+  },
+  {
+    key: 'storage',
+    label: 'cloud storage',
+    category: 'File Access',
+    entities: ['bucket', 'stored object', 'share link', 'retention rule'],
+  },
+  {
+    key: 'analytics',
+    label: 'analytics',
+    category: 'Visualization',
+    entities: ['dashboard', 'report', 'metric', 'conversion funnel', 'cohort'],
+  },
+  {
+    key: 'marketing',
+    label: 'marketing',
+    category: 'Business',
+    entities: ['campaign', 'audience segment', 'newsletter', 'landing page'],
+  },
+  {
+    key: 'logistics',
+    label: 'logistics',
+    category: 'Location',
+    entities: ['shipment', 'parcel', 'carrier', 'delivery route'],
+  },
+  {
+    key: 'monitoring',
+    label: 'monitoring',
+    category: 'Code',
+    entities: ['alert rule', 'incident', 'uptime check', 'on-call schedule'],
+  },
+  {
+    key: 'database',
+    label: 'database',
+    category: 'Code',
+    entities: ['table', 'saved query', 'index', 'backup snapshot'],
+  },
+  {
+    key: 'cms',
+    label: 'content management',
+    category: 'Discovery',
+    entities: ['blog post', 'web page', 'media asset', 'author'],
+  },
+  {
+    key: 'shop',
+    label: 'online store',
+    category: 'Business',
+    entities: ['order', 'shopping cart', 'discount coupon', 'product review'],
+  },
+  {
+    key: 'travel',
+    label: 'travel',
+    category: 'Location',
+    entities: ['flight booking', 'hotel reservation', 'itinerary', 'expense claim'],
+  },
+  {
+    key: 'legal',
+    label: 'legal',
+    category: 'Business',
+    entities: ['contract', 'signature request', 'compliance check', 'nda template'],
+  },
+  {
+    key: 'iot',
+    label: 'device fleet',
+    category: 'Miscellaneous',
+    entities: ['device', 'sensor reading', 'firmware update', 'gateway'],
+  },
+  {
+    key: 'lms',
+    label: 'learning',
+    category: 'Miscellaneous',
+    entities: ['course', 'assignment', 'grade', 'student enrollment'],
+  },
 ];
 
 const VENDORS = [
-  'acme', 'globex', 'initech', 'umbrella', 'hooli', 'stark', 'wayne', 'wonka', 'tyrell', 'cyberdyne',
-  'soylent', 'vandelay', 'monarch', 'oscorp', 'duff', 'gringotts', 'nakatomi', 'virtucon', 'aperture', 'blackmesa',
+  'acme',
+  'globex',
+  'initech',
+  'umbrella',
+  'hooli',
+  'stark',
+  'wayne',
+  'wonka',
+  'tyrell',
+  'cyberdyne',
+  'soylent',
+  'vandelay',
+  'monarch',
+  'oscorp',
+  'duff',
+  'gringotts',
+  'nakatomi',
+  'virtucon',
+  'aperture',
+  'blackmesa',
 ];
 
 interface Verb {
@@ -57,14 +175,46 @@ interface Verb {
 }
 
 const VERBS: Verb[] = [
-  { key: 'create', describe: (e, w) => `Create a new ${e} in ${w}.`, ask: ['set up a new', 'add another', 'make a fresh'] },
-  { key: 'get', describe: (e, w) => `Get one ${e} from ${w} by its id, with all fields.`, ask: ['look at a single', 'show me the details of one', 'open one'] },
-  { key: 'list', describe: (e, w) => `List ${e}s in ${w}, newest first, with paging.`, ask: ['show every', 'all my', 'enumerate the'] },
-  { key: 'update', describe: (e, w) => `Update fields of an existing ${e} in ${w}.`, ask: ['change an existing', 'edit a', 'modify the'] },
-  { key: 'delete', describe: (e, w) => `Delete a ${e} from ${w} permanently.`, ask: ['get rid of a', 'remove a', 'permanently erase a'] },
-  { key: 'search', describe: (e, w) => `Search ${e}s in ${w} by keyword and filters.`, ask: ['find', 'look for', 'hunt down'] },
-  { key: 'export', describe: (e, w) => `Export ${e}s from ${w} as CSV.`, ask: ['download a spreadsheet of', 'dump to csv the', 'save a csv of'] },
-  { key: 'archive', describe: (e, w) => `Archive a ${e} in ${w} so it no longer shows in lists.`, ask: ['hide an old', 'put away a stale', 'shelve an old'] },
+  {
+    key: 'create',
+    describe: (e, w) => `Create a new ${e} in ${w}.`,
+    ask: ['set up a new', 'add another', 'make a fresh'],
+  },
+  {
+    key: 'get',
+    describe: (e, w) => `Get one ${e} from ${w} by its id, with all fields.`,
+    ask: ['look at a single', 'show me the details of one', 'open one'],
+  },
+  {
+    key: 'list',
+    describe: (e, w) => `List ${e}s in ${w}, newest first, with paging.`,
+    ask: ['show every', 'all my', 'enumerate the'],
+  },
+  {
+    key: 'update',
+    describe: (e, w) => `Update fields of an existing ${e} in ${w}.`,
+    ask: ['change an existing', 'edit a', 'modify the'],
+  },
+  {
+    key: 'delete',
+    describe: (e, w) => `Delete a ${e} from ${w} permanently.`,
+    ask: ['get rid of a', 'remove a', 'permanently erase a'],
+  },
+  {
+    key: 'search',
+    describe: (e, w) => `Search ${e}s in ${w} by keyword and filters.`,
+    ask: ['find', 'look for', 'hunt down'],
+  },
+  {
+    key: 'export',
+    describe: (e, w) => `Export ${e}s from ${w} as CSV.`,
+    ask: ['download a spreadsheet of', 'dump to csv the', 'save a csv of'],
+  },
+  {
+    key: 'archive',
+    describe: (e, w) => `Archive a ${e} in ${w} so it no longer shows in lists.`,
+    ask: ['hide an old', 'put away a stale', 'shelve an old'],
+  },
 ];
 
 export interface SyntheticQuery {
@@ -142,7 +292,11 @@ function syntheticSchema(verb: string, entity: string): Record<string, unknown> 
       properties['query'] = { type: 'string', description: 'Keywords' };
       required.push('query');
     }
-    properties['updated_after'] = { type: 'string', format: 'date-time', description: 'Only items changed after this time' };
+    properties['updated_after'] = {
+      type: 'string',
+      format: 'date-time',
+      description: 'Only items changed after this time',
+    };
     properties['page_size'] = { type: 'integer', minimum: 1, maximum: 100 };
     properties['cursor'] = { type: 'string', description: 'Page cursor' };
   }

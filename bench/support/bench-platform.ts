@@ -95,13 +95,21 @@ export interface BenchPlatform {
 }
 
 /** `edgeEnv[i]`: extra environment for edge i (to compare settings side by side); `redisUrl`: a Redis of the bench's own. */
-export async function startBenchPlatform(opts: { edges: number; edgeEnv?: Record<string, string>[]; redisUrl?: string }): Promise<BenchPlatform> {
+export async function startBenchPlatform(opts: {
+  edges: number;
+  edgeEnv?: Record<string, string>[];
+  redisUrl?: string;
+}): Promise<BenchPlatform> {
   const dbName = `tollgate_bench_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
   await adminQuery(`CREATE DATABASE "${dbName}"`);
-  await promisify(execFile)(process.execPath, [path.join(ROOT, 'node_modules/prisma/build/index.js'), 'migrate', 'deploy'], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: dbUrl(dbName), PRISMA_HIDE_UPDATE_MESSAGE: '1' },
-  });
+  await promisify(execFile)(
+    process.execPath,
+    [path.join(ROOT, 'node_modules/prisma/build/index.js'), 'migrate', 'deploy'],
+    {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: dbUrl(dbName), PRISMA_HIDE_UPDATE_MESSAGE: '1' },
+    },
+  );
   const prefix = `tgbench:${randomBytes(4).toString('hex')}`;
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
@@ -119,10 +127,19 @@ export async function startBenchPlatform(opts: { edges: number; edgeEnv?: Record
   const children: ChildProcess[] = [];
   const spawnNode = (script: string, extra: Record<string, string>) => {
     // Extra node flags per process, e.g. BENCH_EDGE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof".
-    const app = script.includes('mcp-edge') ? 'EDGE' : script.includes('worker') ? 'WORKER' : script.includes('fixture') ? 'FIXTURE' : 'ADMIN';
+    const app = script.includes('mcp-edge')
+      ? 'EDGE'
+      : script.includes('worker')
+        ? 'WORKER'
+        : script.includes('fixture')
+          ? 'FIXTURE'
+          : 'ADMIN';
     const flags = process.env[`BENCH_${app}_NODE_ARGS`];
     const nodeArgs = flags ? flags.split(' ') : [];
-    const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'dist', script)], { env: { ...env, ...extra }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'dist', script)], {
+      env: { ...env, ...extra },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     children.push(child);
     return child;
   };
@@ -137,7 +154,8 @@ export async function startBenchPlatform(opts: { edges: number; edgeEnv?: Record
   const edgeUrls: string[] = [];
   const edges: ChildProcess[] = [];
   const edgePorts: number[] = [];
-  const spawnEdge = (i: number) => spawnNode('apps/mcp-edge/src/main.js', { ...opts.edgeEnv?.[i], EDGE_PORT: String(edgePorts[i]) });
+  const spawnEdge = (i: number) =>
+    spawnNode('apps/mcp-edge/src/main.js', { ...opts.edgeEnv?.[i], EDGE_PORT: String(edgePorts[i]) });
   for (let i = 0; i < opts.edges; i++) {
     edgePorts.push(await freePort());
     edges.push(spawnEdge(i));
@@ -151,7 +169,10 @@ export async function startBenchPlatform(opts: { edges: number; edgeEnv?: Record
   const api = async (method: string, p: string, body?: unknown) => {
     const res = await fetch(`${adminUrl}${p}`, {
       method,
-      headers: { Authorization: `Bearer ${env.ADMIN_BOOTSTRAP_TOKEN}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+      headers: {
+        Authorization: `Bearer ${env.ADMIN_BOOTSTRAP_TOKEN}`,
+        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
@@ -238,7 +259,11 @@ export async function seedGovernedOrg(p: BenchPlatform, pricePerCallMicros: numb
   const user = await p.api('POST', `${o}/users`, { email: 'bench@example.test' });
   await p.api('POST', `${o}/teams/${team.id}/members`, { userId: user.id });
   const key = await p.api('POST', `${o}/keys`, { teamId: team.id, userId: user.id, name: 'bench' });
-  const upstream = await p.api('POST', `${o}/upstreams`, { namespace: 'fixture', transport: 'STREAMABLE_HTTP', url: p.fixtureUrl });
+  const upstream = await p.api('POST', `${o}/upstreams`, {
+    namespace: 'fixture',
+    transport: 'STREAMABLE_HTTP',
+    url: p.fixtureUrl,
+  });
   await p.api('POST', `${o}/upstreams/${upstream.id}/sync`);
   const deadline = Date.now() + 30_000;
   while ((await p.api('GET', `${o}/upstreams/${upstream.id}/tools`)).length === 0) {
@@ -248,7 +273,14 @@ export async function seedGovernedOrg(p: BenchPlatform, pricePerCallMicros: numb
   await p.api('PUT', `${o}/policies/ORG/${org.id}`, { allow: ['fixture:*'], deny: ['fixture:fail'] });
   await p.api('PUT', `${o}/policies/KEY/${key.key.id}`, { allow: ['fixture:ping', 'fixture:slow'], deny: [] });
   await p.api('POST', `${o}/prices`, { upstreamId: upstream.id, toolPattern: '*', perCallMicros: pricePerCallMicros });
-  return { orgId: org.id, teamId: team.id, userId: user.id, keyId: key.key.id, key: key.secret, upstreamId: upstream.id };
+  return {
+    orgId: org.id,
+    teamId: team.id,
+    userId: user.id,
+    keyId: key.key.id,
+    key: key.secret,
+    upstreamId: upstream.id,
+  };
 }
 
 /** CPU time (user + system) a process has used so far, in milliseconds (Linux /proc). */
@@ -262,7 +294,11 @@ export function processCpuMs(pid: number): number {
 
 /** CPU time the whole machine has spent busy (every process, every core), in milliseconds (Linux /proc). */
 export function machineBusyCpuMs(): number {
-  const [, user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).map(Number);
+  const [, user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8')
+    .split('\n', 1)[0]
+    .trim()
+    .split(/\s+/)
+    .map(Number);
   return ((user + nice + system + irq + softirq + steal) * 1000) / CLOCK_TICKS_PER_SECOND;
 }
 

@@ -28,7 +28,8 @@ function send(res: ServerResponse, status: number, body: string): void {
 }
 
 const answer = (id: Message['id'], result: string) => `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result}}`;
-const failure = (id: Message['id'], code: number, message: string) => JSON.stringify({ jsonrpc: '2.0', id: id ?? null, error: { code, message } });
+const failure = (id: Message['id'], code: number, message: string) =>
+  JSON.stringify({ jsonrpc: '2.0', id: id ?? null, error: { code, message } });
 
 async function respond(msg: Message): Promise<string> {
   switch (msg.method) {
@@ -40,7 +41,14 @@ async function respond(msg: Message): Promise<string> {
       return answer(msg.id, JSON.stringify(await tool.run(msg.params?.arguments ?? {})));
     }
     case 'initialize':
-      return answer(msg.id, JSON.stringify({ protocolVersion: msg.params?.protocolVersion ?? LATEST_PROTOCOL, capabilities: { tools: {} }, serverInfo: { name: 'bench-fixture', version: '1.0.0' } }));
+      return answer(
+        msg.id,
+        JSON.stringify({
+          protocolVersion: msg.params?.protocolVersion ?? LATEST_PROTOCOL,
+          capabilities: { tools: {} },
+          serverInfo: { name: 'bench-fixture', version: '1.0.0' },
+        }),
+      );
     case 'tools/list':
       return answer(msg.id, TOOLS_LIST);
     case 'ping':
@@ -80,10 +88,14 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
 }
 
 if (process.env.BENCH_FIXTURE === 'sdk') {
-  void startFixtureServer(STANDARD_FIXTURE_TOOLS, { recordCalls: false }).then((f) => process.stdout.write(`${JSON.stringify({ url: f.url })}\n`));
+  void startFixtureServer(STANDARD_FIXTURE_TOOLS, { recordCalls: false }).then((f) =>
+    process.stdout.write(`${JSON.stringify({ url: f.url })}\n`),
+  );
 } else {
   const server = createServer({ keepAliveTimeout: 60_000 }, handle);
   server.listen(0, '127.0.0.1', () => {
-    process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp` })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp` })}\n`,
+    );
   });
 }

@@ -15,10 +15,18 @@ const server = createServer({ keepAliveTimeout: 60_000 }, (req, res) => {
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
     pool
-      .request({ path: target.pathname, method: 'POST', headers: { 'content-type': 'application/json', accept: req.headers.accept ?? 'application/json' }, body: Buffer.concat(chunks) })
+      .request({
+        path: target.pathname,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: req.headers.accept ?? 'application/json' },
+        body: Buffer.concat(chunks),
+      })
       .then(async (up) => {
         const body = Buffer.from(await up.body.arrayBuffer());
-        res.writeHead(up.statusCode, { 'Content-Type': String(up.headers['content-type'] ?? 'application/json'), 'Content-Length': body.length });
+        res.writeHead(up.statusCode, {
+          'Content-Type': String(up.headers['content-type'] ?? 'application/json'),
+          'Content-Length': body.length,
+        });
         res.end(body);
       })
       .catch(() => {
@@ -28,5 +36,7 @@ const server = createServer({ keepAliveTimeout: 60_000 }, (req, res) => {
   });
 });
 server.listen(0, '127.0.0.1', () => {
-  process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp` })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp` })}\n`,
+  );
 });

@@ -23,17 +23,42 @@ describe('MCP conformance suite against the edge, the conformance fixture as its
     await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId });
     const created = (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'conformance' })).body;
     key = created.secret;
-    const upstreamId = (await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'conformance', transport: 'STREAMABLE_HTTP', url: fixture.url, callTimeoutMs: 20_000 })).body.id;
+    const upstreamId = (
+      await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
+        namespace: 'conformance',
+        transport: 'STREAMABLE_HTTP',
+        url: fixture.url,
+        callTimeoutMs: 20_000,
+      })
+    ).body.id;
     const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${upstreamId}/sync`);
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
-    expect((await p.admin('PUT', `/v1/orgs/${orgId}/upstreams/${upstreamId}/exposure`, { exposeUnprefixed: true })).status).toBe(200);
+    expect(
+      (await p.admin('PUT', `/v1/orgs/${orgId}/upstreams/${upstreamId}/exposure`, { exposeUnprefixed: true })).status,
+    ).toBe(200);
     // Governance stays on: a policy that allows the fixture, a price for each kind, a hard budget.
-    const policy = { allow: ['conformance:*'], deny: [], resourceAllow: ['conformance:*'], promptAllow: ['conformance:*'] };
+    const policy = {
+      allow: ['conformance:*'],
+      deny: [],
+      resourceAllow: ['conformance:*'],
+      promptAllow: ['conformance:*'],
+    };
     expect((await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, policy)).status).toBe(200);
     for (const toolPattern of ['*', 'resource:*', 'prompt:*']) {
-      expect((await p.admin('POST', `/v1/orgs/${orgId}/prices`, { upstreamId, toolPattern, perCallMicros: 10 })).status).toBe(201);
+      expect(
+        (await p.admin('POST', `/v1/orgs/${orgId}/prices`, { upstreamId, toolPattern, perCallMicros: 10 })).status,
+      ).toBe(201);
     }
-    expect((await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, { scope: 'KEY', scopeId: created.key.id, period: 'MONTH', limitMicros: 10_000_000 })).status).toBe(200);
+    expect(
+      (
+        await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, {
+          scope: 'KEY',
+          scopeId: created.key.id,
+          period: 'MONTH',
+          limitMicros: 10_000_000,
+        })
+      ).status,
+    ).toBe(200);
   }, 120_000);
 
   afterAll(async () => {
@@ -50,7 +75,15 @@ describe('MCP conformance suite against the edge, the conformance fixture as its
       timeoutMs: 8 * 60_000,
     });
     expect(result.passed, result.output).toEqual(
-      expect.arrayContaining(['server-initialize', 'ping', 'tools-list', 'tools-call-simple-text', 'resources-read-text', 'prompts-get-simple', 'completion-complete']),
+      expect.arrayContaining([
+        'server-initialize',
+        'ping',
+        'tools-list',
+        'tools-call-simple-text',
+        'resources-read-text',
+        'prompts-get-simple',
+        'completion-complete',
+      ]),
     );
     expect(result.unexpectedFailures, JSON.stringify(result.errors, null, 2)).toEqual([]);
     expect(result.staleBaselineEntries).toEqual([]);
@@ -67,7 +100,14 @@ describe('MCP conformance suite against the edge, the conformance fixture as its
       timeoutMs: 8 * 60_000,
     });
     expect(result.passed, result.output).toEqual(
-      expect.arrayContaining(['server-stateless', 'caching', 'tools-call-with-progress', 'input-required-result-basic-elicitation', 'input-required-result-multi-round', 'input-required-result-non-tool-request']),
+      expect.arrayContaining([
+        'server-stateless',
+        'caching',
+        'tools-call-with-progress',
+        'input-required-result-basic-elicitation',
+        'input-required-result-multi-round',
+        'input-required-result-non-tool-request',
+      ]),
     );
     expect(result.unexpectedFailures, JSON.stringify(result.errors, null, 2)).toEqual([]);
     expect(result.staleBaselineEntries).toEqual([]);

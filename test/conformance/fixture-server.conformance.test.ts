@@ -19,15 +19,19 @@ describe('MCP conformance suite against the project’s conformance fixture serv
   it.each([
     ['2025-11-25', 30],
     ['2026-07-28', 37],
-  ])('should pass every scored scenario of revision %s (%i), with a baseline naming the rest', async (revision, scored) => {
-    const result = await runConformance({
-      url: fixture.url,
-      requirements: revision,
-      baselineFile: path.join(__dirname, `fixture-baseline-${revision}.yml`),
-      timeoutMs: 5 * 60_000,
-    });
-    expect(result.unexpectedFailures, JSON.stringify(result.errors, null, 2)).toEqual([]);
-    expect(result.staleBaselineEntries).toEqual([]);
-    expect(result.passed.length, result.output).toBeGreaterThanOrEqual(scored);
-  }, 600_000);
+  ])(
+    'should pass every scored scenario of revision %s (%i), with a baseline naming the rest',
+    async (revision, scored) => {
+      const result = await runConformance({
+        url: fixture.url,
+        requirements: revision,
+        baselineFile: path.join(__dirname, `fixture-baseline-${revision}.yml`),
+        timeoutMs: 5 * 60_000,
+      });
+      expect(result.unexpectedFailures, JSON.stringify(result.errors, null, 2)).toEqual([]);
+      expect(result.staleBaselineEntries).toEqual([]);
+      expect(result.passed.length, result.output).toBeGreaterThanOrEqual(scored);
+    },
+    600_000,
+  );
 });

@@ -73,7 +73,8 @@ function node22Binary(): string {
 
 export async function runConformance(opts: RunConformanceOptions): Promise<RunConformanceResult> {
   const outDir = await mkdtemp(path.join(os.tmpdir(), 'tollgate-conformance-'));
-  const proxy = opts.headers && Object.keys(opts.headers).length > 0 ? await startHeaderProxy(opts.url, opts.headers) : undefined;
+  const proxy =
+    opts.headers && Object.keys(opts.headers).length > 0 ? await startHeaderProxy(opts.url, opts.headers) : undefined;
   try {
     const args = [CONFORMANCE_CLI, 'server', '--url', proxy?.url ?? opts.url, '-o', outDir];
     if (opts.scenario) args.push('--scenario', opts.scenario);
@@ -97,7 +98,9 @@ export async function runConformance(opts: RunConformanceOptions): Promise<RunCo
       (bad ? failed : passed).push(scenario);
       if (bad) {
         errors[scenario] = checks
-          ? checks.filter((c) => c.status === 'FAILURE' || c.status === 'WARNING').map((c) => `${c.status} ${c.id}: ${c.errorMessage ?? c.details?.message ?? ''}`)
+          ? checks
+              .filter((c) => c.status === 'FAILURE' || c.status === 'WARNING')
+              .map((c) => `${c.status} ${c.id}: ${c.errorMessage ?? c.details?.message ?? ''}`)
           : ['scenario crashed before reporting checks (see output)'];
       }
     }
@@ -167,7 +170,14 @@ export function parseServerBaseline(yamlText: string): string[] {
     const key = /^([\w-]+):\s*(.*)$/.exec(line);
     if (key) {
       inServer = key[1] === 'server';
-      if (inServer && key[2].startsWith('[')) out.push(...key[2].replace(/^\[|\]$/g, '').split(',').map(unquote).filter(Boolean));
+      if (inServer && key[2].startsWith('['))
+        out.push(
+          ...key[2]
+            .replace(/^\[|\]$/g, '')
+            .split(',')
+            .map(unquote)
+            .filter(Boolean),
+        );
       continue;
     }
     const item = /^\s*-\s+(.+)$/.exec(line);
@@ -181,7 +191,10 @@ export function parseServerBaseline(yamlText: string): string[] {
  * not be buffered). Listens on 127.0.0.1 because the dns-rebinding-protection scenario only runs
  * against localhost URLs.
  */
-async function startHeaderProxy(target: string, headers: Record<string, string>): Promise<{ url: string; close(): Promise<void> }> {
+async function startHeaderProxy(
+  target: string,
+  headers: Record<string, string>,
+): Promise<{ url: string; close(): Promise<void> }> {
   const targetUrl = new URL(target);
   const transport = targetUrl.protocol === 'https:' ? https : http;
   let selfHost = '';
@@ -194,7 +207,14 @@ async function startHeaderProxy(target: string, headers: Record<string, string>)
     for (const [k, v] of Object.entries(headers)) fwd[k.toLowerCase()] = v;
 
     const upstream = transport.request(
-      { protocol: targetUrl.protocol, hostname: targetUrl.hostname, port: targetUrl.port, method: req.method, path: req.url, headers: fwd },
+      {
+        protocol: targetUrl.protocol,
+        hostname: targetUrl.hostname,
+        port: targetUrl.port,
+        method: req.method,
+        path: req.url,
+        headers: fwd,
+      },
       (up) => {
         res.writeHead(up.statusCode ?? 502, up.headers);
         up.pipe(res);

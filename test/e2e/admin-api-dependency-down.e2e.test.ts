@@ -49,7 +49,11 @@ async function freePort(): Promise<number> {
 
 /** Our own redis-server, on a free port, that the test kills. */
 async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   let out = '';
   await new Promise<void>((resolve, reject) => {
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -100,21 +104,20 @@ describe('admin API when Postgres or Redis is down', () => {
     const port = proxy.port;
     await proxy.cut();
     try {
+      const res = await http().get(`/v1/orgs/${orgId}/teams`).set(platform());
+      expect(res.status).toBe(503);
+      expect(res.headers['retry-after']).toMatch(/^\d+$/);
+      expect(res.body).toMatchObject({ statusCode: 503, code: 'DEPENDENCY_UNAVAILABLE', dependency: 'database' });
 
-    const res = await http().get(`/v1/orgs/${orgId}/teams`).set(platform());
-    expect(res.status).toBe(503);
-    expect(res.headers['retry-after']).toMatch(/^\d+$/);
-    expect(res.body).toMatchObject({ statusCode: 503, code: 'DEPENDENCY_UNAVAILABLE', dependency: 'database' });
+      const write = await http().post(`/v1/orgs/${orgId}/teams`).set(platform()).send({ name: 'while-down' });
+      expect(write.status).toBe(503);
+      expect(write.body.dependency).toBe('database');
 
-    const write = await http().post(`/v1/orgs/${orgId}/teams`).set(platform()).send({ name: 'while-down' });
-    expect(write.status).toBe(503);
-    expect(write.body.dependency).toBe('database');
-
-    const ready = await http().get('/readyz');
-    expect(ready.status).toBe(503);
-    expect(ready.headers['retry-after']).toMatch(/^\d+$/);
-    expect(ready.body).toMatchObject({ status: 'unavailable', checks: { db: 'failed', redis: 'ok' } });
-    expect((await http().get('/healthz')).status).toBe(200);
+      const ready = await http().get('/readyz');
+      expect(ready.status).toBe(503);
+      expect(ready.headers['retry-after']).toMatch(/^\d+$/);
+      expect(ready.body).toMatchObject({ status: 'unavailable', checks: { db: 'failed', redis: 'ok' } });
+      expect((await http().get('/healthz')).status).toBe(200);
     } finally {
       await proxy.open(port);
     }
@@ -149,7 +152,8 @@ describe('admin API when Postgres or Redis is down', () => {
     redis = await startRedis(redisPort);
     const deadline = Date.now() + 20_000;
     let status = 0;
-    while (Date.now() < deadline && (status = (await http().get('/readyz')).status) !== 200) await new Promise((r) => setTimeout(r, 200));
+    while (Date.now() < deadline && (status = (await http().get('/readyz')).status) !== 200)
+      await new Promise((r) => setTimeout(r, 200));
     expect(status).toBe(200);
   });
 });

@@ -53,11 +53,24 @@ interface FuzzCase {
 
 // A marker replaced, after JSON.stringify, by arrays nested this deep (stringify itself would recurse).
 const DEEP_MARKER = (levels: number) => `@@deep:${levels}@@`;
-const expandDeep = (text: string) => text.replace(/"@@deep:(\d+)@@"/g, (_, n: string) => `${'['.repeat(Number(n))}${']'.repeat(Number(n))}`);
+const expandDeep = (text: string) =>
+  text.replace(/"@@deep:(\d+)@@"/g, (_, n: string) => `${'['.repeat(Number(n))}${']'.repeat(Number(n))}`);
 
 const hostileString = fc.oneof(
   fc.string({ maxLength: 10 }).map((s) => `${s}\u0000${s}`),
-  fc.constantFrom('\u0000', '\ud800', 'a\udc00b', 'x\ud83d', '\udfff\ud800', '%00', '\\u0000', 'UTC+25', '../../etc/passwd', '<script>', "'; DROP TABLE x;--"),
+  fc.constantFrom(
+    '\u0000',
+    '\ud800',
+    'a\udc00b',
+    'x\ud83d',
+    '\udfff\ud800',
+    '%00',
+    '\\u0000',
+    'UTC+25',
+    '../../etc/passwd',
+    '<script>',
+    "'; DROP TABLE x;--",
+  ),
   fc.constantFrom('x'.repeat(200_000), '😀'.repeat(50_000)),
   fc.string({ unit: 'binary', maxLength: 40 }),
 );
@@ -67,14 +80,33 @@ const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 4, arbitrary: hostileString },
   {
     weight: 3,
-    arbitrary: fc.constantFrom(1e308, -1e308, 2 ** 64, Number.MAX_SAFE_INTEGER + 2, -1, 0.5, -0, 1e-300, 2 ** 31, -(2 ** 31) - 1),
+    arbitrary: fc.constantFrom(
+      1e308,
+      -1e308,
+      2 ** 64,
+      Number.MAX_SAFE_INTEGER + 2,
+      -1,
+      0.5,
+      -0,
+      1e-300,
+      2 ** 31,
+      -(2 ** 31) - 1,
+    ),
   },
-  { weight: 2, arbitrary: fc.constantFrom(true, false, 0, '', '0', 'true', [], {}, [null], { a: null }, ['\u0000'], { '\u0000': 1 }) },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(true, false, 0, '', '0', 'true', [], {}, [null], { a: null }, ['\u0000'], {
+      '\u0000': 1,
+    }),
+  },
   { weight: 1, arbitrary: fc.constantFrom(DEEP_MARKER(40), DEEP_MARKER(1_000), DEEP_MARKER(100_000)) },
   { weight: 2, arbitrary: fc.anything({ maxDepth: 3, withNullPrototype: false }) },
 );
 
-const hostileKey = fc.oneof(fc.constantFrom('__proto__', 'constructor', 'prototype', '\u0000', '\ud800', '', 'a.b', '$where'), fc.string({ maxLength: 12 }));
+const hostileKey = fc.oneof(
+  fc.constantFrom('__proto__', 'constructor', 'prototype', '\u0000', '\ud800', '', 'a.b', '$where'),
+  fc.string({ maxLength: 12 }),
+);
 
 const hostilePathParam = fc.constantFrom(
   'not-a-uuid',
@@ -95,7 +127,10 @@ const hostilePathParam = fc.constantFrom(
 
 describe('admin API fuzz over the served OpenAPI document', () => {
   let p: RunningPlatform;
-  let spec: { paths: Record<string, Partial<Record<string, Operation>>>; components: { schemas: Record<string, Schema> } };
+  let spec: {
+    paths: Record<string, Partial<Record<string, Operation>>>;
+    components: { schemas: Record<string, Schema> };
+  };
   const ids: Record<string, string> = {};
 
   const resolve = (schema: Schema): Schema => {
@@ -119,14 +154,18 @@ describe('admin API fuzz over the served OpenAPI document', () => {
       }
       case 'integer':
       case 'number':
-        return fc.integer({ min: Math.max(schema.minimum ?? 0, 0), max: Math.min(schema.maximum ?? 1_000_000, 1_000_000) });
+        return fc.integer({
+          min: Math.max(schema.minimum ?? 0, 0),
+          max: Math.min(schema.maximum ?? 1_000_000, 1_000_000),
+        });
       case 'boolean':
         return fc.boolean();
       case 'array':
         return fc.array(schema.items ? validValue(name, schema.items, depth + 1) : fc.string(), { maxLength: 3 });
       default:
         if (schema.properties && depth < 3) return validObject(schema, depth + 1);
-        if (schema.additionalProperties) return fc.dictionary(fc.stringMatching(/^X-[A-Za-z]{1,8}$/), fc.string({ maxLength: 10 }), { maxKeys: 2 });
+        if (schema.additionalProperties)
+          return fc.dictionary(fc.stringMatching(/^X-[A-Za-z]{1,8}$/), fc.string({ maxLength: 10 }), { maxKeys: 2 });
         return schema.example !== undefined ? fc.constant(schema.example) : fc.string({ maxLength: 10 });
     }
   };
@@ -134,7 +173,9 @@ describe('admin API fuzz over the served OpenAPI document', () => {
   const validObject = (schema: Schema, depth = 0): fc.Arbitrary<Record<string, unknown>> => {
     const props = schema.properties ?? {};
     const arbs = Object.fromEntries(Object.entries(props).map(([k, s]) => [k, validValue(k, s, depth)]));
-    return fc.record(arbs, { requiredKeys: (schema.required ?? []).filter((k) => k in props) }) as fc.Arbitrary<Record<string, unknown>>;
+    return fc.record(arbs, { requiredKeys: (schema.required ?? []).filter((k) => k in props) }) as fc.Arbitrary<
+      Record<string, unknown>
+    >;
   };
 
   /** A body for a route: valid, or valid with one hostile change, or hostile as a whole. */
@@ -150,23 +191,45 @@ describe('admin API fuzz over the served OpenAPI document', () => {
       { weight: 2, arbitrary: fc.tuple(base, hostileKey, hostileValue).map(([b, k, v]) => json({ ...b, [k]: v })) },
       {
         weight: 1,
-        arbitrary: fc.constantFrom<string | undefined>(undefined, '', 'null', '[]', '"text"', '42', '{', '{"a":', '\u0000', '{"a":1}garbage', `{"x":${'['.repeat(100_000)}${']'.repeat(100_000)}}`),
+        arbitrary: fc.constantFrom<string | undefined>(
+          undefined,
+          '',
+          'null',
+          '[]',
+          '"text"',
+          '42',
+          '{',
+          '{"a":',
+          '\u0000',
+          '{"a":1}garbage',
+          `{"x":${'['.repeat(100_000)}${']'.repeat(100_000)}}`,
+        ),
       },
     ];
     if (names.length > 0) {
-      options.push({ weight: 8, arbitrary: fc.tuple(base, fc.constantFrom(...names), hostileValue).map(([b, k, v]) => json({ ...b, [k]: v })) });
-      options.push({ weight: 1, arbitrary: fc.tuple(base, fc.constantFrom(...names)).map(([b, k]) => json({ ...b, [k]: undefined })) });
+      options.push({
+        weight: 8,
+        arbitrary: fc.tuple(base, fc.constantFrom(...names), hostileValue).map(([b, k, v]) => json({ ...b, [k]: v })),
+      });
+      options.push({
+        weight: 1,
+        arbitrary: fc.tuple(base, fc.constantFrom(...names)).map(([b, k]) => json({ ...b, [k]: undefined })),
+      });
     }
     if (arrays.length > 0) {
       options.push({
         weight: 2,
-        arbitrary: fc.tuple(base, fc.constantFrom(...arrays), hostileValue).map(([b, k, v]) => json({ ...b, [k]: [...((b[k] as unknown[]) ?? []), v] })),
+        arbitrary: fc
+          .tuple(base, fc.constantFrom(...arrays), hostileValue)
+          .map(([b, k, v]) => json({ ...b, [k]: [...((b[k] as unknown[]) ?? []), v] })),
       });
     }
     if (nested.length > 0) {
       options.push({
         weight: 2,
-        arbitrary: fc.tuple(base, fc.constantFrom(...nested), hostileKey, hostileValue).map(([b, k, hk, v]) => json({ ...b, [k]: { ...((b[k] as object) ?? {}), [hk]: v } })),
+        arbitrary: fc
+          .tuple(base, fc.constantFrom(...nested), hostileKey, hostileValue)
+          .map(([b, k, hk, v]) => json({ ...b, [k]: { ...((b[k] as object) ?? {}), [hk]: v } })),
       });
     }
     return fc.oneof(...options);
@@ -182,13 +245,27 @@ describe('admin API fuzz over the served OpenAPI document', () => {
 
   const caseArb = (route: Route): fc.Arbitrary<FuzzCase> =>
     fc.record({
-      params: fc.record(Object.fromEntries(route.pathParams.map((pp) => [pp.name, paramArb(pp)]))) as fc.Arbitrary<Record<string, string>>,
+      params: fc.record(Object.fromEntries(route.pathParams.map((pp) => [pp.name, paramArb(pp)]))) as fc.Arbitrary<
+        Record<string, string>
+      >,
       body: bodyArb(route),
       contentType: fc.oneof(
         { weight: 12, arbitrary: fc.constant('application/json') },
-        { weight: 1, arbitrary: fc.constantFrom(undefined, 'text/plain', 'application/json; charset=latin1', 'application/x-www-form-urlencoded', 'application/json; charset=utf-16') },
+        {
+          weight: 1,
+          arbitrary: fc.constantFrom(
+            undefined,
+            'text/plain',
+            'application/json; charset=latin1',
+            'application/x-www-form-urlencoded',
+            'application/json; charset=utf-16',
+          ),
+        },
       ),
-      requestId: fc.oneof({ weight: 10, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constantFrom('x'.repeat(8_000), 'a b "c"', '', '\t') }),
+      requestId: fc.oneof(
+        { weight: 10, arbitrary: fc.constant(undefined) },
+        { weight: 1, arbitrary: fc.constantFrom('x'.repeat(8_000), 'a b "c"', '', '\t') },
+      ),
     });
 
   beforeAll(async () => {
@@ -206,12 +283,33 @@ describe('admin API fuzz over the served OpenAPI document', () => {
     const org = `/v1/orgs/${ids.orgId}`;
     ids.teamId = ok(await p.admin('POST', `${org}/teams`, { name: 'fuzzers' }), 'team').id;
     ids.userId = ok(await p.admin('POST', `${org}/users`, { email: 'fuzz@fuzz.test' }), 'user').id;
-    ok(await p.admin('POST', `${org}/teams/${ids.teamId}/members`, { userId: ids.userId, isTeamAdmin: true }), 'member');
-    ids.keyId = ok(await p.admin('POST', `${org}/keys`, { teamId: ids.teamId, userId: ids.userId, name: 'fuzz' }), 'key').key.id;
-    ids.budgetId = ok(await p.admin('PUT', `${org}/budgets`, { scope: 'ORG', scopeId: ids.orgId, period: 'MONTH', limitMicros: 1_000_000 }), 'budget').id;
-    ids.rateLimitId = ok(await p.admin('POST', `${org}/rate-limits`, { scope: 'ORG', scopeId: ids.orgId, callsPerWindow: 100 }), 'rate limit').id;
+    ok(
+      await p.admin('POST', `${org}/teams/${ids.teamId}/members`, { userId: ids.userId, isTeamAdmin: true }),
+      'member',
+    );
+    ids.keyId = ok(
+      await p.admin('POST', `${org}/keys`, { teamId: ids.teamId, userId: ids.userId, name: 'fuzz' }),
+      'key',
+    ).key.id;
+    ids.budgetId = ok(
+      await p.admin('PUT', `${org}/budgets`, {
+        scope: 'ORG',
+        scopeId: ids.orgId,
+        period: 'MONTH',
+        limitMicros: 1_000_000,
+      }),
+      'budget',
+    ).id;
+    ids.rateLimitId = ok(
+      await p.admin('POST', `${org}/rate-limits`, { scope: 'ORG', scopeId: ids.orgId, callsPerWindow: 100 }),
+      'rate limit',
+    ).id;
     // Should these be refused, a random id still reaches the body checks.
-    const upstream = await p.admin('POST', `${org}/upstreams`, { namespace: 'fuzz', transport: 'STREAMABLE_HTTP', url: 'http://127.0.0.1:9/mcp' });
+    const upstream = await p.admin('POST', `${org}/upstreams`, {
+      namespace: 'fuzz',
+      transport: 'STREAMABLE_HTTP',
+      url: 'http://127.0.0.1:9/mcp',
+    });
     ids.upstreamId = upstream.status < 300 ? upstream.body.id : '7d0e1f2a-3b4c-4d5e-8f60-718293a4b5c6';
     const webhook = await p.admin('POST', `${org}/alert-webhooks`, { url: 'http://127.0.0.1:9/hook' });
     ids.webhookId = webhook.status < 300 ? webhook.body.id : '8e1f2a3b-4c5d-4e6f-9071-8293a4b5c6d7';
@@ -229,7 +327,9 @@ describe('admin API fuzz over the served OpenAPI document', () => {
         return {
           method,
           template,
-          pathParams: (op.parameters ?? []).filter((x) => x.in === 'path').map((x) => ({ name: x.name, schema: x.schema ?? { type: 'string' } })),
+          pathParams: (op.parameters ?? [])
+            .filter((x) => x.in === 'path')
+            .map((x) => ({ name: x.name, schema: x.schema ?? { type: 'string' } })),
           body: op.requestBody?.content?.['application/json']?.schema ?? null,
         };
       }),
@@ -252,7 +352,9 @@ describe('admin API fuzz over the served OpenAPI document', () => {
       byClass[`${Math.floor(res.status / 100)}xx`] = (byClass[`${Math.floor(res.status / 100)}xx`] ?? 0) + 1;
       byStatus[res.status] = (byStatus[res.status] ?? 0) + 1;
       if (res.status >= 500) {
-        failures.push(`${route.method.toUpperCase()} ${path.slice(0, 200)} ${res.status} body=${(c.body ?? '').slice(0, 200)} answer=${text.slice(0, 200)}`);
+        failures.push(
+          `${route.method.toUpperCase()} ${path.slice(0, 200)} ${res.status} body=${(c.body ?? '').slice(0, 200)} answer=${text.slice(0, 200)}`,
+        );
       }
       return res.status;
     };

@@ -83,14 +83,19 @@ describe('admin API, end to end', () => {
     it('should publish an OpenAPI document', async () => {
       const res = await http().get('/docs-json');
       expect(res.status).toBe(200);
-      expect(Object.keys(res.body.paths)).toEqual(expect.arrayContaining(['/v1/orgs', '/v1/orgs/{orgId}/keys', '/v1/orgs/{orgId}/budgets']));
+      expect(Object.keys(res.body.paths)).toEqual(
+        expect.arrayContaining(['/v1/orgs', '/v1/orgs/{orgId}/keys', '/v1/orgs/{orgId}/budgets']),
+      );
       expect(res.body.components.securitySchemes).toBeDefined();
     });
   });
 
   describe('organizations, teams, users, keys', () => {
     it('should create an org, a team, a user and a membership', async () => {
-      const org = await http().post('/v1/orgs').set(platform()).send({ name: 'Acme', slug: 'acme', timeZone: 'Europe/Paris' });
+      const org = await http()
+        .post('/v1/orgs')
+        .set(platform())
+        .send({ name: 'Acme', slug: 'acme', timeZone: 'Europe/Paris' });
       expect(org.status).toBe(201);
       orgId = org.body.id;
       expect(org.body).toMatchObject({ slug: 'acme', timeZone: 'Europe/Paris', autoApproveTools: true });
@@ -99,16 +104,26 @@ describe('admin API, end to end', () => {
       expect(team.status).toBe(201);
       teamId = team.body.id;
 
-      const user = await http().post(`/v1/orgs/${orgId}/users`).set(platform()).send({ email: 'ada@acme.test', name: 'Ada' });
+      const user = await http()
+        .post(`/v1/orgs/${orgId}/users`)
+        .set(platform())
+        .send({ email: 'ada@acme.test', name: 'Ada' });
       expect(user.status).toBe(201);
       userId = user.body.id;
 
-      const member = await http().post(`/v1/orgs/${orgId}/teams/${teamId}/members`).set(platform()).send({ userId, isTeamAdmin: true });
+      const member = await http()
+        .post(`/v1/orgs/${orgId}/teams/${teamId}/members`)
+        .set(platform())
+        .send({ userId, isTeamAdmin: true });
       expect(member.status).toBe(201);
       expect(member.body).toMatchObject({ teamId, userId, isTeamAdmin: true });
 
-      expect((await http().get(`/v1/orgs/${orgId}/teams`).set(platform())).body.map((t: { id: string }) => t.id)).toEqual([teamId]);
-      expect((await http().get(`/v1/orgs/${orgId}/users`).set(platform())).body.map((u: { id: string }) => u.id)).toEqual([userId]);
+      expect(
+        (await http().get(`/v1/orgs/${orgId}/teams`).set(platform())).body.map((t: { id: string }) => t.id),
+      ).toEqual([teamId]);
+      expect(
+        (await http().get(`/v1/orgs/${orgId}/users`).set(platform())).body.map((u: { id: string }) => u.id),
+      ).toEqual([userId]);
     });
 
     it('should answer 409 naming the field when a slug is taken', async () => {
@@ -141,13 +156,19 @@ describe('admin API, end to end', () => {
 
     it('should refuse a key for a user outside the team, naming userId', async () => {
       const stranger = await http().post(`/v1/orgs/${orgId}/users`).set(platform()).send({ email: 'eve@acme.test' });
-      const res = await http().post(`/v1/orgs/${orgId}/keys`).set(platform()).send({ teamId, userId: stranger.body.id, name: 'x' });
+      const res = await http()
+        .post(`/v1/orgs/${orgId}/keys`)
+        .set(platform())
+        .send({ teamId, userId: stranger.body.id, name: 'x' });
       expect(res.status).toBe(400);
       expect(res.body.field).toBe('userId');
     });
 
     it('should revoke a key', async () => {
-      const extra = await http().post(`/v1/orgs/${orgId}/keys`).set(platform()).send({ teamId, userId, name: 'short-lived' });
+      const extra = await http()
+        .post(`/v1/orgs/${orgId}/keys`)
+        .set(platform())
+        .send({ teamId, userId, name: 'short-lived' });
       const res = await http().post(`/v1/orgs/${orgId}/keys/${extra.body.key.id}/revoke`).set(platform());
       expect(res.status).toBe(200);
       expect(res.body.revokedAt).not.toBeNull();
@@ -157,7 +178,10 @@ describe('admin API, end to end', () => {
 
   describe('admin tokens and roles', () => {
     it('should let the platform admin issue an org admin token for Acme', async () => {
-      const res = await http().post('/v1/admin-tokens').set(platform()).send({ role: 'ORG_ADMIN', orgId, name: 'acme-admin' });
+      const res = await http()
+        .post('/v1/admin-tokens')
+        .set(platform())
+        .send({ role: 'ORG_ADMIN', orgId, name: 'acme-admin' });
       expect(res.status).toBe(201);
       expect(res.body.secret).toMatch(/^tga_/);
       orgAdminSecret = res.body.secret;
@@ -166,12 +190,20 @@ describe('admin API, end to end', () => {
     });
 
     it('should refuse an org admin a platform token and organizations', async () => {
-      expect((await http().post('/v1/admin-tokens').set(as(orgAdminSecret)).send({ role: 'PLATFORM_ADMIN', name: 'x' })).status).toBe(403);
-      expect((await http().post('/v1/orgs').set(as(orgAdminSecret)).send({ name: 'Mine', slug: 'mine' })).status).toBe(403);
+      expect(
+        (await http().post('/v1/admin-tokens').set(as(orgAdminSecret)).send({ role: 'PLATFORM_ADMIN', name: 'x' }))
+          .status,
+      ).toBe(403);
+      expect((await http().post('/v1/orgs').set(as(orgAdminSecret)).send({ name: 'Mine', slug: 'mine' })).status).toBe(
+        403,
+      );
     });
 
     it('should let an org admin issue a finance token that can read but not change', async () => {
-      const res = await http().post('/v1/admin-tokens').set(as(orgAdminSecret)).send({ role: 'FINANCE', name: 'books' });
+      const res = await http()
+        .post('/v1/admin-tokens')
+        .set(as(orgAdminSecret))
+        .send({ role: 'FINANCE', name: 'books' });
       expect(res.status).toBe(201);
       expect(res.body.orgId).toBe(orgId);
       const finance = as(res.body.secret);
@@ -221,13 +253,18 @@ describe('admin API, end to end', () => {
 
     /** Every org route of the served spec, with the org's id and placeholder ids filled in. */
     const call = (token: string, method: string, template: string) => {
-      const path = template.replace('{orgId}', orgId).replace(/\{[^}]+\}/g, (p) => (p === '{scope}' ? 'ORG' : UNKNOWN_ID));
+      const path = template
+        .replace('{orgId}', orgId)
+        .replace(/\{[^}]+\}/g, (p) => (p === '{scope}' ? 'ORG' : UNKNOWN_ID));
       return http()[method as 'get' | 'post' | 'put' | 'patch' | 'delete'](path).set(as(token)).send({});
     };
 
     beforeAll(async () => {
       const issue = async (body: Record<string, unknown>) => {
-        const res = await http().post('/v1/admin-tokens').set(platform()).send({ orgId, ...body });
+        const res = await http()
+          .post('/v1/admin-tokens')
+          .set(platform())
+          .send({ orgId, ...body });
         expect(res.status).toBe(201);
         return res.body.secret as string;
       };
@@ -239,14 +276,24 @@ describe('admin API, end to end', () => {
       const spec = (await http().get('/docs-json')).body as { paths: Record<string, Record<string, unknown>> };
       routes = Object.entries(spec.paths)
         .filter(([path]) => path.includes('{orgId}'))
-        .flatMap(([path, ops]) => Object.keys(ops).filter((m) => ['get', 'post', 'put', 'patch', 'delete'].includes(m)).map((m) => [m, path] as const));
+        .flatMap(([path, ops]) =>
+          Object.keys(ops)
+            .filter((m) => ['get', 'post', 'put', 'patch', 'delete'].includes(m))
+            .map((m) => [m, path] as const),
+        );
     });
 
     it('should refuse to issue a MEMBER token without its user or a TEAM_ADMIN token without its team, naming the field', async () => {
-      const member = await http().post('/v1/admin-tokens').set(platform()).send({ role: 'MEMBER', orgId, name: 'nobody' });
+      const member = await http()
+        .post('/v1/admin-tokens')
+        .set(platform())
+        .send({ role: 'MEMBER', orgId, name: 'nobody' });
       expect(member.status).toBe(400);
       expect(member.body.field).toBe('userId');
-      const teamAdmin = await http().post('/v1/admin-tokens').set(as(orgAdminSecret)).send({ role: 'TEAM_ADMIN', userId, name: 'no team' });
+      const teamAdmin = await http()
+        .post('/v1/admin-tokens')
+        .set(as(orgAdminSecret))
+        .send({ role: 'TEAM_ADMIN', userId, name: 'no team' });
       expect(teamAdmin.status).toBe(400);
       expect(teamAdmin.body.field).toBe('teamId');
     });
@@ -275,14 +322,18 @@ describe('admin API, end to end', () => {
         for (const [method, template] of routes.filter(([m]) => m === 'get')) {
           const res = await call(token, method, template);
           // Another user's connections are refused too: the placeholder user is not the token's.
-          if (res.status === 403 && template !== '/v1/orgs/{orgId}/users/{userId}/connections') refused.push(`${method} ${template}`);
+          if (res.status === 403 && template !== '/v1/orgs/{orgId}/users/{userId}/connections')
+            refused.push(`${method} ${template}`);
         }
         expect(refused.sort()).toEqual([...SPEND_AND_AUDIT_READS, ORG_CONNECTIONS].sort());
       }
       // Finance reads spend, alerts and the audit trail.
       for (const route of SPEND_AND_AUDIT_READS) {
         const [method, template] = route.split(' ');
-        expect({ route, status: (await call(tokens.finance, method, template)).status }).not.toEqual({ route, status: 403 });
+        expect({ route, status: (await call(tokens.finance, method, template)).status }).not.toEqual({
+          route,
+          status: 403,
+        });
       }
     });
   });
@@ -294,10 +345,21 @@ describe('admin API, end to end', () => {
       const res = await http()
         .post(`/v1/orgs/${orgId}/upstreams`)
         .set(as(orgAdminSecret))
-        .send({ namespace: 'docs', transport: 'STREAMABLE_HTTP', url: 'http://127.0.0.1:9/mcp', headers: { 'X-Api-Key': 'upstream-secret-value' }, syncIntervalSeconds: 600 });
+        .send({
+          namespace: 'docs',
+          transport: 'STREAMABLE_HTTP',
+          url: 'http://127.0.0.1:9/mcp',
+          headers: { 'X-Api-Key': 'upstream-secret-value' },
+          syncIntervalSeconds: 600,
+        });
       expect(res.status).toBe(201);
       upstreamId = res.body.id;
-      expect(res.body).toMatchObject({ namespace: 'docs', transport: 'STREAMABLE_HTTP', headerNames: ['X-Api-Key'], syncIntervalSeconds: 600 });
+      expect(res.body).toMatchObject({
+        namespace: 'docs',
+        transport: 'STREAMABLE_HTTP',
+        headerNames: ['X-Api-Key'],
+        syncIntervalSeconds: 600,
+      });
       expect(res.text).not.toContain('upstream-secret-value');
 
       const got = await http().get(`/v1/orgs/${orgId}/upstreams/${upstreamId}`).set(platform());
@@ -314,7 +376,10 @@ describe('admin API, end to end', () => {
     });
 
     it('should answer 409 naming the namespace when it is taken', async () => {
-      const res = await http().post(`/v1/orgs/${orgId}/upstreams`).set(platform()).send({ namespace: 'docs', transport: 'SSE', url: 'http://127.0.0.1:9/sse' });
+      const res = await http()
+        .post(`/v1/orgs/${orgId}/upstreams`)
+        .set(platform())
+        .send({ namespace: 'docs', transport: 'SSE', url: 'http://127.0.0.1:9/sse' });
       expect(res.status).toBe(409);
       expect(res.body.field).toBe('namespace');
     });
@@ -325,9 +390,18 @@ describe('admin API, end to end', () => {
       await sub.subscribe(`${env.redisPrefix}:ch:${ORG_CONFIG_CHANGED_CHANNEL}`);
       sub.on('message', (_ch, msg) => messages.push(msg));
       try {
-        const res = await http().put(`/v1/orgs/${orgId}/policies/ORG/${orgId}`).set(platform()).send({ allow: ['docs:*'], deny: ['docs:delete_*'], autoExecute: ['docs:search'] });
+        const res = await http()
+          .put(`/v1/orgs/${orgId}/policies/ORG/${orgId}`)
+          .set(platform())
+          .send({ allow: ['docs:*'], deny: ['docs:delete_*'], autoExecute: ['docs:search'] });
         expect(res.status).toBe(200);
-        expect(res.body).toMatchObject({ scope: 'ORG', scopeId: orgId, allow: ['docs:*'], deny: ['docs:delete_*'], autoExecute: ['docs:search'] });
+        expect(res.body).toMatchObject({
+          scope: 'ORG',
+          scopeId: orgId,
+          allow: ['docs:*'],
+          deny: ['docs:delete_*'],
+          autoExecute: ['docs:search'],
+        });
         await expect.poll(() => messages).toContain(orgId);
       } finally {
         await sub.quit();
@@ -337,22 +411,46 @@ describe('admin API, end to end', () => {
     });
 
     it('should add price rules with money as JSON integers', async () => {
-      const res = await http().post(`/v1/orgs/${orgId}/prices`).set(platform()).send({ upstreamId, toolPattern: 'search_*', perCallMicros: 2500, perOutputTokenMicros: 3 });
+      const res = await http()
+        .post(`/v1/orgs/${orgId}/prices`)
+        .set(platform())
+        .send({ upstreamId, toolPattern: 'search_*', perCallMicros: 2500, perOutputTokenMicros: 3 });
       expect(res.status).toBe(201);
-      expect(res.body).toMatchObject({ upstreamId, toolPattern: 'search_*', perCallMicros: 2500, perOutputTokenMicros: 3, reportedCostCapMicros: 0 });
+      expect(res.body).toMatchObject({
+        upstreamId,
+        toolPattern: 'search_*',
+        perCallMicros: 2500,
+        perOutputTokenMicros: 3,
+        reportedCostCapMicros: 0,
+      });
       const list = await http().get(`/v1/orgs/${orgId}/prices`).set(platform());
       expect(list.body[0].perCallMicros).toBe(2500);
     });
 
     it('should upsert, list and delete a budget', async () => {
-      const first = await http().put(`/v1/orgs/${orgId}/budgets`).set(platform()).send({ scope: 'KEY', scopeId: keyId, period: 'MONTH', limitMicros: 5_000_000 });
+      const first = await http()
+        .put(`/v1/orgs/${orgId}/budgets`)
+        .set(platform())
+        .send({ scope: 'KEY', scopeId: keyId, period: 'MONTH', limitMicros: 5_000_000 });
       expect(first.status).toBe(200);
       const second = await http()
         .put(`/v1/orgs/${orgId}/budgets`)
         .set(platform())
-        .send({ scope: 'KEY', scopeId: keyId, period: 'MONTH', limitMicros: 7_000_000, mode: 'SOFT', alertThresholds: [100, 50] });
+        .send({
+          scope: 'KEY',
+          scopeId: keyId,
+          period: 'MONTH',
+          limitMicros: 7_000_000,
+          mode: 'SOFT',
+          alertThresholds: [100, 50],
+        });
       expect(second.status).toBe(200);
-      expect(second.body).toMatchObject({ id: first.body.id, limitMicros: 7_000_000, mode: 'SOFT', alertThresholds: [50, 100] });
+      expect(second.body).toMatchObject({
+        id: first.body.id,
+        limitMicros: 7_000_000,
+        mode: 'SOFT',
+        alertThresholds: [50, 100],
+      });
       expect((await http().get(`/v1/orgs/${orgId}/budgets`).set(platform())).body).toHaveLength(1);
       expect((await http().delete(`/v1/orgs/${orgId}/budgets/${first.body.id}`).set(platform())).status).toBe(204);
       expect((await http().delete(`/v1/orgs/${orgId}/budgets/${first.body.id}`).set(platform())).status).toBe(404);
@@ -361,7 +459,12 @@ describe('admin API, end to end', () => {
 
   describe('bad input names the field', () => {
     it.each([
-      ['a bad namespace', 'upstreams', { namespace: 'Not_OK', transport: 'SSE', url: 'http://127.0.0.1:9/sse' }, 'namespace'],
+      [
+        'a bad namespace',
+        'upstreams',
+        { namespace: 'Not_OK', transport: 'SSE', url: 'http://127.0.0.1:9/sse' },
+        'namespace',
+      ],
       ['a fractional per-call price', 'prices', { perCallMicros: 12.5 }, 'perCallMicros'],
       ['a price given as a string', 'prices', { perCallMicros: '100' }, 'perCallMicros'],
       ['an unknown property', 'teams', { name: 't', colour: 'red' }, 'colour'],
@@ -373,14 +476,20 @@ describe('admin API, end to end', () => {
     });
 
     it('should name the bad policy pattern by its index', async () => {
-      const res = await http().put(`/v1/orgs/${orgId}/policies/ORG/${orgId}`).set(platform()).send({ allow: ['docs:*', 'no spaces please'], deny: [] });
+      const res = await http()
+        .put(`/v1/orgs/${orgId}/policies/ORG/${orgId}`)
+        .set(platform())
+        .send({ allow: ['docs:*', 'no spaces please'], deny: [] });
       expect(res.status).toBe(400);
       expect(res.body.field).toBe('allow[1]');
       expect(res.body.message).toContain('no spaces please');
     });
 
     it('should name a fractional budget limit', async () => {
-      const res = await http().put(`/v1/orgs/${orgId}/budgets`).set(platform()).send({ scope: 'ORG', scopeId: orgId, period: 'DAY', limitMicros: 0.5 });
+      const res = await http()
+        .put(`/v1/orgs/${orgId}/budgets`)
+        .set(platform())
+        .send({ scope: 'ORG', scopeId: orgId, period: 'DAY', limitMicros: 0.5 });
       expect(res.status).toBe(400);
       expect(res.body.field).toBe('limitMicros');
     });
@@ -394,7 +503,11 @@ describe('admin API, end to end', () => {
     });
 
     it('should name the body when it is not JSON', async () => {
-      const res = await http().post('/v1/orgs').set(platform()).set('Content-Type', 'application/json').send('{"name": ');
+      const res = await http()
+        .post('/v1/orgs')
+        .set(platform())
+        .set('Content-Type', 'application/json')
+        .send('{"name": ');
       expect(res.status).toBe(400);
       expect(res.body.field).toBe('body');
     });
@@ -412,23 +525,50 @@ describe('admin API, end to end', () => {
     });
 
     it('should answer 404 when a policy or budget names a scope outside the org', async () => {
-      expect((await http().put(`/v1/orgs/${orgId}/policies/TEAM/${UNKNOWN_ID}`).set(platform()).send({ allow: [], deny: [] })).status).toBe(404);
-      const budget = await http().put(`/v1/orgs/${orgId}/budgets`).set(platform()).send({ scope: 'USER', scopeId: UNKNOWN_ID, period: 'DAY', limitMicros: 1 });
+      expect(
+        (
+          await http()
+            .put(`/v1/orgs/${orgId}/policies/TEAM/${UNKNOWN_ID}`)
+            .set(platform())
+            .send({ allow: [], deny: [] })
+        ).status,
+      ).toBe(404);
+      const budget = await http()
+        .put(`/v1/orgs/${orgId}/budgets`)
+        .set(platform())
+        .send({ scope: 'USER', scopeId: UNKNOWN_ID, period: 'DAY', limitMicros: 1 });
       expect(budget.status).toBe(404);
       expect(budget.body.field).toBe('scopeId');
-      expect((await http().post(`/v1/orgs/${orgId}/prices`).set(platform()).send({ upstreamId: UNKNOWN_ID, perCallMicros: 1 })).status).toBe(404);
+      expect(
+        (
+          await http()
+            .post(`/v1/orgs/${orgId}/prices`)
+            .set(platform())
+            .send({ upstreamId: UNKNOWN_ID, perCallMicros: 1 })
+        ).status,
+      ).toBe(404);
     });
   });
 
   describe('tenant isolation', () => {
     beforeAll(async () => {
       otherOrgId = (await http().post('/v1/orgs').set(platform()).send({ name: 'Globex', slug: 'globex' })).body.id;
-      otherAdminSecret = (await http().post('/v1/admin-tokens').set(platform()).send({ role: 'ORG_ADMIN', orgId: otherOrgId, name: 'globex-admin' })).body.secret;
+      otherAdminSecret = (
+        await http()
+          .post('/v1/admin-tokens')
+          .set(platform())
+          .send({ role: 'ORG_ADMIN', orgId: otherOrgId, name: 'globex-admin' })
+      ).body.secret;
     });
 
     it('should answer 404, with no data, on every Acme route for Globex’s admin', async () => {
       const acmeUpstreamId = (await http().get(`/v1/orgs/${orgId}/upstreams`).set(platform())).body[0].id;
-      const budgetId = (await http().put(`/v1/orgs/${orgId}/budgets`).set(platform()).send({ scope: 'ORG', scopeId: orgId, period: 'TOTAL', limitMicros: 1 })).body.id;
+      const budgetId = (
+        await http()
+          .put(`/v1/orgs/${orgId}/budgets`)
+          .set(platform())
+          .send({ scope: 'ORG', scopeId: orgId, period: 'TOTAL', limitMicros: 1 })
+      ).body.id;
       const routes: [string, string, unknown?][] = [
         ['GET', `/v1/orgs/${orgId}`],
         ['GET', `/v1/orgs/${orgId}/teams`],
@@ -470,25 +610,46 @@ describe('admin API, end to end', () => {
     it('should answer 404 with no data on every org route the OpenAPI spec lists, for another org\u2019s admin and finance', async () => {
       // Taken from the served spec, so a route added later is covered without editing this test.
       const spec = (await http().get('/docs-json')).body as { paths: Record<string, Record<string, unknown>> };
-      const financeSecret = (await http().post('/v1/admin-tokens').set(platform()).send({ role: 'FINANCE', orgId: otherOrgId, name: 'globex-finance' })).body.secret;
+      const financeSecret = (
+        await http()
+          .post('/v1/admin-tokens')
+          .set(platform())
+          .send({ role: 'FINANCE', orgId: otherOrgId, name: 'globex-finance' })
+      ).body.secret;
       const routes = Object.entries(spec.paths)
         .filter(([path]) => path.includes('{orgId}'))
-        .flatMap(([path, ops]) => Object.keys(ops).filter((m) => ['get', 'post', 'put', 'patch', 'delete'].includes(m)).map((m) => [m, path] as const));
+        .flatMap(([path, ops]) =>
+          Object.keys(ops)
+            .filter((m) => ['get', 'post', 'put', 'patch', 'delete'].includes(m))
+            .map((m) => [m, path] as const),
+        );
       expect(routes.length).toBeGreaterThan(40);
       for (const secret of [otherAdminSecret, financeSecret]) {
         for (const [method, template] of routes) {
-          const path = template.replace('{orgId}', orgId).replace(/\{[^}]+\}/g, (p) => (p === '{scope}' ? 'ORG' : '00000000-0000-4000-8000-000000000000'));
-          const res = await http()[method as 'get' | 'post' | 'put' | 'patch' | 'delete'](path).set(as(secret)).send({});
+          const path = template
+            .replace('{orgId}', orgId)
+            .replace(/\{[^}]+\}/g, (p) => (p === '{scope}' ? 'ORG' : '00000000-0000-4000-8000-000000000000'));
+          const res = await http()
+            [method as 'get' | 'post' | 'put' | 'patch' | 'delete'](path)
+            .set(as(secret))
+            .send({});
           expect({ method, template, status: res.status }).toEqual({ method, template, status: 404 });
           expect(res.text).not.toContain('Acme');
           // Only the error envelope: nothing of the org's data.
-          expect(Object.keys(res.body).every((k) => ['statusCode', 'error', 'message', 'field', 'code', 'requestId'].includes(k))).toBe(true);
+          expect(
+            Object.keys(res.body).every((k) =>
+              ['statusCode', 'error', 'message', 'field', 'code', 'requestId'].includes(k),
+            ),
+          ).toBe(true);
         }
       }
     });
 
     it('should not let an org admin issue a token for another org', async () => {
-      const res = await http().post('/v1/admin-tokens').set(as(otherAdminSecret)).send({ role: 'ORG_ADMIN', orgId, name: 'x' });
+      const res = await http()
+        .post('/v1/admin-tokens')
+        .set(as(otherAdminSecret))
+        .send({ role: 'ORG_ADMIN', orgId, name: 'x' });
       expect(res.status).toBe(404);
     });
   });
@@ -499,7 +660,21 @@ describe('admin API, end to end', () => {
       expect(res.status).toBe(200);
       const actions = res.body.map((e: { action: string }) => e.action);
       expect(actions).toEqual(
-        expect.arrayContaining(['org.created', 'team.created', 'user.created', 'team.member-added', 'key.created', 'key.revoked', 'admin-token.created', 'upstream.created', 'policy.updated', 'price-rule.created', 'budget.created', 'budget.updated', 'budget.deleted']),
+        expect.arrayContaining([
+          'org.created',
+          'team.created',
+          'user.created',
+          'team.member-added',
+          'key.created',
+          'key.revoked',
+          'admin-token.created',
+          'upstream.created',
+          'policy.updated',
+          'price-rule.created',
+          'budget.created',
+          'budget.updated',
+          'budget.deleted',
+        ]),
       );
       const times = res.body.map((e: { createdAt: string }) => Date.parse(e.createdAt));
       expect([...times].sort((a, b) => b - a)).toEqual(times);

@@ -2,7 +2,11 @@ import { INestApplication } from '@nestjs/common';
 import { loadAdminConfig } from '@tollgate/config';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminApp } from '../../apps/admin-api/src/admin-app';
-import { AuthorizationServer, authorizeInBrowser, startAuthorizationServer } from '../fixtures/oauth-authorization-server';
+import {
+  AuthorizationServer,
+  authorizeInBrowser,
+  startAuthorizationServer,
+} from '../fixtures/oauth-authorization-server';
 import { freePort } from '../support/oauth-test-client';
 import { RunningPlatform, startPlatform } from '../support/platform';
 
@@ -17,7 +21,10 @@ class CookieBrowser {
 
   constructor(private readonly baseUrl: string) {}
 
-  async request(path: string, init: { method?: string; headers?: Record<string, string>; body?: unknown; base?: string } = {}): Promise<{ status: number; body: any; headers: Headers }> {
+  async request(
+    path: string,
+    init: { method?: string; headers?: Record<string, string>; body?: unknown; base?: string } = {},
+  ): Promise<{ status: number; body: any; headers: Headers }> {
     const res = await fetch(`${init.base ?? this.baseUrl}${path}`, {
       method: init.method ?? 'GET',
       redirect: 'manual',
@@ -73,8 +80,14 @@ describe('single sign-on into the admin API', () => {
   let secondAdmin: INestApplication | undefined;
 
   beforeAll(async () => {
-    process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) => (logged.push(String(chunk)), realWrites.out(chunk, ...rest))) as never;
-    process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => (logged.push(String(chunk)), realWrites.err(chunk, ...rest))) as never;
+    process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) => (
+      logged.push(String(chunk)),
+      realWrites.out(chunk, ...rest)
+    )) as never;
+    process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => (
+      logged.push(String(chunk)),
+      realWrites.err(chunk, ...rest)
+    )) as never;
     const adminPort = await freePort();
     adminUrl = `http://127.0.0.1:${adminPort}`;
     idp = await startAuthorizationServer();
@@ -83,7 +96,12 @@ describe('single sign-on into the admin API', () => {
         await fetch(`${idp.issuer}/reg`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ redirect_uris: [`${adminUrl}${CALLBACK}`], grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_basic' }),
+          body: JSON.stringify({
+            redirect_uris: [`${adminUrl}${CALLBACK}`],
+            grant_types: ['authorization_code'],
+            response_types: ['code'],
+            token_endpoint_auth_method: 'client_secret_basic',
+          }),
         })
       ).json()) as { client_id: string; client_secret: string };
     const orgClient = await register();
@@ -104,15 +122,38 @@ describe('single sign-on into the admin API', () => {
     otherOrgId = (await p.admin('POST', '/v1/orgs', { name: 'Globex', slug: 'globex' })).body.id;
     platformTeam = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'platform' })).body.id;
     const research = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'research' })).body.id;
-    for (const [name, email] of Object.entries({ finance: 'fin@acme.test', orgAdmin: 'boss@acme.test', teamAdmin: 'lead@acme.test', member: 'dev@acme.test', leaver: 'leaver@acme.test' })) {
+    for (const [name, email] of Object.entries({
+      finance: 'fin@acme.test',
+      orgAdmin: 'boss@acme.test',
+      teamAdmin: 'lead@acme.test',
+      member: 'dev@acme.test',
+      leaver: 'leaver@acme.test',
+    })) {
       users[name] = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email })).body.id;
     }
-    expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${research}/members`, { userId: users.finance })).status).toBe(201);
-    expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${platformTeam}/members`, { userId: users.teamAdmin, isTeamAdmin: true })).status).toBe(201);
-    expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${platformTeam}/members`, { userId: users.member })).status).toBe(201);
-    expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${platformTeam}/members`, { userId: users.leaver })).status).toBe(201);
-    expect(await p.admin('PUT', `/v1/orgs/${orgId}/users/${users.finance}/org-role`, { role: 'FINANCE' })).toMatchObject({ status: 200, body: { role: 'FINANCE' } });
-    expect((await p.admin('PUT', `/v1/orgs/${orgId}/users/${users.orgAdmin}/org-role`, { role: 'ORG_ADMIN' })).status).toBe(200);
+    expect(
+      (await p.admin('POST', `/v1/orgs/${orgId}/teams/${research}/members`, { userId: users.finance })).status,
+    ).toBe(201);
+    expect(
+      (
+        await p.admin('POST', `/v1/orgs/${orgId}/teams/${platformTeam}/members`, {
+          userId: users.teamAdmin,
+          isTeamAdmin: true,
+        })
+      ).status,
+    ).toBe(201);
+    expect(
+      (await p.admin('POST', `/v1/orgs/${orgId}/teams/${platformTeam}/members`, { userId: users.member })).status,
+    ).toBe(201);
+    expect(
+      (await p.admin('POST', `/v1/orgs/${orgId}/teams/${platformTeam}/members`, { userId: users.leaver })).status,
+    ).toBe(201);
+    expect(
+      await p.admin('PUT', `/v1/orgs/${orgId}/users/${users.finance}/org-role`, { role: 'FINANCE' }),
+    ).toMatchObject({ status: 200, body: { role: 'FINANCE' } });
+    expect(
+      (await p.admin('PUT', `/v1/orgs/${orgId}/users/${users.orgAdmin}/org-role`, { role: 'ORG_ADMIN' })).status,
+    ).toBe(200);
 
     const put = await p.admin('PUT', `/v1/orgs/${orgId}/identity-provider`, {
       issuer: idp.issuer,
@@ -122,7 +163,11 @@ describe('single sign-on into the admin API', () => {
       newUserTeamId: platformTeam,
     });
     expect(put.status, JSON.stringify(put.body)).toBe(200);
-    expect(put.body).toMatchObject({ sessionRedirectUri: `${adminUrl}${CALLBACK}`, createUsers: true, newUserTeamId: platformTeam });
+    expect(put.body).toMatchObject({
+      sessionRedirectUri: `${adminUrl}${CALLBACK}`,
+      createUsers: true,
+      newUserTeamId: platformTeam,
+    });
   });
 
   afterAll(async () => {
@@ -147,12 +192,23 @@ describe('single sign-on into the admin API', () => {
 
     const me = await browser.request('/v1/auth/session');
     expect(me.status).toBe(200);
-    expect(me.body).toMatchObject({ user: { id: users.finance, email: 'fin@acme.test' }, orgId, roles: ['FINANCE', 'MEMBER'], role: 'FINANCE', platformAdmin: false, via: 'org-sso' });
+    expect(me.body).toMatchObject({
+      user: { id: users.finance, email: 'fin@acme.test' },
+      orgId,
+      roles: ['FINANCE', 'MEMBER'],
+      role: 'FINANCE',
+      platformAdmin: false,
+      via: 'org-sso',
+    });
     secrets.push(me.body.csrfToken);
 
     expect((await browser.request(`/v1/orgs/${orgId}/${SPEND}`)).status).toBe(200);
     expect((await browser.request(`/v1/orgs/${orgId}/audit`)).status).toBe(200);
-    const change = await browser.request(`/v1/orgs/${orgId}/teams`, { method: 'POST', body: { name: 'sneaky' }, headers: { 'x-csrf-token': me.body.csrfToken } });
+    const change = await browser.request(`/v1/orgs/${orgId}/teams`, {
+      method: 'POST',
+      body: { name: 'sneaky' },
+      headers: { 'x-csrf-token': me.body.csrfToken },
+    });
     expect(change.status).toBe(403);
     expect(change.body.message).toMatch(/^role FINANCE may not change this/);
     // Another organisation does not exist for this person.
@@ -161,22 +217,36 @@ describe('single sign-on into the admin API', () => {
 
   it('should refuse a cookie-authenticated change without the CSRF token, and take it with the token', async () => {
     const browser = new CookieBrowser(adminUrl);
-    expect((await browser.signIn('/v1/auth/sso/acme/start', 'boss@acme.test')).headers.get('location')).toBe('/console/');
+    expect((await browser.signIn('/v1/auth/sso/acme/start', 'boss@acme.test')).headers.get('location')).toBe(
+      '/console/',
+    );
     const me = await browser.request('/v1/auth/session');
     expect(me.body).toMatchObject({ roles: ['ORG_ADMIN'], role: 'ORG_ADMIN', orgId });
 
     const without = await browser.request(`/v1/orgs/${orgId}/teams`, { method: 'POST', body: { name: 'ops' } });
     expect(without.status).toBe(403);
     expect(without.body.message).toMatch(/x-csrf-token/);
-    const wrong = await browser.request(`/v1/orgs/${orgId}/teams`, { method: 'POST', body: { name: 'ops' }, headers: { 'x-csrf-token': 'x'.repeat(32) } });
+    const wrong = await browser.request(`/v1/orgs/${orgId}/teams`, {
+      method: 'POST',
+      body: { name: 'ops' },
+      headers: { 'x-csrf-token': 'x'.repeat(32) },
+    });
     expect(wrong.status).toBe(403);
-    expect((await p.admin('GET', `/v1/orgs/${orgId}/teams`)).body.map((t: { name: string }) => t.name)).not.toContain('ops');
+    expect((await p.admin('GET', `/v1/orgs/${orgId}/teams`)).body.map((t: { name: string }) => t.name)).not.toContain(
+      'ops',
+    );
 
-    const made = await browser.request(`/v1/orgs/${orgId}/teams`, { method: 'POST', body: { name: 'ops' }, headers: { 'x-csrf-token': me.body.csrfToken } });
+    const made = await browser.request(`/v1/orgs/${orgId}/teams`, {
+      method: 'POST',
+      body: { name: 'ops' },
+      headers: { 'x-csrf-token': me.body.csrfToken },
+    });
     expect(made.status, JSON.stringify(made.body)).toBe(201);
     // The change is audited under the person and the session, not a token.
     const audit = await p.admin('GET', `/v1/orgs/${orgId}/audit`);
-    const row = (audit.body.items ?? audit.body).find((e: { action: string; targetId: string }) => e.targetId === made.body.id);
+    const row = (audit.body.items ?? audit.body).find(
+      (e: { action: string; targetId: string }) => e.targetId === made.body.id,
+    );
     expect(row.actorId).toMatch(/^session:/);
   });
 
@@ -202,7 +272,10 @@ describe('single sign-on into the admin API', () => {
 
     const sessionCookie = browser.session!;
     expect((await browser.request('/v1/auth/logout', { method: 'POST' })).status).toBe(403);
-    expect((await browser.request('/v1/auth/logout', { method: 'POST', headers: { 'x-csrf-token': me.body.csrfToken } })).status).toBe(204);
+    expect(
+      (await browser.request('/v1/auth/logout', { method: 'POST', headers: { 'x-csrf-token': me.body.csrfToken } }))
+        .status,
+    ).toBe(204);
     expect(browser.session).toBeUndefined();
     // The old cookie, replayed, is dead on both replicas.
     browser.cookies.set('tollgate_session', sessionCookie);
@@ -228,11 +301,17 @@ describe('single sign-on into the admin API', () => {
     const fin = new CookieBrowser(adminUrl);
     await fin.signIn('/v1/auth/sso/acme/start', 'fin@acme.test');
     expect((await fin.request(`/v1/orgs/${orgId}/${SPEND}`)).status).toBe(200);
-    expect((await p.admin('PUT', `/v1/orgs/${orgId}/users/${users.finance}/org-role`, { role: null })).body).toMatchObject({ role: null });
+    expect(
+      (await p.admin('PUT', `/v1/orgs/${orgId}/users/${users.finance}/org-role`, { role: null })).body,
+    ).toMatchObject({ role: null });
     expect((await fin.request('/v1/auth/session')).body).toMatchObject({ roles: ['MEMBER'], role: 'MEMBER' });
     expect((await fin.request(`/v1/orgs/${orgId}/${SPEND}`)).status).toBe(403);
-    const research = (await p.admin('GET', `/v1/orgs/${orgId}/teams`)).body.find((t: { name: string }) => t.name === 'research').id;
-    expect((await p.admin('DELETE', `/v1/orgs/${orgId}/teams/${research}/members/${users.finance}`)).status).toBeLessThan(300);
+    const research = (await p.admin('GET', `/v1/orgs/${orgId}/teams`)).body.find(
+      (t: { name: string }) => t.name === 'research',
+    ).id;
+    expect(
+      (await p.admin('DELETE', `/v1/orgs/${orgId}/teams/${research}/members/${users.finance}`)).status,
+    ).toBeLessThan(300);
     expect((await fin.request('/v1/auth/session')).status).toBe(401);
   });
 
@@ -244,11 +323,16 @@ describe('single sign-on into the admin API', () => {
     const members = await p.admin('GET', `/v1/orgs/${orgId}/teams/${platformTeam}/members`);
     expect(JSON.stringify(members.body)).toContain(me.body.user.id);
     const audit = await p.admin('GET', `/v1/orgs/${orgId}/audit`);
-    expect((audit.body.items ?? audit.body).map((e: { action: string }) => e.action)).toContain('user.created-on-sign-in');
+    expect((audit.body.items ?? audit.body).map((e: { action: string }) => e.action)).toContain(
+      'user.created-on-sign-in',
+    );
 
     // With creation off, a stranger is refused.
     const conn = (await p.admin('GET', `/v1/orgs/${orgId}/identity-provider`)).body;
-    expect((await p.admin('PUT', `/v1/orgs/${orgId}/identity-provider`, { issuer: conn.issuer, clientId: conn.clientId })).body).toMatchObject({ createUsers: false });
+    expect(
+      (await p.admin('PUT', `/v1/orgs/${orgId}/identity-provider`, { issuer: conn.issuer, clientId: conn.clientId }))
+        .body,
+    ).toMatchObject({ createUsers: false });
     const stranger = await new CookieBrowser(adminUrl).signIn('/v1/auth/sso/acme/start', 'stranger@acme.test');
     expect(stranger.status).toBe(403);
     expect(stranger.body.message).toMatch(/No Tollgate user of your organisation has the email stranger@acme.test/);
@@ -258,15 +342,24 @@ describe('single sign-on into the admin API', () => {
     const browser = new CookieBrowser(adminUrl);
     expect(await browser.request('/v1/auth/sso/nope/start')).toMatchObject({ status: 404 });
     expect((await browser.request(`/v1/auth/sso/${otherOrgId}/start`)).status).toBe(404); // no IdP
-    expect((await browser.request('/v1/auth/sso/acme/start?returnTo=//evil.test/')).body).toMatchObject({ statusCode: 400, field: 'returnTo' });
+    expect((await browser.request('/v1/auth/sso/acme/start?returnTo=//evil.test/')).body).toMatchObject({
+      statusCode: 400,
+      field: 'returnTo',
+    });
     expect((await browser.request('/v1/auth/sso/acme/start?returnTo=https://evil.test/')).status).toBe(400);
     expect((await browser.request(`${CALLBACK}?state=abc`)).body).toMatchObject({ statusCode: 400, field: 'code' });
-    expect((await browser.request(`${CALLBACK}?state=made-up&code=x`)).body.message).toMatch(/unknown, used or expired/);
+    expect((await browser.request(`${CALLBACK}?state=made-up&code=x`)).body.message).toMatch(
+      /unknown, used or expired/,
+    );
     expect((await browser.request(`${CALLBACK}?error=access_denied`)).status).toBe(400);
 
     // The provider's answer replayed in another browser (no binding cookie) is refused, and used up.
     const start = await browser.request('/v1/auth/sso/acme/start');
-    const callback = await authorizeInBrowser(start.headers.get('location')!, 'boss@acme.test', `${adminUrl}${CALLBACK}`);
+    const callback = await authorizeInBrowser(
+      start.headers.get('location')!,
+      'boss@acme.test',
+      `${adminUrl}${CALLBACK}`,
+    );
     const elsewhere = await new CookieBrowser(adminUrl).request(`${callback.pathname}${callback.search}`);
     expect(elsewhere.status).toBe(400);
     expect(elsewhere.body.message).toMatch(/another browser/);
@@ -278,33 +371,66 @@ describe('single sign-on into the admin API', () => {
     expect((await forged.request('/v1/auth/session')).status).toBe(401);
     forged.cookies.set('tollgate_session', '%%%');
     expect((await forged.request('/v1/auth/session')).status).toBe(401);
-    expect((await forged.request('/v1/auth/session', { method: 'POST', body: { token: 42 } })).body).toMatchObject({ statusCode: 400, field: 'token' });
+    expect((await forged.request('/v1/auth/session', { method: 'POST', body: { token: 42 } })).body).toMatchObject({
+      statusCode: 400,
+      field: 'token',
+    });
   });
 
   it('should open a platform admin session with the bootstrap token or the platform IdP, and keep bearer tokens working', async () => {
     const browser = new CookieBrowser(adminUrl);
-    expect((await browser.request('/v1/auth/session', { method: 'POST', body: { token: 'not-the-bootstrap-token-at-all' } })).status).toBe(401);
+    expect(
+      (await browser.request('/v1/auth/session', { method: 'POST', body: { token: 'not-the-bootstrap-token-at-all' } }))
+        .status,
+    ).toBe(401);
     const opened = await browser.request('/v1/auth/session', { method: 'POST', body: { token: p.adminToken } });
     expect(opened.status).toBe(201);
-    expect(opened.body).toMatchObject({ user: null, orgId: null, roles: ['PLATFORM_ADMIN'], platformAdmin: true, via: 'bootstrap-token' });
+    expect(opened.body).toMatchObject({
+      user: null,
+      orgId: null,
+      roles: ['PLATFORM_ADMIN'],
+      platformAdmin: true,
+      via: 'bootstrap-token',
+    });
     expect(JSON.stringify(opened.body)).not.toContain(p.adminToken);
     secrets.push(browser.session!);
     expect((await browser.request('/v1/orgs')).status).toBe(200);
-    expect((await browser.request(`/v1/orgs/${otherOrgId}/teams`, { method: 'POST', body: { name: 'x' }, headers: { 'x-csrf-token': opened.body.csrfToken } })).status).toBe(201);
+    expect(
+      (
+        await browser.request(`/v1/orgs/${otherOrgId}/teams`, {
+          method: 'POST',
+          body: { name: 'x' },
+          headers: { 'x-csrf-token': opened.body.csrfToken },
+        })
+      ).status,
+    ).toBe(201);
 
     const ops = new CookieBrowser(adminUrl);
     expect((await ops.signIn('/v1/auth/platform-sso/start', 'ops@tollgate.test')).status).toBe(303);
-    expect((await ops.request('/v1/auth/session')).body).toMatchObject({ platformAdmin: true, via: 'platform-sso', roles: ['PLATFORM_ADMIN'] });
+    expect((await ops.request('/v1/auth/session')).body).toMatchObject({
+      platformAdmin: true,
+      via: 'platform-sso',
+      roles: ['PLATFORM_ADMIN'],
+    });
     const intruder = await new CookieBrowser(adminUrl).signIn('/v1/auth/platform-sso/start', 'boss@acme.test');
     expect(intruder.status).toBe(403);
 
     // Bearer tokens: the bootstrap token and an org admin token, with no CSRF token and a cookie beside them.
-    const token = (await p.admin('POST', '/v1/admin-tokens', { role: 'ORG_ADMIN', orgId, name: 'automation' })).body.secret as string;
+    const token = (await p.admin('POST', '/v1/admin-tokens', { role: 'ORG_ADMIN', orgId, name: 'automation' })).body
+      .secret as string;
     secrets.push(token);
-    const bearer = await browser.request(`/v1/orgs/${orgId}/teams`, { method: 'POST', body: { name: 'by-token' }, headers: { authorization: `Bearer ${token}` } });
+    const bearer = await browser.request(`/v1/orgs/${orgId}/teams`, {
+      method: 'POST',
+      body: { name: 'by-token' },
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect(bearer.status).toBe(201);
-    expect((await browser.request('/v1/auth/session', { headers: { authorization: `Bearer ${token}` } })).body).toMatchObject({ via: 'bearer', roles: ['ORG_ADMIN'], csrfToken: null });
-    expect((await browser.request('/v1/auth/session', { headers: { authorization: 'Bearer tga_wrong' } })).status).toBe(401);
+    expect(
+      (await browser.request('/v1/auth/session', { headers: { authorization: `Bearer ${token}` } })).body,
+    ).toMatchObject({ via: 'bearer', roles: ['ORG_ADMIN'], csrfToken: null });
+    expect((await browser.request('/v1/auth/session', { headers: { authorization: 'Bearer tga_wrong' } })).status).toBe(
+      401,
+    );
   });
 
   it('should write no session cookie, CSRF token, client secret or token to the logs', () => {

@@ -37,7 +37,10 @@ async function startReceiver(statusFor: (n: number) => number) {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
     received,
-    nth: (n: number) => (received.length >= n ? Promise.resolve(received[n - 1]) : new Promise<Received>((resolve) => waiters.push({ n, resolve }))),
+    nth: (n: number) =>
+      received.length >= n
+        ? Promise.resolve(received[n - 1])
+        : new Promise<Received>((resolve) => waiters.push({ n, resolve })),
     close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
   };
 }
@@ -74,12 +77,32 @@ describe('budget alerts and reconciliation, end to end', () => {
     const userId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: `ops@${slug}.test` })).body.id;
     await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId });
     const key = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'agent' });
-    const up = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'fx', transport: 'STREAMABLE_HTTP', url: fixture.url });
+    const up = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
+      namespace: 'fx',
+      transport: 'STREAMABLE_HTTP',
+      url: fixture.url,
+    });
     const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${up.body.id}/sync`);
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
-    expect((await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['fx:*'], deny: [] })).status).toBe(200);
-    expect((await p.admin('POST', `/v1/orgs/${orgId}/prices`, { upstreamId: up.body.id, toolPattern: 'ping', perCallMicros: PRICE })).status).toBe(201);
-    const budget = await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, { scope: 'KEY', scopeId: key.body.key.id, period: 'MONTH', limitMicros: LIMIT, alertThresholds: thresholds });
+    expect(
+      (await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['fx:*'], deny: [] })).status,
+    ).toBe(200);
+    expect(
+      (
+        await p.admin('POST', `/v1/orgs/${orgId}/prices`, {
+          upstreamId: up.body.id,
+          toolPattern: 'ping',
+          perCallMicros: PRICE,
+        })
+      ).status,
+    ).toBe(201);
+    const budget = await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, {
+      scope: 'KEY',
+      scopeId: key.body.key.id,
+      period: 'MONTH',
+      limitMicros: LIMIT,
+      alertThresholds: thresholds,
+    });
     expect(budget.status).toBe(200);
     const agent = await connectAgent(p.edgeUrl, key.body.secret);
     agents.push(agent);
@@ -87,7 +110,10 @@ describe('budget alerts and reconciliation, end to end', () => {
   }
 
   async function addWebhook(orgId: string, receiver: Receiver): Promise<string> {
-    const res = await p.admin('POST', `/v1/orgs/${orgId}/alert-webhooks`, { url: receiver.url, description: 'test receiver' });
+    const res = await p.admin('POST', `/v1/orgs/${orgId}/alert-webhooks`, {
+      url: receiver.url,
+      description: 'test receiver',
+    });
     expect(res.status).toBe(201);
     expect(res.body.secret).toMatch(/^whsec_/);
     return res.body.secret;
@@ -106,7 +132,10 @@ describe('budget alerts and reconciliation, end to end', () => {
 
   /** Runs one alert check for the org now and waits for it and every delivery it queued. */
   async function checkAlertsNow(orgId: string): Promise<void> {
-    const q = new Queue(QueueName.BudgetAlerts, { connection: bullConnection(p.env.redisUrl), prefix: `${p.env.redisPrefix}:bull` });
+    const q = new Queue(QueueName.BudgetAlerts, {
+      connection: bullConnection(p.env.redisUrl),
+      prefix: `${p.env.redisPrefix}:bull`,
+    });
     const job = await q.add(JobName.CheckBudgetAlerts, { orgId }, { jobId: `test-check-${Date.now()}` });
     await q.close();
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.BudgetAlerts, [job.id!]);
@@ -146,7 +175,13 @@ describe('budget alerts and reconciliation, end to end', () => {
 
     await spend(t, 2); // 500_000 of 1_000_000: exactly 50 %
     const first = expectSigned(await receiver.nth(1), secret);
-    expect(first).toMatchObject({ type: 'budget.threshold_crossed', orgId: t.orgId, threshold: 50, spentMicros: 500_000, budget: { id: t.budgetId, limitMicros: LIMIT, scope: 'KEY' } });
+    expect(first).toMatchObject({
+      type: 'budget.threshold_crossed',
+      orgId: t.orgId,
+      threshold: 50,
+      spentMicros: 500_000,
+      budget: { id: t.budgetId, limitMicros: LIMIT, scope: 'KEY' },
+    });
 
     await spend(t, 2); // 100 %
     const second = expectSigned(await receiver.nth(2), secret);
@@ -218,13 +253,21 @@ describe('budget alerts and reconciliation, end to end', () => {
     await redis.hset(counterKey, 'spent', String(ledger + 12_345));
     const drifted = await reconcileNow(t.orgId);
     expect(drifted.drift).toEqual([
-      expect.objectContaining({ budgetId: t.budgetId, scope: 'KEY', counterSpentMicros: ledger + 12_345, ledgerSpentMicros: ledger, driftMicros: 12_345 }),
+      expect.objectContaining({
+        budgetId: t.budgetId,
+        scope: 'KEY',
+        counterSpentMicros: ledger + 12_345,
+        ledgerSpentMicros: ledger,
+        driftMicros: 12_345,
+      }),
     ]);
 
     await redis.del(counterKey);
     const rebuilt = await reconcileNow(t.orgId);
     expect(rebuilt.drift).toEqual([]);
-    expect(rebuilt.rebuilt).toEqual([expect.objectContaining({ budgetId: t.budgetId, counterSpentMicros: null, ledgerSpentMicros: ledger })]);
+    expect(rebuilt.rebuilt).toEqual([
+      expect.objectContaining({ budgetId: t.budgetId, counterSpentMicros: null, ledgerSpentMicros: ledger }),
+    ]);
     expect(await redis.hget(counterKey, 'spent')).toBe(String(ledger));
     expect(await redis.ttl(counterKey)).toBeGreaterThan(0);
   });

@@ -33,22 +33,58 @@ describe('admin API: budget reconciliation reports drift, and repairs it when as
 
   it('should leave a drifted counter by default, set it back to the ledger with repair: true, and audit the repair', async () => {
     const org = (await p.admin('POST', '/v1/orgs', { name: 'Drift', slug: `drift-${randomUUID().slice(0, 8)}` })).body;
-    const budget = (await p.admin('PUT', `/v1/orgs/${org.id}/budgets`, { scope: 'ORG', scopeId: org.id, period: 'TOTAL', limitMicros: 1_000_000 })).body;
+    const budget = (
+      await p.admin('PUT', `/v1/orgs/${org.id}/budgets`, {
+        scope: 'ORG',
+        scopeId: org.id,
+        period: 'TOTAL',
+        limitMicros: 1_000_000,
+      })
+    ).body;
     const ids = { teamId: randomUUID(), userId: randomUUID(), keyId: randomUUID(), upstreamId: randomUUID() };
-    await db.usageEvent.create({ data: { id: randomUUID(), orgId: org.id, ...ids, toolName: 'echo', outcome: 'OK', costMicros: 2_500n, latencyMs: 1, occurredAt: new Date() } });
-    expect((await reconcile(org.id)).rebuilt).toEqual([expect.objectContaining({ budgetId: budget.id, ledgerSpentMicros: 2_500 })]);
+    await db.usageEvent.create({
+      data: {
+        id: randomUUID(),
+        orgId: org.id,
+        ...ids,
+        toolName: 'echo',
+        outcome: 'OK',
+        costMicros: 2_500n,
+        latencyMs: 1,
+        occurredAt: new Date(),
+      },
+    });
+    expect((await reconcile(org.id)).rebuilt).toEqual([
+      expect.objectContaining({ budgetId: budget.id, ledgerSpentMicros: 2_500 }),
+    ]);
 
     const counter = `${p.env.redisPrefix}:{org:${org.id}}:budget:${budget.id}:0`;
     await redis.hincrby(counter, 'spent', 4_000);
     const reported = await reconcile(org.id);
-    expect(reported.drift).toEqual([expect.objectContaining({ counterSpentMicros: 6_500, ledgerSpentMicros: 2_500, outboxSpentMicros: 0, driftMicros: 4_000, repair: 'not-requested' })]);
+    expect(reported.drift).toEqual([
+      expect.objectContaining({
+        counterSpentMicros: 6_500,
+        ledgerSpentMicros: 2_500,
+        outboxSpentMicros: 0,
+        driftMicros: 4_000,
+        repair: 'not-requested',
+      }),
+    ]);
     expect(await redis.hget(counter, 'spent')).toBe('6500');
 
     const repaired = await reconcile(org.id, { repair: true });
-    expect(repaired.repaired).toEqual([expect.objectContaining({ budgetId: budget.id, scope: 'ORG', beforeMicros: 6_500, afterMicros: 2_500 })]);
+    expect(repaired.repaired).toEqual([
+      expect.objectContaining({ budgetId: budget.id, scope: 'ORG', beforeMicros: 6_500, afterMicros: 2_500 }),
+    ]);
     expect(await redis.hget(counter, 'spent')).toBe('2500');
-    const audit = (await p.admin('GET', `/v1/orgs/${org.id}/audit`)).body as { action: string; details: Record<string, unknown> }[];
-    expect(audit.find((a) => a.action === 'budget.counter-repaired')?.details).toMatchObject({ beforeMicros: '6500', afterMicros: '2500' });
+    const audit = (await p.admin('GET', `/v1/orgs/${org.id}/audit`)).body as {
+      action: string;
+      details: Record<string, unknown>;
+    }[];
+    expect(audit.find((a) => a.action === 'budget.counter-repaired')?.details).toMatchObject({
+      beforeMicros: '6500',
+      afterMicros: '2500',
+    });
     expect(audit.find((a) => a.action === 'budget.reconcile-requested' && a.details.repair === true)).toBeDefined();
   });
 

@@ -1,6 +1,13 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema, LoggingMessageNotification, LoggingMessageNotificationSchema, Progress } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ListRootsRequestSchema,
+  LoggingMessageNotification,
+  LoggingMessageNotificationSchema,
+  Progress,
+} from '@modelcontextprotocol/sdk/types.js';
 import { INestApplication } from '@nestjs/common';
 import { loadEdgeConfig } from '@tollgate/config';
 import { QueueName } from '@tollgate/queue';
@@ -27,11 +34,20 @@ describe('relay during a call (server-everything over stdio)', () => {
     elicitation: { form?: Record<string, never>; url?: Record<string, never> } = { form: {} },
     fetchVia?: typeof fetch,
   ): Promise<{ agent: Client; logs: LoggingMessageNotification['params'][] }> {
-    const agent = new Client({ name: 'capable-agent', version: '1.0.0' }, { capabilities: { sampling: {}, elicitation, roots: {} } });
-    agent.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: 'file:///work/project', name: 'project' }] }));
+    const agent = new Client(
+      { name: 'capable-agent', version: '1.0.0' },
+      { capabilities: { sampling: {}, elicitation, roots: {} } },
+    );
+    agent.setRequestHandler(ListRootsRequestSchema, async () => ({
+      roots: [{ uri: 'file:///work/project', name: 'project' }],
+    }));
     agent.setRequestHandler(CreateMessageRequestSchema, async (req) => {
       asked.push({ method: req.method, params: req.params });
-      return { model: 'agent-model', role: 'assistant', content: { type: 'text', text: 'The capital of France is Paris.' } };
+      return {
+        model: 'agent-model',
+        role: 'assistant',
+        content: { type: 'text', text: 'The capital of France is Paris.' },
+      };
     });
     agent.setRequestHandler(ElicitRequestSchema, async (req) => {
       asked.push({ method: req.method, params: req.params });
@@ -40,7 +56,12 @@ describe('relay during a call (server-everything over stdio)', () => {
     });
     const logs: LoggingMessageNotification['params'][] = [];
     agent.setNotificationHandler(LoggingMessageNotificationSchema, async (n) => void logs.push(n.params));
-    await agent.connect(new StreamableHTTPClientTransport(new URL(`${p.edgeUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } }, ...(fetchVia ? { fetch: fetchVia } : {}) }));
+    await agent.connect(
+      new StreamableHTTPClientTransport(new URL(`${p.edgeUrl}/mcp`), {
+        requestInit: { headers: { Authorization: `Bearer ${key}` } },
+        ...(fetchVia ? { fetch: fetchVia } : {}),
+      }),
+    );
     agents.push(agent);
     return { agent, logs };
   }
@@ -62,7 +83,8 @@ describe('relay during a call (server-everything over stdio)', () => {
       const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${id}/sync`);
       await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
     }
-    key = (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'relay', disclosureMode: 'FULL' })).body.secret;
+    key = (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'relay', disclosureMode: 'FULL' }))
+      .body.secret;
   }, 60_000);
 
   afterAll(async () => {
@@ -75,7 +97,11 @@ describe('relay during a call (server-everything over stdio)', () => {
     const agent = await connectAgent(p.edgeUrl, key);
     agents.push(agent);
     const progress: Progress[] = [];
-    const result = await agent.callTool({ name: 'everything__trigger-long-running-operation', arguments: { duration: 0.6, steps: 3 } }, undefined, { onprogress: (p) => progress.push(p) });
+    const result = await agent.callTool(
+      { name: 'everything__trigger-long-running-operation', arguments: { duration: 0.6, steps: 3 } },
+      undefined,
+      { onprogress: (p) => progress.push(p) },
+    );
     expect(textOf(result as never)).toContain('Long running operation completed');
     // The last step's progress races the result (the SDK handles a notification a tick after a response).
     expect(progress.map((p) => [p.progress, p.total]).slice(0, 2)).toEqual([
@@ -86,10 +112,16 @@ describe('relay during a call (server-everything over stdio)', () => {
 
   it('should let the agent client answer the upstream sampling request', async () => {
     const { agent } = await capableAgent();
-    const result = await agent.callTool({ name: 'everything__trigger-sampling-request', arguments: { prompt: 'What is the capital of France?', maxTokens: 20 } });
+    const result = await agent.callTool({
+      name: 'everything__trigger-sampling-request',
+      arguments: { prompt: 'What is the capital of France?', maxTokens: 20 },
+    });
     expect(result.isError).toBeFalsy();
     expect(textOf(result as never)).toContain('The capital of France is Paris.');
-    expect(asked.find((a) => a.method === 'sampling/createMessage')?.params).toMatchObject({ maxTokens: 20, messages: [{ role: 'user', content: { text: expect.stringContaining('What is the capital of France?') } }] });
+    expect(asked.find((a) => a.method === 'sampling/createMessage')?.params).toMatchObject({
+      maxTokens: 20,
+      messages: [{ role: 'user', content: { text: expect.stringContaining('What is the capital of France?') } }],
+    });
   });
 
   it('should let the agent client answer the upstream elicitation request', async () => {
@@ -97,13 +129,19 @@ describe('relay during a call (server-everything over stdio)', () => {
     const result = await agent.callTool({ name: 'everything__trigger-elicitation-request', arguments: {} });
     expect(result.isError).toBeFalsy();
     expect(textOf(result as never)).toContain('Ada Lovelace');
-    expect(asked.find((a) => a.method === 'elicitation/create')?.params).toMatchObject({ message: expect.any(String), requestedSchema: { type: 'object' } });
+    expect(asked.find((a) => a.method === 'elicitation/create')?.params).toMatchObject({
+      message: expect.any(String),
+      requestedSchema: { type: 'object' },
+    });
   });
 
   it('should give the upstream a clear error when the agent client did not declare sampling', async () => {
     const agent = await connectAgent(p.edgeUrl, key);
     agents.push(agent);
-    const result = await agent.callTool({ name: 'everything__trigger-sampling-request', arguments: { prompt: 'hi', maxTokens: 5 } });
+    const result = await agent.callTool({
+      name: 'everything__trigger-sampling-request',
+      arguments: { prompt: 'hi', maxTokens: 5 },
+    });
     expect(result.isError).toBe(true);
     expect(textOf(result as never)).toContain("the agent's client did not declare the sampling capability");
   });
@@ -114,13 +152,19 @@ describe('relay during a call (server-everything over stdio)', () => {
     await verbose.agent.callTool({ name: 'everything__toggle-simulated-logging', arguments: {} });
     try {
       // The simulated logging fires every 5 s: a 5.5 s call hears at least one message.
-      await verbose.agent.callTool({ name: 'everything__trigger-long-running-operation', arguments: { duration: 5.5, steps: 1 } });
+      await verbose.agent.callTool({
+        name: 'everything__trigger-long-running-operation',
+        arguments: { duration: 5.5, steps: 1 },
+      });
       expect(verbose.logs.length).toBeGreaterThanOrEqual(1);
       expect(verbose.logs[0]).toMatchObject({ level: expect.any(String), data: expect.stringContaining('message') });
 
       const quiet = await capableAgent();
       await quiet.agent.setLoggingLevel('emergency');
-      await quiet.agent.callTool({ name: 'everything__trigger-long-running-operation', arguments: { duration: 5.5, steps: 1 } });
+      await quiet.agent.callTool({
+        name: 'everything__trigger-long-running-operation',
+        arguments: { duration: 5.5, steps: 1 },
+      });
       expect(quiet.logs.filter((l) => l.level !== 'emergency')).toEqual([]);
     } finally {
       await verbose.agent.callTool({ name: 'everything__toggle-simulated-logging', arguments: {} });
@@ -137,19 +181,29 @@ describe('relay during a call (server-everything over stdio)', () => {
     // A client that declared no roots: the upstream hears why.
     const plain = await connectAgent(p.edgeUrl, key);
     agents.push(plain);
-    expect(textOf((await plain.callTool({ name: 'proto__ask-client', arguments: {} })) as never)).toBe('the client refused roots/list: -32601');
+    expect(textOf((await plain.callTool({ name: 'proto__ask-client', arguments: {} })) as never)).toBe(
+      'the client refused roots/list: -32601',
+    );
   });
 
   it('should relay a URL-mode elicitation only to a client that declared URL mode', async () => {
     const { agent } = await capableAgent({ form: {}, url: {} });
     const url = 'https://example.test/connect';
-    const result = await agent.callTool({ name: 'everything__trigger-url-elicitation', arguments: { url, message: 'Open this' } });
+    const result = await agent.callTool({
+      name: 'everything__trigger-url-elicitation',
+      arguments: { url, message: 'Open this' },
+    });
     expect(result.isError).toBeFalsy();
-    expect(asked.find((a) => a.method === 'elicitation/create' && (a.params as { mode?: string }).mode === 'url')?.params).toMatchObject({ mode: 'url', url, message: 'Open this' });
+    expect(
+      asked.find((a) => a.method === 'elicitation/create' && (a.params as { mode?: string }).mode === 'url')?.params,
+    ).toMatchObject({ mode: 'url', url, message: 'Open this' });
 
     const formOnly = await capableAgent({ form: {} });
-    const refused = await formOnly.agent.callTool({ name: 'everything__trigger-url-elicitation', arguments: { url, message: 'Open this' } });
-    expect(textOf(refused as never)).toContain("did not declare the elicitation (URL mode) capability");
+    const refused = await formOnly.agent.callTool({
+      name: 'everything__trigger-url-elicitation',
+      arguments: { url, message: 'Open this' },
+    });
+    expect(textOf(refused as never)).toContain('did not declare the elicitation (URL mode) capability');
   });
 
   it('should take the agent client answer on another edge to the call that waits for it', async () => {
@@ -159,7 +213,8 @@ describe('relay during a call (server-everything over stdio)', () => {
     let answersOnSecondEdge = 0;
     // The client's POSTs of answers (JSON-RPC responses) go to the second edge, as a load balancer might send them.
     const viaSecondEdge: typeof fetch = (url, init) => {
-      const body = typeof init?.body === 'string' ? (JSON.parse(init.body) as { method?: string; result?: unknown }) : undefined;
+      const body =
+        typeof init?.body === 'string' ? (JSON.parse(init.body) as { method?: string; result?: unknown }) : undefined;
       if (body && body.method === undefined && body.result !== undefined) {
         answersOnSecondEdge++;
         return fetch(`${secondUrl}/mcp`, init);
@@ -168,7 +223,10 @@ describe('relay during a call (server-everything over stdio)', () => {
     };
     try {
       const { agent } = await capableAgent({ form: {} }, viaSecondEdge);
-      const result = await agent.callTool({ name: 'everything__trigger-sampling-request', arguments: { prompt: 'Across edges?', maxTokens: 10 } });
+      const result = await agent.callTool({
+        name: 'everything__trigger-sampling-request',
+        arguments: { prompt: 'Across edges?', maxTokens: 10 },
+      });
       expect(textOf(result as never)).toContain('The capital of France is Paris.');
       expect(answersOnSecondEdge).toBe(1);
     } finally {

@@ -53,7 +53,10 @@ describe('cancellation through the edge to server-everything', () => {
   }
 
   /** Starts the long call, waits for its first progress, cancels it; returns what the agent saw after. */
-  async function cancelAfterFirstProgress(agent: Client, tool: string): Promise<{ error: unknown; progressAfterCancel: Progress[] }> {
+  async function cancelAfterFirstProgress(
+    agent: Client,
+    tool: string,
+  ): Promise<{ error: unknown; progressAfterCancel: Progress[] }> {
     const cancel = new AbortController();
     const progress: Progress[] = [];
     let cancelled = false;
@@ -82,12 +85,18 @@ describe('cancellation through the edge to server-everything', () => {
   beforeAll(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'tollgate-cancel-'));
     const upstreamPort = await freePort();
-    everythingHttp = spawn(process.execPath, [`${REPO_ROOT}/node_modules/@modelcontextprotocol/server-everything/dist/index.js`, 'streamableHttp'], {
-      env: { ...process.env, PORT: String(upstreamPort) },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    everythingHttp = spawn(
+      process.execPath,
+      [`${REPO_ROOT}/node_modules/@modelcontextprotocol/server-everything/dist/index.js`, 'streamableHttp'],
+      {
+        env: { ...process.env, PORT: String(upstreamPort) },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     await new Promise<void>((resolve, reject) => {
-      everythingHttp!.stderr!.on('data', (d: Buffer) => (d.toString().includes('listening on port') ? resolve() : undefined));
+      everythingHttp!.stderr!.on('data', (d: Buffer) =>
+        d.toString().includes('listening on port') ? resolve() : undefined,
+      );
       everythingHttp!.once('exit', (code) => reject(new Error(`server-everything exited with ${code}`)));
     });
     proxy = recordingProxy(upstreamPort, httpSent, httpAnswered);
@@ -102,7 +111,15 @@ describe('cancellation through the edge to server-everything', () => {
     userId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'c@cancel.test' })).body.id;
     await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId });
     await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['local:*', 'web:*'], deny: [] });
-    const tapped = { command: process.execPath, args: [path.join(REPO_ROOT, 'test/fixtures/stdio-tap.mjs'), path.join(dir, 'stdio'), SERVER_EVERYTHING.command, ...SERVER_EVERYTHING.args] };
+    const tapped = {
+      command: process.execPath,
+      args: [
+        path.join(REPO_ROOT, 'test/fixtures/stdio-tap.mjs'),
+        path.join(dir, 'stdio'),
+        SERVER_EVERYTHING.command,
+        ...SERVER_EVERYTHING.args,
+      ],
+    };
     for (const upstream of [
       { namespace: 'local', transport: 'STDIO', ...tapped, callTimeoutMs: 30_000 },
       { namespace: 'web', transport: 'STREAMABLE_HTTP', url: proxyUrl, callTimeoutMs: 30_000 },
@@ -133,15 +150,33 @@ describe('cancellation through the edge to server-everything', () => {
     const sent = () => linesOf(path.join(dir, 'stdio.in'));
     const upstreamCall = sent().find((m) => m.method === 'tools/call' && m.params?.name === TOOL);
     expect(upstreamCall).toBeDefined();
-    await expect.poll(() => sent().filter((m) => m.method === 'notifications/cancelled').map((m) => m.params?.requestId), { timeout: 10_000 }).toContain(upstreamCall!.id);
+    await expect
+      .poll(
+        () =>
+          sent()
+            .filter((m) => m.method === 'notifications/cancelled')
+            .map((m) => m.params?.requestId),
+        { timeout: 10_000 },
+      )
+      .toContain(upstreamCall!.id);
     // The operation's last progress comes when it would have answered: it did not answer.
     const answered = () => linesOf(path.join(dir, 'stdio.out'));
-    await expect.poll(() => answered().some((m) => m.method === 'notifications/progress' && m.params?.progress === 6), { timeout: 10_000 }).toBe(true);
+    await expect
+      .poll(() => answered().some((m) => m.method === 'notifications/progress' && m.params?.progress === 6), {
+        timeout: 10_000,
+      })
+      .toBe(true);
     // (The log also holds the sync's own processes, whose ids start over: a tool result is what counts.)
-    expect(answered().filter((m) => m.id === upstreamCall!.id && typeof m.result === 'object' && m.result !== null && 'content' in m.result)).toEqual([]);
+    expect(
+      answered().filter(
+        (m) => m.id === upstreamCall!.id && typeof m.result === 'object' && m.result !== null && 'content' in m.result,
+      ),
+    ).toEqual([]);
     expect(progressAfterCancel).toEqual([]);
 
-    await expect.poll(() => db.usageEvent.findMany({ where: { keyId } }), { timeout: 30_000 }).toMatchObject([{ toolName: TOOL, outcome: 'UPSTREAM_ERROR', costMicros: 0n }]);
+    await expect
+      .poll(() => db.usageEvent.findMany({ where: { keyId } }), { timeout: 30_000 })
+      .toMatchObject([{ toolName: TOOL, outcome: 'UPSTREAM_ERROR', costMicros: 0n }]);
   }, 30_000);
 
   it('should stop the call of a Streamable HTTP upstream: it hears the cancellation, and the agent no more progress', async () => {
@@ -151,11 +186,21 @@ describe('cancellation through the edge to server-everything', () => {
 
     const upstreamCall = httpSent.find((m) => m.method === 'tools/call' && m.params?.name === TOOL);
     expect(upstreamCall).toBeDefined();
-    await expect.poll(() => httpSent.filter((m) => m.method === 'notifications/cancelled').map((m) => m.params?.requestId), { timeout: 10_000 }).toContain(upstreamCall!.id);
-    expect(httpAnswered.some((chunk) => chunk.includes(`"id":${JSON.stringify(upstreamCall!.id)}`) && chunk.includes('"result"'))).toBe(false);
+    await expect
+      .poll(() => httpSent.filter((m) => m.method === 'notifications/cancelled').map((m) => m.params?.requestId), {
+        timeout: 10_000,
+      })
+      .toContain(upstreamCall!.id);
+    expect(
+      httpAnswered.some(
+        (chunk) => chunk.includes(`"id":${JSON.stringify(upstreamCall!.id)}`) && chunk.includes('"result"'),
+      ),
+    ).toBe(false);
     expect(progressAfterCancel).toEqual([]);
 
-    await expect.poll(() => db.usageEvent.findMany({ where: { keyId } }), { timeout: 30_000 }).toMatchObject([{ toolName: TOOL, outcome: 'UPSTREAM_ERROR', costMicros: 0n }]);
+    await expect
+      .poll(() => db.usageEvent.findMany({ where: { keyId } }), { timeout: 30_000 })
+      .toMatchObject([{ toolName: TOOL, outcome: 'UPSTREAM_ERROR', costMicros: 0n }]);
   }, 30_000);
 });
 
@@ -179,11 +224,20 @@ function recordingProxy(port: number, sent: Message[], answered: string[]): http
         const parsed = JSON.parse(body.toString('utf8')) as Message | Message[];
         sent.push(...(Array.isArray(parsed) ? parsed : [parsed]));
       }
-      const upstream = http.request({ host: '127.0.0.1', port, path: req.url, method: req.method, headers: { ...req.headers, host: `127.0.0.1:${port}` } }, (up) => {
-        res.writeHead(up.statusCode ?? 502, up.headers);
-        up.on('data', (c: Buffer) => answered.push(c.toString('utf8')));
-        up.pipe(res);
-      });
+      const upstream = http.request(
+        {
+          host: '127.0.0.1',
+          port,
+          path: req.url,
+          method: req.method,
+          headers: { ...req.headers, host: `127.0.0.1:${port}` },
+        },
+        (up) => {
+          res.writeHead(up.statusCode ?? 502, up.headers);
+          up.on('data', (c: Buffer) => answered.push(c.toString('utf8')));
+          up.pipe(res);
+        },
+      );
       // The edge hanging up (its cancellation) ends the forwarded request too.
       res.on('close', () => upstream.destroy());
       upstream.on('error', () => res.destroy());

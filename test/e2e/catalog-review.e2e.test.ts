@@ -27,9 +27,20 @@ describe('pinning review through the admin API and the edge', () => {
     const res = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${upstreamId}/sync`);
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [res.body.jobId]);
   };
-  const listed = async () => Object.fromEntries((await agent.listTools()).tools.filter((t) => t.name.startsWith('dict__')).map((t) => [t.name, t.description]));
-  const pending = async () => (await p.admin('GET', `/v1/orgs/${orgId}/tools?reviewStatus=PENDING`)).body as { id: string; name: string; definitionHash: string }[];
-  const toolId = async (name: string) => ((await p.admin('GET', `/v1/orgs/${orgId}/tools?includeRemoved=true`)).body as { id: string; name: string }[]).find((t) => t.name === name)!.id;
+  const listed = async () =>
+    Object.fromEntries(
+      (await agent.listTools()).tools.filter((t) => t.name.startsWith('dict__')).map((t) => [t.name, t.description]),
+    );
+  const pending = async () =>
+    (await p.admin('GET', `/v1/orgs/${orgId}/tools?reviewStatus=PENDING`)).body as {
+      id: string;
+      name: string;
+      definitionHash: string;
+    }[];
+  const toolId = async (name: string) =>
+    ((await p.admin('GET', `/v1/orgs/${orgId}/tools?includeRemoved=true`)).body as { id: string; name: string }[]).find(
+      (t) => t.name === name,
+    )!.id;
 
   beforeAll(async () => {
     p = await startPlatform();
@@ -39,9 +50,17 @@ describe('pinning review through the admin API and the edge', () => {
     const userId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'c@example.test' })).body.id;
     await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId });
     await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['dict:*'], deny: [] });
-    upstreamId = (await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'dict', transport: 'STREAMABLE_HTTP', url: fixture.url })).body.id;
+    upstreamId = (
+      await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
+        namespace: 'dict',
+        transport: 'STREAMABLE_HTTP',
+        url: fixture.url,
+      })
+    ).body.id;
     await sync();
-    const key = (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'full', disclosureMode: 'FULL' })).body.secret;
+    const key = (
+      await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'full', disclosureMode: 'FULL' })
+    ).body.secret;
     agent = await connectAgent(p.edgeUrl, key);
   });
 
@@ -56,16 +75,27 @@ describe('pinning review through the admin API and the edge', () => {
     const held = await pending();
     expect(held.map((t) => t.name).sort()).toEqual(['lookup', 'translate']);
     for (const t of held) {
-      const res = await p.admin('POST', `/v1/orgs/${orgId}/tools/${t.id}/approve`, { definitionHash: t.definitionHash, reason: 'first look' });
+      const res = await p.admin('POST', `/v1/orgs/${orgId}/tools/${t.id}/approve`, {
+        definitionHash: t.definitionHash,
+        reason: 'first look',
+      });
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ reviewStatus: 'APPROVED', pinnedHash: t.definitionHash });
     }
-    await expect.poll(listed).toEqual({ dict__lookup: 'Looks up a word in the dictionary.', dict__translate: 'Translates a text.' });
+    await expect
+      .poll(listed)
+      .toEqual({ dict__lookup: 'Looks up a word in the dictionary.', dict__translate: 'Translates a text.' });
   });
 
   it('should store the summary, category and tier token counts of the served definition when a tool is synced', async () => {
-    const [lookup] = (await p.admin('GET', `/v1/orgs/${orgId}/tools?reviewStatus=APPROVED`)).body.filter((t: { name: string }) => t.name === 'lookup');
-    expect(lookup).toMatchObject({ summary: 'Looks up a word in the dictionary.', namespace: 'dict', exposedName: 'dict__lookup' });
+    const [lookup] = (await p.admin('GET', `/v1/orgs/${orgId}/tools?reviewStatus=APPROVED`)).body.filter(
+      (t: { name: string }) => t.name === 'lookup',
+    );
+    expect(lookup).toMatchObject({
+      summary: 'Looks up a word in the dictionary.',
+      namespace: 'dict',
+      exposedName: 'dict__lookup',
+    });
     expect(lookup.category).toEqual(expect.any(String));
     expect(lookup.schemaTokens).toBeGreaterThan(0);
     expect(lookup.summaryTokens).toBeGreaterThan(0);
@@ -73,7 +103,10 @@ describe('pinning review through the admin API and the edge', () => {
   });
 
   it('should keep serving the pinned description, show the diff, and serve the new one once approved when an upstream changes a tool', async () => {
-    tools[0] = tool('lookup', 'Looks up a word in any language.', { word: { type: 'string' }, lang: { type: 'string', description: 'ISO code' } });
+    tools[0] = tool('lookup', 'Looks up a word in any language.', {
+      word: { type: 'string' },
+      lang: { type: 'string', description: 'ISO code' },
+    });
     tools.splice(1, 1); // translate is gone
     tools.push(tool('define', 'Defines a term.', { term: { type: 'string' } }));
     await sync();
@@ -83,7 +116,9 @@ describe('pinning review through the admin API and the edge', () => {
     expect((await pending()).map((t) => t.name).sort()).toEqual(['define', 'lookup']);
     const lookupId = await toolId('lookup');
     // Its stored summary still describes what the edge serves.
-    expect((await p.admin('GET', `/v1/orgs/${orgId}/tools/${lookupId}`)).body.summary).toBe('Looks up a word in the dictionary.');
+    expect((await p.admin('GET', `/v1/orgs/${orgId}/tools/${lookupId}`)).body.summary).toBe(
+      'Looks up a word in the dictionary.',
+    );
 
     const diff = (await p.admin('GET', `/v1/orgs/${orgId}/tools/${lookupId}/diff`)).body;
     expect(diff).toMatchObject({
@@ -94,16 +129,25 @@ describe('pinning review through the admin API and the edge', () => {
     expect(diff.pinnedHash).toMatch(/^[0-9a-f]{64}$/);
     expect(diff.definitionHash).not.toBe(diff.pinnedHash);
 
-    const stale = await p.admin('POST', `/v1/orgs/${orgId}/tools/${lookupId}/approve`, { definitionHash: diff.pinnedHash });
+    const stale = await p.admin('POST', `/v1/orgs/${orgId}/tools/${lookupId}/approve`, {
+      definitionHash: diff.pinnedHash,
+    });
     expect(stale.status).toBe(409);
     expect(stale.body.code).toBe('DEFINITION_CHANGED');
     await expect.poll(listed).toEqual({ dict__lookup: 'Looks up a word in the dictionary.' });
 
-    const approved = await p.admin('POST', `/v1/orgs/${orgId}/tools/${lookupId}/approve`, { definitionHash: diff.definitionHash });
+    const approved = await p.admin('POST', `/v1/orgs/${orgId}/tools/${lookupId}/approve`, {
+      definitionHash: diff.definitionHash,
+    });
     expect(approved.status).toBe(200);
-    expect(approved.body).toMatchObject({ summary: 'Looks up a word in any language.', pinnedHash: diff.definitionHash });
+    expect(approved.body).toMatchObject({
+      summary: 'Looks up a word in any language.',
+      pinnedHash: diff.definitionHash,
+    });
     await expect.poll(listed).toEqual({ dict__lookup: 'Looks up a word in any language.' });
-    expect((await agent.listTools()).tools.find((t) => t.name === 'dict__lookup')?.inputSchema.properties).toHaveProperty('lang');
+    expect(
+      (await agent.listTools()).tools.find((t) => t.name === 'dict__lookup')?.inputSchema.properties,
+    ).toHaveProperty('lang');
   });
 
   it('should keep a brand-new tool invisible when rejected, and show it once approved', async () => {
@@ -118,7 +162,9 @@ describe('pinning review through the admin API and the edge', () => {
     const { definitionHash, pinnedHash } = (await p.admin('GET', `/v1/orgs/${orgId}/tools/${defineId}/diff`)).body;
     expect(pinnedHash).toBeNull();
     expect((await p.admin('POST', `/v1/orgs/${orgId}/tools/${defineId}/approve`, { definitionHash })).status).toBe(200);
-    await expect.poll(listed).toEqual({ dict__lookup: 'Looks up a word in any language.', dict__define: 'Defines a term.' });
+    await expect
+      .poll(listed)
+      .toEqual({ dict__lookup: 'Looks up a word in any language.', dict__define: 'Defines a term.' });
   });
 
   it('should keep serving the pinned version when a change is rejected', async () => {
@@ -127,31 +173,65 @@ describe('pinning review through the admin API and the edge', () => {
     const lookupId = await toolId('lookup');
     const diff = (await p.admin('GET', `/v1/orgs/${orgId}/tools/${lookupId}/diff`)).body;
     expect(diff.inputSchema.removed).toEqual(['lang']);
-    expect((await p.admin('POST', `/v1/orgs/${orgId}/tools/${lookupId}/reject`, { definitionHash: diff.definitionHash })).body.reviewStatus).toBe('REJECTED');
-    await expect.poll(listed).toEqual({ dict__lookup: 'Looks up a word in any language.', dict__define: 'Defines a term.' });
+    expect(
+      (await p.admin('POST', `/v1/orgs/${orgId}/tools/${lookupId}/reject`, { definitionHash: diff.definitionHash }))
+        .body.reviewStatus,
+    ).toBe('REJECTED');
+    await expect
+      .poll(listed)
+      .toEqual({ dict__lookup: 'Looks up a word in any language.', dict__define: 'Defines a term.' });
   });
 
   it('should make a removed tool disappear from the edge', async () => {
-    tools.splice(tools.findIndex((t) => t.definition.name === 'define'), 1);
+    tools.splice(
+      tools.findIndex((t) => t.definition.name === 'define'),
+      1,
+    );
     await sync();
     await expect.poll(listed).toEqual({ dict__lookup: 'Looks up a word in any language.' });
-    const removed = (await p.admin('GET', `/v1/orgs/${orgId}/tools?includeRemoved=true`)).body.find((t: { name: string }) => t.name === 'define');
+    const removed = (await p.admin('GET', `/v1/orgs/${orgId}/tools?includeRemoved=true`)).body.find(
+      (t: { name: string }) => t.name === 'define',
+    );
     expect(removed.removedAt).not.toBeNull();
   });
 
   it('should audit every review decision with the hashes', async () => {
-    const audit = (await p.admin('GET', `/v1/orgs/${orgId}/audit?limit=100`)).body as { action: string; details: Record<string, unknown> }[];
+    const audit = (await p.admin('GET', `/v1/orgs/${orgId}/audit?limit=100`)).body as {
+      action: string;
+      details: Record<string, unknown>;
+    }[];
     const decisions = audit.filter((e) => e.action === 'tool.approved' || e.action === 'tool.rejected');
-    expect(decisions.map((e) => e.action).sort()).toEqual(['tool.approved', 'tool.approved', 'tool.approved', 'tool.approved', 'tool.rejected', 'tool.rejected']);
-    expect(decisions.find((e) => e.details.reason === 'first look')?.details).toMatchObject({ definitionHash: expect.any(String), previousPinnedHash: null });
+    expect(decisions.map((e) => e.action).sort()).toEqual([
+      'tool.approved',
+      'tool.approved',
+      'tool.approved',
+      'tool.approved',
+      'tool.rejected',
+      'tool.rejected',
+    ]);
+    expect(decisions.find((e) => e.details.reason === 'first look')?.details).toMatchObject({
+      definitionHash: expect.any(String),
+      previousPinnedHash: null,
+    });
   });
 
   it('should not let another organisation see or decide on these tools', async () => {
     const otherOrg = (await p.admin('POST', '/v1/orgs', { name: 'Other', slug: 'other' })).body.id;
-    const token = (await p.admin('POST', '/v1/admin-tokens', { role: 'ORG_ADMIN', orgId: otherOrg, name: 'other admin' })).body.secret;
+    const token = (
+      await p.admin('POST', '/v1/admin-tokens', { role: 'ORG_ADMIN', orgId: otherOrg, name: 'other admin' })
+    ).body.secret;
     const lookupId = await toolId('lookup');
     expect((await p.admin('GET', `/v1/orgs/${otherOrg}/tools/${lookupId}/diff`, undefined, token)).status).toBe(404);
-    expect((await p.admin('POST', `/v1/orgs/${otherOrg}/tools/${lookupId}/approve`, { definitionHash: 'a'.repeat(64) }, token)).status).toBe(404);
+    expect(
+      (
+        await p.admin(
+          'POST',
+          `/v1/orgs/${otherOrg}/tools/${lookupId}/approve`,
+          { definitionHash: 'a'.repeat(64) },
+          token,
+        )
+      ).status,
+    ).toBe(404);
     expect((await p.admin('GET', `/v1/orgs/${orgId}/tools`, undefined, token)).status).toBe(404);
   });
 });

@@ -10,7 +10,9 @@ import { RunningPlatform, startPlatform } from '../support/platform';
 // A real server's catalog as it sends it: all 19 tools carry `"destructiveHint": null`.
 const CATALOG = path.resolve(__dirname, '../../../shared/fixtures/catalogs/livemcpbench-tools.json');
 const npmSentinelTools = (): Record<string, unknown>[] => {
-  const servers = JSON.parse(readFileSync(CATALOG, 'utf8')) as { tools: Record<string, { tools: Record<string, unknown>[] }> }[];
+  const servers = JSON.parse(readFileSync(CATALOG, 'utf8')) as {
+    tools: Record<string, { tools: Record<string, unknown>[] }>;
+  }[];
   return servers.find((s) => s.tools['npm-sentinel-mcp'])!.tools['npm-sentinel-mcp'].tools;
 };
 
@@ -25,26 +27,43 @@ describe('catalog sync of sloppy, capability-gated and session-keeping upstreams
     const res = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${upstreamId}/sync`);
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [res.body.jobId], 60_000);
   };
-  const register = async (body: Record<string, unknown>) => (await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, body)).body.id as string;
+  const register = async (body: Record<string, unknown>) =>
+    (await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, body)).body.id as string;
   const catalogued = async (upstreamId: string) =>
-    ((await p.admin('GET', `/v1/orgs/${orgId}/tools`)).body as { upstreamId: string; name: string }[]).filter((t) => t.upstreamId === upstreamId).map((t) => t.name).sort();
+    ((await p.admin('GET', `/v1/orgs/${orgId}/tools`)).body as { upstreamId: string; name: string }[])
+      .filter((t) => t.upstreamId === upstreamId)
+      .map((t) => t.name)
+      .sort();
 
   beforeAll(async () => {
     p = await startPlatform();
     sloppy = await startSloppyCatalogServer({
       tools: [
         ...realTools,
-        { name: 'nullDescription', description: null, title: null, inputSchema: { type: 'object' }, vendorExtra: { x: 1 } },
+        {
+          name: 'nullDescription',
+          description: null,
+          title: null,
+          inputSchema: { type: 'object' },
+          vendorExtra: { x: 1 },
+        },
         { name: null, inputSchema: { type: 'object' } },
       ],
-      gated: [{ capability: 'elicitation', tool: { name: 'askUser', description: 'Asks the user a question.', inputSchema: { type: 'object' } } }],
+      gated: [
+        {
+          capability: 'elicitation',
+          tool: { name: 'askUser', description: 'Asks the user a question.', inputSchema: { type: 'object' } },
+        },
+      ],
     });
     orgId = (await p.admin('POST', '/v1/orgs', { name: 'Sloppy', slug: 'sloppy' })).body.id;
     const teamId = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 't' })).body.id;
     const userId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 's@example.test' })).body.id;
     await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId });
     await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['npm:*', 'everything:*'], deny: [] });
-    const key = (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'full', disclosureMode: 'FULL' })).body.secret;
+    const key = (
+      await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'full', disclosureMode: 'FULL' })
+    ).body.secret;
     agent = await connectAgent(p.edgeUrl, key);
   });
 
@@ -74,7 +93,12 @@ describe('catalog sync of sloppy, capability-gated and session-keeping upstreams
 
     // The agent's strict SDK client accepts the edge's list, with the valid hints kept.
     const served = (await agent.listTools()).tools.find((t) => t.name === 'npm__npmVersions');
-    expect(served?.annotations).toEqual({ title: 'Get All Package Versions', readOnlyHint: true, idempotentHint: true, openWorldHint: true });
+    expect(served?.annotations).toEqual({
+      title: 'Get All Package Versions',
+      readOnlyHint: true,
+      idempotentHint: true,
+      openWorldHint: true,
+    });
   });
 
   it('should leave no upstream session open when a sync is done', async () => {
@@ -91,6 +115,8 @@ describe('catalog sync of sloppy, capability-gated and session-keeping upstreams
   it('should catalogue the tools the reference server lists only to clients that can answer sampling and elicitation', async () => {
     const upstreamId = await register({ namespace: 'everything', transport: 'STDIO', ...SERVER_EVERYTHING });
     await sync(upstreamId);
-    expect(await catalogued(upstreamId)).toEqual(expect.arrayContaining(['trigger-sampling-request', 'trigger-elicitation-request']));
+    expect(await catalogued(upstreamId)).toEqual(
+      expect.arrayContaining(['trigger-sampling-request', 'trigger-elicitation-request']),
+    );
   });
 });

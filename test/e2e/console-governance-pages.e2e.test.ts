@@ -9,7 +9,11 @@ import path from 'node:path';
 import { Browser, BrowserContext, Page, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
-import { AuthorizationServer, authorizeInBrowser, startAuthorizationServer } from '../fixtures/oauth-authorization-server';
+import {
+  AuthorizationServer,
+  authorizeInBrowser,
+  startAuthorizationServer,
+} from '../fixtures/oauth-authorization-server';
 import { ProtectedServer, startProtectedServer } from '../fixtures/protected-mcp-server';
 import { RunningPlatform, startPlatform } from '../support/platform';
 
@@ -50,7 +54,8 @@ describe('console governance pages in a real browser: policies, audit log, alert
   async function expectAccessible(page: Page, name: string): Promise<void> {
     await page.mouse.move(1, 1);
     await page.evaluate(`${axeSource}\n;undefined`);
-    const violations = (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((res) => res.violations.map((v) => ({
+    const violations =
+      (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((res) => res.violations.map((v) => ({
       id: v.id,
       impact: v.impact,
       nodes: v.nodes.slice(0, 3).map((n) => ({ target: n.target.join(' '), why: n.any.map((c) => c.message).join('; ') })),
@@ -62,37 +67,87 @@ describe('console governance pages in a real browser: policies, audit log, alert
   beforeAll(async () => {
     consoleDir = await mkdtemp(path.join(tmpdir(), 'tollgate-console-gov-'));
     const { build } = await import('vite');
-    const built = build({ configFile: path.join(ROOT, 'apps/console/vite.config.mts'), logLevel: 'error', build: { outDir: consoleDir, emptyOutDir: true } });
+    const built = build({
+      configFile: path.join(ROOT, 'apps/console/vite.config.mts'),
+      logLevel: 'error',
+      build: { outDir: consoleDir, emptyOutDir: true },
+    });
     as = await startAuthorizationServer({ scope: 'mcp' });
     notes = await startProtectedServer(as.issuer);
     fixture = await startFixtureServer();
     // The alert webhook receiver: accepts every alert.
     let delivered!: () => void;
     const firstHit = new Promise<void>((r) => (delivered = r));
-    hooks = createServer((req, res) => req.resume().on('end', () => (hookHits++, res.writeHead(204).end(), delivered())));
+    hooks = createServer((req, res) =>
+      req.resume().on('end', () => (hookHits++, res.writeHead(204).end(), delivered())),
+    );
     await new Promise<void>((r) => hooks.listen(0, '127.0.0.1', r));
     p = await startPlatform({ ADMIN_CONSOLE_DIR: consoleDir, ADMIN_PUBLIC_URL });
     axeSource = await readFile(require.resolve('axe-core/axe.min.js'), 'utf8');
 
     orgId = (await p.admin('POST', '/v1/orgs', { name: 'Acme', slug: 'acme' })).body.id;
     ids.data = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'data' })).body.id;
-    ids.ada = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'ada@acme.test', name: 'Ada Lovelace' })).body.id;
-    ids.grace = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'grace@acme.test', name: 'Grace Hopper' })).body.id;
-    expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${ids.data}/members`, { userId: ids.ada })).status).toBe(201);
-    const keyA = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId: ids.data, userId: ids.ada, name: 'ada-agent' });
+    ids.ada = (
+      await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'ada@acme.test', name: 'Ada Lovelace' })
+    ).body.id;
+    ids.grace = (
+      await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'grace@acme.test', name: 'Grace Hopper' })
+    ).body.id;
+    expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${ids.data}/members`, { userId: ids.ada })).status).toBe(
+      201,
+    );
+    const keyA = await p.admin('POST', `/v1/orgs/${orgId}/keys`, {
+      teamId: ids.data,
+      userId: ids.ada,
+      name: 'ada-agent',
+    });
     ids.adaKey = keyA.body.key.id;
-    const up = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'fx', transport: 'STREAMABLE_HTTP', url: fixture.url });
+    const up = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
+      namespace: 'fx',
+      transport: 'STREAMABLE_HTTP',
+      url: fixture.url,
+    });
     const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${up.body.id}/sync`);
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
-    const reg = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'notes', transport: 'STREAMABLE_HTTP', url: notes.url, authMode: 'PER_USER_OAUTH', oauth: { scope: 'mcp' } });
+    const reg = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
+      namespace: 'notes',
+      transport: 'STREAMABLE_HTTP',
+      url: notes.url,
+      authMode: 'PER_USER_OAUTH',
+      oauth: { scope: 'mcp' },
+    });
     expect(reg.status, JSON.stringify(reg.body)).toBe(201);
     ids.notes = reg.body.id;
     // The org allows the fixture's tools but denies fx:fail: the simulator must name that rule.
-    expect((await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['fx:*'], deny: ['fx:fail'] })).status).toBe(200);
-    expect((await p.admin('POST', `/v1/orgs/${orgId}/prices`, { upstreamId: up.body.id, toolPattern: '*', perCallMicros: PRICE })).status).toBe(201);
+    expect(
+      (await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['fx:*'], deny: ['fx:fail'] })).status,
+    ).toBe(200);
+    expect(
+      (
+        await p.admin('POST', `/v1/orgs/${orgId}/prices`, {
+          upstreamId: up.body.id,
+          toolPattern: '*',
+          perCallMicros: PRICE,
+        })
+      ).status,
+    ).toBe(201);
     // One call (0.125 of 0.2) crosses the 50 % threshold: an alert fires and is delivered to the webhook.
-    expect((await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, { scope: 'ORG', scopeId: orgId, period: 'MONTH', limitMicros: 200_000, alertThresholds: [50], mode: 'SOFT' })).status).toBe(200);
-    const hook = await p.admin('POST', `/v1/orgs/${orgId}/alert-webhooks`, { url: `http://127.0.0.1:${(hooks.address() as AddressInfo).port}/hook`, description: 'finance relay' });
+    expect(
+      (
+        await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, {
+          scope: 'ORG',
+          scopeId: orgId,
+          period: 'MONTH',
+          limitMicros: 200_000,
+          alertThresholds: [50],
+          mode: 'SOFT',
+        })
+      ).status,
+    ).toBe(200);
+    const hook = await p.admin('POST', `/v1/orgs/${orgId}/alert-webhooks`, {
+      url: `http://127.0.0.1:${(hooks.address() as AddressInfo).port}/hook`,
+      description: 'finance relay',
+    });
     expect(hook.status, JSON.stringify(hook.body)).toBe(201);
 
     const issue = async (body: Record<string, unknown>) => {
@@ -114,7 +169,15 @@ describe('console governance pages in a real browser: policies, audit log, alert
     await built;
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--no-first-run',
+        '--disable-sync',
+      ],
     });
   });
 
@@ -137,7 +200,9 @@ describe('console governance pages in a real browser: policies, audit log, alert
     await page.getByRole('option', { name: /ada-agent/ }).click();
     const fail = page.locator('[data-testid=simulator-row][data-tool=fx__fail]');
     await fail.waitFor();
-    expect(await fail.getByTestId('simulator-refusal').textContent()).toBe('Denied by rule fx:fail at organisation level (Acme)');
+    expect(await fail.getByTestId('simulator-refusal').textContent()).toBe(
+      'Denied by rule fx:fail at organisation level (Acme)',
+    );
     const ping = page.locator('[data-testid=simulator-row][data-tool=fx__ping]');
     expect(await ping.textContent()).toContain('Allowed');
     expect(await ping.locator('[data-micros]').getAttribute('data-micros')).toBe(String(PRICE));
@@ -165,13 +230,19 @@ describe('console governance pages in a real browser: policies, audit log, alert
     expect(await page.getByTestId('policy-list-deny').textContent()).toContain('fx:ping');
 
     // A change made elsewhere meanwhile: the page's stale version is refused (412), not overwritten.
-    expect((await p.admin('PATCH', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { deny: { add: ['fx:slow'] } })).status).toBe(200);
+    expect(
+      (await p.admin('PATCH', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { deny: { add: ['fx:slow'] } })).status,
+    ).toBe(200);
     await page.getByLabel('Pattern to add to Denied tools').fill('fx:huge');
     await page.getByTestId('policy-list-deny').getByRole('button', { name: 'Add' }).click();
     await page.getByTestId('policy-dry-run').click();
     await page.getByTestId('policy-apply').click();
     await page.getByText('Someone changed this policy meanwhile').waitFor();
-    expect((await p.admin('GET', `/v1/orgs/${orgId}/policies/ORG/${orgId}`)).body.deny).toEqual(['fx:fail', 'fx:ping', 'fx:slow']);
+    expect((await p.admin('GET', `/v1/orgs/${orgId}/policies/ORG/${orgId}`)).body.deny).toEqual([
+      'fx:fail',
+      'fx:ping',
+      'fx:slow',
+    ]);
     await context.close();
   });
 
@@ -239,7 +310,9 @@ describe('console governance pages in a real browser: policies, audit log, alert
     expect(await row.getByTestId('connection-status').textContent()).toBe('Not connected');
     await expectAccessible(page, 'my connections');
 
-    const started = page.waitForResponse((r) => r.request().method() === 'POST' && r.url().includes(`/users/${ids.ada}/connections/${ids.notes}`));
+    const started = page.waitForResponse(
+      (r) => r.request().method() === 'POST' && r.url().includes(`/users/${ids.ada}/connections/${ids.notes}`),
+    );
     const popup = context.waitForEvent('page');
     await row.getByRole('button', { name: 'Connect notes' }).click();
     const { authorizationUrl } = (await (await started).json()) as { authorizationUrl: string };

@@ -23,7 +23,11 @@ const utcDay = (d = new Date()) => d.toISOString().slice(0, 10);
 /** The console as `npm run build` makes it, in a directory of this run (a parallel build may replace dist/). */
 async function buildConsole(outDir: string): Promise<void> {
   const { build } = await import('vite');
-  await build({ configFile: path.join(ROOT, 'apps/console/vite.config.mts'), logLevel: 'error', build: { outDir, emptyOutDir: true } });
+  await build({
+    configFile: path.join(ROOT, 'apps/console/vite.config.mts'),
+    logLevel: 'error',
+    build: { outDir, emptyOutDir: true },
+  });
 }
 
 function parseCsv(text: string): string[][] {
@@ -75,9 +79,16 @@ describe('console in a real browser', () => {
   /** The ledger's own sums over [from, to] (UTC days: the org's zone here). */
   async function ledger(from: string, to: string) {
     const rows = await db.usageEvent.findMany({
-      where: { orgId, occurredAt: { gte: new Date(`${from}T00:00:00Z`), lt: new Date(Date.parse(`${to}T00:00:00Z`) + 86_400_000) } },
+      where: {
+        orgId,
+        occurredAt: { gte: new Date(`${from}T00:00:00Z`), lt: new Date(Date.parse(`${to}T00:00:00Z`) + 86_400_000) },
+      },
     });
-    return { calls: rows.length, errors: rows.filter((r) => r.outcome !== 'OK').length, costMicros: rows.reduce((s, r) => s + r.costMicros, 0n) };
+    return {
+      calls: rows.length,
+      errors: rows.filter((r) => r.outcome !== 'OK').length,
+      costMicros: rows.reduce((s, r) => s + r.costMicros, 0n),
+    };
   }
 
   async function signIn(context: BrowserContext, token: string): Promise<Page> {
@@ -94,7 +105,8 @@ describe('console in a real browser', () => {
     await page.mouse.move(1, 1); // no hover state left from the last click
     await page.evaluate(`${axeSource}\n;undefined`);
     // A string, not a function: this file is type-checked without the DOM library.
-    const violations = (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((res) => res.violations.map((v) => ({
+    const violations =
+      (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((res) => res.violations.map((v) => ({
       id: v.id,
       impact: v.impact,
       nodes: v.nodes.slice(0, 3).map((n) => ({ target: n.target.join(' '), why: n.any.map((c) => c.message).join('; ') })),
@@ -122,23 +134,85 @@ describe('console in a real browser', () => {
     ids.web = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'web' })).body.id;
     ids.ada = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'ada@acme.test', name: 'Ada' })).body.id;
     ids.bob = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'bob@acme.test', name: 'Bob' })).body.id;
-    expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${ids.data}/members`, { userId: ids.ada })).status).toBe(201);
+    expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${ids.data}/members`, { userId: ids.ada })).status).toBe(
+      201,
+    );
     expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${ids.web}/members`, { userId: ids.bob })).status).toBe(201);
-    const keyA = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId: ids.data, userId: ids.ada, name: 'ada-agent' });
-    const keyB = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId: ids.web, userId: ids.bob, name: 'bob-agent' });
-    const up = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'fx', transport: 'STREAMABLE_HTTP', url: fixture.url });
+    const keyA = await p.admin('POST', `/v1/orgs/${orgId}/keys`, {
+      teamId: ids.data,
+      userId: ids.ada,
+      name: 'ada-agent',
+    });
+    const keyB = await p.admin('POST', `/v1/orgs/${orgId}/keys`, {
+      teamId: ids.web,
+      userId: ids.bob,
+      name: 'bob-agent',
+    });
+    const up = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
+      namespace: 'fx',
+      transport: 'STREAMABLE_HTTP',
+      url: fixture.url,
+    });
     ids.upstream = up.body.id;
     const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${ids.upstream}/sync`);
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
-    expect((await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['fx:*'], deny: [] })).status).toBe(200);
-    expect((await p.admin('POST', `/v1/orgs/${orgId}/prices`, { upstreamId: ids.upstream, toolPattern: '*', perCallMicros: PRICE })).status).toBe(201);
-    expect((await p.admin('POST', `/v1/orgs/${orgId}/prices`, { upstreamId: ids.upstream, toolPattern: 'huge', perCallMicros: BIG_PRICE })).status).toBe(201);
-    expect((await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, { scope: 'ORG', scopeId: orgId, period: 'MONTH', limitMicros: 50_000_000 })).status).toBe(200);
-    expect((await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, { scope: 'TEAM', scopeId: ids.data, period: 'MONTH', limitMicros: 5_000_000, mode: 'SOFT' })).status).toBe(200);
+    expect(
+      (await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['fx:*'], deny: [] })).status,
+    ).toBe(200);
+    expect(
+      (
+        await p.admin('POST', `/v1/orgs/${orgId}/prices`, {
+          upstreamId: ids.upstream,
+          toolPattern: '*',
+          perCallMicros: PRICE,
+        })
+      ).status,
+    ).toBe(201);
+    expect(
+      (
+        await p.admin('POST', `/v1/orgs/${orgId}/prices`, {
+          upstreamId: ids.upstream,
+          toolPattern: 'huge',
+          perCallMicros: BIG_PRICE,
+        })
+      ).status,
+    ).toBe(201);
+    expect(
+      (
+        await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, {
+          scope: 'ORG',
+          scopeId: orgId,
+          period: 'MONTH',
+          limitMicros: 50_000_000,
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, {
+          scope: 'TEAM',
+          scopeId: ids.data,
+          period: 'MONTH',
+          limitMicros: 5_000_000,
+          mode: 'SOFT',
+        })
+      ).status,
+    ).toBe(200);
     // bob's two calls (0.25) cross 80 % of this one: an alert fired this month.
-    expect((await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, { scope: 'TEAM', scopeId: ids.web, period: 'MONTH', limitMicros: 300_000, mode: 'SOFT' })).status).toBe(200);
+    expect(
+      (
+        await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, {
+          scope: 'TEAM',
+          scopeId: ids.web,
+          period: 'MONTH',
+          limitMicros: 300_000,
+          mode: 'SOFT',
+        })
+      ).status,
+    ).toBe(200);
 
-    const issue = async (body: Record<string, unknown>) => (await p.admin('POST', '/v1/admin-tokens', body)).body.secret as string;
+    const issue = async (body: Record<string, unknown>) =>
+      (await p.admin('POST', '/v1/admin-tokens', body)).body.secret as string;
     tokens.admin = await issue({ role: 'ORG_ADMIN', orgId, name: 'acme admin' });
     tokens.finance = await issue({ role: 'FINANCE', orgId, name: 'acme finance' });
     tokens.member = await issue({ role: 'MEMBER', orgId, userId: ids.ada, teamId: ids.data, name: 'ada' });
@@ -149,19 +223,37 @@ describe('console in a real browser', () => {
     const a = await connectAgent(p.edgeUrl, keyA.body.secret, 'ada');
     const b = await connectAgent(p.edgeUrl, keyB.body.secret, 'bob');
     agents.push(a, b);
-    for (const [agent, tool] of [[a, 'fx__ping'], [a, 'fx__ping'], [a, 'fx__huge'], [a, 'fx__fail'], [b, 'fx__ping'], [b, 'fx__ping']] as const) {
+    for (const [agent, tool] of [
+      [a, 'fx__ping'],
+      [a, 'fx__ping'],
+      [a, 'fx__huge'],
+      [a, 'fx__fail'],
+      [b, 'fx__ping'],
+      [b, 'fx__ping'],
+    ] as const) {
       const res = await agent.callTool({ name: tool, arguments: tool === 'fx__huge' ? { lines: 5 } : {} });
       callIds.push(callMeta(res as never)!.callId);
     }
     await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, callIds);
-    const alertQueue = new Queue(QueueName.BudgetAlerts, { connection: bullConnection(p.env.redisUrl), prefix: `${p.env.redisPrefix}:bull` });
+    const alertQueue = new Queue(QueueName.BudgetAlerts, {
+      connection: bullConnection(p.env.redisUrl),
+      prefix: `${p.env.redisPrefix}:bull`,
+    });
     const check = await alertQueue.add(JobName.CheckBudgetAlerts, { orgId }, { jobId: `console-check-${Date.now()}` });
     await alertQueue.close();
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.BudgetAlerts, [check.id!]);
     await built;
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--no-first-run',
+        '--disable-sync',
+      ],
     });
   });
 
@@ -219,7 +311,9 @@ describe('console in a real browser', () => {
     await expect(page.getByTestId('budget-row').count()).resolves.toBe(3);
     expect(await page.getByText('Organisation Acme').count()).toBe(1);
     expect(await page.getByText('Team data, science').count()).toBe(1);
-    expect(await page.getByTestId('budget-forecast').first().textContent()).toMatch(/runs out on|lasts until the period resets/);
+    expect(await page.getByTestId('budget-forecast').first().textContent()).toMatch(
+      /runs out on|lasts until the period resets/,
+    );
     // Alerts fired this month: the web team's budget crossed 80 % with 0.25 spent.
     const alert = page.getByTestId('alert-row');
     await alert.first().waitFor();
@@ -242,7 +336,12 @@ describe('console in a real browser', () => {
     const total = page.getByTestId('explorer-total-cost');
     await total.waitFor();
     const sums = await ledger(from, to);
-    const api = await p.admin('GET', `/v1/orgs/${orgId}/reports/spend?from=${from}&to=${to}&groupBy=team,day`, undefined, tokens.finance);
+    const api = await p.admin(
+      'GET',
+      `/v1/orgs/${orgId}/reports/spend?from=${from}&to=${to}&groupBy=team,day`,
+      undefined,
+      tokens.finance,
+    );
     expect(await total.getAttribute('data-micros')).toBe(String(sums.costMicros));
     expect(String(api.body.totals.costMicros)).toBe(String(sums.costMicros));
     expect(api.body.currency).toBe('EUR');
@@ -256,7 +355,10 @@ describe('console in a real browser', () => {
     await page.getByTestId('explorer-table').getByText('ada@acme.test').waitFor();
     expect(await page.getByTestId('explorer-table').locator('tbody tr').count()).toBe(2);
 
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('explorer-download').click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByTestId('explorer-download').click(),
+    ]);
     const csv = parseCsv(await readFile((await download.path())!, 'utf8'));
     expect(csv[0]).toEqual(['User', 'Calls', 'Errors', 'Output tokens', 'Cost (EUR)']);
     const body = csv.slice(1, -1);
@@ -268,7 +370,10 @@ describe('console in a real browser', () => {
     expect(Number(footer[1])).toBe(sums.calls);
     expect(Number(footer[2])).toBe(sums.errors);
     // Each line equals the ledger for that user.
-    const adaCost = (await db.usageEvent.findMany({ where: { orgId, userId: ids.ada } })).reduce((s, r) => s + r.costMicros, 0n);
+    const adaCost = (await db.usageEvent.findMany({ where: { orgId, userId: ids.ada } })).reduce(
+      (s, r) => s + r.costMicros,
+      0n,
+    );
     expect(decimalToMicros(body.find((r) => r[0] === 'ada@acme.test')![4])).toBe(adaCost);
 
     await groupBy.getByText('Day', { exact: true }).click();
@@ -334,7 +439,10 @@ describe('console in a real browser', () => {
     await row.getByRole('button', { name: 'Revoke console-made' }).click();
     await page.getByTestId('confirm-revoke').click();
     await row.waitFor({ state: 'detached' });
-    const keys = (await p.admin('GET', `/v1/orgs/${orgId}/keys`, undefined, tokens.admin)).body as { name: string; revokedAt: string | null }[];
+    const keys = (await p.admin('GET', `/v1/orgs/${orgId}/keys`, undefined, tokens.admin)).body as {
+      name: string;
+      revokedAt: string | null;
+    }[];
     expect(keys.find((k) => k.name === 'console-made')!.revokedAt).not.toBeNull();
     await context.close();
   });
@@ -362,7 +470,12 @@ describe('console in a real browser', () => {
     await dialog.waitFor({ state: 'detached' });
     await row.getByText('project:atlas').waitFor();
 
-    const keys = (await p.admin('GET', `/v1/orgs/${orgId}/keys`, undefined, tokens.admin)).body as { id: string; name: string; tags: string[]; disclosureMode: string }[];
+    const keys = (await p.admin('GET', `/v1/orgs/${orgId}/keys`, undefined, tokens.admin)).body as {
+      id: string;
+      name: string;
+      tags: string[];
+      disclosureMode: string;
+    }[];
     const ada = keys.find((k) => k.name === 'ada-agent')!;
     expect([ada.tags, ada.disclosureMode]).toEqual([['project:atlas'], 'PROGRESSIVE']);
     const limits = (await p.admin('GET', `/v1/orgs/${orgId}/keys/${ada.id}/limits`, undefined, tokens.admin)).body;
@@ -370,7 +483,10 @@ describe('console in a real browser', () => {
     expect(limits.rateLimits.map((r: { callsPerWindow: number }) => r.callsPerWindow)).toEqual([60]);
 
     // Grouped by key tag: one row per tag (untagged keys in their own), the tag's row is its key's ledger sum.
-    const adaCost = (await db.usageEvent.findMany({ where: { orgId, keyId: ada.id } })).reduce((s, r) => s + r.costMicros, 0n);
+    const adaCost = (await db.usageEvent.findMany({ where: { orgId, keyId: ada.id } })).reduce(
+      (s, r) => s + r.costMicros,
+      0n,
+    );
     await page.getByRole('link', { name: 'Spend explorer' }).click();
     const total = page.getByTestId('explorer-total-cost');
     await total.waitFor();
@@ -388,7 +504,12 @@ describe('console in a real browser', () => {
     await page.getByRole('option', { name: 'project:atlas' }).click();
     await expect.poll(() => total.getAttribute('data-micros')).toBe(String(adaCost));
     const from = utcDay(new Date(Date.now() - 29 * 86_400_000));
-    const api = await p.admin('GET', `/v1/orgs/${orgId}/reports/spend?from=${from}&to=${utcDay()}&tag=project:atlas`, undefined, tokens.admin);
+    const api = await p.admin(
+      'GET',
+      `/v1/orgs/${orgId}/reports/spend?from=${from}&to=${utcDay()}&tag=project:atlas`,
+      undefined,
+      tokens.admin,
+    );
     expect(String(api.body.totals.costMicros)).toBe(String(adaCost));
     // And by team too (a console filter over the API's rows): bob's team has no tagged spend.
     await page.getByTestId('explorer-filter-team').click();

@@ -3,7 +3,12 @@ import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelco
 import { QueueName } from '@tollgate/queue';
 import { callMeta, connectAgent, toolError, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FixtureServer, FixtureTool, STANDARD_FIXTURE_TOOLS, startFixtureServer } from '../fixtures/http-fixture-server';
+import {
+  FixtureServer,
+  FixtureTool,
+  STANDARD_FIXTURE_TOOLS,
+  startFixtureServer,
+} from '../fixtures/http-fixture-server';
 import { startSseFixtureServer } from '../fixtures/sse-fixture-server';
 import { RunningPlatform, startPlatform } from '../support/platform';
 
@@ -52,7 +57,14 @@ describe('day-2 lifecycle', () => {
   });
 
   it('should rotate an upstream secret under load with no failed call, the old secret refused after', async () => {
-    const up = (await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'rot', transport: 'STREAMABLE_HTTP', url: `${fixture.url}`, bearerToken: 'old-secret' })).body;
+    const up = (
+      await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
+        namespace: 'rot',
+        transport: 'STREAMABLE_HTTP',
+        url: `${fixture.url}`,
+        bearerToken: 'old-secret',
+      })
+    ).body;
     await waitSync(up.id);
     const agent = await connectAgent(p.edgeUrl, keySecret);
     const results: CallToolResult[] = [];
@@ -60,7 +72,13 @@ describe('day-2 lifecycle', () => {
     // Load: four callers at once, two of them with calls that are still running when the secret changes.
     const loop = Promise.all(
       [0, 0, 30, 30].map(async (ms) => {
-        while (!stop) results.push((await agent.callTool({ name: ms ? 'rot__slow' : 'rot__ping', arguments: ms ? { ms } : {} })) as CallToolResult);
+        while (!stop)
+          results.push(
+            (await agent.callTool({
+              name: ms ? 'rot__slow' : 'rot__ping',
+              arguments: ms ? { ms } : {},
+            })) as CallToolResult,
+          );
       }),
     );
     try {
@@ -82,24 +100,43 @@ describe('day-2 lifecycle', () => {
     }
     expect(results.filter((r) => r.isError)).toEqual([]);
     // The old secret is now refused by the upstream.
-    const old = await fetch(fixture.url, { method: 'POST', headers: { Authorization: 'Bearer old-secret', 'Content-Type': 'application/json' }, body: '{}' });
+    const old = await fetch(fixture.url, {
+      method: 'POST',
+      headers: { Authorization: 'Bearer old-secret', 'Content-Type': 'application/json' },
+      body: '{}',
+    });
     expect(old.status).toBe(401);
     const audit = (await p.admin('GET', `/v1/orgs/${orgId}/audit?limit=20`)).body;
-    expect(audit.find((e: { action: string }) => e.action === 'upstream.updated').details.changed).toEqual(['bearerToken']);
+    expect(audit.find((e: { action: string }) => e.action === 'upstream.updated').details.changed).toEqual([
+      'bearerToken',
+    ]);
     expect(JSON.stringify(audit)).not.toContain('new-secret');
   });
 
   it('should let calls running on the replaced client finish when an SSE upstream’s headers change under load', async () => {
     const sse = await startSseFixtureServer();
-    const up = (await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'rot-sse', transport: 'SSE', url: `${sse.url}`, headers: { 'X-Rot': 'v1' } })).body;
+    const up = (
+      await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
+        namespace: 'rot-sse',
+        transport: 'SSE',
+        url: `${sse.url}`,
+        headers: { 'X-Rot': 'v1' },
+      })
+    ).body;
     await waitSync(up.id);
     const agent = await connectAgent(p.edgeUrl, keySecret);
     const results: CallToolResult[] = [];
     try {
       // Long calls on the pooled SDK client are still running when the settings change replaces it.
-      const running = Promise.all([0, 1, 2, 3].map(async () => (await agent.callTool({ name: 'rot-sse__slow', arguments: { ms: 400 } })) as CallToolResult));
+      const running = Promise.all(
+        [0, 1, 2, 3].map(
+          async () => (await agent.callTool({ name: 'rot-sse__slow', arguments: { ms: 400 } })) as CallToolResult,
+        ),
+      );
       await new Promise((r) => setTimeout(r, 100));
-      expect((await p.admin('PATCH', `/v1/orgs/${orgId}/upstreams/${up.id}`, { headers: { 'X-Rot': 'v2' } })).status).toBe(200);
+      expect(
+        (await p.admin('PATCH', `/v1/orgs/${orgId}/upstreams/${up.id}`, { headers: { 'X-Rot': 'v2' } })).status,
+      ).toBe(200);
       results.push((await agent.callTool({ name: 'rot-sse__ping', arguments: {} })) as CallToolResult);
       results.push(...(await running));
     } finally {
@@ -110,7 +147,9 @@ describe('day-2 lifecycle', () => {
   });
 
   it('should hide a disabled upstream’s tools from a connected session (list_changed) and refuse its calls, and serve them again once enabled', async () => {
-    const up = (await p.admin('GET', `/v1/orgs/${orgId}/upstreams`)).body.find((u: { namespace: string }) => u.namespace === 'rot');
+    const up = (await p.admin('GET', `/v1/orgs/${orgId}/upstreams`)).body.find(
+      (u: { namespace: string }) => u.namespace === 'rot',
+    );
     const agent = await connectAgent(p.edgeUrl, keySecret);
     try {
       expect((await agent.listTools()).tools.map((t) => t.name)).toContain('rot__ping');
@@ -134,10 +173,15 @@ describe('day-2 lifecycle', () => {
   });
 
   it('should remove and re-create the sync scheduler when sync is paused and resumed', async () => {
-    const up = (await p.admin('GET', `/v1/orgs/${orgId}/upstreams`)).body.find((u: { namespace: string }) => u.namespace === 'rot');
+    const up = (await p.admin('GET', `/v1/orgs/${orgId}/upstreams`)).body.find(
+      (u: { namespace: string }) => u.namespace === 'rot',
+    );
     const schedulers = async () => {
       const { Queue } = await import('bullmq');
-      const q = new Queue(QueueName.CatalogSync, { connection: { url: p.env.redisUrl }, prefix: `${p.env.redisPrefix}:bull` });
+      const q = new Queue(QueueName.CatalogSync, {
+        connection: { url: p.env.redisUrl },
+        prefix: `${p.env.redisPrefix}:bull`,
+      });
       try {
         return (await q.getJobSchedulers(0, -1)).map((s) => s.key);
       } finally {
@@ -153,11 +197,19 @@ describe('day-2 lifecycle', () => {
   });
 
   it('should answer 412 to a stale upstream, policy or budget write, and apply one with the current ETag or without If-Match', async () => {
-    const up = (await p.admin('GET', `/v1/orgs/${orgId}/upstreams`)).body.find((u: { namespace: string }) => u.namespace === 'rot');
-    const read = await fetch(`${p.adminUrl}/v1/orgs/${orgId}/upstreams/${up.id}`, { headers: { Authorization: `Bearer ${p.adminToken}` } });
+    const up = (await p.admin('GET', `/v1/orgs/${orgId}/upstreams`)).body.find(
+      (u: { namespace: string }) => u.namespace === 'rot',
+    );
+    const read = await fetch(`${p.adminUrl}/v1/orgs/${orgId}/upstreams/${up.id}`, {
+      headers: { Authorization: `Bearer ${p.adminToken}` },
+    });
     const etag = read.headers.get('etag')!;
     const patch = (ifMatch: string, body: object) =>
-      fetch(`${p.adminUrl}/v1/orgs/${orgId}/upstreams/${up.id}`, { method: 'PATCH', headers: { Authorization: `Bearer ${p.adminToken}`, 'Content-Type': 'application/json', 'If-Match': ifMatch }, body: JSON.stringify(body) });
+      fetch(`${p.adminUrl}/v1/orgs/${orgId}/upstreams/${up.id}`, {
+        method: 'PATCH',
+        headers: { Authorization: `Bearer ${p.adminToken}`, 'Content-Type': 'application/json', 'If-Match': ifMatch },
+        body: JSON.stringify(body),
+      });
     expect((await patch(etag, { callTimeoutMs: 20_000 })).status).toBe(200);
     const stale = await patch(etag, { callTimeoutMs: 25_000 });
     expect(stale.status).toBe(412);
@@ -166,16 +218,26 @@ describe('day-2 lifecycle', () => {
     expect((await patch('"x', {})).status).toBe(400);
 
     const policyUrl = `${p.adminUrl}/v1/orgs/${orgId}/policies/ORG/${orgId}`;
-    const policyEtag = (await fetch(policyUrl, { headers: { Authorization: `Bearer ${p.adminToken}` } })).headers.get('etag')!;
+    const policyEtag = (await fetch(policyUrl, { headers: { Authorization: `Bearer ${p.adminToken}` } })).headers.get(
+      'etag',
+    )!;
     const put = (ifMatch: string) =>
-      fetch(policyUrl, { method: 'PUT', headers: { Authorization: `Bearer ${p.adminToken}`, 'Content-Type': 'application/json', 'If-Match': ifMatch }, body: JSON.stringify({ allow: ['*'] }) });
+      fetch(policyUrl, {
+        method: 'PUT',
+        headers: { Authorization: `Bearer ${p.adminToken}`, 'Content-Type': 'application/json', 'If-Match': ifMatch },
+        body: JSON.stringify({ allow: ['*'] }),
+      });
     expect((await put(policyEtag)).status).toBe(200);
     expect((await put(policyEtag)).status).toBe(412);
 
     const budgetBody = JSON.stringify({ scope: 'ORG', scopeId: orgId, period: 'MONTH', limitMicros: 1_000_000_000 });
     const first = await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, JSON.parse(budgetBody));
     const putBudget = (ifMatch: string) =>
-      fetch(`${p.adminUrl}/v1/orgs/${orgId}/budgets`, { method: 'PUT', headers: { Authorization: `Bearer ${p.adminToken}`, 'Content-Type': 'application/json', 'If-Match': ifMatch }, body: budgetBody });
+      fetch(`${p.adminUrl}/v1/orgs/${orgId}/budgets`, {
+        method: 'PUT',
+        headers: { Authorization: `Bearer ${p.adminToken}`, 'Content-Type': 'application/json', 'If-Match': ifMatch },
+        body: budgetBody,
+      });
     expect((await putBudget(`"${first.body.version}"`)).status).toBe(200);
     expect((await putBudget(`"${first.body.version}"`)).status).toBe(412);
     // No If-Match: last write wins.
@@ -186,12 +248,18 @@ describe('day-2 lifecycle', () => {
     const teamPolicy = await p.admin('PUT', `/v1/orgs/${orgId}/policies/TEAM/${teamId}`, { deny: ['rot:slow'] });
     expect(teamPolicy.status).toBe(200);
     expect(teamPolicy.body.allow).toEqual([]);
-    const dry = await p.admin('POST', `/v1/orgs/${orgId}/policies/TEAM/${teamId}/dry-run`, { deny: { add: ['rot:huge'], remove: ['rot:slow'] } });
+    const dry = await p.admin('POST', `/v1/orgs/${orgId}/policies/TEAM/${teamId}/dry-run`, {
+      deny: { add: ['rot:huge'], remove: ['rot:slow'] },
+    });
     expect(dry.status).toBe(200);
-    expect(dry.body.changes).toEqual([expect.objectContaining({ keyName: 'agent', teamId, userId, gained: ['rot__slow'], lost: ['rot__huge'] })]);
+    expect(dry.body.changes).toEqual([
+      expect.objectContaining({ keyName: 'agent', teamId, userId, gained: ['rot__slow'], lost: ['rot__huge'] }),
+    ]);
     // Nothing was written by the dry run.
     expect((await p.admin('GET', `/v1/orgs/${orgId}/policies/TEAM/${teamId}`)).body.deny).toEqual(['rot:slow']);
-    const patched = await p.admin('PATCH', `/v1/orgs/${orgId}/policies/TEAM/${teamId}`, { deny: { add: ['rot:huge'], remove: ['rot:slow'] } });
+    const patched = await p.admin('PATCH', `/v1/orgs/${orgId}/policies/TEAM/${teamId}`, {
+      deny: { add: ['rot:huge'], remove: ['rot:slow'] },
+    });
     expect(patched.body.deny).toEqual(['rot:huge']);
     const agent = await connectAgent(p.edgeUrl, keySecret);
     try {
@@ -201,30 +269,57 @@ describe('day-2 lifecycle', () => {
     } finally {
       await agent.close();
     }
-    expect((await p.admin('PATCH', `/v1/orgs/${orgId}/policies/TEAM/${teamId}`, { deny: { add: ['bad pattern!'] } })).body.field).toBe('deny.add[0]');
+    expect(
+      (await p.admin('PATCH', `/v1/orgs/${orgId}/policies/TEAM/${teamId}`, { deny: { add: ['bad pattern!'] } })).body
+        .field,
+    ).toBe('deny.add[0]');
   });
 
   it('should approve many pending tools in one request, reporting the one whose hash is stale', async () => {
-    const up = (await p.admin('GET', `/v1/orgs/${orgId}/upstreams`)).body.find((u: { namespace: string }) => u.namespace === 'rot');
+    const up = (await p.admin('GET', `/v1/orgs/${orgId}/upstreams`)).body.find(
+      (u: { namespace: string }) => u.namespace === 'rot',
+    );
     await p.admin('PATCH', `/v1/orgs/${orgId}/upstreams/${up.id}`, { autoApproveTools: false });
-    for (const t of tools) t.definition = { ...t.definition, description: `${t.definition.description} (v${version + 1})` };
+    for (const t of tools)
+      t.definition = { ...t.definition, description: `${t.definition.description} (v${version + 1})` };
     version++;
     await waitSync(up.id);
-    const pending = (await p.admin('GET', `/v1/orgs/${orgId}/tools?reviewStatus=PENDING&upstreamId=${up.id}`)).body as { id: string; definitionHash: string; name: string }[];
+    const pending = (await p.admin('GET', `/v1/orgs/${orgId}/tools?reviewStatus=PENDING&upstreamId=${up.id}`)).body as {
+      id: string;
+      definitionHash: string;
+      name: string;
+    }[];
     expect(pending.length).toBe(tools.length);
-    const decisions = pending.map((t, i) => ({ toolId: t.id, decision: 'APPROVE', definitionHash: i === 0 ? 'f'.repeat(64) : t.definitionHash }));
+    const decisions = pending.map((t, i) => ({
+      toolId: t.id,
+      decision: 'APPROVE',
+      definitionHash: i === 0 ? 'f'.repeat(64) : t.definitionHash,
+    }));
     const res = await p.admin('POST', `/v1/orgs/${orgId}/tools/review`, { decisions });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ applied: pending.length - 1, stale: 1, notFound: 0 });
-    expect(res.body.results[0]).toMatchObject({ toolId: pending[0].id, result: 'STALE', definitionHash: pending[0].definitionHash });
+    expect(res.body.results[0]).toMatchObject({
+      toolId: pending[0].id,
+      result: 'STALE',
+      definitionHash: pending[0].definitionHash,
+    });
     const after = (await p.admin('GET', `/v1/orgs/${orgId}/tools?reviewStatus=PENDING&upstreamId=${up.id}`)).body;
     expect(after.map((t: { id: string }) => t.id)).toEqual([pending[0].id]);
-    expect((await p.admin('POST', `/v1/orgs/${orgId}/tools/review`, { decisions: [{ toolId: 'x', decision: 'APPROVE', definitionHash: 'x' }] })).body.field).toMatch(/^decisions\[0\]\./);
+    expect(
+      (
+        await p.admin('POST', `/v1/orgs/${orgId}/tools/review`, {
+          decisions: [{ toolId: 'x', decision: 'APPROVE', definitionHash: 'x' }],
+        })
+      ).body.field,
+    ).toMatch(/^decisions\[0\]\./);
   });
 
   it('should end a price from a date, never in the past, and list the history', async () => {
     const rule = (await p.admin('POST', `/v1/orgs/${orgId}/prices`, { perCallMicros: 5 })).body;
-    expect((await p.admin('POST', `/v1/orgs/${orgId}/prices/${rule.id}/end`, { effectiveUntil: '2020-01-01T00:00:00Z' })).body.field).toBe('effectiveUntil');
+    expect(
+      (await p.admin('POST', `/v1/orgs/${orgId}/prices/${rule.id}/end`, { effectiveUntil: '2020-01-01T00:00:00Z' }))
+        .body.field,
+    ).toBe('effectiveUntil');
     const agent = await connectAgent(p.edgeUrl, keySecret);
     try {
       const paid = (await agent.callTool({ name: 'rot__ping', arguments: {} })) as CallToolResult;
@@ -243,7 +338,14 @@ describe('day-2 lifecycle', () => {
   });
 
   it('should delete an upstream, its tools gone, and keep its past spend in reports under its name', async () => {
-    const up = (await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'gone', transport: 'STREAMABLE_HTTP', url: `${fixture.url}`, bearerToken: 'new-secret' })).body;
+    const up = (
+      await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
+        namespace: 'gone',
+        transport: 'STREAMABLE_HTTP',
+        url: `${fixture.url}`,
+        bearerToken: 'new-secret',
+      })
+    ).body;
     await waitSync(up.id);
     await p.admin('POST', `/v1/orgs/${orgId}/prices`, { upstreamId: up.id, perCallMicros: 7 });
     const agent = await connectAgent(p.edgeUrl, keySecret);
@@ -257,9 +359,18 @@ describe('day-2 lifecycle', () => {
       await agent.close();
     }
     const day = new Date().toISOString().slice(0, 10);
-    const report = (await p.admin('GET', `/v1/orgs/${orgId}/reports/spend?from=${day}&to=${day}&groupBy=upstream`)).body;
+    const report = (await p.admin('GET', `/v1/orgs/${orgId}/reports/spend?from=${day}&to=${day}&groupBy=upstream`))
+      .body;
     expect(report.rows.find((r: { upstreamNamespace: string }) => r.upstreamNamespace === 'gone')?.costMicros).toBe(7);
     // The namespace is free for a new upstream.
-    expect((await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'gone', transport: 'STREAMABLE_HTTP', url: `${fixture.url}` })).status).toBe(201);
+    expect(
+      (
+        await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
+          namespace: 'gone',
+          transport: 'STREAMABLE_HTTP',
+          url: `${fixture.url}`,
+        })
+      ).status,
+    ).toBe(201);
   });
 });

@@ -21,7 +21,10 @@ class CodeBrowser {
     const res = await fetch(url, {
       method: form ? 'POST' : 'GET',
       redirect: 'manual',
-      headers: { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '), ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+      headers: {
+        cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '),
+        ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+      },
       body: form ? new URLSearchParams(form).toString() : undefined,
     });
     for (const c of res.headers.getSetCookie()) {
@@ -71,7 +74,12 @@ async function msUntil(refused: () => Promise<boolean>, timeoutMs = 5_000): Prom
 async function edgeList(edgeUrl: string, bearer: string): Promise<{ status: number; body: any }> {
   const res = await fetch(`${edgeUrl}/mcp`, {
     method: 'POST',
-    headers: { Authorization: `Bearer ${bearer}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2025-11-25' },
+    headers: {
+      Authorization: `Bearer ${bearer}`,
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': '2025-11-25',
+    },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
   });
   const text = await res.text();
@@ -105,7 +113,13 @@ describe('day-2: organisations, people, keys, admin tokens, reports', () => {
     const teamId = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'platform' })).body.id;
     const userId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email, name: `${slug} person` })).body.id;
     await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId });
-    const upstreamId = (await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'fx', transport: 'STREAMABLE_HTTP', url: fixture.url })).body.id;
+    const upstreamId = (
+      await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
+        namespace: 'fx',
+        transport: 'STREAMABLE_HTTP',
+        url: fixture.url,
+      })
+    ).body.id;
     const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${upstreamId}/sync`);
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
     await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['fx:*'], deny: [] });
@@ -135,12 +149,23 @@ describe('day-2: organisations, people, keys, admin tokens, reports', () => {
 
   it('should offboard a user in one call, refusing their key, OAuth token and admin token within a second, and keep their spend', async () => {
     const o = await setupOrg('acme', 'ada@acme.test');
-    const keySecret = (await p.admin('POST', `/v1/orgs/${o.orgId}/keys`, { teamId: o.teamId, userId: o.userId, name: 'laptop' })).body.secret as string;
-    const adminToken = (await p.admin('POST', '/v1/admin-tokens', { role: 'MEMBER', orgId: o.orgId, userId: o.userId, name: 'ada-cli' })).body.secret as string;
-    const budget = await p.admin('PUT', `/v1/orgs/${o.orgId}/budgets`, { scope: 'USER', scopeId: o.userId, period: 'MONTH', limitMicros: 1_000_000 });
+    const keySecret = (
+      await p.admin('POST', `/v1/orgs/${o.orgId}/keys`, { teamId: o.teamId, userId: o.userId, name: 'laptop' })
+    ).body.secret as string;
+    const adminToken = (
+      await p.admin('POST', '/v1/admin-tokens', { role: 'MEMBER', orgId: o.orgId, userId: o.userId, name: 'ada-cli' })
+    ).body.secret as string;
+    const budget = await p.admin('PUT', `/v1/orgs/${o.orgId}/budgets`, {
+      scope: 'USER',
+      scopeId: o.userId,
+      period: 'MONTH',
+      limitMicros: 1_000_000,
+    });
     expect(budget.status).toBe(200);
     // A per-user upstream connection (its tokens are opaque to this test).
-    await db.userConnection.create({ data: { orgId: o.orgId, userId: o.userId, upstreamId: o.upstreamId, tokensEnc: 'v1:test', encKeyId: 'test' } });
+    await db.userConnection.create({
+      data: { orgId: o.orgId, userId: o.userId, upstreamId: o.upstreamId, tokensEnc: 'v1:test', encKeyId: 'test' },
+    });
     // The OAuth way in: the SDK's OAuth client, signing in with a code.
     const code = (await p.admin('POST', `/v1/orgs/${o.orgId}/users/${o.userId}/sign-in-codes`, {})).body.code as string;
     const oauth = new TestOAuthProvider(new CodeBrowser({ email: 'ada@acme.test', code }));
@@ -165,18 +190,28 @@ describe('day-2: organisations, people, keys, admin tokens, reports', () => {
     const waits = {
       key: await msUntil(async () => (await edgeList(p.edgeUrl, keySecret)).status === 401),
       oauth: await msUntil(async () => (await edgeList(p.edgeUrl, accessToken)).status === 401),
-      adminToken: await msUntil(async () => (await p.admin('GET', `/v1/orgs/${o.orgId}/keys`, undefined, adminToken)).status === 401),
+      adminToken: await msUntil(
+        async () => (await p.admin('GET', `/v1/orgs/${o.orgId}/keys`, undefined, adminToken)).status === 401,
+      ),
     };
     for (const ms of Object.values(waits)) expect(ms).toBeLessThan(1_000);
     expect(await db.userConnection.count({ where: { userId: o.userId } })).toBe(0);
 
     // No new way in; their budget and past spend stay for the books.
-    const again = await p.admin('POST', `/v1/orgs/${o.orgId}/keys`, { teamId: o.teamId, userId: o.userId, name: 'again' });
+    const again = await p.admin('POST', `/v1/orgs/${o.orgId}/keys`, {
+      teamId: o.teamId,
+      userId: o.userId,
+      name: 'again',
+    });
     expect(again.status).toBe(409);
     expect(again.body.code).toBe('USER_OFFBOARDED');
-    expect((await p.admin('GET', `/v1/orgs/${o.orgId}/budgets`)).body.map((b: { scopeId: string }) => b.scopeId)).toContain(o.userId);
+    expect(
+      (await p.admin('GET', `/v1/orgs/${o.orgId}/budgets`)).body.map((b: { scopeId: string }) => b.scopeId),
+    ).toContain(o.userId);
     const report = await p.admin('GET', `/v1/orgs/${o.orgId}/reports/spend?from=${today()}&to=${today()}&groupBy=user`);
-    expect(report.body.rows).toEqual([expect.objectContaining({ userId: o.userId, userEmail: 'ada@acme.test', costMicros: PRICE })]);
+    expect(report.body.rows).toEqual([
+      expect.objectContaining({ userId: o.userId, userEmail: 'ada@acme.test', costMicros: PRICE }),
+    ]);
     expect((await p.admin('GET', `/v1/orgs/${o.orgId}/users/${o.userId}`)).body.offboardedAt).not.toBeNull();
     // Offboarding twice is harmless.
     expect((await p.admin('POST', `/v1/orgs/${o.orgId}/users/${o.userId}/offboard`)).body.revokedKeyIds).toEqual([]);
@@ -184,8 +219,12 @@ describe('day-2: organisations, people, keys, admin tokens, reports', () => {
 
   it('should refuse a disabled organisation’s keys with ORG_DISABLED within a second, and delete it only once disabled, keeping the ledger', async () => {
     const o = await setupOrg('globex', 'gus@globex.test');
-    const keySecret = (await p.admin('POST', `/v1/orgs/${o.orgId}/keys`, { teamId: o.teamId, userId: o.userId, name: 'k' })).body.secret as string;
-    const orgAdmin = (await p.admin('POST', '/v1/admin-tokens', { role: 'ORG_ADMIN', orgId: o.orgId, name: 'globex-admin' })).body.secret as string;
+    const keySecret = (
+      await p.admin('POST', `/v1/orgs/${o.orgId}/keys`, { teamId: o.teamId, userId: o.userId, name: 'k' })
+    ).body.secret as string;
+    const orgAdmin = (
+      await p.admin('POST', '/v1/admin-tokens', { role: 'ORG_ADMIN', orgId: o.orgId, name: 'globex-admin' })
+    ).body.secret as string;
     const a = await agent(keySecret);
     const paid = await ping(a);
     await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, [callMeta(paid)!.callId]);
@@ -213,14 +252,25 @@ describe('day-2: organisations, people, keys, admin tokens, reports', () => {
     // Finance still sees the purged org's spend, under its name.
     const platform = await p.admin('GET', `/v1/reports/spend?from=${today()}&to=${today()}`);
     expect(platform.status).toBe(200);
-    expect(platform.body.rows).toEqual(expect.arrayContaining([expect.objectContaining({ orgId: o.orgId, orgName: 'GLOBEX', costMicros: PRICE })]));
-    expect((await p.admin('GET', `/v1/reports/spend?from=${today()}&to=${today()}`, undefined, orgAdmin)).status).toBe(401);
+    expect(platform.body.rows).toEqual(
+      expect.arrayContaining([expect.objectContaining({ orgId: o.orgId, orgName: 'GLOBEX', costMicros: PRICE })]),
+    );
+    expect((await p.admin('GET', `/v1/reports/spend?from=${today()}&to=${today()}`, undefined, orgAdmin)).status).toBe(
+      401,
+    );
   });
 
   it('should keep the running budget period when the time zone changes and show report days in the new zone', async () => {
     const o = await setupOrg('initech', 'ivy@initech.test');
-    const keySecret = (await p.admin('POST', `/v1/orgs/${o.orgId}/keys`, { teamId: o.teamId, userId: o.userId, name: 'k' })).body.secret as string;
-    await p.admin('PUT', `/v1/orgs/${o.orgId}/budgets`, { scope: 'ORG', scopeId: o.orgId, period: 'DAY', limitMicros: 1_000_000 });
+    const keySecret = (
+      await p.admin('POST', `/v1/orgs/${o.orgId}/keys`, { teamId: o.teamId, userId: o.userId, name: 'k' })
+    ).body.secret as string;
+    await p.admin('PUT', `/v1/orgs/${o.orgId}/budgets`, {
+      scope: 'ORG',
+      scopeId: o.orgId,
+      period: 'DAY',
+      limitMicros: 1_000_000,
+    });
     const a = await agent(keySecret);
     await ping(a);
     const dayBudget = async () => (await p.admin('GET', `/v1/orgs/${o.orgId}/reports/budgets`)).body[0];
@@ -228,31 +278,63 @@ describe('day-2: organisations, people, keys, admin tokens, reports', () => {
     expect(before.spentMicros).toBe(PRICE);
 
     expect((await p.admin('PATCH', `/v1/orgs/${o.orgId}`, { timeZone: 'UTC+2' })).body.field).toBe('timeZone');
-    const patched = await p.admin('PATCH', `/v1/orgs/${o.orgId}`, { timeZone: 'Pacific/Kiritimati', name: 'Initech Ltd', autoApproveTools: false });
+    const patched = await p.admin('PATCH', `/v1/orgs/${o.orgId}`, {
+      timeZone: 'Pacific/Kiritimati',
+      name: 'Initech Ltd',
+      autoApproveTools: false,
+    });
     expect(patched.status, JSON.stringify(patched.body)).toBe(200);
-    expect(patched.body).toMatchObject({ timeZone: 'Pacific/Kiritimati', previousTimeZone: 'UTC', name: 'Initech Ltd', autoApproveTools: false });
+    expect(patched.body).toMatchObject({
+      timeZone: 'Pacific/Kiritimati',
+      previousTimeZone: 'UTC',
+      name: 'Initech Ltd',
+      autoApproveTools: false,
+    });
 
     // The running day keeps its UTC bounds and its spend; the edge (its cache dropped) charges the same counter.
     const after = await dayBudget();
-    expect({ periodStart: after.periodStart, resetsAt: after.resetsAt }).toEqual({ periodStart: before.periodStart, resetsAt: before.resetsAt });
+    expect({ periodStart: after.periodStart, resetsAt: after.resetsAt }).toEqual({
+      periodStart: before.periodStart,
+      resetsAt: before.resetsAt,
+    });
     const second = await ping(a);
     expect(second.isError).toBeFalsy();
     expect((await dayBudget()).spentMicros).toBe(2 * PRICE);
     await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, [callMeta(second)!.callId]);
     const kiritimatiToday = new Intl.DateTimeFormat('en-CA', { timeZone: 'Pacific/Kiritimati' }).format(new Date());
-    const report = await p.admin('GET', `/v1/orgs/${o.orgId}/reports/spend?from=${kiritimatiToday}&to=${kiritimatiToday}&groupBy=day`);
+    const report = await p.admin(
+      'GET',
+      `/v1/orgs/${o.orgId}/reports/spend?from=${kiritimatiToday}&to=${kiritimatiToday}&groupBy=day`,
+    );
     expect(report.body.timeZone).toBe('Pacific/Kiritimati');
     expect(report.body.totals.calls).toBe(2);
     expect(report.body.rows).toEqual([expect.objectContaining({ day: kiritimatiToday, calls: 2 })]);
 
     const audit = (await p.admin('GET', `/v1/orgs/${o.orgId}/audit`)).body;
-    expect(audit.find((e: { action: string }) => e.action === 'org.updated').details.timeZone).toEqual({ from: 'UTC', to: 'Pacific/Kiritimati' });
+    expect(audit.find((e: { action: string }) => e.action === 'org.updated').details.timeZone).toEqual({
+      from: 'UTC',
+      to: 'Pacific/Kiritimati',
+    });
   });
 
   it('should change a key’s name, tags, metadata and disclosure mode (seen by the next session) and report spend by tag', async () => {
     const o = await setupOrg('hooli', 'hal@hooli.test');
-    const atlas = (await p.admin('POST', `/v1/orgs/${o.orgId}/keys`, { teamId: o.teamId, userId: o.userId, name: 'a', disclosureMode: 'FULL' })).body;
-    const zeus = (await p.admin('POST', `/v1/orgs/${o.orgId}/keys`, { teamId: o.teamId, userId: o.userId, name: 'z', tags: ['project:zeus'] })).body;
+    const atlas = (
+      await p.admin('POST', `/v1/orgs/${o.orgId}/keys`, {
+        teamId: o.teamId,
+        userId: o.userId,
+        name: 'a',
+        disclosureMode: 'FULL',
+      })
+    ).body;
+    const zeus = (
+      await p.admin('POST', `/v1/orgs/${o.orgId}/keys`, {
+        teamId: o.teamId,
+        userId: o.userId,
+        name: 'z',
+        tags: ['project:zeus'],
+      })
+    ).body;
     const names = async (secret: string) => (await (await agent(secret)).listTools()).tools.map((t) => t.name);
     expect(await names(atlas.secret)).not.toContain('tollgate__search_tools');
 
@@ -263,7 +345,12 @@ describe('day-2: organisations, people, keys, admin tokens, reports', () => {
       disclosureMode: 'PROGRESSIVE',
     });
     expect(patched.status, JSON.stringify(patched.body)).toBe(200);
-    expect(patched.body).toMatchObject({ name: 'atlas-agent', tags: ['project:atlas', 'env:prod'], metadata: { costCentre: 'CC-42' }, disclosureMode: 'PROGRESSIVE' });
+    expect(patched.body).toMatchObject({
+      name: 'atlas-agent',
+      tags: ['project:atlas', 'env:prod'],
+      metadata: { costCentre: 'CC-42' },
+      disclosureMode: 'PROGRESSIVE',
+    });
     expect(await names(atlas.secret)).toContain('tollgate__search_tools');
 
     for (const [body, field] of [
@@ -279,7 +366,8 @@ describe('day-2: organisations, people, keys, admin tokens, reports', () => {
     }
 
     const ids = [];
-    for (const secret of [atlas.secret, atlas.secret, zeus.secret]) ids.push(callMeta(await ping(await agent(secret)))!.callId);
+    for (const secret of [atlas.secret, atlas.secret, zeus.secret])
+      ids.push(callMeta(await ping(await agent(secret)))!.callId);
     await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, ids);
     const byTag = await p.admin('GET', `/v1/orgs/${o.orgId}/reports/spend?from=${today()}&to=${today()}&groupBy=tag`);
     expect(byTag.body.rows).toEqual([
@@ -289,9 +377,16 @@ describe('day-2: organisations, people, keys, admin tokens, reports', () => {
     ]);
     // Each call once in the totals, though atlas's calls are in two rows.
     expect(byTag.body.totals.costMicros).toBe(3 * PRICE);
-    const atlasOnly = await p.admin('GET', `/v1/orgs/${o.orgId}/reports/spend?from=${today()}&to=${today()}&groupBy=key&tag=project:atlas`);
-    expect(atlasOnly.body.rows).toEqual([expect.objectContaining({ keyId: atlas.key.id, keyName: 'atlas-agent', calls: 2 })]);
-    expect((await p.admin('GET', `/v1/orgs/${o.orgId}/reports/spend?from=${today()}&to=${today()}&tag=bad tag`)).body.field).toBe('tag');
+    const atlasOnly = await p.admin(
+      'GET',
+      `/v1/orgs/${o.orgId}/reports/spend?from=${today()}&to=${today()}&groupBy=key&tag=project:atlas`,
+    );
+    expect(atlasOnly.body.rows).toEqual([
+      expect.objectContaining({ keyId: atlas.key.id, keyName: 'atlas-agent', calls: 2 }),
+    ]);
+    expect(
+      (await p.admin('GET', `/v1/orgs/${o.orgId}/reports/spend?from=${today()}&to=${today()}&tag=bad tag`)).body.field,
+    ).toBe('tag');
   });
 
   it('should let a team admin set limits on the team’s keys only within the team’s', async () => {
@@ -300,44 +395,123 @@ describe('day-2: organisations, people, keys, admin tokens, reports', () => {
     const boss = (await p.admin('POST', `/v1/orgs/${o.orgId}/users`, { email: 'boss@umbrella.test' })).body.id;
     await p.admin('POST', `/v1/orgs/${o.orgId}/teams/${o.teamId}/members`, { userId: boss, isTeamAdmin: true });
     await p.admin('POST', `/v1/orgs/${o.orgId}/teams/${other}/members`, { userId: o.userId });
-    const teamAdmin = (await p.admin('POST', '/v1/admin-tokens', { role: 'TEAM_ADMIN', orgId: o.orgId, teamId: o.teamId, userId: boss, name: 'boss' })).body.secret as string;
-    const key = (await p.admin('POST', `/v1/orgs/${o.orgId}/keys`, { teamId: o.teamId, userId: o.userId, name: 'k' })).body.key;
-    const otherKey = (await p.admin('POST', `/v1/orgs/${o.orgId}/keys`, { teamId: other, userId: o.userId, name: 'o' })).body.key;
-    await p.admin('PUT', `/v1/orgs/${o.orgId}/budgets`, { scope: 'TEAM', scopeId: o.teamId, period: 'MONTH', limitMicros: 10_000_000 });
-    await p.admin('POST', `/v1/orgs/${o.orgId}/rate-limits`, { scope: 'TEAM', scopeId: o.teamId, callsPerWindow: 10, windowSeconds: 60 });
+    const teamAdmin = (
+      await p.admin('POST', '/v1/admin-tokens', {
+        role: 'TEAM_ADMIN',
+        orgId: o.orgId,
+        teamId: o.teamId,
+        userId: boss,
+        name: 'boss',
+      })
+    ).body.secret as string;
+    const key = (await p.admin('POST', `/v1/orgs/${o.orgId}/keys`, { teamId: o.teamId, userId: o.userId, name: 'k' }))
+      .body.key;
+    const otherKey = (await p.admin('POST', `/v1/orgs/${o.orgId}/keys`, { teamId: other, userId: o.userId, name: 'o' }))
+      .body.key;
+    await p.admin('PUT', `/v1/orgs/${o.orgId}/budgets`, {
+      scope: 'TEAM',
+      scopeId: o.teamId,
+      period: 'MONTH',
+      limitMicros: 10_000_000,
+    });
+    await p.admin('POST', `/v1/orgs/${o.orgId}/rate-limits`, {
+      scope: 'TEAM',
+      scopeId: o.teamId,
+      callsPerWindow: 10,
+      windowSeconds: 60,
+    });
 
-    const above = await p.admin('PUT', `/v1/orgs/${o.orgId}/keys/${key.id}/budget`, { period: 'MONTH', limitMicros: 20_000_000 }, teamAdmin);
+    const above = await p.admin(
+      'PUT',
+      `/v1/orgs/${o.orgId}/keys/${key.id}/budget`,
+      { period: 'MONTH', limitMicros: 20_000_000 },
+      teamAdmin,
+    );
     expect(above.status).toBe(403);
     expect(above.body.message).toContain('limitMicros');
-    expect((await p.admin('PUT', `/v1/orgs/${o.orgId}/keys/${key.id}/budget`, { period: 'MONTH', limitMicros: 5_000_000 }, teamAdmin)).status).toBe(200);
-    expect((await p.admin('POST', `/v1/orgs/${o.orgId}/keys/${key.id}/rate-limits`, { callsPerWindow: 20, windowSeconds: 60 }, teamAdmin)).status).toBe(403);
-    expect((await p.admin('POST', `/v1/orgs/${o.orgId}/keys/${key.id}/rate-limits`, { callsPerWindow: 5, windowSeconds: 60 }, teamAdmin)).status).toBe(201);
-    expect((await p.admin('PUT', `/v1/orgs/${o.orgId}/keys/${otherKey.id}/budget`, { period: 'MONTH', limitMicros: 1 }, teamAdmin)).status).toBe(404);
+    expect(
+      (
+        await p.admin(
+          'PUT',
+          `/v1/orgs/${o.orgId}/keys/${key.id}/budget`,
+          { period: 'MONTH', limitMicros: 5_000_000 },
+          teamAdmin,
+        )
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await p.admin(
+          'POST',
+          `/v1/orgs/${o.orgId}/keys/${key.id}/rate-limits`,
+          { callsPerWindow: 20, windowSeconds: 60 },
+          teamAdmin,
+        )
+      ).status,
+    ).toBe(403);
+    expect(
+      (
+        await p.admin(
+          'POST',
+          `/v1/orgs/${o.orgId}/keys/${key.id}/rate-limits`,
+          { callsPerWindow: 5, windowSeconds: 60 },
+          teamAdmin,
+        )
+      ).status,
+    ).toBe(201);
+    expect(
+      (
+        await p.admin(
+          'PUT',
+          `/v1/orgs/${o.orgId}/keys/${otherKey.id}/budget`,
+          { period: 'MONTH', limitMicros: 1 },
+          teamAdmin,
+        )
+      ).status,
+    ).toBe(404);
     const limits = (await p.admin('GET', `/v1/orgs/${o.orgId}/keys/${key.id}/limits`, undefined, teamAdmin)).body;
-    expect(limits.budgets).toEqual([expect.objectContaining({ scope: 'KEY', period: 'MONTH', limitMicros: 5_000_000 })]);
+    expect(limits.budgets).toEqual([
+      expect.objectContaining({ scope: 'KEY', period: 'MONTH', limitMicros: 5_000_000 }),
+    ]);
     expect(limits.rateLimits).toEqual([expect.objectContaining({ callsPerWindow: 5 })]);
     // The org admin is not held to the team's figures.
-    expect((await p.admin('PUT', `/v1/orgs/${o.orgId}/keys/${key.id}/budget`, { period: 'MONTH', limitMicros: 20_000_000 })).status).toBe(200);
+    expect(
+      (await p.admin('PUT', `/v1/orgs/${o.orgId}/keys/${key.id}/budget`, { period: 'MONTH', limitMicros: 20_000_000 }))
+        .status,
+    ).toBe(200);
 
     // Demoting the team admin revokes its TEAM_ADMIN token at once.
-    expect((await p.admin('PATCH', `/v1/orgs/${o.orgId}/teams/${o.teamId}/members/${boss}`, { isTeamAdmin: false })).body.isTeamAdmin).toBe(false);
+    expect(
+      (await p.admin('PATCH', `/v1/orgs/${o.orgId}/teams/${o.teamId}/members/${boss}`, { isTeamAdmin: false })).body
+        .isTeamAdmin,
+    ).toBe(false);
     expect((await p.admin('GET', `/v1/orgs/${o.orgId}/keys`, undefined, teamAdmin)).status).toBe(401);
   });
 
   it('should rename teams and users, move a user with their keys and remove a member', async () => {
     const o = await setupOrg('stark', 'tony@stark.test');
     const labs = (await p.admin('POST', `/v1/orgs/${o.orgId}/teams`, { name: 'labs' })).body.id;
-    const key = (await p.admin('POST', `/v1/orgs/${o.orgId}/keys`, { teamId: o.teamId, userId: o.userId, name: 'k' })).body;
+    const key = (await p.admin('POST', `/v1/orgs/${o.orgId}/keys`, { teamId: o.teamId, userId: o.userId, name: 'k' }))
+      .body;
     const a = await agent(key.secret);
     await ping(a);
 
-    expect((await p.admin('PATCH', `/v1/orgs/${o.orgId}/teams/${o.teamId}`, { name: 'platform-eng' })).body.name).toBe('platform-eng');
+    expect((await p.admin('PATCH', `/v1/orgs/${o.orgId}/teams/${o.teamId}`, { name: 'platform-eng' })).body.name).toBe(
+      'platform-eng',
+    );
     expect((await p.admin('PATCH', `/v1/orgs/${o.orgId}/teams/${o.teamId}`, { name: 'labs' })).status).toBe(409);
     expect((await p.admin('PATCH', `/v1/orgs/${o.orgId}/teams/${o.teamId}`, { name: '' })).body.field).toBe('name');
-    expect((await p.admin('PATCH', `/v1/orgs/${o.orgId}/users/${o.userId}`, { name: 'Tony S.' })).body.name).toBe('Tony S.');
-    expect((await p.admin('PATCH', `/v1/orgs/${o.orgId}/users/${o.userId}`, { email: 'nope' })).body.field).toBe('email');
+    expect((await p.admin('PATCH', `/v1/orgs/${o.orgId}/users/${o.userId}`, { name: 'Tony S.' })).body.name).toBe(
+      'Tony S.',
+    );
+    expect((await p.admin('PATCH', `/v1/orgs/${o.orgId}/users/${o.userId}`, { email: 'nope' })).body.field).toBe(
+      'email',
+    );
 
-    const moved = await p.admin('POST', `/v1/orgs/${o.orgId}/users/${o.userId}/move`, { fromTeamId: o.teamId, toTeamId: labs });
+    const moved = await p.admin('POST', `/v1/orgs/${o.orgId}/users/${o.userId}/move`, {
+      fromTeamId: o.teamId,
+      toTeamId: labs,
+    });
     expect(moved.status, JSON.stringify(moved.body)).toBe(200);
     expect(moved.body.movedKeyIds).toEqual([key.key.id]);
     expect((await p.admin('GET', `/v1/orgs/${o.orgId}/keys/${key.key.id}`)).body.teamId).toBe(labs);
@@ -345,7 +519,9 @@ describe('day-2: organisations, people, keys, admin tokens, reports', () => {
     const call = await ping(a);
     await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, [callMeta(call)!.callId]);
     expect((await db.usageEvent.findUnique({ where: { id: callMeta(call)!.callId } }))?.teamId).toBe(labs);
-    expect((await p.admin('GET', `/v1/orgs/${o.orgId}/teams/${labs}/members`)).body.map((m: { userId: string }) => m.userId)).toEqual([o.userId]);
+    expect(
+      (await p.admin('GET', `/v1/orgs/${o.orgId}/teams/${labs}/members`)).body.map((m: { userId: string }) => m.userId),
+    ).toEqual([o.userId]);
 
     const removed = await p.admin('DELETE', `/v1/orgs/${o.orgId}/teams/${labs}/members/${o.userId}`);
     expect(removed.body.revokedKeyIds).toEqual([key.key.id]);
@@ -355,19 +531,43 @@ describe('day-2: organisations, people, keys, admin tokens, reports', () => {
 
   it('should list, expire and revoke admin tokens with their owners, and name the person in the audit trail', async () => {
     const o = await setupOrg('wayne', 'bruce@wayne.test');
-    const alfred = (await p.admin('POST', `/v1/orgs/${o.orgId}/users`, { email: 'alfred@wayne.test', name: 'Alfred Pennyworth' })).body.id;
-    const personal = await p.admin('POST', '/v1/admin-tokens', { role: 'ORG_ADMIN', orgId: o.orgId, userId: alfred, name: 'alfred-laptop' });
-    const ci = await p.admin('POST', '/v1/admin-tokens', { role: 'FINANCE', orgId: o.orgId, name: 'ci', ownerLabel: 'billing pipeline', expiresAt: '2099-01-01T00:00:00Z' });
+    const alfred = (
+      await p.admin('POST', `/v1/orgs/${o.orgId}/users`, { email: 'alfred@wayne.test', name: 'Alfred Pennyworth' })
+    ).body.id;
+    const personal = await p.admin('POST', '/v1/admin-tokens', {
+      role: 'ORG_ADMIN',
+      orgId: o.orgId,
+      userId: alfred,
+      name: 'alfred-laptop',
+    });
+    const ci = await p.admin('POST', '/v1/admin-tokens', {
+      role: 'FINANCE',
+      orgId: o.orgId,
+      name: 'ci',
+      ownerLabel: 'billing pipeline',
+      expiresAt: '2099-01-01T00:00:00Z',
+    });
     expect(ci.body.expiresAt).toBe('2099-01-01T00:00:00.000Z');
     // Alfred makes a change with his token.
-    expect((await p.admin('PATCH', `/v1/orgs/${o.orgId}/teams/${o.teamId}`, { name: 'gotham' }, personal.body.secret)).status).toBe(200);
+    expect(
+      (await p.admin('PATCH', `/v1/orgs/${o.orgId}/teams/${o.teamId}`, { name: 'gotham' }, personal.body.secret))
+        .status,
+    ).toBe(200);
 
     const list = await p.admin('GET', '/v1/admin-tokens', undefined, personal.body.secret);
     expect(list.status).toBe(200);
     const mine = list.body.find((t: { id: string }) => t.id === personal.body.id);
-    expect(mine).toMatchObject({ role: 'ORG_ADMIN', owner: { id: alfred, name: 'Alfred Pennyworth', email: 'alfred@wayne.test' }, revokedAt: null });
+    expect(mine).toMatchObject({
+      role: 'ORG_ADMIN',
+      owner: { id: alfred, name: 'Alfred Pennyworth', email: 'alfred@wayne.test' },
+      revokedAt: null,
+    });
     expect(mine.lastUsedAt).not.toBeNull();
-    expect(list.body.find((t: { id: string }) => t.id === ci.body.id)).toMatchObject({ role: 'FINANCE', owner: null, ownerLabel: 'billing pipeline' });
+    expect(list.body.find((t: { id: string }) => t.id === ci.body.id)).toMatchObject({
+      role: 'FINANCE',
+      owner: null,
+      ownerLabel: 'billing pipeline',
+    });
     expect(JSON.stringify(list.body)).not.toContain(personal.body.secret);
     expect(list.body.every((t: { orgId: string }) => t.orgId === o.orgId)).toBe(true);
 
@@ -381,17 +581,27 @@ describe('day-2: organisations, people, keys, admin tokens, reports', () => {
 
     // Expiry: a token set to expire shortly stops at that time.
     const soon = new Date(Date.now() + 1_500).toISOString();
-    expect((await p.admin('PATCH', `/v1/admin-tokens/${ci.body.id}`, { expiresAt: soon }, personal.body.secret)).body.expiresAt).toBe(soon);
+    expect(
+      (await p.admin('PATCH', `/v1/admin-tokens/${ci.body.id}`, { expiresAt: soon }, personal.body.secret)).body
+        .expiresAt,
+    ).toBe(soon);
     expect((await p.admin('GET', `/v1/orgs/${o.orgId}/audit`, undefined, ci.body.secret)).status).toBe(200);
-    await msUntil(async () => (await p.admin('GET', `/v1/orgs/${o.orgId}/audit`, undefined, ci.body.secret)).status === 401, 5_000);
-    expect((await p.admin('PATCH', `/v1/admin-tokens/${ci.body.id}`, { expiresAt: '2001-01-01T00:00:00Z' })).body.field).toBe('expiresAt');
+    await msUntil(
+      async () => (await p.admin('GET', `/v1/orgs/${o.orgId}/audit`, undefined, ci.body.secret)).status === 401,
+      5_000,
+    );
+    expect(
+      (await p.admin('PATCH', `/v1/admin-tokens/${ci.body.id}`, { expiresAt: '2001-01-01T00:00:00Z' })).body.field,
+    ).toBe('expiresAt');
 
     // Another org's admin sees none of these; finance may not manage tokens.
     const other = (await p.admin('POST', '/v1/orgs', { name: 'Other', slug: 'other-wayne' })).body.id;
-    const otherAdmin = (await p.admin('POST', '/v1/admin-tokens', { role: 'ORG_ADMIN', orgId: other, name: 'x' })).body.secret;
+    const otherAdmin = (await p.admin('POST', '/v1/admin-tokens', { role: 'ORG_ADMIN', orgId: other, name: 'x' })).body
+      .secret;
     expect((await p.admin('DELETE', `/v1/admin-tokens/${personal.body.id}`, undefined, otherAdmin)).status).toBe(404);
     expect((await p.admin('GET', `/v1/admin-tokens?orgId=${o.orgId}`, undefined, otherAdmin)).status).toBe(404);
-    const finance = (await p.admin('POST', '/v1/admin-tokens', { role: 'FINANCE', orgId: o.orgId, name: 'f' })).body.secret;
+    const finance = (await p.admin('POST', '/v1/admin-tokens', { role: 'FINANCE', orgId: o.orgId, name: 'f' })).body
+      .secret;
     expect((await p.admin('GET', '/v1/admin-tokens', undefined, finance)).status).toBe(403);
 
     // Revoked: refused from the next request on.
@@ -399,6 +609,9 @@ describe('day-2: organisations, people, keys, admin tokens, reports', () => {
     expect(revoked.body.revokedAt).not.toBeNull();
     expect((await p.admin('GET', `/v1/orgs/${o.orgId}`, undefined, personal.body.secret)).status).toBe(401);
     const trail = (await p.admin('GET', `/v1/orgs/${o.orgId}/audit`)).body;
-    expect(trail.find((e: { action: string }) => e.action === 'admin-token.revoked').actor).toMatchObject({ tokenId: 'bootstrap', role: 'PLATFORM_ADMIN' });
+    expect(trail.find((e: { action: string }) => e.action === 'admin-token.revoked').actor).toMatchObject({
+      tokenId: 'bootstrap',
+      role: 'PLATFORM_ADMIN',
+    });
   });
 });

@@ -8,7 +8,11 @@ import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-serv
 import { OwnRedis, TcpProxy, startOwnRedis, startTcpProxy } from '../support/outages';
 import { RunningPlatform, startPlatform } from '../support/platform';
 
-type RpcAnswer = { id?: unknown; result?: { isError?: boolean; content: { text: string }[] }; error?: { code: number; message: string; data?: { retryAfterSeconds?: number; dependency?: string } } };
+type RpcAnswer = {
+  id?: unknown;
+  result?: { isError?: boolean; content: { text: string }[] };
+  error?: { code: number; message: string; data?: { retryAfterSeconds?: number; dependency?: string } };
+};
 
 /**
  * A dependency outage is not the agent's fault: with Redis or Postgres down the edge answers 503
@@ -26,16 +30,38 @@ describe('edge: Redis or Postgres down', () => {
   let sessionId: string;
 
   const post = (url: string, key: string, body: unknown) =>
-    fetch(`${url}/mcp`, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${key}` }, body: JSON.stringify(body) });
-  const toolsCall = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'fx__ping', arguments: {} } });
-  const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+    fetch(`${url}/mcp`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        Authorization: `Bearer ${key}`,
+      },
+      body: JSON.stringify(body),
+    });
+  const toolsCall = (id: number) => ({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name: 'fx__ping', arguments: {} },
+  });
+  const initialize = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+  };
 
   async function expectUnavailable(res: Response, dependency: string, id: unknown): Promise<void> {
     const text = await res.text();
     expect(res.status, text).toBe(503);
     expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
     const body = JSON.parse(text) as RpcAnswer;
-    expect(body).toMatchObject({ jsonrpc: '2.0', id, error: { code: -32603, data: { dependency, retryAfterSeconds: Number(res.headers.get('retry-after')) } } });
+    expect(body).toMatchObject({
+      jsonrpc: '2.0',
+      id,
+      error: { code: -32603, data: { dependency, retryAfterSeconds: Number(res.headers.get('retry-after')) } },
+    });
     expect(body.error!.message).toMatch(/unavailable/i);
   }
 
@@ -43,7 +69,10 @@ describe('edge: Redis or Postgres down', () => {
     // Persistent, so Redis comes back with its data: this test is about the outage, not data loss.
     redis = await startOwnRedis({ persist: true });
     p = await startPlatform({ REDIS_URL: redis.url });
-    pgProxy = await startTcpProxy(Number(new URL(adminDatabaseUrl()).port || 5432), new URL(adminDatabaseUrl()).hostname);
+    pgProxy = await startTcpProxy(
+      Number(new URL(adminDatabaseUrl()).port || 5432),
+      new URL(adminDatabaseUrl()).hostname,
+    );
     const proxiedDb = new URL(p.env.vars.DATABASE_URL);
     proxiedDb.hostname = '127.0.0.1';
     proxiedDb.port = String(pgProxy.port);
@@ -56,12 +85,22 @@ describe('edge: Redis or Postgres down', () => {
     const teamId = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 't' })).body.id;
     const userId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'o@acme.test' })).body.id;
     await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId });
-    for (const name of ['seen', 'unseen']) keys.push((await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name })).body.secret);
-    const up = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'fx', transport: 'STREAMABLE_HTTP', url: upstream.url, callTimeoutMs: 10_000 });
+    for (const name of ['seen', 'unseen'])
+      keys.push((await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name })).body.secret);
+    const up = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
+      namespace: 'fx',
+      transport: 'STREAMABLE_HTTP',
+      url: upstream.url,
+      callTimeoutMs: 10_000,
+    });
     const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${up.body.id}/sync`);
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
     await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['fx:*'], deny: [] });
-    await p.admin('POST', `/v1/orgs/${orgId}/prices`, { upstreamId: up.body.id, toolPattern: '*', perCallMicros: 1_000 });
+    await p.admin('POST', `/v1/orgs/${orgId}/prices`, {
+      upstreamId: up.body.id,
+      toolPattern: '*',
+      perCallMicros: 1_000,
+    });
     const opened = await post(p.edgeUrl, keys[0], initialize);
     sessionId = opened.headers.get('mcp-session-id')!;
     expect(sessionId).toBeTruthy();
@@ -79,7 +118,8 @@ describe('edge: Redis or Postgres down', () => {
     // Back with its data, so the apps' Redis clients can close instead of waiting for it.
     await redis?.restart();
     // Closed once every app is ready again (reconnected): closing mid-reconnect can wait on Redis for good.
-    for (const url of [p.edgeUrl, p.workerUrl]) while ((await fetch(`${url}/readyz`)).status !== 200) await new Promise((r) => setTimeout(r, 50));
+    for (const url of [p.edgeUrl, p.workerUrl])
+      while ((await fetch(`${url}/readyz`)).status !== 200) await new Promise((r) => setTimeout(r, 50));
     await p?.close();
     await redis?.stop();
   });
@@ -97,7 +137,12 @@ describe('edge: Redis or Postgres down', () => {
     await expectUnavailable(await post(p.edgeUrl, keys[0], initialize), 'redis', null);
     const inSession = await fetch(`${p.edgeUrl}/mcp`, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${keys[0]}`, 'Mcp-Session-Id': sessionId },
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        Authorization: `Bearer ${keys[0]}`,
+        'Mcp-Session-Id': sessionId,
+      },
       body: JSON.stringify(toolsCall(9)),
     });
     await expectUnavailable(inSession, 'redis', null);

@@ -1,10 +1,19 @@
 import { QueueName } from '@tollgate/queue';
 import { waitForJobs } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FixtureServer, PROTOCOL_FIXTURE_TOOLS, STANDARD_FIXTURE_TOOLS, startFixtureServer } from '../fixtures/http-fixture-server';
+import {
+  FixtureServer,
+  PROTOCOL_FIXTURE_TOOLS,
+  STANDARD_FIXTURE_TOOLS,
+  startFixtureServer,
+} from '../fixtures/http-fixture-server';
 import { RunningPlatform, startPlatform } from '../support/platform';
 
-type Answer = { id?: unknown; result?: { isError?: boolean; content: { text: string }[]; _meta?: Record<string, any> }; error?: { code: number; message: string } };
+type Answer = {
+  id?: unknown;
+  result?: { isError?: boolean; content: { text: string }[]; _meta?: Record<string, any> };
+  error?: { code: number; message: string };
+};
 
 /** JSON text nested `depth` levels deep (JSON.stringify itself overflows the stack on such a value). */
 class DeepJson {
@@ -17,7 +26,9 @@ class DeepJson {
 /** JSON.stringify, but a DeepJson anywhere in `value` is written as its text. */
 function toJson(value: unknown): string {
   const holes: string[] = [];
-  const text = JSON.stringify(value, (_k, v: unknown) => (v instanceof DeepJson ? `\u0000deep${holes.push(v.toText()) - 1}` : v));
+  const text = JSON.stringify(value, (_k, v: unknown) =>
+    v instanceof DeepJson ? `\u0000deep${holes.push(v.toText()) - 1}` : v,
+  );
   return text.replace(/"\\u0000deep(\d+)"/g, (_m, i: string) => holes[Number(i)]);
 }
 
@@ -37,13 +48,25 @@ describe('edge: a hostile key and the shared upstream', () => {
   const post = (key: string, body: unknown, signal?: AbortSignal) =>
     fetch(`${p.edgeUrl}/mcp`, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${key}` },
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        Authorization: `Bearer ${key}`,
+      },
       body: toJson(body),
       signal,
     });
-  const toolsCall = (id: number, name: string, args?: unknown) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, ...(args === undefined ? {} : { arguments: args }) } });
-  const call = async (key: string, name: string, args?: unknown): Promise<Answer> => (await (await post(key, toolsCall(1, name, args))).json()) as Answer;
-  const errorOf = (a: Answer) => a.result?._meta?.['tollgate/error'] as { code: string; limit?: string; allowed?: number; measured?: number; message: string; hint: string } | undefined;
+  const toolsCall = (id: number, name: string, args?: unknown) => ({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name, ...(args === undefined ? {} : { arguments: args }) },
+  });
+  const call = async (key: string, name: string, args?: unknown): Promise<Answer> =>
+    (await (await post(key, toolsCall(1, name, args))).json()) as Answer;
+  const errorOf = (a: Answer) =>
+    a.result?._meta?.['tollgate/error'] as
+      { code: string; limit?: string; allowed?: number; measured?: number; message: string; hint: string } | undefined;
 
   beforeAll(async () => {
     p = await startPlatform();
@@ -57,11 +80,20 @@ describe('edge: a hostile key and the shared upstream', () => {
     };
     hostileKey = await keyFor('mallory@shared.test');
     honestKey = await keyFor('alice@shared.test');
-    const up = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'fx', transport: 'STREAMABLE_HTTP', url: upstream.url, callTimeoutMs: 10_000 });
+    const up = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
+      namespace: 'fx',
+      transport: 'STREAMABLE_HTTP',
+      url: upstream.url,
+      callTimeoutMs: 10_000,
+    });
     const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${up.body.id}/sync`);
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
     await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['fx:*'], deny: [] });
-    await p.admin('POST', `/v1/orgs/${orgId}/prices`, { upstreamId: up.body.id, toolPattern: '*', perCallMicros: 1_000 });
+    await p.admin('POST', `/v1/orgs/${orgId}/prices`, {
+      upstreamId: up.body.id,
+      toolPattern: '*',
+      perCallMicros: 1_000,
+    });
   });
 
   afterAll(async () => {
@@ -79,7 +111,12 @@ describe('edge: a hostile key and the shared upstream', () => {
     const viaMetaTool = await call(hostileKey, 'tollgate__call_tool', { name: 'fx__ping', arguments: deep });
     for (const answer of [lean, viaBatch, viaMetaTool]) {
       expect(answer.result?.isError).toBe(true);
-      expect(errorOf(answer)).toMatchObject({ code: 'INVALID_ARGUMENTS', limit: 'maxDepth', allowed: 64, charged: false });
+      expect(errorOf(answer)).toMatchObject({
+        code: 'INVALID_ARGUMENTS',
+        limit: 'maxDepth',
+        allowed: 64,
+        charged: false,
+      });
       expect(errorOf(answer)!.measured).toBeGreaterThanOrEqual(20_000);
       // Refused before admission: no call id, no cost.
       expect(answer.result?._meta?.['tollgate/call']).toBeUndefined();
@@ -89,9 +126,23 @@ describe('edge: a hostile key and the shared upstream', () => {
 
   it('should refuse arguments over 1 MiB and objects with too many keys, naming the limit and the measured value', async () => {
     const big = await call(hostileKey, 'fx__ping', { blob: 'x'.repeat(1_100_000) });
-    expect(errorOf(big)).toMatchObject({ code: 'INVALID_ARGUMENTS', limit: 'maxBytes', allowed: 1_048_576, measured: 1_100_011 });
-    const wide = await call(hostileKey, 'fx__ping', Object.fromEntries(Array.from({ length: 5_000 }, (_, i) => [`k${i}`, i])));
-    expect(errorOf(wide)).toMatchObject({ code: 'INVALID_ARGUMENTS', limit: 'maxKeysPerObject', allowed: 1_000, measured: 5_000 });
+    expect(errorOf(big)).toMatchObject({
+      code: 'INVALID_ARGUMENTS',
+      limit: 'maxBytes',
+      allowed: 1_048_576,
+      measured: 1_100_011,
+    });
+    const wide = await call(
+      hostileKey,
+      'fx__ping',
+      Object.fromEntries(Array.from({ length: 5_000 }, (_, i) => [`k${i}`, i])),
+    );
+    expect(errorOf(wide)).toMatchObject({
+      code: 'INVALID_ARGUMENTS',
+      limit: 'maxKeysPerObject',
+      allowed: 1_000,
+      measured: 5_000,
+    });
     expect(errorOf(wide)!.hint).toMatch(/64 levels deep/);
   });
 
@@ -104,7 +155,9 @@ describe('edge: a hostile key and the shared upstream', () => {
       for (let i = 0; i < 6; i++) {
         // Deep and oversized arguments, on the lean path and through the meta-tool.
         hostileCodes.add(errorOf(await call(hostileKey, 'fx__ping', deep))?.code);
-        hostileCodes.add(errorOf(await call(hostileKey, 'tollgate__call_tool', { name: 'fx__ping', arguments: deep }))?.code);
+        hostileCodes.add(
+          errorOf(await call(hostileKey, 'tollgate__call_tool', { name: 'fx__ping', arguments: deep }))?.code,
+        );
         hostileCodes.add(errorOf(await call(hostileKey, 'fx__ping', { blob: 'y'.repeat(2_000_000) }))?.code);
       }
       // A JSON-RPC error the upstream answers to what it was sent: the upstream is up.

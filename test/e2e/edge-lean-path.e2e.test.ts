@@ -15,10 +15,24 @@ describe('edge: lean tools/call path', () => {
   let orgId: string;
   let keySecret: string;
 
-  const headers = () => ({ 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${keySecret}` });
+  const headers = () => ({
+    'Content-Type': 'application/json',
+    Accept: 'application/json, text/event-stream',
+    Authorization: `Bearer ${keySecret}`,
+  });
   const post = (body: unknown, extra: Record<string, string> = {}, signal?: AbortSignal) =>
-    fetch(`${p.edgeUrl}/mcp`, { method: 'POST', headers: { ...headers(), ...extra }, body: JSON.stringify(body), signal });
-  const toolsCall = (id: number | string, name: string, args?: unknown) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, ...(args === undefined ? {} : { arguments: args }) } });
+    fetch(`${p.edgeUrl}/mcp`, {
+      method: 'POST',
+      headers: { ...headers(), ...extra },
+      body: JSON.stringify(body),
+      signal,
+    });
+  const toolsCall = (id: number | string, name: string, args?: unknown) => ({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name, ...(args === undefined ? {} : { arguments: args }) },
+  });
 
   beforeAll(async () => {
     p = await startPlatform();
@@ -29,13 +43,33 @@ describe('edge: lean tools/call path', () => {
     await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId });
     const key = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'agent' });
     keySecret = key.body.secret;
-    const up = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'fx', transport: 'STREAMABLE_HTTP', url: upstream.url, callTimeoutMs: 10_000 });
+    const up = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
+      namespace: 'fx',
+      transport: 'STREAMABLE_HTTP',
+      url: upstream.url,
+      callTimeoutMs: 10_000,
+    });
     const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${up.body.id}/sync`);
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
     await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['fx:*'], deny: [] });
-    await p.admin('POST', `/v1/orgs/${orgId}/prices`, { upstreamId: up.body.id, toolPattern: '*', perCallMicros: 1_000 });
+    await p.admin('POST', `/v1/orgs/${orgId}/prices`, {
+      upstreamId: up.body.id,
+      toolPattern: '*',
+      perCallMicros: 1_000,
+    });
     // One call at a time for this key: a slot that is not given back blocks the next call.
-    expect((await p.admin('POST', `/v1/orgs/${orgId}/rate-limits`, { scope: 'KEY', scopeId: key.body.key.id, toolPattern: '*', maxConcurrent: 1, callsPerWindow: 1000, windowSeconds: 60 })).status).toBe(201);
+    expect(
+      (
+        await p.admin('POST', `/v1/orgs/${orgId}/rate-limits`, {
+          scope: 'KEY',
+          scopeId: key.body.key.id,
+          toolPattern: '*',
+          maxConcurrent: 1,
+          callsPerWindow: 1000,
+          windowSeconds: 60,
+        })
+      ).status,
+    ).toBe(201);
   });
 
   afterAll(async () => {
@@ -47,7 +81,11 @@ describe('edge: lean tools/call path', () => {
     const lean = await post(toolsCall('a-1', 'fx__reported-cost', { costMicros: 0 }));
     expect(lean.status).toBe(200);
     expect(lean.headers.get('content-type')).toMatch(/^application\/json/);
-    const leanBody = (await lean.json()) as { jsonrpc: string; id: string; result: { content: unknown; _meta: Record<string, any> } };
+    const leanBody = (await lean.json()) as {
+      jsonrpc: string;
+      id: string;
+      result: { content: unknown; _meta: Record<string, any> };
+    };
 
     // A batch is not the lean path's: the SDK answers it.
     const viaSdk = await post([toolsCall(7, 'fx__reported-cost', { costMicros: 0 })]);
@@ -59,7 +97,11 @@ describe('edge: lean tools/call path', () => {
     expect(leanBody.id).toBe('a-1');
     expect(sdkBody.id).toBe(7);
     expect(leanBody.result.content).toEqual(sdkBody.result.content);
-    const strip = (meta: Record<string, any>) => ({ ...meta, 'tollgate/call': { ...meta['tollgate/call'], callId: 'x', latencyMs: 0 }, 'tollgate/budget': undefined });
+    const strip = (meta: Record<string, any>) => ({
+      ...meta,
+      'tollgate/call': { ...meta['tollgate/call'], callId: 'x', latencyMs: 0 },
+      'tollgate/budget': undefined,
+    });
     expect(strip(leanBody.result._meta)).toEqual(strip(sdkBody.result._meta));
     expect(leanBody.result._meta['tollgate/call'].costMicros).toBe(1_000);
   });
@@ -72,7 +114,12 @@ describe('edge: lean tools/call path', () => {
   });
 
   it('should answer malformed tools/call params with a JSON-RPC error naming the field', async () => {
-    const res = await post({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'fx__ping', arguments: ['not', 'an', 'object'] } });
+    const res = await post({
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'tools/call',
+      params: { name: 'fx__ping', arguments: ['not', 'an', 'object'] },
+    });
     const body = (await res.json()) as { id: number; error: { code: number; message: string }; result?: unknown };
     expect(body.id).toBe(3);
     expect(body.result).toBeUndefined();
@@ -84,14 +131,19 @@ describe('edge: lean tools/call path', () => {
     expect(noSse.status).toBe(406);
     const oldVersion = await post(toolsCall(5, 'fx__ping'), { 'MCP-Protocol-Version': '1999-01-01' });
     expect(oldVersion.status).toBe(400);
-    expect(((await oldVersion.json()) as { error: { message: string } }).error.message).toMatch(/Unsupported protocol version/);
+    expect(((await oldVersion.json()) as { error: { message: string } }).error.message).toMatch(
+      /Unsupported protocol version/,
+    );
   });
 
   it('should refuse a body over 4 MB with a JSON-RPC error and keep serving the key', async () => {
     const huge = toolsCall(9, 'fx__ping', { padding: 'x'.repeat(5 * 1024 * 1024) });
     const res = await post(huge);
     expect(res.status).toBe(413);
-    expect(((await res.json()) as { error: { code: number; message: string } }).error).toMatchObject({ code: -32600, message: expect.stringMatching(/larger than/) });
+    expect(((await res.json()) as { error: { code: number; message: string } }).error).toMatchObject({
+      code: -32600,
+      message: expect.stringMatching(/larger than/),
+    });
     const next = (await (await post(toolsCall(10, 'fx__ping'))).json()) as { result: { isError?: boolean } };
     expect(next.result.isError).toBeUndefined();
   });

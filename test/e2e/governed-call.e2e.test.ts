@@ -4,7 +4,15 @@ import { PrismaClient } from '@prisma/client';
 import { usageEntryFields } from '@tollgate/metering';
 import { QueueName, usageOutboxKeys } from '@tollgate/queue';
 import { Redis } from 'ioredis';
-import { SERVER_EVERYTHING, callMeta, connectAgent, textOf, toolError, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
+import {
+  SERVER_EVERYTHING,
+  callMeta,
+  connectAgent,
+  textOf,
+  toolError,
+  waitForJobs,
+  waitForUsageEvents,
+} from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
 import { RunningPlatform, startPlatform } from '../support/platform';
@@ -42,8 +50,14 @@ describe('governed call, end to end', () => {
   const realWrites = { out: process.stdout.write.bind(process.stdout), err: process.stderr.write.bind(process.stderr) };
 
   beforeAll(async () => {
-    process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) => (logged.push(String(chunk)), realWrites.out(chunk, ...rest))) as never;
-    process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => (logged.push(String(chunk)), realWrites.err(chunk, ...rest))) as never;
+    process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) => (
+      logged.push(String(chunk)),
+      realWrites.out(chunk, ...rest)
+    )) as never;
+    process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => (
+      logged.push(String(chunk)),
+      realWrites.err(chunk, ...rest)
+    )) as never;
     p = await startPlatform({ LOG_LEVEL: 'verbose' });
     db = new PrismaClient({ adapter: new PrismaPg({ connectionString: p.env.vars.DATABASE_URL }) });
     flaky = await startFixtureServer();
@@ -57,22 +71,59 @@ describe('governed call, end to end', () => {
     keySecret = key.body.secret;
     keyId = key.body.key.id;
 
-    const everything = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'everything', transport: 'STDIO', ...SERVER_EVERYTHING });
+    const everything = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
+      namespace: 'everything',
+      transport: 'STDIO',
+      ...SERVER_EVERYTHING,
+    });
     expect(everything.status).toBe(201);
     everythingId = everything.body.id;
-    const flakyRes = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'flaky', transport: 'STREAMABLE_HTTP', url: flaky.url, callTimeoutMs: 5000 });
+    const flakyRes = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
+      namespace: 'flaky',
+      transport: 'STREAMABLE_HTTP',
+      url: flaky.url,
+      callTimeoutMs: 5000,
+    });
     expect(flakyRes.status).toBe(201);
     flakyId = flakyRes.body.id;
     await syncNow(everythingId);
     await syncNow(flakyId);
 
     expect(
-      (await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['everything:*', 'flaky:*'], deny: ['everything:get-env'] })).status,
+      (
+        await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, {
+          allow: ['everything:*', 'flaky:*'],
+          deny: ['everything:get-env'],
+        })
+      ).status,
     ).toBe(200);
-    expect((await p.admin('POST', `/v1/orgs/${orgId}/prices`, { upstreamId: everythingId, toolPattern: 'echo', perCallMicros: PRICE_PER_ECHO })).status).toBe(201);
-    expect((await p.admin('POST', `/v1/orgs/${orgId}/prices`, { upstreamId: flakyId, toolPattern: '*', perCallMicros: 100_000 })).status).toBe(201);
     expect(
-      (await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, { scope: 'KEY', scopeId: keyId, period: 'MONTH', limitMicros: PRICE_PER_ECHO * CALLS_ALLOWED + 100_000 })).status,
+      (
+        await p.admin('POST', `/v1/orgs/${orgId}/prices`, {
+          upstreamId: everythingId,
+          toolPattern: 'echo',
+          perCallMicros: PRICE_PER_ECHO,
+        })
+      ).status,
+    ).toBe(201);
+    expect(
+      (
+        await p.admin('POST', `/v1/orgs/${orgId}/prices`, {
+          upstreamId: flakyId,
+          toolPattern: '*',
+          perCallMicros: 100_000,
+        })
+      ).status,
+    ).toBe(201);
+    expect(
+      (
+        await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, {
+          scope: 'KEY',
+          scopeId: keyId,
+          period: 'MONTH',
+          limitMicros: PRICE_PER_ECHO * CALLS_ALLOWED + 100_000,
+        })
+      ).status,
     ).toBe(200);
 
     agent = await connectAgent(p.edgeUrl, keySecret);
@@ -110,7 +161,12 @@ describe('governed call, end to end', () => {
   it('should refuse a denied tool with a structured tool error and never reach the upstream', async () => {
     const res = await agent.callTool({ name: 'everything__get-env', arguments: {} });
     expect(res.isError).toBe(true);
-    expect(toolError(res as never)).toMatchObject({ code: 'TOOL_NOT_ALLOWED', reason: 'DENIED_BY_RULE', rule: 'everything:get-env', scope: 'ORG' });
+    expect(toolError(res as never)).toMatchObject({
+      code: 'TOOL_NOT_ALLOWED',
+      reason: 'DENIED_BY_RULE',
+      rule: 'everything:get-env',
+      scope: 'ORG',
+    });
     expect(textOf(res as never)).toContain('TOOL_NOT_ALLOWED');
   });
 
@@ -146,7 +202,9 @@ describe('governed call, end to end', () => {
       const meta = callMeta(res as never)!;
       expect(meta.costMicros).toBe(PRICE_PER_ECHO);
       callIds.push(meta.callId);
-      expect((res._meta as any)['tollgate/budget'].remainingMicros).toBe(PRICE_PER_ECHO * (CALLS_ALLOWED - i) + 100_000);
+      expect((res._meta as any)['tollgate/budget'].remainingMicros).toBe(
+        PRICE_PER_ECHO * (CALLS_ALLOWED - i) + 100_000,
+      );
     }
     const refused = await agent.callTool({ name: 'everything__echo', arguments: { message: 'one too many' } });
     expect(refused.isError).toBe(true);
@@ -187,18 +245,28 @@ describe('governed call, end to end', () => {
     for (const auth of [undefined, 'Bearer tg_not-a-real-key', `Bearer tg_${'x'.repeat(40)}`]) {
       const res = await fetch(`${p.edgeUrl}/mcp`, {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...(auth ? { Authorization: auth } : {}) },
+        headers: {
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+          ...(auth ? { Authorization: auth } : {}),
+        },
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
       });
       expect(res.status).toBe(401);
-      expect(res.headers.get('www-authenticate')).toMatch(/^Bearer realm="tollgate", resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp", scope="mcp"/);
+      expect(res.headers.get('www-authenticate')).toMatch(
+        /^Bearer realm="tollgate", resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp", scope="mcp"/,
+      );
     }
   });
 
   it('should answer a JSON-RPC parse error for malformed protocol input', async () => {
     const res = await fetch(`${p.edgeUrl}/mcp`, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${keySecret}` },
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        Authorization: `Bearer ${keySecret}`,
+      },
       body: '{"jsonrpc": "2.0", "id": 1, "method": ',
     });
     expect(res.status).toBe(400);

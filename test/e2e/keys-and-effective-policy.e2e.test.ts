@@ -19,9 +19,29 @@ interface EffectiveTool {
   visible: boolean;
   callable: boolean;
   autoExecute: boolean;
-  price: { ruleId: string | null; upstreamId: string | null; toolPattern: string; perCallMicros: number; perOutputTokenMicros: number; reportedCostCapMicros: number } | null;
-  rateLimits: { ruleId: string; scope: string; toolPattern: string; callsPerWindow: number | null; windowSeconds: number; maxConcurrent: number | null }[];
-  refusal: { reason: string; scope: string | null; scopeId: string | null; rule: string | null; message: string } | null;
+  price: {
+    ruleId: string | null;
+    upstreamId: string | null;
+    toolPattern: string;
+    perCallMicros: number;
+    perOutputTokenMicros: number;
+    reportedCostCapMicros: number;
+  } | null;
+  rateLimits: {
+    ruleId: string;
+    scope: string;
+    toolPattern: string;
+    callsPerWindow: number | null;
+    windowSeconds: number;
+    maxConcurrent: number | null;
+  }[];
+  refusal: {
+    reason: string;
+    scope: string | null;
+    scopeId: string | null;
+    rule: string | null;
+    message: string;
+  } | null;
 }
 
 interface Standing {
@@ -53,15 +73,25 @@ describe('keys: effective policy, rotation, expiry, last use', () => {
   const budgetLimits = { KEY: 1_000_000, USER: 2_000_000, TEAM: 3_000_000, ORG: 4_000_000 } as const;
   const agents: Client[] = [];
 
-  const effective = async (token?: string) => p.admin('GET', `/v1/orgs/${orgId}/keys/${keyId}/effective-policy`, undefined, token);
+  const effective = async (token?: string) =>
+    p.admin('GET', `/v1/orgs/${orgId}/keys/${keyId}/effective-policy`, undefined, token);
   const toolOf = (body: { tools: EffectiveTool[] }, name: string) => body.tools.find((t) => t.exposedName === name)!;
 
   /** The edge's HTTP status for an `initialize` with this secret. */
   async function edgeStatus(withSecret: string): Promise<number> {
     const res = await fetch(`${p.edgeUrl}/mcp`, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${withSecret}` },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'probe', version: '1' } } }),
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        Authorization: `Bearer ${withSecret}`,
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'probe', version: '1' } },
+      }),
     });
     await res.text();
     return res.status;
@@ -105,31 +135,93 @@ describe('keys: effective policy, rotation, expiry, last use', () => {
     secret = issued.secret;
     expect(issued.key.lastUsedAt).toBeNull();
 
-    upstreamId = (await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'fixture', transport: 'STREAMABLE_HTTP', url: fixture.url })).body.id;
+    upstreamId = (
+      await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
+        namespace: 'fixture',
+        transport: 'STREAMABLE_HTTP',
+        url: fixture.url,
+      })
+    ).body.id;
     const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${upstreamId}/sync`);
     expect(sync.status).toBe(202);
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
 
     // The org allows the whole fixture; the team narrows it (huge and big-image left out); the key denies fail.
-    expect((await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['fixture:*'], deny: [], autoExecute: ['fixture:ping'] })).status).toBe(200);
-    expect((await p.admin('PUT', `/v1/orgs/${orgId}/policies/TEAM/${teamId}`, { allow: ['fixture:ping', 'fixture:slow', 'fixture:reported-cost', 'fixture:fail'], deny: [] })).status).toBe(
-      200,
-    );
-    expect((await p.admin('PUT', `/v1/orgs/${orgId}/policies/KEY/${keyId}`, { allow: [], deny: ['fixture:fail'] })).status).toBe(200);
+    expect(
+      (
+        await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, {
+          allow: ['fixture:*'],
+          deny: [],
+          autoExecute: ['fixture:ping'],
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await p.admin('PUT', `/v1/orgs/${orgId}/policies/TEAM/${teamId}`, {
+          allow: ['fixture:ping', 'fixture:slow', 'fixture:reported-cost', 'fixture:fail'],
+          deny: [],
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (await p.admin('PUT', `/v1/orgs/${orgId}/policies/KEY/${keyId}`, { allow: [], deny: ['fixture:fail'] })).status,
+    ).toBe(200);
 
     // An org-wide default price, a more specific upstream rule for ping, a reported-cost rule.
-    defaultRuleId = (await p.admin('POST', `/v1/orgs/${orgId}/prices`, { toolPattern: '*', perCallMicros: DEFAULT_PER_CALL })).body.id;
-    pingRuleId = (await p.admin('POST', `/v1/orgs/${orgId}/prices`, { upstreamId, toolPattern: 'ping', perCallMicros: PING_PER_CALL, perOutputTokenMicros: PING_PER_TOKEN })).body.id;
+    defaultRuleId = (
+      await p.admin('POST', `/v1/orgs/${orgId}/prices`, { toolPattern: '*', perCallMicros: DEFAULT_PER_CALL })
+    ).body.id;
+    pingRuleId = (
+      await p.admin('POST', `/v1/orgs/${orgId}/prices`, {
+        upstreamId,
+        toolPattern: 'ping',
+        perCallMicros: PING_PER_CALL,
+        perOutputTokenMicros: PING_PER_TOKEN,
+      })
+    ).body.id;
     expect(
-      (await p.admin('POST', `/v1/orgs/${orgId}/prices`, { upstreamId, toolPattern: 'reported-cost', perCallMicros: 0, acceptReportedCost: true, reportedCostCapMicros: REPORTED_CAP })).status,
+      (
+        await p.admin('POST', `/v1/orgs/${orgId}/prices`, {
+          upstreamId,
+          toolPattern: 'reported-cost',
+          perCallMicros: 0,
+          acceptReportedCost: true,
+          reportedCostCapMicros: REPORTED_CAP,
+        })
+      ).status,
     ).toBe(201);
 
-    keyLimitId = (await p.admin('POST', `/v1/orgs/${orgId}/rate-limits`, { scope: 'KEY', scopeId: keyId, toolPattern: 'fixture:ping', callsPerWindow: 100, windowSeconds: 60 })).body.id;
-    teamLimitId = (await p.admin('POST', `/v1/orgs/${orgId}/rate-limits`, { scope: 'TEAM', scopeId: teamId, toolPattern: 'fixture:*', maxConcurrent: 5 })).body.id;
+    keyLimitId = (
+      await p.admin('POST', `/v1/orgs/${orgId}/rate-limits`, {
+        scope: 'KEY',
+        scopeId: keyId,
+        toolPattern: 'fixture:ping',
+        callsPerWindow: 100,
+        windowSeconds: 60,
+      })
+    ).body.id;
+    teamLimitId = (
+      await p.admin('POST', `/v1/orgs/${orgId}/rate-limits`, {
+        scope: 'TEAM',
+        scopeId: teamId,
+        toolPattern: 'fixture:*',
+        maxConcurrent: 5,
+      })
+    ).body.id;
 
     const scopeIds = { KEY: keyId, USER: userId, TEAM: teamId, ORG: orgId } as const;
     for (const scope of ['KEY', 'USER', 'TEAM', 'ORG'] as const) {
-      expect((await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, { scope, scopeId: scopeIds[scope], period: 'MONTH', limitMicros: budgetLimits[scope] })).status).toBe(200);
+      expect(
+        (
+          await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, {
+            scope,
+            scopeId: scopeIds[scope],
+            period: 'MONTH',
+            limitMicros: budgetLimits[scope],
+          })
+        ).status,
+      ).toBe(200);
     }
   });
 
@@ -145,22 +237,54 @@ describe('keys: effective policy, rotation, expiry, last use', () => {
     it('should list allowed tools with the price and the rate limits in force, as the edge lists them', async () => {
       const res = await effective();
       expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ key: { id: keyId }, keyStatus: 'ACTIVE', allowedTools: 3, refusedTools: 3, disclosure: { keyMode: null, requestedMode: 'AUTO', mode: 'FULL' } });
+      expect(res.body).toMatchObject({
+        key: { id: keyId },
+        keyStatus: 'ACTIVE',
+        allowedTools: 3,
+        refusedTools: 3,
+        disclosure: { keyMode: null, requestedMode: 'AUTO', mode: 'FULL' },
+      });
       expect(res.body.policies.map((l: { scope: string }) => l.scope).sort()).toEqual(['KEY', 'ORG', 'TEAM']);
 
       const ping = toolOf(res.body, 'fixture__ping');
       expect(ping).toMatchObject({ visible: true, callable: true, autoExecute: true, refusal: null });
-      expect(ping.price).toMatchObject({ ruleId: pingRuleId, upstreamId, toolPattern: 'ping', perCallMicros: PING_PER_CALL, perOutputTokenMicros: PING_PER_TOKEN, reportedCostCapMicros: 0 });
+      expect(ping.price).toMatchObject({
+        ruleId: pingRuleId,
+        upstreamId,
+        toolPattern: 'ping',
+        perCallMicros: PING_PER_CALL,
+        perOutputTokenMicros: PING_PER_TOKEN,
+        reportedCostCapMicros: 0,
+      });
       expect(ping.rateLimits.map((r) => r.ruleId).sort()).toEqual([keyLimitId, teamLimitId].sort());
-      expect(ping.rateLimits.find((r) => r.ruleId === keyLimitId)).toMatchObject({ scope: 'KEY', toolPattern: 'fixture:ping', callsPerWindow: 100, windowSeconds: 60, maxConcurrent: null });
-      expect(ping.rateLimits.find((r) => r.ruleId === teamLimitId)).toMatchObject({ scope: 'TEAM', toolPattern: 'fixture:*', callsPerWindow: null, maxConcurrent: 5 });
+      expect(ping.rateLimits.find((r) => r.ruleId === keyLimitId)).toMatchObject({
+        scope: 'KEY',
+        toolPattern: 'fixture:ping',
+        callsPerWindow: 100,
+        windowSeconds: 60,
+        maxConcurrent: null,
+      });
+      expect(ping.rateLimits.find((r) => r.ruleId === teamLimitId)).toMatchObject({
+        scope: 'TEAM',
+        toolPattern: 'fixture:*',
+        callsPerWindow: null,
+        maxConcurrent: 5,
+      });
 
       const slow = toolOf(res.body, 'fixture__slow');
       expect(slow).toMatchObject({ callable: true, autoExecute: false });
-      expect(slow.price).toMatchObject({ ruleId: defaultRuleId, upstreamId: null, toolPattern: '*', perCallMicros: DEFAULT_PER_CALL });
+      expect(slow.price).toMatchObject({
+        ruleId: defaultRuleId,
+        upstreamId: null,
+        toolPattern: '*',
+        perCallMicros: DEFAULT_PER_CALL,
+      });
       expect(slow.rateLimits.map((r) => r.ruleId)).toEqual([teamLimitId]);
 
-      expect(toolOf(res.body, 'fixture__reported-cost').price).toMatchObject({ perCallMicros: 0, reportedCostCapMicros: REPORTED_CAP });
+      expect(toolOf(res.body, 'fixture__reported-cost').price).toMatchObject({
+        perCallMicros: 0,
+        reportedCostCapMicros: REPORTED_CAP,
+      });
 
       // What the edge lists to this key is exactly the callable tools of the view.
       const agent = await connect(secret);
@@ -169,7 +293,14 @@ describe('keys: effective policy, rotation, expiry, last use', () => {
       expect(listed.sort()).toEqual(callable.sort());
       // Every tool of the served catalog is in the view.
       expect((res.body.tools as EffectiveTool[]).map((t) => t.exposedName).sort()).toEqual(
-        ['fixture__big-image', 'fixture__fail', 'fixture__huge', 'fixture__ping', 'fixture__reported-cost', 'fixture__slow'].sort(),
+        [
+          'fixture__big-image',
+          'fixture__fail',
+          'fixture__huge',
+          'fixture__ping',
+          'fixture__reported-cost',
+          'fixture__slow',
+        ].sort(),
       );
     });
 
@@ -177,7 +308,12 @@ describe('keys: effective policy, rotation, expiry, last use', () => {
       const res = await effective();
       const fail = toolOf(res.body, 'fixture__fail');
       expect(fail).toMatchObject({ visible: false, callable: false, price: null, rateLimits: [] });
-      expect(fail.refusal).toMatchObject({ reason: 'DENIED_BY_RULE', scope: 'KEY', scopeId: keyId, rule: 'fixture:fail' });
+      expect(fail.refusal).toMatchObject({
+        reason: 'DENIED_BY_RULE',
+        scope: 'KEY',
+        scopeId: keyId,
+        rule: 'fixture:fail',
+      });
       for (const name of ['fixture__huge', 'fixture__big-image']) {
         expect(toolOf(res.body, name).refusal).toEqual({
           reason: 'NOT_IN_ALLOW_LIST',
@@ -191,7 +327,12 @@ describe('keys: effective policy, rotation, expiry, last use', () => {
       // The edge refuses the same calls for the same reasons.
       const agent = await connect(secret);
       const denied = toolError((await agent.callTool({ name: 'fixture__fail', arguments: {} })) as never);
-      expect(denied).toMatchObject({ code: 'TOOL_NOT_ALLOWED', reason: 'DENIED_BY_RULE', scope: 'KEY', rule: 'fixture:fail' });
+      expect(denied).toMatchObject({
+        code: 'TOOL_NOT_ALLOWED',
+        reason: 'DENIED_BY_RULE',
+        scope: 'KEY',
+        rule: 'fixture:fail',
+      });
       const left = toolError((await agent.callTool({ name: 'fixture__huge', arguments: {} })) as never);
       expect(left).toMatchObject({ code: 'TOOL_NOT_ALLOWED', reason: 'NOT_IN_ALLOW_LIST', scope: 'TEAM' });
     });
@@ -199,7 +340,12 @@ describe('keys: effective policy, rotation, expiry, last use', () => {
     it('should show every budget level with its standing after a charged call', async () => {
       const before = (await effective()).body.budgets as Standing[];
       expect(before.map((b) => b.scope)).toEqual(['KEY', 'USER', 'TEAM', 'ORG']);
-      for (const b of before) expect(b).toMatchObject({ limitMicros: budgetLimits[b.scope as keyof typeof budgetLimits], spentMicros: 0, reservedMicros: 0 });
+      for (const b of before)
+        expect(b).toMatchObject({
+          limitMicros: budgetLimits[b.scope as keyof typeof budgetLimits],
+          spentMicros: 0,
+          reservedMicros: 0,
+        });
 
       const agent = await connect(secret);
       const result = await agent.callTool({ name: 'fixture__ping', arguments: {} });
@@ -210,20 +356,38 @@ describe('keys: effective policy, rotation, expiry, last use', () => {
       const after = (await effective()).body.budgets as Standing[];
       for (const b of after) {
         const limit = budgetLimits[b.scope as keyof typeof budgetLimits];
-        expect(b).toMatchObject({ spentMicros: meta.costMicros, reservedMicros: 0, remainingMicros: limit - meta.costMicros });
+        expect(b).toMatchObject({
+          spentMicros: meta.costMicros,
+          reservedMicros: 0,
+          remainingMicros: limit - meta.costMicros,
+        });
         expect(b.resetsAt).not.toBeNull();
         expect(new Date(b.resetsAt!).getTime()).toBeGreaterThan(Date.now());
       }
       // The same figures the edge handed the agent.
-      const edgeBudgets = (result._meta?.['tollgate/budget'] as { budgets: { scope: string; spentMicros: number }[] }).budgets;
+      const edgeBudgets = (result._meta?.['tollgate/budget'] as { budgets: { scope: string; spentMicros: number }[] })
+        .budgets;
       expect(edgeBudgets.map((b) => [b.scope, b.spentMicros])).toEqual(after.map((b) => [b.scope, b.spentMicros]));
       await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, [meta.callId]);
     });
 
     it('should follow a policy change at once', async () => {
-      expect((await p.admin('PUT', `/v1/orgs/${orgId}/policies/KEY/${keyId}`, { allow: [], deny: ['fixture:fail', 'fixture:slow'] })).status).toBe(200);
-      expect(toolOf((await effective()).body, 'fixture__slow').refusal).toMatchObject({ reason: 'DENIED_BY_RULE', scope: 'KEY', rule: 'fixture:slow' });
-      expect((await p.admin('PUT', `/v1/orgs/${orgId}/policies/KEY/${keyId}`, { allow: [], deny: ['fixture:fail'] })).status).toBe(200);
+      expect(
+        (
+          await p.admin('PUT', `/v1/orgs/${orgId}/policies/KEY/${keyId}`, {
+            allow: [],
+            deny: ['fixture:fail', 'fixture:slow'],
+          })
+        ).status,
+      ).toBe(200);
+      expect(toolOf((await effective()).body, 'fixture__slow').refusal).toMatchObject({
+        reason: 'DENIED_BY_RULE',
+        scope: 'KEY',
+        rule: 'fixture:slow',
+      });
+      expect(
+        (await p.admin('PUT', `/v1/orgs/${orgId}/policies/KEY/${keyId}`, { allow: [], deny: ['fixture:fail'] })).status,
+      ).toBe(200);
       expect(toolOf((await effective()).body, 'fixture__slow').callable).toBe(true);
     });
 
@@ -271,7 +435,9 @@ describe('keys: effective policy, rotation, expiry, last use', () => {
 
       // The old secret is dropped by every edge: the agent that was cached a moment ago is refused.
       await expectEdgeStatus(secret, 401);
-      await expect(oldAgent.callTool({ name: 'fixture__ping', arguments: {} })).rejects.toThrow(/401|Unauthorized|Invalid/);
+      await expect(oldAgent.callTool({ name: 'fixture__ping', arguments: {} })).rejects.toThrow(
+        /401|Unauthorized|Invalid/,
+      );
 
       const oldSecret = secret;
       secret = rotated.body.secret;
@@ -283,7 +449,9 @@ describe('keys: effective policy, rotation, expiry, last use', () => {
       // Same budgets: what was spent under the old secret still counts.
       const keyBudget = ((await effective()).body.budgets as Standing[]).find((b) => b.scope === 'KEY')!;
       expect(keyBudget.spentMicros).toBe(spentBefore + oldCost + meta.costMicros);
-      const edgeKeyBudget = (result._meta?.['tollgate/budget'] as { budgets: { scope: string; spentMicros: number }[] }).budgets.find((b) => b.scope === 'KEY')!;
+      const edgeKeyBudget = (
+        result._meta?.['tollgate/budget'] as { budgets: { scope: string; spentMicros: number }[] }
+      ).budgets.find((b) => b.scope === 'KEY')!;
       expect(edgeKeyBudget.spentMicros).toBe(keyBudget.spentMicros);
 
       // Same ledger: rows before and after the rotation share the key id.
@@ -296,8 +464,13 @@ describe('keys: effective policy, rotation, expiry, last use', () => {
 
       // Audited, without the secret.
       const audit = await p.admin('GET', `/v1/orgs/${orgId}/audit?limit=20`);
-      const row = (audit.body as { action: string; targetId: string; details: Record<string, unknown> }[]).find((e) => e.action === 'key.rotated');
-      expect(row).toMatchObject({ targetId: keyId, details: { previousPrefix: prefixBefore, prefix: rotated.body.key.prefix } });
+      const row = (audit.body as { action: string; targetId: string; details: Record<string, unknown> }[]).find(
+        (e) => e.action === 'key.rotated',
+      );
+      expect(row).toMatchObject({
+        targetId: keyId,
+        details: { previousPrefix: prefixBefore, prefix: rotated.body.key.prefix },
+      });
       expect(JSON.stringify(audit.body)).not.toContain(secret);
       expect(JSON.stringify(audit.body)).not.toContain(oldSecret);
       expect(await edgeStatus(oldSecret)).toBe(401);
@@ -315,13 +488,20 @@ describe('keys: effective policy, rotation, expiry, last use', () => {
         keyStatus: 'REVOKED',
         allowedTools: 0,
       });
-      expect((await p.admin('POST', `/v1/orgs/${orgId}/keys/00000000-0000-4000-8000-000000000000/rotate`)).status).toBe(404);
+      expect((await p.admin('POST', `/v1/orgs/${orgId}/keys/00000000-0000-4000-8000-000000000000/rotate`)).status).toBe(
+        404,
+      );
     });
   });
 
   describe('expiry', () => {
     it('should refuse to create a key that expires in the past, naming the field', async () => {
-      const res = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'stale', expiresAt: new Date(Date.now() - 60_000).toISOString() });
+      const res = await p.admin('POST', `/v1/orgs/${orgId}/keys`, {
+        teamId,
+        userId,
+        name: 'stale',
+        expiresAt: new Date(Date.now() - 60_000).toISOString(),
+      });
       expect(res.status).toBe(400);
       expect(res.body.field).toBe('expiresAt');
     });
@@ -331,7 +511,9 @@ describe('keys: effective policy, rotation, expiry, last use', () => {
       const agent = await connect(short.secret);
       expect((await agent.callTool({ name: 'fixture__ping', arguments: {} })).isError ?? false).toBe(false);
       // No cache drop here: the resolver checks the cached expiry on every request.
-      const expiresAt = new Date((await p.admin('GET', `/v1/orgs/${orgId}/keys/${short.key.id}`)).body.expiresAt).getTime();
+      const expiresAt = new Date(
+        (await p.admin('GET', `/v1/orgs/${orgId}/keys/${short.key.id}`)).body.expiresAt,
+      ).getTime();
       expect(expiresAt).toBeGreaterThan(Date.now());
       await new Promise((r) => setTimeout(r, Math.max(0, expiresAt - Date.now() + 50)));
       expect(await edgeStatus(short.secret)).toBe(401);
@@ -353,7 +535,9 @@ describe('keys: effective policy, rotation, expiry, last use', () => {
   describe('tenant isolation', () => {
     it('should answer 404 with no data to another org’s admin on both routes, and change nothing', async () => {
       const otherOrgId = (await p.admin('POST', '/v1/orgs', { name: 'Otherco', slug: 'otherco' })).body.id;
-      const otherAdmin = (await p.admin('POST', '/v1/admin-tokens', { role: 'ORG_ADMIN', orgId: otherOrgId, name: 'otherco-admin' })).body.secret;
+      const otherAdmin = (
+        await p.admin('POST', '/v1/admin-tokens', { role: 'ORG_ADMIN', orgId: otherOrgId, name: 'otherco-admin' })
+      ).body.secret;
       const prefix = (await p.admin('GET', `/v1/orgs/${orgId}/keys/${keyId}`)).body.prefix;
 
       const view = await effective(otherAdmin);
@@ -385,23 +569,42 @@ describe('keys: effective policy, rotation, expiry, last use', () => {
 
     const keyIdsOf = (body: { id: string }[]) => body.map((k) => k.id).sort();
     const auditRow = async (action: string, targetId: string) =>
-      ((await p.admin('GET', `/v1/orgs/${orgId}/audit?limit=500`)).body as { action: string; actorId: string; targetId: string; details: Record<string, unknown> }[]).find(
-        (e) => e.action === action && e.targetId === targetId,
-      );
+      (
+        (await p.admin('GET', `/v1/orgs/${orgId}/audit?limit=500`)).body as {
+          action: string;
+          actorId: string;
+          targetId: string;
+          details: Record<string, unknown>;
+        }[]
+      ).find((e) => e.action === action && e.targetId === targetId);
 
     beforeAll(async () => {
       leeId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'lee@keyco.test' })).body.id;
       maxId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'max@keyco.test' })).body.id;
       opsTeamId = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'ops' })).body.id;
       expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId: leeId })).status).toBe(201);
-      expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${opsTeamId}/members`, { userId: maxId, isTeamAdmin: true })).status).toBe(201);
+      expect(
+        (await p.admin('POST', `/v1/orgs/${orgId}/teams/${opsTeamId}/members`, { userId: maxId, isTeamAdmin: true }))
+          .status,
+      ).toBe(201);
       const lee = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId: leeId, name: 'lee-laptop' });
       const max = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId: opsTeamId, userId: maxId, name: 'max-ci' });
       leeKey = { id: lee.body.key.id, secret: lee.body.secret };
       maxKey = { id: max.body.key.id, secret: max.body.secret };
 
-      const memberToken = await p.admin('POST', '/v1/admin-tokens', { role: 'MEMBER', orgId, userId: leeId, name: 'lee' });
-      const teamAdminToken = await p.admin('POST', '/v1/admin-tokens', { role: 'TEAM_ADMIN', orgId, teamId: opsTeamId, userId: maxId, name: 'ops-admin' });
+      const memberToken = await p.admin('POST', '/v1/admin-tokens', {
+        role: 'MEMBER',
+        orgId,
+        userId: leeId,
+        name: 'lee',
+      });
+      const teamAdminToken = await p.admin('POST', '/v1/admin-tokens', {
+        role: 'TEAM_ADMIN',
+        orgId,
+        teamId: opsTeamId,
+        userId: maxId,
+        name: 'ops-admin',
+      });
       const financeToken = await p.admin('POST', '/v1/admin-tokens', { role: 'FINANCE', orgId, name: 'books' });
       for (const res of [memberToken, teamAdminToken, financeToken]) expect(res.status).toBe(201);
       [member, memberTokenId] = [memberToken.body.secret, memberToken.body.id];
@@ -445,9 +648,14 @@ describe('keys: effective policy, rotation, expiry, last use', () => {
           const res = await p.admin(method, `/v1/orgs/${orgId}/keys/${foreignKey}${path}`, undefined, token);
           expect({ method, path, status: res.status }).toEqual({ method, path, status: 404 });
           // Exactly what an unknown key answers, but for the id: nothing of the key leaks.
-          expect(res.body).toMatchObject({ code: 'KEY_NOT_FOUND', field: 'keyId', message: `key ${foreignKey} not found` });
+          expect(res.body).toMatchObject({
+            code: 'KEY_NOT_FOUND',
+            field: 'keyId',
+            message: `key ${foreignKey} not found`,
+          });
           expect(Object.keys(res.body).sort()).toEqual(Object.keys(unknown.body).sort());
-          for (const leak of ['tg_', 'kim@keyco.test', 'max@keyco.test', 'fixture__']) expect(JSON.stringify(res.body)).not.toContain(leak);
+          for (const leak of ['tg_', 'kim@keyco.test', 'max@keyco.test', 'fixture__'])
+            expect(JSON.stringify(res.body)).not.toContain(leak);
         }
       }
       // Kim's key is untouched and still works at the edge; so is Max's.
@@ -458,7 +666,10 @@ describe('keys: effective policy, rotation, expiry, last use', () => {
     });
 
     it('should let a member read its own key and its effective policy', async () => {
-      expect((await p.admin('GET', `/v1/orgs/${orgId}/keys/${leeKey.id}`, undefined, member)).body).toMatchObject({ id: leeKey.id, userId: leeId });
+      expect((await p.admin('GET', `/v1/orgs/${orgId}/keys/${leeKey.id}`, undefined, member)).body).toMatchObject({
+        id: leeKey.id,
+        userId: leeId,
+      });
       const view = await p.admin('GET', `/v1/orgs/${orgId}/keys/${leeKey.id}/effective-policy`, undefined, member);
       expect(view.status).toBe(200);
       expect(view.body).toMatchObject({ key: { id: leeKey.id }, keyStatus: 'ACTIVE' });
@@ -470,16 +681,31 @@ describe('keys: effective policy, rotation, expiry, last use', () => {
       expect(forKim.status).toBe(403);
       expect(forKim.body.message).toMatch(/only create keys for its own user/);
       expect(forKim.body.secret).toBeUndefined();
-      const outsideTeam = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId: opsTeamId, userId: leeId, name: 'ops' }, member);
+      const outsideTeam = await p.admin(
+        'POST',
+        `/v1/orgs/${orgId}/keys`,
+        { teamId: opsTeamId, userId: leeId, name: 'ops' },
+        member,
+      );
       expect(outsideTeam.status).toBe(400);
       expect(outsideTeam.body).toMatchObject({ code: 'NOT_A_TEAM_MEMBER', field: 'userId' });
 
-      const own = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId: leeId, name: 'lee-desktop' }, member);
+      const own = await p.admin(
+        'POST',
+        `/v1/orgs/${orgId}/keys`,
+        { teamId, userId: leeId, name: 'lee-desktop' },
+        member,
+      );
       expect(own.status).toBe(201);
       expect(own.body.key).toMatchObject({ teamId, userId: leeId, name: 'lee-desktop' });
       expect(await edgeStatus(own.body.secret)).toBe(200);
-      expect(keyIdsOf((await p.admin('GET', `/v1/orgs/${orgId}/keys`, undefined, member)).body)).toEqual([leeKey.id, own.body.key.id].sort());
-      expect(await auditRow('key.created', own.body.key.id)).toMatchObject({ actorId: memberTokenId, details: { userId: leeId, teamId } });
+      expect(keyIdsOf((await p.admin('GET', `/v1/orgs/${orgId}/keys`, undefined, member)).body)).toEqual(
+        [leeKey.id, own.body.key.id].sort(),
+      );
+      expect(await auditRow('key.created', own.body.key.id)).toMatchObject({
+        actorId: memberTokenId,
+        details: { userId: leeId, teamId },
+      });
       // Nobody else got a key from this.
       expect((await db.virtualKey.findMany({ where: { orgId, name: 'sneaky' } })).length).toBe(0);
     });
@@ -502,33 +728,54 @@ describe('keys: effective policy, rotation, expiry, last use', () => {
     });
 
     it('should let a team admin create, rotate and revoke keys in its team only', async () => {
-      const inKimsTeam = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'not-mine' }, teamAdmin);
+      const inKimsTeam = await p.admin(
+        'POST',
+        `/v1/orgs/${orgId}/keys`,
+        { teamId, userId, name: 'not-mine' },
+        teamAdmin,
+      );
       expect(inKimsTeam.status).toBe(403);
       expect(inKimsTeam.body.message).toMatch(/only create keys in its own team/);
 
-      const created = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId: opsTeamId, userId: maxId, name: 'max-laptop' }, teamAdmin);
+      const created = await p.admin(
+        'POST',
+        `/v1/orgs/${orgId}/keys`,
+        { teamId: opsTeamId, userId: maxId, name: 'max-laptop' },
+        teamAdmin,
+      );
       expect(created.status).toBe(201);
       expect(await auditRow('key.created', created.body.key.id)).toMatchObject({ actorId: teamAdminTokenId });
 
       const rotated = await p.admin('POST', `/v1/orgs/${orgId}/keys/${maxKey.id}/rotate`, undefined, teamAdmin);
       expect(rotated.status).toBe(200);
       await expectEdgeStatus(maxKey.secret, 401);
-      expect((await p.admin('POST', `/v1/orgs/${orgId}/keys/${created.body.key.id}/revoke`, undefined, teamAdmin)).status).toBe(200);
+      expect(
+        (await p.admin('POST', `/v1/orgs/${orgId}/keys/${created.body.key.id}/revoke`, undefined, teamAdmin)).status,
+      ).toBe(200);
       await expectEdgeStatus(created.body.secret, 401);
       expect(await auditRow('key.revoked', created.body.key.id)).toMatchObject({ actorId: teamAdminTokenId });
-      expect(keyIdsOf((await p.admin('GET', `/v1/orgs/${orgId}/keys`, undefined, teamAdmin)).body)).toEqual([maxKey.id, created.body.key.id].sort());
+      expect(keyIdsOf((await p.admin('GET', `/v1/orgs/${orgId}/keys`, undefined, teamAdmin)).body)).toEqual(
+        [maxKey.id, created.body.key.id].sort(),
+      );
     });
 
     it('should refuse finance any key change with 403, and change nothing', async () => {
       const prefixBefore = (await p.admin('GET', `/v1/orgs/${orgId}/keys/${keyId}`)).body.prefix;
-      expect((await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'books' }, finance)).status).toBe(403);
+      expect((await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'books' }, finance)).status).toBe(
+        403,
+      );
       for (const action of ['rotate', 'revoke']) {
         const res = await p.admin('POST', `/v1/orgs/${orgId}/keys/${keyId}/${action}`, undefined, finance);
         expect(res.status).toBe(403);
         expect(res.body.message).toMatch(/FINANCE may not change/);
       }
-      expect((await p.admin('GET', `/v1/orgs/${orgId}/keys/${keyId}/effective-policy`, undefined, finance)).status).toBe(200);
-      expect((await p.admin('GET', `/v1/orgs/${orgId}/keys/${keyId}`)).body).toMatchObject({ prefix: prefixBefore, revokedAt: null });
+      expect(
+        (await p.admin('GET', `/v1/orgs/${orgId}/keys/${keyId}/effective-policy`, undefined, finance)).status,
+      ).toBe(200);
+      expect((await p.admin('GET', `/v1/orgs/${orgId}/keys/${keyId}`)).body).toMatchObject({
+        prefix: prefixBefore,
+        revokedAt: null,
+      });
       expect(await edgeStatus(secret)).toBe(200);
     });
 
@@ -543,11 +790,19 @@ describe('keys: effective policy, rotation, expiry, last use', () => {
         ['POST', `/v1/orgs/${orgId}/users`, { email: 'new@keyco.test' }],
         ['POST', `/v1/orgs/${orgId}/teams`, { name: 'mine' }],
         ['POST', `/v1/orgs/${orgId}/teams/${opsTeamId}/members`, { userId: leeId }],
-        ['POST', `/v1/orgs/${orgId}/rate-limits`, { scope: 'USER', scopeId: leeId, toolPattern: '*', callsPerWindow: 1000 }],
+        [
+          'POST',
+          `/v1/orgs/${orgId}/rate-limits`,
+          { scope: 'USER', scopeId: leeId, toolPattern: '*', callsPerWindow: 1000 },
+        ],
         ['DELETE', `/v1/orgs/${orgId}/rate-limits/${keyLimitId}`, undefined],
         ['POST', '/v1/admin-tokens', { role: 'MEMBER', userId: leeId, name: 'more' }],
       ];
-      const reads = [`/v1/orgs/${orgId}/audit`, `/v1/orgs/${orgId}/reports/spend?from=2026-01-01&to=2026-12-31&groupBy=user`, `/v1/orgs/${orgId}/reports/budgets`];
+      const reads = [
+        `/v1/orgs/${orgId}/audit`,
+        `/v1/orgs/${orgId}/reports/spend?from=2026-01-01&to=2026-12-31&groupBy=user`,
+        `/v1/orgs/${orgId}/reports/budgets`,
+      ];
       const latestAuditId = async () => (await p.admin('GET', `/v1/orgs/${orgId}/audit?limit=1`)).body[0].id as string;
       const auditBefore = await latestAuditId();
       for (const token of [member, teamAdmin]) {
@@ -555,14 +810,22 @@ describe('keys: effective policy, rotation, expiry, last use', () => {
           const res = await p.admin(method, path, body, token);
           expect({ method, path, status: res.status }).toEqual({ method, path, status: 403 });
         }
-        for (const path of reads) expect({ path, status: (await p.admin('GET', path, undefined, token)).status }).toEqual({ path, status: 403 });
+        for (const path of reads)
+          expect({ path, status: (await p.admin('GET', path, undefined, token)).status }).toEqual({
+            path,
+            status: 403,
+          });
       }
       // Refused changes change nothing and write no audit row.
       expect(await latestAuditId()).toBe(auditBefore);
-      expect(((await p.admin('GET', `/v1/orgs/${orgId}/rate-limits`)).body as { id: string }[]).map((r) => r.id)).toContain(keyLimitId);
+      expect(
+        ((await p.admin('GET', `/v1/orgs/${orgId}/rate-limits`)).body as { id: string }[]).map((r) => r.id),
+      ).toContain(keyLimitId);
       // What governs their calls stays readable.
       for (const path of ['policies', 'prices', 'budgets', 'rate-limits', 'tools', 'teams']) {
-        expect({ path, status: (await p.admin('GET', `/v1/orgs/${orgId}/${path}`, undefined, member)).status }).toEqual({ path, status: 200 });
+        expect({ path, status: (await p.admin('GET', `/v1/orgs/${orgId}/${path}`, undefined, member)).status }).toEqual(
+          { path, status: 200 },
+        );
       }
     });
   });

@@ -16,7 +16,8 @@ describe('metrics access', () => {
     await Promise.all([p?.close(), off?.close()]);
   });
 
-  const get = (url: string, token?: string) => fetch(`${url}/metrics`, { headers: token ? { Authorization: `Bearer ${token}` } : {} });
+  const get = (url: string, token?: string) =>
+    fetch(`${url}/metrics`, { headers: token ? { Authorization: `Bearer ${token}` } : {} });
 
   it('should answer 401 with WWW-Authenticate and no figures without the metrics token', async () => {
     for (const url of [p.edgeUrl, p.workerUrl]) {

@@ -41,7 +41,9 @@ class ChromiumPerson {
       await page.getByLabel('Work email').fill(this.email);
       await page.getByRole('button', { name: "Continue with your organisation's sign-in" }).click();
       // At the IdP's sign-in step: the fixture signs in whoever its interaction URL names.
-      await page.waitForURL((u) => u.origin === new URL(this.idpIssuer).origin && /^\/interaction\/[^/]+$/.test(u.pathname));
+      await page.waitForURL(
+        (u) => u.origin === new URL(this.idpIssuer).origin && /^\/interaction\/[^/]+$/.test(u.pathname),
+      );
       const signIn = new URL(page.url());
       signIn.searchParams.set('login', this.email);
       await page.goto(signIn.href);
@@ -49,7 +51,14 @@ class ChromiumPerson {
         .getByRole('heading', { name: /^Authorise / })
         .waitFor({ timeout: 15_000 })
         .catch(async (err: Error) => {
-          throw new Error(`no consent page: at ${page.url()}: ${(await page.locator('body').innerText().catch(() => '')).slice(0, 300)} (${err.message.split('\n')[0]})`);
+          throw new Error(
+            `no consent page: at ${page.url()}: ${(
+              await page
+                .locator('body')
+                .innerText()
+                .catch(() => '')
+            ).slice(0, 300)} (${err.message.split('\n')[0]})`,
+          );
         });
       await page.getByLabel('Act for the team').selectOption({ label: this.team });
       await page.getByRole('button', { name: 'Allow' }).click();
@@ -76,36 +85,86 @@ describe('OAuth in a real browser, signing in at the organisation IdP', () => {
     const [adminPort, edgePort] = [await freePort(), await freePort()];
     const adminUrl = `http://127.0.0.1:${adminPort}`;
     edgeUrl = `http://127.0.0.1:${edgePort}`;
-    p = await startPlatform({ ADMIN_PORT: String(adminPort), EDGE_PORT: String(edgePort), ADMIN_PUBLIC_URL: adminUrl, EDGE_PUBLIC_URL: edgeUrl });
+    p = await startPlatform({
+      ADMIN_PORT: String(adminPort),
+      EDGE_PORT: String(edgePort),
+      ADMIN_PUBLIC_URL: adminUrl,
+      EDGE_PUBLIC_URL: edgeUrl,
+    });
     db = new PrismaClient({ adapter: new PrismaPg({ connectionString: p.env.vars.DATABASE_URL }) });
     fixture = await startFixtureServer();
     idp = await startAuthorizationServer();
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--no-first-run',
+      ],
     });
 
     orgId = (await p.admin('POST', '/v1/orgs', { name: 'Initech', slug: 'initech' })).body.id;
     const ops = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'ops' })).body.id;
     const research = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'research' })).body.id;
     userId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'milton@initech.test' })).body.id;
-    for (const team of [ops, research]) expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${team}/members`, { userId })).status).toBe(201);
+    for (const team of [ops, research])
+      expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${team}/members`, { userId })).status).toBe(201);
 
     const reg = (await (
       await fetch(`${idp.issuer}/reg`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ redirect_uris: [`${adminUrl}/oauth/sso/callback`], grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_basic' }),
+        body: JSON.stringify({
+          redirect_uris: [`${adminUrl}/oauth/sso/callback`],
+          grant_types: ['authorization_code'],
+          response_types: ['code'],
+          token_endpoint_auth_method: 'client_secret_basic',
+        }),
       })
     ).json()) as { client_id: string; client_secret: string };
-    expect((await p.admin('PUT', `/v1/orgs/${orgId}/identity-provider`, { issuer: idp.issuer, clientId: reg.client_id, clientSecret: reg.client_secret })).status).toBe(200);
+    expect(
+      (
+        await p.admin('PUT', `/v1/orgs/${orgId}/identity-provider`, {
+          issuer: idp.issuer,
+          clientId: reg.client_id,
+          clientSecret: reg.client_secret,
+        })
+      ).status,
+    ).toBe(200);
 
-    const upstream = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'fx', transport: 'STREAMABLE_HTTP', url: fixture.url, callTimeoutMs: 5000 });
+    const upstream = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
+      namespace: 'fx',
+      transport: 'STREAMABLE_HTTP',
+      url: fixture.url,
+      callTimeoutMs: 5000,
+    });
     const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${upstream.body.id}/sync`);
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
-    expect((await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['fx:*'], deny: [] })).status).toBe(200);
-    expect((await p.admin('POST', `/v1/orgs/${orgId}/prices`, { upstreamId: upstream.body.id, toolPattern: '*', perCallMicros: PRICE_PER_PING })).status).toBe(201);
-    expect((await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, { scope: 'TEAM', scopeId: research, period: 'MONTH', limitMicros: PRICE_PER_PING * CALLS_ALLOWED })).status).toBe(200);
+    expect(
+      (await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['fx:*'], deny: [] })).status,
+    ).toBe(200);
+    expect(
+      (
+        await p.admin('POST', `/v1/orgs/${orgId}/prices`, {
+          upstreamId: upstream.body.id,
+          toolPattern: '*',
+          perCallMicros: PRICE_PER_PING,
+        })
+      ).status,
+    ).toBe(201);
+    expect(
+      (
+        await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, {
+          scope: 'TEAM',
+          scopeId: research,
+          period: 'MONTH',
+          limitMicros: PRICE_PER_PING * CALLS_ALLOWED,
+        })
+      ).status,
+    ).toBe(200);
   });
 
   afterAll(async () => {
@@ -117,9 +176,19 @@ describe('OAuth in a real browser, signing in at the organisation IdP', () => {
   });
 
   it('should sign in at the IdP, consent for a team, and bill the SDK client calls to the OAuth key until the budget refuses and revocation stops it', async () => {
-    const auth = new TestOAuthProvider(new ChromiumPerson(browser, idp.issuer, 'milton@initech.test', 'research'), 'Browser Agent');
+    const auth = new TestOAuthProvider(
+      new ChromiumPerson(browser, idp.issuer, 'milton@initech.test', 'research'),
+      'Browser Agent',
+    );
     const client: Client = await connectByOAuth(edgeUrl, auth, 'browser-agent');
-    const key = ((await p.admin('GET', `/v1/orgs/${orgId}/keys`)).body as { id: string; kind: string; oauthClientName: string; teamId: string }[]).find((k) => k.kind === 'OAUTH')!;
+    const key = (
+      (await p.admin('GET', `/v1/orgs/${orgId}/keys`)).body as {
+        id: string;
+        kind: string;
+        oauthClientName: string;
+        teamId: string;
+      }[]
+    ).find((k) => k.kind === 'OAUTH')!;
     expect(key.oauthClientName).toBe('Browser Agent');
 
     const callIds: string[] = [];
@@ -128,7 +197,9 @@ describe('OAuth in a real browser, signing in at the organisation IdP', () => {
       expect(res.isError).toBeFalsy();
       callIds.push(callMeta(res as never)!.callId);
     }
-    expect(toolError((await client.callTool({ name: 'fx__ping', arguments: {} })) as never)?.code).toBe('BUDGET_EXCEEDED');
+    expect(toolError((await client.callTool({ name: 'fx__ping', arguments: {} })) as never)?.code).toBe(
+      'BUDGET_EXCEEDED',
+    );
     await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, callIds);
     expect(await db.usageEvent.count({ where: { orgId, keyId: key.id, userId } })).toBe(CALLS_ALLOWED);
 
@@ -139,7 +210,11 @@ describe('OAuth in a real browser, signing in at the organisation IdP', () => {
     do {
       const res = await fetch(`${edgeUrl}/mcp`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` },
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${token}`,
+        },
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
       });
       await res.text();

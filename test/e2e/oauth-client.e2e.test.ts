@@ -20,7 +20,12 @@ const PRICE_PER_PING = 100_000;
 const CALLS_ALLOWED = 3;
 /** What a page says, without markup. */
 function pageText(html: string): string {
-  return html.replace(/<(style|script)[\s\S]*?<\/\1>/g, '').replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 400);
+  return html
+    .replace(/<(style|script)[\s\S]*?<\/\1>/g, '')
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 400);
 }
 
 /** A user's browser without a browser: follows redirects by hand, keeps cookies, fills the forms. */
@@ -63,23 +68,34 @@ class FormBrowser {
         if (this.isRedirect(url)) return url;
         // At the organisation's IdP (the oidc-provider fixture): sign in as the given subject.
         const sso = this.person.sso;
-        if (sso && url.origin === new URL(sso.idpIssuer).origin && /^\/interaction\/[^/]+$/.test(url.pathname) && !url.searchParams.has('login')) url.searchParams.set('login', sso.sub);
+        if (
+          sso &&
+          url.origin === new URL(sso.idpIssuer).origin &&
+          /^\/interaction\/[^/]+$/.test(url.pathname) &&
+          !url.searchParams.has('login')
+        )
+          url.searchParams.set('login', sso.sub);
         res = await this.request(url);
         continue;
       }
       const html = await res.text();
       this.pages.push(html);
-      if (res.status >= 400 && !html.includes('name="csrf"')) throw new Error(`authorization stopped at ${url.pathname} with HTTP ${res.status}: ${pageText(html)}`);
+      if (res.status >= 400 && !html.includes('name="csrf"'))
+        throw new Error(`authorization stopped at ${url.pathname} with HTTP ${res.status}: ${pageText(html)}`);
       const csrf = /name="csrf" value="([^"]+)"/.exec(html)?.[1];
       const action = /<form method="post" action="([^"]+)"/.exec(html)?.[1];
       if (!csrf || !action) throw new Error(`no form at ${url.pathname}: ${html.slice(0, 400)}`);
       const target = new URL(action, url);
       if (html.includes('name="code"')) {
         if (res.status === 401) throw new Error('sign-in refused');
-        const form: Record<string, string> = this.person.sso ? { csrf, method: 'sso', email: this.person.email } : { csrf, method: 'code', email: this.person.email, code: this.person.code };
+        const form: Record<string, string> = this.person.sso
+          ? { csrf, method: 'sso', email: this.person.email }
+          : { csrf, method: 'code', email: this.person.email, code: this.person.code };
         res = await this.request(target, { method: 'POST', form });
       } else {
-        const teamId = this.person.team ? new RegExp(`<option value="([^"]+)">${this.person.team}<`).exec(html)?.[1] : /name="teamId" value="([^"]+)"/.exec(html)?.[1];
+        const teamId = this.person.team
+          ? new RegExp(`<option value="([^"]+)">${this.person.team}<`).exec(html)?.[1]
+          : /name="teamId" value="([^"]+)"/.exec(html)?.[1];
         res = await this.request(target, { method: 'POST', form: { csrf, teamId: teamId ?? '', decision: 'allow' } });
       }
       url = target;
@@ -98,11 +114,15 @@ describe('OAuth for MCP clients, end to end', () => {
   let adminUrl: string;
   let edgeUrl: string;
 
-  async function connectByOAuth(team?: string): Promise<{ client: Client; auth: TestOAuthProvider; browser: FormBrowser }> {
+  async function connectByOAuth(
+    team?: string,
+  ): Promise<{ client: Client; auth: TestOAuthProvider; browser: FormBrowser }> {
     const browser = new FormBrowser({ email: 'grace@acme.test', code: signInCode, team });
     const auth = new TestOAuthProvider(browser);
     const first = new Client({ name: 'oauth-agent', version: '1.0.0' });
-    await expect(first.connect(new StreamableHTTPClientTransport(new URL(`${edgeUrl}/mcp`), { authProvider: auth }))).rejects.toBeInstanceOf(UnauthorizedError);
+    await expect(
+      first.connect(new StreamableHTTPClientTransport(new URL(`${edgeUrl}/mcp`), { authProvider: auth })),
+    ).rejects.toBeInstanceOf(UnauthorizedError);
     const code = auth.lastRedirect!.searchParams.get('code')!;
     expect(auth.lastRedirect!.searchParams.get('iss')).toBe(adminUrl);
     const finishing = new StreamableHTTPClientTransport(new URL(`${edgeUrl}/mcp`), { authProvider: auth });
@@ -118,12 +138,24 @@ describe('OAuth for MCP clients, end to end', () => {
   const realWrites = { out: process.stdout.write.bind(process.stdout), err: process.stderr.write.bind(process.stderr) };
 
   beforeAll(async () => {
-    process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) => (logged.push(String(chunk)), realWrites.out(chunk, ...rest))) as never;
-    process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => (logged.push(String(chunk)), realWrites.err(chunk, ...rest))) as never;
+    process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) => (
+      logged.push(String(chunk)),
+      realWrites.out(chunk, ...rest)
+    )) as never;
+    process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => (
+      logged.push(String(chunk)),
+      realWrites.err(chunk, ...rest)
+    )) as never;
     const [adminPort, edgePort] = [await freePort(), await freePort()];
     adminUrl = `http://127.0.0.1:${adminPort}`;
     edgeUrl = `http://127.0.0.1:${edgePort}`;
-    p = await startPlatform({ ADMIN_PORT: String(adminPort), EDGE_PORT: String(edgePort), ADMIN_PUBLIC_URL: adminUrl, EDGE_PUBLIC_URL: edgeUrl, LOG_LEVEL: 'verbose' });
+    p = await startPlatform({
+      ADMIN_PORT: String(adminPort),
+      EDGE_PORT: String(edgePort),
+      ADMIN_PUBLIC_URL: adminUrl,
+      EDGE_PUBLIC_URL: edgeUrl,
+      LOG_LEVEL: 'verbose',
+    });
     db = new PrismaClient({ adapter: new PrismaPg({ connectionString: p.env.vars.DATABASE_URL }) });
     fixture = await startFixtureServer();
 
@@ -138,15 +170,37 @@ describe('OAuth for MCP clients, end to end', () => {
     signInCode = code.body.code;
     secrets.push(signInCode);
 
-    const upstream = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'fx', transport: 'STREAMABLE_HTTP', url: fixture.url, callTimeoutMs: 5000 });
+    const upstream = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
+      namespace: 'fx',
+      transport: 'STREAMABLE_HTTP',
+      url: fixture.url,
+      callTimeoutMs: 5000,
+    });
     expect(upstream.status).toBe(201);
     const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${upstream.body.id}/sync`);
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
     const policy = await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['fx:*'], deny: [] });
     expect(policy.status, JSON.stringify(policy.body)).toBe(200);
-    expect((await p.admin('POST', `/v1/orgs/${orgId}/prices`, { upstreamId: upstream.body.id, toolPattern: '*', perCallMicros: PRICE_PER_PING })).status).toBe(201);
+    expect(
+      (
+        await p.admin('POST', `/v1/orgs/${orgId}/prices`, {
+          upstreamId: upstream.body.id,
+          toolPattern: '*',
+          perCallMicros: PRICE_PER_PING,
+        })
+      ).status,
+    ).toBe(201);
     // The budget is on the team the user picks at consent: the OAuth key's calls count against it.
-    expect((await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, { scope: 'TEAM', scopeId: researchTeam, period: 'MONTH', limitMicros: PRICE_PER_PING * CALLS_ALLOWED })).status).toBe(200);
+    expect(
+      (
+        await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, {
+          scope: 'TEAM',
+          scopeId: researchTeam,
+          period: 'MONTH',
+          limitMicros: PRICE_PER_PING * CALLS_ALLOWED,
+        })
+      ).status,
+    ).toBe(200);
   });
 
   afterAll(async () => {
@@ -158,13 +212,23 @@ describe('OAuth for MCP clients, end to end', () => {
   });
 
   it('should name the authorization server in the protected-resource metadata and in the 401', async () => {
-    const unauth = await fetch(`${edgeUrl}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
+    const unauth = await fetch(`${edgeUrl}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: '{}',
+    });
     expect(unauth.status).toBe(401);
-    expect(unauth.headers.get('www-authenticate')).toContain(`resource_metadata="${edgeUrl}/.well-known/oauth-protected-resource/mcp"`);
+    expect(unauth.headers.get('www-authenticate')).toContain(
+      `resource_metadata="${edgeUrl}/.well-known/oauth-protected-resource/mcp"`,
+    );
     expect(unauth.headers.get('www-authenticate')).toContain('scope="mcp"');
     for (const path of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp']) {
       const prm = await (await fetch(`${edgeUrl}${path}`)).json();
-      expect(prm).toMatchObject({ resource: `${edgeUrl}/mcp`, authorization_servers: [adminUrl], scopes_supported: ['mcp'] });
+      expect(prm).toMatchObject({
+        resource: `${edgeUrl}/mcp`,
+        authorization_servers: [adminUrl],
+        scopes_supported: ['mcp'],
+      });
     }
     const meta = await (await fetch(`${adminUrl}/.well-known/oauth-authorization-server`)).json();
     expect(meta).toMatchObject({
@@ -186,7 +250,13 @@ describe('OAuth for MCP clients, end to end', () => {
     expect(consent).toContain('>platform<');
     expect(consent).toContain('>research<');
 
-    const keys = (await p.admin('GET', `/v1/orgs/${orgId}/keys`)).body as { id: string; kind: string; oauthClientName: string; teamId: string; userId: string }[];
+    const keys = (await p.admin('GET', `/v1/orgs/${orgId}/keys`)).body as {
+      id: string;
+      kind: string;
+      oauthClientName: string;
+      teamId: string;
+      userId: string;
+    }[];
     const oauthKey = keys.find((k) => k.kind === 'OAUTH')!;
     expect(oauthKey).toMatchObject({ oauthClientName: 'Test Agent', userId });
     const audit = JSON.stringify((await p.admin('GET', `/v1/orgs/${orgId}/audit`)).body);
@@ -214,7 +284,12 @@ describe('OAuth for MCP clients, end to end', () => {
     const res = await fetch(`${adminUrl}/oauth/register`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ client_name: 'Hand Client', redirect_uris: [REDIRECT_URL], grant_types: ['authorization_code', 'refresh_token'], token_endpoint_auth_method: 'none' }),
+      body: JSON.stringify({
+        client_name: 'Hand Client',
+        redirect_uris: [REDIRECT_URL],
+        grant_types: ['authorization_code', 'refresh_token'],
+        token_endpoint_auth_method: 'none',
+      }),
     });
     expect(res.status).toBe(201);
     return ((await res.json()) as { client_id: string }).client_id;
@@ -238,14 +313,22 @@ describe('OAuth for MCP clients, end to end', () => {
   }
 
   async function token(params: Record<string, string>): Promise<{ status: number; body: Record<string, string> }> {
-    const res = await fetch(`${adminUrl}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(params).toString() });
+    const res = await fetch(`${adminUrl}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(params).toString(),
+    });
     return { status: res.status, body: (await res.json()) as Record<string, string> };
   }
 
   async function edgeStatus(accessToken: string): Promise<number> {
     const res = await fetch(`${edgeUrl}/mcp`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${accessToken}` },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        authorization: `Bearer ${accessToken}`,
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     await res.text();
@@ -255,7 +338,14 @@ describe('OAuth for MCP clients, end to end', () => {
   async function tokensFor(clientId: string): Promise<Record<string, string>> {
     const verifier = randomBytes(32).toString('base64url');
     const code = await authorizationCode(clientId, verifier);
-    const res = await token({ grant_type: 'authorization_code', code, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT_URL, resource: `${edgeUrl}/mcp` });
+    const res = await token({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      client_id: clientId,
+      redirect_uri: REDIRECT_URL,
+      resource: `${edgeUrl}/mcp`,
+    });
     expect(res.status).toBe(200);
     secrets.push(res.body.access_token, res.body.refresh_token);
     return res.body;
@@ -265,11 +355,19 @@ describe('OAuth for MCP clients, end to end', () => {
     const clientId = await registerClient();
     const first = await tokensFor(clientId);
     expect(await edgeStatus(first.access_token)).toBe(200);
-    const refreshed = await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token, client_id: clientId });
+    const refreshed = await token({
+      grant_type: 'refresh_token',
+      refresh_token: first.refresh_token,
+      client_id: clientId,
+    });
     expect(refreshed.status).toBe(200);
     expect(refreshed.body.refresh_token).not.toBe(first.refresh_token);
     expect(await edgeStatus(refreshed.body.access_token)).toBe(200);
-    const reused = await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token, client_id: clientId });
+    const reused = await token({
+      grant_type: 'refresh_token',
+      refresh_token: first.refresh_token,
+      client_id: clientId,
+    });
     expect(reused).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
 
     // RFC 7009: the client revokes its access token; the edge refuses it on the next request.
@@ -287,28 +385,62 @@ describe('OAuth for MCP clients, end to end', () => {
     const clientId = await registerClient();
     const verifier = randomBytes(32).toString('base64url');
     const code = await authorizationCode(clientId, verifier);
-    const wrong = await token({ grant_type: 'authorization_code', code, code_verifier: randomBytes(32).toString('base64url'), client_id: clientId, redirect_uri: REDIRECT_URL });
+    const wrong = await token({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: randomBytes(32).toString('base64url'),
+      client_id: clientId,
+      redirect_uri: REDIRECT_URL,
+    });
     expect(wrong).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
 
     const code2 = await authorizationCode(clientId, verifier);
-    const good = await token({ grant_type: 'authorization_code', code: code2, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT_URL, resource: `${edgeUrl}/mcp` });
+    const good = await token({
+      grant_type: 'authorization_code',
+      code: code2,
+      code_verifier: verifier,
+      client_id: clientId,
+      redirect_uri: REDIRECT_URL,
+      resource: `${edgeUrl}/mcp`,
+    });
     expect(good.status).toBe(200);
     expect(await edgeStatus(good.body.access_token)).toBe(200);
-    const again = await token({ grant_type: 'authorization_code', code: code2, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT_URL, resource: `${edgeUrl}/mcp` });
+    const again = await token({
+      grant_type: 'authorization_code',
+      code: code2,
+      code_verifier: verifier,
+      client_id: clientId,
+      redirect_uri: REDIRECT_URL,
+      resource: `${edgeUrl}/mcp`,
+    });
     expect(again).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
     // A reused code means it leaked: the tokens of its grant stop working.
     expect(await edgeStatus(good.body.access_token)).toBe(401);
-    expect(await token({ grant_type: 'refresh_token', refresh_token: good.body.refresh_token, client_id: clientId })).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    expect(
+      await token({ grant_type: 'refresh_token', refresh_token: good.body.refresh_token, client_id: clientId }),
+    ).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
 
-    const unknown = await token({ grant_type: 'authorization_code', code: 'x'.repeat(43), code_verifier: verifier, client_id: 'no-such-client', redirect_uri: REDIRECT_URL });
+    const unknown = await token({
+      grant_type: 'authorization_code',
+      code: 'x'.repeat(43),
+      code_verifier: verifier,
+      client_id: 'no-such-client',
+      redirect_uri: REDIRECT_URL,
+    });
     expect(unknown).toMatchObject({ status: 401, body: { error: 'invalid_client' } });
-    const badAuthorize = await fetch(`${adminUrl}/oauth/authorize?client_id=no-such-client&response_type=code&redirect_uri=${encodeURIComponent(REDIRECT_URL)}`, { redirect: 'manual' });
+    const badAuthorize = await fetch(
+      `${adminUrl}/oauth/authorize?client_id=no-such-client&response_type=code&redirect_uri=${encodeURIComponent(REDIRECT_URL)}`,
+      { redirect: 'manual' },
+    );
     expect(badAuthorize.status).toBe(400);
     expect(await badAuthorize.text()).toContain('invalid_client');
 
     // Client ID Metadata Documents: a client id URL at a private address or nowhere is an unknown client.
     for (const cimd of ['https://10.1.2.3/client.json', 'https://127.0.0.1:1/client.json']) {
-      const res = await fetch(`${adminUrl}/oauth/authorize?client_id=${encodeURIComponent(cimd)}&response_type=code&redirect_uri=${encodeURIComponent(REDIRECT_URL)}`, { redirect: 'manual' });
+      const res = await fetch(
+        `${adminUrl}/oauth/authorize?client_id=${encodeURIComponent(cimd)}&response_type=code&redirect_uri=${encodeURIComponent(REDIRECT_URL)}`,
+        { redirect: 'manual' },
+      );
       expect(res.status).toBe(400);
       expect(await res.text()).toContain('invalid_client');
     }
@@ -343,7 +475,11 @@ describe('OAuth for MCP clients, end to end', () => {
         await fetch(`${foreign.issuer}/reg`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ redirect_uris: [REDIRECT_URL], grant_types: ['authorization_code'], token_endpoint_auth_method: 'none' }),
+          body: JSON.stringify({
+            redirect_uris: [REDIRECT_URL],
+            grant_types: ['authorization_code'],
+            token_endpoint_auth_method: 'none',
+          }),
         })
       ).json()) as { client_id: string };
       const verifier = randomBytes(32).toString('base64url');
@@ -361,7 +497,14 @@ describe('OAuth for MCP clients, end to end', () => {
       const res = await fetch(`${foreign.issuer}/token`, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ grant_type: 'authorization_code', code: back.searchParams.get('code')!, code_verifier: verifier, client_id: reg.client_id, redirect_uri: REDIRECT_URL, resource: `${edgeUrl}/mcp` }),
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code: back.searchParams.get('code')!,
+          code_verifier: verifier,
+          client_id: reg.client_id,
+          redirect_uri: REDIRECT_URL,
+          resource: `${edgeUrl}/mcp`,
+        }),
       });
       const minted = (await res.json()) as { access_token: string };
       expect(minted.access_token).toBeTruthy();
@@ -375,7 +518,10 @@ describe('OAuth for MCP clients, end to end', () => {
     const clientId = await registerClient();
     const issued = await tokensFor(clientId);
     expect(await edgeStatus(issued.access_token)).toBe(200);
-    const keys = (await p.admin('GET', `/v1/orgs/${orgId}/keys`)).body as { id: string; oauthClientId: string | null }[];
+    const keys = (await p.admin('GET', `/v1/orgs/${orgId}/keys`)).body as {
+      id: string;
+      oauthClientId: string | null;
+    }[];
     const key = keys.find((k) => k.oauthClientId === clientId)!;
     expect((await p.admin('POST', `/v1/orgs/${orgId}/keys/${key.id}/revoke`)).status).toBe(200);
     // The revocation reaches every edge by pub/sub: refused within a second.
@@ -383,12 +529,15 @@ describe('OAuth for MCP clients, end to end', () => {
     let status = await edgeStatus(issued.access_token);
     while (status !== 401 && Date.now() < deadline) status = await edgeStatus(issued.access_token);
     expect(status).toBe(401);
-    expect(await token({ grant_type: 'refresh_token', refresh_token: issued.refresh_token, client_id: clientId })).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    expect(
+      await token({ grant_type: 'refresh_token', refresh_token: issued.refresh_token, client_id: clientId }),
+    ).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
   });
 
   it('should refuse a wrong sign-in code, and every code for the email after ten wrong ones', async () => {
     const bobId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'bob@acme.test' })).body.id;
-    const bobCode = (await p.admin('POST', `/v1/orgs/${orgId}/users/${bobId}/sign-in-codes`, { ttlSeconds: 600 })).body.code as string;
+    const bobCode = (await p.admin('POST', `/v1/orgs/${orgId}/users/${bobId}/sign-in-codes`, { ttlSeconds: 600 })).body
+      .code as string;
     secrets.push(bobCode);
     const clientId = await registerClient();
     const browser = new FormBrowser({ email: 'bob@acme.test', code: bobCode });
@@ -410,7 +559,8 @@ describe('OAuth for MCP clients, end to end', () => {
     }
     const html = await res.text();
     const csrf = /name="csrf" value="([^"]+)"/.exec(html)![1];
-    const signIn = (code: string) => browser.request(at, { method: 'POST', form: { csrf, method: 'code', email: 'bob@acme.test', code } });
+    const signIn = (code: string) =>
+      browser.request(at, { method: 'POST', form: { csrf, method: 'code', email: 'bob@acme.test', code } });
     for (let i = 0; i < 10; i++) {
       const wrong = await signIn('AAAA-AAAA-AAAA-AAAA');
       expect(wrong.status).toBe(401);
@@ -428,31 +578,61 @@ describe('OAuth for MCP clients, end to end', () => {
         await fetch(`${idp.issuer}/reg`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ redirect_uris: [`${adminUrl}/oauth/sso/callback`], grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_basic' }),
+          body: JSON.stringify({
+            redirect_uris: [`${adminUrl}/oauth/sso/callback`],
+            grant_types: ['authorization_code'],
+            response_types: ['code'],
+            token_endpoint_auth_method: 'client_secret_basic',
+          }),
         })
       ).json()) as { client_id: string; client_secret: string };
       secrets.push(reg.client_secret);
-      const missingSecret = await p.admin('PUT', `/v1/orgs/${orgId}/identity-provider`, { issuer: idp.issuer, clientId: reg.client_id });
+      const missingSecret = await p.admin('PUT', `/v1/orgs/${orgId}/identity-provider`, {
+        issuer: idp.issuer,
+        clientId: reg.client_id,
+      });
       expect(missingSecret).toMatchObject({ status: 400, body: { field: 'clientSecret' } });
-      const put = await p.admin('PUT', `/v1/orgs/${orgId}/identity-provider`, { issuer: idp.issuer, clientId: reg.client_id, clientSecret: reg.client_secret });
+      const put = await p.admin('PUT', `/v1/orgs/${orgId}/identity-provider`, {
+        issuer: idp.issuer,
+        clientId: reg.client_id,
+        clientSecret: reg.client_secret,
+      });
       expect(put.status).toBe(200);
       const shown = await p.admin('GET', `/v1/orgs/${orgId}/identity-provider`);
-      expect(shown.body).toMatchObject({ issuer: idp.issuer, clientId: reg.client_id, emailClaim: 'email', redirectUri: `${adminUrl}/oauth/sso/callback` });
+      expect(shown.body).toMatchObject({
+        issuer: idp.issuer,
+        clientId: reg.client_id,
+        emailClaim: 'email',
+        redirectUri: `${adminUrl}/oauth/sso/callback`,
+      });
       expect(JSON.stringify(shown.body)).not.toContain(reg.client_secret);
 
       // Signed in at the IdP as Grace: the MCP client connects and calls as her.
-      const browser = new FormBrowser({ email: 'grace@acme.test', code: '', team: 'platform', sso: { idpIssuer: idp.issuer, sub: 'grace@acme.test' } });
+      const browser = new FormBrowser({
+        email: 'grace@acme.test',
+        code: '',
+        team: 'platform',
+        sso: { idpIssuer: idp.issuer, sub: 'grace@acme.test' },
+      });
       const auth = new TestOAuthProvider(browser);
       const first = new Client({ name: 'sso-agent', version: '1.0.0' });
-      await expect(first.connect(new StreamableHTTPClientTransport(new URL(`${edgeUrl}/mcp`), { authProvider: auth }))).rejects.toBeInstanceOf(UnauthorizedError);
-      await new StreamableHTTPClientTransport(new URL(`${edgeUrl}/mcp`), { authProvider: auth }).finishAuth(auth.lastRedirect!.searchParams.get('code')!);
+      await expect(
+        first.connect(new StreamableHTTPClientTransport(new URL(`${edgeUrl}/mcp`), { authProvider: auth })),
+      ).rejects.toBeInstanceOf(UnauthorizedError);
+      await new StreamableHTTPClientTransport(new URL(`${edgeUrl}/mcp`), { authProvider: auth }).finishAuth(
+        auth.lastRedirect!.searchParams.get('code')!,
+      );
       const client = new Client({ name: 'sso-agent', version: '1.0.0' });
       await client.connect(new StreamableHTTPClientTransport(new URL(`${edgeUrl}/mcp`), { authProvider: auth }));
       expect((await client.listTools()).tools.map((t) => t.name)).toContain('fx__ping');
       await client.close();
 
       // The IdP vouches for someone Tollgate does not know: refused, whatever email was typed.
-      const stranger = new FormBrowser({ email: 'grace@acme.test', code: '', sso: { idpIssuer: idp.issuer, sub: 'stranger@acme.test' } });
+      const stranger = new FormBrowser({
+        email: 'grace@acme.test',
+        code: '',
+        sso: { idpIssuer: idp.issuer, sub: 'stranger@acme.test' },
+      });
       const url = new URL(`${adminUrl}/oauth/authorize`);
       url.search = new URLSearchParams({
         client_id: auth.client!.client_id,
@@ -463,7 +643,9 @@ describe('OAuth for MCP clients, end to end', () => {
         code_challenge: createHash('sha256').update('v'.repeat(43)).digest('base64url'),
         code_challenge_method: 'S256',
       }).toString();
-      await expect(stranger.authorize(url)).rejects.toThrow(/HTTP 400.*No Tollgate user of your organisation has the email stranger@acme.test/s);
+      await expect(stranger.authorize(url)).rejects.toThrow(
+        /HTTP 400.*No Tollgate user of your organisation has the email stranger@acme.test/s,
+      );
     } finally {
       await idp.close();
     }
@@ -489,7 +671,10 @@ describe('OAuth for MCP clients, end to end', () => {
     const client = new Client({ name: 'via-mcp-remote', version: '1.0.0' });
     try {
       const connecting = client.connect(transport);
-      const person = new FormBrowser({ email: 'grace@acme.test', code: signInCode, team: 'platform' }, (url) => url.pathname === '/oauth/callback' && url.hostname === 'localhost');
+      const person = new FormBrowser(
+        { email: 'grace@acme.test', code: signInCode, team: 'platform' },
+        (url) => url.pathname === '/oauth/callback' && url.hostname === 'localhost',
+      );
       const callback = await person.authorize(await authorizationUrl);
       expect((await fetch(callback)).status).toBe(200);
       await connecting;
@@ -497,7 +682,10 @@ describe('OAuth for MCP clients, end to end', () => {
       const res = await client.callTool({ name: 'fx__ping', arguments: {} });
       expect(res.isError).toBeFalsy();
       expect(callMeta(res as never)?.costMicros).toBe(PRICE_PER_PING);
-      const keys = (await p.admin('GET', `/v1/orgs/${orgId}/keys`)).body as { kind: string; oauthClientName: string | null }[];
+      const keys = (await p.admin('GET', `/v1/orgs/${orgId}/keys`)).body as {
+        kind: string;
+        oauthClientName: string | null;
+      }[];
       expect(keys.some((k) => k.kind === 'OAUTH' && /mcp-remote|MCP CLI/i.test(k.oauthClientName ?? ''))).toBe(true);
     } catch (err) {
       throw new Error(`${(err as Error).message}\nmcp-remote said: ${stderr.slice(-1500)}`);

@@ -53,14 +53,22 @@ describe('Outbound requests on a tenant’s behalf (SSRF)', () => {
       // Protected-resource metadata naming an "authorization server" on loopback.
       if (path.startsWith('/.well-known/oauth-protected-resource')) {
         res.writeHead(200, { 'content-type': 'application/json' });
-        return res.end(JSON.stringify({ resource: `${outsideUrl}/oauth/mcp`, authorization_servers: [`http://127.0.0.1:${internalPort}`] }));
+        return res.end(
+          JSON.stringify({
+            resource: `${outsideUrl}/oauth/mcp`,
+            authorization_servers: [`http://127.0.0.1:${internalPort}`],
+          }),
+        );
       }
       res.writeHead(404);
       res.end();
     });
     outsideUrl = `http://${OUTSIDE_HOST}:${await listen(outside, OUTSIDE_HOST)}`;
 
-    p = await startPlatform({ OUTBOUND_ALLOW_CIDRS: `${OUTSIDE_HOST}/32`, ADMIN_PUBLIC_URL: 'http://tollgate-admin.test' });
+    p = await startPlatform({
+      OUTBOUND_ALLOW_CIDRS: `${OUTSIDE_HOST}/32`,
+      ADMIN_PUBLIC_URL: 'http://tollgate-admin.test',
+    });
     db = new PrismaClient({ adapter: new PrismaPg({ connectionString: p.env.vars.DATABASE_URL }) });
     orgId = (await p.admin('POST', '/v1/orgs', { name: 'Acme', slug: 'acme' })).body.id;
     userId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'mia@acme.test' })).body.id;
@@ -77,13 +85,22 @@ describe('Outbound requests on a tenant’s behalf (SSRF)', () => {
 
   /** Every queued sync of the upstream (registration, schedule, admin), waited for; failures included. */
   async function syncsSettled(upstreamId: string): Promise<void> {
-    const queue = new Queue(QueueName.CatalogSync, { connection: bullConnection(p.env.redisUrl), prefix: `${p.env.redisPrefix}:bull` });
+    const queue = new Queue(QueueName.CatalogSync, {
+      connection: bullConnection(p.env.redisUrl),
+      prefix: `${p.env.redisPrefix}:bull`,
+    });
     try {
-      const jobs = (await queue.getJobs(['waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed'])).filter((j) => j?.data?.upstreamId === upstreamId);
+      const jobs = (await queue.getJobs(['waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed'])).filter(
+        (j) => j?.data?.upstreamId === upstreamId,
+      );
       // The schedule's next run (an hour away) is not waited for; a failed attempt's retry is.
       const due = [];
       for (const j of jobs) if (!((await j.getState()) === 'delayed' && j.attemptsMade === 0)) due.push(j);
-      await Promise.all(due.map((j) => waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [j.id!]).catch(() => undefined)));
+      await Promise.all(
+        due.map((j) =>
+          waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [j.id!]).catch(() => undefined),
+        ),
+      );
     } finally {
       await queue.close();
     }
@@ -95,9 +112,17 @@ describe('Outbound requests on a tenant’s behalf (SSRF)', () => {
 
   it.each([
     ['loopback', () => `http://127.0.0.1:${internalPort}/mcp`, '127.0.0.1 is a loopback address'],
-    ['localhost', () => `http://localhost:${internalPort}/mcp`, /localhost resolves to (127\.0\.0\.1|::1), a loopback address/],
+    [
+      'localhost',
+      () => `http://localhost:${internalPort}/mcp`,
+      /localhost resolves to (127\.0\.0\.1|::1), a loopback address/,
+    ],
     ['IPv6 loopback', () => `http://[::1]:${internalPort}/mcp`, '::1 is a loopback address'],
-    ['IPv4-mapped loopback', () => `http://[::ffff:127.0.0.1]:${internalPort}/mcp`, '::ffff:7f00:1 is a loopback address'],
+    [
+      'IPv4-mapped loopback',
+      () => `http://[::ffff:127.0.0.1]:${internalPort}/mcp`,
+      '::ffff:7f00:1 is a loopback address',
+    ],
     ['a private address', () => 'http://10.0.0.1/mcp', '10.0.0.1 is a private address'],
     ['cloud metadata', () => 'http://169.254.169.254/latest/meta-data/', '169.254.169.254 is a link-local address'],
     ['a unique-local address', () => 'http://[fd00::1]/mcp', 'fd00::1 is a unique-local address'],
@@ -149,11 +174,16 @@ describe('Outbound requests on a tenant’s behalf (SSRF)', () => {
     expect(res.status).toBe(201);
     await syncsSettled(res.body.id);
     // As if the name's DNS answer changed after registration (rebinding): the row now names localhost.
-    await db.upstreamServer.update({ where: { id: res.body.id }, data: { url: `http://localhost:${internalPort}/mcp` } });
+    await db.upstreamServer.update({
+      where: { id: res.body.id },
+      data: { url: `http://localhost:${internalPort}/mcp` },
+    });
     expect((await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${res.body.id}/sync`)).status).toBe(202);
     await syncsSettled(res.body.id);
     const seen = await p.admin('GET', `/v1/orgs/${orgId}/upstreams/${res.body.id}`, undefined, memberToken);
-    expect(seen.body.lastSyncError).toMatch(/^localhost resolves to (127\.0\.0\.1|::1), a loopback address: .*OUTBOUND_ADDRESS_REFUSED.*OUTBOUND_ALLOW_CIDRS/);
+    expect(seen.body.lastSyncError).toMatch(
+      /^localhost resolves to (127\.0\.0\.1|::1), a loopback address: .*OUTBOUND_ADDRESS_REFUSED.*OUTBOUND_ALLOW_CIDRS/,
+    );
     expect(internalHits).toEqual([]);
   });
 

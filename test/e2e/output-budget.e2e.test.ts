@@ -24,12 +24,25 @@ describe('output budgets and upstream time-outs through the edge', () => {
     const teamId = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 't' })).body.id;
     const userId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'o@example.test' })).body.id;
     await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId });
-    const upstream = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'fixture', transport: 'STREAMABLE_HTTP', url: fixture.url, outputTokenCap: CAP, callTimeoutMs: 300 });
+    const upstream = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
+      namespace: 'fixture',
+      transport: 'STREAMABLE_HTTP',
+      url: fixture.url,
+      outputTokenCap: CAP,
+      callTimeoutMs: 300,
+    });
     const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${upstream.body.id}/sync`);
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
     await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['fixture:*'], deny: [] });
-    await p.admin('POST', `/v1/orgs/${orgId}/prices`, { upstreamId: upstream.body.id, toolPattern: '*', perCallMicros: 1_000 });
-    agent = await connectAgent(p.edgeUrl, (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'a' })).body.secret);
+    await p.admin('POST', `/v1/orgs/${orgId}/prices`, {
+      upstreamId: upstream.body.id,
+      toolPattern: '*',
+      perCallMicros: 1_000,
+    });
+    agent = await connectAgent(
+      p.edgeUrl,
+      (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'a' })).body.secret,
+    );
     const otherKey = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'b' });
     otherKeyId = otherKey.body.key.id;
     other = await connectAgent(p.edgeUrl, otherKey.body.secret);
@@ -43,7 +56,10 @@ describe('output budgets and upstream time-outs through the edge', () => {
   });
 
   it('should page a large text result at line boundaries, every page within the cap, losing nothing', async () => {
-    const expected = Array.from({ length: 400 }, (_, i) => `line ${i}: the quick brown fox jumps over the lazy dog.`).join('\n');
+    const expected = Array.from(
+      { length: 400 },
+      (_, i) => `line ${i}: the quick brown fox jumps over the lazy dog.`,
+    ).join('\n');
     const first = (await agent.callTool({ name: 'fixture__huge', arguments: { lines: 400 } })) as CallToolResult;
     expect(first.isError ?? false).toBe(false);
     expect(callMeta(first)?.costMicros).toBe(1_000);
@@ -62,7 +78,10 @@ describe('output budgets and upstream time-outs through the edge', () => {
       }
       expect(note.text).toContain('tollgate__read_result_page');
       expect(body.text.endsWith('\n')).toBe(true);
-      current = (await agent.callTool({ name: 'tollgate__read_result_page', arguments: { handle: page.handle, cursor: page.nextCursor } })) as CallToolResult;
+      current = (await agent.callTool({
+        name: 'tollgate__read_result_page',
+        arguments: { handle: page.handle, cursor: page.nextCursor },
+      })) as CallToolResult;
       expect(current.isError ?? false).toBe(false); // each page read is billed (see billing-rules.e2e.test.ts)
     }
     expect(texts.join('')).toBe(expected);
@@ -71,7 +90,10 @@ describe('output budgets and upstream time-outs through the edge', () => {
   it('should not let another key read the pages of a result', async () => {
     const first = (await agent.callTool({ name: 'fixture__huge', arguments: { lines: 300 } })) as CallToolResult;
     const handle = (first._meta?.['tollgate/page'] as { handle: string }).handle;
-    const stolen = (await other.callTool({ name: 'tollgate__read_result_page', arguments: { handle, cursor: '2' } })) as CallToolResult;
+    const stolen = (await other.callTool({
+      name: 'tollgate__read_result_page',
+      arguments: { handle, cursor: '2' },
+    })) as CallToolResult;
     expect(toolError(stolen)?.code).toBe('INVALID_REQUEST');
   });
 
@@ -88,11 +110,20 @@ describe('output budgets and upstream time-outs through the edge', () => {
   });
 
   it('should refuse instead of paging, and apply a tighter cap, when the key policy says so', async () => {
-    const put = await p.admin('PUT', `/v1/orgs/${orgId}/policies/KEY/${otherKeyId}`, { allow: ['fixture:*'], deny: [], outputTokenCap: 200, outputOverflow: 'REFUSE' });
+    const put = await p.admin('PUT', `/v1/orgs/${orgId}/policies/KEY/${otherKeyId}`, {
+      allow: ['fixture:*'],
+      deny: [],
+      outputTokenCap: 200,
+      outputOverflow: 'REFUSE',
+    });
     expect(put.status).toBe(200);
     const refused = (await other.callTool({ name: 'fixture__huge', arguments: { lines: 100 } })) as CallToolResult;
     expect(toolError(refused)).toMatchObject({ code: 'OUTPUT_BUDGET_EXCEEDED', outputTokenCap: 200 });
-    await p.admin('PUT', `/v1/orgs/${orgId}/policies/KEY/${otherKeyId}`, { allow: ['fixture:*'], deny: [], outputTokenCap: 200 });
+    await p.admin('PUT', `/v1/orgs/${orgId}/policies/KEY/${otherKeyId}`, {
+      allow: ['fixture:*'],
+      deny: [],
+      outputTokenCap: 200,
+    });
     const paged = (await other.callTool({ name: 'fixture__huge', arguments: { lines: 100 } })) as CallToolResult;
     expect(paged.isError ?? false).toBe(false);
     expect(countTokens((paged.content[0] as { text: string }).text)).toBeLessThanOrEqual(200);

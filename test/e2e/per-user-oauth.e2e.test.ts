@@ -8,7 +8,11 @@ import { callMeta, connectAgent, textOf, toolError, waitForJobs } from '@tollgat
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
-import { AuthorizationServer, authorizeInBrowser, startAuthorizationServer } from '../fixtures/oauth-authorization-server';
+import {
+  AuthorizationServer,
+  authorizeInBrowser,
+  startAuthorizationServer,
+} from '../fixtures/oauth-authorization-server';
 import { ProtectedServer, startProtectedServer } from '../fixtures/protected-mcp-server';
 import { RunningPlatform, startPlatform } from '../support/platform';
 
@@ -59,8 +63,14 @@ describe('per-user OAuth to upstreams, end to end', () => {
   }
 
   beforeAll(async () => {
-    process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) => (logged.push(String(chunk)), realWrites.out(chunk, ...rest))) as never;
-    process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => (logged.push(String(chunk)), realWrites.err(chunk, ...rest))) as never;
+    process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) => (
+      logged.push(String(chunk)),
+      realWrites.out(chunk, ...rest)
+    )) as never;
+    process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => (
+      logged.push(String(chunk)),
+      realWrites.err(chunk, ...rest)
+    )) as never;
     as = await startAuthorizationServer({ scope: 'mcp' });
     notes = await startProtectedServer(as.issuer);
     vault = await startFixtureServer();
@@ -71,8 +81,10 @@ describe('per-user OAuth to upstreams, end to end', () => {
     const teamId = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'eng' })).body.id;
     aliceId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'alice@acme.test' })).body.id;
     bobId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'bob@acme.test' })).body.id;
-    for (const userId of [aliceId, bobId]) expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId })).status).toBe(201);
-    const aliceKey = (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId: aliceId, name: 'alice-agent' })).body;
+    for (const userId of [aliceId, bobId])
+      expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId })).status).toBe(201);
+    const aliceKey = (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId: aliceId, name: 'alice-agent' }))
+      .body;
     const bobKey = (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId: bobId, name: 'bob-agent' })).body;
     const member = await p.admin('POST', '/v1/admin-tokens', { role: 'MEMBER', orgId, userId: aliceId, name: 'alice' });
     expect(member.status).toBe(201);
@@ -91,8 +103,25 @@ describe('per-user OAuth to upstreams, end to end', () => {
     notesId = reg.body.id;
     const policy = await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['notes:*'], deny: [] });
     expect(policy.status, JSON.stringify(policy.body)).toBe(200);
-    expect((await p.admin('POST', `/v1/orgs/${orgId}/prices`, { upstreamId: notesId, toolPattern: '*', perCallMicros: 100_000 })).status).toBe(201);
-    expect((await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, { scope: 'KEY', scopeId: bobKey.key.id, period: 'MONTH', limitMicros: 1_000_000 })).status).toBe(200);
+    expect(
+      (
+        await p.admin('POST', `/v1/orgs/${orgId}/prices`, {
+          upstreamId: notesId,
+          toolPattern: '*',
+          perCallMicros: 100_000,
+        })
+      ).status,
+    ).toBe(201);
+    expect(
+      (
+        await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, {
+          scope: 'KEY',
+          scopeId: bobKey.key.id,
+          period: 'MONTH',
+          limitMicros: 1_000_000,
+        })
+      ).status,
+    ).toBe(200);
 
     aliceAgent = await connectAgent(p.edgeUrl, aliceKey.secret, 'alice-agent');
     bobAgent = await connectAgent(p.edgeUrl, bobKey.secret, 'bob-agent');
@@ -108,7 +137,12 @@ describe('per-user OAuth to upstreams, end to end', () => {
   });
 
   it('should give an authorization URL with PKCE, state and the upstream as resource when a user starts connecting', async () => {
-    const res = await p.admin('POST', `/v1/orgs/${orgId}/users/${aliceId}/connections/${notesId}`, undefined, aliceMemberToken);
+    const res = await p.admin(
+      'POST',
+      `/v1/orgs/${orgId}/users/${aliceId}/connections/${notesId}`,
+      undefined,
+      aliceMemberToken,
+    );
     expect(res.status).toBe(201);
     const url = new URL(res.body.authorizationUrl);
     expect(url.origin).toBe(as.issuer);
@@ -176,17 +210,31 @@ describe('per-user OAuth to upstreams, end to end', () => {
 
   it('should give the same AUTH_REQUIRED answer through tollgate__call_tool and inside a code-mode script', async () => {
     const direct = toolError(await whoami(bobAgent))!;
-    const viaMeta = toolError((await bobAgent.callTool({ name: 'tollgate__call_tool', arguments: { name: 'notes__whoami', arguments: {} } })) as CallToolResult)!;
+    const viaMeta = toolError(
+      (await bobAgent.callTool({
+        name: 'tollgate__call_tool',
+        arguments: { name: 'notes__whoami', arguments: {} },
+      })) as CallToolResult,
+    )!;
     expect(viaMeta).toMatchObject({ code: 'AUTH_REQUIRED', reason: direct.reason, upstream: 'notes', charged: false });
     expect(typeof viaMeta.connectUrl).toBe('string');
 
     const teamId = (await p.admin('GET', `/v1/orgs/${orgId}/teams`)).body[0].id;
-    const codeKey = (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId: bobId, name: 'bob-code', disclosureMode: 'CODE' })).body.secret;
+    const codeKey = (
+      await p.admin('POST', `/v1/orgs/${orgId}/keys`, {
+        teamId,
+        userId: bobId,
+        name: 'bob-code',
+        disclosureMode: 'CODE',
+      })
+    ).body.secret;
     const coder = await connectAgent(p.edgeUrl, codeKey, 'bob-coder');
     try {
       const run = (await coder.callTool({
         name: 'tollgate__run_script',
-        arguments: { code: `try {\n  await callTool('notes__whoami', {});\n  return 'called';\n} catch (e) {\n  return { code: e.code, reason: e.answer.reason, connectUrl: e.answer.connectUrl };\n}` },
+        arguments: {
+          code: `try {\n  await callTool('notes__whoami', {});\n  return 'called';\n} catch (e) {\n  return { code: e.code, reason: e.answer.reason, connectUrl: e.answer.connectUrl };\n}`,
+        },
       })) as CallToolResult;
       const answer = JSON.parse(textOf(run));
       expect(answer.result).toMatchObject({ code: 'AUTH_REQUIRED', reason: direct.reason });
@@ -198,7 +246,8 @@ describe('per-user OAuth to upstreams, end to end', () => {
 
   it('should also offer the connect URL by URL elicitation to a client that supports it', async () => {
     const teamId = (await p.admin('GET', `/v1/orgs/${orgId}/teams`)).body[0].id;
-    const secret = (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId: bobId, name: 'bob-desktop' })).body.secret;
+    const secret = (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId: bobId, name: 'bob-desktop' }))
+      .body.secret;
     const client = new Client({ name: 'desktop', version: '1.0.0' }, { capabilities: { elicitation: { url: {} } } });
     const offered = new Promise<ElicitRequest['params']>((resolve) =>
       client.setRequestHandler(ElicitRequestSchema, async (request) => {
@@ -206,7 +255,11 @@ describe('per-user OAuth to upstreams, end to end', () => {
         return { action: 'accept' };
       }),
     );
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${p.edgeUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${secret}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${p.edgeUrl}/mcp`), {
+        requestInit: { headers: { Authorization: `Bearer ${secret}` } },
+      }),
+    );
     try {
       const result = (await client.callTool({ name: 'notes__whoami', arguments: {} })) as CallToolResult;
       const err = toolError(result)!;
@@ -232,9 +285,17 @@ describe('per-user OAuth to upstreams, end to end', () => {
   });
 
   it('should keep a member to their own connections and never show tokens', async () => {
-    expect((await p.admin('GET', `/v1/orgs/${orgId}/users/${bobId}/connections`, undefined, aliceMemberToken)).status).toBe(403);
-    expect((await p.admin('DELETE', `/v1/orgs/${orgId}/users/${bobId}/connections/${notesId}`, undefined, aliceMemberToken)).status).toBe(403);
-    expect((await p.admin('POST', `/v1/orgs/${orgId}/users/${bobId}/connections/${notesId}`, undefined, aliceMemberToken)).status).toBe(403);
+    expect(
+      (await p.admin('GET', `/v1/orgs/${orgId}/users/${bobId}/connections`, undefined, aliceMemberToken)).status,
+    ).toBe(403);
+    expect(
+      (await p.admin('DELETE', `/v1/orgs/${orgId}/users/${bobId}/connections/${notesId}`, undefined, aliceMemberToken))
+        .status,
+    ).toBe(403);
+    expect(
+      (await p.admin('POST', `/v1/orgs/${orgId}/users/${bobId}/connections/${notesId}`, undefined, aliceMemberToken))
+        .status,
+    ).toBe(403);
     expect((await p.admin('GET', `/v1/orgs/${orgId}/connections`, undefined, aliceMemberToken)).status).toBe(403);
     const own = await p.admin('GET', `/v1/orgs/${orgId}/users/${aliceId}/connections`, undefined, aliceMemberToken);
     expect(own.status).toBe(200);
@@ -248,7 +309,10 @@ describe('per-user OAuth to upstreams, end to end', () => {
 
   it('should refresh an expired token before calling', async () => {
     const before = notes.calls.filter((c) => c.sub === 'alice-sub').at(-1)!.token;
-    await db.userConnection.update({ where: { id: (await connectionOf(aliceId)).id }, data: { expiresAt: new Date(Date.now() - 1000) } });
+    await db.userConnection.update({
+      where: { id: (await connectionOf(aliceId)).id },
+      data: { expiresAt: new Date(Date.now() - 1000) },
+    });
     expect(JSON.parse(textOf(await whoami(aliceAgent)))).toEqual({ sub: 'alice-sub' });
     const after = notes.calls.at(-1)!;
     expect(after.sub).toBe('alice-sub');
@@ -259,9 +323,16 @@ describe('per-user OAuth to upstreams, end to end', () => {
   it('should refresh tokens about to expire when the oauth-refresh job runs', async () => {
     const row = await connectionOf(bobId);
     await db.userConnection.update({ where: { id: row.id }, data: { expiresAt: new Date(Date.now() + 120_000) } });
-    const queue = new Queue(QueueName.OAuthRefresh, { connection: bullConnection(p.env.redisUrl), prefix: `${p.env.redisPrefix}:bull` });
+    const queue = new Queue(QueueName.OAuthRefresh, {
+      connection: bullConnection(p.env.redisUrl),
+      prefix: `${p.env.redisPrefix}:bull`,
+    });
     try {
-      const job = await queue.add(JobName.RefreshConnections, { withinSeconds: 600 }, { ...JOB_OPTIONS[JobName.RefreshConnections], jobId: `test-refresh-${Date.now()}` });
+      const job = await queue.add(
+        JobName.RefreshConnections,
+        { withinSeconds: 600 },
+        { ...JOB_OPTIONS[JobName.RefreshConnections], jobId: `test-refresh-${Date.now()}` },
+      );
       await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.OAuthRefresh, [job.id!]);
     } finally {
       await queue.close();
@@ -275,20 +346,37 @@ describe('per-user OAuth to upstreams, end to end', () => {
 
   it('should mark the connection refresh_failed and answer AUTH_REQUIRED when the refresh is refused', async () => {
     await as.revokeGrantsOf('bob-sub');
-    await db.userConnection.update({ where: { id: (await connectionOf(bobId)).id }, data: { expiresAt: new Date(Date.now() - 1000) } });
+    await db.userConnection.update({
+      where: { id: (await connectionOf(bobId)).id },
+      data: { expiresAt: new Date(Date.now() - 1000) },
+    });
     const result = await whoami(bobAgent);
     expect(toolError(result)).toMatchObject({ code: 'AUTH_REQUIRED', reason: 'refresh_failed' });
     const health = await p.admin('GET', `/v1/orgs/${orgId}/connections?upstreamId=${notesId}`);
-    expect(health.body.find((c: { userId: string }) => c.userId === bobId)).toMatchObject({ health: 'refresh_failed', lastRefreshError: expect.any(String) });
+    expect(health.body.find((c: { userId: string }) => c.userId === bobId)).toMatchObject({
+      health: 'refresh_failed',
+      lastRefreshError: expect.any(String),
+    });
     // Alice is untouched by Bob's failure.
     expect(JSON.parse(textOf(await whoami(aliceAgent)))).toEqual({ sub: 'alice-sub' });
   });
 
   it('should answer AUTH_REQUIRED once a user revokes their connection', async () => {
-    expect((await p.admin('DELETE', `/v1/orgs/${orgId}/users/${aliceId}/connections/${notesId}`, undefined, aliceMemberToken)).status).toBe(204);
+    expect(
+      (
+        await p.admin(
+          'DELETE',
+          `/v1/orgs/${orgId}/users/${aliceId}/connections/${notesId}`,
+          undefined,
+          aliceMemberToken,
+        )
+      ).status,
+    ).toBe(204);
     const result = await whoami(aliceAgent);
     expect(toolError(result)).toMatchObject({ code: 'AUTH_REQUIRED', reason: 'not_connected' });
-    expect((await p.admin('GET', `/v1/orgs/${orgId}/users/${aliceId}/connections`, undefined, aliceMemberToken)).body).toEqual([]);
+    expect(
+      (await p.admin('GET', `/v1/orgs/${orgId}/users/${aliceId}/connections`, undefined, aliceMemberToken)).body,
+    ).toEqual([]);
   });
 
   it('should send a static secret to the upstream and never return it from the API', async () => {
@@ -302,7 +390,10 @@ describe('per-user OAuth to upstreams, end to end', () => {
     expect(reg.status).toBe(201);
     expect(reg.body.authMode).toBe('STATIC_SECRET');
     expect(reg.body.headerNames).toEqual(['Authorization', 'X-Api-Key']);
-    expect((await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['notes:*', 'vault:*'], deny: [] })).status).toBe(200);
+    expect(
+      (await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['notes:*', 'vault:*'], deny: [] }))
+        .status,
+    ).toBe(200);
     const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${reg.body.id}/sync`);
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
 

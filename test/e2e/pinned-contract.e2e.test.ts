@@ -6,7 +6,11 @@ import { FixtureServer, FixtureTool, startFixtureServer } from '../fixtures/http
 import { RunningPlatform, startPlatform } from '../support/platform';
 
 const lookup = (properties: Record<string, object>): FixtureTool => ({
-  definition: { name: 'lookup', description: 'Looks up a word.', inputSchema: { type: 'object', properties, required: ['word'] } },
+  definition: {
+    name: 'lookup',
+    description: 'Looks up a word.',
+    inputSchema: { type: 'object', properties, required: ['word'] },
+  },
   run: (args) => ({ content: [{ type: 'text', text: `looked up ${JSON.stringify(args)}` }] }),
 });
 
@@ -31,12 +35,19 @@ describe('the pinned definition is the contract', () => {
     const userId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 's@example.test' })).body.id;
     await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId });
     await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['dict:*'], deny: [] });
-    upstreamId = (await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'dict', transport: 'STREAMABLE_HTTP', url: fixture.url })).body.id;
+    upstreamId = (
+      await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
+        namespace: 'dict',
+        transport: 'STREAMABLE_HTTP',
+        url: fixture.url,
+      })
+    ).body.id;
     await sync();
     for (const t of (await p.admin('GET', `/v1/orgs/${orgId}/tools?reviewStatus=PENDING`)).body) {
       await p.admin('POST', `/v1/orgs/${orgId}/tools/${t.id}/approve`, { definitionHash: t.definitionHash });
     }
-    const key = (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'k', disclosureMode: 'FULL' })).body.secret;
+    const key = (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'k', disclosureMode: 'FULL' }))
+      .body.secret;
     agent = await connectAgent(p.edgeUrl, key);
   }, 60_000);
 
@@ -58,16 +69,28 @@ describe('the pinned definition is the contract', () => {
     expect(upstreamCalls()).toBe(before);
 
     // The approved parameters still work, and once the revision is approved `lang` does too.
-    expect(textOf((await agent.callTool({ name: 'dict__lookup', arguments: { word: 'tollgate' } })) as never)).toContain('tollgate');
+    expect(
+      textOf((await agent.callTool({ name: 'dict__lookup', arguments: { word: 'tollgate' } })) as never),
+    ).toContain('tollgate');
     const [held] = (await p.admin('GET', `/v1/orgs/${orgId}/tools?reviewStatus=PENDING`)).body;
     await p.admin('POST', `/v1/orgs/${orgId}/tools/${held.id}/approve`, { definitionHash: held.definitionHash });
-    await expect.poll(async () => (await agent.callTool({ name: 'dict__lookup', arguments: { word: 'tollgate', lang: 'fr' } })).isError ?? false).toBe(false);
+    await expect
+      .poll(
+        async () =>
+          (await agent.callTool({ name: 'dict__lookup', arguments: { word: 'tollgate', lang: 'fr' } })).isError ??
+          false,
+      )
+      .toBe(false);
   });
 
   it('should refuse arguments that break the pinned schema, naming the parameter', async () => {
     const before = upstreamCalls();
     const missing = await agent.callTool({ name: 'dict__lookup', arguments: {} });
-    expect(toolError(missing as never)).toMatchObject({ code: 'INVALID_ARGUMENTS', parameter: 'word', problem: 'is required' });
+    expect(toolError(missing as never)).toMatchObject({
+      code: 'INVALID_ARGUMENTS',
+      parameter: 'word',
+      problem: 'is required',
+    });
     const wrongType = await agent.callTool({ name: 'dict__lookup', arguments: { word: 42 } });
     expect(toolError(wrongType as never)).toMatchObject({ code: 'INVALID_ARGUMENTS', parameter: 'word' });
     expect(upstreamCalls()).toBe(before);

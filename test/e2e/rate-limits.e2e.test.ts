@@ -23,7 +23,13 @@ describe('rate limits through the edge', () => {
     await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId });
     const key = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'k' });
     keyId = key.body.key.id;
-    const upstreamId = (await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'fixture', transport: 'STREAMABLE_HTTP', url: fixture.url })).body.id;
+    const upstreamId = (
+      await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
+        namespace: 'fixture',
+        transport: 'STREAMABLE_HTTP',
+        url: fixture.url,
+      })
+    ).body.id;
     const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${upstreamId}/sync`);
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
     await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['fixture:*'], deny: [] });
@@ -38,14 +44,27 @@ describe('rate limits through the edge', () => {
   });
 
   it('should refuse the call over the limit with retryAfter, before the upstream and without charge', async () => {
-    const created = await p.admin('POST', `/v1/orgs/${orgId}/rate-limits`, { scope: 'KEY', scopeId: keyId, toolPattern: 'fixture:ping', callsPerWindow: 3, windowSeconds: 60 });
+    const created = await p.admin('POST', `/v1/orgs/${orgId}/rate-limits`, {
+      scope: 'KEY',
+      scopeId: keyId,
+      toolPattern: 'fixture:ping',
+      callsPerWindow: 3,
+      windowSeconds: 60,
+    });
     expect(created.status).toBe(201);
     const before = fixture.calls.length;
-    for (let i = 0; i < 3; i++) expect((await agent.callTool({ name: 'fixture__ping', arguments: {} })).isError ?? false).toBe(false);
+    for (let i = 0; i < 3; i++)
+      expect((await agent.callTool({ name: 'fixture__ping', arguments: {} })).isError ?? false).toBe(false);
     const refused = await agent.callTool({ name: 'fixture__ping', arguments: {} });
     expect(refused.isError).toBe(true);
     const err = toolError(refused as never)!;
-    expect(err).toMatchObject({ code: 'RATE_LIMITED', scope: 'KEY', limitKind: 'WINDOW', callsPerWindow: 3, windowSeconds: 60 });
+    expect(err).toMatchObject({
+      code: 'RATE_LIMITED',
+      scope: 'KEY',
+      limitKind: 'WINDOW',
+      callsPerWindow: 3,
+      windowSeconds: 60,
+    });
     expect(err.retryAfterMs as number).toBeGreaterThan(0);
     // The rest of this window, and then a third of the next, while these 3 calls weigh more than 2.
     expect(err.retryAfterMs as number).toBeLessThanOrEqual(80_000);
@@ -54,8 +73,15 @@ describe('rate limits through the edge', () => {
   });
 
   it('should hold concurrent calls to the cap and admit again once a call finishes', async () => {
-    await p.admin('POST', `/v1/orgs/${orgId}/rate-limits`, { scope: 'KEY', scopeId: keyId, toolPattern: 'fixture:slow', maxConcurrent: 2 });
-    const results = await Promise.all([0, 1, 2].map(() => agent.callTool({ name: 'fixture__slow', arguments: { ms: 400 } })));
+    await p.admin('POST', `/v1/orgs/${orgId}/rate-limits`, {
+      scope: 'KEY',
+      scopeId: keyId,
+      toolPattern: 'fixture:slow',
+      maxConcurrent: 2,
+    });
+    const results = await Promise.all(
+      [0, 1, 2].map(() => agent.callTool({ name: 'fixture__slow', arguments: { ms: 400 } })),
+    );
     const codes = results.map((r) => toolError(r as never)?.code ?? 'OK').sort();
     expect(codes).toEqual(['OK', 'OK', 'RATE_LIMITED']);
     expect((await agent.callTool({ name: 'fixture__slow', arguments: { ms: 1 } })).isError ?? false).toBe(false);
@@ -63,9 +89,16 @@ describe('rate limits through the edge', () => {
 
   it('should admit the same call once retryAfterMs has passed, and refuse it clearly before', async () => {
     const key = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'exact' });
-    await p.admin('POST', `/v1/orgs/${orgId}/rate-limits`, { scope: 'KEY', scopeId: key.body.key.id, toolPattern: 'fixture:ping', callsPerWindow: 2, windowSeconds: 2 });
+    await p.admin('POST', `/v1/orgs/${orgId}/rate-limits`, {
+      scope: 'KEY',
+      scopeId: key.body.key.id,
+      toolPattern: 'fixture:ping',
+      callsPerWindow: 2,
+      windowSeconds: 2,
+    });
     const exact = await connectAgent(p.edgeUrl, key.body.secret);
-    const ping = async () => toolError((await exact.callTool({ name: 'fixture__ping', arguments: {} })) as never)?.code ?? 'OK';
+    const ping = async () =>
+      toolError((await exact.callTool({ name: 'fixture__ping', arguments: {} })) as never)?.code ?? 'OK';
     const until = (t: number) => new Promise((r) => setTimeout(r, Math.max(0, t - Date.now())));
     try {
       // Two calls early in a window fill it.
@@ -91,7 +124,12 @@ describe('rate limits through the edge', () => {
   });
 
   it('should reject a rate limit with a bad pattern or neither limit, naming the field', async () => {
-    const bad = await p.admin('POST', `/v1/orgs/${orgId}/rate-limits`, { scope: 'KEY', scopeId: keyId, toolPattern: 'a:b:c', callsPerWindow: 1 });
+    const bad = await p.admin('POST', `/v1/orgs/${orgId}/rate-limits`, {
+      scope: 'KEY',
+      scopeId: keyId,
+      toolPattern: 'a:b:c',
+      callsPerWindow: 1,
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.field).toBe('toolPattern');
     const none = await p.admin('POST', `/v1/orgs/${orgId}/rate-limits`, { scope: 'KEY', scopeId: keyId });

@@ -51,7 +51,11 @@ describe('spend report rollups, against the ledger', () => {
   }
 
   /** The ledger's sums per group over the report's local days, computed here from the rows themselves. */
-  async function ledgerGroups(zone: string, groupBy: ReportDimension[], tag?: string): Promise<Map<string, { calls: number; errors: number; outputTokens: number; costMicros: bigint }>> {
+  async function ledgerGroups(
+    zone: string,
+    groupBy: ReportDimension[],
+    tag?: string,
+  ): Promise<Map<string, { calls: number; errors: number; outputTokens: number; costMicros: bigint }>> {
     const rows = await prisma.usageEvent.findMany({ where: { orgId } });
     const tags = new Map((await prisma.virtualKey.findMany({ where: { orgId } })).map((k) => [k.id, k.tags]));
     const out = new Map<string, { calls: number; errors: number; outputTokens: number; costMicros: bigint }>();
@@ -61,7 +65,18 @@ describe('spend report rollups, against the ledger', () => {
       if (tag && !tags.get(r.keyId)?.includes(tag)) continue;
       const keyTags = groupBy.includes('tag') ? (tags.get(r.keyId)?.length ? tags.get(r.keyId)! : [null]) : [null];
       for (const t of keyTags) {
-        const parts = groupBy.map((d) => ({ team: r.teamId, user: r.userId, key: r.keyId, upstream: r.upstreamId, tool: `${r.upstreamId}/${r.toolName}`, day, tag: t })[d]);
+        const parts = groupBy.map(
+          (d) =>
+            ({
+              team: r.teamId,
+              user: r.userId,
+              key: r.keyId,
+              upstream: r.upstreamId,
+              tool: `${r.upstreamId}/${r.toolName}`,
+              day,
+              tag: t,
+            })[d],
+        );
         const id = parts.join('|');
         const g = out.get(id) ?? { calls: 0, errors: 0, outputTokens: 0, costMicros: 0n };
         g.calls++;
@@ -80,17 +95,53 @@ describe('spend report rollups, against the ledger', () => {
     const expected = await ledgerGroups(zone, groupBy, tag);
     const got = new Map(
       report.rows.map((r) => [
-        groupBy.map((d) => ({ team: r.teamId, user: r.userId, key: r.keyId, upstream: r.upstreamId, tool: `${r.upstreamId}/${r.toolName}`, day: r.day, tag: r.tag })[d]).join('|'),
-        { calls: Number(r.figures.calls), errors: Number(r.figures.errors), outputTokens: Number(r.figures.outputTokens), costMicros: r.figures.costMicros },
+        groupBy
+          .map(
+            (d) =>
+              ({
+                team: r.teamId,
+                user: r.userId,
+                key: r.keyId,
+                upstream: r.upstreamId,
+                tool: `${r.upstreamId}/${r.toolName}`,
+                day: r.day,
+                tag: r.tag,
+              })[d],
+          )
+          .join('|'),
+        {
+          calls: Number(r.figures.calls),
+          errors: Number(r.figures.errors),
+          outputTokens: Number(r.figures.outputTokens),
+          costMicros: r.figures.costMicros,
+        },
       ]),
     );
     expect(got, `groupBy ${groupBy.join(',') || '(none)'}${tag ? ` tag ${tag}` : ''}`).toEqual(expected);
     const all = await ledgerGroups(zone, [], tag);
     const total = all.get('') ?? { calls: 0, errors: 0, outputTokens: 0, costMicros: 0n };
-    expect(report.totals).toEqual({ calls: BigInt(total.calls), errors: BigInt(total.errors), outputTokens: BigInt(total.outputTokens), costMicros: total.costMicros });
+    expect(report.totals).toEqual({
+      calls: BigInt(total.calls),
+      errors: BigInt(total.errors),
+      outputTokens: BigInt(total.outputTokens),
+      costMicros: total.costMicros,
+    });
   }
 
-  const BREAKDOWNS: ReportDimension[][] = [[], ['day'], ['team', 'day'], ['user'], ['key'], ['tag'], ['tag', 'day'], ['team', 'tag'], ['upstream', 'day'], ['tool'], ['team', 'tool'], ['tag', 'upstream']];
+  const BREAKDOWNS: ReportDimension[][] = [
+    [],
+    ['day'],
+    ['team', 'day'],
+    ['user'],
+    ['key'],
+    ['tag'],
+    ['tag', 'day'],
+    ['team', 'tag'],
+    ['upstream', 'day'],
+    ['tool'],
+    ['team', 'tool'],
+    ['tag', 'upstream'],
+  ];
 
   beforeAll(async () => {
     dbName = await cloneDatabase(inject('templateDatabase'));
@@ -98,14 +149,31 @@ describe('spend report rollups, against the ledger', () => {
     ledger = new LedgerService(prisma);
     reports = new SpendReportService(prisma);
     rollups = new UsageRollupService(prisma);
-    await prisma.organization.create({ data: { id: orgId, name: 'Rollups', slug: `rollups-${orgId.slice(0, 8)}`, timeZone: 'America/New_York' } });
+    await prisma.organization.create({
+      data: { id: orgId, name: 'Rollups', slug: `rollups-${orgId.slice(0, 8)}`, timeZone: 'America/New_York' },
+    });
     for (const [i, id] of teams.entries()) await prisma.team.create({ data: { id, orgId, name: `team-${i}` } });
-    for (const [i, id] of users.entries()) await prisma.user.create({ data: { id, orgId, email: `u${i}@rollups.test` } });
+    for (const [i, id] of users.entries())
+      await prisma.user.create({ data: { id, orgId, email: `u${i}@rollups.test` } });
     const tagSets = [['env:prod', 'project:a'], ['env:prod'], [], ['project:a']];
     for (const [i, id] of keys.entries()) {
-      await prisma.virtualKey.create({ data: { id, orgId, teamId: teams[i % 2], userId: users[i % 3], name: `k${i}`, prefix: `tg_r${i}`, secretHash: randomUUID(), tags: tagSets[i] } });
+      await prisma.virtualKey.create({
+        data: {
+          id,
+          orgId,
+          teamId: teams[i % 2],
+          userId: users[i % 3],
+          name: `k${i}`,
+          prefix: `tg_r${i}`,
+          secretHash: randomUUID(),
+          tags: tagSets[i],
+        },
+      });
     }
-    for (const [i, id] of upstreams.entries()) await prisma.upstreamServer.create({ data: { id, orgId, namespace: `up${i}`, transport: 'STREAMABLE_HTTP', url: 'http://127.0.0.1:9/mcp' } });
+    for (const [i, id] of upstreams.entries())
+      await prisma.upstreamServer.create({
+        data: { id, orgId, namespace: `up${i}`, transport: 'STREAMABLE_HTTP', url: 'http://127.0.0.1:9/mcp' },
+      });
     for (let i = 0; i < 200; i++) written.push(event(i));
     // Batches as the worker writes them, one delivered twice: the repeat must count nothing.
     for (let b = 0; b < 200; b += 40) await ledger.writeUsageEvents(written.slice(b, b + 40));
@@ -118,9 +186,14 @@ describe('spend report rollups, against the ledger', () => {
   });
 
   it('should keep rollups whose sums equal the ledger, a repeated batch counted once', async () => {
-    const [ledgerSum] = await prisma.$queryRaw<{ calls: bigint; cost: bigint }[]>`SELECT count(*) AS calls, sum("costMicros")::bigint AS cost FROM "UsageEvent" WHERE "orgId" = ${orgId}::uuid`;
+    const [ledgerSum] = await prisma.$queryRaw<
+      { calls: bigint; cost: bigint }[]
+    >`SELECT count(*) AS calls, sum("costMicros")::bigint AS cost FROM "UsageEvent" WHERE "orgId" = ${orgId}::uuid`;
     for (const table of ['UsageKeyDayRollup', 'UsageToolDayRollup']) {
-      const [r] = await prisma.$queryRawUnsafe<{ calls: bigint; cost: bigint }[]>(`SELECT sum(calls)::bigint AS calls, sum("costMicros")::bigint AS cost FROM "${table}" WHERE "orgId" = $1::uuid`, orgId);
+      const [r] = await prisma.$queryRawUnsafe<{ calls: bigint; cost: bigint }[]>(
+        `SELECT sum(calls)::bigint AS calls, sum("costMicros")::bigint AS cost FROM "${table}" WHERE "orgId" = $1::uuid`,
+        orgId,
+      );
       expect(r, table).toEqual(ledgerSum);
     }
     expect(ledgerSum.calls).toBe(200n);

@@ -80,22 +80,55 @@ describe('spend reports, end to end', () => {
     ids.teamWeb = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'web' })).body.id;
     ids.ada = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'ada@acme.test' })).body.id;
     ids.bob = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'bob@acme.test' })).body.id;
-    expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${ids.teamData}/members`, { userId: ids.ada })).status).toBe(201);
-    expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${ids.teamWeb}/members`, { userId: ids.bob })).status).toBe(201);
-    const keyA = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId: ids.teamData, userId: ids.ada, name: 'ada-agent' });
-    const keyB = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId: ids.teamWeb, userId: ids.bob, name: 'bob-agent' });
+    expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${ids.teamData}/members`, { userId: ids.ada })).status).toBe(
+      201,
+    );
+    expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${ids.teamWeb}/members`, { userId: ids.bob })).status).toBe(
+      201,
+    );
+    const keyA = await p.admin('POST', `/v1/orgs/${orgId}/keys`, {
+      teamId: ids.teamData,
+      userId: ids.ada,
+      name: 'ada-agent',
+    });
+    const keyB = await p.admin('POST', `/v1/orgs/${orgId}/keys`, {
+      teamId: ids.teamWeb,
+      userId: ids.bob,
+      name: 'bob-agent',
+    });
     ids.keyA = keyA.body.key.id;
     ids.keyB = keyB.body.key.id;
 
-    const up = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'fx', transport: 'STREAMABLE_HTTP', url: fixture.url });
+    const up = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
+      namespace: 'fx',
+      transport: 'STREAMABLE_HTTP',
+      url: fixture.url,
+    });
     expect(up.status).toBe(201);
     ids.upstream = up.body.id;
     const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${ids.upstream}/sync`);
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
     const policy = await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['fx:*'], deny: [] });
     expect(policy.status, JSON.stringify(policy.body)).toBe(200);
-    expect((await p.admin('POST', `/v1/orgs/${orgId}/prices`, { upstreamId: ids.upstream, toolPattern: '*', perCallMicros: PRICE })).status).toBe(201);
-    expect((await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, { scope: 'KEY', scopeId: ids.keyA, period: 'MONTH', limitMicros: 1_000_000 })).status).toBe(200);
+    expect(
+      (
+        await p.admin('POST', `/v1/orgs/${orgId}/prices`, {
+          upstreamId: ids.upstream,
+          toolPattern: '*',
+          perCallMicros: PRICE,
+        })
+      ).status,
+    ).toBe(201);
+    expect(
+      (
+        await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, {
+          scope: 'KEY',
+          scopeId: ids.keyA,
+          period: 'MONTH',
+          limitMicros: 1_000_000,
+        })
+      ).status,
+    ).toBe(200);
 
     tokens.finance = await issueToken({ role: 'FINANCE', orgId, name: 'acme finance' });
     tokens.member = await issueToken({ role: 'MEMBER', orgId, userId: ids.ada, teamId: ids.teamData, name: 'ada' });
@@ -107,7 +140,14 @@ describe('spend reports, end to end', () => {
     const a = await connectAgent(p.edgeUrl, keyA.body.secret, 'ada');
     const b = await connectAgent(p.edgeUrl, keyB.body.secret, 'bob');
     agents.push(a, b);
-    for (const [agent, tool] of [[a, 'fx__ping'], [a, 'fx__ping'], [a, 'fx__huge'], [a, 'fx__fail'], [b, 'fx__ping'], [b, 'fx__ping']] as const) {
+    for (const [agent, tool] of [
+      [a, 'fx__ping'],
+      [a, 'fx__ping'],
+      [a, 'fx__huge'],
+      [a, 'fx__fail'],
+      [b, 'fx__ping'],
+      [b, 'fx__ping'],
+    ] as const) {
       const res = await agent.callTool({ name: tool, arguments: tool === 'fx__huge' ? { lines: 20 } : {} });
       callIds.push(callMeta(res as never)!.callId);
     }
@@ -123,7 +163,12 @@ describe('spend reports, end to end', () => {
   });
 
   it('should break spend down by team with totals equal to the ledger sums exactly', async () => {
-    const res = await p.admin('GET', `/v1/orgs/${orgId}/reports/spend?from=${from}&to=${to}&groupBy=team`, undefined, tokens.finance);
+    const res = await p.admin(
+      'GET',
+      `/v1/orgs/${orgId}/reports/spend?from=${from}&to=${to}&groupBy=team`,
+      undefined,
+      tokens.finance,
+    );
     expect(res.status).toBe(200);
     const ledger = await ledgerTotals();
     expect(ledger).toMatchObject({ calls: 6, errors: 1, costMicros: 5 * PRICE });
@@ -131,43 +176,95 @@ describe('spend reports, end to end', () => {
     expect(res.body.columns).toEqual(['teamId', 'teamName', 'calls', 'errors', 'outputTokens', 'costMicros']);
     expect(res.body.rows).toHaveLength(2);
     for (const row of res.body.rows) {
-      expect(row).toEqual({ teamId: row.teamId, teamName: row.teamId === ids.teamData ? 'data, science' : 'web', ...(await ledgerTotals({ teamId: row.teamId })) });
+      expect(row).toEqual({
+        teamId: row.teamId,
+        teamName: row.teamId === ids.teamData ? 'data, science' : 'web',
+        ...(await ledgerTotals({ teamId: row.teamId })),
+      });
     }
   });
 
   it('should give key, tool and day rows whose figures each equal the ledger group', async () => {
-    const res = await p.admin('GET', `/v1/orgs/${orgId}/reports/spend?from=${from}&to=${to}&groupBy=key,tool,day`, undefined, tokens.finance);
+    const res = await p.admin(
+      'GET',
+      `/v1/orgs/${orgId}/reports/spend?from=${from}&to=${to}&groupBy=key,tool,day`,
+      undefined,
+      tokens.finance,
+    );
     expect(res.status).toBe(200);
-    expect(res.body.columns).toEqual(['keyId', 'keyName', 'keyPrefix', 'upstreamId', 'upstreamNamespace', 'toolName', 'day', 'calls', 'errors', 'outputTokens', 'costMicros']);
+    expect(res.body.columns).toEqual([
+      'keyId',
+      'keyName',
+      'keyPrefix',
+      'upstreamId',
+      'upstreamNamespace',
+      'toolName',
+      'day',
+      'calls',
+      'errors',
+      'outputTokens',
+      'costMicros',
+    ]);
     const events = await db.usageEvent.findMany({ where: { orgId } });
     const groups = new Set(events.map((e) => `${e.keyId}|${e.toolName}|${e.occurredAt.toISOString().slice(0, 10)}`));
     expect(res.body.rows).toHaveLength(groups.size);
     for (const row of res.body.rows) {
       const start = new Date(`${row.day}T00:00:00Z`);
-      const expected = await ledgerTotals({ keyId: row.keyId, toolName: row.toolName, occurredAt: { gte: start, lt: new Date(start.getTime() + DAY_MS) } });
-      expect(row).toMatchObject({ upstreamNamespace: 'fx', keyName: row.keyId === ids.keyA ? 'ada-agent' : 'bob-agent', ...expected });
+      const expected = await ledgerTotals({
+        keyId: row.keyId,
+        toolName: row.toolName,
+        occurredAt: { gte: start, lt: new Date(start.getTime() + DAY_MS) },
+      });
+      expect(row).toMatchObject({
+        upstreamNamespace: 'fx',
+        keyName: row.keyId === ids.keyA ? 'ada-agent' : 'bob-agent',
+        ...expected,
+      });
     }
     expect(res.body.totals).toEqual(await ledgerTotals());
   });
 
   it('should give the same rows as CSV with Accept: text/csv and with format=csv', async () => {
-    const json = await p.admin('GET', `/v1/orgs/${orgId}/reports/spend?from=${from}&to=${to}&groupBy=team,user`, undefined, tokens.finance);
-    for (const [query, accept] of [['', 'text/csv'], ['&format=csv', 'application/json']]) {
-      const res = await fetch(`${p.adminUrl}/v1/orgs/${orgId}/reports/spend?from=${from}&to=${to}&groupBy=team,user${query}`, {
-        headers: { Authorization: `Bearer ${tokens.finance}`, Accept: accept },
-      });
+    const json = await p.admin(
+      'GET',
+      `/v1/orgs/${orgId}/reports/spend?from=${from}&to=${to}&groupBy=team,user`,
+      undefined,
+      tokens.finance,
+    );
+    for (const [query, accept] of [
+      ['', 'text/csv'],
+      ['&format=csv', 'application/json'],
+    ]) {
+      const res = await fetch(
+        `${p.adminUrl}/v1/orgs/${orgId}/reports/spend?from=${from}&to=${to}&groupBy=team,user${query}`,
+        {
+          headers: { Authorization: `Bearer ${tokens.finance}`, Accept: accept },
+        },
+      );
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toMatch(/^text\/csv/);
       const [header, ...lines] = parseCsv(await res.text());
       expect(header).toEqual(json.body.columns);
-      const asObjects = lines.map((l) => Object.fromEntries(header.map((h, i) => [h, ['calls', 'errors', 'outputTokens', 'costMicros'].includes(h) ? Number(l[i]) : l[i]])));
+      const asObjects = lines.map((l) =>
+        Object.fromEntries(
+          header.map((h, i) => [
+            h,
+            ['calls', 'errors', 'outputTokens', 'costMicros'].includes(h) ? Number(l[i]) : l[i],
+          ]),
+        ),
+      );
       expect(asObjects).toEqual(json.body.rows);
       expect(asObjects.reduce((s, r) => s + (r.costMicros as number), 0)).toBe((await ledgerTotals()).costMicros);
     }
   });
 
   it('should count nothing outside the date range', async () => {
-    const res = await p.admin('GET', `/v1/orgs/${orgId}/reports/spend?from=2020-01-01&to=2020-01-31&groupBy=day`, undefined, tokens.finance);
+    const res = await p.admin(
+      'GET',
+      `/v1/orgs/${orgId}/reports/spend?from=2020-01-01&to=2020-01-31&groupBy=day`,
+      undefined,
+      tokens.finance,
+    );
     expect(res.status).toBe(200);
     expect(res.body.rows).toEqual([]);
     expect(res.body.totals).toEqual({ calls: 0, errors: 0, outputTokens: 0, costMicros: 0 });
@@ -190,17 +287,30 @@ describe('spend reports, end to end', () => {
   });
 
   it('should let finance read but answer 404 to another organization’s admin and finance, with no data', async () => {
-    for (const path of [`/reports/spend?from=${from}&to=${to}`, '/reports/budgets', '/alerts', '/alert-webhooks', '/budgets/reconcile']) {
+    for (const path of [
+      `/reports/spend?from=${from}&to=${to}`,
+      '/reports/budgets',
+      '/alerts',
+      '/alert-webhooks',
+      '/budgets/reconcile',
+    ]) {
       for (const token of [tokens.otherAdmin, tokens.otherFinance]) {
         const res = await p.admin('GET', `/v1/orgs/${orgId}${path}`, undefined, token);
         expect(res.status, path).toBe(404);
         expect(JSON.stringify(res.body)).not.toMatch(/costMicros|teamName|ada@/);
       }
     }
-    expect((await p.admin('GET', `/v1/orgs/${orgId}/reports/spend?from=${from}&to=${to}`, undefined, tokens.member)).status).toBe(403);
+    expect(
+      (await p.admin('GET', `/v1/orgs/${orgId}/reports/spend?from=${from}&to=${to}`, undefined, tokens.member)).status,
+    ).toBe(403);
     expect((await p.admin('GET', `/v1/orgs/${orgId}/reports/budgets`, undefined, tokens.finance)).status).toBe(200);
     // The other org's own report is empty: nothing of Acme's leaks into it.
-    const own = await p.admin('GET', `/v1/orgs/${otherOrgId}/reports/spend?from=${from}&to=${to}&groupBy=team`, undefined, tokens.otherFinance);
+    const own = await p.admin(
+      'GET',
+      `/v1/orgs/${otherOrgId}/reports/spend?from=${from}&to=${to}&groupBy=team`,
+      undefined,
+      tokens.otherFinance,
+    );
     expect(own.status).toBe(200);
     expect(own.body.totals.calls).toBe(0);
   });
@@ -210,13 +320,25 @@ describe('spend reports, end to end', () => {
     expect(res.status).toBe(200);
     expect(res.body).toHaveLength(1);
     const ada = await ledgerTotals({ keyId: ids.keyA });
-    expect(res.body[0]).toMatchObject({ scope: 'KEY', scopeId: ids.keyA, period: 'MONTH', limitMicros: 1_000_000, spentMicros: ada.costMicros, reservedMicros: 0, source: 'counter' });
+    expect(res.body[0]).toMatchObject({
+      scope: 'KEY',
+      scopeId: ids.keyA,
+      period: 'MONTH',
+      limitMicros: 1_000_000,
+      spentMicros: ada.costMicros,
+      reservedMicros: 0,
+      source: 'counter',
+    });
     expect(res.body[0].utilisationBp).toBe(Math.floor((ada.costMicros * 10_000) / 1_000_000));
     expect(new Date(res.body[0].resetsAt).getUTCDate()).toBe(1);
   });
 
   it('should roll up each day from the ledger with equal totals, and give the same rows when run again', async () => {
-    const snapshot = async () => db.usageDailyRollup.findMany({ where: { orgId }, orderBy: [{ day: 'asc' }, { keyId: 'asc' }, { toolName: 'asc' }] });
+    const snapshot = async () =>
+      db.usageDailyRollup.findMany({
+        where: { orgId },
+        orderBy: [{ day: 'asc' }, { keyId: 'asc' }, { toolName: 'asc' }],
+      });
     for (let run = 0; run < 2; run++) {
       const jobIds: string[] = [];
       for (const day of [utcDay(-1), utcDay(0)]) {

@@ -21,8 +21,14 @@ interface CallMetaShape {
   outputTokens: number;
 }
 
-function metaOf(result: { _meta?: Record<string, unknown> }): { call: CallMetaShape; budget: { remainingMicros: number | null } } {
-  return { call: result._meta?.['tollgate/call'] as CallMetaShape, budget: result._meta?.['tollgate/budget'] as { remainingMicros: number | null } };
+function metaOf(result: { _meta?: Record<string, unknown> }): {
+  call: CallMetaShape;
+  budget: { remainingMicros: number | null };
+} {
+  return {
+    call: result._meta?.['tollgate/call'] as CallMetaShape,
+    budget: result._meta?.['tollgate/budget'] as { remainingMicros: number | null },
+  };
 }
 
 async function refusalOf(p: Promise<unknown>): Promise<McpError> {
@@ -65,7 +71,13 @@ describe('resources, prompts and completions through the governed edge (server-e
     expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId })).status).toBe(201);
     const key = await newKey('agent');
 
-    everythingId = (await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'everything', transport: 'STDIO', ...SERVER_EVERYTHING })).body.id;
+    everythingId = (
+      await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
+        namespace: 'everything',
+        transport: 'STDIO',
+        ...SERVER_EVERYTHING,
+      })
+    ).body.id;
     await syncNow(everythingId);
     const policy = await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, {
       allow: ['everything:*'],
@@ -75,14 +87,42 @@ describe('resources, prompts and completions through the governed edge (server-e
       promptAllow: ['everything:*'],
     });
     expect(policy.status, JSON.stringify(policy.body)).toBe(200);
-    expect((await p.admin('POST', `/v1/orgs/${orgId}/prices`, { upstreamId: everythingId, toolPattern: 'resource:*', perCallMicros: PER_READ })).status).toBe(201);
-    expect((await p.admin('POST', `/v1/orgs/${orgId}/prices`, { upstreamId: everythingId, toolPattern: 'prompt:*', perCallMicros: PER_PROMPT })).status).toBe(201);
-    expect((await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, { scope: 'KEY', scopeId: key.id, period: 'MONTH', limitMicros: 1_000_000 })).status).toBe(200);
+    expect(
+      (
+        await p.admin('POST', `/v1/orgs/${orgId}/prices`, {
+          upstreamId: everythingId,
+          toolPattern: 'resource:*',
+          perCallMicros: PER_READ,
+        })
+      ).status,
+    ).toBe(201);
+    expect(
+      (
+        await p.admin('POST', `/v1/orgs/${orgId}/prices`, {
+          upstreamId: everythingId,
+          toolPattern: 'prompt:*',
+          perCallMicros: PER_PROMPT,
+        })
+      ).status,
+    ).toBe(201);
+    expect(
+      (
+        await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, {
+          scope: 'KEY',
+          scopeId: key.id,
+          period: 'MONTH',
+          limitMicros: 1_000_000,
+        })
+      ).status,
+    ).toBe(200);
     agent = await connectAgent(p.edgeUrl, key.secret);
 
     // A second key whose output cap is small: a large read is paged.
     const paged = await newKey('paged');
-    expect((await p.admin('PUT', `/v1/orgs/${orgId}/policies/KEY/${paged.id}`, { allow: [], deny: [], outputTokenCap: 200 })).status).toBe(200);
+    expect(
+      (await p.admin('PUT', `/v1/orgs/${orgId}/policies/KEY/${paged.id}`, { allow: [], deny: [], outputTokenCap: 200 }))
+        .status,
+    ).toBe(200);
     pagedAgent = await connectAgent(p.edgeUrl, paged.secret);
   }, 120_000);
 
@@ -98,15 +138,21 @@ describe('resources, prompts and completions through the governed edge (server-e
     const kinds = (k: string) => entries.filter((e) => e.kind === k && e.pinnedHash !== null).map((e) => e.key);
     expect(kinds('RESOURCE')).toContain(ARCHITECTURE);
     expect(kinds('RESOURCE_TEMPLATE')).toContain('demo://resource/dynamic/text/{resourceId}');
-    expect(kinds('PROMPT')).toEqual(expect.arrayContaining(['simple-prompt', 'args-prompt', 'completable-prompt', 'resource-prompt']));
+    expect(kinds('PROMPT')).toEqual(
+      expect.arrayContaining(['simple-prompt', 'args-prompt', 'completable-prompt', 'resource-prompt']),
+    );
   });
 
   it('should list what the policy allows, prompts namespaced and URIs intact', async () => {
     const resources = (await agent.listResources()).resources.map((r) => r.uri);
     expect(resources).toContain(ARCHITECTURE);
     expect(resources).not.toContain(DENIED);
-    expect((await agent.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate)).toContain('demo://resource/dynamic/text/{resourceId}');
-    expect((await agent.listPrompts()).prompts.map((x) => x.name)).toEqual(expect.arrayContaining(['everything__simple-prompt', 'everything__args-prompt']));
+    expect((await agent.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate)).toContain(
+      'demo://resource/dynamic/text/{resourceId}',
+    );
+    expect((await agent.listPrompts()).prompts.map((x) => x.name)).toEqual(
+      expect.arrayContaining(['everything__simple-prompt', 'everything__args-prompt']),
+    );
   });
 
   it('should read a resource and a templated resource, priced, with the remaining budget, and put both in the ledger', async () => {
@@ -132,30 +178,52 @@ describe('resources, prompts and completions through the governed edge (server-e
   it('should refuse a denied resource with the rule that denied it, uncharged', async () => {
     const err = await refusalOf(agent.readResource({ uri: DENIED }));
     expect(err.code).toBe(-32003);
-    expect(err.data).toMatchObject({ code: 'RESOURCE_NOT_ALLOWED', reason: 'DENIED_BY_RULE', scope: 'ORG', rule: `everything:${DENIED}`, uri: DENIED });
+    expect(err.data).toMatchObject({
+      code: 'RESOURCE_NOT_ALLOWED',
+      reason: 'DENIED_BY_RULE',
+      scope: 'ORG',
+      rule: `everything:${DENIED}`,
+      uri: DENIED,
+    });
     const unknown = await refusalOf(agent.readResource({ uri: 'nothing://here' }));
     expect(unknown.code).toBe(-32002);
   });
 
   it('should get prompts with arguments and embedded resources, priced and in the ledger', async () => {
-    const got = await agent.getPrompt({ name: 'everything__args-prompt', arguments: { city: 'Paris', state: 'Texas' } });
+    const got = await agent.getPrompt({
+      name: 'everything__args-prompt',
+      arguments: { city: 'Paris', state: 'Texas' },
+    });
     expect(JSON.stringify(got.messages)).toContain('Paris');
     const meta = metaOf(got);
     expect(meta.call.costMicros).toBe(PER_PROMPT);
 
-    const embedded = await agent.getPrompt({ name: 'everything__resource-prompt', arguments: { resourceType: 'Text', resourceId: '2' } });
+    const embedded = await agent.getPrompt({
+      name: 'everything__resource-prompt',
+      arguments: { resourceType: 'Text', resourceId: '2' },
+    });
     expect(embedded.messages.some((m) => m.content.type === 'resource')).toBe(true);
 
     await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, [meta.call.callId]);
     const row = await db.usageEvent.findUniqueOrThrow({ where: { id: meta.call.callId } });
-    expect([row.toolName, Number(row.costMicros), row.upstreamId]).toEqual(['prompt:args-prompt', PER_PROMPT, everythingId]);
+    expect([row.toolName, Number(row.costMicros), row.upstreamId]).toEqual([
+      'prompt:args-prompt',
+      PER_PROMPT,
+      everythingId,
+    ]);
   });
 
   it('should complete a prompt argument and a resource template variable through the edge', async () => {
-    const prompt = await agent.complete({ ref: { type: 'ref/prompt', name: 'everything__completable-prompt' }, argument: { name: 'department', value: 'E' } });
+    const prompt = await agent.complete({
+      ref: { type: 'ref/prompt', name: 'everything__completable-prompt' },
+      argument: { name: 'department', value: 'E' },
+    });
     expect(prompt.completion.values.length).toBeGreaterThan(0);
     expect(prompt.completion.values.every((v) => v.startsWith('E'))).toBe(true);
-    const template = await agent.complete({ ref: { type: 'ref/resource', uri: 'demo://resource/dynamic/text/{resourceId}' }, argument: { name: 'resourceId', value: '1' } });
+    const template = await agent.complete({
+      ref: { type: 'ref/resource', uri: 'demo://resource/dynamic/text/{resourceId}' },
+      argument: { name: 'resourceId', value: '1' },
+    });
     expect(Array.isArray(template.completion.values)).toBe(true);
   });
 
@@ -169,7 +237,9 @@ describe('resources, prompts and completions through the governed edge (server-e
   });
 
   it('should relay notifications/resources/updated to the session that subscribed, under its URI', async () => {
-    const updated = new Promise<string>((resolve) => agent.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => resolve(n.params.uri)));
+    const updated = new Promise<string>((resolve) =>
+      agent.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => resolve(n.params.uri)),
+    );
     await agent.subscribeResource({ uri: ARCHITECTURE });
     // server-everything sends an update to its subscribers every 5 s once this tool turns them on.
     await agent.callTool({ name: 'everything__toggle-subscriber-updates', arguments: {} });
@@ -178,15 +248,28 @@ describe('resources, prompts and completions through the governed edge (server-e
   }, 30_000);
 
   it('should hold new resources and prompts for review where the org asks for it, and serve them once approved', async () => {
-    const reviewOrg = (await p.admin('POST', '/v1/orgs', { name: 'Careful', slug: 'careful', autoApproveTools: false })).body.id;
+    const reviewOrg = (await p.admin('POST', '/v1/orgs', { name: 'Careful', slug: 'careful', autoApproveTools: false }))
+      .body.id;
     const team = (await p.admin('POST', `/v1/orgs/${reviewOrg}/teams`, { name: 't' })).body.id;
     const user = (await p.admin('POST', `/v1/orgs/${reviewOrg}/users`, { email: 'c@careful.test' })).body.id;
     await p.admin('POST', `/v1/orgs/${reviewOrg}/teams/${team}/members`, { userId: user });
-    const secret = (await p.admin('POST', `/v1/orgs/${reviewOrg}/keys`, { teamId: team, userId: user, name: 'k' })).body.secret;
-    const up = (await p.admin('POST', `/v1/orgs/${reviewOrg}/upstreams`, { namespace: 'everything', transport: 'STDIO', ...SERVER_EVERYTHING })).body.id;
+    const secret = (await p.admin('POST', `/v1/orgs/${reviewOrg}/keys`, { teamId: team, userId: user, name: 'k' })).body
+      .secret;
+    const up = (
+      await p.admin('POST', `/v1/orgs/${reviewOrg}/upstreams`, {
+        namespace: 'everything',
+        transport: 'STDIO',
+        ...SERVER_EVERYTHING,
+      })
+    ).body.id;
     const sync = await p.admin('POST', `/v1/orgs/${reviewOrg}/upstreams/${up}/sync`);
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
-    await p.admin('PUT', `/v1/orgs/${reviewOrg}/policies/ORG/${reviewOrg}`, { allow: [], deny: [], resourceAllow: ['everything:*'], promptAllow: ['everything:*'] });
+    await p.admin('PUT', `/v1/orgs/${reviewOrg}/policies/ORG/${reviewOrg}`, {
+      allow: [],
+      deny: [],
+      resourceAllow: ['everything:*'],
+      promptAllow: ['everything:*'],
+    });
 
     const held = await p.admin('GET', `/v1/orgs/${reviewOrg}/catalog-entries?reviewStatus=PENDING&kind=PROMPT`);
     expect(held.status).toBe(200);
@@ -196,7 +279,9 @@ describe('resources, prompts and completions through the governed edge (server-e
     try {
       expect((await careful.listPrompts()).prompts).toEqual([]);
       expect((await careful.listResources()).resources).toEqual([]);
-      const approved = await p.admin('POST', `/v1/orgs/${reviewOrg}/catalog-entries/${simple.id}/approve`, { definitionHash: simple.definitionHash });
+      const approved = await p.admin('POST', `/v1/orgs/${reviewOrg}/catalog-entries/${simple.id}/approve`, {
+        definitionHash: simple.definitionHash,
+      });
       expect(approved.status).toBe(200);
       expect((await careful.listPrompts()).prompts.map((x) => x.name)).toEqual(['everything__simple-prompt']);
     } finally {
@@ -205,7 +290,9 @@ describe('resources, prompts and completions through the governed edge (server-e
   });
 
   it('should expose an upstream unprefixed, and refuse a second one whose names collide', async () => {
-    const res = await p.admin('PUT', `/v1/orgs/${orgId}/upstreams/${everythingId}/exposure`, { exposeUnprefixed: true });
+    const res = await p.admin('PUT', `/v1/orgs/${orgId}/upstreams/${everythingId}/exposure`, {
+      exposeUnprefixed: true,
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body.exposeUnprefixed).toBe(true);
     const fresh = await connectAgent(p.edgeUrl, (await newKey('fresh')).secret);
@@ -216,13 +303,21 @@ describe('resources, prompts and completions through the governed edge (server-e
       await fresh.close();
     }
 
-    const twinId = (await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'twin', transport: 'STDIO', ...SERVER_EVERYTHING })).body.id;
+    const twinId = (
+      await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
+        namespace: 'twin',
+        transport: 'STDIO',
+        ...SERVER_EVERYTHING,
+      })
+    ).body.id;
     await syncNow(twinId);
     const refused = await p.admin('PUT', `/v1/orgs/${orgId}/upstreams/${twinId}/exposure`, { exposeUnprefixed: true });
     expect(refused.status).toBe(409);
     expect(refused.body.code).toBe('NAME_COLLISION');
     expect(refused.body.message).toContain('tool echo');
-    expect((await p.admin('PUT', `/v1/orgs/${orgId}/upstreams/${twinId}/exposure`, { exposeUnprefixed: 'yes' })).status).toBe(400);
+    expect(
+      (await p.admin('PUT', `/v1/orgs/${orgId}/upstreams/${twinId}/exposure`, { exposeUnprefixed: 'yes' })).status,
+    ).toBe(400);
   });
 });
 
@@ -233,10 +328,14 @@ async function startEverythingHttp(): Promise<{ url: string; child: ChildProcess
   await once(probe, 'listening');
   const port = (probe.address() as net.AddressInfo).port;
   await new Promise((r) => probe.close(r));
-  const child = spawn(process.execPath, [`${REPO_ROOT}/node_modules/@modelcontextprotocol/server-everything/dist/index.js`, 'streamableHttp'], {
-    env: { ...process.env, PORT: String(port) },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [`${REPO_ROOT}/node_modules/@modelcontextprotocol/server-everything/dist/index.js`, 'streamableHttp'],
+    {
+      env: { ...process.env, PORT: String(port) },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   await new Promise<void>((resolve, reject) => {
     child.stderr!.on('data', (d: Buffer) => (d.toString().includes('listening on port') ? resolve() : undefined));
     child.once('exit', (code) => reject(new Error(`server-everything exited with ${code}`)));
@@ -259,11 +358,21 @@ describe('resources, prompts and completions through the governed edge (server-e
     const userId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'w@web.test' })).body.id;
     await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId });
     const secret = (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'k' })).body.secret;
-    const up = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'web', transport: 'STREAMABLE_HTTP', url: everything.url, outputTokenCap: 300 });
+    const up = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
+      namespace: 'web',
+      transport: 'STREAMABLE_HTTP',
+      url: everything.url,
+      outputTokenCap: 300,
+    });
     expect(up.status, JSON.stringify(up.body)).toBe(201);
     const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${up.body.id}/sync`);
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
-    await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: [], deny: [], resourceAllow: ['web:*'], promptAllow: ['web:*'] });
+    await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, {
+      allow: [],
+      deny: [],
+      resourceAllow: ['web:*'],
+      promptAllow: ['web:*'],
+    });
     await p.admin('POST', `/v1/orgs/${orgId}/prices`, { toolPattern: 'resource:*', perCallMicros: PER_READ });
     agent = await connectAgent(p.edgeUrl, secret);
   }, 120_000);
@@ -283,7 +392,10 @@ describe('resources, prompts and completions through the governed edge (server-e
     expect(metaOf(read).call.outputTokens).toBeLessThanOrEqual(300);
     const got = await agent.getPrompt({ name: 'web__args-prompt', arguments: { city: 'Lyon' } });
     expect(JSON.stringify(got.messages)).toContain('Lyon');
-    const completed = await agent.complete({ ref: { type: 'ref/prompt', name: 'web__completable-prompt' }, argument: { name: 'department', value: 'E' } });
+    const completed = await agent.complete({
+      ref: { type: 'ref/prompt', name: 'web__completable-prompt' },
+      argument: { name: 'department', value: 'E' },
+    });
     expect(completed.completion.values.length).toBeGreaterThan(0);
 
     const ids = [metaOf(read).call.callId, metaOf(got).call.callId];

@@ -13,7 +13,11 @@ describe('the stateless revision 2026-07-28 at the edge', () => {
   let orgId: string;
   let nextId = 1;
 
-  const post = (method: string, params: Record<string, unknown> = {}, opts: { headers?: Record<string, string>; meta?: Record<string, unknown> } = {}) =>
+  const post = (
+    method: string,
+    params: Record<string, unknown> = {},
+    opts: { headers?: Record<string, string>; meta?: Record<string, unknown> } = {},
+  ) =>
     fetch(`${p.edgeUrl}/mcp`, {
       method: 'POST',
       headers: {
@@ -29,7 +33,10 @@ describe('the stateless revision 2026-07-28 at the edge', () => {
         jsonrpc: '2.0',
         id: nextId++,
         method,
-        params: { ...params, _meta: { [`${META}protocolVersion`]: REVISION, [`${META}clientCapabilities`]: {}, ...opts.meta } },
+        params: {
+          ...params,
+          _meta: { [`${META}protocolVersion`]: REVISION, [`${META}clientCapabilities`]: {}, ...opts.meta },
+        },
       }),
     });
   /** The JSON-RPC messages of an answer, JSON body or event stream alike. */
@@ -49,10 +56,15 @@ describe('the stateless revision 2026-07-28 at the edge', () => {
     const userId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'n@example.test' })).body.id;
     await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId });
     await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['everything:*'], deny: [] });
-    const upstream = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'everything', transport: 'STDIO', ...SERVER_EVERYTHING });
+    const upstream = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
+      namespace: 'everything',
+      transport: 'STDIO',
+      ...SERVER_EVERYTHING,
+    });
     const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${upstream.body.id}/sync`);
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
-    key = (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'next', disclosureMode: 'FULL' })).body.secret;
+    key = (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'next', disclosureMode: 'FULL' }))
+      .body.secret;
   }, 60_000);
 
   afterAll(async () => {
@@ -86,27 +98,49 @@ describe('the stateless revision 2026-07-28 at the edge', () => {
     const wrongMethod = await post('tools/list', {}, { headers: { 'mcp-method': 'prompts/list' } });
     expect(wrongMethod.status).toBe(400);
     expect(((await wrongMethod.json()) as { error: { code: number } }).error.code).toBe(-32020);
-    const wrongName = await post('tools/call', { name: 'everything__echo', arguments: { message: 'x' } }, { headers: { 'mcp-name': 'everything__other' } });
+    const wrongName = await post(
+      'tools/call',
+      { name: 'everything__echo', arguments: { message: 'x' } },
+      { headers: { 'mcp-name': 'everything__other' } },
+    );
     expect(wrongName.status).toBe(400);
     const noMeta = await fetch(`${p.edgeUrl}/mcp`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': REVISION, 'mcp-method': 'tools/list' },
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': REVISION,
+        'mcp-method': 'tools/list',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'tools/list', params: {} }),
     });
     expect(noMeta.status).toBe(400);
     expect(((await noMeta.json()) as { error: { code: number } }).error.code).toBe(-32602);
-    const removed = await post('initialize', { protocolVersion: REVISION, capabilities: {}, clientInfo: { name: 'x', version: '1' } });
+    const removed = await post('initialize', {
+      protocolVersion: REVISION,
+      capabilities: {},
+      clientInfo: { name: 'x', version: '1' },
+    });
     expect(removed.status).toBe(404);
   });
 
   it('should govern a tool call and stream its progress on the answer stream', async () => {
-    const res = await post('tools/call', { name: 'everything__trigger-long-running-operation', arguments: { duration: 0.4, steps: 2 } }, { meta: { progressToken: 'p-1' } });
+    const res = await post(
+      'tools/call',
+      { name: 'everything__trigger-long-running-operation', arguments: { duration: 0.4, steps: 2 } },
+      { meta: { progressToken: 'p-1' } },
+    );
     expect(res.headers.get('content-type')).toContain('text/event-stream');
     const messages = await messagesOf(res);
     const progress = messages.filter((m) => m.method === 'notifications/progress');
     expect(progress[0].params).toMatchObject({ progressToken: 'p-1', progress: 1, total: 2 });
     const answer = messages.at(-1)!;
-    expect(answer.result).toMatchObject({ resultType: 'complete', content: [{ type: 'text', text: expect.stringContaining('completed') }], _meta: { 'tollgate/call': { tool: 'everything__trigger-long-running-operation' } } });
+    expect(answer.result).toMatchObject({
+      resultType: 'complete',
+      content: [{ type: 'text', text: expect.stringContaining('completed') }],
+      _meta: { 'tollgate/call': { tool: 'everything__trigger-long-running-operation' } },
+    });
   });
 
   it('should hear of a policy change on subscriptions/listen, and serve 2025-11-25 agents beside it', async () => {
@@ -121,7 +155,10 @@ describe('the stateless revision 2026-07-28 at the edge', () => {
       }
     };
     await next('notifications/subscriptions/acknowledged');
-    await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['everything:*'], deny: ['everything:echo'] });
+    await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, {
+      allow: ['everything:*'],
+      deny: ['everything:echo'],
+    });
     await next('notifications/tools/list_changed');
     expect(events.join('')).toContain(`"${META}subscriptionId"`);
     await reader.cancel();
@@ -136,20 +173,38 @@ describe('the stateless revision 2026-07-28 at the edge', () => {
     const call = { name: 'everything__trigger-elicitation-request', arguments: {} };
     const [first] = await messagesOf(await post('tools/call', call, { meta: elicitation }));
     expect(first.result).toMatchObject({ resultType: 'input_required', requestState: expect.any(String) });
-    const [[key, asked]] = Object.entries(first.result.inputRequests as Record<string, { method: string; params: { requestedSchema: object } }>);
+    const [[key, asked]] = Object.entries(
+      first.result.inputRequests as Record<string, { method: string; params: { requestedSchema: object } }>,
+    );
     expect(asked).toMatchObject({ method: 'elicitation/create', params: { requestedSchema: { type: 'object' } } });
 
-    const tampered = await post('tools/call', { ...call, inputResponses: {}, requestState: `${first.result.requestState}x` }, { meta: elicitation });
-    expect((((await tampered.json()) as { error: { code: number } }).error.code)).toBe(-32602);
+    const tampered = await post(
+      'tools/call',
+      { ...call, inputResponses: {}, requestState: `${first.result.requestState}x` },
+      { meta: elicitation },
+    );
+    expect(((await tampered.json()) as { error: { code: number } }).error.code).toBe(-32602);
 
     const answer = { action: 'accept', content: { name: 'Ada Lovelace', check: true } };
-    const [done] = await messagesOf(await post('tools/call', { ...call, inputResponses: { [key]: answer }, requestState: first.result.requestState }, { meta: elicitation }));
-    expect(done.result).toMatchObject({ resultType: 'complete', _meta: { 'tollgate/call': { tool: 'everything__trigger-elicitation-request' } } });
+    const [done] = await messagesOf(
+      await post(
+        'tools/call',
+        { ...call, inputResponses: { [key]: answer }, requestState: first.result.requestState },
+        { meta: elicitation },
+      ),
+    );
+    expect(done.result).toMatchObject({
+      resultType: 'complete',
+      _meta: { 'tollgate/call': { tool: 'everything__trigger-elicitation-request' } },
+    });
     expect(JSON.stringify(done.result.content)).toContain('Ada Lovelace');
   });
 
   it('should answer -32021 naming the capability when the call failed for one the client did not declare', async () => {
-    const res = await post('tools/call', { name: 'everything__trigger-sampling-request', arguments: { prompt: 'hi', maxTokens: 5 } });
+    const res = await post('tools/call', {
+      name: 'everything__trigger-sampling-request',
+      arguments: { prompt: 'hi', maxTokens: 5 },
+    });
     expect(res.status).toBe(400);
     const [answer] = await messagesOf(res);
     expect(answer.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { sampling: {} } } });

@@ -105,7 +105,12 @@ describe('a 2026-07-28-only upstream behind the edge', () => {
     const teamId = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 't' })).body.id;
     const userId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 's@example.test' })).body.id;
     await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId });
-    await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['next:*'], deny: [], resourceAllow: ['next:*'], promptAllow: ['next:*'] });
+    await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, {
+      allow: ['next:*'],
+      deny: [],
+      resourceAllow: ['next:*'],
+      promptAllow: ['next:*'],
+    });
     const upstreamId = (
       await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
         namespace: 'next',
@@ -212,7 +217,15 @@ describe('a 2026-07-28-only upstream behind the edge', () => {
     const first = await post('prompts/get', get, caps);
     expect(first.result).toMatchObject({ resultType: 'input_required', requestState: expect.any(String) });
     const [inputKey] = Object.keys(first.result.inputRequests as object);
-    const done = await post('prompts/get', { ...get, inputResponses: { [inputKey]: { action: 'accept', content: { context: 'Ada' } } }, requestState: first.result.requestState }, caps);
+    const done = await post(
+      'prompts/get',
+      {
+        ...get,
+        inputResponses: { [inputKey]: { action: 'accept', content: { context: 'Ada' } } },
+        requestState: first.result.requestState,
+      },
+      caps,
+    );
     expect(JSON.stringify(done.result.messages)).toContain('Answer with this context in mind: Ada');
   });
 
@@ -253,7 +266,10 @@ describe('a 2026-07-28-only upstream behind the edge', () => {
 
     // A client that declared no elicitation: the call fails naming the capability it lacks.
     const unable = await post('tools/call', call, {});
-    expect(unable.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { elicitation: expect.anything() } } });
+    expect(unable.error).toMatchObject({
+      code: -32021,
+      data: { requiredCapabilities: { elicitation: expect.anything() } },
+    });
 
     const plain = await post('tools/call', { name: 'next__test_simple_text', arguments: {} });
     expect(plain.result).toMatchObject({ resultType: 'complete', content: [{ type: 'text' }] });

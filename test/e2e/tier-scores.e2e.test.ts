@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
 import { RunningPlatform, startPlatform } from '../support/platform';
 
-const upstreamNames = (tools: { name: string }[]) => tools.map((t) => t.name).filter((n) => !n.startsWith('tollgate__'));
+const upstreamNames = (tools: { name: string }[]) =>
+  tools.map((t) => t.name).filter((n) => !n.startsWith('tollgate__'));
 
 describe('tier scores from usage, the hot list and the key preview', () => {
   let p: RunningPlatform;
@@ -24,11 +25,26 @@ describe('tier scores from usage, the hot list and the key preview', () => {
     const userId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'b@example.test' })).body.id;
     await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId });
     await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['fx:*'], deny: [] });
-    const upstreamId = (await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'fx', transport: 'STREAMABLE_HTTP', url: fixture.url })).body.id;
+    const upstreamId = (
+      await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
+        namespace: 'fx',
+        transport: 'STREAMABLE_HTTP',
+        url: fixture.url,
+      })
+    ).body.id;
     const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${upstreamId}/sync`);
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
-    const progressive = (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'progressive', disclosureMode: 'PROGRESSIVE' })).body;
-    const full = (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'full', disclosureMode: 'FULL' })).body;
+    const progressive = (
+      await p.admin('POST', `/v1/orgs/${orgId}/keys`, {
+        teamId,
+        userId,
+        name: 'progressive',
+        disclosureMode: 'PROGRESSIVE',
+      })
+    ).body;
+    const full = (
+      await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'full', disclosureMode: 'FULL' })
+    ).body;
     keyIds.progressive = progressive.key.id;
     keyIds.full = full.key.id;
     agent = await connectAgent(p.edgeUrl, progressive.secret);
@@ -45,7 +61,13 @@ describe('tier scores from usage, the hot list and the key preview', () => {
   it('should give a new organisation without usage a non-empty hot list', async () => {
     // A sync that added tools queues a tier-score pass for the org (the queue also holds the schedule's next run).
     await expect
-      .poll(async () => ((await p.admin('GET', `/v1/orgs/${orgId}/tools`)).body as { tierScore: number }[]).filter((t) => t.tierScore > 0).length, { timeout: 15_000 })
+      .poll(
+        async () =>
+          ((await p.admin('GET', `/v1/orgs/${orgId}/tools`)).body as { tierScore: number }[]).filter(
+            (t) => t.tierScore > 0,
+          ).length,
+        { timeout: 15_000 },
+      )
       .toBe(6);
     const tools = (await p.admin('GET', `/v1/orgs/${orgId}/tools`)).body as { name: string; tierScore: number }[];
     expect(tools.every((t) => t.tierScore > 0 && t.tierScore <= 0.25)).toBe(true);
@@ -54,7 +76,8 @@ describe('tier scores from usage, the hot list and the key preview', () => {
 
   it('should make the most used reliable tool HOT and put it first in the progressive hot list when usage is rolled up', async () => {
     const callIds: string[] = [];
-    const call = async (name: string, args: Record<string, unknown> = {}) => callIds.push(callMeta((await fullAgent.callTool({ name, arguments: args })) as never)!.callId);
+    const call = async (name: string, args: Record<string, unknown> = {}) =>
+      callIds.push(callMeta((await fullAgent.callTool({ name, arguments: args })) as never)!.callId);
     for (let i = 0; i < 6; i++) await call('fx__ping');
     for (let i = 0; i < 2; i++) await call('fx__huge', { lines: 3 });
     for (let i = 0; i < 3; i++) await call('fx__fail');
@@ -66,7 +89,11 @@ describe('tier scores from usage, the hot list and the key preview', () => {
     expect(scores.status).toBe(202);
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.TierScores, [scores.body.jobId]);
 
-    const byName = Object.fromEntries(((await p.admin('GET', `/v1/orgs/${orgId}/tools`)).body as { name: string; tier: string; tierScore: number }[]).map((t) => [t.name, t]));
+    const byName = Object.fromEntries(
+      (
+        (await p.admin('GET', `/v1/orgs/${orgId}/tools`)).body as { name: string; tier: string; tierScore: number }[]
+      ).map((t) => [t.name, t]),
+    );
     expect(byName.ping.tier).toBe('HOT');
     expect(byName.ping.tierScore).toBeGreaterThan(byName.huge.tierScore);
     // Failing calls make a busy tool less reliable than a quieter one that works.
@@ -74,17 +101,26 @@ describe('tier scores from usage, the hot list and the key preview', () => {
     expect(byName.fail.tier).not.toBe('HOT');
     expect(byName.slow.tierScore).toBeLessThan(byName.fail.tierScore);
 
-    await expect.poll(async () => upstreamNames((await agent.listTools()).tools).slice(0, 3)).toEqual(['fx__ping', 'fx__huge', 'fx__fail']);
+    await expect
+      .poll(async () => upstreamNames((await agent.listTools()).tools).slice(0, 3))
+      .toEqual(['fx__ping', 'fx__huge', 'fx__fail']);
   });
 
   it('should preview what a progressive key’s agent sees: the same hot tools, within the initial budget', async () => {
     const res = await p.admin('GET', `/v1/orgs/${orgId}/keys/${keyIds.progressive}/preview`);
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ keyId: keyIds.progressive, requestedMode: 'PROGRESSIVE', mode: 'PROGRESSIVE', visibleTools: 6 });
+    expect(res.body).toMatchObject({
+      keyId: keyIds.progressive,
+      requestedMode: 'PROGRESSIVE',
+      mode: 'PROGRESSIVE',
+      visibleTools: 6,
+    });
     expect(res.body.hot.slice(0, 3)).toEqual(['fx__ping', 'fx__huge', 'fx__fail']);
     expect(res.body.tokens).toBe(countJsonTokens({ tools: res.body.tools }));
     expect(res.body.tokens).toBeLessThanOrEqual(1_500);
-    expect(res.body.tools.map((t: { name: string }) => t.name)).toEqual(expect.arrayContaining(['tollgate__search_tools', 'tollgate__call_tool']));
+    expect(res.body.tools.map((t: { name: string }) => t.name)).toEqual(
+      expect.arrayContaining(['tollgate__search_tools', 'tollgate__call_tool']),
+    );
     expect(upstreamNames((await agent.listTools()).tools)).toEqual(res.body.hot);
   });
 
@@ -93,7 +129,9 @@ describe('tier scores from usage, the hot list and the key preview', () => {
     expect(res.body).toMatchObject({ mode: 'FULL', hot: [] });
     const edge = await fullAgent.listTools();
     expect(res.body.tools).toEqual(JSON.parse(JSON.stringify(edge.tools)));
-    expect(res.body.tokens).toBe((edge._meta as { 'tollgate/disclosure': { tokens: number } })['tollgate/disclosure'].tokens);
+    expect(res.body.tokens).toBe(
+      (edge._meta as { 'tollgate/disclosure': { tokens: number } })['tollgate/disclosure'].tokens,
+    );
     expect(res.body.plainListTokens).toBeGreaterThan(0);
   });
 

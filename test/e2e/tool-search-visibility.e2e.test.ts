@@ -9,7 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, FixtureTool, startFixtureServer } from '../fixtures/http-fixture-server';
 import { RunningPlatform, startPlatform } from '../support/platform';
 
-const GITHUB = JSON.parse(readFileSync(path.join(REPO_ROOT, '../shared/fixtures/catalogs/github-mcp-server.json'), 'utf8')) as { tools: Tool[] };
+const GITHUB = JSON.parse(
+  readFileSync(path.join(REPO_ROOT, '../shared/fixtures/catalogs/github-mcp-server.json'), 'utf8'),
+) as { tools: Tool[] };
 // What the narrow key may use: GitHub's tools except its three delete_* tools.
 const NARROW_VISIBLE = GITHUB.tools.filter((t) => !t.name.startsWith('delete_')).length;
 const QUERIES = ['create a new issue', 'get the contents of a file', 'echo a message back', 'add two numbers'];
@@ -20,7 +22,10 @@ interface SearchPage {
 }
 
 async function search(agent: Client, query: string, cursor?: string): Promise<{ json: string; page: SearchPage }> {
-  const res = (await agent.callTool({ name: 'tollgate__search_tools', arguments: { query, maxTokens: 300, limit: 50, ...(cursor ? { cursor } : {}) } })) as CallToolResult;
+  const res = (await agent.callTool({
+    name: 'tollgate__search_tools',
+    arguments: { query, maxTokens: 300, limit: 50, ...(cursor ? { cursor } : {}) },
+  })) as CallToolResult;
   expect(res.isError ?? false).toBe(false);
   const json = textOf(res);
   return { json, page: JSON.parse(json) as SearchPage };
@@ -53,13 +58,22 @@ describe('tool search sees only what the key may use', () => {
 
   beforeAll(async () => {
     p = await startPlatform();
-    const tools: FixtureTool[] = GITHUB.tools.map((definition) => ({ definition, run: () => ({ content: [{ type: 'text', text: `ran ${definition.name}` }] }) }));
+    const tools: FixtureTool[] = GITHUB.tools.map((definition) => ({
+      definition,
+      run: () => ({ content: [{ type: 'text', text: `ran ${definition.name}` }] }),
+    }));
     fixture = await startFixtureServer(tools, { pageSize: 50 });
     orgId = (await p.admin('POST', '/v1/orgs', { name: 'Split', slug: 'split' })).body.id;
     const teamId = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 't' })).body.id;
     const userId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 's@example.test' })).body.id;
     await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId });
-    const github = (await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'github', transport: 'STREAMABLE_HTTP', url: fixture.url })).body.id;
+    const github = (
+      await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
+        namespace: 'github',
+        transport: 'STREAMABLE_HTTP',
+        url: fixture.url,
+      })
+    ).body.id;
     const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${github}/sync`);
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
     // Tiers (shown in search answers) computed now, before the edge first loads the catalog; a
@@ -67,9 +81,20 @@ describe('tool search sees only what the key may use', () => {
     const scores = await p.admin('POST', `/v1/orgs/${orgId}/tools/tier-scores`);
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.TierScores, [scores.body.jobId]);
     await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['github:*', 'everything:*'], deny: [] });
-    const narrowKey = (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'narrow', disclosureMode: 'PROGRESSIVE' })).body;
-    expect((await p.admin('PUT', `/v1/orgs/${orgId}/policies/KEY/${narrowKey.key.id}`, { allow: ['github:*'], deny: ['github:delete_*'] })).status).toBe(200);
-    const wideKey = (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'wide', disclosureMode: 'PROGRESSIVE' })).body;
+    const narrowKey = (
+      await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'narrow', disclosureMode: 'PROGRESSIVE' })
+    ).body;
+    expect(
+      (
+        await p.admin('PUT', `/v1/orgs/${orgId}/policies/KEY/${narrowKey.key.id}`, {
+          allow: ['github:*'],
+          deny: ['github:delete_*'],
+        })
+      ).status,
+    ).toBe(200);
+    const wideKey = (
+      await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'wide', disclosureMode: 'PROGRESSIVE' })
+    ).body;
     narrow = await connectAgent(p.edgeUrl, narrowKey.secret);
     wide = await connectAgent(p.edgeUrl, wideKey.secret);
   });
@@ -92,10 +117,17 @@ describe('tool search sees only what the key may use', () => {
     // Another upstream, usable by the wide key only; the wide session hears the catalog change.
     const added = new Promise<void>((resolve) =>
       wide.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
-        if ((await search(wide, 'echo a message back')).page.tools.some((t) => t.name.startsWith('everything__'))) resolve();
+        if ((await search(wide, 'echo a message back')).page.tools.some((t) => t.name.startsWith('everything__')))
+          resolve();
       }),
     );
-    const everything = (await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'everything', transport: 'STDIO', ...SERVER_EVERYTHING })).body.id;
+    const everything = (
+      await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
+        namespace: 'everything',
+        transport: 'STDIO',
+        ...SERVER_EVERYTHING,
+      })
+    ).body.id;
     const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${everything}/sync`);
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
     await added;

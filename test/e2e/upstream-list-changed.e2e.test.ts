@@ -27,12 +27,18 @@ describe('an upstream that announces tools/list_changed', () => {
       namespace: 'growing',
       transport: 'STDIO',
       command: process.execPath,
-      args: [path.join(REPO_ROOT, 'test/fixtures/list-changed-server.mjs'), path.join(mkdtempSync(path.join(os.tmpdir(), 'tg-grow-')), 'tools.json')],
+      args: [
+        path.join(REPO_ROOT, 'test/fixtures/list-changed-server.mjs'),
+        path.join(mkdtempSync(path.join(os.tmpdir(), 'tg-grow-')), 'tools.json'),
+      ],
     });
     const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${upstream.body.id}/sync`);
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
     await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['growing:*'], deny: [] });
-    const agent = await connectAgent(p.edgeUrl, (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'k' })).body.secret);
+    const agent = await connectAgent(
+      p.edgeUrl,
+      (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'k' })).body.secret,
+    );
     try {
       expect((await agent.listTools()).tools.map((t) => t.name)).not.toContain('growing__extra-1');
       // The edge's pooled connection hears the upstream's list_changed, the worker re-syncs, and
@@ -42,9 +48,13 @@ describe('an upstream that announces tools/list_changed', () => {
           if ((await agent.listTools()).tools.some((t) => t.name === 'growing__extra-1')) resolve();
         }),
       );
-      expect(textOf((await agent.callTool({ name: 'growing__grow', arguments: {} })) as CallToolResult)).toBe('added extra-1');
+      expect(textOf((await agent.callTool({ name: 'growing__grow', arguments: {} })) as CallToolResult)).toBe(
+        'added extra-1',
+      );
       await seen;
-      expect(textOf((await agent.callTool({ name: 'growing__extra-1', arguments: {} })) as CallToolResult)).toBe('ran extra-1');
+      expect(textOf((await agent.callTool({ name: 'growing__extra-1', arguments: {} })) as CallToolResult)).toBe(
+        'ran extra-1',
+      );
     } finally {
       await agent.close();
     }

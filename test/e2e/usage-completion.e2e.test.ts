@@ -27,7 +27,9 @@ describe('call completion, end to end (own redis-server)', () => {
   };
   /** The call's usage event is in the outbox, or the worker has already moved it to the ledger. */
   const recorded = async (callId: string) => {
-    const inOutbox = (await redis.xrange(usageOutboxKeys(p.env.redisPrefix).events, '-', '+')).some(([, f]) => f[1].includes(`"${callId}"`));
+    const inOutbox = (await redis.xrange(usageOutboxKeys(p.env.redisPrefix).events, '-', '+')).some(([, f]) =>
+      f[1].includes(`"${callId}"`),
+    );
     return inOutbox || (await db.usageEvent.count({ where: { id: callId } })) === 1;
   };
   let keySecret: string;
@@ -36,8 +38,17 @@ describe('call completion, end to end (own redis-server)', () => {
   const ping = async (): Promise<CallToolResult> => {
     const res = await fetch(`${p.edgeUrl}/mcp`, {
       method: 'POST',
-      headers: { Authorization: `Bearer ${keySecret}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: ++n, method: 'tools/call', params: { name: 'fixture__ping', arguments: {} } }),
+      headers: {
+        Authorization: `Bearer ${keySecret}`,
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: ++n,
+        method: 'tools/call',
+        params: { name: 'fixture__ping', arguments: {} },
+      }),
     });
     expect(res.status).toBe(200);
     return ((await res.json()) as { result: CallToolResult }).result;
@@ -54,12 +65,25 @@ describe('call completion, end to end (own redis-server)', () => {
     const userId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'u@acme.test' })).body.id;
     await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId });
     const key = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'agent' });
-    const upstream = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'fixture', transport: 'STREAMABLE_HTTP', url: fixture.url });
+    const upstream = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
+      namespace: 'fixture',
+      transport: 'STREAMABLE_HTTP',
+      url: fixture.url,
+    });
     const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${upstream.body.id}/sync`);
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
     await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['fixture:*'], deny: [] });
-    await p.admin('POST', `/v1/orgs/${orgId}/prices`, { upstreamId: upstream.body.id, toolPattern: '*', perCallMicros: PRICE });
-    const budget = await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, { scope: 'KEY', scopeId: key.body.key.id, period: 'MONTH', limitMicros: 1_000_000_000 });
+    await p.admin('POST', `/v1/orgs/${orgId}/prices`, {
+      upstreamId: upstream.body.id,
+      toolPattern: '*',
+      perCallMicros: PRICE,
+    });
+    const budget = await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, {
+      scope: 'KEY',
+      scopeId: key.body.key.id,
+      period: 'MONTH',
+      limitMicros: 1_000_000_000,
+    });
     expect([upstream.status, budget.status], JSON.stringify([upstream.body, budget.body])).toEqual([201, 200]);
     budgetId = budget.body.budget?.id ?? budget.body.id;
     keySecret = key.body.secret;
@@ -85,7 +109,7 @@ describe('call completion, end to end (own redis-server)', () => {
     }
   });
 
-  it('should not answer while Redis does not take the call\'s completion (CLIENT PAUSE WRITE)', async () => {
+  it("should not answer while Redis does not take the call's completion (CLIENT PAUSE WRITE)", async () => {
     // Leases are warm (the calls above) and the call has no session: nothing before the upstream
     // writes to Redis, so only the completion waits.
     const upstreamCalls = fixture.calls.length;

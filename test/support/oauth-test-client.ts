@@ -2,7 +2,11 @@ import { createServer } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { OAuthClientProvider, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
 
 /** Where the test clients say they want the user back; nothing listens there (the code is read from the redirect). */
 export const REDIRECT_URL = 'http://127.0.0.1:1/callback';
@@ -35,7 +39,13 @@ export class TestOAuthProvider implements OAuthClientProvider {
     return REDIRECT_URL;
   }
   get clientMetadata(): OAuthClientMetadata {
-    return { client_name: this.clientName, redirect_uris: [REDIRECT_URL], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+    return {
+      client_name: this.clientName,
+      redirect_uris: [REDIRECT_URL],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
   }
   clientInformation() {
     return this.client;

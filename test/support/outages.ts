@@ -25,7 +25,9 @@ export async function startOwnRedis(opts: { persist?: boolean } = {}): Promise<O
   let exited: Promise<void>;
   const start = async () => {
     const aof = opts.persist ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...aof, '--dir', dir], { stdio: 'ignore' });
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...aof, '--dir', dir], {
+      stdio: 'ignore',
+    });
     exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     const probe = new Redis(url, { lazyConnect: true, retryStrategy: () => 50, maxRetriesPerRequest: null });
     // Refused until the server listens: retried.

@@ -12,7 +12,12 @@ export interface RunningPlatform {
   workerUrl: string;
   adminToken: string;
   /** fetch against the admin API with the platform-admin token. */
-  admin<T = any>(method: string, path: string, body?: unknown, token?: string): Promise<{ status: number; body: T; headers: Headers }>;
+  admin<T = any>(
+    method: string,
+    path: string,
+    body?: unknown,
+    token?: string,
+  ): Promise<{ status: number; body: T; headers: Headers }>;
   close(): Promise<void>;
 }
 
@@ -42,7 +47,10 @@ export async function startPlatform(overrides: Record<string, string> = {}): Pro
     async admin(method, path, body, token = env.adminToken) {
       const res = await fetch(`${adminUrl}${path}`, {
         method,
-        headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+        headers: {
+          Authorization: `Bearer ${token}`,
+          ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       const text = await res.text();

@@ -23,7 +23,13 @@ async function* tsFiles(dir) {
   for (const entry of entries) {
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) yield* tsFiles(full);
-    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts') && !entry.name.endsWith('.spec.ts') && !entry.name.endsWith('.test.ts')) yield full;
+    else if (
+      entry.name.endsWith('.ts') &&
+      !entry.name.endsWith('.d.ts') &&
+      !entry.name.endsWith('.spec.ts') &&
+      !entry.name.endsWith('.test.ts')
+    )
+      yield full;
   }
 }
 

@@ -11,14 +11,27 @@ const lock = JSON.parse(readFileSync(file, 'utf8'));
 const packages = lock.packages;
 
 const OS = ['darwin', 'linux', 'win32', 'freebsd', 'android', 'openbsd', 'sunos', 'aix', 'netbsd'];
-const CPU = { arm64: 'arm64', x64: 'x64', ia32: 'ia32', arm: 'arm', ppc64: 'ppc64', s390x: 's390x', riscv64: 'riscv64', loong64: 'loong64' };
+const CPU = {
+  arm64: 'arm64',
+  x64: 'x64',
+  ia32: 'ia32',
+  arm: 'arm',
+  ppc64: 'ppc64',
+  s390x: 's390x',
+  riscv64: 'riscv64',
+  loong64: 'loong64',
+};
 
 function platformOf(name) {
   const parts = name.split('/').pop().split('-');
   const os = parts.find((p) => OS.includes(p));
   const cpu = parts.map((p) => CPU[p]).find(Boolean) ?? (parts.includes('gnueabihf') ? 'arm' : undefined);
   if (!os || !cpu) return null;
-  const libc = parts.includes('musl') ? ['musl'] : parts.includes('gnu') || parts.includes('gnueabihf') ? ['glibc'] : undefined;
+  const libc = parts.includes('musl')
+    ? ['musl']
+    : parts.includes('gnu') || parts.includes('gnueabihf')
+      ? ['glibc']
+      : undefined;
   return { os: [os], cpu: [cpu], ...(libc ? { libc } : {}) };
 }
 
@@ -33,6 +46,8 @@ for (const [path, meta] of Object.entries(packages)) {
     added++;
   }
 }
-lock.packages = Object.fromEntries(Object.entries(packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a < b ? -1 : a > b ? 1 : 0)));
+lock.packages = Object.fromEntries(
+  Object.entries(packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a < b ? -1 : a > b ? 1 : 0)),
+);
 writeFileSync(file, `${JSON.stringify(lock, null, 2)}\n`);
 console.log(`package-lock.json: added ${added} platform-specific optional package entr${added === 1 ? 'y' : 'ies'}`);

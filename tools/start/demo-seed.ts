@@ -33,7 +33,10 @@ export async function seedDemo(opts: SeedOptions): Promise<{ demoKey: string; bu
   const api = async (method: string, p: string, body?: unknown): Promise<Json> => {
     const res = await fetch(`${opts.adminUrl}${p}`, {
       method,
-      headers: { Authorization: `Bearer ${opts.adminToken}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+      headers: {
+        Authorization: `Bearer ${opts.adminToken}`,
+        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
@@ -42,22 +45,39 @@ export async function seedDemo(opts: SeedOptions): Promise<{ demoKey: string; bu
   };
 
   const orgs: Json[] = await api('GET', '/v1/orgs');
-  const org = orgs.find((o) => o.slug === 'demo') ?? (await api('POST', '/v1/orgs', { name: 'Demo Org', slug: 'demo', timeZone: 'UTC' }));
+  const org =
+    orgs.find((o) => o.slug === 'demo') ??
+    (await api('POST', '/v1/orgs', { name: 'Demo Org', slug: 'demo', timeZone: 'UTC' }));
   const o = `/v1/orgs/${org.id}`;
   const teams: Json[] = await api('GET', `${o}/teams`);
   const team = teams.find((t) => t.name === 'demo-team') ?? (await api('POST', `${o}/teams`, { name: 'demo-team' }));
   const users: Json[] = await api('GET', `${o}/users`);
-  const user = users.find((u) => u.email === 'demo@tollgate.local') ?? (await api('POST', `${o}/users`, { email: 'demo@tollgate.local', name: 'Demo User' }));
+  const user =
+    users.find((u) => u.email === 'demo@tollgate.local') ??
+    (await api('POST', `${o}/users`, { email: 'demo@tollgate.local', name: 'Demo User' }));
   await api('POST', `${o}/teams/${team.id}/members`, { userId: user.id });
 
   const upstreams: Json[] = await api('GET', `${o}/upstreams`);
   const wanted = [
-    { namespace: 'everything', displayName: 'MCP reference server "everything"', transport: 'STDIO', command: process.execPath, args: [path.join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js'), 'stdio'] },
-    { namespace: 'memory', displayName: 'MCP reference knowledge-graph memory', transport: 'STDIO', command: process.execPath, args: [path.join(ROOT, 'node_modules/@modelcontextprotocol/server-memory/dist/index.js')] },
+    {
+      namespace: 'everything',
+      displayName: 'MCP reference server "everything"',
+      transport: 'STDIO',
+      command: process.execPath,
+      args: [path.join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js'), 'stdio'],
+    },
+    {
+      namespace: 'memory',
+      displayName: 'MCP reference knowledge-graph memory',
+      transport: 'STDIO',
+      command: process.execPath,
+      args: [path.join(ROOT, 'node_modules/@modelcontextprotocol/server-memory/dist/index.js')],
+    },
   ];
   const byNamespace: Record<string, Json> = {};
   for (const w of wanted) {
-    byNamespace[w.namespace] = upstreams.find((u) => u.namespace === w.namespace) ?? (await api('POST', `${o}/upstreams`, w));
+    byNamespace[w.namespace] =
+      upstreams.find((u) => u.namespace === w.namespace) ?? (await api('POST', `${o}/upstreams`, w));
   }
 
   // The agent sees its upstreams' resources and prompts too (their own lists: default deny otherwise).
@@ -78,11 +98,21 @@ export async function seedDemo(opts: SeedOptions): Promise<{ demoKey: string; bu
 
   opts.log('syncing the demo upstreams');
   for (const u of Object.values(byNamespace)) await api('POST', `${o}/upstreams/${u.id}/sync`);
-  await waitForTools(api, o, Object.values(byNamespace).map((u) => u.id));
+  await waitForTools(
+    api,
+    o,
+    Object.values(byNamespace).map((u) => u.id),
+  );
 
   const demoKey = await reuseOrCreateKey(opts, api, o, team.id, user.id);
   const keyId = (await api('GET', `${o}/keys`)).find((k: Json) => demoKey.startsWith(k.prefix) && !k.revokedAt)?.id;
-  await api('PUT', `${o}/budgets`, { scope: 'KEY', scopeId: keyId, period: 'MONTH', limitMicros: DEMO_KEY_BUDGET_MICROS, mode: 'HARD' });
+  await api('PUT', `${o}/budgets`, {
+    scope: 'KEY',
+    scopeId: keyId,
+    period: 'MONTH',
+    limitMicros: DEMO_KEY_BUDGET_MICROS,
+    mode: 'HARD',
+  });
   return { demoKey, budgetDescription: `${formatMicros(BigInt(DEMO_KEY_BUDGET_MICROS))} per month` };
 }
 
@@ -90,7 +120,13 @@ export async function seedDemo(opts: SeedOptions): Promise<{ demoKey: string; bu
  * Issues a fresh demo key on every start (so the demo budget starts full) and revokes the key of
  * the previous run, found by its prefix in .tollgate/demo.json.
  */
-async function reuseOrCreateKey(opts: SeedOptions, api: (m: string, p: string, b?: unknown) => Promise<Json>, o: string, teamId: string, userId: string): Promise<string> {
+async function reuseOrCreateKey(
+  opts: SeedOptions,
+  api: (m: string, p: string, b?: unknown) => Promise<Json>,
+  o: string,
+  teamId: string,
+  userId: string,
+): Promise<string> {
   const file = path.join(opts.dataDir, 'demo.json');
   if (existsSync(file)) {
     const previous = JSON.parse(await readFile(file, 'utf8')) as { demoKey?: string };
@@ -103,7 +139,11 @@ async function reuseOrCreateKey(opts: SeedOptions, api: (m: string, p: string, b
 }
 
 /** Sync runs in the worker; the tools appear when it is done (bounded wait, start-up only). */
-async function waitForTools(api: (m: string, p: string) => Promise<Json>, o: string, upstreamIds: string[]): Promise<void> {
+async function waitForTools(
+  api: (m: string, p: string) => Promise<Json>,
+  o: string,
+  upstreamIds: string[],
+): Promise<void> {
   const deadline = Date.now() + 60_000;
   for (const id of upstreamIds) {
     for (;;) {

@@ -480,12 +480,18 @@ export async function ensureRedis(opts: {
   await fs.mkdir(dataDir, { recursive: true });
   const bind = host === 'localhost' ? '127.0.0.1 -::1' : host.replace(/^\[|\]$/g, '');
   const args = [
-    '--port', String(port),
-    '--bind', ...bind.split(' '),
-    '--save', '',
-    '--appendonly', 'no',
-    '--daemonize', 'no',
-    '--dir', dataDir,
+    '--port',
+    String(port),
+    '--bind',
+    ...bind.split(' '),
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--daemonize',
+    'no',
+    '--dir',
+    dataDir,
   ];
   if (parsed.password) args.push('--requirepass', decodeURIComponent(parsed.password));
 

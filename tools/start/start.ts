@@ -44,7 +44,10 @@ function prefixLines(name: string, stream: NodeJS.ReadableStream, out: NodeJS.Wr
 }
 
 function startApp(name: string, env: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(process.execPath, ['--enable-source-maps', path.join(ROOT, 'dist/apps', name, 'src/main.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--enable-source-maps', path.join(ROOT, 'dist/apps', name, 'src/main.js')], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   prefixLines(name, child.stdout!, process.stdout);
   prefixLines(name, child.stderr!, process.stderr);
   return child;
@@ -86,22 +89,38 @@ async function main(): Promise<void> {
   try {
     let databaseUrl = process.env.DATABASE_URL;
     if (!databaseUrl) {
-      const pg = await ensurePostgres({ dataDir: path.join(DATA_DIR, 'pg'), port: Number(process.env.TOLLGATE_PG_PORT ?? 54329), log });
+      const pg = await ensurePostgres({
+        dataDir: path.join(DATA_DIR, 'pg'),
+        port: Number(process.env.TOLLGATE_PG_PORT ?? 54329),
+        log,
+      });
       services.push(pg);
       databaseUrl = pg.url;
     }
-    const redis = await ensureRedis({ url: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', dataDir: path.join(DATA_DIR, 'redis'), log });
+    const redis = await ensureRedis({
+      url: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      dataDir: path.join(DATA_DIR, 'redis'),
+      log,
+    });
     services.push(redis);
 
     log('applying database migrations');
-    await promisify(execFile)(process.execPath, [path.join(ROOT, 'node_modules/prisma/build/index.js'), 'migrate', 'deploy'], {
-      cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: databaseUrl, PRISMA_HIDE_UPDATE_MESSAGE: '1' },
-    });
+    await promisify(execFile)(
+      process.execPath,
+      [path.join(ROOT, 'node_modules/prisma/build/index.js'), 'migrate', 'deploy'],
+      {
+        cwd: ROOT,
+        env: { ...process.env, DATABASE_URL: databaseUrl, PRISMA_HIDE_UPDATE_MESSAGE: '1' },
+      },
+    );
 
     const secrets = await localSecrets();
     const host = process.env.HOST ?? '127.0.0.1';
-    const ports = { edge: Number(process.env.EDGE_PORT ?? 4000), admin: Number(process.env.ADMIN_PORT ?? 4001), worker: Number(process.env.WORKER_PORT ?? 4002) };
+    const ports = {
+      edge: Number(process.env.EDGE_PORT ?? 4000),
+      admin: Number(process.env.ADMIN_PORT ?? 4001),
+      worker: Number(process.env.WORKER_PORT ?? 4002),
+    };
     const edgeUrl = `http://${host}:${ports.edge}`;
     const adminUrl = `http://${host}:${ports.admin}`;
     const env: NodeJS.ProcessEnv = {
@@ -167,13 +186,21 @@ async function main(): Promise<void> {
 /** A fresh sign-in code for the demo user, for the OAuth sign-in page (replaces the previous one). */
 async function demoSignInCode(adminUrl: string, adminToken: string): Promise<{ email: string; code: string }> {
   const get = async (p: string, init: RequestInit = {}) => {
-    const res = await fetch(`${adminUrl}${p}`, { ...init, headers: { Authorization: `Bearer ${adminToken}`, 'Content-Type': 'application/json' } });
+    const res = await fetch(`${adminUrl}${p}`, {
+      ...init,
+      headers: { Authorization: `Bearer ${adminToken}`, 'Content-Type': 'application/json' },
+    });
     if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${p} -> ${res.status} ${await res.text()}`);
     return res.json() as Promise<any>;
   };
   const org = ((await get('/v1/orgs')) as { id: string; slug: string }[]).find((o) => o.slug === 'demo')!;
-  const user = ((await get(`/v1/orgs/${org.id}/users`)) as { id: string; email: string }[]).find((u) => u.email === 'demo@tollgate.local')!;
-  const issued = await get(`/v1/orgs/${org.id}/users/${user.id}/sign-in-codes`, { method: 'POST', body: JSON.stringify({ ttlSeconds: 7 * 86_400 }) });
+  const user = ((await get(`/v1/orgs/${org.id}/users`)) as { id: string; email: string }[]).find(
+    (u) => u.email === 'demo@tollgate.local',
+  )!;
+  const issued = await get(`/v1/orgs/${org.id}/users/${user.id}/sign-in-codes`, {
+    method: 'POST',
+    body: JSON.stringify({ ttlSeconds: 7 * 86_400 }),
+  });
   return { email: user.email, code: issued.code };
 }
 

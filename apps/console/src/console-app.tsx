@@ -1,6 +1,15 @@
 import { AppShell, Badge, Button, Group, NavLink, Select, Stack, Text, Title } from '@mantine/core';
 import { useCallback, useEffect, useMemo, useState } from 'react';
-import { ApiError, api, get, post, setCsrfToken, setUnauthorizedHandler, storeToken, storedToken } from './api/admin-client';
+import {
+  ApiError,
+  api,
+  get,
+  post,
+  setCsrfToken,
+  setUnauthorizedHandler,
+  storeToken,
+  storedToken,
+} from './api/admin-client';
 import type { Me, Org } from './api/admin-types';
 import { ErrorState, LoadingState } from './components/page-states';
 import { ROLE_LABELS, pagesFor } from './lib/roles';
@@ -43,10 +52,16 @@ export function ConsoleApp() {
     setRound((r) => r + 1);
   }, []);
   useEffect(() => setUnauthorizedHandler(signedOut), [signedOut]);
-  return <SignedIn key={`${token ?? 'cookie'}:${round}`} onSignedOut={signedOut} onSignedIn={(t) => {
-    storeToken(t);
-    setToken(t);
-  }} />;
+  return (
+    <SignedIn
+      key={`${token ?? 'cookie'}:${round}`}
+      onSignedOut={signedOut}
+      onSignedIn={(t) => {
+        storeToken(t);
+        setToken(t);
+      }}
+    />
+  );
 }
 
 interface Identity {
@@ -71,7 +86,8 @@ function SignedIn({ onSignedOut, onSignedIn }: { onSignedOut: () => void; onSign
   const [chosenOrgId, setChosenOrgId] = useState<string | null>(null);
   const signOut = useCallback(async () => {
     // A cookie session is ended at the server (every replica); a token is just forgotten.
-    if (identity.state === 'ready' && identity.data.me && identity.data.me.via !== 'bearer') await post('/v1/auth/logout').catch(() => undefined);
+    if (identity.state === 'ready' && identity.data.me && identity.data.me.via !== 'bearer')
+      await post('/v1/auth/logout').catch(() => undefined);
     onSignedOut();
   }, [identity, onSignedOut]);
 
@@ -92,14 +108,21 @@ function SignedIn({ onSignedOut, onSignedIn }: { onSignedOut: () => void; onSign
   if (!org) {
     return (
       <Stack p="xl" maw={640} mx="auto" component="main">
-        <ErrorState error={new ApiError(404, 'There is no organisation to show yet. Create one through the admin API (POST /v1/orgs).')} what="an organisation" />
+        <ErrorState
+          error={
+            new ApiError(404, 'There is no organisation to show yet. Create one through the admin API (POST /v1/orgs).')
+          }
+          what="an organisation"
+        />
         <Button variant="subtle" onClick={signOut}>
           Sign out
         </Button>
       </Stack>
     );
   }
-  return <Shell session={{ me, org, currency: org.currency ?? 'USD', signOut }} orgs={orgs} onChooseOrg={setChosenOrgId} />;
+  return (
+    <Shell session={{ me, org, currency: org.currency ?? 'USD', signOut }} orgs={orgs} onChooseOrg={setChosenOrgId} />
+  );
 }
 
 function Shell({ session, orgs, onChooseOrg }: { session: Session; orgs: Org[]; onChooseOrg: (id: string) => void }) {
@@ -110,7 +133,8 @@ function Shell({ session, orgs, onChooseOrg }: { session: Session; orgs: Org[]; 
   useEffect(() => {
     document.title = `${PAGE_TITLES[page]} · Tollgate console`;
   }, [page]);
-  const who = session.me.user?.name ?? session.me.user?.email ?? (session.me.platformAdmin ? 'Platform admin' : 'Admin token');
+  const who =
+    session.me.user?.name ?? session.me.user?.email ?? (session.me.platformAdmin ? 'Platform admin' : 'Admin token');
   const content = useMemo(() => {
     if (page === 'overview') return <OverviewPage key={session.org.id} />;
     if (page === 'explorer') return <SpendExplorerPage key={session.org.id} />;

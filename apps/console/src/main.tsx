@@ -9,7 +9,11 @@ import { ConsoleApp } from './console-app';
 const theme = createTheme({ primaryColor: 'indigo', primaryShade: 8, defaultRadius: 'md', autoContrast: true });
 const cssVariables: CSSVariablesResolver = () => ({
   variables: {},
-  light: { '--mantine-color-error': 'var(--mantine-color-red-9)', '--mantine-color-dimmed': 'var(--mantine-color-gray-8)', '--mantine-color-placeholder': 'var(--mantine-color-gray-7)' },
+  light: {
+    '--mantine-color-error': 'var(--mantine-color-red-9)',
+    '--mantine-color-dimmed': 'var(--mantine-color-gray-8)',
+    '--mantine-color-placeholder': 'var(--mantine-color-gray-7)',
+  },
   dark: {},
 });
 

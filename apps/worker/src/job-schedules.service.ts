@@ -51,7 +51,11 @@ export class JobSchedules {
     const data: JobOf<JobName.RefreshConnections> = { withinSeconds: null };
     await this.jobs
       .queue(QueueName.OAuthRefresh)
-      .upsertJobScheduler('oauth-refresh', { every: this.config.oauthRefresh.everySeconds * 1000 }, { name: JobName.RefreshConnections, data, opts: JOB_OPTIONS[JobName.RefreshConnections] });
+      .upsertJobScheduler(
+        'oauth-refresh',
+        { every: this.config.oauthRefresh.everySeconds * 1000 },
+        { name: JobName.RefreshConnections, data, opts: JOB_OPTIONS[JobName.RefreshConnections] },
+      );
     const upstreams = await this.upstreams.listAllEnabled();
     for (const u of upstreams) await this.catalog.scheduleUpstreamSync(u);
     return upstreams.length;
@@ -59,7 +63,13 @@ export class JobSchedules {
 
   /** The schedulers that should exist and do not, as `<queue>/<schedulerId>`. */
   async missing(): Promise<string[]> {
-    const expected = [...FIXED_SCHEDULERS, ...(await this.upstreams.listAllEnabled()).map((u): [QueueName, string] => [QueueName.CatalogSync, `sync-${u.id}`])];
+    const expected = [
+      ...FIXED_SCHEDULERS,
+      ...(await this.upstreams.listAllEnabled()).map((u): [QueueName, string] => [
+        QueueName.CatalogSync,
+        `sync-${u.id}`,
+      ]),
+    ];
     const present = new Map<QueueName, Set<string>>();
     for (const queue of new Set(expected.map(([q]) => q))) {
       present.set(queue, new Set((await this.jobs.queue(queue).getJobSchedulers(0, -1)).map((s) => s.key)));

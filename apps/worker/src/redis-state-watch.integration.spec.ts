@@ -54,13 +54,20 @@ async function freePort(): Promise<number> {
 async function startOwnRedis(): Promise<{ url: string; stop(): Promise<void> }> {
   const port = await freePort();
   const dir = mkdtempSync(path.join(tmpdir(), 'tg-redis-'));
-  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+  const child: ChildProcess = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    { stdio: 'ignore' },
+  );
   const url = `redis://127.0.0.1:${port}`;
   // Refused until the server listens: a fresh try every 50 ms.
   for (;;) {
     const probe = new Redis(url, { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
     probe.on('error', () => undefined);
-    const up = await probe.connect().then(() => probe.ping(), () => null);
+    const up = await probe.connect().then(
+      () => probe.ping(),
+      () => null,
+    );
     probe.disconnect();
     if (up === 'PONG') break;
     await new Promise((r) => setTimeout(r, 50));
@@ -104,7 +111,15 @@ describe('Redis data loss: detected, counters rebuilt, schedulers re-created (ow
 
   async function allSchedulers(): Promise<Record<string, string[]>> {
     const out: Record<string, string[]> = {};
-    for (const q of [QueueName.UsageRollup, QueueName.BudgetAlerts, QueueName.BudgetReconcile, QueueName.TierScores, QueueName.OAuthRefresh, QueueName.CatalogSync]) out[q] = await schedulerIds(q);
+    for (const q of [
+      QueueName.UsageRollup,
+      QueueName.BudgetAlerts,
+      QueueName.BudgetReconcile,
+      QueueName.TierScores,
+      QueueName.OAuthRefresh,
+      QueueName.CatalogSync,
+    ])
+      out[q] = await schedulerIds(q);
     return out;
   }
 
@@ -113,7 +128,8 @@ describe('Redis data loss: detected, counters rebuilt, schedulers re-created (ow
     const now = new Date();
     const monthStart = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
     const out: Record<string, string | null> = {};
-    for (const b of budgets) out[b.scope] = await redis.hget(`${env.redisPrefix}:{org:${orgId}}:budget:${b.id}:${monthStart}`, 'spent');
+    for (const b of budgets)
+      out[b.scope] = await redis.hget(`${env.redisPrefix}:{org:${orgId}}:budget:${b.id}:${monthStart}`, 'spent');
     return out;
   }
 
@@ -124,11 +140,23 @@ describe('Redis data loss: detected, counters rebuilt, schedulers re-created (ow
     prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: env.vars.DATABASE_URL }) });
     await prisma.organization.create({ data: { id: orgId, name: 'Lossy', slug: `lossy-${orgId.slice(0, 8)}` } });
     for (const scope of ['ORG', 'KEY'] as const) {
-      const b = await prisma.budget.create({ data: { orgId, scope, scopeId: scope === 'ORG' ? orgId : keyId, period: 'MONTH', limitMicros: 10_000_000n } });
+      const b = await prisma.budget.create({
+        data: { orgId, scope, scopeId: scope === 'ORG' ? orgId : keyId, period: 'MONTH', limitMicros: 10_000_000n },
+      });
       budgets.push({ id: b.id, scope });
     }
     // An enabled upstream: its catalog sync is one of the worker's schedulers (synced hourly; the test never waits on it).
-    upstreamId = (await prisma.upstreamServer.create({ data: { orgId, namespace: 'lossy', transport: 'STREAMABLE_HTTP', url: 'http://192.0.2.1/mcp', syncIntervalSeconds: 3600 } })).id;
+    upstreamId = (
+      await prisma.upstreamServer.create({
+        data: {
+          orgId,
+          namespace: 'lossy',
+          transport: 'STREAMABLE_HTTP',
+          url: 'http://192.0.2.1/mcp',
+          syncIntervalSeconds: 3600,
+        },
+      })
+    ).id;
     const other = randomUUID();
     await prisma.usageEvent.createMany({
       data: [1_000n, 2_500n, 4_000n, 700n].map((costMicros, i) => ({
@@ -167,7 +195,9 @@ describe('Redis data loss: detected, counters rebuilt, schedulers re-created (ow
       [QueueName.OAuthRefresh]: ['oauth-refresh'],
       [QueueName.CatalogSync]: [`sync-${upstreamId}`],
     });
-    const recorded = await prisma.auditEvent.findMany({ where: { action: EPOCH_SET_ACTION, targetId: env.redisPrefix } });
+    const recorded = await prisma.auditEvent.findMany({
+      where: { action: EPOCH_SET_ACTION, targetId: env.redisPrefix },
+    });
     expect(recorded.map((r) => r.details)).toEqual([{ epoch, reason: 'first-start' }]);
     const ready = await request(worker.getHttpServer()).get('/readyz').expect(200);
     expect(ready.body).toMatchObject({ status: 'ready', epoch: true, schedulers: true, missingSchedulers: [] });
@@ -193,15 +223,29 @@ describe('Redis data loss: detected, counters rebuilt, schedulers re-created (ow
     expect(await counters()).toEqual({ ORG: '8200', KEY: '7500' });
     await request(worker.getHttpServer()).get('/readyz').expect(200);
 
-    const metrics = await request(worker.getHttpServer()).get('/metrics').set('Authorization', `Bearer ${env.vars.METRICS_TOKEN}`).expect(200);
+    const metrics = await request(worker.getHttpServer())
+      .get('/metrics')
+      .set('Authorization', `Bearer ${env.vars.METRICS_TOKEN}`)
+      .expect(200);
     expect(metrics.text).toMatch(/^tollgate_redis_data_loss_total 1$/m);
     expect(metrics.text).toMatch(/^tollgate_redis_recovering 0$/m);
-    const recorded = await prisma.auditEvent.findFirstOrThrow({ where: { action: EPOCH_SET_ACTION, targetId: env.redisPrefix }, orderBy: { createdAt: 'desc' } });
-    expect(recorded.details).toMatchObject({ epoch: after, reason: 'data-loss', lostEpoch: before, countersRebuilt: 2 });
+    const recorded = await prisma.auditEvent.findFirstOrThrow({
+      where: { action: EPOCH_SET_ACTION, targetId: env.redisPrefix },
+      orderBy: { createdAt: 'desc' },
+    });
+    expect(recorded.details).toMatchObject({
+      epoch: after,
+      reason: 'data-loss',
+      lostEpoch: before,
+      countersRebuilt: 2,
+    });
   });
 
   it('should answer /readyz 503 while a job scheduler is missing, and re-create it', async () => {
-    const q = new Queue(QueueName.BudgetAlerts, { connection: bullConnection(own.url), prefix: `${env.redisPrefix}:bull` });
+    const q = new Queue(QueueName.BudgetAlerts, {
+      connection: bullConnection(own.url),
+      prefix: `${env.redisPrefix}:bull`,
+    });
     try {
       await q.removeJobScheduler('budget-alerts-all');
     } finally {
@@ -209,7 +253,11 @@ describe('Redis data loss: detected, counters rebuilt, schedulers re-created (ow
     }
     const recreating = log.nextError(/job schedulers missing, re-creating them: budget-alerts\/budget-alerts-all/);
     const notReady = await request(worker.getHttpServer()).get('/readyz').expect(503);
-    expect(notReady.body).toMatchObject({ epoch: true, schedulers: false, missingSchedulers: ['budget-alerts/budget-alerts-all'] });
+    expect(notReady.body).toMatchObject({
+      epoch: true,
+      schedulers: false,
+      missingSchedulers: ['budget-alerts/budget-alerts-all'],
+    });
     await recreating;
     await worker.get(RedisStateWatch).check();
     expect(await schedulerIds(QueueName.BudgetAlerts)).toEqual(['budget-alerts-all']);

@@ -79,14 +79,21 @@ export class RedisStateWatch implements OnApplicationBootstrap, OnModuleDestroy 
   /** One check at a time; a check asked for while one runs gets that one. Never throws. */
   check(): Promise<void> {
     this.running ??= this.checkOnce()
-      .catch((err: Error) => this.logger.error(`Redis state check failed (retried in ${this.config.worker.redisCheckSeconds} s): ${err.message}`))
+      .catch((err: Error) =>
+        this.logger.error(
+          `Redis state check failed (retried in ${this.config.worker.redisCheckSeconds} s): ${err.message}`,
+        ),
+      )
       .finally(() => (this.running = null));
     return this.running;
   }
 
   /** Live: is the epoch there and is every scheduler? Something missing also starts a check. */
   async readiness(): Promise<RedisStateReadiness> {
-    const [epoch, missing] = await Promise.all([readRedisEpoch(this.redis.client, this.redis.prefix), this.schedules.missing()]);
+    const [epoch, missing] = await Promise.all([
+      readRedisEpoch(this.redis.client, this.redis.prefix),
+      this.schedules.missing(),
+    ]);
     if (epoch === null || missing.length > 0) void this.check();
     return { epoch: epoch !== null, schedulers: missing.length === 0, missingSchedulers: missing };
   }
@@ -98,9 +105,11 @@ export class RedisStateWatch implements OnApplicationBootstrap, OnModuleDestroy 
     await this.check();
     // A restart from an AOF written every second can lose the last second of counter updates and
     // outbox entries together; reconciliation repairs the counters against the ledger.
-    await this.finance.enqueue(JobName.ReconcileBudgets, { orgId: null, repair: true }, { jobId: `reconcile-reconnect-${Date.now()}` }).catch((err: Error) => {
-      this.logger.warn(`reconciliation after reconnect not queued: ${err.message}`);
-    });
+    await this.finance
+      .enqueue(JobName.ReconcileBudgets, { orgId: null, repair: true }, { jobId: `reconcile-reconnect-${Date.now()}` })
+      .catch((err: Error) => {
+        this.logger.warn(`reconciliation after reconnect not queued: ${err.message}`);
+      });
   }
 
   /** At boot (no loss found), every scheduler is upserted so changed intervals take effect. */
@@ -142,9 +151,16 @@ export class RedisStateWatch implements OnApplicationBootstrap, OnModuleDestroy 
       const rebuilt = reports.reduce((n, r) => n + r.rebuilt.length, 0);
       const syncs = await this.schedules.ensureAll();
       const epoch = await ensureRedisEpoch(this.redis.client, this.redis.prefix);
-      await this.recordEpoch(epoch, { reason: 'data-loss', lostEpoch: lost, countersRebuilt: rebuilt, orgs: reports.length });
+      await this.recordEpoch(epoch, {
+        reason: 'data-loss',
+        lostEpoch: lost,
+        countersRebuilt: rebuilt,
+        orgs: reports.length,
+      });
       this.knownEpoch = epoch;
-      this.logger.error(`Redis recovered from data loss: ${rebuilt} budget counter(s) of ${reports.length} org(s) rebuilt from the ledger, job schedulers re-created (${syncs} upstream sync(s)), new epoch ${epoch}`);
+      this.logger.error(
+        `Redis recovered from data loss: ${rebuilt} budget counter(s) of ${reports.length} org(s) rebuilt from the ledger, job schedulers re-created (${syncs} upstream sync(s)), new epoch ${epoch}`,
+      );
     } finally {
       this.recovering.set(0);
     }
@@ -162,13 +178,23 @@ export class RedisStateWatch implements OnApplicationBootstrap, OnModuleDestroy 
 
   /** Whether Postgres records that this deployment's Redis had an epoch. */
   private async epochWasSet(): Promise<boolean> {
-    const row = await this.prisma.auditEvent.findFirst({ where: { action: EPOCH_SET_ACTION, targetType: 'redis', targetId: this.redis.prefix }, select: { id: true } });
+    const row = await this.prisma.auditEvent.findFirst({
+      where: { action: EPOCH_SET_ACTION, targetType: 'redis', targetId: this.redis.prefix },
+      select: { id: true },
+    });
     return row !== null;
   }
 
   private async recordEpoch(epoch: string, details: Record<string, unknown>): Promise<void> {
     await this.prisma.auditEvent.create({
-      data: { orgId: null, actorId: ACTOR, action: EPOCH_SET_ACTION, targetType: 'redis', targetId: this.redis.prefix, details: { epoch, ...details } },
+      data: {
+        orgId: null,
+        actorId: ACTOR,
+        action: EPOCH_SET_ACTION,
+        targetType: 'redis',
+        targetId: this.redis.prefix,
+        details: { epoch, ...details },
+      },
     });
   }
 }

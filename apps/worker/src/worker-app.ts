@@ -7,5 +7,7 @@ const LEVELS = ['error', 'warn', 'log', 'debug', 'verbose'] as const;
 
 /** Builds the worker (BullMQ processors start with the app; HTTP only for health and metrics). */
 export async function createWorkerApp(config: WorkerConfig): Promise<INestApplication> {
-  return NestFactory.create(WorkerModule.forRoot(config), { logger: [...LEVELS.slice(0, LEVELS.indexOf(config.log.level) + 1)] });
+  return NestFactory.create(WorkerModule.forRoot(config), {
+    logger: [...LEVELS.slice(0, LEVELS.indexOf(config.log.level) + 1)],
+  });
 }

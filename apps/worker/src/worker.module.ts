@@ -29,9 +29,33 @@ export class WorkerModule {
   static forRoot(config: WorkerConfig): DynamicModule {
     return {
       module: WorkerModule,
-      imports: [ConfigModule.forRoot(config), DbModule, RedisModule, QueueModule.forRoot(), UpstreamSyncAuthModule, ToolProfilerModule, CatalogModule, MeteringModule, BudgetModule, ReportingModule.register({ imports: [BudgetModule], budgetCounters: BUDGET_COUNTERS_PROVIDER })],
+      imports: [
+        ConfigModule.forRoot(config),
+        DbModule,
+        RedisModule,
+        QueueModule.forRoot(),
+        UpstreamSyncAuthModule,
+        ToolProfilerModule,
+        CatalogModule,
+        MeteringModule,
+        BudgetModule,
+        ReportingModule.register({ imports: [BudgetModule], budgetCounters: BUDGET_COUNTERS_PROVIDER }),
+      ],
       controllers: [HealthController],
-      providers: [CatalogSyncProcessor, LedgerWriter, UsageLedgerConsumer, UsageLedgerProcessor, UsageRollupProcessor, BudgetAlertsProcessor, AlertDeliveryProcessor, BudgetReconcileProcessor, OAuthRefreshProcessor, TierScoresProcessor, JobSchedules, RedisStateWatch],
+      providers: [
+        CatalogSyncProcessor,
+        LedgerWriter,
+        UsageLedgerConsumer,
+        UsageLedgerProcessor,
+        UsageRollupProcessor,
+        BudgetAlertsProcessor,
+        AlertDeliveryProcessor,
+        BudgetReconcileProcessor,
+        OAuthRefreshProcessor,
+        TierScoresProcessor,
+        JobSchedules,
+        RedisStateWatch,
+      ],
     };
   }
 }

@@ -57,7 +57,13 @@ export class AdmissionLeases implements OnModuleInit, BeforeApplicationShutdown 
     @Inject(ADMISSION_SETTINGS) private readonly settings: AdmissionSettings,
   ) {
     const epochLost = () => this.dropAll('Redis lost its data (the deployment epoch is gone)');
-    this.sync = new LeaseSync(redis, settings.reservationTtlMs, redisEpochKey(redis.prefix), (l, why) => this.drop(l, why), epochLost);
+    this.sync = new LeaseSync(
+      redis,
+      settings.reservationTtlMs,
+      redisEpochKey(redis.prefix),
+      (l, why) => this.drop(l, why),
+      epochLost,
+    );
   }
 
   get enabled(): boolean {
@@ -128,7 +134,10 @@ export class AdmissionLeases implements OnModuleInit, BeforeApplicationShutdown 
    * call's usage event; a conversion changes no admission: spent and leased both count against a
    * limit), with the budgets' standings as this edge knows them, this call settled.
    */
-  complete(call: LeasedCall, actual: Micros): { standings: BudgetStanding[]; conversions: { lease: BudgetLease; amount: bigint }[] } {
+  complete(
+    call: LeasedCall,
+    actual: Micros,
+  ): { standings: BudgetStanding[]; conversions: { lease: BudgetLease; amount: bigint }[] } {
     const spare: Lease[] = [];
     const conversions: { lease: BudgetLease; amount: bigint }[] = [];
     for (const l of call.budgets) {
@@ -147,7 +156,8 @@ export class AdmissionLeases implements OnModuleInit, BeforeApplicationShutdown 
       if (l.dropped) spare.push(l);
     }
     // A dropped lease admits nothing more: what its calls leave goes straight back.
-    if (spare.length > 0) this.sync.background(this.sync.release(spare, Date.now()), 'what a dropped lease held not given back');
+    if (spare.length > 0)
+      this.sync.background(this.sync.release(spare, Date.now()), 'what a dropped lease held not given back');
     const standings = call.bounds.map((b, i) => {
       const k = call.budgets[i].known;
       return budgetStanding(b, k.spent + call.budgets[i].unconfirmed, k.reserved, k.leased);
@@ -190,7 +200,8 @@ export class AdmissionLeases implements OnModuleInit, BeforeApplicationShutdown 
   /** The call's leases, made (empty) where this edge has none; a lease past its validity is dropped for a new one. */
   private leasesFor(req: LeaseRequest, now: number): Lease[] {
     const out: Lease[] = [];
-    for (const b of req.budgets) out.push(this.leaseAt(budgetLeaseKey(b), req, now, (base) => newBudgetLease(base, b, this.sync.newLeaseId())));
+    for (const b of req.budgets)
+      out.push(this.leaseAt(budgetLeaseKey(b), req, now, (base) => newBudgetLease(base, b, this.sync.newLeaseId())));
     for (const w of req.windows) out.push(this.leaseAt(windowLeaseKey(w), req, now, (base) => newWindowLease(base, w)));
     for (const s of req.slots) out.push(this.leaseAt(slotLeaseKey(s), req, now, (base) => newSlotLease(base, s)));
     return out;
@@ -205,7 +216,19 @@ export class AdmissionLeases implements OnModuleInit, BeforeApplicationShutdown 
     const l = this.leases.get(mapKey);
     if (l && !outlived(l, now)) return l;
     if (l) this.drop(l, 'not renewed in time');
-    const made = make({ mapKey, orgId: req.orgId, rKey: req.rKey, zKey: req.zKey, wantCalls: FIRST_LEASE_CALLS, lastGrantCalls: 0, lastUsed: now, validUntil: 0, acquiring: null, deniedUntil: 0, dropped: false });
+    const made = make({
+      mapKey,
+      orgId: req.orgId,
+      rKey: req.rKey,
+      zKey: req.zKey,
+      wantCalls: FIRST_LEASE_CALLS,
+      lastGrantCalls: 0,
+      lastUsed: now,
+      validUntil: 0,
+      acquiring: null,
+      deniedUntil: 0,
+      dropped: false,
+    });
     this.leases.set(mapKey, made);
     return made;
   }
@@ -252,13 +275,18 @@ export class AdmissionLeases implements OnModuleInit, BeforeApplicationShutdown 
   private returnIdle(now: number): void {
     const done: Lease[] = [];
     for (const l of this.leases.values()) {
-      const quiet = now - l.lastUsed >= this.settings.leaseIdleMs || (l.kind === 'window' && now >= l.windowStart + l.windowMs);
+      const quiet =
+        now - l.lastUsed >= this.settings.leaseIdleMs || (l.kind === 'window' && now >= l.windowStart + l.windowMs);
       if (!quiet || l.acquiring || busy(l)) continue;
       this.leases.delete(l.mapKey);
       l.dropped = true;
       done.push(l);
     }
-    if (done.length > 0) this.sync.background(this.sync.release(done, now), 'idle leases not given back (Redis sweeps them at their deadline)');
+    if (done.length > 0)
+      this.sync.background(
+        this.sync.release(done, now),
+        'idle leases not given back (Redis sweeps them at their deadline)',
+      );
   }
 
   /**

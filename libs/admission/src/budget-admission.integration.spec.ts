@@ -38,7 +38,12 @@ describe('Budget admission on real Redis and Postgres', () => {
   beforeAll(async () => {
     env = await createTestEnv({ RESERVATION_TTL_SECONDS: '5' });
     const moduleRef = await Test.createTestingModule({
-      imports: [ConfigModule.forRoot(loadEdgeConfig(env.vars)), DbModule, RedisModule, AdmissionModule.forSettings({ reservationTtlMs: 5_000, leases: false, leaseIdleMs: 1_000 })],
+      imports: [
+        ConfigModule.forRoot(loadEdgeConfig(env.vars)),
+        DbModule,
+        RedisModule,
+        AdmissionModule.forSettings({ reservationTtlMs: 5_000, leases: false, leaseIdleMs: 1_000 }),
+      ],
     }).compile();
     const app = moduleRef.createNestApplication();
     await app.init();
@@ -52,7 +57,9 @@ describe('Budget admission on real Redis and Postgres', () => {
     const org = await prisma.organization.create({ data: { name: 'o', slug: 'o', timeZone: 'Europe/Berlin' } });
     const team = await prisma.team.create({ data: { orgId: org.id, name: 't' } });
     const user = await prisma.user.create({ data: { orgId: org.id, email: 'u@x' } });
-    const key = await prisma.virtualKey.create({ data: { orgId: org.id, teamId: team.id, userId: user.id, name: 'k', prefix: 'tg_x', secretHash: 'h' } });
+    const key = await prisma.virtualKey.create({
+      data: { orgId: org.id, teamId: team.id, userId: user.id, name: 'k', prefix: 'tg_x', secretHash: 'h' },
+    });
     scopes = { orgId: org.id, teamId: team.id, userId: user.id, keyId: key.id, timeZone: org.timeZone };
   });
 
@@ -61,11 +68,27 @@ describe('Budget admission on real Redis and Postgres', () => {
     await env?.cleanup();
   });
 
-  async function setBudgets(rows: { scope: 'ORG' | 'TEAM' | 'USER' | 'KEY'; limit: bigint; mode?: 'HARD' | 'SOFT'; period?: 'DAY' | 'MONTH' | 'TOTAL' }[]) {
+  async function setBudgets(
+    rows: {
+      scope: 'ORG' | 'TEAM' | 'USER' | 'KEY';
+      limit: bigint;
+      mode?: 'HARD' | 'SOFT';
+      period?: 'DAY' | 'MONTH' | 'TOTAL';
+    }[],
+  ) {
     await prisma.budget.deleteMany({ where: { orgId: scopes.orgId } });
     const idOf = { ORG: scopes.orgId, TEAM: scopes.teamId, USER: scopes.userId, KEY: scopes.keyId };
     for (const r of rows) {
-      await prisma.budget.create({ data: { orgId: scopes.orgId, scope: r.scope, scopeId: idOf[r.scope], period: r.period ?? 'MONTH', limitMicros: r.limit, mode: r.mode ?? 'HARD' } });
+      await prisma.budget.create({
+        data: {
+          orgId: scopes.orgId,
+          scope: r.scope,
+          scopeId: idOf[r.scope],
+          period: r.period ?? 'MONTH',
+          limitMicros: r.limit,
+          mode: r.mode ?? 'HARD',
+        },
+      });
     }
     await redis.publish('org-config-changed', scopes.orgId);
     await deleteRedisKeys(env.redisUrl, `${env.redisPrefix}:{org:${scopes.orgId}}`);
@@ -76,7 +99,19 @@ describe('Budget admission on real Redis and Postgres', () => {
   /** A charged call of the key in the ledger, as the worker writes it. */
   async function recordSpend(id: string, costMicros: bigint) {
     await prisma.usageEvent.create({
-      data: { id, orgId: scopes.orgId, teamId: scopes.teamId, userId: scopes.userId, keyId: scopes.keyId, upstreamId: scopes.orgId, toolName: 't', outcome: 'OK', costMicros, latencyMs: 1, occurredAt: new Date() },
+      data: {
+        id,
+        orgId: scopes.orgId,
+        teamId: scopes.teamId,
+        userId: scopes.userId,
+        keyId: scopes.keyId,
+        upstreamId: scopes.orgId,
+        toolName: 't',
+        outcome: 'OK',
+        costMicros,
+        latencyMs: 1,
+        occurredAt: new Date(),
+      },
     });
   }
 
@@ -85,7 +120,11 @@ describe('Budget admission on real Redis and Postgres', () => {
     const outcomes = await Promise.all(Array.from({ length: 64 }, (_, i) => reserve(`r${i}`, 1_000n)));
     expect(outcomes.filter((o) => o.ok)).toHaveLength(10);
     const refused = outcomes.find((o) => !o.ok);
-    expect(refused && !refused.ok && refused.exceeded).toMatchObject({ scope: 'KEY', limitMicros: 10_000n, reservedMicros: 10_000n });
+    expect(refused && !refused.ok && refused.exceeded).toMatchObject({
+      scope: 'KEY',
+      limitMicros: 10_000n,
+      reservedMicros: 10_000n,
+    });
   });
 
   it('should refuse at the tightest level and reserve nothing anywhere when one level is short', async () => {

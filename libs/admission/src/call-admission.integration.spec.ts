@@ -32,12 +32,22 @@ describe('Call admission with leases, on real Redis and Postgres (two edges)', (
 
   async function startEdge(settings: Partial<AdmissionSettings> = {}): Promise<Edge> {
     const moduleRef = await Test.createTestingModule({
-      imports: [ConfigModule.forRoot(loadEdgeConfig(env.vars)), DbModule, RedisModule, AdmissionModule.forSettings({ reservationTtlMs: 30_000, leases: true, leaseIdleMs: 60_000, ...settings })],
+      imports: [
+        ConfigModule.forRoot(loadEdgeConfig(env.vars)),
+        DbModule,
+        RedisModule,
+        AdmissionModule.forSettings({ reservationTtlMs: 30_000, leases: true, leaseIdleMs: 60_000, ...settings }),
+      ],
       providers: [BudgetAdminService, RateLimitAdminService],
     }).compile();
     const app = moduleRef.createNestApplication();
     await app.init();
-    const edge = { app, admission: app.get(CallAdmissionService), leases: app.get(AdmissionLeases), redis: app.get(RedisService) };
+    const edge = {
+      app,
+      admission: app.get(CallAdmissionService),
+      leases: app.get(AdmissionLeases),
+      redis: app.get(RedisService),
+    };
     edges.push(edge);
     return edge;
   }
@@ -45,26 +55,56 @@ describe('Call admission with leases, on real Redis and Postgres (two edges)', (
   /** A fresh key (so each test has its own budget counters), with a KEY budget and optionally a rate limit. */
   async function newKey(budgetMicros: bigint, limit?: { callsPerWindow?: number; maxConcurrent?: number }) {
     const user = await prisma.user.create({ data: { orgId, email: `u${Math.random()}@x` } });
-    const key = await prisma.virtualKey.create({ data: { orgId, teamId: caller.teamId, userId: user.id, name: 'k', prefix: `tg_${Math.random()}`, secretHash: `h${Math.random()}` } });
+    const key = await prisma.virtualKey.create({
+      data: {
+        orgId,
+        teamId: caller.teamId,
+        userId: user.id,
+        name: 'k',
+        prefix: `tg_${Math.random()}`,
+        secretHash: `h${Math.random()}`,
+      },
+    });
     caller = { ...caller, userId: user.id, keyId: key.id };
-    const { budget } = await budgetAdmin.putBudget(orgId, { scope: 'KEY', scopeId: key.id, period: 'MONTH', limitMicros: budgetMicros, mode: 'HARD' });
-    const rule = limit ? await limitAdmin.createRateLimit(orgId, { scope: 'KEY', scopeId: key.id, toolPattern: 'fixture:*', windowSeconds: 3600, ...limit }) : null;
+    const { budget } = await budgetAdmin.putBudget(orgId, {
+      scope: 'KEY',
+      scopeId: key.id,
+      period: 'MONTH',
+      limitMicros: budgetMicros,
+      mode: 'HARD',
+    });
+    const rule = limit
+      ? await limitAdmin.createRateLimit(orgId, {
+          scope: 'KEY',
+          scopeId: key.id,
+          toolPattern: 'fixture:*',
+          windowSeconds: 3600,
+          ...limit,
+        })
+      : null;
     // Every edge sees the new rules (the caches drop on the config-changed message).
     for (const e of edges) {
-      await expect.poll(async () => (await e.app.get(BudgetService).budgetsFor(caller)).map((b) => b.id)).toContain(budget.id);
-      if (rule) await expect.poll(async () => (await e.app.get(RateLimitService).rulesFor(caller, tool)).map((r) => r.id)).toContain(rule.id);
+      await expect
+        .poll(async () => (await e.app.get(BudgetService).budgetsFor(caller)).map((b) => b.id))
+        .toContain(budget.id);
+      if (rule)
+        await expect
+          .poll(async () => (await e.app.get(RateLimitService).rulesFor(caller, tool)).map((r) => r.id))
+          .toContain(rule.id);
     }
     const counter = async () => {
       const [k] = await edges[0].redis.client.keys(`${env.redisPrefix}:{org:${orgId}}:budget:${budget.id}:*`);
       const [spent, reserved, leased] = await edges[0].redis.client.hmget(k, 'spent', 'reserved', 'leased');
       return { spent: Number(spent), reserved: Number(reserved ?? 0), leased: Number(leased ?? 0) };
     };
-    const rlKeys = async () => (rule ? await edges[0].redis.client.keys(`${env.redisPrefix}:{org:${orgId}}:rl:${rule.id}:*`) : []);
+    const rlKeys = async () =>
+      rule ? await edges[0].redis.client.keys(`${env.redisPrefix}:{org:${orgId}}:rl:${rule.id}:*`) : [];
     return { keyId: key.id, counter, rlKeys };
   }
 
   let n = 0;
-  const admit = (edge: Edge, estimate: bigint) => edge.admission.admit(caller, tool, `call-${++n}`, estimate, Date.now());
+  const admit = (edge: Edge, estimate: bigint) =>
+    edge.admission.admit(caller, tool, `call-${++n}`, estimate, Date.now());
 
   beforeAll(async () => {
     env = await createTestEnv();
@@ -115,7 +155,11 @@ describe('Call admission with leases, on real Redis and Postgres (two edges)', (
     const standings = await Promise.all(holds.map((h) => edge.admission.complete(h, 700n, null)));
     expect(scripts).not.toHaveBeenCalled();
     scripts.mockRestore();
-    expect(standings[5][0]).toMatchObject({ spentMicros: 4_900n, reservedMicros: 0n, remainingMicros: 1_000_000_000n - 4_900n });
+    expect(standings[5][0]).toMatchObject({
+      spentMicros: 4_900n,
+      reservedMicros: 0n,
+      remainingMicros: 1_000_000_000n - 4_900n,
+    });
     expect(await key.counter()).toEqual({ spent: 4_900, reserved: 0, leased: afterFirst.leased - 4_200 });
 
     // Shutdown gives everything unused back: the window counts the 6 calls, no slot stays taken.
@@ -174,7 +218,8 @@ describe('Call admission with leases, on real Redis and Postgres (two edges)', (
       expect(a.ok && a.hold.leased).toBeTruthy();
       if (a.ok) calls.push(a.hold);
     }
-    for (const [i, hold] of calls.slice(0, 3).entries()) await dying.admission.complete(hold, 700n, usage(`answered-${i}`));
+    for (const [i, hold] of calls.slice(0, 3).entries())
+      await dying.admission.complete(hold, 700n, usage(`answered-${i}`));
     expect((await key.counter()).leased).toBeGreaterThan(0);
 
     // The edge dies (no renewal, no give-back, the two calls never complete). Past its deadline
@@ -194,10 +239,12 @@ describe('Call admission with leases, on real Redis and Postgres (two edges)', (
     await dying.app.close();
   });
 
-
   /** The organisation's budget lease records (ids `L:...`) and their deadlines. */
   async function leaseDeadlines(edge: Edge): Promise<Map<string, number>> {
-    const [rKey, zKey] = [`${env.redisPrefix}:{org:${orgId}}:budget-resv`, `${env.redisPrefix}:{org:${orgId}}:budget-resv:deadlines`];
+    const [rKey, zKey] = [
+      `${env.redisPrefix}:{org:${orgId}}:budget-resv`,
+      `${env.redisPrefix}:{org:${orgId}}:budget-resv:deadlines`,
+    ];
     const ids = (await edge.redis.client.hkeys(rKey)).filter((id) => id.startsWith('L:') && !id.endsWith('#'));
     const out = new Map<string, number>();
     for (const id of ids) out.set(id, Number(await edge.redis.client.zscore(zKey, id)));
@@ -215,7 +262,9 @@ describe('Call admission with leases, on real Redis and Postgres (two edges)', (
     const first = await admit(edge, 1_000n);
     expect(first.ok && first.hold.leased).toBeTruthy();
     const [[leaseId, deadline]] = [...(await leaseDeadlines(edge))].filter(([id]) => !others.has(id));
-    await expect.poll(async () => (await leaseDeadlines(edge)).get(leaseId), { timeout: 5_000 }).toBeGreaterThan(deadline);
+    await expect
+      .poll(async () => (await leaseDeadlines(edge)).get(leaseId), { timeout: 5_000 })
+      .toBeGreaterThan(deadline);
     // Past the first grant's local validity (4 s), the renewed lease still admits: no new lease.
     const next = await edge.admission.admit(caller, tool, `renewed-${++n}`, 1_000n, grantedAt + 4_500);
     expect(next.ok && next.hold.leased).toBeTruthy();
@@ -247,8 +296,16 @@ describe('Call admission with leases, on real Redis and Postgres (two edges)', (
     // Idle time 4 s (checked every second): the window (2 s) ends first.
     const edge = await startEdge({ leaseIdleMs: 4_000 });
     const key = await newKey(1_000_000_000n);
-    const rule = await limitAdmin.createRateLimit(orgId, { scope: 'KEY', scopeId: key.keyId, toolPattern: 'fixture:*', windowSeconds: 2, callsPerWindow: 100_000 });
-    await expect.poll(async () => (await edge.app.get(RateLimitService).rulesFor(caller, tool)).map((r) => r.id)).toContain(rule.id);
+    const rule = await limitAdmin.createRateLimit(orgId, {
+      scope: 'KEY',
+      scopeId: key.keyId,
+      toolPattern: 'fixture:*',
+      windowSeconds: 2,
+      callsPerWindow: 100_000,
+    });
+    await expect
+      .poll(async () => (await edge.app.get(RateLimitService).rulesFor(caller, tool)).map((r) => r.id))
+      .toContain(rule.id);
     const windowOf = (at: number) => `${env.redisPrefix}:{org:${orgId}}:rl:${rule.id}:w:${Math.floor(at / 2_000)}`;
     const admittedIn = new Map<string, number>();
     for (let i = 0; i < 4; i++) {
@@ -264,11 +321,15 @@ describe('Call admission with leases, on real Redis and Postgres (two edges)', (
       .poll(
         async () => {
           if (edge.leases.holdings().windowCalls > 0) return null;
-          return Promise.all([...admittedIn].map(async ([k, calls]) => [Number(await edge.redis.client.get(k)), calls]));
+          return Promise.all(
+            [...admittedIn].map(async ([k, calls]) => [Number(await edge.redis.client.get(k)), calls]),
+          );
         },
         { timeout: 6_000 },
       )
-      .toSatisfy((pairs: [number, number][] | null) => pairs !== null && pairs.every(([counted, calls]) => counted === calls));
+      .toSatisfy(
+        (pairs: [number, number][] | null) => pairs !== null && pairs.every(([counted, calls]) => counted === calls),
+      );
     edges.splice(edges.indexOf(edge), 1);
     await edge.app.close();
   });
@@ -292,5 +353,4 @@ describe('Call admission with leases, on real Redis and Postgres (two edges)', (
     edges.splice(edges.indexOf(edge), 1);
     await edge.app.close();
   });
-
 });

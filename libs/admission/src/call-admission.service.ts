@@ -60,28 +60,55 @@ export class CallAdmissionService implements OnApplicationShutdown {
     this.connection.on('error', (err) => this.logger.warn(`redis (completions) error: ${err.message}`));
     this.epochKey = redisEpochKey(redis.prefix);
     const epochLost = () => leases.dropAll('Redis lost its data (the deployment epoch is gone)');
-    this.completion = new CallCompletion(this.connection, redis.prefix, this.epochKey, (lease, amount, answer) => leases.converted(lease, amount, answer), epochLost);
+    this.completion = new CallCompletion(
+      this.connection,
+      redis.prefix,
+      this.epochKey,
+      (lease, amount, answer) => leases.converted(lease, amount, answer),
+      epochLost,
+    );
   }
 
   /**
    * Rate limits and budgets for one call: against this edge's leases, or in one round trip.
    * `tool` null: budgets only (a page read of a result, which calls no upstream).
    */
-  async admit(caller: RateLimitCaller & SpendScopes, tool: ToolRef | null, callId: string, estimate: Micros, now: number): Promise<CallAdmission> {
+  async admit(
+    caller: RateLimitCaller & SpendScopes,
+    tool: ToolRef | null,
+    callId: string,
+    estimate: Micros,
+    now: number,
+  ): Promise<CallAdmission> {
     const deadline = now + this.settings.reservationTtlMs;
     const [admission, reservation] = await Promise.all([
       tool ? this.rateLimits.planAdmission(caller, tool, callId, now, deadline) : null,
       this.budgets.planReservation(caller, callId, estimate, new Date(now), deadline),
     ]);
-    const hold: CallHold = { reservation: reservation.reservation, estimate, standings: [], admission, leased: null, completed: false };
+    const hold: CallHold = {
+      reservation: reservation.reservation,
+      estimate,
+      standings: [],
+      admission,
+      leased: null,
+      completed: false,
+    };
     if (!admission && reservation.keys.length === 0) return { ok: true, hold };
-    const lease = this.leases.enabled ? leaseRequest(caller.orgId, this.budgets.recordKeys(caller.orgId), reservation.reservation, admission, estimate) : null;
+    const lease = this.leases.enabled
+      ? leaseRequest(caller.orgId, this.budgets.recordKeys(caller.orgId), reservation.reservation, admission, estimate)
+      : null;
     hold.leased = lease && (await this.leases.admit(lease, now));
     if (hold.leased) return { ok: true, hold };
 
     let outcome = await this.admitInRedis(admission, reservation);
     // Refused in Redis while this edge holds unused allowance on the call's limits: give it back and ask again.
-    if (lease && outcome !== EPOCH_LOST && !('reservation' in outcome) && (await this.leases.giveBack(lease, Date.now()))) outcome = await this.admitInRedis(admission, reservation);
+    if (
+      lease &&
+      outcome !== EPOCH_LOST &&
+      !('reservation' in outcome) &&
+      (await this.leases.giveBack(lease, Date.now()))
+    )
+      outcome = await this.admitInRedis(admission, reservation);
     if (outcome === EPOCH_LOST) {
       this.leases.dropAll('Redis lost its data (the deployment epoch is gone)');
       return { ok: false, countersUnavailable: { retryAfterMs: COUNTERS_REBUILD_RETRY_MS } };
@@ -93,7 +120,12 @@ export class CallAdmissionService implements OnApplicationShutdown {
 
   private admitInRedis(admission: AdmissionPlan | null, reservation: ReservationPlan) {
     const keys = [this.epochKey, ...(admission?.keys ?? []), ...reservation.keys];
-    const args = [admission?.keys.length ?? 0, admission?.args.length ?? 0, ...(admission?.args ?? []), ...reservation.args];
+    const args = [
+      admission?.keys.length ?? 0,
+      admission?.args.length ?? 0,
+      ...(admission?.args ?? []),
+      ...reservation.args,
+    ];
     return this.budgets.reserveThrough<RateLimitRefusal | typeof EPOCH_LOST>(reservation, async () => {
       const [kind, res] = (await this.redis.evalScript(ADMIT_AND_RESERVE_SCRIPT, keys, args)) as [number, number[]];
       if (kind === 3) return { stop: EPOCH_LOST };
@@ -119,7 +151,8 @@ export class CallAdmissionService implements OnApplicationShutdown {
     } else {
       const budgetKeys = this.budgets.settlementKeys(hold.reservation);
       const slotKeys = hold.admission?.slots.map((s) => s.key) ?? [];
-      if (budgetKeys.length > 0 || slotKeys.length > 0) work.settlement = { budgetKeys, slotKeys, callId: hold.reservation.id, actual };
+      if (budgetKeys.length > 0 || slotKeys.length > 0)
+        work.settlement = { budgetKeys, slotKeys, callId: hold.reservation.id, actual };
       standings = hold.standings.map((s) => settled(s, hold.estimate, actual));
     }
     if (work.settlement || work.conversions.length > 0 || work.usage) await this.completion.complete(work);
@@ -131,7 +164,11 @@ export class CallAdmissionService implements OnApplicationShutdown {
    * it: until Redis has run it, the reservation holds the estimate, which refuses, never overspends.
    */
   release(hold: CallHold): void {
-    this.complete(hold, 0n, null).catch((err: Error) => this.logger.warn(`call ${hold.reservation.id} not released (its reservation expires at its deadline): ${err.message}`));
+    this.complete(hold, 0n, null).catch((err: Error) =>
+      this.logger.warn(
+        `call ${hold.reservation.id} not released (its reservation expires at its deadline): ${err.message}`,
+      ),
+    );
   }
 
   /** Resolves once the Redis work of the calls completed so far is done (for tests and shutdown). */
@@ -154,8 +191,22 @@ export class CallAdmissionService implements OnApplicationShutdown {
 const EPOCH_LOST = 'epoch-lost' as const;
 
 /** Everything a call must fit, as leases are kept. */
-function leaseRequest(orgId: string, [rKey, zKey]: [string, string], reservation: SpendReservation, admission: AdmissionPlan | null, estimate: Micros): LeaseRequest {
-  return { orgId, rKey, zKey, budgets: reservation.budgets, windows: admission?.windows ?? [], slots: admission?.slots ?? [], estimate };
+function leaseRequest(
+  orgId: string,
+  [rKey, zKey]: [string, string],
+  reservation: SpendReservation,
+  admission: AdmissionPlan | null,
+  estimate: Micros,
+): LeaseRequest {
+  return {
+    orgId,
+    rKey,
+    zKey,
+    budgets: reservation.budgets,
+    windows: admission?.windows ?? [],
+    slots: admission?.slots ?? [],
+    estimate,
+  };
 }
 
 /** A budget's standing after a call that reserved `estimate` settled at `cost`. */

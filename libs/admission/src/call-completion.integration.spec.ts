@@ -38,7 +38,11 @@ function freePort(): Promise<number> {
 async function startOwnRedis(): Promise<{ url: string; stop(): void }> {
   const port = await freePort();
   const dir = mkdtempSync(path.join(tmpdir(), 'tg-redis-'));
-  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+  const child: ChildProcess = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    { stdio: 'ignore' },
+  );
   const url = `redis://127.0.0.1:${port}`;
   const probe = new Redis(url, { lazyConnect: true, retryStrategy: () => 50, maxRetriesPerRequest: null });
   probe.on('error', () => undefined);
@@ -82,7 +86,12 @@ describe('The completion step: settlement and usage event in one acknowledged sc
     env = await createTestEnv({ REDIS_URL: own.url });
     stream = `${env.redisPrefix}:usage:events`;
     const moduleRef = await Test.createTestingModule({
-      imports: [ConfigModule.forRoot(loadEdgeConfig(env.vars)), DbModule, RedisModule, AdmissionModule.forSettings({ reservationTtlMs: 30_000, leases: true, leaseIdleMs: 60_000 })],
+      imports: [
+        ConfigModule.forRoot(loadEdgeConfig(env.vars)),
+        DbModule,
+        RedisModule,
+        AdmissionModule.forSettings({ reservationTtlMs: 30_000, leases: true, leaseIdleMs: 60_000 }),
+      ],
       providers: [BudgetAdminService, RateLimitAdminService],
     }).compile();
     app = moduleRef.createNestApplication();
@@ -94,10 +103,20 @@ describe('The completion step: settlement and usage event in one acknowledged sc
     const org = await prisma.organization.create({ data: { name: 'o', slug: 'o' } });
     const team = await prisma.team.create({ data: { orgId: org.id, name: 't' } });
     const user = await prisma.user.create({ data: { orgId: org.id, email: 'u@x' } });
-    const key = await prisma.virtualKey.create({ data: { orgId: org.id, teamId: team.id, userId: user.id, name: 'k', prefix: 'tg_x', secretHash: 'h' } });
+    const key = await prisma.virtualKey.create({
+      data: { orgId: org.id, teamId: team.id, userId: user.id, name: 'k', prefix: 'tg_x', secretHash: 'h' },
+    });
     caller = { orgId: org.id, teamId: team.id, userId: user.id, keyId: key.id, timeZone: org.timeZone };
-    const { budget } = await app.get(BudgetAdminService).putBudget(org.id, { scope: 'KEY', scopeId: key.id, period: 'MONTH', limitMicros: 1_000_000_000n, mode: 'HARD' });
-    await app.get(RateLimitAdminService).createRateLimit(org.id, { scope: 'KEY', scopeId: key.id, toolPattern: 'fixture:*', windowSeconds: 3600, maxConcurrent: 1_000 });
+    const { budget } = await app
+      .get(BudgetAdminService)
+      .putBudget(org.id, { scope: 'KEY', scopeId: key.id, period: 'MONTH', limitMicros: 1_000_000_000n, mode: 'HARD' });
+    await app.get(RateLimitAdminService).createRateLimit(org.id, {
+      scope: 'KEY',
+      scopeId: key.id,
+      toolPattern: 'fixture:*',
+      windowSeconds: 3600,
+      maxConcurrent: 1_000,
+    });
     budgetKey = async () => (await redis.keys(`${env.redisPrefix}:{org:${org.id}}:budget:${budget.id}:*`))[0];
   });
 
@@ -118,7 +137,9 @@ describe('The completion step: settlement and usage event in one acknowledged sc
 
     const monitor = await redis.monitor();
     const seen: { command: string; sha?: string; fromScript: boolean }[] = [];
-    monitor.on('monitor', (_time: string, args: string[], source: string) => seen.push({ command: args[0].toLowerCase(), sha: args[1], fromScript: source === 'lua' }));
+    monitor.on('monitor', (_time: string, args: string[], source: string) =>
+      seen.push({ command: args[0].toLowerCase(), sha: args[1], fromScript: source === 'lua' }),
+    );
     // MONITOR confirms it is on with its own OK; a PING from another client marks where the test's commands start.
     await redis.ping();
     const before = await spent();
@@ -217,5 +238,4 @@ describe('The completion step: settlement and usage event in one acknowledged sc
     expect(after.ok).toBe(true);
     if (after.ok) await admission.complete(after.hold, 700n, null);
   });
-
 });

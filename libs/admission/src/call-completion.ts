@@ -131,20 +131,33 @@ export class CallCompletion {
       }
     }
     if (!keys[1]) keys[1] = keys[0]; // no event in this batch: the stream key is not touched
-    const args = [seq % SCRIPTS_PER_SEQ_KEY, settlements, groups.size, events, ...settleArgs, ...groupArgs, ...eventArgs];
+    const args = [
+      seq % SCRIPTS_PER_SEQ_KEY,
+      settlements,
+      groups.size,
+      events,
+      ...settleArgs,
+      ...groupArgs,
+      ...eventArgs,
+    ];
     let res: number[];
     try {
       res = (await this.run(keys, args)) as number[];
     } catch (err) {
       for (const l of order) this.onConverted(l, byLease.get(l)!, null);
-      const failure = new AdmissionException(AdmissionExceptionCode.CompletionNotRecorded, `Redis did not acknowledge the completion of ${batch.length} call(s): ${(err as Error).message}`);
+      const failure = new AdmissionException(
+        AdmissionExceptionCode.CompletionNotRecorded,
+        `Redis did not acknowledge the completion of ${batch.length} call(s): ${(err as Error).message}`,
+      );
       this.logger.error(failure.message);
       for (const p of batch) p.reject(failure);
       return;
     }
     if (res[0] === 0) this.onEpochLost();
     // {2}: this script had already run (resent after a reconnect); its first answer was lost.
-    order.forEach((l, j) => this.onConverted(l, byLease.get(l)!, res[0] !== 2 ? (res.slice(1 + 3 * j, 4 + 3 * j) as ConversionAnswer) : null));
+    order.forEach((l, j) =>
+      this.onConverted(l, byLease.get(l)!, res[0] !== 2 ? (res.slice(1 + 3 * j, 4 + 3 * j) as ConversionAnswer) : null),
+    );
     for (const p of batch) p.resolve();
   }
 

@@ -122,7 +122,16 @@ export function newBudgetLease(base: LeaseBase, b: BoundBudget, id: string): Bud
 }
 
 export function newWindowLease(base: LeaseBase, w: AdmissionPlan['windows'][number]): WindowLease {
-  return { ...base, kind: 'window', key: w.key, prevKey: w.prevKey, limit: w.limit, windowMs: w.windowMs, windowStart: w.windowStart, free: 0 };
+  return {
+    ...base,
+    kind: 'window',
+    key: w.key,
+    prevKey: w.prevKey,
+    limit: w.limit,
+    windowMs: w.windowMs,
+    windowStart: w.windowStart,
+    free: 0,
+  };
 }
 
 export function newSlotLease(base: LeaseBase, s: AdmissionPlan['slots'][number]): SlotLease {

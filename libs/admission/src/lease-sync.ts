@@ -2,7 +2,18 @@ import { Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { RedisService } from '@tollgate/redis';
 import { LEASE_GRANT_SCRIPT, LEASE_RELEASE_SCRIPT, LEASE_RENEW_SCRIPT } from './admission-scripts';
-import { BudgetLease, DENIED_MS, Lease, LeaseRequest, LEASE_SHARE, MAX_LEASE_CALLS, MIN_LEASE_CALLS, SlotLease, WindowLease, groupByOrg } from './lease-kinds';
+import {
+  BudgetLease,
+  DENIED_MS,
+  Lease,
+  LeaseRequest,
+  LEASE_SHARE,
+  MAX_LEASE_CALLS,
+  MIN_LEASE_CALLS,
+  SlotLease,
+  WindowLease,
+  groupByOrg,
+} from './lease-kinds';
 
 /** What one release script gives back for one organisation. */
 interface ReleaseBatch {
@@ -56,7 +67,13 @@ export class LeaseSync {
     for (const l of budgets) {
       const unit = req.estimate > l.unit ? req.estimate : l.unit;
       keys.push(l.hKey);
-      args.push(l.id, (unit * BigInt(l.wantCalls)).toString(), (unit * BigInt(MIN_LEASE_CALLS)).toString(), l.limit.toString(), l.hard ? '1' : '0');
+      args.push(
+        l.id,
+        (unit * BigInt(l.wantCalls)).toString(),
+        (unit * BigInt(MIN_LEASE_CALLS)).toString(),
+        l.limit.toString(),
+        l.hard ? '1' : '0',
+      );
     }
     for (const l of windows) {
       keys.push(l.key, l.prevKey);
@@ -112,21 +129,29 @@ export class LeaseSync {
 
   /** Moves the deadlines of these leases on; a lease Redis swept meanwhile is dropped. */
   renew(all: Lease[], now: number): void {
-    const byOrg = groupByOrg(all.filter((l) => !l.dropped && (l.kind === 'budget' ? l.held > 0n : l.kind === 'slots' && l.members.length > 0)));
+    const byOrg = groupByOrg(
+      all.filter((l) => !l.dropped && (l.kind === 'budget' ? l.held > 0n : l.kind === 'slots' && l.members.length > 0)),
+    );
     for (const leases of byOrg.values()) {
       const budgets = leases.filter((l): l is BudgetLease => l.kind === 'budget');
       const slots = leases.filter((l): l is SlotLease => l.kind === 'slots');
       const args: (string | number)[] = [now, now + this.ttlMs, budgets.length, ...budgets.map((l) => l.id)];
       for (const l of slots) args.push(l.members.length, ...l.members);
-      const renewed = this.redis.evalScript(LEASE_RENEW_SCRIPT, [leases[0].rKey, leases[0].zKey, ...slots.map((l) => l.key), this.epochKey], args).then((raw) => {
-        const res = raw as number[];
-        if (res[0] === -2) return this.epochLost();
-        const validUntil = now + this.ttlMs - this.marginMs;
-        [...budgets, ...slots].forEach((l, j) => {
-          if (res[j] === 1) l.validUntil = Math.max(l.validUntil, validUntil);
-          else this.drop(l, 'Redis swept it before it was renewed');
+      const renewed = this.redis
+        .evalScript(
+          LEASE_RENEW_SCRIPT,
+          [leases[0].rKey, leases[0].zKey, ...slots.map((l) => l.key), this.epochKey],
+          args,
+        )
+        .then((raw) => {
+          const res = raw as number[];
+          if (res[0] === -2) return this.epochLost();
+          const validUntil = now + this.ttlMs - this.marginMs;
+          [...budgets, ...slots].forEach((l, j) => {
+            if (res[j] === 1) l.validUntil = Math.max(l.validUntil, validUntil);
+            else this.drop(l, 'Redis swept it before it was renewed');
+          });
         });
-      });
       this.background(renewed, 'leases not renewed (they stop admitting calls before Redis would sweep them)');
     }
   }
@@ -154,7 +179,13 @@ export class LeaseSync {
     await Promise.all(
       [...batches.values()].map((b) => {
         if (b.budgets.length + b.windows.length + b.slots.length === 0) return undefined;
-        const keys = [b.rKey, b.zKey, ...b.budgets.map((x) => x.lease.hKey), ...b.windows.map((x) => x.key), ...b.slots.map((x) => x.key)];
+        const keys = [
+          b.rKey,
+          b.zKey,
+          ...b.budgets.map((x) => x.lease.hKey),
+          ...b.windows.map((x) => x.key),
+          ...b.slots.map((x) => x.key),
+        ];
         const args: (string | number)[] = [b.budgets.length, b.windows.length, b.slots.length];
         for (const x of b.budgets) args.push(x.lease.id, x.amount.toString());
         for (const x of b.windows) args.push(x.calls);
@@ -166,7 +197,9 @@ export class LeaseSync {
 
   /** Runs work no call waits for; a failure is logged with what it means. */
   background(work: Promise<unknown>, what: string): void {
-    const tracked = work.catch((err: Error) => this.logger.error(`${what}: ${err.message}`)).finally(() => this.inBackground.delete(tracked));
+    const tracked = work
+      .catch((err: Error) => this.logger.error(`${what}: ${err.message}`))
+      .finally(() => this.inBackground.delete(tracked));
     this.inBackground.add(tracked);
   }
 

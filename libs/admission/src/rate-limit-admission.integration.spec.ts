@@ -34,7 +34,12 @@ describe('Rate-limit admission on real Redis', () => {
   beforeAll(async () => {
     env = await createTestEnv();
     const moduleRef = await Test.createTestingModule({
-      imports: [ConfigModule.forRoot(loadEdgeConfig(env.vars)), DbModule, RedisModule, AdmissionModule.forSettings({ reservationTtlMs: 120_000, leases: false, leaseIdleMs: 1_000 })],
+      imports: [
+        ConfigModule.forRoot(loadEdgeConfig(env.vars)),
+        DbModule,
+        RedisModule,
+        AdmissionModule.forSettings({ reservationTtlMs: 120_000, leases: false, leaseIdleMs: 1_000 }),
+      ],
       providers: [RateLimitAdminService],
     }).compile();
     const app = moduleRef.createNestApplication();
@@ -48,7 +53,9 @@ describe('Rate-limit admission on real Redis', () => {
     const org = await prisma.organization.create({ data: { name: 'o', slug: 'o' } });
     const team = await prisma.team.create({ data: { orgId: org.id, name: 't' } });
     const user = await prisma.user.create({ data: { orgId: org.id, email: 'u@x' } });
-    const key = await prisma.virtualKey.create({ data: { orgId: org.id, teamId: team.id, userId: user.id, name: 'k', prefix: 'tg_x', secretHash: 'h' } });
+    const key = await prisma.virtualKey.create({
+      data: { orgId: org.id, teamId: team.id, userId: user.id, name: 'k', prefix: 'tg_x', secretHash: 'h' },
+    });
     caller = { orgId: org.id, teamId: team.id, userId: user.id, keyId: key.id, timeZone: org.timeZone };
   });
 
@@ -58,7 +65,13 @@ describe('Rate-limit admission on real Redis', () => {
   });
 
   it('should slide the window: the previous window counts by how much of it still overlaps', async () => {
-    const rule = await admin.createRateLimit(caller.orgId, { scope: 'KEY', scopeId: caller.keyId, toolPattern: 'github:search_*', callsPerWindow: 10, windowSeconds: 60 });
+    const rule = await admin.createRateLimit(caller.orgId, {
+      scope: 'KEY',
+      scopeId: caller.keyId,
+      toolPattern: 'github:search_*',
+      callsPerWindow: 10,
+      windowSeconds: 60,
+    });
     await expect.poll(async () => (await limits.rulesFor(caller, tool)).map((r) => r.id)).toEqual([rule.id]);
     const t0 = Math.floor(Date.now() / 60_000) * 60_000; // the start of a window
     for (let i = 0; i < 10; i++) expect((await admitCall(tool, `a${i}`, t0 + 1000)).admitted).toBe(true);
@@ -91,7 +104,13 @@ describe('Rate-limit admission on real Redis', () => {
 
   it('should say when a refused call would be admitted: refused a millisecond before, admitted then', async () => {
     const exact = { namespace: 'github', tool: 'exact_window' };
-    const rule = await admin.createRateLimit(caller.orgId, { scope: 'KEY', scopeId: caller.keyId, toolPattern: 'github:exact_window', callsPerWindow: 3, windowSeconds: 10 });
+    const rule = await admin.createRateLimit(caller.orgId, {
+      scope: 'KEY',
+      scopeId: caller.keyId,
+      toolPattern: 'github:exact_window',
+      callsPerWindow: 3,
+      windowSeconds: 10,
+    });
     await expect.poll(async () => (await limits.rulesFor(caller, exact)).map((r) => r.id)).toEqual([rule.id]);
     const t0 = (Math.floor(Date.now() / 10_000) + 1) * 10_000;
     for (let i = 0; i < 3; i++) expect((await admitCall(exact, `e${i}`, t0 + 500)).admitted).toBe(true);
@@ -109,7 +128,12 @@ describe('Rate-limit admission on real Redis', () => {
 
   it('should say a concurrency refusal is over at the earliest deadline of the calls in flight', async () => {
     const exact = { namespace: 'github', tool: 'exact_slots' };
-    const rule = await admin.createRateLimit(caller.orgId, { scope: 'KEY', scopeId: caller.keyId, toolPattern: 'github:exact_slots', maxConcurrent: 2 });
+    const rule = await admin.createRateLimit(caller.orgId, {
+      scope: 'KEY',
+      scopeId: caller.keyId,
+      toolPattern: 'github:exact_slots',
+      maxConcurrent: 2,
+    });
     await expect.poll(async () => (await limits.rulesFor(caller, exact)).map((r) => r.id)).toEqual([rule.id]);
     const now = Date.now();
     expect((await admitCall(exact, 's1', now)).admitted).toBe(true);
@@ -123,6 +147,12 @@ describe('Rate-limit admission on real Redis', () => {
   });
 
   it('should refuse a rule for a scope of another organisation', async () => {
-    await expect(admin.createRateLimit(caller.orgId, { scope: 'TEAM', scopeId: '00000000-0000-4000-8000-000000000000', callsPerWindow: 1 })).rejects.toMatchObject({ code: 'SCOPE_NOT_FOUND' });
+    await expect(
+      admin.createRateLimit(caller.orgId, {
+        scope: 'TEAM',
+        scopeId: '00000000-0000-4000-8000-000000000000',
+        callsPerWindow: 1,
+      }),
+    ).rejects.toMatchObject({ code: 'SCOPE_NOT_FOUND' });
   });
 });

@@ -21,12 +21,18 @@ export const MAX_ALERT_THRESHOLDS = 10;
 export const MAX_BUDGET_MICROS = 1_000_000_000_000_000n;
 
 /** Sorted, de-duplicated thresholds, or the problem with them. */
-export function normalizeAlertThresholds(thresholds: readonly number[] | undefined): { ok: true; value: number[] } | { ok: false; message: string } {
+export function normalizeAlertThresholds(
+  thresholds: readonly number[] | undefined,
+): { ok: true; value: number[] } | { ok: false; message: string } {
   if (thresholds === undefined) return { ok: true, value: [...DEFAULT_ALERT_THRESHOLDS] };
-  if (thresholds.length > MAX_ALERT_THRESHOLDS) return { ok: false, message: `alertThresholds holds at most ${MAX_ALERT_THRESHOLDS} entries` };
+  if (thresholds.length > MAX_ALERT_THRESHOLDS)
+    return { ok: false, message: `alertThresholds holds at most ${MAX_ALERT_THRESHOLDS} entries` };
   for (const t of thresholds) {
     if (!Number.isInteger(t) || t < 1 || t > MAX_ALERT_THRESHOLD) {
-      return { ok: false, message: `alertThresholds entries are whole percentages from 1 to ${MAX_ALERT_THRESHOLD}, got ${t}` };
+      return {
+        ok: false,
+        message: `alertThresholds entries are whole percentages from 1 to ${MAX_ALERT_THRESHOLD}, got ${t}`,
+      };
     }
   }
   return { ok: true, value: [...new Set(thresholds)].sort((a, b) => a - b) };
@@ -45,37 +51,74 @@ export class BudgetAdminService {
   ) {}
 
   /** Upserts; with `expectedVersion` only that version of an existing budget is updated (else StaleWriteException). */
-  async putBudget(orgId: string, input: PutBudgetInput, expectedVersion?: number): Promise<{ budget: Budget; created: boolean }> {
-    if (input.limitMicros < 0n) throw new BudgetAdminException(BudgetAdminExceptionCode.InvalidBudget, 'limitMicros must not be negative', 'limitMicros');
+  async putBudget(
+    orgId: string,
+    input: PutBudgetInput,
+    expectedVersion?: number,
+  ): Promise<{ budget: Budget; created: boolean }> {
+    if (input.limitMicros < 0n)
+      throw new BudgetAdminException(
+        BudgetAdminExceptionCode.InvalidBudget,
+        'limitMicros must not be negative',
+        'limitMicros',
+      );
     if (input.limitMicros > MAX_BUDGET_MICROS) {
-      throw new BudgetAdminException(BudgetAdminExceptionCode.InvalidBudget, `limitMicros must be at most ${MAX_BUDGET_MICROS}`, 'limitMicros');
+      throw new BudgetAdminException(
+        BudgetAdminExceptionCode.InvalidBudget,
+        `limitMicros must be at most ${MAX_BUDGET_MICROS}`,
+        'limitMicros',
+      );
     }
     const thresholds = normalizeAlertThresholds(input.alertThresholds);
-    if (!thresholds.ok) throw new BudgetAdminException(BudgetAdminExceptionCode.InvalidBudget, thresholds.message, 'alertThresholds');
+    if (!thresholds.ok)
+      throw new BudgetAdminException(BudgetAdminExceptionCode.InvalidBudget, thresholds.message, 'alertThresholds');
     await this.assertScopeInOrg(orgId, input.scope, input.scopeId);
 
     const key = { orgId, scope: input.scope, scopeId: input.scopeId, period: input.period };
-    const existing = await this.prisma.budget.findUnique({ where: { orgId_scope_scopeId_period: key }, select: { id: true, version: true } });
+    const existing = await this.prisma.budget.findUnique({
+      where: { orgId_scope_scopeId_period: key },
+      select: { id: true, version: true },
+    });
     const data = { limitMicros: input.limitMicros, mode: input.mode ?? 'HARD', alertThresholds: thresholds.value };
     if (expectedVersion !== undefined) {
-      const { count } = await this.prisma.budget.updateMany({ where: { ...key, version: expectedVersion }, data: { ...data, version: { increment: 1 } } });
-      if (count === 0) throw new StaleWriteException('budget', expectedVersion, (await this.prisma.budget.findUnique({ where: { orgId_scope_scopeId_period: key } }))?.version ?? null);
+      const { count } = await this.prisma.budget.updateMany({
+        where: { ...key, version: expectedVersion },
+        data: { ...data, version: { increment: 1 } },
+      });
+      if (count === 0)
+        throw new StaleWriteException(
+          'budget',
+          expectedVersion,
+          (await this.prisma.budget.findUnique({ where: { orgId_scope_scopeId_period: key } }))?.version ?? null,
+        );
     }
     const budget =
       expectedVersion !== undefined
         ? await this.prisma.budget.findUniqueOrThrow({ where: { orgId_scope_scopeId_period: key } })
-        : await this.prisma.budget.upsert({ where: { orgId_scope_scopeId_period: key }, create: { ...key, ...data }, update: { ...data, version: { increment: 1 } } });
+        : await this.prisma.budget.upsert({
+            where: { orgId_scope_scopeId_period: key },
+            create: { ...key, ...data },
+            update: { ...data, version: { increment: 1 } },
+          });
     await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
     return { budget, created: !existing };
   }
 
   listBudgets(orgId: string): Promise<Budget[]> {
-    return this.prisma.budget.findMany({ where: { orgId }, orderBy: [{ scope: 'asc' }, { period: 'asc' }, { createdAt: 'asc' }] });
+    return this.prisma.budget.findMany({
+      where: { orgId },
+      orderBy: [{ scope: 'asc' }, { period: 'asc' }, { createdAt: 'asc' }],
+    });
   }
 
   async getBudget(orgId: string, budgetId: string): Promise<Budget> {
     const budget = await this.prisma.budget.findFirst({ where: { orgId, id: budgetId } });
-    if (!budget) throw new BudgetAdminException(BudgetAdminExceptionCode.BudgetNotFound, `budget ${budgetId} not found`, 'budgetId');
+    if (!budget)
+      throw new BudgetAdminException(
+        BudgetAdminExceptionCode.BudgetNotFound,
+        `budget ${budgetId} not found`,
+        'budgetId',
+      );
     return budget;
   }
 
@@ -88,7 +131,11 @@ export class BudgetAdminService {
 
   private async assertScopeInOrg(orgId: string, scope: BudgetScope, scopeId: string): Promise<void> {
     if (!(await scopeBelongsToOrg(this.prisma, orgId, scope, scopeId))) {
-      throw new BudgetAdminException(BudgetAdminExceptionCode.ScopeNotFound, `${scope.toLowerCase()} ${scopeId} not found in this organization`, 'scopeId');
+      throw new BudgetAdminException(
+        BudgetAdminExceptionCode.ScopeNotFound,
+        `${scope.toLowerCase()} ${scopeId} not found in this organization`,
+        'scopeId',
+      );
     }
   }
 }

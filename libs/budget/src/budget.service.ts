@@ -102,7 +102,11 @@ export class BudgetService implements OnModuleInit {
     private readonly redis: RedisService,
   ) {
     // Kept most specific first, so a call's budgets come out of the cache in order.
-    this.cache = new OrgConfigCache(async (orgId) => (await this.prisma.budget.findMany({ where: { orgId } })).sort((a, b) => SCOPE_ORDER.indexOf(a.scope) - SCOPE_ORDER.indexOf(b.scope)));
+    this.cache = new OrgConfigCache(async (orgId) =>
+      (await this.prisma.budget.findMany({ where: { orgId } })).sort(
+        (a, b) => SCOPE_ORDER.indexOf(a.scope) - SCOPE_ORDER.indexOf(b.scope),
+      ),
+    );
   }
 
   async onModuleInit(): Promise<void> {
@@ -127,7 +131,9 @@ export class BudgetService implements OnModuleInit {
   private bind(rule: BudgetRule, scopes: SpendScopes, now: Date): BoundBudget {
     const window = this.currentWindow(rule.period, scopes.timeZone, now);
     const base = this.redis.orgKey(scopes.orgId, 'budget', rule.id, String(window.start.getTime()));
-    const ttlSeconds = window.end ? Math.ceil((window.end.getTime() - now.getTime()) / 1000) + COUNTER_GRACE_SECONDS : 0;
+    const ttlSeconds = window.end
+      ? Math.ceil((window.end.getTime() - now.getTime()) / 1000) + COUNTER_GRACE_SECONDS
+      : 0;
     return { rule, periodStart: window.start, resetsAt: window.end, hashKey: base, ttlSeconds };
   }
 
@@ -147,7 +153,13 @@ export class BudgetService implements OnModuleInit {
    * that runs it (@tollgate/admission runs it with the rate limits). A reservation whose edge died
    * is swept at `deadline` (ms).
    */
-  async planReservation(scopes: SpendScopes, reservationId: string, amount: Micros, now: Date, deadline: number): Promise<ReservationPlan> {
+  async planReservation(
+    scopes: SpendScopes,
+    reservationId: string,
+    amount: Micros,
+    now: Date,
+    deadline: number,
+  ): Promise<ReservationPlan> {
     const budgets = (await this.budgetsFor(scopes)).map((rule) => this.bind(rule, scopes, now));
     const reservation: SpendReservation = { id: reservationId, orgId: scopes.orgId, amountMicros: amount, budgets };
     if (budgets.length === 0) return { scopes, reservation, keys: [], args: [] };
@@ -162,7 +174,10 @@ export class BudgetService implements OnModuleInit {
    * a rate-limit refusal that way). A missing counter is seeded from the ledger and the script run
    * again; each counter is seeded at most once per call.
    */
-  async reserveThrough<S>(plan: ReservationPlan, run: () => Promise<number[] | { stop: S }>): Promise<ReserveOutcome | S> {
+  async reserveThrough<S>(
+    plan: ReservationPlan,
+    run: () => Promise<number[] | { stop: S }>,
+  ): Promise<ReserveOutcome | S> {
     for (let attempt = 0; attempt <= plan.reservation.budgets.length; attempt++) {
       const res = await run();
       if (!Array.isArray(res)) return res.stop;
@@ -181,9 +196,19 @@ export class BudgetService implements OnModuleInit {
     }
     if (res[0] === 0) {
       const b = budgets[res[1] - 1];
-      return { ok: false, exceeded: budgetStanding(b, BigInt(res[2]), BigInt(res[3]), BigInt(res[4])), requestedMicros: plan.reservation.amountMicros };
+      return {
+        ok: false,
+        exceeded: budgetStanding(b, BigInt(res[2]), BigInt(res[3]), BigInt(res[4])),
+        requestedMicros: plan.reservation.amountMicros,
+      };
     }
-    return { ok: true, reservation: plan.reservation, standings: budgets.map((b, i) => budgetStanding(b, BigInt(res[1 + 3 * i]), BigInt(res[2 + 3 * i]), BigInt(res[3 + 3 * i]))) };
+    return {
+      ok: true,
+      reservation: plan.reservation,
+      standings: budgets.map((b, i) =>
+        budgetStanding(b, BigInt(res[1 + 3 * i]), BigInt(res[2 + 3 * i]), BigInt(res[3 + 3 * i])),
+      ),
+    };
   }
 
   /** The keys of BUDGET_LUA's budget_settle for a reservation (empty when it holds no budget). */
@@ -220,7 +245,11 @@ export class BudgetService implements OnModuleInit {
    * beside the ledger's sum. With `rebuildMissing`, a missing counter is seeded from the ledger,
    * as the next reservation would. Used by reconciliation and utilisation reports.
    */
-  async checkCounters(orgId: string, timeZone: string, opts: { rebuildMissing?: boolean; now?: Date } = {}): Promise<BudgetCounterCheck[]> {
+  async checkCounters(
+    orgId: string,
+    timeZone: string,
+    opts: { rebuildMissing?: boolean; now?: Date } = {},
+  ): Promise<BudgetCounterCheck[]> {
     const scopes = orgWide(orgId, timeZone);
     const now = opts.now ?? new Date();
     // Each budget is one ledger sum: run them together, not one after another (utilisation
@@ -235,7 +264,12 @@ export class BudgetService implements OnModuleInit {
         const rebuilt = spent === null && opts.rebuildMissing === true;
         if (rebuilt) await this.seedCounter(b, scopes);
         const counterSpentMicros = spent === null ? null : BigInt(spent);
-        const standing = budgetStanding(b, counterSpentMicros ?? ledgerSpentMicros, BigInt(reserved ?? '0'), BigInt(leased ?? '0'));
+        const standing = budgetStanding(
+          b,
+          counterSpentMicros ?? ledgerSpentMicros,
+          BigInt(reserved ?? '0'),
+          BigInt(leased ?? '0'),
+        );
         return { standing, counterSpentMicros, ledgerSpentMicros, rebuilt };
       }),
     );

@@ -28,20 +28,38 @@ export class CatalogEntryReviewService {
   }
 
   approve(orgId: string, entryId: string, definitionHash: string): Promise<CatalogEntry> {
-    return this.decide(orgId, entryId, definitionHash, (e) => ({ pinnedDefinition: e.definition as Prisma.InputJsonValue, pinnedHash: e.definitionHash, reviewStatus: 'APPROVED' }));
+    return this.decide(orgId, entryId, definitionHash, (e) => ({
+      pinnedDefinition: e.definition as Prisma.InputJsonValue,
+      pinnedHash: e.definitionHash,
+      reviewStatus: 'APPROVED',
+    }));
   }
 
   reject(orgId: string, entryId: string, definitionHash: string | undefined): Promise<CatalogEntry> {
     return this.decide(orgId, entryId, definitionHash, () => ({ reviewStatus: 'REJECTED' }));
   }
 
-  private async decide(orgId: string, entryId: string, definitionHash: string | undefined, data: (e: CatalogEntry) => Prisma.CatalogEntryUpdateInput): Promise<CatalogEntry> {
+  private async decide(
+    orgId: string,
+    entryId: string,
+    definitionHash: string | undefined,
+    data: (e: CatalogEntry) => Prisma.CatalogEntryUpdateInput,
+  ): Promise<CatalogEntry> {
     const entry = await this.prisma.catalogEntry.findFirst({ where: { orgId, id: entryId } });
-    if (!entry) throw new CatalogException(CatalogExceptionCode.ToolNotFound, `catalog entry ${entryId} not found`, 'entryId');
+    if (!entry)
+      throw new CatalogException(CatalogExceptionCode.ToolNotFound, `catalog entry ${entryId} not found`, 'entryId');
     // Conditional on the hash the reviewer saw: a definition that changed meanwhile is not decided unseen.
     const expected = definitionHash ?? entry.definitionHash;
-    const { count } = await this.prisma.catalogEntry.updateMany({ where: { id: entry.id, definitionHash: expected }, data: data(entry) as Prisma.CatalogEntryUpdateManyMutationInput });
-    if (count === 0) throw new CatalogException(CatalogExceptionCode.DefinitionChanged, `the ${entry.kind.toLowerCase()} ${entry.key} changed since ${expected}; look at it again`, 'definitionHash');
+    const { count } = await this.prisma.catalogEntry.updateMany({
+      where: { id: entry.id, definitionHash: expected },
+      data: data(entry) as Prisma.CatalogEntryUpdateManyMutationInput,
+    });
+    if (count === 0)
+      throw new CatalogException(
+        CatalogExceptionCode.DefinitionChanged,
+        `the ${entry.kind.toLowerCase()} ${entry.key} changed since ${expected}; look at it again`,
+        'definitionHash',
+      );
     await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
     return this.prisma.catalogEntry.findUniqueOrThrow({ where: { id: entry.id } });
   }

@@ -1,7 +1,14 @@
 import type { ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import type { AnySchema, SchemaOutput } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import { Prisma } from '@tollgate/db';
-import { CatalogEntryKind, ENTRY_LISTINGS, LENIENT_LIST_PAGE, ListedEntry, entryHash, normalizeListedEntry } from './listed-entry';
+import {
+  CatalogEntryKind,
+  ENTRY_LISTINGS,
+  LENIENT_LIST_PAGE,
+  ListedEntry,
+  entryHash,
+  normalizeListedEntry,
+} from './listed-entry';
 
 /** What one sync did to the resources, templates and prompts of an upstream. */
 export interface EntrySyncReport {
@@ -20,14 +27,22 @@ const MAX_ENTRY_PAGES = 1000;
 /** What a sync lists with: the SDK client of a session, or the stateless client of a 2026-07-28 upstream. */
 export interface ListingClient {
   getServerCapabilities(): ServerCapabilities | undefined;
-  request<S extends AnySchema>(request: { method: string; params?: Record<string, unknown> }, schema: S, options: { timeout?: number }): Promise<SchemaOutput<S>>;
+  request<S extends AnySchema>(
+    request: { method: string; params?: Record<string, unknown> },
+    schema: S,
+    options: { timeout?: number },
+  ): Promise<SchemaOutput<S>>;
 }
 
 /**
  * Lists the resources, templates and prompts an upstream declares (every page). A list that fails
  * is a warning, not a failed sync: tools still sync and that kind keeps what the catalog had.
  */
-export async function listCatalogEntries(client: ListingClient, timeoutMs: number, warnings: string[]): Promise<ListedEntries> {
+export async function listCatalogEntries(
+  client: ListingClient,
+  timeoutMs: number,
+  warnings: string[],
+): Promise<ListedEntries> {
   const caps = client.getServerCapabilities() ?? {};
   const out: ListedEntries = {};
   for (const kind of Object.keys(ENTRY_LISTINGS) as CatalogEntryKind[]) {
@@ -39,7 +54,9 @@ export async function listCatalogEntries(client: ListingClient, timeoutMs: numbe
       let index = 0;
       for (let page = 0; ; page++) {
         if (page === MAX_ENTRY_PAGES) throw new Error(`more than ${MAX_ENTRY_PAGES} pages`);
-        const res = await client.request({ method, params: cursor ? { cursor } : undefined }, LENIENT_LIST_PAGE, { timeout: timeoutMs });
+        const res = await client.request({ method, params: cursor ? { cursor } : undefined }, LENIENT_LIST_PAGE, {
+          timeout: timeoutMs,
+        });
         const items = (res as Record<string, unknown>)[field];
         for (const raw of Array.isArray(items) ? items : []) {
           const { entry, warnings: w } = normalizeListedEntry(kind, raw, index++);
@@ -53,7 +70,9 @@ export async function listCatalogEntries(client: ListingClient, timeoutMs: numbe
     } catch (err) {
       // A classified reason only: an upstream's error text is not shown to members.
       const code = (err as { code?: unknown }).code;
-      warnings.push(`${method} failed${typeof code === 'number' ? ` (MCP error ${code})` : ''}: ${field} kept as last synced`);
+      warnings.push(
+        `${method} failed${typeof code === 'number' ? ` (MCP error ${code})` : ''}: ${field} kept as last synced`,
+      );
     }
   }
   return out;
@@ -65,11 +84,20 @@ export async function listCatalogEntries(client: ListingClient, timeoutMs: numbe
  * version stays served; entries no longer listed are marked removed. Runs inside the sync's
  * transaction (under its advisory lock).
  */
-export async function reconcileCatalogEntries(tx: Prisma.TransactionClient, orgId: string, upstreamId: string, listed: ListedEntries, autoApprove: boolean, now: Date): Promise<EntrySyncReport> {
+export async function reconcileCatalogEntries(
+  tx: Prisma.TransactionClient,
+  orgId: string,
+  upstreamId: string,
+  listed: ListedEntries,
+  autoApprove: boolean,
+  now: Date,
+): Promise<EntrySyncReport> {
   const report: EntrySyncReport = { added: 0, changed: 0, removed: 0, unchanged: 0, heldForReview: 0 };
   for (const kind of Object.keys(listed) as CatalogEntryKind[]) {
     const entries = listed[kind]!;
-    const existing = new Map((await tx.catalogEntry.findMany({ where: { orgId, upstreamId, kind } })).map((e) => [e.key, e]));
+    const existing = new Map(
+      (await tx.catalogEntry.findMany({ where: { orgId, upstreamId, kind } })).map((e) => [e.key, e]),
+    );
     const seen = new Set<string>();
     for (const entry of entries) {
       if (seen.has(entry.key)) continue;
@@ -109,7 +137,9 @@ export async function reconcileCatalogEntries(tx: Prisma.TransactionClient, orgI
           definition: json,
           definitionHash: hash,
           removedAt: null,
-          ...(approved ? { pinnedDefinition: json, pinnedHash: hash, reviewStatus: 'APPROVED' } : { reviewStatus: 'PENDING' }),
+          ...(approved
+            ? { pinnedDefinition: json, pinnedHash: hash, reviewStatus: 'APPROVED' }
+            : { reviewStatus: 'PENDING' }),
         },
       });
     }

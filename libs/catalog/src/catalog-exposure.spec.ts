@@ -17,7 +17,12 @@ describe('catalog exposure', () => {
     const c = { namespace: 'c', name: 'gh__x', unprefixed: true };
     const d = { namespace: 'gh', name: 'x', unprefixed: false };
     const { names, collisions } = exposedNames([a, b, c, d]);
-    expect([names.get(a), names.get(b), names.get(c), names.get(d)]).toEqual(['a__echo', 'b__echo', 'c__gh__x', 'gh__x']);
+    expect([names.get(a), names.get(b), names.get(c), names.get(d)]).toEqual([
+      'a__echo',
+      'b__echo',
+      'c__gh__x',
+      'gh__x',
+    ]);
     expect(collisions).toEqual(['echo', 'gh__x']);
   });
 
@@ -26,7 +31,11 @@ describe('catalog exposure', () => {
     const b = { namespace: 'b', uri: 'file:///x' };
     const c = { namespace: 'b', uri: 'test://only' };
     const uris = exposedUris([a, b, c]);
-    expect([uris.get(a), uris.get(b), uris.get(c)]).toEqual(['tollgate://a/file:///x', 'tollgate://b/file:///x', 'test://only']);
+    expect([uris.get(a), uris.get(b), uris.get(c)]).toEqual([
+      'tollgate://a/file:///x',
+      'tollgate://b/file:///x',
+      'test://only',
+    ]);
     expect(parseNamespacedUri('tollgate://b/file:///x')).toEqual({ namespace: 'b', uri: 'file:///x' });
     expect(parseNamespacedUri('file:///x')).toBeNull();
   });

@@ -32,9 +32,13 @@ export interface ExposableName {
  * upstream's name is bare unless another item is exposed under it too, in which case every bare
  * claimant falls back to its prefixed name (listed in `collisions`), so no name ever routes to two.
  */
-export function exposedNames<T extends ExposableName>(items: readonly T[]): { names: Map<T, string>; collisions: string[] } {
+export function exposedNames<T extends ExposableName>(
+  items: readonly T[],
+): { names: Map<T, string>; collisions: string[] } {
   const claims = new Map<string, T[]>();
-  const prefixed = new Set(items.filter((i) => !i.unprefixed).map((i) => exposedToolName({ namespace: i.namespace, tool: i.name })));
+  const prefixed = new Set(
+    items.filter((i) => !i.unprefixed).map((i) => exposedToolName({ namespace: i.namespace, tool: i.name })),
+  );
   for (const i of items) {
     if (!i.unprefixed) continue;
     const list = claims.get(i.name) ?? [];

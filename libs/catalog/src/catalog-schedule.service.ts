@@ -8,12 +8,23 @@ export class CatalogScheduleService {
 
   /** Queues a sync now; returns the job id to wait on. */
   async requestSync(orgId: string, upstreamId: string, trigger: SyncTrigger): Promise<string> {
-    const job = await this.jobs.enqueue(JobName.SyncUpstream, { orgId, upstreamId, trigger }, `sync-${upstreamId}-${trigger}-${Date.now()}`);
+    const job = await this.jobs.enqueue(
+      JobName.SyncUpstream,
+      { orgId, upstreamId, trigger },
+      `sync-${upstreamId}-${trigger}-${Date.now()}`,
+    );
     return job.id!;
   }
 
   /** Creates or updates the repeating sync of an upstream (idempotent: one scheduler per upstream). */
-  async scheduleUpstreamSync(upstream: { id: string; orgId: string; syncIntervalSeconds: number; enabled: boolean; syncPaused?: boolean; deletedAt?: Date | null }): Promise<void> {
+  async scheduleUpstreamSync(upstream: {
+    id: string;
+    orgId: string;
+    syncIntervalSeconds: number;
+    enabled: boolean;
+    syncPaused?: boolean;
+    deletedAt?: Date | null;
+  }): Promise<void> {
     const queue = this.jobs.queue(QueueName.CatalogSync);
     const schedulerId = `sync-${upstream.id}`;
     // Disabled, paused or deleted: no scheduler (the worker's boot and checks skip them too).
@@ -24,7 +35,11 @@ export class CatalogScheduleService {
     await queue.upsertJobScheduler(
       schedulerId,
       { every: upstream.syncIntervalSeconds * 1000 },
-      { name: JobName.SyncUpstream, data: { orgId: upstream.orgId, upstreamId: upstream.id, trigger: 'schedule' as SyncTrigger }, opts: JOB_OPTIONS[JobName.SyncUpstream] },
+      {
+        name: JobName.SyncUpstream,
+        data: { orgId: upstream.orgId, upstreamId: upstream.id, trigger: 'schedule' as SyncTrigger },
+        opts: JOB_OPTIONS[JobName.SyncUpstream],
+      },
     );
   }
 }

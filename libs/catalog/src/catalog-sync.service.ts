@@ -3,9 +3,20 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { Prisma, PrismaService } from '@tollgate/db';
 import { ORG_CONFIG_CHANGED_CHANNEL, RedisService } from '@tollgate/redis';
-import { UPSTREAM_CLIENT_CAPABILITIES, UpstreamConnection, UpstreamSpec, connectUpstreamOfEitherRevision } from '@tollgate/upstream';
+import {
+  UPSTREAM_CLIENT_CAPABILITIES,
+  UpstreamConnection,
+  UpstreamSpec,
+  connectUpstreamOfEitherRevision,
+} from '@tollgate/upstream';
 import { CatalogException, CatalogExceptionCode } from './catalog.exception';
-import { EntrySyncReport, ListedEntries, ListingClient, listCatalogEntries, reconcileCatalogEntries } from './catalog-entry-sync';
+import {
+  EntrySyncReport,
+  ListedEntries,
+  ListingClient,
+  listCatalogEntries,
+  reconcileCatalogEntries,
+} from './catalog-entry-sync';
 import { syncErrorMessage } from './sync-error';
 import { LENIENT_TOOLS_PAGE, normalizeListedTool } from './listed-tool';
 import { ToolDefinition, definitionHash, normalizeToolDefinition } from './tool-definition';
@@ -24,7 +35,7 @@ export interface SyncReport {
   /** Fields (or whole tools) dropped because the upstream sent them invalid; also kept on the upstream. */
   warnings: string[];
   /** The upstream's resources, resource templates and prompts, reconciled like its tools. */
-  entries: EntrySyncReport;  /** The sync did not run: the upstream is disabled, or its sync is paused. */
+  entries: EntrySyncReport; /** The sync did not run: the upstream is disabled, or its sync is paused. */
   skipped?: boolean;
 }
 
@@ -61,8 +72,21 @@ export class CatalogSyncService {
     const upstream = await this.registry.getUpstream(orgId, upstreamId);
     // A disabled upstream is not read; a paused one only when an admin asks for a sync.
     if (!upstream.enabled || (upstream.syncPaused && trigger !== 'admin')) {
-      this.logger.log(`skipped ${trigger ?? ''} sync of ${upstream.namespace}: ${upstream.enabled ? 'sync paused' : 'upstream disabled'}`);
-      return { upstreamId: upstream.id, total: 0, added: 0, changed: 0, removed: 0, unchanged: 0, heldForReview: 0, warnings: [], entries: { added: 0, changed: 0, removed: 0, unchanged: 0, heldForReview: 0 }, skipped: true };
+      this.logger.log(
+        `skipped ${trigger ?? ''} sync of ${upstream.namespace}: ${upstream.enabled ? 'sync paused' : 'upstream disabled'}`,
+      );
+      return {
+        upstreamId: upstream.id,
+        total: 0,
+        added: 0,
+        changed: 0,
+        removed: 0,
+        unchanged: 0,
+        heldForReview: 0,
+        warnings: [],
+        entries: { added: 0, changed: 0, removed: 0, unchanged: 0, heldForReview: 0 },
+        skipped: true,
+      };
     }
     let listed: ListedTools;
     try {
@@ -70,18 +94,36 @@ export class CatalogSyncService {
     } catch (err) {
       // Members read lastSyncError: a classified reason only, never the text the upstream answered.
       const message = syncErrorMessage(err);
-      await this.prisma.upstreamServer.update({ where: { id: upstream.id }, data: { lastSyncError: message.slice(0, 1000) } });
+      await this.prisma.upstreamServer.update({
+        where: { id: upstream.id },
+        data: { lastSyncError: message.slice(0, 1000) },
+      });
       throw new CatalogException(CatalogExceptionCode.SyncFailed, `sync of ${upstream.namespace} failed: ${message}`);
     }
     const org = await this.prisma.organization.findUniqueOrThrow({ where: { id: orgId } });
     const report = await this.prisma.$transaction(
-      (tx) => this.reconcile(tx, orgId, upstream.id, listed, upstream.autoApproveTools ?? org.autoApproveTools, upstream.namespace),
+      (tx) =>
+        this.reconcile(
+          tx,
+          orgId,
+          upstream.id,
+          listed,
+          upstream.autoApproveTools ?? org.autoApproveTools,
+          upstream.namespace,
+        ),
       { timeout: 60_000 },
     );
     await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
     if (listed.warnings.length > 0) {
       const { warnings } = report;
-      this.logger.warn({ message: 'sync kept tools but dropped invalid fields', orgId, upstreamId: upstream.id, namespace: upstream.namespace, count: listed.warnings.length, warnings });
+      this.logger.warn({
+        message: 'sync kept tools but dropped invalid fields',
+        orgId,
+        upstreamId: upstream.id,
+        namespace: upstream.namespace,
+        count: listed.warnings.length,
+        warnings,
+      });
     }
     this.logger.log(`synced ${upstream.namespace}: ${JSON.stringify(report)}`);
     return report;
@@ -92,14 +134,21 @@ export class CatalogSyncService {
     const spec = this.registry.specOf(upstream);
     if (spec.authMode !== 'PER_USER_OAUTH') return spec;
     const headers = this.syncAuth ? await this.syncAuth.headersForSync(upstream.orgId, upstream.id) : null;
-    if (!headers) throw new CatalogException(CatalogExceptionCode.SyncFailed, 'no user has connected an account yet (per-user OAuth): the catalog is read once someone connects');
+    if (!headers)
+      throw new CatalogException(
+        CatalogExceptionCode.SyncFailed,
+        'no user has connected an account yet (per-user OAuth): the catalog is read once someone connects',
+      );
     return { ...spec, headers: { ...spec.headers, ...headers } };
   }
 
   private async listAllTools(spec: UpstreamSpec): Promise<ListedTools> {
     // Tools an upstream shows only to clients that can answer sampling or elicitation are catalogued too.
     // A 2026-07-28 upstream is listed statelessly (server/discover, no session to close).
-    const connection = await connectUpstreamOfEitherRevision(spec, { timeoutMs: Math.max(spec.callTimeoutMs, 30_000), capabilities: UPSTREAM_CLIENT_CAPABILITIES });
+    const connection = await connectUpstreamOfEitherRevision(spec, {
+      timeoutMs: Math.max(spec.callTimeoutMs, 30_000),
+      capabilities: UPSTREAM_CLIENT_CAPABILITIES,
+    });
     const client: ListingClient = connection.client;
     try {
       const listed: ListedTools = { tools: [], warnings: [], entries: {} };
@@ -108,7 +157,9 @@ export class CatalogSyncService {
       for (let page = 0; page < MAX_LIST_PAGES; page++) {
         // Not client.listTools(): its strict result schema fails the whole page for one sloppy field.
         const params = cursor ? { cursor } : undefined;
-        const res = await client.request({ method: 'tools/list', params }, LENIENT_TOOLS_PAGE, { timeout: Math.max(spec.callTimeoutMs, 30_000) });
+        const res = await client.request({ method: 'tools/list', params }, LENIENT_TOOLS_PAGE, {
+          timeout: Math.max(spec.callTimeoutMs, 30_000),
+        });
         res.tools.forEach((raw) => {
           const { tool, warnings } = normalizeListedTool(raw, index++);
           if (tool) listed.tools.push(tool);
@@ -123,20 +174,43 @@ export class CatalogSyncService {
           return listed;
         }
       }
-      throw new CatalogException(CatalogExceptionCode.SyncFailed, `tools/list returned more than ${MAX_LIST_PAGES} pages`);
+      throw new CatalogException(
+        CatalogExceptionCode.SyncFailed,
+        `tools/list returned more than ${MAX_LIST_PAGES} pages`,
+      );
     } finally {
       await closeSyncSession(connection);
     }
   }
 
-  private async reconcile(tx: Prisma.TransactionClient, orgId: string, upstreamId: string, { tools: listed, warnings, entries }: ListedTools, autoApprove: boolean, namespace: string): Promise<SyncReport> {
+  private async reconcile(
+    tx: Prisma.TransactionClient,
+    orgId: string,
+    upstreamId: string,
+    { tools: listed, warnings, entries }: ListedTools,
+    autoApprove: boolean,
+    namespace: string,
+  ): Promise<SyncReport> {
     // Syncs of one upstream (schedule, admin, list_changed) serialise here instead of racing on inserts.
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${upstreamId}))::text`;
     const existing = new Map((await tx.tool.findMany({ where: { orgId, upstreamId } })).map((t) => [t.name, t]));
-    const kept = warnings.length > MAX_STORED_WARNINGS ? [...warnings.slice(0, MAX_STORED_WARNINGS - 1), `and ${warnings.length - MAX_STORED_WARNINGS + 1} more`] : warnings;
+    const kept =
+      warnings.length > MAX_STORED_WARNINGS
+        ? [...warnings.slice(0, MAX_STORED_WARNINGS - 1), `and ${warnings.length - MAX_STORED_WARNINGS + 1} more`]
+        : warnings;
     const now = new Date();
     const entryReport = await reconcileCatalogEntries(tx, orgId, upstreamId, entries, autoApprove, now);
-    const report: SyncReport = { upstreamId, total: listed.length, added: 0, changed: 0, removed: 0, unchanged: 0, heldForReview: 0, warnings: kept, entries: entryReport };
+    const report: SyncReport = {
+      upstreamId,
+      total: listed.length,
+      added: 0,
+      changed: 0,
+      removed: 0,
+      unchanged: 0,
+      heldForReview: 0,
+      warnings: kept,
+      entries: entryReport,
+    };
     const seen = new Set<string>();
 
     for (const tool of listed) {
@@ -149,8 +223,12 @@ export class CatalogSyncService {
 
       if (prev && prev.definitionHash === hash) {
         // Rows synced before profiles existed get theirs once (summaryTokens is never 0 after).
-        const backfill = this.profiler && prev.summaryTokens === 0 ? this.profileColumns((prev.pinnedDefinition ?? prev.definition) as unknown as ToolDefinition, namespace) : null;
-        if (prev.removedAt || backfill) await tx.tool.update({ where: { id: prev.id }, data: { removedAt: null, ...backfill } });
+        const backfill =
+          this.profiler && prev.summaryTokens === 0
+            ? this.profileColumns((prev.pinnedDefinition ?? prev.definition) as unknown as ToolDefinition, namespace)
+            : null;
+        if (prev.removedAt || backfill)
+          await tx.tool.update({ where: { id: prev.id }, data: { removedAt: null, ...backfill } });
         report.unchanged++;
         continue;
       }
@@ -179,8 +257,10 @@ export class CatalogSyncService {
       const pinnedHash = approved ? hash : prev.pinnedHash;
       // Token counts and summaries are computed once per definition hash, for the definition the
       // edge serves (the pinned one, else the latest): a change held for review keeps its profile.
-      const reprofile = profiledHash(prev) !== profiledHash({ pinnedHash, definitionHash: hash }) || prev.summaryTokens === 0;
-      const served = pinnedHash === null || pinnedHash === hash ? def : (prev.pinnedDefinition as unknown as ToolDefinition);
+      const reprofile =
+        profiledHash(prev) !== profiledHash({ pinnedHash, definitionHash: hash }) || prev.summaryTokens === 0;
+      const served =
+        pinnedHash === null || pinnedHash === hash ? def : (prev.pinnedDefinition as unknown as ToolDefinition);
       await tx.tool.update({
         where: { id: prev.id },
         data: {
@@ -188,7 +268,9 @@ export class CatalogSyncService {
           definitionHash: hash,
           removedAt: null,
           ...(reprofile ? this.profileColumns(served, namespace) : {}),
-          ...(approved ? { pinnedDefinition: json, pinnedHash: hash, reviewStatus: 'APPROVED' } : { reviewStatus: 'PENDING' }),
+          ...(approved
+            ? { pinnedDefinition: json, pinnedHash: hash, reviewStatus: 'APPROVED' }
+            : { reviewStatus: 'PENDING' }),
         },
       });
     }
@@ -198,12 +280,18 @@ export class CatalogSyncService {
       await tx.tool.updateMany({ where: { orgId, id: { in: gone } }, data: { removedAt: now } });
       report.removed = gone.length;
     }
-    await tx.upstreamServer.update({ where: { id: upstreamId }, data: { lastSyncAt: now, lastSyncError: null, lastSyncWarnings: kept } });
+    await tx.upstreamServer.update({
+      where: { id: upstreamId },
+      data: { lastSyncAt: now, lastSyncError: null, lastSyncWarnings: kept },
+    });
     return report;
   }
 
   /** Schema tokens, and the summary, category and tier tokens when a profiler is bound. */
-  private profileColumns(def: ToolDefinition, namespace: string): { schemaTokens: number } & Partial<ToolProfileColumns> {
+  private profileColumns(
+    def: ToolDefinition,
+    namespace: string,
+  ): { schemaTokens: number } & Partial<ToolProfileColumns> {
     return profileColumns(def, namespace, this.config.tokens.encoding, this.profiler);
   }
 }

@@ -9,7 +9,25 @@ import { UpstreamLifecycleService } from './upstream-lifecycle.service';
 import { UpstreamRegistry } from './upstream-registry.service';
 
 @Module({
-  providers: [UpstreamRegistry, CatalogSyncService, ToolCatalogService, CatalogScheduleService, ToolReviewService, TierScoreService, TierScoreJobs, UpstreamLifecycleService],
-  exports: [UpstreamRegistry, CatalogSyncService, ToolCatalogService, CatalogScheduleService, ToolReviewService, TierScoreService, TierScoreJobs, UpstreamLifecycleService],
+  providers: [
+    UpstreamRegistry,
+    CatalogSyncService,
+    ToolCatalogService,
+    CatalogScheduleService,
+    ToolReviewService,
+    TierScoreService,
+    TierScoreJobs,
+    UpstreamLifecycleService,
+  ],
+  exports: [
+    UpstreamRegistry,
+    CatalogSyncService,
+    ToolCatalogService,
+    CatalogScheduleService,
+    ToolReviewService,
+    TierScoreService,
+    TierScoreJobs,
+    UpstreamLifecycleService,
+  ],
 })
 export class CatalogModule {}

@@ -15,17 +15,33 @@ describe('normalizeListedTool', () => {
       },
       0,
     );
-    expect(tool).toEqual({ name: 'npmVersions', inputSchema: schema, annotations: { title: 'Versions', readOnlyHint: true, idempotentHint: true } });
-    expect(warnings).toEqual(['tool npmVersions: description is null: field dropped', 'tool npmVersions: annotations.destructiveHint is null: field dropped']);
+    expect(tool).toEqual({
+      name: 'npmVersions',
+      inputSchema: schema,
+      annotations: { title: 'Versions', readOnlyHint: true, idempotentHint: true },
+    });
+    expect(warnings).toEqual([
+      'tool npmVersions: description is null: field dropped',
+      'tool npmVersions: annotations.destructiveHint is null: field dropped',
+    ]);
   });
 
   it('should keep a valid tool unchanged and warn about nothing when every field is valid', () => {
-    const valid = { name: 'ok', title: 'OK', description: 'd', inputSchema: schema, annotations: { readOnlyHint: false } };
+    const valid = {
+      name: 'ok',
+      title: 'OK',
+      description: 'd',
+      inputSchema: schema,
+      annotations: { readOnlyHint: false },
+    };
     expect(normalizeListedTool(valid, 0)).toEqual({ tool: valid, warnings: [] });
   });
 
   it('should drop the tool when it has no name or an input schema that is not an object schema', () => {
-    expect(normalizeListedTool({ name: null, inputSchema: schema }, 3)).toEqual({ tool: null, warnings: ['tools[3] has name null: tool dropped'] });
+    expect(normalizeListedTool({ name: null, inputSchema: schema }, 3)).toEqual({
+      tool: null,
+      warnings: ['tools[3] has name null: tool dropped'],
+    });
     expect(normalizeListedTool({ name: 'x', inputSchema: { type: 'string' } }, 0).tool).toBeNull();
     expect(normalizeListedTool('x', 1).warnings).toEqual(['tools[1] is the string "x", not a tool: dropped']);
   });
@@ -37,8 +53,14 @@ describe('normalizeListedTool', () => {
   });
 
   it('should drop annotations that are not an object and an output schema that is not an object schema', () => {
-    const { tool, warnings } = normalizeListedTool({ name: 't', inputSchema: schema, annotations: 'yes', outputSchema: { type: 'array' } }, 0);
+    const { tool, warnings } = normalizeListedTool(
+      { name: 't', inputSchema: schema, annotations: 'yes', outputSchema: { type: 'array' } },
+      0,
+    );
     expect(tool).toEqual({ name: 't', inputSchema: schema });
-    expect(warnings).toEqual(['tool t: outputSchema is an object: field dropped', 'tool t: annotations is the string "yes": field dropped']);
+    expect(warnings).toEqual([
+      'tool t: outputSchema is an object: field dropped',
+      'tool t: annotations is the string "yes": field dropped',
+    ]);
   });
 });

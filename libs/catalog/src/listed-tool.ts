@@ -6,7 +6,9 @@ import { z } from 'zod';
  * whole page for one sloppy field (a `null` hint, a `null` description), so the sync reads the page
  * loosely and checks each tool itself with `normalizeListedTool`.
  */
-export const LENIENT_TOOLS_PAGE = z.object({ tools: z.array(z.unknown()), nextCursor: z.unknown().optional() }).passthrough();
+export const LENIENT_TOOLS_PAGE = z
+  .object({ tools: z.array(z.unknown()), nextCursor: z.unknown().optional() })
+  .passthrough();
 
 export interface NormalizedListedTool {
   /** The tool with every invalid optional field dropped; null when it cannot be served at all. */
@@ -18,7 +20,9 @@ export interface NormalizedListedTool {
 type FieldSchema = { safeParse(value: unknown): { success: boolean } };
 
 // Optional fields of a tool, checked one by one with the SDK's own schemas; unknown fields are ignored.
-const OPTIONAL_FIELDS = Object.entries(ToolSchema.shape).filter(([k]) => k !== 'name' && k !== 'inputSchema' && k !== 'annotations') as [string, FieldSchema][];
+const OPTIONAL_FIELDS = Object.entries(ToolSchema.shape).filter(
+  ([k]) => k !== 'name' && k !== 'inputSchema' && k !== 'annotations',
+) as [string, FieldSchema][];
 const ANNOTATION_FIELDS = Object.entries(ToolAnnotationsSchema.shape) as [string, FieldSchema][];
 
 /**
@@ -68,7 +72,8 @@ export function normalizeListedTool(raw: unknown, index: number): NormalizedList
 
   // The field checks above should make this hold; a tool the SDK would still refuse is not served.
   const parsed = ToolSchema.safeParse(tool);
-  if (!parsed.success) return { tool: null, warnings: [...warnings, `${label}: still invalid after dropping fields: tool dropped`] };
+  if (!parsed.success)
+    return { tool: null, warnings: [...warnings, `${label}: still invalid after dropping fields: tool dropped`] };
   return { tool: tool as Tool, warnings };
 }
 

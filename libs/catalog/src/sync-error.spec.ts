@@ -10,15 +10,43 @@ const SECRET = 'root:x:0:0 internal admin console';
 
 describe('syncErrorMessage', () => {
   it.each([
-    ['an HTTP error with a body', new StreamableHTTPError(500, `Error POSTing to endpoint: ${SECRET}`), 'the upstream answered HTTP 500'],
-    ['a refused credential', new StreamableHTTPError(401, `Error POSTing to endpoint: ${SECRET}`), "the upstream refused Tollgate's credentials (HTTP 401)"],
-    ['an unexpected content type', new StreamableHTTPError(-1, `Unexpected content type: text/html; ${SECRET}`), "the upstream's answer is not MCP over Streamable HTTP"],
+    [
+      'an HTTP error with a body',
+      new StreamableHTTPError(500, `Error POSTing to endpoint: ${SECRET}`),
+      'the upstream answered HTTP 500',
+    ],
+    [
+      'a refused credential',
+      new StreamableHTTPError(401, `Error POSTing to endpoint: ${SECRET}`),
+      "the upstream refused Tollgate's credentials (HTTP 401)",
+    ],
+    [
+      'an unexpected content type',
+      new StreamableHTTPError(-1, `Unexpected content type: text/html; ${SECRET}`),
+      "the upstream's answer is not MCP over Streamable HTTP",
+    ],
     ['an SSE error', new SseError(502, SECRET, undefined as never), 'the upstream answered HTTP 502'],
-    ['an MCP error', new McpError(ErrorCode.InternalError, SECRET), 'the upstream answered MCP error -32603 (InternalError)'],
+    [
+      'an MCP error',
+      new McpError(ErrorCode.InternalError, SECRET),
+      'the upstream answered MCP error -32603 (InternalError)',
+    ],
     ['a timeout', new McpError(ErrorCode.RequestTimeout, SECRET), 'the upstream did not answer in time'],
-    ['a refused connection', Object.assign(new Error(`connect ECONNREFUSED 10.0.0.1:80 ${SECRET}`), { code: 'ECONNREFUSED' }), 'could not reach the upstream (ECONNREFUSED)'],
-    ['a wrapped network error', new TypeError('fetch failed', { cause: Object.assign(new Error(SECRET), { code: 'ENOTFOUND' }) }), 'could not reach the upstream (ENOTFOUND)'],
-    ['a bad JSON answer', new SyntaxError(`Unexpected token < in JSON: ${SECRET}`), "the upstream's answer is not a valid MCP message"],
+    [
+      'a refused connection',
+      Object.assign(new Error(`connect ECONNREFUSED 10.0.0.1:80 ${SECRET}`), { code: 'ECONNREFUSED' }),
+      'could not reach the upstream (ECONNREFUSED)',
+    ],
+    [
+      'a wrapped network error',
+      new TypeError('fetch failed', { cause: Object.assign(new Error(SECRET), { code: 'ENOTFOUND' }) }),
+      'could not reach the upstream (ENOTFOUND)',
+    ],
+    [
+      'a bad JSON answer',
+      new SyntaxError(`Unexpected token < in JSON: ${SECRET}`),
+      "the upstream's answer is not a valid MCP message",
+    ],
     ['anything else', new Error(SECRET), 'the sync failed (Error)'],
   ])('should keep only a classified reason for %s', (_kind, err, expected) => {
     const message = syncErrorMessage(err);
@@ -35,6 +63,8 @@ describe('syncErrorMessage', () => {
   });
 
   it('should keep our own reasons', () => {
-    expect(syncErrorMessage(new CatalogException(CatalogExceptionCode.SyncFailed, 'no user has connected an account yet'))).toBe('no user has connected an account yet');
+    expect(
+      syncErrorMessage(new CatalogException(CatalogExceptionCode.SyncFailed, 'no user has connected an account yet')),
+    ).toBe('no user has connected an account yet');
   });
 });

@@ -10,13 +10,24 @@ export class TierScoreJobs {
 
   /** A computation for one organisation now; returns the job id to wait on. */
   async requestTierScores(orgId: string): Promise<string> {
-    const job = await this.queue.add(JobName.ComputeTierScores, { orgId }, { ...JOB_OPTIONS[JobName.ComputeTierScores], jobId: `tier-scores-${orgId}-${Date.now()}` });
+    const job = await this.queue.add(
+      JobName.ComputeTierScores,
+      { orgId },
+      { ...JOB_OPTIONS[JobName.ComputeTierScores], jobId: `tier-scores-${orgId}-${Date.now()}` },
+    );
     return job.id!;
   }
 
   /** After a catalog change: at most one waiting per organisation, so a burst of syncs costs one pass. */
   async requestSoon(orgId: string): Promise<void> {
-    await this.queue.add(JobName.ComputeTierScores, { orgId }, { ...JOB_OPTIONS[JobName.ComputeTierScores], deduplication: { id: `tier-scores-${orgId}`, keepLastIfActive: true } });
+    await this.queue.add(
+      JobName.ComputeTierScores,
+      { orgId },
+      {
+        ...JOB_OPTIONS[JobName.ComputeTierScores],
+        deduplication: { id: `tier-scores-${orgId}`, keepLastIfActive: true },
+      },
+    );
   }
 
   /** The repeating pass over every organisation (idempotent upsert: one scheduler whatever the number of workers). */

@@ -54,11 +54,18 @@ export class TierScoreService {
 
   /** Organisations that have tools, for a scheduled pass over all of them. */
   async orgsWithTools(): Promise<string[]> {
-    const rows = await this.prisma.tool.findMany({ where: { removedAt: null }, distinct: ['orgId'], select: { orgId: true } });
+    const rows = await this.prisma.tool.findMany({
+      where: { removedAt: null },
+      distinct: ['orgId'],
+      select: { orgId: true },
+    });
     return rows.map((r) => r.orgId);
   }
 
-  async computeForOrg(orgId: string, settings: TierScoreSettings = DEFAULT_TIER_SCORE_SETTINGS): Promise<TierScoreResult> {
+  async computeForOrg(
+    orgId: string,
+    settings: TierScoreSettings = DEFAULT_TIER_SCORE_SETTINGS,
+  ): Promise<TierScoreResult> {
     const w = normalisedWeights(settings.weights);
     const t = settings.thresholds;
     const p = UNUSED_TOOL_PRIOR;
@@ -112,5 +119,10 @@ export class TierScoreService {
 export function normalisedWeights(weights: TierScoreSettings['weights']): TierScoreSettings['weights'] {
   const sum = weights.popularity + weights.reliability + weights.latency + weights.recency;
   if (!(sum > 0)) return DEFAULT_TIER_SCORE_SETTINGS.weights;
-  return { popularity: weights.popularity / sum, reliability: weights.reliability / sum, latency: weights.latency / sum, recency: weights.recency / sum };
+  return {
+    popularity: weights.popularity / sum,
+    reliability: weights.reliability / sum,
+    latency: weights.latency / sum,
+    recency: weights.recency / sum,
+  };
 }

@@ -75,7 +75,10 @@ export class ToolCatalogService implements OnModuleInit {
 
   private async load(orgId: string): Promise<OrgCatalog> {
     const upstreams = await this.prisma.upstreamServer.findMany({ where: { orgId, enabled: true } });
-    const disabled = await this.prisma.upstreamServer.findMany({ where: { orgId, enabled: false, deletedAt: null }, select: { namespace: true } });
+    const disabled = await this.prisma.upstreamServer.findMany({
+      where: { orgId, enabled: false, deletedAt: null },
+      select: { namespace: true },
+    });
     const rows = await this.prisma.tool.findMany({
       where: { orgId, removedAt: null, pinnedHash: { not: null }, upstreamId: { in: upstreams.map((u) => u.id) } },
       orderBy: [{ upstreamId: 'asc' }, { name: 'asc' }],
@@ -86,9 +89,21 @@ export class ToolCatalogService implements OnModuleInit {
     });
     const byId = new Map(upstreams.map((u) => [u.id, u]));
     // Tools and prompts are separate name spaces in MCP: each is checked for collisions on its own.
-    const toolNames = exposedNames(rows.map((t) => ({ namespace: byId.get(t.upstreamId)!.namespace, name: t.name, unprefixed: byId.get(t.upstreamId)!.exposeUnprefixed })));
+    const toolNames = exposedNames(
+      rows.map((t) => ({
+        namespace: byId.get(t.upstreamId)!.namespace,
+        name: t.name,
+        unprefixed: byId.get(t.upstreamId)!.exposeUnprefixed,
+      })),
+    );
     const promptRows = entryRows.filter((e) => e.kind === 'PROMPT');
-    const promptNames = exposedNames(promptRows.map((e) => ({ namespace: byId.get(e.upstreamId)!.namespace, name: e.key, unprefixed: byId.get(e.upstreamId)!.exposeUnprefixed })));
+    const promptNames = exposedNames(
+      promptRows.map((e) => ({
+        namespace: byId.get(e.upstreamId)!.namespace,
+        name: e.key,
+        unprefixed: byId.get(e.upstreamId)!.exposeUnprefixed,
+      })),
+    );
     const toolNameList = [...toolNames.names.values()];
     const tools: ServedTool[] = rows.map((t, i) => {
       const up = byId.get(t.upstreamId)!;
@@ -118,7 +133,9 @@ export class ToolCatalogService implements OnModuleInit {
     });
     const prompts = promptRows.map((e, i) => served(e, promptNameList[i])).sort(byExposed);
     const uriEntries = (kind: 'RESOURCE' | 'RESOURCE_TEMPLATE') => {
-      const list = entryRows.filter((e) => e.kind === kind).map((e) => ({ row: e, namespace: byId.get(e.upstreamId)!.namespace, uri: e.key }));
+      const list = entryRows
+        .filter((e) => e.kind === kind)
+        .map((e) => ({ row: e, namespace: byId.get(e.upstreamId)!.namespace, uri: e.key }));
       const uris = exposedUris(list);
       return list.map((l) => served(l.row, uris.get(l)!)).sort(byExposed);
     };

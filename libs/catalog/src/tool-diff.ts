@@ -33,28 +33,43 @@ type Schema = Record<string, unknown>;
  * added, removed and changed (compared as canonical JSON), required lists, and which other
  * parts differ.
  */
-export function diffToolDefinitions(pinned: ToolDefinition | null, latest: ToolDefinition, hashes: { pinnedHash: string | null; definitionHash: string }): ToolDefinitionDiff {
+export function diffToolDefinitions(
+  pinned: ToolDefinition | null,
+  latest: ToolDefinition,
+  hashes: { pinnedHash: string | null; definitionHash: string },
+): ToolDefinitionDiff {
   const before: Partial<ToolDefinition> = pinned ?? {};
-  const text = (a: string | undefined, b: string | undefined) => ((a ?? null) === (b ?? null) ? null : { before: a ?? null, after: b ?? null });
+  const text = (a: string | undefined, b: string | undefined) =>
+    (a ?? null) === (b ?? null) ? null : { before: a ?? null, after: b ?? null };
   const beforeSchema = (before.inputSchema ?? {}) as Schema;
   const afterSchema = (latest.inputSchema ?? {}) as Schema;
   const beforeProps = props(beforeSchema);
   const afterProps = props(afterSchema);
-  const added = Object.keys(afterProps).filter((k) => !(k in beforeProps)).sort();
-  const removed = Object.keys(beforeProps).filter((k) => !(k in afterProps)).sort();
+  const added = Object.keys(afterProps)
+    .filter((k) => !(k in beforeProps))
+    .sort();
+  const removed = Object.keys(beforeProps)
+    .filter((k) => !(k in afterProps))
+    .sort();
   const changed = Object.keys(afterProps)
     .filter((k) => k in beforeProps && stableStringify(beforeProps[k]) !== stableStringify(afterProps[k]))
     .sort()
     .map((name) => ({ name, before: beforeProps[name], after: afterProps[name] }));
   const requiredBefore = requiredOf(beforeSchema);
   const requiredAfter = requiredOf(afterSchema);
-  const required = stableStringify(requiredBefore) === stableStringify(requiredAfter) ? null : { before: requiredBefore, after: requiredAfter };
+  const required =
+    stableStringify(requiredBefore) === stableStringify(requiredAfter)
+      ? null
+      : { before: requiredBefore, after: requiredAfter };
 
   const otherChanges: string[] = [];
-  const rest = (s: Schema) => Object.fromEntries(Object.entries(s).filter(([k]) => k !== 'properties' && k !== 'required'));
+  const rest = (s: Schema) =>
+    Object.fromEntries(Object.entries(s).filter(([k]) => k !== 'properties' && k !== 'required'));
   if (stableStringify(rest(beforeSchema)) !== stableStringify(rest(afterSchema))) otherChanges.push('inputSchema');
-  if (stableStringify(before.outputSchema ?? null) !== stableStringify(latest.outputSchema ?? null)) otherChanges.push('outputSchema');
-  if (stableStringify(before.annotations ?? null) !== stableStringify(latest.annotations ?? null)) otherChanges.push('annotations');
+  if (stableStringify(before.outputSchema ?? null) !== stableStringify(latest.outputSchema ?? null))
+    otherChanges.push('outputSchema');
+  if (stableStringify(before.annotations ?? null) !== stableStringify(latest.annotations ?? null))
+    otherChanges.push('annotations');
 
   const diff: ToolDefinitionDiff = {
     pinnedHash: hashes.pinnedHash,

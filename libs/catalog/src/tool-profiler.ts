@@ -50,7 +50,11 @@ export function profileColumns(
 ): { schemaTokens: number } & Partial<ToolProfileColumns> {
   const schemaTokens = schemaTokenCount(def, encoding);
   if (!profiler) return { schemaTokens };
-  const input: ToolProfilerInput = { name: exposedToolName({ namespace, tool: def.name }), inputSchema: def.inputSchema as Record<string, unknown>, schemaTokens };
+  const input: ToolProfilerInput = {
+    name: exposedToolName({ namespace, tool: def.name }),
+    inputSchema: def.inputSchema as Record<string, unknown>,
+    schemaTokens,
+  };
   if (def.title !== undefined) input.title = def.title;
   if (def.description !== undefined) input.description = def.description;
   return { schemaTokens, ...profiler.profile(input) };

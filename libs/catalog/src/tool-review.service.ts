@@ -89,7 +89,14 @@ export class ToolReviewService {
         pinnedDefinition: tool.definition as Prisma.InputJsonValue,
         pinnedHash: tool.definitionHash,
         reviewStatus: 'APPROVED',
-        ...(reprofile ? profileColumns(tool.definition as unknown as ToolDefinition, tool.upstream.namespace, this.config.tokens.encoding, this.profiler) : {}),
+        ...(reprofile
+          ? profileColumns(
+              tool.definition as unknown as ToolDefinition,
+              tool.upstream.namespace,
+              this.config.tokens.encoding,
+              this.profiler,
+            )
+          : {}),
       };
     });
     this.logger.log(`tool ${toolId} of org ${orgId} approved at ${definitionHash}`);
@@ -122,7 +129,10 @@ export class ToolReviewService {
           'definitionHash',
         );
       }
-      await tx.tool.updateMany({ where: { orgId, id: toolId, definitionHash: tool.definitionHash }, data: change(tool) });
+      await tx.tool.updateMany({
+        where: { orgId, id: toolId, definitionHash: tool.definitionHash },
+        data: change(tool),
+      });
       const updated = await tx.tool.findFirstOrThrow({ where: { orgId, id: toolId }, include: WITH_NAMESPACE });
       return { tool: updated, previousPinnedHash: tool.pinnedHash };
     });

@@ -54,7 +54,12 @@ export class UpstreamLifecycleService {
     this.secrets = new SecretBox(config.security.encryptionKeys);
   }
 
-  async updateUpstream(orgId: string, upstreamId: string, input: UpdateUpstreamInput, expectedVersion?: number): Promise<UpstreamChange> {
+  async updateUpstream(
+    orgId: string,
+    upstreamId: string,
+    input: UpdateUpstreamInput,
+    expectedVersion?: number,
+  ): Promise<UpstreamChange> {
     const current = await this.registry.getUpstream(orgId, upstreamId);
     const data: Prisma.UpstreamServerUpdateManyMutationInput = {};
     const changed: string[] = [];
@@ -63,14 +68,24 @@ export class UpstreamLifecycleService {
       changed.push('displayName');
     }
     if (input.url !== undefined) {
-      if (current.transport === 'STDIO') throw new CatalogException(CatalogExceptionCode.InvalidUpstream, 'a stdio upstream has no url (it runs a command)', 'url');
+      if (current.transport === 'STDIO')
+        throw new CatalogException(
+          CatalogExceptionCode.InvalidUpstream,
+          'a stdio upstream has no url (it runs a command)',
+          'url',
+        );
       data.url = input.url;
       changed.push('url');
     }
-    const touchesSecrets = input.headers !== undefined || input.removeHeaders !== undefined || input.bearerToken !== undefined;
+    const touchesSecrets =
+      input.headers !== undefined || input.removeHeaders !== undefined || input.bearerToken !== undefined;
     if (touchesSecrets) {
       if (current.transport === 'STDIO' && input.bearerToken) {
-        throw new CatalogException(CatalogExceptionCode.InvalidUpstream, 'a stdio upstream takes no headers or bearer token', 'bearerToken');
+        throw new CatalogException(
+          CatalogExceptionCode.InvalidUpstream,
+          'a stdio upstream takes no headers or bearer token',
+          'bearerToken',
+        );
       }
       const opened = openUpstreamSecrets(this.secrets, current);
       const settings = (current.settings ?? {}) as UpstreamSettings;
@@ -79,15 +94,21 @@ export class UpstreamLifecycleService {
       const removeLower = new Set((input.removeHeaders ?? []).map((h) => h.toLowerCase()));
       for (const name of Object.keys(headers)) if (removeLower.has(name.toLowerCase())) delete headers[name];
       for (const [name, value] of Object.entries(input.headers ?? {})) {
-        for (const existing of Object.keys(headers)) if (existing.toLowerCase() === name.toLowerCase()) delete headers[existing];
+        for (const existing of Object.keys(headers))
+          if (existing.toLowerCase() === name.toLowerCase()) delete headers[existing];
         headers[name] = value;
       }
       if (input.bearerToken !== undefined) {
-        for (const existing of Object.keys(headers)) if (existing.toLowerCase() === 'authorization') delete headers[existing];
+        for (const existing of Object.keys(headers))
+          if (existing.toLowerCase() === 'authorization') delete headers[existing];
         if (input.bearerToken !== null) headers.Authorization = `Bearer ${input.bearerToken}`;
       }
       if (current.authMode === 'STATIC_SECRET' && Object.keys(headers).length === 0) {
-        throw new CatalogException(CatalogExceptionCode.InvalidUpstream, 'a STATIC_SECRET upstream needs a bearerToken or at least one header', 'bearerToken');
+        throw new CatalogException(
+          CatalogExceptionCode.InvalidUpstream,
+          'a STATIC_SECRET upstream needs a bearerToken or at least one header',
+          'bearerToken',
+        );
       }
       const secrets: UpstreamSecrets = { ...opened, headers };
       const rest: UpstreamSettings = { ...settings };
@@ -95,7 +116,10 @@ export class UpstreamLifecycleService {
       data.settings = { ...rest, headerNames: Object.keys(headers).sort() } as Prisma.InputJsonObject;
       data.secretsEnc = sealUpstreamSecrets(this.secrets, current.id, secrets);
       if (current.authMode === 'NONE' && Object.keys(headers).length > 0) data.authMode = 'STATIC_SECRET';
-      changed.push(...(input.headers || input.removeHeaders ? ['headers'] : []), ...(input.bearerToken !== undefined ? ['bearerToken'] : []));
+      changed.push(
+        ...(input.headers || input.removeHeaders ? ['headers'] : []),
+        ...(input.bearerToken !== undefined ? ['bearerToken'] : []),
+      );
     }
     for (const field of ['syncIntervalSeconds', 'callTimeoutMs', 'outputTokenCap', 'autoApproveTools'] as const) {
       if (input[field] === undefined) continue;
@@ -109,7 +133,12 @@ export class UpstreamLifecycleService {
   }
 
   /** Disabled: its tools leave every key's list at once and calls to them are refused; no sync runs. */
-  async setEnabled(orgId: string, upstreamId: string, enabled: boolean, expectedVersion?: number): Promise<UpstreamServer> {
+  async setEnabled(
+    orgId: string,
+    upstreamId: string,
+    enabled: boolean,
+    expectedVersion?: number,
+  ): Promise<UpstreamServer> {
     const current = await this.registry.getUpstream(orgId, upstreamId);
     const upstream = await this.write(current, { enabled }, expectedVersion);
     await this.schedule.scheduleUpstreamSync(upstream);
@@ -118,7 +147,12 @@ export class UpstreamLifecycleService {
   }
 
   /** Paused: the periodic sync's job scheduler is removed (and list_changed syncs skipped) until resumed. */
-  async setSyncPaused(orgId: string, upstreamId: string, syncPaused: boolean, expectedVersion?: number): Promise<UpstreamServer> {
+  async setSyncPaused(
+    orgId: string,
+    upstreamId: string,
+    syncPaused: boolean,
+    expectedVersion?: number,
+  ): Promise<UpstreamServer> {
     const current = await this.registry.getUpstream(orgId, upstreamId);
     const upstream = await this.write(current, { syncPaused }, expectedVersion);
     await this.schedule.scheduleUpstreamSync(upstream);
@@ -134,9 +168,17 @@ export class UpstreamLifecycleService {
     const current = await this.registry.getUpstream(orgId, upstreamId);
     const now = new Date();
     const upstream = await this.prisma.$transaction(async (tx) => {
-      const deleted = await this.write(current, { deletedAt: now, enabled: false, secretsEnc: null }, expectedVersion, tx);
+      const deleted = await this.write(
+        current,
+        { deletedAt: now, enabled: false, secretsEnc: null },
+        expectedVersion,
+        tx,
+      );
       await tx.tool.updateMany({ where: { orgId, upstreamId: current.id, removedAt: null }, data: { removedAt: now } });
-      await tx.catalogEntry.updateMany({ where: { orgId, upstreamId: current.id, removedAt: null }, data: { removedAt: now } });
+      await tx.catalogEntry.updateMany({
+        where: { orgId, upstreamId: current.id, removedAt: null },
+        data: { removedAt: now },
+      });
       await tx.userConnection.deleteMany({ where: { upstreamId: current.id } });
       return deleted;
     });
@@ -152,17 +194,34 @@ export class UpstreamLifecycleService {
     expectedVersion: number | undefined,
     tx: Prisma.TransactionClient = this.prisma,
   ): Promise<UpstreamServer> {
-    const where = { id: current.id, orgId: current.orgId, deletedAt: null, ...(expectedVersion !== undefined ? { version: expectedVersion } : {}) };
+    const where = {
+      id: current.id,
+      orgId: current.orgId,
+      deletedAt: null,
+      ...(expectedVersion !== undefined ? { version: expectedVersion } : {}),
+    };
     try {
       const { count } = await tx.upstreamServer.updateMany({ where, data: { ...data, version: { increment: 1 } } });
       if (count === 0) {
-        const now = await tx.upstreamServer.findFirst({ where: { id: current.id, deletedAt: null }, select: { version: true } });
-        if (!now) throw new CatalogException(CatalogExceptionCode.UpstreamNotFound, `upstream ${current.id} not found`, 'upstreamId');
+        const now = await tx.upstreamServer.findFirst({
+          where: { id: current.id, deletedAt: null },
+          select: { version: true },
+        });
+        if (!now)
+          throw new CatalogException(
+            CatalogExceptionCode.UpstreamNotFound,
+            `upstream ${current.id} not found`,
+            'upstreamId',
+          );
         throw new StaleWriteException('upstream', expectedVersion ?? now.version, now.version);
       }
     } catch (err) {
       if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002') {
-        throw new CatalogException(CatalogExceptionCode.NamespaceTaken, `namespace "${current.namespace}" is already used in this organization`, 'namespace');
+        throw new CatalogException(
+          CatalogExceptionCode.NamespaceTaken,
+          `namespace "${current.namespace}" is already used in this organization`,
+          'namespace',
+        );
       }
       throw err;
     }

@@ -60,27 +60,52 @@ export class UpstreamRegistry {
 
   async registerUpstream(orgId: string, input: RegisterUpstreamInput): Promise<UpstreamServer> {
     if (input.namespace === RESERVED_NAMESPACE) {
-      throw new CatalogException(CatalogExceptionCode.InvalidUpstream, `namespace "${RESERVED_NAMESPACE}" is reserved for the gateway's own tools`, 'namespace');
+      throw new CatalogException(
+        CatalogExceptionCode.InvalidUpstream,
+        `namespace "${RESERVED_NAMESPACE}" is reserved for the gateway's own tools`,
+        'namespace',
+      );
     }
     if (input.transport === 'STDIO' && !input.command) {
       throw new CatalogException(CatalogExceptionCode.InvalidUpstream, 'a stdio upstream needs a command', 'command');
     }
     if (input.transport !== 'STDIO' && !input.url) {
-      throw new CatalogException(CatalogExceptionCode.InvalidUpstream, `a ${input.transport.toLowerCase()} upstream needs a url`, 'url');
+      throw new CatalogException(
+        CatalogExceptionCode.InvalidUpstream,
+        `a ${input.transport.toLowerCase()} upstream needs a url`,
+        'url',
+      );
     }
-    const authMode = input.authMode ?? (input.bearerToken || Object.keys(input.headers ?? {}).length > 0 ? 'STATIC_SECRET' : 'NONE');
+    const authMode =
+      input.authMode ?? (input.bearerToken || Object.keys(input.headers ?? {}).length > 0 ? 'STATIC_SECRET' : 'NONE');
     if (authMode === 'PER_USER_OAUTH' && input.transport === 'STDIO') {
-      throw new CatalogException(CatalogExceptionCode.InvalidUpstream, 'per-user OAuth needs an HTTP upstream (STREAMABLE_HTTP or SSE)', 'authMode');
+      throw new CatalogException(
+        CatalogExceptionCode.InvalidUpstream,
+        'per-user OAuth needs an HTTP upstream (STREAMABLE_HTTP or SSE)',
+        'authMode',
+      );
     }
     if (authMode === 'STATIC_SECRET' && !input.bearerToken && Object.keys(input.headers ?? {}).length === 0) {
-      throw new CatalogException(CatalogExceptionCode.InvalidUpstream, 'STATIC_SECRET needs a bearerToken or headers', 'bearerToken');
+      throw new CatalogException(
+        CatalogExceptionCode.InvalidUpstream,
+        'STATIC_SECRET needs a bearerToken or headers',
+        'bearerToken',
+      );
     }
     const id = randomUUID();
-    const headers: Record<string, string> = { ...(input.headers ?? {}), ...(input.bearerToken ? { Authorization: `Bearer ${input.bearerToken}` } : {}) };
-    const secrets: UpstreamSecrets = { headers, ...(input.oauth?.clientSecret ? { oauthClientSecret: input.oauth.clientSecret } : {}) };
+    const headers: Record<string, string> = {
+      ...(input.headers ?? {}),
+      ...(input.bearerToken ? { Authorization: `Bearer ${input.bearerToken}` } : {}),
+    };
+    const secrets: UpstreamSecrets = {
+      headers,
+      ...(input.oauth?.clientSecret ? { oauthClientSecret: input.oauth.clientSecret } : {}),
+    };
     const settings: UpstreamSettings = {
       headerNames: Object.keys(headers).sort(),
-      ...(input.oauth?.clientId || input.oauth?.scope ? { oauth: { clientId: input.oauth.clientId, scope: input.oauth.scope } } : {}),
+      ...(input.oauth?.clientId || input.oauth?.scope
+        ? { oauth: { clientId: input.oauth.clientId, scope: input.oauth.scope } }
+        : {}),
     };
     try {
       return await this.prisma.upstreamServer.create({
@@ -103,7 +128,11 @@ export class UpstreamRegistry {
       });
     } catch (err) {
       if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002') {
-        throw new CatalogException(CatalogExceptionCode.NamespaceTaken, `namespace "${input.namespace}" is already used in this organization`, 'namespace');
+        throw new CatalogException(
+          CatalogExceptionCode.NamespaceTaken,
+          `namespace "${input.namespace}" is already used in this organization`,
+          'namespace',
+        );
       }
       throw err;
     }
@@ -116,7 +145,12 @@ export class UpstreamRegistry {
   async getUpstream(orgId: string, upstreamId: string): Promise<UpstreamServer> {
     // A deleted upstream is gone for the admin API and the worker; reports still read its row.
     const row = await this.prisma.upstreamServer.findFirst({ where: { orgId, id: upstreamId, deletedAt: null } });
-    if (!row) throw new CatalogException(CatalogExceptionCode.UpstreamNotFound, `upstream ${upstreamId} not found`, 'upstreamId');
+    if (!row)
+      throw new CatalogException(
+        CatalogExceptionCode.UpstreamNotFound,
+        `upstream ${upstreamId} not found`,
+        'upstreamId',
+      );
     return row;
   }
 
@@ -129,18 +163,43 @@ export class UpstreamRegistry {
     const upstream = await this.getUpstream(orgId, upstreamId);
     if (exposeUnprefixed) {
       const upstreams = await this.prisma.upstreamServer.findMany({ where: { orgId, enabled: true } });
-      const byId = new Map(upstreams.map((u) => [u.id, { ...u, exposeUnprefixed: u.id === upstream.id ? true : u.exposeUnprefixed }]));
+      const byId = new Map(
+        upstreams.map((u) => [u.id, { ...u, exposeUnprefixed: u.id === upstream.id ? true : u.exposeUnprefixed }]),
+      );
       byId.set(upstream.id, { ...upstream, exposeUnprefixed: true });
       const ids = [...byId.keys()];
-      const tools = await this.prisma.tool.findMany({ where: { orgId, removedAt: null, upstreamId: { in: ids } }, select: { upstreamId: true, name: true } });
-      const prompts = await this.prisma.catalogEntry.findMany({ where: { orgId, removedAt: null, kind: 'PROMPT', upstreamId: { in: ids } }, select: { upstreamId: true, key: true } });
+      const tools = await this.prisma.tool.findMany({
+        where: { orgId, removedAt: null, upstreamId: { in: ids } },
+        select: { upstreamId: true, name: true },
+      });
+      const prompts = await this.prisma.catalogEntry.findMany({
+        where: { orgId, removedAt: null, kind: 'PROMPT', upstreamId: { in: ids } },
+        select: { upstreamId: true, key: true },
+      });
       const colliding = [
-        ...exposedNames(tools.map((t) => ({ namespace: byId.get(t.upstreamId)!.namespace, name: t.name, unprefixed: byId.get(t.upstreamId)!.exposeUnprefixed }))).collisions.map((n) => `tool ${n}`),
-        ...exposedNames(prompts.map((p) => ({ namespace: byId.get(p.upstreamId)!.namespace, name: p.key, unprefixed: byId.get(p.upstreamId)!.exposeUnprefixed }))).collisions.map((n) => `prompt ${n}`),
+        ...exposedNames(
+          tools.map((t) => ({
+            namespace: byId.get(t.upstreamId)!.namespace,
+            name: t.name,
+            unprefixed: byId.get(t.upstreamId)!.exposeUnprefixed,
+          })),
+        ).collisions.map((n) => `tool ${n}`),
+        ...exposedNames(
+          prompts.map((p) => ({
+            namespace: byId.get(p.upstreamId)!.namespace,
+            name: p.key,
+            unprefixed: byId.get(p.upstreamId)!.exposeUnprefixed,
+          })),
+        ).collisions.map((n) => `prompt ${n}`),
       ];
       if (colliding.length > 0) {
-        const shown = colliding.slice(0, 20).join(', ') + (colliding.length > 20 ? ` and ${colliding.length - 20} more` : '');
-        throw new CatalogException(CatalogExceptionCode.NameCollision, `upstream "${upstream.namespace}" cannot be exposed unprefixed: these names are exposed by another upstream too: ${shown}`, 'exposeUnprefixed');
+        const shown =
+          colliding.slice(0, 20).join(', ') + (colliding.length > 20 ? ` and ${colliding.length - 20} more` : '');
+        throw new CatalogException(
+          CatalogExceptionCode.NameCollision,
+          `upstream "${upstream.namespace}" cannot be exposed unprefixed: these names are exposed by another upstream too: ${shown}`,
+          'exposeUnprefixed',
+        );
       }
     }
     return this.prisma.upstreamServer.update({ where: { id: upstream.id }, data: { exposeUnprefixed } });
@@ -167,6 +226,8 @@ export function upstreamSpecOf(row: UpstreamServer, secrets: SecretBox): Upstrea
     env: settings.env ?? {},
     callTimeoutMs: row.callTimeoutMs,
     authMode: row.authMode,
-    version: sha256Hex(stableStringify([row.transport, row.command, row.args, row.url, row.settings, row.secretsEnc, row.callTimeoutMs])),
+    version: sha256Hex(
+      stableStringify([row.transport, row.command, row.args, row.url, row.settings, row.secretsEnc, row.callTimeoutMs]),
+    ),
   };
 }

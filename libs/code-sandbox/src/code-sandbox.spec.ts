@@ -10,7 +10,14 @@ function host(calls: SandboxToolCall[] = []) {
     calls.push(call);
     if (call.tool === 'math__add') return { ok: true, value: { sum: Number(call.args.a) + Number(call.args.b) } };
     if (call.tool === 'math__slow') return new Promise(() => undefined);
-    return { ok: false, error: { code: 'TOOL_NOT_ALLOWED', message: `Calling "${call.tool}" is not allowed for this key.`, hint: 'Ask an administrator.' } };
+    return {
+      ok: false,
+      error: {
+        code: 'TOOL_NOT_ALLOWED',
+        message: `Calling "${call.tool}" is not allowed for this key.`,
+        hint: 'Ask an administrator.',
+      },
+    };
   };
 }
 
@@ -35,12 +42,20 @@ describe('CodeSandbox', () => {
   });
 
   it('should run tool calls in parallel when the script awaits them together', async () => {
-    const result = await sandbox.run({ code: `const r = await Promise.all([1, 2, 3].map((n) => math.add({ a: n, b: n })));\nreturn r.map((x) => x.sum);`, tools: TOOLS, callTool: host() });
+    const result = await sandbox.run({
+      code: `const r = await Promise.all([1, 2, 3].map((n) => math.add({ a: n, b: n })));\nreturn r.map((x) => x.sum);`,
+      tools: TOOLS,
+      callTool: host(),
+    });
     expect(result.value).toEqual([2, 4, 6]);
   });
 
   it('should say which line, tool, arguments and answer when a tool call fails uncaught', async () => {
-    const result = await sandbox.run({ code: `const x = 1;\n\nawait math.fail({ id: 7 });\nreturn x;`, tools: TOOLS, callTool: host() });
+    const result = await sandbox.run({
+      code: `const x = 1;\n\nawait math.fail({ id: 7 });\nreturn x;`,
+      tools: TOOLS,
+      callTool: host(),
+    });
     expect(result.ok).toBe(false);
     expect(result.error).toMatchObject({
       kind: ScriptErrorKind.Tool,
@@ -54,8 +69,17 @@ describe('CodeSandbox', () => {
   });
 
   it('should let a script catch a tool error and read its code and answer', async () => {
-    const result = await sandbox.run({ code: `try { await math.fail({}); } catch (e) { return { code: e.code, tool: e.tool, hint: e.answer.hint, isToolError: e instanceof ToolError }; }`, tools: TOOLS, callTool: host() });
-    expect(result.value).toEqual({ code: 'TOOL_NOT_ALLOWED', tool: 'math__fail', hint: 'Ask an administrator.', isToolError: true });
+    const result = await sandbox.run({
+      code: `try { await math.fail({}); } catch (e) { return { code: e.code, tool: e.tool, hint: e.answer.hint, isToolError: e instanceof ToolError }; }`,
+      tools: TOOLS,
+      callTool: host(),
+    });
+    expect(result.value).toEqual({
+      code: 'TOOL_NOT_ALLOWED',
+      tool: 'math__fail',
+      hint: 'Ask an administrator.',
+      isToolError: true,
+    });
   });
 
   it('should report the line of an error the script throws when it throws', async () => {
@@ -71,49 +95,88 @@ describe('CodeSandbox', () => {
 
   it('should stop an infinite loop when the time limit passes', async () => {
     const started = Date.now();
-    const result = await sandbox.run({ code: `let i = 0;\nwhile (true) { i++; }`, callTool: host(), limits: { wallTimeMs: 300 } });
+    const result = await sandbox.run({
+      code: `let i = 0;\nwhile (true) { i++; }`,
+      callTool: host(),
+      limits: { wallTimeMs: 300 },
+    });
     expect(result.error).toMatchObject({ kind: ScriptErrorKind.Limit, limit: SandboxLimitKind.Time });
     expect(Date.now() - started).toBeLessThan(2_000);
   });
 
   it('should stop a script that waits forever on a tool when the time limit passes', async () => {
-    const result = await sandbox.run({ code: `await callTool('math__slow', {});`, callTool: host(), limits: { wallTimeMs: 200 } });
+    const result = await sandbox.run({
+      code: `await callTool('math__slow', {});`,
+      callTool: host(),
+      limits: { wallTimeMs: 200 },
+    });
     expect(result.error).toMatchObject({ kind: ScriptErrorKind.Limit, limit: SandboxLimitKind.Time });
   });
 
   it('should not let a script catch the time limit when it wraps the loop in try/catch', async () => {
-    const result = await sandbox.run({ code: `for (;;) { try { while (true) {} } catch (e) { console.log('caught', e.message); } }`, callTool: host(), limits: { wallTimeMs: 200 } });
+    const result = await sandbox.run({
+      code: `for (;;) { try { while (true) {} } catch (e) { console.log('caught', e.message); } }`,
+      callTool: host(),
+      limits: { wallTimeMs: 200 },
+    });
     expect(result.error).toMatchObject({ kind: ScriptErrorKind.Limit, limit: SandboxLimitKind.Time });
   });
 
   it('should stop a memory bomb when the memory limit is reached', async () => {
-    const result = await sandbox.run({ code: `const hoard = [];\nwhile (true) hoard.push({ n: hoard.length, pad: [1, 2, 3, 4] });`, callTool: host(), limits: { memoryBytes: 8 * 1024 * 1024, wallTimeMs: 5_000 } });
+    const result = await sandbox.run({
+      code: `const hoard = [];\nwhile (true) hoard.push({ n: hoard.length, pad: [1, 2, 3, 4] });`,
+      callTool: host(),
+      limits: { memoryBytes: 8 * 1024 * 1024, wallTimeMs: 5_000 },
+    });
     expect(result.error).toMatchObject({ kind: ScriptErrorKind.Limit, limit: SandboxLimitKind.Memory });
     expect(result.durationMs).toBeLessThan(5_000);
   });
 
   it('should stop runaway recursion with a stack overflow instead of crashing', async () => {
-    const result = await sandbox.run({ code: `function f(n) { return f(n + 1) + 1; }\nreturn f(0);`, callTool: host() });
+    const result = await sandbox.run({
+      code: `function f(n) { return f(n + 1) + 1; }\nreturn f(0);`,
+      callTool: host(),
+    });
     expect(result.error).toMatchObject({ kind: ScriptErrorKind.Limit, limit: SandboxLimitKind.Memory });
   });
 
   it('should refuse tool calls past the limit when the script makes too many', async () => {
     const calls: SandboxToolCall[] = [];
-    const result = await sandbox.run({ code: `let s = 0;\nfor (let i = 0; i < 10; i++) {\n  s += (await math.add({ a: i, b: 0 })).sum;\n}\nreturn s;`, tools: TOOLS, callTool: host(calls), limits: { maxToolCalls: 3 } });
+    const result = await sandbox.run({
+      code: `let s = 0;\nfor (let i = 0; i < 10; i++) {\n  s += (await math.add({ a: i, b: 0 })).sum;\n}\nreturn s;`,
+      tools: TOOLS,
+      callTool: host(calls),
+      limits: { maxToolCalls: 3 },
+    });
     expect(calls).toHaveLength(3);
-    expect(result.error).toMatchObject({ kind: ScriptErrorKind.Limit, limit: SandboxLimitKind.ToolCalls, code: TOOL_CALL_LIMIT_CODE, line: 3, tool: 'math__add', args: { a: 3, b: 0 } });
+    expect(result.error).toMatchObject({
+      kind: ScriptErrorKind.Limit,
+      limit: SandboxLimitKind.ToolCalls,
+      code: TOOL_CALL_LIMIT_CODE,
+      line: 3,
+      tool: 'math__add',
+      args: { a: 3, b: 0 },
+    });
     expect(result.toolCalls).toBe(4);
   });
 
   it('should cap console output and count what it dropped when a script logs too much', async () => {
-    const result = await sandbox.run({ code: `for (let i = 0; i < 100; i++) console.log('line ' + i);\nreturn 'done';`, callTool: host(), limits: { maxOutputChars: 50 } });
+    const result = await sandbox.run({
+      code: `for (let i = 0; i < 100; i++) console.log('line ' + i);\nreturn 'done';`,
+      callTool: host(),
+      limits: { maxOutputChars: 50 },
+    });
     expect(result.ok).toBe(true);
     expect(result.logs.join('').length).toBe(50);
     expect(result.droppedLogChars).toBeGreaterThan(0);
   });
 
   it('should refuse a returned value larger than the output limit', async () => {
-    const result = await sandbox.run({ code: `return 'x'.repeat(500);`, callTool: host(), limits: { maxOutputChars: 100 } });
+    const result = await sandbox.run({
+      code: `return 'x'.repeat(500);`,
+      callTool: host(),
+      limits: { maxOutputChars: 100 },
+    });
     expect(result.error).toMatchObject({ kind: ScriptErrorKind.Limit, limit: SandboxLimitKind.Output });
   });
 
@@ -136,7 +199,10 @@ describe('CodeSandbox', () => {
     let aborted = false;
     const running = sandbox.run({
       code: `await callTool('x__wait', {});`,
-      callTool: (_call, signal) => new Promise((_resolve, reject) => signal.addEventListener('abort', () => ((aborted = true), reject(new Error('aborted'))))),
+      callTool: (_call, signal) =>
+        new Promise((_resolve, reject) =>
+          signal.addEventListener('abort', () => ((aborted = true), reject(new Error('aborted')))),
+        ),
       signal: controller.signal,
     });
     setTimeout(() => controller.abort(), 50);

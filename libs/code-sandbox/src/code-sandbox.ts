@@ -1,6 +1,14 @@
 import { readFile } from 'node:fs/promises';
 import variant from '@jitl/quickjs-wasmfile-release-sync';
-import { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime, QuickJSSyncVariant, newQuickJSWASMModuleFromVariant, newVariant } from 'quickjs-emscripten-core';
+import {
+  QuickJSContext,
+  QuickJSDeferredPromise,
+  QuickJSHandle,
+  QuickJSRuntime,
+  QuickJSSyncVariant,
+  newQuickJSWASMModuleFromVariant,
+  newVariant,
+} from 'quickjs-emscripten-core';
 import { PRELUDE_FILE_NAME, SANDBOX_PRELUDE, SCRIPT_FILE_NAME, wrapScript } from './sandbox-prelude';
 import { SandboxLimitKind, SandboxLimits, effectiveSandboxLimits } from './sandbox-limits';
 
@@ -22,7 +30,8 @@ export interface SandboxToolCall {
 }
 
 /** What the host answers a tool call with: a value the script receives, or an error it can catch. */
-export type SandboxToolAnswer = { ok: true; value: unknown } | { ok: false; error: { code: string; message: string; [detail: string]: unknown } };
+export type SandboxToolAnswer =
+  { ok: true; value: unknown } | { ok: false; error: { code: string; message: string; [detail: string]: unknown } };
 
 export type SandboxToolInvoker = (call: SandboxToolCall, signal: AbortSignal) => Promise<SandboxToolAnswer>;
 
@@ -151,7 +160,10 @@ export class CodeSandbox {
 }
 
 /** How a run ended: the script's own report (JSON from the prelude), an error QuickJS threw, or a stop. */
-type Outcome = { report: string } | { thrown: { name: string; message: string; stack?: string } } | { stop: SandboxLimitKind.Time | 'ABORTED' };
+type Outcome =
+  | { report: string }
+  | { thrown: { name: string; message: string; stack?: string } }
+  | { stop: SandboxLimitKind.Time | 'ABORTED' };
 
 interface ToolErrorDetail {
   code: string;
@@ -185,7 +197,9 @@ class ScriptRun {
   start(): Promise<Outcome> {
     const { vm } = this;
     const host = vm.newObject();
-    vm.newFunction('call', (name, args, line) => this.hostCall(vm.getString(name), vm.getString(args), vm.getNumber(line))).consume((f) => vm.setProp(host, 'call', f));
+    vm.newFunction('call', (name, args, line) =>
+      this.hostCall(vm.getString(name), vm.getString(args), vm.getNumber(line)),
+    ).consume((f) => vm.setProp(host, 'call', f));
     vm.newFunction('log', (line) => this.hostLog(vm.getString(line))).consume((f) => vm.setProp(host, 'log', f));
     vm.newFunction('finish', (report) => {
       this.settle({ report: vm.getString(report) });
@@ -234,7 +248,10 @@ class ScriptRun {
     const dumped = this.vm.dump(error) as { name?: string; message?: string; stack?: string } | string;
     error.dispose();
     this.settle({
-      thrown: typeof dumped === 'object' && dumped !== null ? { name: dumped.name ?? 'Error', message: dumped.message ?? String(dumped), stack: dumped.stack } : { name: 'Error', message: String(dumped) },
+      thrown:
+        typeof dumped === 'object' && dumped !== null
+          ? { name: dumped.name ?? 'Error', message: dumped.message ?? String(dumped), stack: dumped.stack }
+          : { name: 'Error', message: String(dumped) },
     });
   }
 
@@ -272,33 +289,90 @@ class ScriptRun {
       const max = this.limits.maxToolCalls;
       // Settled on the next tick: a handle must be returned before the promise may resolve.
       queueMicrotask(() =>
-        answer({ ok: false, error: { code: TOOL_CALL_LIMIT_CODE, message: `A script may make at most ${max} tool calls; this was call ${index + 1}.`, hint: 'Batch the work into fewer calls, or split it over several scripts.', maxToolCalls: max } }),
+        answer({
+          ok: false,
+          error: {
+            code: TOOL_CALL_LIMIT_CODE,
+            message: `A script may make at most ${max} tool calls; this was call ${index + 1}.`,
+            hint: 'Batch the work into fewer calls, or split it over several scripts.',
+            maxToolCalls: max,
+          },
+        }),
       );
       return deferred.handle;
     }
     this.request
       .callTool({ tool, args, line, index }, this.signal)
-      .then(answer, (err: unknown) => answer({ ok: false, error: { code: 'HOST_ERROR', message: err instanceof Error ? err.message : String(err) } }));
+      .then(answer, (err: unknown) =>
+        answer({ ok: false, error: { code: 'HOST_ERROR', message: err instanceof Error ? err.message : String(err) } }),
+      );
     return deferred.handle;
   }
 
-  private toolErrorDetail(tool: string, args: Record<string, unknown>, line: number | null, error: { code: string; message: string }): ToolErrorDetail {
+  private toolErrorDetail(
+    tool: string,
+    args: Record<string, unknown>,
+    line: number | null,
+    error: { code: string; message: string },
+  ): ToolErrorDetail {
     const where = line === null ? '' : ` (line ${line})`;
-    return { code: error.code, message: `${tool}${where} failed with ${error.code}: ${error.message}`, tool, args, line, answer: error };
+    return {
+      code: error.code,
+      message: `${tool}${where} failed with ${error.code}: ${error.message}`,
+      tool,
+      args,
+      line,
+      answer: error,
+    };
   }
 
   result(outcome: Outcome, durationMs: number): ScriptRunResult {
-    const base = { logs: this.logs, droppedLogChars: this.droppedLogChars, toolCalls: this.toolCalls, durationMs, limits: this.limits };
+    const base = {
+      logs: this.logs,
+      droppedLogChars: this.droppedLogChars,
+      toolCalls: this.toolCalls,
+      durationMs,
+      limits: this.limits,
+    };
     if ('stop' in outcome) {
-      if (outcome.stop === 'ABORTED') return { ...base, ok: false, error: { kind: ScriptErrorKind.Aborted, name: 'Aborted', message: 'The run was cancelled.' } };
+      if (outcome.stop === 'ABORTED')
+        return {
+          ...base,
+          ok: false,
+          error: { kind: ScriptErrorKind.Aborted, name: 'Aborted', message: 'The run was cancelled.' },
+        };
       return { ...base, ok: false, error: limitError(SandboxLimitKind.Time, this.limits) };
     }
-    if ('thrown' in outcome) return { ...base, ok: false, error: this.classify(outcome.thrown.name, outcome.thrown.message, lineOf(outcome.thrown.stack)) };
-    const report = JSON.parse(outcome.report) as { ok: boolean; value?: unknown; error?: { name: string; message: string; line?: number | null; code?: string; tool?: string; args?: Record<string, unknown>; answer?: unknown } };
+    if ('thrown' in outcome)
+      return {
+        ...base,
+        ok: false,
+        error: this.classify(outcome.thrown.name, outcome.thrown.message, lineOf(outcome.thrown.stack)),
+      };
+    const report = JSON.parse(outcome.report) as {
+      ok: boolean;
+      value?: unknown;
+      error?: {
+        name: string;
+        message: string;
+        line?: number | null;
+        code?: string;
+        tool?: string;
+        args?: Record<string, unknown>;
+        answer?: unknown;
+      };
+    };
     if (report.ok) {
       const size = outcome.report.length - '{"ok":true,"value":}'.length;
       if (size > this.limits.maxOutputChars) {
-        return { ...base, ok: false, error: { ...limitError(SandboxLimitKind.Output, this.limits), message: `The returned value is ${size} characters of JSON, over the limit of ${this.limits.maxOutputChars}. Return less (a summary, the fields you need).` } };
+        return {
+          ...base,
+          ok: false,
+          error: {
+            ...limitError(SandboxLimitKind.Output, this.limits),
+            message: `The returned value is ${size} characters of JSON, over the limit of ${this.limits.maxOutputChars}. Return less (a summary, the fields you need).`,
+          },
+        };
       }
       return { ...base, ok: true, ...('value' in report ? { value: report.value } : {}) };
     }
@@ -329,14 +403,28 @@ class ScriptRun {
     if (name === 'InternalError' && message === 'interrupted' && this.signal.aborted && Date.now() <= this.deadline) {
       return { kind: ScriptErrorKind.Aborted, name: 'Aborted', message: 'The run was cancelled.' };
     }
-    if (name === 'InternalError' && message === 'interrupted') return { ...limitError(SandboxLimitKind.Time, this.limits), ...at };
+    if (name === 'InternalError' && message === 'interrupted')
+      return { ...limitError(SandboxLimitKind.Time, this.limits), ...at };
     if (name === 'InternalError' && /out of memory|stack overflow/.test(message)) {
-      return { ...limitError(SandboxLimitKind.Memory, this.limits), message: `${message}: the script went over its memory limit of ${this.limits.memoryBytes} bytes (stack ${this.limits.stackBytes}).`, ...at };
+      return {
+        ...limitError(SandboxLimitKind.Memory, this.limits),
+        message: `${message}: the script went over its memory limit of ${this.limits.memoryBytes} bytes (stack ${this.limits.stackBytes}).`,
+        ...at,
+      };
     }
     if (name === 'RangeError' && /string too long|invalid array length/.test(message)) {
-      return { ...limitError(SandboxLimitKind.Memory, this.limits), message: `${message}: the script went over its memory limit.`, ...at };
+      return {
+        ...limitError(SandboxLimitKind.Memory, this.limits),
+        message: `${message}: the script went over its memory limit.`,
+        ...at,
+      };
     }
-    return { kind: name === 'SyntaxError' ? ScriptErrorKind.Syntax : ScriptErrorKind.Runtime, name, message: line ? `${name} at line ${line}: ${message}` : `${name}: ${message}`, ...at };
+    return {
+      kind: name === 'SyntaxError' ? ScriptErrorKind.Syntax : ScriptErrorKind.Runtime,
+      name,
+      message: line ? `${name} at line ${line}: ${message}` : `${name}: ${message}`,
+      ...at,
+    };
   }
 
   /** Frees what the run still holds; replies arriving later are dropped. */

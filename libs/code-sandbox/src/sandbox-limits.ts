@@ -46,7 +46,8 @@ export function effectiveSandboxLimits(requested: Partial<SandboxLimits> = {}): 
   for (const key of Object.keys(out) as (keyof SandboxLimits)[]) {
     const wanted = requested[key];
     if (wanted === undefined) continue;
-    if (!Number.isInteger(wanted) || wanted <= 0) throw new RangeError(`sandbox limit ${key} must be a positive integer, got ${wanted}`);
+    if (!Number.isInteger(wanted) || wanted <= 0)
+      throw new RangeError(`sandbox limit ${key} must be a positive integer, got ${wanted}`);
     out[key] = Math.min(wanted, MAX_SANDBOX_LIMITS[key]);
   }
   return out;

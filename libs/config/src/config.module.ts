@@ -12,6 +12,10 @@ export class ConfigModule {
   static forRoot(config: BaseConfig): DynamicModule {
     // Every outbound request this process makes on a tenant's behalf follows the operator's allow list.
     installOutboundAllowList(config.outbound.allowCidrs);
-    return { module: ConfigModule, providers: [{ provide: TOLLGATE_CONFIG, useValue: config }], exports: [TOLLGATE_CONFIG] };
+    return {
+      module: ConfigModule,
+      providers: [{ provide: TOLLGATE_CONFIG, useValue: config }],
+      exports: [TOLLGATE_CONFIG],
+    };
   }
 }

@@ -9,7 +9,10 @@ const numberList = (n: number, names: string) =>
   z
     .string()
     .transform((v) => v.split(',').map((x) => Number(x.trim())))
-    .refine((xs) => xs.length === n && xs.every((x) => Number.isFinite(x) && x >= 0), `must be ${n} non-negative numbers: ${names}`);
+    .refine(
+      (xs) => xs.length === n && xs.every((x) => Number.isFinite(x) && x >= 0),
+      `must be ${n} non-negative numbers: ${names}`,
+    );
 
 // The bearer token that reads /metrics (they show spend); unset, /metrics is not served at all.
 const metricsToken = z.string().min(24, 'must be at least 24 characters').optional();
@@ -19,13 +22,19 @@ export const BASE_ENV_SCHEMA = z.object({
   DATABASE_URL: url.refine((u) => /^postgres(ql)?:\/\//.test(u), 'must be a postgres:// URL'),
   REDIS_URL: url.refine((u) => /^rediss?:\/\//.test(u), 'must be a redis:// URL').default('redis://127.0.0.1:6379'),
   // Every Redis key and BullMQ queue of this deployment starts with it; tests use one per run.
-  REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9:_-]{1,64}$/).default('tg'),
+  REDIS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9:_-]{1,64}$/)
+    .default('tg'),
   // Pepper for virtual-key and admin-token hashes: a leaked database alone cannot test guesses.
   KEY_HASH_SECRET: z.string().min(16, 'must be at least 16 characters'),
   // Comma-separated `id:base64key` (32-byte keys); the first encrypts, all decrypt.
   ENCRYPTION_KEYS: z
     .string()
-    .regex(/^[A-Za-z0-9_-]+:[A-Za-z0-9+/=]+(,[A-Za-z0-9_-]+:[A-Za-z0-9+/=]+)*$/, 'must be id:base64key[,id:base64key...]'),
+    .regex(
+      /^[A-Za-z0-9_-]+:[A-Za-z0-9+/=]+(,[A-Za-z0-9_-]+:[A-Za-z0-9+/=]+)*$/,
+      'must be id:base64key[,id:base64key...]',
+    ),
   TOKEN_ENCODING: z.enum(['o200k_base', 'cl100k_base', 'p50k_base', 'r50k_base']).default('o200k_base'),
   LOG_LEVEL: z.enum(['error', 'warn', 'log', 'debug', 'verbose']).default('log'),
   HOST: z.string().default('127.0.0.1'),

@@ -29,7 +29,9 @@ describe('config', () => {
   });
 
   it('should reject an encryption key that is not 32 bytes', () => {
-    expect(() => loadEdgeConfig({ ...GOOD, ENCRYPTION_KEYS: `k1:${Buffer.alloc(16).toString('base64')}` })).toThrow(/32 bytes/);
+    expect(() => loadEdgeConfig({ ...GOOD, ENCRYPTION_KEYS: `k1:${Buffer.alloc(16).toString('base64')}` })).toThrow(
+      /32 bytes/,
+    );
   });
 
   it('should treat an empty variable as unset', () => {
@@ -38,7 +40,12 @@ describe('config', () => {
 
   it('should allow no refused outbound range unless OUTBOUND_ALLOW_CIDRS lists it, and name a bad entry at boot', () => {
     expect(loadEdgeConfig(GOOD).outbound.allowCidrs).toEqual([]);
-    expect(loadEdgeConfig({ ...GOOD, OUTBOUND_ALLOW_CIDRS: '10.20.0.0/16, fd00:1::/64' }).outbound.allowCidrs).toEqual(['10.20.0.0/16', 'fd00:1::/64']);
-    expect(() => loadEdgeConfig({ ...GOOD, OUTBOUND_ALLOW_CIDRS: '10.20.0.0/16,intranet' })).toThrow(/OUTBOUND_ALLOW_CIDRS: "intranet" is not a CIDR/);
+    expect(loadEdgeConfig({ ...GOOD, OUTBOUND_ALLOW_CIDRS: '10.20.0.0/16, fd00:1::/64' }).outbound.allowCidrs).toEqual([
+      '10.20.0.0/16',
+      'fd00:1::/64',
+    ]);
+    expect(() => loadEdgeConfig({ ...GOOD, OUTBOUND_ALLOW_CIDRS: '10.20.0.0/16,intranet' })).toThrow(
+      /OUTBOUND_ALLOW_CIDRS: "intranet" is not a CIDR/,
+    );
   });
 });

@@ -66,7 +66,14 @@ export interface PlatformSsoConfig {
 
 export interface WorkerConfig extends BaseConfig {
   metrics: MetricsConfig;
-  worker: { host: string; port: number; ledgerBatchSize: number; ledgerClaimIdleMs: number; concurrency: number; redisCheckSeconds: number };
+  worker: {
+    host: string;
+    port: number;
+    ledgerBatchSize: number;
+    ledgerClaimIdleMs: number;
+    concurrency: number;
+    redisCheckSeconds: number;
+  };
   oauthRefresh: { withinSeconds: number; everySeconds: number };
   tierScores: {
     weights: { popularity: number; reliability: number; latency: number; recency: number };
@@ -103,7 +110,8 @@ function parseEncryptionKeys(spec: string): EncryptionKey[] {
   return spec.split(',').map((part) => {
     const [id, b64] = part.split(':');
     const key = Buffer.from(b64, 'base64');
-    if (key.length !== 32) throw new ConfigException([`ENCRYPTION_KEYS: key "${id}" must be 32 bytes (base64), got ${key.length}`]);
+    if (key.length !== 32)
+      throw new ConfigException([`ENCRYPTION_KEYS: key "${id}" must be 32 bytes (base64), got ${key.length}`]);
     return { id, key };
   });
 }
@@ -136,7 +144,9 @@ export function loadEdgeConfig(env: Record<string, string | undefined>): EdgeCon
       admissionLeases: e.EDGE_ADMISSION_LEASES,
       leaseIdleMs: e.EDGE_LEASE_IDLE_MS,
       defaultOutputTokenCap: e.DEFAULT_OUTPUT_TOKEN_CAP,
-      allowedHosts: e.EDGE_ALLOWED_HOSTS.split(',').map((h) => h.trim()).filter(Boolean),
+      allowedHosts: e.EDGE_ALLOWED_HOSTS.split(',')
+        .map((h) => h.trim())
+        .filter(Boolean),
       adminPublicUrl: e.ADMIN_PUBLIC_URL,
     },
   };
@@ -155,7 +165,10 @@ export function loadAdminConfig(env: Record<string, string | undefined>): AdminC
       oauthAccessTokenTtlSeconds: e.OAUTH_ACCESS_TOKEN_TTL_SECONDS,
       oauthRefreshTokenTtlSeconds: e.OAUTH_REFRESH_TOKEN_TTL_SECONDS,
       consoleDir: e.ADMIN_CONSOLE_DIR,
-      session: { idleSeconds: e.ADMIN_SESSION_IDLE_SECONDS, maxSeconds: Math.max(e.ADMIN_SESSION_MAX_SECONDS, e.ADMIN_SESSION_IDLE_SECONDS) },
+      session: {
+        idleSeconds: e.ADMIN_SESSION_IDLE_SECONDS,
+        maxSeconds: Math.max(e.ADMIN_SESSION_MAX_SECONDS, e.ADMIN_SESSION_IDLE_SECONDS),
+      },
       platformSso: platformSso(e),
     },
   };
@@ -168,14 +181,20 @@ function platformSso(e: AdminEnv): PlatformSsoConfig | undefined {
     PLATFORM_SSO_CLIENT_SECRET: e.PLATFORM_SSO_CLIENT_SECRET,
     PLATFORM_SSO_ADMIN_EMAILS: e.PLATFORM_SSO_ADMIN_EMAILS,
   };
-  const missing = Object.entries(vars).filter(([, v]) => !v).map(([k]) => k);
+  const missing = Object.entries(vars)
+    .filter(([, v]) => !v)
+    .map(([k]) => k);
   if (missing.length === 4) return undefined;
-  if (missing.length > 0) throw new ConfigException(missing.map((k) => `${k}: required when any PLATFORM_SSO_* variable is set`));
+  if (missing.length > 0)
+    throw new ConfigException(missing.map((k) => `${k}: required when any PLATFORM_SSO_* variable is set`));
   return {
     issuer: withoutTrailingSlash(vars.PLATFORM_SSO_ISSUER)!,
     clientId: vars.PLATFORM_SSO_CLIENT_ID!,
     clientSecret: vars.PLATFORM_SSO_CLIENT_SECRET!,
-    adminEmails: vars.PLATFORM_SSO_ADMIN_EMAILS!.split(',').map((m) => m.trim().toLowerCase()).filter(Boolean),
+    adminEmails: vars
+      .PLATFORM_SSO_ADMIN_EMAILS!.split(',')
+      .map((m) => m.trim().toLowerCase())
+      .filter(Boolean),
   };
 }
 
@@ -184,11 +203,27 @@ export function loadWorkerConfig(env: Record<string, string | undefined>): Worke
   return {
     ...baseConfig(e),
     metrics: { token: e.METRICS_TOKEN },
-    worker: { host: e.HOST, port: e.WORKER_PORT, ledgerBatchSize: e.LEDGER_BATCH_SIZE, ledgerClaimIdleMs: e.LEDGER_CLAIM_IDLE_MS, concurrency: e.WORKER_CONCURRENCY, redisCheckSeconds: e.WORKER_REDIS_CHECK_SECONDS },
+    worker: {
+      host: e.HOST,
+      port: e.WORKER_PORT,
+      ledgerBatchSize: e.LEDGER_BATCH_SIZE,
+      ledgerClaimIdleMs: e.LEDGER_CLAIM_IDLE_MS,
+      concurrency: e.WORKER_CONCURRENCY,
+      redisCheckSeconds: e.WORKER_REDIS_CHECK_SECONDS,
+    },
     oauthRefresh: { withinSeconds: e.OAUTH_REFRESH_WITHIN_SECONDS, everySeconds: e.OAUTH_REFRESH_EVERY_SECONDS },
     tierScores: {
-      weights: { popularity: e.TIER_SCORE_WEIGHTS[0], reliability: e.TIER_SCORE_WEIGHTS[1], latency: e.TIER_SCORE_WEIGHTS[2], recency: e.TIER_SCORE_WEIGHTS[3] },
-      thresholds: { hot: e.TIER_SCORE_THRESHOLDS[0], warm: e.TIER_SCORE_THRESHOLDS[1], standard: e.TIER_SCORE_THRESHOLDS[2] },
+      weights: {
+        popularity: e.TIER_SCORE_WEIGHTS[0],
+        reliability: e.TIER_SCORE_WEIGHTS[1],
+        latency: e.TIER_SCORE_WEIGHTS[2],
+        recency: e.TIER_SCORE_WEIGHTS[3],
+      },
+      thresholds: {
+        hot: e.TIER_SCORE_THRESHOLDS[0],
+        warm: e.TIER_SCORE_THRESHOLDS[1],
+        standard: e.TIER_SCORE_THRESHOLDS[2],
+      },
       windowDays: e.TIER_SCORE_WINDOW_DAYS,
       everySeconds: e.TIER_SCORE_EVERY_SECONDS,
     },

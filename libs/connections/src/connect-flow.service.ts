@@ -50,9 +50,15 @@ export class ConnectFlowService {
     private readonly connections: UserConnectionService,
   ) {}
 
-  async startConnection(orgId: string, userId: string, upstreamId: string, redirectUri: string): Promise<StartedConnection> {
+  async startConnection(
+    orgId: string,
+    userId: string,
+    upstreamId: string,
+    redirectUri: string,
+  ): Promise<StartedConnection> {
     const user = await this.prisma.user.findFirst({ where: { orgId, id: userId }, select: { id: true } });
-    if (!user) throw new ConnectionsException(ConnectionsExceptionCode.UserNotFound, `user ${userId} not found`, 'userId');
+    if (!user)
+      throw new ConnectionsException(ConnectionsExceptionCode.UserNotFound, `user ${userId} not found`, 'userId');
     const upstream = await this.oauth.oauthUpstream(orgId, upstreamId);
     const server = await this.oauth.authServerFor(upstream);
     const client = await this.oauth.clientFor(upstream, redirectUri);
@@ -65,22 +71,51 @@ export class ConnectFlowService {
       state,
       resource: new URL(server.resource),
     });
-    const pending: PendingConnection = { orgId, userId, upstreamId, codeVerifier, redirectUri, clientId: client.client_id };
+    const pending: PendingConnection = {
+      orgId,
+      userId,
+      upstreamId,
+      codeVerifier,
+      redirectUri,
+      clientId: client.client_id,
+    };
     await this.redis.client.set(this.stateKey(state), JSON.stringify(pending), 'EX', CONNECT_STATE_TTL_SECONDS);
-    return { authorizationUrl: authorizationUrl.href, state, expiresAt: new Date(Date.now() + CONNECT_STATE_TTL_SECONDS * 1000) };
+    return {
+      authorizationUrl: authorizationUrl.href,
+      state,
+      expiresAt: new Date(Date.now() + CONNECT_STATE_TTL_SECONDS * 1000),
+    };
   }
 
   /** The callback: the state must be one we issued and not used yet; the code is traded for tokens. */
-  async completeConnection(state: string, code: string | undefined, error: string | undefined): Promise<CompletedConnection> {
+  async completeConnection(
+    state: string,
+    code: string | undefined,
+    error: string | undefined,
+  ): Promise<CompletedConnection> {
     const raw = await this.redis.client.getdel(this.stateKey(state));
-    if (!raw) throw new ConnectionsException(ConnectionsExceptionCode.InvalidState, 'unknown or expired state: start the connection again', 'state');
+    if (!raw)
+      throw new ConnectionsException(
+        ConnectionsExceptionCode.InvalidState,
+        'unknown or expired state: start the connection again',
+        'state',
+      );
     const pending = JSON.parse(raw) as PendingConnection;
     if (error || !code) {
-      throw new ConnectionsException(ConnectionsExceptionCode.AuthorizationFailed, `the authorization server did not grant access (${(error ?? 'no code').slice(0, 100)})`, 'code');
+      throw new ConnectionsException(
+        ConnectionsExceptionCode.AuthorizationFailed,
+        `the authorization server did not grant access (${(error ?? 'no code').slice(0, 100)})`,
+        'code',
+      );
     }
     const upstream = await this.oauth.oauthUpstream(pending.orgId, pending.upstreamId);
     const client = await this.oauth.clientFor(upstream, pending.redirectUri);
-    if (client.client_id !== pending.clientId) throw new ConnectionsException(ConnectionsExceptionCode.InvalidState, 'the upstream’s OAuth client changed: start the connection again', 'state');
+    if (client.client_id !== pending.clientId)
+      throw new ConnectionsException(
+        ConnectionsExceptionCode.InvalidState,
+        'the upstream’s OAuth client changed: start the connection again',
+        'state',
+      );
     const server = await this.oauth.authServerFor(upstream);
     let tokens;
     try {
@@ -94,9 +129,19 @@ export class ConnectFlowService {
         fetchFn: outboundFetch(),
       });
     } catch (err) {
-      throw new ConnectionsException(ConnectionsExceptionCode.AuthorizationFailed, `the authorization server refused the code: ${oauthFailureReason(err).slice(0, 300)}`, 'code');
+      throw new ConnectionsException(
+        ConnectionsExceptionCode.AuthorizationFailed,
+        `the authorization server refused the code: ${oauthFailureReason(err).slice(0, 300)}`,
+        'code',
+      );
     }
-    const row = await this.connections.storeTokens(pending.orgId, pending.userId, pending.upstreamId, tokens, client.client_id);
+    const row = await this.connections.storeTokens(
+      pending.orgId,
+      pending.userId,
+      pending.upstreamId,
+      tokens,
+      client.client_id,
+    );
     this.logger.log(`user ${pending.userId} connected upstream ${upstream.namespace} (${upstream.id})`);
     return { orgId: pending.orgId, userId: pending.userId, upstreamId: pending.upstreamId, connectionId: row.id };
   }

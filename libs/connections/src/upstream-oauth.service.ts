@@ -1,6 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { discoverOAuthServerInfo, registerClient } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { AuthorizationServerMetadata, OAuthClientInformationMixed } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type {
+  AuthorizationServerMetadata,
+  OAuthClientInformationMixed,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
 import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { Prisma, PrismaService, UpstreamServer } from '@tollgate/db';
 import { SecretBox } from '@tollgate/secret-box';
@@ -48,9 +51,18 @@ export class UpstreamOAuthService {
   /** The upstream of an org, which must use per-user OAuth. */
   async oauthUpstream(orgId: string, upstreamId: string): Promise<UpstreamServer> {
     const upstream = await this.prisma.upstreamServer.findFirst({ where: { orgId, id: upstreamId } });
-    if (!upstream) throw new ConnectionsException(ConnectionsExceptionCode.UpstreamNotFound, `upstream ${upstreamId} not found`, 'upstreamId');
+    if (!upstream)
+      throw new ConnectionsException(
+        ConnectionsExceptionCode.UpstreamNotFound,
+        `upstream ${upstreamId} not found`,
+        'upstreamId',
+      );
     if (upstream.authMode !== 'PER_USER_OAUTH' || !upstream.url) {
-      throw new ConnectionsException(ConnectionsExceptionCode.NotPerUserOAuth, `upstream ${upstream.namespace} does not use per-user OAuth`, 'upstreamId');
+      throw new ConnectionsException(
+        ConnectionsExceptionCode.NotPerUserOAuth,
+        `upstream ${upstream.namespace} does not use per-user OAuth`,
+        'upstreamId',
+      );
     }
     return upstream;
   }
@@ -72,7 +84,10 @@ export class UpstreamOAuthService {
         resource: info.resourceMetadata?.resource ?? resourceOf(upstream.url!),
       };
     } catch (err) {
-      throw new ConnectionsException(ConnectionsExceptionCode.DiscoveryFailed, `could not discover the authorization server of ${upstream.namespace}: ${oauthFailureReason(err)}`);
+      throw new ConnectionsException(
+        ConnectionsExceptionCode.DiscoveryFailed,
+        `could not discover the authorization server of ${upstream.namespace}: ${oauthFailureReason(err)}`,
+      );
     }
     this.discovered.set(upstream.id, { at: Date.now(), server });
     return server;
@@ -82,7 +97,11 @@ export class UpstreamOAuthService {
   async clientFor(upstream: UpstreamServer, redirectUri: string | null): Promise<OAuthClientInformationMixed> {
     const known = this.knownClient(upstream);
     if (known) return known;
-    if (!redirectUri) throw new ConnectionsException(ConnectionsExceptionCode.NotConfigured, `upstream ${upstream.namespace} has no OAuth client yet`);
+    if (!redirectUri)
+      throw new ConnectionsException(
+        ConnectionsExceptionCode.NotConfigured,
+        `upstream ${upstream.namespace} has no OAuth client yet`,
+      );
     const server = await this.authServerFor(upstream);
     return this.prisma.$transaction(
       async (tx) => {
@@ -111,17 +130,29 @@ export class UpstreamOAuthService {
             },
           });
         } catch (err) {
-          throw new ConnectionsException(ConnectionsExceptionCode.DiscoveryFailed, `client registration at ${upstream.namespace}'s authorization server failed: ${oauthFailureReason(err)}`);
+          throw new ConnectionsException(
+            ConnectionsExceptionCode.DiscoveryFailed,
+            `client registration at ${upstream.namespace}'s authorization server failed: ${oauthFailureReason(err)}`,
+          );
         }
         const settings = { ...((fresh.settings ?? {}) as Prisma.JsonObject) };
         const oauth: OAuthSettings = { ...this.settingsOf(fresh), clientId: client.client_id, registered: true };
-        const secrets = { ...openUpstreamSecrets(this.secrets, fresh), ...(client.client_secret ? { oauthClientSecret: client.client_secret } : {}) };
+        const secrets = {
+          ...openUpstreamSecrets(this.secrets, fresh),
+          ...(client.client_secret ? { oauthClientSecret: client.client_secret } : {}),
+        };
         await tx.upstreamServer.update({
           where: { id: fresh.id },
-          data: { settings: { ...settings, oauth: oauth as Prisma.JsonObject }, secretsEnc: sealUpstreamSecrets(this.secrets, fresh.id, secrets) },
+          data: {
+            settings: { ...settings, oauth: oauth as Prisma.JsonObject },
+            secretsEnc: sealUpstreamSecrets(this.secrets, fresh.id, secrets),
+          },
         });
         this.logger.log(`registered an OAuth client for upstream ${upstream.namespace} (${upstream.id})`);
-        return { client_id: client.client_id, ...(client.client_secret ? { client_secret: client.client_secret } : {}) };
+        return {
+          client_id: client.client_id,
+          ...(client.client_secret ? { client_secret: client.client_secret } : {}),
+        };
       },
       { timeout: 30_000 },
     );

@@ -36,7 +36,8 @@ export interface ConnectionHealth {
   updatedAt: Date;
 }
 
-export type UserAccessToken = { ok: true; accessToken: string } | { ok: false; reason: 'not_connected' | 'refresh_failed' };
+export type UserAccessToken =
+  { ok: true; accessToken: string } | { ok: false; reason: 'not_connected' | 'refresh_failed' };
 
 /** A token this close to its expiry is refreshed before use. */
 const REFRESH_SKEW_MS = 30_000;
@@ -63,8 +64,19 @@ export class UserConnectionService {
     this.box = new SecretBox(config.security.encryptionKeys);
   }
 
-  async storeTokens(orgId: string, userId: string, upstreamId: string, tokens: OAuthTokens, clientId: string): Promise<UserConnection> {
-    const sealed: SealedTokens = { accessToken: tokens.access_token, refreshToken: tokens.refresh_token, tokenType: tokens.token_type, clientId };
+  async storeTokens(
+    orgId: string,
+    userId: string,
+    upstreamId: string,
+    tokens: OAuthTokens,
+    clientId: string,
+  ): Promise<UserConnection> {
+    const sealed: SealedTokens = {
+      accessToken: tokens.access_token,
+      refreshToken: tokens.refresh_token,
+      tokenType: tokens.token_type,
+      clientId,
+    };
     const tokensEnc = this.box.sealJson(sealed, context(orgId, userId, upstreamId));
     const data = {
       tokensEnc,
@@ -87,14 +99,21 @@ export class UserConnectionService {
   }
 
   async listForOrg(orgId: string, upstreamId?: string): Promise<ConnectionHealth[]> {
-    const rows = await this.prisma.userConnection.findMany({ where: { orgId, ...(upstreamId ? { upstreamId } : {}) }, orderBy: { createdAt: 'asc' } });
+    const rows = await this.prisma.userConnection.findMany({
+      where: { orgId, ...(upstreamId ? { upstreamId } : {}) },
+      orderBy: { createdAt: 'asc' },
+    });
     return rows.map((r) => this.healthOf(r));
   }
 
   /** Forgets the user's tokens for the upstream; their next call answers AUTH_REQUIRED. */
   async revoke(orgId: string, userId: string, upstreamId: string): Promise<void> {
     const { count } = await this.prisma.userConnection.deleteMany({ where: { orgId, userId, upstreamId } });
-    if (count === 0) throw new ConnectionsException(ConnectionsExceptionCode.ConnectionNotFound, `user ${userId} has no connection to upstream ${upstreamId}`);
+    if (count === 0)
+      throw new ConnectionsException(
+        ConnectionsExceptionCode.ConnectionNotFound,
+        `user ${userId} has no connection to upstream ${upstreamId}`,
+      );
   }
 
   /** Offboarding: forgets every upstream token of the user; the upstreams they connected are named in the answer. */
@@ -127,7 +146,11 @@ export class UserConnectionService {
 
   /** For the catalog sync of a per-user OAuth upstream: the token of a connected user, if any. */
   async headersForSync(orgId: string, upstreamId: string): Promise<Record<string, string> | null> {
-    const rows = await this.prisma.userConnection.findMany({ where: { orgId, upstreamId, status: 'valid' }, orderBy: { updatedAt: 'desc' }, take: 3 });
+    const rows = await this.prisma.userConnection.findMany({
+      where: { orgId, upstreamId, status: 'valid' },
+      orderBy: { updatedAt: 'desc' },
+      take: 3,
+    });
     for (const r of rows) {
       const token = await this.accessTokenFor(orgId, r.userId, upstreamId);
       if (token.ok) return { Authorization: `Bearer ${token.accessToken}` };
@@ -172,7 +195,8 @@ export class UserConnectionService {
         if (!sealed.refreshToken) throw new Error('the authorization server issued no refresh token');
         const upstream = await this.oauth.oauthUpstream(current.orgId, current.upstreamId);
         const client = await this.oauth.clientFor(upstream, null);
-        if (client.client_id !== sealed.clientId) throw new Error('the upstream’s OAuth client changed since the user connected');
+        if (client.client_id !== sealed.clientId)
+          throw new Error('the upstream’s OAuth client changed since the user connected');
         const server = await this.oauth.authServerFor(upstream);
         tokens = await refreshAuthorization(server.authorizationServerUrl, {
           metadata: server.metadata,
@@ -183,14 +207,30 @@ export class UserConnectionService {
         });
       } catch (err) {
         const reason = refreshErrorOf(err);
-        this.logger.warn(`refresh of connection ${current.id} (user ${current.userId}, upstream ${current.upstreamId}) failed: ${reason}`);
-        return this.prisma.userConnection.update({ where: { id: current.id }, data: { status: 'refresh_failed' satisfies ConnectionStatus, lastRefreshError: reason } });
+        this.logger.warn(
+          `refresh of connection ${current.id} (user ${current.userId}, upstream ${current.upstreamId}) failed: ${reason}`,
+        );
+        return this.prisma.userConnection.update({
+          where: { id: current.id },
+          data: { status: 'refresh_failed' satisfies ConnectionStatus, lastRefreshError: reason },
+        });
       }
       this.logger.log(`refreshed connection ${current.id} (user ${current.userId}, upstream ${current.upstreamId})`);
-      return this.storeTokens(current.orgId, current.userId, current.upstreamId, { ...tokens, refresh_token: tokens.refresh_token ?? sealed.refreshToken }, sealed.clientId);
+      return this.storeTokens(
+        current.orgId,
+        current.userId,
+        current.upstreamId,
+        { ...tokens, refresh_token: tokens.refresh_token ?? sealed.refreshToken },
+        sealed.clientId,
+      );
     } finally {
       // Release only our own lock (it may have expired and been taken by another replica).
-      await this.redis.client.eval("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0", 1, lockKey, lockId);
+      await this.redis.client.eval(
+        "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0",
+        1,
+        lockKey,
+        lockId,
+      );
     }
   }
 

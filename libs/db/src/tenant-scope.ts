@@ -4,7 +4,12 @@ import type { TenantLevel } from '@tollgate/kernel';
 export type TenantScope = TenantLevel;
 
 /** Whether a scope id (the org itself, or one of its teams, users or keys) belongs to the org. */
-export async function scopeBelongsToOrg(prisma: Pick<PrismaClient, 'organization' | 'team' | 'user' | 'virtualKey'>, orgId: string, scope: TenantScope, scopeId: string): Promise<boolean> {
+export async function scopeBelongsToOrg(
+  prisma: Pick<PrismaClient, 'organization' | 'team' | 'user' | 'virtualKey'>,
+  orgId: string,
+  scope: TenantScope,
+  scopeId: string,
+): Promise<boolean> {
   switch (scope) {
     case 'ORG':
       return scopeId === orgId && (await prisma.organization.count({ where: { id: orgId } })) > 0;

@@ -8,7 +8,8 @@ export const READ_RESULT_PAGE_TOOL = `${META_NAMESPACE}__read_result_page`;
 
 export const READ_RESULT_PAGE_DEFINITION = {
   name: READ_RESULT_PAGE_TOOL,
-  description: 'Read the next page of a tool result that was too large for one answer (free: the call was already charged).',
+  description:
+    'Read the next page of a tool result that was too large for one answer (free: the call was already charged).',
   inputSchema: {
     type: 'object' as const,
     properties: { handle: { type: 'string' }, cursor: { type: 'string', description: 'From the previous page' } },
@@ -17,7 +18,10 @@ export const READ_RESULT_PAGE_DEFINITION = {
 };
 
 /** Code mode's list: the file-tree and script tools plus search. */
-export const CODE_MODE_TOOL_LIST = [...CODE_MODE_TOOL_DEFINITIONS, ...META_TOOL_DEFINITIONS.filter((d) => d.name === META_TOOL_NAMES.searchTools)];
+export const CODE_MODE_TOOL_LIST = [
+  ...CODE_MODE_TOOL_DEFINITIONS,
+  ...META_TOOL_DEFINITIONS.filter((d) => d.name === META_TOOL_NAMES.searchTools),
+];
 
 export interface AgentToolList {
   tools: Record<string, unknown>[];
@@ -46,7 +50,8 @@ export function agentToolList(
   input: { catalog: DisclosureCatalog; scope: DisclosureScope; fullEntries: () => Record<string, unknown>[] },
 ): AgentToolList {
   if (mode === 'FULL') return withPager(input.fullEntries(), []);
-  const budget = (input.scope.maxTokensCeiling ?? DEFAULT_DISCLOSURE_BUDGETS.initial) - countJsonTokens(READ_RESULT_PAGE_DEFINITION);
+  const budget =
+    (input.scope.maxTokensCeiling ?? DEFAULT_DISCLOSURE_BUDGETS.initial) - countJsonTokens(READ_RESULT_PAGE_DEFINITION);
   const initial = input.catalog.initialToolList(input.scope, budget);
   return withPager(initial.tools, initial.hot);
 }

@@ -5,7 +5,12 @@ import { fitScriptAnswer } from './code-mode-tools';
 import { DisclosureTool } from './disclosure-tool';
 
 function tool(namespace: string, name: string, description = `Does ${name}.`): DisclosureTool {
-  return { name: `${namespace}__${name}`, namespace, description, inputSchema: { type: 'object', properties: { id: { type: 'string' }, n: { type: 'integer' } }, required: ['id'] } };
+  return {
+    name: `${namespace}__${name}`,
+    namespace,
+    description,
+    inputSchema: { type: 'object', properties: { id: { type: 'string' }, n: { type: 'integer' } }, required: ['id'] },
+  };
 }
 
 const TOOLS = [
@@ -46,7 +51,10 @@ describe('CodeModeFiles', () => {
   it('should hide tools the caller may not see when a scope is given', () => {
     const scope = { isVisible: (n: string) => !n.startsWith('github__') };
     expect(files.listFiles({}, scope).answer.dirs?.map((d) => d.path)).not.toContain('servers/github/');
-    expect(files.readFiles({ paths: ['servers/github/tool_01.d.ts'] }, scope).answer).toMatchObject({ files: [], unknown: ['servers/github/tool_01.d.ts'] });
+    expect(files.readFiles({ paths: ['servers/github/tool_01.d.ts'] }, scope).answer).toMatchObject({
+      files: [],
+      unknown: ['servers/github/tool_01.d.ts'],
+    });
     expect(files.bindings(scope).map((b) => b.tool)).not.toContain('github__tool_01');
   });
 
@@ -60,9 +68,17 @@ describe('CodeModeFiles', () => {
 
   it('should give clashing and reserved names distinct identifiers that scripts can use', () => {
     const bindings = files.bindings();
-    expect(bindings.find((b) => b.tool === 'everything__get-sum')).toEqual({ tool: 'everything__get-sum', namespace: 'everything', method: 'get_sum' });
+    expect(bindings.find((b) => b.tool === 'everything__get-sum')).toEqual({
+      tool: 'everything__get-sum',
+      namespace: 'everything',
+      method: 'get_sum',
+    });
     expect(bindings.find((b) => b.tool === 'everything__get_sum')?.method).toBe('get_sum_2');
-    expect(bindings.find((b) => b.tool === 'my-server__new')).toEqual({ tool: 'my-server__new', namespace: 'my_server', method: 'new_' });
+    expect(bindings.find((b) => b.tool === 'my-server__new')).toEqual({
+      tool: 'my-server__new',
+      namespace: 'my_server',
+      method: 'new_',
+    });
     expect(codeIdentifier('console')).toBe('console_');
     expect(codeIdentifier('3d')).toBe('_3d');
   });

@@ -48,8 +48,16 @@ export interface CodeModeFileContent {
 }
 
 export type ListFilesAnswer = BudgetedAnswer<{ path: string; dirs?: CodeModeDir[]; files?: CodeModeFile[] }>;
-export type ToolDocsAnswer = BudgetedAnswer<{ tools: ServedToolDefinition[]; unknown?: string[]; tooLarge?: { name: string; schemaTokens: number }[] }>;
-export type ReadFilesAnswer = BudgetedAnswer<{ files: CodeModeFileContent[]; unknown?: string[]; tooLarge?: { path: string; tokens: number }[] }>;
+export type ToolDocsAnswer = BudgetedAnswer<{
+  tools: ServedToolDefinition[];
+  unknown?: string[];
+  tooLarge?: { name: string; schemaTokens: number }[];
+}>;
+export type ReadFilesAnswer = BudgetedAnswer<{
+  files: CodeModeFileContent[];
+  unknown?: string[];
+  tooLarge?: { path: string; tokens: number }[];
+}>;
 
 export interface ListFilesRequest {
   /** `servers/` (the servers) or `servers/<server>/` (its stubs); default `servers/`. */
@@ -121,7 +129,9 @@ export class CodeModeFiles {
   constructor(tools: readonly DisclosureTool[]) {
     const taken = new Map<string, Set<string>>();
     for (const tool of [...tools].sort((a, b) => compareNames(a.name, b.name))) {
-      const toolName = tool.name.startsWith(`${tool.namespace}__`) ? tool.name.slice(tool.namespace.length + 2) : tool.name;
+      const toolName = tool.name.startsWith(`${tool.namespace}__`)
+        ? tool.name.slice(tool.namespace.length + 2)
+        : tool.name;
       const namespace = codeIdentifier(tool.namespace);
       const methods = taken.get(namespace) ?? new Set<string>();
       taken.set(namespace, methods);
@@ -159,12 +169,17 @@ export class CodeModeFiles {
     const after = request.cursor === undefined ? undefined : decodeNameCursor(request.cursor);
     const below = this.visible(scope).filter((e) => e.path.startsWith(path));
     if (path !== SERVERS_DIR && below.length === 0) {
-      throw new DisclosureException(DisclosureExceptionCode.InvalidRequest, `No directory ${path}; list ${SERVERS_DIR} to see the servers.`);
+      throw new DisclosureException(
+        DisclosureExceptionCode.InvalidRequest,
+        `No directory ${path}; list ${SERVERS_DIR} to see the servers.`,
+      );
     }
     if (path === SERVERS_DIR && !request.recursive) {
       const counts = new Map<string, number>();
       for (const e of below) counts.set(e.dir, (counts.get(e.dir) ?? 0) + 1);
-      const dirs = [...counts.entries()].map(([p, files]) => ({ path: p, files })).filter((d) => after === undefined || compareNames(d.path, after) > 0);
+      const dirs = [...counts.entries()]
+        .map(([p, files]) => ({ path: p, files }))
+        .filter((d) => after === undefined || compareNames(d.path, after) > 0);
       const page = budgetedPage({
         items: dirs,
         maxTokens,
@@ -175,7 +190,9 @@ export class CodeModeFiles {
       });
       return { answer: page.answer, json: page.json };
     }
-    const files = below.filter((e) => (request.recursive || e.dir === path) && (after === undefined || compareNames(e.path, after) > 0));
+    const files = below.filter(
+      (e) => (request.recursive || e.dir === path) && (after === undefined || compareNames(e.path, after) > 0),
+    );
     const page = budgetedPage({
       items: files,
       maxTokens,
@@ -190,10 +207,13 @@ export class CodeModeFiles {
   /** Stub files by path (or tool name), in path order; unknown and invisible ones in `unknown`. */
   readFiles(request: ReadFilesRequest, scope: DisclosureScope = {}): { answer: ReadFilesAnswer; json: string } {
     const maxTokens = effectiveMaxTokens(request.maxTokens, CODE_MODE_BUDGETS.readFiles, scope.maxTokensCeiling);
-    if (request.paths.length === 0) throw new DisclosureException(DisclosureExceptionCode.InvalidRequest, 'paths must name at least one file.');
+    if (request.paths.length === 0)
+      throw new DisclosureException(DisclosureExceptionCode.InvalidRequest, 'paths must name at least one file.');
     const { found, unknown } = this.lookUp(request.paths, scope);
     const after = request.cursor === undefined ? undefined : decodeNameCursor(request.cursor);
-    const items = [...found].sort((a, b) => compareNames(a.path, b.path)).filter((e) => after === undefined || compareNames(e.path, after) > 0);
+    const items = [...found]
+      .sort((a, b) => compareNames(a.path, b.path))
+      .filter((e) => after === undefined || compareNames(e.path, after) > 0);
     const page = budgetedPage({
       items,
       maxTokens,
@@ -201,7 +221,11 @@ export class CodeModeFiles {
       itemTokens: (e) => (e.contentTokens ??= countJsonTokens({ path: e.path, content: this.stub(e) })),
       cursorAfter: (e) => encodeNameCursor(e.path),
       envelope: (rendered, tooLarge) => {
-        const body: { files: CodeModeFileContent[]; unknown?: string[]; tooLarge?: { path: string; tokens: number }[] } = { files: rendered as CodeModeFileContent[] };
+        const body: {
+          files: CodeModeFileContent[];
+          unknown?: string[];
+          tooLarge?: { path: string; tokens: number }[];
+        } = { files: rendered as CodeModeFileContent[] };
         if (unknown.length && request.cursor === undefined) body.unknown = unknown;
         if (tooLarge.length) body.tooLarge = tooLarge.map((e) => ({ path: e.path, tokens: e.contentTokens ?? 0 }));
         return body;
@@ -213,10 +237,13 @@ export class CodeModeFiles {
   /** Full definitions (description and JSON schema) by stub path or tool name, in name order. */
   readDocs(request: ReadFilesRequest, scope: DisclosureScope = {}): { answer: ToolDocsAnswer; json: string } {
     const maxTokens = effectiveMaxTokens(request.maxTokens, CODE_MODE_BUDGETS.readDocs, scope.maxTokensCeiling);
-    if (request.paths.length === 0) throw new DisclosureException(DisclosureExceptionCode.InvalidRequest, 'paths must name at least one tool.');
+    if (request.paths.length === 0)
+      throw new DisclosureException(DisclosureExceptionCode.InvalidRequest, 'paths must name at least one tool.');
     const { found, unknown } = this.lookUp(request.paths, scope);
     const after = request.cursor === undefined ? undefined : decodeNameCursor(request.cursor);
-    const items = [...found].sort((a, b) => compareNames(a.tool.name, b.tool.name)).filter((e) => after === undefined || compareNames(e.tool.name, after) > 0);
+    const items = [...found]
+      .sort((a, b) => compareNames(a.tool.name, b.tool.name))
+      .filter((e) => after === undefined || compareNames(e.tool.name, after) > 0);
     const page = budgetedPage({
       items,
       maxTokens,
@@ -224,9 +251,17 @@ export class CodeModeFiles {
       itemTokens: (e) => e.tool.schemaTokens ?? countJsonTokens(servedDefinition(e.tool)),
       cursorAfter: (e) => encodeNameCursor(e.tool.name),
       envelope: (rendered, tooLarge) => {
-        const body: { tools: ServedToolDefinition[]; unknown?: string[]; tooLarge?: { name: string; schemaTokens: number }[] } = { tools: rendered as ServedToolDefinition[] };
+        const body: {
+          tools: ServedToolDefinition[];
+          unknown?: string[];
+          tooLarge?: { name: string; schemaTokens: number }[];
+        } = { tools: rendered as ServedToolDefinition[] };
         if (unknown.length && request.cursor === undefined) body.unknown = unknown;
-        if (tooLarge.length) body.tooLarge = tooLarge.map((e) => ({ name: e.tool.name, schemaTokens: e.tool.schemaTokens ?? countJsonTokens(servedDefinition(e.tool)) }));
+        if (tooLarge.length)
+          body.tooLarge = tooLarge.map((e) => ({
+            name: e.tool.name,
+            schemaTokens: e.tool.schemaTokens ?? countJsonTokens(servedDefinition(e.tool)),
+          }));
         return body;
       },
     });
@@ -252,7 +287,11 @@ export class CodeModeFiles {
 
   private stub(entry: StubEntry): string {
     if (entry.content === undefined) {
-      const fn = typedStub({ name: entry.binding.method, description: entry.tool.description ?? entry.tool.title, inputSchema: entry.tool.inputSchema });
+      const fn = typedStub({
+        name: entry.binding.method,
+        description: entry.tool.description ?? entry.tool.title,
+        inputSchema: entry.tool.inputSchema,
+      });
       entry.content = `declare namespace ${entry.binding.namespace} {\n${fn.replace(/^/gm, '  ')}\n}\n`;
     }
     return entry.content;
@@ -272,7 +311,11 @@ function normaliseDir(path: string | undefined): string {
   if (path === undefined || path === '' || path === '/' || path === '.') return SERVERS_DIR;
   const trimmed = path.replace(/^\/+/, '');
   const dir = trimmed.endsWith('/') ? trimmed : `${trimmed}/`;
-  if (!dir.startsWith(SERVERS_DIR)) throw new DisclosureException(DisclosureExceptionCode.InvalidRequest, `Paths start with ${SERVERS_DIR}; got ${path}.`);
+  if (!dir.startsWith(SERVERS_DIR))
+    throw new DisclosureException(
+      DisclosureExceptionCode.InvalidRequest,
+      `Paths start with ${SERVERS_DIR}; got ${path}.`,
+    );
   return dir;
 }
 

@@ -13,10 +13,16 @@ const CURSOR = { type: 'string', description: 'From the previous answer, for the
 export const CODE_MODE_TOOL_DEFINITIONS: readonly ServedToolDefinition[] = [
   {
     name: CODE_MODE_TOOL_NAMES.listFiles,
-    description: 'List the tool stub tree: servers/ gives servers, servers/<server>/ its tools as <tool>.d.ts with a one-line summary.',
+    description:
+      'List the tool stub tree: servers/ gives servers, servers/<server>/ its tools as <tool>.d.ts with a one-line summary.',
     inputSchema: {
       type: 'object',
-      properties: { path: { type: 'string', description: 'Default servers/' }, recursive: { type: 'boolean' }, maxTokens: MAX_TOKENS, cursor: CURSOR },
+      properties: {
+        path: { type: 'string', description: 'Default servers/' },
+        recursive: { type: 'boolean' },
+        maxTokens: MAX_TOKENS,
+        cursor: CURSOR,
+      },
     },
   },
   {
@@ -24,7 +30,16 @@ export const CODE_MODE_TOOL_DEFINITIONS: readonly ServedToolDefinition[] = [
     description: 'Read stub files: the typed TypeScript signature and doc line of each tool.',
     inputSchema: {
       type: 'object',
-      properties: { paths: { type: 'array', items: { type: 'string' }, minItems: 1, description: 'e.g. servers/github/create_issue.d.ts' }, maxTokens: MAX_TOKENS, cursor: CURSOR },
+      properties: {
+        paths: {
+          type: 'array',
+          items: { type: 'string' },
+          minItems: 1,
+          description: 'e.g. servers/github/create_issue.d.ts',
+        },
+        maxTokens: MAX_TOKENS,
+        cursor: CURSOR,
+      },
       required: ['paths'],
     },
   },
@@ -33,7 +48,11 @@ export const CODE_MODE_TOOL_DEFINITIONS: readonly ServedToolDefinition[] = [
     description: 'Full documentation (description and JSON schema) of tools, by stub path or tool name.',
     inputSchema: {
       type: 'object',
-      properties: { paths: { type: 'array', items: { type: 'string' }, minItems: 1 }, maxTokens: MAX_TOKENS, cursor: CURSOR },
+      properties: {
+        paths: { type: 'array', items: { type: 'string' }, minItems: 1 },
+        maxTokens: MAX_TOKENS,
+        cursor: CURSOR,
+      },
       required: ['paths'],
     },
   },
@@ -102,7 +121,11 @@ export const SCRIPT_OUTPUT_LIMIT_CODE = 'SCRIPT_LIMIT_EXCEEDED';
  * the call list's tail, then the returned value (the run is then reported as failed with the
  * value's size, since the calls have run and been charged), then the bulky error details.
  */
-export function fitScriptAnswer(input: ScriptAnswerInput, requestedMaxTokens: number | undefined, ceiling?: number): { answer: ScriptAnswer; json: string } {
+export function fitScriptAnswer(
+  input: ScriptAnswerInput,
+  requestedMaxTokens: number | undefined,
+  ceiling?: number,
+): { answer: ScriptAnswer; json: string } {
   const maxTokens = Math.min(requestedMaxTokens ?? CODE_MODE_BUDGETS.runScript, ceiling ?? Number.POSITIVE_INFINITY);
   const omitted: NonNullable<ScriptAnswer['omitted']> = {};
   if (input.droppedLogChars > 0) omitted.logChars = input.droppedLogChars;
@@ -112,7 +135,15 @@ export function fitScriptAnswer(input: ScriptAnswerInput, requestedMaxTokens: nu
   let error = input.error;
   let result = input.result;
   const build = () => {
-    const body: Omit<ScriptAnswer, 'tokens'> = { ok, ...(result ? { result: result.value } : {}), ...(error ? { error } : {}), logs, calls, costMicros: input.costMicros, durationMs: input.durationMs };
+    const body: Omit<ScriptAnswer, 'tokens'> = {
+      ok,
+      ...(result ? { result: result.value } : {}),
+      ...(error ? { error } : {}),
+      logs,
+      calls,
+      costMicros: input.costMicros,
+      durationMs: input.durationMs,
+    };
     if (Object.keys(omitted).length) body.omitted = { ...omitted };
     return withOwnTokens(body);
   };
@@ -136,12 +167,20 @@ export function fitScriptAnswer(input: ScriptAnswerInput, requestedMaxTokens: nu
   };
   if (logs.length) {
     const all = logs;
-    shrink(all, (kept) => (logs = kept), (n) => (n ? (omitted.logs = n) : delete omitted.logs));
+    shrink(
+      all,
+      (kept) => (logs = kept),
+      (n) => (n ? (omitted.logs = n) : delete omitted.logs),
+    );
     if (built.answer.tokens <= maxTokens) return built;
   }
   if (calls.length) {
     const all = calls;
-    shrink(all, (kept) => (calls = kept), (n) => (n ? (omitted.calls = n) : delete omitted.calls));
+    shrink(
+      all,
+      (kept) => (calls = kept),
+      (n) => (n ? (omitted.calls = n) : delete omitted.calls),
+    );
     if (built.answer.tokens <= maxTokens) return built;
   }
   if (result) {
@@ -168,8 +207,12 @@ export function fitScriptAnswer(input: ScriptAnswerInput, requestedMaxTokens: nu
       if (built.answer.tokens <= maxTokens) return built;
     }
   }
-  throw new DisclosureException(DisclosureExceptionCode.BudgetTooSmall, `maxTokens ${maxTokens} cannot hold even a trimmed script answer (${built.answer.tokens} tokens).`, {
-    maxTokens,
-    minimum: built.answer.tokens,
-  });
+  throw new DisclosureException(
+    DisclosureExceptionCode.BudgetTooSmall,
+    `maxTokens ${maxTokens} cannot hold even a trimmed script answer (${built.answer.tokens} tokens).`,
+    {
+      maxTokens,
+      minimum: built.answer.tokens,
+    },
+  );
 }

@@ -17,7 +17,11 @@ function catalogTools(): DisclosureTool[] {
           name: `${server}__${verb}_${entity}`,
           namespace: server,
           description: `${verb} a ${entity} in ${server} billing. Longer text follows here.`,
-          inputSchema: { type: 'object', properties: { id: { type: 'string', description: `Id of the ${entity}` } }, required: ['id'] },
+          inputSchema: {
+            type: 'object',
+            properties: { id: { type: 'string', description: `Id of the ${entity}` } },
+            required: ['id'],
+          },
           tierScore: (verb.length * 7 + entity.length) % 13,
           priceMicros: 1_500n,
           tier: 'warm',
@@ -87,7 +91,10 @@ describe('DisclosureCatalog', () => {
     const catalog = new DisclosureCatalog(catalogTools());
     for (const maxTokens of [100, 250, 700]) {
       const search = catalog.searchTools({ query: 'create invoice', maxTokens });
-      const schemas = catalog.getToolSchemas({ names: ['acme__get_invoice', 'nope__x', 'globex__list_chart'], maxTokens });
+      const schemas = catalog.getToolSchemas({
+        names: ['acme__get_invoice', 'nope__x', 'globex__list_chart'],
+        maxTokens,
+      });
       const categories = catalog.listCategories({ maxTokens });
       for (const result of [search, schemas, categories]) {
         expect(result.answer.tokens).toBeLessThanOrEqual(maxTokens);
@@ -99,7 +106,10 @@ describe('DisclosureCatalog', () => {
 
   it('should cap the budget at the policy ceiling when the caller asks for more', () => {
     const catalog = new DisclosureCatalog(catalogTools());
-    const { answer } = catalog.searchTools({ query: 'invoice', maxTokens: 10_000, limit: 50 }, { maxTokensCeiling: 200 });
+    const { answer } = catalog.searchTools(
+      { query: 'invoice', maxTokens: 10_000, limit: 50 },
+      { maxTokensCeiling: 200 },
+    );
     expect(answer.tokens).toBeLessThanOrEqual(200);
     expect(answer.hasMore).toBe(true);
   });
@@ -121,25 +131,38 @@ describe('DisclosureCatalog', () => {
   it('should hide tools the caller may not see when a scope is given', () => {
     const catalog = new DisclosureCatalog(catalogTools());
     const scope = { isVisible: (name: string) => name.startsWith('acme__') };
-    expect(catalog.searchTools({ query: 'invoice', limit: 50, maxTokens: 5000 }, scope).answer.tools.every((t) => t.name.startsWith('acme__'))).toBe(true);
-    expect(catalog.getToolSchemas({ names: ['globex__get_invoice'] }, scope).answer.unknown).toEqual(['globex__get_invoice']);
+    expect(
+      catalog
+        .searchTools({ query: 'invoice', limit: 50, maxTokens: 5000 }, scope)
+        .answer.tools.every((t) => t.name.startsWith('acme__')),
+    ).toBe(true);
+    expect(catalog.getToolSchemas({ names: ['globex__get_invoice'] }, scope).answer.unknown).toEqual([
+      'globex__get_invoice',
+    ]);
   });
 
   it('should rank, score and page a search exactly alike when tools the caller cannot see are added', () => {
     const acmeOnly = { isVisible: (name: string) => name.startsWith('acme__') };
     const visibleTools = catalogTools().filter((t) => acmeOnly.isVisible(t.name));
     // Invisible tools that match the queries well, on a server of their own and on the others.
-    const hidden: DisclosureTool[] = ['export_invoice_report', 'customer_invoice_export', 'report_chart'].map((short) => ({
-      name: `hidden__${short}`,
-      namespace: 'hidden',
-      description: `${short.replace(/_/g, ' ')} for a customer invoice report as a spreadsheet`,
-      inputSchema: { type: 'object' },
-    }));
+    const hidden: DisclosureTool[] = ['export_invoice_report', 'customer_invoice_export', 'report_chart'].map(
+      (short) => ({
+        name: `hidden__${short}`,
+        namespace: 'hidden',
+        description: `${short.replace(/_/g, ' ')} for a customer invoice report as a spreadsheet`,
+        inputSchema: { type: 'object' },
+      }),
+    );
     const alone = new DisclosureCatalog(visibleTools);
     const among = new DisclosureCatalog(catalogTools());
     const amongMore = new DisclosureCatalog([...catalogTools(), ...hidden]);
     // 'spreadsheet': a word only the invisible tools have.
-    for (const query of ['export invoice report for a customer', 'chart', 'delete ticket', 'customer invoice spreadsheet']) {
+    for (const query of [
+      'export invoice report for a customer',
+      'chart',
+      'delete ticket',
+      'customer invoice spreadsheet',
+    ]) {
       const expected = searchPages(alone, query);
       expect(expected.length).toBeGreaterThan(1);
       expect(searchPages(among, query, acmeOnly)).toEqual(expected);
@@ -149,7 +172,10 @@ describe('DisclosureCatalog', () => {
     const { answer } = amongMore.searchTools({ query: 'export invoice report', maxTokens: 150 }, acmeOnly);
     const cursor = decodeSearchCursor(answer.cursor ?? '');
     expect(cursor.stats.docCount).toBe(visibleTools.length);
-    expect(cursor.stats).toEqual(decodeSearchCursor(alone.searchTools({ query: 'export invoice report', maxTokens: 150 }).answer.cursor ?? '').stats);
+    expect(cursor.stats).toEqual(
+      decodeSearchCursor(alone.searchTools({ query: 'export invoice report', maxTokens: 150 }).answer.cursor ?? '')
+        .stats,
+    );
   });
 
   it('should keep the initial tool list within its budget with the meta-tools in it', () => {

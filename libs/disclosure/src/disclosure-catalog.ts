@@ -7,7 +7,14 @@ import { DisclosureTool, ServedToolDefinition, ToolTier, compareNames, servedDef
 import { pickHotList } from './hot-list';
 import { META_TOOL_DEFINITIONS } from './meta-tools';
 import { compareHits, SearchHit, ToolSearchIndex, ToolSearchOptions } from './tool-search-index';
-import { DEFAULT_SUMMARY_CHARS, guessCategory, oneLineSummary, parameterSignature, simplifyParameters, typedStub } from './tool-summary';
+import {
+  DEFAULT_SUMMARY_CHARS,
+  guessCategory,
+  oneLineSummary,
+  parameterSignature,
+  simplifyParameters,
+  typedStub,
+} from './tool-summary';
 
 /** Default budgets in tokens, used when the caller gives no `maxTokens`. */
 export const DEFAULT_DISCLOSURE_BUDGETS = {
@@ -56,7 +63,11 @@ export interface TooLargeEntry {
 
 export type CategoriesAnswer = BudgetedAnswer<{ categories: CategorySummary[] }>;
 export type SearchAnswer = BudgetedAnswer<{ tools: ToolSummary[] }>;
-export type SchemasAnswer = BudgetedAnswer<{ tools: ServedToolDefinition[]; unknown?: string[]; tooLarge?: TooLargeEntry[] }>;
+export type SchemasAnswer = BudgetedAnswer<{
+  tools: ServedToolDefinition[];
+  unknown?: string[];
+  tooLarge?: TooLargeEntry[];
+}>;
 
 /** An answer with the exact JSON its `tokens` were counted on. */
 export interface DisclosureResult<A> {
@@ -113,7 +124,10 @@ export class DisclosureCatalog {
     const summaryChars = options.summaryChars ?? DEFAULT_SUMMARY_CHARS;
     for (const tool of [...tools].sort((a, b) => compareNames(a.name, b.name))) {
       if (this.entries.has(tool.name)) {
-        throw new DisclosureException(DisclosureExceptionCode.InvalidRequest, `Tool ${tool.name} appears twice in the catalog.`);
+        throw new DisclosureException(
+          DisclosureExceptionCode.InvalidRequest,
+          `Tool ${tool.name} appears twice in the catalog.`,
+        );
       }
       const schemaTokens = tool.schemaTokens ?? countJsonTokens(servedDefinition(tool));
       const summary: ToolSummary = {
@@ -124,7 +138,13 @@ export class DisclosureCatalog {
       };
       if (tool.priceMicros !== undefined) summary.priceMicros = tool.priceMicros.toString();
       if (tool.tier !== undefined) summary.tier = tool.tier;
-      this.entries.set(tool.name, { tool, category: guessCategory(tool), schemaTokens, summary, summaryTokens: countJsonTokens(summary) });
+      this.entries.set(tool.name, {
+        tool,
+        category: guessCategory(tool),
+        schemaTokens,
+        summary,
+        summaryTokens: countJsonTokens(summary),
+      });
     }
     this.index = new ToolSearchIndex(
       [...this.entries.values()].map((e) => e.tool),
@@ -151,13 +171,25 @@ export class DisclosureCatalog {
    * The progressive mode's `tools/list`: meta-tools plus the hottest tools that fit in what the
    * budget leaves, counted exactly as sent.
    */
-  initialToolList(scope: DisclosureScope = {}, maxTokens: number = DEFAULT_DISCLOSURE_BUDGETS.initial): InitialToolList {
+  initialToolList(
+    scope: DisclosureScope = {},
+    maxTokens: number = DEFAULT_DISCLOSURE_BUDGETS.initial,
+  ): InitialToolList {
     const budget = effectiveMaxTokens(maxTokens, DEFAULT_DISCLOSURE_BUDGETS.initial, scope.maxTokensCeiling);
     const metaTokens = countJsonTokens({ tools: META_TOOL_DEFINITIONS });
     if (metaTokens > budget) {
-      throw new DisclosureException(DisclosureExceptionCode.BudgetTooSmall, `The meta-tools alone take ${metaTokens} tokens.`, { maxTokens: budget, minimum: metaTokens });
+      throw new DisclosureException(
+        DisclosureExceptionCode.BudgetTooSmall,
+        `The meta-tools alone take ${metaTokens} tokens.`,
+        { maxTokens: budget, minimum: metaTokens },
+      );
     }
-    const candidates = this.visibleEntries(scope).map((e) => ({ name: e.tool.name, tierScore: e.tool.tierScore, schemaTokens: e.schemaTokens, tool: e.tool }));
+    const candidates = this.visibleEntries(scope).map((e) => ({
+      name: e.tool.name,
+      tierScore: e.tool.tierScore,
+      schemaTokens: e.schemaTokens,
+      tool: e.tool,
+    }));
     const hot = pickHotList(candidates, budget - metaTokens).tools;
     for (;;) {
       const tools = [...hot.map((h) => servedDefinition(h.tool)), ...META_TOOL_DEFINITIONS];
@@ -169,7 +201,11 @@ export class DisclosureCatalog {
 
   /** T1: categories with their servers and tool counts, by name. */
   listCategories(request: PageRequest = {}, scope: DisclosureScope = {}): DisclosureResult<CategoriesAnswer> {
-    const maxTokens = effectiveMaxTokens(request.maxTokens, DEFAULT_DISCLOSURE_BUDGETS.categories, scope.maxTokensCeiling);
+    const maxTokens = effectiveMaxTokens(
+      request.maxTokens,
+      DEFAULT_DISCLOSURE_BUDGETS.categories,
+      scope.maxTokensCeiling,
+    );
     const groups = new Map<string, { tools: number; servers: Set<string> }>();
     for (const entry of this.visibleEntries(scope)) {
       let group = groups.get(entry.category);
@@ -212,8 +248,15 @@ export class DisclosureCatalog {
     let after: SearchHit | undefined;
     if (request.cursor !== undefined) {
       const cursor = decodeSearchCursor(request.cursor);
-      if (cursor.check !== check || cursor.stats.docFrequencies.length !== terms.length || cursor.stats.avgLengths.length !== stats.avgLengths.length) {
-        throw new DisclosureException(DisclosureExceptionCode.InvalidCursor, 'The cursor belongs to another query; repeat the search without it.');
+      if (
+        cursor.check !== check ||
+        cursor.stats.docFrequencies.length !== terms.length ||
+        cursor.stats.avgLengths.length !== stats.avgLengths.length
+      ) {
+        throw new DisclosureException(
+          DisclosureExceptionCode.InvalidCursor,
+          'The cursor belongs to another query; repeat the search without it.',
+        );
       }
       ({ stats, after } = cursor);
     }
@@ -256,7 +299,9 @@ export class DisclosureCatalog {
       itemTokens: (e) => e.schemaTokens,
       cursorAfter: (e) => encodeNameCursor(e.tool.name),
       envelope: (rendered, tooLarge) => {
-        const body: { tools: ServedToolDefinition[]; unknown?: string[]; tooLarge?: TooLargeEntry[] } = { tools: rendered as ServedToolDefinition[] };
+        const body: { tools: ServedToolDefinition[]; unknown?: string[]; tooLarge?: TooLargeEntry[] } = {
+          tools: rendered as ServedToolDefinition[],
+        };
         if (unknown.length && request.cursor === undefined) body.unknown = unknown;
         if (tooLarge.length) body.tooLarge = tooLarge.map((e) => ({ name: e.tool.name, schemaTokens: e.schemaTokens }));
         return body;

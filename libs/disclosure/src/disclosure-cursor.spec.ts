@@ -4,7 +4,11 @@ import { DisclosureException } from './disclosure.exception';
 
 describe('disclosure cursors', () => {
   it('should give back the search key and statistics when a cursor is decoded', () => {
-    const cursor = { check: 'ab12cd', after: { name: 'a~b__c', score: 1234567 }, stats: { docCount: 527, avgLengths: [2.1, 1, 0, 12.4, 8, 3], docFrequencies: [3, 0, 12] } };
+    const cursor = {
+      check: 'ab12cd',
+      after: { name: 'a~b__c', score: 1234567 },
+      stats: { docCount: 527, avgLengths: [2.1, 1, 0, 12.4, 8, 3], docFrequencies: [3, 0, 12] },
+    };
     expect(decodeSearchCursor(encodeSearchCursor(cursor))).toEqual(cursor);
   });
 

@@ -55,10 +55,14 @@ export function decodeSearchCursor(cursor: string): SearchCursor {
   };
   const after: SearchHit = { name, score: Number(score) };
   const numbers = [after.score, stats.docCount, ...stats.avgLengths, ...stats.docFrequencies];
-  if (!name || numbers.some((n) => !Number.isFinite(n) || n < 0) || !Number.isInteger(after.score)) throw invalidCursor();
+  if (!name || numbers.some((n) => !Number.isFinite(n) || n < 0) || !Number.isInteger(after.score))
+    throw invalidCursor();
   return { check, after, stats };
 }
 
 function invalidCursor(): DisclosureException {
-  return new DisclosureException(DisclosureExceptionCode.InvalidCursor, 'The cursor is not one this server issued; repeat the request without it.');
+  return new DisclosureException(
+    DisclosureExceptionCode.InvalidCursor,
+    'The cursor is not one this server issued; repeat the request without it.',
+  );
 }

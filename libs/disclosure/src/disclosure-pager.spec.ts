@@ -3,7 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { budgetedPage, effectiveMaxTokens } from './disclosure-pager';
 import { DisclosureException } from './disclosure.exception';
 
-const items = Array.from({ length: 40 }, (_, i) => ({ name: `tool_${String(i).padStart(2, '0')}`, text: 'some words about the tool '.repeat(1 + (i % 4)) }));
+const items = Array.from({ length: 40 }, (_, i) => ({
+  name: `tool_${String(i).padStart(2, '0')}`,
+  text: 'some words about the tool '.repeat(1 + (i % 4)),
+}));
 
 function page(maxTokens: number, from = 0) {
   return budgetedPage({
@@ -12,7 +15,10 @@ function page(maxTokens: number, from = 0) {
     render: (item) => item,
     itemTokens: (item) => countTokens(JSON.stringify(item)),
     cursorAfter: (item) => `n1~${item.name}`,
-    envelope: (rendered, tooLarge) => ({ tools: rendered, ...(tooLarge.length ? { tooLarge: tooLarge.map((t) => t.name) } : {}) }),
+    envelope: (rendered, tooLarge) => ({
+      tools: rendered,
+      ...(tooLarge.length ? { tooLarge: tooLarge.map((t) => t.name) } : {}),
+    }),
   });
 }
 

@@ -50,10 +50,14 @@ export function budgetedPage<T, E extends object>(input: BudgetedPageInput<T, E>
   const limit = input.limit ?? Number.POSITIVE_INFINITY;
   const empty = finalise(input, [], [], 0);
   if (empty.answer.tokens > maxTokens) {
-    throw new DisclosureException(DisclosureExceptionCode.BudgetTooSmall, `maxTokens ${maxTokens} cannot hold even an empty answer (${empty.answer.tokens} tokens).`, {
-      maxTokens,
-      minimum: empty.answer.tokens,
-    });
+    throw new DisclosureException(
+      DisclosureExceptionCode.BudgetTooSmall,
+      `maxTokens ${maxTokens} cannot hold even an empty answer (${empty.answer.tokens} tokens).`,
+      {
+        maxTokens,
+        minimum: empty.answer.tokens,
+      },
+    );
   }
   // Estimate: the empty answer plus each item and its comma; a cursor of similar size.
   const cursorEstimate = items.length ? countTokens(input.cursorAfter(items[0])) + 8 : 0;
@@ -96,12 +100,21 @@ export function budgetedPage<T, E extends object>(input: BudgetedPageInput<T, E>
     page = candidate;
   }
   if (page.answer.tokens > maxTokens) {
-    throw new DisclosureException(DisclosureExceptionCode.BudgetTooSmall, `maxTokens ${maxTokens} cannot hold a page of this answer.`, { maxTokens });
+    throw new DisclosureException(
+      DisclosureExceptionCode.BudgetTooSmall,
+      `maxTokens ${maxTokens} cannot hold a page of this answer.`,
+      { maxTokens },
+    );
   }
   return page;
 }
 
-function finalise<T, E extends object>(input: BudgetedPageInput<T, E>, shown: T[], tooLarge: T[], consumed: number): BudgetedPage<E> {
+function finalise<T, E extends object>(
+  input: BudgetedPageInput<T, E>,
+  shown: T[],
+  tooLarge: T[],
+  consumed: number,
+): BudgetedPage<E> {
   const hasMore = consumed < input.items.length;
   const body = input.envelope(shown.map(input.render), tooLarge);
   const tail: Omit<PageTail, 'tokens'> = { hasMore };
@@ -131,7 +144,9 @@ function digitTokens(n: number): number {
 export function effectiveMaxTokens(requested: number | undefined, fallback: number, ceiling?: number): number {
   const wanted = requested ?? fallback;
   if (!Number.isInteger(wanted) || wanted <= 0) {
-    throw new DisclosureException(DisclosureExceptionCode.InvalidRequest, 'maxTokens must be a positive integer.', { maxTokens: String(wanted) });
+    throw new DisclosureException(DisclosureExceptionCode.InvalidRequest, 'maxTokens must be a positive integer.', {
+      maxTokens: String(wanted),
+    });
   }
   return ceiling === undefined ? wanted : Math.min(wanted, ceiling);
 }

@@ -20,12 +20,26 @@ describe('disclosure view rules', () => {
   });
 
   it('should take the smallest answer ceiling of the levels', () => {
-    expect(answerTokenCeiling([{ scope: 'ORG', disclosureMode: null, maxAnswerTokens: 900 }, { scope: 'KEY', disclosureMode: null, maxAnswerTokens: 600 }])).toBe(600);
+    expect(
+      answerTokenCeiling([
+        { scope: 'ORG', disclosureMode: null, maxAnswerTokens: 900 },
+        { scope: 'KEY', disclosureMode: null, maxAnswerTokens: 600 },
+      ]),
+    ).toBe(600);
     expect(answerTokenCeiling([{ scope: 'ORG', disclosureMode: null, maxAnswerTokens: null }])).toBeUndefined();
   });
 
   it('should list a tool under its exposed name with its price in _meta', () => {
-    const entry = listedToolEntry({ name: 'echo', inputSchema: { type: 'object' } }, 'fx__echo', { perCallMicros: 2_000n, perOutputTokenMicros: 0n, acceptReportedCost: false, reportedCostCapMicros: 5n });
-    expect(entry).toEqual({ name: 'fx__echo', inputSchema: { type: 'object' }, _meta: { 'tollgate/price': { perCallMicros: 2_000, perOutputTokenMicros: 0, reportedCostCapMicros: 0 } } });
+    const entry = listedToolEntry({ name: 'echo', inputSchema: { type: 'object' } }, 'fx__echo', {
+      perCallMicros: 2_000n,
+      perOutputTokenMicros: 0n,
+      acceptReportedCost: false,
+      reportedCostCapMicros: 5n,
+    });
+    expect(entry).toEqual({
+      name: 'fx__echo',
+      inputSchema: { type: 'object' },
+      _meta: { 'tollgate/price': { perCallMicros: 2_000, perOutputTokenMicros: 0, reportedCostCapMicros: 0 } },
+    });
   });
 });

@@ -21,7 +21,10 @@ export interface DisclosurePolicyLevel {
 }
 
 /** The mode asked for: the key's own, else the most specific policy's, else AUTO. */
-export function requestedDisclosureMode(keyMode: RequestedDisclosureMode | null, levels: readonly DisclosurePolicyLevel[]): RequestedDisclosureMode {
+export function requestedDisclosureMode(
+  keyMode: RequestedDisclosureMode | null,
+  levels: readonly DisclosurePolicyLevel[],
+): RequestedDisclosureMode {
   if (keyMode) return keyMode;
   for (const scope of SCOPE_ORDER) {
     const mode = levels.find((l) => l.scope === scope)?.disclosureMode;
@@ -31,7 +34,11 @@ export function requestedDisclosureMode(keyMode: RequestedDisclosureMode | null,
 }
 
 /** AUTO is FULL when the plain list is small enough, else PROGRESSIVE; other modes stand. */
-export function resolveAutoMode(requested: RequestedDisclosureMode, plainListTokens: number, autoFullMaxTokens = AUTO_FULL_MAX_TOKENS): Exclude<RequestedDisclosureMode, 'AUTO'> {
+export function resolveAutoMode(
+  requested: RequestedDisclosureMode,
+  plainListTokens: number,
+  autoFullMaxTokens = AUTO_FULL_MAX_TOKENS,
+): Exclude<RequestedDisclosureMode, 'AUTO'> {
   if (requested !== 'AUTO') return requested;
   return plainListTokens <= autoFullMaxTokens ? 'FULL' : 'PROGRESSIVE';
 }
@@ -79,7 +86,11 @@ export interface ListedPrice {
 }
 
 /** A full-mode `tools/list` entry: the pinned definition under its exposed name, with its price. */
-export function listedToolEntry(definition: object, exposedName: string, price: ListedPrice | null): Record<string, unknown> {
+export function listedToolEntry(
+  definition: object,
+  exposedName: string,
+  price: ListedPrice | null,
+): Record<string, unknown> {
   return {
     ...definition,
     name: exposedName,

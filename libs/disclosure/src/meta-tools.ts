@@ -40,7 +40,11 @@ export const META_TOOL_DEFINITIONS: readonly ServedToolDefinition[] = [
     description: 'Full input schemas of tools by name, to call them.',
     inputSchema: {
       type: 'object',
-      properties: { names: { type: 'array', items: { type: 'string' }, minItems: 1 }, maxTokens: MAX_TOKENS, cursor: CURSOR },
+      properties: {
+        names: { type: 'array', items: { type: 'string' }, minItems: 1 },
+        maxTokens: MAX_TOKENS,
+        cursor: CURSOR,
+      },
       required: ['names'],
     },
   },

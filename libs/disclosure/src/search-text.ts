@@ -56,7 +56,8 @@ function cjkBigrams(run: string): string[] {
 export function stem(word: string): string {
   if (word.length <= 3 || CJK_CHAR.test(word) || /\d/.test(word)) return word;
   let w = word;
-  if (w.endsWith('est') && w.length > 6 && /(tt|gg|st)est$/.test(w)) w = w.slice(0, w.endsWith('ttest') || w.endsWith('ggest') ? -4 : -3);
+  if (w.endsWith('est') && w.length > 6 && /(tt|gg|st)est$/.test(w))
+    w = w.slice(0, w.endsWith('ttest') || w.endsWith('ggest') ? -4 : -3);
   if (w.endsWith('ies') && w.length > 4) w = `${w.slice(0, -3)}y`;
   else if (w.endsWith('sses')) w = w.slice(0, -2);
   else if (/(ches|shes|xes|zes)$/.test(w)) w = w.slice(0, -2);
@@ -182,11 +183,28 @@ export const ACTION_CLASSES: Readonly<Record<string, readonly string[]>> = {
   create: ['create', 'new', 'make', 'add', 'generate'],
   delete: ['delete', 'remove', 'erase', 'drop', 'destroy'],
   update: ['update', 'edit', 'modify', 'change', 'rename', 'set'],
-  read: ['get', 'fetch', 'retrieve', 'read', 'show', 'see', 'view', 'list', 'enumerate', 'find', 'search', 'lookup', 'look', 'query'],
+  read: [
+    'get',
+    'fetch',
+    'retrieve',
+    'read',
+    'show',
+    'see',
+    'view',
+    'list',
+    'enumerate',
+    'find',
+    'search',
+    'lookup',
+    'look',
+    'query',
+  ],
 };
 
 /** Action class keyed by stemmed verb. */
-export function buildActionMap(classes: Readonly<Record<string, readonly string[]>> = ACTION_CLASSES): Map<string, string> {
+export function buildActionMap(
+  classes: Readonly<Record<string, readonly string[]>> = ACTION_CLASSES,
+): Map<string, string> {
   const map = new Map<string, string>();
   for (const [action, verbs] of Object.entries(classes)) for (const verb of verbs) map.set(stem(verb), action);
   return map;

@@ -7,7 +7,11 @@ import { profileTool } from './tool-profile';
 const tool = {
   name: 'github__create_issue',
   description: 'Create a new issue in a GitHub repository. Needs push access.',
-  inputSchema: { type: 'object', properties: { owner: { type: 'string' }, repo: { type: 'string' }, title: { type: 'string' } }, required: ['owner', 'repo', 'title'] },
+  inputSchema: {
+    type: 'object',
+    properties: { owner: { type: 'string' }, repo: { type: 'string' }, title: { type: 'string' } },
+    required: ['owner', 'repo', 'title'],
+  },
 };
 
 describe('profileTool', () => {

@@ -1,6 +1,13 @@
 import { TokenEncodingName, countJsonTokens, countTokens } from '@tollgate/tokens';
 import { JsonSchema } from './disclosure-tool';
-import { DEFAULT_SUMMARY_CHARS, guessCategory, oneLineSummary, parameterSignature, simplifyParameters, typedStub } from './tool-summary';
+import {
+  DEFAULT_SUMMARY_CHARS,
+  guessCategory,
+  oneLineSummary,
+  parameterSignature,
+  simplifyParameters,
+  typedStub,
+} from './tool-summary';
 
 /** What the profile of one tool is computed from: its exposed name and served definition. */
 export interface ToolProfileInput {
@@ -31,11 +38,19 @@ export interface ToolProfile {
  */
 export function profileTool(tool: ToolProfileInput, encoding?: TokenEncodingName): ToolProfile {
   const summary = oneLineSummary(tool.description ?? tool.title, DEFAULT_SUMMARY_CHARS);
-  const entry = { name: tool.name, summary, params: parameterSignature(simplifyParameters(tool.inputSchema)), schemaTokens: tool.schemaTokens };
+  const entry = {
+    name: tool.name,
+    summary,
+    params: parameterSignature(simplifyParameters(tool.inputSchema)),
+    schemaTokens: tool.schemaTokens,
+  };
   return {
     summary,
     category: guessCategory({ name: tool.name, description: tool.description }),
     summaryTokens: countJsonTokens(entry, encoding),
-    stubTokens: countTokens(typedStub({ name: tool.name, description: tool.description ?? tool.title, inputSchema: tool.inputSchema }), encoding),
+    stubTokens: countTokens(
+      typedStub({ name: tool.name, description: tool.description ?? tool.title, inputSchema: tool.inputSchema }),
+      encoding,
+    ),
   };
 }

@@ -33,17 +33,25 @@ describe('ToolSearchIndex', () => {
   });
 
   it('should keep only matching tools when filtered by category or server', () => {
-    expect(search('chart', { category: 'visualization' })).toEqual(['chart__generate_line_chart', 'chart__generate_pie_chart']);
+    expect(search('chart', { category: 'visualization' })).toEqual([
+      'chart__generate_line_chart',
+      'chart__generate_pie_chart',
+    ]);
     expect(search('pull requests', { namespace: 'gitlab' })).toEqual(['gitlab__list_pull_requests']);
   });
 
   it('should rank identically when run twice', () => {
-    expect(index.search(index.queryTerms('chart of a city'))).toEqual(index.search(index.queryTerms('chart of a city')));
+    expect(index.search(index.queryTerms('chart of a city'))).toEqual(
+      index.search(index.queryTerms('chart of a city')),
+    );
   });
 
   it('should score through a view exactly as an index of only the visible tools when others are hidden', () => {
     const visible = (name: string) => !name.startsWith('chart__generate_line') && !name.startsWith('gitlab__');
-    const alone = new ToolSearchIndex(tools.filter((t) => visible(t.name)), guessCategory);
+    const alone = new ToolSearchIndex(
+      tools.filter((t) => visible(t.name)),
+      guessCategory,
+    );
     const view = index.view(visible);
     expect(view.docCount).toBe(alone.size);
     // 'line series': words only a hidden tool has.

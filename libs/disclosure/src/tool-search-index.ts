@@ -65,7 +65,6 @@ export interface QueryTerm {
   source?: number;
 }
 
-
 /**
  * Collection statistics a ranking used, over the tools the caller may see (never the others). A
  * cursor carries them so that the next page ranks the surviving tools exactly as the first page
@@ -128,7 +127,11 @@ export class ToolSearchIndex {
   private readonly actionMismatchPenalty: number;
   private readonly actions = buildActionMap();
 
-  constructor(tools: readonly DisclosureTool[], categoryOf: (tool: DisclosureTool) => string, options: ToolSearchOptions = {}) {
+  constructor(
+    tools: readonly DisclosureTool[],
+    categoryOf: (tool: DisclosureTool) => string,
+    options: ToolSearchOptions = {},
+  ) {
     const weights = { ...DEFAULT_SEARCH_WEIGHTS, ...options.weights };
     const norm = { ...DEFAULT_LENGTH_NORMALISATION, ...options.lengthNormalisation };
     this.weights = SEARCH_FIELDS.map((f) => weights[f]);
@@ -147,7 +150,14 @@ export class ToolSearchIndex {
       const category = categoryOf(tool);
       const fields = fieldTexts(tool, category).map(analyze);
       const doc = this.docs.length;
-      this.docs.push({ name: tool.name, namespace: tool.namespace, category, lengths: fields.map((terms) => terms.length), nameTerms: new Set(fields[0]).size, action: this.actions.get(fields[0][0] ?? '') });
+      this.docs.push({
+        name: tool.name,
+        namespace: tool.namespace,
+        category,
+        lengths: fields.map((terms) => terms.length),
+        nameTerms: new Set(fields[0]).size,
+        action: this.actions.get(fields[0][0] ?? ''),
+      });
       const counts = new Map<string, number[]>();
       fields.forEach((terms, f) => {
         totals[f] += terms.length;
@@ -232,7 +242,12 @@ export class ToolSearchIndex {
    * The tools of `view` matching the query, best first (score descending, then name). With
    * `stats`, the ranking uses those frozen statistics instead of the live ones (see `SearchStats`).
    */
-  search(terms: readonly QueryTerm[], filter: SearchFilter = {}, view: SearchView = this.everything, stats: SearchStats = this.stats(terms, view)): SearchHit[] {
+  search(
+    terms: readonly QueryTerm[],
+    filter: SearchFilter = {},
+    view: SearchView = this.everything,
+    stats: SearchStats = this.stats(terms, view),
+  ): SearchHit[] {
     const scores = new Float64Array(this.docs.length);
     const touched: number[] = [];
     const { docCount, avgLengths, docFrequencies } = stats;
@@ -303,7 +318,8 @@ export class ToolSearchIndex {
       if (filter.namespace !== undefined && tool.namespace !== filter.namespace) continue;
       let boost = 1;
       if (coverage && coverageMass > 0) boost += (this.coverageBoost * coverage[doc]) / coverageMass;
-      if (nameCover && tool.nameTerms > 0) boost += (this.nameCoverageBoost * Math.min(1, nameCover[doc] / tool.nameTerms));
+      if (nameCover && tool.nameTerms > 0)
+        boost += this.nameCoverageBoost * Math.min(1, nameCover[doc] / tool.nameTerms);
       if (queryAction && tool.action && tool.action !== queryAction) boost *= 1 - this.actionMismatchPenalty;
       const score = Math.round(scores[doc] * boost * SCORE_SCALE);
       if (score > 0) hits.push({ name: tool.name, score });

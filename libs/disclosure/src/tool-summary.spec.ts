@@ -38,7 +38,9 @@ describe('guessCategory', () => {
   });
 
   it('should guess from keywords when no category is given', () => {
-    expect(guessCategory({ name: 'github__list_commits', description: 'List commits of a branch in a repository' })).toBe('Code');
+    expect(
+      guessCategory({ name: 'github__list_commits', description: 'List commits of a branch in a repository' }),
+    ).toBe('Code');
     expect(guessCategory({ name: 'x__thing', description: 'Does something' })).toBe('Miscellaneous');
   });
 });

@@ -36,11 +36,16 @@ function truncate(text: string, maxChars: number): string {
 export function simplifyParameters(schema: JsonSchema): SimplifiedParameter[] {
   const properties = asRecord(schema['properties']);
   if (!properties) return [];
-  const required = new Set(Array.isArray(schema['required']) ? (schema['required'] as unknown[]).filter((r): r is string => typeof r === 'string') : []);
+  const required = new Set(
+    Array.isArray(schema['required'])
+      ? (schema['required'] as unknown[]).filter((r): r is string => typeof r === 'string')
+      : [],
+  );
   const params = Object.entries(properties).map(([name, value]): SimplifiedParameter => {
     const prop = asRecord(value) ?? {};
     const param: SimplifiedParameter = { name, type: shortType(prop), required: required.has(name) };
-    const description = typeof prop['description'] === 'string' ? oneLineSummary(prop['description'], PARAM_DESCRIPTION_CHARS) : '';
+    const description =
+      typeof prop['description'] === 'string' ? oneLineSummary(prop['description'], PARAM_DESCRIPTION_CHARS) : '';
     if (description) param.description = description;
     return param;
   });
@@ -66,17 +71,60 @@ function shortType(prop: Record<string, unknown>): string {
   if (typeof type === 'string') return type === 'integer' ? 'number' : type;
   const variants = (prop['anyOf'] ?? prop['oneOf']) as unknown;
   if (Array.isArray(variants)) {
-    return [...new Set(variants.map((v) => shortType(asRecord(v) ?? {})).filter((t) => t !== 'null'))].join('|') || 'unknown';
+    return (
+      [...new Set(variants.map((v) => shortType(asRecord(v) ?? {})).filter((t) => t !== 'null'))].join('|') || 'unknown'
+    );
   }
   return asRecord(prop['properties']) ? 'object' : 'unknown';
 }
 
 /** Categories the guesser can assign, with the words that point to each. */
 const CATEGORY_KEYWORDS: readonly [string, readonly string[]][] = [
-  ['Code', ['repository', 'repo', 'commit', 'branch', 'pull', 'issue', 'code', 'npm', 'package', 'git', 'docker', 'container', 'workflow', 'release', 'gist', 'dependency', 'library', 'component']],
-  ['Finance', ['stock', 'ticker', 'finance', 'financial', 'crypto', 'currency', 'exchange', 'dividend', 'market', 'invoice', 'payment', 'price']],
+  [
+    'Code',
+    [
+      'repository',
+      'repo',
+      'commit',
+      'branch',
+      'pull',
+      'issue',
+      'code',
+      'npm',
+      'package',
+      'git',
+      'docker',
+      'container',
+      'workflow',
+      'release',
+      'gist',
+      'dependency',
+      'library',
+      'component',
+    ],
+  ],
+  [
+    'Finance',
+    [
+      'stock',
+      'ticker',
+      'finance',
+      'financial',
+      'crypto',
+      'currency',
+      'exchange',
+      'dividend',
+      'market',
+      'invoice',
+      'payment',
+      'price',
+    ],
+  ],
   ['File Access', ['file', 'directory', 'folder', 'pdf', 'document', 'docx', 'excel', 'spreadsheet', 'sheet']],
-  ['Visualization', ['chart', 'diagram', 'graph', 'image', 'icon', 'slide', 'presentation', 'svg', 'canvas', 'drawing']],
+  [
+    'Visualization',
+    ['chart', 'diagram', 'graph', 'image', 'icon', 'slide', 'presentation', 'svg', 'canvas', 'drawing'],
+  ],
   ['Location', ['map', 'geocode', 'route', 'address', 'location', 'coordinates', 'place']],
   ['Entertainment', ['game', 'champion', 'chess', 'music', 'movie', 'player', 'card']],
   ['Communication', ['email', 'message', 'chat', 'channel', 'slack', 'notification', 'comment']],
@@ -122,10 +170,12 @@ export function typedStub(tool: Pick<DisclosureTool, 'name' | 'description' | 'i
 const MAX_STUB_DEPTH = 3;
 
 function tsType(schema: Record<string, unknown>, depth: number): string {
-  if (Array.isArray(schema['enum'])) return (schema['enum'] as unknown[]).map((v) => JSON.stringify(v)).join(' | ') || 'never';
+  if (Array.isArray(schema['enum']))
+    return (schema['enum'] as unknown[]).map((v) => JSON.stringify(v)).join(' | ') || 'never';
   if ('const' in schema) return JSON.stringify(schema['const']);
   const variants = (schema['anyOf'] ?? schema['oneOf']) as unknown;
-  if (Array.isArray(variants)) return variants.map((v) => tsType(asRecord(v) ?? {}, depth + 1)).join(' | ') || 'unknown';
+  if (Array.isArray(variants))
+    return variants.map((v) => tsType(asRecord(v) ?? {}, depth + 1)).join(' | ') || 'unknown';
   const type = schema['type'];
   if (Array.isArray(type)) return type.map((t) => tsType({ ...schema, type: t }, depth)).join(' | ');
   switch (type) {

@@ -10,7 +10,9 @@ export const BOOTSTRAP_TOKEN_ID = 'bootstrap';
 const LAST_USED_WRITE_INTERVAL_MS = 60_000;
 
 /** An admin token as listed: never its secret or hash; its owner resolved to a person when it names one. */
-export type AdminTokenListing = Omit<AdminToken, 'secretHash'> & { owner: { id: string; name: string | null; email: string } | null };
+export type AdminTokenListing = Omit<AdminToken, 'secretHash'> & {
+  owner: { id: string; name: string | null; email: string } | null;
+};
 
 /** Which tokens a list shows: one org's, or (platform admins) every token. */
 export type AdminTokenFilter = { orgId?: string | null; includeRevoked?: boolean };
@@ -54,17 +56,45 @@ export class AdminTokenService {
 
   async resolveAdminToken(secret: string, bootstrapToken: string | undefined): Promise<AdminPrincipal | null> {
     if (bootstrapToken && constantTimeEqual(secret, bootstrapToken)) {
-      const actor: AdminActor = { tokenId: BOOTSTRAP_TOKEN_ID, tokenName: 'bootstrap token', tokenPrefix: null, role: 'PLATFORM_ADMIN', user: null, ownerLabel: 'the operator (BOOTSTRAP_ADMIN_TOKEN)' };
+      const actor: AdminActor = {
+        tokenId: BOOTSTRAP_TOKEN_ID,
+        tokenName: 'bootstrap token',
+        tokenPrefix: null,
+        role: 'PLATFORM_ADMIN',
+        user: null,
+        ownerLabel: 'the operator (BOOTSTRAP_ADMIN_TOKEN)',
+      };
       return { tokenId: BOOTSTRAP_TOKEN_ID, role: 'PLATFORM_ADMIN', orgId: null, teamId: null, userId: null, actor };
     }
     if (!secret.startsWith('tga_')) return null;
-    const token = await this.prisma.adminToken.findUnique({ where: { secretHash: hashSecret(secret, this.config.security.keyHashSecret) } });
+    const token = await this.prisma.adminToken.findUnique({
+      where: { secretHash: hashSecret(secret, this.config.security.keyHashSecret) },
+    });
     const now = Date.now();
     if (!token || token.revokedAt || (token.expiresAt && token.expiresAt.getTime() <= now)) return null;
-    const user = token.userId ? await this.prisma.user.findUnique({ where: { id: token.userId }, select: { id: true, name: true, email: true } }) : null;
+    const user = token.userId
+      ? await this.prisma.user.findUnique({
+          where: { id: token.userId },
+          select: { id: true, name: true, email: true },
+        })
+      : null;
     this.touchLastUsed(token.id, now);
-    const actor: AdminActor = { tokenId: token.id, tokenName: token.name, tokenPrefix: token.prefix, role: token.role, user, ownerLabel: token.ownerLabel };
-    return { tokenId: token.id, role: token.role, orgId: token.orgId, teamId: token.teamId, userId: token.userId, actor };
+    const actor: AdminActor = {
+      tokenId: token.id,
+      tokenName: token.name,
+      tokenPrefix: token.prefix,
+      role: token.role,
+      user,
+      ownerLabel: token.ownerLabel,
+    };
+    return {
+      tokenId: token.id,
+      role: token.role,
+      orgId: token.orgId,
+      teamId: token.teamId,
+      userId: token.userId,
+      actor,
+    };
   }
 
   /** Tokens, newest first, with their owner; never a secret. */
@@ -73,33 +103,65 @@ export class AdminTokenService {
       ...(filter.orgId !== undefined ? { orgId: filter.orgId } : {}),
       ...(filter.includeRevoked ? {} : { revokedAt: null }),
     };
-    const tokens = await this.prisma.adminToken.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], omit: { secretHash: true } });
+    const tokens = await this.prisma.adminToken.findMany({
+      where,
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      omit: { secretHash: true },
+    });
     const userIds = [...new Set(tokens.map((t) => t.userId).filter((id): id is string => id !== null))];
-    const users = await this.prisma.user.findMany({ where: { id: { in: userIds } }, select: { id: true, name: true, email: true } });
+    const users = await this.prisma.user.findMany({
+      where: { id: { in: userIds } },
+      select: { id: true, name: true, email: true },
+    });
     const byId = new Map(users.map((u) => [u.id, u]));
     return tokens.map((t) => ({ ...t, owner: t.userId ? (byId.get(t.userId) ?? null) : null }));
   }
 
   /** One token, or ADMIN_TOKEN_NOT_FOUND; `orgId` scopes the look-up (undefined: any token, for platform admins). */
   async getAdminToken(tokenId: string, orgId?: string | null): Promise<AdminTokenListing> {
-    const token = await this.prisma.adminToken.findFirst({ where: { id: tokenId, ...(orgId !== undefined ? { orgId } : {}) }, omit: { secretHash: true } });
-    if (!token) throw new IdentityException(IdentityExceptionCode.AdminTokenNotFound, `admin token ${tokenId} not found`, 'tokenId');
-    const owner = token.userId ? await this.prisma.user.findUnique({ where: { id: token.userId }, select: { id: true, name: true, email: true } }) : null;
+    const token = await this.prisma.adminToken.findFirst({
+      where: { id: tokenId, ...(orgId !== undefined ? { orgId } : {}) },
+      omit: { secretHash: true },
+    });
+    if (!token)
+      throw new IdentityException(
+        IdentityExceptionCode.AdminTokenNotFound,
+        `admin token ${tokenId} not found`,
+        'tokenId',
+      );
+    const owner = token.userId
+      ? await this.prisma.user.findUnique({
+          where: { id: token.userId },
+          select: { id: true, name: true, email: true },
+        })
+      : null;
     return { ...token, owner };
   }
 
   /** Revokes a token; it is refused from the next request on (tokens are read from the database each time). */
   async revokeAdminToken(tokenId: string, orgId?: string | null): Promise<AdminTokenListing> {
     await this.getAdminToken(tokenId, orgId);
-    await this.prisma.adminToken.updateMany({ where: { id: tokenId, revokedAt: null }, data: { revokedAt: new Date() } });
+    await this.prisma.adminToken.updateMany({
+      where: { id: tokenId, revokedAt: null },
+      data: { revokedAt: new Date() },
+    });
     return this.getAdminToken(tokenId, orgId);
   }
 
   /** Changes a live token's name, owner label or expiry (null: never expires). */
-  async updateAdminToken(tokenId: string, orgId: string | null | undefined, input: { name?: string; ownerLabel?: string | null; expiresAt?: Date | null }): Promise<{ before: AdminTokenListing; after: AdminTokenListing }> {
+  async updateAdminToken(
+    tokenId: string,
+    orgId: string | null | undefined,
+    input: { name?: string; ownerLabel?: string | null; expiresAt?: Date | null },
+  ): Promise<{ before: AdminTokenListing; after: AdminTokenListing }> {
     const before = await this.getAdminToken(tokenId, orgId);
     const { count } = await this.prisma.adminToken.updateMany({ where: { id: tokenId, revokedAt: null }, data: input });
-    if (count === 0) throw new IdentityException(IdentityExceptionCode.Conflict, `admin token ${tokenId} is revoked and cannot be changed`, 'tokenId');
+    if (count === 0)
+      throw new IdentityException(
+        IdentityExceptionCode.Conflict,
+        `admin token ${tokenId} is revoked and cannot be changed`,
+        'tokenId',
+      );
     return { before, after: await this.getAdminToken(tokenId, orgId) };
   }
 

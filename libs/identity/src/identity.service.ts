@@ -59,7 +59,13 @@ export class IdentityService {
     @Inject(TOLLGATE_CONFIG) private readonly config: BaseConfig,
   ) {}
 
-  async createOrganization(input: { name: string; slug: string; timeZone?: string; currency?: string; autoApproveTools?: boolean }) {
+  async createOrganization(input: {
+    name: string;
+    slug: string;
+    timeZone?: string;
+    currency?: string;
+    autoApproveTools?: boolean;
+  }) {
     try {
       return await this.prisma.organization.create({ data: input });
     } catch (err) {
@@ -74,7 +80,8 @@ export class IdentityService {
   /** A live organisation (a deleted one is not found; a disabled one is, so it can be enabled again). */
   async getOrganization(orgId: string) {
     const org = await this.prisma.organization.findUnique({ where: { id: orgId } });
-    if (!org || org.deletedAt) throw new IdentityException(IdentityExceptionCode.OrgNotFound, `organization ${orgId} not found`);
+    if (!org || org.deletedAt)
+      throw new IdentityException(IdentityExceptionCode.OrgNotFound, `organization ${orgId} not found`);
     return org;
   }
 
@@ -119,7 +126,12 @@ export class IdentityService {
   /** A user who has not been offboarded: only they get new keys, tokens and memberships. */
   async getActiveUser(orgId: string, userId: string) {
     const user = await this.getUser(orgId, userId);
-    if (user.offboardedAt) throw new IdentityException(IdentityExceptionCode.UserOffboarded, `user ${userId} was offboarded on ${user.offboardedAt.toISOString()}`, 'userId');
+    if (user.offboardedAt)
+      throw new IdentityException(
+        IdentityExceptionCode.UserOffboarded,
+        `user ${userId} was offboarded on ${user.offboardedAt.toISOString()}`,
+        'userId',
+      );
     return user;
   }
 
@@ -134,12 +146,21 @@ export class IdentityService {
   }
 
   /** Creates a key; the returned `secret` is the only time the secret exists outside its owner. */
-  async createVirtualKey(orgId: string, input: CreateVirtualKeyInput): Promise<{ key: VirtualKeyView; secret: string }> {
+  async createVirtualKey(
+    orgId: string,
+    input: CreateVirtualKeyInput,
+  ): Promise<{ key: VirtualKeyView; secret: string }> {
     await this.getTeam(orgId, input.teamId);
     await this.getActiveUser(orgId, input.userId);
-    const member = await this.prisma.teamMember.findFirst({ where: { orgId, teamId: input.teamId, userId: input.userId } });
+    const member = await this.prisma.teamMember.findFirst({
+      where: { orgId, teamId: input.teamId, userId: input.userId },
+    });
     if (!member) {
-      throw new IdentityException(IdentityExceptionCode.NotATeamMember, `user ${input.userId} is not a member of team ${input.teamId}`, 'userId');
+      throw new IdentityException(
+        IdentityExceptionCode.NotATeamMember,
+        `user ${input.userId} is not a member of team ${input.teamId}`,
+        'userId',
+      );
     }
     const issued = issueSecret('tg', this.config.security.keyHashSecret);
     const key = await this.prisma.$transaction(async (tx) => {
@@ -168,13 +189,29 @@ export class IdentityService {
    * per user, team and client, reused when the user authorises the same client again (so its
    * budgets, limits and ledger carry over); a revoked one is replaced by a new key.
    */
-  async findOrCreateOAuthKey(orgId: string, input: { userId: string; teamId: string; clientId: string; clientName: string }): Promise<VirtualKeyView> {
+  async findOrCreateOAuthKey(
+    orgId: string,
+    input: { userId: string; teamId: string; clientId: string; clientName: string },
+  ): Promise<VirtualKeyView> {
     await this.getActiveUser(orgId, input.userId);
-    const member = await this.prisma.teamMember.findFirst({ where: { orgId, teamId: input.teamId, userId: input.userId } });
+    const member = await this.prisma.teamMember.findFirst({
+      where: { orgId, teamId: input.teamId, userId: input.userId },
+    });
     if (!member) {
-      throw new IdentityException(IdentityExceptionCode.NotATeamMember, `user ${input.userId} is not a member of team ${input.teamId}`, 'teamId');
+      throw new IdentityException(
+        IdentityExceptionCode.NotATeamMember,
+        `user ${input.userId} is not a member of team ${input.teamId}`,
+        'teamId',
+      );
     }
-    const where = { orgId, userId: input.userId, teamId: input.teamId, kind: 'OAUTH' as const, oauthClientId: input.clientId, revokedAt: null };
+    const where = {
+      orgId,
+      userId: input.userId,
+      teamId: input.teamId,
+      kind: 'OAUTH' as const,
+      oauthClientId: input.clientId,
+      revokedAt: null,
+    };
     const existing = await this.prisma.virtualKey.findFirst({ where, select: KEY_PUBLIC_FIELDS });
     if (existing) return existing;
     return this.prisma.virtualKey.create({
@@ -196,13 +233,20 @@ export class IdentityService {
 
   /** A live OAuth key, or null when it is revoked, expired or gone (checked when a token is refreshed). */
   async findLiveOAuthKey(keyId: string): Promise<VirtualKeyView | null> {
-    const key = await this.prisma.virtualKey.findFirst({ where: { id: keyId, kind: 'OAUTH', revokedAt: null }, select: KEY_PUBLIC_FIELDS });
+    const key = await this.prisma.virtualKey.findFirst({
+      where: { id: keyId, kind: 'OAUTH', revokedAt: null },
+      select: KEY_PUBLIC_FIELDS,
+    });
     if (!key || (key.expiresAt && key.expiresAt.getTime() <= Date.now())) return null;
     return key;
   }
 
   listVirtualKeys(orgId: string, filter: { teamId?: string; userId?: string } = {}) {
-    return this.prisma.virtualKey.findMany({ where: { orgId, ...filter }, select: KEY_PUBLIC_FIELDS, orderBy: { createdAt: 'asc' } });
+    return this.prisma.virtualKey.findMany({
+      where: { orgId, ...filter },
+      select: KEY_PUBLIC_FIELDS,
+      orderBy: { createdAt: 'asc' },
+    });
   }
 
   async getVirtualKey(orgId: string, keyId: string): Promise<VirtualKeyView> {
@@ -215,7 +259,11 @@ export class IdentityService {
    * Changes a key's name, tags, metadata, disclosure mode or expiry; every edge drops its cached
    * principal, so the next request (and the next session) sees the change. A revoked key is final.
    */
-  async updateVirtualKey(orgId: string, keyId: string, input: UpdateVirtualKeyInput): Promise<{ before: VirtualKeyView; after: VirtualKeyView }> {
+  async updateVirtualKey(
+    orgId: string,
+    keyId: string,
+    input: UpdateVirtualKeyInput,
+  ): Promise<{ before: VirtualKeyView; after: VirtualKeyView }> {
     const before = await this.getVirtualKey(orgId, keyId);
     const { count } = await this.prisma.virtualKey.updateMany({
       where: { id: keyId, orgId, revokedAt: null },
@@ -227,7 +275,12 @@ export class IdentityService {
         ...(input.expiresAt !== undefined ? { expiresAt: input.expiresAt } : {}),
       },
     });
-    if (count === 0) throw new IdentityException(IdentityExceptionCode.KeyRevoked, `key ${keyId} is revoked and cannot be changed`, 'keyId');
+    if (count === 0)
+      throw new IdentityException(
+        IdentityExceptionCode.KeyRevoked,
+        `key ${keyId} is revoked and cannot be changed`,
+        'keyId',
+      );
     await this.redis.publish(KEY_REVOKED_CHANNEL, keyId);
     return { before, after: await this.getVirtualKey(orgId, keyId) };
   }
@@ -237,7 +290,11 @@ export class IdentityService {
     const existing = await this.getVirtualKey(orgId, keyId);
     const key = existing.revokedAt
       ? existing
-      : await this.prisma.virtualKey.update({ where: { id: keyId }, data: { revokedAt: new Date() }, select: KEY_PUBLIC_FIELDS });
+      : await this.prisma.virtualKey.update({
+          where: { id: keyId },
+          data: { revokedAt: new Date() },
+          select: KEY_PUBLIC_FIELDS,
+        });
     await this.redis.publish(KEY_REVOKED_CHANNEL, keyId);
     return key;
   }
@@ -249,10 +306,18 @@ export class IdentityService {
   async rotateVirtualKey(orgId: string, keyId: string): Promise<{ key: VirtualKeyView; secret: string }> {
     const existing = await this.getVirtualKey(orgId, keyId);
     if (existing.revokedAt) {
-      throw new IdentityException(IdentityExceptionCode.KeyRevoked, `key ${keyId} is revoked and cannot be rotated; create a new key`, 'keyId');
+      throw new IdentityException(
+        IdentityExceptionCode.KeyRevoked,
+        `key ${keyId} is revoked and cannot be rotated; create a new key`,
+        'keyId',
+      );
     }
     if (existing.kind === 'OAUTH') {
-      throw new IdentityException(IdentityExceptionCode.Conflict, `key ${keyId} is an OAuth key: it has no secret to rotate (revoke it and authorise the client again)`, 'keyId');
+      throw new IdentityException(
+        IdentityExceptionCode.Conflict,
+        `key ${keyId} is an OAuth key: it has no secret to rotate (revoke it and authorise the client again)`,
+        'keyId',
+      );
     }
     const issued = issueSecret('tg', this.config.security.keyHashSecret);
     // Guarded on revokedAt so a revoke racing this rotation is never undone by it.
@@ -261,7 +326,11 @@ export class IdentityService {
       data: { prefix: issued.prefix, secretHash: issued.hash },
     });
     if (count === 0) {
-      throw new IdentityException(IdentityExceptionCode.KeyRevoked, `key ${keyId} is revoked and cannot be rotated; create a new key`, 'keyId');
+      throw new IdentityException(
+        IdentityExceptionCode.KeyRevoked,
+        `key ${keyId} is revoked and cannot be rotated; create a new key`,
+        'keyId',
+      );
     }
     await this.redis.publish(KEY_REVOKED_CHANNEL, keyId);
     return { key: await this.getVirtualKey(orgId, keyId), secret: issued.secret };
@@ -270,9 +339,13 @@ export class IdentityService {
 
 /** Holds the user's row FOR SHARE until the transaction ends, so offboarding (FOR UPDATE) waits; refuses an offboarded user. */
 async function lockActiveUser(tx: Prisma.TransactionClient, orgId: string, userId: string): Promise<void> {
-  const rows = await tx.$queryRaw<{ offboardedAt: Date | null }[]>`SELECT "offboardedAt" FROM "User" WHERE "id" = ${userId}::uuid AND "orgId" = ${orgId}::uuid FOR SHARE`;
-  if (rows.length === 0) throw new IdentityException(IdentityExceptionCode.UserNotFound, `user ${userId} not found`, 'userId');
-  if (rows[0].offboardedAt) throw new IdentityException(IdentityExceptionCode.UserOffboarded, `user ${userId} was offboarded`, 'userId');
+  const rows = await tx.$queryRaw<
+    { offboardedAt: Date | null }[]
+  >`SELECT "offboardedAt" FROM "User" WHERE "id" = ${userId}::uuid AND "orgId" = ${orgId}::uuid FOR SHARE`;
+  if (rows.length === 0)
+    throw new IdentityException(IdentityExceptionCode.UserNotFound, `user ${userId} not found`, 'userId');
+  if (rows[0].offboardedAt)
+    throw new IdentityException(IdentityExceptionCode.UserOffboarded, `user ${userId} was offboarded`, 'userId');
 }
 
 function conflictOr(err: unknown, field: string, message: string): unknown {

@@ -47,10 +47,17 @@ export class OrgLifecycleService {
         ...(input.name !== undefined ? { name: input.name } : {}),
         ...(input.currency !== undefined ? { currency: input.currency } : {}),
         ...(input.autoApproveTools !== undefined ? { autoApproveTools: input.autoApproveTools } : {}),
-        ...(zoneChanges ? { timeZone: input.timeZone, previousTimeZone: before.timeZone, timeZoneChangedAt: new Date() } : {}),
+        ...(zoneChanges
+          ? { timeZone: input.timeZone, previousTimeZone: before.timeZone, timeZoneChangedAt: new Date() }
+          : {}),
       },
     });
-    if (count === 0) throw new IdentityException(IdentityExceptionCode.Conflict, `organization ${orgId} changed its time zone concurrently; read it again and retry`, 'timeZone');
+    if (count === 0)
+      throw new IdentityException(
+        IdentityExceptionCode.Conflict,
+        `organization ${orgId} changed its time zone concurrently; read it again and retry`,
+        'timeZone',
+      );
     if (zoneChanges) await this.redis.publish(ORG_CHANGED_CHANNEL, orgId);
     return { before, after: await this.identity.getOrganization(orgId) };
   }
@@ -78,7 +85,11 @@ export class OrgLifecycleService {
   async deleteOrganization(orgId: string, mode: OrgDeletionMode): Promise<Organization> {
     const org = await this.identity.getOrganization(orgId);
     if (!org.disabledAt) {
-      throw new IdentityException(IdentityExceptionCode.OrgNotDisabled, `organization ${orgId} must be disabled before it is deleted (POST /v1/orgs/${orgId}/disable)`, 'orgId');
+      throw new IdentityException(
+        IdentityExceptionCode.OrgNotDisabled,
+        `organization ${orgId} must be disabled before it is deleted (POST /v1/orgs/${orgId}/disable)`,
+        'orgId',
+      );
     }
     if (mode === 'purge') await this.prisma.organization.delete({ where: { id: orgId } });
     else await this.prisma.organization.update({ where: { id: orgId }, data: { deletedAt: new Date() } });

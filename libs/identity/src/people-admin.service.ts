@@ -48,10 +48,18 @@ export class PeopleAdminService {
   }
 
   /** Makes a member a team admin or not; a demoted admin's TEAM_ADMIN tokens for the team are revoked. */
-  async setTeamAdmin(orgId: string, teamId: string, userId: string, isTeamAdmin: boolean): Promise<{ member: TeamMember; revokedAdminTokenIds: string[] }> {
+  async setTeamAdmin(
+    orgId: string,
+    teamId: string,
+    userId: string,
+    isTeamAdmin: boolean,
+  ): Promise<{ member: TeamMember; revokedAdminTokenIds: string[] }> {
     await this.membership(orgId, teamId, userId);
     return this.prisma.$transaction(async (tx) => {
-      const member = await tx.teamMember.update({ where: { teamId_userId: { teamId, userId } }, data: { isTeamAdmin } });
+      const member = await tx.teamMember.update({
+        where: { teamId_userId: { teamId, userId } },
+        data: { isTeamAdmin },
+      });
       const revokedAdminTokenIds = isTeamAdmin ? [] : await revokeTeamAdminTokens(tx, orgId, userId, teamId);
       return { member, revokedAdminTokenIds };
     });
@@ -61,7 +69,11 @@ export class PeopleAdminService {
    * Removes a user from a team: their live keys in the team are revoked (a key spends for its team,
    * and its owner no longer belongs to it) and their TEAM_ADMIN tokens for the team too.
    */
-  async removeMember(orgId: string, teamId: string, userId: string): Promise<{ revokedKeyIds: string[]; revokedAdminTokenIds: string[] }> {
+  async removeMember(
+    orgId: string,
+    teamId: string,
+    userId: string,
+  ): Promise<{ revokedKeyIds: string[]; revokedAdminTokenIds: string[] }> {
     await this.membership(orgId, teamId, userId);
     const result = await this.prisma.$transaction(async (tx) => {
       await tx.teamMember.deleteMany({ where: { orgId, teamId, userId } });
@@ -78,7 +90,11 @@ export class PeopleAdminService {
    * otherwise) their live keys, which spend for the new team from the next call on. Past spend
    * stays with the old team in the ledger. TEAM_ADMIN tokens for the old team are revoked.
    */
-  async moveUser(orgId: string, userId: string, input: { fromTeamId: string; toTeamId: string; isTeamAdmin?: boolean; moveKeys?: boolean }) {
+  async moveUser(
+    orgId: string,
+    userId: string,
+    input: { fromTeamId: string; toTeamId: string; isTeamAdmin?: boolean; moveKeys?: boolean },
+  ) {
     if (input.fromTeamId === input.toTeamId) {
       throw new IdentityException(IdentityExceptionCode.Conflict, 'toTeamId must differ from fromTeamId', 'toTeamId');
     }
@@ -92,7 +108,10 @@ export class PeopleAdminService {
         create: { orgId, teamId: input.toTeamId, userId, isTeamAdmin: input.isTeamAdmin ?? false },
         update: input.isTeamAdmin === undefined ? {} : { isTeamAdmin: input.isTeamAdmin },
       });
-      const keys = await tx.virtualKey.findMany({ where: { orgId, teamId: input.fromTeamId, userId, revokedAt: null }, select: { id: true } });
+      const keys = await tx.virtualKey.findMany({
+        where: { orgId, teamId: input.fromTeamId, userId, revokedAt: null },
+        select: { id: true },
+      });
       const keyIds = keys.map((k) => k.id);
       if (input.moveKeys === false) {
         await tx.virtualKey.updateMany({ where: { id: { in: keyIds } }, data: { revokedAt: new Date() } });
@@ -100,7 +119,12 @@ export class PeopleAdminService {
         await tx.virtualKey.updateMany({ where: { id: { in: keyIds } }, data: { teamId: input.toTeamId } });
       }
       const revokedAdminTokenIds = await revokeTeamAdminTokens(tx, orgId, userId, input.fromTeamId);
-      return { member, movedKeyIds: input.moveKeys === false ? [] : keyIds, revokedKeyIds: input.moveKeys === false ? keyIds : [], revokedAdminTokenIds };
+      return {
+        member,
+        movedKeyIds: input.moveKeys === false ? [] : keyIds,
+        revokedKeyIds: input.moveKeys === false ? keyIds : [],
+        revokedAdminTokenIds,
+      };
     });
     // A moved key's cached principal names the old team: every edge drops it.
     await this.announceRevoked([...result.movedKeyIds, ...result.revokedKeyIds]);
@@ -122,10 +146,18 @@ export class PeopleAdminService {
       await tx.user.update({ where: { id: userId }, data: { offboardedAt } });
       const revokedKeyIds = await revokeKeys(tx, { orgId, userId });
       const tokens = await tx.adminToken.findMany({ where: { orgId, userId, revokedAt: null }, select: { id: true } });
-      await tx.adminToken.updateMany({ where: { id: { in: tokens.map((t) => t.id) } }, data: { revokedAt: new Date() } });
+      await tx.adminToken.updateMany({
+        where: { id: { in: tokens.map((t) => t.id) } },
+        data: { revokedAt: new Date() },
+      });
       const memberships = await tx.teamMember.findMany({ where: { orgId, userId }, select: { teamId: true } });
       await tx.teamMember.deleteMany({ where: { orgId, userId } });
-      return { offboardedAt, revokedKeyIds, revokedAdminTokenIds: tokens.map((t) => t.id), removedFromTeamIds: memberships.map((m) => m.teamId) };
+      return {
+        offboardedAt,
+        revokedKeyIds,
+        revokedAdminTokenIds: tokens.map((t) => t.id),
+        removedFromTeamIds: memberships.map((m) => m.teamId),
+      };
     });
     await this.announceRevoked(result.revokedKeyIds);
     return result;
@@ -135,7 +167,12 @@ export class PeopleAdminService {
     await this.identity.getTeam(orgId, teamId);
     await this.identity.getUser(orgId, userId);
     const member = await this.prisma.teamMember.findFirst({ where: { orgId, teamId, userId } });
-    if (!member) throw new IdentityException(IdentityExceptionCode.UserNotFound, `user ${userId} is not a member of team ${teamId}`, 'userId');
+    if (!member)
+      throw new IdentityException(
+        IdentityExceptionCode.UserNotFound,
+        `user ${userId} is not a member of team ${teamId}`,
+        'userId',
+      );
     return member;
   }
 
@@ -144,19 +181,34 @@ export class PeopleAdminService {
   }
 }
 
-async function revokeKeys(tx: Prisma.TransactionClient, where: { orgId: string; userId: string; teamId?: string }): Promise<string[]> {
+async function revokeKeys(
+  tx: Prisma.TransactionClient,
+  where: { orgId: string; userId: string; teamId?: string },
+): Promise<string[]> {
   const keys = await tx.virtualKey.findMany({ where: { ...where, revokedAt: null }, select: { id: true } });
-  await tx.virtualKey.updateMany({ where: { id: { in: keys.map((k) => k.id) }, revokedAt: null }, data: { revokedAt: new Date() } });
+  await tx.virtualKey.updateMany({
+    where: { id: { in: keys.map((k) => k.id) }, revokedAt: null },
+    data: { revokedAt: new Date() },
+  });
   return keys.map((k) => k.id);
 }
 
-async function revokeTeamAdminTokens(tx: Prisma.TransactionClient, orgId: string, userId: string, teamId: string): Promise<string[]> {
-  const tokens = await tx.adminToken.findMany({ where: { orgId, userId, teamId, role: 'TEAM_ADMIN', revokedAt: null }, select: { id: true } });
+async function revokeTeamAdminTokens(
+  tx: Prisma.TransactionClient,
+  orgId: string,
+  userId: string,
+  teamId: string,
+): Promise<string[]> {
+  const tokens = await tx.adminToken.findMany({
+    where: { orgId, userId, teamId, role: 'TEAM_ADMIN', revokedAt: null },
+    select: { id: true },
+  });
   await tx.adminToken.updateMany({ where: { id: { in: tokens.map((t) => t.id) } }, data: { revokedAt: new Date() } });
   return tokens.map((t) => t.id);
 }
 
 function conflictOr(err: unknown, field: string, message: string): unknown {
-  if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002') return new IdentityException(IdentityExceptionCode.Conflict, message, field);
+  if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002')
+    return new IdentityException(IdentityExceptionCode.Conflict, message, field);
   return err;
 }

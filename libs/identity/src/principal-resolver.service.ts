@@ -9,7 +9,10 @@ import { Principal } from './principal';
 import { hashSecret, looksLikeVirtualKey } from './secret-token';
 
 /** A credential resolved: its principal, or why it is refused (unknown and org-disabled differ for the caller). */
-export type CredentialResolution = { ok: true; principal: Principal } | { ok: false; reason: 'invalid' } | { ok: false; reason: 'org-disabled'; orgId: string };
+export type CredentialResolution =
+  | { ok: true; principal: Principal }
+  | { ok: false; reason: 'invalid' }
+  | { ok: false; reason: 'org-disabled'; orgId: string };
 
 interface CacheEntry {
   principal: Principal | null;
@@ -130,10 +133,24 @@ export class PrincipalResolver implements OnModuleInit {
     return entry;
   }
 
-  private async load(hash: string, now: number, where: { secretHash: string } | { id: string; kind: 'OAUTH' } = { secretHash: hash }): Promise<CacheEntry> {
+  private async load(
+    hash: string,
+    now: number,
+    where: { secretHash: string } | { id: string; kind: 'OAUTH' } = { secretHash: hash },
+  ): Promise<CacheEntry> {
     const key = await this.prisma.virtualKey.findFirst({
       where,
-      include: { org: { select: { timeZone: true, previousTimeZone: true, timeZoneChangedAt: true, disabledAt: true, deletedAt: true } } },
+      include: {
+        org: {
+          select: {
+            timeZone: true,
+            previousTimeZone: true,
+            timeZoneChangedAt: true,
+            disabledAt: true,
+            deletedAt: true,
+          },
+        },
+      },
     });
     const entry: CacheEntry =
       key && !key.revokedAt && !key.org.deletedAt

@@ -14,8 +14,12 @@ describe('budget periods', () => {
   });
 
   it('should start weeks on Monday, and months and quarters on their first day', () => {
-    expect(periodWindow('WEEK', new Date('2026-11-22T10:00:00Z'), 'UTC').start.toISOString()).toBe('2026-11-16T00:00:00.000Z');
-    expect(periodWindow('MONTH', new Date('2026-11-22T10:00:00Z'), 'Europe/Paris').start.toISOString()).toBe('2026-10-31T23:00:00.000Z');
+    expect(periodWindow('WEEK', new Date('2026-11-22T10:00:00Z'), 'UTC').start.toISOString()).toBe(
+      '2026-11-16T00:00:00.000Z',
+    );
+    expect(periodWindow('MONTH', new Date('2026-11-22T10:00:00Z'), 'Europe/Paris').start.toISOString()).toBe(
+      '2026-10-31T23:00:00.000Z',
+    );
     const q = periodWindow('QUARTER', new Date('2026-11-22T10:00:00Z'), 'UTC');
     expect(q.start.toISOString()).toBe('2026-10-01T00:00:00.000Z');
     expect(q.end!.toISOString()).toBe('2027-01-01T00:00:00.000Z');

@@ -40,7 +40,13 @@ export function currentZoneOf(clock: string): string {
   return ZONE_CHANGE.exec(clock)?.[2] ?? clock;
 }
 
-function periodWindowAcrossChange(kind: Exclude<PeriodKind, 'TOTAL'>, at: Date, previous: string, current: string, changedAt: Date): PeriodWindow {
+function periodWindowAcrossChange(
+  kind: Exclude<PeriodKind, 'TOTAL'>,
+  at: Date,
+  previous: string,
+  current: string,
+  changedAt: Date,
+): PeriodWindow {
   const running = zonePeriodWindow(kind, changedAt, previous);
   if (running.end && at < running.end) return zonePeriodWindow(kind, at, previous);
   const next = zonePeriodWindow(kind, at, current);

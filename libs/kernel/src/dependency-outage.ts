@@ -11,10 +11,21 @@ export const DEPENDENCY_RETRY_AFTER_SECONDS = 5;
 const PRISMA_UNAVAILABLE = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2028', 'P2037']);
 // Postgres SQLSTATEs: class 08 connection exceptions, 57P01-03 shutting down or starting, 53300 too many connections.
 const PG_UNAVAILABLE = /^(08\d{3}|57P0[1-3]|53300)$/;
-const NET_UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
-const CONNECTION_LOST = /Connection terminated|Connection is closed|connection (?:was )?closed|Can't reach database server|Server has closed the connection/i;
+const NET_UNAVAILABLE = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+const CONNECTION_LOST =
+  /Connection terminated|Connection is closed|connection (?:was )?closed|Can't reach database server|Server has closed the connection/i;
 // ioredis: a command that gave up after its retries, or one sent on a closed or unwritable connection.
-const REDIS_UNAVAILABLE = /^(Reached the max retries per request limit|Connection is closed\.|Stream isn't writeable|None of the (?:sentinels|nodes) are available)|^(?:LOADING|MASTERDOWN|CLUSTERDOWN|TRYAGAIN) /;
+const REDIS_UNAVAILABLE =
+  /^(Reached the max retries per request limit|Connection is closed\.|Stream isn't writeable|None of the (?:sentinels|nodes) are available)|^(?:LOADING|MASTERDOWN|CLUSTERDOWN|TRYAGAIN) /;
 
 interface ErrorLike {
   name?: unknown;
@@ -62,7 +73,11 @@ export function unavailableDependency(err: unknown): UnavailableDependency | nul
       continue;
     }
     // pg's own errors, should one reach us unwrapped: a SQLSTATE with a severity, or its lost-connection message.
-    if ((typeof (e as { severity?: unknown }).severity === 'string' && PG_UNAVAILABLE.test(code)) || message.startsWith('Connection terminated')) return 'database';
+    if (
+      (typeof (e as { severity?: unknown }).severity === 'string' && PG_UNAVAILABLE.test(code)) ||
+      message.startsWith('Connection terminated')
+    )
+      return 'database';
     if (name === 'MaxRetriesPerRequestError' || REDIS_UNAVAILABLE.test(message)) return 'redis';
   }
   return null;

@@ -98,7 +98,9 @@ describe('MeteringService on real Redis', () => {
     const broken = await startEdgeSide();
     try {
       broken.get(RedisService).client.disconnect();
-      const outcomes = await Promise.allSettled(Array.from({ length: 3 }, () => broken.get(MeteringService).recordUsage(usageEvent())));
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 3 }, () => broken.get(MeteringService).recordUsage(usageEvent())),
+      );
       expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
     } finally {
       await broken.close();

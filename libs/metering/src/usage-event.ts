@@ -62,7 +62,9 @@ export type ParsedUsageEvent = { event: UsageEvent; problem?: never } | { event?
 export function parseUsageEvent(item: unknown): ParsedUsageEvent {
   const parsed = USAGE_EVENT_PAYLOAD_SCHEMA.safeParse(item);
   if (parsed.success) return { event: fromPayload(parsed.data) };
-  return { problem: parsed.error.issues.map((issue) => `${issue.path.join('.') || 'event'} ${issue.message}`).join(', ') };
+  return {
+    problem: parsed.error.issues.map((issue) => `${issue.path.join('.') || 'event'} ${issue.message}`).join(', '),
+  };
 }
 
 /** The id an event claims to have, for log lines and dead letters; null when it names none. */
@@ -82,7 +84,12 @@ export interface ParsedUsageBatch {
  * event does not hold back the valid ones of its batch.
  */
 export function parseUsageBatch(data: unknown): ParsedUsageBatch {
-  const raw = isRecord(data) && Array.isArray(data.events) ? (data.events as unknown[]) : isRecord(data) && 'id' in data ? [data] : null;
+  const raw =
+    isRecord(data) && Array.isArray(data.events)
+      ? (data.events as unknown[])
+      : isRecord(data) && 'id' in data
+        ? [data]
+        : null;
   if (raw === null) return { events: [], problems: ['the payload is neither { events: [...] } nor a usage event'] };
   if (raw.length === 0) return { events: [], problems: ['the batch holds no usage events'] };
   const events: UsageEvent[] = [];

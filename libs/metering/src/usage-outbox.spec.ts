@@ -28,7 +28,9 @@ describe('usage outbox entries', () => {
   it('should say why an entry is not a usage event, naming the event id when it has one', () => {
     expect(parseUsageEntry(['other', 'x'])).toEqual({ problem: 'the entry has no "e" field', eventId: null });
     expect(parseUsageEntry([USAGE_ENTRY_FIELD, '{oops']).problem).toMatch(/^the "e" field is not JSON: /);
-    expect(parseUsageEntry([USAGE_ENTRY_FIELD, JSON.stringify({ ...toPayload(EVENT), outcome: 'MAYBE', inputTokens: -1 })])).toEqual({
+    expect(
+      parseUsageEntry([USAGE_ENTRY_FIELD, JSON.stringify({ ...toPayload(EVENT), outcome: 'MAYBE', inputTokens: -1 })]),
+    ).toEqual({
       problem: expect.stringMatching(/^outcome .*, inputTokens .*/),
       eventId: 'call-1',
     });
@@ -36,7 +38,9 @@ describe('usage outbox entries', () => {
 
   it('should refuse what the ledger columns would refuse, so one entry cannot stall its batch', () => {
     const bad = { ...toPayload(EVENT), orgId: 'org-1', outputTokens: 2 ** 31, costMicros: '1'.repeat(19) };
-    expect(parseUsageEntry([USAGE_ENTRY_FIELD, JSON.stringify(bad)]).problem).toMatch(/^orgId .*, costMicros .*, outputTokens .*/);
+    expect(parseUsageEntry([USAGE_ENTRY_FIELD, JSON.stringify(bad)]).problem).toMatch(
+      /^orgId .*, costMicros .*, outputTokens .*/,
+    );
   });
 
   it('should not take a field value for the field name', () => {

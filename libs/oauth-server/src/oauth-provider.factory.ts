@@ -89,14 +89,21 @@ export function createOAuthProvider(opts: OAuthServerOptions): OAuthProvider {
         defaultResource: () => opts.resource,
         useGrantedResource: () => true,
         getResourceServerInfo: (_ctx: unknown, indicator: string) => {
-          if (indicator !== opts.resource) throw new errors.InvalidTarget(`tokens are issued for ${opts.resource} only`);
-          return { scope: MCP_SCOPE, audience: opts.resource, accessTokenTTL: opts.accessTokenTtlSeconds, accessTokenFormat: 'opaque' };
+          if (indicator !== opts.resource)
+            throw new errors.InvalidTarget(`tokens are issued for ${opts.resource} only`);
+          return {
+            scope: MCP_SCOPE,
+            audience: opts.resource,
+            accessTokenTTL: opts.accessTokenTtlSeconds,
+            accessTokenFormat: 'opaque',
+          };
         },
       },
     },
     fetch: opts.fetch,
     rotateRefreshToken: true,
-    issueRefreshToken: async (_ctx: unknown, client: { grantTypeAllowed(t: string): boolean }) => client.grantTypeAllowed('refresh_token'),
+    issueRefreshToken: async (_ctx: unknown, client: { grantTypeAllowed(t: string): boolean }) =>
+      client.grantTypeAllowed('refresh_token'),
     // Every token names the key it stands for; a revoked key gets no new tokens.
     extraTokenClaims: async (_ctx: unknown, token: { grantId?: string }) => {
       const keyId = token.grantId ? await opts.keyIdOfGrant(token.grantId) : null;
@@ -108,7 +115,9 @@ export function createOAuthProvider(opts: OAuthServerOptions): OAuthProvider {
       if (!user) return undefined;
       return { accountId: sub, claims: async () => ({ sub, email: user.email, email_verified: true }) };
     },
-    interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `${OAUTH_INTERACTION_PATH}/${interaction.uid}` },
+    interactions: {
+      url: (_ctx: unknown, interaction: { uid: string }) => `${OAUTH_INTERACTION_PATH}/${interaction.uid}`,
+    },
     ttl: {
       AccessToken: opts.accessTokenTtlSeconds,
       AuthorizationCode: 60,
@@ -128,5 +137,8 @@ export function createOAuthProvider(opts: OAuthServerOptions): OAuthProvider {
 }
 
 export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
+  return text.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string,
+  );
 }

@@ -10,7 +10,13 @@ interface StoredPayload {
 }
 
 /** Models removed with their grant when a grant is revoked (code reuse, revocation, consent withdrawn). */
-const GRANTABLE = new Set(['AccessToken', 'AuthorizationCode', 'RefreshToken', 'DeviceCode', 'BackchannelAuthenticationRequest']);
+const GRANTABLE = new Set([
+  'AccessToken',
+  'AuthorizationCode',
+  'RefreshToken',
+  'DeviceCode',
+  'BackchannelAuthenticationRequest',
+]);
 
 /**
  * oidc-provider's storage in Redis, so any admin-api replica serves any step of a flow and the
@@ -39,7 +45,8 @@ export function redisOAuthAdapter(redis: Redis, prefix: string) {
         else multi.persist(g);
       }
       if (payload.uid) multi.set(uidKey(payload.uid), id, ...((ttl ? ['EX', ttl] : []) as ['EX', number]));
-      if (payload.userCode) multi.set(userCodeKey(payload.userCode), id, ...((ttl ? ['EX', ttl] : []) as ['EX', number]));
+      if (payload.userCode)
+        multi.set(userCodeKey(payload.userCode), id, ...((ttl ? ['EX', ttl] : []) as ['EX', number]));
       await multi.exec();
     }
 

@@ -72,16 +72,37 @@ export class OidcSignInService {
   }
 
   /** The URL to send the browser to for an admin API session: the org's provider, or the platform's. */
-  async startSession(target: { orgId: string } | { platform: IdentityProviderClient }, redirectUri: string, context: SessionSignInContext): Promise<string> {
-    if ('platform' in target) return this.begin(target.platform, { purpose: 'session', orgId: null, interactionUid: '', session: context }, redirectUri);
+  async startSession(
+    target: { orgId: string } | { platform: IdentityProviderClient },
+    redirectUri: string,
+    context: SessionSignInContext,
+  ): Promise<string> {
+    if ('platform' in target)
+      return this.begin(
+        target.platform,
+        { purpose: 'session', orgId: null, interactionUid: '', session: context },
+        redirectUri,
+      );
     const conn = await this.orgConnection(target.orgId, 'Single sign-on is not set up for this organisation.');
-    return this.begin(conn, { purpose: 'session', orgId: target.orgId, interactionUid: '', session: context }, redirectUri);
+    return this.begin(
+      conn,
+      { purpose: 'session', orgId: target.orgId, interactionUid: '', session: context },
+      redirectUri,
+    );
   }
 
-  private async begin(conn: IdentityProviderClient, pendingFor: Omit<PendingSignIn, 'nonce' | 'verifier'>, redirectUri: string): Promise<string> {
+  private async begin(
+    conn: IdentityProviderClient,
+    pendingFor: Omit<PendingSignIn, 'nonce' | 'verifier'>,
+    redirectUri: string,
+  ): Promise<string> {
     const meta = await this.metadata(conn.issuer);
     const state = randomBytes(24).toString('base64url');
-    const pending: PendingSignIn = { ...pendingFor, nonce: randomBytes(16).toString('base64url'), verifier: randomBytes(32).toString('base64url') };
+    const pending: PendingSignIn = {
+      ...pendingFor,
+      nonce: randomBytes(16).toString('base64url'),
+      verifier: randomBytes(32).toString('base64url'),
+    };
     await this.redis.client.set(this.stateKey(state), JSON.stringify(pending), 'EX', STATE_TTL_SECONDS);
     const url = new URL(meta.authorization_endpoint);
     url.search = new URLSearchParams({
@@ -98,9 +119,16 @@ export class OidcSignInService {
   }
 
   /** Completes the sign-in the provider sent back; single use per state. */
-  async finish(state: string, code: string, redirectUri: string): Promise<{ interactionUid: string; orgId: string; userId: string }> {
+  async finish(
+    state: string,
+    code: string,
+    redirectUri: string,
+  ): Promise<{ interactionUid: string; orgId: string; userId: string }> {
     const pending = await this.redeem(state, 'consent', 'Start again from your MCP client.');
-    const conn = await this.orgConnection(pending.orgId ?? '', 'Single sign-on is no longer set up for your organisation.');
+    const conn = await this.orgConnection(
+      pending.orgId ?? '',
+      'Single sign-on is no longer set up for your organisation.',
+    );
     const email = await this.verifiedEmail(conn, pending, code, redirectUri);
     const user = await this.matchUser(conn, email);
     return { interactionUid: pending.interactionUid, orgId: conn.orgId, userId: user.id };
@@ -110,11 +138,20 @@ export class OidcSignInService {
    * Completes an admin API sign-in; single use per state. `platform` is the platform's provider,
    * needed when the sign-in was started with it (the caller checks the email it vouched for).
    */
-  async finishSession(state: string, code: string, redirectUri: string, platform?: IdentityProviderClient): Promise<SessionSignIn> {
+  async finishSession(
+    state: string,
+    code: string,
+    redirectUri: string,
+    platform?: IdentityProviderClient,
+  ): Promise<SessionSignIn> {
     const pending = await this.redeem(state, 'session', 'Start the sign-in again.');
     const context = pending.session ?? { returnTo: '/', binding: '' };
     if (pending.orgId === null) {
-      if (!platform) throw new OAuthSignInException(OAuthSignInExceptionCode.ProviderUnavailable, 'The platform identity provider is no longer configured.');
+      if (!platform)
+        throw new OAuthSignInException(
+          OAuthSignInExceptionCode.ProviderUnavailable,
+          'The platform identity provider is no longer configured.',
+        );
       return { kind: 'platform', email: await this.verifiedEmail(platform, pending, code, redirectUri), ...context };
     }
     const conn = await this.orgConnection(pending.orgId, 'Single sign-on is no longer set up for this organisation.');
@@ -128,7 +165,10 @@ export class OidcSignInService {
     const pending = raw ? (JSON.parse(raw) as PendingSignIn) : null;
     // A state of the other flow is as unknown as a made-up one (no sign-in crosses flows).
     if (!pending || (pending.purpose ?? 'consent') !== purpose) {
-      throw new OAuthSignInException(OAuthSignInExceptionCode.SignInFailed, `This sign-in is unknown, used or expired. ${startAgain}`);
+      throw new OAuthSignInException(
+        OAuthSignInExceptionCode.SignInFailed,
+        `This sign-in is unknown, used or expired. ${startAgain}`,
+      );
     }
     return pending;
   }
@@ -140,37 +180,80 @@ export class OidcSignInService {
   }
 
   /** Redeems the code (with the PKCE verifier), verifies the ID token and its nonce, and returns the email the provider vouches for. */
-  private async verifiedEmail(conn: IdentityProviderClient, pending: PendingSignIn, code: string, redirectUri: string): Promise<string> {
+  private async verifiedEmail(
+    conn: IdentityProviderClient,
+    pending: PendingSignIn,
+    code: string,
+    redirectUri: string,
+  ): Promise<string> {
     const meta = await this.metadata(conn.issuer);
-    const basic = Buffer.from(`${encodeURIComponent(conn.clientId)}:${encodeURIComponent(conn.clientSecret)}`).toString('base64');
+    const basic = Buffer.from(`${encodeURIComponent(conn.clientId)}:${encodeURIComponent(conn.clientSecret)}`).toString(
+      'base64',
+    );
     const tokenRes = await this.request(meta.token_endpoint, {
       method: 'POST',
-      headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: pending.verifier }).toString(),
+      headers: {
+        authorization: `Basic ${basic}`,
+        'content-type': 'application/x-www-form-urlencoded',
+        accept: 'application/json',
+      },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: redirectUri,
+        code_verifier: pending.verifier,
+      }).toString(),
     });
     const idToken = (tokenRes as { id_token?: unknown }).id_token;
-    if (typeof idToken !== 'string') throw new OAuthSignInException(OAuthSignInExceptionCode.SignInFailed, 'Your identity provider did not sign you in (no ID token).');
+    if (typeof idToken !== 'string')
+      throw new OAuthSignInException(
+        OAuthSignInExceptionCode.SignInFailed,
+        'Your identity provider did not sign you in (no ID token).',
+      );
 
     const { createLocalJWKSet, jwtVerify } = await import('jose');
-    const jwks = createLocalJWKSet((await this.request(meta.jwks_uri, { method: 'GET', headers: { accept: 'application/json' } })) as never);
+    const jwks = createLocalJWKSet(
+      (await this.request(meta.jwks_uri, { method: 'GET', headers: { accept: 'application/json' } })) as never,
+    );
     let claims: Record<string, unknown>;
     try {
       ({ payload: claims } = await jwtVerify(idToken, jwks, { issuer: meta.issuer, audience: conn.clientId }));
     } catch (err) {
-      this.logger.warn(`${pending.orgId ? `org ${pending.orgId}` : 'platform'}: ID token refused: ${(err as Error).message}`);
-      throw new OAuthSignInException(OAuthSignInExceptionCode.SignInFailed, 'Your identity provider’s answer did not verify.');
+      this.logger.warn(
+        `${pending.orgId ? `org ${pending.orgId}` : 'platform'}: ID token refused: ${(err as Error).message}`,
+      );
+      throw new OAuthSignInException(
+        OAuthSignInExceptionCode.SignInFailed,
+        'Your identity provider’s answer did not verify.',
+      );
     }
-    if (claims.nonce !== pending.nonce) throw new OAuthSignInException(OAuthSignInExceptionCode.SignInFailed, 'Your identity provider’s answer did not match this sign-in.');
+    if (claims.nonce !== pending.nonce)
+      throw new OAuthSignInException(
+        OAuthSignInExceptionCode.SignInFailed,
+        'Your identity provider’s answer did not match this sign-in.',
+      );
     // Providers may put scope claims only in userinfo (OIDC Core 5.4): ask there for the same subject.
     const accessToken = (tokenRes as { access_token?: unknown }).access_token;
     if (claims[conn.emailClaim] === undefined && meta.userinfo_endpoint && typeof accessToken === 'string') {
-      const info = (await this.request(meta.userinfo_endpoint, { method: 'GET', headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' } })) as Record<string, unknown>;
-      if (info.sub === claims.sub) claims = { ...info, ...claims, [conn.emailClaim]: info[conn.emailClaim], email_verified: info.email_verified ?? claims.email_verified };
+      const info = (await this.request(meta.userinfo_endpoint, {
+        method: 'GET',
+        headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' },
+      })) as Record<string, unknown>;
+      if (info.sub === claims.sub)
+        claims = {
+          ...info,
+          ...claims,
+          [conn.emailClaim]: info[conn.emailClaim],
+          email_verified: info.email_verified ?? claims.email_verified,
+        };
     }
     const email = claims[conn.emailClaim];
     // The standard claim counts only when the provider says it verified it.
     if (typeof email !== 'string' || (conn.emailClaim === 'email' && claims.email_verified !== true)) {
-      throw new OAuthSignInException(OAuthSignInExceptionCode.SignInFailed, 'Your identity provider did not give a verified email.');
+      throw new OAuthSignInException(
+        OAuthSignInExceptionCode.SignInFailed,
+        'Your identity provider did not give a verified email.',
+      );
     }
     return email;
   }
@@ -179,17 +262,33 @@ export class OidcSignInService {
    * The org's user with this email. An offboarded person is refused; an unknown one is created as a
    * member of the connection's team when it creates users, and refused otherwise.
    */
-  private async matchUser(conn: OrgIdentityProviderConnection, email: string): Promise<{ id: string; created: boolean }> {
+  private async matchUser(
+    conn: OrgIdentityProviderConnection,
+    email: string,
+  ): Promise<{ id: string; created: boolean }> {
     const byEmail = { orgId: conn.orgId, email: { equals: email, mode: 'insensitive' as const } };
     const user = await this.prisma.user.findFirst({ where: byEmail, select: { id: true, offboardedAt: true } });
-    if (user?.offboardedAt) throw new OAuthSignInException(OAuthSignInExceptionCode.UnknownUser, `The Tollgate account of ${email} was offboarded. Ask an administrator.`);
+    if (user?.offboardedAt)
+      throw new OAuthSignInException(
+        OAuthSignInExceptionCode.UnknownUser,
+        `The Tollgate account of ${email} was offboarded. Ask an administrator.`,
+      );
     if (user) return { id: user.id, created: false };
     const teamId = conn.newUserTeamId;
-    const team = teamId ? await this.prisma.team.findFirst({ where: { id: teamId, orgId: conn.orgId }, select: { id: true } }) : null;
-    if (!team) throw new OAuthSignInException(OAuthSignInExceptionCode.UnknownUser, `No Tollgate user of your organisation has the email ${email}. Ask an administrator to add you.`);
+    const team = teamId
+      ? await this.prisma.team.findFirst({ where: { id: teamId, orgId: conn.orgId }, select: { id: true } })
+      : null;
+    if (!team)
+      throw new OAuthSignInException(
+        OAuthSignInExceptionCode.UnknownUser,
+        `No Tollgate user of your organisation has the email ${email}. Ask an administrator to add you.`,
+      );
     try {
       const created = await this.prisma.$transaction(async (tx) => {
-        const row = await tx.user.create({ data: { orgId: conn.orgId, email: email.trim().toLowerCase() }, select: { id: true } });
+        const row = await tx.user.create({
+          data: { orgId: conn.orgId, email: email.trim().toLowerCase() },
+          select: { id: true },
+        });
         await tx.teamMember.create({ data: { orgId: conn.orgId, teamId: team.id, userId: row.id } });
         return row;
       });
@@ -204,9 +303,15 @@ export class OidcSignInService {
   }
 
   private async metadata(issuer: string): Promise<ProviderMetadata> {
-    const meta = (await this.request(`${issuer}/.well-known/openid-configuration`, { method: 'GET', headers: { accept: 'application/json' } })) as Partial<ProviderMetadata>;
+    const meta = (await this.request(`${issuer}/.well-known/openid-configuration`, {
+      method: 'GET',
+      headers: { accept: 'application/json' },
+    })) as Partial<ProviderMetadata>;
     if (meta.issuer !== issuer || !meta.authorization_endpoint || !meta.token_endpoint || !meta.jwks_uri) {
-      throw new OAuthSignInException(OAuthSignInExceptionCode.ProviderUnavailable, 'Your identity provider’s configuration is unusable (issuer or endpoints).');
+      throw new OAuthSignInException(
+        OAuthSignInExceptionCode.ProviderUnavailable,
+        'Your identity provider’s configuration is unusable (issuer or endpoints).',
+      );
     }
     return meta as ProviderMetadata;
   }
@@ -217,17 +322,26 @@ export class OidcSignInService {
       res = await this.fetch(url, { ...init, redirect: 'error', signal: AbortSignal.timeout(10_000) });
     } catch (err) {
       this.logger.warn(`identity provider request failed: ${new URL(url).host}: ${(err as Error).message}`);
-      throw new OAuthSignInException(OAuthSignInExceptionCode.ProviderUnavailable, 'Your identity provider could not be reached.');
+      throw new OAuthSignInException(
+        OAuthSignInExceptionCode.ProviderUnavailable,
+        'Your identity provider could not be reached.',
+      );
     }
     const text = await res.text();
     if (text.length > RESPONSE_LIMIT_BYTES || !res.ok) {
       this.logger.warn(`identity provider answered HTTP ${res.status} at ${new URL(url).host}${new URL(url).pathname}`);
-      throw new OAuthSignInException(OAuthSignInExceptionCode.SignInFailed, 'Your identity provider refused the sign-in.');
+      throw new OAuthSignInException(
+        OAuthSignInExceptionCode.SignInFailed,
+        'Your identity provider refused the sign-in.',
+      );
     }
     try {
       return JSON.parse(text) as unknown;
     } catch {
-      throw new OAuthSignInException(OAuthSignInExceptionCode.ProviderUnavailable, 'Your identity provider answered something that is not JSON.');
+      throw new OAuthSignInException(
+        OAuthSignInExceptionCode.ProviderUnavailable,
+        'Your identity provider answered something that is not JSON.',
+      );
     }
   }
 

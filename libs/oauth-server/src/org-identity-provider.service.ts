@@ -24,7 +24,16 @@ export interface OrgIdentityProviderConnection {
   newUserTeamId: string | null;
 }
 
-const VIEW_FIELDS = { orgId: true, issuer: true, clientId: true, emailClaim: true, createUsers: true, newUserTeamId: true, createdAt: true, updatedAt: true } as const;
+const VIEW_FIELDS = {
+  orgId: true,
+  issuer: true,
+  clientId: true,
+  emailClaim: true,
+  createUsers: true,
+  newUserTeamId: true,
+  createdAt: true,
+  updatedAt: true,
+} as const;
 
 /** An organisation's OIDC connection to its identity provider; the client secret is kept sealed. */
 @Injectable()
@@ -45,9 +54,17 @@ export class OrgIdentityProviderService {
   /** Sets the connection; without `clientSecret` the stored one stays (the caller checks one exists). */
   put(
     orgId: string,
-    input: { issuer: string; clientId: string; clientSecret?: string; emailClaim?: string; createUsers?: boolean; newUserTeamId?: string | null },
+    input: {
+      issuer: string;
+      clientId: string;
+      clientSecret?: string;
+      emailClaim?: string;
+      createUsers?: boolean;
+      newUserTeamId?: string | null;
+    },
   ): Promise<OrgIdentityProviderView> {
-    const sealed = input.clientSecret === undefined ? undefined : this.box.seal(input.clientSecret, secretContext(orgId));
+    const sealed =
+      input.clientSecret === undefined ? undefined : this.box.seal(input.clientSecret, secretContext(orgId));
     const fields = {
       issuer: input.issuer.replace(/\/+$/, ''),
       clientId: input.clientId,

@@ -50,7 +50,8 @@ export class SignInCodeService {
     const failuresKey = this.redis.key('oauth', 'sign-in-failures', hashCode(email.trim().toLowerCase()));
     if (Number(await this.redis.client.get(failuresKey)) >= SIGN_IN_CODE_MAX_FAILURES) return 'locked';
     const owner = await this.ownerOf(email, code);
-    if (!owner) await this.redis.client.multi().incr(failuresKey).expire(failuresKey, FAILURE_WINDOW_SECONDS, 'NX').exec();
+    if (!owner)
+      await this.redis.client.multi().incr(failuresKey).expire(failuresKey, FAILURE_WINDOW_SECONDS, 'NX').exec();
     return owner;
   }
 

@@ -1,4 +1,11 @@
-import { CanActivate, ExecutionContext, Inject, Injectable, NotFoundException, UnauthorizedException } from '@nestjs/common';
+import {
+  CanActivate,
+  ExecutionContext,
+  Inject,
+  Injectable,
+  NotFoundException,
+  UnauthorizedException,
+} from '@nestjs/common';
 import { MetricsConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import type { Request, Response } from 'express';
 import { createHash, timingSafeEqual } from 'node:crypto';
@@ -17,7 +24,8 @@ export class MetricsTokenGuard implements CanActivate {
   }
 
   canActivate(context: ExecutionContext): boolean {
-    if (!this.tokenDigest) throw new NotFoundException('Metrics are not served: set METRICS_TOKEN to read them with a bearer token');
+    if (!this.tokenDigest)
+      throw new NotFoundException('Metrics are not served: set METRICS_TOKEN to read them with a bearer token');
     const req = context.switchToHttp().getRequest<Request>();
     const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
     if (match && timingSafeEqual(digest(match[1]), this.tokenDigest)) return true;

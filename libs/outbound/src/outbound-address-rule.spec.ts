@@ -42,12 +42,19 @@ describe('OutboundAddressRule', () => {
     expect(rule.refusalOf(address)).toBe(kind);
   });
 
-  it.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '192.169.0.1', '2606:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1'])(
-    'should allow the public address %s',
-    (address) => {
-      expect(rule.refusalOf(address)).toBeNull();
-    },
-  );
+  it.each([
+    '8.8.8.8',
+    '1.1.1.1',
+    '172.32.0.1',
+    '100.128.0.1',
+    '192.169.0.1',
+    '2606:4700::1111',
+    '::ffff:8.8.8.8',
+    '64:ff9b::808:808',
+    '2002:808:808::1',
+  ])('should allow the public address %s', (address) => {
+    expect(rule.refusalOf(address)).toBeNull();
+  });
 
   it('should refuse what is not an IP address', () => {
     expect(rule.refusalOf('localhost')).toBe('reserved');
@@ -78,7 +85,10 @@ describe('parseCidrList', () => {
     expect(parseCidrList('')).toEqual([]);
   });
 
-  it.each(['127.0.0.0/33', '::1/129', 'localhost', '10.0.0.0/8/1', '10.0.0.0/x', '300.1.1.1/8'])('should refuse %s naming it', (bad) => {
-    expect(() => parseCidrList(`127.0.0.0/8,${bad}`)).toThrow(`"${bad}" is not a CIDR`);
-  });
+  it.each(['127.0.0.0/33', '::1/129', 'localhost', '10.0.0.0/8/1', '10.0.0.0/x', '300.1.1.1/8'])(
+    'should refuse %s naming it',
+    (bad) => {
+      expect(() => parseCidrList(`127.0.0.0/8,${bad}`)).toThrow(`"${bad}" is not a CIDR`);
+    },
+  );
 });

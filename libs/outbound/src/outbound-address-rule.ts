@@ -1,7 +1,16 @@
 import { BlockList, isIP } from 'node:net';
 
 /** Why an address is refused: the kind of range it lies in. */
-export type RefusedAddressKind = 'loopback' | 'private' | 'shared (CGNAT)' | 'link-local' | 'unique-local' | 'multicast' | 'unspecified' | 'broadcast' | 'reserved';
+export type RefusedAddressKind =
+  | 'loopback'
+  | 'private'
+  | 'shared (CGNAT)'
+  | 'link-local'
+  | 'unique-local'
+  | 'multicast'
+  | 'unspecified'
+  | 'broadcast'
+  | 'reserved';
 
 type Family = 'ipv4' | 'ipv6';
 
@@ -130,7 +139,13 @@ function ipv6Words(ip: string): number[] | null {
     s = prefix.endsWith('::') ? prefix : prefix.slice(0, -1);
   }
   const [head, rest] = s.split('::');
-  const parse = (part: string | undefined) => (part ? part.split(':').filter((x) => x !== '').map((x) => parseInt(x, 16)) : []);
+  const parse = (part: string | undefined) =>
+    part
+      ? part
+          .split(':')
+          .filter((x) => x !== '')
+          .map((x) => parseInt(x, 16))
+      : [];
   const left = parse(head);
   const right = [...parse(rest), ...tail];
   const fill = 8 - left.length - right.length;

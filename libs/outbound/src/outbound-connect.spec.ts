@@ -73,7 +73,9 @@ describe('outboundDispatcher (undici)', () => {
   it('should refuse an IP-literal host in a refused range without connecting', async () => {
     const before = hits.internal;
     const guard = new OutboundGuard(rule);
-    const err = await outboundFetch(outboundDispatcher({}, guard))(`http://127.0.0.1:${port}/`).catch((e: unknown) => e);
+    const err = await outboundFetch(outboundDispatcher({}, guard))(`http://127.0.0.1:${port}/`).catch(
+      (e: unknown) => e,
+    );
     expect(outboundExceptionIn(err)?.message).toContain('127.0.0.1 is a loopback address');
     expect(hits.internal).toBe(before);
   });
@@ -97,8 +99,13 @@ describe('outboundDispatcher (undici)', () => {
     ['a name', '/redirect-by-name'],
   ])('should refuse a redirect from an allowed host to loopback given as %s', async (_kind, path) => {
     const before = hits.internal;
-    const guard = new OutboundGuard(rule, rebindingResolver({ 'public.test': [ALLOWED_HOST], 'internal.test': ['127.0.0.1'] }));
-    const err = await outboundFetch(outboundDispatcher({}, guard))(`http://public.test:${port}${path}`).catch((e: unknown) => e);
+    const guard = new OutboundGuard(
+      rule,
+      rebindingResolver({ 'public.test': [ALLOWED_HOST], 'internal.test': ['127.0.0.1'] }),
+    );
+    const err = await outboundFetch(outboundDispatcher({}, guard))(`http://public.test:${port}${path}`).catch(
+      (e: unknown) => e,
+    );
     expect(outboundExceptionIn(err)?.message).toMatch(/127\.0\.0\.1.*loopback address.*OUTBOUND_ALLOW_CIDRS/);
     expect(hits.internal).toBe(before);
   });
@@ -131,7 +138,10 @@ describe('outboundLookup (node:http agents)', () => {
 });
 
 describe('checkOutboundUrl', () => {
-  const guard = new OutboundGuard(new OutboundAddressRule(), rebindingResolver({ 'mixed.test': ['127.0.0.1'], 'public.test': ['93.184.215.14'] }));
+  const guard = new OutboundGuard(
+    new OutboundAddressRule(),
+    rebindingResolver({ 'mixed.test': ['127.0.0.1'], 'public.test': ['93.184.215.14'] }),
+  );
 
   it.each([
     ['http://127.0.0.1:8080/mcp', '127.0.0.1 is a loopback address'],

@@ -24,7 +24,11 @@ export function outboundDispatcher(options: Agent.Options = {}, guard: GuardSour
     guardOf(guard)
       .addressesFor(opts.hostname)
       .then(
-        ([first]) => connectTo({ ...opts, hostname: first.address, servername: opts.servername || serverNameOf(opts.hostname) }, callback),
+        ([first]) =>
+          connectTo(
+            { ...opts, hostname: first.address, servername: opts.servername || serverNameOf(opts.hostname) },
+            callback,
+          ),
         (err: Error) => callback(err, null),
       );
   };
@@ -49,7 +53,8 @@ export function outboundFetchDispatcher(): Agent {
  * follows are checked too). For the MCP SDK's auth helpers (`fetchFn`) and webhooks.
  */
 export function outboundFetch(dispatcher: Agent = outboundFetchDispatcher()): typeof fetch {
-  return async (input, init) => asGlobalResponse(await undiciFetch(input as never, { ...(init as object), dispatcher } as never));
+  return async (input, init) =>
+    asGlobalResponse(await undiciFetch(input as never, { ...(init as object), dispatcher } as never));
 }
 
 const NULL_BODY_STATUS = new Set([101, 103, 204, 205, 304]);
@@ -67,14 +72,23 @@ function asGlobalResponse(res: Awaited<ReturnType<typeof undiciFetch>>): Respons
  * rule allows. Sockets skip `lookup` for IP-literal hosts: check those with `literalRefusal`.
  */
 export function outboundLookup(guard: GuardSource = outboundGuard): LookupFunction {
-  return ((hostname: string, options: LookupOneOptions | LookupAllOptions, callback: (err: Error | null, address: string | LookupAddress[], family?: number) => void) => {
+  return ((
+    hostname: string,
+    options: LookupOneOptions | LookupAllOptions,
+    callback: (err: Error | null, address: string | LookupAddress[], family?: number) => void,
+  ) => {
     guardOf(guard)
       .addressesFor(hostname)
       .then(
         (addresses) => {
           const wanted = familyOf(options.family);
           const usable = wanted ? addresses.filter((a) => a.family === wanted) : addresses;
-          if (usable.length === 0) return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), '', 0);
+          if (usable.length === 0)
+            return callback(
+              Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }),
+              '',
+              0,
+            );
           if (options.all) callback(null, usable);
           else callback(null, usable[0].address, usable[0].family);
         },

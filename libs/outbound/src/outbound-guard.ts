@@ -11,7 +11,8 @@ export interface ResolvedAddress {
 /** Resolves a host name to every address it has (dns.lookup, `all`). Injectable for tests. */
 export type HostResolver = (hostname: string) => Promise<ResolvedAddress[]>;
 
-const systemResolver: HostResolver = (hostname) => lookup(hostname, { all: true, verbatim: true }) as Promise<ResolvedAddress[]>;
+const systemResolver: HostResolver = (hostname) =>
+  lookup(hostname, { all: true, verbatim: true }) as Promise<ResolvedAddress[]>;
 
 /** A registration check does not wait longer than this for DNS. */
 const REGISTRATION_LOOKUP_TIMEOUT_MS = 5000;
@@ -68,7 +69,10 @@ export class OutboundGuard {
       throw new OutboundException(OutboundExceptionCode.UrlRefused, 'must be an absolute http:// or https:// URL');
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      throw new OutboundException(OutboundExceptionCode.UrlRefused, `must use http or https, not ${url.protocol.replace(/:$/, '')}`);
+      throw new OutboundException(
+        OutboundExceptionCode.UrlRefused,
+        `must use http or https, not ${url.protocol.replace(/:$/, '')}`,
+      );
     }
     if (url.username || url.password) {
       throw new OutboundException(
@@ -82,7 +86,9 @@ export class OutboundGuard {
       if (refused) throw refused;
       return url;
     }
-    const resolved = await withTimeout(this.resolve(name), REGISTRATION_LOOKUP_TIMEOUT_MS).catch(() => [] as ResolvedAddress[]);
+    const resolved = await withTimeout(this.resolve(name), REGISTRATION_LOOKUP_TIMEOUT_MS).catch(
+      () => [] as ResolvedAddress[],
+    );
     for (const a of resolved) {
       const kind = this.rule.refusalOf(a.address);
       if (kind) throw refusal(name, a.address, kind);
@@ -93,7 +99,10 @@ export class OutboundGuard {
 
 function refusal(name: string, address: string, kind: RefusedAddressKind): OutboundException {
   const article = kind === 'unspecified' ? 'an' : 'a';
-  const what = name === address ? `${address} is ${article} ${kind} address` : `${name} resolves to ${address}, ${article} ${kind} address`;
+  const what =
+    name === address
+      ? `${address} is ${article} ${kind} address`
+      : `${name} resolves to ${address}, ${article} ${kind} address`;
   return new OutboundException(
     OutboundExceptionCode.AddressRefused,
     `${what}: Tollgate makes no requests to ${kind} addresses on a tenant's behalf (${OutboundExceptionCode.AddressRefused}); an operator can allow the range with ${OUTBOUND_ALLOW_SETTING}`,

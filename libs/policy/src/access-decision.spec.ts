@@ -18,7 +18,12 @@ describe('access decisions', () => {
       { scope: 'ORG', allow: ['github:*'], deny: [] },
       { scope: 'KEY', allow: ['github:*'], deny: ['github:delete_*'] },
     ];
-    expect(decideAccess(levels, ref)).toEqual({ allowed: false, reason: 'DENIED_BY_RULE', scope: 'KEY', rule: 'github:delete_*' });
+    expect(decideAccess(levels, ref)).toEqual({
+      allowed: false,
+      reason: 'DENIED_BY_RULE',
+      scope: 'KEY',
+      rule: 'github:delete_*',
+    });
   });
 
   it('should only let a lower level narrow, never widen, what the level above allows', () => {
@@ -49,20 +54,49 @@ describe('effective output limits', () => {
         { scope: 'TEAM', outputTokenCap: 2000, outputOverflow: null },
       ]),
     ).toEqual({ cap: 2000, overflow: 'PAGE' });
-    expect(effectiveOutputLimits([{ scope: 'ORG', outputTokenCap: null, outputOverflow: 'REFUSE' }])).toEqual({ cap: null, overflow: 'REFUSE' });
+    expect(effectiveOutputLimits([{ scope: 'ORG', outputTokenCap: null, outputOverflow: 'REFUSE' }])).toEqual({
+      cap: null,
+      overflow: 'REFUSE',
+    });
   });
 
   it('should decide resources and prompts over their own lists, a URI glob spanning colons and slashes', () => {
     const levels = [
-      { scope: 'ORG' as const, allow: ['docs:*'], deny: [], resourceAllow: ['docs:test://*'], resourceDeny: ['docs:test://secret/*'], promptAllow: ['docs:*'], promptDeny: ['docs:internal_*'] },
+      {
+        scope: 'ORG' as const,
+        allow: ['docs:*'],
+        deny: [],
+        resourceAllow: ['docs:test://*'],
+        resourceDeny: ['docs:test://secret/*'],
+        promptAllow: ['docs:*'],
+        promptDeny: ['docs:internal_*'],
+      },
     ];
-    expect(decideItemAccess(levels, 'resource', { namespace: 'docs', tool: 'test://static-text' })).toEqual({ allowed: true });
-    expect(decideItemAccess(levels, 'resource', { namespace: 'docs', tool: 'test://secret/a' })).toEqual({ allowed: false, reason: 'DENIED_BY_RULE', scope: 'ORG', rule: 'docs:test://secret/*' });
-    expect(decideItemAccess(levels, 'resource', { namespace: 'docs', tool: 'file:///x' })).toMatchObject({ allowed: false, reason: 'NOT_IN_ALLOW_LIST' });
+    expect(decideItemAccess(levels, 'resource', { namespace: 'docs', tool: 'test://static-text' })).toEqual({
+      allowed: true,
+    });
+    expect(decideItemAccess(levels, 'resource', { namespace: 'docs', tool: 'test://secret/a' })).toEqual({
+      allowed: false,
+      reason: 'DENIED_BY_RULE',
+      scope: 'ORG',
+      rule: 'docs:test://secret/*',
+    });
+    expect(decideItemAccess(levels, 'resource', { namespace: 'docs', tool: 'file:///x' })).toMatchObject({
+      allowed: false,
+      reason: 'NOT_IN_ALLOW_LIST',
+    });
     expect(decideItemAccess(levels, 'prompt', { namespace: 'docs', tool: 'greet' })).toEqual({ allowed: true });
-    expect(decideItemAccess(levels, 'prompt', { namespace: 'docs', tool: 'internal_x' })).toMatchObject({ allowed: false, reason: 'DENIED_BY_RULE' });
+    expect(decideItemAccess(levels, 'prompt', { namespace: 'docs', tool: 'internal_x' })).toMatchObject({
+      allowed: false,
+      reason: 'DENIED_BY_RULE',
+    });
     // A tool allow list says nothing about resources: default deny.
-    expect(decideItemAccess([{ ...levels[0], resourceAllow: [], resourceDeny: [] }], 'resource', { namespace: 'docs', tool: 'test://a' })).toEqual({ allowed: false, reason: 'NO_ALLOW_LIST' });
+    expect(
+      decideItemAccess([{ ...levels[0], resourceAllow: [], resourceDeny: [] }], 'resource', {
+        namespace: 'docs',
+        tool: 'test://a',
+      }),
+    ).toEqual({ allowed: false, reason: 'NO_ALLOW_LIST' });
     expect(isValidResourcePattern('docs:file:///reports/*')).toBe(true);
     expect(isValidResourcePattern('docs:has space')).toBe(false);
   });

@@ -22,7 +22,11 @@ const SCOPE_ORDER: PolicyScope[] = ['ORG', 'TEAM', 'USER', 'KEY'];
  * level can only narrow what the level above allows. With no allow list anywhere nothing is
  * allowed: Tollgate is default-deny.
  */
-export function decideAccess(levels: readonly PolicyLevel[], ref: ToolRef, firstMatching: PatternMatcher = firstMatchingPattern): AccessDecision {
+export function decideAccess(
+  levels: readonly PolicyLevel[],
+  ref: ToolRef,
+  firstMatching: PatternMatcher = firstMatchingPattern,
+): AccessDecision {
   const ordered = [...levels].sort((a, b) => SCOPE_ORDER.indexOf(a.scope) - SCOPE_ORDER.indexOf(b.scope));
   for (const level of ordered) {
     const rule = firstMatching(level.deny, ref);
@@ -53,7 +57,11 @@ export interface ItemPolicyLevel extends PolicyLevel {
  * The same decision for a resource (ref.tool is its URI) or a prompt (its name), made over the
  * policy's own lists for that kind: deny wins, every level with an allow list must allow, default deny.
  */
-export function decideItemAccess(levels: readonly ItemPolicyLevel[], kind: GovernedItemKind, ref: ToolRef): AccessDecision {
+export function decideItemAccess(
+  levels: readonly ItemPolicyLevel[],
+  kind: GovernedItemKind,
+  ref: ToolRef,
+): AccessDecision {
   if (kind === 'tool') return decideAccess(levels, ref);
   const lists = levels.map((l) => ({
     scope: l.scope,
@@ -85,8 +93,13 @@ export interface OutputLimitLevel {
  * The output limits policy sets for a caller: the smallest cap of any level (a lower level can
  * only tighten it) and the overflow handling of the most specific level that says, else PAGE.
  */
-export function effectiveOutputLimits(levels: readonly OutputLimitLevel[]): { cap: number | null; overflow: 'PAGE' | 'REFUSE' } {
+export function effectiveOutputLimits(levels: readonly OutputLimitLevel[]): {
+  cap: number | null;
+  overflow: 'PAGE' | 'REFUSE';
+} {
   const caps = levels.map((l) => l.outputTokenCap).filter((c): c is number => c !== null);
-  const specific = [...levels].sort((a, b) => SCOPE_ORDER.indexOf(b.scope) - SCOPE_ORDER.indexOf(a.scope)).find((l) => l.outputOverflow !== null);
+  const specific = [...levels]
+    .sort((a, b) => SCOPE_ORDER.indexOf(b.scope) - SCOPE_ORDER.indexOf(a.scope))
+    .find((l) => l.outputOverflow !== null);
   return { cap: caps.length ? Math.min(...caps) : null, overflow: specific?.outputOverflow ?? 'PAGE' };
 }

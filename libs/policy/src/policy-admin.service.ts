@@ -33,14 +33,24 @@ export const MAX_PATTERNS_PER_LIST = 500;
  * The first invalid entry of a pattern list as `{ field, message }` (field like `allow[2]`),
  * or null when every entry is a valid `namespace:tool` glob.
  */
-export function findInvalidPattern(listName: string, patterns: readonly string[], kind: 'tool' | 'resource' = 'tool'): { field: string; message: string } | null {
+export function findInvalidPattern(
+  listName: string,
+  patterns: readonly string[],
+  kind: 'tool' | 'resource' = 'tool',
+): { field: string; message: string } | null {
   if (patterns.length > MAX_PATTERNS_PER_LIST) {
-    return { field: listName, message: `${listName} holds ${patterns.length} patterns; at most ${MAX_PATTERNS_PER_LIST} are allowed` };
+    return {
+      field: listName,
+      message: `${listName} holds ${patterns.length} patterns; at most ${MAX_PATTERNS_PER_LIST} are allowed`,
+    };
   }
   for (let i = 0; i < patterns.length; i++) {
     const p = patterns[i];
     if (kind === 'resource' && (typeof p !== 'string' || !isValidResourcePattern(p))) {
-      return { field: `${listName}[${i}]`, message: `${listName}[${i}] "${String(p)}" is not a valid resource pattern (expected namespace:uri globs such as "docs:*" or "docs:file:///reports/*")` };
+      return {
+        field: `${listName}[${i}]`,
+        message: `${listName}[${i}] "${String(p)}" is not a valid resource pattern (expected namespace:uri globs such as "docs:*" or "docs:file:///reports/*")`,
+      };
     }
     if (kind === 'tool' && (typeof p !== 'string' || !isValidToolPattern(p))) {
       return {
@@ -72,7 +82,13 @@ export class PolicyAdminService {
    * Creates or replaces the policy of one scope; the scope must belong to the organisation. With
    * `expectedVersion` the write applies only to that version of the policy (else StaleWriteException).
    */
-  async putPolicy(orgId: string, scope: PolicyScope, scopeId: string, input: PutPolicyInput, expectedVersion?: number): Promise<AccessPolicy> {
+  async putPolicy(
+    orgId: string,
+    scope: PolicyScope,
+    scopeId: string,
+    input: PutPolicyInput,
+    expectedVersion?: number,
+  ): Promise<AccessPolicy> {
     const lists = [
       ['allow', input.allow, 'tool'],
       ['deny', input.deny, 'tool'],
@@ -89,7 +105,11 @@ export class PolicyAdminService {
     for (const name of ['maxAnswerTokens', 'maxSessionSchemaTokens', 'outputTokenCap'] as const) {
       const v = input[name];
       if (v !== undefined && v !== null && (!Number.isSafeInteger(v) || v < 1)) {
-        throw new PolicyAdminException(PolicyAdminExceptionCode.InvalidSetting, `${name} must be a positive integer`, name);
+        throw new PolicyAdminException(
+          PolicyAdminExceptionCode.InvalidSetting,
+          `${name} must be a positive integer`,
+          name,
+        );
       }
     }
     await this.assertScopeInOrg(orgId, scope, scopeId);
@@ -108,7 +128,10 @@ export class PolicyAdminService {
       outputTokenCap: input.outputTokenCap ?? null,
       outputOverflow: input.outputOverflow ?? null,
     };
-    const policy = expectedVersion === undefined ? await this.upsert(orgId, scope, scopeId, data) : await this.updateAt(orgId, scope, scopeId, data, expectedVersion);
+    const policy =
+      expectedVersion === undefined
+        ? await this.upsert(orgId, scope, scopeId, data)
+        : await this.updateAt(orgId, scope, scopeId, data, expectedVersion);
     await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
     return policy;
   }
@@ -127,9 +150,20 @@ export class PolicyAdminService {
     });
   }
 
-  private async updateAt(orgId: string, scope: PolicyScope, scopeId: string, data: PolicyColumns, expectedVersion: number): Promise<AccessPolicy> {
-    const { count } = await this.prisma.accessPolicy.updateMany({ where: { orgId, scope, scopeId, version: expectedVersion }, data: { ...data, version: { increment: 1 } } });
-    const now = await this.prisma.accessPolicy.findUnique({ where: { orgId_scope_scopeId: { orgId, scope, scopeId } } });
+  private async updateAt(
+    orgId: string,
+    scope: PolicyScope,
+    scopeId: string,
+    data: PolicyColumns,
+    expectedVersion: number,
+  ): Promise<AccessPolicy> {
+    const { count } = await this.prisma.accessPolicy.updateMany({
+      where: { orgId, scope, scopeId, version: expectedVersion },
+      data: { ...data, version: { increment: 1 } },
+    });
+    const now = await this.prisma.accessPolicy.findUnique({
+      where: { orgId_scope_scopeId: { orgId, scope, scopeId } },
+    });
     if (count === 0 || !now) throw new StaleWriteException('policy', expectedVersion, now?.version ?? null);
     return now;
   }
@@ -140,7 +174,11 @@ export class PolicyAdminService {
 
   private async assertScopeInOrg(orgId: string, scope: PolicyScope, scopeId: string): Promise<void> {
     if (!(await scopeBelongsToOrg(this.prisma, orgId, scope, scopeId))) {
-      throw new PolicyAdminException(PolicyAdminExceptionCode.ScopeNotFound, `${scope.toLowerCase()} ${scopeId} not found in this organization`, 'scopeId');
+      throw new PolicyAdminException(
+        PolicyAdminExceptionCode.ScopeNotFound,
+        `${scope.toLowerCase()} ${scopeId} not found in this organization`,
+        'scopeId',
+      );
     }
   }
 }

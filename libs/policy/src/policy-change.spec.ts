@@ -16,8 +16,14 @@ describe('policy changes', () => {
       { scope: 'ORG' as const, scopeId: 'o', allow: ['gh:*'], deny: [] },
       { scope: 'TEAM' as const, scopeId: 't', allow: [], deny: ['gh:delete'] },
     ];
-    expect(accessChangeOf(tools, levels, 'TEAM', 't', { scope: 'TEAM', allow: [], deny: ['gh:search'] })).toEqual({ gained: ['gh__delete'], lost: ['gh__search'] });
+    expect(accessChangeOf(tools, levels, 'TEAM', 't', { scope: 'TEAM', allow: [], deny: ['gh:search'] })).toEqual({
+      gained: ['gh__delete'],
+      lost: ['gh__search'],
+    });
     expect(accessChangeOf(tools, levels, 'TEAM', 't', null)).toEqual({ gained: ['gh__delete'], lost: [] });
-    expect(accessChangeOf(tools, levels, 'KEY', 'k', { scope: 'KEY', allow: ['gh:search'], deny: [] })).toEqual({ gained: [], lost: [] });
+    expect(accessChangeOf(tools, levels, 'KEY', 'k', { scope: 'KEY', allow: ['gh:search'], deny: [] })).toEqual({
+      gained: [],
+      lost: [],
+    });
   });
 });

@@ -7,7 +7,15 @@ export interface PatternListPatch {
   remove?: readonly string[];
 }
 
-export const PATCHABLE_LISTS = ['allow', 'deny', 'autoExecute', 'resourceAllow', 'resourceDeny', 'promptAllow', 'promptDeny'] as const;
+export const PATCHABLE_LISTS = [
+  'allow',
+  'deny',
+  'autoExecute',
+  'resourceAllow',
+  'resourceDeny',
+  'promptAllow',
+  'promptDeny',
+] as const;
 export type PatchableList = (typeof PATCHABLE_LISTS)[number];
 
 /** A list after a patch: removals first, then additions not already present, in the order written. */

@@ -22,8 +22,14 @@ function resourceGlob(pattern: string): RegExp {
     const colon = pattern.indexOf(':');
     const ns = colon < 0 ? pattern : pattern.slice(0, colon);
     const uri = colon < 0 ? '*' : pattern.slice(colon + 1);
-    const nsBody = ns.split('').map((c) => (c === '*' ? '[^:]*' : c === '?' ? '[^:]' : escape(c))).join('');
-    const uriBody = uri.split('').map((c) => (c === '*' ? '.*' : c === '?' ? '.' : escape(c))).join('');
+    const nsBody = ns
+      .split('')
+      .map((c) => (c === '*' ? '[^:]*' : c === '?' ? '[^:]' : escape(c)))
+      .join('');
+    const uriBody = uri
+      .split('')
+      .map((c) => (c === '*' ? '.*' : c === '?' ? '.' : escape(c)))
+      .join('');
     re = new RegExp(`^${nsBody}:${uriBody}$`, 's');
     compiled.set(pattern, re);
   }
@@ -31,6 +37,9 @@ function resourceGlob(pattern: string): RegExp {
 }
 
 /** The first resource pattern of the list that matches the upstream's namespace and the resource's URI. */
-export function firstMatchingResourcePattern(patterns: readonly string[], ref: { namespace: string; tool: string }): string | undefined {
+export function firstMatchingResourcePattern(
+  patterns: readonly string[],
+  ref: { namespace: string; tool: string },
+): string | undefined {
   return patterns.find((p) => resourceGlob(p).test(`${ref.namespace}:${ref.tool}`));
 }

@@ -34,7 +34,10 @@ export const MAX_PRICE_MICROS = 1_000_000_000_000_000n;
 export function validatePriceRule(input: AddPriceRuleInput, now: Date): { field: string; message: string } | null {
   const pattern = input.toolPattern ?? '*';
   if (!TOOL_NAME_GLOB.test(pattern)) {
-    return { field: 'toolPattern', message: `toolPattern "${pattern}" must be a glob over tool names (letters, digits, _ . - /, * and ?, at most 200 characters), or resource:<uri glob> or prompt:<name glob>` };
+    return {
+      field: 'toolPattern',
+      message: `toolPattern "${pattern}" must be a glob over tool names (letters, digits, _ . - /, * and ?, at most 200 characters), or resource:<uri glob> or prompt:<name glob>`,
+    };
   }
   const amounts: [string, Micros | undefined][] = [
     ['perCallMicros', input.perCallMicros],
@@ -47,10 +50,18 @@ export function validatePriceRule(input: AddPriceRuleInput, now: Date): { field:
     if (value > MAX_PRICE_MICROS) return { field, message: `${field} must be at most ${MAX_PRICE_MICROS} micro-units` };
   }
   if (input.acceptReportedCost && (input.reportedCostCapMicros ?? 0n) === 0n) {
-    return { field: 'reportedCostCapMicros', message: 'reportedCostCapMicros must be set (> 0) when acceptReportedCost is true, or reported costs would always count as 0' };
+    return {
+      field: 'reportedCostCapMicros',
+      message:
+        'reportedCostCapMicros must be set (> 0) when acceptReportedCost is true, or reported costs would always count as 0',
+    };
   }
   if (input.effectiveFrom && input.effectiveFrom.getTime() < now.getTime() - EFFECTIVE_FROM_SKEW_MS) {
-    return { field: 'effectiveFrom', message: 'effectiveFrom must not be in the past: price rules are append-only, add a rule that takes effect now or later' };
+    return {
+      field: 'effectiveFrom',
+      message:
+        'effectiveFrom must not be in the past: price rules are append-only, add a rule that takes effect now or later',
+    };
   }
   return null;
 }
@@ -71,7 +82,12 @@ export class PriceBookService {
     if (bad) throw new PriceBookException(PriceBookExceptionCode.InvalidRule, bad.message, bad.field);
     if (input.upstreamId) {
       const exists = await this.prisma.upstreamServer.count({ where: { orgId, id: input.upstreamId } });
-      if (exists === 0) throw new PriceBookException(PriceBookExceptionCode.UpstreamNotFound, `upstream ${input.upstreamId} not found`, 'upstreamId');
+      if (exists === 0)
+        throw new PriceBookException(
+          PriceBookExceptionCode.UpstreamNotFound,
+          `upstream ${input.upstreamId} not found`,
+          'upstreamId',
+        );
     }
     const rule = await this.prisma.priceRule.create({
       data: {
@@ -95,30 +111,63 @@ export class PriceBookService {
    * (or free). Never edits the past: `until` may not be earlier than now, and a rule that has
    * already ended stays as it is.
    */
-  async endPriceRule(orgId: string, ruleId: string, until: Date | undefined, now = new Date()): Promise<{ rule: PriceRule; previousUntil: Date | null }> {
+  async endPriceRule(
+    orgId: string,
+    ruleId: string,
+    until: Date | undefined,
+    now = new Date(),
+  ): Promise<{ rule: PriceRule; previousUntil: Date | null }> {
     const rule = await this.prisma.priceRule.findFirst({ where: { orgId, id: ruleId } });
-    if (!rule) throw new PriceBookException(PriceBookExceptionCode.RuleNotFound, `price rule ${ruleId} not found`, 'ruleId');
+    if (!rule)
+      throw new PriceBookException(PriceBookExceptionCode.RuleNotFound, `price rule ${ruleId} not found`, 'ruleId');
     const end = until ?? now;
     if (end.getTime() < now.getTime() - EFFECTIVE_FROM_SKEW_MS) {
-      throw new PriceBookException(PriceBookExceptionCode.InvalidRule, 'effectiveUntil must not be in the past: past calls keep the price they were charged', 'effectiveUntil');
+      throw new PriceBookException(
+        PriceBookExceptionCode.InvalidRule,
+        'effectiveUntil must not be in the past: past calls keep the price they were charged',
+        'effectiveUntil',
+      );
     }
     if (rule.effectiveUntil && rule.effectiveUntil.getTime() <= now.getTime()) {
-      throw new PriceBookException(PriceBookExceptionCode.InvalidRule, `the rule already ended at ${rule.effectiveUntil.toISOString()}; add a new rule instead`, 'effectiveUntil');
+      throw new PriceBookException(
+        PriceBookExceptionCode.InvalidRule,
+        `the rule already ended at ${rule.effectiveUntil.toISOString()}; add a new rule instead`,
+        'effectiveUntil',
+      );
     }
     if (end.getTime() < rule.effectiveFrom.getTime()) {
-      throw new PriceBookException(PriceBookExceptionCode.InvalidRule, `effectiveUntil must not be before the rule's effectiveFrom (${rule.effectiveFrom.toISOString()})`, 'effectiveUntil');
+      throw new PriceBookException(
+        PriceBookExceptionCode.InvalidRule,
+        `effectiveUntil must not be before the rule's effectiveFrom (${rule.effectiveFrom.toISOString()})`,
+        'effectiveUntil',
+      );
     }
     // Conditional on the end read above, so two concurrent ends cannot move a past end.
-    const { count } = await this.prisma.priceRule.updateMany({ where: { id: rule.id, effectiveUntil: rule.effectiveUntil }, data: { effectiveUntil: end } });
-    if (count === 0) throw new PriceBookException(PriceBookExceptionCode.InvalidRule, 'the rule was ended by another request meanwhile; read it again', 'effectiveUntil');
+    const { count } = await this.prisma.priceRule.updateMany({
+      where: { id: rule.id, effectiveUntil: rule.effectiveUntil },
+      data: { effectiveUntil: end },
+    });
+    if (count === 0)
+      throw new PriceBookException(
+        PriceBookExceptionCode.InvalidRule,
+        'the rule was ended by another request meanwhile; read it again',
+        'effectiveUntil',
+      );
     await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
-    return { rule: await this.prisma.priceRule.findUniqueOrThrow({ where: { id: rule.id } }), previousUntil: rule.effectiveUntil };
+    return {
+      rule: await this.prisma.priceRule.findUniqueOrThrow({ where: { id: rule.id } }),
+      previousUntil: rule.effectiveUntil,
+    };
   }
 
   /** Every rule of the organisation, ended ones included, oldest effective date first (the book's history). */
   priceHistory(orgId: string, filter: { upstreamId?: string; toolPattern?: string } = {}): Promise<PriceRule[]> {
     return this.prisma.priceRule.findMany({
-      where: { orgId, ...(filter.upstreamId ? { upstreamId: filter.upstreamId } : {}), ...(filter.toolPattern ? { toolPattern: filter.toolPattern } : {}) },
+      where: {
+        orgId,
+        ...(filter.upstreamId ? { upstreamId: filter.upstreamId } : {}),
+        ...(filter.toolPattern ? { toolPattern: filter.toolPattern } : {}),
+      },
       orderBy: [{ effectiveFrom: 'asc' }, { createdAt: 'asc' }],
     });
   }

@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { actualCallCost, estimateCallCost, FREE_PRICE, PriceRuleData, selectPriceRule } from './price-rule';
 
-const rule = (over: Partial<PriceRuleData>): PriceRuleData => ({ ...FREE_PRICE, id: Math.random().toString(36), ...over });
+const rule = (over: Partial<PriceRuleData>): PriceRuleData => ({
+  ...FREE_PRICE,
+  id: Math.random().toString(36),
+  ...over,
+});
 const T0 = new Date('2026-01-01T00:00:00Z');
 const T1 = new Date('2026-06-01T00:00:00Z');
 
@@ -25,21 +29,41 @@ describe('price rules', () => {
   });
 
   it('should reserve the per-call price plus the output-token price times the cap plus the reported-cost cap', () => {
-    const r = rule({ perCallMicros: 1000n, perOutputTokenMicros: 2n, acceptReportedCost: true, reportedCostCapMicros: 50_000n });
+    const r = rule({
+      perCallMicros: 1000n,
+      perOutputTokenMicros: 2n,
+      acceptReportedCost: true,
+      reportedCostCapMicros: 50_000n,
+    });
     expect(estimateCallCost(r, 4000)).toBe(1000n + 8000n + 50_000n);
   });
 
   it('should charge actual tokens and a capped reported cost, never more than the estimate', () => {
-    const r = rule({ perCallMicros: 1000n, perOutputTokenMicros: 2n, acceptReportedCost: true, reportedCostCapMicros: 50_000n });
-    expect(actualCallCost(r, { failed: false, outputTokens: 120, reportedCostMicros: 7_000n }, 4000)).toBe(1000n + 240n + 7000n);
-    expect(actualCallCost(r, { failed: false, outputTokens: 9000, reportedCostMicros: 900_000n }, 4000)).toBe(estimateCallCost(r, 4000));
+    const r = rule({
+      perCallMicros: 1000n,
+      perOutputTokenMicros: 2n,
+      acceptReportedCost: true,
+      reportedCostCapMicros: 50_000n,
+    });
+    expect(actualCallCost(r, { failed: false, outputTokens: 120, reportedCostMicros: 7_000n }, 4000)).toBe(
+      1000n + 240n + 7000n,
+    );
+    expect(actualCallCost(r, { failed: false, outputTokens: 9000, reportedCostMicros: 900_000n }, 4000)).toBe(
+      estimateCallCost(r, 4000),
+    );
   });
 
   it('should ignore a reported cost the rule does not accept, and make failed calls free unless told otherwise', () => {
     const r = rule({ perCallMicros: 1000n });
     expect(actualCallCost(r, { failed: false, outputTokens: 0, reportedCostMicros: 5000n }, 100)).toBe(1000n);
     expect(actualCallCost(r, { failed: true, outputTokens: 0, reportedCostMicros: null }, 100)).toBe(0n);
-    expect(actualCallCost({ ...r, chargeFailedCalls: true }, { failed: true, outputTokens: 0, reportedCostMicros: null }, 100)).toBe(1000n);
+    expect(
+      actualCallCost(
+        { ...r, chargeFailedCalls: true },
+        { failed: true, outputTokens: 0, reportedCostMicros: null },
+        100,
+      ),
+    ).toBe(1000n);
   });
 
   it('should price resource reads and prompt gets only with rules of their own kind', () => {

@@ -61,13 +61,19 @@ export function pricedItemName(kind: 'resource' | 'prompt', key: string): string
  * beats an org-wide one, then the more specific tool pattern wins, then the latest effective date.
  * Past calls keep the price that was in force when they ran, since rules are never edited in place.
  */
-export function selectPriceRule(rules: readonly PriceRuleData[], upstreamId: string, toolName: string, at: Date): PriceRuleData | null {
+export function selectPriceRule(
+  rules: readonly PriceRuleData[],
+  upstreamId: string,
+  toolName: string,
+  at: Date,
+): PriceRuleData | null {
   let best: PriceRuleData | null = null;
   for (const rule of rules) {
     if (rule.effectiveFrom > at) continue;
     if (rule.effectiveUntil && rule.effectiveUntil <= at) continue;
     if (rule.upstreamId !== null && rule.upstreamId !== upstreamId) continue;
-    if (pricedKindOf(rule.toolPattern) !== pricedKindOf(toolName) || !toolGlobMatches(rule.toolPattern, toolName)) continue;
+    if (pricedKindOf(rule.toolPattern) !== pricedKindOf(toolName) || !toolGlobMatches(rule.toolPattern, toolName))
+      continue;
     if (!best || compareRules(rule, best) > 0) best = rule;
   }
   return best;

@@ -88,17 +88,52 @@ export const JOB_QUEUE: Record<JobName, QueueName> = {
 
 /** Retry policy lives next to the names. */
 export const JOB_OPTIONS: Record<JobName, JobsOptions> = {
-  [JobName.SyncUpstream]: { attempts: 3, backoff: { type: 'exponential', delay: 2000 }, removeOnComplete: 100, removeOnFail: 500 },
-  [JobName.RecordUsage]: { attempts: 10, backoff: { type: 'exponential', delay: 500 }, removeOnComplete: 1000, removeOnFail: 5000 },
+  [JobName.SyncUpstream]: {
+    attempts: 3,
+    backoff: { type: 'exponential', delay: 2000 },
+    removeOnComplete: 100,
+    removeOnFail: 500,
+  },
+  [JobName.RecordUsage]: {
+    attempts: 10,
+    backoff: { type: 'exponential', delay: 500 },
+    removeOnComplete: 1000,
+    removeOnFail: 5000,
+  },
   // Recomputing a day is idempotent, so a retry is always safe.
-  [JobName.RollupUsage]: { attempts: 5, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: 100, removeOnFail: 500 },
+  [JobName.RollupUsage]: {
+    attempts: 5,
+    backoff: { type: 'exponential', delay: 1000 },
+    removeOnComplete: 100,
+    removeOnFail: 500,
+  },
   // The 30 s schedule is the backstop, so a failed check needs only a couple of quick retries.
-  [JobName.CheckBudgetAlerts]: { attempts: 3, backoff: { type: 'exponential', delay: 500 }, removeOnComplete: 100, removeOnFail: 500 },
+  [JobName.CheckBudgetAlerts]: {
+    attempts: 3,
+    backoff: { type: 'exponential', delay: 500 },
+    removeOnComplete: 100,
+    removeOnFail: 500,
+  },
   // A webhook receiver may be down for a while: 8 attempts over about 4 minutes (1 s, 2 s, 4 s ... 64 s).
-  [JobName.DeliverBudgetAlert]: { attempts: 8, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: 1000, removeOnFail: 5000 },
-  [JobName.ReconcileBudgets]: { attempts: 3, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: 100, removeOnFail: 500 },
+  [JobName.DeliverBudgetAlert]: {
+    attempts: 8,
+    backoff: { type: 'exponential', delay: 1000 },
+    removeOnComplete: 1000,
+    removeOnFail: 5000,
+  },
+  [JobName.ReconcileBudgets]: {
+    attempts: 3,
+    backoff: { type: 'exponential', delay: 1000 },
+    removeOnComplete: 100,
+    removeOnFail: 500,
+  },
   // The schedule runs every minute: a failed pass is simply redone by the next one.
   [JobName.RefreshConnections]: { attempts: 1, removeOnComplete: 100, removeOnFail: 500 },
   // Recomputing scores is idempotent (one UPDATE from the rollups), so a retry is always safe.
-  [JobName.ComputeTierScores]: { attempts: 3, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: 100, removeOnFail: 500 },
+  [JobName.ComputeTierScores]: {
+    attempts: 3,
+    backoff: { type: 'exponential', delay: 1000 },
+    removeOnComplete: 100,
+    removeOnFail: 500,
+  },
 };

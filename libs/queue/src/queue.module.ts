@@ -35,7 +35,10 @@ export class QueueModule {
         BullModule.forRootAsync({
           inject: [TOLLGATE_CONFIG],
           useFactory: (config: BaseConfig) => ({
-            connection: { ...bullConnection(config.redis.url), ...(options.producerOnly ? { enableOfflineQueue: false } : {}) },
+            connection: {
+              ...bullConnection(config.redis.url),
+              ...(options.producerOnly ? { enableOfflineQueue: false } : {}),
+            },
             prefix: `${config.redis.prefix}:bull`,
           }),
         }),

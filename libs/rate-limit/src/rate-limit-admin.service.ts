@@ -24,13 +24,25 @@ export class RateLimitAdminService {
   async createRateLimit(orgId: string, input: RateLimitInput): Promise<RateLimit> {
     const toolPattern = input.toolPattern ?? '*:*';
     if (!isValidToolPattern(toolPattern)) {
-      throw new RateLimitException(RateLimitExceptionCode.InvalidRule, `toolPattern "${toolPattern}" is not a namespace:tool glob`, 'toolPattern');
+      throw new RateLimitException(
+        RateLimitExceptionCode.InvalidRule,
+        `toolPattern "${toolPattern}" is not a namespace:tool glob`,
+        'toolPattern',
+      );
     }
     if (!input.callsPerWindow && !input.maxConcurrent) {
-      throw new RateLimitException(RateLimitExceptionCode.InvalidRule, 'set callsPerWindow, maxConcurrent or both', 'callsPerWindow');
+      throw new RateLimitException(
+        RateLimitExceptionCode.InvalidRule,
+        'set callsPerWindow, maxConcurrent or both',
+        'callsPerWindow',
+      );
     }
     if (!(await scopeBelongsToOrg(this.prisma, orgId, input.scope, input.scopeId))) {
-      throw new RateLimitException(RateLimitExceptionCode.ScopeNotFound, `${input.scope.toLowerCase()} ${input.scopeId} not found in this organization`, 'scopeId');
+      throw new RateLimitException(
+        RateLimitExceptionCode.ScopeNotFound,
+        `${input.scope.toLowerCase()} ${input.scopeId} not found in this organization`,
+        'scopeId',
+      );
     }
     const rule = await this.prisma.rateLimit.create({
       data: {
@@ -53,7 +65,8 @@ export class RateLimitAdminService {
 
   async deleteRateLimit(orgId: string, id: string): Promise<RateLimit> {
     const rule = await this.prisma.rateLimit.findFirst({ where: { orgId, id } });
-    if (!rule) throw new RateLimitException(RateLimitExceptionCode.RuleNotFound, `rate limit ${id} not found`, 'rateLimitId');
+    if (!rule)
+      throw new RateLimitException(RateLimitExceptionCode.RuleNotFound, `rate limit ${id} not found`, 'rateLimitId');
     await this.prisma.rateLimit.delete({ where: { id } });
     await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
     return rule;

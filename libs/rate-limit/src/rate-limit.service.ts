@@ -59,7 +59,9 @@ export class RateLimitService implements OnModuleInit {
   }
 
   async rulesFor(caller: RateLimitCaller, tool: ToolRef): Promise<RateLimitRule[]> {
-    return (await this.cache.get(caller.orgId)).filter((r) => appliesToCaller(r, caller) && matchesToolPattern(r.toolPattern, tool));
+    return (await this.cache.get(caller.orgId)).filter(
+      (r) => appliesToCaller(r, caller) && matchesToolPattern(r.toolPattern, tool),
+    );
   }
 
   /**
@@ -68,7 +70,13 @@ export class RateLimitService implements OnModuleInit {
    * larger script (@tollgate/admission runs it with the budget reservation). A concurrency slot
    * whose edge died is freed at `deadline`.
    */
-  async planAdmission(caller: RateLimitCaller, tool: ToolRef, callId: string, now: number, deadline: number): Promise<AdmissionPlan | null> {
+  async planAdmission(
+    caller: RateLimitCaller,
+    tool: ToolRef,
+    callId: string,
+    now: number,
+    deadline: number,
+  ): Promise<AdmissionPlan | null> {
     const rules = await this.rulesFor(caller, tool);
     if (rules.length === 0) return null;
     const plan: AdmissionPlan = { callId, rules, keys: [], args: [now, callId, deadline], windows: [], slots: [] };
@@ -79,7 +87,14 @@ export class RateLimitService implements OnModuleInit {
       const [cur, prev, conc] = [`${base}:w:${index}`, `${base}:w:${index - 1}`, `${base}:c`];
       plan.keys.push(cur, prev, conc);
       plan.args.push(r.callsPerWindow ?? 0, windowMs, index * windowMs, r.maxConcurrent ?? 0);
-      if (r.callsPerWindow) plan.windows.push({ key: cur, prevKey: prev, limit: r.callsPerWindow, windowMs, windowStart: index * windowMs });
+      if (r.callsPerWindow)
+        plan.windows.push({
+          key: cur,
+          prevKey: prev,
+          limit: r.callsPerWindow,
+          windowMs,
+          windowStart: index * windowMs,
+        });
       if (r.maxConcurrent) plan.slots.push({ key: conc, max: r.maxConcurrent });
     }
     return plan;
@@ -87,6 +102,11 @@ export class RateLimitService implements OnModuleInit {
 
   /** The refusal in rl_check's answer. */
   refusalOf(plan: AdmissionPlan, res: number[]): RateLimitRefusal {
-    return { admitted: false, rule: plan.rules[res[1] - 1], kind: res[2] === 1 ? 'WINDOW' : 'CONCURRENCY', retryAfterMs: res[3] };
+    return {
+      admitted: false,
+      rule: plan.rules[res[1] - 1],
+      kind: res[2] === 1 ? 'WINDOW' : 'CONCURRENCY',
+      retryAfterMs: res[3],
+    };
   }
 }

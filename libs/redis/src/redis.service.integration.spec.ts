@@ -8,7 +8,9 @@ describe('RedisService.evalScript on real Redis', () => {
 
   beforeAll(() => {
     // Only the Redis settings matter here (the testing library depends on this one, so no test env).
-    const config = { redis: { url: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', prefix: `tgtest:${randomUUID()}` } } as BaseConfig;
+    const config = {
+      redis: { url: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', prefix: `tgtest:${randomUUID()}` },
+    } as BaseConfig;
     redis = new RedisService(config);
   });
 
@@ -26,6 +28,8 @@ describe('RedisService.evalScript on real Redis', () => {
   });
 
   it('should pass a script error through', async () => {
-    await expect(redis.evalScript(`-- ${randomUUID()}\nreturn redis.call('NOSUCHCOMMAND')`, [], [])).rejects.toThrow(/Unknown Redis command|unknown command/i);
+    await expect(redis.evalScript(`-- ${randomUUID()}\nreturn redis.call('NOSUCHCOMMAND')`, [], [])).rejects.toThrow(
+      /Unknown Redis command|unknown command/i,
+    );
   });
 });

@@ -26,7 +26,11 @@ export class RedisService implements OnApplicationShutdown {
   constructor(@Inject(TOLLGATE_CONFIG) private readonly config: BaseConfig) {
     // Auto-pipelining: commands issued in the same tick (a call's settle, release and reads of
     // concurrent calls) leave in one socket write instead of one write each.
-    this.client = new Redis(config.redis.url, { maxRetriesPerRequest: 3, lazyConnect: false, enableAutoPipelining: true });
+    this.client = new Redis(config.redis.url, {
+      maxRetriesPerRequest: 3,
+      lazyConnect: false,
+      enableAutoPipelining: true,
+    });
     this.client.on('error', (err) => this.logger.warn(`redis error: ${err.message}`));
   }
 

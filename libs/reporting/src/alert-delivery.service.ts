@@ -38,7 +38,14 @@ export function alertWebhookBody(alert: BudgetAlert, budget: Budget): BudgetAler
     spentMicros: jsonInt(alert.spentMicros),
     periodStart: alert.periodStart.toISOString(),
     createdAt: alert.createdAt.toISOString(),
-    budget: { id: budget.id, scope: budget.scope, scopeId: budget.scopeId, period: budget.period, mode: budget.mode, limitMicros: jsonInt(budget.limitMicros) },
+    budget: {
+      id: budget.id,
+      scope: budget.scope,
+      scopeId: budget.scopeId,
+      period: budget.period,
+      mode: budget.mode,
+      limitMicros: jsonInt(budget.limitMicros),
+    },
   };
 }
 

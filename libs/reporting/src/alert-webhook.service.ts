@@ -37,12 +37,22 @@ export class AlertWebhookService {
     const url = validateWebhookUrl(input.url);
     await checkWebhookAddress(url);
     if ((await this.prisma.alertWebhook.count({ where: { orgId } })) >= MAX_WEBHOOKS_PER_ORG) {
-      throw new ReportingException(ReportingExceptionCode.TooManyWebhooks, `an organization may have at most ${MAX_WEBHOOKS_PER_ORG} alert webhooks`, 'url');
+      throw new ReportingException(
+        ReportingExceptionCode.TooManyWebhooks,
+        `an organization may have at most ${MAX_WEBHOOKS_PER_ORG} alert webhooks`,
+        'url',
+      );
     }
     const id = randomUUID();
     const secret = newWebhookSecret();
     const webhook = await this.prisma.alertWebhook.create({
-      data: { id, orgId, url, description: input.description ?? null, secretEnc: this.box.seal(secret, secretContext(orgId, id)) },
+      data: {
+        id,
+        orgId,
+        url,
+        description: input.description ?? null,
+        secretEnc: this.box.seal(secret, secretContext(orgId, id)),
+      },
     });
     return { webhook, secret };
   }
@@ -53,7 +63,8 @@ export class AlertWebhookService {
 
   async deleteWebhook(orgId: string, webhookId: string): Promise<AlertWebhook> {
     const hook = await this.prisma.alertWebhook.findFirst({ where: { orgId, id: webhookId } });
-    if (!hook) throw new ReportingException(ReportingExceptionCode.WebhookNotFound, `alert webhook ${webhookId} not found`);
+    if (!hook)
+      throw new ReportingException(ReportingExceptionCode.WebhookNotFound, `alert webhook ${webhookId} not found`);
     await this.prisma.alertWebhook.delete({ where: { id: hook.id } });
     return hook;
   }
@@ -72,9 +83,20 @@ export function validateWebhookUrl(raw: string): string {
   } catch {
     throw new ReportingException(ReportingExceptionCode.InvalidWebhook, 'url must be an absolute http(s) URL', 'url');
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ReportingException(ReportingExceptionCode.InvalidWebhook, 'url must use http or https', 'url');
-  if (url.username || url.password) throw new ReportingException(ReportingExceptionCode.InvalidWebhook, 'url must not contain credentials; the signature authenticates Tollgate', 'url');
-  if (raw.length > MAX_URL_LENGTH) throw new ReportingException(ReportingExceptionCode.InvalidWebhook, `url must be at most ${MAX_URL_LENGTH} characters`, 'url');
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new ReportingException(ReportingExceptionCode.InvalidWebhook, 'url must use http or https', 'url');
+  if (url.username || url.password)
+    throw new ReportingException(
+      ReportingExceptionCode.InvalidWebhook,
+      'url must not contain credentials; the signature authenticates Tollgate',
+      'url',
+    );
+  if (raw.length > MAX_URL_LENGTH)
+    throw new ReportingException(
+      ReportingExceptionCode.InvalidWebhook,
+      `url must be at most ${MAX_URL_LENGTH} characters`,
+      'url',
+    );
   return url.toString();
 }
 
@@ -83,7 +105,8 @@ async function checkWebhookAddress(url: string): Promise<void> {
   try {
     await checkOutboundUrl(url);
   } catch (err) {
-    if (err instanceof OutboundException) throw new ReportingException(ReportingExceptionCode.InvalidWebhook, `url refused: ${err.message}`, 'url');
+    if (err instanceof OutboundException)
+      throw new ReportingException(ReportingExceptionCode.InvalidWebhook, `url refused: ${err.message}`, 'url');
     throw err;
   }
 }

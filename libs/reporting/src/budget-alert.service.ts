@@ -52,8 +52,12 @@ export class BudgetAlertService {
         spentMicros: s.spentMicros,
       }));
     });
-    const created = data.length > 0 ? await this.prisma.budgetAlert.createManyAndReturn({ data, skipDuplicates: true }) : [];
-    for (const a of created) this.logger.log(`budget ${a.budgetId} crossed ${a.threshold}% (spent ${a.spentMicros} micro-units) in org ${orgId}`);
+    const created =
+      data.length > 0 ? await this.prisma.budgetAlert.createManyAndReturn({ data, skipDuplicates: true }) : [];
+    for (const a of created)
+      this.logger.log(
+        `budget ${a.budgetId} crossed ${a.threshold}% (spent ${a.spentMicros} micro-units) in org ${orgId}`,
+      );
     return { orgId, created, toDeliver: await this.pendingDeliveries(orgId, now) };
   }
 
@@ -68,7 +72,12 @@ export class BudgetAlertService {
   private async pendingDeliveries(orgId: string, now: Date): Promise<string[]> {
     if ((await this.prisma.alertWebhook.count({ where: { orgId } })) === 0) return [];
     const rows = await this.prisma.budgetAlert.findMany({
-      where: { orgId, deliveredAt: null, attempts: { lt: MAX_DELIVERY_ATTEMPTS }, createdAt: { gte: new Date(now.getTime() - REDELIVERY_WINDOW_MS) } },
+      where: {
+        orgId,
+        deliveredAt: null,
+        attempts: { lt: MAX_DELIVERY_ATTEMPTS },
+        createdAt: { gte: new Date(now.getTime() - REDELIVERY_WINDOW_MS) },
+      },
       select: { id: true },
       orderBy: { createdAt: 'asc' },
     });
@@ -77,6 +86,10 @@ export class BudgetAlertService {
 
   /** Alert history, latest first. */
   listAlerts(orgId: string, limit: number): Promise<BudgetAlert[]> {
-    return this.prisma.budgetAlert.findMany({ where: { orgId }, orderBy: [{ createdAt: 'desc' }, { threshold: 'desc' }], take: Math.min(limit, MAX_ALERTS_PAGE) });
+    return this.prisma.budgetAlert.findMany({
+      where: { orgId },
+      orderBy: [{ createdAt: 'desc' }, { threshold: 'desc' }],
+      take: Math.min(limit, MAX_ALERTS_PAGE),
+    });
   }
 }

@@ -3,17 +3,17 @@
  * another: the app binds it to `BudgetService` (type-checked where it is bound).
  */
 export interface BudgetStandingReading {
-    budgetId: string;
-    scope: 'ORG' | 'TEAM' | 'USER' | 'KEY';
-    scopeId: string;
-    period: 'DAY' | 'WEEK' | 'MONTH' | 'QUARTER' | 'TOTAL';
-    mode: 'HARD' | 'SOFT';
-    limitMicros: bigint;
-    spentMicros: bigint;
-    reservedMicros: bigint;
-    leasedMicros: bigint;
-    periodStart: Date;
-    resetsAt: Date | null;
+  budgetId: string;
+  scope: 'ORG' | 'TEAM' | 'USER' | 'KEY';
+  scopeId: string;
+  period: 'DAY' | 'WEEK' | 'MONTH' | 'QUARTER' | 'TOTAL';
+  mode: 'HARD' | 'SOFT';
+  limitMicros: bigint;
+  spentMicros: bigint;
+  reservedMicros: bigint;
+  leasedMicros: bigint;
+  periodStart: Date;
+  resetsAt: Date | null;
 }
 
 export interface BudgetCounterReading {
@@ -26,7 +26,11 @@ export interface BudgetCounterReading {
 
 export interface BudgetCounters {
   /** Counters beside the ledger's sums (reconciliation, utilisation). */
-  checkCounters(orgId: string, timeZone: string, opts?: { rebuildMissing?: boolean; now?: Date }): Promise<BudgetCounterReading[]>;
+  checkCounters(
+    orgId: string,
+    timeZone: string,
+    opts?: { rebuildMissing?: boolean; now?: Date },
+  ): Promise<BudgetCounterReading[]>;
   /** Standings from the counters alone, the ledger only where a counter is missing (alert checks). */
   orgStandings(orgId: string, timeZone: string, now?: Date): Promise<BudgetStandingReading[]>;
 }

@@ -114,7 +114,8 @@ export class BudgetReconcileService {
   async reconcileOrg(orgId: string, opts: ReconcileOptions = {}): Promise<ReconcileReport> {
     const now = opts.now ?? new Date();
     const timeZone = await orgTimeZone(this.prisma, orgId);
-    const readings = timeZone === null ? [] : await this.counters.checkCounters(orgId, timeZone, { rebuildMissing: true, now });
+    const readings =
+      timeZone === null ? [] : await this.counters.checkCounters(orgId, timeZone, { rebuildMissing: true, now });
     const report: ReconcileReport = {
       orgId,
       ranAt: now.toISOString(),
@@ -133,7 +134,13 @@ export class BudgetReconcileService {
       for (const c of drifted) {
         const row = driftRow(c.standing, c.counter, c.ledger, c.outbox);
         if (opts.repair) {
-          const repaired = await this.repair(orgId, c.standing, c.counter!, c.ledger + c.outbox, opts.actor ?? 'system:budget-reconcile');
+          const repaired = await this.repair(
+            orgId,
+            c.standing,
+            c.counter!,
+            c.ledger + c.outbox,
+            opts.actor ?? 'system:budget-reconcile',
+          );
           if (repaired) report.repaired.push(repaired);
           // A counter still moving is measured again; on the last attempt its drift stays reported.
           else if (attempt < REPAIR_ATTEMPTS) {
@@ -153,7 +160,8 @@ export class BudgetReconcileService {
         `budget drift org=${orgId} budget=${d.budgetId} scope=${d.scope} period=${d.period} counter=${d.counterSpentMicros} ledger=${d.ledgerSpentMicros} outbox=${d.outboxSpentMicros} drift=${d.driftMicros} repair=${d.repair}`,
       );
     }
-    for (const d of report.rebuilt) this.logger.log(`budget counter rebuilt org=${orgId} budget=${d.budgetId} from ledger=${d.ledgerSpentMicros}`);
+    for (const d of report.rebuilt)
+      this.logger.log(`budget counter rebuilt org=${orgId} budget=${d.budgetId} from ledger=${d.ledgerSpentMicros}`);
     await this.redis.client.set(this.lastReportKey(orgId), JSON.stringify(report), 'EX', LAST_REPORT_TTL_SECONDS);
     return report;
   }
@@ -177,13 +185,17 @@ export class BudgetReconcileService {
    * seen in both (written, not yet deleted) counts once.
    */
   private async measure(orgId: string, standings: Standing[]) {
-    const counters = await this.redis.client.pipeline(standings.map((s) => ['hget', this.counterKey(orgId, s), 'spent'])).exec();
+    const counters = await this.redis.client
+      .pipeline(standings.map((s) => ['hget', this.counterKey(orgId, s), 'spent']))
+      .exec();
     const outbox = await this.outboxEvents(orgId);
     const ids = [...outbox.keys()];
     const [written, ...sums] = await this.prisma.$transaction(
       [
         this.prisma.usageEvent.findMany({ where: { id: { in: ids } }, select: { id: true } }),
-        ...standings.map((s) => this.prisma.usageEvent.aggregate({ _sum: { costMicros: true }, where: ledgerWhere(orgId, s) })),
+        ...standings.map((s) =>
+          this.prisma.usageEvent.aggregate({ _sum: { costMicros: true }, where: ledgerWhere(orgId, s) }),
+        ),
       ] as const,
       { isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead },
     );
@@ -198,8 +210,18 @@ export class BudgetReconcileService {
   }
 
   /** Sets `spent` to `target` if it still holds `seen`; writes the audit entry. Null if the counter moved or is gone. */
-  private async repair(orgId: string, s: Standing, seen: bigint, target: bigint, actor: string): Promise<BudgetRepair | null> {
-    const res = await this.redis.evalScript(REPAIR_SPENT_SCRIPT, [this.counterKey(orgId, s)], [seen.toString(), target.toString()]);
+  private async repair(
+    orgId: string,
+    s: Standing,
+    seen: bigint,
+    target: bigint,
+    actor: string,
+  ): Promise<BudgetRepair | null> {
+    const res = await this.redis.evalScript(
+      REPAIR_SPENT_SCRIPT,
+      [this.counterKey(orgId, s)],
+      [seen.toString(), target.toString()],
+    );
     if (res !== 1) return null;
     const repaired: BudgetRepair = {
       budgetId: s.budgetId,
@@ -211,9 +233,18 @@ export class BudgetReconcileService {
       afterMicros: target.toString(),
     };
     await this.prisma.auditEvent.create({
-      data: { orgId, actorId: actor, action: 'budget.counter-repaired', targetType: 'budget', targetId: s.budgetId, details: { ...repaired } as Prisma.InputJsonValue },
+      data: {
+        orgId,
+        actorId: actor,
+        action: 'budget.counter-repaired',
+        targetType: 'budget',
+        targetId: s.budgetId,
+        details: { ...repaired } as Prisma.InputJsonValue,
+      },
     });
-    this.logger.warn(`budget counter repaired org=${orgId} budget=${s.budgetId} scope=${s.scope} spent ${seen} -> ${target}`);
+    this.logger.warn(
+      `budget counter repaired org=${orgId} budget=${s.budgetId} scope=${s.scope} spent ${seen} -> ${target}`,
+    );
     return repaired;
   }
 
@@ -258,7 +289,11 @@ function driftRow(s: Standing, counter: bigint | null, ledger: bigint, outbox: b
 }
 
 function ledgerWhere(orgId: string, s: Standing): Prisma.UsageEventWhereInput {
-  return { orgId, [SCOPE_COLUMN[s.scope]]: s.scopeId, occurredAt: { gte: s.periodStart, ...(s.resetsAt ? { lt: s.resetsAt } : {}) } };
+  return {
+    orgId,
+    [SCOPE_COLUMN[s.scope]]: s.scopeId,
+    occurredAt: { gte: s.periodStart, ...(s.resetsAt ? { lt: s.resetsAt } : {}) },
+  };
 }
 
 /** Whether an event counts against a budget's current period (the rule the ledger sum applies). */
@@ -272,7 +307,13 @@ function outboxEventOf(fields: string[]): OutboxEvent | null {
     if (fields[i] !== USAGE_ENTRY_FIELD) continue;
     try {
       const e = JSON.parse(fields[i + 1]) as Record<string, unknown>;
-      if (typeof e.id !== 'string' || typeof e.orgId !== 'string' || typeof e.costMicros !== 'string' || !/^\d+$/.test(e.costMicros)) return null;
+      if (
+        typeof e.id !== 'string' ||
+        typeof e.orgId !== 'string' ||
+        typeof e.costMicros !== 'string' ||
+        !/^\d+$/.test(e.costMicros)
+      )
+        return null;
       return {
         id: e.id,
         orgId: e.orgId,

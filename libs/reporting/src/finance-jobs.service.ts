@@ -3,7 +3,8 @@ import { Injectable } from '@nestjs/common';
 import { JOB_OPTIONS, JOB_QUEUE, JobName, JobOf, QueueName } from '@tollgate/queue';
 import type { Job, JobsOptions, Queue } from 'bullmq';
 
-export type FinanceJobName = JobName.RollupUsage | JobName.CheckBudgetAlerts | JobName.DeliverBudgetAlert | JobName.ReconcileBudgets;
+export type FinanceJobName =
+  JobName.RollupUsage | JobName.CheckBudgetAlerts | JobName.DeliverBudgetAlert | JobName.ReconcileBudgets;
 
 /** How often the scheduled finance jobs run. */
 export const FINANCE_SCHEDULES = {
@@ -41,13 +42,21 @@ export class FinanceJobs {
     };
   }
 
-  async enqueue<N extends FinanceJobName>(name: N, payload: JobOf<N>, opts: Pick<JobsOptions, 'jobId' | 'deduplication' | 'delay'>): Promise<Job> {
+  async enqueue<N extends FinanceJobName>(
+    name: N,
+    payload: JobOf<N>,
+    opts: Pick<JobsOptions, 'jobId' | 'deduplication' | 'delay'>,
+  ): Promise<Job> {
     return this.queues[name].add(name, payload, { ...JOB_OPTIONS[name], ...opts });
   }
 
   /** An on-demand rollup of one UTC day; the job id names the day and the moment. */
   async requestRollup(day: string, orgId: string | null): Promise<string> {
-    const job = await this.enqueue(JobName.RollupUsage, { day, orgId }, { jobId: `rollup-${orgId ?? 'all'}-${day}-${Date.now()}` });
+    const job = await this.enqueue(
+      JobName.RollupUsage,
+      { day, orgId },
+      { jobId: `rollup-${orgId ?? 'all'}-${day}-${Date.now()}` },
+    );
     return job.id!;
   }
 
@@ -57,7 +66,11 @@ export class FinanceJobs {
    * about once a second instead of back to back after every ledger batch.
    */
   async requestAlertCheck(orgId: string): Promise<void> {
-    await this.enqueue(JobName.CheckBudgetAlerts, { orgId }, { deduplication: { id: `alerts-${orgId}`, keepLastIfActive: true }, delay: ALERT_CHECK_COALESCE_MS });
+    await this.enqueue(
+      JobName.CheckBudgetAlerts,
+      { orgId },
+      { deduplication: { id: `alerts-${orgId}`, keepLastIfActive: true }, delay: ALERT_CHECK_COALESCE_MS },
+    );
   }
 
   /** One delivery job per alert; the id makes a repeated request a no-op while the job exists. */

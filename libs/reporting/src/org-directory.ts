@@ -6,7 +6,10 @@ import { budgetClock } from '@tollgate/kernel';
  * instant, so periods running then keep their bounds: kernel budgetClock), or null if it is gone.
  */
 export async function orgTimeZone(prisma: PrismaService, orgId: string): Promise<string | null> {
-  const org = await prisma.organization.findUnique({ where: { id: orgId }, select: { timeZone: true, previousTimeZone: true, timeZoneChangedAt: true } });
+  const org = await prisma.organization.findUnique({
+    where: { id: orgId },
+    select: { timeZone: true, previousTimeZone: true, timeZoneChangedAt: true },
+  });
   return org ? budgetClock(org.timeZone, org.previousTimeZone, org.timeZoneChangedAt) : null;
 }
 

@@ -27,7 +27,13 @@ describe('report CSV', () => {
       tag: null,
       groupBy: ['team'],
       columns: reportColumns(['team']),
-      rows: [{ teamId: 't1', teamName: 'Data, Science', figures: { calls: 2n, errors: 1n, outputTokens: 10n, costMicros: 500n } } as never],
+      rows: [
+        {
+          teamId: 't1',
+          teamName: 'Data, Science',
+          figures: { calls: 2n, errors: 1n, outputTokens: 10n, costMicros: 500n },
+        } as never,
+      ],
       totals: { calls: 2n, errors: 1n, outputTokens: 10n, costMicros: 500n },
     });
     expect(csv).toBe('teamId,teamName,calls,errors,outputTokens,costMicros\r\nt1,"Data, Science",2,1,10,500\r\n');

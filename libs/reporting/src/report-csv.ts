@@ -17,7 +17,11 @@ export function spendReportCsv(report: SpendReport): string {
   for (const row of report.rows) {
     lines.push(
       report.columns
-        .map((c) => ((REPORT_METRICS as readonly string[]).includes(c) ? csvField(row.figures[c as ReportMetric]) : csvField(row[c] ?? null)))
+        .map((c) =>
+          (REPORT_METRICS as readonly string[]).includes(c)
+            ? csvField(row.figures[c as ReportMetric])
+            : csvField(row[c] ?? null),
+        )
         .join(','),
     );
   }

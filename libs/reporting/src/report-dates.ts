@@ -27,12 +27,19 @@ export interface DayRange {
 
 export function dayRange(from: string, to: string): DayRange {
   const start = parseUtcDay(from);
-  if (!start) throw new ReportingException(ReportingExceptionCode.InvalidQuery, 'from must be a date YYYY-MM-DD', 'from');
+  if (!start)
+    throw new ReportingException(ReportingExceptionCode.InvalidQuery, 'from must be a date YYYY-MM-DD', 'from');
   const last = parseUtcDay(to);
   if (!last) throw new ReportingException(ReportingExceptionCode.InvalidQuery, 'to must be a date YYYY-MM-DD', 'to');
-  if (last < start) throw new ReportingException(ReportingExceptionCode.InvalidQuery, 'to must not be before from', 'to');
+  if (last < start)
+    throw new ReportingException(ReportingExceptionCode.InvalidQuery, 'to must not be before from', 'to');
   const days = (last.getTime() - start.getTime()) / DAY_MS + 1;
-  if (days > MAX_REPORT_DAYS) throw new ReportingException(ReportingExceptionCode.InvalidQuery, `the range may span at most ${MAX_REPORT_DAYS} days`, 'to');
+  if (days > MAX_REPORT_DAYS)
+    throw new ReportingException(
+      ReportingExceptionCode.InvalidQuery,
+      `the range may span at most ${MAX_REPORT_DAYS} days`,
+      'to',
+    );
   return { from, to, start, end: new Date(last.getTime() + DAY_MS) };
 }
 

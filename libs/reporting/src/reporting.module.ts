@@ -8,7 +8,17 @@ import { FinanceJobs } from './finance-jobs.service';
 import { PlatformSpendReportService, SpendReportService } from './spend-report.service';
 import { UsageRollupService } from './usage-rollup.service';
 
-const SERVICES = [SpendReportService, PlatformSpendReportService, UsageRollupService, BudgetUtilisationService, AlertWebhookService, BudgetAlertService, AlertDeliveryService, BudgetReconcileService, FinanceJobs];
+const SERVICES = [
+  SpendReportService,
+  PlatformSpendReportService,
+  UsageRollupService,
+  BudgetUtilisationService,
+  AlertWebhookService,
+  BudgetAlertService,
+  AlertDeliveryService,
+  BudgetReconcileService,
+  FinanceJobs,
+];
 
 /**
  * Spend reports, rollups, budget alerts and reconciliation. The app supplies the budget counters
@@ -17,6 +27,11 @@ const SERVICES = [SpendReportService, PlatformSpendReportService, UsageRollupSer
 @Module({})
 export class ReportingModule {
   static register(opts: { imports: NonNullable<ModuleMetadata['imports']>; budgetCounters: Provider }): DynamicModule {
-    return { module: ReportingModule, imports: opts.imports, providers: [...SERVICES, opts.budgetCounters], exports: SERVICES };
+    return {
+      module: ReportingModule,
+      imports: opts.imports,
+      providers: [...SERVICES, opts.budgetCounters],
+      exports: SERVICES,
+    };
   }
 }

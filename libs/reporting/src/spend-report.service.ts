@@ -3,7 +3,15 @@ import { Prisma, PrismaService } from '@tollgate/db';
 import { DateTime } from 'luxon';
 import { DayRange, dayRange } from './report-dates';
 import { ReportingException, ReportingExceptionCode } from './reporting.exception';
-import { ReportDimension, SpendFigures, SpendReport, SpendRow, addFigures, reportColumns, zeroFigures } from './spend-report';
+import {
+  ReportDimension,
+  SpendFigures,
+  SpendReport,
+  SpendRow,
+  addFigures,
+  reportColumns,
+  zeroFigures,
+} from './spend-report';
 
 /** More rows than this is an export, not a report: narrow the range or the breakdown. */
 export const MAX_REPORT_ROWS = 50_000;
@@ -33,7 +41,11 @@ type ReportSource = 'ledger' | 'keyDays' | 'toolDays';
 const KEY_DAY_DIMENSIONS: readonly ReportDimension[] = ['team', 'user', 'key', 'tag', 'day'];
 const TOOL_DAY_DIMENSIONS: readonly ReportDimension[] = ['upstream', 'tool', 'day'];
 
-export function reportSource(groupBy: readonly ReportDimension[], tag: string | undefined, rollupsCurrent: boolean): ReportSource {
+export function reportSource(
+  groupBy: readonly ReportDimension[],
+  tag: string | undefined,
+  rollupsCurrent: boolean,
+): ReportSource {
   if (!rollupsCurrent) return 'ledger';
   if (!tag && groupBy.every((d) => TOOL_DAY_DIMENSIONS.includes(d))) return 'toolDays';
   if (groupBy.every((d) => KEY_DAY_DIMENSIONS.includes(d))) return 'keyDays';
@@ -55,7 +67,9 @@ const SOURCE_SQL: Record<ReportSource, { table: string; figures: string; day: (z
 };
 
 function rollupFigures(alias: string): string {
-  return ['calls', 'errors', 'outputTokens', 'costMicros'].map((m) => `COALESCE(SUM(${alias}."${m}"), 0)::bigint AS "${m}"`).join(', ');
+  return ['calls', 'errors', 'outputTokens', 'costMicros']
+    .map((m) => `COALESCE(SUM(${alias}."${m}"), 0)::bigint AS "${m}"`)
+    .join(', ');
 }
 
 /**
@@ -63,7 +77,13 @@ function rollupFigures(alias: string): string {
  * each key's tags are joined once per group, not once per key and day.
  */
 function keyRollupPerKey(orgId: string, range: DayRange, groupBy: readonly ReportDimension[]): Prisma.Sql {
-  const columns = ['"orgId"', '"keyId"', ...(['team', 'user', 'day'] as const).filter((d) => groupBy.includes(d)).map((d) => ({ team: '"teamId"', user: '"userId"', day: '"day"' })[d])];
+  const columns = [
+    '"orgId"',
+    '"keyId"',
+    ...(['team', 'user', 'day'] as const)
+      .filter((d) => groupBy.includes(d))
+      .map((d) => ({ team: '"teamId"', user: '"userId"', day: '"day"' })[d]),
+  ];
   const list = Prisma.raw(columns.map((c) => `r.${c}`).join(', '));
   return Prisma.sql`(SELECT ${list}, ${Prisma.raw(rollupFigures('r'))} FROM "UsageKeyDayRollup" r
     WHERE r."orgId" = ${orgId}::uuid AND r."day" BETWEEN ${range.from}::date AND ${range.to}::date GROUP BY ${list})`;
@@ -75,7 +95,8 @@ const TAG_JOIN = `LEFT JOIN "VirtualKey" vk ON vk."id" = e."keyId"
 
 /** An IANA zone as an SQL literal; zones are validated on the way in, this only refuses what could break the quoting. */
 function zoneLiteral(zone: string): string {
-  if (!/^[A-Za-z0-9_+\-/]{1,64}$/.test(zone)) throw new ReportingException(ReportingExceptionCode.InvalidQuery, `unusable time zone ${zone}`, 'timeZone');
+  if (!/^[A-Za-z0-9_+\-/]{1,64}$/.test(zone))
+    throw new ReportingException(ReportingExceptionCode.InvalidQuery, `unusable time zone ${zone}`, 'timeZone');
   return `'${zone}'`;
 }
 
@@ -115,7 +136,13 @@ export class SpendReportService {
    * carrying it (tags as the keys carry them now). Grouped by tag, a call of a key with several tags
    * is in several rows, so the totals are computed apart (the ledger's sum, each call once).
    */
-  async spendReport(orgId: string, from: string, to: string, groupBy: ReportDimension[], opts: { tag?: string } = {}): Promise<SpendReport> {
+  async spendReport(
+    orgId: string,
+    from: string,
+    to: string,
+    groupBy: ReportDimension[],
+    opts: { tag?: string } = {},
+  ): Promise<SpendReport> {
     // The org's zone and the zone its rollups are in, read together: rollups of another zone are not used.
     const [org] = await this.prisma.$queryRaw<{ timeZone: string; rollupZone: string | null }[]>`
       SELECT o."timeZone", c."timeZone" AS "rollupZone"
@@ -137,12 +164,22 @@ export class SpendReportService {
       ? Prisma.sql`AND EXISTS (SELECT 1 FROM "VirtualKey" fk WHERE fk."id" = e."keyId" AND ${opts.tag} = ANY(fk."tags"))`
       : Prisma.empty;
     // Names for the ids, joined after the aggregate so a rename never splits a group.
-    const lookups = ([
-      { when: ['team'], names: ['t."name" AS "teamName"'], join: 'LEFT JOIN "Team" t ON t."id" = a."teamId"' },
-      { when: ['user'], names: ['u."email" AS "userEmail"'], join: 'LEFT JOIN "User" u ON u."id" = a."userId"' },
-      { when: ['key'], names: ['k."name" AS "keyName"', 'k."prefix" AS "keyPrefix"'], join: 'LEFT JOIN "VirtualKey" k ON k."id" = a."keyId"' },
-      { when: ['upstream', 'tool'], names: ['s."namespace" AS "upstreamNamespace"'], join: 'LEFT JOIN "UpstreamServer" s ON s."id" = a."upstreamId"' },
-    ] satisfies { when: ReportDimension[]; names: string[]; join: string }[]).filter((l) => l.when.some((d) => groupBy.includes(d as ReportDimension)));
+    const lookups = (
+      [
+        { when: ['team'], names: ['t."name" AS "teamName"'], join: 'LEFT JOIN "Team" t ON t."id" = a."teamId"' },
+        { when: ['user'], names: ['u."email" AS "userEmail"'], join: 'LEFT JOIN "User" u ON u."id" = a."userId"' },
+        {
+          when: ['key'],
+          names: ['k."name" AS "keyName"', 'k."prefix" AS "keyPrefix"'],
+          join: 'LEFT JOIN "VirtualKey" k ON k."id" = a."keyId"',
+        },
+        {
+          when: ['upstream', 'tool'],
+          names: ['s."namespace" AS "upstreamNamespace"'],
+          join: 'LEFT JOIN "UpstreamServer" s ON s."id" = a."upstreamId"',
+        },
+      ] satisfies { when: ReportDimension[]; names: string[]; join: string }[]
+    ).filter((l) => l.when.some((d) => groupBy.includes(d as ReportDimension)));
     const names = lookups.flatMap((l) => l.names);
     const joins = lookups.map((l) => l.join);
     const selectSql = [...selects].map((s) => `${s}, `).join('');
@@ -171,7 +208,11 @@ export class SpendReportService {
       FROM a ${Prisma.raw(joins.join(' '))}
     `;
     if (rows.length > MAX_REPORT_ROWS) {
-      throw new ReportingException(ReportingExceptionCode.ReportTooLarge, `the report has more than ${MAX_REPORT_ROWS} rows: narrow the date range or groupBy`, 'groupBy');
+      throw new ReportingException(
+        ReportingExceptionCode.ReportTooLarge,
+        `the report has more than ${MAX_REPORT_ROWS} rows: narrow the date range or groupBy`,
+        'groupBy',
+      );
     }
 
     const columns = reportColumns(groupBy);
@@ -181,7 +222,12 @@ export class SpendReportService {
     for (const r of rows) {
       // With no breakdown the aggregate always returns one row, even over no calls.
       if (r.calls === 0n) continue;
-      const figures: SpendFigures = { calls: r.calls, errors: r.errors, outputTokens: r.outputTokens, costMicros: r.costMicros };
+      const figures: SpendFigures = {
+        calls: r.calls,
+        errors: r.errors,
+        outputTokens: r.outputTokens,
+        costMicros: r.costMicros,
+      };
       const row = { figures } as SpendRow;
       for (const c of dimensionColumns) row[c] = (r as unknown as Record<string, string | null>)[c] ?? null;
       out.push(row);
@@ -189,7 +235,17 @@ export class SpendReportService {
     }
     sortRows(out, dimensionColumns);
     if (groupBy.includes('tag')) totals = (await this.spendReport(orgId, from, to, [], opts)).totals;
-    return { orgId, from: range.from, to: range.to, timeZone, tag: opts.tag ?? null, groupBy, columns, rows: out, totals };
+    return {
+      orgId,
+      from: range.from,
+      to: range.to,
+      timeZone,
+      tag: opts.tag ?? null,
+      groupBy,
+      columns,
+      rows: out,
+      totals,
+    };
   }
 }
 
@@ -225,11 +281,26 @@ const ZONE_SLACK_MS = 14 * 3600 * 1000;
 export class PlatformSpendReportService {
   constructor(private readonly prisma: PrismaService) {}
 
-  async platformSpendReport(from: string, to: string, groupBy: PlatformReportDimension[]): Promise<PlatformSpendReport> {
+  async platformSpendReport(
+    from: string,
+    to: string,
+    groupBy: PlatformReportDimension[],
+  ): Promise<PlatformSpendReport> {
     const range = dayRange(from, to);
     const byDay = groupBy.includes('day');
     const day = localDay(`COALESCE(o."timeZone", 'UTC')`);
-    const rows = await this.prisma.$queryRaw<{ orgId: string; orgName: string | null; orgSlug: string | null; day: string | null; calls: bigint; errors: bigint; outputTokens: bigint; costMicros: bigint }[]>`
+    const rows = await this.prisma.$queryRaw<
+      {
+        orgId: string;
+        orgName: string | null;
+        orgSlug: string | null;
+        day: string | null;
+        calls: bigint;
+        errors: bigint;
+        outputTokens: bigint;
+        costMicros: bigint;
+      }[]
+    >`
       WITH a AS (
         SELECT e."orgId" AS "orgId",
                ${Prisma.raw(byDay ? `to_char(${day}, 'YYYY-MM-DD')` : 'NULL::text')} AS "day",
@@ -250,21 +321,39 @@ export class PlatformSpendReportService {
       FROM a LEFT JOIN "Organization" o ON o."id" = a."orgId"
     `;
     if (rows.length > MAX_REPORT_ROWS) {
-      throw new ReportingException(ReportingExceptionCode.ReportTooLarge, `the report has more than ${MAX_REPORT_ROWS} rows: narrow the date range or groupBy`, 'groupBy');
+      throw new ReportingException(
+        ReportingExceptionCode.ReportTooLarge,
+        `the report has more than ${MAX_REPORT_ROWS} rows: narrow the date range or groupBy`,
+        'groupBy',
+      );
     }
     // Without `org` the rows of each day (or of everything) are summed across organisations.
     const merged = new Map<string, PlatformSpendRow>();
     let totals = zeroFigures();
     for (const r of rows) {
-      const figures: SpendFigures = { calls: r.calls, errors: r.errors, outputTokens: r.outputTokens, costMicros: r.costMicros };
+      const figures: SpendFigures = {
+        calls: r.calls,
+        errors: r.errors,
+        outputTokens: r.outputTokens,
+        costMicros: r.costMicros,
+      };
       totals = addFigures(totals, figures);
       const byOrg = groupBy.includes('org');
       const id = `${byOrg ? r.orgId : ''}|${r.day ?? ''}`;
       const row = merged.get(id);
       if (row) row.figures = addFigures(row.figures, figures);
-      else merged.set(id, { orgId: byOrg ? r.orgId : '', orgName: byOrg ? r.orgName : null, orgSlug: byOrg ? r.orgSlug : null, day: r.day, figures });
+      else
+        merged.set(id, {
+          orgId: byOrg ? r.orgId : '',
+          orgName: byOrg ? r.orgName : null,
+          orgSlug: byOrg ? r.orgSlug : null,
+          day: r.day,
+          figures,
+        });
     }
-    const out = [...merged.values()].sort((a, b) => (a.orgName ?? a.orgId).localeCompare(b.orgName ?? b.orgId) || (a.day ?? '').localeCompare(b.day ?? ''));
+    const out = [...merged.values()].sort(
+      (a, b) => (a.orgName ?? a.orgId).localeCompare(b.orgName ?? b.orgId) || (a.day ?? '').localeCompare(b.day ?? ''),
+    );
     return { from: range.from, to: range.to, groupBy, rows: out, totals };
   }
 }

@@ -14,7 +14,15 @@ describe('spend report query', () => {
   });
 
   it('should list each column once when tool and upstream are both asked for', () => {
-    expect(reportColumns(['upstream', 'tool'])).toEqual(['upstreamId', 'upstreamNamespace', 'toolName', 'calls', 'errors', 'outputTokens', 'costMicros']);
+    expect(reportColumns(['upstream', 'tool'])).toEqual([
+      'upstreamId',
+      'upstreamNamespace',
+      'toolName',
+      'calls',
+      'errors',
+      'outputTokens',
+      'costMicros',
+    ]);
   });
 
   it('should take both ends of a date range inclusively as UTC days', () => {

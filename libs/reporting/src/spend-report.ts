@@ -47,7 +47,11 @@ export function parseGroupBy(value: string | undefined): ReportDimension[] {
   for (const raw of value.split(',')) {
     const name = raw.trim();
     if (!(REPORT_DIMENSIONS as readonly string[]).includes(name)) {
-      throw new ReportingException(ReportingExceptionCode.InvalidQuery, `groupBy must be a comma-separated list of: ${REPORT_DIMENSIONS.join(', ')} (got "${name}")`, 'groupBy');
+      throw new ReportingException(
+        ReportingExceptionCode.InvalidQuery,
+        `groupBy must be a comma-separated list of: ${REPORT_DIMENSIONS.join(', ')} (got "${name}")`,
+        'groupBy',
+      );
     }
     if (!out.includes(name as ReportDimension)) out.push(name as ReportDimension);
   }
@@ -65,5 +69,10 @@ export function zeroFigures(): SpendFigures {
 }
 
 export function addFigures(a: SpendFigures, b: SpendFigures): SpendFigures {
-  return { calls: a.calls + b.calls, errors: a.errors + b.errors, outputTokens: a.outputTokens + b.outputTokens, costMicros: a.costMicros + b.costMicros };
+  return {
+    calls: a.calls + b.calls,
+    errors: a.errors + b.errors,
+    outputTokens: a.outputTokens + b.outputTokens,
+    costMicros: a.costMicros + b.costMicros,
+  };
 }

@@ -18,7 +18,8 @@ export class UsageRollupService {
   /** Recomputes the rollup rows of one UTC day, for one organisation or all; returns the rows written. */
   async rollupDay(day: string, orgId: string | null): Promise<number> {
     const start = parseUtcDay(day);
-    if (!start) throw new ReportingException(ReportingExceptionCode.InvalidQuery, 'day must be a date YYYY-MM-DD', 'day');
+    if (!start)
+      throw new ReportingException(ReportingExceptionCode.InvalidQuery, 'day must be a date YYYY-MM-DD', 'day');
     const from = start.toISOString().replace('T', ' ').replace('Z', '');
     const to = new Date(start.getTime() + DAY_MS).toISOString().replace('T', ' ').replace('Z', '');
     // A key belongs to one team and one user, so they are functions of the key; array_agg keeps

@@ -17,7 +17,14 @@ export function signWebhook(secret: string, timestamp: number, body: string): st
 }
 
 /** What a receiver does (documented, and used by the tests): constant-time compare within a tolerance. */
-export function verifyWebhook(secret: string, timestampHeader: string, body: string, signatureHeader: string, nowSeconds: number, toleranceSeconds = 300): boolean {
+export function verifyWebhook(
+  secret: string,
+  timestampHeader: string,
+  body: string,
+  signatureHeader: string,
+  nowSeconds: number,
+  toleranceSeconds = 300,
+): boolean {
   const timestamp = Number(timestampHeader);
   if (!Number.isSafeInteger(timestamp) || Math.abs(nowSeconds - timestamp) > toleranceSeconds) return false;
   const expected = Buffer.from(signWebhook(secret, timestamp, body));

@@ -28,7 +28,9 @@ describe('SecretBox', () => {
     expect(() => box.open(sealed, 'webhook:2')).toThrow(SecretBoxException);
     const parts = sealed.split(':');
     parts[4] = Buffer.from('x').toString('base64url');
-    expect(() => box.open(parts.join(':'), 'webhook:1')).toThrow(expect.objectContaining({ code: SecretBoxExceptionCode.Tampered }));
+    expect(() => box.open(parts.join(':'), 'webhook:1')).toThrow(
+      expect.objectContaining({ code: SecretBoxExceptionCode.Tampered }),
+    );
   });
 
   it('should name the missing key when a value was sealed under a key no longer configured', () => {

@@ -32,17 +32,26 @@ export class SecretBox {
     const cipher = createCipheriv('aes-256-gcm', active.key, iv, { authTagLength: TAG_BYTES });
     cipher.setAAD(Buffer.from(context, 'utf8'));
     const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-    return [VERSION, active.id, iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ciphertext.toString('base64url')].join(':');
+    return [
+      VERSION,
+      active.id,
+      iv.toString('base64url'),
+      cipher.getAuthTag().toString('base64url'),
+      ciphertext.toString('base64url'),
+    ].join(':');
   }
 
   open(sealed: string, context: string): string {
     const parts = sealed.split(':');
-    if (parts.length !== 5 || parts[0] !== VERSION) throw new SecretBoxException(SecretBoxExceptionCode.Malformed, 'sealed value is malformed');
+    if (parts.length !== 5 || parts[0] !== VERSION)
+      throw new SecretBoxException(SecretBoxExceptionCode.Malformed, 'sealed value is malformed');
     const [, keyId, iv, tag, ciphertext] = parts;
     const key = this.keys.find((k) => k.id === keyId);
     if (!key) throw new SecretBoxException(SecretBoxExceptionCode.UnknownKey, `sealed with unknown key "${keyId}"`);
     try {
-      const decipher = createDecipheriv('aes-256-gcm', key.key, Buffer.from(iv, 'base64url'), { authTagLength: TAG_BYTES });
+      const decipher = createDecipheriv('aes-256-gcm', key.key, Buffer.from(iv, 'base64url'), {
+        authTagLength: TAG_BYTES,
+      });
       decipher.setAAD(Buffer.from(context, 'utf8'));
       decipher.setAuthTag(Buffer.from(tag, 'base64url'));
       return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');

@@ -1,10 +1,23 @@
 import { Job, Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
-import { bullConnection, QueueName, USAGE_ENTRY_FIELD, USAGE_LEDGER_WRITTEN_CHANNEL, UsageLedgerNotice, usageOutboxKeys } from '@tollgate/queue';
+import {
+  bullConnection,
+  QueueName,
+  USAGE_ENTRY_FIELD,
+  USAGE_LEDGER_WRITTEN_CHANNEL,
+  UsageLedgerNotice,
+  usageOutboxKeys,
+} from '@tollgate/queue';
 import { channelName } from '@tollgate/redis';
 
 /** Waits for specific jobs (by id) to finish, through BullMQ's own events, not by polling. */
-export async function waitForJobs(redisUrl: string, prefix: string, queue: QueueName, jobIds: string[], timeoutMs = 30_000): Promise<void> {
+export async function waitForJobs(
+  redisUrl: string,
+  prefix: string,
+  queue: QueueName,
+  jobIds: string[],
+  timeoutMs = 30_000,
+): Promise<void> {
   const connection = bullConnection(redisUrl);
   const q = new Queue(queue, { connection, prefix: `${prefix}:bull` });
   const events = new QueueEvents(queue, { connection, prefix: `${prefix}:bull` });
@@ -32,7 +45,12 @@ export async function waitForJobs(redisUrl: string, prefix: string, queue: Queue
  * counts as written: the worker deletes an entry only after its INSERT. Rejects at once for an
  * event the worker dead-lettered.
  */
-export async function waitForUsageEvents(redisUrl: string, prefix: string, eventIds: string[], timeoutMs = 30_000): Promise<void> {
+export async function waitForUsageEvents(
+  redisUrl: string,
+  prefix: string,
+  eventIds: string[],
+  timeoutMs = 30_000,
+): Promise<void> {
   const keys = usageOutboxKeys(prefix);
   const missing = new Set(eventIds);
   const subscriber = new Redis(redisUrl);
@@ -44,7 +62,10 @@ export async function waitForUsageEvents(redisUrl: string, prefix: string, event
   // Awaited below; this only keeps a rejection that comes before that from counting as unhandled.
   done.catch(() => undefined);
   const deadLettered = (ids: string[]) => new Error(`usage events dead-lettered, never written: ${ids.join(', ')}`);
-  const timer = setTimeout(() => settle(new Error(`usage events not in the ledger after ${timeoutMs} ms: ${[...missing].join(', ')}`)), timeoutMs);
+  const timer = setTimeout(
+    () => settle(new Error(`usage events not in the ledger after ${timeoutMs} ms: ${[...missing].join(', ')}`)),
+    timeoutMs,
+  );
   try {
     subscriber.on('message', (_channel: string, message: string) => {
       const notice = JSON.parse(message) as UsageLedgerNotice;
@@ -56,7 +77,10 @@ export async function waitForUsageEvents(redisUrl: string, prefix: string, event
     await subscriber.subscribe(channelName(prefix, USAGE_LEDGER_WRITTEN_CHANNEL));
     // Subscribed first, so every write from now on is announced. An event no longer in the outbox
     // was written (or dead-lettered) before: the worker deletes an entry only after its INSERT.
-    const [waiting, dead] = await Promise.all([usageEventIdsIn(reader, keys.events), usageEventIdsIn(reader, keys.dead)]);
+    const [waiting, dead] = await Promise.all([
+      usageEventIdsIn(reader, keys.events),
+      usageEventIdsIn(reader, keys.dead),
+    ]);
     const deadNow = [...missing].filter((id) => dead.has(id));
     if (deadNow.length > 0) throw deadLettered(deadNow);
     for (const id of [...missing]) if (!waiting.has(id)) missing.delete(id);
@@ -98,7 +122,12 @@ function eventIdOf(fields: string[]): string | null {
 }
 
 /** Waits until a queue has no waiting, active or delayed jobs, using its drained event. */
-export async function waitForQueueIdle(redisUrl: string, prefix: string, queue: QueueName, timeoutMs = 30_000): Promise<void> {
+export async function waitForQueueIdle(
+  redisUrl: string,
+  prefix: string,
+  queue: QueueName,
+  timeoutMs = 30_000,
+): Promise<void> {
   const connection = bullConnection(redisUrl);
   const q = new Queue(queue, { connection, prefix: `${prefix}:bull` });
   const events = new QueueEvents(queue, { connection, prefix: `${prefix}:bull` });

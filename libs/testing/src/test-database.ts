@@ -33,10 +33,14 @@ export function uniqueName(prefix: string): string {
 
 /** Applies the migrations with `prisma migrate deploy`, exactly as production does. */
 export async function migrateDatabase(url: string): Promise<void> {
-  await promisify(execFile)(process.execPath, [path.join(REPO_ROOT, 'node_modules/prisma/build/index.js'), 'migrate', 'deploy'], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, DATABASE_URL: url, PRISMA_HIDE_UPDATE_MESSAGE: '1' },
-  });
+  await promisify(execFile)(
+    process.execPath,
+    [path.join(REPO_ROOT, 'node_modules/prisma/build/index.js'), 'migrate', 'deploy'],
+    {
+      cwd: REPO_ROOT,
+      env: { ...process.env, DATABASE_URL: url, PRISMA_HIDE_UPDATE_MESSAGE: '1' },
+    },
+  );
 }
 
 export async function createTemplateDatabase(): Promise<string> {

@@ -19,7 +19,11 @@ function lastBoundary(text: string): number {
  * boundary (paragraph, line, sentence, word) that keeps a page more than half full, and only
  * mid-word when a single word is longer than a page. Joining the pages gives the text back.
  */
-export function splitTextIntoPages(text: string, maxTokens: number, encoding: TokenEncodingName = DEFAULT_TOKEN_ENCODING): string[] {
+export function splitTextIntoPages(
+  text: string,
+  maxTokens: number,
+  encoding: TokenEncodingName = DEFAULT_TOKEN_ENCODING,
+): string[] {
   if (maxTokens < 1) throw new RangeError('maxTokens must be at least 1');
   const total = countTokens(text, encoding);
   if (total <= maxTokens) return [text];

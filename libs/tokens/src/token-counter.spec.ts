@@ -9,7 +9,38 @@ const referenceCount = (text: string) => reference.encode(text, 'all').length;
 
 /** Deterministic pseudo-random text mixing scripts, digits, punctuation and every kind of whitespace. */
 function mixedText(seed: number, length: number): string {
-  const alphabet = ['a', 'Z', 'é', 'ß', '中', '文', 'ж', 'ي', '7', '42', ' ', '  ', '\n', '\n\n', '\t', '\r\n', '.', ',', "'s", "'LL", '{"', '":', '}', '😀', '-', '_', '$', 'the', ' quick', 'Fox'];
+  const alphabet = [
+    'a',
+    'Z',
+    'é',
+    'ß',
+    '中',
+    '文',
+    'ж',
+    'ي',
+    '7',
+    '42',
+    ' ',
+    '  ',
+    '\n',
+    '\n\n',
+    '\t',
+    '\r\n',
+    '.',
+    ',',
+    "'s",
+    "'LL",
+    '{"',
+    '":',
+    '}',
+    '😀',
+    '-',
+    '_',
+    '$',
+    'the',
+    ' quick',
+    'Fox',
+  ];
   let x = seed;
   let out = '';
   while (out.length < length) {
@@ -47,6 +78,8 @@ describe('countTokens', () => {
   it('should count the same text the same way when asked again (remembered pieces)', () => {
     const text = mixedText(7, 2000);
     expect(countTokens(text)).toBe(countTokens(text));
-    expect(countJsonTokens({ content: [{ type: 'text', text }] })).toBe(referenceCount(JSON.stringify({ content: [{ type: 'text', text }] })));
+    expect(countJsonTokens({ content: [{ type: 'text', text }] })).toBe(
+      referenceCount(JSON.stringify({ content: [{ type: 'text', text }] })),
+    );
   });
 });

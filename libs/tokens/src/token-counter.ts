@@ -9,7 +9,12 @@ export type TokenEncodingName = 'o200k_base' | 'cl100k_base' | 'p50k_base' | 'r5
 
 export const DEFAULT_TOKEN_ENCODING: TokenEncodingName = 'o200k_base';
 
-const RANKS: Record<TokenEncodingName, TiktokenBPE> = { o200k_base: o200kBase, cl100k_base: cl100kBase, p50k_base: p50kBase, r50k_base: r50kBase };
+const RANKS: Record<TokenEncodingName, TiktokenBPE> = {
+  o200k_base: o200kBase,
+  cl100k_base: cl100kBase,
+  p50k_base: p50kBase,
+  r50k_base: r50kBase,
+};
 
 // BPE cost grows with the square of a piece's length (a long run of letters in a blob): longer
 // pieces are counted in slices of this many characters, so no answer can stall the process.
@@ -61,7 +66,8 @@ class PieceTokenCounter {
   private countPiece(piece: string): number {
     if (piece.length > MAX_PIECE_CHARS) {
       let total = 0;
-      for (let i = 0; i < piece.length; i += MAX_PIECE_CHARS) total += this.enc.encode(piece.slice(i, i + MAX_PIECE_CHARS), 'all').length;
+      for (let i = 0; i < piece.length; i += MAX_PIECE_CHARS)
+        total += this.enc.encode(piece.slice(i, i + MAX_PIECE_CHARS), 'all').length;
       return total;
     }
     if (piece.length > MAX_CACHED_PIECE_CHARS) return this.enc.encode(piece, 'all').length;

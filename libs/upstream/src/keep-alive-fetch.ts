@@ -46,12 +46,22 @@ export const keepAliveFetch: typeof fetch = (input, init = {}) => {
         return resolve(new Response(null, { status, statusText: res.statusMessage, headers: responseHeaders }));
       }
       if ((res.headers['content-type'] ?? '').includes('text/event-stream')) {
-        return resolve(new Response(Readable.toWeb(res) as ReadableStream<Uint8Array>, { status, statusText: res.statusMessage, headers: responseHeaders }));
+        return resolve(
+          new Response(Readable.toWeb(res) as ReadableStream<Uint8Array>, {
+            status,
+            statusText: res.statusMessage,
+            headers: responseHeaders,
+          }),
+        );
       }
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('error', reject);
-      res.on('end', () => resolve(new Response(Buffer.concat(chunks), { status, statusText: res.statusMessage, headers: responseHeaders })));
+      res.on('end', () =>
+        resolve(
+          new Response(Buffer.concat(chunks), { status, statusText: res.statusMessage, headers: responseHeaders }),
+        ),
+      );
     });
     if (signal) {
       const onAbort = () => req.destroy(signal.reason instanceof Error ? signal.reason : new Error('aborted'));

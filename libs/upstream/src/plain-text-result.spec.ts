@@ -7,7 +7,13 @@ describe('plainTextResult (the hand check before CallToolResultSchema)', () => {
     const results = [
       { content: [{ type: 'text', text: 'pong' }] },
       { content: [] },
-      { content: [{ type: 'text', text: 'a' }, { type: 'text', text: '' }], isError: true },
+      {
+        content: [
+          { type: 'text', text: 'a' },
+          { type: 'text', text: '' },
+        ],
+        isError: true,
+      },
       { content: [{ type: 'text', text: 'x' }], isError: false, extra: { kept: 1 } },
     ];
     for (const r of results) {

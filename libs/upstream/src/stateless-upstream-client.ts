@@ -312,10 +312,17 @@ export class StatelessUpstreamClient {
     try {
       message = JSON.parse(text);
     } catch {
-      throw new StreamableHTTPError(res.statusCode >= 300 ? res.statusCode : -1, `the upstream answered HTTP ${res.statusCode} without JSON-RPC`);
+      throw new StreamableHTTPError(
+        res.statusCode >= 300 ? res.statusCode : -1,
+        `the upstream answered HTTP ${res.statusCode} without JSON-RPC`,
+      );
     }
     const answer = answerOf(message, id);
-    if (!answer) throw new StreamableHTTPError(res.statusCode >= 300 ? res.statusCode : -1, `the upstream answered HTTP ${res.statusCode} without a response to the request`);
+    if (!answer)
+      throw new StreamableHTTPError(
+        res.statusCode >= 300 ? res.statusCode : -1,
+        `the upstream answered HTTP ${res.statusCode} without a response to the request`,
+      );
     return answer;
   }
 }

@@ -3,7 +3,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Dispatcher } from 'undici';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallToolResult, CallToolResultSchema, ErrorCode, McpError, ResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolResult,
+  CallToolResultSchema,
+  ErrorCode,
+  McpError,
+  ResultSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { mediaTypeOf } from '@tollgate/kernel';
 import { outboundDispatcher } from '@tollgate/outbound';
 import { createParser } from 'eventsource-parser';
@@ -20,7 +26,11 @@ const RESUME_DELAY_GROWTH = 1.5;
 const RESUME_MAX_DELAY_MS = 30_000;
 const RESUME_MAX_FAILURES = 2;
 /** Announcements that the upstream's catalog changed (a sync is due). */
-const LIST_CHANGED = new Set(['notifications/tools/list_changed', 'notifications/prompts/list_changed', 'notifications/resources/list_changed']);
+const LIST_CHANGED = new Set([
+  'notifications/tools/list_changed',
+  'notifications/prompts/list_changed',
+  'notifications/resources/list_changed',
+]);
 /** Marks an answer the SDK client must take over: the upstream redirected the call. */
 const REDIRECTED = Symbol('redirected');
 
@@ -39,7 +49,15 @@ const UPSTREAM_DISPATCHER = outboundDispatcher({
 });
 
 /** Connection-level headers undici manages itself and refuses from callers; an upstream's configured headers never carry them. */
-const CONNECTION_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'expect', 'host', 'content-length']);
+const CONNECTION_HEADERS = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'upgrade',
+  'expect',
+  'host',
+  'content-length',
+]);
 
 type Headers = Record<string, string>;
 type UpstreamResponse = Dispatcher.ResponseData;
@@ -103,12 +121,23 @@ export class StreamableHttpToolCaller {
   }
 
   /** A caller for `client`'s session, or undefined if the client is not connected over Streamable HTTP. */
-  static forClient(client: Client, url: URL, headers: Record<string, string>, onToolListChanged: () => void): StreamableHttpToolCaller | undefined {
+  static forClient(
+    client: Client,
+    url: URL,
+    headers: Record<string, string>,
+    onToolListChanged: () => void,
+  ): StreamableHttpToolCaller | undefined {
     const transport = client.transport;
-    return transport instanceof StreamableHTTPClientTransport ? new StreamableHttpToolCaller(client, transport, url, headers, onToolListChanged) : undefined;
+    return transport instanceof StreamableHTTPClientTransport
+      ? new StreamableHttpToolCaller(client, transport, url, headers, onToolListChanged)
+      : undefined;
   }
 
-  async callTool(name: string, args: Record<string, unknown> | undefined, options: ToolCallOptions): Promise<CallToolResult> {
+  async callTool(
+    name: string,
+    args: Record<string, unknown> | undefined,
+    options: ToolCallOptions,
+  ): Promise<CallToolResult> {
     const { timeoutMs, signal, relay } = options;
     if (this.redirected) return this.callThroughSdk(name, args, timeoutMs, signal, relay);
     const answer = await this.call('tools/call', { name, arguments: args }, options);
@@ -127,9 +156,14 @@ export class StreamableHttpToolCaller {
    * Any other request on the session (prompts/get, resources/read...), the same way: what the
    * upstream sends on its answer stream goes to the relay. Resolves with the raw result.
    */
-  async request(method: string, params: Record<string, unknown> | undefined, options: ToolCallOptions): Promise<unknown> {
+  async request(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options: ToolCallOptions,
+  ): Promise<unknown> {
     const { timeoutMs, signal } = options;
-    if (this.redirected) return this.client.request({ method, params } as never, ResultSchema, { timeout: timeoutMs, signal });
+    if (this.redirected)
+      return this.client.request({ method, params } as never, ResultSchema, { timeout: timeoutMs, signal });
     const answer = await this.call(method, params, options);
     if (answer !== REDIRECTED) return answer;
     this.redirected = true;
@@ -137,15 +171,24 @@ export class StreamableHttpToolCaller {
   }
 
   // One request and its answer's result (an error answer throws its McpError).
-  private async call(method: string, requestParams: Record<string, unknown> | undefined, { timeoutMs, signal, relay }: ToolCallOptions): Promise<unknown> {
+  private async call(
+    method: string,
+    requestParams: Record<string, unknown> | undefined,
+    { timeoutMs, signal, relay }: ToolCallOptions,
+  ): Promise<unknown> {
     signal?.throwIfAborted();
     const id = `tollgate-${++lastCallId}`;
     // The call's own id is its progress token: progress on the answer stream is matched to it.
-    const params = relay?.progress ? { ...requestParams, _meta: { ...(requestParams?._meta as object | undefined), progressToken: id } } : requestParams;
+    const params = relay?.progress
+      ? { ...requestParams, _meta: { ...(requestParams?._meta as object | undefined), progressToken: id } }
+      : requestParams;
     const body = JSON.stringify({ jsonrpc: '2.0', id, method, ...(params ? { params } : {}) });
     // One signal for the whole exchange: the call's timeout and the caller's abort both end it.
     const call = new AbortController();
-    const timer = setTimeout(() => call.abort(new McpError(ErrorCode.RequestTimeout, 'Request timed out', { timeout: timeoutMs })), timeoutMs);
+    const timer = setTimeout(
+      () => call.abort(new McpError(ErrorCode.RequestTimeout, 'Request timed out', { timeout: timeoutMs })),
+      timeoutMs,
+    );
     const onCallerAbort = () => call.abort(new McpError(ErrorCode.RequestTimeout, String(signal?.reason)));
     signal?.addEventListener('abort', onCallerAbort, { once: true });
     let answer: JsonRpcAnswer | typeof REDIRECTED;
@@ -164,9 +207,19 @@ export class StreamableHttpToolCaller {
     return answer.result;
   }
 
-  private async callThroughSdk(name: string, args: Record<string, unknown> | undefined, timeoutMs: number, signal: AbortSignal | undefined, relay: UpstreamCallRelay | undefined): Promise<CallToolResult> {
+  private async callThroughSdk(
+    name: string,
+    args: Record<string, unknown> | undefined,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+    relay: UpstreamCallRelay | undefined,
+  ): Promise<CallToolResult> {
     const progress = relay?.progress ? { onprogress: relay.progress, resetTimeoutOnProgress: true } : {};
-    return (await this.client.callTool({ name, arguments: args }, undefined, { timeout: timeoutMs, signal, ...progress })) as CallToolResult;
+    return (await this.client.callTool({ name, arguments: args }, undefined, {
+      timeout: timeoutMs,
+      signal,
+      ...progress,
+    })) as CallToolResult;
   }
 
   // POSTs the call and reads the answer, a JSON body or an event stream. Every wait ends when `signal` aborts.
@@ -207,14 +260,16 @@ export class StreamableHttpToolCaller {
       const answer = await this.readAnswerStream(stream, call, cursor);
       if (answer) return answer;
       call.signal.throwIfAborted();
-      if (cursor.lastEventId === undefined) throw new StreamableHTTPError(-1, 'the upstream closed the answer stream before answering');
+      if (cursor.lastEventId === undefined)
+        throw new StreamableHTTPError(-1, 'the upstream closed the answer stream before answering');
       stream = await this.resumeStream(cursor, call.signal);
     }
   }
 
   private async resumeStream(cursor: StreamCursor, signal: AbortSignal): Promise<UpstreamResponse> {
-    for (let failures = 0; ; ) {
-      const delay = cursor.retryMs ?? Math.min(RESUME_FIRST_DELAY_MS * RESUME_DELAY_GROWTH ** failures, RESUME_MAX_DELAY_MS);
+    for (let failures = 0; ;) {
+      const delay =
+        cursor.retryMs ?? Math.min(RESUME_FIRST_DELAY_MS * RESUME_DELAY_GROWTH ** failures, RESUME_MAX_DELAY_MS);
       await sleep(delay, undefined, { signal });
       try {
         const headers = this.commonHeaders();
@@ -233,7 +288,11 @@ export class StreamableHttpToolCaller {
   }
 
   // Resolves with our response, or with undefined when the stream ends without it.
-  private readAnswerStream(res: UpstreamResponse, call: LeanCall, cursor: StreamCursor): Promise<JsonRpcAnswer | undefined> {
+  private readAnswerStream(
+    res: UpstreamResponse,
+    call: LeanCall,
+    cursor: StreamCursor,
+  ): Promise<JsonRpcAnswer | undefined> {
     return new Promise((resolve) => {
       let answer: JsonRpcAnswer | undefined;
       const parser = createParser({
@@ -281,7 +340,8 @@ export class StreamableHttpToolCaller {
     const m = message as Record<string, unknown>;
     if (m.jsonrpc !== '2.0') return undefined;
     if (typeof m.method === 'string') {
-      const params = typeof m.params === 'object' && m.params !== null ? (m.params as Record<string, unknown>) : undefined;
+      const params =
+        typeof m.params === 'object' && m.params !== null ? (m.params as Record<string, unknown>) : undefined;
       if (typeof m.id === 'string' || typeof m.id === 'number') this.answerServerRequest(m.method, m.id, params, call);
       else if (LIST_CHANGED.has(m.method)) this.onToolListChanged();
       else if (call.relay && params) relayNotification(m.method, params, call);
@@ -296,10 +356,17 @@ export class StreamableHttpToolCaller {
   }
 
   // Answers a request the server sent mid-call: ping here, the agent's client for what it relays.
-  private answerServerRequest(method: string, requestId: string | number, params: Record<string, unknown> | undefined, call: LeanCall): void {
-    const answer = (outcome: { result: unknown } | { error: { code: number; message: string; data?: unknown } }) => this.postAndForget({ jsonrpc: '2.0', id: requestId, ...outcome });
+  private answerServerRequest(
+    method: string,
+    requestId: string | number,
+    params: Record<string, unknown> | undefined,
+    call: LeanCall,
+  ): void {
+    const answer = (outcome: { result: unknown } | { error: { code: number; message: string; data?: unknown } }) =>
+      this.postAndForget({ jsonrpc: '2.0', id: requestId, ...outcome });
     if (method === 'ping') return answer({ result: {} });
-    if (!RELAYED_CLIENT_REQUESTS.has(method)) return answer({ error: { code: ErrorCode.MethodNotFound, message: 'Method not found' } });
+    if (!RELAYED_CLIENT_REQUESTS.has(method))
+      return answer({ error: { code: ErrorCode.MethodNotFound, message: 'Method not found' } });
     if (!call.relay) return answer({ error: errorOf(undeclaredCapability(method)) });
     call.relay.request(method, params, call.signal).then(
       (result) => answer({ result }),
@@ -308,7 +375,11 @@ export class StreamableHttpToolCaller {
   }
 
   private notifyCancelled(id: string, reason: unknown): void {
-    this.postAndForget({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: reason instanceof Error ? reason.message : String(reason) } });
+    this.postAndForget({
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: id, reason: reason instanceof Error ? reason.message : String(reason) },
+    });
   }
 
   private postAndForget(message: object): void {
@@ -328,7 +399,8 @@ export class StreamableHttpToolCaller {
     if (sessionId) headers['mcp-session-id'] = sessionId;
     const protocolVersion = this.transport.protocolVersion;
     if (protocolVersion) headers['mcp-protocol-version'] = protocolVersion;
-    for (const [name, value] of Object.entries(this.headers)) if (!CONNECTION_HEADERS.has(name.toLowerCase())) headers[name] = value;
+    for (const [name, value] of Object.entries(this.headers))
+      if (!CONNECTION_HEADERS.has(name.toLowerCase())) headers[name] = value;
     return headers;
   }
 
@@ -340,7 +412,12 @@ export class StreamableHttpToolCaller {
   }
 
   // Resolves with the response once its head arrives; `signal` ends the request, whatever stage it is at.
-  private send(method: 'GET' | 'POST', headers: Headers, body: string | undefined, signal?: AbortSignal): Promise<UpstreamResponse> {
+  private send(
+    method: 'GET' | 'POST',
+    headers: Headers,
+    body: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<UpstreamResponse> {
     return UPSTREAM_DISPATCHER.request({ origin: this.origin, path: this.path, method, headers, body, signal });
   }
 }
@@ -357,7 +434,8 @@ function relayNotification(method: string, params: Record<string, unknown>, call
 
 function errorOf(err: unknown): { code: number; message: string; data?: unknown } {
   const e = err as { code?: unknown; message?: unknown; data?: unknown };
-  if (typeof e?.code !== 'number' || typeof e.message !== 'string') return { code: ErrorCode.InternalError, message: err instanceof Error ? err.message : String(err) };
+  if (typeof e?.code !== 'number' || typeof e.message !== 'string')
+    return { code: ErrorCode.InternalError, message: err instanceof Error ? err.message : String(err) };
   const message = err instanceof McpError ? e.message.replace(/^MCP error -?\d+: /, '') : e.message;
   return { code: e.code, message, ...(e.data !== undefined ? { data: e.data } : {}) };
 }
@@ -381,7 +459,12 @@ function headerValue(res: UpstreamResponse, name: string): string | undefined {
 export function plainTextResult(result: unknown): CallToolResult | null {
   if (typeof result !== 'object' || result === null || Array.isArray(result)) return null;
   const r = result as Record<string, unknown>;
-  if (r._meta !== undefined || r.structuredContent !== undefined || (r.isError !== undefined && typeof r.isError !== 'boolean')) return null;
+  if (
+    r._meta !== undefined ||
+    r.structuredContent !== undefined ||
+    (r.isError !== undefined && typeof r.isError !== 'boolean')
+  )
+    return null;
   if (!Array.isArray(r.content)) return null;
   for (const block of r.content as unknown[]) {
     if (typeof block !== 'object' || block === null || Array.isArray(block)) return null;
@@ -391,4 +474,3 @@ export function plainTextResult(result: unknown): CallToolResult | null {
   }
   return r as CallToolResult;
 }
-

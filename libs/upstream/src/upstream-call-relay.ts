@@ -21,7 +21,11 @@ export interface UpstreamCallRelay {
   progress?: (progress: Progress) => void;
   log(params: LoggingMessageNotification['params']): void;
   /** Asks the agent's client; rejects with a `ClientRequestError` the upstream gets as its answer. */
-  request(method: string, params: Record<string, unknown> | undefined, signal: AbortSignal): Promise<Record<string, unknown>>;
+  request(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    signal: AbortSignal,
+  ): Promise<Record<string, unknown>>;
 }
 
 /**
@@ -54,7 +58,11 @@ export class ClientRequestError extends Error {
   }
 }
 
-const CAPABILITY_OF: Record<string, string> = { 'sampling/createMessage': 'sampling', 'elicitation/create': 'elicitation', 'roots/list': 'roots' };
+const CAPABILITY_OF: Record<string, string> = {
+  'sampling/createMessage': 'sampling',
+  'elicitation/create': 'elicitation',
+  'roots/list': 'roots',
+};
 
 /** The error an upstream gets for a request no agent call can take. */
 export function unrelayableRequest(method: string, why: string): ClientRequestError {

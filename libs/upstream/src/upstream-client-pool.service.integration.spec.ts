@@ -6,7 +6,13 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 // The repo's real upstream fixture lives in test/fixtures, outside every Nx project, and libs/testing
 // does not export it yet; until it does, this spec imports it by path.
 // eslint-disable-next-line @nx/enforce-module-boundaries
-import { FixtureOptions, FixtureServer, PROTOCOL_FIXTURE_TOOLS, STANDARD_FIXTURE_TOOLS, startFixtureServer } from '../../../test/fixtures/http-fixture-server';
+import {
+  FixtureOptions,
+  FixtureServer,
+  PROTOCOL_FIXTURE_TOOLS,
+  STANDARD_FIXTURE_TOOLS,
+  startFixtureServer,
+} from '../../../test/fixtures/http-fixture-server';
 import { UpstreamClientPool } from './upstream-client-pool.service';
 import { connectUpstream } from './upstream-connector';
 import { UpstreamException, UpstreamExceptionCode } from './upstream.exception';
@@ -88,7 +94,9 @@ describe.each(ANSWER_MODES)('UpstreamClientPool over Streamable HTTP, answers as
   it('should give every concurrent call its own answer, and leave no listener on a signal they share', async () => {
     const caller = new AbortController();
     const costs = Array.from({ length: 40 }, (_, i) => i * 1000);
-    const results = await Promise.all(costs.map((costMicros) => pool.callTool(spec, 'reported-cost', { costMicros }, caller.signal)));
+    const results = await Promise.all(
+      costs.map((costMicros) => pool.callTool(spec, 'reported-cost', { costMicros }, caller.signal)),
+    );
     expect(results.map((r) => (r._meta?.['tollgate/cost'] as { costMicros: number }).costMicros)).toEqual(costs);
     expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
   });
@@ -189,7 +197,8 @@ describe('UpstreamClientPool credentials and HTTP failures over Streamable HTTP'
       sessions: true,
       intercept: (req, res) => {
         if (outage !== undefined) res.writeHead(outage).end('down for maintenance');
-        else if (revoked.has(req.headers.authorization ?? '')) res.writeHead(401, { 'www-authenticate': 'Bearer error="invalid_token"' }).end();
+        else if (revoked.has(req.headers.authorization ?? ''))
+          res.writeHead(401, { 'www-authenticate': 'Bearer error="invalid_token"' }).end();
         else if (req.url === '/moved/mcp') res.writeHead(307, { location: '/mcp' }).end();
         else return false;
         return true;
@@ -219,9 +228,15 @@ describe('UpstreamClientPool credentials and HTTP failures over Streamable HTTP'
   it("should send each user's own Authorization and nobody else's", async () => {
     pool = new UpstreamClientPool();
     const spec = specFor(fixture, { authMode: 'PER_USER_OAUTH' });
-    await pool.callTool(spec, 'ping', {}, undefined, { key: 'alice', headers: { Authorization: 'Bearer alice-token' } });
+    await pool.callTool(spec, 'ping', {}, undefined, {
+      key: 'alice',
+      headers: { Authorization: 'Bearer alice-token' },
+    });
     await pool.callTool(spec, 'ping', {}, undefined, { key: 'bob', headers: { Authorization: 'Bearer bob-token' } });
-    expect(fixture.calls.slice(-2).map((c) => c.headers.authorization)).toEqual(['Bearer alice-token', 'Bearer bob-token']);
+    expect(fixture.calls.slice(-2).map((c) => c.headers.authorization)).toEqual([
+      'Bearer alice-token',
+      'Bearer bob-token',
+    ]);
   });
 
   it("should give UPSTREAM_UNAUTHORIZED and drop the user's connection when the upstream refuses their token", async () => {

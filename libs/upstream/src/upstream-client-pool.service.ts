@@ -19,7 +19,13 @@ import { AnySchema, SchemaOutput, safeParse } from '@modelcontextprotocol/sdk/se
 import { sha256Hex } from '@tollgate/kernel';
 import { CircuitBreaker } from './circuit-breaker';
 import { StreamableHttpToolCaller } from './streamable-http-tool-caller';
-import { POOLED_CLIENT_CAPABILITIES, UpstreamCallRelay, currentCallRelay, undeclaredCapability, unrelayableRequest } from './upstream-call-relay';
+import {
+  POOLED_CLIENT_CAPABILITIES,
+  UpstreamCallRelay,
+  currentCallRelay,
+  undeclaredCapability,
+  unrelayableRequest,
+} from './upstream-call-relay';
 import { StatelessUpstreamClient } from './stateless-upstream-client';
 import { connectUpstreamOfEitherRevision } from './upstream-connector';
 import { UpstreamSessionExpiredError } from './upstream-session-expired.error';
@@ -125,7 +131,9 @@ export class UpstreamClientPool implements OnModuleDestroy {
       client.setNotificationHandler(ResourceUpdatedNotificationSchema, async (n) => {
         for (const h of this.resourceUpdatedHandlers) h(spec, n.params.uri);
       });
-      const toolCaller = spec.url ? StreamableHttpToolCaller.forClient(client, new URL(spec.url), spec.headers, announceListChanged) : undefined;
+      const toolCaller = spec.url
+        ? StreamableHttpToolCaller.forClient(client, new URL(spec.url), spec.headers, announceListChanged)
+        : undefined;
       const connection: PooledConnection = { client, toolCaller, calls: new Set() };
       relayToTheCallingAgent(connection);
       return (entry.open = connection);
@@ -141,11 +149,22 @@ export class UpstreamClientPool implements OnModuleDestroy {
    * Calls a tool on the upstream (as one user, with `session`). Transport and protocol failures
    * become `UpstreamException`.
    */
-  async callTool(spec: UpstreamSpec, name: string, args: Record<string, unknown> | undefined, signal?: AbortSignal, session?: UpstreamSession): Promise<CallToolResult> {
+  async callTool(
+    spec: UpstreamSpec,
+    name: string,
+    args: Record<string, unknown> | undefined,
+    signal?: AbortSignal,
+    session?: UpstreamSession,
+  ): Promise<CallToolResult> {
     const breaker = this.breaker(spec.id);
     const blocked = breaker.blockedForMs();
     if (blocked > 0) {
-      throw new UpstreamException(UpstreamExceptionCode.CircuitOpen, `upstream ${spec.namespace} is failing; calls are paused`, spec.id, blocked);
+      throw new UpstreamException(
+        UpstreamExceptionCode.CircuitOpen,
+        `upstream ${spec.namespace} is failing; calls are paused`,
+        spec.id,
+        blocked,
+      );
     }
     try {
       const result = await this.callOnPooledConnection(spec, name, args, signal, session);
@@ -182,7 +201,12 @@ export class UpstreamClientPool implements OnModuleDestroy {
     const breaker = this.breaker(spec.id);
     const blocked = breaker.blockedForMs();
     if (blocked > 0) {
-      throw new UpstreamException(UpstreamExceptionCode.CircuitOpen, `upstream ${spec.namespace} is failing; requests are paused`, spec.id, blocked);
+      throw new UpstreamException(
+        UpstreamExceptionCode.CircuitOpen,
+        `upstream ${spec.namespace} is failing; requests are paused`,
+        spec.id,
+        blocked,
+      );
     }
     try {
       let result: unknown;
@@ -193,14 +217,26 @@ export class UpstreamClientPool implements OnModuleDestroy {
         pooled.calls.add(call);
         try {
           result = pooled.stateless
-            ? await pooled.stateless.request(request, resultSchema, { timeout: spec.callTimeoutMs, signal, relay: call.relay })
+            ? await pooled.stateless.request(request, resultSchema, {
+                timeout: spec.callTimeoutMs,
+                signal,
+                relay: call.relay,
+              })
             : pooled.toolCaller
-            ? parseResult(resultSchema, await pooled.toolCaller.request(request.method, request.params, { timeoutMs: spec.callTimeoutMs, signal, relay: call.relay }))
-            : await pooled.client!.request(request as never, resultSchema, { timeout: spec.callTimeoutMs, signal });
+              ? parseResult(
+                  resultSchema,
+                  await pooled.toolCaller.request(request.method, request.params, {
+                    timeoutMs: spec.callTimeoutMs,
+                    signal,
+                    relay: call.relay,
+                  }),
+                )
+              : await pooled.client!.request(request as never, resultSchema, { timeout: spec.callTimeoutMs, signal });
           break;
         } catch (err) {
           // The upstream forgot our session (HTTP 404): set up a new one and ask again, once.
-          const sessionLost = (err instanceof StreamableHTTPError && err.code === 404) || err instanceof UpstreamSessionExpiredError;
+          const sessionLost =
+            (err instanceof StreamableHTTPError && err.code === 404) || err instanceof UpstreamSessionExpiredError;
           if (!sessionLost || attempt === 2) throw err;
           this.forgetConnection(poolKeyOf(spec, session), pooled);
         } finally {
@@ -235,10 +271,15 @@ export class UpstreamClientPool implements OnModuleDestroy {
       const call = { relay };
       pooled.calls.add(call);
       try {
-        if (pooled.stateless) return await pooled.stateless.callTool(name, args, { timeoutMs: spec.callTimeoutMs, signal, relay });
+        if (pooled.stateless)
+          return await pooled.stateless.callTool(name, args, { timeoutMs: spec.callTimeoutMs, signal, relay });
         if (!pooled.toolCaller) {
           const progress = relay?.progress ? { onprogress: relay.progress, resetTimeoutOnProgress: true } : {};
-          return (await pooled.client!.callTool({ name, arguments: args }, undefined, { timeout: spec.callTimeoutMs, signal, ...progress })) as CallToolResult;
+          return (await pooled.client!.callTool({ name, arguments: args }, undefined, {
+            timeout: spec.callTimeoutMs,
+            signal,
+            ...progress,
+          })) as CallToolResult;
         }
         return await pooled.toolCaller.callTool(name, args, { timeoutMs: spec.callTimeoutMs, signal, relay });
       } catch (err) {
@@ -279,7 +320,9 @@ export class UpstreamClientPool implements OnModuleDestroy {
   }
 
   async onModuleDestroy(): Promise<void> {
-    await Promise.allSettled([...new Set([...this.clients.keys()].map((k) => k.split('|')[0]))].map((id) => this.evict(id)));
+    await Promise.allSettled(
+      [...new Set([...this.clients.keys()].map((k) => k.split('|')[0]))].map((id) => this.evict(id)),
+    );
   }
 }
 
@@ -291,7 +334,12 @@ export class UpstreamClientPool implements OnModuleDestroy {
 function relayToTheCallingAgent(connection: PooledConnection): void {
   const soleRelay = (method: string): UpstreamCallRelay => {
     if (connection.calls.size !== 1) {
-      throw unrelayableRequest(method, connection.calls.size === 0 ? 'no tool call is in progress' : 'several tool calls are in progress on this connection');
+      throw unrelayableRequest(
+        method,
+        connection.calls.size === 0
+          ? 'no tool call is in progress'
+          : 'several tool calls are in progress on this connection',
+      );
     }
     const [call] = connection.calls;
     // A call without a relay is one whose agent declared nothing it could be asked.
@@ -299,7 +347,11 @@ function relayToTheCallingAgent(connection: PooledConnection): void {
     return call.relay;
   };
   for (const schema of [CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema]) {
-    connection.client!.setRequestHandler(schema, async (request, extra) => soleRelay(request.method).request(request.method, request.params, extra.signal) as never);
+    connection.client!.setRequestHandler(
+      schema,
+      async (request, extra) =>
+        soleRelay(request.method).request(request.method, request.params, extra.signal) as never,
+    );
   }
   connection.client!.setNotificationHandler(LoggingMessageNotificationSchema, async (n) => {
     if (connection.calls.size !== 1) return;
@@ -311,7 +363,11 @@ function relayToTheCallingAgent(connection: PooledConnection): void {
 /** A result the lean caller read, checked as the SDK client checks it (an invalid one throws as there). */
 function parseResult<S extends AnySchema>(schema: S, raw: unknown): SchemaOutput<S> {
   const parsed = safeParse(schema, raw);
-  if (!parsed.success) throw new McpError(ErrorCode.InvalidParams, `Invalid result: ${parsed.error instanceof Error ? parsed.error.message : String(parsed.error)}`);
+  if (!parsed.success)
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      `Invalid result: ${parsed.error instanceof Error ? parsed.error.message : String(parsed.error)}`,
+    );
   return parsed.data as SchemaOutput<S>;
 }
 
@@ -345,32 +401,61 @@ export function breakerOutcomeOf(err: unknown, signal?: AbortSignal): 'failure' 
     const status = err.code ?? 0;
     return status >= 400 && status < 500 ? 'answered' : 'failure';
   }
-  if (err instanceof McpError) return err.code === ErrorCode.RequestTimeout || err.code === ErrorCode.ConnectionClosed ? 'failure' : 'answered';
+  if (err instanceof McpError)
+    return err.code === ErrorCode.RequestTimeout || err.code === ErrorCode.ConnectionClosed ? 'failure' : 'answered';
   return 'failure';
 }
 
 function toUpstreamException(err: unknown, spec: UpstreamSpec): UpstreamException {
   if (err instanceof UpstreamException) return err;
   if ((err instanceof StreamableHTTPError || err instanceof SseError) && err.code === 401) {
-    return new UpstreamException(UpstreamExceptionCode.Unauthorized, `upstream ${spec.namespace} refused the credential (HTTP 401)`, spec.id);
+    return new UpstreamException(
+      UpstreamExceptionCode.Unauthorized,
+      `upstream ${spec.namespace} refused the credential (HTTP 401)`,
+      spec.id,
+    );
   }
   if (err instanceof StreamableHTTPError && err.code !== undefined && err.code > 0) {
-    return new UpstreamException(UpstreamExceptionCode.Unavailable, `upstream ${spec.namespace} answered HTTP ${err.code}: ${err.message}`, spec.id);
+    return new UpstreamException(
+      UpstreamExceptionCode.Unavailable,
+      `upstream ${spec.namespace} answered HTTP ${err.code}: ${err.message}`,
+      spec.id,
+    );
   }
   if (err instanceof UpstreamSessionExpiredError) {
-    return new UpstreamException(UpstreamExceptionCode.Unavailable, `upstream ${spec.namespace} lost the MCP session twice in a row (HTTP 404)`, spec.id);
+    return new UpstreamException(
+      UpstreamExceptionCode.Unavailable,
+      `upstream ${spec.namespace} lost the MCP session twice in a row (HTTP 404)`,
+      spec.id,
+    );
   }
   if (err instanceof McpError) {
     if (err.code === ErrorCode.RequestTimeout) {
-      return new UpstreamException(UpstreamExceptionCode.Timeout, `upstream ${spec.namespace} did not answer within ${spec.callTimeoutMs} ms`, spec.id);
+      return new UpstreamException(
+        UpstreamExceptionCode.Timeout,
+        `upstream ${spec.namespace} did not answer within ${spec.callTimeoutMs} ms`,
+        spec.id,
+      );
     }
     if (err.code === ErrorCode.ConnectionClosed) {
-      return new UpstreamException(UpstreamExceptionCode.Unavailable, `upstream ${spec.namespace} closed the connection`, spec.id);
+      return new UpstreamException(
+        UpstreamExceptionCode.Unavailable,
+        `upstream ${spec.namespace} closed the connection`,
+        spec.id,
+      );
     }
-    return new UpstreamException(UpstreamExceptionCode.ProtocolError, `upstream ${spec.namespace} answered with an error: ${err.message}`, spec.id);
+    return new UpstreamException(
+      UpstreamExceptionCode.ProtocolError,
+      `upstream ${spec.namespace} answered with an error: ${err.message}`,
+      spec.id,
+    );
   }
   const message = err instanceof Error ? err.message : String(err);
-  return new UpstreamException(UpstreamExceptionCode.Unavailable, `upstream ${spec.namespace} is unreachable: ${message}`, spec.id);
+  return new UpstreamException(
+    UpstreamExceptionCode.Unavailable,
+    `upstream ${spec.namespace} is unreachable: ${message}`,
+    spec.id,
+  );
 }
 
 /** A call or request is done with `pooled`; a connection retired by new settings closes after its last one. */

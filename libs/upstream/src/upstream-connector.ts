@@ -11,7 +11,6 @@ import { NotStatelessUpstreamError, STATELESS_REVISION, StatelessUpstreamClient 
 import { TOLLGATE_CLIENT_INFO } from './upstream-client-capabilities';
 import { UpstreamSpec } from './upstream-spec';
 
-
 function transportFor(spec: UpstreamSpec, onStderr: (line: string) => void): Transport {
   switch (spec.transport) {
     case 'STDIO': {
@@ -28,10 +27,16 @@ function transportFor(spec: UpstreamSpec, onStderr: (line: string) => void): Tra
     // Both HTTP transports connect only to addresses the outbound rule allows.
     case 'STREAMABLE_HTTP':
       if (!spec.url) throw new Error(`upstream ${spec.namespace} has no url`);
-      return new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers }, fetch: keepAliveFetch });
+      return new StreamableHTTPClientTransport(new URL(spec.url), {
+        requestInit: { headers: spec.headers },
+        fetch: keepAliveFetch,
+      });
     case 'SSE':
       if (!spec.url) throw new Error(`upstream ${spec.namespace} has no url`);
-      return new SSEClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers }, fetch: outboundFetch() });
+      return new SSEClientTransport(new URL(spec.url), {
+        requestInit: { headers: spec.headers },
+        fetch: outboundFetch(),
+      });
   }
 }
 

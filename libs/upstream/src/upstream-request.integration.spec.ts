@@ -43,7 +43,9 @@ describe('UpstreamClientPool.request (resources, prompts, completions and other 
   });
 
   it('should relay an error the upstream answered as its McpError', async () => {
-    const err = await pool.request(spec(), { method: 'prompts/get', params: { name: 'nope' } }, ListToolsResultSchema).catch((e: unknown) => e);
+    const err = await pool
+      .request(spec(), { method: 'prompts/get', params: { name: 'nope' } }, ListToolsResultSchema)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(McpError);
     expect((err as McpError).code).toBe(ErrorCode.MethodNotFound);
   });

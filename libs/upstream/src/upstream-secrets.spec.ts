@@ -9,7 +9,9 @@ describe('upstream secrets', () => {
   it('should open the headers sealed for the same upstream and hide their values', () => {
     const sealed = sealUpstreamSecrets(box, 'u1', { headers: { Authorization: 'Bearer s3cret-value' } })!;
     expect(sealed).not.toContain('s3cret-value');
-    expect(openUpstreamSecrets(box, { id: 'u1', secretsEnc: sealed })).toEqual({ headers: { Authorization: 'Bearer s3cret-value' } });
+    expect(openUpstreamSecrets(box, { id: 'u1', secretsEnc: sealed })).toEqual({
+      headers: { Authorization: 'Bearer s3cret-value' },
+    });
   });
 
   it('should refuse secrets copied onto another upstream', () => {

@@ -16,8 +16,10 @@ export class AdminTokenView {
   @ApiProperty({ enum: ADMIN_ROLES }) role!: string;
   @ApiProperty({ format: 'uuid', nullable: true, type: String }) orgId!: string | null;
   @ApiProperty({ format: 'uuid', nullable: true, type: String }) teamId!: string | null;
-  @ApiProperty({ type: AdminTokenOwnerView, nullable: true, description: 'The user the token names (its owner)' }) owner!: AdminTokenOwnerView | null;
-  @ApiProperty({ nullable: true, type: String, description: 'Who holds a token that names no user' }) ownerLabel!: string | null;
+  @ApiProperty({ type: AdminTokenOwnerView, nullable: true, description: 'The user the token names (its owner)' })
+  owner!: AdminTokenOwnerView | null;
+  @ApiProperty({ nullable: true, type: String, description: 'Who holds a token that names no user' }) ownerLabel!:
+    string | null;
   @ApiProperty() createdAt!: Date;
   @ApiProperty({ nullable: true, type: Date, description: 'Recorded at most once a minute' }) lastUsedAt!: Date | null;
   @ApiProperty({ nullable: true, type: Date }) expiresAt!: Date | null;

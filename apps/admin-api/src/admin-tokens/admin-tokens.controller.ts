@@ -1,7 +1,33 @@
-import { Body, Controller, Delete, ForbiddenException, Get, HttpCode, HttpStatus, Patch, Post, Query } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiBearerAuth, ApiCreatedResponse, ApiForbiddenResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  Body,
+  Controller,
+  Delete,
+  ForbiddenException,
+  Get,
+  HttpCode,
+  HttpStatus,
+  Patch,
+  Post,
+  Query,
+} from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiBearerAuth,
+  ApiCreatedResponse,
+  ApiForbiddenResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import { PrismaService } from '@tollgate/db';
-import { AdminPrincipal, AdminTokenService, IdentityException, IdentityExceptionCode, IdentityService } from '@tollgate/identity';
+import {
+  AdminPrincipal,
+  AdminTokenService,
+  IdentityException,
+  IdentityExceptionCode,
+  IdentityService,
+} from '@tollgate/identity';
 import { changes } from '../audit/audit-changes';
 import { AuditService } from '../audit/audit.service';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
@@ -30,11 +56,15 @@ export class AdminTokensController {
   @ApiCreatedResponse({ type: IssuedAdminTokenView })
   @ApiBadRequestResponse({ type: ErrorBodyView })
   @ApiForbiddenResponse({ type: ErrorBodyView })
-  async issueAdminToken(@CurrentAdmin() admin: AdminPrincipal, @Body() dto: CreateAdminTokenDto): Promise<IssuedAdminTokenView> {
+  async issueAdminToken(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @Body() dto: CreateAdminTokenDto,
+  ): Promise<IssuedAdminTokenView> {
     const grant = decideAdminTokenGrant(admin, dto);
     if (!grant.allowed) {
       if (grant.status === 400) throw new FieldValidationException(grant.field ?? 'role', [grant.message]);
-      if (grant.status === 404) throw new IdentityException(IdentityExceptionCode.OrgNotFound, grant.message, grant.field);
+      if (grant.status === 404)
+        throw new IdentityException(IdentityExceptionCode.OrgNotFound, grant.message, grant.field);
       throw new ForbiddenException(grant.message);
     }
     if (grant.orgId) {
@@ -64,25 +94,52 @@ export class AdminTokensController {
       action: 'admin-token.created',
       targetType: 'admin-token',
       targetId: issued.id,
-      details: { role: dto.role, name: dto.name, prefix: issued.prefix, teamId: dto.teamId, userId: dto.userId, ownerLabel: dto.ownerLabel, expiresAt: issued.expiresAt },
+      details: {
+        role: dto.role,
+        name: dto.name,
+        prefix: issued.prefix,
+        teamId: dto.teamId,
+        userId: dto.userId,
+        ownerLabel: dto.ownerLabel,
+        expiresAt: issued.expiresAt,
+      },
     });
-    return { id: issued.id, prefix: issued.prefix, secret: issued.secret, role: dto.role, orgId: grant.orgId, name: dto.name, expiresAt: issued.expiresAt };
+    return {
+      id: issued.id,
+      prefix: issued.prefix,
+      secret: issued.secret,
+      role: dto.role,
+      orgId: grant.orgId,
+      name: dto.name,
+      expiresAt: issued.expiresAt,
+    };
   }
 
   @Get()
-  @ApiOperation({ summary: 'List admin tokens with role, owner, creation, last use and expiry (platform admins: all or one org’s; org admins: their org’s); never secrets' })
+  @ApiOperation({
+    summary:
+      'List admin tokens with role, owner, creation, last use and expiry (platform admins: all or one org’s; org admins: their org’s); never secrets',
+  })
   @ApiOkResponse({ type: [AdminTokenView] })
   @ApiForbiddenResponse({ type: ErrorBodyView })
-  async listAdminTokens(@CurrentAdmin() admin: AdminPrincipal, @Query() query: ListAdminTokensQuery): Promise<AdminTokenView[]> {
+  async listAdminTokens(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @Query() query: ListAdminTokensQuery,
+  ): Promise<AdminTokenView[]> {
     const orgId = this.reachableOrg(admin, query.orgId);
-    return (await this.tokens.listAdminTokens({ orgId, includeRevoked: query.includeRevoked === 'true' })).map(toAdminTokenView);
+    return (await this.tokens.listAdminTokens({ orgId, includeRevoked: query.includeRevoked === 'true' })).map(
+      toAdminTokenView,
+    );
   }
 
   @Get(':tokenId')
   @ApiOperation({ summary: 'Get an admin token (never its secret)' })
   @ApiOkResponse({ type: AdminTokenView })
   @ApiNotFoundResponse({ type: ErrorBodyView, description: 'Unknown token, or another organization’s' })
-  async getAdminToken(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('tokenId') tokenId: string): Promise<AdminTokenView> {
+  async getAdminToken(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('tokenId') tokenId: string,
+  ): Promise<AdminTokenView> {
     return toAdminTokenView(await this.tokens.getAdminToken(tokenId, this.reachableOrg(admin)));
   }
 
@@ -91,13 +148,23 @@ export class AdminTokensController {
   @ApiOkResponse({ type: AdminTokenView })
   @ApiBadRequestResponse({ type: ErrorBodyView })
   @ApiNotFoundResponse({ type: ErrorBodyView })
-  async updateAdminToken(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('tokenId') tokenId: string, @Body() dto: UpdateAdminTokenDto): Promise<AdminTokenView> {
+  async updateAdminToken(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('tokenId') tokenId: string,
+    @Body() dto: UpdateAdminTokenDto,
+  ): Promise<AdminTokenView> {
     const { before, after } = await this.tokens.updateAdminToken(tokenId, this.reachableOrg(admin), {
       name: dto.name,
       ownerLabel: dto.ownerLabel,
       expiresAt: dto.expiresAt === undefined ? undefined : dto.expiresAt === null ? null : new Date(dto.expiresAt),
     });
-    await this.audit.record(admin, { orgId: after.orgId, action: 'admin-token.updated', targetType: 'admin-token', targetId: tokenId, details: changes(before, after, ['name', 'ownerLabel', 'expiresAt']) });
+    await this.audit.record(admin, {
+      orgId: after.orgId,
+      action: 'admin-token.updated',
+      targetType: 'admin-token',
+      targetId: tokenId,
+      details: changes(before, after, ['name', 'ownerLabel', 'expiresAt']),
+    });
     return toAdminTokenView(after);
   }
 
@@ -105,9 +172,18 @@ export class AdminTokensController {
   @ApiOperation({ summary: 'Revoke an admin token: refused from its next request on' })
   @ApiOkResponse({ type: AdminTokenView })
   @ApiNotFoundResponse({ type: ErrorBodyView })
-  async revokeAdminToken(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('tokenId') tokenId: string): Promise<AdminTokenView> {
+  async revokeAdminToken(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('tokenId') tokenId: string,
+  ): Promise<AdminTokenView> {
     const token = await this.tokens.revokeAdminToken(tokenId, this.reachableOrg(admin));
-    await this.audit.record(admin, { orgId: token.orgId, action: 'admin-token.revoked', targetType: 'admin-token', targetId: tokenId, details: { name: token.name, prefix: token.prefix, role: token.role } });
+    await this.audit.record(admin, {
+      orgId: token.orgId,
+      action: 'admin-token.revoked',
+      targetType: 'admin-token',
+      targetId: tokenId,
+      details: { name: token.name, prefix: token.prefix, role: token.role },
+    });
     return toAdminTokenView(token);
   }
 
@@ -117,8 +193,12 @@ export class AdminTokensController {
    */
   private reachableOrg(admin: AdminPrincipal, asked?: string): string | undefined {
     if (admin.role === 'PLATFORM_ADMIN') return asked;
-    if (admin.role !== 'ORG_ADMIN' || !admin.orgId) throw new ForbiddenException(`role ${admin.role} may not manage admin tokens; it needs ORG_ADMIN or PLATFORM_ADMIN`);
-    if (asked && asked !== admin.orgId) throw new IdentityException(IdentityExceptionCode.OrgNotFound, `organization ${asked} not found`, 'orgId');
+    if (admin.role !== 'ORG_ADMIN' || !admin.orgId)
+      throw new ForbiddenException(
+        `role ${admin.role} may not manage admin tokens; it needs ORG_ADMIN or PLATFORM_ADMIN`,
+      );
+    if (asked && asked !== admin.orgId)
+      throw new IdentityException(IdentityExceptionCode.OrgNotFound, `organization ${asked} not found`, 'orgId');
     return admin.orgId;
   }
 }

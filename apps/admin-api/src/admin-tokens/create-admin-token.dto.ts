@@ -10,17 +10,28 @@ export class CreateAdminTokenDto {
   @IsIn(ADMIN_ROLES, { message: `role must be one of: ${ADMIN_ROLES.join(', ')}` })
   role!: AdminRole;
 
-  @ApiPropertyOptional({ format: 'uuid', description: 'Required for every role but PLATFORM_ADMIN when a platform admin issues; an org admin’s own org by default' })
+  @ApiPropertyOptional({
+    format: 'uuid',
+    description:
+      'Required for every role but PLATFORM_ADMIN when a platform admin issues; an org admin’s own org by default',
+  })
   @IsOptional()
   @IsUUID(undefined, { message: 'orgId must be a UUID' })
   orgId?: string;
 
-  @ApiPropertyOptional({ format: 'uuid', description: 'The team a TEAM_ADMIN token acts for (required for TEAM_ADMIN): it manages that team’s keys' })
+  @ApiPropertyOptional({
+    format: 'uuid',
+    description: 'The team a TEAM_ADMIN token acts for (required for TEAM_ADMIN): it manages that team’s keys',
+  })
   @IsOptional()
   @IsUUID(undefined, { message: 'teamId must be a UUID' })
   teamId?: string;
 
-  @ApiPropertyOptional({ format: 'uuid', description: 'The user a MEMBER (or TEAM_ADMIN) token acts for (required for MEMBER): a member manages that user’s keys and connections' })
+  @ApiPropertyOptional({
+    format: 'uuid',
+    description:
+      'The user a MEMBER (or TEAM_ADMIN) token acts for (required for MEMBER): a member manages that user’s keys and connections',
+  })
   @IsOptional()
   @IsUUID(undefined, { message: 'userId must be a UUID' })
   userId?: string;
@@ -30,7 +41,11 @@ export class CreateAdminTokenDto {
   @Length(1, 200)
   name!: string;
 
-  @ApiPropertyOptional({ example: 'ci-pipeline (team platform)', maxLength: 200, description: 'Who holds the token when it names no user (a service, a pipeline)' })
+  @ApiPropertyOptional({
+    example: 'ci-pipeline (team platform)',
+    maxLength: 200,
+    description: 'Who holds the token when it names no user (a service, a pipeline)',
+  })
   @IsOptional()
   @IsString()
   @Length(1, 200)
@@ -49,13 +64,23 @@ export class UpdateAdminTokenDto {
   @Length(1, 200)
   name?: string;
 
-  @ApiPropertyOptional({ maxLength: 200, nullable: true, type: String, description: 'Who holds the token; null clears it' })
+  @ApiPropertyOptional({
+    maxLength: 200,
+    nullable: true,
+    type: String,
+    description: 'Who holds the token; null clears it',
+  })
   @IsOptional()
   @IsString()
   @Length(1, 200)
   ownerLabel?: string | null;
 
-  @ApiPropertyOptional({ nullable: true, type: String, example: '2030-01-01T00:00:00Z', description: 'A future time, or null for no expiry' })
+  @ApiPropertyOptional({
+    nullable: true,
+    type: String,
+    example: '2030-01-01T00:00:00Z',
+    description: 'A future time, or null for no expiry',
+  })
   @IsOptional()
   @IsFutureIsoDate()
   expiresAt?: string | null;

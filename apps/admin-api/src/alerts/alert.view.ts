@@ -12,7 +12,8 @@ export class AlertWebhookView {
 
 export class IssuedAlertWebhookView {
   @ApiProperty({ type: AlertWebhookView }) webhook!: AlertWebhookView;
-  @ApiProperty({ example: 'whsec_...', description: 'HMAC-SHA-256 signing secret; shown in this answer only' }) secret!: string;
+  @ApiProperty({ example: 'whsec_...', description: 'HMAC-SHA-256 signing secret; shown in this answer only' })
+  secret!: string;
 }
 
 export function toAlertWebhookView(w: AlertWebhook): AlertWebhookView {
@@ -25,7 +26,8 @@ export class BudgetAlertView {
   @ApiProperty({ format: 'uuid' }) budgetId!: string;
   @ApiProperty({ description: 'Start of the budget period the threshold was crossed in' }) periodStart!: Date;
   @ApiProperty({ type: 'integer', description: 'Percent of the limit' }) threshold!: number;
-  @ApiProperty({ type: 'integer', description: 'Spend when the crossing was detected (micro-units)' }) spentMicros!: number;
+  @ApiProperty({ type: 'integer', description: 'Spend when the crossing was detected (micro-units)' })
+  spentMicros!: number;
   @ApiProperty({ nullable: true }) deliveredAt!: Date | null;
   @ApiProperty({ type: 'integer', description: 'Delivery attempts so far' }) attempts!: number;
   @ApiProperty({ nullable: true, description: 'The last delivery failure' }) lastError!: string | null;

@@ -1,5 +1,15 @@
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Post, Query } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiBearerAuth, ApiCreatedResponse, ApiNoContentResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBadRequestResponse,
+  ApiBearerAuth,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiPropertyOptional,
+  ApiTags,
+} from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
 import type { AdminPrincipal } from '@tollgate/identity';
@@ -9,7 +19,13 @@ import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
 import { ErrorBodyView } from '../common/error-body.view';
 import { UuidParam } from '../common/uuid-param.decorator';
-import { AlertWebhookView, BudgetAlertView, IssuedAlertWebhookView, toAlertWebhookView, toBudgetAlertView } from './alert.view';
+import {
+  AlertWebhookView,
+  BudgetAlertView,
+  IssuedAlertWebhookView,
+  toAlertWebhookView,
+  toBudgetAlertView,
+} from './alert.view';
 import { CreateAlertWebhookDto } from './create-alert-webhook.dto';
 
 export class ListAlertsQuery {
@@ -39,9 +55,19 @@ export class AlertsController {
   @ApiOperation({ summary: 'Add a webhook for budget alerts; the signing secret is in this answer only' })
   @ApiCreatedResponse({ type: IssuedAlertWebhookView })
   @ApiBadRequestResponse({ type: ErrorBodyView })
-  async createWebhook(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @Body() dto: CreateAlertWebhookDto): Promise<IssuedAlertWebhookView> {
+  async createWebhook(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @Body() dto: CreateAlertWebhookDto,
+  ): Promise<IssuedAlertWebhookView> {
     const { webhook, secret } = await this.webhooks.createWebhook(orgId, dto);
-    await this.audit.record(admin, { orgId, action: 'alert-webhook.created', targetType: 'alert-webhook', targetId: webhook.id, details: { url: webhook.url, description: webhook.description } });
+    await this.audit.record(admin, {
+      orgId,
+      action: 'alert-webhook.created',
+      targetType: 'alert-webhook',
+      targetId: webhook.id,
+      details: { url: webhook.url, description: webhook.description },
+    });
     return { webhook: toAlertWebhookView(webhook), secret };
   }
 
@@ -58,9 +84,19 @@ export class AlertsController {
   @OrgAccess(OrgAccessLevel.Manage)
   @ApiOperation({ summary: 'Delete an alert webhook' })
   @ApiNoContentResponse()
-  async deleteWebhook(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @UuidParam('webhookId') webhookId: string): Promise<void> {
+  async deleteWebhook(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @UuidParam('webhookId') webhookId: string,
+  ): Promise<void> {
     const hook = await this.webhooks.deleteWebhook(orgId, webhookId);
-    await this.audit.record(admin, { orgId, action: 'alert-webhook.deleted', targetType: 'alert-webhook', targetId: hook.id, details: { url: hook.url } });
+    await this.audit.record(admin, {
+      orgId,
+      action: 'alert-webhook.deleted',
+      targetType: 'alert-webhook',
+      targetId: hook.id,
+      details: { url: hook.url },
+    });
   }
 
   @Get('alerts')

@@ -2,7 +2,10 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, MaxLength } from 'class-validator';
 
 export class CreateAlertWebhookDto {
-  @ApiProperty({ example: 'https://finance.example.com/hooks/tollgate', description: 'http(s) URL that receives signed alert POSTs' })
+  @ApiProperty({
+    example: 'https://finance.example.com/hooks/tollgate',
+    description: 'http(s) URL that receives signed alert POSTs',
+  })
   @IsString({ message: 'url must be a string' })
   @MaxLength(2048)
   url!: string;

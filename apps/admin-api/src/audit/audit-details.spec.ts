@@ -3,17 +3,24 @@ import { REDACTED, redactUrl, scrubAuditDetails } from './audit-details';
 
 describe('scrubAuditDetails', () => {
   it('should drop secret-named keys at any depth', () => {
-    expect(scrubAuditDetails({ name: 'k', secret: 's', nested: { secretHash: 'h', password: 'p', ok: 1 } })).toEqual({ name: 'k', nested: { ok: 1 } });
+    expect(scrubAuditDetails({ name: 'k', secret: 's', nested: { secretHash: 'h', password: 'p', ok: 1 } })).toEqual({
+      name: 'k',
+      nested: { ok: 1 },
+    });
   });
 
   it('should keep only header names', () => {
-    expect(scrubAuditDetails({ headers: { Authorization: 'Bearer abc', 'X-B': '1' } })).toEqual({ headerNames: ['Authorization', 'X-B'] });
+    expect(scrubAuditDetails({ headers: { Authorization: 'Bearer abc', 'X-B': '1' } })).toEqual({
+      headerNames: ['Authorization', 'X-B'],
+    });
   });
 
   it('should mask an issued secret found inside a string', () => {
     const key = `tg_${'a'.repeat(40)}`;
     const token = `tga_${'B'.repeat(40)}`;
-    expect(scrubAuditDetails({ note: `leaked ${key} and ${token}` })).toEqual({ note: `leaked ${REDACTED} and ${REDACTED}` });
+    expect(scrubAuditDetails({ note: `leaked ${key} and ${token}` })).toEqual({
+      note: `leaked ${REDACTED} and ${REDACTED}`,
+    });
   });
 
   it('should turn bigints and dates into JSON values', () => {

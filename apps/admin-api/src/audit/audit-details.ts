@@ -1,5 +1,15 @@
 /** Keys whose values are secrets whatever they hold; they never reach an audit row. */
-const SECRET_KEYS = new Set(['secret', 'secrethash', 'password', 'token', 'accesstoken', 'refreshtoken', 'authorization', 'apikey', 'secretsenc']);
+const SECRET_KEYS = new Set([
+  'secret',
+  'secrethash',
+  'password',
+  'token',
+  'accesstoken',
+  'refreshtoken',
+  'authorization',
+  'apikey',
+  'secretsenc',
+]);
 const SECRET_VALUE = /\btga?_[0-9A-Za-z]{40}\b/g;
 export const REDACTED = '[redacted]';
 

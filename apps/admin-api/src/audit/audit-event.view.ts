@@ -13,24 +13,46 @@ export class AuditActorView {
   @ApiProperty({ description: 'The token’s name (its label)' }) tokenName!: string;
   @ApiProperty({ nullable: true, type: String, example: 'tga_Ab3dE9' }) tokenPrefix!: string | null;
   @ApiProperty({ enum: ['PLATFORM_ADMIN', 'ORG_ADMIN', 'TEAM_ADMIN', 'FINANCE', 'MEMBER'] }) role!: string;
-  @ApiProperty({ type: AuditPersonView, nullable: true, description: 'The person the token names, as they were at the time' }) user!: AuditPersonView | null;
-  @ApiProperty({ nullable: true, type: String, description: 'Who holds a token that names no person' }) ownerLabel!: string | null;
+  @ApiProperty({
+    type: AuditPersonView,
+    nullable: true,
+    description: 'The person the token names, as they were at the time',
+  })
+  user!: AuditPersonView | null;
+  @ApiProperty({ nullable: true, type: String, description: 'Who holds a token that names no person' }) ownerLabel!:
+    string | null;
 }
 
 export class AuditEventView {
   @ApiProperty({ format: 'uuid' }) id!: string;
   @ApiProperty({ format: 'uuid', nullable: true, type: String }) orgId!: string | null;
-  @ApiProperty({ description: 'The admin token id that made the change ("bootstrap" for the bootstrap token)' }) actorId!: string;
-  @ApiProperty({ type: AuditActorView, nullable: true, description: 'Who made the change: the token and its person (null on rows written before it was recorded)' })
+  @ApiProperty({ description: 'The admin token id that made the change ("bootstrap" for the bootstrap token)' })
+  actorId!: string;
+  @ApiProperty({
+    type: AuditActorView,
+    nullable: true,
+    description: 'Who made the change: the token and its person (null on rows written before it was recorded)',
+  })
   actor!: AuditActorView | null;
   @ApiProperty({ example: 'key.created' }) action!: string;
   @ApiProperty({ example: 'virtual-key' }) targetType!: string;
   @ApiProperty({ nullable: true, type: String }) targetId!: string | null;
-  @ApiProperty({ type: 'object', additionalProperties: true, description: 'What changed; never secrets' }) details!: unknown;
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'What changed; never secrets' })
+  details!: unknown;
   @ApiProperty() createdAt!: Date;
 }
 
 export function toAuditEventView(e: AuditEvent): AuditEventView {
   const actor = (e.actor ?? null) as AdminActor | null;
-  return { id: e.id, orgId: e.orgId, actorId: e.actorId, actor, action: e.action, targetType: e.targetType, targetId: e.targetId, details: e.details, createdAt: e.createdAt };
+  return {
+    id: e.id,
+    orgId: e.orgId,
+    actorId: e.actorId,
+    actor,
+    action: e.action,
+    targetType: e.targetType,
+    targetId: e.targetId,
+    details: e.details,
+    createdAt: e.createdAt,
+  };
 }

@@ -18,7 +18,16 @@ export const MAX_AUDIT_PAGE = 500;
 
 /** Who acted, as the row keeps it: the token and the person it names (a principal without one: its id and role). */
 function actorOf(p: AdminPrincipal): AdminActor {
-  return p.actor ?? { tokenId: p.tokenId, tokenName: p.tokenId, tokenPrefix: null, role: p.role, user: null, ownerLabel: null };
+  return (
+    p.actor ?? {
+      tokenId: p.tokenId,
+      tokenName: p.tokenId,
+      tokenPrefix: null,
+      role: p.role,
+      user: null,
+      ownerLabel: null,
+    }
+  );
 }
 
 /** The audit trail: one row per admin change, who (the token and its person, as they were) and what. */
@@ -40,7 +49,9 @@ export class AuditService {
         details: scrubAuditDetails(entry.details ?? {}) as Prisma.InputJsonValue,
       },
     });
-    this.logger.log(`audit action=${entry.action} org=${entry.orgId ?? '-'} target=${entry.targetType}:${entry.targetId ?? '-'} actor=${actor.tokenId}`);
+    this.logger.log(
+      `audit action=${entry.action} org=${entry.orgId ?? '-'} target=${entry.targetType}:${entry.targetId ?? '-'} actor=${actor.tokenId}`,
+    );
   }
 
   /** The org's audit trail, latest first. */

@@ -41,7 +41,9 @@ export class AdminAuthGuard extends AuthGuard(ADMIN_BEARER_STRATEGY) {
     const cookie = header === undefined ? readCookie(req, this.cookieName) : undefined;
     if (cookie !== undefined) return this.authenticateSession(req, cookie);
     if (typeof header !== 'string' || !/^Bearer\s+\S+/i.test(header)) {
-      throw new UnauthorizedException('an admin bearer token (Authorization: Bearer <token>) or a session cookie is required');
+      throw new UnauthorizedException(
+        'an admin bearer token (Authorization: Bearer <token>) or a session cookie is required',
+      );
     }
     return (await super.canActivate(context)) as boolean;
   }
@@ -55,10 +57,18 @@ export class AdminAuthGuard extends AuthGuard(ADMIN_BEARER_STRATEGY) {
 
   private async authenticateSession(req: SessionRequest, cookie: string): Promise<boolean> {
     const session = await this.sessions.resolve(cookie);
-    if (!session) throw new UnauthorizedException('the session has ended (expired, signed out or no longer entitled); sign in again');
+    if (!session)
+      throw new UnauthorizedException(
+        'the session has ended (expired, signed out or no longer entitled); sign in again',
+      );
     const csrf = req.headers[CSRF_HEADER];
-    if (!SAFE_METHODS.has(req.method) && !this.sessions.csrfMatches(session, typeof csrf === 'string' ? csrf : undefined)) {
-      throw new ForbiddenException(`a change made with a session cookie needs the ${CSRF_HEADER} header with the csrfToken of GET /v1/auth/session`);
+    if (
+      !SAFE_METHODS.has(req.method) &&
+      !this.sessions.csrfMatches(session, typeof csrf === 'string' ? csrf : undefined)
+    ) {
+      throw new ForbiddenException(
+        `a change made with a session cookie needs the ${CSRF_HEADER} header with the csrfToken of GET /v1/auth/session`,
+      );
     }
     req.user = session.principal;
     req.adminSession = session;

@@ -59,7 +59,13 @@ export class AdminSessionService {
   }
 
   /** Opens a session; returns the cookie value (shown to nobody else). */
-  async open(input: { origin: SessionOrigin; orgId?: string | null; userId?: string | null; email?: string | null; bootstrapToken?: string }): Promise<{ id: string; handle: string }> {
+  async open(input: {
+    origin: SessionOrigin;
+    orgId?: string | null;
+    userId?: string | null;
+    email?: string | null;
+    bootstrapToken?: string;
+  }): Promise<{ id: string; handle: string }> {
     const id = randomBytes(32).toString('base64url');
     const now = Date.now();
     const session: StoredSession = {
@@ -126,19 +132,44 @@ export class AdminSessionService {
           : !!stored.email && !!this.config.admin.platformSso?.adminEmails.includes(stored.email);
       if (!stillValid) return null;
       const ownerLabel = stored.origin === 'bootstrap-token' ? 'the operator (BOOTSTRAP_ADMIN_TOKEN)' : stored.email;
-      const actor: AdminActor = { tokenId, tokenName: `session (${stored.origin})`, tokenPrefix: null, role: 'PLATFORM_ADMIN', user: null, ownerLabel };
-      return { ...base, principal: { tokenId, role: 'PLATFORM_ADMIN', orgId: null, teamId: null, userId: null, actor }, roles: [], user: null };
+      const actor: AdminActor = {
+        tokenId,
+        tokenName: `session (${stored.origin})`,
+        tokenPrefix: null,
+        role: 'PLATFORM_ADMIN',
+        user: null,
+        ownerLabel,
+      };
+      return {
+        ...base,
+        principal: { tokenId, role: 'PLATFORM_ADMIN', orgId: null, teamId: null, userId: null, actor },
+        roles: [],
+        user: null,
+      };
     }
     if (!stored.orgId || !stored.userId) return null;
     const person = await this.prisma.user.findFirst({
       where: { id: stored.userId, orgId: stored.orgId, offboardedAt: null, org: { deletedAt: null } },
-      select: { id: true, name: true, email: true, orgRole: true, memberships: { select: { teamId: true, isTeamAdmin: true }, orderBy: { createdAt: 'asc' } } },
+      select: {
+        id: true,
+        name: true,
+        email: true,
+        orgRole: true,
+        memberships: { select: { teamId: true, isTeamAdmin: true }, orderBy: { createdAt: 'asc' } },
+      },
     });
     if (!person) return null;
     const { roles, acting } = sessionRolesOf({ orgRole: person.orgRole, memberships: person.memberships });
     if (!acting) return null;
     const user = { id: person.id, name: person.name, email: person.email };
-    const actor: AdminActor = { tokenId, tokenName: 'session (org-sso)', tokenPrefix: null, role: acting.role, user, ownerLabel: null };
+    const actor: AdminActor = {
+      tokenId,
+      tokenName: 'session (org-sso)',
+      tokenPrefix: null,
+      role: acting.role,
+      user,
+      ownerLabel: null,
+    };
     return {
       ...base,
       principal: { tokenId, role: acting.role, orgId: stored.orgId, teamId: acting.teamId, userId: person.id, actor },
@@ -148,7 +179,9 @@ export class AdminSessionService {
   }
 
   private bootstrapMac(token: string): string {
-    return createHmac('sha256', this.config.security.keyHashSecret).update(`admin-session-bootstrap:${token}`).digest('hex');
+    return createHmac('sha256', this.config.security.keyHashSecret)
+      .update(`admin-session-bootstrap:${token}`)
+      .digest('hex');
   }
 
   private key(id: string): string {

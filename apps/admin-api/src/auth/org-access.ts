@@ -43,7 +43,12 @@ export type OrgAccessDecision = { allowed: true } | { allowed: false; status: 40
  * is too weak gets 403 with what it would need, worded by what was asked: a refused read says the
  * role may not read it (a GET of an org-admin-only list), a refused write that it may not change it.
  */
-export function decideOrgAccess(principal: AdminPrincipal, orgId: string, level: OrgAccessLevel, asked: OrgAccessAsk): OrgAccessDecision {
+export function decideOrgAccess(
+  principal: AdminPrincipal,
+  orgId: string,
+  level: OrgAccessLevel,
+  asked: OrgAccessAsk,
+): OrgAccessDecision {
   if (principal.role === 'PLATFORM_ADMIN') return { allowed: true };
   if (!principal.orgId || principal.orgId !== orgId) {
     return { allowed: false, status: 404, message: `organization ${orgId} not found` };

@@ -24,7 +24,9 @@ export class OrgScopeGuard implements CanActivate {
     if (typeof orgId !== 'string' || !req.user) return true;
     if (!UUID.test(orgId)) return true;
 
-    const level = this.reflector.get<OrgAccessLevel | undefined>(ORG_ACCESS, context.getHandler()) ?? defaultOrgAccessLevel(req.method);
+    const level =
+      this.reflector.get<OrgAccessLevel | undefined>(ORG_ACCESS, context.getHandler()) ??
+      defaultOrgAccessLevel(req.method);
     const decision = decideOrgAccess(req.user, orgId, level, orgAccessAskOf(req.method));
     if (!decision.allowed) {
       // The same error an unknown org gives, so a foreign org looks exactly like a missing one.

@@ -42,7 +42,13 @@ export interface CookieOptions {
 
 /** Sets an HttpOnly cookie (Max-Age 0 clears it). */
 export function setCookie(res: Response, name: string, value: string, o: CookieOptions): void {
-  const attrs = [`${name}=${encodeURIComponent(value)}`, `Path=${o.path}`, `Max-Age=${o.maxAgeSeconds}`, 'HttpOnly', `SameSite=${o.sameSite}`];
+  const attrs = [
+    `${name}=${encodeURIComponent(value)}`,
+    `Path=${o.path}`,
+    `Max-Age=${o.maxAgeSeconds}`,
+    'HttpOnly',
+    `SameSite=${o.sameSite}`,
+  ];
   if (o.secure) attrs.push('Secure');
   res.append('Set-Cookie', attrs.join('; '));
 }

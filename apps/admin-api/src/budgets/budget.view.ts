@@ -12,7 +12,10 @@ export class BudgetView {
   @ApiProperty({ type: 'integer', description: 'Integer micro-units' }) limitMicros!: number;
   @ApiProperty({ enum: BUDGET_MODES }) mode!: string;
   @ApiProperty({ type: [Number] }) alertThresholds!: number[];
-  @ApiProperty({ description: 'Optimistic concurrency: the ETag of the budget; send it as If-Match to refuse a stale write (412)' }) version!: number;
+  @ApiProperty({
+    description: 'Optimistic concurrency: the ETag of the budget; send it as If-Match to refuse a stale write (412)',
+  })
+  version!: number;
   @ApiProperty() createdAt!: Date;
   @ApiProperty() updatedAt!: Date;
 }

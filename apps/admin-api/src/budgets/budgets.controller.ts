@@ -1,6 +1,15 @@
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Put, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { ApiBadRequestResponse, ApiBearerAuth, ApiNoContentResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiPreconditionFailedResponse, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBadRequestResponse,
+  ApiBearerAuth,
+  ApiNoContentResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiPreconditionFailedResponse,
+  ApiTags,
+} from '@nestjs/swagger';
 import { BudgetAdminService } from '@tollgate/budget';
 import type { AdminPrincipal } from '@tollgate/identity';
 import { toMicros } from '@tollgate/kernel';
@@ -26,10 +35,15 @@ export class BudgetsController {
   @Put()
   @HttpCode(HttpStatus.OK)
   @OrgAccess(OrgAccessLevel.Manage)
-  @ApiOperation({ summary: 'Create or update the budget of a scope and period (upsert on org, scope, scopeId and period)' })
+  @ApiOperation({
+    summary: 'Create or update the budget of a scope and period (upsert on org, scope, scopeId and period)',
+  })
   @ApiOkResponse({ type: BudgetView })
   @ApiBadRequestResponse({ type: ErrorBodyView })
-  @ApiPreconditionFailedResponse({ type: ErrorBodyView, description: 'STALE_WRITE: If-Match names another version than the budget’s current one' })
+  @ApiPreconditionFailedResponse({
+    type: ErrorBodyView,
+    description: 'STALE_WRITE: If-Match names another version than the budget’s current one',
+  })
   async putBudget(
     @CurrentAdmin() admin: AdminPrincipal,
     @UuidParam('orgId') orgId: string,
@@ -37,10 +51,20 @@ export class BudgetsController {
     @Body() dto: PutBudgetDto,
     @Res({ passthrough: true }) res: Response,
   ): Promise<BudgetView> {
-    const { budget, created } = await this.budgets.putBudget(orgId, { ...dto, limitMicros: toMicros(dto.limitMicros) }, ifMatch);
+    const { budget, created } = await this.budgets.putBudget(
+      orgId,
+      { ...dto, limitMicros: toMicros(dto.limitMicros) },
+      ifMatch,
+    );
     setEtag(res, budget.version);
     const view = toBudgetView(budget);
-    await this.audit.record(admin, { orgId, action: created ? 'budget.created' : 'budget.updated', targetType: 'budget', targetId: budget.id, details: { ...view } });
+    await this.audit.record(admin, {
+      orgId,
+      action: created ? 'budget.created' : 'budget.updated',
+      targetType: 'budget',
+      targetId: budget.id,
+      details: { ...view },
+    });
     return view;
   }
 
@@ -57,7 +81,11 @@ export class BudgetsController {
   @OrgAccess(OrgAccessLevel.Manage)
   @ApiOperation({ summary: 'Delete a budget' })
   @ApiNoContentResponse()
-  async deleteBudget(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @UuidParam('budgetId') budgetId: string): Promise<void> {
+  async deleteBudget(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @UuidParam('budgetId') budgetId: string,
+  ): Promise<void> {
     const budget = await this.budgets.deleteBudget(orgId, budgetId);
     await this.audit.record(admin, {
       orgId,

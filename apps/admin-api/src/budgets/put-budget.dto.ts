@@ -20,16 +20,30 @@ export class PutBudgetDto {
   @IsIn(BUDGET_PERIODS, { message: `period must be one of: ${BUDGET_PERIODS.join(', ')}` })
   period!: (typeof BUDGET_PERIODS)[number];
 
-  @ApiProperty({ type: 'integer', minimum: 0, example: 50_000_000, description: 'Integer micro-units (1 USD = 1,000,000); a JSON integer, no fractions' })
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    example: 50_000_000,
+    description: 'Integer micro-units (1 USD = 1,000,000); a JSON integer, no fractions',
+  })
   @IsMicros()
   limitMicros!: number;
 
-  @ApiPropertyOptional({ enum: BUDGET_MODES, default: 'HARD', description: 'HARD refuses calls over the limit; SOFT only alerts' })
+  @ApiPropertyOptional({
+    enum: BUDGET_MODES,
+    default: 'HARD',
+    description: 'HARD refuses calls over the limit; SOFT only alerts',
+  })
   @IsOptional()
   @IsIn(BUDGET_MODES, { message: `mode must be one of: ${BUDGET_MODES.join(', ')}` })
   mode?: (typeof BUDGET_MODES)[number];
 
-  @ApiPropertyOptional({ type: [Number], default: [80, 100], example: [50, 80, 100], description: 'Percentages of the limit at which alerts fire' })
+  @ApiPropertyOptional({
+    type: [Number],
+    default: [80, 100],
+    example: [50, 80, 100],
+    description: 'Percentages of the limit at which alerts fire',
+  })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(10)

@@ -34,7 +34,8 @@ export class AdminExceptionFilter implements ExceptionFilter {
       const stack = exception instanceof Error ? (exception.stack ?? exception.message) : String(exception);
       this.logger.error(`unhandled error requestId=${requestId} ${req.method} ${req.path}: ${stack}`);
     } else if (mapped.dependency) {
-      const reason = exception instanceof Error ? exception.message.split('\n').filter(Boolean).pop() : String(exception);
+      const reason =
+        exception instanceof Error ? exception.message.split('\n').filter(Boolean).pop() : String(exception);
       this.logger.warn(`${mapped.dependency} unavailable requestId=${requestId} ${req.method} ${req.path}: ${reason}`);
     }
     if (res.headersSent) return;
@@ -54,7 +55,10 @@ export class AdminExceptionFilter implements ExceptionFilter {
     if (mapped.status === HttpStatus.UNAUTHORIZED) {
       // RFC 6750: a presented but unusable token is `invalid_token`; a missing one gets the bare challenge.
       const presented = typeof req.headers.authorization === 'string' && req.headers.authorization.length > 0;
-      res.setHeader('WWW-Authenticate', presented ? `Bearer realm="${ADMIN_REALM}", error="invalid_token"` : `Bearer realm="${ADMIN_REALM}"`);
+      res.setHeader(
+        'WWW-Authenticate',
+        presented ? `Bearer realm="${ADMIN_REALM}", error="invalid_token"` : `Bearer realm="${ADMIN_REALM}"`,
+      );
     }
     res.status(mapped.status).json(body);
   }

@@ -20,11 +20,18 @@ describe('findRefusedNull', () => {
   });
 
   it('should look into nested DTOs', () => {
-    expect(findRefusedNull({ namespace: 'x', transport: 'SSE', oauth: { scope: null } }, RegisterUpstreamDto)).toBe('oauth.scope');
+    expect(findRefusedNull({ namespace: 'x', transport: 'SSE', oauth: { scope: null } }, RegisterUpstreamDto)).toBe(
+      'oauth.scope',
+    );
   });
 
   it('should let null through where the schema says nullable (null means none)', () => {
-    expect(findRefusedNull({ allow: [], deny: [], disclosureMode: null, maxAnswerTokens: null, autoExecute: null, outputOverflow: null }, PutPolicyDto)).toBeNull();
+    expect(
+      findRefusedNull(
+        { allow: [], deny: [], disclosureMode: null, maxAnswerTokens: null, autoExecute: null, outputOverflow: null },
+        PutPolicyDto,
+      ),
+    ).toBeNull();
   });
 
   it('should leave undeclared properties to the whitelist check', () => {
@@ -36,18 +43,27 @@ describe('AdminValidationPipe', () => {
   const pipe = new AdminValidationPipe();
 
   it('should refuse an explicit null with a 400 naming the field', async () => {
-    const err = await pipe.transform({ name: 'a', slug: 'ab', timeZone: null }, { type: 'body', metatype: CreateOrgDto }).catch((e: unknown) => e);
+    const err = await pipe
+      .transform({ name: 'a', slug: 'ab', timeZone: null }, { type: 'body', metatype: CreateOrgDto })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(FieldValidationException);
-    expect(err).toMatchObject({ field: 'timeZone', messages: ['timeZone must not be null; omit it to leave it unset'] });
+    expect(err).toMatchObject({
+      field: 'timeZone',
+      messages: ['timeZone must not be null; omit it to leave it unset'],
+    });
   });
 
   it('should refuse a time zone given as an offset', async () => {
-    const err = await pipe.transform({ name: 'a', slug: 'ab', timeZone: 'UTC+25' }, { type: 'body', metatype: CreateOrgDto }).catch((e: unknown) => e);
+    const err = await pipe
+      .transform({ name: 'a', slug: 'ab', timeZone: 'UTC+25' }, { type: 'body', metatype: CreateOrgDto })
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ field: 'timeZone' });
   });
 
   it('should refuse a path parameter holding a NUL byte, naming it', async () => {
-    const err = await pipe.transform('abc\u0000', { type: 'param', data: 'scope', metatype: String }).catch((e: unknown) => e);
+    const err = await pipe
+      .transform('abc\u0000', { type: 'param', data: 'scope', metatype: String })
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ field: 'scope' });
   });
 });

@@ -17,7 +17,12 @@ interface PropertyFacts {
 }
 
 function isDtoClass(t: unknown): t is Class {
-  return typeof t === 'function' && !PLAIN_TYPES.includes(t) && t.prototype !== undefined && declaredProperties(t as Class).size > 0;
+  return (
+    typeof t === 'function' &&
+    !PLAIN_TYPES.includes(t) &&
+    t.prototype !== undefined &&
+    declaredProperties(t as Class).size > 0
+  );
 }
 
 const declaredCache = new WeakMap<Class, Set<string>>();
@@ -36,7 +41,8 @@ function declaredProperties(cls: Class): Set<string> {
 }
 
 function propertyFacts(cls: Class, key: string): PropertyFacts {
-  const meta = Reflect.getMetadata(DECORATORS.API_MODEL_PROPERTIES, cls.prototype, key) as { nullable?: boolean; type?: unknown } | undefined;
+  const meta = Reflect.getMetadata(DECORATORS.API_MODEL_PROPERTIES, cls.prototype, key) as
+    { nullable?: boolean; type?: unknown } | undefined;
   let type: unknown = meta?.type ?? Reflect.getMetadata('design:type', cls.prototype, key);
   if (Array.isArray(type)) type = type[0];
   // `type: () => Dto` (a lazy reference) has no prototype; a class has one.
@@ -80,7 +86,13 @@ export function findRefusedNull(body: unknown, dto: Class): string | null {
 @Injectable()
 export class AdminValidationPipe extends ValidationPipe {
   constructor() {
-    super({ whitelist: true, forbidNonWhitelisted: true, transform: true, stopAtFirstError: false, exceptionFactory: validationExceptionFactory });
+    super({
+      whitelist: true,
+      forbidNonWhitelisted: true,
+      transform: true,
+      stopAtFirstError: false,
+      exceptionFactory: validationExceptionFactory,
+    });
   }
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
@@ -90,7 +102,8 @@ export class AdminValidationPipe extends ValidationPipe {
     }
     if (metadata.type === 'param' && typeof value === 'string') {
       const problem = textProblem(value);
-      if (problem) throw new FieldValidationException(metadata.data ?? 'path', [`${metadata.data ?? 'path'} ${problem}`]);
+      if (problem)
+        throw new FieldValidationException(metadata.data ?? 'path', [`${metadata.data ?? 'path'} ${problem}`]);
     }
     return super.transform(value, metadata);
   }

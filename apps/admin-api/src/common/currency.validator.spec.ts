@@ -11,7 +11,9 @@ describe('isCurrencyCode', () => {
   });
 
   it('a bad currency in PATCH /v1/orgs/:id is a 400 naming the field', async () => {
-    const err = await new AdminValidationPipe().transform({ currency: 'euro' }, { type: 'body', metatype: UpdateOrgDto }).catch((e: unknown) => e);
+    const err = await new AdminValidationPipe()
+      .transform({ currency: 'euro' }, { type: 'body', metatype: UpdateOrgDto })
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ field: 'currency' });
   });
 });

@@ -13,7 +13,10 @@ export function IsCurrencyCode(options?: ValidationOptions): PropertyDecorator {
       name: 'isCurrencyCode',
       validator: {
         validate: (value) => isCurrencyCode(value),
-        defaultMessage: buildMessage((each) => `${each}$property must be an ISO 4217 currency code such as "USD" or "EUR"`, options),
+        defaultMessage: buildMessage(
+          (each) => `${each}$property must be an ISO 4217 currency code such as "USD" or "EUR"`,
+          options,
+        ),
       },
     },
     options,

@@ -6,6 +6,8 @@ export function EnumParam(name: string, values: Record<string, string>): Paramet
   const allowed = Object.values(values);
   return Param(
     name,
-    new ParseEnumPipe(values, { exceptionFactory: () => new FieldValidationException(name, [`${name} must be one of: ${allowed.join(', ')}`]) }),
+    new ParseEnumPipe(values, {
+      exceptionFactory: () => new FieldValidationException(name, [`${name} must be one of: ${allowed.join(', ')}`]),
+    }),
   );
 }

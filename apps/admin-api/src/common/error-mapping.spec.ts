@@ -13,15 +13,23 @@ describe('mapError', () => {
     for (const code of Object.values(IdentityExceptionCode)) {
       expect(mapError(new IdentityException(code, 'x')).status).toBeLessThan(500);
     }
-    expect(mapError(new IdentityException(IdentityExceptionCode.KeyNotFound, 'key k not found', 'keyId'))).toMatchObject({ status: 404, field: 'keyId', code: 'KEY_NOT_FOUND' });
+    expect(
+      mapError(new IdentityException(IdentityExceptionCode.KeyNotFound, 'key k not found', 'keyId')),
+    ).toMatchObject({ status: 404, field: 'keyId', code: 'KEY_NOT_FOUND' });
     expect(mapError(new IdentityException(IdentityExceptionCode.Conflict, 'dup', 'slug')).status).toBe(409);
   });
 
   it('should map catalog, policy, price book and budget codes', () => {
     expect(mapError(new CatalogException(CatalogExceptionCode.UpstreamNotFound, 'x')).status).toBe(404);
-    expect(mapError(new CatalogException(CatalogExceptionCode.NamespaceTaken, 'x', 'namespace'))).toMatchObject({ status: 409, field: 'namespace' });
+    expect(mapError(new CatalogException(CatalogExceptionCode.NamespaceTaken, 'x', 'namespace'))).toMatchObject({
+      status: 409,
+      field: 'namespace',
+    });
     expect(mapError(new CatalogException(CatalogExceptionCode.InvalidUpstream, 'x', 'url')).status).toBe(400);
-    expect(mapError(new PolicyAdminException(PolicyAdminExceptionCode.InvalidPattern, 'x', 'allow[0]'))).toMatchObject({ status: 400, field: 'allow[0]' });
+    expect(mapError(new PolicyAdminException(PolicyAdminExceptionCode.InvalidPattern, 'x', 'allow[0]'))).toMatchObject({
+      status: 400,
+      field: 'allow[0]',
+    });
     expect(mapError(new PolicyAdminException(PolicyAdminExceptionCode.ScopeNotFound, 'x')).status).toBe(404);
     expect(mapError(new PriceBookException(PriceBookExceptionCode.InvalidRule, 'x', 'effectiveFrom')).status).toBe(400);
     expect(mapError(new PriceBookException(PriceBookExceptionCode.UpstreamNotFound, 'x')).status).toBe(404);
@@ -29,7 +37,12 @@ describe('mapError', () => {
   });
 
   it('should keep the field and every message of a validation failure', () => {
-    expect(mapError(new FieldValidationException('name', ['a', 'b']))).toMatchObject({ status: 400, field: 'name', messages: ['a', 'b'], message: 'a; b' });
+    expect(mapError(new FieldValidationException('name', ['a', 'b']))).toMatchObject({
+      status: 400,
+      field: 'name',
+      messages: ['a', 'b'],
+      message: 'a; b',
+    });
   });
 
   it('should pass Nest HTTP exceptions through with their status', () => {

@@ -6,7 +6,12 @@ import { IdentityException, IdentityExceptionCode } from '@tollgate/identity';
 import { PolicyAdminException, PolicyAdminExceptionCode } from '@tollgate/policy';
 import { PriceBookException, PriceBookExceptionCode } from '@tollgate/pricing';
 import { RateLimitException, RateLimitExceptionCode } from '@tollgate/rate-limit';
-import { DEPENDENCY_RETRY_AFTER_SECONDS, StaleWriteException, UnavailableDependency, unavailableDependency } from '@tollgate/kernel';
+import {
+  DEPENDENCY_RETRY_AFTER_SECONDS,
+  StaleWriteException,
+  UnavailableDependency,
+  unavailableDependency,
+} from '@tollgate/kernel';
 import { ReportingException, ReportingExceptionCode } from '@tollgate/reporting';
 import { STATUS_CODES } from 'node:http';
 import { FieldValidationException } from './field-validation.exception';
@@ -167,7 +172,12 @@ interface BodyParserError {
 }
 
 function isBodyParserError(err: unknown): err is BodyParserError {
-  return typeof err === 'object' && err !== null && typeof (err as BodyParserError).type === 'string' && typeof (err as BodyParserError).status === 'number';
+  return (
+    typeof err === 'object' &&
+    err !== null &&
+    typeof (err as BodyParserError).type === 'string' &&
+    typeof (err as BodyParserError).status === 'number'
+  );
 }
 
 function httpExceptionMessage(err: HttpException): { message: string; messages?: string[] } {
@@ -185,28 +195,53 @@ function httpExceptionMessage(err: HttpException): { message: string; messages?:
  */
 export function mapError(err: unknown): MappedError {
   if (err instanceof FieldValidationException) {
-    return { status: HttpStatus.BAD_REQUEST, message: err.messages.join('; '), messages: err.messages, field: err.field, code: 'VALIDATION_FAILED' };
+    return {
+      status: HttpStatus.BAD_REQUEST,
+      message: err.messages.join('; '),
+      messages: err.messages,
+      field: err.field,
+      code: 'VALIDATION_FAILED',
+    };
   }
   if (err instanceof HttpException) {
     return { status: err.getStatus(), ...httpExceptionMessage(err) };
   }
-  if (err instanceof StaleWriteException) return { status: HttpStatus.PRECONDITION_FAILED, message: err.message, field: 'If-Match', code: 'STALE_WRITE' };
-  if (err instanceof IdentityException) return { status: identityStatus(err.code), message: err.message, field: err.field, code: err.code };
-  if (err instanceof CatalogException) return { status: catalogStatus(err.code), message: err.message, field: err.field, code: err.code };
-  if (err instanceof ConnectionsException) return { status: connectionsStatus(err.code), message: err.message, field: err.field, code: err.code };
-  if (err instanceof PolicyAdminException) return { status: policyStatus(err.code), message: err.message, field: err.field, code: err.code };
-  if (err instanceof PriceBookException) return { status: priceBookStatus(err.code), message: err.message, field: err.field, code: err.code };
-  if (err instanceof BudgetAdminException) return { status: budgetAdminStatus(err.code), message: err.message, field: err.field, code: err.code };
-  if (err instanceof ReportingException) return { status: reportingStatus(err.code), message: err.message, field: err.field, code: err.code };
-  if (err instanceof RateLimitException) return { status: rateLimitStatus(err.code), message: err.message, field: err.field, code: err.code };
+  if (err instanceof StaleWriteException)
+    return { status: HttpStatus.PRECONDITION_FAILED, message: err.message, field: 'If-Match', code: 'STALE_WRITE' };
+  if (err instanceof IdentityException)
+    return { status: identityStatus(err.code), message: err.message, field: err.field, code: err.code };
+  if (err instanceof CatalogException)
+    return { status: catalogStatus(err.code), message: err.message, field: err.field, code: err.code };
+  if (err instanceof ConnectionsException)
+    return { status: connectionsStatus(err.code), message: err.message, field: err.field, code: err.code };
+  if (err instanceof PolicyAdminException)
+    return { status: policyStatus(err.code), message: err.message, field: err.field, code: err.code };
+  if (err instanceof PriceBookException)
+    return { status: priceBookStatus(err.code), message: err.message, field: err.field, code: err.code };
+  if (err instanceof BudgetAdminException)
+    return { status: budgetAdminStatus(err.code), message: err.message, field: err.field, code: err.code };
+  if (err instanceof ReportingException)
+    return { status: reportingStatus(err.code), message: err.message, field: err.field, code: err.code };
+  if (err instanceof RateLimitException)
+    return { status: rateLimitStatus(err.code), message: err.message, field: err.field, code: err.code };
   if (err instanceof BudgetException) {
     const mapped: MappedError = { status: budgetStatus(err.code), message: err.message, code: err.code };
-    return mapped.status === HttpStatus.SERVICE_UNAVAILABLE ? { ...mapped, dependency: 'redis', retryAfterSeconds: DEPENDENCY_RETRY_AFTER_SECONDS } : mapped;
+    return mapped.status === HttpStatus.SERVICE_UNAVAILABLE
+      ? { ...mapped, dependency: 'redis', retryAfterSeconds: DEPENDENCY_RETRY_AFTER_SECONDS }
+      : mapped;
   }
   if (isBodyParserError(err)) {
-    if (err.type === 'entity.parse.failed') return { status: HttpStatus.BAD_REQUEST, message: 'request body is not valid JSON', field: 'body', code: 'INVALID_JSON' };
-    if (err.type === 'entity.too.large') return { status: HttpStatus.PAYLOAD_TOO_LARGE, message: 'request body is too large', field: 'body' };
-    if (err.status >= 400 && err.status < 500) return { status: err.status, message: `request body could not be read (${err.type})`, field: 'body' };
+    if (err.type === 'entity.parse.failed')
+      return {
+        status: HttpStatus.BAD_REQUEST,
+        message: 'request body is not valid JSON',
+        field: 'body',
+        code: 'INVALID_JSON',
+      };
+    if (err.type === 'entity.too.large')
+      return { status: HttpStatus.PAYLOAD_TOO_LARGE, message: 'request body is too large', field: 'body' };
+    if (err.status >= 400 && err.status < 500)
+      return { status: err.status, message: `request body could not be read (${err.type})`, field: 'body' };
   }
   const dependency = unavailableDependency(err);
   if (dependency) {

@@ -6,7 +6,8 @@ export function IsFutureIsoDate(options?: ValidationOptions): PropertyDecorator 
     {
       name: 'isFutureIsoDate',
       validator: {
-        validate: (value) => typeof value === 'string' && isISO8601(value, { strict: true }) && Date.parse(value) > Date.now(),
+        validate: (value) =>
+          typeof value === 'string' && isISO8601(value, { strict: true }) && Date.parse(value) > Date.now(),
         defaultMessage: buildMessage((each) => `${each}$property must be an ISO 8601 timestamp in the future`, options),
       },
     },

@@ -20,7 +20,10 @@ export function setEtag(res: Response, version: number): void {
 export function parseIfMatch(header: string | undefined): number | undefined {
   if (header === undefined || header.trim() === '' || header.trim() === '*') return undefined;
   const m = /^\s*(?:W\/)?"?(\d{1,9})"?\s*$/.exec(header);
-  if (!m) throw new FieldValidationException('If-Match', ['If-Match must be the ETag of the resource as last read, e.g. "3"']);
+  if (!m)
+    throw new FieldValidationException('If-Match', [
+      'If-Match must be the ETag of the resource as last read, e.g. "3"',
+    ]);
   return Number(m[1]);
 }
 
@@ -38,7 +41,8 @@ export function IfMatch(): ParameterDecorator {
       ApiHeader({
         name: 'If-Match',
         required: false,
-        description: 'The ETag from the last read: the write is refused with 412 (STALE_WRITE) if the resource changed since. Omitted: the write applies whatever the version (last write wins).',
+        description:
+          'The ETag from the last read: the write is refused with 412 (STALE_WRITE) if the resource changed since. Omitted: the write applies whatever the version (last write wins).',
       })(target, key, descriptor);
     }
   };

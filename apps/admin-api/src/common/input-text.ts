@@ -53,7 +53,10 @@ export function findBadInput(root: unknown, rootName: string, maxDepth = MAX_INP
     if (typeof value !== 'object' || value === null) continue;
     const depth = frame.depth + 1;
     if (depth > maxDepth) {
-      return { path: pathOf(frame, rootName), message: `${pathOf(frame, rootName)} is nested deeper than ${maxDepth} levels` };
+      return {
+        path: pathOf(frame, rootName),
+        message: `${pathOf(frame, rootName)} is nested deeper than ${maxDepth} levels`,
+      };
     }
     if (Array.isArray(value)) {
       for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], key: i, parent: frame, depth });

@@ -13,7 +13,8 @@ export function IsMicros(options?: ValidationOptions): PropertyDecorator {
       validator: {
         validate: (value) => isMicrosAmount(value),
         defaultMessage: buildMessage(
-          (each) => `${each}$property must be a non-negative whole number of micro-units (a JSON integer, no fractions, below 2^53)`,
+          (each) =>
+            `${each}$property must be a non-negative whole number of micro-units (a JSON integer, no fractions, below 2^53)`,
           options,
         ),
       },

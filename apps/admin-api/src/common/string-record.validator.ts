@@ -8,7 +8,9 @@ export function isHeaderRecord(value: unknown): value is Record<string, string> 
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
   const entries = Object.entries(value as Record<string, unknown>);
   if (entries.length > MAX_HEADERS) return false;
-  return entries.every(([k, v]) => HEADER_NAME.test(k) && typeof v === 'string' && v.length <= 8192 && !/[\r\n]/.test(v));
+  return entries.every(
+    ([k, v]) => HEADER_NAME.test(k) && typeof v === 'string' && v.length <= 8192 && !/[\r\n]/.test(v),
+  );
 }
 
 export function IsHeaderRecord(options?: ValidationOptions): PropertyDecorator {
@@ -18,7 +20,8 @@ export function IsHeaderRecord(options?: ValidationOptions): PropertyDecorator {
       validator: {
         validate: (value) => isHeaderRecord(value),
         defaultMessage: buildMessage(
-          (each) => `${each}$property must be an object of at most ${MAX_HEADERS} HTTP header names to string values (no line breaks)`,
+          (each) =>
+            `${each}$property must be an object of at most ${MAX_HEADERS} HTTP header names to string values (no line breaks)`,
           options,
         ),
       },

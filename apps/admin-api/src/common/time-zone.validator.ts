@@ -28,7 +28,11 @@ export function IsIanaTimeZone(options?: ValidationOptions): PropertyDecorator {
       name: 'isIanaTimeZone',
       validator: {
         validate: (value) => isIanaTimeZone(value),
-        defaultMessage: buildMessage((each) => `${each}$property must be an IANA time zone such as "Europe/Paris" or "UTC" (offsets like "UTC+2" are not accepted)`, options),
+        defaultMessage: buildMessage(
+          (each) =>
+            `${each}$property must be an IANA time zone such as "Europe/Paris" or "UTC" (offsets like "UTC+2" are not accepted)`,
+          options,
+        ),
       },
     },
     options,

@@ -2,10 +2,17 @@ import { ValidationError } from 'class-validator';
 import { FieldValidationException } from './field-validation.exception';
 
 /** Flattens nested errors into `path: [messages]`, in the order class-validator found them. */
-export function flattenValidationErrors(errors: readonly ValidationError[], parent = ''): { path: string; messages: string[] }[] {
+export function flattenValidationErrors(
+  errors: readonly ValidationError[],
+  parent = '',
+): { path: string; messages: string[] }[] {
   const out: { path: string; messages: string[] }[] = [];
   for (const error of errors) {
-    const path = parent ? (/^\d+$/.test(error.property) ? `${parent}[${error.property}]` : `${parent}.${error.property}`) : error.property;
+    const path = parent
+      ? /^\d+$/.test(error.property)
+        ? `${parent}[${error.property}]`
+        : `${parent}.${error.property}`
+      : error.property;
     const messages = Object.values(error.constraints ?? {});
     if (messages.length > 0) out.push({ path, messages });
     if (error.children?.length) out.push(...flattenValidationErrors(error.children, path));

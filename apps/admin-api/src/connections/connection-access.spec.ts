@@ -4,7 +4,13 @@ import { assertMayManageConnectionsOf } from './connection-access';
 
 const ALICE = '11111111-1111-4111-8111-111111111111';
 const BOB = '22222222-2222-4222-8222-222222222222';
-const p = (role: AdminPrincipal['role'], userId: string | null = null): AdminPrincipal => ({ tokenId: 't', role, orgId: 'o', teamId: null, userId });
+const p = (role: AdminPrincipal['role'], userId: string | null = null): AdminPrincipal => ({
+  tokenId: 't',
+  role,
+  orgId: 'o',
+  teamId: null,
+  userId,
+});
 
 describe('assertMayManageConnectionsOf', () => {
   it('should let org and platform admins manage anyone’s connections', () => {

@@ -9,5 +9,7 @@ import type { AdminPrincipal } from '@tollgate/identity';
 export function assertMayManageConnectionsOf(admin: AdminPrincipal, userId: string): void {
   if (admin.role === 'PLATFORM_ADMIN' || admin.role === 'ORG_ADMIN') return;
   if (admin.userId && admin.userId === userId) return;
-  throw new ForbiddenException(`role ${admin.role} may only manage its own user’s connections; user ${userId} needs ORG_ADMIN`);
+  throw new ForbiddenException(
+    `role ${admin.role} may only manage its own user’s connections; user ${userId} needs ORG_ADMIN`,
+  );
 }

@@ -1,5 +1,15 @@
 import { Controller, Delete, Get, HttpCode, HttpStatus, Inject, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiCreatedResponse, ApiForbiddenResponse, ApiNoContentResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBearerAuth,
+  ApiCreatedResponse,
+  ApiForbiddenResponse,
+  ApiNoContentResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiQuery,
+  ApiTags,
+} from '@nestjs/swagger';
 import { AdminConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { ConnectFlowService, UserConnectionService, oauthCallbackUrl } from '@tollgate/connections';
 import type { AdminPrincipal } from '@tollgate/identity';
@@ -32,7 +42,8 @@ export class ConnectionsController {
   @OrgAccess(OrgAccessLevel.ManageOwn)
   @ApiOperation({
     summary: 'Start connecting a user’s account at a per-user OAuth upstream',
-    description: 'Answers the upstream’s authorization URL (state and PKCE kept server-side for 10 minutes). The user opens it, signs in, and is sent back to /v1/oauth/callback.',
+    description:
+      'Answers the upstream’s authorization URL (state and PKCE kept server-side for 10 minutes). The user opens it, signs in, and is sent back to /v1/oauth/callback.',
   })
   @ApiCreatedResponse({ type: StartedConnectionView })
   async startConnection(
@@ -42,8 +53,19 @@ export class ConnectionsController {
     @UuidParam('upstreamId') upstreamId: string,
   ): Promise<StartedConnectionView> {
     assertMayManageConnectionsOf(admin, userId);
-    const started = await this.connectFlow.startConnection(orgId, userId, upstreamId, oauthCallbackUrl(this.config.admin.publicUrl));
-    await this.audit.record(admin, { orgId, action: 'connection.started', targetType: 'user', targetId: userId, details: { upstreamId } });
+    const started = await this.connectFlow.startConnection(
+      orgId,
+      userId,
+      upstreamId,
+      oauthCallbackUrl(this.config.admin.publicUrl),
+    );
+    await this.audit.record(admin, {
+      orgId,
+      action: 'connection.started',
+      targetType: 'user',
+      targetId: userId,
+      details: { upstreamId },
+    });
     return toStartedConnectionView(started);
   }
 
@@ -51,7 +73,11 @@ export class ConnectionsController {
   @OrgAccess(OrgAccessLevel.Read)
   @ApiOperation({ summary: 'List a user’s upstream connections and their health (never the tokens)' })
   @ApiOkResponse({ type: [ConnectionView] })
-  async listUserConnections(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @UuidParam('userId') userId: string): Promise<ConnectionView[]> {
+  async listUserConnections(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @UuidParam('userId') userId: string,
+  ): Promise<ConnectionView[]> {
     assertMayManageConnectionsOf(admin, userId);
     return (await this.connections.listForUser(orgId, userId)).map(toConnectionView);
   }
@@ -59,7 +85,9 @@ export class ConnectionsController {
   @Delete('users/:userId/connections/:upstreamId')
   @HttpCode(HttpStatus.NO_CONTENT)
   @OrgAccess(OrgAccessLevel.ManageOwn)
-  @ApiOperation({ summary: 'Revoke a user’s connection: Tollgate forgets the tokens; the next call answers AUTH_REQUIRED' })
+  @ApiOperation({
+    summary: 'Revoke a user’s connection: Tollgate forgets the tokens; the next call answers AUTH_REQUIRED',
+  })
   @ApiNoContentResponse()
   async revokeConnection(
     @CurrentAdmin() admin: AdminPrincipal,
@@ -69,7 +97,13 @@ export class ConnectionsController {
   ): Promise<void> {
     assertMayManageConnectionsOf(admin, userId);
     await this.connections.revoke(orgId, userId, upstreamId);
-    await this.audit.record(admin, { orgId, action: 'connection.revoked', targetType: 'user', targetId: userId, details: { upstreamId } });
+    await this.audit.record(admin, {
+      orgId,
+      action: 'connection.revoked',
+      targetType: 'user',
+      targetId: userId,
+      details: { upstreamId },
+    });
   }
 
   @Get('connections')
@@ -77,8 +111,12 @@ export class ConnectionsController {
   @ApiOperation({ summary: 'Every user connection of the organization with its health (org admins; never the tokens)' })
   @ApiQuery({ name: 'upstreamId', required: false })
   @ApiOkResponse({ type: [ConnectionView] })
-  async listOrgConnections(@UuidParam('orgId') orgId: string, @Query('upstreamId') upstreamId?: string): Promise<ConnectionView[]> {
-    if (upstreamId !== undefined && !UUID.test(upstreamId)) throw new FieldValidationException('upstreamId', ['upstreamId must be a UUID']);
+  async listOrgConnections(
+    @UuidParam('orgId') orgId: string,
+    @Query('upstreamId') upstreamId?: string,
+  ): Promise<ConnectionView[]> {
+    if (upstreamId !== undefined && !UUID.test(upstreamId))
+      throw new FieldValidationException('upstreamId', ['upstreamId must be a UUID']);
     return (await this.connections.listForOrg(orgId, upstreamId)).map(toConnectionView);
   }
 }

@@ -23,20 +23,46 @@ export class OAuthCallbackController {
 
   @Get(OAUTH_CALLBACK_PATH.slice(1))
   @Public()
-  @ApiOperation({ summary: 'OAuth redirect URI for per-user upstream connections (no admin token; validated by state)' })
+  @ApiOperation({
+    summary: 'OAuth redirect URI for per-user upstream connections (no admin token; validated by state)',
+  })
   @ApiQuery({ name: 'state', required: true })
   @ApiQuery({ name: 'code', required: false })
   @ApiQuery({ name: 'error', required: false })
   @ApiOkResponse({ type: ConnectedView })
-  @ApiBadRequestResponse({ type: ErrorBodyView, description: 'Unknown, used or expired state; access denied; code refused' })
-  async callback(@Query('state') state?: string, @Query('code') code?: string, @Query('error') error?: string): Promise<ConnectedView> {
-    if (typeof state !== 'string' || state.length === 0 || state.length > 200) throw new FieldValidationException('state', ['state is required']);
-    const done = await this.connectFlow.completeConnection(state, typeof code === 'string' ? code : undefined, typeof error === 'string' ? error : undefined);
+  @ApiBadRequestResponse({
+    type: ErrorBodyView,
+    description: 'Unknown, used or expired state; access denied; code refused',
+  })
+  async callback(
+    @Query('state') state?: string,
+    @Query('code') code?: string,
+    @Query('error') error?: string,
+  ): Promise<ConnectedView> {
+    if (typeof state !== 'string' || state.length === 0 || state.length > 200)
+      throw new FieldValidationException('state', ['state is required']);
+    const done = await this.connectFlow.completeConnection(
+      state,
+      typeof code === 'string' ? code : undefined,
+      typeof error === 'string' ? error : undefined,
+    );
     // The catalog of a per-user upstream can only be listed with some user's token: sync now that one exists.
     const syncJobId = await this.schedule.requestSync(done.orgId, done.upstreamId, 'user-connected');
     await this.audit.record(
-      { tokenId: `oauth-callback:user:${done.userId}`, role: 'MEMBER', orgId: done.orgId, teamId: null, userId: done.userId },
-      { orgId: done.orgId, action: 'connection.connected', targetType: 'user', targetId: done.userId, details: { upstreamId: done.upstreamId, connectionId: done.connectionId } },
+      {
+        tokenId: `oauth-callback:user:${done.userId}`,
+        role: 'MEMBER',
+        orgId: done.orgId,
+        teamId: null,
+        userId: done.userId,
+      },
+      {
+        orgId: done.orgId,
+        action: 'connection.connected',
+        targetType: 'user',
+        targetId: done.userId,
+        details: { upstreamId: done.upstreamId, connectionId: done.connectionId },
+      },
     );
     return { status: 'connected', upstreamId: done.upstreamId, syncJobId };
   }

@@ -19,7 +19,10 @@ const CONSOLE_CSP = [
 
 /** dist/console, from the compiled app (dist/apps/admin-api/src/console) or from the sources (tests). */
 export function findConsoleDir(): string | null {
-  const candidates = [path.resolve(__dirname, '../../../../console'), path.resolve(__dirname, '../../../../dist/console')];
+  const candidates = [
+    path.resolve(__dirname, '../../../../console'),
+    path.resolve(__dirname, '../../../../dist/console'),
+  ];
   return candidates.find((dir) => existsSync(path.join(dir, 'index.html'))) ?? null;
 }
 
@@ -46,7 +49,8 @@ export function mountConsole(app: NestExpressApplication, dir: string | null): v
     fallthrough: true,
     setHeaders: (res, file) => {
       res.setHeader('X-Content-Type-Options', 'nosniff');
-      if (file.includes(`${path.sep}assets${path.sep}`)) res.setHeader('Cache-Control', 'public, max-age=31536000, immutable');
+      if (file.includes(`${path.sep}assets${path.sep}`))
+        res.setHeader('Cache-Control', 'public, max-age=31536000, immutable');
       else res.setHeader('Cache-Control', 'no-cache');
       if (file.endsWith('.html')) res.setHeader('Content-Security-Policy', CONSOLE_CSP);
     },
@@ -62,7 +66,12 @@ export function mountConsole(app: NestExpressApplication, dir: string | null): v
     res.setHeader('Referrer-Policy', 'no-referrer');
     res.sendFile(index, (err) => {
       // Only while a build replaces dist/console.
-      if (err && !res.headersSent) res.status(503).setHeader('Retry-After', '5').type('text/plain').send('The console is being built; try again in a moment.');
+      if (err && !res.headersSent)
+        res
+          .status(503)
+          .setHeader('Retry-After', '5')
+          .type('text/plain')
+          .send('The console is being built; try again in a moment.');
     });
   });
 }

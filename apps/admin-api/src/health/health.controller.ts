@@ -37,17 +37,30 @@ export class HealthController {
   @Get('readyz')
   @ApiOperation({ summary: 'Readiness: Postgres and Redis answer' })
   @ApiOkResponse({ schema: { example: { status: 'ok', checks: { db: 'ok', redis: 'ok' } } } })
-  @ApiServiceUnavailableResponse({ schema: { example: { status: 'unavailable', checks: { db: 'ok', redis: 'failed' } } } })
-  async readyz(@Res({ passthrough: true }) res: Response): Promise<{ status: string; checks: Record<string, 'ok' | 'failed'> }> {
+  @ApiServiceUnavailableResponse({
+    schema: { example: { status: 'unavailable', checks: { db: 'ok', redis: 'failed' } } },
+  })
+  async readyz(
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<{ status: string; checks: Record<string, 'ok' | 'failed'> }> {
     const [db, redis] = await Promise.allSettled([
       withTimeout(this.prisma.$queryRaw`SELECT 1`, CHECK_TIMEOUT_MS),
       withTimeout(this.redis.ping(), CHECK_TIMEOUT_MS).then((ok) => {
         if (!ok) throw new Error('unexpected PING answer');
       }),
     ]);
-    const checks = { db: db.status === 'fulfilled' ? 'ok' : 'failed', redis: redis.status === 'fulfilled' ? 'ok' : 'failed' } as const;
-    for (const [name, r] of [['db', db], ['redis', redis]] as const) {
-      if (r.status === 'rejected') this.logger.warn(`readiness check ${name} failed: ${r.reason instanceof Error ? r.reason.message : String(r.reason)}`);
+    const checks = {
+      db: db.status === 'fulfilled' ? 'ok' : 'failed',
+      redis: redis.status === 'fulfilled' ? 'ok' : 'failed',
+    } as const;
+    for (const [name, r] of [
+      ['db', db],
+      ['redis', redis],
+    ] as const) {
+      if (r.status === 'rejected')
+        this.logger.warn(
+          `readiness check ${name} failed: ${r.reason instanceof Error ? r.reason.message : String(r.reason)}`,
+        );
     }
     const ready = checks.db === 'ok' && checks.redis === 'ok';
     res.status(ready ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE);

@@ -25,17 +25,29 @@ export class CreateKeyDto {
   @IsFutureIsoDate()
   expiresAt?: string;
 
-  @ApiPropertyOptional({ enum: DISCLOSURE_MODES, description: 'How the edge discloses tools to this key (default: the policy’s)' })
+  @ApiPropertyOptional({
+    enum: DISCLOSURE_MODES,
+    description: 'How the edge discloses tools to this key (default: the policy’s)',
+  })
   @IsOptional()
   @IsIn(DISCLOSURE_MODES, { message: `disclosureMode must be one of: ${DISCLOSURE_MODES.join(', ')}` })
   disclosureMode?: DisclosureModeName;
 
-  @ApiPropertyOptional({ type: [String], example: ['project:atlas', 'env:prod'], description: 'Up to 20 short tags; spend reports group and filter by them' })
+  @ApiPropertyOptional({
+    type: [String],
+    example: ['project:atlas', 'env:prod'],
+    description: 'Up to 20 short tags; spend reports group and filter by them',
+  })
   @IsOptional()
   @IsKeyTagList()
   tags?: string[];
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, example: { costCentre: 'CC-42' }, description: 'A free-form JSON object, at most 4 KiB' })
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    example: { costCentre: 'CC-42' },
+    description: 'A free-form JSON object, at most 4 KiB',
+  })
   @IsOptional()
   @IsKeyMetadata()
   metadata?: Record<string, unknown>;

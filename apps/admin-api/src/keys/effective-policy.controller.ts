@@ -8,7 +8,11 @@ import { EffectivePolicyView, toEffectivePolicyView } from './effective-policy.v
 
 @ApiTags('virtual keys')
 @ApiBearerAuth()
-@ApiNotFoundResponse({ type: ErrorBodyView, description: 'Unknown organization or key, or a key outside the caller’s reach (another user’s for a member, another team’s for a team admin)' })
+@ApiNotFoundResponse({
+  type: ErrorBodyView,
+  description:
+    'Unknown organization or key, or a key outside the caller’s reach (another user’s for a member, another team’s for a team admin)',
+})
 @Controller('v1/orgs/:orgId/keys/:keyId/effective-policy')
 export class EffectivePolicyController {
   constructor(private readonly effective: EffectivePolicyService) {}
@@ -20,7 +24,10 @@ export class EffectivePolicyController {
       'What the key may do now: every served tool, whether it can see and call it, the price and rate limits in force, the rule that refuses it, and its budgets’ standing',
   })
   @ApiOkResponse({ type: EffectivePolicyView })
-  async effectivePolicy(@UuidParam('orgId') orgId: string, @UuidParam('keyId') keyId: string): Promise<EffectivePolicyView> {
+  async effectivePolicy(
+    @UuidParam('orgId') orgId: string,
+    @UuidParam('keyId') keyId: string,
+  ): Promise<EffectivePolicyView> {
     return toEffectivePolicyView(await this.effective.effectivePolicy(orgId, keyId));
   }
 }

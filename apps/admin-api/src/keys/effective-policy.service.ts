@@ -3,7 +3,14 @@ import { BudgetService, BudgetStanding } from '@tollgate/budget';
 import { ServedTool, ToolCatalogService } from '@tollgate/catalog';
 import { IdentityService, VirtualKeyView } from '@tollgate/identity';
 import { budgetClock, firstMatchingPattern } from '@tollgate/kernel';
-import { AccessDecision, PolicyScope, PolicyService, StoredPolicy, decideAccess, describeDecision } from '@tollgate/policy';
+import {
+  AccessDecision,
+  PolicyScope,
+  PolicyService,
+  StoredPolicy,
+  decideAccess,
+  describeDecision,
+} from '@tollgate/policy';
 import { FREE_PRICE, PriceRuleData, PricingService } from '@tollgate/pricing';
 import { RateLimitRule, RateLimitService } from '@tollgate/rate-limit';
 import { KeyPreviewService } from './key-preview.service';
@@ -76,10 +83,17 @@ export class EffectivePolicyService {
     const [catalog, levels, budgets, preview] = await Promise.all([
       this.catalogs.catalogFor(orgId),
       this.policies.levelsFor(ids),
-      this.budgets.standingsFor({ ...ids, timeZone: budgetClock(org.timeZone, org.previousTimeZone, org.timeZoneChangedAt) }, now),
+      this.budgets.standingsFor(
+        { ...ids, timeZone: budgetClock(org.timeZone, org.previousTimeZone, org.timeZoneChangedAt) },
+        now,
+      ),
       this.previews.previewKey(orgId, keyId),
     ]);
-    const keyStatus: KeyStatus = key.revokedAt ? 'REVOKED' : key.expiresAt && key.expiresAt.getTime() <= now.getTime() ? 'EXPIRED' : 'ACTIVE';
+    const keyStatus: KeyStatus = key.revokedAt
+      ? 'REVOKED'
+      : key.expiresAt && key.expiresAt.getTime() <= now.getTime()
+        ? 'EXPIRED'
+        : 'ACTIVE';
     const tools: EffectiveTool[] = [];
     for (const t of catalog.tools) tools.push(await this.toolFor(t, levels, ids, keyStatus, now));
     return {
@@ -101,10 +115,18 @@ export class EffectivePolicyService {
     now: Date,
   ): Promise<EffectiveTool> {
     const ref = { namespace: t.namespace, tool: t.name };
-    const base = { exposedName: t.exposedName, namespace: t.namespace, tool: t.name, upstreamId: t.upstreamId, outputTokenCap: t.outputTokenCap };
+    const base = {
+      exposedName: t.exposedName,
+      namespace: t.namespace,
+      tool: t.name,
+      upstreamId: t.upstreamId,
+      outputTokenCap: t.outputTokenCap,
+    };
     const decision = decideAccess(levels, ref);
-    const refusal = keyStatus !== 'ACTIVE' ? keyRefusal(keyStatus) : decision.allowed ? null : policyRefusal(decision, levels);
-    if (refusal) return { ...base, visible: false, callable: false, autoExecute: false, price: null, rateLimits: [], refusal };
+    const refusal =
+      keyStatus !== 'ACTIVE' ? keyRefusal(keyStatus) : decision.allowed ? null : policyRefusal(decision, levels);
+    if (refusal)
+      return { ...base, visible: false, callable: false, autoExecute: false, price: null, rateLimits: [], refusal };
     const rule = await this.pricing.priceFor(ids.orgId, t.upstreamId, t.name, now);
     return {
       ...base,
@@ -128,9 +150,21 @@ function policyRefusal(decision: Exclude<AccessDecision, { allowed: true }>, lev
   const message = describeDecision(decision);
   switch (decision.reason) {
     case 'DENIED_BY_RULE':
-      return { reason: decision.reason, scope: decision.scope, scopeId: scopeIdOf(levels, decision.scope), rule: decision.rule, message };
+      return {
+        reason: decision.reason,
+        scope: decision.scope,
+        scopeId: scopeIdOf(levels, decision.scope),
+        rule: decision.rule,
+        message,
+      };
     case 'NOT_IN_ALLOW_LIST':
-      return { reason: decision.reason, scope: decision.scope, scopeId: scopeIdOf(levels, decision.scope), rule: null, message };
+      return {
+        reason: decision.reason,
+        scope: decision.scope,
+        scopeId: scopeIdOf(levels, decision.scope),
+        rule: null,
+        message,
+      };
     case 'NO_ALLOW_LIST':
       return { reason: decision.reason, scope: null, scopeId: null, rule: null, message };
   }

@@ -7,13 +7,26 @@ const SCOPES = ['ORG', 'TEAM', 'USER', 'KEY'];
 
 /** The price rule in force now; money as JSON integers of micro-units. */
 export class EffectivePriceView {
-  @ApiProperty({ format: 'uuid', nullable: true, type: String, description: 'null: no rule matches, the call is free (still metered)' }) ruleId!: string | null;
-  @ApiProperty({ format: 'uuid', nullable: true, type: String, description: 'The rule’s upstream; null for an org-wide rule' }) upstreamId!: string | null;
+  @ApiProperty({
+    format: 'uuid',
+    nullable: true,
+    type: String,
+    description: 'null: no rule matches, the call is free (still metered)',
+  })
+  ruleId!: string | null;
+  @ApiProperty({
+    format: 'uuid',
+    nullable: true,
+    type: String,
+    description: 'The rule’s upstream; null for an org-wide rule',
+  })
+  upstreamId!: string | null;
   @ApiProperty() toolPattern!: string;
   @ApiProperty({ type: 'integer' }) perCallMicros!: number;
   @ApiProperty({ type: 'integer' }) perOutputTokenMicros!: number;
   @ApiProperty() acceptReportedCost!: boolean;
-  @ApiProperty({ type: 'integer', description: 'Most a tool-reported cost can add (0 unless acceptReportedCost)' }) reportedCostCapMicros!: number;
+  @ApiProperty({ type: 'integer', description: 'Most a tool-reported cost can add (0 unless acceptReportedCost)' })
+  reportedCostCapMicros!: number;
   @ApiProperty() chargeFailedCalls!: boolean;
   @ApiProperty({ nullable: true, type: Date }) effectiveFrom!: Date | null;
 }
@@ -29,10 +42,18 @@ export class EffectiveRateLimitView {
 }
 
 export class ToolRefusalView {
-  @ApiProperty({ enum: ['DENIED_BY_RULE', 'NOT_IN_ALLOW_LIST', 'NO_ALLOW_LIST', 'KEY_REVOKED', 'KEY_EXPIRED'] }) reason!: string;
-  @ApiProperty({ enum: SCOPES, nullable: true, type: String, description: 'The policy level that refused (deny rule, or allow list that leaves the tool out)' }) scope!: string | null;
+  @ApiProperty({ enum: ['DENIED_BY_RULE', 'NOT_IN_ALLOW_LIST', 'NO_ALLOW_LIST', 'KEY_REVOKED', 'KEY_EXPIRED'] })
+  reason!: string;
+  @ApiProperty({
+    enum: SCOPES,
+    nullable: true,
+    type: String,
+    description: 'The policy level that refused (deny rule, or allow list that leaves the tool out)',
+  })
+  scope!: string | null;
   @ApiProperty({ format: 'uuid', nullable: true, type: String }) scopeId!: string | null;
-  @ApiProperty({ nullable: true, type: String, description: 'The deny pattern that matched (DENIED_BY_RULE)' }) rule!: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'The deny pattern that matched (DENIED_BY_RULE)' }) rule!:
+    string | null;
   @ApiProperty() message!: string;
 }
 
@@ -44,10 +65,21 @@ export class EffectiveToolView {
   @ApiProperty({ description: 'Listed to the key’s agent' }) visible!: boolean;
   @ApiProperty({ description: 'Callable by the key’s agent' }) callable!: boolean;
   @ApiProperty({ description: 'An autoExecute pattern of some level matches' }) autoExecute!: boolean;
-  @ApiProperty({ type: EffectivePriceView, nullable: true, description: 'Allowed tools: the price in force now' }) price!: EffectivePriceView | null;
-  @ApiProperty({ nullable: true, type: 'integer', description: 'The upstream’s output token cap; null: the edge default' }) outputTokenCap!: number | null;
-  @ApiProperty({ type: [EffectiveRateLimitView], description: 'Allowed tools: every rate limit the call counts against' }) rateLimits!: EffectiveRateLimitView[];
-  @ApiProperty({ type: ToolRefusalView, nullable: true, description: 'Refused tools: why, and the rule that refused' }) refusal!: ToolRefusalView | null;
+  @ApiProperty({ type: EffectivePriceView, nullable: true, description: 'Allowed tools: the price in force now' })
+  price!: EffectivePriceView | null;
+  @ApiProperty({
+    nullable: true,
+    type: 'integer',
+    description: 'The upstream’s output token cap; null: the edge default',
+  })
+  outputTokenCap!: number | null;
+  @ApiProperty({
+    type: [EffectiveRateLimitView],
+    description: 'Allowed tools: every rate limit the call counts against',
+  })
+  rateLimits!: EffectiveRateLimitView[];
+  @ApiProperty({ type: ToolRefusalView, nullable: true, description: 'Refused tools: why, and the rule that refused' })
+  refusal!: ToolRefusalView | null;
 }
 
 export class BudgetStandingView {
@@ -59,7 +91,12 @@ export class BudgetStandingView {
   @ApiProperty({ type: 'integer' }) limitMicros!: number;
   @ApiProperty({ type: 'integer' }) spentMicros!: number;
   @ApiProperty({ type: 'integer', description: 'Held by calls in flight' }) reservedMicros!: number;
-  @ApiProperty({ type: 'integer', description: 'Allowance edges hold as leases for calls they admit without a round trip to Redis; unused, it goes back within seconds' }) leasedMicros!: number;
+  @ApiProperty({
+    type: 'integer',
+    description:
+      'Allowance edges hold as leases for calls they admit without a round trip to Redis; unused, it goes back within seconds',
+  })
+  leasedMicros!: number;
   @ApiProperty({ type: 'integer', description: 'limit − spent − reserved, never below 0' }) remainingMicros!: number;
   @ApiProperty() periodStart!: Date;
   @ApiProperty({ nullable: true, type: Date, description: 'null for a TOTAL budget' }) resetsAt!: Date | null;
@@ -74,9 +111,23 @@ export class PolicyLevelView {
 }
 
 export class DisclosureSummaryView {
-  @ApiProperty({ enum: ['FULL', 'PROGRESSIVE', 'CODE', 'AUTO'], nullable: true, type: String, description: 'The key’s own setting' }) keyMode!: string | null;
-  @ApiProperty({ enum: ['FULL', 'PROGRESSIVE', 'CODE', 'AUTO'], description: 'The key’s own mode, else the most specific policy’s, else AUTO' }) requestedMode!: string;
-  @ApiProperty({ enum: ['FULL', 'PROGRESSIVE', 'CODE'], description: 'What the agent gets (AUTO resolved by catalog size)' }) mode!: string;
+  @ApiProperty({
+    enum: ['FULL', 'PROGRESSIVE', 'CODE', 'AUTO'],
+    nullable: true,
+    type: String,
+    description: 'The key’s own setting',
+  })
+  keyMode!: string | null;
+  @ApiProperty({
+    enum: ['FULL', 'PROGRESSIVE', 'CODE', 'AUTO'],
+    description: 'The key’s own mode, else the most specific policy’s, else AUTO',
+  })
+  requestedMode!: string;
+  @ApiProperty({
+    enum: ['FULL', 'PROGRESSIVE', 'CODE'],
+    description: 'What the agent gets (AUTO resolved by catalog size)',
+  })
+  mode!: string;
 }
 
 export class EffectivePolicyView {
@@ -84,11 +135,17 @@ export class EffectivePolicyView {
   @ApiProperty({ enum: ['ACTIVE', 'REVOKED', 'EXPIRED'] }) keyStatus!: string;
   @ApiProperty() evaluatedAt!: Date;
   @ApiProperty({ type: DisclosureSummaryView }) disclosure!: DisclosureSummaryView;
-  @ApiProperty({ type: [PolicyLevelView], description: 'The policy levels that apply to the key (levels without a policy omitted)' }) policies!: PolicyLevelView[];
+  @ApiProperty({
+    type: [PolicyLevelView],
+    description: 'The policy levels that apply to the key (levels without a policy omitted)',
+  })
+  policies!: PolicyLevelView[];
   @ApiProperty({ type: 'integer' }) allowedTools!: number;
   @ApiProperty({ type: 'integer' }) refusedTools!: number;
-  @ApiProperty({ type: [EffectiveToolView], description: 'Every tool of the served catalog, by exposed name' }) tools!: EffectiveToolView[];
-  @ApiProperty({ type: [BudgetStandingView], description: 'Key, user, team and org budgets for their current periods' }) budgets!: BudgetStandingView[];
+  @ApiProperty({ type: [EffectiveToolView], description: 'Every tool of the served catalog, by exposed name' })
+  tools!: EffectiveToolView[];
+  @ApiProperty({ type: [BudgetStandingView], description: 'Key, user, team and org budgets for their current periods' })
+  budgets!: BudgetStandingView[];
 }
 
 function toToolView(t: EffectiveTool): EffectiveToolView {
@@ -137,7 +194,13 @@ export function toEffectivePolicyView(p: EffectivePolicy): EffectivePolicyView {
     keyStatus: p.keyStatus,
     evaluatedAt: p.evaluatedAt,
     disclosure: p.disclosure,
-    policies: p.levels.map((l) => ({ scope: l.scope, scopeId: l.scopeId, allow: [...l.allow], deny: [...l.deny], autoExecute: [...l.autoExecute] })),
+    policies: p.levels.map((l) => ({
+      scope: l.scope,
+      scopeId: l.scopeId,
+      allow: [...l.allow],
+      deny: [...l.deny],
+      autoExecute: [...l.autoExecute],
+    })),
     allowedTools: allowed,
     refusedTools: tools.length - allowed,
     tools,

@@ -73,18 +73,27 @@ describe('decideKeyCreation', () => {
     const member = p('MEMBER', { userId: BOB });
     expect(decideKeyCreation(member, bobsKey)).toEqual({ allowed: true });
     expect(decideKeyCreation(member, bobsOtherTeamKey)).toEqual({ allowed: true });
-    expect(decideKeyCreation(member, alicesKey)).toMatchObject({ allowed: false, message: expect.stringMatching(/own user/) });
+    expect(decideKeyCreation(member, alicesKey)).toMatchObject({
+      allowed: false,
+      message: expect.stringMatching(/own user/),
+    });
     expect(decideKeyCreation(p('MEMBER'), alicesKey).allowed).toBe(false);
   });
 
   it('should let a team admin create keys in its team only', () => {
     const teamAdmin = p('TEAM_ADMIN', { teamId: TEAM });
     expect(decideKeyCreation(teamAdmin, alicesKey)).toEqual({ allowed: true });
-    expect(decideKeyCreation(teamAdmin, bobsOtherTeamKey)).toMatchObject({ allowed: false, message: expect.stringMatching(/own team/) });
+    expect(decideKeyCreation(teamAdmin, bobsOtherTeamKey)).toMatchObject({
+      allowed: false,
+      message: expect.stringMatching(/own team/),
+    });
     expect(decideKeyCreation(p('TEAM_ADMIN'), alicesKey).allowed).toBe(false);
   });
 
   it('should never let finance create a key, not even for its own user', () => {
-    expect(decideKeyCreation(p('FINANCE', { userId: ALICE, teamId: TEAM }), alicesKey)).toMatchObject({ allowed: false, message: expect.stringMatching(/read-only/) });
+    expect(decideKeyCreation(p('FINANCE', { userId: ALICE, teamId: TEAM }), alicesKey)).toMatchObject({
+      allowed: false,
+      message: expect.stringMatching(/read-only/),
+    });
   });
 });

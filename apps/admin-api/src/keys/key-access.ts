@@ -44,7 +44,11 @@ export function keyListFilter(reach: KeyReach): { teamId?: string; userId?: stri
 /** Whether a key of the principal's org is within its reach (the keys its list shows); outside it, the key does not exist for it (404). */
 export function reachesKey(reach: KeyReach, key: { teamId: string; userId: string }): boolean {
   const filter = keyListFilter(reach);
-  return filter !== null && (filter.teamId === undefined || filter.teamId === key.teamId) && (filter.userId === undefined || filter.userId === key.userId);
+  return (
+    filter !== null &&
+    (filter.teamId === undefined || filter.teamId === key.teamId) &&
+    (filter.userId === undefined || filter.userId === key.userId)
+  );
 }
 
 export type KeyCreationDecision = { allowed: true } | { allowed: false; message: string };
@@ -58,11 +62,21 @@ export type KeyCreationDecision = { allowed: true } | { allowed: false; message:
 export function decideKeyCreation(admin: AdminPrincipal, req: { teamId: string; userId: string }): KeyCreationDecision {
   // Finance reads every key but changes none.
   if (admin.role === 'FINANCE') {
-    return { allowed: false, message: 'role FINANCE is read-only; creating a key needs ORG_ADMIN, TEAM_ADMIN of the team or MEMBER for its own user' };
+    return {
+      allowed: false,
+      message:
+        'role FINANCE is read-only; creating a key needs ORG_ADMIN, TEAM_ADMIN of the team or MEMBER for its own user',
+    };
   }
   // Everyone else creates exactly the keys it would reach.
   if (reachesKey(keyReachOf(admin), req)) return { allowed: true };
   return admin.role === 'TEAM_ADMIN'
-    ? { allowed: false, message: `role TEAM_ADMIN may only create keys in its own team; team ${req.teamId} needs ORG_ADMIN or its TEAM_ADMIN` }
-    : { allowed: false, message: `role MEMBER may only create keys for its own user; user ${req.userId} needs ORG_ADMIN or the team's TEAM_ADMIN` };
+    ? {
+        allowed: false,
+        message: `role TEAM_ADMIN may only create keys in its own team; team ${req.teamId} needs ORG_ADMIN or its TEAM_ADMIN`,
+      }
+    : {
+        allowed: false,
+        message: `role MEMBER may only create keys for its own user; user ${req.userId} needs ORG_ADMIN or the team's TEAM_ADMIN`,
+      };
 }

@@ -19,17 +19,32 @@ interface TeamRateLimit {
  * KeyScopeGuard already hid other teams' keys) within what the team has; members and finance never.
  */
 function roleMay(admin: AdminPrincipal): LimitDecision {
-  if (admin.role === 'PLATFORM_ADMIN' || admin.role === 'ORG_ADMIN' || admin.role === 'TEAM_ADMIN') return { allowed: true };
-  return { allowed: false, status: 403, field: 'role', message: `role ${admin.role} may not set limits on keys; it needs ORG_ADMIN or the team’s TEAM_ADMIN` };
+  if (admin.role === 'PLATFORM_ADMIN' || admin.role === 'ORG_ADMIN' || admin.role === 'TEAM_ADMIN')
+    return { allowed: true };
+  return {
+    allowed: false,
+    status: 403,
+    field: 'role',
+    message: `role ${admin.role} may not set limits on keys; it needs ORG_ADMIN or the team’s TEAM_ADMIN`,
+  };
 }
 
 /** A team admin's key budget may not exceed the team's budget of the same period (where the team has one). */
-export function decideKeyBudget(admin: AdminPrincipal, req: { period: string; limitMicros: bigint }, teamBudgets: TeamBudget[]): LimitDecision {
+export function decideKeyBudget(
+  admin: AdminPrincipal,
+  req: { period: string; limitMicros: bigint },
+  teamBudgets: TeamBudget[],
+): LimitDecision {
   const role = roleMay(admin);
   if (!role.allowed || admin.role !== 'TEAM_ADMIN') return role;
   const team = teamBudgets.find((b) => b.period === req.period);
   if (team && req.limitMicros > team.limitMicros) {
-    return { allowed: false, status: 403, field: 'limitMicros', message: `limitMicros ${req.limitMicros} is above the team’s ${req.period} budget of ${team.limitMicros}; a team admin sets key budgets within the team’s` };
+    return {
+      allowed: false,
+      status: 403,
+      field: 'limitMicros',
+      message: `limitMicros ${req.limitMicros} is above the team’s ${req.period} budget of ${team.limitMicros}; a team admin sets key budgets within the team’s`,
+    };
   }
   return { allowed: true };
 }
@@ -47,11 +62,26 @@ export function decideKeyRateLimit(
   const role = roleMay(admin);
   if (!role.allowed || admin.role !== 'TEAM_ADMIN') return role;
   for (const t of teamLimits.filter((l) => l.toolPattern === req.toolPattern)) {
-    if (t.callsPerWindow !== null && req.callsPerWindow !== null && t.windowSeconds === req.windowSeconds && req.callsPerWindow > t.callsPerWindow) {
-      return { allowed: false, status: 403, field: 'callsPerWindow', message: `callsPerWindow ${req.callsPerWindow} is above the team’s ${t.callsPerWindow} per ${t.windowSeconds}s on ${t.toolPattern}` };
+    if (
+      t.callsPerWindow !== null &&
+      req.callsPerWindow !== null &&
+      t.windowSeconds === req.windowSeconds &&
+      req.callsPerWindow > t.callsPerWindow
+    ) {
+      return {
+        allowed: false,
+        status: 403,
+        field: 'callsPerWindow',
+        message: `callsPerWindow ${req.callsPerWindow} is above the team’s ${t.callsPerWindow} per ${t.windowSeconds}s on ${t.toolPattern}`,
+      };
     }
     if (t.maxConcurrent !== null && req.maxConcurrent !== null && req.maxConcurrent > t.maxConcurrent) {
-      return { allowed: false, status: 403, field: 'maxConcurrent', message: `maxConcurrent ${req.maxConcurrent} is above the team’s ${t.maxConcurrent} on ${t.toolPattern}` };
+      return {
+        allowed: false,
+        status: 403,
+        field: 'maxConcurrent',
+        message: `maxConcurrent ${req.maxConcurrent} is above the team’s ${t.maxConcurrent} on ${t.toolPattern}`,
+      };
     }
   }
   return { allowed: true };

@@ -52,21 +52,46 @@ export class KeyPreviewService {
     const ids = { orgId, teamId: key.teamId, userId: key.userId, keyId: key.id };
     const [orgCatalog, levels] = await Promise.all([this.catalogs.catalogFor(orgId), this.policies.levelsFor(ids)]);
     const now = new Date();
-    const visible = orgCatalog.tools.filter((t) => decideAccess(levels, { namespace: t.namespace, tool: t.name }).allowed);
-    const prices = new Map(await Promise.all(orgCatalog.tools.map(async (t) => [t.exposedName, await this.pricing.priceFor(orgId, t.upstreamId, t.name, now)] as const)));
-    const catalog = new DisclosureCatalog(orgCatalog.tools.map((t) => disclosureToolOf(t, prices.get(t.exposedName)?.perCallMicros)));
+    const visible = orgCatalog.tools.filter(
+      (t) => decideAccess(levels, { namespace: t.namespace, tool: t.name }).allowed,
+    );
+    const prices = new Map(
+      await Promise.all(
+        orgCatalog.tools.map(
+          async (t) => [t.exposedName, await this.pricing.priceFor(orgId, t.upstreamId, t.name, now)] as const,
+        ),
+      ),
+    );
+    const catalog = new DisclosureCatalog(
+      orgCatalog.tools.map((t) => disclosureToolOf(t, prices.get(t.exposedName)?.perCallMicros)),
+    );
     const allowed = new Set(visible.map((t) => t.exposedName));
     const ceiling = answerTokenCeiling(levels);
-    const scope: DisclosureScope = { isVisible: (n) => allowed.has(n), ...(ceiling !== undefined ? { maxTokensCeiling: ceiling } : {}) };
+    const scope: DisclosureScope = {
+      isVisible: (n) => allowed.has(n),
+      ...(ceiling !== undefined ? { maxTokensCeiling: ceiling } : {}),
+    };
     const requested = requestedDisclosureMode(key.disclosureMode, levels);
     const plainListTokens = catalog.plainToolList(scope).tokens;
     const mode = resolveAutoMode(requested, plainListTokens);
-    const base = { keyId: key.id, requestedMode: requested, mode, visibleTools: visible.length, plainListTokens, maxAnswerTokens: ceiling ?? null };
+    const base = {
+      keyId: key.id,
+      requestedMode: requested,
+      mode,
+      visibleTools: visible.length,
+      plainListTokens,
+      maxAnswerTokens: ceiling ?? null,
+    };
     // The same composition the edge sends, so the preview cannot drift from it.
     const list =
       mode === 'CODE'
         ? codeModeAgentToolList()
-        : agentToolList(mode, { catalog, scope, fullEntries: () => visible.map((t) => listedToolEntry(t.definition, t.exposedName, prices.get(t.exposedName) ?? null)) });
+        : agentToolList(mode, {
+            catalog,
+            scope,
+            fullEntries: () =>
+              visible.map((t) => listedToolEntry(t.definition, t.exposedName, prices.get(t.exposedName) ?? null)),
+          });
     return { ...base, ...list };
   }
 }

@@ -26,7 +26,8 @@ export class KeyScopeGuard implements CanActivate {
     // Org-wide reach: the route itself answers 404 for an unknown key.
     if (reach.kind === 'org') return true;
     const key = await this.identity.getVirtualKey(orgId, keyId);
-    if (!reachesKey(reach, key)) throw new IdentityException(IdentityExceptionCode.KeyNotFound, `key ${keyId} not found`, 'keyId');
+    if (!reachesKey(reach, key))
+      throw new IdentityException(IdentityExceptionCode.KeyNotFound, `key ${keyId} not found`, 'keyId');
     return true;
   }
 }

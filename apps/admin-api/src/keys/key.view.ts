@@ -12,13 +12,21 @@ export class KeyView {
   @ApiProperty({ format: 'uuid' }) userId!: string;
   @ApiProperty() name!: string;
   @ApiProperty({ example: 'tg_Ab3dE9Q', description: 'The visible start of the secret' }) prefix!: string;
-  @ApiProperty({ enum: ['STATIC', 'OAUTH'], description: 'STATIC: a secret sent as a bearer header; OAUTH: what a user authorised an OAuth client to do' })
+  @ApiProperty({
+    enum: ['STATIC', 'OAUTH'],
+    description: 'STATIC: a secret sent as a bearer header; OAUTH: what a user authorised an OAuth client to do',
+  })
   kind!: 'STATIC' | 'OAUTH';
-  @ApiProperty({ nullable: true, description: 'For OAUTH keys: the client the user authorised' }) oauthClientId!: string | null;
-  @ApiProperty({ nullable: true, description: 'For OAUTH keys: the client name shown at consent' }) oauthClientName!: string | null;
+  @ApiProperty({ nullable: true, description: 'For OAUTH keys: the client the user authorised' }) oauthClientId!:
+    string | null;
+  @ApiProperty({ nullable: true, description: 'For OAUTH keys: the client name shown at consent' }) oauthClientName!:
+    string | null;
   @ApiProperty({ enum: DISCLOSURE_MODES, nullable: true }) disclosureMode!: string | null;
   @ApiProperty({ type: [String], description: 'Tags reports group and filter by' }) tags!: string[];
-  @ApiProperty({ type: 'object', additionalProperties: true, description: 'Free-form metadata' }) metadata!: Record<string, unknown>;
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'Free-form metadata' }) metadata!: Record<
+    string,
+    unknown
+  >;
   @ApiProperty({ nullable: true, type: Date }) expiresAt!: Date | null;
   @ApiProperty({ nullable: true, type: Date }) revokedAt!: Date | null;
   @ApiProperty({ nullable: true, type: Date }) lastUsedAt!: Date | null;
@@ -27,7 +35,8 @@ export class KeyView {
 
 export class IssuedKeyView {
   @ApiProperty({ type: KeyView }) key!: KeyView;
-  @ApiProperty({ example: 'tg_…', description: 'The whole key. Shown once: store it now, it cannot be read again.' }) secret!: string;
+  @ApiProperty({ example: 'tg_…', description: 'The whole key. Shown once: store it now, it cannot be read again.' })
+  secret!: string;
 }
 
 export function toKeyView(k: VirtualKeyView): KeyView {

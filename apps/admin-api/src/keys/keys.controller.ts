@@ -1,5 +1,15 @@
 import { Body, Controller, ForbiddenException, Get, HttpCode, HttpStatus, Patch, Post, Put } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiBearerAuth, ApiConflictResponse, ApiCreatedResponse, ApiForbiddenResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBadRequestResponse,
+  ApiBearerAuth,
+  ApiConflictResponse,
+  ApiCreatedResponse,
+  ApiForbiddenResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import { BudgetAdminService } from '@tollgate/budget';
 import { PrismaService } from '@tollgate/db';
 import { AdminPrincipal, IdentityService } from '@tollgate/identity';
@@ -21,8 +31,14 @@ import { CreateKeyRateLimitDto, PutKeyBudgetDto, UpdateKeyDto } from './update-k
 
 @ApiTags('virtual keys')
 @ApiBearerAuth()
-@ApiNotFoundResponse({ type: ErrorBodyView, description: 'Unknown organization, team, user or key, or a key outside the caller’s reach' })
-@ApiForbiddenResponse({ type: ErrorBodyView, description: 'The role may not change keys, or not for this team or user' })
+@ApiNotFoundResponse({
+  type: ErrorBodyView,
+  description: 'Unknown organization, team, user or key, or a key outside the caller’s reach',
+})
+@ApiForbiddenResponse({
+  type: ErrorBodyView,
+  description: 'The role may not change keys, or not for this team or user',
+})
 // Every :keyId route answers 404 for a key outside the caller's reach: the global KeyScopeGuard.
 @Controller('v1/orgs/:orgId/keys')
 export class KeysController {
@@ -37,10 +53,16 @@ export class KeysController {
   @Post()
   @HttpCode(HttpStatus.CREATED)
   @OrgAccess(OrgAccessLevel.ManageOwn)
-  @ApiOperation({ summary: 'Create a virtual key (a member for itself, a team admin in its team); the secret is in this answer only' })
+  @ApiOperation({
+    summary: 'Create a virtual key (a member for itself, a team admin in its team); the secret is in this answer only',
+  })
   @ApiCreatedResponse({ type: IssuedKeyView })
   @ApiBadRequestResponse({ type: ErrorBodyView })
-  async createKey(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @Body() dto: CreateKeyDto): Promise<IssuedKeyView> {
+  async createKey(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @Body() dto: CreateKeyDto,
+  ): Promise<IssuedKeyView> {
     const decision = decideKeyCreation(admin, dto);
     if (!decision.allowed) throw new ForbiddenException(decision.message);
     const { key, secret } = await this.identity.createVirtualKey(orgId, {
@@ -57,14 +79,25 @@ export class KeysController {
       action: 'key.created',
       targetType: 'virtual-key',
       targetId: key.id,
-      details: { name: key.name, prefix: key.prefix, teamId: key.teamId, userId: key.userId, expiresAt: key.expiresAt, disclosureMode: key.disclosureMode, tags: key.tags },
+      details: {
+        name: key.name,
+        prefix: key.prefix,
+        teamId: key.teamId,
+        userId: key.userId,
+        expiresAt: key.expiresAt,
+        disclosureMode: key.disclosureMode,
+        tags: key.tags,
+      },
     });
     return { key: toKeyView(key), secret };
   }
 
   @Get()
   @OrgAccess(OrgAccessLevel.Read)
-  @ApiOperation({ summary: 'List the virtual keys of an organization the caller reaches: all, its team’s (team admin) or its own (member); never their secrets' })
+  @ApiOperation({
+    summary:
+      'List the virtual keys of an organization the caller reaches: all, its team’s (team admin) or its own (member); never their secrets',
+  })
   @ApiOkResponse({ type: [KeyView] })
   async listKeys(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string): Promise<KeyView[]> {
     const filter = keyListFilter(keyReachOf(admin));
@@ -85,9 +118,19 @@ export class KeysController {
   @OrgAccess(OrgAccessLevel.ManageOwn)
   @ApiOperation({ summary: 'Revoke a virtual key; every edge stops accepting it within a second' })
   @ApiOkResponse({ type: KeyView })
-  async revokeKey(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @UuidParam('keyId') keyId: string): Promise<KeyView> {
+  async revokeKey(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @UuidParam('keyId') keyId: string,
+  ): Promise<KeyView> {
     const key = await this.identity.revokeVirtualKey(orgId, keyId);
-    await this.audit.record(admin, { orgId, action: 'key.revoked', targetType: 'virtual-key', targetId: key.id, details: { prefix: key.prefix } });
+    await this.audit.record(admin, {
+      orgId,
+      action: 'key.revoked',
+      targetType: 'virtual-key',
+      targetId: key.id,
+      details: { prefix: key.prefix },
+    });
     return toKeyView(key);
   }
 
@@ -95,11 +138,16 @@ export class KeysController {
   @HttpCode(HttpStatus.OK)
   @OrgAccess(OrgAccessLevel.ManageOwn)
   @ApiOperation({
-    summary: 'Give a key a new secret under the same id (budgets, policies, limits and spend carry over); the old secret stops working on every edge at once',
+    summary:
+      'Give a key a new secret under the same id (budgets, policies, limits and spend carry over); the old secret stops working on every edge at once',
   })
   @ApiOkResponse({ type: IssuedKeyView })
   @ApiConflictResponse({ type: ErrorBodyView, description: 'The key is revoked (KEY_REVOKED)' })
-  async rotateKey(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @UuidParam('keyId') keyId: string): Promise<IssuedKeyView> {
+  async rotateKey(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @UuidParam('keyId') keyId: string,
+  ): Promise<IssuedKeyView> {
     const before = await this.identity.getVirtualKey(orgId, keyId);
     const { key, secret } = await this.identity.rotateVirtualKey(orgId, keyId);
     await this.audit.record(admin, {
@@ -114,14 +162,24 @@ export class KeysController {
 
   @Patch(':keyId')
   @OrgAccess(OrgAccessLevel.ManageOwn)
-  @ApiOperation({ summary: 'Rename a key, set its tags or metadata, change its disclosure mode or expiry; every edge sees the change on the key’s next request' })
+  @ApiOperation({
+    summary:
+      'Rename a key, set its tags or metadata, change its disclosure mode or expiry; every edge sees the change on the key’s next request',
+  })
   @ApiOkResponse({ type: KeyView })
   @ApiBadRequestResponse({ type: ErrorBodyView })
   @ApiConflictResponse({ type: ErrorBodyView, description: 'The key is revoked (KEY_REVOKED)' })
-  async updateKey(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @UuidParam('keyId') keyId: string, @Body() dto: UpdateKeyDto): Promise<KeyView> {
+  async updateKey(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @UuidParam('keyId') keyId: string,
+    @Body() dto: UpdateKeyDto,
+  ): Promise<KeyView> {
     // An expiry is the admins' to set: a member could otherwise lift one put on its key.
     if (dto.expiresAt !== undefined && (admin.role === 'MEMBER' || admin.role === 'FINANCE')) {
-      throw new ForbiddenException(`role ${admin.role} may not change a key's expiresAt; it needs ORG_ADMIN or the team's TEAM_ADMIN`);
+      throw new ForbiddenException(
+        `role ${admin.role} may not change a key's expiresAt; it needs ORG_ADMIN or the team's TEAM_ADMIN`,
+      );
     }
     const { before, after } = await this.identity.updateVirtualKey(orgId, keyId, {
       name: dto.name,
@@ -155,24 +213,51 @@ export class KeysController {
 
   @Put(':keyId/budget')
   @OrgAccess(OrgAccessLevel.ManageOwn)
-  @ApiOperation({ summary: 'Set a key’s budget for a period (org admins; team admins on their team’s keys, up to the team’s budget of the same period)' })
+  @ApiOperation({
+    summary:
+      'Set a key’s budget for a period (org admins; team admins on their team’s keys, up to the team’s budget of the same period)',
+  })
   @ApiOkResponse({ type: BudgetView })
   @ApiBadRequestResponse({ type: ErrorBodyView })
-  async putKeyBudget(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @UuidParam('keyId') keyId: string, @Body() dto: PutKeyBudgetDto): Promise<BudgetView> {
+  async putKeyBudget(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @UuidParam('keyId') keyId: string,
+    @Body() dto: PutKeyBudgetDto,
+  ): Promise<BudgetView> {
     const key = await this.identity.getVirtualKey(orgId, keyId);
     const limitMicros = toMicros(dto.limitMicros);
-    const teamBudgets = await this.prisma.budget.findMany({ where: { orgId, scope: 'TEAM', scopeId: key.teamId }, select: { period: true, limitMicros: true } });
+    const teamBudgets = await this.prisma.budget.findMany({
+      where: { orgId, scope: 'TEAM', scopeId: key.teamId },
+      select: { period: true, limitMicros: true },
+    });
     enforce(decideKeyBudget(admin, { period: dto.period, limitMicros }, teamBudgets));
-    const { budget, created } = await this.budgets.putBudget(orgId, { scope: 'KEY', scopeId: keyId, period: dto.period, limitMicros, mode: dto.mode, alertThresholds: dto.alertThresholds });
+    const { budget, created } = await this.budgets.putBudget(orgId, {
+      scope: 'KEY',
+      scopeId: keyId,
+      period: dto.period,
+      limitMicros,
+      mode: dto.mode,
+      alertThresholds: dto.alertThresholds,
+    });
     const view = toBudgetView(budget);
-    await this.audit.record(admin, { orgId, action: created ? 'budget.created' : 'budget.updated', targetType: 'budget', targetId: budget.id, details: { ...view } });
+    await this.audit.record(admin, {
+      orgId,
+      action: created ? 'budget.created' : 'budget.updated',
+      targetType: 'budget',
+      targetId: budget.id,
+      details: { ...view },
+    });
     return view;
   }
 
   @Post(':keyId/rate-limits')
   @HttpCode(HttpStatus.CREATED)
   @OrgAccess(OrgAccessLevel.ManageOwn)
-  @ApiOperation({ summary: 'Add a rate limit to a key (org admins; team admins on their team’s keys, not above the team’s limits on the same tool pattern)' })
+  @ApiOperation({
+    summary:
+      'Add a rate limit to a key (org admins; team admins on their team’s keys, not above the team’s limits on the same tool pattern)',
+  })
   @ApiCreatedResponse({ type: RateLimitView })
   @ApiBadRequestResponse({ type: ErrorBodyView })
   async createKeyRateLimit(
@@ -182,12 +267,23 @@ export class KeysController {
     @Body() dto: CreateKeyRateLimitDto,
   ): Promise<RateLimitView> {
     const key = await this.identity.getVirtualKey(orgId, keyId);
-    const req = { toolPattern: dto.toolPattern ?? '*:*', windowSeconds: dto.windowSeconds ?? 60, callsPerWindow: dto.callsPerWindow ?? null, maxConcurrent: dto.maxConcurrent ?? null };
+    const req = {
+      toolPattern: dto.toolPattern ?? '*:*',
+      windowSeconds: dto.windowSeconds ?? 60,
+      callsPerWindow: dto.callsPerWindow ?? null,
+      maxConcurrent: dto.maxConcurrent ?? null,
+    };
     const teamLimits = await this.prisma.rateLimit.findMany({ where: { orgId, scope: 'TEAM', scopeId: key.teamId } });
     enforce(decideKeyRateLimit(admin, req, teamLimits));
     const rule = await this.rateLimits.createRateLimit(orgId, { scope: 'KEY', scopeId: keyId, ...req });
     const view = toRateLimitView(rule);
-    await this.audit.record(admin, { orgId, action: 'rate-limit.created', targetType: 'rate-limit', targetId: rule.id, details: { ...view } });
+    await this.audit.record(admin, {
+      orgId,
+      action: 'rate-limit.created',
+      targetType: 'rate-limit',
+      targetId: rule.id,
+      details: { ...view },
+    });
     return view;
   }
 }

@@ -14,22 +14,39 @@ export class UpdateKeyDto {
   @Length(1, 200)
   name?: string;
 
-  @ApiPropertyOptional({ type: [String], example: ['project:atlas'], description: 'Replaces the key’s tags (up to 20)' })
+  @ApiPropertyOptional({
+    type: [String],
+    example: ['project:atlas'],
+    description: 'Replaces the key’s tags (up to 20)',
+  })
   @IsOptional()
   @IsKeyTagList()
   tags?: string[];
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Replaces the key’s metadata (a JSON object, at most 4 KiB)' })
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    description: 'Replaces the key’s metadata (a JSON object, at most 4 KiB)',
+  })
   @IsOptional()
   @IsKeyMetadata()
   metadata?: Record<string, unknown>;
 
-  @ApiPropertyOptional({ enum: DISCLOSURE_MODES, nullable: true, description: 'null: the policy’s mode. Seen by the key’s next request and next session' })
+  @ApiPropertyOptional({
+    enum: DISCLOSURE_MODES,
+    nullable: true,
+    description: 'null: the policy’s mode. Seen by the key’s next request and next session',
+  })
   @IsOptional()
   @IsIn(DISCLOSURE_MODES, { message: `disclosureMode must be one of: ${DISCLOSURE_MODES.join(', ')}` })
   disclosureMode?: DisclosureModeName | null;
 
-  @ApiPropertyOptional({ nullable: true, type: String, example: '2030-01-01T00:00:00Z', description: 'A future time, or null for no expiry' })
+  @ApiPropertyOptional({
+    nullable: true,
+    type: String,
+    example: '2030-01-01T00:00:00Z',
+    description: 'A future time, or null for no expiry',
+  })
   @IsOptional()
   @IsFutureIsoDate()
   expiresAt?: string | null;

@@ -1,5 +1,13 @@
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Inject, NotFoundException, Put } from '@nestjs/common';
-import { ApiBearerAuth, ApiNoContentResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBearerAuth,
+  ApiNoContentResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiProperty,
+  ApiTags,
+} from '@nestjs/swagger';
 import { AdminConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { AdminPrincipal, IdentityException, IdentityService } from '@tollgate/identity';
 import { OrgIdentityProviderService, OrgIdentityProviderView } from '@tollgate/oauth-server';
@@ -17,10 +25,19 @@ export class IdentityProviderView {
   @ApiProperty() issuer!: string;
   @ApiProperty() clientId!: string;
   @ApiProperty() emailClaim!: string;
-  @ApiProperty({ nullable: true, description: 'The redirect URI to register at the identity provider (null until ADMIN_PUBLIC_URL is set)' }) redirectUri!: string | null;
-  @ApiProperty({ nullable: true, description: 'The redirect URI for signing in to the admin API and the console (register it too)' }) sessionRedirectUri!: string | null;
+  @ApiProperty({
+    nullable: true,
+    description: 'The redirect URI to register at the identity provider (null until ADMIN_PUBLIC_URL is set)',
+  })
+  redirectUri!: string | null;
+  @ApiProperty({
+    nullable: true,
+    description: 'The redirect URI for signing in to the admin API and the console (register it too)',
+  })
+  sessionRedirectUri!: string | null;
   @ApiProperty({ description: 'People the provider vouches for are created on first sign-in' }) createUsers!: boolean;
-  @ApiProperty({ nullable: true, type: String, format: 'uuid', description: 'The team such people join as members' }) newUserTeamId!: string | null;
+  @ApiProperty({ nullable: true, type: String, format: 'uuid', description: 'The team such people join as members' })
+  newUserTeamId!: string | null;
   @ApiProperty() createdAt!: Date;
   @ApiProperty() updatedAt!: Date;
 }
@@ -53,16 +70,39 @@ export class IdentityProviderController {
   @OrgAccess(OrgAccessLevel.Manage)
   @ApiOperation({ summary: 'Set the organisation’s OIDC identity provider (users are matched by verified email)' })
   @ApiOkResponse({ type: IdentityProviderView })
-  async put(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @Body() dto: PutIdentityProviderDto): Promise<IdentityProviderView> {
+  async put(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @Body() dto: PutIdentityProviderDto,
+  ): Promise<IdentityProviderView> {
     await this.identity.getOrganization(orgId);
-    if (dto.clientSecret === undefined && !(await this.providers.get(orgId))) throw new FieldValidationException('clientSecret', ['clientSecret is required when no identity provider is set yet']);
-    if (dto.createUsers && !dto.newUserTeamId) throw new FieldValidationException('newUserTeamId', ['newUserTeamId is required when createUsers is true']);
+    if (dto.clientSecret === undefined && !(await this.providers.get(orgId)))
+      throw new FieldValidationException('clientSecret', [
+        'clientSecret is required when no identity provider is set yet',
+      ]);
+    if (dto.createUsers && !dto.newUserTeamId)
+      throw new FieldValidationException('newUserTeamId', ['newUserTeamId is required when createUsers is true']);
     if (dto.newUserTeamId && !(await this.identity.getTeam(orgId, dto.newUserTeamId).catch(notFoundAsNull))) {
-      throw new FieldValidationException('newUserTeamId', [`team ${dto.newUserTeamId} is not a team of this organization`]);
+      throw new FieldValidationException('newUserTeamId', [
+        `team ${dto.newUserTeamId} is not a team of this organization`,
+      ]);
     }
     const saved = await this.providers.put(orgId, dto);
-    const details = { issuer: saved.issuer, clientId: saved.clientId, emailClaim: saved.emailClaim, createUsers: saved.createUsers, newUserTeamId: saved.newUserTeamId, secretChanged: dto.clientSecret !== undefined };
-    await this.audit.record(admin, { orgId, action: 'identity-provider.set', targetType: 'org', targetId: orgId, details });
+    const details = {
+      issuer: saved.issuer,
+      clientId: saved.clientId,
+      emailClaim: saved.emailClaim,
+      createUsers: saved.createUsers,
+      newUserTeamId: saved.newUserTeamId,
+      secretChanged: dto.clientSecret !== undefined,
+    };
+    await this.audit.record(admin, {
+      orgId,
+      action: 'identity-provider.set',
+      targetType: 'org',
+      targetId: orgId,
+      details,
+    });
     return this.view(saved);
   }
 
@@ -73,8 +113,15 @@ export class IdentityProviderController {
   @ApiNoContentResponse()
   async remove(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string): Promise<void> {
     await this.identity.getOrganization(orgId);
-    if (!(await this.providers.remove(orgId))) throw new NotFoundException('no identity provider is set for this organization');
-    await this.audit.record(admin, { orgId, action: 'identity-provider.removed', targetType: 'org', targetId: orgId, details: {} });
+    if (!(await this.providers.remove(orgId)))
+      throw new NotFoundException('no identity provider is set for this organization');
+    await this.audit.record(admin, {
+      orgId,
+      action: 'identity-provider.removed',
+      targetType: 'org',
+      targetId: orgId,
+      details: {},
+    });
   }
 
   private view(p: OrgIdentityProviderView): IdentityProviderView {

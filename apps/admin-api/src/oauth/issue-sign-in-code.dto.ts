@@ -3,7 +3,12 @@ import { IsInt, IsOptional, Max, Min } from 'class-validator';
 import { SIGN_IN_CODE_MAX_TTL_SECONDS } from '@tollgate/oauth-server';
 
 export class IssueSignInCodeDto {
-  @ApiPropertyOptional({ example: 86400, minimum: 60, maximum: SIGN_IN_CODE_MAX_TTL_SECONDS, description: 'How long the code works (default one day)' })
+  @ApiPropertyOptional({
+    example: 86400,
+    minimum: 60,
+    maximum: SIGN_IN_CODE_MAX_TTL_SECONDS,
+    description: 'How long the code works (default one day)',
+  })
   @IsOptional()
   @IsInt()
   @Min(60)

@@ -68,7 +68,10 @@ export class OAuthInteractionHandler {
   async handle(req: Request, res: Response): Promise<void> {
     res.setHeader('X-Frame-Options', 'DENY');
     // No form-action: browsers apply it to the redirects after a submit (to the IdP, to the client).
-    res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'");
+    res.setHeader(
+      'Content-Security-Policy',
+      "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'",
+    );
     res.setHeader('Cache-Control', 'no-store');
     try {
       if (req.path === SSO_CALLBACK_PATH) return await this.ssoCallback(req, res);
@@ -80,20 +83,42 @@ export class OAuthInteractionHandler {
       try {
         details = (await this.provider.interactionDetails(req, res)) as InteractionDetails;
       } catch {
-        return this.send(res, 400, messagePage('Sign-in expired', 'This sign-in is unknown or has expired. Start again from your MCP client.'));
+        return this.send(
+          res,
+          400,
+          messagePage('Sign-in expired', 'This sign-in is unknown or has expired. Start again from your MCP client.'),
+        );
       }
-      if (details.uid !== uid) return this.send(res, 400, messagePage('Sign-in expired', 'This sign-in does not match your browser session. Start again from your MCP client.'));
+      if (details.uid !== uid)
+        return this.send(
+          res,
+          400,
+          messagePage(
+            'Sign-in expired',
+            'This sign-in does not match your browser session. Start again from your MCP client.',
+          ),
+        );
       if (ssoReturn) return await this.completeSso(req, res, details);
       if (req.method === 'GET') return await this.show(res, details);
       if (req.method !== 'POST') return this.send(res, 405, messagePage('Not allowed', 'Use the form.'));
       const form = await readForm(req);
-      if (!form || !this.csrfOk(uid, form.get('csrf'))) return this.send(res, 403, messagePage('Refused', 'The form was not sent from this page. Start again from your MCP client.'));
+      if (!form || !this.csrfOk(uid, form.get('csrf')))
+        return this.send(
+          res,
+          403,
+          messagePage('Refused', 'The form was not sent from this page. Start again from your MCP client.'),
+        );
       if (details.prompt.name === 'login') return await this.submitSignIn(req, res, details, form);
       if (details.prompt.name === 'consent') return await this.submitConsent(req, res, details, form);
       return this.send(res, 400, messagePage('Unexpected step', `Unknown step ${details.prompt.name}.`));
     } catch (err) {
       this.logger.error(`oauth interaction failed: ${(err as Error).message}`);
-      if (!res.headersSent) this.send(res, 500, messagePage('Something went wrong', 'The sign-in could not be completed. Start again from your MCP client.'));
+      if (!res.headersSent)
+        this.send(
+          res,
+          500,
+          messagePage('Something went wrong', 'The sign-in could not be completed. Start again from your MCP client.'),
+        );
     }
   }
 
@@ -102,28 +127,62 @@ export class OAuthInteractionHandler {
     const client = await this.provider.Client.find(details.params.client_id);
     const clientName = client?.clientName ?? details.params.client_id;
     if (details.prompt.name === 'login') {
-      return this.send(res, error ? 401 : 200, signInPage(action, this.csrfToken(details.uid), { clientName, email, error }));
+      return this.send(
+        res,
+        error ? 401 : 200,
+        signInPage(action, this.csrfToken(details.uid), { clientName, email, error }),
+      );
     }
     const accountId = details.session?.accountId;
-    const user = accountId ? await this.prisma.user.findFirst({ where: { id: accountId }, include: { memberships: { include: { team: true } } } }) : null;
-    if (!user) return this.send(res, 400, messagePage('Sign-in expired', 'Your account was not found. Start again from your MCP client.'));
-    const teams = user.memberships.map((m) => ({ id: m.team.id, name: m.team.name })).sort((a, b) => a.name.localeCompare(b.name));
+    const user = accountId
+      ? await this.prisma.user.findFirst({
+          where: { id: accountId },
+          include: { memberships: { include: { team: true } } },
+        })
+      : null;
+    if (!user)
+      return this.send(
+        res,
+        400,
+        messagePage('Sign-in expired', 'Your account was not found. Start again from your MCP client.'),
+      );
+    const teams = user.memberships
+      .map((m) => ({ id: m.team.id, name: m.team.name }))
+      .sort((a, b) => a.name.localeCompare(b.name));
     if (teams.length === 0) {
-      await this.provider.interactionFinished(res.req, res, { error: 'access_denied', error_description: 'the user is in no team' }, { mergeWithLastSubmission: false });
+      await this.provider.interactionFinished(
+        res.req,
+        res,
+        { error: 'access_denied', error_description: 'the user is in no team' },
+        { mergeWithLastSubmission: false },
+      );
       return;
     }
     return this.send(
       res,
       error ? 400 : 200,
-      consentPage(action, this.csrfToken(details.uid), { clientName, clientId: details.params.client_id, redirectHost: hostOf(details.params.redirect_uri), email: user.email, teams, error }),
+      consentPage(action, this.csrfToken(details.uid), {
+        clientName,
+        clientId: details.params.client_id,
+        redirectHost: hostOf(details.params.redirect_uri),
+        email: user.email,
+        teams,
+        error,
+      }),
     );
   }
 
-  private async submitSignIn(req: Request, res: Response, details: InteractionDetails, form: URLSearchParams): Promise<void> {
+  private async submitSignIn(
+    req: Request,
+    res: Response,
+    details: InteractionDetails,
+    form: URLSearchParams,
+  ): Promise<void> {
     const email = (form.get('email') ?? '').slice(0, 320);
     if (form.get('method') === 'sso') {
       const orgIds = await this.identityProviders.orgsFor(email);
-      if (orgIds.length === 0) return this.show(res, details, 'Single sign-on is not set up for this email. Use a sign-in code.', email);
+      if (orgIds.length === 0)
+        return this.show(res, details, 'Single sign-on is not set up for this email. Use a sign-in code.', email);
       try {
         res.redirect(303, await this.oidcSignIn.start(orgIds[0], details.uid, `${this.issuer}${SSO_CALLBACK_PATH}`));
       } catch (err) {
@@ -133,26 +192,52 @@ export class OAuthInteractionHandler {
       return;
     }
     const owner = await this.signInCodes.verify(email, (form.get('code') ?? '').slice(0, 64));
-    if (owner === 'locked') return this.show(res, details, 'Too many wrong sign-in codes for this email: try again in 15 minutes.', email);
+    if (owner === 'locked')
+      return this.show(res, details, 'Too many wrong sign-in codes for this email: try again in 15 minutes.', email);
     if (!owner) return this.show(res, details, 'That email and sign-in code do not match.', email);
-    await this.provider.interactionFinished(req, res, { login: { accountId: owner.userId } }, { mergeWithLastSubmission: false });
+    await this.provider.interactionFinished(
+      req,
+      res,
+      { login: { accountId: owner.userId } },
+      { mergeWithLastSubmission: false },
+    );
   }
 
-  private async submitConsent(req: Request, res: Response, details: InteractionDetails, form: URLSearchParams): Promise<void> {
+  private async submitConsent(
+    req: Request,
+    res: Response,
+    details: InteractionDetails,
+    form: URLSearchParams,
+  ): Promise<void> {
     if (form.get('decision') !== 'allow') {
-      await this.provider.interactionFinished(req, res, { error: 'access_denied', error_description: 'the user denied the request' }, { mergeWithLastSubmission: false });
+      await this.provider.interactionFinished(
+        req,
+        res,
+        { error: 'access_denied', error_description: 'the user denied the request' },
+        { mergeWithLastSubmission: false },
+      );
       return;
     }
     const accountId = details.session?.accountId;
     const user = accountId ? await this.prisma.user.findFirst({ where: { id: accountId } }) : null;
     const teamId = form.get('teamId') ?? '';
-    const member = user && /^[0-9a-f-]{36}$/i.test(teamId) ? await this.prisma.teamMember.findFirst({ where: { userId: user.id, teamId } }) : null;
+    const member =
+      user && /^[0-9a-f-]{36}$/i.test(teamId)
+        ? await this.prisma.teamMember.findFirst({ where: { userId: user.id, teamId } })
+        : null;
     if (!user || !member) return this.show(res, details, 'Choose one of your teams.');
     const clientId = details.params.client_id;
     const client = await this.provider.Client.find(clientId);
-    const key = await this.identity.findOrCreateOAuthKey(user.orgId, { userId: user.id, teamId, clientId, clientName: client?.clientName ?? clientId });
+    const key = await this.identity.findOrCreateOAuthKey(user.orgId, {
+      userId: user.id,
+      teamId,
+      clientId,
+      clientName: client?.clientName ?? clientId,
+    });
 
-    const grant = details.grantId ? await this.provider.Grant.find(details.grantId) : new this.provider.Grant({ accountId: user.id, clientId });
+    const grant = details.grantId
+      ? await this.provider.Grant.find(details.grantId)
+      : new this.provider.Grant({ accountId: user.id, clientId });
     const missing = details.prompt.details;
     if (Array.isArray(missing.missingOIDCScope)) grant.addOIDCScope((missing.missingOIDCScope as string[]).join(' '));
     // Only the edge's resource, and only its scope, can be granted.
@@ -162,7 +247,13 @@ export class OAuthInteractionHandler {
     this.logger.log(`user ${user.id} authorised client ${clientId} for team ${teamId} (key ${key.id})`);
     await this.audit.record(
       { tokenId: `oauth-consent:user:${user.id}`, role: 'MEMBER', orgId: user.orgId, teamId, userId: user.id },
-      { orgId: user.orgId, action: 'key.oauth-authorized', targetType: 'virtual-key', targetId: key.id, details: { clientId, clientName: key.oauthClientName, redirectHost: hostOf(details.params.redirect_uri) } },
+      {
+        orgId: user.orgId,
+        action: 'key.oauth-authorized',
+        targetType: 'virtual-key',
+        targetId: key.id,
+        details: { clientId, clientName: key.oauthClientName, redirectHost: hostOf(details.params.redirect_uri) },
+      },
     );
     await this.provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
   }
@@ -172,8 +263,21 @@ export class OAuthInteractionHandler {
     const q = req.query as Record<string, unknown>;
     const state = typeof q.state === 'string' ? q.state.slice(0, 200) : '';
     const code = typeof q.code === 'string' ? q.code.slice(0, 2000) : '';
-    if (typeof q.error === 'string') return this.send(res, 400, messagePage('Sign-in refused', `Your identity provider answered: ${q.error.slice(0, 200)}. Start again from your MCP client.`));
-    if (!state || !code) return this.send(res, 400, messagePage('Sign-in failed', 'The identity provider sent no code or state. Start again from your MCP client.'));
+    if (typeof q.error === 'string')
+      return this.send(
+        res,
+        400,
+        messagePage(
+          'Sign-in refused',
+          `Your identity provider answered: ${q.error.slice(0, 200)}. Start again from your MCP client.`,
+        ),
+      );
+    if (!state || !code)
+      return this.send(
+        res,
+        400,
+        messagePage('Sign-in failed', 'The identity provider sent no code or state. Start again from your MCP client.'),
+      );
     try {
       const done = await this.oidcSignIn.finish(state, code, `${this.issuer}${SSO_CALLBACK_PATH}`);
       const ticket = randomBytes(24).toString('base64url');
@@ -190,9 +294,18 @@ export class OAuthInteractionHandler {
     const raw = ticket ? await this.redis.client.getdel(this.ssoDoneKey(ticket)) : null;
     const done = raw ? (JSON.parse(raw) as { interactionUid: string; userId: string }) : null;
     if (!done || done.interactionUid !== details.uid || details.prompt.name !== 'login') {
-      return this.send(res, 400, messagePage('Sign-in expired', 'This sign-in is unknown, used or expired. Start again from your MCP client.'));
+      return this.send(
+        res,
+        400,
+        messagePage('Sign-in expired', 'This sign-in is unknown, used or expired. Start again from your MCP client.'),
+      );
     }
-    await this.provider.interactionFinished(req, res, { login: { accountId: done.userId } }, { mergeWithLastSubmission: false });
+    await this.provider.interactionFinished(
+      req,
+      res,
+      { login: { accountId: done.userId } },
+      { mergeWithLastSubmission: false },
+    );
   }
 
   private ssoDoneKey(ticket: string): string {

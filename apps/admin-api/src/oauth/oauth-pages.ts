@@ -11,7 +11,11 @@ button{margin-top:1rem;padding:.5rem 1rem;font-size:1rem}.error{color:#a00}.mute
 </head><body>${body}</body></html>`;
 }
 
-export function signInPage(action: string, csrf: string, opts: { clientName: string; email?: string; error?: string }): string {
+export function signInPage(
+  action: string,
+  csrf: string,
+  opts: { clientName: string; email?: string; error?: string },
+): string {
   return page(
     'Sign in',
     `<h1>Sign in to Tollgate</h1>

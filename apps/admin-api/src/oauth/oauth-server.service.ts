@@ -3,7 +3,13 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { NextFunction, Request, Response } from 'express';
 import { AdminConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { PrismaService } from '@tollgate/db';
-import { createOAuthProvider, deriveOAuthKeys, OAUTH_INTERACTION_PATH, OAuthGrantKeys, OAuthProvider } from '@tollgate/oauth-server';
+import {
+  createOAuthProvider,
+  deriveOAuthKeys,
+  OAUTH_INTERACTION_PATH,
+  OAuthGrantKeys,
+  OAuthProvider,
+} from '@tollgate/oauth-server';
 import { outboundFetch } from '@tollgate/outbound';
 import { RedisService } from '@tollgate/redis';
 import { OAuthInteractionHandler, SSO_CALLBACK_PATH } from './oauth-interaction.handler';
@@ -46,7 +52,9 @@ export class OAuthServerService implements OnModuleInit {
       accessTokenTtlSeconds: this.config.admin.oauthAccessTokenTtlSeconds,
       refreshTokenTtlSeconds: this.config.admin.oauthRefreshTokenTtlSeconds,
       findUser: async (sub) => {
-        const user = await this.prisma.user.findFirst({ where: { id: sub }, select: { email: true } }).catch(() => null);
+        const user = await this.prisma.user
+          .findFirst({ where: { id: sub }, select: { email: true } })
+          .catch(() => null);
         return user;
       },
       keyIdOfGrant: (grantId) => this.grantKeys.liveKeyOf(grantId),
@@ -56,7 +64,9 @@ export class OAuthServerService implements OnModuleInit {
     this.provider = provider;
     this.interactions.attach(provider, this.config);
     const callback = provider.callback();
-    const app = this.adapterHost.httpAdapter.getInstance<{ use(fn: (req: Request, res: Response, next: NextFunction) => void): void }>();
+    const app = this.adapterHost.httpAdapter.getInstance<{
+      use(fn: (req: Request, res: Response, next: NextFunction) => void): void;
+    }>();
     app.use((req: Request, res: Response, next: NextFunction) => {
       const path = req.path;
       if (path.startsWith(`${OAUTH_INTERACTION_PATH}/`) || path === SSO_CALLBACK_PATH) {

@@ -1,5 +1,12 @@
 import { Body, Controller, HttpCode, HttpStatus, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiCreatedResponse, ApiNotFoundResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBearerAuth,
+  ApiCreatedResponse,
+  ApiNotFoundResponse,
+  ApiOperation,
+  ApiProperty,
+  ApiTags,
+} from '@nestjs/swagger';
 import { AdminPrincipal, IdentityService } from '@tollgate/identity';
 import { SignInCodeService } from '@tollgate/oauth-server';
 import { AuditService } from '../audit/audit.service';
@@ -10,7 +17,11 @@ import { UuidParam } from '../common/uuid-param.decorator';
 import { IssueSignInCodeDto } from './issue-sign-in-code.dto';
 
 export class SignInCodeView {
-  @ApiProperty({ example: 'ABCD-EFGH-JKLM-NPQR', description: 'Shown once: the user types it with their email to sign in to an OAuth client' }) code!: string;
+  @ApiProperty({
+    example: 'ABCD-EFGH-JKLM-NPQR',
+    description: 'Shown once: the user types it with their email to sign in to an OAuth client',
+  })
+  code!: string;
   @ApiProperty() expiresAt!: Date;
 }
 
@@ -28,12 +39,26 @@ export class SignInCodesController {
   @Post()
   @HttpCode(HttpStatus.CREATED)
   @OrgAccess(OrgAccessLevel.Manage)
-  @ApiOperation({ summary: "Issue a user a sign-in code for the OAuth sign-in page (local sign-in; replaces the user's previous code)" })
+  @ApiOperation({
+    summary:
+      "Issue a user a sign-in code for the OAuth sign-in page (local sign-in; replaces the user's previous code)",
+  })
   @ApiCreatedResponse({ type: SignInCodeView })
-  async issue(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @UuidParam('userId') userId: string, @Body() dto: IssueSignInCodeDto): Promise<SignInCodeView> {
+  async issue(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @UuidParam('userId') userId: string,
+    @Body() dto: IssueSignInCodeDto,
+  ): Promise<SignInCodeView> {
     await this.identity.getUser(orgId, userId);
     const issued = await this.codes.issue(orgId, userId, dto.ttlSeconds ?? 86_400);
-    await this.audit.record(admin, { orgId, action: 'user.sign-in-code-issued', targetType: 'user', targetId: userId, details: { expiresAt: issued.expiresAt.toISOString() } });
+    await this.audit.record(admin, {
+      orgId,
+      action: 'user.sign-in-code-issued',
+      targetType: 'user',
+      targetId: userId,
+      details: { expiresAt: issued.expiresAt.toISOString() },
+    });
     return issued;
   }
 }

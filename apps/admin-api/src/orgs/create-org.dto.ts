@@ -9,23 +9,39 @@ export class CreateOrgDto {
   @Length(1, 200)
   name!: string;
 
-  @ApiProperty({ example: 'acme', description: 'Unique, lower-case letters, digits and single hyphens', pattern: '^[a-z0-9]+(-[a-z0-9]+)*$' })
+  @ApiProperty({
+    example: 'acme',
+    description: 'Unique, lower-case letters, digits and single hyphens',
+    pattern: '^[a-z0-9]+(-[a-z0-9]+)*$',
+  })
   @IsString()
   @Length(2, 63)
   @Matches(/^[a-z0-9]+(-[a-z0-9]+)*$/, { message: 'slug must be lower-case letters, digits and single hyphens' })
   slug!: string;
 
-  @ApiPropertyOptional({ example: 'Europe/Paris', default: 'UTC', description: 'An IANA time zone (`Area/Location` or `UTC`; offsets such as `UTC+2` are refused). Budget periods are calendar-aligned in this zone' })
+  @ApiPropertyOptional({
+    example: 'Europe/Paris',
+    default: 'UTC',
+    description:
+      'An IANA time zone (`Area/Location` or `UTC`; offsets such as `UTC+2` are refused). Budget periods are calendar-aligned in this zone',
+  })
   @IsOptional()
   @IsIanaTimeZone()
   timeZone?: string;
 
-  @ApiPropertyOptional({ example: 'EUR', default: 'USD', description: 'ISO 4217 code naming the unit of the org\u2019s amounts (micro-units; nothing is converted)' })
+  @ApiPropertyOptional({
+    example: 'EUR',
+    default: 'USD',
+    description: 'ISO 4217 code naming the unit of the org\u2019s amounts (micro-units; nothing is converted)',
+  })
   @IsOptional()
   @IsCurrencyCode()
   currency?: string;
 
-  @ApiPropertyOptional({ default: true, description: 'Serve new or changed tool definitions at once (true) or hold them for review (false)' })
+  @ApiPropertyOptional({
+    default: true,
+    description: 'Serve new or changed tool definitions at once (true) or hold them for review (false)',
+  })
   @IsOptional()
   @IsBoolean()
   autoApproveTools?: boolean;

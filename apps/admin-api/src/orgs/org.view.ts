@@ -6,11 +6,20 @@ export class OrgView {
   @ApiProperty() name!: string;
   @ApiProperty() slug!: string;
   @ApiProperty({ example: 'UTC' }) timeZone!: string;
-  @ApiProperty({ example: 'USD', description: 'ISO 4217 code of the unit of its micro-unit amounts' }) currency!: string;
+  @ApiProperty({ example: 'USD', description: 'ISO 4217 code of the unit of its micro-unit amounts' })
+  currency!: string;
   @ApiProperty() autoApproveTools!: boolean;
-  @ApiProperty({ nullable: true, type: Date, description: 'Set while the organization is disabled: the edge refuses its keys with ORG_DISABLED' })
+  @ApiProperty({
+    nullable: true,
+    type: Date,
+    description: 'Set while the organization is disabled: the edge refuses its keys with ORG_DISABLED',
+  })
   disabledAt!: Date | null;
-  @ApiProperty({ nullable: true, type: String, description: 'The zone before the last change; periods running then keep its bounds' })
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'The zone before the last change; periods running then keep its bounds',
+  })
   previousTimeZone!: string | null;
   @ApiProperty({ nullable: true, type: Date }) timeZoneChangedAt!: Date | null;
   @ApiProperty() createdAt!: Date;

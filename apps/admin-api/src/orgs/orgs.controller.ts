@@ -1,4 +1,15 @@
-import { Body, Controller, Delete, ForbiddenException, Get, HttpCode, HttpStatus, Patch, Post, Query } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Delete,
+  ForbiddenException,
+  Get,
+  HttpCode,
+  HttpStatus,
+  Patch,
+  Post,
+  Query,
+} from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiBearerAuth,
@@ -39,7 +50,13 @@ export class OrgsController {
   async createOrg(@CurrentAdmin() admin: AdminPrincipal, @Body() dto: CreateOrgDto): Promise<OrgView> {
     if (admin.role !== 'PLATFORM_ADMIN') throw new ForbiddenException('only a platform admin may create organizations');
     const org = await this.identity.createOrganization(dto);
-    await this.audit.record(admin, { orgId: org.id, action: 'org.created', targetType: 'organization', targetId: org.id, details: { ...dto } });
+    await this.audit.record(admin, {
+      orgId: org.id,
+      action: 'org.created',
+      targetType: 'organization',
+      targetId: org.id,
+      details: { ...dto },
+    });
     return toOrgView(org);
   }
 
@@ -63,28 +80,52 @@ export class OrgsController {
 
   @Patch(':orgId')
   @OrgAccess(OrgAccessLevel.Manage)
-  @ApiOperation({ summary: 'Rename an organization, change its time zone, currency or its tool review setting (org admins)' })
+  @ApiOperation({
+    summary: 'Rename an organization, change its time zone, currency or its tool review setting (org admins)',
+  })
   @ApiOkResponse({ type: OrgView })
   @ApiBadRequestResponse({ type: ErrorBodyView })
   @ApiNotFoundResponse({ type: ErrorBodyView })
-  @ApiConflictResponse({ type: ErrorBodyView, description: 'The time zone changed concurrently (CONFLICT): read and retry' })
-  async updateOrg(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @Body() dto: UpdateOrgDto): Promise<OrgView> {
+  @ApiConflictResponse({
+    type: ErrorBodyView,
+    description: 'The time zone changed concurrently (CONFLICT): read and retry',
+  })
+  async updateOrg(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @Body() dto: UpdateOrgDto,
+  ): Promise<OrgView> {
     const { before, after } = await this.lifecycle.updateOrganization(orgId, dto);
-    await this.audit.record(admin, { orgId, action: 'org.updated', targetType: 'organization', targetId: orgId, details: changes(before, after, ['name', 'timeZone', 'currency', 'autoApproveTools']) });
+    await this.audit.record(admin, {
+      orgId,
+      action: 'org.updated',
+      targetType: 'organization',
+      targetId: orgId,
+      details: changes(before, after, ['name', 'timeZone', 'currency', 'autoApproveTools']),
+    });
     return toOrgView(after);
   }
 
   @Post(':orgId/disable')
   @HttpCode(HttpStatus.OK)
   @OrgAccess(OrgAccessLevel.Manage)
-  @ApiOperation({ summary: 'Disable an organization (platform admins): every edge refuses its keys with ORG_DISABLED within a second; nothing is deleted' })
+  @ApiOperation({
+    summary:
+      'Disable an organization (platform admins): every edge refuses its keys with ORG_DISABLED within a second; nothing is deleted',
+  })
   @ApiOkResponse({ type: OrgView })
   @ApiForbiddenResponse({ type: ErrorBodyView })
   @ApiNotFoundResponse({ type: ErrorBodyView })
   async disableOrg(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string): Promise<OrgView> {
     requirePlatformAdmin(admin, 'disable an organization');
     const { after } = await this.lifecycle.setDisabled(orgId, true);
-    await this.audit.record(admin, { orgId, action: 'org.disabled', targetType: 'organization', targetId: orgId, details: { disabledAt: after.disabledAt } });
+    await this.audit.record(admin, {
+      orgId,
+      action: 'org.disabled',
+      targetType: 'organization',
+      targetId: orgId,
+      details: { disabledAt: after.disabledAt },
+    });
     return toOrgView(after);
   }
 
@@ -98,7 +139,13 @@ export class OrgsController {
   async enableOrg(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string): Promise<OrgView> {
     requirePlatformAdmin(admin, 'enable an organization');
     const { after } = await this.lifecycle.setDisabled(orgId, false);
-    await this.audit.record(admin, { orgId, action: 'org.enabled', targetType: 'organization', targetId: orgId, details: {} });
+    await this.audit.record(admin, {
+      orgId,
+      action: 'org.enabled',
+      targetType: 'organization',
+      targetId: orgId,
+      details: {},
+    });
     return toOrgView(after);
   }
 
@@ -113,16 +160,26 @@ export class OrgsController {
   @ApiConflictResponse({ type: ErrorBodyView, description: 'The organization is not disabled (ORG_NOT_DISABLED)' })
   @ApiForbiddenResponse({ type: ErrorBodyView })
   @ApiNotFoundResponse({ type: ErrorBodyView })
-  async deleteOrg(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @Query() query: DeleteOrgQuery): Promise<OrgView> {
+  async deleteOrg(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @Query() query: DeleteOrgQuery,
+  ): Promise<OrgView> {
     requirePlatformAdmin(admin, 'delete an organization');
     const org = await this.lifecycle.deleteOrganization(orgId, query.data);
     // The audit row keeps the name and slug: a purged org's ledger rows still have someone to name them.
-    await this.audit.record(admin, { orgId, action: 'org.deleted', targetType: 'organization', targetId: orgId, details: { name: org.name, slug: org.slug, data: query.data } });
+    await this.audit.record(admin, {
+      orgId,
+      action: 'org.deleted',
+      targetType: 'organization',
+      targetId: orgId,
+      details: { name: org.name, slug: org.slug, data: query.data },
+    });
     return toOrgView(org);
   }
 }
 
 function requirePlatformAdmin(admin: AdminPrincipal, what: string): void {
-  if (admin.role !== 'PLATFORM_ADMIN') throw new ForbiddenException(`only a platform admin may ${what}; role ${admin.role} may not`);
+  if (admin.role !== 'PLATFORM_ADMIN')
+    throw new ForbiddenException(`only a platform admin may ${what}; role ${admin.role} may not`);
 }
-

@@ -19,12 +19,18 @@ export class UpdateOrgDto {
   @IsIanaTimeZone()
   timeZone?: string;
 
-  @ApiPropertyOptional({ example: 'EUR', default: 'USD', description: 'ISO 4217 code naming the unit of the org\u2019s amounts (micro-units; nothing is converted)' })
+  @ApiPropertyOptional({
+    example: 'EUR',
+    default: 'USD',
+    description: 'ISO 4217 code naming the unit of the org\u2019s amounts (micro-units; nothing is converted)',
+  })
   @IsOptional()
   @IsCurrencyCode()
   currency?: string;
 
-  @ApiPropertyOptional({ description: 'Serve new or changed tool definitions at once (true) or hold them for review (false)' })
+  @ApiPropertyOptional({
+    description: 'Serve new or changed tool definitions at once (true) or hold them for review (false)',
+  })
   @IsOptional()
   @IsBoolean()
   autoApproveTools?: boolean;
@@ -35,7 +41,8 @@ export const ORG_DELETION_MODES = ['keep', 'purge'] as const;
 export class DeleteOrgQuery {
   @ApiPropertyOptional({
     enum: ORG_DELETION_MODES,
-    description: 'keep: hide the organization and keep its data; purge: delete its data (the usage ledger, rollups and audit trail stay for finance)',
+    description:
+      'keep: hide the organization and keep its data; purge: delete its data (the usage ledger, rollups and audit trail stay for finance)',
   })
   @IsIn(ORG_DELETION_MODES, { message: `data must be one of: ${ORG_DELETION_MODES.join(', ')}` })
   data!: (typeof ORG_DELETION_MODES)[number];

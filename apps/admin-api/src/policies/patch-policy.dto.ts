@@ -22,18 +22,49 @@ export class PatternListPatchDto {
 
 /** A PATCH of one level's policy: add or remove patterns of any list; the other lists and settings are kept. */
 export class PatchPolicyDto {
-  @ApiPropertyOptional({ type: PatternListPatchDto }) @IsOptional() @ValidateNested() @Type(() => PatternListPatchDto) allow?: PatternListPatchDto;
-  @ApiPropertyOptional({ type: PatternListPatchDto }) @IsOptional() @ValidateNested() @Type(() => PatternListPatchDto) deny?: PatternListPatchDto;
-  @ApiPropertyOptional({ type: PatternListPatchDto }) @IsOptional() @ValidateNested() @Type(() => PatternListPatchDto) autoExecute?: PatternListPatchDto;
-  @ApiPropertyOptional({ type: PatternListPatchDto }) @IsOptional() @ValidateNested() @Type(() => PatternListPatchDto) resourceAllow?: PatternListPatchDto;
-  @ApiPropertyOptional({ type: PatternListPatchDto }) @IsOptional() @ValidateNested() @Type(() => PatternListPatchDto) resourceDeny?: PatternListPatchDto;
-  @ApiPropertyOptional({ type: PatternListPatchDto }) @IsOptional() @ValidateNested() @Type(() => PatternListPatchDto) promptAllow?: PatternListPatchDto;
-  @ApiPropertyOptional({ type: PatternListPatchDto }) @IsOptional() @ValidateNested() @Type(() => PatternListPatchDto) promptDeny?: PatternListPatchDto;
+  @ApiPropertyOptional({ type: PatternListPatchDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => PatternListPatchDto)
+  allow?: PatternListPatchDto;
+  @ApiPropertyOptional({ type: PatternListPatchDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => PatternListPatchDto)
+  deny?: PatternListPatchDto;
+  @ApiPropertyOptional({ type: PatternListPatchDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => PatternListPatchDto)
+  autoExecute?: PatternListPatchDto;
+  @ApiPropertyOptional({ type: PatternListPatchDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => PatternListPatchDto)
+  resourceAllow?: PatternListPatchDto;
+  @ApiPropertyOptional({ type: PatternListPatchDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => PatternListPatchDto)
+  resourceDeny?: PatternListPatchDto;
+  @ApiPropertyOptional({ type: PatternListPatchDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => PatternListPatchDto)
+  promptAllow?: PatternListPatchDto;
+  @ApiPropertyOptional({ type: PatternListPatchDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => PatternListPatchDto)
+  promptDeny?: PatternListPatchDto;
 }
 
 /** A dry run: the policy the level would get (a whole replacement, a patch of the current one, or both). */
 export class PolicyDryRunDto extends PatchPolicyDto {
-  @ApiPropertyOptional({ type: PutPolicyDto, description: 'A whole new policy for the level (as a PUT); a patch in the same body applies on top of it' })
+  @ApiPropertyOptional({
+    type: PutPolicyDto,
+    description: 'A whole new policy for the level (as a PUT); a patch in the same body applies on top of it',
+  })
   @IsOptional()
   @ValidateNested()
   @Type(() => PutPolicyDto)
@@ -55,5 +86,6 @@ export class PolicyDryRunView {
   @ApiProperty({ type: [String] }) allow!: string[];
   @ApiProperty({ type: [String] }) deny!: string[];
   @ApiProperty({ description: 'Active keys under the level that were compared' }) keysEvaluated!: number;
-  @ApiProperty({ type: [KeyAccessChangeView], description: 'Only keys whose tools would change' }) changes!: KeyAccessChangeView[];
+  @ApiProperty({ type: [KeyAccessChangeView], description: 'Only keys whose tools would change' })
+  changes!: KeyAccessChangeView[];
 }

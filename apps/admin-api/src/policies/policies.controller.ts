@@ -1,6 +1,15 @@
 import { Body, Controller, Get, Put, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { ApiBadRequestResponse, ApiBearerAuth, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiPreconditionFailedResponse, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBadRequestResponse,
+  ApiBearerAuth,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiPreconditionFailedResponse,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { AdminPrincipal } from '@tollgate/identity';
 import { PolicyAdminService, PolicyScope } from '@tollgate/policy';
 import { AuditService } from '../audit/audit.service';
@@ -29,7 +38,10 @@ export class PoliciesController {
   @ApiParam({ name: 'scope', enum: Object.values(POLICY_SCOPES) })
   @ApiOkResponse({ type: PolicyView })
   @ApiBadRequestResponse({ type: ErrorBodyView, description: 'A bad pattern is named, e.g. field "allow[2]"' })
-  @ApiPreconditionFailedResponse({ type: ErrorBodyView, description: 'STALE_WRITE: If-Match names another version than the current one' })
+  @ApiPreconditionFailedResponse({
+    type: ErrorBodyView,
+    description: 'STALE_WRITE: If-Match names another version than the current one',
+  })
   async putPolicy(
     @CurrentAdmin() admin: AdminPrincipal,
     @UuidParam('orgId') orgId: string,
@@ -39,16 +51,22 @@ export class PoliciesController {
     @Body() dto: PutPolicyDto,
     @Res({ passthrough: true }) res: Response,
   ): Promise<PolicyView> {
-    const policy = await this.policies.putPolicy(orgId, scope, scopeId, {
-      ...dto,
-      allow: dto.allow ?? [],
-      deny: dto.deny ?? [],
-      autoExecute: dto.autoExecute ?? undefined,
-      resourceAllow: dto.resourceAllow ?? undefined,
-      resourceDeny: dto.resourceDeny ?? undefined,
-      promptAllow: dto.promptAllow ?? undefined,
-      promptDeny: dto.promptDeny ?? undefined,
-    }, ifMatch);
+    const policy = await this.policies.putPolicy(
+      orgId,
+      scope,
+      scopeId,
+      {
+        ...dto,
+        allow: dto.allow ?? [],
+        deny: dto.deny ?? [],
+        autoExecute: dto.autoExecute ?? undefined,
+        resourceAllow: dto.resourceAllow ?? undefined,
+        resourceDeny: dto.resourceDeny ?? undefined,
+        promptAllow: dto.promptAllow ?? undefined,
+        promptDeny: dto.promptDeny ?? undefined,
+      },
+      ifMatch,
+    );
     await this.audit.record(admin, {
       orgId,
       action: 'policy.updated',

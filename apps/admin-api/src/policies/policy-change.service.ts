@@ -2,7 +2,21 @@ import { Injectable } from '@nestjs/common';
 import { ToolCatalogService } from '@tollgate/catalog';
 import { AccessPolicy, PrismaService } from '@tollgate/db';
 import { StaleWriteException } from '@tollgate/kernel';
-import { DryRunLevel, PATCHABLE_LISTS, PolicyAdminException, PolicyAdminExceptionCode, findInvalidPattern, PatchableList, PatternListPatch, PolicyAdminService, PolicyScope, PolicyService, PutPolicyInput, accessChangeOf, patchPatternList } from '@tollgate/policy';
+import {
+  DryRunLevel,
+  PATCHABLE_LISTS,
+  PolicyAdminException,
+  PolicyAdminExceptionCode,
+  findInvalidPattern,
+  PatchableList,
+  PatternListPatch,
+  PolicyAdminService,
+  PolicyScope,
+  PolicyService,
+  PutPolicyInput,
+  accessChangeOf,
+  patchPatternList,
+} from '@tollgate/policy';
 import type { KeyAccessChangeView, PolicyDryRunView } from './patch-policy.dto';
 
 export type PolicyPatch = Partial<Record<PatchableList, PatternListPatch>>;
@@ -22,11 +36,18 @@ export class PolicyChangeService {
     private readonly prisma: PrismaService,
   ) {}
 
-  async patchPolicy(orgId: string, scope: PolicyScope, scopeId: string, patch: PolicyPatch, ifMatch?: number): Promise<AccessPolicy> {
+  async patchPolicy(
+    orgId: string,
+    scope: PolicyScope,
+    scopeId: string,
+    patch: PolicyPatch,
+    ifMatch?: number,
+  ): Promise<AccessPolicy> {
     assertValidPatch(patch);
     for (let attempt = 1; ; attempt++) {
       const current = await this.admin.getPolicy(orgId, scope, scopeId);
-      if (ifMatch !== undefined && current?.version !== ifMatch) throw new StaleWriteException('policy', ifMatch, current?.version ?? null);
+      if (ifMatch !== undefined && current?.version !== ifMatch)
+        throw new StaleWriteException('policy', ifMatch, current?.version ?? null);
       try {
         return await this.admin.putPolicy(orgId, scope, scopeId, applyPatch(current, patch), current?.version);
       } catch (err) {
@@ -36,7 +57,13 @@ export class PolicyChangeService {
   }
 
   /** The policy the level would get, and per active key under it the tools it would gain or lose. Nothing is written. */
-  async dryRun(orgId: string, scope: PolicyScope, scopeId: string, replace: PutPolicyInput | undefined, patch: PolicyPatch): Promise<PolicyDryRunView> {
+  async dryRun(
+    orgId: string,
+    scope: PolicyScope,
+    scopeId: string,
+    replace: PutPolicyInput | undefined,
+    patch: PolicyPatch,
+  ): Promise<PolicyDryRunView> {
     assertValidPatch(patch);
     const current = await this.admin.getPolicy(orgId, scope, scopeId);
     const base = replace ? ({ ...EMPTY_POLICY, ...replace } as PutPolicyInput) : toInput(current);
@@ -49,7 +76,13 @@ export class PolicyChangeService {
         orgId,
         revokedAt: null,
         OR: [{ expiresAt: null }, { expiresAt: { gt: now } }],
-        ...(scope === 'TEAM' ? { teamId: scopeId } : scope === 'USER' ? { userId: scopeId } : scope === 'KEY' ? { id: scopeId } : {}),
+        ...(scope === 'TEAM'
+          ? { teamId: scopeId }
+          : scope === 'USER'
+            ? { userId: scopeId }
+            : scope === 'KEY'
+              ? { id: scopeId }
+              : {}),
       },
       select: { id: true, name: true, teamId: true, userId: true },
       orderBy: { createdAt: 'asc' },
@@ -57,9 +90,19 @@ export class PolicyChangeService {
     });
     const changes: KeyAccessChangeView[] = [];
     for (const key of keys) {
-      const levels: DryRunLevel[] = await this.policies.levelsFor({ orgId, teamId: key.teamId, userId: key.userId, keyId: key.id });
-      const change = accessChangeOf(tools, levels, scope, scopeId, { scope, allow: proposed.allow, deny: proposed.deny });
-      if (change.gained.length + change.lost.length > 0) changes.push({ keyId: key.id, keyName: key.name, teamId: key.teamId, userId: key.userId, ...change });
+      const levels: DryRunLevel[] = await this.policies.levelsFor({
+        orgId,
+        teamId: key.teamId,
+        userId: key.userId,
+        keyId: key.id,
+      });
+      const change = accessChangeOf(tools, levels, scope, scopeId, {
+        scope,
+        allow: proposed.allow,
+        deny: proposed.deny,
+      });
+      if (change.gained.length + change.lost.length > 0)
+        changes.push({ keyId: key.id, keyName: key.name, teamId: key.teamId, userId: key.userId, ...change });
     }
     return { scope, scopeId, allow: proposed.allow, deny: proposed.deny, keysEvaluated: keys.length, changes };
   }
@@ -86,7 +129,8 @@ function toInput(p: AccessPolicy | null): PutPolicyInput {
 }
 
 function applyPatch(current: AccessPolicy | PutPolicyInput | null, patch: PolicyPatch): PutPolicyInput {
-  const input = current && 'id' in current ? toInput(current) : ((current as PutPolicyInput | null) ?? { ...EMPTY_POLICY });
+  const input =
+    current && 'id' in current ? toInput(current) : ((current as PutPolicyInput | null) ?? { ...EMPTY_POLICY });
   const next: PutPolicyInput = { ...input };
   for (const list of PATCHABLE_LISTS) next[list] = patchPatternList(input[list] ?? [], patch[list]);
   return next;

@@ -1,5 +1,14 @@
 import { Body, Controller, Get, HttpCode, HttpStatus, Patch, Post, Res } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiBearerAuth, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiPreconditionFailedResponse, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBadRequestResponse,
+  ApiBearerAuth,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiPreconditionFailedResponse,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { AdminPrincipal } from '@tollgate/identity';
 import { PolicyAdminException, PolicyAdminExceptionCode, PolicyAdminService, PolicyScope } from '@tollgate/policy';
 import type { Response } from 'express';
@@ -28,7 +37,10 @@ export class PolicyChangesController {
 
   @Get(':scope/:scopeId')
   @OrgAccess(OrgAccessLevel.Read)
-  @ApiOperation({ summary: 'Get the policy of one level (its ETag header is the version to send in If-Match); 404 when the level has none' })
+  @ApiOperation({
+    summary:
+      'Get the policy of one level (its ETag header is the version to send in If-Match); 404 when the level has none',
+  })
   @ApiParam({ name: 'scope', enum: Object.values(POLICY_SCOPES) })
   @ApiOkResponse({ type: PolicyView })
   async getPolicy(
@@ -38,18 +50,29 @@ export class PolicyChangesController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<PolicyView> {
     const policy = await this.admin.getPolicy(orgId, scope, scopeId);
-    if (!policy) throw new PolicyAdminException(PolicyAdminExceptionCode.ScopeNotFound, `the ${scope.toLowerCase()} has no policy of its own`, 'scopeId');
+    if (!policy)
+      throw new PolicyAdminException(
+        PolicyAdminExceptionCode.ScopeNotFound,
+        `the ${scope.toLowerCase()} has no policy of its own`,
+        'scopeId',
+      );
     setEtag(res, policy.version);
     return toPolicyView(policy);
   }
 
   @Patch(':scope/:scopeId')
   @OrgAccess(OrgAccessLevel.Manage)
-  @ApiOperation({ summary: 'Add or remove patterns of any list of one level’s policy (allow, deny, ...); the other lists and settings are kept. Creates the policy if the level has none.' })
+  @ApiOperation({
+    summary:
+      'Add or remove patterns of any list of one level’s policy (allow, deny, ...); the other lists and settings are kept. Creates the policy if the level has none.',
+  })
   @ApiParam({ name: 'scope', enum: Object.values(POLICY_SCOPES) })
   @ApiOkResponse({ type: PolicyView })
   @ApiBadRequestResponse({ type: ErrorBodyView, description: 'A bad pattern is named, e.g. field "deny.add[0]"' })
-  @ApiPreconditionFailedResponse({ type: ErrorBodyView, description: 'STALE_WRITE: If-Match names another version than the current one' })
+  @ApiPreconditionFailedResponse({
+    type: ErrorBodyView,
+    description: 'STALE_WRITE: If-Match names another version than the current one',
+  })
   async patchPolicy(
     @CurrentAdmin() admin: AdminPrincipal,
     @UuidParam('orgId') orgId: string,
@@ -60,7 +83,13 @@ export class PolicyChangesController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<PolicyView> {
     const policy = await this.changes.patchPolicy(orgId, scope, scopeId, dto, ifMatch);
-    await this.audit.record(admin, { orgId, action: 'policy.patched', targetType: 'policy', targetId: policy.id, details: { scope, scopeId, ...dto, version: policy.version } });
+    await this.audit.record(admin, {
+      orgId,
+      action: 'policy.patched',
+      targetType: 'policy',
+      targetId: policy.id,
+      details: { scope, scopeId, ...dto, version: policy.version },
+    });
     setEtag(res, policy.version);
     return toPolicyView(policy);
   }
@@ -68,7 +97,10 @@ export class PolicyChangesController {
   @Post(':scope/:scopeId/dry-run')
   @HttpCode(HttpStatus.OK)
   @OrgAccess(OrgAccessLevel.Manage)
-  @ApiOperation({ summary: 'Dry run of a policy change (a replacement, a patch, or both): which keys would gain or lose which tools. Nothing is written.' })
+  @ApiOperation({
+    summary:
+      'Dry run of a policy change (a replacement, a patch, or both): which keys would gain or lose which tools. Nothing is written.',
+  })
   @ApiParam({ name: 'scope', enum: Object.values(POLICY_SCOPES) })
   @ApiOkResponse({ type: PolicyDryRunView })
   @ApiBadRequestResponse({ type: ErrorBodyView })
@@ -80,7 +112,16 @@ export class PolicyChangesController {
   ): Promise<PolicyDryRunView> {
     const { replace, ...patch } = dto;
     const replacement = replace
-      ? { ...replace, allow: replace.allow ?? [], deny: replace.deny ?? [], autoExecute: replace.autoExecute ?? undefined, resourceAllow: replace.resourceAllow ?? undefined, resourceDeny: replace.resourceDeny ?? undefined, promptAllow: replace.promptAllow ?? undefined, promptDeny: replace.promptDeny ?? undefined }
+      ? {
+          ...replace,
+          allow: replace.allow ?? [],
+          deny: replace.deny ?? [],
+          autoExecute: replace.autoExecute ?? undefined,
+          resourceAllow: replace.resourceAllow ?? undefined,
+          resourceDeny: replace.resourceDeny ?? undefined,
+          promptAllow: replace.promptAllow ?? undefined,
+          promptDeny: replace.promptDeny ?? undefined,
+        }
       : undefined;
     return this.changes.dryRun(orgId, scope, scopeId, replacement, patch);
   }

@@ -8,7 +8,10 @@ export class PolicyView {
   @ApiProperty({ format: 'uuid' }) orgId!: string;
   @ApiProperty({ enum: Object.values(POLICY_SCOPES) }) scope!: string;
   @ApiProperty({ format: 'uuid', description: 'The org, team, user or key id' }) scopeId!: string;
-  @ApiProperty({ description: 'Optimistic concurrency: the ETag of the policy; send it as If-Match to refuse a stale write (412)' }) version!: number;
+  @ApiProperty({
+    description: 'Optimistic concurrency: the ETag of the policy; send it as If-Match to refuse a stale write (412)',
+  })
+  version!: number;
   @ApiProperty({ type: [String] }) allow!: string[];
   @ApiProperty({ type: [String] }) deny!: string[];
   @ApiProperty({ type: [String] }) autoExecute!: string[];

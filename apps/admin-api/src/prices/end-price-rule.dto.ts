@@ -2,7 +2,10 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsISO8601, IsOptional, IsString, IsUUID, Length } from 'class-validator';
 
 export class EndPriceRuleDto {
-  @ApiPropertyOptional({ example: '2030-01-01T00:00:00Z', description: 'From when the rule prices nothing (default now; never in the past)' })
+  @ApiPropertyOptional({
+    example: '2030-01-01T00:00:00Z',
+    description: 'From when the rule prices nothing (default now; never in the past)',
+  })
   @IsOptional()
   @IsISO8601({ strict: true }, { message: 'effectiveUntil must be an ISO 8601 timestamp' })
   effectiveUntil?: string;

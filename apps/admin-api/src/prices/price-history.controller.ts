@@ -1,5 +1,12 @@
 import { Body, Controller, Get, HttpCode, HttpStatus, Post, Query } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiBearerAuth, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBadRequestResponse,
+  ApiBearerAuth,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { AdminPrincipal } from '@tollgate/identity';
 import { PriceBookService } from '@tollgate/pricing';
 import { AuditService } from '../audit/audit.service';
@@ -23,22 +30,49 @@ export class PriceHistoryController {
 
   @Get('history')
   @OrgAccess(OrgAccessLevel.Read)
-  @ApiOperation({ summary: 'The price book’s history: every rule, ended and superseded ones included, oldest first, each with its state now' })
+  @ApiOperation({
+    summary:
+      'The price book’s history: every rule, ended and superseded ones included, oldest first, each with its state now',
+  })
   @ApiOkResponse({ type: [PriceRuleHistoryView] })
   @ApiBadRequestResponse({ type: ErrorBodyView })
-  async priceHistory(@UuidParam('orgId') orgId: string, @Query() query: PriceHistoryQuery): Promise<PriceRuleHistoryView[]> {
+  async priceHistory(
+    @UuidParam('orgId') orgId: string,
+    @Query() query: PriceHistoryQuery,
+  ): Promise<PriceRuleHistoryView[]> {
     return toPriceHistory(await this.priceBook.priceHistory(orgId, query), new Date());
   }
 
   @Post(':ruleId/end')
   @HttpCode(HttpStatus.OK)
   @OrgAccess(OrgAccessLevel.Manage)
-  @ApiOperation({ summary: 'End a price rule from a date (default now, never in the past): later calls take the next rule in line, or are free' })
+  @ApiOperation({
+    summary:
+      'End a price rule from a date (default now, never in the past): later calls take the next rule in line, or are free',
+  })
   @ApiOkResponse({ type: PriceRuleView })
-  @ApiBadRequestResponse({ type: ErrorBodyView, description: 'effectiveUntil in the past, before effectiveFrom, or the rule already ended' })
-  async endPriceRule(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @UuidParam('ruleId') ruleId: string, @Body() dto: EndPriceRuleDto): Promise<PriceRuleView> {
-    const { rule, previousUntil } = await this.priceBook.endPriceRule(orgId, ruleId, dto.effectiveUntil ? new Date(dto.effectiveUntil) : undefined);
-    await this.audit.record(admin, { orgId, action: 'price-rule.ended', targetType: 'price-rule', targetId: rule.id, details: { effectiveUntil: rule.effectiveUntil, previousUntil } });
+  @ApiBadRequestResponse({
+    type: ErrorBodyView,
+    description: 'effectiveUntil in the past, before effectiveFrom, or the rule already ended',
+  })
+  async endPriceRule(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @UuidParam('ruleId') ruleId: string,
+    @Body() dto: EndPriceRuleDto,
+  ): Promise<PriceRuleView> {
+    const { rule, previousUntil } = await this.priceBook.endPriceRule(
+      orgId,
+      ruleId,
+      dto.effectiveUntil ? new Date(dto.effectiveUntil) : undefined,
+    );
+    await this.audit.record(admin, {
+      orgId,
+      action: 'price-rule.ended',
+      targetType: 'price-rule',
+      targetId: rule.id,
+      details: { effectiveUntil: rule.effectiveUntil, previousUntil },
+    });
     return toPriceRuleView(rule);
   }
 }

@@ -14,7 +14,12 @@ export class PriceRuleView {
   @ApiProperty({ type: 'integer' }) reportedCostCapMicros!: number;
   @ApiProperty() chargeFailedCalls!: boolean;
   @ApiProperty() effectiveFrom!: Date;
-  @ApiProperty({ nullable: true, type: Date, description: 'The rule prices no call from this instant on (null: open-ended)' }) effectiveUntil!: Date | null;
+  @ApiProperty({
+    nullable: true,
+    type: Date,
+    description: 'The rule prices no call from this instant on (null: open-ended)',
+  })
+  effectiveUntil!: Date | null;
   @ApiProperty() createdAt!: Date;
 }
 
@@ -42,7 +47,8 @@ export type PriceRuleState = (typeof PRICE_RULE_STATES)[number];
 export class PriceRuleHistoryView extends PriceRuleView {
   @ApiProperty({
     enum: PRICE_RULE_STATES,
-    description: 'SCHEDULED: not yet effective; ENDED: past its effectiveUntil; SUPERSEDED: a later rule for the same upstream and pattern took over; IN_FORCE otherwise',
+    description:
+      'SCHEDULED: not yet effective; ENDED: past its effectiveUntil; SUPERSEDED: a later rule for the same upstream and pattern took over; IN_FORCE otherwise',
   })
   state!: PriceRuleState;
 }
@@ -51,8 +57,22 @@ export class PriceRuleHistoryView extends PriceRuleView {
 export function toPriceHistory(rules: PriceRule[], now: Date): PriceRuleHistoryView[] {
   return rules.map((r) => {
     const live = (x: PriceRule) => x.effectiveFrom <= now && !(x.effectiveUntil && x.effectiveUntil <= now);
-    const superseded = rules.some((o) => o !== r && o.upstreamId === r.upstreamId && o.toolPattern === r.toolPattern && live(o) && o.effectiveFrom > r.effectiveFrom);
-    const state: PriceRuleState = r.effectiveFrom > now ? 'SCHEDULED' : r.effectiveUntil && r.effectiveUntil <= now ? 'ENDED' : superseded ? 'SUPERSEDED' : 'IN_FORCE';
+    const superseded = rules.some(
+      (o) =>
+        o !== r &&
+        o.upstreamId === r.upstreamId &&
+        o.toolPattern === r.toolPattern &&
+        live(o) &&
+        o.effectiveFrom > r.effectiveFrom,
+    );
+    const state: PriceRuleState =
+      r.effectiveFrom > now
+        ? 'SCHEDULED'
+        : r.effectiveUntil && r.effectiveUntil <= now
+          ? 'ENDED'
+          : superseded
+            ? 'SUPERSEDED'
+            : 'IN_FORCE';
     return { ...toPriceRuleView(r), state };
   });
 }

@@ -1,5 +1,13 @@
 import { Body, Controller, Get, HttpCode, HttpStatus, Post } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiBearerAuth, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBadRequestResponse,
+  ApiBearerAuth,
+  ApiCreatedResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { AdminPrincipal } from '@tollgate/identity';
 import { toMicros } from '@tollgate/kernel';
 import { PriceBookService } from '@tollgate/pricing';
@@ -24,10 +32,16 @@ export class PricesController {
   @Post()
   @HttpCode(HttpStatus.CREATED)
   @OrgAccess(OrgAccessLevel.Manage)
-  @ApiOperation({ summary: 'Add a price rule (rules are append-only: a price change is a new rule with a later effectiveFrom)' })
+  @ApiOperation({
+    summary: 'Add a price rule (rules are append-only: a price change is a new rule with a later effectiveFrom)',
+  })
   @ApiCreatedResponse({ type: PriceRuleView })
   @ApiBadRequestResponse({ type: ErrorBodyView, description: 'e.g. a fractional amount, named in "field"' })
-  async addPriceRule(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @Body() dto: CreatePriceRuleDto): Promise<PriceRuleView> {
+  async addPriceRule(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @Body() dto: CreatePriceRuleDto,
+  ): Promise<PriceRuleView> {
     const rule = await this.priceBook.addPriceRule(orgId, {
       upstreamId: dto.upstreamId ?? null,
       toolPattern: dto.toolPattern,
@@ -39,7 +53,13 @@ export class PricesController {
       effectiveFrom: dto.effectiveFrom ? new Date(dto.effectiveFrom) : undefined,
     });
     const view = toPriceRuleView(rule);
-    await this.audit.record(admin, { orgId, action: 'price-rule.created', targetType: 'price-rule', targetId: rule.id, details: { ...view } });
+    await this.audit.record(admin, {
+      orgId,
+      action: 'price-rule.created',
+      targetType: 'price-rule',
+      targetId: rule.id,
+      details: { ...view },
+    });
     return view;
   }
 

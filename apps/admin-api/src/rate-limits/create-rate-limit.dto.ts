@@ -12,7 +12,11 @@ export class CreateRateLimitDto {
   @IsUUID(undefined, { message: 'scopeId must be a UUID' })
   scopeId!: string;
 
-  @ApiPropertyOptional({ default: '*:*', example: 'github:search_*', description: 'namespace:tool glob the limit counts' })
+  @ApiPropertyOptional({
+    default: '*:*',
+    example: 'github:search_*',
+    description: 'namespace:tool glob the limit counts',
+  })
   @IsOptional()
   @IsString()
   toolPattern?: string;

@@ -1,5 +1,14 @@
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Post } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiBearerAuth, ApiCreatedResponse, ApiNoContentResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBadRequestResponse,
+  ApiBearerAuth,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { AdminPrincipal } from '@tollgate/identity';
 import { RateLimitAdminService } from '@tollgate/rate-limit';
 import { AuditService } from '../audit/audit.service';
@@ -22,12 +31,24 @@ export class RateLimitsController {
 
   @Post()
   @OrgAccess(OrgAccessLevel.Manage)
-  @ApiOperation({ summary: 'Add a rate limit (calls per sliding window and/or concurrent calls) for a level and tool pattern' })
+  @ApiOperation({
+    summary: 'Add a rate limit (calls per sliding window and/or concurrent calls) for a level and tool pattern',
+  })
   @ApiCreatedResponse({ type: RateLimitView })
   @ApiBadRequestResponse({ type: ErrorBodyView })
-  async createRateLimit(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @Body() dto: CreateRateLimitDto): Promise<RateLimitView> {
+  async createRateLimit(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @Body() dto: CreateRateLimitDto,
+  ): Promise<RateLimitView> {
     const view = toRateLimitView(await this.rateLimits.createRateLimit(orgId, dto));
-    await this.audit.record(admin, { orgId, action: 'rate-limit.created', targetType: 'rate-limit', targetId: view.id, details: { ...view } });
+    await this.audit.record(admin, {
+      orgId,
+      action: 'rate-limit.created',
+      targetType: 'rate-limit',
+      targetId: view.id,
+      details: { ...view },
+    });
     return view;
   }
 
@@ -44,8 +65,18 @@ export class RateLimitsController {
   @OrgAccess(OrgAccessLevel.Manage)
   @ApiOperation({ summary: 'Delete a rate limit' })
   @ApiNoContentResponse()
-  async deleteRateLimit(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @UuidParam('rateLimitId') id: string): Promise<void> {
+  async deleteRateLimit(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @UuidParam('rateLimitId') id: string,
+  ): Promise<void> {
     const rule = await this.rateLimits.deleteRateLimit(orgId, id);
-    await this.audit.record(admin, { orgId, action: 'rate-limit.deleted', targetType: 'rate-limit', targetId: rule.id, details: toRateLimitView(rule) as never });
+    await this.audit.record(admin, {
+      orgId,
+      action: 'rate-limit.deleted',
+      targetType: 'rate-limit',
+      targetId: rule.id,
+      details: toRateLimitView(rule) as never,
+    });
   }
 }

@@ -1,5 +1,14 @@
 import { Body, Controller, Get, HttpCode, HttpStatus, NotFoundException, Post } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiBearerAuth, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import {
+  ApiAcceptedResponse,
+  ApiBearerAuth,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiProperty,
+  ApiPropertyOptional,
+  ApiTags,
+} from '@nestjs/swagger';
 import { JobName } from '@tollgate/queue';
 import { IsBoolean, IsOptional } from 'class-validator';
 import type { AdminPrincipal } from '@tollgate/identity';
@@ -16,11 +25,17 @@ export class BudgetDriftView {
   @ApiProperty({ format: 'uuid' }) scopeId!: string;
   @ApiProperty() period!: string;
   @ApiProperty() periodStart!: string;
-  @ApiPropertyOptional({ type: 'integer', nullable: true, description: 'The Redis counter; null if it was missing' }) counterSpentMicros!: number | null;
+  @ApiPropertyOptional({ type: 'integer', nullable: true, description: 'The Redis counter; null if it was missing' })
+  counterSpentMicros!: number | null;
   @ApiProperty({ type: 'integer' }) ledgerSpentMicros!: number;
-  @ApiProperty({ type: 'integer', description: 'Settled calls still in the usage outbox, not yet in the ledger' }) outboxSpentMicros!: number;
+  @ApiProperty({ type: 'integer', description: 'Settled calls still in the usage outbox, not yet in the ledger' })
+  outboxSpentMicros!: number;
   @ApiProperty({ type: 'integer', description: 'counter - (ledger + outbox)' }) driftMicros!: number;
-  @ApiPropertyOptional({ enum: ['repaired', 'counter-moving', 'not-requested'], description: 'On drift entries: what became of it' }) repair?: string;
+  @ApiPropertyOptional({
+    enum: ['repaired', 'counter-moving', 'not-requested'],
+    description: 'On drift entries: what became of it',
+  })
+  repair?: string;
 }
 
 export class BudgetRepairView {
@@ -34,7 +49,11 @@ export class BudgetRepairView {
 }
 
 export class RequestReconcileDto {
-  @ApiPropertyOptional({ default: false, description: "Set drifted counters' spent back to the ledger plus the outbox (audited); the 5-minute schedule always repairs" })
+  @ApiPropertyOptional({
+    default: false,
+    description:
+      "Set drifted counters' spent back to the ledger plus the outbox (audited); the 5-minute schedule always repairs",
+  })
   @IsOptional()
   @IsBoolean()
   repair?: boolean;
@@ -45,8 +64,10 @@ export class ReconcileReportView {
   @ApiProperty() ranAt!: string;
   @ApiProperty({ type: 'integer' }) budgetsChecked!: number;
   @ApiProperty({ type: [BudgetDriftView] }) drift!: BudgetDriftView[];
-  @ApiProperty({ type: [BudgetRepairView], description: 'Counters set back to the ledger plus the outbox' }) repaired!: BudgetRepairView[];
-  @ApiProperty({ type: [BudgetDriftView], description: 'Missing counters rebuilt from the ledger' }) rebuilt!: BudgetDriftView[];
+  @ApiProperty({ type: [BudgetRepairView], description: 'Counters set back to the ledger plus the outbox' })
+  repaired!: BudgetRepairView[];
+  @ApiProperty({ type: [BudgetDriftView], description: 'Missing counters rebuilt from the ledger' })
+  rebuilt!: BudgetDriftView[];
 }
 
 function toDriftView(d: BudgetDrift): BudgetDriftView {
@@ -65,7 +86,12 @@ function toRepairView(r: BudgetRepair): BudgetRepairView {
 }
 
 function toReconcileView(r: ReconcileReport): ReconcileReportView {
-  return { ...r, drift: r.drift.map(toDriftView), repaired: (r.repaired ?? []).map(toRepairView), rebuilt: r.rebuilt.map(toDriftView) };
+  return {
+    ...r,
+    drift: r.drift.map(toDriftView),
+    repaired: (r.repaired ?? []).map(toRepairView),
+    rebuilt: r.rebuilt.map(toDriftView),
+  };
 }
 
 @ApiTags('budgets')
@@ -83,13 +109,28 @@ export class BudgetReconcileController {
   @HttpCode(HttpStatus.ACCEPTED)
   @OrgAccess(OrgAccessLevel.Manage)
   @ApiOperation({
-    summary: 'Check every budget counter of the org against the ledger plus the usage outbox now, and with `repair` set drifted counters back (a worker job; the worker also runs it, repairing, every 5 minutes)',
+    summary:
+      'Check every budget counter of the org against the ledger plus the usage outbox now, and with `repair` set drifted counters back (a worker job; the worker also runs it, repairing, every 5 minutes)',
   })
   @ApiAcceptedResponse({ schema: { type: 'object', properties: { jobId: { type: 'string' } } } })
-  async requestReconcile(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @Body() body: RequestReconcileDto): Promise<{ jobId: string }> {
+  async requestReconcile(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @Body() body: RequestReconcileDto,
+  ): Promise<{ jobId: string }> {
     const repair = body?.repair ?? false;
-    const job = await this.jobs.enqueue(JobName.ReconcileBudgets, { orgId, repair }, { jobId: `reconcile-${orgId}-${Date.now()}` });
-    await this.audit.record(admin, { orgId, action: 'budget.reconcile-requested', targetType: 'budget', targetId: null, details: { jobId: job.id, repair } });
+    const job = await this.jobs.enqueue(
+      JobName.ReconcileBudgets,
+      { orgId, repair },
+      { jobId: `reconcile-${orgId}-${Date.now()}` },
+    );
+    await this.audit.record(admin, {
+      orgId,
+      action: 'budget.reconcile-requested',
+      targetType: 'budget',
+      targetId: null,
+      details: { jobId: job.id, repair },
+    });
     return { jobId: job.id! };
   }
 

@@ -1,5 +1,13 @@
 import { Body, Controller, Get, Headers, HttpCode, HttpStatus, Post, Query, Res } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiBearerAuth, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBadRequestResponse,
+  ApiBearerAuth,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiProduces,
+  ApiTags,
+} from '@nestjs/swagger';
 import { AdminPrincipal, IdentityService } from '@tollgate/identity';
 import {
   BudgetUtilisationService,
@@ -18,7 +26,12 @@ import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
 import { ErrorBodyView } from '../common/error-body.view';
 import { UuidParam } from '../common/uuid-param.decorator';
 import { RollupRequestDto, SpendReportQuery } from './spend-report.query';
-import { BudgetUtilisationView, SpendReportView, toBudgetUtilisationView, toSpendReportView } from './spend-report.view';
+import {
+  BudgetUtilisationView,
+  SpendReportView,
+  toBudgetUtilisationView,
+  toSpendReportView,
+} from './spend-report.view';
 
 @ApiTags('reports')
 @ApiBearerAuth()
@@ -36,10 +49,14 @@ export class ReportsController {
   @Get('spend')
   @OrgAccess(OrgAccessLevel.Audit)
   @ApiOperation({
-    summary: 'Spend over the organization’s calendar days (its time zone) from the ledger, broken down by team, user, key, upstream, tool, day and/or key tag, optionally for one tag (finance, org admins)',
+    summary:
+      'Spend over the organization’s calendar days (its time zone) from the ledger, broken down by team, user, key, upstream, tool, day and/or key tag, optionally for one tag (finance, org admins)',
   })
   @ApiProduces('application/json', 'text/csv')
-  @ApiOkResponse({ type: SpendReportView, description: 'JSON, or CSV of the same rows with Accept: text/csv or format=csv' })
+  @ApiOkResponse({
+    type: SpendReportView,
+    description: 'JSON, or CSV of the same rows with Accept: text/csv or format=csv',
+  })
   @ApiBadRequestResponse({ type: ErrorBodyView })
   async spendReport(
     @UuidParam('orgId') orgId: string,
@@ -61,7 +78,10 @@ export class ReportsController {
 
   @Get('budgets')
   @OrgAccess(OrgAccessLevel.Audit)
-  @ApiOperation({ summary: 'Each budget’s spend in its current period (calendar period in the org’s time zone), highest utilisation first' })
+  @ApiOperation({
+    summary:
+      'Each budget’s spend in its current period (calendar period in the org’s time zone), highest utilisation first',
+  })
   @ApiOkResponse({ type: [BudgetUtilisationView] })
   async budgetUtilisation(@UuidParam('orgId') orgId: string): Promise<BudgetUtilisationView[]> {
     return (await this.utilisation.budgetUtilisation(orgId)).map(toBudgetUtilisationView);
@@ -70,12 +90,26 @@ export class ReportsController {
   @Post('rollups')
   @HttpCode(HttpStatus.ACCEPTED)
   @OrgAccess(OrgAccessLevel.Manage)
-  @ApiOperation({ summary: 'Recompute the daily rollup of one UTC day for this organization (the worker also does today and yesterday every 10 minutes)' })
+  @ApiOperation({
+    summary:
+      'Recompute the daily rollup of one UTC day for this organization (the worker also does today and yesterday every 10 minutes)',
+  })
   @ApiOkResponse({ schema: { type: 'object', properties: { jobId: { type: 'string' } } } })
-  async requestRollup(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @Body() dto: RollupRequestDto): Promise<{ jobId: string }> {
-    if (!parseUtcDay(dto.day)) throw new ReportingException(ReportingExceptionCode.InvalidQuery, 'day must be a real date YYYY-MM-DD', 'day');
+  async requestRollup(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @Body() dto: RollupRequestDto,
+  ): Promise<{ jobId: string }> {
+    if (!parseUtcDay(dto.day))
+      throw new ReportingException(ReportingExceptionCode.InvalidQuery, 'day must be a real date YYYY-MM-DD', 'day');
     const jobId = await this.jobs.requestRollup(dto.day, orgId);
-    await this.audit.record(admin, { orgId, action: 'rollup.requested', targetType: 'usage-rollup', targetId: null, details: { day: dto.day, jobId } });
+    await this.audit.record(admin, {
+      orgId,
+      action: 'rollup.requested',
+      targetType: 'usage-rollup',
+      targetId: null,
+      details: { day: dto.day, jobId },
+    });
     return { jobId };
   }
 }

@@ -6,21 +6,33 @@ import { IsKeyTag } from '../keys/key-labels.validator';
 export const REPORT_FORMATS = ['json', 'csv'] as const;
 
 export class SpendReportQuery {
-  @ApiProperty({ example: '2026-11-01', description: 'First day, inclusive (YYYY-MM-DD), in the organization’s time zone' })
+  @ApiProperty({
+    example: '2026-11-01',
+    description: 'First day, inclusive (YYYY-MM-DD), in the organization’s time zone',
+  })
   @Matches(/^\d{4}-\d{2}-\d{2}$/, { message: 'from must be a date YYYY-MM-DD' })
   from!: string;
 
-  @ApiProperty({ example: '2026-11-30', description: 'Last day, inclusive (YYYY-MM-DD), in the organization’s time zone' })
+  @ApiProperty({
+    example: '2026-11-30',
+    description: 'Last day, inclusive (YYYY-MM-DD), in the organization’s time zone',
+  })
   @Matches(/^\d{4}-\d{2}-\d{2}$/, { message: 'to must be a date YYYY-MM-DD' })
   to!: string;
 
-  @ApiPropertyOptional({ example: 'team,day', description: `Comma-separated breakdown: ${REPORT_DIMENSIONS.join(', ')}; none gives one total row` })
+  @ApiPropertyOptional({
+    example: 'team,day',
+    description: `Comma-separated breakdown: ${REPORT_DIMENSIONS.join(', ')}; none gives one total row`,
+  })
   @IsOptional()
   @IsString({ message: 'groupBy must be a comma-separated list' })
   @MaxLength(100)
   groupBy?: string;
 
-  @ApiPropertyOptional({ example: 'project:atlas', description: 'Only calls of keys carrying this tag (as the keys carry it now)' })
+  @ApiPropertyOptional({
+    example: 'project:atlas',
+    description: 'Only calls of keys carrying this tag (as the keys carry it now)',
+  })
   @IsOptional()
   @IsKeyTag()
   tag?: string;
@@ -38,7 +50,10 @@ export class RollupRequestDto {
 }
 
 export class PlatformSpendReportQuery {
-  @ApiProperty({ example: '2026-11-01', description: 'First day, inclusive (YYYY-MM-DD): each organization’s calls count on its own calendar days' })
+  @ApiProperty({
+    example: '2026-11-01',
+    description: 'First day, inclusive (YYYY-MM-DD): each organization’s calls count on its own calendar days',
+  })
   @Matches(/^\d{4}-\d{2}-\d{2}$/, { message: 'from must be a date YYYY-MM-DD' })
   from!: string;
 
@@ -46,7 +61,10 @@ export class PlatformSpendReportQuery {
   @Matches(/^\d{4}-\d{2}-\d{2}$/, { message: 'to must be a date YYYY-MM-DD' })
   to!: string;
 
-  @ApiPropertyOptional({ example: 'org,day', description: `Comma-separated breakdown: ${PLATFORM_REPORT_DIMENSIONS.join(', ')} (default: org)` })
+  @ApiPropertyOptional({
+    example: 'org,day',
+    description: `Comma-separated breakdown: ${PLATFORM_REPORT_DIMENSIONS.join(', ')} (default: org)`,
+  })
   @IsOptional()
   @IsString({ message: 'groupBy must be a comma-separated list' })
   @MaxLength(20)

@@ -1,6 +1,13 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { microsToJson } from '@tollgate/kernel';
-import { BudgetUtilisation, PLATFORM_REPORT_DIMENSIONS, PlatformSpendReport, REPORT_DIMENSIONS, SpendFigures, SpendReport } from '@tollgate/reporting';
+import {
+  BudgetUtilisation,
+  PLATFORM_REPORT_DIMENSIONS,
+  PlatformSpendReport,
+  REPORT_DIMENSIONS,
+  SpendFigures,
+  SpendReport,
+} from '@tollgate/reporting';
 
 export class SpendFiguresView {
   @ApiProperty({ type: 'integer' }) calls!: number;
@@ -13,9 +20,15 @@ export class SpendReportView {
   @ApiProperty({ format: 'uuid' }) orgId!: string;
   @ApiProperty({ example: '2026-11-01' }) from!: string;
   @ApiProperty({ example: '2026-11-30' }) to!: string;
-  @ApiProperty({ example: 'Europe/Paris', description: 'The organization’s time zone: from, to and day are its calendar days' }) timeZone!: string;
-  @ApiProperty({ example: 'EUR', description: 'ISO 4217 code of the organization: the unit of every costMicros' }) currency!: string;
-  @ApiProperty({ nullable: true, type: String, description: 'The tag filter, when one was asked for' }) tag!: string | null;
+  @ApiProperty({
+    example: 'Europe/Paris',
+    description: 'The organization’s time zone: from, to and day are its calendar days',
+  })
+  timeZone!: string;
+  @ApiProperty({ example: 'EUR', description: 'ISO 4217 code of the organization: the unit of every costMicros' })
+  currency!: string;
+  @ApiProperty({ nullable: true, type: String, description: 'The tag filter, when one was asked for' }) tag!:
+    string | null;
   @ApiProperty({ enum: REPORT_DIMENSIONS, isArray: true }) groupBy!: string[];
   @ApiProperty({ type: [String], description: 'Columns of each row, as in the CSV header' }) columns!: string[];
   @ApiProperty({
@@ -28,7 +41,12 @@ export class SpendReportView {
 }
 
 export function toFiguresView(f: SpendFigures): SpendFiguresView {
-  return { calls: microsToJson(f.calls), errors: microsToJson(f.errors), outputTokens: microsToJson(f.outputTokens), costMicros: microsToJson(f.costMicros) };
+  return {
+    calls: microsToJson(f.calls),
+    errors: microsToJson(f.errors),
+    outputTokens: microsToJson(f.outputTokens),
+    costMicros: microsToJson(f.costMicros),
+  };
 }
 
 export function toSpendReportView(r: SpendReport, currency: string): SpendReportView {
@@ -55,8 +73,17 @@ export class BudgetUtilisationView {
   @ApiProperty({ type: 'integer' }) limitMicros!: number;
   @ApiProperty({ type: 'integer', description: 'Settled spend in the current period' }) spentMicros!: number;
   @ApiProperty({ type: 'integer', description: 'Held by calls in flight' }) reservedMicros!: number;
-  @ApiProperty({ type: 'integer', description: 'Allowance edges hold as leases for calls they admit without a round trip to Redis; unused, it goes back within seconds' }) leasedMicros!: number;
-  @ApiProperty({ type: 'integer', nullable: true, description: 'spent / limit in basis points (10000 = 100 %), rounded down; null for a zero limit' })
+  @ApiProperty({
+    type: 'integer',
+    description:
+      'Allowance edges hold as leases for calls they admit without a round trip to Redis; unused, it goes back within seconds',
+  })
+  leasedMicros!: number;
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    description: 'spent / limit in basis points (10000 = 100 %), rounded down; null for a zero limit',
+  })
   utilisationBp!: number | null;
   @ApiProperty() periodStart!: Date;
   @ApiProperty({ nullable: true, description: 'When the period resets; null for TOTAL' }) resetsAt!: Date | null;
@@ -64,14 +91,27 @@ export class BudgetUtilisationView {
 }
 
 export function toBudgetUtilisationView(u: BudgetUtilisation): BudgetUtilisationView {
-  return { ...u, limitMicros: microsToJson(u.limitMicros), spentMicros: microsToJson(u.spentMicros), reservedMicros: microsToJson(u.reservedMicros), leasedMicros: microsToJson(u.leasedMicros) };
+  return {
+    ...u,
+    limitMicros: microsToJson(u.limitMicros),
+    spentMicros: microsToJson(u.spentMicros),
+    reservedMicros: microsToJson(u.reservedMicros),
+    leasedMicros: microsToJson(u.leasedMicros),
+  };
 }
 
 export class PlatformSpendRowView extends SpendFiguresView {
-  @ApiProperty({ format: 'uuid', nullable: true, type: String, description: 'null when not grouped by org' }) orgId!: string | null;
-  @ApiProperty({ nullable: true, type: String, description: 'A purged organization keeps the name it had' }) orgName!: string | null;
+  @ApiProperty({ format: 'uuid', nullable: true, type: String, description: 'null when not grouped by org' }) orgId!:
+    string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'A purged organization keeps the name it had' }) orgName!:
+    string | null;
   @ApiProperty({ nullable: true, type: String }) orgSlug!: string | null;
-  @ApiProperty({ nullable: true, type: String, description: 'The organization’s own calendar day, when grouped by day' }) day!: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'The organization’s own calendar day, when grouped by day',
+  })
+  day!: string | null;
 }
 
 export class PlatformSpendReportView {
@@ -87,7 +127,13 @@ export function toPlatformSpendReportView(r: PlatformSpendReport): PlatformSpend
     from: r.from,
     to: r.to,
     groupBy: r.groupBy,
-    rows: r.rows.map((row) => ({ orgId: row.orgId || null, orgName: row.orgName, orgSlug: row.orgSlug, day: row.day, ...toFiguresView(row.figures) })),
+    rows: r.rows.map((row) => ({
+      orgId: row.orgId || null,
+      orgName: row.orgName,
+      orgSlug: row.orgSlug,
+      day: row.day,
+      ...toFiguresView(row.figures),
+    })),
     totals: toFiguresView(r.totals),
   };
 }

@@ -1,5 +1,25 @@
-import { Body, Controller, Get, HttpCode, HttpStatus, Inject, Post, Req, Res, UnauthorizedException } from '@nestjs/common';
-import { ApiBearerAuth, ApiCookieAuth, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import {
+  Body,
+  Controller,
+  Get,
+  HttpCode,
+  HttpStatus,
+  Inject,
+  Post,
+  Req,
+  Res,
+  UnauthorizedException,
+} from '@nestjs/common';
+import {
+  ApiBearerAuth,
+  ApiCookieAuth,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
 import type { Response } from 'express';
 import { AdminConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { constantTimeEqual } from '@tollgate/identity';
@@ -29,14 +49,27 @@ export class SessionController {
   }
 
   @Get('session')
-  @ApiOperation({ summary: 'Who am I: the person, organisation and roles of the session (or bearer token), and the CSRF token for changes' })
+  @ApiOperation({
+    summary:
+      'Who am I: the person, organisation and roles of the session (or bearer token), and the CSRF token for changes',
+  })
   @ApiOkResponse({ type: SessionView })
   @ApiUnauthorizedResponse({ type: ErrorBodyView })
   current(@Req() req: SessionRequest): SessionView {
     if (req.adminSession) return viewOf(req.adminSession);
     const p = req.user!;
     const user = p.actor?.user ?? null;
-    return { user, orgId: p.orgId, roles: [p.role], role: p.role, teamId: p.teamId, platformAdmin: p.role === 'PLATFORM_ADMIN', via: 'bearer', csrfToken: null, expiresAt: null };
+    return {
+      user,
+      orgId: p.orgId,
+      roles: [p.role],
+      role: p.role,
+      teamId: p.teamId,
+      platformAdmin: p.role === 'PLATFORM_ADMIN',
+      via: 'bearer',
+      csrfToken: null,
+      expiresAt: null,
+    };
   }
 
   @Post('session')
@@ -46,17 +79,26 @@ export class SessionController {
   @ApiUnauthorizedResponse({ type: ErrorBodyView })
   async create(@Body() dto: CreateSessionDto, @Res({ passthrough: true }) res: Response): Promise<SessionView> {
     const bootstrap = this.config.admin.bootstrapToken;
-    if (!bootstrap || !constantTimeEqual(dto.token, bootstrap)) throw new UnauthorizedException('token: not the bootstrap token (other admin tokens are used as bearer tokens)');
+    if (!bootstrap || !constantTimeEqual(dto.token, bootstrap))
+      throw new UnauthorizedException('token: not the bootstrap token (other admin tokens are used as bearer tokens)');
     const opened = await this.sessions.open({ origin: 'bootstrap-token', bootstrapToken: bootstrap });
     const session = await this.sessions.resolve(opened.id);
     if (!session) throw new UnauthorizedException('the session could not be opened');
-    setCookie(res, this.cookieName, opened.id, { secure: this.secure, path: '/', maxAgeSeconds: this.sessions.maxAgeSeconds, sameSite: 'Lax' });
+    setCookie(res, this.cookieName, opened.id, {
+      secure: this.secure,
+      path: '/',
+      maxAgeSeconds: this.sessions.maxAgeSeconds,
+      sameSite: 'Lax',
+    });
     return viewOf(session);
   }
 
   @Post('logout')
   @HttpCode(HttpStatus.NO_CONTENT)
-  @ApiOperation({ summary: 'End the session on every replica and clear its cookie (needs X-CSRF-Token); a bearer caller has none to end' })
+  @ApiOperation({
+    summary:
+      'End the session on every replica and clear its cookie (needs X-CSRF-Token); a bearer caller has none to end',
+  })
   @ApiNoContentResponse()
   async logout(@Req() req: SessionRequest, @Res({ passthrough: true }) res: Response): Promise<void> {
     const id = req.adminSession ? readCookie(req, this.cookieName) : undefined;

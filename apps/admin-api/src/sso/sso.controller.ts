@@ -1,9 +1,27 @@
-import { BadGatewayException, BadRequestException, Controller, ForbiddenException, Get, Inject, NotFoundException, Param, Query, Req, Res } from '@nestjs/common';
+import {
+  BadGatewayException,
+  BadRequestException,
+  Controller,
+  ForbiddenException,
+  Get,
+  Inject,
+  NotFoundException,
+  Param,
+  Query,
+  Req,
+  Res,
+} from '@nestjs/common';
 import { ApiFoundResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { AdminConfig, TOLLGATE_CONFIG } from '@tollgate/config';
-import { OAuthSignInException, OAuthSignInExceptionCode, OidcSignInService, OrgIdentityProviderService, SessionSignIn } from '@tollgate/oauth-server';
+import {
+  OAuthSignInException,
+  OAuthSignInExceptionCode,
+  OidcSignInService,
+  OrgIdentityProviderService,
+  SessionSignIn,
+} from '@tollgate/oauth-server';
 import { AuditService } from '../audit/audit.service';
 import { AdminSessionService } from '../auth/admin-session.service';
 import { Public } from '../auth/public.decorator';
@@ -40,9 +58,16 @@ export class SsoController {
 
   @Get('v1/auth/sso/:org/start')
   @Public()
-  @ApiOperation({ summary: 'Sign in to the admin API at the organisation’s identity provider (by org slug or id); ends at the callback with a session cookie' })
+  @ApiOperation({
+    summary:
+      'Sign in to the admin API at the organisation’s identity provider (by org slug or id); ends at the callback with a session cookie',
+  })
   @ApiParam({ name: 'org', description: 'The organisation’s slug or id' })
-  @ApiQuery({ name: 'returnTo', required: false, description: 'A path on this origin to land on afterwards (default /console/)' })
+  @ApiQuery({
+    name: 'returnTo',
+    required: false,
+    description: 'A path on this origin to land on afterwards (default /console/)',
+  })
   @ApiFoundResponse({ description: 'Redirect to the identity provider' })
   async startOrg(@Param('org') org: string, @Query('returnTo') returnTo: unknown, @Res() res: Response): Promise<void> {
     const target = returnToPath(returnTo);
@@ -61,66 +86,109 @@ export class SsoController {
     const target = returnToPath(returnTo);
     const redirectUri = this.redirectUri();
     const platform = this.platformClient();
-    if (!platform) throw new NotFoundException('no platform identity provider is configured (PLATFORM_SSO_ISSUER and friends)');
+    if (!platform)
+      throw new NotFoundException('no platform identity provider is configured (PLATFORM_SSO_ISSUER and friends)');
     await this.redirectToProvider(res, { platform }, redirectUri, target);
   }
 
   @Get('v1/auth/sso/callback')
   @Public()
-  @ApiOperation({ summary: 'Where the identity provider sends the browser back; sets the session cookie and redirects to returnTo' })
+  @ApiOperation({
+    summary: 'Where the identity provider sends the browser back; sets the session cookie and redirects to returnTo',
+  })
   @ApiFoundResponse({ description: 'Signed in: redirect to returnTo' })
   async callback(@Req() req: Request, @Res() res: Response): Promise<void> {
     const q = req.query as Record<string, unknown>;
-    if (typeof q.error === 'string') throw new BadRequestException(`the identity provider refused the sign-in: ${q.error.slice(0, 100)}`);
+    if (typeof q.error === 'string')
+      throw new BadRequestException(`the identity provider refused the sign-in: ${q.error.slice(0, 100)}`);
     const state = typeof q.state === 'string' ? q.state.slice(0, 200) : '';
     const code = typeof q.code === 'string' ? q.code.slice(0, 2000) : '';
     if (!state) throw new FieldValidationException('state', ['state is required']);
     if (!code) throw new FieldValidationException('code', ['code is required']);
-    const done = await signInStep(() => this.oidc.finishSession(state, code, this.redirectUri(), this.platformClient()));
+    const done = await signInStep(() =>
+      this.oidc.finishSession(state, code, this.redirectUri(), this.platformClient()),
+    );
     setCookie(res, BINDING_COOKIE, '', { secure: this.secure, path: SSO_PATH, maxAgeSeconds: 0, sameSite: 'Lax' });
     if (!bindingMatches(readCookie(req, BINDING_COOKIE), done.binding)) {
       throw new BadRequestException('this sign-in was started in another browser; start it again here');
     }
     const opened = await this.openSession(done);
-    setCookie(res, sessionCookieName(this.secure), opened.id, { secure: this.secure, path: '/', maxAgeSeconds: this.sessions.maxAgeSeconds, sameSite: 'Lax' });
+    setCookie(res, sessionCookieName(this.secure), opened.id, {
+      secure: this.secure,
+      path: '/',
+      maxAgeSeconds: this.sessions.maxAgeSeconds,
+      sameSite: 'Lax',
+    });
     res.redirect(303, done.returnTo);
   }
 
   private async openSession(done: SessionSignIn): Promise<{ id: string }> {
     if (done.kind === 'platform') {
       const email = done.email.toLowerCase();
-      if (!this.config.admin.platformSso?.adminEmails.includes(email)) throw new ForbiddenException(`${done.email} is not a platform admin (PLATFORM_SSO_ADMIN_EMAILS)`);
+      if (!this.config.admin.platformSso?.adminEmails.includes(email))
+        throw new ForbiddenException(`${done.email} is not a platform admin (PLATFORM_SSO_ADMIN_EMAILS)`);
       return this.sessions.open({ origin: 'platform-sso', email });
     }
     const opened = await this.sessions.open({ origin: 'org-sso', orgId: done.orgId, userId: done.userId });
     const session = await this.sessions.resolve(opened.id);
     if (!session) {
       await this.sessions.close(opened.id);
-      throw new ForbiddenException('you hold no role in this organisation (no team membership, no org role); ask an administrator');
+      throw new ForbiddenException(
+        'you hold no role in this organisation (no team membership, no org role); ask an administrator',
+      );
     }
     if (done.createdUser) {
-      await this.audit.record(session.principal, { orgId: done.orgId, action: 'user.created-on-sign-in', targetType: 'user', targetId: done.userId, details: { teamId: session.principal.teamId } });
+      await this.audit.record(session.principal, {
+        orgId: done.orgId,
+        action: 'user.created-on-sign-in',
+        targetType: 'user',
+        targetId: done.userId,
+        details: { teamId: session.principal.teamId },
+      });
     }
-    await this.audit.record(session.principal, { orgId: done.orgId, action: 'session.signed-in', targetType: 'user', targetId: done.userId, details: { roles: session.roles, via: 'org-sso' } });
+    await this.audit.record(session.principal, {
+      orgId: done.orgId,
+      action: 'session.signed-in',
+      targetType: 'user',
+      targetId: done.userId,
+      details: { roles: session.roles, via: 'org-sso' },
+    });
     return opened;
   }
 
-  private async redirectToProvider(res: Response, target: Parameters<OidcSignInService['startSession']>[0], redirectUri: string, returnTo: string): Promise<void> {
+  private async redirectToProvider(
+    res: Response,
+    target: Parameters<OidcSignInService['startSession']>[0],
+    redirectUri: string,
+    returnTo: string,
+  ): Promise<void> {
     const binding = randomBytes(24).toString('base64url');
-    const url = await signInStep(() => this.oidc.startSession(target, redirectUri, { returnTo, binding: hashOf(binding) }));
-    setCookie(res, BINDING_COOKIE, binding, { secure: this.secure, path: SSO_PATH, maxAgeSeconds: BINDING_TTL_SECONDS, sameSite: 'Lax' });
+    const url = await signInStep(() =>
+      this.oidc.startSession(target, redirectUri, { returnTo, binding: hashOf(binding) }),
+    );
+    setCookie(res, BINDING_COOKIE, binding, {
+      secure: this.secure,
+      path: SSO_PATH,
+      maxAgeSeconds: BINDING_TTL_SECONDS,
+      sameSite: 'Lax',
+    });
     res.redirect(302, url);
   }
 
   private redirectUri(): string {
     const base = this.config.oauth.issuer;
-    if (!base) throw new NotFoundException('single sign-on needs ADMIN_PUBLIC_URL (the redirect URI registered at the identity provider)');
+    if (!base)
+      throw new NotFoundException(
+        'single sign-on needs ADMIN_PUBLIC_URL (the redirect URI registered at the identity provider)',
+      );
     return `${base}${SESSION_SSO_CALLBACK_PATH}`;
   }
 
   private platformClient() {
     const p = this.config.admin.platformSso;
-    return p ? { issuer: p.issuer, clientId: p.clientId, clientSecret: p.clientSecret, emailClaim: 'email' } : undefined;
+    return p
+      ? { issuer: p.issuer, clientId: p.clientId, clientSecret: p.clientSecret, emailClaim: 'email' }
+      : undefined;
   }
 }
 

@@ -39,18 +39,36 @@ export class UserOrgRoleController {
 
   @Put()
   @OrgAccess(OrgAccessLevel.Manage)
-  @ApiOperation({ summary: 'Grant (ORG_ADMIN, FINANCE) or withdraw (null) the person’s organisation-wide role; sessions follow on their next request' })
+  @ApiOperation({
+    summary:
+      'Grant (ORG_ADMIN, FINANCE) or withdraw (null) the person’s organisation-wide role; sessions follow on their next request',
+  })
   @ApiOkResponse({ type: OrgRoleView })
-  async put(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @UuidParam('userId') userId: string, @Body() dto: PutOrgRoleDto): Promise<OrgRoleView> {
+  async put(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @UuidParam('userId') userId: string,
+    @Body() dto: PutOrgRoleDto,
+  ): Promise<OrgRoleView> {
     const before = await this.user(orgId, userId);
-    if (before.offboardedAt && dto.role !== null) throw new IdentityException(IdentityExceptionCode.UserOffboarded, `user ${userId} is offboarded`, 'userId');
+    if (before.offboardedAt && dto.role !== null)
+      throw new IdentityException(IdentityExceptionCode.UserOffboarded, `user ${userId} is offboarded`, 'userId');
     await this.prisma.user.updateMany({ where: { id: userId, orgId }, data: { orgRole: dto.role } });
-    await this.audit.record(admin, { orgId, action: 'user.org-role-set', targetType: 'user', targetId: userId, details: { from: before.orgRole, to: dto.role } });
+    await this.audit.record(admin, {
+      orgId,
+      action: 'user.org-role-set',
+      targetType: 'user',
+      targetId: userId,
+      details: { from: before.orgRole, to: dto.role },
+    });
     return { userId, role: dto.role };
   }
 
   private async user(orgId: string, userId: string) {
-    const user = await this.prisma.user.findFirst({ where: { id: userId, orgId }, select: { orgRole: true, offboardedAt: true } });
+    const user = await this.prisma.user.findFirst({
+      where: { id: userId, orgId },
+      select: { orgRole: true, offboardedAt: true },
+    });
     if (!user) throw new IdentityException(IdentityExceptionCode.UserNotFound, `user ${userId} not found`, 'userId');
     return user;
   }

@@ -21,7 +21,8 @@ export class TeamMemberRemovedView {
   @ApiProperty({ format: 'uuid' }) teamId!: string;
   @ApiProperty({ format: 'uuid' }) userId!: string;
   @ApiProperty({ type: [String], description: 'The user’s keys in the team, revoked' }) revokedKeyIds!: string[];
-  @ApiProperty({ type: [String], description: 'The user’s TEAM_ADMIN tokens for the team, revoked' }) revokedAdminTokenIds!: string[];
+  @ApiProperty({ type: [String], description: 'The user’s TEAM_ADMIN tokens for the team, revoked' })
+  revokedAdminTokenIds!: string[];
 }
 
 export function toTeamView(t: Team): TeamView {

@@ -1,5 +1,14 @@
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Patch, Post } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiBearerAuth, ApiConflictResponse, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBadRequestResponse,
+  ApiBearerAuth,
+  ApiConflictResponse,
+  ApiCreatedResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import { AdminPrincipal, IdentityService, PeopleAdminService } from '@tollgate/identity';
 import { changes } from '../audit/audit-changes';
 import { AuditService } from '../audit/audit.service';
@@ -30,9 +39,19 @@ export class TeamsController {
   @ApiCreatedResponse({ type: TeamView })
   @ApiBadRequestResponse({ type: ErrorBodyView })
   @ApiConflictResponse({ type: ErrorBodyView, description: 'A team with this name exists' })
-  async createTeam(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @Body() dto: CreateTeamDto): Promise<TeamView> {
+  async createTeam(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @Body() dto: CreateTeamDto,
+  ): Promise<TeamView> {
     const team = await this.identity.createTeam(orgId, dto);
-    await this.audit.record(admin, { orgId, action: 'team.created', targetType: 'team', targetId: team.id, details: { name: team.name } });
+    await this.audit.record(admin, {
+      orgId,
+      action: 'team.created',
+      targetType: 'team',
+      targetId: team.id,
+      details: { name: team.name },
+    });
     return toTeamView(team);
   }
 
@@ -73,9 +92,20 @@ export class TeamsController {
   @ApiOkResponse({ type: TeamView })
   @ApiBadRequestResponse({ type: ErrorBodyView })
   @ApiConflictResponse({ type: ErrorBodyView, description: 'A team with this name exists' })
-  async renameTeam(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @UuidParam('teamId') teamId: string, @Body() dto: RenameTeamDto): Promise<TeamView> {
+  async renameTeam(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @UuidParam('teamId') teamId: string,
+    @Body() dto: RenameTeamDto,
+  ): Promise<TeamView> {
     const { before, after } = await this.people.renameTeam(orgId, teamId, dto.name);
-    await this.audit.record(admin, { orgId, action: 'team.updated', targetType: 'team', targetId: teamId, details: changes(before, after, ['name']) });
+    await this.audit.record(admin, {
+      orgId,
+      action: 'team.updated',
+      targetType: 'team',
+      targetId: teamId,
+      details: changes(before, after, ['name']),
+    });
     return toTeamView(after);
   }
 
@@ -83,13 +113,18 @@ export class TeamsController {
   @OrgAccess(OrgAccessLevel.Read)
   @ApiOperation({ summary: 'List the members of a team' })
   @ApiOkResponse({ type: [TeamMemberView] })
-  async listTeamMembers(@UuidParam('orgId') orgId: string, @UuidParam('teamId') teamId: string): Promise<TeamMemberView[]> {
+  async listTeamMembers(
+    @UuidParam('orgId') orgId: string,
+    @UuidParam('teamId') teamId: string,
+  ): Promise<TeamMemberView[]> {
     return (await this.people.listMembers(orgId, teamId)).map(toTeamMemberView);
   }
 
   @Patch(':teamId/members/:userId')
   @OrgAccess(OrgAccessLevel.Manage)
-  @ApiOperation({ summary: 'Make a member a team admin or not (a demoted admin’s TEAM_ADMIN tokens for the team are revoked)' })
+  @ApiOperation({
+    summary: 'Make a member a team admin or not (a demoted admin’s TEAM_ADMIN tokens for the team are revoked)',
+  })
   @ApiOkResponse({ type: TeamMemberView })
   @ApiBadRequestResponse({ type: ErrorBodyView })
   async updateTeamMember(
@@ -100,13 +135,22 @@ export class TeamsController {
     @Body() dto: UpdateTeamMemberDto,
   ): Promise<TeamMemberView> {
     const { member, revokedAdminTokenIds } = await this.people.setTeamAdmin(orgId, teamId, userId, dto.isTeamAdmin);
-    await this.audit.record(admin, { orgId, action: 'team.member-updated', targetType: 'team', targetId: teamId, details: { userId, isTeamAdmin: dto.isTeamAdmin, revokedAdminTokenIds } });
+    await this.audit.record(admin, {
+      orgId,
+      action: 'team.member-updated',
+      targetType: 'team',
+      targetId: teamId,
+      details: { userId, isTeamAdmin: dto.isTeamAdmin, revokedAdminTokenIds },
+    });
     return toTeamMemberView(member);
   }
 
   @Delete(':teamId/members/:userId')
   @OrgAccess(OrgAccessLevel.Manage)
-  @ApiOperation({ summary: 'Remove a user from a team: their live keys in the team and their TEAM_ADMIN tokens for it are revoked (every edge, within a second)' })
+  @ApiOperation({
+    summary:
+      'Remove a user from a team: their live keys in the team and their TEAM_ADMIN tokens for it are revoked (every edge, within a second)',
+  })
   @ApiOkResponse({ type: TeamMemberRemovedView })
   async removeTeamMember(
     @CurrentAdmin() admin: AdminPrincipal,
@@ -115,7 +159,13 @@ export class TeamsController {
     @UuidParam('userId') userId: string,
   ): Promise<TeamMemberRemovedView> {
     const removed = await this.people.removeMember(orgId, teamId, userId);
-    await this.audit.record(admin, { orgId, action: 'team.member-removed', targetType: 'team', targetId: teamId, details: { userId, ...removed } });
+    await this.audit.record(admin, {
+      orgId,
+      action: 'team.member-removed',
+      targetType: 'team',
+      targetId: teamId,
+      details: { userId, ...removed },
+    });
     return { teamId, userId, ...removed };
   }
 }

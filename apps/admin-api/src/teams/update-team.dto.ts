@@ -9,7 +9,10 @@ export class RenameTeamDto {
 }
 
 export class UpdateTeamMemberDto {
-  @ApiProperty({ description: 'Whether the member administers the team; a demoted admin’s TEAM_ADMIN tokens for the team are revoked' })
+  @ApiProperty({
+    description:
+      'Whether the member administers the team; a demoted admin’s TEAM_ADMIN tokens for the team are revoked',
+  })
   @IsBoolean()
   isTeamAdmin!: boolean;
 }

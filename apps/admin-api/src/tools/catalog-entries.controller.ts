@@ -1,5 +1,13 @@
 import { Body, Controller, Get, HttpCode, HttpStatus, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiConflictResponse, ApiOkResponse, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBearerAuth,
+  ApiConflictResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiProperty,
+  ApiPropertyOptional,
+  ApiTags,
+} from '@nestjs/swagger';
 import { CatalogEntryReviewService } from '@tollgate/catalog';
 import type { CatalogEntry } from '@tollgate/db';
 import type { AdminPrincipal } from '@tollgate/identity';
@@ -49,7 +57,10 @@ export class CatalogEntriesController {
 
   @Get()
   @OrgAccess(OrgAccessLevel.Read)
-  @ApiOperation({ summary: 'List catalogued resources, resource templates and prompts, e.g. those waiting for review (reviewStatus=PENDING)' })
+  @ApiOperation({
+    summary:
+      'List catalogued resources, resource templates and prompts, e.g. those waiting for review (reviewStatus=PENDING)',
+  })
   @ApiOkResponse({ type: [CatalogEntryView] })
   async list(@UuidParam('orgId') orgId: string, @Query() query: ListCatalogEntriesQuery): Promise<CatalogEntryView[]> {
     return (await this.review.listEntries(orgId, query)).map(toView);
@@ -58,24 +69,51 @@ export class CatalogEntriesController {
   @Post(':entryId/approve')
   @HttpCode(HttpStatus.OK)
   @OrgAccess(OrgAccessLevel.Manage)
-  @ApiOperation({ summary: 'Pin the latest definition (the edge serves it at once); 409 if it changed since the reviewer saw definitionHash' })
+  @ApiOperation({
+    summary:
+      'Pin the latest definition (the edge serves it at once); 409 if it changed since the reviewer saw definitionHash',
+  })
   @ApiOkResponse({ type: CatalogEntryView })
   @ApiConflictResponse({ type: ErrorBodyView })
-  async approve(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @UuidParam('entryId') entryId: string, @Body() dto: ApproveToolDto): Promise<CatalogEntryView> {
+  async approve(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @UuidParam('entryId') entryId: string,
+    @Body() dto: ApproveToolDto,
+  ): Promise<CatalogEntryView> {
     const entry = await this.review.approve(orgId, entryId, dto.definitionHash);
-    await this.audit.record(admin, { orgId, action: 'catalog-entry.approved', targetType: 'catalog-entry', targetId: entry.id, details: { kind: entry.kind, key: entry.key, definitionHash: entry.definitionHash, reason: dto.reason } });
+    await this.audit.record(admin, {
+      orgId,
+      action: 'catalog-entry.approved',
+      targetType: 'catalog-entry',
+      targetId: entry.id,
+      details: { kind: entry.kind, key: entry.key, definitionHash: entry.definitionHash, reason: dto.reason },
+    });
     return toView(entry);
   }
 
   @Post(':entryId/reject')
   @HttpCode(HttpStatus.OK)
   @OrgAccess(OrgAccessLevel.Manage)
-  @ApiOperation({ summary: 'Reject the latest definition: the edge keeps serving the pinned one, or keeps a new entry hidden' })
+  @ApiOperation({
+    summary: 'Reject the latest definition: the edge keeps serving the pinned one, or keeps a new entry hidden',
+  })
   @ApiOkResponse({ type: CatalogEntryView })
   @ApiConflictResponse({ type: ErrorBodyView })
-  async reject(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @UuidParam('entryId') entryId: string, @Body() dto: RejectToolDto): Promise<CatalogEntryView> {
+  async reject(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @UuidParam('entryId') entryId: string,
+    @Body() dto: RejectToolDto,
+  ): Promise<CatalogEntryView> {
     const entry = await this.review.reject(orgId, entryId, dto.definitionHash);
-    await this.audit.record(admin, { orgId, action: 'catalog-entry.rejected', targetType: 'catalog-entry', targetId: entry.id, details: { kind: entry.kind, key: entry.key, definitionHash: entry.definitionHash, reason: dto.reason } });
+    await this.audit.record(admin, {
+      orgId,
+      action: 'catalog-entry.rejected',
+      targetType: 'catalog-entry',
+      targetId: entry.id,
+      details: { kind: entry.kind, key: entry.key, definitionHash: entry.definitionHash, reason: dto.reason },
+    });
     return toView(entry);
   }
 }

@@ -5,7 +5,10 @@ import { IsBoolean, IsIn, IsOptional, IsUUID } from 'class-validator';
 export const TOOL_REVIEW_STATUSES = ['APPROVED', 'PENDING', 'REJECTED'] as const;
 
 export class ListToolsQuery {
-  @ApiPropertyOptional({ enum: TOOL_REVIEW_STATUSES, description: 'Only tools in this review state (PENDING: waiting for a decision)' })
+  @ApiPropertyOptional({
+    enum: TOOL_REVIEW_STATUSES,
+    description: 'Only tools in this review state (PENDING: waiting for a decision)',
+  })
   @IsOptional()
   @IsIn(TOOL_REVIEW_STATUSES, { message: `reviewStatus must be one of ${TOOL_REVIEW_STATUSES.join(', ')}` })
   reviewStatus?: (typeof TOOL_REVIEW_STATUSES)[number];

@@ -4,7 +4,9 @@ import { IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
 export class ApproveToolDto {
-  @ApiProperty({ description: 'The definitionHash the reviewer looked at (from the diff); 409 if the upstream changed it since' })
+  @ApiProperty({
+    description: 'The definitionHash the reviewer looked at (from the diff); 409 if the upstream changed it since',
+  })
   @Matches(SHA256_HEX, { message: 'definitionHash must be the 64-character hex SHA-256 from the diff' })
   definitionHash!: string;
 

@@ -1,5 +1,12 @@
 import { Body, Controller, HttpCode, HttpStatus, Post } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiBearerAuth, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBadRequestResponse,
+  ApiBearerAuth,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import { CatalogException, CatalogExceptionCode, ToolReviewService } from '@tollgate/catalog';
 import type { AdminPrincipal } from '@tollgate/identity';
 import { AuditService } from '../audit/audit.service';
@@ -23,31 +30,68 @@ export class ToolBulkReviewController {
   @HttpCode(HttpStatus.OK)
   @OrgAccess(OrgAccessLevel.Manage)
   @ApiOperation({
-    summary: 'Approve or reject many pending tools at once; each decision carries the hash its reviewer saw and applies on its own (per-item results: APPLIED, STALE, NOT_FOUND)',
+    summary:
+      'Approve or reject many pending tools at once; each decision carries the hash its reviewer saw and applies on its own (per-item results: APPLIED, STALE, NOT_FOUND)',
   })
   @ApiOkResponse({ type: BulkReviewView })
   @ApiBadRequestResponse({ type: ErrorBodyView, description: 'e.g. field "decisions.2.definitionHash"' })
-  async reviewMany(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @Body() dto: BulkReviewDto): Promise<BulkReviewView> {
+  async reviewMany(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @Body() dto: BulkReviewDto,
+  ): Promise<BulkReviewView> {
     const results: ToolDecisionResultView[] = [];
     for (const item of dto.decisions) {
       try {
-        const decision = item.decision === 'APPROVE' ? await this.review.approve(orgId, item.toolId, item.definitionHash) : await this.review.reject(orgId, item.toolId, item.definitionHash);
+        const decision =
+          item.decision === 'APPROVE'
+            ? await this.review.approve(orgId, item.toolId, item.definitionHash)
+            : await this.review.reject(orgId, item.toolId, item.definitionHash);
         const { tool, previousPinnedHash } = decision;
         await this.audit.record(admin, {
           orgId,
           action: item.decision === 'APPROVE' ? 'tool.approved' : 'tool.rejected',
           targetType: 'tool',
           targetId: tool.id,
-          details: { upstreamId: tool.upstreamId, name: tool.name, definitionHash: tool.definitionHash, previousPinnedHash, pinnedHash: tool.pinnedHash, bulk: true, ...(dto.reason ? { reason: dto.reason } : {}) },
+          details: {
+            upstreamId: tool.upstreamId,
+            name: tool.name,
+            definitionHash: tool.definitionHash,
+            previousPinnedHash,
+            pinnedHash: tool.pinnedHash,
+            bulk: true,
+            ...(dto.reason ? { reason: dto.reason } : {}),
+          },
         });
-        results.push({ toolId: item.toolId, decision: item.decision, result: 'APPLIED', definitionHash: tool.definitionHash, pinnedHash: tool.pinnedHash, message: null });
+        results.push({
+          toolId: item.toolId,
+          decision: item.decision,
+          result: 'APPLIED',
+          definitionHash: tool.definitionHash,
+          pinnedHash: tool.pinnedHash,
+          message: null,
+        });
       } catch (err) {
         if (!(err instanceof CatalogException)) throw err;
         if (err.code === CatalogExceptionCode.DefinitionChanged) {
           const tool = await this.review.getTool(orgId, item.toolId);
-          results.push({ toolId: item.toolId, decision: item.decision, result: 'STALE', definitionHash: tool.definitionHash, pinnedHash: tool.pinnedHash, message: err.message });
+          results.push({
+            toolId: item.toolId,
+            decision: item.decision,
+            result: 'STALE',
+            definitionHash: tool.definitionHash,
+            pinnedHash: tool.pinnedHash,
+            message: err.message,
+          });
         } else if (err.code === CatalogExceptionCode.ToolNotFound) {
-          results.push({ toolId: item.toolId, decision: item.decision, result: 'NOT_FOUND', definitionHash: null, pinnedHash: null, message: err.message });
+          results.push({
+            toolId: item.toolId,
+            decision: item.decision,
+            result: 'NOT_FOUND',
+            definitionHash: null,
+            pinnedHash: null,
+            message: err.message,
+          });
         } else throw err;
       }
     }

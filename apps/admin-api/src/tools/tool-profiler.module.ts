@@ -14,7 +14,9 @@ import { profileTool } from '@tollgate/disclosure';
     {
       provide: TOOL_PROFILER,
       inject: [TOLLGATE_CONFIG],
-      useFactory: (config: BaseConfig): ToolProfiler => ({ profile: (input) => profileTool(input, config.tokens.encoding) }),
+      useFactory: (config: BaseConfig): ToolProfiler => ({
+        profile: (input) => profileTool(input, config.tokens.encoding),
+      }),
     },
   ],
   exports: [TOOL_PROFILER],

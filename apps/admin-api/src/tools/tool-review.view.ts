@@ -5,7 +5,8 @@ import { ToolView, toToolView } from '../upstreams/upstream.view';
 /** A catalog tool with its stored disclosure data (summary, tier token counts, tier score). */
 export class CatalogToolView extends ToolView {
   @ApiProperty({ example: 'github', description: 'The upstream’s namespace' }) namespace!: string;
-  @ApiProperty({ nullable: true, type: String, description: 'One-line summary of the served definition (T2)' }) summary!: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'One-line summary of the served definition (T2)' })
+  summary!: string | null;
   @ApiProperty({ description: 'Tokens of the tool’s T2 search entry' }) summaryTokens!: number;
   @ApiProperty({ description: 'Tokens of the tool’s code-mode stub' }) stubTokens!: number;
   @ApiProperty({ description: 'Tier score from usage (0..1); orders the hot list' }) tierScore!: number;
@@ -47,14 +48,24 @@ export class InputSchemaDiffView {
 
 export class ToolDiffView {
   @ApiProperty({ type: CatalogToolView }) tool!: CatalogToolView;
-  @ApiProperty({ nullable: true, type: String, description: 'Hash of the definition the edge serves; null if never approved' }) pinnedHash!: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'Hash of the definition the edge serves; null if never approved',
+  })
+  pinnedHash!: string | null;
   @ApiProperty({ description: 'Hash of the latest definition: send it back to approve' }) definitionHash!: string;
   @ApiProperty({ description: 'Whether the latest definition differs from the pinned one' }) changed!: boolean;
   @ApiProperty({ type: TextChangeView, nullable: true }) title!: TextChangeView | null;
   @ApiProperty({ type: TextChangeView, nullable: true }) description!: TextChangeView | null;
   @ApiProperty({ type: InputSchemaDiffView }) inputSchema!: InputSchemaDiffView;
-  @ApiProperty({ type: [String], description: 'Other parts that differ: inputSchema (keywords besides properties), outputSchema, annotations' }) otherChanges!: string[];
-  @ApiProperty({ description: 'Tokens the latest definition costs as a plain tools/list entry' }) latestSchemaTokens!: number;
+  @ApiProperty({
+    type: [String],
+    description: 'Other parts that differ: inputSchema (keywords besides properties), outputSchema, annotations',
+  })
+  otherChanges!: string[];
+  @ApiProperty({ description: 'Tokens the latest definition costs as a plain tools/list entry' })
+  latestSchemaTokens!: number;
 }
 
 export function toToolDiffView(r: ToolDiffResult): ToolDiffView {

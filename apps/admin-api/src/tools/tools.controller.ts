@@ -1,5 +1,14 @@
 import { Body, Controller, Get, HttpCode, HttpStatus, Post, Query } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiBadRequestResponse, ApiBearerAuth, ApiConflictResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ApiAcceptedResponse,
+  ApiBadRequestResponse,
+  ApiBearerAuth,
+  ApiConflictResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import { ReviewDecision, TierScoreJobs, ToolReviewService } from '@tollgate/catalog';
 import type { AdminPrincipal } from '@tollgate/identity';
 import { AuditService } from '../audit/audit.service';
@@ -9,7 +18,13 @@ import { ErrorBodyView } from '../common/error-body.view';
 import { UuidParam } from '../common/uuid-param.decorator';
 import { ListToolsQuery } from './list-tools.query';
 import { ApproveToolDto, RejectToolDto } from './review-tool.dto';
-import { CatalogToolView, TierScoresRequestedView, ToolDiffView, toCatalogToolView, toToolDiffView } from './tool-review.view';
+import {
+  CatalogToolView,
+  TierScoresRequestedView,
+  ToolDiffView,
+  toCatalogToolView,
+  toToolDiffView,
+} from './tool-review.view';
 
 @ApiTags('tools')
 @ApiBearerAuth()
@@ -24,7 +39,9 @@ export class ToolsController {
 
   @Get()
   @OrgAccess(OrgAccessLevel.Read)
-  @ApiOperation({ summary: 'List the organization’s catalog tools, e.g. those waiting for review (reviewStatus=PENDING)' })
+  @ApiOperation({
+    summary: 'List the organization’s catalog tools, e.g. those waiting for review (reviewStatus=PENDING)',
+  })
   @ApiOkResponse({ type: [CatalogToolView] })
   @ApiBadRequestResponse({ type: ErrorBodyView })
   async listTools(@UuidParam('orgId') orgId: string, @Query() query: ListToolsQuery): Promise<CatalogToolView[]> {
@@ -36,9 +53,18 @@ export class ToolsController {
   @OrgAccess(OrgAccessLevel.Manage)
   @ApiOperation({ summary: 'Queue a recomputation of the organization’s tier scores from the usage rollups now' })
   @ApiAcceptedResponse({ type: TierScoresRequestedView })
-  async requestTierScores(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string): Promise<TierScoresRequestedView> {
+  async requestTierScores(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+  ): Promise<TierScoresRequestedView> {
     const jobId = await this.tierScores.requestTierScores(orgId);
-    await this.audit.record(admin, { orgId, action: 'tools.tier-scores-requested', targetType: 'organization', targetId: orgId, details: { jobId } });
+    await this.audit.record(admin, {
+      orgId,
+      action: 'tools.tier-scores-requested',
+      targetType: 'organization',
+      targetId: orgId,
+      details: { jobId },
+    });
     return { jobId };
   }
 
@@ -52,7 +78,9 @@ export class ToolsController {
 
   @Get(':toolId/diff')
   @OrgAccess(OrgAccessLevel.Read)
-  @ApiOperation({ summary: 'What changed between the pinned definition the edge serves and the one the upstream lists now' })
+  @ApiOperation({
+    summary: 'What changed between the pinned definition the edge serves and the one the upstream lists now',
+  })
   @ApiOkResponse({ type: ToolDiffView })
   async diffTool(@UuidParam('orgId') orgId: string, @UuidParam('toolId') toolId: string): Promise<ToolDiffView> {
     return toToolDiffView(await this.review.diff(orgId, toolId));
@@ -61,10 +89,18 @@ export class ToolsController {
   @Post(':toolId/approve')
   @HttpCode(HttpStatus.OK)
   @OrgAccess(OrgAccessLevel.Manage)
-  @ApiOperation({ summary: 'Pin the latest definition (the edge serves it at once); 409 if it changed since the reviewer saw definitionHash' })
+  @ApiOperation({
+    summary:
+      'Pin the latest definition (the edge serves it at once); 409 if it changed since the reviewer saw definitionHash',
+  })
   @ApiOkResponse({ type: CatalogToolView })
   @ApiConflictResponse({ type: ErrorBodyView, description: 'DEFINITION_CHANGED: look at the diff again' })
-  async approveTool(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @UuidParam('toolId') toolId: string, @Body() dto: ApproveToolDto): Promise<CatalogToolView> {
+  async approveTool(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @UuidParam('toolId') toolId: string,
+    @Body() dto: ApproveToolDto,
+  ): Promise<CatalogToolView> {
     const decision = await this.review.approve(orgId, toolId, dto.definitionHash);
     await this.recordDecision(admin, orgId, 'tool.approved', decision, dto.reason);
     return toCatalogToolView(decision.tool);
@@ -73,16 +109,30 @@ export class ToolsController {
   @Post(':toolId/reject')
   @HttpCode(HttpStatus.OK)
   @OrgAccess(OrgAccessLevel.Manage)
-  @ApiOperation({ summary: 'Reject the latest definition: the edge keeps serving the pinned one, or keeps a never-approved tool hidden' })
+  @ApiOperation({
+    summary:
+      'Reject the latest definition: the edge keeps serving the pinned one, or keeps a never-approved tool hidden',
+  })
   @ApiOkResponse({ type: CatalogToolView })
   @ApiConflictResponse({ type: ErrorBodyView, description: 'DEFINITION_CHANGED: look at the diff again' })
-  async rejectTool(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @UuidParam('toolId') toolId: string, @Body() dto: RejectToolDto): Promise<CatalogToolView> {
+  async rejectTool(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @UuidParam('toolId') toolId: string,
+    @Body() dto: RejectToolDto,
+  ): Promise<CatalogToolView> {
     const decision = await this.review.reject(orgId, toolId, dto.definitionHash);
     await this.recordDecision(admin, orgId, 'tool.rejected', decision, dto.reason);
     return toCatalogToolView(decision.tool);
   }
 
-  private recordDecision(admin: AdminPrincipal, orgId: string, action: string, { tool, previousPinnedHash }: ReviewDecision, reason: string | undefined): Promise<void> {
+  private recordDecision(
+    admin: AdminPrincipal,
+    orgId: string,
+    action: string,
+    { tool, previousPinnedHash }: ReviewDecision,
+    reason: string | undefined,
+  ): Promise<void> {
     return this.audit.record(admin, {
       orgId,
       action,

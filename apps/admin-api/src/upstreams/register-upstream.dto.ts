@@ -1,7 +1,21 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { NAMESPACE_PATTERN } from '@tollgate/kernel';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsIn, IsInt, IsOptional, IsString, IsUrl, Length, Matches, Max, MaxLength, Min, ValidateNested } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Length,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  ValidateNested,
+} from 'class-validator';
 import { IsHeaderRecord } from '../common/string-record.validator';
 
 export const UPSTREAM_TRANSPORTS = ['STDIO', 'STREAMABLE_HTTP', 'SSE'] as const;
@@ -11,7 +25,9 @@ export const UPSTREAM_AUTH_MODES = ['NONE', 'STATIC_SECRET', 'PER_USER_OAUTH'] a
 
 /** PER_USER_OAUTH: a client registered at the upstream's authorization server (else registered dynamically). */
 export class UpstreamOAuthDto {
-  @ApiPropertyOptional({ description: 'A pre-registered client id; without it Tollgate registers a client dynamically (RFC 7591)' })
+  @ApiPropertyOptional({
+    description: 'A pre-registered client id; without it Tollgate registers a client dynamically (RFC 7591)',
+  })
   @IsOptional()
   @IsString()
   @Length(1, 500)
@@ -31,10 +47,17 @@ export class UpstreamOAuthDto {
 }
 
 export class RegisterUpstreamDto {
-  @ApiProperty({ example: 'github', pattern: NAMESPACE_PATTERN.source, description: 'Agents see its tools as <namespace>__<tool>; unique in the org' })
+  @ApiProperty({
+    example: 'github',
+    pattern: NAMESPACE_PATTERN.source,
+    description: 'Agents see its tools as <namespace>__<tool>; unique in the org',
+  })
   @IsString()
   @Length(1, 40)
-  @Matches(NAMESPACE_PATTERN, { message: 'namespace must be lower-case letters and digits, in words joined by single hyphens (e.g. "github", "my-docs")' })
+  @Matches(NAMESPACE_PATTERN, {
+    message:
+      'namespace must be lower-case letters and digits, in words joined by single hyphens (e.g. "github", "my-docs")',
+  })
   namespace!: string;
 
   @ApiPropertyOptional({ example: 'GitHub', maxLength: 200 })
@@ -43,7 +66,10 @@ export class RegisterUpstreamDto {
   @Length(1, 200)
   displayName?: string;
 
-  @ApiProperty({ enum: UPSTREAM_TRANSPORTS, description: 'STDIO runs a command on Tollgate’s hosts (platform admins only by default)' })
+  @ApiProperty({
+    enum: UPSTREAM_TRANSPORTS,
+    description: 'STDIO runs a command on Tollgate’s hosts (platform admins only by default)',
+  })
   @IsIn(UPSTREAM_TRANSPORTS, { message: `transport must be one of: ${UPSTREAM_TRANSPORTS.join(', ')}` })
   transport!: UpstreamTransportName;
 
@@ -53,7 +79,11 @@ export class RegisterUpstreamDto {
   @Length(1, 1000)
   command?: string;
 
-  @ApiPropertyOptional({ type: [String], example: ['-y', '@modelcontextprotocol/server-everything'], description: 'STDIO only' })
+  @ApiPropertyOptional({
+    type: [String],
+    example: ['-y', '@modelcontextprotocol/server-everything'],
+    description: 'STDIO only',
+  })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(100)
@@ -63,7 +93,10 @@ export class RegisterUpstreamDto {
 
   @ApiPropertyOptional({ example: 'https://mcp.example.com/mcp', description: 'STREAMABLE_HTTP and SSE: the endpoint' })
   @IsOptional()
-  @IsUrl({ protocols: ['http', 'https'], require_protocol: true, require_tld: false }, { message: 'url must be an http:// or https:// URL' })
+  @IsUrl(
+    { protocols: ['http', 'https'], require_protocol: true, require_tld: false },
+    { message: 'url must be an http:// or https:// URL' },
+  )
   @MaxLength(2000)
   url?: string;
 
@@ -77,7 +110,10 @@ export class RegisterUpstreamDto {
   @IsHeaderRecord()
   headers?: Record<string, string>;
 
-  @ApiPropertyOptional({ description: 'Static secret auth: sent as `Authorization: Bearer <value>`. Write-only: stored encrypted, never returned.' })
+  @ApiPropertyOptional({
+    description:
+      'Static secret auth: sent as `Authorization: Bearer <value>`. Write-only: stored encrypted, never returned.',
+  })
   @IsOptional()
   @IsString()
   @Length(1, 4000)
@@ -85,7 +121,8 @@ export class RegisterUpstreamDto {
 
   @ApiPropertyOptional({
     enum: UPSTREAM_AUTH_MODES,
-    description: 'Default: STATIC_SECRET when headers or bearerToken are given, else NONE. PER_USER_OAUTH: each user connects their own account; calls carry their token.',
+    description:
+      'Default: STATIC_SECRET when headers or bearerToken are given, else NONE. PER_USER_OAUTH: each user connects their own account; calls carry their token.',
   })
   @IsOptional()
   @IsIn(UPSTREAM_AUTH_MODES, { message: `authMode must be one of: ${UPSTREAM_AUTH_MODES.join(', ')}` })
@@ -111,7 +148,10 @@ export class RegisterUpstreamDto {
   @Max(600_000)
   callTimeoutMs?: number;
 
-  @ApiPropertyOptional({ minimum: 1, description: 'Output token cap for this upstream’s results (default: the policy’s)' })
+  @ApiPropertyOptional({
+    minimum: 1,
+    description: 'Output token cap for this upstream’s results (default: the policy’s)',
+  })
   @IsOptional()
   @IsInt()
   @Min(1)

@@ -1,5 +1,19 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsBoolean, IsInt, IsOptional, IsString, IsUrl, Length, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsInt,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Length,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  ValidateIf,
+} from 'class-validator';
 import { IsHeaderRecord } from '../common/string-record.validator';
 
 /** A PATCH of an upstream: only the fields present change. Secrets stay write-only. */
@@ -11,9 +25,15 @@ export class UpdateUpstreamDto {
   @Length(1, 200)
   displayName?: string | null;
 
-  @ApiPropertyOptional({ example: 'https://mcp.example.com/mcp', description: 'STREAMABLE_HTTP and SSE: the new endpoint, checked by the outbound rule like at registration' })
+  @ApiPropertyOptional({
+    example: 'https://mcp.example.com/mcp',
+    description: 'STREAMABLE_HTTP and SSE: the new endpoint, checked by the outbound rule like at registration',
+  })
   @IsOptional()
-  @IsUrl({ protocols: ['http', 'https'], require_protocol: true, require_tld: false }, { message: 'url must be an http:// or https:// URL' })
+  @IsUrl(
+    { protocols: ['http', 'https'], require_protocol: true, require_tld: false },
+    { message: 'url must be an http:// or https:// URL' },
+  )
   @MaxLength(2000)
   url?: string;
 
@@ -38,7 +58,8 @@ export class UpdateUpstreamDto {
   @ApiPropertyOptional({
     type: String,
     nullable: true,
-    description: 'Rotates the static secret (`Authorization: Bearer <value>`): the next call on every edge uses it. null drops it. Write-only.',
+    description:
+      'Rotates the static secret (`Authorization: Bearer <value>`): the next call on every edge uses it. null drops it. Write-only.',
   })
   @IsOptional()
   @ValidateIf((_, v) => v !== null)
@@ -46,7 +67,11 @@ export class UpdateUpstreamDto {
   @Length(1, 4000)
   bearerToken?: string | null;
 
-  @ApiPropertyOptional({ minimum: 60, maximum: 604800, description: 'How often the catalog is re-read; the job scheduler is updated at once' })
+  @ApiPropertyOptional({
+    minimum: 60,
+    maximum: 604800,
+    description: 'How often the catalog is re-read; the job scheduler is updated at once',
+  })
   @IsOptional()
   @IsInt()
   @Min(60)
@@ -71,7 +96,8 @@ export class UpdateUpstreamDto {
   @ApiPropertyOptional({
     type: Boolean,
     nullable: true,
-    description: 'Review settings: true serves new or changed tools at once, false holds them for review, null follows the organization’s autoApproveTools',
+    description:
+      'Review settings: true serves new or changed tools at once, false holds them for review, null follows the organization’s autoApproveTools',
   })
   @IsOptional()
   @ValidateIf((_, v) => v !== null)

@@ -31,7 +31,11 @@ export class UpstreamAdminService {
   ) {}
 
   /** Registers an upstream, schedules its periodic sync and queues the first one. */
-  async registerUpstream(admin: AdminPrincipal, orgId: string, input: RegisterUpstreamInput): Promise<{ upstream: UpstreamServer; jobId: string }> {
+  async registerUpstream(
+    admin: AdminPrincipal,
+    orgId: string,
+    input: RegisterUpstreamInput,
+  ): Promise<{ upstream: UpstreamServer; jobId: string }> {
     // A stdio upstream runs a command on Tollgate's own hosts: a platform decision by default.
     if (input.transport === 'STDIO' && admin.role !== 'PLATFORM_ADMIN' && !this.config.admin.allowStdioForOrgAdmins) {
       throw new ForbiddenException(
@@ -67,7 +71,12 @@ export class UpstreamAdminService {
   }
 
   /** Edits an upstream; a new URL passes the same outbound rule as at registration. */
-  async updateUpstream(orgId: string, upstreamId: string, input: UpdateUpstreamInput, expectedVersion?: number): Promise<UpstreamChange> {
+  async updateUpstream(
+    orgId: string,
+    upstreamId: string,
+    input: UpdateUpstreamInput,
+    expectedVersion?: number,
+  ): Promise<UpstreamChange> {
     if (input.url !== undefined) await checkUpstreamAddress(input.url);
     return this.lifecycle.updateUpstream(orgId, upstreamId, input, expectedVersion);
   }
@@ -87,7 +96,10 @@ export class UpstreamAdminService {
   /** Every tool the catalog knows for the upstream, removed ones included (they carry removedAt). */
   async listTools(orgId: string, upstreamId: string): Promise<{ upstream: UpstreamServer; tools: Tool[] }> {
     const upstream = await this.registry.getUpstream(orgId, upstreamId);
-    const tools = await this.prisma.tool.findMany({ where: { orgId, upstreamId: upstream.id }, orderBy: { name: 'asc' } });
+    const tools = await this.prisma.tool.findMany({
+      where: { orgId, upstreamId: upstream.id },
+      orderBy: { name: 'asc' },
+    });
     return { upstream, tools };
   }
 }
@@ -100,7 +112,8 @@ async function checkUpstreamAddress(url: string): Promise<void> {
   try {
     await checkOutboundUrl(url);
   } catch (err) {
-    if (err instanceof OutboundException) throw new CatalogException(CatalogExceptionCode.InvalidUpstream, `url refused: ${err.message}`, 'url');
+    if (err instanceof OutboundException)
+      throw new CatalogException(CatalogExceptionCode.InvalidUpstream, `url refused: ${err.message}`, 'url');
     throw err;
   }
 }

@@ -26,8 +26,14 @@ import { UpstreamView, toUpstreamView } from './upstream.view';
 /** Day-2 changes of an upstream: edit, disable and enable, pause and resume sync, delete. */
 @ApiTags('upstreams')
 @ApiBearerAuth()
-@ApiNotFoundResponse({ type: ErrorBodyView, description: 'Unknown organization or upstream (a deleted upstream is unknown)' })
-@ApiPreconditionFailedResponse({ type: ErrorBodyView, description: 'STALE_WRITE: If-Match names another version than the current one' })
+@ApiNotFoundResponse({
+  type: ErrorBodyView,
+  description: 'Unknown organization or upstream (a deleted upstream is unknown)',
+})
+@ApiPreconditionFailedResponse({
+  type: ErrorBodyView,
+  description: 'STALE_WRITE: If-Match names another version than the current one',
+})
 @Controller('v1/orgs/:orgId/upstreams')
 export class UpstreamLifecycleController {
   constructor(
@@ -38,10 +44,14 @@ export class UpstreamLifecycleController {
   @Patch(':upstreamId')
   @OrgAccess(OrgAccessLevel.Manage)
   @ApiOperation({
-    summary: 'Edit an upstream: URL, headers and secrets (rotated without downtime: the next call on every edge uses them), sync interval, time-out, output cap, review settings',
+    summary:
+      'Edit an upstream: URL, headers and secrets (rotated without downtime: the next call on every edge uses them), sync interval, time-out, output cap, review settings',
   })
   @ApiOkResponse({ type: UpstreamView })
-  @ApiBadRequestResponse({ type: ErrorBodyView, description: 'A bad field, or a URL the outbound rule refuses (field "url")' })
+  @ApiBadRequestResponse({
+    type: ErrorBodyView,
+    description: 'A bad field, or a URL the outbound rule refuses (field "url")',
+  })
   async updateUpstream(
     @CurrentAdmin() admin: AdminPrincipal,
     @UuidParam('orgId') orgId: string,
@@ -76,7 +86,10 @@ export class UpstreamLifecycleController {
   @Post(':upstreamId/disable')
   @HttpCode(HttpStatus.OK)
   @OrgAccess(OrgAccessLevel.Manage)
-  @ApiOperation({ summary: 'Disable an upstream: its tools vanish from every key at once (sessions hear list_changed), calls to them are refused, no sync runs' })
+  @ApiOperation({
+    summary:
+      'Disable an upstream: its tools vanish from every key at once (sessions hear list_changed), calls to them are refused, no sync runs',
+  })
   @ApiOkResponse({ type: UpstreamView })
   async disableUpstream(
     @CurrentAdmin() admin: AdminPrincipal,
@@ -85,13 +98,21 @@ export class UpstreamLifecycleController {
     @IfMatch() ifMatch: number | undefined,
     @Res({ passthrough: true }) res: Response,
   ): Promise<UpstreamView> {
-    return this.changed(admin, res, 'upstream.disabled', await this.upstreams.setEnabled(orgId, upstreamId, false, ifMatch));
+    return this.changed(
+      admin,
+      res,
+      'upstream.disabled',
+      await this.upstreams.setEnabled(orgId, upstreamId, false, ifMatch),
+    );
   }
 
   @Post(':upstreamId/enable')
   @HttpCode(HttpStatus.OK)
   @OrgAccess(OrgAccessLevel.Manage)
-  @ApiOperation({ summary: 'Enable a disabled upstream again: its approved tools are served and its sync is scheduled (unless paused)' })
+  @ApiOperation({
+    summary:
+      'Enable a disabled upstream again: its approved tools are served and its sync is scheduled (unless paused)',
+  })
   @ApiOkResponse({ type: UpstreamView })
   async enableUpstream(
     @CurrentAdmin() admin: AdminPrincipal,
@@ -100,13 +121,21 @@ export class UpstreamLifecycleController {
     @IfMatch() ifMatch: number | undefined,
     @Res({ passthrough: true }) res: Response,
   ): Promise<UpstreamView> {
-    return this.changed(admin, res, 'upstream.enabled', await this.upstreams.setEnabled(orgId, upstreamId, true, ifMatch));
+    return this.changed(
+      admin,
+      res,
+      'upstream.enabled',
+      await this.upstreams.setEnabled(orgId, upstreamId, true, ifMatch),
+    );
   }
 
   @Post(':upstreamId/pause-sync')
   @HttpCode(HttpStatus.OK)
   @OrgAccess(OrgAccessLevel.Manage)
-  @ApiOperation({ summary: 'Pause the catalog sync: the periodic job scheduler is removed and list_changed syncs skipped; an admin sync still runs' })
+  @ApiOperation({
+    summary:
+      'Pause the catalog sync: the periodic job scheduler is removed and list_changed syncs skipped; an admin sync still runs',
+  })
   @ApiOkResponse({ type: UpstreamView })
   async pauseSync(
     @CurrentAdmin() admin: AdminPrincipal,
@@ -115,7 +144,12 @@ export class UpstreamLifecycleController {
     @IfMatch() ifMatch: number | undefined,
     @Res({ passthrough: true }) res: Response,
   ): Promise<UpstreamView> {
-    return this.changed(admin, res, 'upstream.sync-paused', await this.upstreams.setSyncPaused(orgId, upstreamId, true, ifMatch));
+    return this.changed(
+      admin,
+      res,
+      'upstream.sync-paused',
+      await this.upstreams.setSyncPaused(orgId, upstreamId, true, ifMatch),
+    );
   }
 
   @Post(':upstreamId/resume-sync')
@@ -130,14 +164,20 @@ export class UpstreamLifecycleController {
     @IfMatch() ifMatch: number | undefined,
     @Res({ passthrough: true }) res: Response,
   ): Promise<UpstreamView> {
-    return this.changed(admin, res, 'upstream.sync-resumed', await this.upstreams.setSyncPaused(orgId, upstreamId, false, ifMatch));
+    return this.changed(
+      admin,
+      res,
+      'upstream.sync-resumed',
+      await this.upstreams.setSyncPaused(orgId, upstreamId, false, ifMatch),
+    );
   }
 
   @Delete(':upstreamId')
   @HttpCode(HttpStatus.OK)
   @OrgAccess(OrgAccessLevel.Manage)
   @ApiOperation({
-    summary: 'Delete an upstream: its tools are removed, its secrets and users’ connections dropped; past spend stays in reports under its namespace, which is free again',
+    summary:
+      'Delete an upstream: its tools are removed, its secrets and users’ connections dropped; past spend stays in reports under its namespace, which is free again',
   })
   @ApiOkResponse({ type: UpstreamView, description: 'The upstream as deleted (enabled false)' })
   @ApiConflictResponse({ type: ErrorBodyView })
@@ -148,16 +188,31 @@ export class UpstreamLifecycleController {
     @IfMatch() ifMatch: number | undefined,
     @Res({ passthrough: true }) res: Response,
   ): Promise<UpstreamView> {
-    return this.changed(admin, res, 'upstream.deleted', await this.upstreams.deleteUpstream(orgId, upstreamId, ifMatch));
+    return this.changed(
+      admin,
+      res,
+      'upstream.deleted',
+      await this.upstreams.deleteUpstream(orgId, upstreamId, ifMatch),
+    );
   }
 
-  private async changed(admin: AdminPrincipal, res: Response, action: string, upstream: UpstreamServer): Promise<UpstreamView> {
+  private async changed(
+    admin: AdminPrincipal,
+    res: Response,
+    action: string,
+    upstream: UpstreamServer,
+  ): Promise<UpstreamView> {
     await this.audit.record(admin, {
       orgId: upstream.orgId,
       action,
       targetType: 'upstream',
       targetId: upstream.id,
-      details: { namespace: upstream.namespace, enabled: upstream.enabled, syncPaused: upstream.syncPaused, version: upstream.version },
+      details: {
+        namespace: upstream.namespace,
+        enabled: upstream.enabled,
+        syncPaused: upstream.syncPaused,
+        version: upstream.version,
+      },
     });
     setEtag(res, upstream.version);
     return toUpstreamView(upstream);

@@ -14,19 +14,33 @@ export class UpstreamView {
   @ApiProperty({ nullable: true, type: String }) command!: string | null;
   @ApiProperty({ type: [String] }) args!: string[];
   @ApiProperty({ nullable: true, type: String, description: 'A password in the URL is masked' }) url!: string | null;
-  @ApiProperty({ type: [String], description: 'Names of the configured extra headers (values are write-only)' }) headerNames!: string[];
+  @ApiProperty({ type: [String], description: 'Names of the configured extra headers (values are write-only)' })
+  headerNames!: string[];
   @ApiProperty({ enum: ['NONE', 'STATIC_SECRET', 'PER_USER_OAUTH'] }) authMode!: string;
   @ApiProperty() syncIntervalSeconds!: number;
   @ApiProperty() callTimeoutMs!: number;
   @ApiProperty({ nullable: true, type: Number }) outputTokenCap!: number | null;
-  @ApiProperty({ description: 'false: its tools are hidden from every key and calls to them refused' }) enabled!: boolean;
+  @ApiProperty({ description: 'false: its tools are hidden from every key and calls to them refused' })
+  enabled!: boolean;
   @ApiProperty({ description: 'Scheduled and list_changed syncs are skipped until resumed' }) syncPaused!: boolean;
-  @ApiProperty({ nullable: true, type: Boolean, description: 'Review of new or changed tools for this upstream; null follows the organization' }) autoApproveTools!: boolean | null;
-  @ApiProperty({ description: 'Optimistic concurrency: the ETag of the upstream; send it as If-Match to refuse a stale write (412)' }) version!: number;
-  @ApiProperty({ description: 'Tools and prompts reach agents under their own names, without `<namespace>__`' }) exposeUnprefixed!: boolean;
+  @ApiProperty({
+    nullable: true,
+    type: Boolean,
+    description: 'Review of new or changed tools for this upstream; null follows the organization',
+  })
+  autoApproveTools!: boolean | null;
+  @ApiProperty({
+    description: 'Optimistic concurrency: the ETag of the upstream; send it as If-Match to refuse a stale write (412)',
+  })
+  version!: number;
+  @ApiProperty({ description: 'Tools and prompts reach agents under their own names, without `<namespace>__`' })
+  exposeUnprefixed!: boolean;
   @ApiProperty({ nullable: true, type: Date }) lastSyncAt!: Date | null;
   @ApiProperty({ nullable: true, type: String }) lastSyncError!: string | null;
-  @ApiProperty({ type: [String], description: 'Invalid fields the last sync dropped from the upstream’s tool definitions (the tools were kept)' })
+  @ApiProperty({
+    type: [String],
+    description: 'Invalid fields the last sync dropped from the upstream’s tool definitions (the tools were kept)',
+  })
   lastSyncWarnings!: string[];
   @ApiProperty() createdAt!: Date;
   @ApiProperty() updatedAt!: Date;
@@ -42,13 +56,15 @@ export class ToolView {
   @ApiProperty({ description: 'The tool’s name at the upstream' }) name!: string;
   @ApiProperty({ example: 'github__search_issues', description: 'The name agents see' }) exposedName!: string;
   @ApiProperty({ description: 'SHA-256 of the definition last listed by the upstream' }) definitionHash!: string;
-  @ApiProperty({ nullable: true, type: String, description: 'SHA-256 of the approved definition the edge serves' }) pinnedHash!: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'SHA-256 of the approved definition the edge serves' })
+  pinnedHash!: string | null;
   @ApiProperty({ enum: ['APPROVED', 'PENDING', 'REJECTED'] }) reviewStatus!: string;
   @ApiProperty({ nullable: true, type: String }) description!: string | null;
   @ApiProperty({ description: 'Tokens the tool costs as a plain tools/list entry' }) schemaTokens!: number;
   @ApiProperty({ enum: ['HOT', 'WARM', 'STANDARD', 'COLD'] }) tier!: string;
   @ApiProperty({ nullable: true, type: String }) category!: string | null;
-  @ApiProperty({ nullable: true, type: Date, description: 'Set when the upstream stopped listing the tool' }) removedAt!: Date | null;
+  @ApiProperty({ nullable: true, type: Date, description: 'Set when the upstream stopped listing the tool' })
+  removedAt!: Date | null;
   @ApiProperty() firstSeenAt!: Date;
   @ApiProperty() updatedAt!: Date;
 }

@@ -41,9 +41,16 @@ export class UpstreamsController {
   @ApiOperation({ summary: 'Register an upstream MCP server; its first catalog sync is queued at once' })
   @ApiCreatedResponse({ type: UpstreamView })
   @ApiBadRequestResponse({ type: ErrorBodyView })
-  @ApiForbiddenResponse({ type: ErrorBodyView, description: 'STDIO upstreams need a platform admin unless the deployment allows them' })
+  @ApiForbiddenResponse({
+    type: ErrorBodyView,
+    description: 'STDIO upstreams need a platform admin unless the deployment allows them',
+  })
   @ApiConflictResponse({ type: ErrorBodyView, description: 'The namespace is taken in this organization' })
-  async registerUpstream(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @Body() dto: RegisterUpstreamDto): Promise<UpstreamView> {
+  async registerUpstream(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @Body() dto: RegisterUpstreamDto,
+  ): Promise<UpstreamView> {
     const { upstream, jobId } = await this.upstreams.registerUpstream(admin, orgId, dto);
     await this.audit.record(admin, {
       orgId,
@@ -79,7 +86,11 @@ export class UpstreamsController {
   @OrgAccess(OrgAccessLevel.Read)
   @ApiOperation({ summary: 'Get an upstream (its ETag header is the version to send in If-Match)' })
   @ApiOkResponse({ type: UpstreamView })
-  async getUpstream(@UuidParam('orgId') orgId: string, @UuidParam('upstreamId') upstreamId: string, @Res({ passthrough: true }) res: Response): Promise<UpstreamView> {
+  async getUpstream(
+    @UuidParam('orgId') orgId: string,
+    @UuidParam('upstreamId') upstreamId: string,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<UpstreamView> {
     const upstream = await this.upstreams.getUpstream(orgId, upstreamId);
     setEtag(res, upstream.version);
     return toUpstreamView(upstream);
@@ -90,21 +101,48 @@ export class UpstreamsController {
   @OrgAccess(OrgAccessLevel.Manage)
   @ApiOperation({ summary: 'Queue a catalog sync of the upstream now' })
   @ApiAcceptedResponse({ type: SyncRequestedView })
-  async requestSync(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @UuidParam('upstreamId') upstreamId: string): Promise<SyncRequestedView> {
+  async requestSync(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @UuidParam('upstreamId') upstreamId: string,
+  ): Promise<SyncRequestedView> {
     const { upstream, jobId } = await this.upstreams.requestSync(orgId, upstreamId);
-    await this.audit.record(admin, { orgId, action: 'upstream.sync-requested', targetType: 'upstream', targetId: upstream.id, details: { jobId } });
+    await this.audit.record(admin, {
+      orgId,
+      action: 'upstream.sync-requested',
+      targetType: 'upstream',
+      targetId: upstream.id,
+      details: { jobId },
+    });
     return { jobId };
   }
 
   @Put(':upstreamId/exposure')
   @OrgAccess(OrgAccessLevel.Manage)
-  @ApiOperation({ summary: 'Expose the upstream’s tools and prompts under their own names (no `<namespace>__` prefix), or prefixed again' })
+  @ApiOperation({
+    summary:
+      'Expose the upstream’s tools and prompts under their own names (no `<namespace>__` prefix), or prefixed again',
+  })
   @ApiOkResponse({ type: UpstreamView })
   @ApiBadRequestResponse({ type: ErrorBodyView })
-  @ApiConflictResponse({ type: ErrorBodyView, description: 'A name of this upstream is already exposed by another upstream (NAME_COLLISION, the names listed)' })
-  async putExposure(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @UuidParam('upstreamId') upstreamId: string, @Body() dto: PutExposureDto): Promise<UpstreamView> {
+  @ApiConflictResponse({
+    type: ErrorBodyView,
+    description: 'A name of this upstream is already exposed by another upstream (NAME_COLLISION, the names listed)',
+  })
+  async putExposure(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @UuidParam('upstreamId') upstreamId: string,
+    @Body() dto: PutExposureDto,
+  ): Promise<UpstreamView> {
     const upstream = await this.upstreams.setExposure(orgId, upstreamId, dto.exposeUnprefixed);
-    await this.audit.record(admin, { orgId, action: 'upstream.exposure-changed', targetType: 'upstream', targetId: upstream.id, details: { exposeUnprefixed: dto.exposeUnprefixed } });
+    await this.audit.record(admin, {
+      orgId,
+      action: 'upstream.exposure-changed',
+      targetType: 'upstream',
+      targetId: upstream.id,
+      details: { exposeUnprefixed: dto.exposeUnprefixed },
+    });
     return toUpstreamView(upstream);
   }
 

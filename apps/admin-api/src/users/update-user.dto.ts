@@ -2,7 +2,13 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsEmail, IsOptional, IsString, IsUUID, Length, MaxLength } from 'class-validator';
 
 export class UpdateUserDto {
-  @ApiPropertyOptional({ example: 'Ada King', maxLength: 200, nullable: true, type: String, description: 'null clears the name' })
+  @ApiPropertyOptional({
+    example: 'Ada King',
+    maxLength: 200,
+    nullable: true,
+    type: String,
+    description: 'null clears the name',
+  })
   @IsOptional()
   @IsString()
   @Length(1, 200)
@@ -29,7 +35,10 @@ export class MoveUserDto {
   @IsBoolean()
   isTeamAdmin?: boolean;
 
-  @ApiPropertyOptional({ default: true, description: 'Move their live keys to the new team (true) or revoke them (false)' })
+  @ApiPropertyOptional({
+    default: true,
+    description: 'Move their live keys to the new team (true) or revoke them (false)',
+  })
   @IsOptional()
   @IsBoolean()
   moveKeys?: boolean;

@@ -1,5 +1,14 @@
 import { Body, Controller, Get, HttpCode, HttpStatus, Patch, Post } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiBearerAuth, ApiConflictResponse, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBadRequestResponse,
+  ApiBearerAuth,
+  ApiConflictResponse,
+  ApiCreatedResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import { AdminPrincipal, IdentityService, PeopleAdminService } from '@tollgate/identity';
 import { changes } from '../audit/audit-changes';
 import { AuditService } from '../audit/audit.service';
@@ -31,9 +40,19 @@ export class UsersController {
   @ApiCreatedResponse({ type: UserView })
   @ApiBadRequestResponse({ type: ErrorBodyView })
   @ApiConflictResponse({ type: ErrorBodyView, description: 'A user with this email exists' })
-  async createUser(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @Body() dto: CreateUserDto): Promise<UserView> {
+  async createUser(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @Body() dto: CreateUserDto,
+  ): Promise<UserView> {
     const user = await this.identity.createUser(orgId, dto);
-    await this.audit.record(admin, { orgId, action: 'user.created', targetType: 'user', targetId: user.id, details: { email: user.email, name: user.name } });
+    await this.audit.record(admin, {
+      orgId,
+      action: 'user.created',
+      targetType: 'user',
+      targetId: user.id,
+      details: { email: user.email, name: user.name },
+    });
     return toUserView(user);
   }
 
@@ -59,20 +78,39 @@ export class UsersController {
   @ApiOkResponse({ type: UserView })
   @ApiBadRequestResponse({ type: ErrorBodyView })
   @ApiConflictResponse({ type: ErrorBodyView, description: 'A user with this email exists' })
-  async updateUser(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @UuidParam('userId') userId: string, @Body() dto: UpdateUserDto): Promise<UserView> {
+  async updateUser(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @UuidParam('userId') userId: string,
+    @Body() dto: UpdateUserDto,
+  ): Promise<UserView> {
     const { before, after } = await this.people.updateUser(orgId, userId, dto);
-    await this.audit.record(admin, { orgId, action: 'user.updated', targetType: 'user', targetId: userId, details: changes(before, after, ['name', 'email']) });
+    await this.audit.record(admin, {
+      orgId,
+      action: 'user.updated',
+      targetType: 'user',
+      targetId: userId,
+      details: changes(before, after, ['name', 'email']),
+    });
     return toUserView(after);
   }
 
   @Post(':userId/move')
   @HttpCode(HttpStatus.OK)
   @OrgAccess(OrgAccessLevel.Manage)
-  @ApiOperation({ summary: 'Move a user from one team to another, with their live keys (which spend for the new team from their next call); past spend stays with the old team' })
+  @ApiOperation({
+    summary:
+      'Move a user from one team to another, with their live keys (which spend for the new team from their next call); past spend stays with the old team',
+  })
   @ApiOkResponse({ type: MovedUserView })
   @ApiBadRequestResponse({ type: ErrorBodyView })
   @ApiConflictResponse({ type: ErrorBodyView, description: 'Same team, or the user is offboarded' })
-  async moveUser(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @UuidParam('userId') userId: string, @Body() dto: MoveUserDto): Promise<MovedUserView> {
+  async moveUser(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @UuidParam('userId') userId: string,
+    @Body() dto: MoveUserDto,
+  ): Promise<MovedUserView> {
     const moved = await this.people.moveUser(orgId, userId, dto);
     const view = {
       userId,
@@ -83,7 +121,13 @@ export class UsersController {
       revokedKeyIds: moved.revokedKeyIds,
       revokedAdminTokenIds: moved.revokedAdminTokenIds,
     };
-    await this.audit.record(admin, { orgId, action: 'user.moved', targetType: 'user', targetId: userId, details: view });
+    await this.audit.record(admin, {
+      orgId,
+      action: 'user.moved',
+      targetType: 'user',
+      targetId: userId,
+      details: view,
+    });
     return view;
   }
 
@@ -95,9 +139,19 @@ export class UsersController {
       'Offboard a user in one call: every key (static and OAuth) and admin token of theirs revoked, their team memberships ended, their upstream connections forgotten. Every edge refuses them within a second; their budgets and past spend stay in reports. Repeating it is harmless',
   })
   @ApiOkResponse({ type: OffboardedUserView })
-  async offboardUser(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string, @UuidParam('userId') userId: string): Promise<OffboardedUserView> {
+  async offboardUser(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @UuidParam('userId') userId: string,
+  ): Promise<OffboardedUserView> {
     const result = await this.offboarding.offboard(orgId, userId);
-    await this.audit.record(admin, { orgId, action: 'user.offboarded', targetType: 'user', targetId: userId, details: { ...result } });
+    await this.audit.record(admin, {
+      orgId,
+      action: 'user.offboarded',
+      targetType: 'user',
+      targetId: userId,
+      details: { ...result },
+    });
     return result;
   }
 }

@@ -39,14 +39,26 @@ export function setUnauthorizedHandler(handler: () => void): void {
 }
 
 /** `expect401`: a 401 is an answer here (checking a sign-in), not a session that ended. */
-export async function api<T>(method: string, path: string, body?: unknown, token = storedToken(), expect401 = false, extraHeaders?: Record<string, string>): Promise<T> {
+export async function api<T>(
+  method: string,
+  path: string,
+  body?: unknown,
+  token = storedToken(),
+  expect401 = false,
+  extraHeaders?: Record<string, string>,
+): Promise<T> {
   const headers: Record<string, string> = { Accept: 'application/json', ...extraHeaders };
   if (token) headers.Authorization = `Bearer ${token}`;
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   if (csrfToken && method !== 'GET' && method !== 'HEAD') headers['X-CSRF-Token'] = csrfToken;
   let res: Response;
   try {
-    res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin' });
+    res = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: 'same-origin',
+    });
   } catch {
     throw new ApiError(0, 'The admin API could not be reached. Check your connection and try again.');
   }
@@ -71,4 +83,5 @@ function safeJson(text: string): unknown {
 export const get = <T>(path: string) => api<T>('GET', path);
 export const post = <T>(path: string, body?: unknown) => api<T>('POST', path, body);
 /** A change carrying extra headers, e.g. `If-Match` with the version read (412 if it changed since). */
-export const send = <T>(method: string, path: string, body: unknown, headers: Record<string, string>) => api<T>(method, path, body, storedToken(), false, headers);
+export const send = <T>(method: string, path: string, body: unknown, headers: Record<string, string>) =>
+  api<T>(method, path, body, storedToken(), false, headers);

@@ -55,8 +55,20 @@ export interface Key {
 /** GET …/keys/:id/limits: the key's own budgets and rate limits. */
 export interface KeyLimits {
   keyId: string;
-  budgets: { id: string; period: string; limitMicros: number | string; mode: 'HARD' | 'SOFT'; alertThresholds: number[] }[];
-  rateLimits: { id: string; toolPattern: string; callsPerWindow: number | null; windowSeconds: number; maxConcurrent: number | null }[];
+  budgets: {
+    id: string;
+    period: string;
+    limitMicros: number | string;
+    mode: 'HARD' | 'SOFT';
+    alertThresholds: number[];
+  }[];
+  rateLimits: {
+    id: string;
+    toolPattern: string;
+    callsPerWindow: number | null;
+    windowSeconds: number;
+    maxConcurrent: number | null;
+  }[];
 }
 
 export interface Figures {

@@ -53,7 +53,12 @@ export interface EffectivePolicy {
   tools: {
     exposedName: string;
     callable: boolean;
-    price: { ruleId: string | null; toolPattern: string; perCallMicros: number | string; perOutputTokenMicros: number | string } | null;
+    price: {
+      ruleId: string | null;
+      toolPattern: string;
+      perCallMicros: number | string;
+      perOutputTokenMicros: number | string;
+    } | null;
     refusal: ToolRefusal | null;
   }[];
 }

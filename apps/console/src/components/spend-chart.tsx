@@ -18,7 +18,17 @@ interface Series {
  * the tooltip shows is formatted from the row's micro-units. The table beside it is the
  * accessible, exact reading of the same numbers.
  */
-export function SpendPerDayChart({ report, stackBy, currency, title }: { report: SpendReport; stackBy: ReportDimension | null; currency: string; title: string }) {
+export function SpendPerDayChart({
+  report,
+  stackBy,
+  currency,
+  title,
+}: {
+  report: SpendReport;
+  stackBy: ReportDimension | null;
+  currency: string;
+  title: string;
+}) {
   const totals = new Map<string, bigint>();
   for (const r of report.rows) {
     const label = stackBy ? dimensionLabel(r, stackBy) : 'Spend';
@@ -52,7 +62,11 @@ export function SpendPerDayChart({ report, stackBy, currency, title }: { report:
           <BarChart data={data} margin={{ top: 8, right: 8, bottom: 8, left: 8 }}>
             <CartesianGrid strokeDasharray="3 3" vertical={false} />
             <XAxis dataKey="day" tickFormatter={(d: string) => d.slice(5)} tick={{ fill: '#333' }} />
-            <YAxis tickFormatter={(v: number) => formatMoney(BigInt(Math.round(v * 1_000_000)), currency)} width={80} tick={{ fill: '#333' }} />
+            <YAxis
+              tickFormatter={(v: number) => formatMoney(BigInt(Math.round(v * 1_000_000)), currency)}
+              width={80}
+              tick={{ fill: '#333' }}
+            />
             <Tooltip
               formatter={(_v, name, item) => {
                 const key = String(item.dataKey);
@@ -62,12 +76,21 @@ export function SpendPerDayChart({ report, stackBy, currency, title }: { report:
             />
             {series.length > 1 && <Legend />}
             {series.map((s, i) => (
-              <Bar key={s.key} dataKey={s.key} name={s.label} stackId="spend" fill={PALETTE[i % PALETTE.length]} isAnimationActive={false} />
+              <Bar
+                key={s.key}
+                dataKey={s.key}
+                name={s.label}
+                stackId="spend"
+                fill={PALETTE[i % PALETTE.length]}
+                isAnimationActive={false}
+              />
             ))}
           </BarChart>
         </ResponsiveContainer>
       </div>
-      <figcaption style={{ position: 'absolute', width: 1, height: 1, overflow: 'hidden', clip: 'rect(0 0 0 0)' }}>{title}</figcaption>
+      <figcaption style={{ position: 'absolute', width: 1, height: 1, overflow: 'hidden', clip: 'rect(0 0 0 0)' }}>
+        {title}
+      </figcaption>
     </figure>
   );
 }

@@ -45,5 +45,11 @@ export function formatTimestamp(value: string | Date | null | undefined, timeZon
 
 /** A calendar day for reading, e.g. `Mon, 23 Nov 2026`. */
 export function formatDay(day: string, locale?: string): string {
-  return new Intl.DateTimeFormat(locale, { timeZone: 'UTC', weekday: 'short', day: 'numeric', month: 'short', year: 'numeric' }).format(new Date(`${day}T00:00:00Z`));
+  return new Intl.DateTimeFormat(locale, {
+    timeZone: 'UTC',
+    weekday: 'short',
+    day: 'numeric',
+    month: 'short',
+    year: 'numeric',
+  }).format(new Date(`${day}T00:00:00Z`));
 }

@@ -8,12 +8,24 @@ describe('budget forecast', () => {
 
   it('should project the day the budget runs out at the rate so far', () => {
     // 10 days in, 40 % spent: 15 more days at that rate.
-    const f = forecastBudget({ limitMicros: 100_000_000, spentMicros: 40_000_000, periodStart, resetsAt, now: new Date('2026-11-11T00:00:00Z') });
+    const f = forecastBudget({
+      limitMicros: 100_000_000,
+      spentMicros: 40_000_000,
+      periodStart,
+      resetsAt,
+      now: new Date('2026-11-11T00:00:00Z'),
+    });
     expect(f).toEqual({ kind: 'runs-out', at: new Date('2026-11-26T00:00:00Z') });
   });
 
   it('should say the budget lasts when the projection is past the reset', () => {
-    const f = forecastBudget({ limitMicros: 100_000_000, spentMicros: 10_000_000, periodStart, resetsAt, now: new Date('2026-11-11T00:00:00Z') });
+    const f = forecastBudget({
+      limitMicros: 100_000_000,
+      spentMicros: 10_000_000,
+      periodStart,
+      resetsAt,
+      now: new Date('2026-11-11T00:00:00Z'),
+    });
     expect(f).toEqual({ kind: 'lasts', resetsAt: new Date(resetsAt) });
   });
 
@@ -23,7 +35,13 @@ describe('budget forecast', () => {
   });
 
   it('should keep precision on budgets beyond 2^53 micro-units', () => {
-    const f = forecastBudget({ limitMicros: '20000000000000000000', spentMicros: '10000000000000000000', periodStart, resetsAt: null, now: new Date('2026-11-02T00:00:00Z') });
+    const f = forecastBudget({
+      limitMicros: '20000000000000000000',
+      spentMicros: '10000000000000000000',
+      periodStart,
+      resetsAt: null,
+      now: new Date('2026-11-02T00:00:00Z'),
+    });
     expect(f).toEqual({ kind: 'runs-out', at: new Date('2026-11-03T00:00:00Z') });
   });
 });

@@ -35,7 +35,12 @@ export function formatMoney(value: MicrosInput, currency: string, locale?: strin
   const key = `${locale ?? ''}|${currency}`;
   let f = formatters.get(key);
   if (!f) {
-    f = new Intl.NumberFormat(locale, { style: 'currency', currency, minimumFractionDigits: 2, maximumFractionDigits: 6 });
+    f = new Intl.NumberFormat(locale, {
+      style: 'currency',
+      currency,
+      minimumFractionDigits: 2,
+      maximumFractionDigits: 6,
+    });
     formatters.set(key, f);
   }
   // The string overload of format() is exact (Intl.NumberFormat v3); TypeScript's lib lacks it.

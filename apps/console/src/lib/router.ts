@@ -3,13 +3,25 @@ import { useEffect, useState } from 'react';
 /** The console lives under /console/; pages are paths below it (/console/explorer). */
 export const BASE = '/console';
 
-export type PageId = 'overview' | 'explorer' | 'keys' | 'budgets' | 'upstreams' | 'prices' | 'policies' | 'audit' | 'alerts' | 'connections';
+export type PageId =
+  | 'overview'
+  | 'explorer'
+  | 'keys'
+  | 'budgets'
+  | 'upstreams'
+  | 'prices'
+  | 'policies'
+  | 'audit'
+  | 'alerts'
+  | 'connections';
 
 export const PAGE_PATHS: Record<PageId, string> = {
   overview: `${BASE}/`,
   explorer: `${BASE}/explorer`,
   keys: `${BASE}/keys`,
-  budgets: `${BASE}/budgets`, upstreams: `${BASE}/upstreams`, prices: `${BASE}/prices`,
+  budgets: `${BASE}/budgets`,
+  upstreams: `${BASE}/upstreams`,
+  prices: `${BASE}/prices`,
   policies: `${BASE}/policies`,
   audit: `${BASE}/audit`,
   alerts: `${BASE}/alerts`,

@@ -2,9 +2,18 @@ import type { ReportDimension, ReportRow, SpendReport } from '../api/admin-types
 import { microsToDecimal, sumMicros, toMicros } from './money';
 import type { ShownTable } from './table-csv';
 
-export const DIMENSION_LABELS: Record<ReportDimension, string> = { team: 'Team', user: 'User', key: 'Key', upstream: 'Upstream', tool: 'Tool', day: 'Day', tag: 'Key tag' };
+export const DIMENSION_LABELS: Record<ReportDimension, string> = {
+  team: 'Team',
+  user: 'User',
+  key: 'Key',
+  upstream: 'Upstream',
+  tool: 'Tool',
+  day: 'Day',
+  tag: 'Key tag',
+};
 
-const text = (v: string | number | null | undefined) => (v === null || v === undefined || v === '' ? '(none)' : String(v));
+const text = (v: string | number | null | undefined) =>
+  v === null || v === undefined || v === '' ? '(none)' : String(v);
 
 /** What a row is called along one dimension: names first, ids when a name is missing. */
 export function dimensionLabel(row: ReportRow, dim: ReportDimension): string {
@@ -61,7 +70,11 @@ export interface Ranked {
 /** Rows ranked by cost, highest first. */
 export function topBy(report: SpendReport, dim: ReportDimension, n: number): Ranked[] {
   return report.rows
-    .map((r) => ({ label: dimensionLabel(r, dim), costMicros: toMicros(r.costMicros as number | string), calls: Number(r.calls) }))
+    .map((r) => ({
+      label: dimensionLabel(r, dim),
+      costMicros: toMicros(r.costMicros as number | string),
+      calls: Number(r.calls),
+    }))
     .sort((a, b) => (b.costMicros > a.costMicros ? 1 : b.costMicros < a.costMicros ? -1 : b.calls - a.calls))
     .slice(0, n);
 }

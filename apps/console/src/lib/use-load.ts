@@ -17,7 +17,8 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> &
     refreshing.current = false;
     load().then(
       (data) => current && setResult({ state: 'ready', data }),
-      (err: unknown) => current && setResult({ state: 'error', error: err instanceof ApiError ? err : new ApiError(0, String(err)) }),
+      (err: unknown) =>
+        current && setResult({ state: 'error', error: err instanceof ApiError ? err : new ApiError(0, String(err)) }),
     );
     return () => {
       current = false;

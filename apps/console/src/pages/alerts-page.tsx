@@ -1,4 +1,18 @@
-import { Alert, Badge, Button, Card, Code, CopyButton, Group, Modal, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import {
+  Alert,
+  Badge,
+  Button,
+  Card,
+  Code,
+  CopyButton,
+  Group,
+  Modal,
+  Stack,
+  Table,
+  Text,
+  TextInput,
+  Title,
+} from '@mantine/core';
 import { FormEvent, useState } from 'react';
 import { ApiError, api, get, post } from '../api/admin-client';
 import type { Team, User } from '../api/admin-types';
@@ -22,7 +36,8 @@ interface AlertsData {
 
 function delivery(a: BudgetAlert, webhooks: number): { label: string; color: string } {
   if (a.deliveredAt) return { label: 'Delivered', color: 'green.9' };
-  if (a.attempts === 0) return webhooks === 0 ? { label: 'No webhook', color: 'gray.8' } : { label: 'Queued', color: 'indigo.8' };
+  if (a.attempts === 0)
+    return webhooks === 0 ? { label: 'No webhook', color: 'gray.8' } : { label: 'Queued', color: 'indigo.8' };
   if (a.attempts >= MAX_ATTEMPTS) return { label: 'Failed', color: 'red.9' };
   return { label: 'Retrying', color: 'orange.9' };
 }
@@ -69,7 +84,10 @@ export function AlertsPage() {
           </Button>
         </Group>
         {alerts.length === 0 ? (
-          <EmptyState title="No alert has fired">A budget alerts when its spend crosses one of its thresholds (e.g. 50, 80, 100 %); each threshold once per period.</EmptyState>
+          <EmptyState title="No alert has fired">
+            A budget alerts when its spend crosses one of its thresholds (e.g. 50, 80, 100 %); each threshold once per
+            period.
+          </EmptyState>
         ) : (
           <Table.ScrollContainer minWidth={900}>
             <Table striped data-testid="alerts-table">
@@ -99,7 +117,9 @@ export function AlertsPage() {
                             {d.label}
                           </Badge>
                           <Text size="xs" c="gray.8">
-                            {a.deliveredAt ? formatTimestamp(a.deliveredAt, org.timeZone) : `${a.attempts} attempt${a.attempts === 1 ? '' : 's'}`}
+                            {a.deliveredAt
+                              ? formatTimestamp(a.deliveredAt, org.timeZone)
+                              : `${a.attempts} attempt${a.attempts === 1 ? '' : 's'}`}
                           </Text>
                         </Group>
                         {a.lastError && !a.deliveredAt && (
@@ -123,13 +143,20 @@ export function AlertsPage() {
             Alert webhooks
           </Title>
           {mayManage && (
-            <Button size="xs" onClick={() => setAdding(true)} disabled={webhooks.length >= 10} data-testid="add-webhook">
+            <Button
+              size="xs"
+              onClick={() => setAdding(true)}
+              disabled={webhooks.length >= 10}
+              data-testid="add-webhook"
+            >
               Add a webhook
             </Button>
           )}
         </Group>
         {webhooks.length === 0 ? (
-          <EmptyState title="No webhook yet">Alerts are recorded here either way; a webhook also receives each one as a signed POST (HMAC-SHA-256).</EmptyState>
+          <EmptyState title="No webhook yet">
+            Alerts are recorded here either way; a webhook also receives each one as a signed POST (HMAC-SHA-256).
+          </EmptyState>
         ) : (
           <Table data-testid="webhooks-table">
             <Table.Thead>
@@ -150,7 +177,14 @@ export function AlertsPage() {
                   <Table.Td>{formatTimestamp(w.createdAt, org.timeZone)}</Table.Td>
                   {mayManage && (
                     <Table.Td>
-                      <Button size="xs" variant="subtle" color="red" c="red.9" onClick={() => setDeleting(w)} aria-label={`Delete webhook ${w.url}`}>
+                      <Button
+                        size="xs"
+                        variant="subtle"
+                        color="red"
+                        c="red.9"
+                        onClick={() => setDeleting(w)}
+                        aria-label={`Delete webhook ${w.url}`}
+                      >
                         Delete
                       </Button>
                     </Table.Td>
@@ -188,7 +222,10 @@ function AddWebhookModal({ onClose, onAdded }: { onClose: () => void; onAdded: (
     setBusy(true);
     setError(null);
     try {
-      const res = await post<{ secret: string }>(`${orgPath}/alert-webhooks`, { url: url.trim(), description: description.trim() || undefined });
+      const res = await post<{ secret: string }>(`${orgPath}/alert-webhooks`, {
+        url: url.trim(),
+        description: description.trim() || undefined,
+      });
       setSecret(res.secret);
       onAdded();
     } catch (err) {
@@ -201,7 +238,12 @@ function AddWebhookModal({ onClose, onAdded }: { onClose: () => void; onAdded: (
     return (
       <Modal opened onClose={onClose} closeButtonProps={{ 'aria-label': 'Close' }} title="Webhook added" size="lg">
         <Stack>
-          <Alert color="yellow" title="Copy the signing secret now" role="status" styles={{ title: { color: 'var(--mantine-color-dark-9)' } }}>
+          <Alert
+            color="yellow"
+            title="Copy the signing secret now"
+            role="status"
+            styles={{ title: { color: 'var(--mantine-color-dark-9)' } }}
+          >
             The receiver checks each alert's X-Tollgate-Signature with it. It is not shown again.
           </Alert>
           <Group wrap="nowrap">
@@ -227,8 +269,21 @@ function AddWebhookModal({ onClose, onAdded }: { onClose: () => void; onAdded: (
     <Modal opened onClose={onClose} closeButtonProps={{ 'aria-label': 'Close' }} title="Add an alert webhook">
       <form onSubmit={submit} noValidate>
         <Stack>
-          <TextInput label="URL" required placeholder="https://finance.example.com/hooks/tollgate" value={url} onChange={(e) => setUrl(e.currentTarget.value)} error={error?.field === 'url' ? error.message : undefined} data-testid="webhook-url" />
-          <TextInput label="Description" value={description} onChange={(e) => setDescription(e.currentTarget.value)} error={error?.field === 'description' ? error.message : undefined} />
+          <TextInput
+            label="URL"
+            required
+            placeholder="https://finance.example.com/hooks/tollgate"
+            value={url}
+            onChange={(e) => setUrl(e.currentTarget.value)}
+            error={error?.field === 'url' ? error.message : undefined}
+            data-testid="webhook-url"
+          />
+          <TextInput
+            label="Description"
+            value={description}
+            onChange={(e) => setDescription(e.currentTarget.value)}
+            error={error?.field === 'description' ? error.message : undefined}
+          />
           {error && !['url', 'description'].includes(error.field ?? '') && (
             <Alert color="red" role="alert">
               {error.message}
@@ -248,7 +303,15 @@ function AddWebhookModal({ onClose, onAdded }: { onClose: () => void; onAdded: (
   );
 }
 
-function DeleteWebhookModal({ hook, onClose, onDeleted }: { hook: AlertWebhook; onClose: () => void; onDeleted: () => void }) {
+function DeleteWebhookModal({
+  hook,
+  onClose,
+  onDeleted,
+}: {
+  hook: AlertWebhook;
+  onClose: () => void;
+  onDeleted: () => void;
+}) {
   const orgPath = useOrgPath();
   const [error, setError] = useState<ApiError | null>(null);
   const [busy, setBusy] = useState(false);

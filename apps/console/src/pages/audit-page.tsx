@@ -30,7 +30,10 @@ export function AuditPage() {
 
   const options = useMemo(() => {
     const rows = events.state === 'ready' ? events.data : [];
-    return { actors: [...new Set(rows.map(actorLabel))].sort(), actions: [...new Set(rows.map((e) => e.action))].sort() };
+    return {
+      actors: [...new Set(rows.map(actorLabel))].sort(),
+      actions: [...new Set(rows.map((e) => e.action))].sort(),
+    };
   }, [events]);
 
   if (events.state === 'loading') return <LoadingState label="Loading the audit log…" />;
@@ -50,9 +53,36 @@ export function AuditPage() {
   return (
     <Stack gap="md">
       <Group align="flex-end">
-        <Select label="Who" placeholder="Anyone" clearable searchable data={options.actors} value={actor} onChange={setActor} data-testid="audit-actor" w={280} />
-        <Select label="Action" placeholder="Any action" clearable searchable data={options.actions} value={action} onChange={setAction} data-testid="audit-action" w={220} />
-        <TextInput label="From" description={org.timeZone} type="date" value={from} onChange={(e) => setFrom(e.currentTarget.value)} data-testid="audit-from" />
+        <Select
+          label="Who"
+          placeholder="Anyone"
+          clearable
+          searchable
+          data={options.actors}
+          value={actor}
+          onChange={setActor}
+          data-testid="audit-actor"
+          w={280}
+        />
+        <Select
+          label="Action"
+          placeholder="Any action"
+          clearable
+          searchable
+          data={options.actions}
+          value={action}
+          onChange={setAction}
+          data-testid="audit-action"
+          w={220}
+        />
+        <TextInput
+          label="From"
+          description={org.timeZone}
+          type="date"
+          value={from}
+          onChange={(e) => setFrom(e.currentTarget.value)}
+          data-testid="audit-from"
+        />
         <TextInput
           label="To"
           description={org.timeZone}
@@ -64,12 +94,15 @@ export function AuditPage() {
         />
       </Group>
       <Text size="sm" c="gray.8">
-        The latest {events.data.length === AUDIT_PAGE ? AUDIT_PAGE : events.data.length} changes; {shown.length} shown. Times in {org.timeZone}.
+        The latest {events.data.length === AUDIT_PAGE ? AUDIT_PAGE : events.data.length} changes; {shown.length} shown.
+        Times in {org.timeZone}.
       </Text>
       <Card withBorder p={0}>
         {shown.length === 0 ? (
           <EmptyState title={events.data.length === 0 ? 'No changes recorded yet' : 'No change matches'}>
-            {events.data.length === 0 ? 'Every change made through the admin API (keys, policies, budgets…) is recorded here, with who made it.' : 'Widen the filters to see more.'}
+            {events.data.length === 0
+              ? 'Every change made through the admin API (keys, policies, budgets…) is recorded here, with who made it.'
+              : 'Widen the filters to see more.'}
           </EmptyState>
         ) : (
           <Table.ScrollContainer minWidth={1000}>

@@ -11,7 +11,11 @@ const HEALTH: Record<Connection['health'], { label: string; color: string; hint?
   valid: { label: 'Connected', color: 'green.9' },
   expiring: { label: 'Expiring', color: 'orange.9', hint: 'Tollgate refreshes it on the next call.' },
   expired: { label: 'Expired', color: 'red.9', hint: 'Connect again to keep using it.' },
-  refresh_failed: { label: 'Refresh failed', color: 'red.9', hint: 'Connect again: the upstream refused to renew access.' },
+  refresh_failed: {
+    label: 'Refresh failed',
+    color: 'red.9',
+    hint: 'Connect again: the upstream refused to renew access.',
+  },
 };
 
 interface ConnectionsData {
@@ -26,7 +30,10 @@ export function ConnectionsPage() {
   const userId = me.user?.id ?? null;
   const data = useLoad<ConnectionsData | null>(async () => {
     if (!userId) return null;
-    const [upstreams, connections] = await Promise.all([get<OAuthUpstream[]>(`${orgPath}/upstreams`), get<Connection[]>(`${orgPath}/users/${userId}/connections`)]);
+    const [upstreams, connections] = await Promise.all([
+      get<OAuthUpstream[]>(`${orgPath}/upstreams`),
+      get<Connection[]>(`${orgPath}/users/${userId}/connections`),
+    ]);
     return { upstreams: upstreams.filter((u) => u.authMode === 'PER_USER_OAUTH'), connections };
   }, [orgPath, userId]);
   const [busy, setBusy] = useState<string | null>(null);
@@ -36,7 +43,8 @@ export function ConnectionsPage() {
   if (!userId) {
     return (
       <EmptyState title="This sign-in names no person">
-        Connections belong to a person. Sign in with single sign-on, or with a token issued for your user, to connect your accounts.
+        Connections belong to a person. Sign in with single sign-on, or with a token issued for your user, to connect
+        your accounts.
       </EmptyState>
     );
   }
@@ -79,11 +87,16 @@ export function ConnectionsPage() {
   return (
     <Stack gap="md">
       <Text size="sm" c="gray.8">
-        Some upstreams act as you, with your own account there. Connect once; Tollgate keeps the tokens encrypted and refreshes them. Disconnecting forgets them: the next call
-        asks you to connect again.
+        Some upstreams act as you, with your own account there. Connect once; Tollgate keeps the tokens encrypted and
+        refreshes them. Disconnecting forgets them: the next call asks you to connect again.
       </Text>
       {opened && (
-        <Alert color="indigo" role="status" title={`Finish connecting ${opened} in the new tab`} styles={{ title: { color: 'var(--mantine-color-dark-9)' } }}>
+        <Alert
+          color="indigo"
+          role="status"
+          title={`Finish connecting ${opened} in the new tab`}
+          styles={{ title: { color: 'var(--mantine-color-dark-9)' } }}
+        >
           <Group gap="sm">
             <Text size="sm">Sign in there and allow access, then come back.</Text>
             <Button
@@ -106,7 +119,9 @@ export function ConnectionsPage() {
       )}
       <Card withBorder p={0}>
         {upstreams.length === 0 ? (
-          <EmptyState title="Nothing to connect">No upstream of this organisation asks for your own account. Upstreams shared by everyone need no connection.</EmptyState>
+          <EmptyState title="Nothing to connect">
+            No upstream of this organisation asks for your own account. Upstreams shared by everyone need no connection.
+          </EmptyState>
         ) : (
           <Table data-testid="connections-table">
             <Table.Thead>
@@ -146,11 +161,24 @@ export function ConnectionsPage() {
                     <Table.Td>{c ? formatTimestamp(c.createdAt, org.timeZone) : '—'}</Table.Td>
                     <Table.Td>
                       <Group gap="xs">
-                        <Button size="xs" onClick={() => void connect(u)} loading={busy === u.id} aria-label={`${c ? 'Reconnect' : 'Connect'} ${u.namespace}`}>
+                        <Button
+                          size="xs"
+                          onClick={() => void connect(u)}
+                          loading={busy === u.id}
+                          aria-label={`${c ? 'Reconnect' : 'Connect'} ${u.namespace}`}
+                        >
                           {c ? 'Reconnect' : 'Connect'}
                         </Button>
                         {c && (
-                          <Button size="xs" variant="subtle" color="red" c="red.9" onClick={() => void disconnect(u)} disabled={busy === u.id} aria-label={`Disconnect ${u.namespace}`}>
+                          <Button
+                            size="xs"
+                            variant="subtle"
+                            color="red"
+                            c="red.9"
+                            onClick={() => void disconnect(u)}
+                            disabled={busy === u.id}
+                            aria-label={`Disconnect ${u.namespace}`}
+                          >
                             Disconnect
                           </Button>
                         )}

@@ -61,7 +61,14 @@ export function OverviewPage() {
     for (const t of teams) names.set(t.id, t.name);
     for (const u of users) names.set(u.id, u.name ?? u.email);
     for (const k of keys) names.set(k.id, `${k.name} (${k.prefix})`);
-    return { total, budgets, tools: topBy(tools, 'tool', 5), keys: topBy(keysReport, 'key', 5), users: topBy(usersReport, 'user', 5), names };
+    return {
+      total,
+      budgets,
+      tools: topBy(tools, 'tool', 5),
+      keys: topBy(keysReport, 'key', 5),
+      users: topBy(usersReport, 'user', 5),
+      names,
+    };
   }, [orgPath, q]);
 
   // Its own load: an alerts failure leaves the rest of the overview shown.
@@ -70,17 +77,22 @@ export function OverviewPage() {
     return all.filter((a) => dayIn(org.timeZone, new Date(a.createdAt)) >= range.from);
   }, [orgPath, q]);
 
-  const perDay = useLoad(() => get<SpendReport>(`${orgPath}/reports/spend?${q}&groupBy=day,${stackBy}`), [orgPath, q, stackBy]);
+  const perDay = useLoad(
+    () => get<SpendReport>(`${orgPath}/reports/spend?${q}&groupBy=day,${stackBy}`),
+    [orgPath, q, stackBy],
+  );
 
   if (overview.state === 'loading') return <LoadingState label="Loading this month’s spend…" />;
-  if (overview.state === 'error') return <ErrorState error={overview.error} what="the overview" onRetry={overview.reload} />;
+  if (overview.state === 'error')
+    return <ErrorState error={overview.error} what="the overview" onRetry={overview.reload} />;
   const { total, budgets, names } = overview.data;
   const t = total.totals;
 
   return (
     <Stack gap="lg">
       <Text c="gray.8" size="sm" data-testid="overview-range">
-        {formatDay(total.from)} to {formatDay(total.to)} · report days in {total.timeZone} · org time zone {org.timeZone}
+        {formatDay(total.from)} to {formatDay(total.to)} · report days in {total.timeZone} · org time zone{' '}
+        {org.timeZone}
       </Text>
       <SimpleGrid cols={{ base: 1, sm: 3 }}>
         <Kpi label="Spend this month">
@@ -103,7 +115,9 @@ export function OverviewPage() {
           Budgets this period
         </Title>
         {budgets.length === 0 ? (
-          <EmptyState title="No budgets yet">Set one with PUT /v1/orgs/{'{orgId}'}/budgets; it shows here with its spend and a forecast.</EmptyState>
+          <EmptyState title="No budgets yet">
+            Set one with PUT /v1/orgs/{'{orgId}'}/budgets; it shows here with its spend and a forecast.
+          </EmptyState>
         ) : (
           <Stack gap="md">
             {budgets.map((b) => (
@@ -121,7 +135,9 @@ export function OverviewPage() {
         {alerts.state === 'error' && <ErrorState error={alerts.error} what="the alerts" onRetry={alerts.reload} />}
         {alerts.state === 'ready' &&
           (alerts.data.length === 0 ? (
-            <EmptyState title="No alerts this month">A budget crossing one of its thresholds (80 % and 100 % by default) shows here, with its webhook delivery.</EmptyState>
+            <EmptyState title="No alerts this month">
+              A budget crossing one of its thresholds (80 % and 100 % by default) shows here, with its webhook delivery.
+            </EmptyState>
           ) : (
             <Table>
               <Table.Thead>
@@ -139,12 +155,24 @@ export function OverviewPage() {
                   return (
                     <Table.Tr key={a.id} data-testid="alert-row">
                       <Table.Td>{formatTimestamp(a.createdAt, org.timeZone)}</Table.Td>
-                      <Table.Td>{b ? `${SCOPE_LABELS[b.scope]} ${names.get(b.scopeId) ?? b.scopeId} (${b.period.toLowerCase()})` : a.budgetId}</Table.Td>
+                      <Table.Td>
+                        {b
+                          ? `${SCOPE_LABELS[b.scope]} ${names.get(b.scopeId) ?? b.scopeId} (${b.period.toLowerCase()})`
+                          : a.budgetId}
+                      </Table.Td>
                       <Table.Td ta="right">{a.threshold} %</Table.Td>
                       <Table.Td ta="right">
                         <Money micros={a.spentMicros} />
                       </Table.Td>
-                      <Table.Td>{a.deliveredAt ? 'Delivered' : a.lastError ? `Not delivered (${a.attempts} attempts): ${a.lastError}` : a.attempts ? `Retrying (${a.attempts} attempts)` : 'Pending'}</Table.Td>
+                      <Table.Td>
+                        {a.deliveredAt
+                          ? 'Delivered'
+                          : a.lastError
+                            ? `Not delivered (${a.attempts} attempts): ${a.lastError}`
+                            : a.attempts
+                              ? `Retrying (${a.attempts} attempts)`
+                              : 'Pending'}
+                      </Table.Td>
                     </Table.Tr>
                   );
                 })}
@@ -173,9 +201,16 @@ export function OverviewPage() {
         {perDay.state === 'error' && <ErrorState error={perDay.error} what="spend per day" onRetry={perDay.reload} />}
         {perDay.state === 'ready' &&
           (perDay.data.rows.length === 0 ? (
-            <EmptyState title="No spend this month yet">Governed calls through the edge appear here within seconds of the ledger recording them.</EmptyState>
+            <EmptyState title="No spend this month yet">
+              Governed calls through the edge appear here within seconds of the ledger recording them.
+            </EmptyState>
           ) : (
-            <SpendPerDayChart report={perDay.data} stackBy={stackBy} currency={currency} title={`Spend per day, stacked by ${stackBy}`} />
+            <SpendPerDayChart
+              report={perDay.data}
+              stackBy={stackBy}
+              currency={currency}
+              title={`Spend per day, stacked by ${stackBy}`}
+            />
           ))}
       </Card>
 
@@ -201,14 +236,24 @@ function Kpi({ label, children }: { label: string; children: React.ReactNode }) 
   );
 }
 
-const SCOPE_LABELS: Record<BudgetUtilisation['scope'], string> = { ORG: 'Organisation', TEAM: 'Team', USER: 'User', KEY: 'Key' };
+const SCOPE_LABELS: Record<BudgetUtilisation['scope'], string> = {
+  ORG: 'Organisation',
+  TEAM: 'Team',
+  USER: 'User',
+  KEY: 'Key',
+};
 
 function BudgetRow({ budget: b, name }: { budget: BudgetUtilisation; name: string }) {
   const { org } = useSession();
   const bp = b.utilisationBp ?? 0;
   const pct = Math.min(100, bp / 100);
   const color = bp >= 10000 ? 'red' : bp >= 8000 ? 'orange' : 'indigo';
-  const f = forecastBudget({ limitMicros: b.limitMicros, spentMicros: toMicros(b.spentMicros) + toMicros(b.reservedMicros), periodStart: b.periodStart, resetsAt: b.resetsAt });
+  const f = forecastBudget({
+    limitMicros: b.limitMicros,
+    spentMicros: toMicros(b.spentMicros) + toMicros(b.reservedMicros),
+    periodStart: b.periodStart,
+    resetsAt: b.resetsAt,
+  });
   const forecast =
     f.kind === 'exhausted'
       ? 'Budget used up for this period.'

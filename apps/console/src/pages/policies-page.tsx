@@ -1,9 +1,32 @@
-import { Alert, Badge, Button, Card, CloseButton, Code, Group, Select, SimpleGrid, Stack, Switch, Table, Text, TextInput, Title } from '@mantine/core';
+import {
+  Alert,
+  Badge,
+  Button,
+  Card,
+  CloseButton,
+  Code,
+  Group,
+  Select,
+  SimpleGrid,
+  Stack,
+  Switch,
+  Table,
+  Text,
+  TextInput,
+  Title,
+} from '@mantine/core';
 import { FormEvent, useMemo, useState } from 'react';
 import { ApiError, get, post, send } from '../api/admin-client';
 import type { Key, Team, User } from '../api/admin-types';
 import { POLICY_LISTS, POLICY_LIST_LABELS } from '../api/oversight-types';
-import type { EffectivePolicy, Policy, PolicyDryRun, PolicyList, PolicyPatch, PolicyScope } from '../api/oversight-types';
+import type {
+  EffectivePolicy,
+  Policy,
+  PolicyDryRun,
+  PolicyList,
+  PolicyPatch,
+  PolicyScope,
+} from '../api/oversight-types';
 import { Money } from '../components/money-text';
 import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
 import { formatTimestamp } from '../lib/dates';
@@ -42,7 +65,11 @@ export function PoliciesPage() {
   const { org } = useSession();
   const orgPath = useOrgPath();
   const dir = useLoad<Directory>(async () => {
-    const [teams, users, keys] = await Promise.all([get<Team[]>(`${orgPath}/teams`), get<User[]>(`${orgPath}/users`), get<Key[]>(`${orgPath}/keys`)]);
+    const [teams, users, keys] = await Promise.all([
+      get<Team[]>(`${orgPath}/teams`),
+      get<User[]>(`${orgPath}/users`),
+      get<Key[]>(`${orgPath}/keys`),
+    ]);
     return { teams, users, keys: keys.filter((k) => !k.revokedAt) };
   }, [orgPath]);
   const names = useNames(dir.state === 'ready' ? dir.data : null, org.id, org.name);
@@ -64,7 +91,8 @@ function PolicyEditor({ dir, names }: { dir: Directory; names: Map<string, strin
   const mayEdit = canManageOrg(me.role);
   const [scope, setScope] = useState<PolicyScope>('ORG');
   const [scopeId, setScopeId] = useState<string | null>(org.id);
-  const targets = scope === 'ORG' ? [{ id: org.id }] : scope === 'TEAM' ? dir.teams : scope === 'USER' ? dir.users : dir.keys;
+  const targets =
+    scope === 'ORG' ? [{ id: org.id }] : scope === 'TEAM' ? dir.teams : scope === 'USER' ? dir.users : dir.keys;
   const policy = useLoad<Policy | null>(async () => {
     if (!scopeId) return null;
     try {
@@ -91,7 +119,8 @@ function PolicyEditor({ dir, names }: { dir: Directory; names: Map<string, strin
       const cur = p[list] ?? {};
       const other = kind === 'add' ? 'remove' : 'add';
       // Undoing a pending change of the other kind cancels it instead.
-      if (cur[other]?.includes(pattern)) return { ...p, [list]: { ...cur, [other]: cur[other]!.filter((x) => x !== pattern) } };
+      if (cur[other]?.includes(pattern))
+        return { ...p, [list]: { ...cur, [other]: cur[other]!.filter((x) => x !== pattern) } };
       if (cur[kind]?.includes(pattern)) return p;
       return { ...p, [list]: { ...cur, [kind]: [...(cur[kind] ?? []), pattern] } };
     });
@@ -117,7 +146,12 @@ function PolicyEditor({ dir, names }: { dir: Directory; names: Map<string, strin
     try {
       const current = policy.state === 'ready' ? policy.data : null;
       // If-Match: a change made by someone else since this page read the policy is refused (412), not overwritten.
-      const written = await send<Policy>('PATCH', `${orgPath}/policies/${scope}/${scopeId}`, patch, current ? { 'If-Match': `"${current.version}"` } : {});
+      const written = await send<Policy>(
+        'PATCH',
+        `${orgPath}/policies/${scope}/${scopeId}`,
+        patch,
+        current ? { 'If-Match': `"${current.version}"` } : {},
+      );
       setApplied(written.version);
       reset();
       policy.reload();
@@ -135,7 +169,8 @@ function PolicyEditor({ dir, names }: { dir: Directory; names: Map<string, strin
           Allow and deny, level by level
         </Title>
         <Text size="sm" c="gray.8">
-          Deny wins at every level; each level with an allow list must allow a tool; with no allow list anywhere nothing is allowed. Patterns are
+          Deny wins at every level; each level with an allow list must allow a tool; with no allow list anywhere nothing
+          is allowed. Patterns are
           <Code>namespace:tool</Code> globs.
         </Text>
         <Group align="flex-end">
@@ -171,7 +206,9 @@ function PolicyEditor({ dir, names }: { dir: Directory; names: Map<string, strin
           )}
         </Group>
         {!scopeId ? (
-          <EmptyState title={`Choose a ${SCOPE_LABELS[scope].toLowerCase()}`}>Its own policy shows here, with what it allows and denies.</EmptyState>
+          <EmptyState title={`Choose a ${SCOPE_LABELS[scope].toLowerCase()}`}>
+            Its own policy shows here, with what it allows and denies.
+          </EmptyState>
         ) : policy.state === 'loading' ? (
           <LoadingState label="Loading the policy…" />
         ) : policy.state === 'error' ? (
@@ -190,7 +227,14 @@ function PolicyEditor({ dir, names }: { dir: Directory; names: Map<string, strin
             )}
             <SimpleGrid cols={{ base: 1, md: 2 }}>
               {POLICY_LISTS.map((list) => (
-                <PatternList key={list} list={list} patterns={policy.data?.[list] ?? []} pending={patch[list]} mayEdit={mayEdit} onChange={change} />
+                <PatternList
+                  key={list}
+                  list={list}
+                  patterns={policy.data?.[list] ?? []}
+                  pending={patch[list]}
+                  mayEdit={mayEdit}
+                  onChange={change}
+                />
               ))}
             </SimpleGrid>
             {mayEdit && pendingCount > 0 && (
@@ -204,9 +248,18 @@ function PolicyEditor({ dir, names }: { dir: Directory; names: Map<string, strin
               </Group>
             )}
             {error && (
-              <Alert color="red" role="alert" title={error.status === 412 ? 'Someone changed this policy meanwhile' : 'The change was refused'} data-testid="policy-error">
+              <Alert
+                color="red"
+                role="alert"
+                title={error.status === 412 ? 'Someone changed this policy meanwhile' : 'The change was refused'}
+                data-testid="policy-error"
+              >
                 <Stack gap="xs">
-                  <Text size="sm">{error.status === 412 ? 'Nothing was written. Reload it, check what changed, and apply your change again.' : error.message}</Text>
+                  <Text size="sm">
+                    {error.status === 412
+                      ? 'Nothing was written. Reload it, check what changed, and apply your change again.'
+                      : error.message}
+                  </Text>
                   {error.status === 412 && (
                     <Group>
                       <Button size="xs" variant="white" color="red" onClick={policy.reload}>
@@ -270,7 +323,11 @@ function PatternList({
             td={removed.has(p) ? 'line-through' : undefined}
             rightSection={
               mayEdit ? (
-                <CloseButton size="xs" aria-label={removed.has(p) ? `Keep ${p} in ${label}` : `Remove ${p} from ${label}`} onClick={() => onChange(list, removed.has(p) ? 'add' : 'remove', p)} />
+                <CloseButton
+                  size="xs"
+                  aria-label={removed.has(p) ? `Keep ${p} in ${label}` : `Remove ${p} from ${label}`}
+                  onClick={() => onChange(list, removed.has(p) ? 'add' : 'remove', p)}
+                />
               ) : undefined
             }
           >
@@ -285,7 +342,9 @@ function PatternList({
             c="dark.9"
             tt="none"
             data-testid="pending-add"
-            rightSection={<CloseButton size="xs" aria-label={`Do not add ${p}`} onClick={() => onChange(list, 'remove', p)} />}
+            rightSection={
+              <CloseButton size="xs" aria-label={`Do not add ${p}`} onClick={() => onChange(list, 'remove', p)} />
+            }
           >
             + {p}
           </Badge>
@@ -294,7 +353,19 @@ function PatternList({
       {mayEdit && (
         <form onSubmit={add}>
           <Group gap="xs" wrap="nowrap">
-            <TextInput size="xs" aria-label={`Pattern to add to ${label}`} placeholder={list.startsWith('resource') ? 'docs:file:///reports/*' : list.startsWith('prompt') ? 'namespace:prompt_*' : 'namespace:tool_*'} value={draft} onChange={(e) => setDraft(e.currentTarget.value)} />
+            <TextInput
+              size="xs"
+              aria-label={`Pattern to add to ${label}`}
+              placeholder={
+                list.startsWith('resource')
+                  ? 'docs:file:///reports/*'
+                  : list.startsWith('prompt')
+                    ? 'namespace:prompt_*'
+                    : 'namespace:tool_*'
+              }
+              value={draft}
+              onChange={(e) => setDraft(e.currentTarget.value)}
+            />
             <Button size="xs" variant="default" type="submit" disabled={!draft.trim()}>
               Add
             </Button>
@@ -305,12 +376,23 @@ function PatternList({
   );
 }
 
-function DryRunResult({ result, names, onApply, applying }: { result: PolicyDryRun; names: Map<string, string>; onApply: () => void; applying: boolean }) {
+function DryRunResult({
+  result,
+  names,
+  onApply,
+  applying,
+}: {
+  result: PolicyDryRun;
+  names: Map<string, string>;
+  onApply: () => void;
+  applying: boolean;
+}) {
   return (
     <Card withBorder bg="gray.0" data-testid="dry-run-result" aria-label="Dry run">
       <Stack gap="sm">
         <Text fw={600}>
-          Dry run: {result.keysEvaluated} active key{result.keysEvaluated === 1 ? '' : 's'} compared, {result.changes.length} would change. Nothing is written yet.
+          Dry run: {result.keysEvaluated} active key{result.keysEvaluated === 1 ? '' : 's'} compared,{' '}
+          {result.changes.length} would change. Nothing is written yet.
         </Text>
         {result.changes.length === 0 ? (
           <Text size="sm">No key gains or loses a tool with this change.</Text>
@@ -351,8 +433,12 @@ function Simulator({ keys, names }: { keys: Key[]; names: Map<string, string> })
   const orgPath = useOrgPath();
   const [keyId, setKeyId] = useState<string | null>(null);
   const [refusedOnly, setRefusedOnly] = useState(false);
-  const result = useLoad<EffectivePolicy | null>(async () => (keyId ? get<EffectivePolicy>(`${orgPath}/keys/${keyId}/effective-policy`) : null), [orgPath, keyId]);
-  const tools = result.state === 'ready' && result.data ? result.data.tools.filter((t) => !refusedOnly || !t.callable) : [];
+  const result = useLoad<EffectivePolicy | null>(
+    async () => (keyId ? get<EffectivePolicy>(`${orgPath}/keys/${keyId}/effective-policy`) : null),
+    [orgPath, keyId],
+  );
+  const tools =
+    result.state === 'ready' && result.data ? result.data.tools.filter((t) => !refusedOnly || !t.callable) : [];
   return (
     <Card withBorder component="section" aria-labelledby="simulator-title">
       <Stack gap="md">
@@ -360,7 +446,8 @@ function Simulator({ keys, names }: { keys: Key[]; names: Map<string, string> })
           Effective-policy simulator
         </Title>
         <Text size="sm" c="gray.8">
-          What an agent with this key sees now, at what price, and for each refused tool the level and rule that refused it.
+          What an agent with this key sees now, at what price, and for each refused tool the level and rule that refused
+          it.
         </Text>
         <Group align="flex-end">
           <Select
@@ -374,10 +461,16 @@ function Simulator({ keys, names }: { keys: Key[]; names: Map<string, string> })
             data-testid="simulator-key"
             w={320}
           />
-          <Switch label="Refused tools only" checked={refusedOnly} onChange={(e) => setRefusedOnly(e.currentTarget.checked)} />
+          <Switch
+            label="Refused tools only"
+            checked={refusedOnly}
+            onChange={(e) => setRefusedOnly(e.currentTarget.checked)}
+          />
         </Group>
         {!keyId ? (
-          <EmptyState title="Choose a key to simulate">Every tool of the served catalog shows, allowed or refused, as the edge would decide it.</EmptyState>
+          <EmptyState title="Choose a key to simulate">
+            Every tool of the served catalog shows, allowed or refused, as the edge would decide it.
+          </EmptyState>
         ) : result.state === 'loading' ? (
           <LoadingState label="Evaluating the key's policy…" />
         ) : result.state === 'error' ? (
@@ -395,7 +488,9 @@ function Simulator({ keys, names }: { keys: Key[]; names: Map<string, string> })
               <Text size="sm">Key: {result.data.keyStatus.toLowerCase()}</Text>
             </Group>
             {result.data.tools.length === 0 ? (
-              <EmptyState title="The catalog is empty">No upstream has served tools yet: sync an upstream first.</EmptyState>
+              <EmptyState title="The catalog is empty">
+                No upstream has served tools yet: sync an upstream first.
+              </EmptyState>
             ) : (
               <Table.ScrollContainer minWidth={800}>
                 <Table striped data-testid="simulator-table">
@@ -418,7 +513,9 @@ function Simulator({ keys, names }: { keys: Key[]; names: Map<string, string> })
                             {t.callable ? 'Allowed' : 'Refused'}
                           </Badge>
                         </Table.Td>
-                        <Table.Td>{t.price ? <Money micros={t.price.perCallMicros} /> : t.callable ? 'Free' : '—'}</Table.Td>
+                        <Table.Td>
+                          {t.price ? <Money micros={t.price.perCallMicros} /> : t.callable ? 'Free' : '—'}
+                        </Table.Td>
                         <Table.Td data-testid="simulator-refusal">
                           {t.refusal ? (
                             <>
@@ -429,7 +526,8 @@ function Simulator({ keys, names }: { keys: Key[]; names: Map<string, string> })
                                   <Code>{t.refusal.rule}</Code>
                                 </>
                               )}
-                              {t.refusal.scope && ` at ${SCOPE_LABELS[t.refusal.scope].toLowerCase()} level${t.refusal.scopeId ? ` (${names.get(t.refusal.scopeId) ?? t.refusal.scopeId})` : ''}`}
+                              {t.refusal.scope &&
+                                ` at ${SCOPE_LABELS[t.refusal.scope].toLowerCase()} level${t.refusal.scopeId ? ` (${names.get(t.refusal.scopeId) ?? t.refusal.scopeId})` : ''}`}
                             </>
                           ) : (
                             '—'

@@ -35,7 +35,11 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (token: string) => void
       await api<Me>('GET', '/v1/auth/session', undefined, t, true);
       onSignedIn(t);
     } catch (err) {
-      setError(err instanceof ApiError && err.status === 401 ? 'That token is not valid (unknown, revoked or expired).' : String((err as Error).message));
+      setError(
+        err instanceof ApiError && err.status === 401
+          ? 'That token is not valid (unknown, revoked or expired).'
+          : String((err as Error).message),
+      );
     } finally {
       setBusy(false);
     }

@@ -1,8 +1,25 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { OrgCatalog, ToolCatalogService } from '@tollgate/catalog';
-import { CodeSandbox, SandboxToolAnswer, SandboxToolCall, ScriptError, ScriptErrorKind, ScriptRunResult } from '@tollgate/code-sandbox';
-import { CODE_MODE_TOOL_NAMES, CodeModeFiles, DisclosureException, DisclosureScope, ScriptCallReport, ScriptErrorReport, fitScriptAnswer, requestedDisclosureMode, disclosureToolOf } from '@tollgate/disclosure';
+import {
+  CodeSandbox,
+  SandboxToolAnswer,
+  SandboxToolCall,
+  ScriptError,
+  ScriptErrorKind,
+  ScriptRunResult,
+} from '@tollgate/code-sandbox';
+import {
+  CODE_MODE_TOOL_NAMES,
+  CodeModeFiles,
+  DisclosureException,
+  DisclosureScope,
+  ScriptCallReport,
+  ScriptErrorReport,
+  fitScriptAnswer,
+  requestedDisclosureMode,
+  disclosureToolOf,
+} from '@tollgate/disclosure';
 import { Principal } from '@tollgate/identity';
 import { PolicyService } from '@tollgate/policy';
 import { disclosureScopeFor } from '../disclosure/disclosure-scope';
@@ -37,37 +54,88 @@ export class CodeModeService {
     return requestedDisclosureMode(principal.disclosureMode, await this.policies.levelsFor(principal)) === 'CODE';
   }
 
-
-  async callTool(principal: Principal, name: string, args: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<CallToolResult> {
+  async callTool(
+    principal: Principal,
+    name: string,
+    args: Record<string, unknown> | undefined,
+    signal?: AbortSignal,
+  ): Promise<CallToolResult> {
     if (!(await this.appliesTo(principal))) {
-      return toolErrorResult({ code: ToolErrorCode.UnknownTool, message: `"${name}" is only available in code mode.`, hint: 'List tools to see what this key may use.', tool: name });
+      return toolErrorResult({
+        code: ToolErrorCode.UnknownTool,
+        message: `"${name}" is only available in code mode.`,
+        hint: 'List tools to see what this key may use.',
+        tool: name,
+      });
     }
     const a = args ?? {};
     const view = await this.view(principal);
     try {
       switch (name) {
         case CODE_MODE_TOOL_NAMES.listFiles:
-          return textResult(view.files.listFiles({ path: optString(a.path), recursive: a.recursive === true, maxTokens: optInt(a.maxTokens), cursor: optString(a.cursor) }, view.scope).json);
+          return textResult(
+            view.files.listFiles(
+              {
+                path: optString(a.path),
+                recursive: a.recursive === true,
+                maxTokens: optInt(a.maxTokens),
+                cursor: optString(a.cursor),
+              },
+              view.scope,
+            ).json,
+          );
         case CODE_MODE_TOOL_NAMES.readFiles:
-          return textResult(view.files.readFiles({ paths: stringList(a.paths), maxTokens: optInt(a.maxTokens), cursor: optString(a.cursor) }, view.scope).json);
+          return textResult(
+            view.files.readFiles(
+              { paths: stringList(a.paths), maxTokens: optInt(a.maxTokens), cursor: optString(a.cursor) },
+              view.scope,
+            ).json,
+          );
         case CODE_MODE_TOOL_NAMES.getToolDocs:
-          return textResult(view.files.readDocs({ paths: stringList(a.paths), maxTokens: optInt(a.maxTokens), cursor: optString(a.cursor) }, view.scope).json);
+          return textResult(
+            view.files.readDocs(
+              { paths: stringList(a.paths), maxTokens: optInt(a.maxTokens), cursor: optString(a.cursor) },
+              view.scope,
+            ).json,
+          );
         case CODE_MODE_TOOL_NAMES.runScript:
           return await this.runScript(principal, view, a, signal);
         default:
-          return toolErrorResult({ code: ToolErrorCode.UnknownTool, message: `No code-mode tool named "${name}".`, hint: 'List tools to see them.', tool: name });
+          return toolErrorResult({
+            code: ToolErrorCode.UnknownTool,
+            message: `No code-mode tool named "${name}".`,
+            hint: 'List tools to see them.',
+            tool: name,
+          });
       }
     } catch (err) {
       if (err instanceof DisclosureException) {
-        return toolErrorResult({ code: ToolErrorCode.InvalidRequest, message: err.message, hint: 'Check the arguments; start again without a cursor if it is stale.', tool: name, reason: err.code, ...(err.details ?? {}) });
+        return toolErrorResult({
+          code: ToolErrorCode.InvalidRequest,
+          message: err.message,
+          hint: 'Check the arguments; start again without a cursor if it is stale.',
+          tool: name,
+          reason: err.code,
+          ...(err.details ?? {}),
+        });
       }
       throw err;
     }
   }
 
-  private async runScript(principal: Principal, view: CodeModeView, a: Record<string, unknown>, signal: AbortSignal | undefined): Promise<CallToolResult> {
+  private async runScript(
+    principal: Principal,
+    view: CodeModeView,
+    a: Record<string, unknown>,
+    signal: AbortSignal | undefined,
+  ): Promise<CallToolResult> {
     if (typeof a.code !== 'string' || a.code.trim() === '') {
-      return toolErrorResult({ code: ToolErrorCode.InvalidRequest, message: 'code must be the script to run.', hint: 'Pass JavaScript, e.g. `return await github.get_me({});`.', tool: CODE_MODE_TOOL_NAMES.runScript });
+      return toolErrorResult({
+        code: ToolErrorCode.InvalidRequest,
+        message: 'code must be the script to run.',
+        hint: 'Pass JavaScript, e.g. `return await github.get_me({});`.',
+        tool: CODE_MODE_TOOL_NAMES.runScript,
+      });
     }
     const timeoutMs = optInt(a.timeoutMs);
     const calls: ScriptCallReport[] = [];
@@ -92,7 +160,15 @@ export class CodeModeService {
         };
         if (!failed) return { ok: true, value: scriptValue(result) };
         if (refusal) return { ok: false, error: refusal };
-        return { ok: false, error: { code: ToolErrorCode.ToolFailed, message: `The tool answered with an error: ${contentText(result)}`, hint: 'Check the arguments against the tool docs.', toolAnswer: result.content } };
+        return {
+          ok: false,
+          error: {
+            code: ToolErrorCode.ToolFailed,
+            message: `The tool answered with an error: ${contentText(result)}`,
+            hint: 'Check the arguments against the tool docs.',
+            toolAnswer: result.content,
+          },
+        };
       },
     });
     const error = run.error ? errorReport(run.error) : undefined;
@@ -112,7 +188,11 @@ export class CodeModeService {
     );
     this.logRun(principal, run, calls.length);
     const answer = fitted.answer;
-    const scriptMeta = { calls: answer.calls.map((c) => c.callId).filter(Boolean), costMicros, durationMs: run.durationMs };
+    const scriptMeta = {
+      calls: answer.calls.map((c) => c.callId).filter(Boolean),
+      costMicros,
+      durationMs: run.durationMs,
+    };
     return {
       content: [{ type: 'text', text: fitted.json }],
       ...(answer.ok ? {} : { isError: true }),
@@ -121,11 +201,21 @@ export class CodeModeService {
   }
 
   private logRun(principal: Principal, run: ScriptRunResult, calls: number): void {
-    this.logger.log({ msg: 'script run', keyId: principal.keyId, ok: run.ok, error: run.error?.kind, durationMs: run.durationMs, toolCalls: calls });
+    this.logger.log({
+      msg: 'script run',
+      keyId: principal.keyId,
+      ok: run.ok,
+      error: run.error?.kind,
+      durationMs: run.durationMs,
+      toolCalls: calls,
+    });
   }
 
   private async view(principal: Principal): Promise<CodeModeView> {
-    const [orgCatalog, levels] = await Promise.all([this.catalogs.catalogFor(principal.orgId), this.policies.levelsFor(principal)]);
+    const [orgCatalog, levels] = await Promise.all([
+      this.catalogs.catalogFor(principal.orgId),
+      this.policies.levelsFor(principal),
+    ]);
     let files = this.files.get(orgCatalog);
     if (!files) {
       files = new CodeModeFiles(orgCatalog.tools.map((t) => disclosureToolOf(t, undefined)));
@@ -172,7 +262,10 @@ function errorReport(e: ScriptError): ScriptErrorReport {
       return {
         code: e.code ?? ToolErrorCode.ToolFailed,
         message: e.message,
-        hint: typeof answer.hint === 'string' ? answer.hint : 'Catch ToolError in the script (e.code, e.answer) or fix the call.',
+        hint:
+          typeof answer.hint === 'string'
+            ? answer.hint
+            : 'Catch ToolError in the script (e.code, e.answer) or fix the call.',
         ...at,
         tool: e.tool,
         args: e.args,
@@ -190,9 +283,22 @@ function errorReport(e: ScriptError): ScriptErrorReport {
       };
     case ScriptErrorKind.Syntax:
     case ScriptErrorKind.Runtime:
-      return { code: ToolErrorCode.ScriptError, kind: e.kind, name: e.name, message: e.message, hint: e.line ? `Fix line ${e.line} and run the script again.` : 'Fix the script and run it again.', ...at };
+      return {
+        code: ToolErrorCode.ScriptError,
+        kind: e.kind,
+        name: e.name,
+        message: e.message,
+        hint: e.line ? `Fix line ${e.line} and run the script again.` : 'Fix the script and run it again.',
+        ...at,
+      };
     case ScriptErrorKind.Aborted:
-      return { code: ToolErrorCode.ScriptError, kind: e.kind, name: e.name, message: e.message, hint: 'The request was cancelled; run the script again if you still need it.' };
+      return {
+        code: ToolErrorCode.ScriptError,
+        kind: e.kind,
+        name: e.name,
+        message: e.message,
+        hint: 'The request was cancelled; run the script again if you still need it.',
+      };
   }
 }
 

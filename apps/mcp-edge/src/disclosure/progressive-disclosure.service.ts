@@ -62,15 +62,23 @@ export class ProgressiveDisclosure {
     private readonly hub: SessionHub,
   ) {}
 
-  async listTools(principal: Principal, session: McpSession | null = null): Promise<{ tools: Tool[]; mode: DisclosureMode; tokens: number }> {
+  async listTools(
+    principal: Principal,
+    session: McpSession | null = null,
+  ): Promise<{ tools: Tool[]; mode: DisclosureMode; tokens: number }> {
     if (await this.codeMode.appliesTo(principal)) {
       const list = codeModeAgentToolList();
       return { tools: list.tools as Tool[], mode: 'CODE', tokens: list.tokens };
     }
     const view = await this.view(principal);
     const fullEntries = view.mode === 'FULL' ? (await this.pipeline.visibleTools(principal)).map(listedTool) : [];
-    const initial = agentToolList(view.mode === 'FULL' ? 'FULL' : 'PROGRESSIVE', { catalog: view.catalog, scope: view.scope, fullEntries: () => fullEntries });
-    if (view.mode === 'FULL' || !session?.loadedTools.length) return { tools: initial.tools as Tool[], mode: view.mode, tokens: initial.tokens };
+    const initial = agentToolList(view.mode === 'FULL' ? 'FULL' : 'PROGRESSIVE', {
+      catalog: view.catalog,
+      scope: view.scope,
+      fullEntries: () => fullEntries,
+    });
+    if (view.mode === 'FULL' || !session?.loadedTools.length)
+      return { tools: initial.tools as Tool[], mode: view.mode, tokens: initial.tokens };
     // Tools the session loaded (fetched their schemas) join its list, while they stay allowed.
     const listed = new Set(initial.tools.map((t) => t.name as string));
     const now = new Date();
@@ -80,21 +88,31 @@ export class ProgressiveDisclosure {
         .map((n) => view.orgCatalog.byExposedName.get(n))
         .filter((t): t is ServedTool => t !== undefined)
         // Listed like a full-mode entry, price included.
-        .map(async (t) => listedTool({ tool: t, price: await this.pricing.priceFor(principal.orgId, t.upstreamId, t.name, now) })),
+        .map(async (t) =>
+          listedTool({ tool: t, price: await this.pricing.priceFor(principal.orgId, t.upstreamId, t.name, now) }),
+        ),
     );
     const tools = [...(initial.tools as Tool[]), ...loaded];
     return { tools, mode: 'PROGRESSIVE', tokens: countJsonTokens({ tools }) };
   }
 
-  async callTool(principal: Principal, name: string, args: Record<string, unknown> | undefined, signal?: AbortSignal, session: McpSession | null = null): Promise<CallToolResult> {
+  async callTool(
+    principal: Principal,
+    name: string,
+    args: Record<string, unknown> | undefined,
+    signal?: AbortSignal,
+    session: McpSession | null = null,
+  ): Promise<CallToolResult> {
     if (name === READ_RESULT_PAGE_TOOL) return this.pipeline.readResultPage(principal, args);
     if (isCodeModeToolName(name)) return this.codeMode.callTool(principal, name, args, signal);
     if (!META_TOOLS.has(name)) return this.pipeline.callTool(principal, name, args, signal);
     const a = args ?? {};
     if (name === META_TOOL_NAMES.callTool) {
-      if (typeof a.name !== 'string') return invalidMetaCall(name, 'name must be the tool to call, e.g. "github__create_issue"');
+      if (typeof a.name !== 'string')
+        return invalidMetaCall(name, 'name must be the tool to call, e.g. "github__create_issue"');
       const inner = a.arguments;
-      if (inner !== undefined && (typeof inner !== 'object' || inner === null || Array.isArray(inner))) return invalidMetaCall(name, 'arguments must be an object');
+      if (inner !== undefined && (typeof inner !== 'object' || inner === null || Array.isArray(inner)))
+        return invalidMetaCall(name, 'arguments must be an object');
       return this.pipeline.callTool(principal, a.name, inner as Record<string, unknown> | undefined, signal);
     }
     const view = await this.view(principal);
@@ -102,20 +120,45 @@ export class ProgressiveDisclosure {
       const answer =
         name === META_TOOL_NAMES.searchTools
           ? view.catalog.searchTools(
-              { query: String(a.query ?? ''), category: optString(a.category), server: optString(a.server), limit: optInt(a.limit), maxTokens: optInt(a.maxTokens), cursor: optString(a.cursor) },
+              {
+                query: String(a.query ?? ''),
+                category: optString(a.category),
+                server: optString(a.server),
+                limit: optInt(a.limit),
+                maxTokens: optInt(a.maxTokens),
+                cursor: optString(a.cursor),
+              },
               view.scope,
             )
           : name === META_TOOL_NAMES.getToolSchemas
-            ? view.catalog.getToolSchemas({ names: Array.isArray(a.names) ? a.names.map(String) : [], maxTokens: optInt(a.maxTokens), cursor: optString(a.cursor) }, view.scope)
+            ? view.catalog.getToolSchemas(
+                {
+                  names: Array.isArray(a.names) ? a.names.map(String) : [],
+                  maxTokens: optInt(a.maxTokens),
+                  cursor: optString(a.cursor),
+                },
+                view.scope,
+              )
             : view.catalog.listCategories({ maxTokens: optInt(a.maxTokens), cursor: optString(a.cursor) }, view.scope);
       if (name === META_TOOL_NAMES.getToolSchemas && session) {
-        const refused = await this.loadIntoSession(session, view, (answer.answer as { tools: { name: string }[] }).tools.map((t) => t.name));
+        const refused = await this.loadIntoSession(
+          session,
+          view,
+          (answer.answer as { tools: { name: string }[] }).tools.map((t) => t.name),
+        );
         if (refused) return refused;
       }
       return { content: [{ type: 'text', text: answer.json }] };
     } catch (err) {
       if (err instanceof DisclosureException) {
-        return toolErrorResult({ code: ToolErrorCode.InvalidRequest, message: err.message, hint: 'Check the arguments; start again without a cursor if it is stale.', tool: name, reason: err.code, ...(err.details ?? {}) });
+        return toolErrorResult({
+          code: ToolErrorCode.InvalidRequest,
+          message: err.message,
+          hint: 'Check the arguments; start again without a cursor if it is stale.',
+          tool: name,
+          reason: err.code,
+          ...(err.details ?? {}),
+        });
       }
       throw err;
     }
@@ -125,8 +168,15 @@ export class ProgressiveDisclosure {
    * Adds fetched tools to the session's list and tells the agent its list changed; refused when
    * the policy's schema budget per session would be exceeded.
    */
-  private async loadIntoSession(session: McpSession, view: DisclosureView, names: string[]): Promise<CallToolResult | null> {
-    const tools = names.map((n) => ({ name: n, schemaTokens: view.orgCatalog.byExposedName.get(n)?.schemaTokens ?? 0 }));
+  private async loadIntoSession(
+    session: McpSession,
+    view: DisclosureView,
+    names: string[],
+  ): Promise<CallToolResult | null> {
+    const tools = names.map((n) => ({
+      name: n,
+      schemaTokens: view.orgCatalog.byExposedName.get(n)?.schemaTokens ?? 0,
+    }));
     const fresh = tools.filter((t) => !session.loadedTools.includes(t.name));
     const ceilings = view.levels.map((l) => l.maxSessionSchemaTokens).filter((n): n is number => n !== null);
     const ceiling = ceilings.length ? Math.min(...ceilings) : null;
@@ -147,7 +197,10 @@ export class ProgressiveDisclosure {
   }
 
   private async view(principal: Principal): Promise<DisclosureView> {
-    const [orgCatalog, levels] = await Promise.all([this.catalogs.catalogFor(principal.orgId), this.policies.levelsFor(principal)]);
+    const [orgCatalog, levels] = await Promise.all([
+      this.catalogs.catalogFor(principal.orgId),
+      this.policies.levelsFor(principal),
+    ]);
     const catalog = await this.disclosureCatalog(principal.orgId, orgCatalog);
     const scope = disclosureScopeFor(orgCatalog, levels);
     const requested = requestedDisclosureMode(principal.disclosureMode, levels);
@@ -185,7 +238,12 @@ function optInt(v: unknown): number | undefined {
 }
 
 function invalidMetaCall(name: string, message: string): CallToolResult {
-  return toolErrorResult({ code: ToolErrorCode.InvalidRequest, message, hint: 'Fix the arguments and call again.', tool: name });
+  return toolErrorResult({
+    code: ToolErrorCode.InvalidRequest,
+    message,
+    hint: 'Fix the arguments and call again.',
+    tool: name,
+  });
 }
 
 function listedTool({ tool, price }: VisibleTool): Tool {

@@ -23,6 +23,9 @@ export function budgetMeta(standings: BudgetStanding[]) {
     resetsAt: s.resetsAt?.toISOString() ?? null,
   }));
   const hard = standings.filter((s) => s.mode === 'HARD');
-  const remaining: Micros | null = hard.length === 0 ? null : hard.reduce((m, s) => (s.remainingMicros < m ? s.remainingMicros : m), hard[0].remainingMicros);
+  const remaining: Micros | null =
+    hard.length === 0
+      ? null
+      : hard.reduce((m, s) => (s.remainingMicros < m ? s.remainingMicros : m), hard[0].remainingMicros);
   return { remainingMicros: remaining === null ? null : microsToJson(remaining), budgets };
 }

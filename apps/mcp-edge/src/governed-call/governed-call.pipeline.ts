@@ -1,6 +1,12 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { AdmissionException, AdmissionExceptionCode, CallAdmission, CallAdmissionService, CallHold } from '@tollgate/admission';
+import {
+  AdmissionException,
+  AdmissionExceptionCode,
+  CallAdmission,
+  CallAdmissionService,
+  CallHold,
+} from '@tollgate/admission';
 import { BudgetStanding } from '@tollgate/budget';
 import { OrgCatalog, ServedTool, ToolCatalogService } from '@tollgate/catalog';
 import { EdgeConfig, TOLLGATE_CONFIG } from '@tollgate/config';
@@ -68,7 +74,10 @@ export class GovernedCallPipeline {
 
   /** The tools this caller may call, in a stable order, each with the price in force now. */
   async visibleTools(principal: Principal): Promise<VisibleTool[]> {
-    const [catalog, levels] = await Promise.all([this.catalog.catalogFor(principal.orgId), this.policies.levelsFor(principal)]);
+    const [catalog, levels] = await Promise.all([
+      this.catalog.catalogFor(principal.orgId),
+      this.policies.levelsFor(principal),
+    ]);
     const now = new Date();
     const out: VisibleTool[] = [];
     for (const tool of catalog.tools) {
@@ -78,7 +87,12 @@ export class GovernedCallPipeline {
     return out;
   }
 
-  async callTool(principal: Principal, exposedName: string, args: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<CallToolResult> {
+  async callTool(
+    principal: Principal,
+    exposedName: string,
+    args: Record<string, unknown> | undefined,
+    signal?: AbortSignal,
+  ): Promise<CallToolResult> {
     const startedAt = Date.now();
     // Arguments: over the limits, refused before any work (no admission, no upstream)
     const argumentsRefused = argumentLimitsResult(exposedName, args);
@@ -102,14 +116,21 @@ export class GovernedCallPipeline {
     const estimate = estimateCallCost(call.rule, call.outputTokenCap);
 
     // Rate limit and reserve, in one round trip
-    const admission = await this.admission.admit(callerOf(principal), { namespace: tool.namespace, tool: tool.name }, call.callId, estimate, startedAt);
+    const admission = await this.admission.admit(
+      callerOf(principal),
+      { namespace: tool.namespace, tool: tool.name },
+      call.callId,
+      estimate,
+      startedAt,
+    );
     if (!admission.ok) return this.refuse(exposedName, admissionRefusedResult(exposedName, admission));
     const held = admission.hold;
     try {
       return await this.pricedCall(principal, call, held, args, catalog, outputLimits, signal);
     } catch (err) {
       // Settle and meter failed: the upstream ran but Redis did not record it, so no success is said.
-      if (err instanceof AdmissionException && err.code === AdmissionExceptionCode.CompletionNotRecorded) return this.refuse(exposedName, notRecordedResult(exposedName, call.callId));
+      if (err instanceof AdmissionException && err.code === AdmissionExceptionCode.CompletionNotRecorded)
+        return this.refuse(exposedName, notRecordedResult(exposedName, call.callId));
       throw err;
     } finally {
       // Every path that reaches the upstream settles; any other way out frees the call, uncharged.
@@ -142,7 +163,11 @@ export class GovernedCallPipeline {
     } catch (err) {
       if (signal?.aborted) {
         // The agent cancelled (or hung up): the upstream was told, and the call is a failed one.
-        const cost = actualCallCost(call.rule, { failed: true, outputTokens: 0, reportedCostMicros: null }, call.outputTokenCap);
+        const cost = actualCallCost(
+          call.rule,
+          { failed: true, outputTokens: 0, reportedCostMicros: null },
+          call.outputTokenCap,
+        );
         const standings = await this.settleAndMeter(principal, call, held, 'UPSTREAM_ERROR', cost, 0);
         return cancelledResult(exposedName, callMeta(call, cost, 0), standings);
       }
@@ -150,7 +175,11 @@ export class GovernedCallPipeline {
         this.admission.release(held);
         throw err;
       }
-      const cost = actualCallCost(call.rule, { failed: true, outputTokens: 0, reportedCostMicros: null }, call.outputTokenCap);
+      const cost = actualCallCost(
+        call.rule,
+        { failed: true, outputTokens: 0, reportedCostMicros: null },
+        call.outputTokenCap,
+      );
       const standings = await this.settleAndMeter(principal, call, held, 'UPSTREAM_ERROR', cost, 0);
       return upstreamFailureResult(exposedName, err, callMeta(call, cost, 0), standings);
     }
@@ -161,7 +190,11 @@ export class GovernedCallPipeline {
       // The upstream did the work, but the answer could not be made (a failure of ours, paging
       // for instance): the call is charged and metered as one that returned nothing, never free.
       if (!held.completed) {
-        const cost = actualCallCost(call.rule, { failed: false, outputTokens: 0, reportedCostMicros: null }, call.outputTokenCap);
+        const cost = actualCallCost(
+          call.rule,
+          { failed: false, outputTokens: 0, reportedCostMicros: null },
+          call.outputTokenCap,
+        );
         // Its completion failing too changes nothing for the agent: the error below goes either way.
         await this.settleAndMeter(principal, call, held, 'TOOL_ERROR', cost, 0).catch(() => []);
       }
@@ -170,30 +203,66 @@ export class GovernedCallPipeline {
   }
 
   /** The agent's answer to a result the upstream gave: within the output budget, settled and metered. */
-  private async answerFromResult(principal: Principal, call: PricedCall, held: CallHold, upstreamResult: CallToolResult, outputLimits: OutputLimits): Promise<CallToolResult> {
+  private async answerFromResult(
+    principal: Principal,
+    call: PricedCall,
+    held: CallHold,
+    upstreamResult: CallToolResult,
+    outputLimits: OutputLimits,
+  ): Promise<CallToolResult> {
     const exposedName = call.tool.exposedName;
     let result = upstreamResult;
     // Output budget: page a large text result (never cut silently); refuse what cannot be paged.
     let outputTokens = countJsonTokens(result.content, this.tokenEncoding);
-    if (outputTokens > call.outputTokenCap && outputLimits.overflow === 'PAGE' && this.pager.canPage(result) && !result.isError) {
+    if (
+      outputTokens > call.outputTokenCap &&
+      outputLimits.overflow === 'PAGE' &&
+      this.pager.canPage(result) &&
+      !result.isError
+    ) {
       // This answer delivers (and bills) the first page; each later page is billed when it is read.
       const paged = await this.pager.pageResult(principal, pagedCallOrigin(call), result, call.outputTokenCap);
       result = paged.result;
       outputTokens = paged.deliveredTokens;
     } else if (outputTokens > call.outputTokenCap) {
       // Nothing of the result is delivered: a failed call, charged only if the rule charges those.
-      const cost = actualCallCost(call.rule, { failed: true, outputTokens: 0, reportedCostMicros: null }, call.outputTokenCap);
+      const cost = actualCallCost(
+        call.rule,
+        { failed: true, outputTokens: 0, reportedCostMicros: null },
+        call.outputTokenCap,
+      );
       const standings = await this.settleAndMeter(principal, call, held, 'TOOL_ERROR', cost, 0);
-      return outputBudgetExceededResult(exposedName, outputTokens, call.outputTokenCap, callMeta(call, cost, 0), standings);
+      return outputBudgetExceededResult(
+        exposedName,
+        outputTokens,
+        call.outputTokenCap,
+        callMeta(call, cost, 0),
+        standings,
+      );
     }
 
     // Settle and meter
     const failed = result.isError === true;
-    const cost = actualCallCost(call.rule, { failed, outputTokens, reportedCostMicros: reportedCost(result) }, call.outputTokenCap);
-    const standings = await this.settleAndMeter(principal, call, held, failed ? 'TOOL_ERROR' : 'OK', cost, outputTokens);
+    const cost = actualCallCost(
+      call.rule,
+      { failed, outputTokens, reportedCostMicros: reportedCost(result) },
+      call.outputTokenCap,
+    );
+    const standings = await this.settleAndMeter(
+      principal,
+      call,
+      held,
+      failed ? 'TOOL_ERROR' : 'OK',
+      cost,
+      outputTokens,
+    );
     return {
       ...result,
-      _meta: { ...(result._meta ?? {}), [CALL_META_KEY]: callMeta(call, cost, outputTokens), [BUDGET_META_KEY]: budgetMeta(standings) },
+      _meta: {
+        ...(result._meta ?? {}),
+        [CALL_META_KEY]: callMeta(call, cost, outputTokens),
+        [BUDGET_META_KEY]: budgetMeta(standings),
+      },
     };
   }
 
@@ -217,7 +286,8 @@ export class GovernedCallPipeline {
     const cost = BigInt(origin.perOutputTokenMicros) * BigInt(page.tokens);
     const admission = await this.admission.admit(callerOf(principal), null, read.callId, cost, startedAt);
     // Only budgets are checked for a page read (no rate limit applies to it).
-    if (!admission.ok) return this.refuse(READ_RESULT_PAGE_TOOL, admissionRefusedResult(READ_RESULT_PAGE_TOOL, admission));
+    if (!admission.ok)
+      return this.refuse(READ_RESULT_PAGE_TOOL, admissionRefusedResult(READ_RESULT_PAGE_TOOL, admission));
     const standings = await this.settleAndMeter(principal, read, admission.hold, 'OK', cost, page.tokens);
     return this.pager.answerWithPage(page, {
       [CALL_META_KEY]: { ...callMeta(read, cost, page.tokens), resultOf: origin.callId },
@@ -229,8 +299,15 @@ export class GovernedCallPipeline {
     return this.config.tokens.encoding;
   }
 
-  private async priceCall(principal: Principal, tool: ServedTool, callId: string, startedAt: number, policyCap: number | null): Promise<PricedCall> {
-    const rule = (await this.pricing.priceFor(principal.orgId, tool.upstreamId, tool.name, new Date(startedAt))) ?? FREE_PRICE;
+  private async priceCall(
+    principal: Principal,
+    tool: ServedTool,
+    callId: string,
+    startedAt: number,
+    policyCap: number | null,
+  ): Promise<PricedCall> {
+    const rule =
+      (await this.pricing.priceFor(principal.orgId, tool.upstreamId, tool.name, new Date(startedAt))) ?? FREE_PRICE;
     // The tighter of the upstream's cap and the policy's; the deployment default when neither sets one.
     const caps = [tool.outputTokenCap, policyCap].filter((c): c is number => c !== null);
     const outputTokenCap = caps.length ? Math.min(...caps) : this.config.edge.defaultOutputTokenCap;
@@ -245,7 +322,14 @@ export class GovernedCallPipeline {
    * not, this throws AdmissionException(CompletionNotRecorded). The standings are the budgets as
    * this edge last saw them, with this call settled.
    */
-  async settleAndMeter(principal: Principal, call: MeteredCall, held: CallHold, outcome: UsageEvent['outcome'], cost: Micros, outputTokens: number): Promise<BudgetStanding[]> {
+  async settleAndMeter(
+    principal: Principal,
+    call: MeteredCall,
+    held: CallHold,
+    outcome: UsageEvent['outcome'],
+    cost: Micros,
+    outputTokens: number,
+  ): Promise<BudgetStanding[]> {
     const latencyMs = Date.now() - call.startedAt;
     const event: UsageEvent = {
       id: call.callId,
@@ -300,7 +384,13 @@ function upstreamOf(catalog: OrgCatalog, tool: ServedTool) {
 }
 
 export function callMeta(call: MeteredCall, cost: Micros, outputTokens: number): CallMeta {
-  return { callId: call.callId, tool: call.tool.exposedName, costMicros: microsToJson(cost), outputTokens, latencyMs: Date.now() - call.startedAt };
+  return {
+    callId: call.callId,
+    tool: call.tool.exposedName,
+    costMicros: microsToJson(cost),
+    outputTokens,
+    latencyMs: Date.now() - call.startedAt,
+  };
 }
 
 /** A cost the tool reported in `_meta["tollgate/cost"].costMicros`; honoured only where the price rule allows. */
@@ -370,7 +460,9 @@ function unknownToolResult(name: string, disabledNamespaces: ReadonlySet<string>
   return toolErrorResult({
     code: ToolErrorCode.UnknownTool,
     message: `No tool named "${name}" is available.`,
-    hint: parsed ? 'List tools again: the tool may have been removed or renamed upstream.' : 'Tool names look like "<server>__<tool>"; list tools to see them.',
+    hint: parsed
+      ? 'List tools again: the tool may have been removed or renamed upstream.'
+      : 'Tool names look like "<server>__<tool>"; list tools to see them.',
     tool: name,
   });
 }
@@ -389,8 +481,15 @@ function notAllowedResult(name: string, decision: Exclude<AccessDecision, { allo
 
 /** A call admission refused: by a rate limit, a budget, or because counters are being rebuilt. */
 export function admissionRefusedResult(name: string, refused: Exclude<CallAdmission, { ok: true }>): CallToolResult {
-  if ('rateLimited' in refused) return rateLimitedResult(name, refused.rateLimited.rule, refused.rateLimited.kind, refused.rateLimited.retryAfterMs);
-  if ('budgetExceeded' in refused) return budgetExceededResult(name, refused.budgetExceeded.exceeded, refused.budgetExceeded.requestedMicros);
+  if ('rateLimited' in refused)
+    return rateLimitedResult(
+      name,
+      refused.rateLimited.rule,
+      refused.rateLimited.kind,
+      refused.rateLimited.retryAfterMs,
+    );
+  if ('budgetExceeded' in refused)
+    return budgetExceededResult(name, refused.budgetExceeded.exceeded, refused.budgetExceeded.requestedMicros);
   return toolErrorResult({
     code: ToolErrorCode.CountersUnavailable,
     message: `"${name}" cannot be admitted now: Tollgate's budget and rate-limit counters are being rebuilt (their store lost its data).`,
@@ -401,8 +500,16 @@ export function admissionRefusedResult(name: string, refused: Exclude<CallAdmiss
   });
 }
 
-function rateLimitedResult(name: string, rule: RateLimitRule, kind: 'WINDOW' | 'CONCURRENCY', retryAfterMs: number): CallToolResult {
-  const what = kind === 'WINDOW' ? `${rule.callsPerWindow} calls per ${rule.windowSeconds} s` : `${rule.maxConcurrent} concurrent calls`;
+function rateLimitedResult(
+  name: string,
+  rule: RateLimitRule,
+  kind: 'WINDOW' | 'CONCURRENCY',
+  retryAfterMs: number,
+): CallToolResult {
+  const what =
+    kind === 'WINDOW'
+      ? `${rule.callsPerWindow} calls per ${rule.windowSeconds} s`
+      : `${rule.maxConcurrent} concurrent calls`;
   return toolErrorResult({
     code: ToolErrorCode.RateLimited,
     message: `The ${rule.scope.toLowerCase()} rate limit of ${what} for "${rule.toolPattern}" is reached.`,
@@ -414,16 +521,23 @@ function rateLimitedResult(name: string, rule: RateLimitRule, kind: 'WINDOW' | '
     scope: rule.scope,
     toolPattern: rule.toolPattern,
     limitKind: kind,
-    ...(kind === 'WINDOW' ? { callsPerWindow: rule.callsPerWindow, windowSeconds: rule.windowSeconds } : { maxConcurrent: rule.maxConcurrent }),
+    ...(kind === 'WINDOW'
+      ? { callsPerWindow: rule.callsPerWindow, windowSeconds: rule.windowSeconds }
+      : { maxConcurrent: rule.maxConcurrent }),
     retryAfterMs,
   });
 }
 
 function budgetExceededResult(name: string, b: BudgetStanding, requested: Micros): CallToolResult {
   const available = b.limitMicros - b.spentMicros - b.reservedMicros - b.leasedMicros;
-  const reset = b.resetsAt ? `The budget resets at ${b.resetsAt.toISOString()}; ask an administrator to raise it before then.` : 'This budget does not reset; ask an administrator to raise it.';
+  const reset = b.resetsAt
+    ? `The budget resets at ${b.resetsAt.toISOString()}; ask an administrator to raise it before then.`
+    : 'This budget does not reset; ask an administrator to raise it.';
   // Allowance other edges hold as leases comes back within seconds if their calls do not use it.
-  const leased = b.leasedMicros > 0n ? `Other edges hold ${b.leasedMicros} micro-units of it for calls they are admitting; what they do not use comes back within seconds. ` : '';
+  const leased =
+    b.leasedMicros > 0n
+      ? `Other edges hold ${b.leasedMicros} micro-units of it for calls they are admitting; what they do not use comes back within seconds. `
+      : '';
   return toolErrorResult({
     code: ToolErrorCode.BudgetExceeded,
     message: `The ${b.period.toLowerCase()} ${b.scope.toLowerCase()} budget cannot cover this call.`,
@@ -443,7 +557,10 @@ function budgetExceededResult(name: string, b: BudgetStanding, requested: Micros
 
 /** The user has no usable token for a per-user OAuth upstream: the same answer on every path, with the URL to connect. */
 export function authRequiredResult(name: string, auth: AuthRequired): CallToolResult {
-  const what = auth.reason === 'not_connected' ? `has not connected an account at "${auth.namespace}"` : `has a connection to "${auth.namespace}" that expired and could not be renewed`;
+  const what =
+    auth.reason === 'not_connected'
+      ? `has not connected an account at "${auth.namespace}"`
+      : `has a connection to "${auth.namespace}" that expired and could not be renewed`;
   return toolErrorResult({
     code: ToolErrorCode.AuthRequired,
     message: `"${name}" acts as the calling user, who ${what}.`,
@@ -460,7 +577,12 @@ export function authRequiredResult(name: string, auth: AuthRequired): CallToolRe
   });
 }
 
-export function upstreamFailureResult(name: string, err: UpstreamException, meta: CallMeta, standings: BudgetStanding[]): CallToolResult {
+export function upstreamFailureResult(
+  name: string,
+  err: UpstreamException,
+  meta: CallMeta,
+  standings: BudgetStanding[],
+): CallToolResult {
   const code = {
     [UpstreamExceptionCode.Unavailable]: ToolErrorCode.UpstreamUnavailable,
     [UpstreamExceptionCode.Timeout]: ToolErrorCode.UpstreamTimeout,
@@ -472,7 +594,9 @@ export function upstreamFailureResult(name: string, err: UpstreamException, meta
     {
       code,
       message: err.message,
-      hint: err.retryAfterMs ? `Try again in ${Math.ceil(err.retryAfterMs / 1000)} s.` : 'The server behind this tool failed; try again later or use another tool.',
+      hint: err.retryAfterMs
+        ? `Try again in ${Math.ceil(err.retryAfterMs / 1000)} s.`
+        : 'The server behind this tool failed; try again later or use another tool.',
       tool: name,
       charged: meta.costMicros > 0,
       ...(err.retryAfterMs ? { retryAfterMs: err.retryAfterMs } : {}),
@@ -494,7 +618,13 @@ function cancelledResult(name: string, meta: CallMeta, standings: BudgetStanding
   );
 }
 
-function outputBudgetExceededResult(name: string, tokens: number, cap: number, meta: CallMeta, standings: BudgetStanding[]): CallToolResult {
+function outputBudgetExceededResult(
+  name: string,
+  tokens: number,
+  cap: number,
+  meta: CallMeta,
+  standings: BudgetStanding[],
+): CallToolResult {
   return toolErrorResult(
     {
       code: ToolErrorCode.OutputBudgetExceeded,

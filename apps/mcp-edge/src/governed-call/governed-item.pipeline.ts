@@ -7,12 +7,34 @@ import { EdgeConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { Principal } from '@tollgate/identity';
 import { Micros } from '@tollgate/kernel';
 import { newCallId } from '@tollgate/metering';
-import { GovernedItemKind, PolicyService, decideItemAccess, describeDecision, effectiveOutputLimits } from '@tollgate/policy';
-import { FREE_PRICE, PriceRuleData, PricingService, actualCallCost, estimateCallCost, pricedItemName } from '@tollgate/pricing';
+import {
+  GovernedItemKind,
+  PolicyService,
+  decideItemAccess,
+  describeDecision,
+  effectiveOutputLimits,
+} from '@tollgate/policy';
+import {
+  FREE_PRICE,
+  PriceRuleData,
+  PricingService,
+  actualCallCost,
+  estimateCallCost,
+  pricedItemName,
+} from '@tollgate/pricing';
 import { UpstreamException, UpstreamSpec } from '@tollgate/upstream';
 import { EdgeMetrics } from '../health/edge-metrics.service';
 import { BUDGET_META_KEY, CALL_META_KEY, budgetMeta } from './call-meta';
-import { GovernedCallPipeline, MeteredCall, admissionRefusedResult, authRequiredResult, callMeta, callerOf, notRecordedResult, upstreamFailureResult } from './governed-call.pipeline';
+import {
+  GovernedCallPipeline,
+  MeteredCall,
+  admissionRefusedResult,
+  authRequiredResult,
+  callMeta,
+  callerOf,
+  notRecordedResult,
+  upstreamFailureResult,
+} from './governed-call.pipeline';
 import { ResultPager } from './result-pager.service';
 import { ERROR_META_KEY, ToolErrorBody } from './tool-error';
 import { UpstreamCaller, UpstreamOutcome } from './upstream-caller.service';
@@ -71,8 +93,14 @@ export class GovernedItemPipeline {
   }
 
   /** Refuses with the rule (or missing allow list) unless the caller may use the item. */
-  async assertAllowed(principal: Principal, item: Pick<GovernedItem, 'kind' | 'spec' | 'key' | 'exposed'>): Promise<void> {
-    const decision = decideItemAccess(await this.policies.levelsFor(principal), item.kind, { namespace: item.spec.namespace, tool: item.key });
+  async assertAllowed(
+    principal: Principal,
+    item: Pick<GovernedItem, 'kind' | 'spec' | 'key' | 'exposed'>,
+  ): Promise<void> {
+    const decision = decideItemAccess(await this.policies.levelsFor(principal), item.kind, {
+      namespace: item.spec.namespace,
+      tool: item.key,
+    });
     if (decision.allowed) return;
     const what = item.kind === 'resource' ? 'Reading resource' : 'Getting prompt';
     throw this.refusal(item.exposed, {
@@ -106,13 +134,25 @@ export class GovernedItemPipeline {
 
     // Price
     const meteredName = pricedItemName(item.kind, item.key);
-    const rule = (await this.pricing.priceFor(principal.orgId, item.spec.id, meteredName, new Date(startedAt))) ?? FREE_PRICE;
+    const rule =
+      (await this.pricing.priceFor(principal.orgId, item.spec.id, meteredName, new Date(startedAt))) ?? FREE_PRICE;
     const caps = [item.outputTokenCap, limits.cap].filter((c): c is number => c !== null);
     const outputTokenCap = caps.length ? Math.min(...caps) : this.config.edge.defaultOutputTokenCap;
-    const call: MeteredCall = { callId: newCallId(), tool: { exposedName: item.exposed, upstreamId: item.spec.id, name: meteredName }, rule, startedAt };
+    const call: MeteredCall = {
+      callId: newCallId(),
+      tool: { exposedName: item.exposed, upstreamId: item.spec.id, name: meteredName },
+      rule,
+      startedAt,
+    };
 
     // Reserve (budgets only: no rate-limit rule names a resource or prompt)
-    const admitted = await this.admission.admit(callerOf(principal), null, call.callId, estimateCallCost(rule, outputTokenCap), startedAt);
+    const admitted = await this.admission.admit(
+      callerOf(principal),
+      null,
+      call.callId,
+      estimateCallCost(rule, outputTokenCap),
+      startedAt,
+    );
     if (!admitted.ok) throw this.refusalOf(item.exposed, admissionRefusedResult(item.exposed, admitted));
     const held = admitted.hold;
     try {
@@ -129,7 +169,10 @@ export class GovernedItemPipeline {
         if (!(err instanceof UpstreamException)) throw err;
         const cost = actualCallCost(rule, { failed: true, outputTokens: 0, reportedCostMicros: null }, outputTokenCap);
         const standings = await this.calls.settleAndMeter(principal, call, held, 'UPSTREAM_ERROR', cost, 0);
-        throw this.refusalOf(item.exposed, upstreamFailureResult(item.exposed, err, callMeta(call, cost, 0), standings));
+        throw this.refusalOf(
+          item.exposed,
+          upstreamFailureResult(item.exposed, err, callMeta(call, cost, 0), standings),
+        );
       }
       if (!outcome.ok) throw this.refusalOf(item.exposed, authRequiredResult(item.exposed, outcome.authRequired));
 
@@ -139,12 +182,19 @@ export class GovernedItemPipeline {
       let tokens = answer.tokens;
       if (tokens > outputTokenCap) {
         if (answer.pageableText === null || limits.overflow !== 'PAGE') {
-          const cost = actualCallCost(rule, { failed: true, outputTokens: 0, reportedCostMicros: null }, outputTokenCap);
+          const cost = actualCallCost(
+            rule,
+            { failed: true, outputTokens: 0, reportedCostMicros: null },
+            outputTokenCap,
+          );
           const standings = await this.calls.settleAndMeter(principal, call, held, 'TOOL_ERROR', cost, 0);
           throw this.refusal(item.exposed, {
             code: 'OUTPUT_BUDGET_EXCEEDED',
             message: `"${item.exposed}" is ${tokens} tokens, over the cap of ${outputTokenCap}.`,
-            hint: answer.pageableText === null ? 'It is not a single text, so it cannot be paged: read a smaller resource.' : 'Paging is off for this key (outputOverflow REFUSE): read a smaller resource.',
+            hint:
+              answer.pageableText === null
+                ? 'It is not a single text, so it cannot be paged: read a smaller resource.'
+                : 'Paging is off for this key (outputOverflow REFUSE): read a smaller resource.',
             outputTokens: tokens,
             outputTokenCap,
             charged: cost > 0n,
@@ -152,18 +202,42 @@ export class GovernedItemPipeline {
             [BUDGET_META_KEY]: budgetMeta(standings),
           });
         }
-        const origin = { callId: call.callId, exposedName: item.exposed, upstreamId: item.spec.id, toolName: meteredName, priceRuleId: rule.id, perOutputTokenMicros: rule.perOutputTokenMicros.toString() };
-        const paged = await this.pager.pageResult(principal, origin, { content: [{ type: 'text', text: answer.pageableText }] }, outputTokenCap);
+        const origin = {
+          callId: call.callId,
+          exposedName: item.exposed,
+          upstreamId: item.spec.id,
+          toolName: meteredName,
+          priceRuleId: rule.id,
+          perOutputTokenMicros: rule.perOutputTokenMicros.toString(),
+        };
+        const paged = await this.pager.pageResult(
+          principal,
+          origin,
+          { content: [{ type: 'text', text: answer.pageableText }] },
+          outputTokenCap,
+        );
         result = withPage(result, paged.result);
         tokens = paged.deliveredTokens;
       }
 
       // Settle and meter
-      const cost = actualCallCost(rule, { failed: false, outputTokens: tokens, reportedCostMicros: null }, outputTokenCap);
+      const cost = actualCallCost(
+        rule,
+        { failed: false, outputTokens: tokens, reportedCostMicros: null },
+        outputTokenCap,
+      );
       const standings = await this.calls.settleAndMeter(principal, call, held, 'OK', cost, tokens);
-      return { ...result, _meta: { ...(result._meta ?? {}), [CALL_META_KEY]: callMeta(call, cost, tokens), [BUDGET_META_KEY]: budgetMeta(standings) } };
+      return {
+        ...result,
+        _meta: {
+          ...(result._meta ?? {}),
+          [CALL_META_KEY]: callMeta(call, cost, tokens),
+          [BUDGET_META_KEY]: budgetMeta(standings),
+        },
+      };
     } catch (err) {
-      if (err instanceof AdmissionException && err.code === AdmissionExceptionCode.CompletionNotRecorded) throw this.refusalOf(item.exposed, notRecordedResult(item.exposed, call.callId));
+      if (err instanceof AdmissionException && err.code === AdmissionExceptionCode.CompletionNotRecorded)
+        throw this.refusalOf(item.exposed, notRecordedResult(item.exposed, call.callId));
       throw err;
     } finally {
       // Every path that reached the upstream settled; any other way out frees the reservation, uncharged.
@@ -175,20 +249,39 @@ export class GovernedItemPipeline {
    * A request that is relayed, not metered (subscriptions, completions): the caller checks the
    * policy first; an upstream failure or a missing user connection is refused like a read.
    */
-  async relay<S extends AnySchema>(principal: Principal, spec: UpstreamSpec, request: { method: string; params?: Record<string, unknown> }, schema: S, signal?: AbortSignal): Promise<SchemaOutput<S>> {
-    const name = String(request.params?.uri ?? (request.params?.ref as { name?: string; uri?: string } | undefined)?.name ?? request.method);
+  async relay<S extends AnySchema>(
+    principal: Principal,
+    spec: UpstreamSpec,
+    request: { method: string; params?: Record<string, unknown> },
+    schema: S,
+    signal?: AbortSignal,
+  ): Promise<SchemaOutput<S>> {
+    const name = String(
+      request.params?.uri ??
+        (request.params?.ref as { name?: string; uri?: string } | undefined)?.name ??
+        request.method,
+    );
     let outcome: UpstreamOutcome<SchemaOutput<S>>;
     try {
       outcome = await this.upstreams.request(principal, spec, request, schema, signal);
     } catch (err) {
       if (!(err instanceof UpstreamException)) throw err;
-      throw this.refusalOf(name, upstreamFailureResult(name, err, { callId: '', tool: name, costMicros: 0, outputTokens: 0, latencyMs: 0 }, []));
+      throw this.refusalOf(
+        name,
+        upstreamFailureResult(name, err, { callId: '', tool: name, costMicros: 0, outputTokens: 0, latencyMs: 0 }, []),
+      );
     }
     if (!outcome.ok) throw this.refusalOf(name, authRequiredResult(name, outcome.authRequired));
     return outcome.result;
   }
 
-  private async settleFailed(principal: Principal, call: MeteredCall, held: Parameters<GovernedCallPipeline['settleAndMeter']>[2], rule: PriceRuleData, cap: number): Promise<BudgetStanding[]> {
+  private async settleFailed(
+    principal: Principal,
+    call: MeteredCall,
+    held: Parameters<GovernedCallPipeline['settleAndMeter']>[2],
+    rule: PriceRuleData,
+    cap: number,
+  ): Promise<BudgetStanding[]> {
     const cost: Micros = actualCallCost(rule, { failed: true, outputTokens: 0, reportedCostMicros: null }, cap);
     return this.calls.settleAndMeter(principal, call, held, 'TOOL_ERROR', cost, 0);
   }

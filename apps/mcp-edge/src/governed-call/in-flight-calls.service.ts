@@ -24,7 +24,12 @@ export class InFlightCalls implements OnModuleInit {
   }
 
   /** Lets a cancellation of `requestId` abort `controller` until the returned function is called. */
-  track(principal: Principal, sessionId: string | undefined, requestId: string | number, controller: AbortController): () => void {
+  track(
+    principal: Principal,
+    sessionId: string | undefined,
+    requestId: string | number,
+    controller: AbortController,
+  ): () => void {
     const call = callKey(principal, sessionId, requestId);
     this.calls.set(call, controller);
     return () => {
@@ -33,7 +38,12 @@ export class InFlightCalls implements OnModuleInit {
   }
 
   /** The agent cancelled `requestId`: abort it here, or on the edge that runs it. */
-  async cancel(principal: Principal, sessionId: string | undefined, requestId: string | number, reason: string | undefined): Promise<void> {
+  async cancel(
+    principal: Principal,
+    sessionId: string | undefined,
+    requestId: string | number,
+    reason: string | undefined,
+  ): Promise<void> {
     const call = callKey(principal, sessionId, requestId);
     const local = this.calls.get(call);
     if (local) return local.abort(reason ?? 'cancelled by the agent');

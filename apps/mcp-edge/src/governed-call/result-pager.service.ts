@@ -60,7 +60,12 @@ export class ResultPager {
     return result.content.length > 0 && result.content.every((c) => c.type === 'text');
   }
 
-  async pageResult(principal: Principal, origin: PagedCallOrigin, result: CallToolResult, capTokens: number): Promise<PagedFirst> {
+  async pageResult(
+    principal: Principal,
+    origin: PagedCallOrigin,
+    result: CallToolResult,
+    capTokens: number,
+  ): Promise<PagedFirst> {
     const text = result.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
     // Leave room in each page for the note that tells the agent how to go on.
     const pages = splitTextIntoPages(text, Math.max(1, capTokens - 80), this.config.tokens.encoding);
@@ -68,28 +73,52 @@ export class ResultPager {
     const key = this.pageKey(principal, handle);
     // The token count of the result's JSON can be over the cap while its text fits one page: then
     // there is nothing to keep.
-    if (pages.length > 1) await this.redis.client.multi().rpush(key, JSON.stringify(origin), ...pages.slice(1)).expire(key, PAGE_TTL_SECONDS).exec();
-    return { result: this.pageAnswer(result, pages[0], handle, 1, pages.length), pages: pages.length, deliveredTokens: countTokens(pages[0], this.config.tokens.encoding) };
+    if (pages.length > 1)
+      await this.redis.client
+        .multi()
+        .rpush(key, JSON.stringify(origin), ...pages.slice(1))
+        .expire(key, PAGE_TTL_SECONDS)
+        .exec();
+    return {
+      result: this.pageAnswer(result, pages[0], handle, 1, pages.length),
+      pages: pages.length,
+      deliveredTokens: countTokens(pages[0], this.config.tokens.encoding),
+    };
   }
 
   /** The page the arguments ask for, or the tool error to answer when there is none. */
-  async findPage(principal: Principal, args: Record<string, unknown> | undefined): Promise<StoredPage | CallToolResult> {
+  async findPage(
+    principal: Principal,
+    args: Record<string, unknown> | undefined,
+  ): Promise<StoredPage | CallToolResult> {
     const handle = typeof args?.handle === 'string' ? args.handle : '';
     const page = Number(typeof args?.cursor === 'string' ? args.cursor : NaN);
     const key = this.pageKey(principal, handle);
     const [origin, text, stored] =
       Number.isInteger(page) && page >= 2
-        ? await Promise.all([this.redis.client.lindex(key, 0), this.redis.client.lindex(key, page - 1), this.redis.client.llen(key)])
+        ? await Promise.all([
+            this.redis.client.lindex(key, 0),
+            this.redis.client.lindex(key, page - 1),
+            this.redis.client.llen(key),
+          ])
         : [null, null, 0];
     if (origin === null || text === null) {
       return toolErrorResult({
         code: ToolErrorCode.InvalidRequest,
-        message: 'No such page: the handle is unknown, expired or belongs to another key, or the cursor is past the end.',
+        message:
+          'No such page: the handle is unknown, expired or belongs to another key, or the cursor is past the end.',
         hint: `Pages are kept ${PAGE_TTL_SECONDS / 60} minutes; call the tool again for a fresh result.`,
         tool: READ_RESULT_PAGE_TOOL,
       });
     }
-    return { origin: JSON.parse(origin) as PagedCallOrigin, handle, page, pages: stored, text, tokens: countTokens(text, this.config.tokens.encoding) };
+    return {
+      origin: JSON.parse(origin) as PagedCallOrigin,
+      handle,
+      page,
+      pages: stored,
+      text,
+      tokens: countTokens(text, this.config.tokens.encoding),
+    };
   }
 
   /** The agent's answer carrying a stored page, its note and cursor. */
@@ -98,7 +127,13 @@ export class ResultPager {
     return { ...answer, _meta: { ...answer._meta, ...meta } };
   }
 
-  private pageAnswer(result: CallToolResult, text: string, handle: string, page: number, pages: number): CallToolResult {
+  private pageAnswer(
+    result: CallToolResult,
+    text: string,
+    handle: string,
+    page: number,
+    pages: number,
+  ): CallToolResult {
     const more = page < pages;
     const note = more
       ? `[Page ${page} of ${pages}. The result continues: call ${READ_RESULT_PAGE_TOOL} with {"handle":"${handle}","cursor":"${page + 1}"}.]`
@@ -109,7 +144,10 @@ export class ResultPager {
         { type: 'text', text },
         { type: 'text', text: note },
       ],
-      _meta: { ...(result._meta ?? {}), [PAGE_META_KEY]: { handle, page, pages, nextCursor: more ? String(page + 1) : null } },
+      _meta: {
+        ...(result._meta ?? {}),
+        [PAGE_META_KEY]: { handle, page, pages, nextCursor: more ? String(page + 1) : null },
+      },
     };
   }
 

@@ -4,7 +4,13 @@ import { EdgeConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { ConnectFlowService, UserConnectionService, oauthCallbackUrl } from '@tollgate/connections';
 import { Principal } from '@tollgate/identity';
 import type { AnySchema, SchemaOutput } from '@modelcontextprotocol/sdk/server/zod-compat.js';
-import { UpstreamClientPool, UpstreamException, UpstreamExceptionCode, UpstreamSession, UpstreamSpec } from '@tollgate/upstream';
+import {
+  UpstreamClientPool,
+  UpstreamException,
+  UpstreamExceptionCode,
+  UpstreamSession,
+  UpstreamSpec,
+} from '@tollgate/upstream';
 
 /** Why a per-user OAuth upstream cannot be called as this user, and where they can fix it. */
 export interface AuthRequired {
@@ -38,7 +44,13 @@ export class UpstreamCaller {
     @Inject(TOLLGATE_CONFIG) private readonly config: EdgeConfig,
   ) {}
 
-  async callTool(principal: Principal, spec: UpstreamSpec, name: string, args: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<UpstreamCallOutcome> {
+  async callTool(
+    principal: Principal,
+    spec: UpstreamSpec,
+    name: string,
+    args: Record<string, unknown> | undefined,
+    signal?: AbortSignal,
+  ): Promise<UpstreamCallOutcome> {
     return this.asCaller(principal, spec, (session) => this.pool.callTool(spec, name, args, signal, session));
   }
 
@@ -53,7 +65,11 @@ export class UpstreamCaller {
     return this.asCaller(principal, spec, (session) => this.pool.request(spec, request, schema, signal, session));
   }
 
-  private async asCaller<T>(principal: Principal, spec: UpstreamSpec, send: (session?: UpstreamSession) => Promise<T>): Promise<UpstreamOutcome<T>> {
+  private async asCaller<T>(
+    principal: Principal,
+    spec: UpstreamSpec,
+    send: (session?: UpstreamSession) => Promise<T>,
+  ): Promise<UpstreamOutcome<T>> {
     if (spec.authMode !== 'PER_USER_OAUTH') return { ok: true, result: await send() };
 
     const token = await this.connections.accessTokenFor(principal.orgId, principal.userId, spec.id);
@@ -74,11 +90,20 @@ export class UpstreamCaller {
     }
   }
 
-  private async authRequired(principal: Principal, spec: UpstreamSpec, reason: AuthRequired['reason']): Promise<AuthRequired> {
+  private async authRequired(
+    principal: Principal,
+    spec: UpstreamSpec,
+    reason: AuthRequired['reason'],
+  ): Promise<AuthRequired> {
     await this.pool.evictSession(spec.id, principal.userId);
     const base = { upstreamId: spec.id, namespace: spec.namespace, reason };
     try {
-      const started = await this.connectFlow.startConnection(principal.orgId, principal.userId, spec.id, oauthCallbackUrl(this.config.edge.adminPublicUrl));
+      const started = await this.connectFlow.startConnection(
+        principal.orgId,
+        principal.userId,
+        spec.id,
+        oauthCallbackUrl(this.config.edge.adminPublicUrl),
+      );
       return { ...base, connectUrl: started.authorizationUrl, connectUrlExpiresAt: started.expiresAt.toISOString() };
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);

@@ -6,9 +6,23 @@ import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client
 @Injectable()
 export class EdgeMetrics {
   readonly registry = new Registry();
-  private readonly calls = new Counter({ name: 'tollgate_edge_tool_calls_total', help: 'Governed tool calls by outcome', labelNames: ['outcome'], registers: [this.registry] });
-  private readonly refusals = new Counter({ name: 'tollgate_edge_refusals_total', help: 'Calls refused before the upstream, by code', labelNames: ['code'], registers: [this.registry] });
-  private readonly spend = new Counter({ name: 'tollgate_edge_spend_micros_total', help: 'Micro-units charged', registers: [this.registry] });
+  private readonly calls = new Counter({
+    name: 'tollgate_edge_tool_calls_total',
+    help: 'Governed tool calls by outcome',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  });
+  private readonly refusals = new Counter({
+    name: 'tollgate_edge_refusals_total',
+    help: 'Calls refused before the upstream, by code',
+    labelNames: ['code'],
+    registers: [this.registry],
+  });
+  private readonly spend = new Counter({
+    name: 'tollgate_edge_spend_micros_total',
+    help: 'Micro-units charged',
+    registers: [this.registry],
+  });
   private readonly latency = new Histogram({
     name: 'tollgate_edge_tool_call_seconds',
     help: 'Governed call latency, upstream included',

@@ -36,14 +36,24 @@ export class AgentRequests implements OnModuleInit {
   }
 
   /** Sends `method` to the agent on the stream of its request `relatedRequestId`; resolves with its answer. */
-  ask(transport: Transport, principal: Principal, sessionId: string | undefined, relatedRequestId: RequestId, method: string, params: Record<string, unknown> | undefined, signal: AbortSignal): Promise<Record<string, unknown>> {
+  ask(
+    transport: Transport,
+    principal: Principal,
+    sessionId: string | undefined,
+    relatedRequestId: RequestId,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    signal: AbortSignal,
+  ): Promise<Record<string, unknown>> {
     signal.throwIfAborted();
     const id = `tollgate-${randomUUID()}`;
     const key = answerKey(principal, sessionId, id);
     return new Promise<Record<string, unknown>>((resolve, reject) => {
       const onAbort = () => {
         this.pending.delete(key);
-        reject(new ClientRequestError(ErrorCode.RequestTimeout, `the agent did not answer ${method} before the call ended`));
+        reject(
+          new ClientRequestError(ErrorCode.RequestTimeout, `the agent did not answer ${method} before the call ended`),
+        );
       };
       signal.addEventListener('abort', onAbort, { once: true });
       const done = () => signal.removeEventListener('abort', onAbort);
@@ -51,11 +61,13 @@ export class AgentRequests implements OnModuleInit {
         resolve: (r) => (done(), resolve(r)),
         reject: (e) => (done(), reject(e)),
       });
-      transport.send({ jsonrpc: '2.0', id, method, ...(params ? { params } : {}) }, { relatedRequestId }).catch((err: Error) => {
-        this.pending.delete(key);
-        done();
-        reject(err);
-      });
+      transport
+        .send({ jsonrpc: '2.0', id, method, ...(params ? { params } : {}) }, { relatedRequestId })
+        .catch((err: Error) => {
+          this.pending.delete(key);
+          done();
+          reject(err);
+        });
     });
   }
 
@@ -68,7 +80,10 @@ export class AgentRequests implements OnModuleInit {
     if (messages.length === 0 || !messages.every(isResponse)) return false;
     for (const m of messages) {
       const key = answerKey(principal, sessionId, String(m.id));
-      const answer: Answer = 'result' in m ? { result: m.result as Record<string, unknown> } : { error: m.error as { code: number; message: string } };
+      const answer: Answer =
+        'result' in m
+          ? { result: m.result as Record<string, unknown> }
+          : { error: m.error as { code: number; message: string } };
       if (this.pending.has(key)) this.settle(key, answer);
       else await this.redis.publish(AGENT_ANSWER_CHANNEL, JSON.stringify({ key, answer }));
     }
@@ -87,7 +102,12 @@ export class AgentRequests implements OnModuleInit {
 function isResponse(m: unknown): m is { id: string | number; result?: unknown; error?: unknown } {
   if (typeof m !== 'object' || m === null || Array.isArray(m)) return false;
   const r = m as Record<string, unknown>;
-  return r.jsonrpc === '2.0' && r.method === undefined && (typeof r.id === 'string' || typeof r.id === 'number') && ('result' in r || 'error' in r);
+  return (
+    r.jsonrpc === '2.0' &&
+    r.method === undefined &&
+    (typeof r.id === 'string' || typeof r.id === 'number') &&
+    ('result' in r || 'error' in r)
+  );
 }
 
 // Only the key (and session) that was asked can answer.

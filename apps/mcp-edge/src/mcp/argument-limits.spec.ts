@@ -31,14 +31,25 @@ describe('checkArguments (limits on tool-call arguments)', () => {
   });
 
   it('should refuse arguments over 1 MiB as UTF-8 JSON, counting multi-byte characters', () => {
-    expect(checkArguments({ s: 'x'.repeat(1024 * 1024) })).toMatchObject({ ok: false, limit: 'maxBytes', allowed: 1_048_576, measured: 1_048_576 + 8 });
+    expect(checkArguments({ s: 'x'.repeat(1024 * 1024) })).toMatchObject({
+      ok: false,
+      limit: 'maxBytes',
+      allowed: 1_048_576,
+      measured: 1_048_576 + 8,
+    });
     // 400,000 euro signs are 1.2 MB in UTF-8 though only 400,000 UTF-16 units.
-    expect(checkArguments({ s: '€'.repeat(400_000) })).toMatchObject({ ok: false, limit: 'maxBytes', measured: 1_200_008 });
+    expect(checkArguments({ s: '€'.repeat(400_000) })).toMatchObject({
+      ok: false,
+      limit: 'maxBytes',
+      measured: 1_200_008,
+    });
   });
 
   it('should say what was measured against which limit', () => {
     const check = checkArguments(nested(70));
     if (check.ok) throw new Error('expected a refusal');
-    expect(describeArgumentCheck('fx__ping', check)).toBe('The arguments of "fx__ping" are nested 70 levels deep, over the limit of 64.');
+    expect(describeArgumentCheck('fx__ping', check)).toBe(
+      'The arguments of "fx__ping" are nested 70 levels deep, over the limit of 64.',
+    );
   });
 });

@@ -41,7 +41,8 @@ export function checkArguments(args: unknown, limits: ArgumentLimits = ARGUMENT_
     if (typeof value !== 'object' || value === null) continue;
     if (depth > maxDepth) maxDepth = depth;
     if (Array.isArray(value)) {
-      for (const item of value) if (typeof item === 'object' && item !== null) stack.push({ value: item, depth: depth + 1 });
+      for (const item of value)
+        if (typeof item === 'object' && item !== null) stack.push({ value: item, depth: depth + 1 });
       continue;
     }
     let own = 0;
@@ -55,7 +56,8 @@ export function checkArguments(args: unknown, limits: ArgumentLimits = ARGUMENT_
     if (own > widest) widest = own;
   }
   if (maxDepth > limits.maxDepth) return { ok: false, limit: 'maxDepth', allowed: limits.maxDepth, measured: maxDepth };
-  if (widest > limits.maxKeysPerObject) return { ok: false, limit: 'maxKeysPerObject', allowed: limits.maxKeysPerObject, measured: widest };
+  if (widest > limits.maxKeysPerObject)
+    return { ok: false, limit: 'maxKeysPerObject', allowed: limits.maxKeysPerObject, measured: widest };
   if (keys > limits.maxKeys) return { ok: false, limit: 'maxKeys', allowed: limits.maxKeys, measured: keys };
   const text = JSON.stringify(args);
   // A string's UTF-8 size is at most 3 bytes per UTF-16 unit: most arguments need no byte count.

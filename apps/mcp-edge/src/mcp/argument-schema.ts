@@ -31,12 +31,21 @@ const MAX_COMPILED = 10_000;
  * and does not itself allow others, so a parameter only a pending revision has never reaches the
  * upstream. A schema the validator cannot compile checks only that rule (the upstream validates too).
  */
-export function checkArgumentSchema(definitionHash: string, inputSchema: object, args: Record<string, unknown> | undefined): ArgumentSchemaViolation | null {
+export function checkArgumentSchema(
+  definitionHash: string,
+  inputSchema: object,
+  args: Record<string, unknown> | undefined,
+): ArgumentSchemaViolation | null {
   const compiled = compiledFor(definitionHash, inputSchema);
   const value = args ?? {};
   if (compiled.closedProperties) {
     for (const name in value) {
-      if (!compiled.closedProperties.has(name)) return { parameter: name, problem: 'is not a parameter of the approved definition', notInApprovedDefinition: true };
+      if (!compiled.closedProperties.has(name))
+        return {
+          parameter: name,
+          problem: 'is not a parameter of the approved definition',
+          notInApprovedDefinition: true,
+        };
     }
   }
   if (!compiled.validate || compiled.validate(value)) return null;
@@ -66,7 +75,8 @@ function closedPropertiesOf(inputSchema: object): Set<string> | null {
   const s = inputSchema as { properties?: unknown; additionalProperties?: unknown; patternProperties?: unknown };
   if (typeof s.properties !== 'object' || s.properties === null) return null;
   // The schema itself lets other parameters in: then they are part of the contract.
-  if ((s.additionalProperties !== undefined && s.additionalProperties !== false) || s.patternProperties !== undefined) return null;
+  if ((s.additionalProperties !== undefined && s.additionalProperties !== false) || s.patternProperties !== undefined)
+    return null;
   return new Set(Object.keys(s.properties));
 }
 
@@ -80,6 +90,15 @@ function violationOf(error: ErrorObject | undefined): ArgumentSchemaViolation {
   const params = error.params as { missingProperty?: string; additionalProperty?: string };
   const child = params.missingProperty ?? params.additionalProperty;
   if (child !== undefined) parameter = parameter ? `${parameter}.${child}` : child;
-  const problem = params.missingProperty !== undefined ? 'is required' : params.additionalProperty !== undefined ? 'is not a parameter of the approved definition' : (error.message ?? 'is invalid');
-  return { parameter, problem, notInApprovedDefinition: params.additionalProperty !== undefined && error.instancePath === '' };
+  const problem =
+    params.missingProperty !== undefined
+      ? 'is required'
+      : params.additionalProperty !== undefined
+        ? 'is not a parameter of the approved definition'
+        : (error.message ?? 'is invalid');
+  return {
+    parameter,
+    problem,
+    notInApprovedDefinition: params.additionalProperty !== undefined && error.instancePath === '',
+  };
 }

@@ -1,5 +1,11 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, LoggingLevel, ProgressToken, RequestId, ServerNotification } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ErrorCode,
+  LoggingLevel,
+  ProgressToken,
+  RequestId,
+  ServerNotification,
+} from '@modelcontextprotocol/sdk/types.js';
 import { Principal } from '@tollgate/identity';
 import { ClientRequestError, UpstreamCallRelay, undeclaredCapability } from '@tollgate/upstream';
 import { McpSession } from '../session/mcp-session.store';
@@ -14,7 +20,11 @@ const LOG_LEVELS: LoggingLevel[] = ['debug', 'info', 'notice', 'warning', 'error
  */
 export function callNeedsStream(body: unknown, session: McpSession | null): boolean {
   if ((body as { method?: unknown } | null)?.method !== 'tools/call') return false;
-  if (session && (session.sampling || session.elicitationForm || session.elicitationUrl || session.roots || session.logLevel)) return true;
+  if (
+    session &&
+    (session.sampling || session.elicitationForm || session.elicitationUrl || session.roots || session.logLevel)
+  )
+    return true;
   const meta = (body as { params?: { _meta?: { progressToken?: unknown } } } | null)?.params?._meta;
   return meta?.progressToken !== undefined;
 }
@@ -41,7 +51,10 @@ export function agentCallRelay(requests: AgentRequests, call: AgentCallStream): 
   const token = call.progressToken;
   const minLevel = call.session?.logLevel ? LOG_LEVELS.indexOf(call.session.logLevel) : 0;
   return {
-    progress: token === undefined ? undefined : (p) => notify({ method: 'notifications/progress', params: { ...p, progressToken: token } }),
+    progress:
+      token === undefined
+        ? undefined
+        : (p) => notify({ method: 'notifications/progress', params: { ...p, progressToken: token } }),
     log: (params) => {
       if (LOG_LEVELS.indexOf(params.level) >= minLevel) notify({ method: 'notifications/message', params });
     },
@@ -50,16 +63,31 @@ export function agentCallRelay(requests: AgentRequests, call: AgentCallStream): 
       if (missing) throw undeclaredCapability(method, missing);
       const signal = AbortSignal.any([upstreamSignal, call.signal]);
       try {
-        return await requests.ask(call.transport, call.principal, call.session?.id, call.requestId, method, params, signal);
+        return await requests.ask(
+          call.transport,
+          call.principal,
+          call.session?.id,
+          call.requestId,
+          method,
+          params,
+          signal,
+        );
       } catch (err) {
         if (err instanceof ClientRequestError) throw err;
-        throw new ClientRequestError(ErrorCode.InternalError, `Tollgate could not relay ${method} to the agent: ${(err as Error).message}`);
+        throw new ClientRequestError(
+          ErrorCode.InternalError,
+          `Tollgate could not relay ${method} to the agent: ${(err as Error).message}`,
+        );
       }
     },
   };
 }
 
-function missingCapability(method: string, params: Record<string, unknown> | undefined, session: McpSession | null): string | null {
+function missingCapability(
+  method: string,
+  params: Record<string, unknown> | undefined,
+  session: McpSession | null,
+): string | null {
   switch (method) {
     case 'sampling/createMessage':
       return session?.sampling ? null : 'sampling';

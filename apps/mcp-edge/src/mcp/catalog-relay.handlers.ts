@@ -69,11 +69,21 @@ export class CatalogRelayHandlers {
     server.setRequestHandler(ListResourcesRequestSchema, () => this.listResources(principal));
     server.setRequestHandler(ListResourceTemplatesRequestSchema, () => this.listResourceTemplates(principal));
     server.setRequestHandler(ListPromptsRequestSchema, () => this.listPrompts(principal));
-    server.setRequestHandler(ReadResourceRequestSchema, (request, extra) => this.readResource(principal, request.params, extra.signal));
-    server.setRequestHandler(SubscribeRequestSchema, (request, extra) => this.subscribe(principal, session, request.params, extra.signal));
-    server.setRequestHandler(UnsubscribeRequestSchema, (request, extra) => this.unsubscribe(principal, session, request.params, extra.signal));
-    server.setRequestHandler(GetPromptRequestSchema, (request, extra) => this.getPrompt(principal, request.params, extra.signal));
-    server.setRequestHandler(CompleteRequestSchema, (request, extra) => this.complete(principal, request.params, extra.signal));
+    server.setRequestHandler(ReadResourceRequestSchema, (request, extra) =>
+      this.readResource(principal, request.params, extra.signal),
+    );
+    server.setRequestHandler(SubscribeRequestSchema, (request, extra) =>
+      this.subscribe(principal, session, request.params, extra.signal),
+    );
+    server.setRequestHandler(UnsubscribeRequestSchema, (request, extra) =>
+      this.unsubscribe(principal, session, request.params, extra.signal),
+    );
+    server.setRequestHandler(GetPromptRequestSchema, (request, extra) =>
+      this.getPrompt(principal, request.params, extra.signal),
+    );
+    server.setRequestHandler(CompleteRequestSchema, (request, extra) =>
+      this.complete(principal, request.params, extra.signal),
+    );
   }
 
   // One method per MCP method, so a transport without an SDK Server (a stateless revision) can call them too.
@@ -93,25 +103,49 @@ export class CatalogRelayHandlers {
     return { prompts: entries.map((p) => ({ ...p.definition, name: p.exposed }) as Prompt) };
   }
 
-  async readResource(principal: Principal, params: ReadResourceRequest['params'], signal?: AbortSignal): Promise<ReadResourceResult> {
+  async readResource(
+    principal: Principal,
+    params: ReadResourceRequest['params'],
+    signal?: AbortSignal,
+  ): Promise<ReadResourceResult> {
     const uri = params.uri;
     const catalog = await this.catalog.catalogFor(principal.orgId);
     const { spec, key } = this.resolveResource(catalog, uri);
     return this.items.run<ReadResourceResult>(
       principal,
       { kind: 'resource', spec, key, exposed: uri, outputTokenCap: catalog.outputTokenCaps.get(spec.id) ?? null },
-      (upstreams) => upstreams.request(principal, spec, { method: 'resources/read', params: { ...params, uri: key } }, ReadResourceResultSchema, signal),
+      (upstreams) =>
+        upstreams.request(
+          principal,
+          spec,
+          { method: 'resources/read', params: { ...params, uri: key } },
+          ReadResourceResultSchema,
+          signal,
+        ),
       (result) => {
         // Contents come back under the URI the agent asked for.
         const mapped = { ...result, contents: result.contents.map((c) => (c.uri === key ? { ...c, uri } : c)) };
         const only = mapped.contents.length === 1 ? mapped.contents[0] : undefined;
-        return { result: mapped, pageableText: only && 'text' in only ? only.text : null, tokens: countJsonTokens(mapped.contents, this.config.tokens.encoding) };
+        return {
+          result: mapped,
+          pageableText: only && 'text' in only ? only.text : null,
+          tokens: countJsonTokens(mapped.contents, this.config.tokens.encoding),
+        };
       },
-      (result, page) => ({ ...result, contents: [{ ...result.contents[0], text: pageText(page) }], _meta: { ...(result._meta ?? {}), ...(page._meta ?? {}) } }),
+      (result, page) => ({
+        ...result,
+        contents: [{ ...result.contents[0], text: pageText(page) }],
+        _meta: { ...(result._meta ?? {}), ...(page._meta ?? {}) },
+      }),
     );
   }
 
-  async subscribe(principal: Principal, session: McpSession | null, params: SubscribeRequest['params'], signal?: AbortSignal): Promise<Record<string, never>> {
+  async subscribe(
+    principal: Principal,
+    session: McpSession | null,
+    params: SubscribeRequest['params'],
+    signal?: AbortSignal,
+  ): Promise<Record<string, never>> {
     const uri = params.uri;
     const { spec, key } = this.resolveResource(await this.catalog.catalogFor(principal.orgId), uri);
     await this.items.assertAllowed(principal, { kind: 'resource', spec, key, exposed: uri });
@@ -121,31 +155,65 @@ export class CatalogRelayHandlers {
     return {};
   }
 
-  async unsubscribe(principal: Principal, session: McpSession | null, params: UnsubscribeRequest['params'], signal?: AbortSignal): Promise<Record<string, never>> {
+  async unsubscribe(
+    principal: Principal,
+    session: McpSession | null,
+    params: UnsubscribeRequest['params'],
+    signal?: AbortSignal,
+  ): Promise<Record<string, never>> {
     const uri = params.uri;
     const { spec, key } = this.resolveResource(await this.catalog.catalogFor(principal.orgId), uri);
     // The upstream keeps the subscription while another session of the org still wants its updates.
-    const remaining = session ? await this.subscriptions.unsubscribe(principal.orgId, session.id, spec.id, key, uri) : 0;
-    if (remaining === 0) await this.relay(principal, spec, { method: 'resources/unsubscribe', params: { ...params, uri: key } }, signal);
+    const remaining = session
+      ? await this.subscriptions.unsubscribe(principal.orgId, session.id, spec.id, key, uri)
+      : 0;
+    if (remaining === 0)
+      await this.relay(principal, spec, { method: 'resources/unsubscribe', params: { ...params, uri: key } }, signal);
     return {};
   }
 
-  async getPrompt(principal: Principal, params: GetPromptRequest['params'], signal?: AbortSignal): Promise<GetPromptResult> {
+  async getPrompt(
+    principal: Principal,
+    params: GetPromptRequest['params'],
+    signal?: AbortSignal,
+  ): Promise<GetPromptResult> {
     const name = params.name;
     const catalog = await this.catalog.catalogFor(principal.orgId);
     const prompt = catalog.promptsByExposedName.get(name);
-    if (!prompt) throw new McpError(ErrorCode.InvalidParams, `No prompt named "${name}" is available; list prompts to see them.`);
+    if (!prompt)
+      throw new McpError(ErrorCode.InvalidParams, `No prompt named "${name}" is available; list prompts to see them.`);
     const spec = this.specOf(catalog, prompt.upstreamId);
     return this.items.run<GetPromptResult>(
       principal,
-      { kind: 'prompt', spec, key: prompt.key, exposed: name, outputTokenCap: catalog.outputTokenCaps.get(spec.id) ?? null },
-      (upstreams) => upstreams.request(principal, spec, { method: 'prompts/get', params: { ...params, name: prompt.key } }, GetPromptResultSchema, signal),
-      (result) => ({ result, pageableText: null, tokens: countJsonTokens(result.messages, this.config.tokens.encoding) }),
+      {
+        kind: 'prompt',
+        spec,
+        key: prompt.key,
+        exposed: name,
+        outputTokenCap: catalog.outputTokenCaps.get(spec.id) ?? null,
+      },
+      (upstreams) =>
+        upstreams.request(
+          principal,
+          spec,
+          { method: 'prompts/get', params: { ...params, name: prompt.key } },
+          GetPromptResultSchema,
+          signal,
+        ),
+      (result) => ({
+        result,
+        pageableText: null,
+        tokens: countJsonTokens(result.messages, this.config.tokens.encoding),
+      }),
       (result) => result,
     );
   }
 
-  async complete(principal: Principal, params: CompleteRequest['params'], signal?: AbortSignal): Promise<CompleteResult> {
+  async complete(
+    principal: Principal,
+    params: CompleteRequest['params'],
+    signal?: AbortSignal,
+  ): Promise<CompleteResult> {
     const catalog = await this.catalog.catalogFor(principal.orgId);
     const ref = params.ref;
     if (ref.type === 'ref/prompt') {
@@ -153,19 +221,40 @@ export class CatalogRelayHandlers {
       if (!prompt) throw new McpError(ErrorCode.InvalidParams, `No prompt named "${ref.name}" is available.`);
       const spec = this.specOf(catalog, prompt.upstreamId);
       await this.items.assertAllowed(principal, { kind: 'prompt', spec, key: prompt.key, exposed: ref.name });
-      return this.relay(principal, spec, { method: 'completion/complete', params: { ...params, ref: { ...ref, name: prompt.key } } }, signal, CompleteResultSchema);
+      return this.relay(
+        principal,
+        spec,
+        { method: 'completion/complete', params: { ...params, ref: { ...ref, name: prompt.key } } },
+        signal,
+        CompleteResultSchema,
+      );
     }
     const template = this.resolveTemplate(catalog, ref.uri);
-    await this.items.assertAllowed(principal, { kind: 'resource', spec: template.spec, key: template.key, exposed: ref.uri });
-    return this.relay(principal, template.spec, { method: 'completion/complete', params: { ...params, ref: { ...ref, uri: template.key } } }, signal, CompleteResultSchema);
+    await this.items.assertAllowed(principal, {
+      kind: 'resource',
+      spec: template.spec,
+      key: template.key,
+      exposed: ref.uri,
+    });
+    return this.relay(
+      principal,
+      template.spec,
+      { method: 'completion/complete', params: { ...params, ref: { ...ref, uri: template.key } } },
+      signal,
+      CompleteResultSchema,
+    );
   }
 
   /** The catalog's entries of one kind that the caller's policies allow. */
-  private async visible(principal: Principal, kind: 'resources' | 'resourceTemplates' | 'prompts'): Promise<{ entries: ServedEntry[] }> {
+  private async visible(
+    principal: Principal,
+    kind: 'resources' | 'resourceTemplates' | 'prompts',
+  ): Promise<{ entries: ServedEntry[] }> {
     const catalog = await this.catalog.catalogFor(principal.orgId);
     const policyKind = kind === 'prompts' ? 'prompt' : 'resource';
     const entries: ServedEntry[] = [];
-    for (const e of catalog[kind]) if (await this.items.allowed(principal, policyKind, e.namespace, e.key)) entries.push(e);
+    for (const e of catalog[kind])
+      if (await this.items.allowed(principal, policyKind, e.namespace, e.key)) entries.push(e);
     return { entries };
   }
 
@@ -181,19 +270,28 @@ export class CatalogRelayHandlers {
       const spec = catalog.upstreamsByNamespace.get(pinned.namespace);
       if (spec) return { spec, key: pinned.uri };
     }
-    const owners = new Set(catalog.resourceTemplates.filter((t) => matchesTemplate(t.key, uri)).map((t) => t.upstreamId));
+    const owners = new Set(
+      catalog.resourceTemplates.filter((t) => matchesTemplate(t.key, uri)).map((t) => t.upstreamId),
+    );
     if (owners.size === 1) return { spec: this.specOf(catalog, [...owners][0]), key: uri };
     if (owners.size > 1) {
       const namespaces = catalog.resourceTemplates.filter((t) => owners.has(t.upstreamId)).map((t) => t.namespace);
-      throw new McpError(ErrorCode.InvalidParams, `Resource ${uri} matches templates of several servers (${[...new Set(namespaces)].join(', ')}): read it as tollgate://<server>/${uri}`);
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `Resource ${uri} matches templates of several servers (${[...new Set(namespaces)].join(', ')}): read it as tollgate://<server>/${uri}`,
+      );
     }
     throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, { uri });
   }
 
   private resolveTemplate(catalog: OrgCatalog, uriTemplate: string): ResolvedResource & { namespace: string } {
     const exposed = catalog.resourceTemplates.find((t) => t.exposed === uriTemplate);
-    if (exposed) return { spec: this.specOf(catalog, exposed.upstreamId), key: exposed.key, namespace: exposed.namespace };
-    throw new McpError(ErrorCode.InvalidParams, `No resource template ${uriTemplate} is available; list resource templates to see them.`);
+    if (exposed)
+      return { spec: this.specOf(catalog, exposed.upstreamId), key: exposed.key, namespace: exposed.namespace };
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      `No resource template ${uriTemplate} is available; list resource templates to see them.`,
+    );
   }
 
   private specOf(catalog: OrgCatalog, upstreamId: string): UpstreamSpec {

@@ -30,7 +30,11 @@ describe('rethrowAsProtocolError (an outage inside a message the SDK answers)', 
   it('should rethrow any other error as it is', () => {
     const bug = new TypeError('x is undefined');
     expect(() => rethrowAsProtocolError(bug)).toThrow(bug);
-    const redisDown = Object.assign(new Error('Reached the max retries per request limit (which is 3).'), { name: 'MaxRetriesPerRequestError' });
-    expect(() => rethrowAsProtocolError(redisDown)).toThrow(expect.objectContaining({ data: { dependency: 'redis', retryAfterSeconds: 5 } }));
+    const redisDown = Object.assign(new Error('Reached the max retries per request limit (which is 3).'), {
+      name: 'MaxRetriesPerRequestError',
+    });
+    expect(() => rethrowAsProtocolError(redisDown)).toThrow(
+      expect.objectContaining({ data: { dependency: 'redis', retryAfterSeconds: 5 } }),
+    );
   });
 });

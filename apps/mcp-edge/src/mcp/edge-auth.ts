@@ -22,9 +22,18 @@ export function edgeBaseUrl(req: IncomingMessage, publicUrl: string | undefined)
 }
 
 /** A JSON answer on a plain Node response (the /mcp endpoint runs outside Express). */
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { ...headers, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+  res.writeHead(status, {
+    ...headers,
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(text),
+  });
   res.end(text);
 }
 
@@ -37,16 +46,35 @@ export const EDGE_OAUTH_SCOPE = 'mcp';
  * 401 with `WWW-Authenticate`, pointing clients at the protected-resource metadata (RFC 9728),
  * and a JSON-RPC shaped body so MCP clients can show the reason.
  */
-export function sendUnauthorized(req: IncomingMessage, res: ServerResponse, publicUrl: string | undefined, reason: 'missing' | 'invalid'): void {
+export function sendUnauthorized(
+  req: IncomingMessage,
+  res: ServerResponse,
+  publicUrl: string | undefined,
+  reason: 'missing' | 'invalid',
+): void {
   const base = edgeBaseUrl(req, publicUrl);
-  const params = [`realm="tollgate"`, `resource_metadata="${base}${PROTECTED_RESOURCE_METADATA_PATH}/mcp"`, `scope="${EDGE_OAUTH_SCOPE}"`];
-  if (reason === 'invalid') params.push(`error="invalid_token"`, `error_description="The virtual key or access token is unknown, revoked, expired or for another resource"`);
+  const params = [
+    `realm="tollgate"`,
+    `resource_metadata="${base}${PROTECTED_RESOURCE_METADATA_PATH}/mcp"`,
+    `scope="${EDGE_OAUTH_SCOPE}"`,
+  ];
+  if (reason === 'invalid')
+    params.push(
+      `error="invalid_token"`,
+      `error_description="The virtual key or access token is unknown, revoked, expired or for another resource"`,
+    );
   sendJson(
     res,
     401,
     {
       jsonrpc: '2.0',
-      error: { code: -32001, message: reason === 'missing' ? 'Authentication required: send "Authorization: Bearer <virtual key>"' : 'Invalid virtual key' },
+      error: {
+        code: -32001,
+        message:
+          reason === 'missing'
+            ? 'Authentication required: send "Authorization: Bearer <virtual key>"'
+            : 'Invalid virtual key',
+      },
       id: null,
     },
     { 'WWW-Authenticate': `Bearer ${params.join(', ')}` },

@@ -9,16 +9,26 @@ describe('input-required bridge', () => {
     const calls = new HeldCalls();
     const call = new HeldCall('key-1', { elicitation: {} }, new AbortController());
     const release = calls.hold(call);
-    const asked = call.ask('elicitation/create', { ...elicit, _meta: { 'tollgate/inputKey': 'user_name' } }, new AbortController().signal);
+    const asked = call.ask(
+      'elicitation/create',
+      { ...elicit, _meta: { 'tollgate/inputKey': 'user_name' } },
+      new AbortController().signal,
+    );
     const round = await call.nextRound((c) => calls.sign(c));
-    expect(round).toMatchObject({ kind: 'input_required', inputRequests: { user_name: { method: 'elicitation/create', params: elicit } } });
+    expect(round).toMatchObject({
+      kind: 'input_required',
+      inputRequests: { user_name: { method: 'elicitation/create', params: elicit } },
+    });
     if (round.kind !== 'input_required') throw new Error('unreachable');
 
     const resumed = calls.resume('key-1', round.requestState);
     resumed.takeResponses({ user_name: { action: 'accept', content: { name: 'Ada' } } });
     await expect(asked).resolves.toEqual({ action: 'accept', content: { name: 'Ada' } });
     call.finish({ result: { content: [] } });
-    await expect(call.nextRound((c) => calls.sign(c))).resolves.toEqual({ kind: 'done', answer: { result: { content: [] } } });
+    await expect(call.nextRound((c) => calls.sign(c))).resolves.toEqual({
+      kind: 'done',
+      answer: { result: { content: [] } },
+    });
     release();
   });
 
@@ -37,13 +47,24 @@ describe('input-required bridge', () => {
 
   it('should refuse a request for a capability the agent did not declare, and record it', async () => {
     const call = new HeldCall('key-1', { sampling: {} }, new AbortController());
-    await expect(call.ask('roots/list', undefined, new AbortController().signal)).rejects.toMatchObject({ code: -32601, message: expect.stringContaining('roots') });
+    await expect(call.ask('roots/list', undefined, new AbortController().signal)).rejects.toMatchObject({
+      code: -32601,
+      message: expect.stringContaining('roots'),
+    });
     expect(call.refused).toEqual({ roots: {} });
   });
 
   it('should answer at once a request the agent already gave the input for', async () => {
-    const call = new HeldCall('key-1', { elicitation: {} }, new AbortController(), { user_name: { action: 'decline' } });
-    await expect(call.ask('elicitation/create', { ...elicit, _meta: { 'tollgate/inputKey': 'user_name' } }, new AbortController().signal)).resolves.toEqual({ action: 'decline' });
+    const call = new HeldCall('key-1', { elicitation: {} }, new AbortController(), {
+      user_name: { action: 'decline' },
+    });
+    await expect(
+      call.ask(
+        'elicitation/create',
+        { ...elicit, _meta: { 'tollgate/inputKey': 'user_name' } },
+        new AbortController().signal,
+      ),
+    ).resolves.toEqual({ action: 'decline' });
   });
 
   it('should validate inputResponses', () => {

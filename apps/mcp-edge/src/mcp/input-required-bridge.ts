@@ -23,7 +23,13 @@ interface PendingInput {
 }
 
 /** What a round of a held call ends with: the call's answer, or the inputs it still needs. */
-export type Round = { kind: 'done'; answer: Answer } | { kind: 'input_required'; inputRequests: Record<string, { method: string; params?: Record<string, unknown> }>; requestState: string };
+export type Round =
+  | { kind: 'done'; answer: Answer }
+  | {
+      kind: 'input_required';
+      inputRequests: Record<string, { method: string; params?: Record<string, unknown> }>;
+      requestState: string;
+    };
 
 /**
  * A 2026-07-28 `tools/call` whose upstream (of 2025-11-25) asks the client something mid-call:
@@ -52,7 +58,11 @@ export class HeldCall {
   ) {}
 
   /** The upstream asks the agent's client: held until the agent answers in a later round. */
-  ask(method: string, requestParams: Record<string, unknown> | undefined, signal: AbortSignal): Promise<Record<string, unknown>> {
+  ask(
+    method: string,
+    requestParams: Record<string, unknown> | undefined,
+    signal: AbortSignal,
+  ): Promise<Record<string, unknown>> {
     const missing = missingCapability(method, requestParams, this.clientCapabilities);
     if (missing) {
       this.refused[CAPABILITY_OF[method] ?? method] = requestParams?.mode === 'url' ? { url: {} } : {};
@@ -103,7 +113,9 @@ export class HeldCall {
       if (this.answer) return { kind: 'done', answer: this.answer };
       if (this.pending.size > 0) {
         this.round++;
-        const inputRequests = Object.fromEntries([...this.pending].map(([key, p]) => [key, { method: p.method, ...(p.params ? { params: p.params } : {}) }]));
+        const inputRequests = Object.fromEntries(
+          [...this.pending].map(([key, p]) => [key, { method: p.method, ...(p.params ? { params: p.params } : {}) }]),
+        );
         return { kind: 'input_required', inputRequests, requestState: sign(this) };
       }
       await new Promise<void>((resolve) => (this.wake = resolve));
@@ -147,7 +159,11 @@ export class HeldCalls {
     }
     const call = this.calls.get(id);
     if (!call || String(call.round) !== round) {
-      throw new StatelessRevisionError(200, ErrorCode.InvalidParams, 'requestState names no call waiting for input on this edge (it ended, expired, or waits on another edge): call the tool again without it');
+      throw new StatelessRevisionError(
+        200,
+        ErrorCode.InvalidParams,
+        'requestState names no call waiting for input on this edge (it ended, expired, or waits on another edge): call the tool again without it',
+      );
     }
     return call;
   }
@@ -157,7 +173,10 @@ export class HeldCalls {
   }
 }
 
-function withoutInputKey(params: Record<string, unknown> | undefined): { key?: string; params: Record<string, unknown> | undefined } {
+function withoutInputKey(params: Record<string, unknown> | undefined): {
+  key?: string;
+  params: Record<string, unknown> | undefined;
+} {
   const meta = params?._meta as Record<string, unknown> | undefined;
   const key = meta?.[INPUT_KEY_META];
   if (typeof key !== 'string' || !params) return { params };
@@ -170,16 +189,26 @@ function withoutInputKey(params: Record<string, unknown> | undefined): { key?: s
 export function inputResponsesOf(params: Record<string, unknown>): Record<string, Record<string, unknown>> | undefined {
   if (!('inputResponses' in params)) return undefined;
   const raw = params.inputResponses;
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new StatelessRevisionError(200, ErrorCode.InvalidParams, 'inputResponses must be an object');
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new StatelessRevisionError(200, ErrorCode.InvalidParams, 'inputResponses must be an object');
   for (const [key, value] of Object.entries(raw)) {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new StatelessRevisionError(200, ErrorCode.InvalidParams, `inputResponses.${key} must be an object`);
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      throw new StatelessRevisionError(200, ErrorCode.InvalidParams, `inputResponses.${key} must be an object`);
   }
   return raw as Record<string, Record<string, unknown>>;
 }
 
-const CAPABILITY_OF: Record<string, string> = { 'sampling/createMessage': 'sampling', 'elicitation/create': 'elicitation', 'roots/list': 'roots' };
+const CAPABILITY_OF: Record<string, string> = {
+  'sampling/createMessage': 'sampling',
+  'elicitation/create': 'elicitation',
+  'roots/list': 'roots',
+};
 
-function missingCapability(method: string, params: Record<string, unknown> | undefined, caps: Record<string, unknown>): string | null {
+function missingCapability(
+  method: string,
+  params: Record<string, unknown> | undefined,
+  caps: Record<string, unknown>,
+): string | null {
   switch (method) {
     case 'sampling/createMessage':
       return caps.sampling ? null : 'sampling';

@@ -39,13 +39,20 @@ export class LeanToolCallHandler {
     // A client that can open URLs gets streamed answers (a connect link may come before the result),
     // and so does a call that asked for progress or whose client can be asked things during it.
     if (session?.elicitationUrl || callNeedsStream(body, session)) return null;
-    if (!acceptsBothAnswerKinds(req.headers.accept) || mediaTypeOf(req.headers['content-type']) !== 'application/json') return null;
+    if (!acceptsBothAnswerKinds(req.headers.accept) || mediaTypeOf(req.headers['content-type']) !== 'application/json')
+      return null;
     const version = req.headers['mcp-protocol-version'];
-    if (version !== undefined && (typeof version !== 'string' || !SUPPORTED_PROTOCOL_VERSIONS.includes(version))) return null;
+    if (version !== undefined && (typeof version !== 'string' || !SUPPORTED_PROTOCOL_VERSIONS.includes(version)))
+      return null;
     return leanToolCallOf(body);
   }
 
-  async answer(res: ServerResponse, principal: Principal, session: McpSession | null, call: LeanToolCall): Promise<void> {
+  async answer(
+    res: ServerResponse,
+    principal: Principal,
+    session: McpSession | null,
+    call: LeanToolCall,
+  ): Promise<void> {
     // The agent hung up, or cancelled the request (notifications/cancelled): abort the upstream call.
     const abort = new AbortController();
     let hungUp = false;
@@ -73,7 +80,11 @@ export class LeanToolCallHandler {
       message = {
         jsonrpc: '2.0',
         id: call.id,
-        error: { code: Number.isSafeInteger(e.code) ? e.code : ErrorCode.InternalError, message: e.message ?? 'Internal error', ...(e.data !== undefined ? { data: e.data } : {}) },
+        error: {
+          code: Number.isSafeInteger(e.code) ? e.code : ErrorCode.InternalError,
+          message: e.message ?? 'Internal error',
+          ...(e.data !== undefined ? { data: e.data } : {}),
+        },
       };
     }
     untrack();

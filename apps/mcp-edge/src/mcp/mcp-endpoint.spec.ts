@@ -7,6 +7,16 @@ describe('isMcpRequest (which requests the /mcp endpoint takes before Express)',
   });
 
   it('should leave every other path to Express', () => {
-    for (const url of [undefined, '/', '/mc', '/mcpx', '/mcp/tools', '/healthz', '/.well-known/oauth-protected-resource', '/metrics']) expect(isMcpRequest(url)).toBe(false);
+    for (const url of [
+      undefined,
+      '/',
+      '/mc',
+      '/mcpx',
+      '/mcp/tools',
+      '/healthz',
+      '/.well-known/oauth-protected-resource',
+      '/metrics',
+    ])
+      expect(isMcpRequest(url)).toBe(false);
   });
 });

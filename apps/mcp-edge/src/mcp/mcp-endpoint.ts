@@ -23,7 +23,8 @@ export const MCP_PATH = '/mcp';
 
 /** Whether a request targets the MCP endpoint: `/mcp`, any case, an optional trailing slash and query (as Express matched it). */
 export function isMcpRequest(url: string | undefined): boolean {
-  if (url === undefined || url.length < MCP_PATH.length || url.slice(0, MCP_PATH.length).toLowerCase() !== MCP_PATH) return false;
+  if (url === undefined || url.length < MCP_PATH.length || url.slice(0, MCP_PATH.length).toLowerCase() !== MCP_PATH)
+    return false;
   let rest = url.slice(MCP_PATH.length);
   if (rest.startsWith('/')) rest = rest.slice(1);
   return rest === '' || rest.startsWith('?');
@@ -59,7 +60,9 @@ export class McpEndpoint {
       await this.serve(req, res);
     } catch (err) {
       const dependency = unavailableDependency(err);
-      this.logger.error(`mcp request failed${dependency ? ` (${dependency} unavailable)` : ''}: ${(err as Error).message}`);
+      this.logger.error(
+        `mcp request failed${dependency ? ` (${dependency} unavailable)` : ''}: ${(err as Error).message}`,
+      );
       if (res.headersSent) res.end();
       else if (dependency) sendDependencyUnavailable(res, dependency, null);
       else sendJson(res, 500, { jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null });
@@ -68,7 +71,11 @@ export class McpEndpoint {
 
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (!isAllowedHost(req, this.config.edge.allowedHosts)) {
-      return sendJson(res, 403, { jsonrpc: '2.0', error: { code: -32000, message: 'Forbidden: Host or Origin not allowed' }, id: null });
+      return sendJson(res, 403, {
+        jsonrpc: '2.0',
+        error: { code: -32000, message: 'Forbidden: Host or Origin not allowed' },
+        id: null,
+      });
     }
     // Redis known down: refuse before anything runs (a call could reach the upstream and then not be recorded).
     if (this.redis.client.status !== 'ready') return sendDependencyUnavailable(res, 'redis', null);
@@ -81,18 +88,35 @@ export class McpEndpoint {
 
     const sessionHeader = req.headers['mcp-session-id'];
     const sessionId = typeof sessionHeader === 'string' ? sessionHeader : undefined;
-    if (req.method === 'GET' || req.method === 'DELETE') return this.serveSessionRequest(req, res, principal, sessionId);
+    if (req.method === 'GET' || req.method === 'DELETE')
+      return this.serveSessionRequest(req, res, principal, sessionId);
     if (req.method !== 'POST') {
-      return sendJson(res, 405, { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed' }, id: null }, { Allow: 'GET, POST, DELETE' });
+      return sendJson(
+        res,
+        405,
+        { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed' }, id: null },
+        { Allow: 'GET, POST, DELETE' },
+      );
     }
 
     // The body is read here (not by the SDK) to see whether it opens a session.
     const body = await readJsonBody(req);
-    if (!body.ok) return sendJson(res, body.status, { jsonrpc: '2.0', error: { code: body.code, message: body.message }, id: null });
+    if (!body.ok)
+      return sendJson(res, body.status, {
+        jsonrpc: '2.0',
+        error: { code: body.code, message: body.message },
+        id: null,
+      });
     const refused = jsonRpcRefusal(body.value);
-    if (refused) return sendJson(res, 400, { jsonrpc: '2.0', error: { code: refused.code, message: refused.message }, id: refused.id });
+    if (refused)
+      return sendJson(res, 400, {
+        jsonrpc: '2.0',
+        error: { code: refused.code, message: refused.message },
+        id: refused.id,
+      });
     // 2026-07-28: no session, every request stands alone.
-    if (isStatelessRevisionRequest(req, body.value)) return this.statelessRevision.answer(req, res, principal, body.value);
+    if (isStatelessRevisionRequest(req, body.value))
+      return this.statelessRevision.answer(req, res, principal, body.value);
     let session: McpSession | null = null;
     if (sessionId) {
       session = await this.sessions.getSession(principal, sessionId);
@@ -113,7 +137,10 @@ export class McpEndpoint {
     const server = this.servers.createServer(principal, session);
     // Clients that can open URLs get streamed answers, so a call can offer a link before its result.
     const streamed = session?.elicitationUrl || callNeedsStream(body.value, session);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !streamed });
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: !streamed,
+    });
     res.on('close', () => {
       void transport.close();
       void server.close();
@@ -123,9 +150,19 @@ export class McpEndpoint {
   }
 
   /** GET opens the session's notification stream; DELETE ends the session. Both need a session. */
-  private async serveSessionRequest(req: IncomingMessage, res: ServerResponse, principal: Principal, sessionId: string | undefined): Promise<void> {
+  private async serveSessionRequest(
+    req: IncomingMessage,
+    res: ServerResponse,
+    principal: Principal,
+    sessionId: string | undefined,
+  ): Promise<void> {
     if (!sessionId) {
-      return sendJson(res, 405, { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed without an Mcp-Session-Id' }, id: null }, { Allow: 'POST' });
+      return sendJson(
+        res,
+        405,
+        { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed without an Mcp-Session-Id' }, id: null },
+        { Allow: 'POST' },
+      );
     }
     if (req.method === 'DELETE') {
       if (!(await this.sessions.deleteSession(principal, sessionId))) return sendSessionNotFound(res);
@@ -139,10 +176,19 @@ export class McpEndpoint {
 }
 
 function isInitialize(body: unknown): boolean {
-  return typeof body === 'object' && body !== null && !Array.isArray(body) && (body as { method?: unknown }).method === 'initialize';
+  return (
+    typeof body === 'object' &&
+    body !== null &&
+    !Array.isArray(body) &&
+    (body as { method?: unknown }).method === 'initialize'
+  );
 }
 
 function sendSessionNotFound(res: ServerResponse): void {
   // 404 tells MCP clients to start a new session (Streamable HTTP spec).
-  sendJson(res, 404, { jsonrpc: '2.0', error: { code: -32001, message: 'Session not found: initialize a new session' }, id: null });
+  sendJson(res, 404, {
+    jsonrpc: '2.0',
+    error: { code: -32001, message: 'Session not found: initialize a new session' },
+    id: null,
+  });
 }

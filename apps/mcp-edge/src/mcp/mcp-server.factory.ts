@@ -1,6 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, CallToolResult, CancelledNotificationSchema, ElicitRequest, ElicitResultSchema, ListToolsRequestSchema, SetLevelRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  CallToolResult,
+  CancelledNotificationSchema,
+  ElicitRequest,
+  ElicitResultSchema,
+  ListToolsRequestSchema,
+  SetLevelRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { randomUUID } from 'node:crypto';
 import { Principal } from '@tollgate/identity';
@@ -68,7 +76,9 @@ export class McpServerFactory {
         signal: abort.signal,
       });
       try {
-        const result = await runWithCallRelay(relay, () => this.disclosure.callTool(principal, request.params.name, request.params.arguments, abort.signal, session)).catch(rethrowAsProtocolError);
+        const result = await runWithCallRelay(relay, () =>
+          this.disclosure.callTool(principal, request.params.name, request.params.arguments, abort.signal, session),
+        ).catch(rethrowAsProtocolError);
         if (session?.elicitationUrl) offerConnectUrl(result, (req) => extra.sendRequest(req, ElicitResultSchema));
         return result;
       } finally {
@@ -78,7 +88,8 @@ export class McpServerFactory {
     });
     // A cancellation names a request that runs in another POST (on this edge or another one).
     server.setNotificationHandler(CancelledNotificationSchema, async (n) => {
-      if (n.params.requestId !== undefined) await this.inFlight.cancel(principal, session?.id, n.params.requestId, n.params.reason);
+      if (n.params.requestId !== undefined)
+        await this.inFlight.cancel(principal, session?.id, n.params.requestId, n.params.reason);
     });
     // The level filters the upstreams' log messages relayed during this session's calls.
     server.setRequestHandler(SetLevelRequestSchema, async (request) => {
@@ -97,11 +108,17 @@ export class McpServerFactory {
  * user; the agent calls again once they have connected.
  */
 function offerConnectUrl(result: CallToolResult, sendRequest: (req: ElicitRequest) => Promise<unknown>): void {
-  const error = result._meta?.['tollgate/error'] as { code?: string; connectUrl?: string; upstream?: string } | undefined;
+  const error = result._meta?.['tollgate/error'] as
+    { code?: string; connectUrl?: string; upstream?: string } | undefined;
   if (error?.code !== 'AUTH_REQUIRED' || !error.connectUrl) return;
   const request: ElicitRequest = {
     method: 'elicitation/create',
-    params: { mode: 'url', elicitationId: randomUUID(), url: error.connectUrl, message: `Connect your ${error.upstream ?? 'upstream'} account so your agent can act as you.` },
+    params: {
+      mode: 'url',
+      elicitationId: randomUUID(),
+      url: error.connectUrl,
+      message: `Connect your ${error.upstream ?? 'upstream'} account so your agent can act as you.`,
+    },
   };
   // The answer stream closes once the result is sent, which ends this request unanswered: expected.
   sendRequest(request).catch(() => undefined);

@@ -43,7 +43,8 @@ interface Listener {
 }
 
 type JsonRpcError = { code: number; message: string; data?: unknown };
-type JsonRpcAnswer = { id: string | number; result: Record<string, unknown> } | { id: string | number; error: JsonRpcError };
+type JsonRpcAnswer =
+  { id: string | number; result: Record<string, unknown> } | { id: string | number; error: JsonRpcError };
 
 /**
  * MCP 2026-07-28 at /mcp, beside 2025-11-25: no session, each request carries its version and the
@@ -86,7 +87,11 @@ export class StatelessRevisionHandler implements OnModuleInit, OnApplicationShut
       if (!request) return await this.takeNotification(res, principal, body);
       switch (request.method) {
         case 'server/discover':
-          return sendAnswer(res, { id: request.id, result: completeResult(request.method, await this.discover(principal, req)) }, false);
+          return sendAnswer(
+            res,
+            { id: request.id, result: completeResult(request.method, await this.discover(principal, req)) },
+            false,
+          );
         case 'subscriptions/listen':
           return this.listen(res, principal, request);
         case 'tools/call':
@@ -97,9 +102,16 @@ export class StatelessRevisionHandler implements OnModuleInit, OnApplicationShut
       }
       await this.dispatch(req, res, principal, request);
     } catch (err) {
-      const e = err instanceof StatelessRevisionError ? err : new StatelessRevisionError(500, ErrorCode.InternalError, 'Internal error');
-      if (!(err instanceof StatelessRevisionError)) this.logger.error(`${request?.method ?? 'request'} failed: ${(err as Error).message}`);
-      const error = e.data === undefined ? { code: e.code, message: e.message } : { code: e.code, message: e.message, data: e.data };
+      const e =
+        err instanceof StatelessRevisionError
+          ? err
+          : new StatelessRevisionError(500, ErrorCode.InternalError, 'Internal error');
+      if (!(err instanceof StatelessRevisionError))
+        this.logger.error(`${request?.method ?? 'request'} failed: ${(err as Error).message}`);
+      const error =
+        e.data === undefined
+          ? { code: e.code, message: e.message }
+          : { code: e.code, message: e.message, data: e.data };
       const id = request?.id ?? requestIdOf(body);
       if (res.headersSent) {
         writeEvent(res, { jsonrpc: '2.0', id, error });
@@ -111,12 +123,18 @@ export class StatelessRevisionHandler implements OnModuleInit, OnApplicationShut
   // A notification needs no answer; a cancellation aborts the call it names, on any edge.
   private async takeNotification(res: ServerResponse, principal: Principal, body: unknown): Promise<void> {
     const n = body as { method: string; params?: { requestId?: string | number; reason?: string } };
-    if (n.method === 'notifications/cancelled' && n.params?.requestId !== undefined) await this.inFlight.cancel(principal, undefined, n.params.requestId, n.params.reason);
+    if (n.method === 'notifications/cancelled' && n.params?.requestId !== undefined)
+      await this.inFlight.cancel(principal, undefined, n.params.requestId, n.params.reason);
     res.writeHead(202).end();
   }
 
   /** Runs the request on the edge's SDK server in this process; its notifications stream, its answer ends the POST. */
-  private async dispatch(req: IncomingMessage, res: ServerResponse, principal: Principal, request: StatelessRequest): Promise<void> {
+  private async dispatch(
+    req: IncomingMessage,
+    res: ServerResponse,
+    principal: Principal,
+    request: StatelessRequest,
+  ): Promise<void> {
     let streamed = false;
     const answer = await this.runOnServer(req, principal, request, (m) => {
       if (res.writableEnded) return;
@@ -127,7 +145,12 @@ export class StatelessRevisionHandler implements OnModuleInit, OnApplicationShut
   }
 
   /** The edge's 2025-11-25 handler for `request`, run in this process; `notify` gets its notifications. */
-  private async runOnServer(req: IncomingMessage, principal: Principal, request: StatelessRequest, notify: (message: object) => void): Promise<JsonRpcAnswer> {
+  private async runOnServer(
+    req: IncomingMessage,
+    principal: Principal,
+    request: StatelessRequest,
+    notify: (message: object) => void,
+  ): Promise<JsonRpcAnswer> {
     const server = this.servers.createServer(principal, null);
     let settle!: (answer: JsonRpcAnswer) => void;
     const answered = new Promise<JsonRpcAnswer>((resolve) => (settle = resolve));
@@ -136,12 +159,21 @@ export class StatelessRevisionHandler implements OnModuleInit, OnApplicationShut
       if (m.id === request.id && ('result' in m || 'error' in m)) return settle(m as JsonRpcAnswer);
       // Requests to the client are input-required results in this revision, never sent mid-call.
       if (m.id !== undefined || typeof m.method !== 'string') return;
-      if (m.method === 'notifications/message' && !logWanted((m.params as { level?: unknown } | undefined)?.level, request.logLevel)) return;
+      if (
+        m.method === 'notifications/message' &&
+        !logWanted((m.params as { level?: unknown } | undefined)?.level, request.logLevel)
+      )
+        return;
       notify(m);
     });
     await server.connect(transport);
     try {
-      const message = { jsonrpc: '2.0', id: request.id, method: request.method, params: request.params } as JSONRPCMessage;
+      const message = {
+        jsonrpc: '2.0',
+        id: request.id,
+        method: request.method,
+        params: request.params,
+      } as JSONRPCMessage;
       transport.onmessage?.(message, { requestInfo: { headers: req.headers } });
       return await answered;
     } finally {
@@ -165,13 +197,22 @@ export class StatelessRevisionHandler implements OnModuleInit, OnApplicationShut
    * mid-call becomes an input-required result, and the agent's retry (inputResponses,
    * requestState) answers it; the call runs on until it answers.
    */
-  private async answerInRounds(req: IncomingMessage, res: ServerResponse, principal: Principal, request: StatelessRequest): Promise<void> {
+  private async answerInRounds(
+    req: IncomingMessage,
+    res: ServerResponse,
+    principal: Principal,
+    request: StatelessRequest,
+  ): Promise<void> {
     const { name, arguments: args } = request.params as { name?: unknown; arguments?: unknown };
-    if (typeof name !== 'string') throw new StatelessRevisionError(200, ErrorCode.InvalidParams, 'params.name must be a string');
-    if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) throw new StatelessRevisionError(200, ErrorCode.InvalidParams, 'params.arguments must be an object');
+    if (typeof name !== 'string')
+      throw new StatelessRevisionError(200, ErrorCode.InvalidParams, 'params.name must be a string');
+    if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args)))
+      throw new StatelessRevisionError(200, ErrorCode.InvalidParams, 'params.arguments must be an object');
     const responses = inputResponsesOf(request.params);
     const resumed = request.params.requestState !== undefined;
-    const call = resumed ? this.held.resume(principal.keyId, request.params.requestState) : this.startCall(req, principal, request, responses);
+    const call = resumed
+      ? this.held.resume(principal.keyId, request.params.requestState)
+      : this.startCall(req, principal, request, responses);
     let streamed = false;
     let answered = false;
     call.notify = (message) => {
@@ -187,34 +228,67 @@ export class StatelessRevisionHandler implements OnModuleInit, OnApplicationShut
     const round = await call.nextRound((c) => this.held.sign(c));
     answered = true;
     if (round.kind === 'input_required') {
-      return sendAnswer(res, { id: request.id, result: { resultType: 'input_required', inputRequests: round.inputRequests, requestState: round.requestState } }, streamed);
+      return sendAnswer(
+        res,
+        {
+          id: request.id,
+          result: {
+            resultType: 'input_required',
+            inputRequests: round.inputRequests,
+            requestState: round.requestState,
+          },
+        },
+        streamed,
+      );
     }
     const answer = { id: request.id, ...round.answer };
     // A call that failed after the upstream was refused a capability this client lacks: say which.
     if ('result' in answer && answer.result.isError === true && Object.keys(call.refused).length > 0) {
-      const error = { code: MISSING_CAPABILITY, message: 'This call needs a capability the client did not declare', data: { requiredCapabilities: call.refused } };
+      const error = {
+        code: MISSING_CAPABILITY,
+        message: 'This call needs a capability the client did not declare',
+        data: { requiredCapabilities: call.refused },
+      };
       if (streamed) return sendAnswer(res, { id: request.id, error }, true);
       return sendJson(res, 400, { jsonrpc: '2.0', id: request.id, error });
     }
     this.sendFinal(res, request, answer, streamed);
   }
 
-  private startCall(req: IncomingMessage, principal: Principal, request: StatelessRequest, given: Record<string, Record<string, unknown>> | undefined): HeldCall {
+  private startCall(
+    req: IncomingMessage,
+    principal: Principal,
+    request: StatelessRequest,
+    given: Record<string, Record<string, unknown>> | undefined,
+  ): HeldCall {
     const abort = new AbortController();
     const call = new HeldCall(principal.keyId, request.clientCapabilities, abort, { ...given });
     const release = this.held.hold(call);
     const untrack = this.inFlight.track(principal, undefined, request.id, abort);
     const token = (request.params._meta as { progressToken?: string | number } | undefined)?.progressToken;
     const relay: UpstreamCallRelay = {
-      progress: token === undefined ? undefined : (p) => call.notify({ jsonrpc: '2.0', method: 'notifications/progress', params: { ...p, progressToken: token } }),
+      progress:
+        token === undefined
+          ? undefined
+          : (p) =>
+              call.notify({ jsonrpc: '2.0', method: 'notifications/progress', params: { ...p, progressToken: token } }),
       log: (params) => {
-        if (logWanted(params.level, request.logLevel)) call.notify({ jsonrpc: '2.0', method: 'notifications/message', params });
+        if (logWanted(params.level, request.logLevel))
+          call.notify({ jsonrpc: '2.0', method: 'notifications/message', params });
       },
       request: (method, params, signal) => call.ask(method, params, signal),
     };
     const run: () => Promise<{ result: Record<string, unknown> } | { error: JsonRpcError }> =
       request.method === 'tools/call'
-        ? async () => ({ result: (await this.disclosure.callTool(principal, request.params.name as string, request.params.arguments as Record<string, unknown> | undefined, abort.signal, null)) as Record<string, unknown> })
+        ? async () => ({
+            result: (await this.disclosure.callTool(
+              principal,
+              request.params.name as string,
+              request.params.arguments as Record<string, unknown> | undefined,
+              abort.signal,
+              null,
+            )) as Record<string, unknown>,
+          })
         : () => this.runOnServer(req, principal, request, (m) => call.notify(m));
     runWithCallRelay(relay, run)
       .then(
@@ -236,15 +310,27 @@ export class StatelessRevisionHandler implements OnModuleInit, OnApplicationShut
     const server = this.servers.createServer(principal, null);
     let settle!: (result: Record<string, unknown>) => void;
     const initialized = new Promise<Record<string, unknown>>((resolve) => (settle = resolve));
-    const transport = new OneRequestTransport((m) => settle('result' in m ? (m.result as Record<string, unknown>) : {}));
+    const transport = new OneRequestTransport((m) =>
+      settle('result' in m ? (m.result as Record<string, unknown>) : {}),
+    );
     await server.connect(transport);
-    const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'discover', version: '0' } } };
+    const initialize = {
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: {
+        protocolVersion: LATEST_PROTOCOL_VERSION,
+        capabilities: {},
+        clientInfo: { name: 'discover', version: '0' },
+      },
+    };
     transport.onmessage?.(initialize as JSONRPCMessage, { requestInfo: { headers: req.headers } });
     const init = await initialized;
     await server.close();
     const capabilities = { ...((init.capabilities as Record<string, Record<string, unknown>> | undefined) ?? {}) };
     // Changes reach a client through subscriptions/listen; resource subscriptions are its filters now.
-    for (const list of ['tools', 'prompts', 'resources']) if (capabilities[list]) capabilities[list] = { ...capabilities[list], listChanged: true };
+    for (const list of ['tools', 'prompts', 'resources'])
+      if (capabilities[list]) capabilities[list] = { ...capabilities[list], listChanged: true };
     if (capabilities.resources) delete capabilities.resources.subscribe;
     return {
       supportedVersions: supportedVersions(),
@@ -266,7 +352,11 @@ export class StatelessRevisionHandler implements OnModuleInit, OnApplicationShut
     const wants = (request.params.notifications ?? {}) as Record<string, unknown>;
     const listener: Listener = { orgId: principal.orgId, res, subscriptionId: String(request.id), wants };
     this.listeners.add(listener);
-    writeEvent(res, { jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { _meta: { [`${META_PREFIX}subscriptionId`]: listener.subscriptionId } } });
+    writeEvent(res, {
+      jsonrpc: '2.0',
+      method: 'notifications/subscriptions/acknowledged',
+      params: { _meta: { [`${META_PREFIX}subscriptionId`]: listener.subscriptionId } },
+    });
     const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
     res.on('close', () => {
       clearInterval(keepAlive);
@@ -278,7 +368,11 @@ export class StatelessRevisionHandler implements OnModuleInit, OnApplicationShut
     for (const [filter, method] of LIST_CHANGES) {
       if (l.wants[filter] !== true) continue;
       try {
-        writeEvent(l.res, { jsonrpc: '2.0', method, params: { _meta: { [`${META_PREFIX}subscriptionId`]: l.subscriptionId } } });
+        writeEvent(l.res, {
+          jsonrpc: '2.0',
+          method,
+          params: { _meta: { [`${META_PREFIX}subscriptionId`]: l.subscriptionId } },
+        });
       } catch (err) {
         this.logger.warn(`could not notify a listen stream: ${(err as Error).message}`);
       }

@@ -1,6 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, JSONRPCMessage, LoggingLevel, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ErrorCode,
+  JSONRPCMessage,
+  LoggingLevel,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from '@modelcontextprotocol/sdk/types.js';
 
 /** The stateless revision the edge serves beside 2025-11-25 and earlier. */
 export const STATELESS_REVISION = '2026-07-28';
@@ -11,9 +16,22 @@ export const LIST_TTL_MS = 60_000;
 
 const LOG_LEVELS: LoggingLevel[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
 /** Methods this revision removed (the session handshake and per-session state). */
-const REMOVED_METHODS = new Set(['initialize', 'ping', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe']);
+const REMOVED_METHODS = new Set([
+  'initialize',
+  'ping',
+  'logging/setLevel',
+  'resources/subscribe',
+  'resources/unsubscribe',
+]);
 /** Results that carry caching hints: lists, discovery and resource reads. */
-const CACHEABLE = new Set(['server/discover', 'tools/list', 'resources/list', 'resources/templates/list', 'prompts/list', 'resources/read']);
+const CACHEABLE = new Set([
+  'server/discover',
+  'tools/list',
+  'resources/list',
+  'resources/templates/list',
+  'prompts/list',
+  'resources/read',
+]);
 /** "Resource not found" was -32002 before this revision (SEP-2164: Invalid Params now). */
 const RESOURCE_NOT_FOUND_BEFORE = -32002;
 
@@ -57,7 +75,13 @@ export function isStatelessRevisionRequest(req: IncomingMessage, body: unknown):
  */
 export function checkStatelessEnvelope(req: IncomingMessage, body: unknown): StatelessRequest | null {
   const msg = body as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown } | undefined;
-  if (!msg || typeof msg !== 'object' || Array.isArray(msg) || msg.jsonrpc !== '2.0' || typeof msg.method !== 'string') {
+  if (
+    !msg ||
+    typeof msg !== 'object' ||
+    Array.isArray(msg) ||
+    msg.jsonrpc !== '2.0' ||
+    typeof msg.method !== 'string'
+  ) {
     throw new StatelessRevisionError(400, ErrorCode.InvalidRequest, 'Invalid Request: one JSON-RPC request per POST');
   }
   if (msg.id === undefined) return null;
@@ -70,25 +94,50 @@ export function checkStatelessEnvelope(req: IncomingMessage, body: unknown): Sta
   const version = header('mcp-protocol-version');
   if (!version) throw new StatelessRevisionError(400, -32020, 'Missing MCP-Protocol-Version header');
   if (version !== STATELESS_REVISION) {
-    throw new StatelessRevisionError(400, -32022, 'Unsupported protocol version', { supported: supportedVersions(), requested: version });
+    throw new StatelessRevisionError(400, -32022, 'Unsupported protocol version', {
+      supported: supportedVersions(),
+      requested: version,
+    });
   }
   const meta = params._meta as Record<string, unknown> | undefined;
-  if (typeof meta !== 'object' || meta === null) throw new StatelessRevisionError(400, ErrorCode.InvalidParams, 'params._meta is required');
-  if (typeof meta[`${META_PREFIX}protocolVersion`] !== 'string') throw new StatelessRevisionError(400, ErrorCode.InvalidParams, `_meta.${META_PREFIX}protocolVersion is required`);
+  if (typeof meta !== 'object' || meta === null)
+    throw new StatelessRevisionError(400, ErrorCode.InvalidParams, 'params._meta is required');
+  if (typeof meta[`${META_PREFIX}protocolVersion`] !== 'string')
+    throw new StatelessRevisionError(400, ErrorCode.InvalidParams, `_meta.${META_PREFIX}protocolVersion is required`);
   const caps = meta[`${META_PREFIX}clientCapabilities`];
-  if (typeof caps !== 'object' || caps === null) throw new StatelessRevisionError(400, ErrorCode.InvalidParams, `_meta.${META_PREFIX}clientCapabilities is required`);
-  if (meta[`${META_PREFIX}protocolVersion`] !== version) throw new StatelessRevisionError(400, -32020, 'MCP-Protocol-Version header does not match _meta protocolVersion');
-  if (header('mcp-method') !== method) throw new StatelessRevisionError(400, -32020, 'Mcp-Method header does not match the request method');
-  const named = method === 'tools/call' || method === 'prompts/get' ? params.name : method === 'resources/read' ? params.uri : undefined;
-  if (named !== undefined && header('mcp-name') !== named) throw new StatelessRevisionError(400, -32020, 'Mcp-Name header does not match the request');
-  if (REMOVED_METHODS.has(method)) throw new StatelessRevisionError(404, ErrorCode.MethodNotFound, `Method not found: ${method} (not part of ${STATELESS_REVISION})`);
+  if (typeof caps !== 'object' || caps === null)
+    throw new StatelessRevisionError(
+      400,
+      ErrorCode.InvalidParams,
+      `_meta.${META_PREFIX}clientCapabilities is required`,
+    );
+  if (meta[`${META_PREFIX}protocolVersion`] !== version)
+    throw new StatelessRevisionError(400, -32020, 'MCP-Protocol-Version header does not match _meta protocolVersion');
+  if (header('mcp-method') !== method)
+    throw new StatelessRevisionError(400, -32020, 'Mcp-Method header does not match the request method');
+  const named =
+    method === 'tools/call' || method === 'prompts/get'
+      ? params.name
+      : method === 'resources/read'
+        ? params.uri
+        : undefined;
+  if (named !== undefined && header('mcp-name') !== named)
+    throw new StatelessRevisionError(400, -32020, 'Mcp-Name header does not match the request');
+  if (REMOVED_METHODS.has(method))
+    throw new StatelessRevisionError(
+      404,
+      ErrorCode.MethodNotFound,
+      `Method not found: ${method} (not part of ${STATELESS_REVISION})`,
+    );
   const logLevel = meta[`${META_PREFIX}logLevel`];
   return {
     id: msg.id as string | number,
     method,
     params,
     clientCapabilities: caps as Record<string, unknown>,
-    ...(typeof logLevel === 'string' && LOG_LEVELS.includes(logLevel as LoggingLevel) ? { logLevel: logLevel as LoggingLevel } : {}),
+    ...(typeof logLevel === 'string' && LOG_LEVELS.includes(logLevel as LoggingLevel)
+      ? { logLevel: logLevel as LoggingLevel }
+      : {}),
   };
 }
 
@@ -96,8 +145,15 @@ export function checkStatelessEnvelope(req: IncomingMessage, body: unknown): Sta
  * Each argument a tool's schema marks with `x-mcp-header` must come, equal, in its
  * `Mcp-Param-<Name>` header (plain, or `=?base64?...?=`), so intermediaries can route on it.
  */
-export function checkParamHeaders(req: IncomingMessage, inputSchema: object | undefined, args: Record<string, unknown>): void {
-  const properties = ((inputSchema as { properties?: unknown } | undefined)?.properties ?? {}) as Record<string, Record<string, unknown>>;
+export function checkParamHeaders(
+  req: IncomingMessage,
+  inputSchema: object | undefined,
+  args: Record<string, unknown>,
+): void {
+  const properties = ((inputSchema as { properties?: unknown } | undefined)?.properties ?? {}) as Record<
+    string,
+    Record<string, unknown>
+  >;
   for (const [arg, schema] of Object.entries(properties)) {
     const suffix = schema?.['x-mcp-header'];
     if (typeof suffix !== 'string' || args[arg] === undefined || args[arg] === null) continue;
@@ -107,11 +163,13 @@ export function checkParamHeaders(req: IncomingMessage, inputSchema: object | un
     const wrapped = /^=\?base64\?(.*)\?=$/i.exec(raw);
     let value = raw;
     if (wrapped) {
-      if (!/^[A-Za-z0-9+/]*={0,2}$/.test(wrapped[1]) || wrapped[1].length % 4 !== 0) throw new StatelessRevisionError(400, -32020, `Mcp-Param-${suffix} is not valid Base64`);
+      if (!/^[A-Za-z0-9+/]*={0,2}$/.test(wrapped[1]) || wrapped[1].length % 4 !== 0)
+        throw new StatelessRevisionError(400, -32020, `Mcp-Param-${suffix} is not valid Base64`);
       value = Buffer.from(wrapped[1], 'base64').toString('utf8');
     }
     const expected = typeof args[arg] === 'object' ? JSON.stringify(args[arg]) : String(args[arg]);
-    if (value !== expected) throw new StatelessRevisionError(400, -32020, `Mcp-Param-${suffix} header does not match arguments.${arg}`);
+    if (value !== expected)
+      throw new StatelessRevisionError(400, -32020, `Mcp-Param-${suffix} header does not match arguments.${arg}`);
   }
 }
 
@@ -121,8 +179,12 @@ export function supportedVersions(): string[] {
 }
 
 /** An error answer of this revision, from the edge's 2025-11-25 handlers' error. */
-export function revisionError(method: string, error: { code: number; message: string; data?: unknown }): { code: number; message: string; data?: unknown } {
-  if (method === 'resources/read' && error.code === RESOURCE_NOT_FOUND_BEFORE) return { ...error, code: ErrorCode.InvalidParams };
+export function revisionError(
+  method: string,
+  error: { code: number; message: string; data?: unknown },
+): { code: number; message: string; data?: unknown } {
+  if (method === 'resources/read' && error.code === RESOURCE_NOT_FOUND_BEFORE)
+    return { ...error, code: ErrorCode.InvalidParams };
   return error;
 }
 

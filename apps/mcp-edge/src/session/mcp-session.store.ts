@@ -60,8 +60,17 @@ export class McpSessionStore {
   async createSession(principal: Principal, client: SessionClient): Promise<McpSession> {
     const id = randomUUID();
     const key = this.key(principal.orgId, id);
-    const flags = { elicitationUrl: client.elicitationUrl ? 1 : 0, elicitationForm: client.elicitationForm ? 1 : 0, sampling: client.sampling ? 1 : 0, roots: client.roots ? 1 : 0 };
-    await this.redis.client.multi().hset(key, { keyId: principal.keyId, schemaTokens: 0, ...flags }).expire(key, SESSION_TTL_SECONDS).exec();
+    const flags = {
+      elicitationUrl: client.elicitationUrl ? 1 : 0,
+      elicitationForm: client.elicitationForm ? 1 : 0,
+      sampling: client.sampling ? 1 : 0,
+      roots: client.roots ? 1 : 0,
+    };
+    await this.redis.client
+      .multi()
+      .hset(key, { keyId: principal.keyId, schemaTokens: 0, ...flags })
+      .expire(key, SESSION_TTL_SECONDS)
+      .exec();
     return { id, orgId: principal.orgId, keyId: principal.keyId, loadedTools: [], schemaTokens: 0, ...client };
   }
 

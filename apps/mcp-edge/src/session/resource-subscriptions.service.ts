@@ -24,19 +24,42 @@ export class ResourceSubscriptions implements OnModuleInit {
 
   onModuleInit(): void {
     this.pool.onResourceUpdated((spec, uri) => {
-      this.relayUpdated(spec.orgId, spec.id, uri).catch((err: Error) => this.logger.warn(`could not relay an update of a ${spec.namespace} resource: ${err.message}`));
+      this.relayUpdated(spec.orgId, spec.id, uri).catch((err: Error) =>
+        this.logger.warn(`could not relay an update of a ${spec.namespace} resource: ${err.message}`),
+      );
     });
   }
 
-  async subscribe(orgId: string, sessionId: string, upstreamId: string, uri: string, exposedUri: string): Promise<void> {
+  async subscribe(
+    orgId: string,
+    sessionId: string,
+    upstreamId: string,
+    uri: string,
+    exposedUri: string,
+  ): Promise<void> {
     const key = this.key(orgId, upstreamId, uri);
-    await this.redis.client.multi().sadd(key, JSON.stringify([sessionId, exposedUri])).expire(key, SUBSCRIPTION_TTL_SECONDS).exec();
+    await this.redis.client
+      .multi()
+      .sadd(key, JSON.stringify([sessionId, exposedUri]))
+      .expire(key, SUBSCRIPTION_TTL_SECONDS)
+      .exec();
   }
 
   /** Forgets the session's subscription; answers how many sessions still want the resource's updates. */
-  async unsubscribe(orgId: string, sessionId: string, upstreamId: string, uri: string, exposedUri: string): Promise<number> {
+  async unsubscribe(
+    orgId: string,
+    sessionId: string,
+    upstreamId: string,
+    uri: string,
+    exposedUri: string,
+  ): Promise<number> {
     const key = this.key(orgId, upstreamId, uri);
-    const [, remaining] = (await this.redis.client.multi().srem(key, JSON.stringify([sessionId, exposedUri])).scard(key).exec()) ?? [];
+    const [, remaining] =
+      (await this.redis.client
+        .multi()
+        .srem(key, JSON.stringify([sessionId, exposedUri]))
+        .scard(key)
+        .exec()) ?? [];
     return Number(remaining?.[1] ?? 0);
   }
 
@@ -44,7 +67,10 @@ export class ResourceSubscriptions implements OnModuleInit {
     const members = await this.redis.client.smembers(this.key(orgId, upstreamId, uri));
     for (const m of members) {
       const [sessionId, exposedUri] = JSON.parse(m) as [string, string];
-      await this.hub.notifySession(sessionId, { method: 'notifications/resources/updated', params: { uri: exposedUri } });
+      await this.hub.notifySession(sessionId, {
+        method: 'notifications/resources/updated',
+        params: { uri: exposedUri },
+      });
     }
   }
 

@@ -6,7 +6,11 @@ const SESSION_NOTIFY_CHANNEL = 'mcp-session-notify';
 // `<sessionId> <notification JSON>`: any other notification for one session's stream.
 const SESSION_MESSAGE_CHANNEL = 'mcp-session-message';
 // An org's catalog or policies changed: its tools, resources and prompts may all have.
-const LIST_CHANGED = ['notifications/tools/list_changed', 'notifications/resources/list_changed', 'notifications/prompts/list_changed'];
+const LIST_CHANGED = [
+  'notifications/tools/list_changed',
+  'notifications/resources/list_changed',
+  'notifications/prompts/list_changed',
+];
 const KEEP_ALIVE_MS = 25_000;
 
 interface Stream {
@@ -28,7 +32,9 @@ export class SessionHub implements OnModuleInit, OnApplicationShutdown {
   constructor(private readonly redis: RedisService) {}
 
   async onModuleInit(): Promise<void> {
-    await this.redis.subscribe(SESSION_NOTIFY_CHANNEL, (sessionId) => this.sendToolListChanged(this.streams.get(sessionId)));
+    await this.redis.subscribe(SESSION_NOTIFY_CHANNEL, (sessionId) =>
+      this.sendToolListChanged(this.streams.get(sessionId)),
+    );
     await this.redis.subscribe(ORG_CONFIG_CHANGED_CHANNEL, (orgId) => {
       for (const set of this.streams.values()) {
         const ofOrg = new Set([...set].filter((s) => s.orgId === orgId));
@@ -37,13 +43,19 @@ export class SessionHub implements OnModuleInit, OnApplicationShutdown {
     });
     await this.redis.subscribe(SESSION_MESSAGE_CHANNEL, (message) => {
       const space = message.indexOf(' ');
-      if (space > 0) this.send(this.streams.get(message.slice(0, space)), JSON.parse(message.slice(space + 1)) as object);
+      if (space > 0)
+        this.send(this.streams.get(message.slice(0, space)), JSON.parse(message.slice(space + 1)) as object);
     });
   }
 
   /** Holds `res` open as the session's SSE stream until the client goes away. */
   attachStream(sessionId: string, orgId: string, res: ServerResponse): void {
-    res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'Mcp-Session-Id': sessionId });
+    res.writeHead(200, {
+      'Content-Type': 'text/event-stream',
+      'Cache-Control': 'no-cache',
+      Connection: 'keep-alive',
+      'Mcp-Session-Id': sessionId,
+    });
     res.write(': connected\n\n');
     const stream: Stream = { orgId, res, keepAlive: setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS) };
     let set = this.streams.get(sessionId);
@@ -65,8 +77,14 @@ export class SessionHub implements OnModuleInit, OnApplicationShutdown {
   }
 
   /** Sends a notification (`notifications/resources/updated`...) to the session, wherever its stream is held. */
-  async notifySession(sessionId: string, notification: { method: string; params?: Record<string, unknown> }): Promise<void> {
-    await this.redis.publish(SESSION_MESSAGE_CHANNEL, `${sessionId} ${JSON.stringify({ jsonrpc: '2.0', ...notification })}`);
+  async notifySession(
+    sessionId: string,
+    notification: { method: string; params?: Record<string, unknown> },
+  ): Promise<void> {
+    await this.redis.publish(
+      SESSION_MESSAGE_CHANNEL,
+      `${sessionId} ${JSON.stringify({ jsonrpc: '2.0', ...notification })}`,
+    );
   }
 
   private sendToolListChanged(streams: Set<Stream> | undefined): void {

@@ -10,7 +10,12 @@ import { MetricsTokenGuard } from '@tollgate/observability';
 @Controller()
 export class HealthController {
   private readonly registry = new Registry();
-  private readonly depth = new Gauge({ name: 'tollgate_worker_queue_jobs', help: 'Jobs per queue and state', labelNames: ['queue', 'state'], registers: [this.registry] });
+  private readonly depth = new Gauge({
+    name: 'tollgate_worker_queue_jobs',
+    help: 'Jobs per queue and state',
+    labelNames: ['queue', 'state'],
+    registers: [this.registry],
+  });
   private readonly outbox = new Gauge({
     name: 'tollgate_usage_outbox_entries',
     help: 'Usage events not yet in the ledger: waiting (not read by a worker), pending (read, not yet written); dead_lettered: entries that are not valid usage events',
@@ -40,7 +45,8 @@ export class HealthController {
     if (!status.database || !status.redis) throw new ServiceUnavailableException({ status: 'unavailable', ...status });
     // Redis answers but may have lost its data: no epoch, or job schedulers gone (a check re-creates them).
     const state = await this.redisState.readiness();
-    if (!state.epoch || !state.schedulers) throw new ServiceUnavailableException({ status: 'unavailable', ...status, ...state });
+    if (!state.epoch || !state.schedulers)
+      throw new ServiceUnavailableException({ status: 'unavailable', ...status, ...state });
     return { status: 'ready', ...status, ...state };
   }
 

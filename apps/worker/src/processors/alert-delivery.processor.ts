@@ -14,11 +14,13 @@ export class AlertDeliveryProcessor extends WorkerHost {
   }
 
   async process(job: Job<JobOf<JobName.DeliverBudgetAlert>>): Promise<DeliveryOutcome> {
-    if (job.name !== JobName.DeliverBudgetAlert) throw new UnrecoverableError(`unknown job ${job.name} on ${QueueName.AlertDelivery}`);
+    if (job.name !== JobName.DeliverBudgetAlert)
+      throw new UnrecoverableError(`unknown job ${job.name} on ${QueueName.AlertDelivery}`);
     const { orgId, alertId } = job.data;
     try {
       const outcome = await this.delivery.deliverAlert(orgId, alertId);
-      if (outcome === 'alert-gone') this.logger.warn(`discarding delivery of alert ${alertId}: it no longer exists (budget or org deleted)`);
+      if (outcome === 'alert-gone')
+        this.logger.warn(`discarding delivery of alert ${alertId}: it no longer exists (budget or org deleted)`);
       return outcome;
     } catch (err) {
       if (err instanceof AlertDeliveryError && job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) {

@@ -14,7 +14,8 @@ export class BudgetAlertsProcessor extends WorkerHost {
   }
 
   async process(job: Job<JobOf<JobName.CheckBudgetAlerts>>): Promise<{ created: number; queued: number }> {
-    if (job.name !== JobName.CheckBudgetAlerts) throw new UnrecoverableError(`unknown job ${job.name} on ${QueueName.BudgetAlerts}`);
+    if (job.name !== JobName.CheckBudgetAlerts)
+      throw new UnrecoverableError(`unknown job ${job.name} on ${QueueName.BudgetAlerts}`);
     const results = job.data.orgId ? [await this.alerts.checkOrg(job.data.orgId)] : await this.alerts.checkAll();
     let created = 0;
     let queued = 0;

@@ -31,7 +31,22 @@ describe('budget reconcile job: drift repaired against the ledger plus the outbo
 
   function usageEvent(costMicros: bigint, key = keyId): UsageEvent {
     const [teamId, userId, upstreamId] = [randomUUID(), randomUUID(), randomUUID()];
-    return { id: randomUUID(), orgId, teamId, userId, keyId: key, upstreamId, toolName: 'echo', outcome: 'OK', costMicros, inputTokens: 0, outputTokens: 1, latencyMs: 1, priceRuleId: null, occurredAt: new Date() };
+    return {
+      id: randomUUID(),
+      orgId,
+      teamId,
+      userId,
+      keyId: key,
+      upstreamId,
+      toolName: 'echo',
+      outcome: 'OK',
+      costMicros,
+      inputTokens: 0,
+      outputTokens: 1,
+      latencyMs: 1,
+      priceRuleId: null,
+      occurredAt: new Date(),
+    };
   }
 
   function counterKey(scope: 'ORG' | 'KEY'): string {
@@ -40,7 +55,9 @@ describe('budget reconcile job: drift repaired against the ledger plus the outbo
   }
 
   async function reconcile(repair: boolean): Promise<ReconcileReport> {
-    const job = await app.get(FinanceJobs).enqueue(JobName.ReconcileBudgets, { orgId, repair }, { jobId: `reconcile-test-${randomUUID()}` });
+    const job = await app
+      .get(FinanceJobs)
+      .enqueue(JobName.ReconcileBudgets, { orgId, repair }, { jobId: `reconcile-test-${randomUUID()}` });
     const [report] = (await job.waitUntilFinished(events, 30_000)) as ReconcileReport[];
     return report;
   }
@@ -61,13 +78,22 @@ describe('budget reconcile job: drift repaired against the ledger plus the outbo
     app = await moduleRef.createNestApplication().init();
     prisma = app.get(PrismaService);
     redis = new Redis(env.redisUrl);
-    events = new QueueEvents(QueueName.BudgetReconcile, { connection: bullConnection(env.redisUrl), prefix: `${env.redisPrefix}:bull` });
+    events = new QueueEvents(QueueName.BudgetReconcile, {
+      connection: bullConnection(env.redisUrl),
+      prefix: `${env.redisPrefix}:bull`,
+    });
     await events.waitUntilReady();
     await prisma.organization.create({ data: { id: orgId, name: 'Drift', slug: `drift-${orgId.slice(0, 8)}` } });
     for (const scope of ['ORG', 'KEY'] as const) {
-      budget[scope] = (await prisma.budget.create({ data: { orgId, scope, scopeId: scope === 'ORG' ? orgId : keyId, period: 'MONTH', limitMicros: 10_000_000n } })).id;
+      budget[scope] = (
+        await prisma.budget.create({
+          data: { orgId, scope, scopeId: scope === 'ORG' ? orgId : keyId, period: 'MONTH', limitMicros: 10_000_000n },
+        })
+      ).id;
     }
-    await prisma.usageEvent.createMany({ data: [usageEvent(1_000n), usageEvent(2_000n), usageEvent(500n, randomUUID())] });
+    await prisma.usageEvent.createMany({
+      data: [usageEvent(1_000n), usageEvent(2_000n), usageEvent(500n, randomUUID())],
+    });
   });
 
   afterAll(async () => {
@@ -96,20 +122,41 @@ describe('budget reconcile job: drift repaired against the ledger plus the outbo
 
     const reported = await reconcile(false);
     expect(reported.drift).toEqual([
-      expect.objectContaining({ scope: 'KEY', counterSpentMicros: '10400', ledgerSpentMicros: '3000', outboxSpentMicros: '400', driftMicros: '7000', repair: 'not-requested' }),
+      expect.objectContaining({
+        scope: 'KEY',
+        counterSpentMicros: '10400',
+        ledgerSpentMicros: '3000',
+        outboxSpentMicros: '400',
+        driftMicros: '7000',
+        repair: 'not-requested',
+      }),
     ]);
     expect(reported.repaired).toEqual([]);
     expect(await redis.hget(counterKey('KEY'), 'spent')).toBe('10400');
 
     const repaired = await reconcile(true);
-    expect(repaired.drift).toEqual([expect.objectContaining({ scope: 'KEY', driftMicros: '7000', repair: 'repaired' })]);
-    expect(repaired.repaired).toEqual([expect.objectContaining({ budgetId: budget.KEY, scope: 'KEY', scopeId: keyId, beforeMicros: '10400', afterMicros: '3400' })]);
+    expect(repaired.drift).toEqual([
+      expect.objectContaining({ scope: 'KEY', driftMicros: '7000', repair: 'repaired' }),
+    ]);
+    expect(repaired.repaired).toEqual([
+      expect.objectContaining({
+        budgetId: budget.KEY,
+        scope: 'KEY',
+        scopeId: keyId,
+        beforeMicros: '10400',
+        afterMicros: '3400',
+      }),
+    ]);
     expect(await redis.hmget(counterKey('KEY'), 'spent', 'reserved', 'leased')).toEqual(['3400', '2000', '4000']);
     expect(await redis.hget(counterKey('ORG'), 'spent')).toBe('3900');
 
     const audit = await prisma.auditEvent.findMany({ where: { orgId, action: 'budget.counter-repaired' } });
     expect(audit).toHaveLength(1);
-    expect(audit[0]).toMatchObject({ targetType: 'budget', targetId: budget.KEY, details: expect.objectContaining({ scope: 'KEY', beforeMicros: '10400', afterMicros: '3400' }) });
+    expect(audit[0]).toMatchObject({
+      targetType: 'budget',
+      targetId: budget.KEY,
+      details: expect.objectContaining({ scope: 'KEY', beforeMicros: '10400', afterMicros: '3400' }),
+    });
     expect(audit[0].actorId).toMatch(/^system:budget-reconcile:/);
 
     // Once the event is in the ledger (and still in the outbox until its entry is deleted), it counts once.
@@ -121,7 +168,9 @@ describe('budget reconcile job: drift repaired against the ledger plus the outbo
   it('should repair a counter that is short of the ledger plus the outbox (a settlement lost with a Redis restart)', async () => {
     await redis.hincrby(counterKey('ORG'), 'spent', -900);
     const report = await reconcile(true);
-    expect(report.repaired).toEqual([expect.objectContaining({ scope: 'ORG', beforeMicros: '3000', afterMicros: '3900' })]);
+    expect(report.repaired).toEqual([
+      expect.objectContaining({ scope: 'ORG', beforeMicros: '3000', afterMicros: '3900' }),
+    ]);
     expect(await redis.hget(counterKey('ORG'), 'spent')).toBe('3900');
   });
 });

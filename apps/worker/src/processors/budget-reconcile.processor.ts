@@ -15,9 +15,12 @@ export class BudgetReconcileProcessor extends WorkerHost {
   }
 
   async process(job: Job<JobOf<JobName.ReconcileBudgets>>): Promise<ReconcileReport[]> {
-    if (job.name !== JobName.ReconcileBudgets) throw new UnrecoverableError(`unknown job ${job.name} on ${QueueName.BudgetReconcile}`);
+    if (job.name !== JobName.ReconcileBudgets)
+      throw new UnrecoverableError(`unknown job ${job.name} on ${QueueName.BudgetReconcile}`);
     // Repairs are audited under the job that made them.
     const opts = { repair: job.data.repair ?? true, actor: `system:budget-reconcile:${job.id}` };
-    return job.data.orgId ? [await this.reconcile.reconcileOrg(job.data.orgId, opts)] : this.reconcile.reconcileAll(opts);
+    return job.data.orgId
+      ? [await this.reconcile.reconcileOrg(job.data.orgId, opts)]
+      : this.reconcile.reconcileAll(opts);
   }
 }

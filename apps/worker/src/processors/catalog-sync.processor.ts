@@ -1,7 +1,13 @@
 import { Processor, WorkerHost } from '@nestjs/bullmq';
 import { Inject, Logger, OnModuleInit } from '@nestjs/common';
 import { TOLLGATE_CONFIG, WorkerConfig } from '@tollgate/config';
-import { CatalogException, CatalogExceptionCode, CatalogSyncService, SyncReport, TierScoreJobs } from '@tollgate/catalog';
+import {
+  CatalogException,
+  CatalogExceptionCode,
+  CatalogSyncService,
+  SyncReport,
+  TierScoreJobs,
+} from '@tollgate/catalog';
 import { JobName, JobOf, QueueName } from '@tollgate/queue';
 import { Job, UnrecoverableError } from 'bullmq';
 
@@ -23,7 +29,8 @@ export class CatalogSyncProcessor extends WorkerHost implements OnModuleInit {
   }
 
   async process(job: Job<JobOf<JobName.SyncUpstream>>): Promise<SyncReport> {
-    if (job.name !== JobName.SyncUpstream) throw new UnrecoverableError(`unknown job ${job.name} on ${QueueName.CatalogSync}`);
+    if (job.name !== JobName.SyncUpstream)
+      throw new UnrecoverableError(`unknown job ${job.name} on ${QueueName.CatalogSync}`);
     const { orgId, upstreamId, trigger } = job.data;
     try {
       const report = await this.sync.syncUpstream(orgId, upstreamId, trigger);

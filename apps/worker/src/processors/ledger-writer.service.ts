@@ -22,7 +22,9 @@ export class LedgerWriter {
     if (events.length === 0) return 0;
     const written = await this.ledger.writeUsageEvents(events);
     for (const orgId of new Set(events.map((e) => e.orgId))) {
-      this.jobs.requestAlertCheck(orgId).catch((err: Error) => this.logger.warn(`alert check for org ${orgId} not queued: ${err.message}`));
+      this.jobs
+        .requestAlertCheck(orgId)
+        .catch((err: Error) => this.logger.warn(`alert check for org ${orgId} not queued: ${err.message}`));
     }
     return written;
   }

@@ -18,10 +18,12 @@ export class OAuthRefreshProcessor extends WorkerHost {
   }
 
   async process(job: Job<JobOf<JobName.RefreshConnections>>): Promise<{ refreshed: number; failed: number }> {
-    if (job.name !== JobName.RefreshConnections) throw new UnrecoverableError(`unknown job ${job.name} on ${QueueName.OAuthRefresh}`);
+    if (job.name !== JobName.RefreshConnections)
+      throw new UnrecoverableError(`unknown job ${job.name} on ${QueueName.OAuthRefresh}`);
     const withinSeconds = job.data.withinSeconds ?? this.config.oauthRefresh.withinSeconds;
     const report = await this.connections.refreshExpiring(withinSeconds * 1000);
-    if (report.refreshed + report.failed > 0) this.logger.log(`oauth-refresh: ${report.refreshed} refreshed, ${report.failed} failed`);
+    if (report.refreshed + report.failed > 0)
+      this.logger.log(`oauth-refresh: ${report.refreshed} refreshed, ${report.failed} failed`);
     return report;
   }
 }

@@ -77,7 +77,10 @@ describe('usage ledger consumer: outbox stream to ledger, on real Redis and Post
 
   /** Entries in the outbox, and how many of them a consumer has read but not acknowledged. */
   async function outbox(): Promise<{ length: number; pending: number }> {
-    const [length, [pending]] = await Promise.all([redis.xlen(keys.events), redis.xpending(keys.events, USAGE_LEDGER_GROUP) as Promise<[number]>]);
+    const [length, [pending]] = await Promise.all([
+      redis.xlen(keys.events),
+      redis.xpending(keys.events, USAGE_LEDGER_GROUP) as Promise<[number]>,
+    ]);
     return { length, pending: Number(pending) };
   }
 
@@ -117,7 +120,9 @@ describe('usage ledger consumer: outbox stream to ledger, on real Redis and Post
 
     const rows = await prisma.usageEvent.findMany({ where: { id: { in: ids } } });
     expect(rows.map((r) => r.id).sort()).toEqual([...ids].sort());
-    expect(rows.every((r) => r.orgId === orgId && r.costMicros === 250_000n && r.outcome === 'OK' && r.outputTokens === 12)).toBe(true);
+    expect(
+      rows.every((r) => r.orgId === orgId && r.costMicros === 250_000n && r.outcome === 'OK' && r.outputTokens === 12),
+    ).toBe(true);
     expect(await outbox()).toEqual({ length: 0, pending: 0 });
   });
 
@@ -150,7 +155,9 @@ describe('usage ledger consumer: outbox stream to ledger, on real Redis and Post
     await waitForUsageEvents(env.redisUrl, env.redisPrefix, [good1.id, good2.id]);
     expect(await ledgerCount([good1.id, good2.id, badCost.id])).toBe(2);
 
-    const dead = (await redis.xrange(keys.dead, '-', '+')).map(([, fields]) => Object.fromEntries(Array.from({ length: fields.length / 2 }, (_, i) => [fields[2 * i], fields[2 * i + 1]])));
+    const dead = (await redis.xrange(keys.dead, '-', '+')).map(([, fields]) =>
+      Object.fromEntries(Array.from({ length: fields.length / 2 }, (_, i) => [fields[2 * i], fields[2 * i + 1]])),
+    );
     expect(dead.map((d) => d.entry)).toEqual(added.slice(1, 4));
     expect(dead[0].reason).toBe('costMicros must be an integer number of micro-units');
     expect(JSON.parse(dead[0][USAGE_ENTRY_FIELD])).toEqual(badCost);
@@ -158,9 +165,14 @@ describe('usage ledger consumer: outbox stream to ledger, on real Redis and Post
     expect(dead[1][USAGE_ENTRY_FIELD]).toBe('{not json');
     expect(dead[2].reason).toBe('the entry has no "e" field');
     expect(await outbox()).toEqual({ length: 0, pending: 0 });
-    await expect(waitForUsageEvents(env.redisUrl, env.redisPrefix, [badCost.id])).rejects.toThrow(`usage events dead-lettered, never written: ${badCost.id}`);
+    await expect(waitForUsageEvents(env.redisUrl, env.redisPrefix, [badCost.id])).rejects.toThrow(
+      `usage events dead-lettered, never written: ${badCost.id}`,
+    );
 
-    const metrics = await request(worker.getHttpServer()).get('/metrics').set('Authorization', `Bearer ${env.vars.METRICS_TOKEN}`).expect(200);
+    const metrics = await request(worker.getHttpServer())
+      .get('/metrics')
+      .set('Authorization', `Bearer ${env.vars.METRICS_TOKEN}`)
+      .expect(200);
     expect(metrics.text).toContain('tollgate_usage_outbox_entries{state="waiting"} 0');
     expect(metrics.text).toContain('tollgate_usage_outbox_entries{state="pending"} 0');
     expect(metrics.text).toContain('tollgate_usage_outbox_entries{state="dead_lettered"} 3');
@@ -172,12 +184,23 @@ describe('usage ledger consumer: outbox stream to ledger, on real Redis and Post
     // consumer can) and dies without acknowledging them.
     const tx = redis.multi();
     for (const e of events) tx.xadd(keys.events, '*', ...usageEntryFields(e));
-    await tx.xreadgroup('GROUP', USAGE_LEDGER_GROUP, 'worker-that-died', 'COUNT', 10, 'STREAMS', keys.events, '>').exec();
-    const [pending, , , owners] = (await redis.xpending(keys.events, USAGE_LEDGER_GROUP)) as [number, string, string, [string, string][]];
+    await tx
+      .xreadgroup('GROUP', USAGE_LEDGER_GROUP, 'worker-that-died', 'COUNT', 10, 'STREAMS', keys.events, '>')
+      .exec();
+    const [pending, , , owners] = (await redis.xpending(keys.events, USAGE_LEDGER_GROUP)) as [
+      number,
+      string,
+      string,
+      [string, string][],
+    ];
     expect(pending).toBe(2);
     expect(owners).toEqual([['worker-that-died', '2']]);
 
-    await waitForUsageEvents(env.redisUrl, env.redisPrefix, events.map((e) => e.id));
+    await waitForUsageEvents(
+      env.redisUrl,
+      env.redisPrefix,
+      events.map((e) => e.id),
+    );
     expect(await ledgerCount(events.map((e) => e.id))).toBe(2);
     expect(await outbox()).toEqual({ length: 0, pending: 0 });
   });
@@ -195,7 +218,10 @@ describe('usage ledger consumer: outbox stream to ledger, on real Redis and Post
       const kept = await outbox();
       expect(kept.length).toBe(3);
       expect(kept.pending).toBeGreaterThan(0);
-      const [{ n }] = await prisma.$queryRawUnsafe<{ n: bigint }[]>('SELECT count(*) AS n FROM "UsageEvent_offline" WHERE id = ANY($1)', ids);
+      const [{ n }] = await prisma.$queryRawUnsafe<{ n: bigint }[]>(
+        'SELECT count(*) AS n FROM "UsageEvent_offline" WHERE id = ANY($1)',
+        ids,
+      );
       expect(n).toBe(0n);
     } finally {
       await prisma.$executeRawUnsafe('ALTER TABLE "UsageEvent_offline" RENAME TO "UsageEvent"');

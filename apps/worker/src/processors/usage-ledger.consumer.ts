@@ -188,7 +188,9 @@ export class UsageLedgerConsumer implements OnApplicationBootstrap, OnModuleDest
     const conn = this.connection();
     const group = ['GROUP', USAGE_LEDGER_GROUP, this.consumerName, 'COUNT', this.batchSize] as const;
     if (from === '0') return streamEntries(await conn.xreadgroup(...group, 'STREAMS', this.keys.events, from));
-    return streamEntries(await conn.xreadgroup(...group, 'BLOCK', USAGE_READ_BLOCK_MS, 'STREAMS', this.keys.events, from));
+    return streamEntries(
+      await conn.xreadgroup(...group, 'BLOCK', USAGE_READ_BLOCK_MS, 'STREAMS', this.keys.events, from),
+    );
   }
 
   /**
@@ -204,7 +206,13 @@ export class UsageLedgerConsumer implements OnApplicationBootstrap, OnModuleDest
       if (fields === null) continue;
       const parsed = parseUsageEntry(fields);
       if (parsed.event) events.push(parsed.event);
-      else dead.push({ entryId, eventId: parsed.eventId, reason: parsed.problem, payload: fieldValue(fields, USAGE_ENTRY_FIELD) ?? JSON.stringify(fields) });
+      else
+        dead.push({
+          entryId,
+          eventId: parsed.eventId,
+          reason: parsed.problem,
+          payload: fieldValue(fields, USAGE_ENTRY_FIELD) ?? JSON.stringify(fields),
+        });
     }
 
     await this.ledger.write(events);
@@ -212,7 +220,19 @@ export class UsageLedgerConsumer implements OnApplicationBootstrap, OnModuleDest
     const ids = entries.map(([id]) => id);
     const tx = this.connection().multi();
     for (const d of dead) {
-      tx.xadd(this.keys.dead, 'MAXLEN', '~', USAGE_DEAD_LETTER_MAX, '*', 'reason', d.reason, 'entry', d.entryId, USAGE_ENTRY_FIELD, d.payload);
+      tx.xadd(
+        this.keys.dead,
+        'MAXLEN',
+        '~',
+        USAGE_DEAD_LETTER_MAX,
+        '*',
+        'reason',
+        d.reason,
+        'entry',
+        d.entryId,
+        USAGE_ENTRY_FIELD,
+        d.payload,
+      );
     }
     tx.xack(this.keys.events, USAGE_LEDGER_GROUP, ...ids);
     tx.xdel(this.keys.events, ...ids);
@@ -221,11 +241,20 @@ export class UsageLedgerConsumer implements OnApplicationBootstrap, OnModuleDest
     if (failed) throw failed[0];
 
     if (dead.length > 0) {
-      const shown = dead.slice(0, 5).map((d) => `entry ${d.entryId}${d.eventId ? ` (event ${d.eventId})` : ''}: ${d.reason}`);
-      this.logger.error(`${dead.length} usage outbox entries are not valid usage events, moved to ${this.keys.dead}: ${shown.join('; ')}${dead.length > 5 ? '; ...' : ''}`);
+      const shown = dead
+        .slice(0, 5)
+        .map((d) => `entry ${d.entryId}${d.eventId ? ` (event ${d.eventId})` : ''}: ${d.reason}`);
+      this.logger.error(
+        `${dead.length} usage outbox entries are not valid usage events, moved to ${this.keys.dead}: ${shown.join('; ')}${dead.length > 5 ? '; ...' : ''}`,
+      );
     }
-    const notice: UsageLedgerNotice = { written: events.map((e) => e.id), deadLettered: dead.flatMap((d) => (d.eventId ? [d.eventId] : [])) };
-    this.redis.publish(USAGE_LEDGER_WRITTEN_CHANNEL, JSON.stringify(notice)).catch((err: Error) => this.logger.warn(`usage ledger notice not published: ${err.message}`));
+    const notice: UsageLedgerNotice = {
+      written: events.map((e) => e.id),
+      deadLettered: dead.flatMap((d) => (d.eventId ? [d.eventId] : [])),
+    };
+    this.redis
+      .publish(USAGE_LEDGER_WRITTEN_CHANNEL, JSON.stringify(notice))
+      .catch((err: Error) => this.logger.warn(`usage ledger notice not published: ${err.message}`));
   }
 
   /**
@@ -239,7 +268,16 @@ export class UsageLedgerConsumer implements OnApplicationBootstrap, OnModuleDest
     let cursor = '0-0';
     let claimed = 0;
     do {
-      const [next, ids] = (await conn.xautoclaim(this.keys.events, USAGE_LEDGER_GROUP, this.consumerName, this.claimIdleMs, cursor, 'COUNT', this.batchSize, 'JUSTID')) as [string, string[]];
+      const [next, ids] = (await conn.xautoclaim(
+        this.keys.events,
+        USAGE_LEDGER_GROUP,
+        this.consumerName,
+        this.claimIdleMs,
+        cursor,
+        'COUNT',
+        this.batchSize,
+        'JUSTID',
+      )) as [string, string[]];
       claimed += ids.length;
       cursor = next;
     } while (cursor !== '0-0' && !this.stopping);
@@ -253,7 +291,9 @@ export class UsageLedgerConsumer implements OnApplicationBootstrap, OnModuleDest
   /** Workers that crashed leave their consumer behind in the group; drop those with nothing pending. */
   private async forgetStaleConsumers(): Promise<void> {
     const conn = this.connection();
-    const consumers = ((await conn.call('XINFO', 'CONSUMERS', this.keys.events, USAGE_LEDGER_GROUP)) as unknown[]).map(fieldsOf);
+    const consumers = ((await conn.call('XINFO', 'CONSUMERS', this.keys.events, USAGE_LEDGER_GROUP)) as unknown[]).map(
+      fieldsOf,
+    );
     for (const c of consumers) {
       if (c.name !== this.consumerName && Number(c.pending) === 0 && Number(c.idle) > STALE_CONSUMER_MS) {
         await conn.xgroup('DELCONSUMER', this.keys.events, USAGE_LEDGER_GROUP, String(c.name));
@@ -264,9 +304,12 @@ export class UsageLedgerConsumer implements OnApplicationBootstrap, OnModuleDest
   /** A stopped consumer with nothing pending leaves the group, so XINFO lists only live ones. */
   private async leaveGroup(): Promise<void> {
     try {
-      const consumers = ((await this.redis.client.call('XINFO', 'CONSUMERS', this.keys.events, USAGE_LEDGER_GROUP)) as unknown[]).map(fieldsOf);
+      const consumers = (
+        (await this.redis.client.call('XINFO', 'CONSUMERS', this.keys.events, USAGE_LEDGER_GROUP)) as unknown[]
+      ).map(fieldsOf);
       const own = consumers.find((c) => c.name === this.consumerName);
-      if (own && Number(own.pending) === 0) await this.redis.client.xgroup('DELCONSUMER', this.keys.events, USAGE_LEDGER_GROUP, this.consumerName);
+      if (own && Number(own.pending) === 0)
+        await this.redis.client.xgroup('DELCONSUMER', this.keys.events, USAGE_LEDGER_GROUP, this.consumerName);
     } catch (err) {
       // Leaving is tidiness only: a consumer left behind is dropped by another worker later.
       this.logger.warn(`usage outbox consumer ${this.consumerName} not removed: ${(err as Error).message}`);

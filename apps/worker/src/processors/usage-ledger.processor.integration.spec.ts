@@ -96,7 +96,9 @@ describe('usage ledger (legacy jobs): record-usage jobs to ledger, on real Redis
 
     expect(await job.getState()).toBe('failed');
     expect(job.attemptsMade).toBe(1);
-    expect(job.failedReason).toContain(`event 1 (id ${bad.id}) not written: costMicros must be an integer number of micro-units`);
+    expect(job.failedReason).toContain(
+      `event 1 (id ${bad.id}) not written: costMicros must be an integer number of micro-units`,
+    );
     expect(await ledgerCount([good.id, bad.id])).toBe(1);
   });
 

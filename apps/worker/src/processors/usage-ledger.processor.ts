@@ -21,11 +21,16 @@ export class UsageLedgerProcessor extends WorkerHost {
   }
 
   async process(job: Job<unknown>): Promise<void> {
-    if (job.name !== JobName.RecordUsage) throw this.discard(job, `unknown job ${job.name} on ${QueueName.UsageLedger}`);
+    if (job.name !== JobName.RecordUsage)
+      throw this.discard(job, `unknown job ${job.name} on ${QueueName.UsageLedger}`);
     const { events, problems } = parseUsageBatch(job.data);
     // The valid events are written even when others are not: retrying cannot repair a payload.
     await this.ledger.write(events);
-    if (problems.length > 0) throw this.discard(job, problems.slice(0, 5).join('; ') + (problems.length > 5 ? `; and ${problems.length - 5} more` : ''));
+    if (problems.length > 0)
+      throw this.discard(
+        job,
+        problems.slice(0, 5).join('; ') + (problems.length > 5 ? `; and ${problems.length - 5} more` : ''),
+      );
   }
 
   private discard(job: Job, why: string): UnrecoverableError {

@@ -11,7 +11,8 @@ export class UsageRollupProcessor extends WorkerHost {
   }
 
   async process(job: Job<JobOf<JobName.RollupUsage>>): Promise<{ days: string[]; rows: number }> {
-    if (job.name !== JobName.RollupUsage) throw new UnrecoverableError(`unknown job ${job.name} on ${QueueName.UsageRollup}`);
+    if (job.name !== JobName.RollupUsage)
+      throw new UnrecoverableError(`unknown job ${job.name} on ${QueueName.UsageRollup}`);
     // Yesterday too: events of late evening arrive after midnight when the ledger lags.
     const days = job.data.day ? [job.data.day] : todayAndYesterday(new Date());
     let rows = 0;
