@@ -158,7 +158,8 @@ async function main(): Promise<void> {
     const adminToken = env.ADMIN_BOOTSTRAP_TOKEN!;
     const demo = await seedDemo({ adminUrl, edgeUrl, adminToken, dataDir: DATA_DIR, log });
     const signIn = await demoSignInCode(adminUrl, adminToken);
-    const summary = { edgeUrl, adminUrl, adminToken, demoKey: demo.demoKey, oauthSignIn: signIn };
+    const consoleUrl = `${adminUrl}/console/`;
+    const summary = { edgeUrl, adminUrl, consoleUrl, adminToken, demoKey: demo.demoKey, oauthSignIn: signIn };
     await writeFile(path.join(DATA_DIR, 'demo.json'), JSON.stringify(summary, null, 2), { mode: 0o600 });
 
     console.log(
@@ -167,6 +168,7 @@ async function main(): Promise<void> {
         'Tollgate is running.',
         `  MCP edge:    ${edgeUrl}/mcp`,
         `  Admin API:   ${adminUrl}/v1   (OpenAPI: ${adminUrl}/docs)`,
+        `  Console:     ${consoleUrl}   (sign in with the admin token below)`,
         `  Admin token: ${adminToken}`,
         `  Demo key:    ${demo.demoKey}   (budget ${demo.budgetDescription})`,
         `  OAuth:       connect any MCP client to ${edgeUrl}/mcp without a key (Claude, VS Code,`,
