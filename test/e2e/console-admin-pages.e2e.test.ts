@@ -4,13 +4,13 @@ import { callMeta, connectAgent, waitForJobs, waitForUsageEvents } from '@tollga
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Browser, BrowserContext, Page, chromium } from 'playwright-core';
+import { Browser, BrowserContext, Page } from 'playwright-core';
+import { launchChromium } from '../support/chromium';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, FixtureTool, startFixtureServer } from '../fixtures/http-fixture-server';
 import { RunningPlatform, startPlatform } from '../support/platform';
 
 /** Same browser and build as test/e2e/console.e2e.test.ts. */
-const CHROMIUM = '/usr/bin/chromium';
 const ROOT = path.resolve(__dirname, '../..');
 const SCREENSHOTS = path.join(ROOT, 'docs/screenshots');
 
@@ -177,18 +177,7 @@ describe('console budgets, upstreams and tools, prices in a real browser', () =>
     tokens.admin = await issue({ role: 'ORG_ADMIN', orgId, name: 'careful admin' });
     tokens.finance = await issue({ role: 'FINANCE', orgId, name: 'careful finance' });
     await built;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {

@@ -6,7 +6,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Browser, BrowserContext, Page, chromium } from 'playwright-core';
+import { Browser, BrowserContext, Page } from 'playwright-core';
+import { launchChromium } from '../support/chromium';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
 import {
@@ -17,8 +18,6 @@ import {
 import { ProtectedServer, startProtectedServer } from '../fixtures/protected-mcp-server';
 import { RunningPlatform, startPlatform } from '../support/platform';
 
-/** Debian's chromium (installed by .ci/run); playwright's own browser download does not work here. */
-const CHROMIUM = '/usr/bin/chromium';
 const ROOT = path.resolve(__dirname, '../..');
 const SCREENSHOTS = path.join(ROOT, 'docs/screenshots');
 const PRICE = 125_000;
@@ -167,18 +166,7 @@ describe('console governance pages in a real browser: policies, audit log, alert
     // The receiver answered; the delivery job records it before the queue is idle.
     await waitForQueueIdle(p.env.redisUrl, p.env.redisPrefix, QueueName.AlertDelivery);
     await built;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {

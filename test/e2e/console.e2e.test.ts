@@ -7,13 +7,12 @@ import { Queue } from 'bullmq';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Browser, BrowserContext, Page, chromium } from 'playwright-core';
+import { Browser, BrowserContext, Page } from 'playwright-core';
+import { launchChromium } from '../support/chromium';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
 import { RunningPlatform, startPlatform } from '../support/platform';
 
-/** Debian's chromium (installed by .ci/run); playwright's own browser download does not work here. */
-const CHROMIUM = '/usr/bin/chromium';
 const ROOT = path.resolve(__dirname, '../..');
 const SCREENSHOTS = path.join(ROOT, 'docs/screenshots');
 const PRICE = 125_000; // 0.125 per call: sums that floats would not keep exact at scale
@@ -243,18 +242,7 @@ describe('console in a real browser', () => {
     await alertQueue.close();
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.BudgetAlerts, [check.id!]);
     await built;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {

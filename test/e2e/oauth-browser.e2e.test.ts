@@ -3,15 +3,14 @@ import { PrismaClient } from '@prisma/client';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { QueueName } from '@tollgate/queue';
 import { callMeta, toolError, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
-import { Browser, chromium } from 'playwright-core';
+import { Browser } from 'playwright-core';
+import { launchChromium } from '../support/chromium';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
 import { AuthorizationServer, startAuthorizationServer } from '../fixtures/oauth-authorization-server';
 import { connectByOAuth, freePort, REDIRECT_URL, TestOAuthProvider } from '../support/oauth-test-client';
 import { RunningPlatform, startPlatform } from '../support/platform';
 
-/** Debian's chromium (installed by .ci/run); playwright's own browser download does not work here. */
-const CHROMIUM = '/usr/bin/chromium';
 const PRICE_PER_PING = 100_000;
 const CALLS_ALLOWED = 2;
 
@@ -94,17 +93,7 @@ describe('OAuth in a real browser, signing in at the organisation IdP', () => {
     db = new PrismaClient({ adapter: new PrismaPg({ connectionString: p.env.vars.DATABASE_URL }) });
     fixture = await startFixtureServer();
     idp = await startAuthorizationServer();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-      ],
-    });
+    browser = await launchChromium();
 
     orgId = (await p.admin('POST', '/v1/orgs', { name: 'Initech', slug: 'initech' })).body.id;
     const ops = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'ops' })).body.id;
