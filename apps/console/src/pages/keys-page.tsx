@@ -39,6 +39,9 @@ function keyStatus(k: Key): { label: string; color: string } {
   return { label: 'Active', color: 'green.9' };
 }
 
+/** Rows the table renders at once; the filters find the rest (an org may have thousands of keys). */
+const KEY_ROWS_SHOWN = 200;
+
 export function KeysPage() {
   const { me, org } = useSession();
   const orgPath = useOrgPath();
@@ -149,7 +152,7 @@ export function KeysPage() {
                 </Table.Tr>
               </Table.Thead>
               <Table.Tbody>
-                {shown.map((k) => {
+                {shown.slice(0, KEY_ROWS_SHOWN).map((k) => {
                   const status = keyStatus(k);
                   return (
                     <Table.Tr key={k.id} data-testid="key-row" data-key-id={k.id}>
@@ -231,6 +234,12 @@ export function KeysPage() {
                 })}
               </Table.Tbody>
             </Table>
+            {shown.length > KEY_ROWS_SHOWN && (
+              <Text size="sm" p="sm" data-testid="keys-truncated">
+                Showing {KEY_ROWS_SHOWN} of {shown.length} keys: filter by name, prefix, team, owner or tag to find the
+                others.
+              </Text>
+            )}
           </Table.ScrollContainer>
         )}
       </Card>
