@@ -215,7 +215,8 @@ describe('console governance pages in a real browser: policies, audit log, alert
     const after = (await p.admin('GET', `/v1/orgs/${orgId}/policies/ORG/${orgId}`)).body;
     expect(after.deny).toEqual(['fx:fail', 'fx:ping']);
     expect(after.version).toBe(before.version + 1);
-    expect(await page.getByTestId('policy-list-deny').textContent()).toContain('fx:ping');
+    // The page reloads the applied policy after saying so: wait for its list to show it.
+    await expect.poll(() => page.getByTestId('policy-list-deny').textContent()).toContain('fx:ping');
 
     // A change made elsewhere meanwhile: the page's stale version is refused (412), not overwritten.
     expect(
