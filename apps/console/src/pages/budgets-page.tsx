@@ -20,7 +20,7 @@ import type { Budget, BudgetScope } from '../api/governance-types';
 import { Money } from '../components/money-text';
 import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
 import { formatTimestamp } from '../lib/dates';
-import { parseAmount } from '../lib/amount-input';
+import { decimalToMicros } from '../lib/money-input';
 import { microsToDecimal, toMicros } from '../lib/money';
 import { canReadSpend } from '../lib/roles';
 import { useLoad } from '../lib/use-load';
@@ -238,7 +238,7 @@ function EditBudgetModal({
   const [thresholds, setThresholds] = useState(budget.alertThresholds.join(', '));
   const [error, setError] = useState<ApiError | null>(null);
   const [busy, setBusy] = useState(false);
-  const micros = parseAmount(limit);
+  const micros = decimalToMicros(limit);
   const parsedThresholds = thresholds.trim() === '' ? [] : thresholds.split(',').map((t) => Number(t.trim()));
   const thresholdsOk = parsedThresholds.every((t) => Number.isInteger(t) && t >= 1 && t <= 1000);
 

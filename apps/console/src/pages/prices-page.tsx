@@ -4,7 +4,7 @@ import { ApiError, get, post } from '../api/admin-client';
 import type { PriceRule, Upstream } from '../api/governance-types';
 import { Money } from '../components/money-text';
 import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
-import { parseAmount } from '../lib/amount-input';
+import { decimalToMicros } from '../lib/money-input';
 import { dayIn, formatTimestamp, isDay } from '../lib/dates';
 import { useLoad } from '../lib/use-load';
 import { zonedToUtc } from '../lib/zoned-time';
@@ -211,8 +211,8 @@ function CreatePriceModal({
   const [time, setTime] = useState('');
   const [error, setError] = useState<ApiError | null>(null);
   const [busy, setBusy] = useState(false);
-  const callMicros = parseAmount(perCall);
-  const tokenMicros = parseAmount(perToken);
+  const callMicros = decimalToMicros(perCall);
+  const tokenMicros = decimalToMicros(perToken);
   const whenOk = !day || (isDay(day) && (!time || /^\d{2}:\d{2}$/.test(time)));
 
   async function submit(e: FormEvent) {
