@@ -16,6 +16,11 @@ export class ApiError extends Error {
   }
 }
 
+/** Whatever a request threw, as the ApiError the pages show (status 0: no answer at all). */
+export function toApiError(err: unknown): ApiError {
+  return err instanceof ApiError ? err : new ApiError(0, String(err));
+}
+
 export function storedToken(): string | null {
   return sessionStorage.getItem(TOKEN_KEY);
 }

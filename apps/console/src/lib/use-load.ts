@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
-import { ApiError } from '../api/admin-client';
+import { ApiError, toApiError } from '../api/admin-client';
 
 export type Loaded<T> = { state: 'loading' } | { state: 'error'; error: ApiError } | { state: 'ready'; data: T };
 
@@ -17,8 +17,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> &
     refreshing.current = false;
     load().then(
       (data) => current && setResult({ state: 'ready', data }),
-      (err: unknown) =>
-        current && setResult({ state: 'error', error: err instanceof ApiError ? err : new ApiError(0, String(err)) }),
+      (err: unknown) => current && setResult({ state: 'error', error: toApiError(err) }),
     );
     return () => {
       current = false;

@@ -14,7 +14,7 @@ import {
   Title,
 } from '@mantine/core';
 import { FormEvent, useState } from 'react';
-import { ApiError, api, get, post } from '../api/admin-client';
+import { ApiError, api, get, post, toApiError } from '../api/admin-client';
 import type { Team, User } from '../api/admin-types';
 import type { AlertWebhook, AlertedBudget, BudgetAlert } from '../api/oversight-types';
 import { Money } from '../components/money-text';
@@ -229,7 +229,7 @@ function AddWebhookModal({ onClose, onAdded }: { onClose: () => void; onAdded: (
       setSecret(res.secret);
       onAdded();
     } catch (err) {
-      setError(err instanceof ApiError ? err : new ApiError(0, String(err)));
+      setError(toApiError(err));
     } finally {
       setBusy(false);
     }
@@ -321,7 +321,7 @@ function DeleteWebhookModal({
       await api('DELETE', `${orgPath}/alert-webhooks/${hook.id}`);
       onDeleted();
     } catch (err) {
-      setError(err instanceof ApiError ? err : new ApiError(0, String(err)));
+      setError(toApiError(err));
       setBusy(false);
     }
   }

@@ -14,7 +14,7 @@ import {
   TextInput,
 } from '@mantine/core';
 import { FormEvent, useState } from 'react';
-import { ApiError, get, send } from '../api/admin-client';
+import { ApiError, get, send, toApiError } from '../api/admin-client';
 import type { BudgetUtilisation, Key, Team, User } from '../api/admin-types';
 import type { Budget, BudgetScope } from '../api/governance-types';
 import { Money } from '../components/money-text';
@@ -264,7 +264,7 @@ function EditBudgetModal({
       );
       onSaved();
     } catch (err) {
-      setError(err instanceof ApiError ? err : new ApiError(0, String(err)));
+      setError(toApiError(err));
       setBusy(false);
     }
   }

@@ -1,6 +1,6 @@
 import { Alert, Badge, Button, Card, Code, Group, Stack, Table, Text } from '@mantine/core';
 import { useState } from 'react';
-import { ApiError, api, get, post } from '../api/admin-client';
+import { ApiError, api, get, post, toApiError } from '../api/admin-client';
 import type { Connection, OAuthUpstream } from '../api/oversight-types';
 import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
 import { formatTimestamp } from '../lib/dates';
@@ -65,7 +65,7 @@ export function ConnectionsPage() {
       setOpened(u.namespace);
     } catch (err) {
       tab?.close();
-      setError(err instanceof ApiError ? err : new ApiError(0, String(err)));
+      setError(toApiError(err));
     } finally {
       setBusy(null);
     }
@@ -78,7 +78,7 @@ export function ConnectionsPage() {
       await api('DELETE', `${orgPath}/users/${userId}/connections/${u.id}`);
       data.reload();
     } catch (err) {
-      setError(err instanceof ApiError ? err : new ApiError(0, String(err)));
+      setError(toApiError(err));
     } finally {
       setBusy(null);
     }

@@ -13,7 +13,7 @@ import {
   Title,
 } from '@mantine/core';
 import { FormEvent, useState } from 'react';
-import { api, ApiError, get, post } from '../api/admin-client';
+import { api, ApiError, get, post, toApiError } from '../api/admin-client';
 import type { Key, KeyLimits } from '../api/admin-types';
 import { Money } from '../components/money-text';
 import { ErrorState, LoadingState } from '../components/page-states';
@@ -33,7 +33,7 @@ const PERIODS = ['DAY', 'WEEK', 'MONTH', 'QUARTER', 'TOTAL'];
 /** `2030-01-01T00:00:00.000Z` -> `2030-01-01` for a date input (the day in UTC, as it is sent back). */
 const dayOf = (iso: string | null) => (iso ? iso.slice(0, 10) : '');
 
-const asApiError = (err: unknown) => (err instanceof ApiError ? err : new ApiError(0, String(err)));
+const asApiError = (err: unknown) => toApiError(err);
 
 /** Tags, disclosure mode and expiry (PATCH …/keys/:id), and the key's own budget and rate limits. */
 export function KeySettingsModal({

@@ -15,7 +15,7 @@ import {
   TextInput,
 } from '@mantine/core';
 import { FormEvent, useMemo, useState } from 'react';
-import { ApiError, get, post } from '../api/admin-client';
+import { ApiError, get, post, toApiError } from '../api/admin-client';
 import type { Key, Team, User } from '../api/admin-types';
 import { KeySettingsModal } from './key-settings-modal';
 import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
@@ -314,7 +314,7 @@ function IssueKeyModal({
       setSecret(issued.secret);
       onIssued();
     } catch (err) {
-      setError(err instanceof ApiError ? err : new ApiError(0, String(err)));
+      setError(toApiError(err));
     } finally {
       setBusy(false);
     }
@@ -404,7 +404,7 @@ function RevokeKeyModal({
       await post(`${orgPath}/keys/${k.id}/revoke`);
       onRevoked();
     } catch (err) {
-      setError(err instanceof ApiError ? err : new ApiError(0, String(err)));
+      setError(toApiError(err));
       setBusy(false);
     }
   }
@@ -487,7 +487,7 @@ function RotateKeyModal({
       setSecret(issued.secret);
       onRotated();
     } catch (err) {
-      setError(err instanceof ApiError ? err : new ApiError(0, String(err)));
+      setError(toApiError(err));
     } finally {
       setBusy(false);
     }

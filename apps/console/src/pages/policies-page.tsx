@@ -16,7 +16,7 @@ import {
   Title,
 } from '@mantine/core';
 import { FormEvent, useMemo, useState } from 'react';
-import { ApiError, get, post, send } from '../api/admin-client';
+import { ApiError, get, post, send, toApiError } from '../api/admin-client';
 import type { Key, Team, User } from '../api/admin-types';
 import { POLICY_LISTS, POLICY_LIST_LABELS } from '../api/oversight-types';
 import type {
@@ -134,7 +134,7 @@ function PolicyEditor({ dir, names }: { dir: Directory; names: Map<string, strin
     try {
       setDryRun(await post<PolicyDryRun>(`${orgPath}/policies/${scope}/${scopeId}/dry-run`, patch));
     } catch (err) {
-      setError(err instanceof ApiError ? err : new ApiError(0, String(err)));
+      setError(toApiError(err));
     } finally {
       setBusy(null);
     }
@@ -156,7 +156,7 @@ function PolicyEditor({ dir, names }: { dir: Directory; names: Map<string, strin
       reset();
       policy.reload();
     } catch (err) {
-      setError(err instanceof ApiError ? err : new ApiError(0, String(err)));
+      setError(toApiError(err));
     } finally {
       setBusy(null);
     }

@@ -1,6 +1,6 @@
 import { Alert, Badge, Button, Card, Group, Modal, Select, Stack, Switch, Table, Text, TextInput } from '@mantine/core';
 import { FormEvent, useState } from 'react';
-import { ApiError, get, post } from '../api/admin-client';
+import { ApiError, get, post, toApiError } from '../api/admin-client';
 import type { PriceRule, Upstream } from '../api/governance-types';
 import { Money } from '../components/money-text';
 import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
@@ -231,7 +231,7 @@ function CreatePriceModal({
       });
       onCreated();
     } catch (err) {
-      setError(err instanceof ApiError ? err : new ApiError(0, String(err)));
+      setError(toApiError(err));
       setBusy(false);
     }
   }
@@ -334,7 +334,7 @@ function EndPriceModal({ rule, onClose, onEnded }: { rule: PriceRule; onClose: (
       await post(`${orgPath}/prices/${rule.id}/end`, day ? { effectiveUntil: instantOf(day, time, org.timeZone) } : {});
       onEnded();
     } catch (err) {
-      setError(err instanceof ApiError ? err : new ApiError(0, String(err)));
+      setError(toApiError(err));
       setBusy(false);
     }
   }

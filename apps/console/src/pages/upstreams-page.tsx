@@ -16,7 +16,7 @@ import {
   Title,
 } from '@mantine/core';
 import { useState } from 'react';
-import { ApiError, get, post } from '../api/admin-client';
+import { ApiError, get, post, toApiError } from '../api/admin-client';
 import type { BulkReviewResult, CatalogTool, PriceRule, ToolDiff, Upstream } from '../api/governance-types';
 import { DefinitionDiff } from '../components/definition-diff';
 import { Money } from '../components/money-text';
@@ -90,7 +90,7 @@ function UpstreamsList({ data, reload }: { data: CatalogData; reload: () => void
     try {
       await post(`${orgPath}/upstreams/${u.id}/sync`);
     } catch (err) {
-      setSyncError(err instanceof ApiError ? err : new ApiError(0, String(err)));
+      setSyncError(toApiError(err));
     } finally {
       setSyncing(null);
       reload();
@@ -301,7 +301,7 @@ function ReviewQueue({ data, reload }: { data: CatalogData; reload: () => void }
       setViewing(null);
       reload();
     } catch (err) {
-      setError(err instanceof ApiError ? err : new ApiError(0, String(err)));
+      setError(toApiError(err));
     } finally {
       setBusy(false);
     }
