@@ -13,7 +13,7 @@ export interface UsageOutboxEntry {
 /**
  * Usage events for the usage outbox (a Redis Stream) that the worker writes to the ledger. The
  * edge appends a call's event in the same script as the call's settlement (the completion step of
- * @tollgate/admission), from `outboxEntry`; `recordUsage` appends one on its own.
+ * @tollgate/admission), from `outboxEntry`.
  */
 @Injectable()
 export class MeteringService {
@@ -26,13 +26,5 @@ export class MeteringService {
   /** The outbox entry of an event, for a script that appends it with other writes. */
   outboxEntry(event: UsageEvent): UsageOutboxEntry {
     return { stream: this.stream, fields: usageEntryFields(event) };
-  }
-
-  /**
-   * Resolves once the event is in the outbox; rejects if Redis did not take it. The worker writes
-   * it to the ledger keyed by the event id, so an event recorded twice is written once.
-   */
-  async recordUsage(event: UsageEvent): Promise<void> {
-    await this.redis.client.xadd(this.stream, '*', ...usageEntryFields(event));
   }
 }

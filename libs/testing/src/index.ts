@@ -3,3 +3,4 @@ export * from './test-env';
 export * from './agent-client';
 export * from './queue-helpers';
 export * from './fixture-servers';
+export * from './usage-outbox-helpers';

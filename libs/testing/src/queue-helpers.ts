@@ -39,7 +39,7 @@ export async function waitForJobs(
 /**
  * Waits until these usage events (by event id, i.e. call id) are in the ledger, from the worker's
  * own announcements (`UsageLedgerNotice` on the usage-ledger-written channel), not by polling.
- * Call it once the events are in the usage outbox: `MeteringService.recordUsage` resolved, or an
+ * Call it once the events are in the usage outbox: `appendToUsageOutbox` resolved, or an
  * edge answered the call (the edge sends the call's XADD in the event-loop turn it answers in, so
  * Redis has it before a new connection of the caller can ask). An event absent from the outbox
  * counts as written: the worker deletes an entry only after its INSERT. Rejects at once for an

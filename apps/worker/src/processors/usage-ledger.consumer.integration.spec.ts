@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { ConsoleLogger, INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
-import { ConfigModule, loadEdgeConfig, loadWorkerConfig } from '@tollgate/config';
+import { loadWorkerConfig } from '@tollgate/config';
 import { PrismaService } from '@tollgate/db';
-import { MeteringService, toPayload, UsageEvent, usageEntryFields } from '@tollgate/metering';
+import { toPayload, UsageEvent, usageEntryFields } from '@tollgate/metering';
 import { USAGE_ENTRY_FIELD, USAGE_LEDGER_GROUP, usageOutboxKeys, UsageOutboxKeys } from '@tollgate/queue';
-import { RedisModule } from '@tollgate/redis';
-import { createTestEnv, TestEnv, waitForUsageEvents } from '@tollgate/testing';
+import { appendToUsageOutbox, createTestEnv, TestEnv, waitForUsageEvents } from '@tollgate/testing';
 import { Redis } from 'ioredis';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -38,8 +36,6 @@ class WatchedLogger extends ConsoleLogger {
 describe('usage ledger consumer: outbox stream to ledger, on real Redis and Postgres', () => {
   let env: TestEnv;
   let worker: INestApplication;
-  let edge: INestApplication;
-  let metering: MeteringService;
   let prisma: PrismaService;
   let redis: Redis;
   let keys: UsageOutboxKeys;
@@ -92,13 +88,6 @@ describe('usage ledger consumer: outbox stream to ledger, on real Redis and Post
   beforeAll(async () => {
     // Entries left unacknowledged for 300 ms are taken over (60 s in production).
     env = await createTestEnv({ LEDGER_CLAIM_IDLE_MS: '300' });
-    // The edge side first: compiling a testing module replaces the global logger the worker sets.
-    const moduleRef = await Test.createTestingModule({
-      imports: [ConfigModule.forRoot(loadEdgeConfig(env.vars)), RedisModule],
-      providers: [MeteringService],
-    }).compile();
-    edge = await moduleRef.createNestApplication().init();
-    metering = edge.get(MeteringService);
     worker = await startWorker();
     prisma = worker.get(PrismaService);
     redis = new Redis(env.redisUrl);
@@ -107,14 +96,13 @@ describe('usage ledger consumer: outbox stream to ledger, on real Redis and Post
 
   afterAll(async () => {
     await redis?.quit();
-    await edge?.close();
     await worker?.close();
     await env?.cleanup();
   });
 
   it('should write every concurrently recorded event to the ledger exactly once and leave the outbox empty', async () => {
     const events = Array.from({ length: 400 }, usageEvent);
-    await Promise.all(events.map((e) => metering.recordUsage(e)));
+    await appendToUsageOutbox(redis, env.redisPrefix, events);
     const ids = events.map((e) => e.id);
     await waitForUsageEvents(env.redisUrl, env.redisPrefix, ids);
 
@@ -128,11 +116,11 @@ describe('usage ledger consumer: outbox stream to ledger, on real Redis and Post
 
   it('should write one ledger row when the same event is recorded again, at once or after it was written', async () => {
     const e = usageEvent();
-    await Promise.all([metering.recordUsage(e), metering.recordUsage(e)]);
+    await appendToUsageOutbox(redis, env.redisPrefix, [e, e]);
     await waitForUsageEvents(env.redisUrl, env.redisPrefix, [e.id]);
     const first = await prisma.usageEvent.findUniqueOrThrow({ where: { id: e.id } });
 
-    await metering.recordUsage({ ...e, costMicros: 999n });
+    await appendToUsageOutbox(redis, env.redisPrefix, [{ ...e, costMicros: 999n }]);
     await waitForUsageEvents(env.redisUrl, env.redisPrefix, [e.id]);
 
     expect(await prisma.usageEvent.findMany({ where: { id: e.id } })).toEqual([first]);
@@ -211,7 +199,7 @@ describe('usage ledger consumer: outbox stream to ledger, on real Redis and Post
     await prisma.$executeRawUnsafe('ALTER TABLE "UsageEvent" RENAME TO "UsageEvent_offline"');
     try {
       const failed = log.nextError(/usage ledger batch not written/);
-      await Promise.all(events.map((e) => metering.recordUsage(e)));
+      await appendToUsageOutbox(redis, env.redisPrefix, events);
       expect(await failed).toMatch(/retrying in \d+ ms: .*relation "UsageEvent" does not exist/s);
 
       // Every entry is still in the outbox: the failed batch's pending, and any not read yet.
@@ -239,7 +227,7 @@ describe('usage ledger consumer: outbox stream to ledger, on real Redis and Post
       expect(await consumerNames()).toContain(secondName);
       const events = Array.from({ length: 600 }, usageEvent);
       const ids = events.map((e) => e.id);
-      await Promise.all(events.map((e) => metering.recordUsage(e)));
+      await appendToUsageOutbox(redis, env.redisPrefix, events);
       await waitForUsageEvents(env.redisUrl, env.redisPrefix, ids);
       expect(await ledgerCount(ids)).toBe(600);
       expect(await outbox()).toEqual({ length: 0, pending: 0 });
