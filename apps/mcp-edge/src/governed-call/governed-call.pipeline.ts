@@ -154,32 +154,18 @@ export class GovernedCallPipeline {
     let result: CallToolResult;
     try {
       const called = await this.upstreams.callTool(principal, upstreamOf(catalog, tool), tool.name, args, signal);
-      if (!called.ok) {
-        // Nothing reached the upstream: no charge.
-        this.admission.release(held);
-        return this.refuse(exposedName, authRequiredResult(exposedName, called.authRequired));
-      }
+      // Nothing reached the upstream: no charge (callTool's finally releases the hold).
+      if (!called.ok) return this.refuse(exposedName, authRequiredResult(exposedName, called.authRequired));
       result = called.result;
     } catch (err) {
       if (signal?.aborted) {
         // The agent cancelled (or hung up): the upstream was told, and the call is a failed one.
-        const cost = actualCallCost(
-          call.rule,
-          { failed: true, outputTokens: 0, reportedCostMicros: null },
-          call.outputTokenCap,
-        );
+        const cost = failedCallCost(call);
         const standings = await this.settleAndMeter(principal, call, held, 'UPSTREAM_ERROR', cost, 0);
         return cancelledResult(exposedName, callMeta(call, cost, 0), standings);
       }
-      if (!(err instanceof UpstreamException)) {
-        this.admission.release(held);
-        throw err;
-      }
-      const cost = actualCallCost(
-        call.rule,
-        { failed: true, outputTokens: 0, reportedCostMicros: null },
-        call.outputTokenCap,
-      );
+      if (!(err instanceof UpstreamException)) throw err;
+      const cost = failedCallCost(call);
       const standings = await this.settleAndMeter(principal, call, held, 'UPSTREAM_ERROR', cost, 0);
       return upstreamFailureResult(exposedName, err, callMeta(call, cost, 0), standings);
     }
@@ -226,11 +212,7 @@ export class GovernedCallPipeline {
       outputTokens = paged.deliveredTokens;
     } else if (outputTokens > call.outputTokenCap) {
       // Nothing of the result is delivered: a failed call, charged only if the rule charges those.
-      const cost = actualCallCost(
-        call.rule,
-        { failed: true, outputTokens: 0, reportedCostMicros: null },
-        call.outputTokenCap,
-      );
+      const cost = failedCallCost(call);
       const standings = await this.settleAndMeter(principal, call, held, 'TOOL_ERROR', cost, 0);
       return outputBudgetExceededResult(
         exposedName,
@@ -391,6 +373,11 @@ export function callMeta(call: MeteredCall, cost: Micros, outputTokens: number):
     outputTokens,
     latencyMs: Date.now() - call.startedAt,
   };
+}
+
+/** What a call that delivered nothing costs (free unless its rule charges failed calls). */
+function failedCallCost(call: PricedCall): Micros {
+  return actualCallCost(call.rule, { failed: true, outputTokens: 0, reportedCostMicros: null }, call.outputTokenCap);
 }
 
 /** A cost the tool reported in `_meta["tollgate/cost"].costMicros`; honoured only where the price rule allows. */
