@@ -1,20 +1,25 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { CatalogScheduleService, TierScoreJobs, UpstreamRegistry } from '@tollgate/catalog';
+import {
+  CatalogScheduleService,
+  TIER_SCORES_SCHEDULER_ID,
+  TierScoreJobs,
+  UpstreamRegistry,
+  upstreamSyncSchedulerId,
+} from '@tollgate/catalog';
 import { TOLLGATE_CONFIG, WorkerConfig } from '@tollgate/config';
 import { JOB_OPTIONS, JobName, JobOf, JobProducer, QueueName } from '@tollgate/queue';
-import { FINANCE_SCHEDULES, FinanceJobs } from '@tollgate/reporting';
+import { FINANCE_SCHEDULERS, FINANCE_SCHEDULES, FinanceJobs } from '@tollgate/reporting';
+
+const OAUTH_REFRESH_SCHEDULER_ID = 'oauth-refresh';
 
 /**
- * The fixed job schedulers, by queue (their ids are set where they are upserted: FinanceJobs,
- * TierScoreJobs, and `oauth-refresh` here). Catalog syncs add `sync-<upstreamId>` per enabled upstream
- * whose sync is not paused (pausing removes it, resuming re-creates it: CatalogScheduleService).
+ * The fixed job schedulers, by queue, with the ids their owners upsert them under. Catalog syncs
+ * add one per enabled upstream whose sync is not paused (CatalogScheduleService).
  */
 const FIXED_SCHEDULERS: [QueueName, string][] = [
-  [QueueName.UsageRollup, 'usage-rollup-recent'],
-  [QueueName.BudgetAlerts, 'budget-alerts-all'],
-  [QueueName.BudgetReconcile, 'budget-reconcile-all'],
-  [QueueName.TierScores, 'tier-scores-all'],
-  [QueueName.OAuthRefresh, 'oauth-refresh'],
+  ...FINANCE_SCHEDULERS,
+  [QueueName.TierScores, TIER_SCORES_SCHEDULER_ID],
+  [QueueName.OAuthRefresh, OAUTH_REFRESH_SCHEDULER_ID],
 ];
 
 /**
@@ -52,7 +57,7 @@ export class JobSchedules {
     await this.jobs
       .queue(QueueName.OAuthRefresh)
       .upsertJobScheduler(
-        'oauth-refresh',
+        OAUTH_REFRESH_SCHEDULER_ID,
         { every: this.config.oauthRefresh.everySeconds * 1000 },
         { name: JobName.RefreshConnections, data, opts: JOB_OPTIONS[JobName.RefreshConnections] },
       );
@@ -67,7 +72,7 @@ export class JobSchedules {
       ...FIXED_SCHEDULERS,
       ...(await this.upstreams.listAllEnabled()).map((u): [QueueName, string] => [
         QueueName.CatalogSync,
-        `sync-${u.id}`,
+        upstreamSyncSchedulerId(u.id),
       ]),
     ];
     const present = new Map<QueueName, Set<string>>();

@@ -2,6 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { JOB_OPTIONS, JobName, JobProducer, QueueName, SyncTrigger } from '@tollgate/queue';
 
 /** Puts catalog syncs on the queue: on demand, and on each upstream's own interval. */
+/** The id of an upstream's repeating catalog sync. */
+export function upstreamSyncSchedulerId(upstreamId: string): string {
+  return `sync-${upstreamId}`;
+}
+
 @Injectable()
 export class CatalogScheduleService {
   constructor(private readonly jobs: JobProducer) {}
@@ -26,7 +31,7 @@ export class CatalogScheduleService {
     deletedAt?: Date | null;
   }): Promise<void> {
     const queue = this.jobs.queue(QueueName.CatalogSync);
-    const schedulerId = `sync-${upstream.id}`;
+    const schedulerId = upstreamSyncSchedulerId(upstream.id);
     // Disabled, paused or deleted: no scheduler (the worker's boot and checks skip them too).
     if (!upstream.enabled || upstream.syncPaused || upstream.deletedAt) {
       await queue.removeJobScheduler(schedulerId);

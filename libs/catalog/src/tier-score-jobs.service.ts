@@ -3,6 +3,9 @@ import { Injectable } from '@nestjs/common';
 import { JOB_OPTIONS, JobName, QueueName } from '@tollgate/queue';
 import type { Queue } from 'bullmq';
 
+/** The id of the repeating pass over every organisation. */
+export const TIER_SCORES_SCHEDULER_ID = 'tier-scores-all';
+
 /** Puts tier-score computations on the queue: on demand, after catalog changes, and on a schedule. */
 @Injectable()
 export class TierScoreJobs {
@@ -33,7 +36,7 @@ export class TierScoreJobs {
   /** The repeating pass over every organisation (idempotent upsert: one scheduler whatever the number of workers). */
   async scheduleRecurring(everyMs: number): Promise<void> {
     await this.queue.upsertJobScheduler(
-      'tier-scores-all',
+      TIER_SCORES_SCHEDULER_ID,
       { every: everyMs },
       { name: JobName.ComputeTierScores, data: { orgId: null }, opts: JOB_OPTIONS[JobName.ComputeTierScores] },
     );

@@ -13,6 +13,18 @@ export const FINANCE_SCHEDULES = {
   reconcileEveryMs: 5 * 60_000,
 } as const;
 
+/** The finance job schedulers' ids, by queue (the worker checks they exist). */
+export const FINANCE_SCHEDULER_IDS = {
+  rollup: 'usage-rollup-recent',
+  alerts: 'budget-alerts-all',
+  reconcile: 'budget-reconcile-all',
+} as const;
+export const FINANCE_SCHEDULERS: [QueueName, string][] = [
+  [QueueName.UsageRollup, FINANCE_SCHEDULER_IDS.rollup],
+  [QueueName.BudgetAlerts, FINANCE_SCHEDULER_IDS.alerts],
+  [QueueName.BudgetReconcile, FINANCE_SCHEDULER_IDS.reconcile],
+];
+
 /** Producer for the finance queues (rollups, alerts, deliveries, reconciliation); payload types follow the job name. */
 /** How long a requested alert check waits, gathering the spend of the ledger batches behind it. */
 export const ALERT_CHECK_COALESCE_MS = 1_000;
@@ -86,17 +98,17 @@ export class FinanceJobs {
   /** The repeating jobs (idempotent upserts: one scheduler each, whatever the number of workers). */
   async scheduleRecurring(): Promise<void> {
     await this.queues[JobName.RollupUsage].upsertJobScheduler(
-      'usage-rollup-recent',
+      FINANCE_SCHEDULER_IDS.rollup,
       { every: FINANCE_SCHEDULES.rollupEveryMs },
       { name: JobName.RollupUsage, data: { day: null, orgId: null }, opts: JOB_OPTIONS[JobName.RollupUsage] },
     );
     await this.queues[JobName.CheckBudgetAlerts].upsertJobScheduler(
-      'budget-alerts-all',
+      FINANCE_SCHEDULER_IDS.alerts,
       { every: FINANCE_SCHEDULES.alertsEveryMs },
       { name: JobName.CheckBudgetAlerts, data: { orgId: null }, opts: JOB_OPTIONS[JobName.CheckBudgetAlerts] },
     );
     await this.queues[JobName.ReconcileBudgets].upsertJobScheduler(
-      'budget-reconcile-all',
+      FINANCE_SCHEDULER_IDS.reconcile,
       { every: FINANCE_SCHEDULES.reconcileEveryMs },
       { name: JobName.ReconcileBudgets, data: { orgId: null }, opts: JOB_OPTIONS[JobName.ReconcileBudgets] },
     );
