@@ -1,8 +1,9 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, PickType } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsIn, IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
 import { BUDGET_MODES, BUDGET_PERIODS } from '../budgets/put-budget.dto';
 import { IsFutureIsoDate } from '../common/future-date.validator';
 import { IsMicros } from '../common/micros.validator';
+import { CreateRateLimitDto } from '../rate-limits/create-rate-limit.dto';
 import { DISCLOSURE_MODES, DisclosureModeName } from './create-key.dto';
 import { IsKeyMetadata, IsKeyTagList } from './key-labels.validator';
 
@@ -77,32 +78,18 @@ export class PutKeyBudgetDto {
   alertThresholds?: number[];
 }
 
-/** A rate limit on one key; team admins may set it for their team's keys within the team's limits. */
-export class CreateKeyRateLimitDto {
+/**
+ * A rate limit on one key; team admins may set it for their team's keys within the team's limits.
+ * The counts and window are the org-level rate limit's fields; only the tool pattern differs (length-capped).
+ */
+export class CreateKeyRateLimitDto extends PickType(CreateRateLimitDto, [
+  'callsPerWindow',
+  'windowSeconds',
+  'maxConcurrent',
+] as const) {
   @ApiPropertyOptional({ default: '*:*', example: 'github:search_*' })
   @IsOptional()
   @IsString()
   @Length(1, 200)
   toolPattern?: string;
-
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, example: 60 })
-  @IsOptional()
-  @IsInt({ message: 'callsPerWindow must be an integer' })
-  @Min(1)
-  @Max(1_000_000)
-  callsPerWindow?: number;
-
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, default: 60 })
-  @IsOptional()
-  @IsInt({ message: 'windowSeconds must be an integer' })
-  @Min(1)
-  @Max(86_400)
-  windowSeconds?: number;
-
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, example: 4 })
-  @IsOptional()
-  @IsInt({ message: 'maxConcurrent must be an integer' })
-  @Min(1)
-  @Max(10_000)
-  maxConcurrent?: number;
 }
