@@ -63,7 +63,3 @@ function zonePeriodWindow(kind: Exclude<PeriodKind, 'TOTAL'>, at: Date, timeZone
   const end = start.plus({ [`${unit}s`]: 1 });
   return { start: start.toJSDate(), end: end.toJSDate() };
 }
-
-export function isValidTimeZone(zone: string): boolean {
-  return DateTime.now().setZone(zone).isValid;
-}

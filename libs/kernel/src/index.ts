@@ -7,3 +7,4 @@ export * from './tenant-level';
 export * from './media-type';
 export * from './dependency-outage';
 export * from './stale-write.exception';
+export * from './time-zone';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isIanaTimeZone } from './time-zone.validator';
+import { isIanaTimeZone } from './time-zone';
 
 describe('isIanaTimeZone', () => {
   it.each([
