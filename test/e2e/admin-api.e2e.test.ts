@@ -242,6 +242,8 @@ describe('admin API, end to end', () => {
       'get /v1/orgs/{orgId}/alert-webhooks',
       'get /v1/orgs/{orgId}/alerts',
       'get /v1/orgs/{orgId}/audit',
+      'get /v1/orgs/{orgId}/audit/facets',
+      'get /v1/orgs/{orgId}/audit/search',
       'get /v1/orgs/{orgId}/budgets/reconcile',
       'get /v1/orgs/{orgId}/reports/budgets',
       'get /v1/orgs/{orgId}/reports/spend',

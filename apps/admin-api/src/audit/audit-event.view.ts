@@ -56,3 +56,27 @@ export function toAuditEventView(e: AuditEvent): AuditEventView {
     createdAt: e.createdAt,
   };
 }
+
+export class AuditPageView {
+  @ApiProperty({ type: [AuditEventView], description: 'Latest first' }) events!: AuditEventView[];
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'Pass as `cursor` (with the same filters) for the next page; null on the last page',
+  })
+  nextCursor!: string | null;
+}
+
+export class AuditActorFacetView {
+  @ApiProperty({ description: 'What the `actor` filter takes: the person’s user id, else the admin token id' })
+  id!: string;
+  @ApiProperty({ description: 'The token id of the latest row of this actor' }) actorId!: string;
+  @ApiProperty({ type: AuditActorView, nullable: true, description: 'As the latest row of this actor names it' })
+  actor!: AuditActorView | null;
+}
+
+export class AuditFacetsView {
+  @ApiProperty({ type: [String], example: ['key.created', 'policy.patched'] }) actions!: string[];
+  @ApiProperty({ type: [String], example: ['virtual-key', 'policy'] }) targetTypes!: string[];
+  @ApiProperty({ type: [AuditActorFacetView] }) actors!: AuditActorFacetView[];
+}

@@ -1,6 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AuditEvent, Prisma, PrismaService } from '@tollgate/db';
 import type { AdminActor, AdminPrincipal } from '@tollgate/identity';
+import { DateTime } from 'luxon';
+import { FieldValidationException } from '../common/field-validation.exception';
+import { decodeAuditCursor, encodeAuditCursor } from './audit-cursor';
 import { scrubAuditDetails } from './audit-details';
 
 export interface AuditEntry {
@@ -15,6 +18,42 @@ export interface AuditEntry {
 }
 
 export const MAX_AUDIT_PAGE = 500;
+export const DEFAULT_AUDIT_PAGE = 50;
+
+/** What to look for in an org's trail (the query's fields, already shape-checked); every filter given must match. */
+export interface AuditSearch {
+  /** Comma-separated actions, exact or a prefix ending in `*`. */
+  action?: string;
+  /** A person's user id or an admin token id. */
+  actor?: string;
+  targetType?: string;
+  targetId?: string;
+  /** Calendar days `YYYY-MM-DD` in the org's time zone, both inclusive. */
+  from?: string;
+  to?: string;
+  limit?: number;
+  /** Where the previous page ended (`nextCursor`). */
+  cursor?: string;
+}
+
+export interface AuditPage {
+  events: AuditEvent[];
+  /** Null on the last page. */
+  nextCursor: string | null;
+}
+
+/** An actor found in an org's trail: `id` is what the `actor` filter takes (the person, else the token). */
+export interface AuditActorFacet {
+  id: string;
+  actor: AdminActor | null;
+  actorId: string;
+}
+
+export interface AuditFacets {
+  actions: string[];
+  targetTypes: string[];
+  actors: AuditActorFacet[];
+}
 
 /** Who acted, as the row keeps it: the token and the person it names (a principal without one: its id and role). */
 function actorOf(p: AdminPrincipal): AdminActor {
@@ -54,12 +93,95 @@ export class AuditService {
     );
   }
 
-  /** The org's audit trail, latest first. */
-  listForOrg(orgId: string, limit: number): Promise<AuditEvent[]> {
-    return this.prisma.auditEvent.findMany({
-      where: { orgId },
+  /**
+   * One page of the org's trail, latest first, and the cursor of the next. Keyset paging on
+   * (createdAt, id): rows written meanwhile never shift a page, so a walk sees each row once.
+   */
+  async search(orgId: string, search: AuditSearch): Promise<AuditPage> {
+    const limit = Math.min(Math.max(search.limit ?? DEFAULT_AUDIT_PAGE, 1), MAX_AUDIT_PAGE);
+    const where: Prisma.AuditEventWhereInput[] = [{ orgId }];
+    if (search.action) {
+      const actions = actionFilter(search.action);
+      if (actions) where.push(actions);
+    }
+    if (search.actor) {
+      // A person is found under every token naming them; a token id finds that token's rows.
+      where.push({ OR: [{ actorId: search.actor }, { actor: { path: ['user', 'id'], equals: search.actor } }] });
+    }
+    if (search.targetType) where.push({ targetType: search.targetType });
+    if (search.targetId) where.push({ targetId: search.targetId });
+    if (search.from || search.to) where.push({ createdAt: await this.dayBounds(orgId, search.from, search.to) });
+    if (search.cursor) {
+      const after = decodeAuditCursor(search.cursor);
+      // The redundant `lte` lets Postgres start the index scan at the cursor instead of filtering from the top.
+      where.push({ createdAt: { lte: after.createdAt } });
+      where.push({
+        OR: [{ createdAt: { lt: after.createdAt } }, { createdAt: after.createdAt, id: { lt: after.id } }],
+      });
+    }
+    const rows = await this.prisma.auditEvent.findMany({
+      where: { AND: where },
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      take: Math.min(Math.max(limit, 1), MAX_AUDIT_PAGE),
+      take: limit + 1,
     });
+    const events = rows.slice(0, limit);
+    const last = events[events.length - 1];
+    return { events, nextCursor: rows.length > limit && last ? encodeAuditCursor(last) : null };
   }
+
+  /** The actions, target types and actors an org's trail holds, to offer as filters. */
+  async facets(orgId: string): Promise<AuditFacets> {
+    const [actions, targetTypes, actors] = await Promise.all([
+      this.prisma.auditEvent.groupBy({ by: ['action'], where: { orgId }, orderBy: { action: 'asc' } }),
+      this.prisma.auditEvent.groupBy({ by: ['targetType'], where: { orgId }, orderBy: { targetType: 'asc' } }),
+      // Each person (else token) once, as its latest row names it.
+      this.prisma.$queryRaw<AuditActorFacet[]>`
+        SELECT DISTINCT ON (who) who AS "id", "actor", "actorId"
+        FROM (SELECT COALESCE("actor"->'user'->>'id', "actorId") AS who, "actor", "actorId", "createdAt", "id" AS "rowId"
+              FROM "AuditEvent" WHERE "orgId" = ${orgId}::uuid) t
+        ORDER BY who, "createdAt" DESC, "rowId" DESC`,
+    ]);
+    return {
+      actions: actions.map((a) => a.action),
+      targetTypes: targetTypes.map((t) => t.targetType),
+      actors,
+    };
+  }
+
+  /** `[start, end)` of the org's calendar days `from`..`to` (either may be open), as the reports count days. */
+  private async dayBounds(orgId: string, from?: string, to?: string): Promise<Prisma.DateTimeFilter> {
+    // A deleted org's trail is kept (no foreign key): its days are then UTC days.
+    const org = await this.prisma.organization.findUnique({ where: { id: orgId }, select: { timeZone: true } });
+    const zone = org?.timeZone ?? 'UTC';
+    const start = from ? localMidnight(from, zone, 'from') : undefined;
+    const last = to ? localMidnight(to, zone, 'to') : undefined;
+    if (start && last && last < start) throw new FieldValidationException('to', ['to must not be before from']);
+    const end = last
+      ? localMidnight(DateTime.fromJSDate(last, { zone }).plus({ days: 1 }).toISODate()!, zone, 'to')
+      : undefined;
+    return { ...(start ? { gte: start } : {}), ...(end ? { lt: end } : {}) };
+  }
+}
+
+/** The start of calendar day `day` in `zone`; a day that does not exist (`2026-02-30`) is a 400 naming `field`. */
+function localMidnight(day: string, zone: string, field: string): Date {
+  const local = DateTime.fromISO(day, { zone });
+  if (!local.isValid || local.toISODate() !== day) {
+    throw new FieldValidationException(field, [`${field} must be a real date YYYY-MM-DD`]);
+  }
+  return local.startOf('day').toJSDate();
+}
+
+/** `key.*,policy.patched` as a condition on `action`; null when `*` lets everything through. */
+function actionFilter(list: string): Prisma.AuditEventWhereInput | null {
+  const items = [...new Set(list.split(','))];
+  if (items.includes('*')) return null;
+  const exact = items.filter((a) => !a.endsWith('*'));
+  const prefixes = items.filter((a) => a.endsWith('*')).map((a) => a.slice(0, -1));
+  return {
+    OR: [
+      ...(exact.length > 0 ? [{ action: { in: exact } }] : []),
+      ...prefixes.map((prefix) => ({ action: { startsWith: prefix } })),
+    ],
+  };
 }

@@ -1,0 +1,19 @@
+import { describe, expect, it } from 'vitest';
+import { decodeAuditCursor, encodeAuditCursor } from './audit-cursor';
+
+describe('audit cursor', () => {
+  it('should give back the position it was made from', () => {
+    const at = { createdAt: new Date('2026-03-10T23:30:00.123Z'), id: '0b8f6a4e-1c2d-4e5f-8a9b-0c1d2e3f4a5b' };
+    expect(decodeAuditCursor(encodeAuditCursor(at))).toEqual(at);
+  });
+
+  it.each([
+    ['not base64url', 'a+b/c='],
+    ['empty text', ''],
+    ['another shape', Buffer.from('a1|12|not-a-uuid').toString('base64url')],
+    ['another version', Buffer.from('v9|12|0b8f6a4e-1c2d-4e5f-8a9b-0c1d2e3f4a5b').toString('base64url')],
+    ['extra parts', Buffer.from('a1|12|0b8f6a4e-1c2d-4e5f-8a9b-0c1d2e3f4a5b|x').toString('base64url')],
+  ])('should refuse %s naming the cursor field', (_what, cursor) => {
+    expect(() => decodeAuditCursor(cursor)).toThrow(expect.objectContaining({ field: 'cursor' }));
+  });
+});

@@ -1,0 +1,28 @@
+import { FieldValidationException } from '../common/field-validation.exception';
+
+/** Where a page of the audit trail ended: the last row's time and id (rows are ordered by both, newest first). */
+export interface AuditPosition {
+  createdAt: Date;
+  id: string;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const CURSOR_VERSION = 'a1';
+
+/** An opaque cursor for the page after `at`: base64url of a version, the time in ms and the id. */
+export function encodeAuditCursor(at: AuditPosition): string {
+  return Buffer.from(`${CURSOR_VERSION}|${at.createdAt.getTime()}|${at.id}`, 'utf8').toString('base64url');
+}
+
+/** The position a cursor names; anything this API did not write is a 400 naming `cursor`. */
+export function decodeAuditCursor(cursor: string): AuditPosition {
+  const bad = () => new FieldValidationException('cursor', ['cursor is not one this API returned']);
+  if (!/^[A-Za-z0-9_-]{1,200}$/.test(cursor)) throw bad();
+  const [version, ms, id, ...rest] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
+  if (version !== CURSOR_VERSION || rest.length > 0 || !/^\d{1,15}$/.test(ms ?? '') || !UUID.test(id ?? '')) {
+    throw bad();
+  }
+  const createdAt = new Date(Number(ms));
+  if (Number.isNaN(createdAt.getTime())) throw bad();
+  return { createdAt, id: id.toLowerCase() };
+}
