@@ -4,7 +4,9 @@ import {
   Controller,
   ForbiddenException,
   Get,
+  HttpException,
   Inject,
+  Logger,
   NotFoundException,
   Param,
   Query,
@@ -35,6 +37,18 @@ const SSO_PATH = '/v1/auth/sso';
 const BINDING_COOKIE = 'tollgate_sso_binding';
 const BINDING_TTL_SECONDS = 600;
 const DEFAULT_RETURN_TO = '/console/';
+// Why a browser's sign-in ended without a session: the console's sign-in page explains each one.
+const SIGN_IN_ERROR = Symbol('signInError');
+const SIGN_IN_LOG = new Logger('SsoController');
+type SignInErrorCode =
+  | 'unknown_org'
+  | 'idp_refused'
+  | 'idp_unavailable'
+  | 'unknown_user'
+  | 'no_role'
+  | 'not_platform_admin'
+  | 'other_browser'
+  | 'failed';
 
 /**
  * Single sign-on into the admin API (and the console): the browser goes to the organisation's
@@ -69,12 +83,20 @@ export class SsoController {
     description: 'A path on this origin to land on afterwards (default /console/)',
   })
   @ApiFoundResponse({ description: 'Redirect to the identity provider' })
-  async startOrg(@Param('org') org: string, @Query('returnTo') returnTo: unknown, @Res() res: Response): Promise<void> {
-    const target = returnToPath(returnTo);
-    const redirectUri = this.redirectUri();
-    const found = org.length <= 200 ? await this.providers.orgWithProvider(org) : null;
-    if (!found) throw new NotFoundException(`organization ${org.slice(0, 200)} has no single sign-on`);
-    await this.redirectToProvider(res, { orgId: found.id }, redirectUri, target);
+  async startOrg(
+    @Param('org') org: string,
+    @Query('returnTo') returnTo: unknown,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
+    await inBrowser(req, res, async () => {
+      const target = returnToPath(returnTo);
+      const redirectUri = this.redirectUri();
+      const found = org.length <= 200 ? await this.providers.orgWithProvider(org) : null;
+      if (!found)
+        throw refusal('unknown_org', new NotFoundException(`organization ${org.slice(0, 200)} has no single sign-on`));
+      await this.redirectToProvider(res, { orgId: found.id }, redirectUri, target);
+    });
   }
 
   @Get('v1/auth/platform-sso/start')
@@ -98,9 +120,16 @@ export class SsoController {
   })
   @ApiFoundResponse({ description: 'Signed in: redirect to returnTo' })
   async callback(@Req() req: Request, @Res() res: Response): Promise<void> {
+    await inBrowser(req, res, () => this.finishSignIn(req, res));
+  }
+
+  private async finishSignIn(req: Request, res: Response): Promise<void> {
     const q = req.query as Record<string, unknown>;
     if (typeof q.error === 'string')
-      throw new BadRequestException(`the identity provider refused the sign-in: ${q.error.slice(0, 100)}`);
+      throw refusal(
+        'idp_refused',
+        new BadRequestException(`the identity provider refused the sign-in: ${q.error.slice(0, 100)}`),
+      );
     const state = typeof q.state === 'string' ? q.state.slice(0, 200) : '';
     const code = typeof q.code === 'string' ? q.code.slice(0, 2000) : '';
     if (!state) throw new FieldValidationException('state', ['state is required']);
@@ -110,7 +139,10 @@ export class SsoController {
     );
     setCookie(res, BINDING_COOKIE, '', { secure: this.secure, path: SSO_PATH, maxAgeSeconds: 0, sameSite: 'Lax' });
     if (!bindingMatches(readCookie(req, BINDING_COOKIE), done.binding)) {
-      throw new BadRequestException('this sign-in was started in another browser; start it again here');
+      throw refusal(
+        'other_browser',
+        new BadRequestException('this sign-in was started in another browser; start it again here'),
+      );
     }
     const opened = await this.openSession(done);
     setCookie(res, sessionCookieName(this.secure), opened.id, {
@@ -126,15 +158,21 @@ export class SsoController {
     if (done.kind === 'platform') {
       const email = done.email.toLowerCase();
       if (!this.config.admin.platformSso?.adminEmails.includes(email))
-        throw new ForbiddenException(`${done.email} is not a platform admin (PLATFORM_SSO_ADMIN_EMAILS)`);
+        throw refusal(
+          'not_platform_admin',
+          new ForbiddenException(`${done.email} is not a platform admin (PLATFORM_SSO_ADMIN_EMAILS)`),
+        );
       return this.sessions.open({ origin: 'platform-sso', email });
     }
     const opened = await this.sessions.open({ origin: 'org-sso', orgId: done.orgId, userId: done.userId });
     const session = await this.sessions.resolve(opened.id);
     if (!session) {
       await this.sessions.close(opened.id);
-      throw new ForbiddenException(
-        'you hold no role in this organisation (no team membership, no org role); ask an administrator',
+      throw refusal(
+        'no_role',
+        new ForbiddenException(
+          'you hold no role in this organisation (no team membership, no org role); ask an administrator',
+        ),
       );
     }
     if (done.createdUser) {
@@ -209,12 +247,31 @@ async function signInStep<T>(step: () => Promise<T>): Promise<T> {
     if (!(err instanceof OAuthSignInException)) throw err;
     switch (err.code) {
       case OAuthSignInExceptionCode.ProviderUnavailable:
-        throw new BadGatewayException(err.message);
+        throw refusal('idp_unavailable', new BadGatewayException(err.message));
       case OAuthSignInExceptionCode.UnknownUser:
-        throw new ForbiddenException(err.message);
+        throw refusal('unknown_user', new ForbiddenException(err.message));
       case OAuthSignInExceptionCode.SignInFailed:
-        throw new BadRequestException(err.message);
+        throw refusal('failed', new BadRequestException(err.message));
     }
+  }
+}
+
+function refusal(code: SignInErrorCode, err: HttpException): HttpException {
+  return Object.assign(err, { [SIGN_IN_ERROR]: code });
+}
+
+/**
+ * A person's browser (it asks for HTML) that cannot be signed in goes back to the console's
+ * sign-in page, which says why, instead of a page of JSON; API clients keep the JSON error.
+ */
+async function inBrowser(req: Request, res: Response, step: () => Promise<void>): Promise<void> {
+  try {
+    await step();
+  } catch (err) {
+    if (!(err instanceof HttpException) || req.accepts(['json', 'html']) !== 'html') throw err;
+    const code = (err as { [SIGN_IN_ERROR]?: SignInErrorCode })[SIGN_IN_ERROR] ?? 'failed';
+    SIGN_IN_LOG.warn(`browser sign-in refused: ${code} (HTTP ${err.getStatus()})`);
+    res.redirect(303, `${DEFAULT_RETURN_TO}?signInError=${code}`);
   }
 }
 

@@ -1,7 +1,36 @@
-import { Button, Center, Divider, Paper, PasswordInput, Stack, TextInput, Title } from '@mantine/core';
+import { Alert, Button, Center, Divider, Paper, PasswordInput, Stack, TextInput, Title } from '@mantine/core';
 import { FormEvent, useState } from 'react';
 import { ApiError, api } from '../api/admin-client';
 import type { Me } from '../api/admin-types';
+
+// The organisation last tried in this tab, so a failed sign-in comes back with it filled in.
+const SSO_ORG_KEY = 'tollgate.console.ssoOrg';
+
+/** What the admin API's SSO routes mean by `?signInError=` when they send a browser back here. */
+const SIGN_IN_ERRORS: Record<string, string> = {
+  unknown_org:
+    'No organisation with that short name signs in with single sign-on here. Check the name, or sign in with an admin token.',
+  idp_refused:
+    'Your identity provider did not sign you in (it was cancelled or refused there). Try again, or ask your administrator.',
+  idp_unavailable: 'Your organisation’s identity provider could not be reached. Try again in a moment.',
+  unknown_user:
+    'Your identity provider signed you in, but this organisation has no active Tollgate account with your email. Ask an administrator to add you.',
+  no_role:
+    'Your Tollgate account holds no role in this organisation yet (no team, no org role). Ask an administrator to add you to a team.',
+  not_platform_admin: 'That account is not a platform admin of this Tollgate.',
+  other_browser: 'This sign-in was started in another browser or tab. Start it again here.',
+  failed: 'Single sign-on did not finish (it expired, was used already, or did not verify). Start it again.',
+};
+
+/** The error the SSO callback passed back in the address, once: it leaves the address at once. */
+function takeSignInError(): string | null {
+  const url = new URL(window.location.href);
+  const code = url.searchParams.get('signInError');
+  if (code === null) return null;
+  url.searchParams.delete('signInError');
+  window.history.replaceState(window.history.state, '', `${url.pathname}${url.search}${url.hash}`);
+  return SIGN_IN_ERRORS[code] ?? SIGN_IN_ERRORS.failed;
+}
 
 /**
  * Sign-in: single sign-on at the organisation's identity provider (the admin API's
@@ -12,12 +41,14 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (token: string) => void
   const [token, setToken] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  const [org, setOrg] = useState('');
+  const [org, setOrg] = useState(() => sessionStorage.getItem(SSO_ORG_KEY) ?? '');
+  const [ssoError] = useState(takeSignInError);
 
   function startSso(e: FormEvent) {
     e.preventDefault();
     const slug = org.trim();
     if (!slug) return;
+    sessionStorage.setItem(SSO_ORG_KEY, slug);
     const returnTo = window.location.pathname.startsWith('/console') ? window.location.pathname : '/console/';
     window.location.assign(`/v1/auth/sso/${encodeURIComponent(slug)}/start?returnTo=${encodeURIComponent(returnTo)}`);
   }
@@ -52,6 +83,11 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (token: string) => void
           <Title order={1} size="h3">
             Sign in to the Tollgate console
           </Title>
+          {ssoError && (
+            <Alert color="red" variant="light" title="Single sign-on did not work" data-testid="sso-error">
+              {ssoError}
+            </Alert>
+          )}
           <form onSubmit={startSso} noValidate>
             <Stack gap="sm">
               <TextInput
