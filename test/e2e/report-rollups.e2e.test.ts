@@ -1,15 +1,22 @@
 import { BaseConfig } from '@tollgate/config';
 import { PrismaService } from '@tollgate/db';
 import { LedgerService, UsageEvent } from '@tollgate/metering';
-import { ReportDimension, SpendReportService, UsageRollupService, reportSource } from '@tollgate/reporting';
+import {
+  ReportDimension,
+  SpendFilters,
+  SpendReportService,
+  UsageRollupService,
+  reportSource,
+} from '@tollgate/reporting';
 import { cloneDatabase, databaseUrl, dropDatabase } from '@tollgate/testing';
 import { randomUUID } from 'node:crypto';
 import { DateTime } from 'luxon';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 
 /**
- * Spend reports read the rollups the ledger's insert trigger keeps (per key and per tool, by the
- * org's local day) where the breakdown fits them, the ledger otherwise. Whatever the source, every
+ * Spend reports read the rollups the ledger's insert trigger keeps (per key, per tool, and per key
+ * and tool, by the org's local day), the smallest that fits the breakdown and filters, the ledger
+ * while the rollups are of another zone. Whatever the source, every
  * figure must equal the ledger's own sums over the org's calendar days: checked here against rows
  * written by the production ledger writer, duplicates included, across a zone change.
  */
@@ -55,7 +62,9 @@ describe('spend report rollups, against the ledger', () => {
     zone: string,
     groupBy: ReportDimension[],
     tag?: string,
+    filters: Partial<SpendFilters> = {},
   ): Promise<Map<string, { calls: number; errors: number; outputTokens: number; costMicros: bigint }>> {
+    const kept = (values: string[] | undefined, v: string) => !values?.length || values.includes(v);
     const rows = await prisma.usageEvent.findMany({ where: { orgId } });
     const tags = new Map((await prisma.virtualKey.findMany({ where: { orgId } })).map((k) => [k.id, k.tags]));
     const out = new Map<string, { calls: number; errors: number; outputTokens: number; costMicros: bigint }>();
@@ -63,6 +72,14 @@ describe('spend report rollups, against the ledger', () => {
       const day = DateTime.fromJSDate(r.occurredAt).setZone(zone).toISODate() as string;
       if (day < from || day > to) continue;
       if (tag && !tags.get(r.keyId)?.includes(tag)) continue;
+      if (
+        !kept(filters.teamId, r.teamId) ||
+        !kept(filters.userId, r.userId) ||
+        !kept(filters.keyId, r.keyId) ||
+        !kept(filters.upstreamId, r.upstreamId) ||
+        !kept(filters.tool, r.toolName)
+      )
+        continue;
       const keyTags = groupBy.includes('tag') ? (tags.get(r.keyId)?.length ? tags.get(r.keyId)! : [null]) : [null];
       for (const t of keyTags) {
         const parts = groupBy.map(
@@ -89,10 +106,15 @@ describe('spend report rollups, against the ledger', () => {
     return out;
   }
 
-  async function expectReportEqualsLedger(zone: string, groupBy: ReportDimension[], tag?: string): Promise<void> {
-    const report = await reports.spendReport(orgId, from, to, groupBy, { tag });
+  async function expectReportEqualsLedger(
+    zone: string,
+    groupBy: ReportDimension[],
+    tag?: string,
+    filters: Partial<SpendFilters> = {},
+  ): Promise<void> {
+    const report = await reports.spendReport(orgId, from, to, groupBy, { tag, filters });
     expect(report.timeZone).toBe(zone);
-    const expected = await ledgerGroups(zone, groupBy, tag);
+    const expected = await ledgerGroups(zone, groupBy, tag, filters);
     const got = new Map(
       report.rows.map((r) => [
         groupBy
@@ -117,8 +139,11 @@ describe('spend report rollups, against the ledger', () => {
         },
       ]),
     );
-    expect(got, `groupBy ${groupBy.join(',') || '(none)'}${tag ? ` tag ${tag}` : ''}`).toEqual(expected);
-    const all = await ledgerGroups(zone, [], tag);
+    expect(
+      got,
+      `groupBy ${groupBy.join(',') || '(none)'}${tag ? ` tag ${tag}` : ''} filters ${JSON.stringify(filters)}`,
+    ).toEqual(expected);
+    const all = await ledgerGroups(zone, [], tag, filters);
     const total = all.get('') ?? { calls: 0, errors: 0, outputTokens: 0, costMicros: 0n };
     expect(report.totals).toEqual({
       calls: BigInt(total.calls),
@@ -141,6 +166,21 @@ describe('spend report rollups, against the ledger', () => {
     ['tool'],
     ['team', 'tool'],
     ['tag', 'upstream'],
+    ['tool', 'tag'],
+    ['user', 'tool'],
+    ['team', 'upstream', 'day'],
+  ];
+
+  // Filters alone and with breakdowns that each rollup (or only the per-key-and-tool one) holds.
+  const FILTERED: [ReportDimension[], Partial<SpendFilters>, string?][] = [
+    [['day'], { teamId: [teams[0]] }],
+    [['tool'], { userId: [users[1]] }],
+    [['key'], { tool: ['tool_1', 'tool_3'] }],
+    [['tool'], { upstreamId: [upstreams[0]], tool: ['tool_1', 'tool_2'] }],
+    [['team', 'tag'], { upstreamId: [upstreams[1]] }],
+    [['tool', 'tag'], { keyId: [keys[0], keys[2]] }, 'env:prod'],
+    [[], { teamId: [teams[1]], userId: [users[0], users[2]], tool: ['tool_4'] }],
+    [['user'], { teamId: [randomUUID()] }],
   ];
 
   beforeAll(async () => {
@@ -189,7 +229,7 @@ describe('spend report rollups, against the ledger', () => {
     const [ledgerSum] = await prisma.$queryRaw<
       { calls: bigint; cost: bigint }[]
     >`SELECT count(*) AS calls, sum("costMicros")::bigint AS cost FROM "UsageEvent" WHERE "orgId" = ${orgId}::uuid`;
-    for (const table of ['UsageKeyDayRollup', 'UsageToolDayRollup']) {
+    for (const table of ['UsageKeyDayRollup', 'UsageToolDayRollup', 'UsageCallDayRollup']) {
       const [r] = await prisma.$queryRawUnsafe<{ calls: bigint; cost: bigint }[]>(
         `SELECT sum(calls)::bigint AS calls, sum("costMicros")::bigint AS cost FROM "${table}" WHERE "orgId" = $1::uuid`,
         orgId,
@@ -199,20 +239,29 @@ describe('spend report rollups, against the ledger', () => {
     expect(ledgerSum.calls).toBe(200n);
   });
 
-  it('should read the rollups for breakdowns they hold and the ledger for the others', () => {
-    expect(reportSource(['team', 'day'], undefined, true)).toBe('keyDays');
-    expect(reportSource(['tag'], 'env:prod', true)).toBe('keyDays');
-    expect(reportSource(['tool', 'day'], undefined, true)).toBe('toolDays');
-    expect(reportSource([], undefined, true)).toBe('toolDays');
-    expect(reportSource(['tool'], 'env:prod', true)).toBe('ledger');
-    expect(reportSource(['team', 'tool'], undefined, true)).toBe('ledger');
-    expect(reportSource(['team'], undefined, false)).toBe('ledger');
+  it('should read the smallest rollup that holds the breakdown and filters, the ledger when they are stale', () => {
+    expect(reportSource(['team', 'day'], {}, true)).toBe('keyDays');
+    expect(reportSource(['tag'], { tag: 'env:prod' }, true)).toBe('keyDays');
+    expect(reportSource(['day'], { teamId: [teams[0]] }, true)).toBe('keyDays');
+    expect(reportSource(['tool', 'day'], {}, true)).toBe('toolDays');
+    expect(reportSource([], {}, true)).toBe('toolDays');
+    expect(reportSource(['upstream'], { tool: ['tool_1'] }, true)).toBe('toolDays');
+    expect(reportSource(['tool'], { tag: 'env:prod' }, true)).toBe('callDays');
+    expect(reportSource(['team', 'tool'], {}, true)).toBe('callDays');
+    expect(reportSource(['key'], { tool: ['tool_1'] }, true)).toBe('callDays');
+    expect(reportSource(['tool'], { userId: [users[0]] }, true)).toBe('callDays');
+    expect(reportSource(['team'], {}, false)).toBe('ledger');
   });
 
   it('should give every breakdown and tag filter figures equal to the ledger over the org’s local days', async () => {
     for (const groupBy of BREAKDOWNS) await expectReportEqualsLedger('America/New_York', groupBy);
     await expectReportEqualsLedger('America/New_York', ['key', 'day'], 'project:a');
     await expectReportEqualsLedger('America/New_York', [], 'env:prod');
+  });
+
+  it('should give every filter, alone and combined, figures equal to the ledger’s for the same calls', async () => {
+    for (const [groupBy, filters, tag] of FILTERED)
+      await expectReportEqualsLedger('America/New_York', groupBy, tag, filters);
   });
 
   it('should stay equal to the ledger after the org’s zone changes, before and after the rollups are rebuilt', async () => {
@@ -222,10 +271,13 @@ describe('spend report rollups, against the ledger', () => {
     await ledger.writeUsageEvents(written.slice(200));
     expect((await prisma.usageRollupCoverage.findUnique({ where: { orgId } }))?.timeZone).toBeNull();
     for (const groupBy of BREAKDOWNS) await expectReportEqualsLedger('Asia/Tokyo', groupBy);
+    // Stale rollups: the ledger answers, filters included.
+    for (const [groupBy, filters, tag] of FILTERED) await expectReportEqualsLedger('Asia/Tokyo', groupBy, tag, filters);
 
     expect(await rollups.rebuildStaleReportRollups(null)).toEqual([orgId]);
     expect((await prisma.usageRollupCoverage.findUnique({ where: { orgId } }))?.timeZone).toBe('Asia/Tokyo');
     for (const groupBy of BREAKDOWNS) await expectReportEqualsLedger('Asia/Tokyo', groupBy);
+    for (const [groupBy, filters, tag] of FILTERED) await expectReportEqualsLedger('Asia/Tokyo', groupBy, tag, filters);
     await expectReportEqualsLedger('Asia/Tokyo', ['day'], 'project:a');
   });
 });

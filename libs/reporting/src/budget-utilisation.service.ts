@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { PrismaService } from '@tollgate/db';
 import { BUDGET_COUNTERS, BudgetCounterReading, BudgetCounters } from './budget-counters.port';
 import { orgTimeZone } from './org-directory';
+import { ORG_SCOPE, ReportScope } from './spend-report';
 import { utilisationBasisPoints } from './threshold-crossing';
 
 export interface BudgetUtilisation {
@@ -30,11 +31,19 @@ export class BudgetUtilisationService {
     @Inject(BUDGET_COUNTERS) private readonly counters: BudgetCounters,
   ) {}
 
-  async budgetUtilisation(orgId: string): Promise<BudgetUtilisation[]> {
+  /**
+   * A team's scope sees its team's budget, its members' user budgets and its keys' budgets; a
+   * user's scope its own user budget and its own keys' budgets; neither sees the org's budget.
+   */
+  async budgetUtilisation(orgId: string, scope: ReportScope = ORG_SCOPE): Promise<BudgetUtilisation[]> {
     const timeZone = await orgTimeZone(this.prisma, orgId);
     if (timeZone === null) return [];
-    const readings = await this.counters.checkCounters(orgId, timeZone);
+    const [readings, visible] = await Promise.all([
+      this.counters.checkCounters(orgId, timeZone),
+      this.visibleScopes(orgId, scope),
+    ]);
     return readings
+      .filter(({ standing: s }) => visible === null || visible.has(`${s.scope}:${s.scopeId}`))
       .map(({ standing: s, counterSpentMicros }) => ({
         budgetId: s.budgetId,
         scope: s.scope,
@@ -51,5 +60,19 @@ export class BudgetUtilisationService {
         source: counterSpentMicros === null ? ('ledger' as const) : ('counter' as const),
       }))
       .sort((a, b) => (b.utilisationBp ?? -1) - (a.utilisationBp ?? -1) || a.budgetId.localeCompare(b.budgetId));
+  }
+
+  /** `SCOPE:id` of the budgets a scope may see, or null for all of them (the org's scope). */
+  private async visibleScopes(orgId: string, scope: ReportScope): Promise<Set<string> | null> {
+    if (scope.kind === 'org') return null;
+    if (scope.kind === 'user') {
+      const keys = await this.prisma.virtualKey.findMany({ where: { orgId, userId: scope.id }, select: { id: true } });
+      return new Set([`USER:${scope.id}`, ...keys.map((k) => `KEY:${k.id}`)]);
+    }
+    const [members, keys] = await Promise.all([
+      this.prisma.teamMember.findMany({ where: { orgId, teamId: scope.id }, select: { userId: true } }),
+      this.prisma.virtualKey.findMany({ where: { orgId, teamId: scope.id }, select: { id: true } }),
+    ]);
+    return new Set([`TEAM:${scope.id}`, ...members.map((m) => `USER:${m.userId}`), ...keys.map((k) => `KEY:${k.id}`)]);
   }
 }

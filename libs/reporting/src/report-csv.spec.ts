@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { csvField, spendReportCsv } from './report-csv';
-import { reportColumns } from './spend-report';
+import { ORG_SCOPE, noFilters, reportColumns } from './spend-report';
 
 describe('report CSV', () => {
   it('should quote fields with commas, quotes and line breaks (RFC 4180)', () => {
@@ -25,6 +25,8 @@ describe('report CSV', () => {
       to: '2026-01-01',
       timeZone: 'UTC',
       tag: null,
+      filters: noFilters(),
+      scope: ORG_SCOPE,
       groupBy: ['team'],
       columns: reportColumns(['team']),
       rows: [

@@ -4,12 +4,18 @@ import { DateTime } from 'luxon';
 import { DayRange, dayRange } from './report-dates';
 import { ReportingException, ReportingExceptionCode } from './reporting.exception';
 import {
+  ID_FILTERS,
+  ORG_SCOPE,
   ReportDimension,
+  ReportScope,
   SpendFigures,
+  SpendFilters,
   SpendReport,
   SpendRow,
   addFigures,
+  noFilters,
   reportColumns,
+  scopeFilters,
   zeroFigures,
 } from './spend-report';
 
@@ -32,26 +38,34 @@ const dimensionSql = (daySql: string): Record<ReportDimension, { select: string[
 });
 
 /**
- * Where a report's rows come from. The ledger's insert trigger keeps two rollups by the org's
- * local day (migration 20261128090000_usage_report_rollups): per key (with its team and user) and
- * per tool. A report whose breakdown and filter fit one of them reads it: a few rows per key or
- * tool and day instead of every call, with the same sums. Anything else reads the ledger.
+ * Where a report's rows come from. The ledger's insert trigger keeps three rollups by the org's
+ * local day: per key with its team and user (migration 20261128090000_usage_report_rollups), per
+ * tool (same), and per key, upstream and tool (20261203091500_usage_call_day_rollup). A report reads
+ * the smallest one that holds its breakdown and filters (same sums, far fewer rows than the ledger);
+ * the ledger only while the rollups are of another zone than the org's (until they are rebuilt).
  */
-type ReportSource = 'ledger' | 'keyDays' | 'toolDays';
+type ReportSource = 'ledger' | 'keyDays' | 'toolDays' | 'callDays';
 const KEY_DAY_DIMENSIONS: readonly ReportDimension[] = ['team', 'user', 'key', 'tag', 'day'];
 const TOOL_DAY_DIMENSIONS: readonly ReportDimension[] = ['upstream', 'tool', 'day'];
 
 export function reportSource(
   groupBy: readonly ReportDimension[],
-  tag: string | undefined,
+  filters: Partial<SpendFilters>,
   rollupsCurrent: boolean,
 ): ReportSource {
   if (!rollupsCurrent) return 'ledger';
-  if (!tag && groupBy.every((d) => TOOL_DAY_DIMENSIONS.includes(d))) return 'toolDays';
-  if (groupBy.every((d) => KEY_DAY_DIMENSIONS.includes(d))) return 'keyDays';
-  return 'ledger';
+  const has = (f: keyof SpendFilters) => {
+    const v = filters[f];
+    return Array.isArray(v) ? v.length > 0 : Boolean(v);
+  };
+  const byPeople = has('teamId') || has('userId') || has('keyId') || has('tag');
+  const byTools = has('upstreamId') || has('tool');
+  if (!byPeople && groupBy.every((d) => TOOL_DAY_DIMENSIONS.includes(d))) return 'toolDays';
+  if (!byTools && groupBy.every((d) => KEY_DAY_DIMENSIONS.includes(d))) return 'keyDays';
+  return 'callDays';
 }
 
+const ROLLUP_FIGURES = rollupFigures('e');
 /** Table, figures and day column of each source (whitelisted SQL). */
 const SOURCE_SQL: Record<ReportSource, { table: string; figures: string; day: (zoneSql: string) => string }> = {
   ledger: {
@@ -62,8 +76,9 @@ const SOURCE_SQL: Record<ReportSource, { table: string; figures: string; day: (z
                COALESCE(SUM(e."costMicros"), 0)::bigint AS "costMicros"`,
     day: localDay,
   },
-  keyDays: { table: '"UsageKeyDayRollup"', figures: rollupFigures('e'), day: () => 'e."day"' },
-  toolDays: { table: '"UsageToolDayRollup"', figures: rollupFigures('e'), day: () => 'e."day"' },
+  keyDays: { table: '"UsageKeyDayRollup"', figures: ROLLUP_FIGURES, day: () => 'e."day"' },
+  toolDays: { table: '"UsageToolDayRollup"', figures: ROLLUP_FIGURES, day: () => 'e."day"' },
+  callDays: { table: '"UsageCallDayRollup"', figures: ROLLUP_FIGURES, day: () => 'e."day"' },
 };
 
 function rollupFigures(alias: string): string {
@@ -72,21 +87,48 @@ function rollupFigures(alias: string): string {
     .join(', ');
 }
 
+/** The filters as `AND ...` conditions on the row alias `alias` (every source has these columns). */
+function filterSql(alias: string, f: SpendFilters): Prisma.Sql {
+  const col = (c: string) => Prisma.raw(`${alias}."${c}"`);
+  const parts: Prisma.Sql[] = [];
+  for (const field of ID_FILTERS)
+    if (f[field].length > 0) parts.push(Prisma.sql`AND ${col(field)} = ANY(${f[field]}::uuid[])`);
+  if (f.tool.length > 0) parts.push(Prisma.sql`AND ${col('toolName')} = ANY(${f.tool}::text[])`);
+  if (f.tag)
+    parts.push(
+      Prisma.sql`AND EXISTS (SELECT 1 FROM "VirtualKey" fk WHERE fk."id" = ${col('keyId')} AND ${f.tag} = ANY(fk."tags"))`,
+    );
+  return parts.length > 0 ? Prisma.join(parts, ' ') : Prisma.empty;
+}
+
+// The rollup column(s) each dimension groups by.
+const ROLLUP_COLUMNS: Record<Exclude<ReportDimension, 'tag'>, string[]> = {
+  team: ['teamId'],
+  user: ['userId'],
+  key: ['keyId'],
+  upstream: ['upstreamId'],
+  tool: ['upstreamId', 'toolName'],
+  day: ['day'],
+};
+
 /**
- * Grouped by tag, the key rollup is first summed per key (and the team, user or day asked for), so
- * each key's tags are joined once per group, not once per key and day.
+ * Grouped by tag, a rollup is first summed per key (and the other dimensions asked for), filtered
+ * and over the range, so each key's tags are joined once per group, not once per key and day.
  */
-function keyRollupPerKey(orgId: string, range: DayRange, groupBy: readonly ReportDimension[]): Prisma.Sql {
-  const columns = [
-    '"orgId"',
-    '"keyId"',
-    ...(['team', 'user', 'day'] as const)
-      .filter((d) => groupBy.includes(d))
-      .map((d) => ({ team: '"teamId"', user: '"userId"', day: '"day"' })[d]),
-  ];
-  const list = Prisma.raw(columns.map((c) => `r.${c}`).join(', '));
-  return Prisma.sql`(SELECT ${list}, ${Prisma.raw(rollupFigures('r'))} FROM "UsageKeyDayRollup" r
-    WHERE r."orgId" = ${orgId}::uuid AND r."day" BETWEEN ${range.from}::date AND ${range.to}::date GROUP BY ${list})`;
+function rollupPerKey(
+  table: string,
+  orgId: string,
+  range: DayRange,
+  groupBy: readonly ReportDimension[],
+  filters: SpendFilters,
+): Prisma.Sql {
+  const columns = ['orgId', 'keyId'];
+  for (const d of groupBy)
+    if (d !== 'tag') for (const c of ROLLUP_COLUMNS[d]) if (!columns.includes(c)) columns.push(c);
+  const list = Prisma.raw(columns.map((c) => `r."${c}"`).join(', '));
+  return Prisma.sql`(SELECT ${list}, ${Prisma.raw(rollupFigures('r'))} FROM ${Prisma.raw(table)} r
+    WHERE r."orgId" = ${orgId}::uuid AND r."day" BETWEEN ${range.from}::date AND ${range.to}::date ${filterSql('r', filters)}
+    GROUP BY ${list})`;
 }
 
 // A key's tags as rows (one NULL row for a key without tags), for grouping by tag.
@@ -126,23 +168,38 @@ interface RawRow {
   costMicros: bigint;
 }
 
-/** Spend over the org's calendar days, read straight from the ledger, so its totals are the ledger's sums. */
+/** Options of a spend report: its filters, and the caller's scope (which forces a team or user filter). */
+export interface SpendReportOptions {
+  /** Kept for callers that only filter by tag; the same as `filters.tag`. */
+  tag?: string;
+  filters?: Partial<SpendFilters>;
+  scope?: ReportScope;
+}
+
+/** Spend over the org's calendar days, with the ledger's sums (read from a rollup that holds them where one fits). */
 @Injectable()
 export class SpendReportService {
   constructor(private readonly prisma: PrismaService) {}
 
   /**
-   * Days are calendar days in the organisation's current time zone; `tag` keeps only calls of keys
-   * carrying it (tags as the keys carry them now). Grouped by tag, a call of a key with several tags
-   * is in several rows, so the totals are computed apart (the ledger's sum, each call once).
+   * Days are calendar days in the organisation's current time zone; the filters AND together, the
+   * values of one filter OR; a scope other than the org forces its team or user filter (and refuses
+   * another one). Grouped by tag, a call of a key with several tags is in several rows, so the
+   * totals are computed apart (the ledger's sum, each call once).
    */
   async spendReport(
     orgId: string,
     from: string,
     to: string,
     groupBy: ReportDimension[],
-    opts: { tag?: string } = {},
+    opts: SpendReportOptions = {},
   ): Promise<SpendReport> {
+    const scope = opts.scope ?? ORG_SCOPE;
+    const filters = scopeFilters(scope, {
+      ...noFilters(),
+      ...opts.filters,
+      tag: opts.filters?.tag ?? opts.tag ?? null,
+    });
     // The org's zone and the zone its rollups are in, read together: rollups of another zone are not used.
     const [org] = await this.prisma.$queryRaw<{ timeZone: string; rollupZone: string | null }[]>`
       SELECT o."timeZone", c."timeZone" AS "rollupZone"
@@ -150,7 +207,7 @@ export class SpendReportService {
       WHERE o."id" = ${orgId}::uuid`;
     const timeZone = org?.timeZone ?? 'UTC';
     const range = zonedDayRange(from, to, timeZone);
-    const source = SOURCE_SQL[reportSource(groupBy, opts.tag, org !== undefined && org.rollupZone === timeZone)];
+    const source = SOURCE_SQL[reportSource(groupBy, filters, org !== undefined && org.rollupZone === timeZone)];
     const GROUP_SQL = dimensionSql(source.day(zoneLiteral(timeZone)));
     const selects = new Set<string>();
     const groups = new Set<string>();
@@ -160,9 +217,6 @@ export class SpendReportService {
       for (const g of GROUP_SQL[d].groupBy) groups.add(g);
     }
     const tagJoin = groupBy.includes('tag') ? TAG_JOIN : '';
-    const tagFilter = opts.tag
-      ? Prisma.sql`AND EXISTS (SELECT 1 FROM "VirtualKey" fk WHERE fk."id" = e."keyId" AND ${opts.tag} = ANY(fk."tags"))`
-      : Prisma.empty;
     // Names for the ids, joined after the aggregate so a rename never splits a group.
     const lookups = (
       [
@@ -185,21 +239,20 @@ export class SpendReportService {
     const selectSql = [...selects].map((s) => `${s}, `).join('');
     const groupSql = groups.size > 0 ? `GROUP BY ${[...groups].join(', ')}` : '';
     const orderSql = groups.size > 0 ? `ORDER BY ${[...groups].map((_, i) => String(i + 1)).join(', ')}` : '';
-    const perKey = source === SOURCE_SQL.keyDays && groupBy.includes('tag');
-    const fromSql = perKey ? keyRollupPerKey(orgId, range, groupBy) : Prisma.raw(source.table);
-    const rangeSql =
-      source === SOURCE_SQL.ledger
-        ? Prisma.sql`AND e."occurredAt" >= ${isoTimestamp(range.start)}::timestamp AND e."occurredAt" < ${isoTimestamp(range.end)}::timestamp`
-        : perKey
-          ? Prisma.empty
-          : Prisma.sql`AND e."day" BETWEEN ${range.from}::date AND ${range.to}::date`;
+    // A rollup grouped by tag is summed per key first, with the range and filters applied inside.
+    const perKey = source !== SOURCE_SQL.ledger && groupBy.includes('tag');
+    const fromSql = perKey ? rollupPerKey(source.table, orgId, range, groupBy, filters) : Prisma.raw(source.table);
+    const whereSql = perKey
+      ? Prisma.empty
+      : source === SOURCE_SQL.ledger
+        ? Prisma.sql`AND e."occurredAt" >= ${isoTimestamp(range.start)}::timestamp AND e."occurredAt" < ${isoTimestamp(range.end)}::timestamp ${filterSql('e', filters)}`
+        : Prisma.sql`AND e."day" BETWEEN ${range.from}::date AND ${range.to}::date ${filterSql('e', filters)}`;
     const rows = await this.prisma.$queryRaw<RawRow[]>`
       WITH a AS (
         SELECT ${Prisma.raw(selectSql)} ${Prisma.raw(source.figures)}
         FROM ${fromSql} e ${Prisma.raw(tagJoin)}
         WHERE e."orgId" = ${orgId}::uuid
-          ${tagFilter}
-          ${rangeSql}
+          ${whereSql}
         ${Prisma.raw(groupSql)}
         ${Prisma.raw(orderSql)}
         LIMIT ${MAX_REPORT_ROWS + 1}
@@ -234,13 +287,15 @@ export class SpendReportService {
       totals = addFigures(totals, figures);
     }
     sortRows(out, dimensionColumns);
-    if (groupBy.includes('tag')) totals = (await this.spendReport(orgId, from, to, [], opts)).totals;
+    if (groupBy.includes('tag')) totals = (await this.spendReport(orgId, from, to, [], { filters, scope })).totals;
     return {
       orgId,
       from: range.from,
       to: range.to,
       timeZone,
-      tag: opts.tag ?? null,
+      tag: filters.tag,
+      filters,
+      scope,
       groupBy,
       columns,
       rows: out,

@@ -14,6 +14,85 @@ export type SpendFigures = Record<ReportMetric, bigint>;
 /** One row: the dimension columns asked for (ids and names) and the figures. */
 export type SpendRow = Record<string, string | null> & { figures: SpendFigures };
 
+/**
+ * What a report counts: calls matching every filter (AND), any value within one filter (OR).
+ * An empty list does not filter. `tool` matches the ledger's tool name (with `upstreamId`, one
+ * upstream's tool); `tag` keeps calls of keys carrying it (as the keys carry it now).
+ */
+export interface SpendFilters {
+  teamId: string[];
+  userId: string[];
+  keyId: string[];
+  upstreamId: string[];
+  tool: string[];
+  tag: string | null;
+}
+
+/** Whose calls the caller may see: the whole org, one team's calls, or one user's own. */
+export type ReportScope = { kind: 'org'; id: null } | { kind: 'team'; id: string } | { kind: 'user'; id: string };
+
+export const ORG_SCOPE: ReportScope = { kind: 'org', id: null };
+
+/** The id-list filters (the other two are `tool` and `tag`). */
+export const ID_FILTERS = ['teamId', 'userId', 'keyId', 'upstreamId'] as const;
+export type IdFilter = (typeof ID_FILTERS)[number];
+
+/** Most values one filter takes: a longer list is an export, or a mistake. */
+export const MAX_FILTER_VALUES = 100;
+const MAX_TOOL_NAME = 200;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function noFilters(): SpendFilters {
+  return { teamId: [], userId: [], keyId: [], upstreamId: [], tool: [], tag: null };
+}
+
+/**
+ * `a,b` -> ['a', 'b'] for a filter (`field` names it in the 400): de-duplicated, in the order given;
+ * ids must be UUIDs (lower-cased), tool names 1 to 200 characters. Absent or empty: no filter.
+ */
+export function parseFilterList(value: string | undefined, field: IdFilter | 'tool'): string[] {
+  if (value === undefined || value === '') return [];
+  const what = field === 'tool' ? 'tool names' : 'UUIDs';
+  const out: string[] = [];
+  for (const raw of value.split(',')) {
+    const item = field === 'tool' ? raw.trim() : raw.trim().toLowerCase();
+    const valid = field === 'tool' ? item.length > 0 && item.length <= MAX_TOOL_NAME : UUID.test(item);
+    if (!valid) {
+      const shown = item.length > 40 ? `${item.slice(0, 40)}...` : item;
+      throw new ReportingException(
+        ReportingExceptionCode.InvalidQuery,
+        `${field} must be a comma-separated list of ${what} (got "${shown}")`,
+        field,
+      );
+    }
+    if (!out.includes(item)) out.push(item);
+  }
+  if (out.length > MAX_FILTER_VALUES)
+    throw new ReportingException(
+      ReportingExceptionCode.InvalidQuery,
+      `${field} takes at most ${MAX_FILTER_VALUES} values (got ${out.length})`,
+      field,
+    );
+  return out;
+}
+
+/**
+ * The filters a scope allows: a team's caller sees only its team's calls, a user's only their own,
+ * so that filter is forced; asking for another team or user is refused (403 naming the field).
+ */
+export function scopeFilters(scope: ReportScope, filters: SpendFilters): SpendFilters {
+  if (scope.kind === 'org') return filters;
+  const field = scope.kind === 'team' ? 'teamId' : 'userId';
+  const others = filters[field].filter((id) => id !== scope.id);
+  if (others.length > 0)
+    throw new ReportingException(
+      ReportingExceptionCode.OutOfScope,
+      `${field} ${others.join(', ')} is outside what this caller may read: its reports cover only ${scope.kind} ${scope.id}`,
+      field,
+    );
+  return { ...filters, [field]: [scope.id] };
+}
+
 export interface SpendReport {
   orgId: string;
   from: string;
@@ -22,6 +101,9 @@ export interface SpendReport {
   timeZone: string;
   /** Only calls of keys carrying this tag, when set. */
   tag: string | null;
+  /** Every filter applied, forced ones included. */
+  filters: SpendFilters;
+  scope: ReportScope;
   groupBy: ReportDimension[];
   /** Column names of each row, dimension columns first, in order (the CSV header). */
   columns: string[];

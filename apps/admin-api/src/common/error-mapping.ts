@@ -135,6 +135,8 @@ function reportingStatus(code: ReportingExceptionCode): number {
     case ReportingExceptionCode.ReportTooLarge:
     case ReportingExceptionCode.InvalidWebhook:
       return HttpStatus.BAD_REQUEST;
+    case ReportingExceptionCode.OutOfScope:
+      return HttpStatus.FORBIDDEN;
     case ReportingExceptionCode.WebhookNotFound:
       return HttpStatus.NOT_FOUND;
     case ReportingExceptionCode.TooManyWebhooks:

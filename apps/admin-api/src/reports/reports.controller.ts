@@ -2,6 +2,7 @@ import { Body, Controller, Get, Headers, HttpCode, HttpStatus, Post, Query, Res 
 import {
   ApiBadRequestResponse,
   ApiBearerAuth,
+  ApiForbiddenResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
   ApiOperation,
@@ -15,6 +16,7 @@ import {
   ReportingException,
   ReportingExceptionCode,
   SpendReportService,
+  parseFilterList,
   parseGroupBy,
   parseUtcDay,
   spendReportCsv,
@@ -25,6 +27,7 @@ import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
 import { ErrorBodyView } from '../common/error-body.view';
 import { UuidParam } from '../common/uuid-param.decorator';
+import { reportScopeOf } from './report-scope';
 import { RollupRequestDto, SpendReportQuery } from './spend-report.query';
 import {
   BudgetUtilisationView,
@@ -47,25 +50,40 @@ export class ReportsController {
   ) {}
 
   @Get('spend')
-  @OrgAccess(OrgAccessLevel.Audit)
+  @OrgAccess(OrgAccessLevel.Read)
   @ApiOperation({
     summary:
-      'Spend over the organization’s calendar days (its time zone) from the ledger, broken down by team, user, key, upstream, tool, day and/or key tag, optionally for one tag (finance, org admins)',
+      'Spend over the organization’s calendar days (its time zone), equal to the ledger’s sums, broken down by team, user, key, upstream, tool, day and/or key tag, filtered by teamId, userId, keyId, upstreamId, tool and tag. Any role of the org: org admins, finance and platform admins see the org, a team admin only its team’s calls, a member only their own',
   })
   @ApiProduces('application/json', 'text/csv')
   @ApiOkResponse({
     type: SpendReportView,
     description: 'JSON, or CSV of the same rows with Accept: text/csv or format=csv',
   })
-  @ApiBadRequestResponse({ type: ErrorBodyView })
+  @ApiBadRequestResponse({ type: ErrorBodyView, description: 'A malformed parameter; `field` names it' })
+  @ApiForbiddenResponse({
+    type: ErrorBodyView,
+    description: 'A teamId (team admin) or userId (member) outside the caller’s scope; `field` names it',
+  })
   async spendReport(
+    @CurrentAdmin() admin: AdminPrincipal,
     @UuidParam('orgId') orgId: string,
     @Query() query: SpendReportQuery,
     @Headers('accept') accept: string | undefined,
     @Res({ passthrough: true }) res: Response,
   ): Promise<SpendReportView | string> {
+    const filters = {
+      teamId: parseFilterList(query.teamId, 'teamId'),
+      userId: parseFilterList(query.userId, 'userId'),
+      keyId: parseFilterList(query.keyId, 'keyId'),
+      upstreamId: parseFilterList(query.upstreamId, 'upstreamId'),
+      tool: parseFilterList(query.tool, 'tool'),
+      tag: query.tag ?? null,
+    };
+    const groupBy = parseGroupBy(query.groupBy);
+    const scope = reportScopeOf(admin);
     const [report, org] = await Promise.all([
-      this.spend.spendReport(orgId, query.from, query.to, parseGroupBy(query.groupBy), { tag: query.tag }),
+      this.spend.spendReport(orgId, query.from, query.to, groupBy, { filters, scope }),
       this.identity.getOrganization(orgId),
     ]);
     if (query.format === 'csv' || (query.format === undefined && wantsCsv(accept))) {
@@ -77,14 +95,17 @@ export class ReportsController {
   }
 
   @Get('budgets')
-  @OrgAccess(OrgAccessLevel.Audit)
+  @OrgAccess(OrgAccessLevel.Read)
   @ApiOperation({
     summary:
-      'Each budget’s spend in its current period (calendar period in the org’s time zone), highest utilisation first',
+      'Each budget’s spend in its current period (calendar period in the org’s time zone), highest utilisation first. Any role of the org: org admins, finance and platform admins see every budget; a team admin its team’s budget, its members’ and its keys’; a member their own user budget and their keys’',
   })
   @ApiOkResponse({ type: [BudgetUtilisationView] })
-  async budgetUtilisation(@UuidParam('orgId') orgId: string): Promise<BudgetUtilisationView[]> {
-    return (await this.utilisation.budgetUtilisation(orgId)).map(toBudgetUtilisationView);
+  async budgetUtilisation(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+  ): Promise<BudgetUtilisationView[]> {
+    return (await this.utilisation.budgetUtilisation(orgId, reportScopeOf(admin))).map(toBudgetUtilisationView);
   }
 
   @Post('rollups')

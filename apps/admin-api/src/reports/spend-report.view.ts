@@ -16,6 +16,26 @@ export class SpendFiguresView {
   @ApiProperty({ type: 'integer', description: 'Integer micro-units' }) costMicros!: number;
 }
 
+export class SpendFiltersView {
+  @ApiProperty({ type: [String], description: 'Team ids (UUIDs); empty: not filtered' }) teamId!: string[];
+  @ApiProperty({ type: [String], description: 'User ids (UUIDs); empty: not filtered' }) userId!: string[];
+  @ApiProperty({ type: [String], description: 'Key ids (UUIDs); empty: not filtered' }) keyId!: string[];
+  @ApiProperty({ type: [String], description: 'Upstream server ids (UUIDs); empty: not filtered' })
+  upstreamId!: string[];
+  @ApiProperty({ type: [String], description: 'Tool names; empty: not filtered' }) tool!: string[];
+  @ApiProperty({ nullable: true, type: String, description: 'Key tag; null: not filtered' }) tag!: string | null;
+}
+
+export class ReportScopeView {
+  @ApiProperty({
+    enum: ['org', 'team', 'user'],
+    description: 'org: org admins, finance, platform admins; team: a team admin (its team); user: a member (own calls)',
+  })
+  kind!: 'org' | 'team' | 'user';
+  @ApiProperty({ nullable: true, type: String, format: 'uuid', description: 'The team or user; null for org' })
+  id!: string | null;
+}
+
 export class SpendReportView {
   @ApiProperty({ format: 'uuid' }) orgId!: string;
   @ApiProperty({ example: '2026-11-01' }) from!: string;
@@ -29,6 +49,12 @@ export class SpendReportView {
   currency!: string;
   @ApiProperty({ nullable: true, type: String, description: 'The tag filter, when one was asked for' }) tag!:
     string | null;
+  @ApiProperty({
+    type: SpendFiltersView,
+    description: 'Every filter applied (AND; the values of one filter OR), those forced by the caller’s role included',
+  })
+  filters!: SpendFiltersView;
+  @ApiProperty({ type: ReportScopeView, description: 'Whose calls the caller may see' }) scope!: ReportScopeView;
   @ApiProperty({ enum: REPORT_DIMENSIONS, isArray: true }) groupBy!: string[];
   @ApiProperty({ type: [String], description: 'Columns of each row, as in the CSV header' }) columns!: string[];
   @ApiProperty({
@@ -57,6 +83,8 @@ export function toSpendReportView(r: SpendReport, currency: string): SpendReport
     timeZone: r.timeZone,
     currency,
     tag: r.tag,
+    filters: { ...r.filters },
+    scope: { ...r.scope },
     groupBy: r.groupBy,
     columns: r.columns,
     rows: r.rows.map(({ figures, ...dims }) => ({ ...dims, ...toFiguresView(figures) })),
