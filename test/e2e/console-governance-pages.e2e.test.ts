@@ -1,6 +1,14 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { QueueName } from '@tollgate/queue';
-import { callMeta, connectAgent, waitForJobs, waitForQueueIdle, waitForUsageEvents } from '@tollgate/testing';
+import {
+  callMeta,
+  connectAgent,
+  toolError,
+  waitForJobs,
+  waitForQueueIdle,
+  waitForUsageEvents,
+} from '@tollgate/testing';
+import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -39,6 +47,7 @@ describe('console governance pages in a real browser: policies, audit log, alert
   const agents: Client[] = [];
   const ids = { data: '', ada: '', grace: '', adaKey: '', notes: '' };
   const tokens = { admin: '', finance: '', member: '' };
+  let adaSecret = '';
 
   async function signIn(context: BrowserContext, token: string, pagePath: string): Promise<Page> {
     const page = await context.newPage();
@@ -101,6 +110,7 @@ describe('console governance pages in a real browser: policies, audit log, alert
       name: 'ada-agent',
     });
     ids.adaKey = keyA.body.key.id;
+    adaSecret = keyA.body.secret;
     const up = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
       namespace: 'fx',
       transport: 'STREAMABLE_HTTP',
@@ -270,7 +280,6 @@ describe('console governance pages in a real browser: policies, audit log, alert
     await page.getByTestId('audit-to').fill(today);
     await rows.first().waitFor();
     await expectAccessible(page, 'audit log');
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'audit-log.png'), fullPage: true });
     await context.close();
   });
 
@@ -318,6 +327,185 @@ describe('console governance pages in a real browser: policies, audit log, alert
     await row.getByRole('button', { name: 'Disconnect notes' }).click();
     await expect.poll(() => row.getByTestId('connection-status').textContent()).toBe('Not connected');
     expect((await p.admin('GET', `/v1/orgs/${orgId}/users/${ids.ada}/connections`)).body).toEqual([]);
+    await context.close();
+  });
+
+  /** The error Mantine shows under an input (its `<id>-error` element, named by aria-describedby). */
+  async function fieldError(page: Page, testId: string): Promise<string | null> {
+    const input = page.getByTestId(testId);
+    await expect.poll(() => input.getAttribute('aria-invalid')).toBe('true');
+    return page.locator(`#${await input.getAttribute('id')}-error`).textContent();
+  }
+
+  /** The confirm dialog: named by its question, Cancel focused first, no serious axe violation. */
+  async function expectConfirmDialog(page: Page, question: string): Promise<void> {
+    const dialog = page.getByRole('dialog', { name: question });
+    await dialog.waitFor();
+    await expect.poll(() => page.evaluate('document.activeElement?.textContent')).toBe('Cancel');
+    await expectAccessible(page, `confirm: ${question}`);
+  }
+
+  it('should register an upstream (refusals at the URL field, the secret never shown back), see its tools, edit it, disable, pause and delete it', async () => {
+    // The key's org policy allows fx:* only: let it see the new namespace too.
+    expect(
+      (await p.admin('PATCH', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: { add: ['web:*'] } })).status,
+    ).toBe(200);
+    const context = await browser.newContext({ viewport: { width: 1400, height: 1100 } });
+    const page = await signIn(context, tokens.admin, '/console/upstreams');
+    await page.getByTestId('upstreams-table').waitFor();
+    await page.getByTestId('register-upstream').click();
+    await page.getByTestId('upstream-namespace').fill('web');
+    await page.getByTestId('upstream-url').fill('not a url');
+    await page.getByTestId('upstream-register-submit').click();
+    expect(await fieldError(page, 'upstream-url')).toBe('url must be an http:// or https:// URL');
+    // The outbound rule: 0.0.0.0 is outside the test's allowance (loopback only).
+    await page.getByTestId('upstream-url').fill('http://0.0.0.0:9/mcp');
+    await page.getByTestId('upstream-register-submit').click();
+    await expect.poll(() => fieldError(page, 'upstream-url')).toContain('0.0.0.0 is an unspecified address');
+    await expectAccessible(page, 'register upstream');
+
+    await page.getByTestId('upstream-url').fill(fixture.url);
+    await page.getByTestId('upstream-auth').click();
+    await page.getByRole('option', { name: 'Static secret (bearer token)' }).click();
+    await page.getByLabel('Bearer token').fill('web-secret-123');
+    await page.getByTestId('upstream-register-submit').click();
+    const row = page.locator('[data-testid=upstream-row][data-namespace=web]');
+    await row.waitFor();
+    // The page follows the first sync: the tools appear without a reload.
+    const tools = page.getByTestId('tools-table').getByTestId('tool-row');
+    await tools.filter({ hasText: 'web__ping' }).waitFor();
+    expect(await page.getByRole('heading', { name: 'Tools of web' }).count()).toBe(1);
+    expect(await page.content()).not.toContain('web-secret-123');
+    const registered = (await p.admin('GET', `/v1/orgs/${orgId}/upstreams`)).body.find(
+      (u: { namespace: string }) => u.namespace === 'web',
+    );
+    expect(registered).toMatchObject({ authMode: 'STATIC_SECRET', headerNames: ['Authorization'], enabled: true });
+    expect(JSON.stringify(registered)).not.toContain('web-secret-123');
+
+    // Edit with If-Match: a change made elsewhere meanwhile is refused, then a fresh edit saves.
+    await row.getByRole('button', { name: 'Edit web' }).click();
+    expect(await page.getByLabel('New bearer token').inputValue()).toBe('');
+    await page.getByLabel('Display name').fill('Web fixture');
+    expect(
+      (await p.admin('PATCH', `/v1/orgs/${orgId}/upstreams/${registered.id}`, { displayName: 'Someone else' })).status,
+    ).toBe(200);
+    await page.getByTestId('upstream-edit-save').click();
+    await page.getByTestId('upstream-stale').waitFor();
+    await page.getByRole('button', { name: 'Reload upstreams' }).click();
+    await row.getByText('Someone else').waitFor();
+    await row.getByRole('button', { name: 'Edit web' }).click();
+    await page.getByLabel('Display name').fill('Web fixture');
+    await page.getByLabel('Sync every (seconds)').fill('600');
+    await page.getByTestId('upstream-edit-save').click();
+    await row.getByText('Web fixture').waitFor();
+    const edited = (await p.admin('GET', `/v1/orgs/${orgId}/upstreams/${registered.id}`)).body;
+    expect(edited).toMatchObject({ displayName: 'Web fixture', syncIntervalSeconds: 600, callTimeoutMs: 30_000 });
+    expect(edited.version).toBe(registered.version + 2);
+
+    // Disable: a connected agent hears list_changed and no longer lists the tools; calls are refused.
+    const agent = await connectAgent(p.edgeUrl, adaSecret, 'ada-web');
+    agents.push(agent);
+    expect((await agent.listTools()).tools.map((t) => t.name)).toContain('web__ping');
+    const gone = new Promise<void>((resolve) =>
+      agent.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+        if (!(await agent.listTools()).tools.some((t) => t.name.startsWith('web__'))) resolve();
+      }),
+    );
+    await row.getByRole('button', { name: 'Disable web' }).click();
+    await expectConfirmDialog(page, 'Disable the upstream web?');
+    await page.getByTestId('confirm-disable-upstream').click();
+    await gone;
+    await row.getByText('Disabled').waitFor();
+    const refused = (await agent.callTool({ name: 'web__ping', arguments: {} })) as CallToolResult;
+    expect(toolError(refused)).toMatchObject({ code: 'UPSTREAM_DISABLED' });
+    await row.getByRole('button', { name: 'Enable web' }).click();
+    await row.getByText('Enabled').waitFor();
+
+    await row.getByRole('button', { name: 'Pause sync of web' }).click();
+    await row.getByTestId('sync-paused').waitFor();
+    expect((await p.admin('GET', `/v1/orgs/${orgId}/upstreams/${registered.id}`)).body.syncPaused).toBe(true);
+
+    await row.getByRole('button', { name: 'Delete web' }).click();
+    await expectConfirmDialog(page, 'Delete the upstream web?');
+    expect(await page.getByRole('dialog').textContent()).toContain(
+      'Spend already recorded stays in the reports under the name web',
+    );
+    await page.getByTestId('confirm-delete-upstream').click();
+    await page.getByTestId('upstream-notice').getByText('web: deleted.').waitFor();
+    await expect.poll(() => row.count()).toBe(0);
+    const left = (await p.admin('GET', `/v1/orgs/${orgId}/upstreams`)).body as { namespace: string }[];
+    expect(left.map((u) => u.namespace).sort()).toEqual(['fx', 'notes']);
+    await context.close();
+  });
+
+  it('should create a team budget (limit in exact micro-units), show its utilisation, refuse a duplicate, and delete it', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
+    const page = await signIn(context, tokens.admin, '/console/budgets');
+    await page.getByTestId('budgets-table').waitFor();
+    await page.getByTestId('new-budget').click();
+    await page.getByTestId('new-budget-target').click();
+    await page.getByRole('option', { name: 'data', exact: true }).click();
+    await page.getByTestId('new-budget-period').click();
+    await page.getByRole('option', { name: 'Week' }).click();
+    await page.getByTestId('new-budget-limit').fill('0.300001');
+    await page.getByTestId('new-budget-mode').click();
+    await page.getByRole('option', { name: 'Soft' }).click();
+    await page.getByTestId('new-budget-thresholds').fill('50, 90');
+    await expectAccessible(page, 'new budget');
+    await page.getByTestId('new-budget-submit').click();
+    const line = page.getByTestId('budget-line').filter({ hasText: 'Team data' });
+    await line.getByTestId('budget-bar').waitFor();
+    const budget = ((await p.admin('GET', `/v1/orgs/${orgId}/budgets`)).body as Record<string, unknown>[]).find(
+      (b) => b.scope === 'TEAM',
+    )!;
+    expect(budget).toMatchObject({
+      scopeId: ids.data,
+      period: 'WEEK',
+      limitMicros: 300_001,
+      mode: 'SOFT',
+      alertThresholds: [50, 90],
+    });
+    // The bar shows the API's own figure for the budget, to the micro-unit.
+    const usage = ((await p.admin('GET', `/v1/orgs/${orgId}/reports/budgets`)).body as Record<string, string>[]).find(
+      (u) => u.budgetId === budget.id,
+    )!;
+    expect(await line.getByTestId('budget-spent').getAttribute('data-micros')).toBe(
+      String(BigInt(usage.spentMicros) + BigInt(usage.reservedMicros)),
+    );
+    expect(await line.textContent()).toContain('Soft');
+
+    // PUT is an upsert: the form refuses to create over the existing weekly budget.
+    await page.getByTestId('new-budget').click();
+    await page.getByTestId('new-budget-target').click();
+    await page.getByRole('option', { name: 'data', exact: true }).click();
+    await page.getByTestId('new-budget-period').click();
+    await page.getByRole('option', { name: 'Week' }).click();
+    expect(await fieldError(page, 'new-budget-period')).toContain('already has a week budget');
+    expect(await page.getByTestId('new-budget-submit').isDisabled()).toBe(true);
+    await page.getByRole('button', { name: 'Cancel' }).click();
+
+    await line.getByRole('button', { name: 'Delete budget of Team data, week' }).click();
+    await expectConfirmDialog(page, 'Delete the week budget of Team data?');
+    await page.getByTestId('confirm-delete-budget').click();
+    await expect.poll(() => line.count()).toBe(0);
+    expect(
+      ((await p.admin('GET', `/v1/orgs/${orgId}/budgets`)).body as { scope: string }[]).map((b) => b.scope),
+    ).toEqual(['ORG']);
+    await context.close();
+  });
+
+  it('should show finance no write control on the budgets and upstreams pages', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await signIn(context, tokens.finance, '/console/budgets');
+    await page.getByTestId('budgets-table').waitFor();
+    expect(await page.getByTestId('new-budget').count()).toBe(0);
+    expect(await page.getByRole('button', { name: /^(Edit|Delete) budget/ }).count()).toBe(0);
+    await page.getByRole('link', { name: 'Upstreams and tools' }).click();
+    await page.getByTestId('upstreams-table').waitFor();
+    expect(await page.getByTestId('register-upstream').count()).toBe(0);
+    expect(
+      await page.getByRole('button', { name: /^(Edit|Disable|Enable|Delete|Sync now|Pause sync|Resume sync)/ }).count(),
+    ).toBe(0);
     await context.close();
   });
 });

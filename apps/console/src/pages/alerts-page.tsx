@@ -17,6 +17,7 @@ import { FormEvent, useState } from 'react';
 import { ApiError, api, get, post, toApiError } from '../api/admin-client';
 import type { Team, User } from '../api/admin-types';
 import type { AlertWebhook, AlertedBudget, BudgetAlert } from '../api/oversight-types';
+import { ConfirmModal } from '../components/confirm-modal';
 import { Money } from '../components/money-text';
 import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
 import { formatTimestamp } from '../lib/dates';
@@ -313,38 +314,20 @@ function DeleteWebhookModal({
   onDeleted: () => void;
 }) {
   const orgPath = useOrgPath();
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
-  async function remove() {
-    setBusy(true);
-    try {
-      await api('DELETE', `${orgPath}/alert-webhooks/${hook.id}`);
-      onDeleted();
-    } catch (err) {
-      setError(toApiError(err));
-      setBusy(false);
-    }
-  }
   return (
-    <Modal opened onClose={onClose} closeButtonProps={{ 'aria-label': 'Close' }} title="Delete this webhook?">
-      <Stack>
-        <Text size="sm">
-          <Code>{hook.url}</Code> stops receiving alerts. Alerts stay in the history.
-        </Text>
-        {error && (
-          <Alert color="red" role="alert">
-            {error.message}
-          </Alert>
-        )}
-        <Group justify="flex-end">
-          <Button variant="default" onClick={onClose}>
-            Cancel
-          </Button>
-          <Button color="red.9" onClick={remove} loading={busy}>
-            Delete webhook
-          </Button>
-        </Group>
-      </Stack>
-    </Modal>
+    <ConfirmModal
+      title="Delete this alert webhook?"
+      confirmLabel="Delete webhook"
+      testId="confirm-delete-webhook"
+      onClose={onClose}
+      onConfirm={async () => {
+        await api('DELETE', `${orgPath}/alert-webhooks/${hook.id}`);
+        onDeleted();
+      }}
+    >
+      <Text size="sm">
+        <Code>{hook.url}</Code> stops receiving alerts. Alerts stay in the history.
+      </Text>
+    </ConfirmModal>
   );
 }

@@ -14,15 +14,16 @@ import {
   TextInput,
 } from '@mantine/core';
 import { FormEvent, useState } from 'react';
-import { ApiError, get, send, toApiError } from '../api/admin-client';
+import { ApiError, api, get, send, toApiError } from '../api/admin-client';
 import type { BudgetUtilisation, Key, Team, User } from '../api/admin-types';
-import type { Budget, BudgetScope } from '../api/governance-types';
+import { BUDGET_PERIODS, type Budget, type BudgetPeriod, type BudgetScope } from '../api/governance-types';
+import { ConfirmModal } from '../components/confirm-modal';
 import { Money } from '../components/money-text';
 import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
 import { formatTimestamp } from '../lib/dates';
 import { decimalToMicros } from '../lib/money-input';
 import { microsToDecimal, toMicros } from '../lib/money';
-import { canReadSpend } from '../lib/roles';
+import { canManageOrg, canReadSpend } from '../lib/roles';
 import { useLoad } from '../lib/use-load';
 import { useOrgPath, useSession } from '../session';
 
@@ -31,6 +32,8 @@ interface BudgetsData {
   /** Spend per budget id; null when the role may not read spend (team admins, members). */
   usage: Map<string, BudgetUtilisation> | null;
   names: Map<string, string>;
+  /** What a new budget may be set on: the org's teams, users and live keys. */
+  targets: Record<Exclude<BudgetScope, 'ORG'>, { value: string; label: string }[]>;
 }
 
 const SCOPE_LABELS: Record<BudgetScope, string> = { ORG: 'Organisation', TEAM: 'Team', USER: 'User', KEY: 'Key' };
@@ -63,15 +66,32 @@ export function BudgetsPage() {
         SCOPE_ORDER.indexOf(a.scope) - SCOPE_ORDER.indexOf(b.scope) ||
         (names.get(a.scopeId) ?? '').localeCompare(names.get(b.scopeId) ?? ''),
     );
-    return { budgets: shown, usage: usage ? new Map(usage.map((u) => [u.budgetId, u])) : null, names };
+    const byLabel = (a: { label: string }, b: { label: string }) => a.label.localeCompare(b.label);
+    const targets = {
+      TEAM: teams.map((t) => ({ value: t.id, label: t.name })).sort(byLabel),
+      USER: users.map((u) => ({ value: u.id, label: u.name ? `${u.name} <${u.email}>` : u.email })).sort(byLabel),
+      KEY: keys
+        .filter((k) => !k.revokedAt)
+        .map((k) => ({ value: k.id, label: `${k.name} (${k.prefix})` }))
+        .sort(byLabel),
+    };
+    return {
+      budgets: shown,
+      usage: usage ? new Map(usage.map((u) => [u.budgetId, u])) : null,
+      names,
+      targets,
+    };
   }, [orgPath]);
   const [scope, setScope] = useState<'ALL' | BudgetScope>('ALL');
   const [editing, setEditing] = useState<Budget | null>(null);
-  const mayEdit = me.role === 'ORG_ADMIN' || me.role === 'PLATFORM_ADMIN';
+  const [creating, setCreating] = useState(false);
+  const [deleting, setDeleting] = useState<Budget | null>(null);
+  const mayEdit = canManageOrg(me.role);
 
   if (data.state === 'loading') return <LoadingState label="Loading budgets…" />;
   if (data.state === 'error') return <ErrorState error={data.error} what="budgets" onRetry={data.reload} />;
-  const { budgets, usage, names } = data.data;
+  const { budgets, usage, names, targets } = data.data;
+  const labelOf = (b: Budget) => `${SCOPE_LABELS[b.scope]} ${names.get(b.scopeId) ?? b.scopeId}`;
   const shown = budgets.filter((b) => scope === 'ALL' || b.scope === scope);
 
   return (
@@ -83,9 +103,16 @@ export function BudgetsPage() {
           onChange={(v) => setScope(v as typeof scope)}
           data={[{ value: 'ALL', label: 'All' }, ...SCOPE_ORDER.map((s) => ({ value: s, label: SCOPE_LABELS[s] }))]}
         />
-        <Text size="sm" c="gray.8">
-          Periods are calendar periods in {org.timeZone}.{!mayEdit && ' Read only for your role.'}
-        </Text>
+        <Group>
+          <Text size="sm" c="gray.8">
+            Periods are calendar periods in {org.timeZone}.{!mayEdit && ' Read only for your role.'}
+          </Text>
+          {mayEdit && (
+            <Button onClick={() => setCreating(true)} data-testid="new-budget">
+              New budget
+            </Button>
+          )}
+        </Group>
       </Group>
       {!usage && (
         <Alert
@@ -101,7 +128,9 @@ export function BudgetsPage() {
         {shown.length === 0 ? (
           <EmptyState title={budgets.length === 0 ? 'No budgets yet' : 'No budget of this scope'}>
             {budgets.length === 0
-              ? 'Without a budget, spend is not capped. An org admin sets one with PUT /v1/orgs/:orgId/budgets.'
+              ? mayEdit
+                ? 'Without a budget, spend is not capped. Set one with New budget.'
+                : 'Without a budget, spend is not capped. An org admin sets budgets.'
               : 'Choose another scope to see its budgets.'}
           </EmptyState>
         ) : (
@@ -121,7 +150,7 @@ export function BudgetsPage() {
               <Table.Tbody>
                 {shown.map((b) => {
                   const u = usage?.get(b.id);
-                  const label = `${SCOPE_LABELS[b.scope]} ${names.get(b.scopeId) ?? b.scopeId}`;
+                  const label = labelOf(b);
                   return (
                     <Table.Tr key={b.id} data-testid="budget-line" data-budget-id={b.id}>
                       <Table.Td>{label}</Table.Td>
@@ -153,14 +182,26 @@ export function BudgetsPage() {
                       </Table.Td>
                       {mayEdit && (
                         <Table.Td>
-                          <Button
-                            size="xs"
-                            variant="subtle"
-                            onClick={() => setEditing(b)}
-                            aria-label={`Edit budget of ${label}, ${b.period.toLowerCase()}`}
-                          >
-                            Edit
-                          </Button>
+                          <Group gap={4} wrap="nowrap">
+                            <Button
+                              size="xs"
+                              variant="subtle"
+                              onClick={() => setEditing(b)}
+                              aria-label={`Edit budget of ${label}, ${b.period.toLowerCase()}`}
+                            >
+                              Edit
+                            </Button>
+                            <Button
+                              size="xs"
+                              variant="subtle"
+                              color="red.9"
+                              c="red.9"
+                              onClick={() => setDeleting(b)}
+                              aria-label={`Delete budget of ${label}, ${b.period.toLowerCase()}`}
+                            >
+                              Delete
+                            </Button>
+                          </Group>
                         </Table.Td>
                       )}
                     </Table.Tr>
@@ -174,13 +215,45 @@ export function BudgetsPage() {
       {editing && (
         <EditBudgetModal
           budget={editing}
-          label={`${SCOPE_LABELS[editing.scope]} ${names.get(editing.scopeId) ?? editing.scopeId}`}
+          label={labelOf(editing)}
           onClose={() => setEditing(null)}
           onSaved={() => {
             setEditing(null);
             data.reload();
           }}
         />
+      )}
+      {creating && (
+        <CreateBudgetModal
+          orgId={org.id}
+          orgName={org.name}
+          targets={targets}
+          budgets={budgets}
+          labelOf={labelOf}
+          onClose={() => setCreating(false)}
+          onCreated={() => {
+            setCreating(false);
+            data.reload();
+          }}
+        />
+      )}
+      {deleting && (
+        <ConfirmModal
+          title={`Delete the ${deleting.period.toLowerCase()} budget of ${labelOf(deleting)}?`}
+          confirmLabel="Delete budget"
+          testId="confirm-delete-budget"
+          onClose={() => setDeleting(null)}
+          onConfirm={async () => {
+            await api('DELETE', `${orgPath}/budgets/${deleting.id}`);
+            setDeleting(null);
+            data.reload();
+          }}
+        >
+          <Text size="sm">
+            Calls are no longer capped or alerted by this budget (other budgets still apply). Spend already recorded
+            stays in the reports.
+          </Text>
+        </ConfirmModal>
       )}
     </Stack>
   );
@@ -239,8 +312,8 @@ function EditBudgetModal({
   const [error, setError] = useState<ApiError | null>(null);
   const [busy, setBusy] = useState(false);
   const micros = decimalToMicros(limit);
-  const parsedThresholds = thresholds.trim() === '' ? [] : thresholds.split(',').map((t) => Number(t.trim()));
-  const thresholdsOk = parsedThresholds.every((t) => Number.isInteger(t) && t >= 1 && t <= 1000);
+  const parsedThresholds = parseThresholds(thresholds) ?? [];
+  const thresholdsOk = parseThresholds(thresholds) !== null;
 
   async function save(e: FormEvent) {
     e.preventDefault();
@@ -350,6 +423,179 @@ function EditBudgetModal({
               data-testid="budget-save"
             >
               Save
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  );
+}
+
+const PERIOD_LABELS: Record<BudgetPeriod, string> = {
+  DAY: 'Day',
+  WEEK: 'Week',
+  MONTH: 'Month',
+  QUARTER: 'Quarter',
+  TOTAL: 'Total (never resets)',
+};
+
+/** "50, 80, 100" to whole percentages; null when one is not a whole number from 1 to 1000. */
+function parseThresholds(text: string): number[] | null {
+  if (text.trim() === '') return [];
+  const values = text.split(',').map((t) => Number(t.trim()));
+  return values.every((t) => Number.isInteger(t) && t >= 1 && t <= 1000) ? values : null;
+}
+
+/** The scope's API field errors, shown at their inputs; anything else goes to the form's alert. */
+const CREATE_FIELDS = ['scope', 'scopeId', 'period', 'limitMicros', 'mode', 'alertThresholds'];
+
+function CreateBudgetModal({
+  orgId,
+  orgName,
+  targets,
+  budgets,
+  labelOf,
+  onClose,
+  onCreated,
+}: {
+  orgId: string;
+  orgName: string;
+  targets: BudgetsData['targets'];
+  budgets: Budget[];
+  labelOf: (b: Budget) => string;
+  onClose: () => void;
+  onCreated: () => void;
+}) {
+  const orgPath = useOrgPath();
+  const { currency } = useSession();
+  const [scope, setScope] = useState<BudgetScope>('TEAM');
+  const [scopeId, setScopeId] = useState<string | null>(null);
+  const [period, setPeriod] = useState<BudgetPeriod>('MONTH');
+  const [limit, setLimit] = useState('');
+  const [mode, setMode] = useState<string | null>('HARD');
+  const [thresholds, setThresholds] = useState('80, 100');
+  const [tried, setTried] = useState(false);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [busy, setBusy] = useState(false);
+  const target = scope === 'ORG' ? orgId : scopeId;
+  const micros = decimalToMicros(limit);
+  const limitOk = micros !== null && micros <= BigInt(Number.MAX_SAFE_INTEGER);
+  const parsedThresholds = parseThresholds(thresholds);
+  // PUT is an upsert: creating over an existing budget would silently replace it.
+  const existing = budgets.find((b) => b.scope === scope && b.scopeId === target && b.period === period);
+  const fieldError = (field: string) => (error?.field === field ? error.message : undefined);
+
+  async function create(e: FormEvent) {
+    e.preventDefault();
+    setTried(true);
+    if (!target || !limitOk || parsedThresholds === null || existing) return;
+    setBusy(true);
+    setError(null);
+    try {
+      await api('PUT', `${orgPath}/budgets`, {
+        scope,
+        scopeId: target,
+        period,
+        limitMicros: Number(micros),
+        mode,
+        alertThresholds: parsedThresholds,
+      });
+      onCreated();
+    } catch (err) {
+      setError(toApiError(err));
+      setBusy(false);
+    }
+  }
+
+  return (
+    <Modal opened onClose={onClose} closeButtonProps={{ 'aria-label': 'Close' }} title="New budget">
+      <form onSubmit={create} noValidate>
+        <Stack>
+          <Select
+            label="Scope"
+            data={SCOPE_ORDER.map((s) => ({ value: s, label: SCOPE_LABELS[s] }))}
+            value={scope}
+            onChange={(v) => {
+              setScope((v as BudgetScope) ?? 'TEAM');
+              setScopeId(null);
+            }}
+            allowDeselect={false}
+            error={fieldError('scope')}
+            data-testid="new-budget-scope"
+          />
+          {scope === 'ORG' ? (
+            <Text size="sm">The whole organisation: {orgName}</Text>
+          ) : (
+            <Select
+              label={SCOPE_LABELS[scope]}
+              placeholder={`Choose a ${SCOPE_LABELS[scope].toLowerCase()}`}
+              searchable
+              nothingFoundMessage="None matches"
+              data={targets[scope]}
+              value={scopeId}
+              onChange={setScopeId}
+              error={tried && !scopeId ? `Choose a ${SCOPE_LABELS[scope].toLowerCase()}` : fieldError('scopeId')}
+              data-testid="new-budget-target"
+            />
+          )}
+          <Select
+            label="Period"
+            description="Calendar periods in the organisation's time zone"
+            data={BUDGET_PERIODS.map((p) => ({ value: p, label: PERIOD_LABELS[p] }))}
+            value={period}
+            onChange={(v) => setPeriod((v as BudgetPeriod) ?? 'MONTH')}
+            allowDeselect={false}
+            error={
+              existing
+                ? `${labelOf(existing)} already has a ${period.toLowerCase()} budget: edit that one instead`
+                : fieldError('period')
+            }
+            data-testid="new-budget-period"
+          />
+          <TextInput
+            label={`Limit (${currency})`}
+            description="Up to six decimals; kept exactly as micro-units"
+            value={limit}
+            onChange={(e) => setLimit(e.currentTarget.value)}
+            error={
+              (tried || limit !== '') && !limitOk
+                ? 'Enter an amount such as 50 or 12.345678'
+                : fieldError('limitMicros')
+            }
+            data-testid="new-budget-limit"
+          />
+          <Select
+            label="Mode"
+            description="Hard refuses calls over the limit; soft only alerts"
+            data={[
+              { value: 'HARD', label: 'Hard' },
+              { value: 'SOFT', label: 'Soft' },
+            ]}
+            value={mode}
+            onChange={setMode}
+            allowDeselect={false}
+            error={fieldError('mode')}
+            data-testid="new-budget-mode"
+          />
+          <TextInput
+            label="Alert thresholds (%)"
+            description="Comma separated, e.g. 50, 80, 100"
+            value={thresholds}
+            onChange={(e) => setThresholds(e.currentTarget.value)}
+            error={parsedThresholds === null ? 'Whole percentages from 1 to 1000' : fieldError('alertThresholds')}
+            data-testid="new-budget-thresholds"
+          />
+          {error && !CREATE_FIELDS.includes(error.field ?? '') && (
+            <Alert color="red" role="alert">
+              {error.message}
+            </Alert>
+          )}
+          <Group justify="flex-end">
+            <Button variant="default" onClick={onClose}>
+              Cancel
+            </Button>
+            <Button type="submit" loading={busy} disabled={!!existing} data-testid="new-budget-submit">
+              Create budget
             </Button>
           </Group>
         </Stack>

@@ -18,6 +18,7 @@ import { FormEvent, useMemo, useState } from 'react';
 import { ApiError, get, post, toApiError } from '../api/admin-client';
 import type { Key, Team, User } from '../api/admin-types';
 import { KeySettingsModal } from './key-settings-modal';
+import { ConfirmModal } from '../components/confirm-modal';
 import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
 import { formatTimestamp } from '../lib/dates';
 import { canManageKeys } from '../lib/roles';
@@ -396,40 +397,22 @@ function RevokeKeyModal({
   onRevoked: () => void;
 }) {
   const orgPath = useOrgPath();
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
-  async function revoke() {
-    setBusy(true);
-    try {
-      await post(`${orgPath}/keys/${k.id}/revoke`);
-      onRevoked();
-    } catch (err) {
-      setError(toApiError(err));
-      setBusy(false);
-    }
-  }
   return (
-    <Modal opened onClose={onClose} closeButtonProps={{ 'aria-label': 'Close' }} title={`Revoke ${k.name}?`}>
-      <Stack>
-        <Text size="sm">
-          Every edge stops accepting <Code>{k.prefix}…</Code> within a second. Its spend stays in the reports. This
-          cannot be undone.
-        </Text>
-        {error && (
-          <Alert color="red" role="alert">
-            {error.message}
-          </Alert>
-        )}
-        <Group justify="flex-end">
-          <Button variant="default" onClick={onClose}>
-            Cancel
-          </Button>
-          <Button color="red.9" onClick={revoke} loading={busy} data-testid="confirm-revoke">
-            Revoke key
-          </Button>
-        </Group>
-      </Stack>
-    </Modal>
+    <ConfirmModal
+      title={`Revoke the key ${k.name}?`}
+      confirmLabel="Revoke key"
+      testId="confirm-revoke"
+      onClose={onClose}
+      onConfirm={async () => {
+        await post(`${orgPath}/keys/${k.id}/revoke`);
+        onRevoked();
+      }}
+    >
+      <Text size="sm">
+        Every edge stops accepting <Code>{k.prefix}…</Code> within a second. Its spend stays in the reports. This cannot
+        be undone.
+      </Text>
+    </ConfirmModal>
   );
 }
 
@@ -477,21 +460,7 @@ function RotateKeyModal({
   onRotated: () => void;
 }) {
   const orgPath = useOrgPath();
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
   const [secret, setSecret] = useState<string | null>(null);
-  async function rotate() {
-    setBusy(true);
-    try {
-      const issued = await post<{ secret: string }>(`${orgPath}/keys/${k.id}/rotate`);
-      setSecret(issued.secret);
-      onRotated();
-    } catch (err) {
-      setError(toApiError(err));
-    } finally {
-      setBusy(false);
-    }
-  }
   if (secret) {
     return (
       <Modal opened onClose={onClose} closeButtonProps={{ 'aria-label': 'Close' }} title="Key rotated" size="lg">
@@ -500,26 +469,21 @@ function RotateKeyModal({
     );
   }
   return (
-    <Modal opened onClose={onClose} closeButtonProps={{ 'aria-label': 'Close' }} title={`Rotate ${k.name}?`}>
-      <Stack>
-        <Text size="sm">
-          A new secret is issued for the same key (its tags, limits and spend stay). Every edge refuses the old{' '}
-          <Code>{k.prefix}…</Code> at once.
-        </Text>
-        {error && (
-          <Alert color="red" role="alert">
-            {error.message}
-          </Alert>
-        )}
-        <Group justify="flex-end">
-          <Button variant="default" onClick={onClose}>
-            Cancel
-          </Button>
-          <Button onClick={rotate} loading={busy} data-testid="confirm-rotate">
-            Rotate key
-          </Button>
-        </Group>
-      </Stack>
-    </Modal>
+    <ConfirmModal
+      title={`Rotate the key ${k.name}?`}
+      confirmLabel="Rotate key"
+      testId="confirm-rotate"
+      onClose={onClose}
+      onConfirm={async () => {
+        const issued = await post<{ secret: string }>(`${orgPath}/keys/${k.id}/rotate`);
+        setSecret(issued.secret);
+        onRotated();
+      }}
+    >
+      <Text size="sm">
+        A new secret is issued for the same key (its tags, limits and spend stay). Every edge refuses the old{' '}
+        <Code>{k.prefix}…</Code> at once.
+      </Text>
+    </ConfirmModal>
   );
 }

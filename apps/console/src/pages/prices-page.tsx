@@ -2,6 +2,7 @@ import { Alert, Badge, Button, Card, Group, Modal, Select, Stack, Switch, Table,
 import { FormEvent, useState } from 'react';
 import { ApiError, get, post, toApiError } from '../api/admin-client';
 import type { PriceRule, Upstream } from '../api/governance-types';
+import { ConfirmModal } from '../components/confirm-modal';
 import { Money } from '../components/money-text';
 import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
 import { decimalToMicros } from '../lib/money-input';
@@ -322,31 +323,25 @@ function EndPriceModal({ rule, onClose, onEnded }: { rule: PriceRule; onClose: (
   const orgPath = useOrgPath();
   const [day, setDay] = useState('');
   const [time, setTime] = useState('');
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
   const whenOk = !day || (isDay(day) && (!time || /^\d{2}:\d{2}$/.test(time)));
-  async function end(e: FormEvent) {
-    e.preventDefault();
-    if (!whenOk) return;
-    setBusy(true);
-    setError(null);
-    try {
-      await post(`${orgPath}/prices/${rule.id}/end`, day ? { effectiveUntil: instantOf(day, time, org.timeZone) } : {});
-      onEnded();
-    } catch (err) {
-      setError(toApiError(err));
-      setBusy(false);
-    }
-  }
   return (
-    <Modal
-      opened
-      onClose={onClose}
-      closeButtonProps={{ 'aria-label': 'Close' }}
+    <ConfirmModal
       title={`End the rule ${rule.toolPattern}?`}
+      confirmLabel={day ? 'End from that time' : 'End now'}
+      testId="confirm-end-price"
+      confirmDisabled={!whenOk}
+      fieldsShown={['effectiveUntil']}
+      onClose={onClose}
+      onConfirm={async () => {
+        await post(
+          `${orgPath}/prices/${rule.id}/end`,
+          day ? { effectiveUntil: instantOf(day, time, org.timeZone) } : {},
+        );
+        onEnded();
+      }}
     >
-      <form onSubmit={end} noValidate>
-        <Stack>
+      {(error) => (
+        <>
           <Text size="sm">
             From then on, calls take the next rule in line, or are free. Calls before keep this price. An end may not be
             in the past.
@@ -365,21 +360,8 @@ function EndPriceModal({ rule, onClose, onEnded }: { rule: PriceRule; onClose: (
                   : undefined
             }
           />
-          {error && error.field !== 'effectiveUntil' && (
-            <Alert color="red" role="alert">
-              {error.message}
-            </Alert>
-          )}
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>
-              Cancel
-            </Button>
-            <Button type="submit" color="red.9" loading={busy} disabled={!whenOk} data-testid="confirm-end-price">
-              {day ? 'End from that time' : 'End now'}
-            </Button>
-          </Group>
-        </Stack>
-      </form>
-    </Modal>
+        </>
+      )}
+    </ConfirmModal>
   );
 }

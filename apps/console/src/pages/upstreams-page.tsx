@@ -15,30 +15,31 @@ import {
   Text,
   Title,
 } from '@mantine/core';
-import { useState } from 'react';
-import { ApiError, get, post, toApiError } from '../api/admin-client';
+import { useEffect, useState } from 'react';
+import { ApiError, get, post, send, toApiError } from '../api/admin-client';
 import type { BulkReviewResult, CatalogTool, PriceRule, ToolDiff, Upstream } from '../api/governance-types';
+import { ConfirmModal } from '../components/confirm-modal';
 import { DefinitionDiff } from '../components/definition-diff';
 import { Money } from '../components/money-text';
 import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
 import { formatTimestamp } from '../lib/dates';
 import { priceFor } from '../lib/price-match';
+import { canManageOrg } from '../lib/roles';
 import { useLoad } from '../lib/use-load';
 import { useOrgPath, useSession } from '../session';
+import { EditUpstreamModal, RegisterUpstreamModal, type UpstreamDetail } from './upstream-form-modals';
 
 interface CatalogData {
-  upstreams: Upstream[];
+  upstreams: UpstreamDetail[];
   tools: CatalogTool[];
   prices: PriceRule[];
 }
-
-const isAdmin = (role: string) => role === 'ORG_ADMIN' || role === 'PLATFORM_ADMIN';
 
 export function UpstreamsPage() {
   const orgPath = useOrgPath();
   const data = useLoad<CatalogData>(async () => {
     const [upstreams, tools, prices] = await Promise.all([
-      get<Upstream[]>(`${orgPath}/upstreams`),
+      get<UpstreamDetail[]>(`${orgPath}/upstreams`),
       get<CatalogTool[]>(`${orgPath}/tools`),
       get<PriceRule[]>(`${orgPath}/prices/history`),
     ]);
@@ -69,49 +70,225 @@ export function UpstreamsPage() {
   );
 }
 
+type LifecycleAction = 'disable' | 'enable' | 'pause-sync' | 'resume-sync';
+const ACTION_DONE: Record<LifecycleAction | 'delete' | 'sync', string> = {
+  disable: 'disabled: its tools are hidden from every key',
+  enable: 'enabled: its approved tools are served again',
+  'pause-sync': 'sync paused',
+  'resume-sync': 'sync resumed',
+  delete: 'deleted',
+  sync: 'sync queued',
+};
+
+/** The class of a sync failure (the API already keeps only a classified reason, never upstream text). */
+export function syncErrorKind(message: string): string {
+  if (/outbound|addresses on a tenant|must use http|must not contain credentials/i.test(message))
+    return 'Address refused';
+  if (/credentials/i.test(message)) return 'Credentials refused';
+  if (/no user has connected/i.test(message)) return 'Waiting for a user to connect';
+  if (/did not answer in time/i.test(message)) return 'Timed out';
+  if (/could not reach|resolves to no address/i.test(message)) return 'Unreachable';
+  if (/answered HTTP/i.test(message)) return 'HTTP error';
+  if (/MCP|closed the connection/i.test(message)) return 'Protocol error';
+  return 'Sync failed';
+}
+
+/** What changes when a sync has run, failed or succeeded. */
+const syncMark = (u: Pick<UpstreamDetail, 'lastSyncAt' | 'lastSyncError'>) => `${u.lastSyncAt}|${u.lastSyncError}`;
+
 function UpstreamsList({ data, reload }: { data: CatalogData; reload: () => void }) {
   const { me, org } = useSession();
   const orgPath = useOrgPath();
+  const mayManage = canManageOrg(me.role);
   const [open, setOpen] = useState<string | null>(data.upstreams[0]?.id ?? null);
-  const [syncError, setSyncError] = useState<ApiError | null>(null);
-  const [syncing, setSyncing] = useState<string | null>(null);
-  if (data.upstreams.length === 0) {
-    return (
-      <Card withBorder>
-        <EmptyState title="No upstreams yet">
-          Register an MCP server with POST /v1/orgs/:orgId/upstreams; its tools show here after the first sync.
-        </EmptyState>
-      </Card>
-    );
-  }
-  async function sync(u: Upstream) {
-    setSyncing(u.id);
-    setSyncError(null);
+  const [notice, setNotice] = useState<{ ok: boolean; text: string } | null>(null);
+  const [busy, setBusy] = useState<string | null>(null);
+  const [registering, setRegistering] = useState(false);
+  const [editing, setEditing] = useState<UpstreamDetail | null>(null);
+  const [confirming, setConfirming] = useState<{ upstream: UpstreamDetail; action: 'disable' | 'delete' } | null>(null);
+  // After a register or "sync now", the page re-reads until the upstream's sync has run (a minute at most).
+  const [watch, setWatch] = useState<{ id: string; since: string; until: number } | null>(null);
+  useEffect(() => {
+    if (!watch) return;
+    const u = data.upstreams.find((x) => x.id === watch.id);
+    if ((u && syncMark(u) !== watch.since) || Date.now() > watch.until) {
+      setWatch(null);
+      return;
+    }
+    const timer = setTimeout(reload, 1000);
+    return () => clearTimeout(timer);
+  }, [watch, data, reload]);
+
+  const say = (u: UpstreamDetail, what: keyof typeof ACTION_DONE) =>
+    setNotice({ ok: true, text: `${u.namespace}: ${ACTION_DONE[what]}.` });
+  const refused = (u: UpstreamDetail, err: unknown) => {
+    const e = toApiError(err);
+    setNotice({
+      ok: false,
+      text:
+        e.status === 412
+          ? `${u.namespace} was changed by someone else meanwhile, so nothing was done. The list is reloaded: check it and try again.`
+          : `${u.namespace}: ${e.message}`,
+    });
+  };
+
+  /** Enable, disable, pause or resume, at the version shown (412 if it changed since). */
+  async function lifecycle(u: UpstreamDetail, action: LifecycleAction) {
+    setBusy(`${u.id}:${action}`);
+    setNotice(null);
     try {
-      await post(`${orgPath}/upstreams/${u.id}/sync`);
+      await send('POST', `${orgPath}/upstreams/${u.id}/${action}`, undefined, { 'If-Match': `"${u.version}"` });
+      say(u, action);
     } catch (err) {
-      setSyncError(toApiError(err));
+      refused(u, err);
     } finally {
-      setSyncing(null);
+      setBusy(null);
       reload();
     }
+  }
+
+  async function sync(u: UpstreamDetail) {
+    setBusy(`${u.id}:sync`);
+    setNotice(null);
+    try {
+      await post(`${orgPath}/upstreams/${u.id}/sync`);
+      say(u, 'sync');
+      setWatch({ id: u.id, since: syncMark(u), until: Date.now() + 60_000 });
+    } catch (err) {
+      refused(u, err);
+    } finally {
+      setBusy(null);
+      reload();
+    }
+  }
+
+  const registerButton = mayManage && (
+    <Group justify="flex-end">
+      <Button onClick={() => setRegistering(true)} data-testid="register-upstream">
+        Register an upstream
+      </Button>
+    </Group>
+  );
+  const modals = (
+    <>
+      {registering && (
+        <RegisterUpstreamModal
+          onClose={() => setRegistering(false)}
+          onRegistered={(u) => {
+            setRegistering(false);
+            setOpen(u.id);
+            setNotice({ ok: true, text: `${u.namespace} registered: its first sync is queued.` });
+            setWatch({
+              id: u.id,
+              since: syncMark({ lastSyncAt: null, lastSyncError: null }),
+              until: Date.now() + 60_000,
+            });
+            reload();
+          }}
+        />
+      )}
+      {editing && (
+        <EditUpstreamModal
+          upstream={editing}
+          onClose={() => setEditing(null)}
+          onSaved={() => {
+            setEditing(null);
+            reload();
+          }}
+        />
+      )}
+      {confirming?.action === 'disable' && (
+        <ConfirmModal
+          title={`Disable the upstream ${confirming.upstream.namespace}?`}
+          confirmLabel="Disable upstream"
+          testId="confirm-disable-upstream"
+          onClose={() => setConfirming(null)}
+          onConfirm={async () => {
+            const u = confirming.upstream;
+            setConfirming(null);
+            await lifecycle(u, 'disable');
+          }}
+        >
+          <Text size="sm">
+            Its tools vanish from every key at once and calls to them are refused; no sync runs. Its tools, prices and
+            spend are kept, and Enable serves its approved tools again.
+          </Text>
+        </ConfirmModal>
+      )}
+      {confirming?.action === 'delete' && (
+        <ConfirmModal
+          title={`Delete the upstream ${confirming.upstream.namespace}?`}
+          confirmLabel="Delete upstream"
+          testId="confirm-delete-upstream"
+          onClose={() => setConfirming(null)}
+          onConfirm={async () => {
+            const u = confirming.upstream;
+            try {
+              await send('DELETE', `${orgPath}/upstreams/${u.id}`, undefined, { 'If-Match': `"${u.version}"` });
+            } catch (err) {
+              if (toApiError(err).status !== 412) throw err;
+              setConfirming(null);
+              refused(u, err);
+              return reload();
+            }
+            setConfirming(null);
+            if (open === u.id) setOpen(null);
+            say(u, 'delete');
+            reload();
+          }}
+        >
+          <Text size="sm">
+            Its {data.tools.filter((t) => t.upstreamId === confirming.upstream.id).length} tools are removed from every
+            key, and its secrets and users’ connections are dropped. Spend already recorded stays in the reports under
+            the name <Code>{confirming.upstream.namespace}</Code>, which is free to register again. This cannot be
+            undone.
+          </Text>
+        </ConfirmModal>
+      )}
+    </>
+  );
+
+  if (data.upstreams.length === 0) {
+    return (
+      <Stack gap="md">
+        {registerButton}
+        <Card withBorder>
+          <EmptyState title="No upstreams yet">
+            {mayManage
+              ? 'Register an MCP server; its tools show here after the first sync.'
+              : 'An org admin registers MCP servers; their tools show here after the first sync.'}
+          </EmptyState>
+        </Card>
+        {modals}
+      </Stack>
+    );
   }
   const selected = data.upstreams.find((u) => u.id === open);
   return (
     <Stack gap="md">
-      {syncError && (
-        <Alert color="red" role="alert" title="Sync not started">
-          {syncError.message}
+      {registerButton}
+      {notice && (
+        <Alert
+          color={notice.ok ? 'green' : 'red'}
+          role={notice.ok ? 'status' : 'alert'}
+          withCloseButton
+          closeButtonLabel="Dismiss"
+          onClose={() => setNotice(null)}
+          data-testid="upstream-notice"
+        >
+          <Text size="sm" c="dark.9">
+            {notice.text}
+          </Text>
         </Alert>
       )}
       <Card withBorder p={0}>
-        <Table.ScrollContainer minWidth={900}>
+        <Table.ScrollContainer minWidth={1000}>
           <Table data-testid="upstreams-table" verticalSpacing="sm">
             <Table.Thead>
               <Table.Tr>
                 <Table.Th>Namespace</Table.Th>
                 <Table.Th>Transport</Table.Th>
-                <Table.Th>State</Table.Th>
+                <Table.Th miw={150}>State</Table.Th>
                 <Table.Th>Last sync</Table.Th>
                 <Table.Th>Tools</Table.Th>
                 <Table.Th>Actions</Table.Th>
@@ -120,8 +297,9 @@ function UpstreamsList({ data, reload }: { data: CatalogData; reload: () => void
             <Table.Tbody>
               {data.upstreams.map((u) => {
                 const tools = data.tools.filter((t) => t.upstreamId === u.id);
+                const isBusy = (a: string) => busy === `${u.id}:${a}`;
                 return (
-                  <Table.Tr key={u.id} data-testid="upstream-row">
+                  <Table.Tr key={u.id} data-testid="upstream-row" data-namespace={u.namespace}>
                     <Table.Td>
                       <Text fw={600}>{u.namespace}</Text>
                       {u.displayName && (
@@ -129,15 +307,25 @@ function UpstreamsList({ data, reload }: { data: CatalogData; reload: () => void
                           {u.displayName}
                         </Text>
                       )}
+                      {u.url && (
+                        <Text size="xs" c="gray.8" style={{ wordBreak: 'break-all' }} data-testid="upstream-row-url">
+                          {u.url}
+                        </Text>
+                      )}
                     </Table.Td>
-                    <Table.Td>{u.transport}</Table.Td>
+                    <Table.Td>
+                      <Text size="sm">{u.transport}</Text>
+                      <Text size="xs" c="gray.8">
+                        auth: {u.authMode.toLowerCase().replace(/_/g, ' ')}
+                      </Text>
+                    </Table.Td>
                     <Table.Td>
                       <Group gap={4}>
                         <Badge variant="outline" color={u.enabled ? 'green.9' : 'red.9'} c="dark.9">
                           {u.enabled ? 'Enabled' : 'Disabled'}
                         </Badge>
                         {u.syncPaused && (
-                          <Badge variant="outline" color="orange.9" c="dark.9">
+                          <Badge variant="outline" color="orange.9" c="dark.9" data-testid="sync-paused">
                             Sync paused
                           </Badge>
                         )}
@@ -147,9 +335,17 @@ function UpstreamsList({ data, reload }: { data: CatalogData; reload: () => void
                       <Text size="sm">
                         {u.lastSyncAt ? formatTimestamp(u.lastSyncAt, org.timeZone) : 'Never synced'}
                       </Text>
+                      {watch?.id === u.id && (
+                        <Text size="xs" c="gray.8" role="status">
+                          Sync queued…
+                        </Text>
+                      )}
                       {u.lastSyncError && (
                         <Text size="sm" c="red.9" data-testid="sync-error">
-                          Failed: {u.lastSyncError}
+                          <Text span fw={600} data-testid="sync-error-kind">
+                            {syncErrorKind(u.lastSyncError)}:
+                          </Text>{' '}
+                          {u.lastSyncError}
                         </Text>
                       )}
                       {u.lastSyncWarnings.length > 0 && (
@@ -160,7 +356,7 @@ function UpstreamsList({ data, reload }: { data: CatalogData; reload: () => void
                         </List>
                       )}
                     </Table.Td>
-                    <Table.Td>{tools.length}</Table.Td>
+                    <Table.Td data-testid="upstream-tool-count">{tools.length}</Table.Td>
                     <Table.Td>
                       <Group gap={4}>
                         <Button
@@ -171,16 +367,68 @@ function UpstreamsList({ data, reload }: { data: CatalogData; reload: () => void
                         >
                           Tools
                         </Button>
-                        {isAdmin(me.role) && (
-                          <Button
-                            size="xs"
-                            variant="subtle"
-                            loading={syncing === u.id}
-                            onClick={() => void sync(u)}
-                            aria-label={`Sync now: ${u.namespace}`}
-                          >
-                            Sync now
-                          </Button>
+                        {mayManage && (
+                          <>
+                            <Button
+                              size="xs"
+                              variant="subtle"
+                              loading={isBusy('sync')}
+                              disabled={!u.enabled}
+                              onClick={() => void sync(u)}
+                              aria-label={`Sync now: ${u.namespace}`}
+                            >
+                              Sync now
+                            </Button>
+                            <Button
+                              size="xs"
+                              variant="subtle"
+                              onClick={() => setEditing(u)}
+                              aria-label={`Edit ${u.namespace}`}
+                            >
+                              Edit
+                            </Button>
+                            <Button
+                              size="xs"
+                              variant="subtle"
+                              loading={isBusy(u.syncPaused ? 'resume-sync' : 'pause-sync')}
+                              onClick={() => void lifecycle(u, u.syncPaused ? 'resume-sync' : 'pause-sync')}
+                              aria-label={`${u.syncPaused ? 'Resume' : 'Pause'} sync of ${u.namespace}`}
+                            >
+                              {u.syncPaused ? 'Resume sync' : 'Pause sync'}
+                            </Button>
+                            {u.enabled ? (
+                              <Button
+                                size="xs"
+                                variant="subtle"
+                                color="red.9"
+                                c="red.9"
+                                onClick={() => setConfirming({ upstream: u, action: 'disable' })}
+                                aria-label={`Disable ${u.namespace}`}
+                              >
+                                Disable
+                              </Button>
+                            ) : (
+                              <Button
+                                size="xs"
+                                variant="subtle"
+                                loading={isBusy('enable')}
+                                onClick={() => void lifecycle(u, 'enable')}
+                                aria-label={`Enable ${u.namespace}`}
+                              >
+                                Enable
+                              </Button>
+                            )}
+                            <Button
+                              size="xs"
+                              variant="subtle"
+                              color="red.9"
+                              c="red.9"
+                              onClick={() => setConfirming({ upstream: u, action: 'delete' })}
+                              aria-label={`Delete ${u.namespace}`}
+                            >
+                              Delete
+                            </Button>
+                          </>
                         )}
                       </Group>
                     </Table.Td>
@@ -198,6 +446,7 @@ function UpstreamsList({ data, reload }: { data: CatalogData; reload: () => void
           prices={data.prices}
         />
       )}
+      {modals}
     </Stack>
   );
 }
@@ -278,7 +527,7 @@ function ReviewBadge({ status }: { status: CatalogTool['reviewStatus'] }) {
 function ReviewQueue({ data, reload }: { data: CatalogData; reload: () => void }) {
   const { me } = useSession();
   const orgPath = useOrgPath();
-  const mayReview = isAdmin(me.role);
+  const mayReview = canManageOrg(me.role);
   const [upstreamId, setUpstreamId] = useState<string | null>(null);
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [viewing, setViewing] = useState<CatalogTool | null>(null);

@@ -1,0 +1,88 @@
+import { Alert, Button, Group, Modal, Stack } from '@mantine/core';
+import { FormEvent, ReactNode, useState } from 'react';
+import { ApiError, toApiError } from '../api/admin-client';
+
+export interface ConfirmModalProps {
+  /** A question naming the action and its object, e.g. "Delete the upstream fx?" (the dialog's accessible name). */
+  title: string;
+  /** What happens and what is kept; a function receives the API's refusal to show at its own fields. */
+  children: ReactNode | ((error: ApiError | null) => ReactNode);
+  /** Verb and object, e.g. "Delete upstream": never a bare "OK". */
+  confirmLabel: string;
+  /** Runs the change; the caller closes the dialog when it resolves. A throw is shown here. */
+  onConfirm: () => Promise<void>;
+  onClose: () => void;
+  /** Red confirm button for what cannot simply be undone (the default). */
+  destructive?: boolean;
+  confirmDisabled?: boolean;
+  /** API error fields the children show at their own inputs (not repeated below them). */
+  fieldsShown?: string[];
+  testId?: string;
+}
+
+/**
+ * The one confirmation dialog of the console: the question as title, the consequences, then
+ * Cancel (focused first, so Enter or a stray click changes nothing) and the named action.
+ */
+export function ConfirmModal({
+  title,
+  children,
+  confirmLabel,
+  onConfirm,
+  onClose,
+  destructive = true,
+  confirmDisabled = false,
+  fieldsShown = [],
+  testId = 'confirm-action',
+}: ConfirmModalProps) {
+  const [error, setError] = useState<ApiError | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  async function confirm(e: FormEvent) {
+    e.preventDefault();
+    if (confirmDisabled || busy) return;
+    setBusy(true);
+    setError(null);
+    try {
+      await onConfirm();
+    } catch (err) {
+      setError(toApiError(err));
+      setBusy(false);
+    }
+  }
+
+  return (
+    <Modal
+      opened
+      onClose={onClose}
+      closeButtonProps={{ 'aria-label': 'Close' }}
+      title={title}
+      data-testid="confirm-modal"
+    >
+      <form onSubmit={confirm} noValidate>
+        <Stack>
+          {typeof children === 'function' ? children(error) : children}
+          {error && !fieldsShown.includes(error.field ?? '') && (
+            <Alert color="red" role="alert" data-testid="confirm-error">
+              {error.message}
+            </Alert>
+          )}
+          <Group justify="flex-end">
+            <Button variant="default" onClick={onClose} data-autofocus>
+              Cancel
+            </Button>
+            <Button
+              type="submit"
+              color={destructive ? 'red.9' : undefined}
+              loading={busy}
+              disabled={confirmDisabled}
+              data-testid={testId}
+            >
+              {confirmLabel}
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  );
+}

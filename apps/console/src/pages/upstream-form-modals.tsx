@@ -1,0 +1,552 @@
+import {
+  Alert,
+  Button,
+  Checkbox,
+  Code,
+  Group,
+  Modal,
+  NumberInput,
+  PasswordInput,
+  Select,
+  Stack,
+  Text,
+  Textarea,
+  TextInput,
+} from '@mantine/core';
+import { FormEvent, ReactNode, useState } from 'react';
+import { ApiError, api, send, toApiError } from '../api/admin-client';
+import type { Upstream } from '../api/governance-types';
+import { useOrgPath } from '../session';
+
+/** The fields of GET …/upstreams the forms read beyond the shared Upstream type. */
+export interface UpstreamDetail extends Upstream {
+  args: string[];
+  headerNames: string[];
+  authMode: 'NONE' | 'STATIC_SECRET' | 'PER_USER_OAUTH';
+  callTimeoutMs: number;
+  outputTokenCap: number | null;
+}
+
+const TRANSPORTS = [
+  { value: 'STREAMABLE_HTTP', label: 'Streamable HTTP' },
+  { value: 'SSE', label: 'SSE (legacy HTTP)' },
+  { value: 'STDIO', label: 'stdio (a command on Tollgate’s hosts)' },
+];
+const AUTH_MODES = [
+  { value: 'NONE', label: 'None' },
+  { value: 'STATIC_SECRET', label: 'Static secret (bearer token)' },
+  { value: 'PER_USER_OAUTH', label: 'Per-user OAuth (each user connects their account)' },
+];
+
+/** An API refusal shown at the input it names; the rest go to the form's alert. */
+function useFieldErrors(shownAt: string[]) {
+  const [error, setError] = useState<ApiError | null>(null);
+  return {
+    error,
+    setError,
+    at: (field: string) => (error?.field === field ? error.message : undefined),
+    elsewhere: error && !shownAt.includes(error.field ?? '') ? error : null,
+  };
+}
+
+const numberOrUndefined = (v: string | number) => (typeof v === 'number' ? v : undefined);
+
+const REGISTER_FIELDS = [
+  'namespace',
+  'displayName',
+  'transport',
+  'url',
+  'command',
+  'args',
+  'authMode',
+  'bearerToken',
+  'oauth.clientId',
+  'oauth.clientSecret',
+  'oauth.scope',
+  'syncIntervalSeconds',
+  'callTimeoutMs',
+  'outputTokenCap',
+];
+
+export function RegisterUpstreamModal({
+  onClose,
+  onRegistered,
+}: {
+  onClose: () => void;
+  onRegistered: (u: UpstreamDetail) => void;
+}) {
+  const orgPath = useOrgPath();
+  const [namespace, setNamespace] = useState('');
+  const [displayName, setDisplayName] = useState('');
+  const [transport, setTransport] = useState('STREAMABLE_HTTP');
+  const [url, setUrl] = useState('');
+  const [command, setCommand] = useState('');
+  const [args, setArgs] = useState('');
+  const [authMode, setAuthMode] = useState('NONE');
+  const [bearerToken, setBearerToken] = useState('');
+  const [clientId, setClientId] = useState('');
+  const [clientSecret, setClientSecret] = useState('');
+  const [scope, setScope] = useState('');
+  const [syncInterval, setSyncInterval] = useState<string | number>(3600);
+  const [callTimeout, setCallTimeout] = useState<string | number>(30_000);
+  const [outputCap, setOutputCap] = useState<string | number>('');
+  const [busy, setBusy] = useState(false);
+  const errors = useFieldErrors(REGISTER_FIELDS);
+  const stdio = transport === 'STDIO';
+
+  async function register(e: FormEvent) {
+    e.preventDefault();
+    setBusy(true);
+    errors.setError(null);
+    const oauth = {
+      ...(clientId ? { clientId } : {}),
+      ...(clientSecret ? { clientSecret } : {}),
+      ...(scope ? { scope } : {}),
+    };
+    try {
+      const created = await api<UpstreamDetail>('POST', `${orgPath}/upstreams`, {
+        namespace: namespace.trim(),
+        ...(displayName.trim() ? { displayName: displayName.trim() } : {}),
+        transport,
+        ...(stdio
+          ? { command: command.trim(), args: args.split('\n').filter((a) => a.trim() !== '') }
+          : { url: url.trim() }),
+        authMode,
+        ...(authMode === 'STATIC_SECRET' && bearerToken ? { bearerToken } : {}),
+        ...(authMode === 'PER_USER_OAUTH' && Object.keys(oauth).length ? { oauth } : {}),
+        syncIntervalSeconds: numberOrUndefined(syncInterval),
+        callTimeoutMs: numberOrUndefined(callTimeout),
+        outputTokenCap: numberOrUndefined(outputCap),
+      });
+      onRegistered(created);
+    } catch (err) {
+      errors.setError(toApiError(err));
+      setBusy(false);
+    }
+  }
+
+  return (
+    <Modal opened onClose={onClose} closeButtonProps={{ 'aria-label': 'Close' }} title="Register an upstream" size="lg">
+      <form onSubmit={register} noValidate>
+        <Stack>
+          <Group grow align="flex-start">
+            <TextInput
+              label="Namespace"
+              description="Agents see its tools as namespace__tool"
+              required
+              value={namespace}
+              onChange={(e) => setNamespace(e.currentTarget.value)}
+              error={errors.at('namespace')}
+              data-testid="upstream-namespace"
+            />
+            <TextInput
+              label="Display name"
+              description="Optional"
+              value={displayName}
+              onChange={(e) => setDisplayName(e.currentTarget.value)}
+              error={errors.at('displayName')}
+            />
+          </Group>
+          <Select
+            label="Transport"
+            data={TRANSPORTS}
+            value={transport}
+            onChange={(v) => setTransport(v ?? 'STREAMABLE_HTTP')}
+            allowDeselect={false}
+            error={errors.at('transport')}
+            data-testid="upstream-transport"
+          />
+          {stdio ? (
+            <>
+              <TextInput
+                label="Command"
+                description="Runs on Tollgate’s hosts: platform admins only unless the deployment allows it"
+                required
+                value={command}
+                onChange={(e) => setCommand(e.currentTarget.value)}
+                error={errors.at('command')}
+              />
+              <Textarea
+                label="Arguments"
+                description="One per line"
+                autosize
+                minRows={2}
+                value={args}
+                onChange={(e) => setArgs(e.currentTarget.value)}
+                error={errors.at('args')}
+              />
+            </>
+          ) : (
+            <TextInput
+              label="URL"
+              description="The MCP endpoint, e.g. https://mcp.example.com/mcp"
+              required
+              value={url}
+              onChange={(e) => setUrl(e.currentTarget.value)}
+              error={errors.at('url')}
+              data-testid="upstream-url"
+            />
+          )}
+          <Select
+            label="Authentication"
+            data={stdio ? AUTH_MODES.filter((m) => m.value !== 'PER_USER_OAUTH') : AUTH_MODES}
+            value={authMode}
+            onChange={(v) => setAuthMode(v ?? 'NONE')}
+            allowDeselect={false}
+            error={errors.at('authMode')}
+            data-testid="upstream-auth"
+          />
+          {authMode === 'STATIC_SECRET' && (
+            <SecretInput
+              label="Bearer token"
+              description="Sent as Authorization: Bearer …; stored encrypted and never shown again"
+              value={bearerToken}
+              onChange={setBearerToken}
+              error={errors.at('bearerToken')}
+            />
+          )}
+          {authMode === 'PER_USER_OAUTH' && (
+            <>
+              <Text size="sm">
+                Each user connects their own account under My connections; calls carry their token. Without a client id,
+                Tollgate registers a client dynamically.
+              </Text>
+              <Group grow align="flex-start">
+                <TextInput
+                  label="OAuth client id"
+                  description="Optional"
+                  value={clientId}
+                  onChange={(e) => setClientId(e.currentTarget.value)}
+                  error={errors.at('oauth.clientId')}
+                />
+                <SecretInput
+                  label="OAuth client secret"
+                  description="Optional; never shown again"
+                  value={clientSecret}
+                  onChange={setClientSecret}
+                  error={errors.at('oauth.clientSecret')}
+                />
+              </Group>
+              <TextInput
+                label="OAuth scope"
+                description="Optional, e.g. repo read:user"
+                value={scope}
+                onChange={(e) => setScope(e.currentTarget.value)}
+                error={errors.at('oauth.scope')}
+              />
+            </>
+          )}
+          <SettingsInputs
+            syncInterval={syncInterval}
+            setSyncInterval={setSyncInterval}
+            callTimeout={callTimeout}
+            setCallTimeout={setCallTimeout}
+            outputCap={outputCap}
+            setOutputCap={setOutputCap}
+            at={errors.at}
+          />
+          <FormAlert error={errors.elsewhere} />
+          <Group justify="flex-end">
+            <Button variant="default" onClick={onClose}>
+              Cancel
+            </Button>
+            <Button type="submit" loading={busy} data-testid="upstream-register-submit">
+              Register upstream
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  );
+}
+
+const EDIT_FIELDS = [
+  'displayName',
+  'url',
+  'bearerToken',
+  'headers',
+  'removeHeaders',
+  'syncIntervalSeconds',
+  'callTimeoutMs',
+  'outputTokenCap',
+  'autoApproveTools',
+];
+const REVIEW_SETTINGS = [
+  { value: 'org', label: 'Follow the organisation' },
+  { value: 'auto', label: 'Serve new or changed tools at once' },
+  { value: 'review', label: 'Hold new or changed tools for review' },
+];
+
+/**
+ * PATCH of what changed, with If-Match the version shown: a change made meanwhile is refused
+ * (412) and the form offers to reload rather than overwrite it.
+ */
+export function EditUpstreamModal({
+  upstream: u,
+  onClose,
+  onSaved,
+}: {
+  upstream: UpstreamDetail;
+  onClose: () => void;
+  onSaved: () => void;
+}) {
+  const orgPath = useOrgPath();
+  const [displayName, setDisplayName] = useState(u.displayName ?? '');
+  const [url, setUrl] = useState(u.url ?? '');
+  const [bearerToken, setBearerToken] = useState('');
+  const [dropToken, setDropToken] = useState(false);
+  const [removeHeaders, setRemoveHeaders] = useState<string[]>([]);
+  const [headerName, setHeaderName] = useState('');
+  const [headerValue, setHeaderValue] = useState('');
+  const [syncInterval, setSyncInterval] = useState<string | number>(u.syncIntervalSeconds);
+  const [callTimeout, setCallTimeout] = useState<string | number>(u.callTimeoutMs);
+  const [outputCap, setOutputCap] = useState<string | number>(u.outputTokenCap ?? '');
+  const [review, setReview] = useState(u.autoApproveTools === null ? 'org' : u.autoApproveTools ? 'auto' : 'review');
+  const [busy, setBusy] = useState(false);
+  const errors = useFieldErrors(EDIT_FIELDS);
+  const stale = errors.error?.status === 412;
+  const http = u.transport !== 'STDIO';
+  const otherHeaders = u.headerNames.filter((h) => h.toLowerCase() !== 'authorization');
+  const hasToken = u.headerNames.some((h) => h.toLowerCase() === 'authorization');
+
+  function patchBody(): Record<string, unknown> {
+    const body: Record<string, unknown> = {};
+    if (displayName.trim() !== (u.displayName ?? '')) body.displayName = displayName.trim() || null;
+    if (http && url.trim() !== (u.url ?? '')) body.url = url.trim();
+    if (bearerToken) body.bearerToken = bearerToken;
+    else if (dropToken) body.bearerToken = null;
+    if (removeHeaders.length) body.removeHeaders = removeHeaders;
+    if (headerName.trim()) body.headers = { [headerName.trim()]: headerValue };
+    if (syncInterval !== u.syncIntervalSeconds) body.syncIntervalSeconds = numberOrUndefined(syncInterval);
+    if (callTimeout !== u.callTimeoutMs) body.callTimeoutMs = numberOrUndefined(callTimeout);
+    if ((outputCap === '' ? null : outputCap) !== u.outputTokenCap)
+      body.outputTokenCap = outputCap === '' ? null : numberOrUndefined(outputCap);
+    const autoApprove = review === 'org' ? null : review === 'auto';
+    if (autoApprove !== u.autoApproveTools) body.autoApproveTools = autoApprove;
+    return body;
+  }
+
+  async function save(e: FormEvent) {
+    e.preventDefault();
+    const body = patchBody();
+    if (Object.keys(body).length === 0) return onClose();
+    setBusy(true);
+    errors.setError(null);
+    try {
+      await send('PATCH', `${orgPath}/upstreams/${u.id}`, body, { 'If-Match': `"${u.version}"` });
+      onSaved();
+    } catch (err) {
+      errors.setError(toApiError(err));
+      setBusy(false);
+    }
+  }
+
+  return (
+    <Modal
+      opened
+      onClose={onClose}
+      closeButtonProps={{ 'aria-label': 'Close' }}
+      title={`Edit the upstream ${u.namespace}`}
+      size="lg"
+    >
+      <form onSubmit={save} noValidate>
+        <Stack>
+          <Text size="sm">
+            Transport {u.transport}, authentication {u.authMode.toLowerCase().replace(/_/g, ' ')} (fixed at
+            registration).
+          </Text>
+          <TextInput
+            label="Display name"
+            value={displayName}
+            onChange={(e) => setDisplayName(e.currentTarget.value)}
+            error={errors.at('displayName')}
+          />
+          {http && (
+            <TextInput
+              label="URL"
+              description="Checked by the outbound rule like at registration"
+              value={url}
+              onChange={(e) => setUrl(e.currentTarget.value)}
+              error={errors.at('url')}
+              data-testid="upstream-edit-url"
+            />
+          )}
+          {http && u.authMode !== 'PER_USER_OAUTH' && (
+            <>
+              <SecretInput
+                label={hasToken ? 'New bearer token' : 'Bearer token'}
+                description={
+                  hasToken
+                    ? 'A token is set (not shown). Leave empty to keep it; a new one is used by the next call on every edge.'
+                    : 'Sent as Authorization: Bearer …; stored encrypted and never shown again'
+                }
+                value={bearerToken}
+                onChange={setBearerToken}
+                error={errors.at('bearerToken')}
+              />
+              {hasToken && (
+                <Checkbox
+                  label="Remove the bearer token"
+                  checked={dropToken}
+                  disabled={bearerToken !== ''}
+                  onChange={(e) => setDropToken(e.currentTarget.checked)}
+                />
+              )}
+              {otherHeaders.length > 0 && (
+                <Stack gap={4}>
+                  <Text size="sm" fw={500}>
+                    Extra headers (values are write-only)
+                  </Text>
+                  {otherHeaders.map((h) => (
+                    <Checkbox
+                      key={h}
+                      label={
+                        <>
+                          Remove <Code>{h}</Code>
+                        </>
+                      }
+                      checked={removeHeaders.includes(h)}
+                      onChange={(e) =>
+                        setRemoveHeaders(
+                          e.currentTarget.checked ? [...removeHeaders, h] : removeHeaders.filter((x) => x !== h),
+                        )
+                      }
+                    />
+                  ))}
+                </Stack>
+              )}
+              <Group grow align="flex-start">
+                <TextInput
+                  label="Set a header"
+                  description="Name; replaces one of that name"
+                  value={headerName}
+                  onChange={(e) => setHeaderName(e.currentTarget.value)}
+                  error={errors.error?.field?.startsWith('headers') ? errors.error.message : undefined}
+                />
+                <SecretInput
+                  label="Header value"
+                  description="Write-only"
+                  value={headerValue}
+                  onChange={setHeaderValue}
+                />
+              </Group>
+            </>
+          )}
+          <SettingsInputs
+            syncInterval={syncInterval}
+            setSyncInterval={setSyncInterval}
+            callTimeout={callTimeout}
+            setCallTimeout={setCallTimeout}
+            outputCap={outputCap}
+            setOutputCap={setOutputCap}
+            at={errors.at}
+          />
+          <Select
+            label="Review of new or changed tools"
+            data={REVIEW_SETTINGS}
+            value={review}
+            onChange={(v) => setReview(v ?? 'org')}
+            allowDeselect={false}
+            error={errors.at('autoApproveTools')}
+          />
+          {stale ? (
+            <Alert
+              color="orange"
+              role="alert"
+              title="Changed by someone else"
+              data-testid="upstream-stale"
+              styles={{ title: { color: 'var(--mantine-color-dark-9)' } }}
+            >
+              <Text size="sm" c="dark.9">
+                This upstream was changed since you opened it (version {u.version} is no longer current), so nothing was
+                saved. Reload to see the current settings, then edit again.
+              </Text>
+            </Alert>
+          ) : (
+            <FormAlert error={errors.elsewhere} />
+          )}
+          <Group justify="flex-end">
+            <Button variant="default" onClick={stale ? onSaved : onClose}>
+              {stale ? 'Reload upstreams' : 'Cancel'}
+            </Button>
+            <Button type="submit" loading={busy} disabled={stale} data-testid="upstream-edit-save">
+              Save
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  );
+}
+
+function SettingsInputs(props: {
+  syncInterval: string | number;
+  setSyncInterval: (v: string | number) => void;
+  callTimeout: string | number;
+  setCallTimeout: (v: string | number) => void;
+  outputCap: string | number;
+  setOutputCap: (v: string | number) => void;
+  at: (field: string) => string | undefined;
+}) {
+  return (
+    <Group grow align="flex-start">
+      <NumberInput
+        label="Sync every (seconds)"
+        min={60}
+        max={604_800}
+        allowDecimal={false}
+        value={props.syncInterval}
+        onChange={props.setSyncInterval}
+        error={props.at('syncIntervalSeconds')}
+      />
+      <NumberInput
+        label="Call time-out (ms)"
+        min={100}
+        max={600_000}
+        allowDecimal={false}
+        value={props.callTimeout}
+        onChange={props.setCallTimeout}
+        error={props.at('callTimeoutMs')}
+      />
+      <NumberInput
+        label="Output token cap"
+        description="Empty: the policy’s"
+        min={1}
+        max={1_000_000}
+        allowDecimal={false}
+        value={props.outputCap}
+        onChange={props.setOutputCap}
+        error={props.at('outputTokenCap')}
+      />
+    </Group>
+  );
+}
+
+/** Write-only: typed, sent once, never filled back in from the API. */
+function SecretInput(props: {
+  label: string;
+  description: ReactNode;
+  value: string;
+  onChange: (v: string) => void;
+  error?: string;
+}) {
+  return (
+    <PasswordInput
+      label={props.label}
+      description={props.description}
+      value={props.value}
+      onChange={(e) => props.onChange(e.currentTarget.value)}
+      error={props.error}
+      autoComplete="new-password"
+    />
+  );
+}
+
+function FormAlert({ error }: { error: ApiError | null }) {
+  if (!error) return null;
+  return (
+    <Alert color="red" role="alert">
+      {error.message}
+    </Alert>
+  );
+}
