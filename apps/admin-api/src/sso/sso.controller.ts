@@ -117,6 +117,8 @@ export class SsoController {
   @Public()
   @ApiOperation({
     summary: 'Where the identity provider sends the browser back; sets the session cookie and redirects to returnTo',
+    description:
+      'A browser (Accept: text/html) that cannot be signed in is sent to /console/?signInError=<code> instead of a JSON error.',
   })
   @ApiFoundResponse({ description: 'Signed in: redirect to returnTo' })
   async callback(@Req() req: Request, @Res() res: Response): Promise<void> {
