@@ -325,6 +325,8 @@ describe('console governance pages in a real browser: policies, audit log, alert
     await expect.poll(() => row.getByTestId('connection-status').textContent()).toBe('Connected');
     await page.screenshot({ path: path.join(SCREENSHOTS, 'my-connections.png'), fullPage: true });
     await row.getByRole('button', { name: 'Disconnect notes' }).click();
+    await expectConfirmDialog(page, 'Disconnect your notes account?');
+    await page.getByTestId('confirm-disconnect').click();
     await expect.poll(() => row.getByTestId('connection-status').textContent()).toBe('Not connected');
     expect((await p.admin('GET', `/v1/orgs/${orgId}/users/${ids.ada}/connections`)).body).toEqual([]);
     await context.close();

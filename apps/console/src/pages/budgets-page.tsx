@@ -531,6 +531,7 @@ function CreateBudgetModal({
               placeholder={`Choose a ${SCOPE_LABELS[scope].toLowerCase()}`}
               searchable
               nothingFoundMessage="None matches"
+              limit={100}
               data={targets[scope]}
               value={scopeId}
               onChange={setScopeId}

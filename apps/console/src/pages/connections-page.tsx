@@ -2,6 +2,7 @@ import { Alert, Badge, Button, Card, Code, Group, Stack, Table, Text } from '@ma
 import { useState } from 'react';
 import { ApiError, api, get, post, toApiError } from '../api/admin-client';
 import type { Connection, OAuthUpstream } from '../api/oversight-types';
+import { ConfirmModal } from '../components/confirm-modal';
 import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
 import { formatTimestamp } from '../lib/dates';
 import { useLoad } from '../lib/use-load';
@@ -39,6 +40,7 @@ export function ConnectionsPage() {
   const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   const [opened, setOpened] = useState<string | null>(null);
+  const [disconnecting, setDisconnecting] = useState<OAuthUpstream | null>(null);
 
   if (!userId) {
     return (
@@ -72,16 +74,9 @@ export function ConnectionsPage() {
   }
 
   async function disconnect(u: OAuthUpstream) {
-    setBusy(u.id);
-    setError(null);
-    try {
-      await api('DELETE', `${orgPath}/users/${userId}/connections/${u.id}`);
-      data.reload();
-    } catch (err) {
-      setError(toApiError(err));
-    } finally {
-      setBusy(null);
-    }
+    await api('DELETE', `${orgPath}/users/${userId}/connections/${u.id}`);
+    setDisconnecting(null);
+    data.reload();
   }
 
   return (
@@ -175,7 +170,7 @@ export function ConnectionsPage() {
                             variant="subtle"
                             color="red"
                             c="red.9"
-                            onClick={() => void disconnect(u)}
+                            onClick={() => setDisconnecting(u)}
                             disabled={busy === u.id}
                             aria-label={`Disconnect ${u.namespace}`}
                           >
@@ -191,6 +186,20 @@ export function ConnectionsPage() {
           </Table>
         )}
       </Card>
+      {disconnecting && (
+        <ConfirmModal
+          title={`Disconnect your ${disconnecting.namespace} account?`}
+          confirmLabel="Disconnect"
+          testId="confirm-disconnect"
+          onClose={() => setDisconnecting(null)}
+          onConfirm={() => disconnect(disconnecting)}
+        >
+          <Text size="sm">
+            Tollgate forgets your tokens for <Code>{disconnecting.namespace}</Code>: calls to its tools ask you to
+            connect again. Your account at the upstream is not changed.
+          </Text>
+        </ConfirmModal>
+      )}
     </Stack>
   );
 }
