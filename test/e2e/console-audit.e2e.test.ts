@@ -1,0 +1,172 @@
+import { PrismaClient } from '@prisma/client';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../support/chromium';
+import { RunningPlatform, startPlatform } from '../support/platform';
+
+/** Same browser and build as test/e2e/console-admin-pages.e2e.test.ts. */
+const ROOT = path.resolve(__dirname, '../..');
+const SCREENSHOTS = path.join(ROOT, 'docs/screenshots');
+const SQUADS = 55;
+
+async function buildConsole(outDir: string): Promise<void> {
+  const { build } = await import('vite');
+  await build({
+    configFile: path.join(ROOT, 'apps/console/vite.config.mts'),
+    logLevel: 'error',
+    build: { outDir, emptyOutDir: true },
+  });
+}
+
+describe('console audit log in a real browser', () => {
+  let p: RunningPlatform;
+  let db: PrismaClient;
+  let browser: Browser;
+  let consoleDir: string;
+  let axeSource: string;
+  let orgId: string;
+  let oldEventId: string;
+  let total: number;
+  const tokens: Record<string, string> = {};
+
+  async function signIn(context: BrowserContext, token: string, pagePath: string): Promise<Page> {
+    const page = await context.newPage();
+    await page.goto(`${p.adminUrl}${pagePath}`);
+    await page.getByLabel('Admin token').fill(token);
+    await page.getByRole('button', { name: 'Sign in with token' }).click();
+    await page.getByTestId('role-badge').waitFor();
+    return page;
+  }
+
+  /** axe-core in the page (evaluated, so the page's CSP stays on); serious or critical violations fail. */
+  async function expectAccessible(page: Page, name: string): Promise<void> {
+    await page.mouse.move(1, 1);
+    await page.evaluate(`${axeSource}\n;undefined`);
+    const violations =
+      (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((res) => res.violations.map((v) => ({
+      id: v.id, impact: v.impact,
+      nodes: v.nodes.slice(0, 3).map((n) => ({ target: n.target.join(' '), why: n.any.map((c) => c.message).join('; ') })),
+    })))`)) as { id: string; impact: string }[];
+    const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    expect(bad, `${name}: ${JSON.stringify(bad, null, 1)}`).toEqual([]);
+  }
+
+  beforeAll(async () => {
+    consoleDir = await mkdtemp(path.join(tmpdir(), 'tollgate-console-audit-'));
+    const built = buildConsole(consoleDir);
+    p = await startPlatform({ ADMIN_CONSOLE_DIR: consoleDir });
+    db = new PrismaClient({ adapter: new PrismaPg({ connectionString: p.env.vars.DATABASE_URL }) });
+    axeSource = await readFile(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+    // New York: 03:30 UTC on 15 January is still 14 January there.
+    orgId = (await p.admin('POST', '/v1/orgs', { name: 'Ledgerly', slug: 'ledgerly', timeZone: 'America/New_York' }))
+      .body.id;
+    const teamId = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'agents' })).body.id;
+    const grace = (
+      await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'grace@ledgerly.test', name: 'Grace Hopper' })
+    ).body.id;
+    const ada = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'ada@ledgerly.test', name: 'Ada Lovelace' }))
+      .body.id;
+    expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId: ada })).status).toBe(201);
+    const issue = async (body: Record<string, unknown>) => {
+      const res = await p.admin('POST', '/v1/admin-tokens', body);
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      return res.body.secret as string;
+    };
+    tokens.grace = await issue({ role: 'ORG_ADMIN', orgId, userId: grace, name: 'grace laptop' });
+    tokens.finance = await issue({ role: 'FINANCE', orgId, name: 'ledgerly finance' });
+
+    // Grace's first key, long ago; then a busy day of changes buries it under more than a page.
+    const legacy = await p.admin(
+      'POST',
+      `/v1/orgs/${orgId}/keys`,
+      { teamId, userId: ada, name: 'legacy-agent', tags: ['project:atlas'] },
+      tokens.grace,
+    );
+    expect(legacy.status).toBe(201);
+    const old = await db.auditEvent.findFirstOrThrow({ where: { orgId, targetId: legacy.body.key.id } });
+    oldEventId = old.id;
+    await db.auditEvent.update({ where: { id: old.id }, data: { createdAt: new Date('2026-01-15T03:30:00Z') } });
+    for (let i = 1; i <= SQUADS; i++) {
+      const res = await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: `squad-${i}` }, tokens.grace);
+      expect(res.status).toBe(201);
+    }
+    expect((await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId: ada, name: 'fresh-agent' })).status).toBe(
+      201,
+    );
+    total = await db.auditEvent.count({ where: { orgId } });
+    expect(total).toBeGreaterThan(50);
+    await built;
+    browser = await launchChromium();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await db?.$disconnect();
+    await p?.close();
+    if (consoleDir) await rm(consoleDir, { recursive: true, force: true });
+  });
+
+  it('should page through every change with Load more, the oldest one last', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await signIn(context, tokens.finance, '/console/audit');
+    const rows = page.getByTestId('audit-row');
+    await page.getByTestId('audit-table').waitFor();
+    expect(await rows.count()).toBe(50);
+    expect(await page.locator(`[data-id="${oldEventId}"]`).count()).toBe(0);
+    await page.getByTestId('audit-load-more').click();
+    await page.getByTestId('audit-end').waitFor();
+    expect(await rows.count()).toBe(total);
+    expect(await rows.last().getAttribute('data-id')).toBe(oldEventId);
+    expect(await page.getByTestId('audit-summary').textContent()).toContain(`${total} changes shown`);
+    await context.close();
+  });
+
+  it('should find an old change by category, person and the org’s calendar days, and show its details', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await signIn(context, tokens.finance, '/console/audit');
+    const rows = page.getByTestId('audit-row');
+    await page.getByTestId('audit-table').waitFor();
+
+    await page.getByTestId('audit-action').click();
+    await page.getByRole('option', { name: 'key.* (every key change)' }).click();
+    await expect.poll(() => rows.count()).toBe(2);
+    await page.getByTestId('audit-actor').click();
+    await page.getByRole('option', { name: 'Grace Hopper <grace@ledgerly.test>' }).click();
+    await expect.poll(() => rows.count()).toBe(1);
+    expect(await rows.getAttribute('data-id')).toBe(oldEventId);
+
+    // The org's 15 January (New York) has nothing: the change was on its 14th, though the 15th in UTC.
+    await page.getByTestId('audit-from').fill('2026-01-15');
+    await page.getByTestId('audit-to').fill('2026-01-15');
+    await page.getByText('No change matches').waitFor();
+    await page.getByTestId('audit-from').fill('2026-01-14');
+    await page.getByTestId('audit-to').fill('2026-01-14');
+    await rows.first().waitFor();
+    expect(await rows.count()).toBe(1);
+    expect(await rows.getAttribute('data-id')).toBe(oldEventId);
+    expect(await rows.locator('td').first().textContent()).toContain('Jan 14, 2026');
+
+    await page.getByTestId('audit-details-toggle').click();
+    const details = page.getByTestId('audit-details');
+    expect(await details.textContent()).toContain('"name": "legacy-agent"');
+    expect(await details.textContent()).toContain('project:atlas');
+    await expectAccessible(page, 'audit log');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'audit-log.png'), fullPage: true });
+
+    // A range that ends before it starts asks for a fix instead of asking the API.
+    await page.getByTestId('audit-from').fill('2026-01-20');
+    await page.getByText('The range ends before it starts').waitFor();
+    await page.getByTestId('audit-from').fill('');
+    await page.getByTestId('audit-to').fill('');
+    await expect.poll(() => rows.count()).toBe(1);
+
+    await page.getByTestId('audit-clear').click();
+    await expect.poll(() => rows.count()).toBe(50);
+    await context.close();
+  });
+});
