@@ -1,6 +1,6 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { PrismaPg } from '@prisma/adapter-pg';
-import { PrismaClient } from '@prisma/client';
+import { Prisma, PrismaClient } from '@prisma/client';
 import { JobName, QueueName, bullConnection } from '@tollgate/queue';
 import { callMeta, connectAgent, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
 import { Queue } from 'bullmq';
@@ -75,11 +75,12 @@ describe('console in a real browser', () => {
   let axeSource: string;
   let consoleDir: string;
 
-  /** The ledger's own sums over [from, to] (UTC days: the org's zone here). */
-  async function ledger(from: string, to: string) {
+  /** The ledger's own sums over [from, to] (UTC days: the org's zone here), optionally for some calls only. */
+  async function ledger(from: string, to: string, only: Prisma.UsageEventWhereInput = {}) {
     const rows = await db.usageEvent.findMany({
       where: {
         orgId,
+        ...only,
         occurredAt: { gte: new Date(`${from}T00:00:00Z`), lt: new Date(Date.parse(`${to}T00:00:00Z`) + 86_400_000) },
       },
     });
@@ -367,7 +368,6 @@ describe('console in a real browser', () => {
     await groupBy.getByText('Day', { exact: true }).click();
     await page.locator('.recharts-bar-rectangle').first().waitFor();
     await expectAccessible(page, 'spend explorer');
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'spend-explorer.png'), fullPage: true });
     // Finance reads everything and changes nothing: no way to issue a key.
     await page.getByRole('link', { name: 'Keys' }).click();
     await page.getByTestId('keys-table').waitFor();
@@ -490,6 +490,7 @@ describe('console in a real browser', () => {
     // Filtered by that tag: the total is the tagged key's ledger sum, as the report API says.
     await page.getByTestId('explorer-filter-tag').click();
     await page.getByRole('option', { name: 'project:atlas' }).click();
+    await page.keyboard.press('Escape');
     await expect.poll(() => total.getAttribute('data-micros')).toBe(String(adaCost));
     const from = utcDay(new Date(Date.now() - 29 * 86_400_000));
     const api = await p.admin(
@@ -499,31 +500,153 @@ describe('console in a real browser', () => {
       tokens.admin,
     );
     expect(String(api.body.totals.costMicros)).toBe(String(adaCost));
-    // And by team too (a console filter over the API's rows): bob's team has no tagged spend.
-    await page.getByTestId('explorer-filter-team').click();
+    // And by team too (filters AND): bob's team has no tagged spend.
+    await page.getByTestId('explorer-filter-teamId').click();
     await page.getByRole('option', { name: 'web' }).click();
-    await page.getByText('No spend in this range').waitFor();
+    await page.keyboard.press('Escape');
+    await page.getByText('No calls match these filters in this range').waitFor();
     await expectAccessible(page, 'explorer filtered by tag');
     await context.close();
   });
 
-  it('should show a team admin only their team', async () => {
-    const context = await browser.newContext();
+  it('should explore with the report API’s filters, totals equal to the ledger, and restore the view from its URL', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 1000 }, acceptDownloads: true });
+    const page = await signIn(context, tokens.finance);
+    await page.getByRole('link', { name: 'Spend explorer' }).click();
+    const total = page.getByTestId('explorer-total-cost');
+    await total.waitFor();
+    const from = utcDay(new Date(Date.now() - 29 * 86_400_000));
+    const to = utcDay();
+
+    // Two users (values OR) and one tool (filters AND): ada's and bob's pings.
+    for (const name of ['Ada', 'Bob']) {
+      await page.getByTestId('explorer-filter-userId').click();
+      await page.getByRole('option', { name }).click();
+    }
+    await page.keyboard.press('Escape');
+    await page.getByTestId('explorer-filter-tool').click();
+    await page.getByRole('option', { name: 'ping', exact: true }).click();
+    await page.keyboard.press('Escape');
+    const pings = await ledger(from, to, { userId: { in: [ids.ada, ids.bob] }, toolName: 'ping' });
+    expect(pings.calls).toBe(4);
+    await expect.poll(() => total.getAttribute('data-micros')).toBe(String(pings.costMicros));
+    const footer = page.getByTestId('explorer-table').locator('tfoot th');
+    expect(await footer.nth(2).textContent()).toBe(String(pings.calls));
+    // The report API answers the same for the same filter, and echoes it.
+    const q = `from=${from}&to=${to}&groupBy=team,day&userId=${ids.ada},${ids.bob}&tool=ping`;
+    const api = await p.admin('GET', `/v1/orgs/${orgId}/reports/spend?${q}`, undefined, tokens.finance);
+    expect(api.status).toBe(200);
+    expect(String(api.body.totals.costMicros)).toBe(String(pings.costMicros));
+    expect(api.body.scope.kind).toBe('org');
+
+    // The page's address holds the view: opened again, it shows the same filtered report.
+    const url = new URL(page.url());
+    expect(url.pathname).toBe('/console/explorer');
+    expect(url.searchParams.get('tool')).toBe('ping');
+    expect(url.searchParams.get('userId')!.split(',').sort()).toEqual([ids.ada, ids.bob].sort());
+    // (A full navigation in the same tab: the token is kept per tab.)
+    const again = page;
+    await again.goto(`${p.adminUrl}/console/`);
+    await again.getByTestId('overview-total-spend').waitFor();
+    await again.goto(url.toString());
+    const restored = again.getByTestId('explorer-total-cost');
+    await restored.waitFor();
+    expect(await restored.getAttribute('data-micros')).toBe(String(pings.costMicros));
+    expect(await again.getByTestId('explorer-filter-tool').locator('xpath=..').textContent()).toContain('ping');
+    await again.getByText('Filtered by user, tool').waitFor();
+    await again.locator('.recharts-bar-rectangle').first().waitFor();
+    await expectAccessible(again, 'explorer filtered by users and tool');
+    await again.screenshot({ path: path.join(SCREENSHOTS, 'spend-explorer.png'), fullPage: true });
+
+    // The CSV is what is shown: the filtered rows and their total.
+    const [download] = await Promise.all([
+      again.waitForEvent('download'),
+      again.getByTestId('explorer-download').click(),
+    ]);
+    const csv = parseCsv(await readFile((await download.path())!, 'utf8'));
+    expect(csv[0]).toEqual(['Team', 'Day', 'Calls', 'Errors', 'Output tokens', 'Cost (EUR)']);
+    expect(csv[csv.length - 1][0]).toBe('Total');
+    expect(decimalToMicros(csv[csv.length - 1][5])).toBe(pings.costMicros);
+
+    // A filter nothing matches: the designed empty state, with a way back.
+    await again.goto(`${p.adminUrl}/console/explorer?tool=no-such-tool`);
+    await again.getByText('No calls match these filters in this range').waitFor();
+    await again.getByTestId('explorer-clear').first().click();
+    await again.getByTestId('explorer-total-cost').waitFor();
+    expect(new URL(again.url()).search).toBe('');
+    await context.close();
+  });
+
+  it('should show a team admin only their team: overview and explorer totals equal the ledger for that team', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
     const page = await signIn(context, tokens.teamAdmin);
+    const today = utcDay();
+    const month = await ledger(`${today.slice(0, 8)}01`, today, { teamId: ids.web });
+    expect(month.calls).toBe(2);
+    const spend = page.getByTestId('overview-total-spend');
+    await spend.waitFor();
+    expect(await page.getByTestId('scope-note').textContent()).toContain('Your team: web');
+    expect(await spend.getAttribute('data-micros')).toBe(String(month.costMicros));
+    expect(await page.getByTestId('overview-calls').textContent()).toBe(String(month.calls));
+    // Its team's budget, no org budget and no other team's; no org alerts.
+    expect(await page.getByTestId('budget-row').allTextContents()).toEqual([expect.stringContaining('Team web')]);
+    expect(await page.getByTestId('overview-alerts').count()).toBe(0);
+    await page.getByRole('radio', { name: 'By user' }).waitFor({ state: 'attached' });
+    expect(await page.getByTestId('top-users').locator('tbody tr').allTextContents()).toEqual([
+      expect.stringContaining('bob@acme.test'),
+    ]);
+    await page.locator('.recharts-bar-rectangle').first().waitFor();
+    await expectAccessible(page, 'overview (team admin)');
+
+    await page.getByRole('link', { name: 'Spend explorer' }).click();
+    const total = page.getByTestId('explorer-total-cost');
+    await total.waitFor();
+    const from = utcDay(new Date(Date.now() - 29 * 86_400_000));
+    const sums = await ledger(from, today, { teamId: ids.web });
+    expect(await total.getAttribute('data-micros')).toBe(String(sums.costMicros));
+    expect(await page.getByTestId('explorer-filter-teamId').count()).toBe(0);
+    expect(await page.getByTestId('explorer-table').textContent()).not.toContain('ada@acme.test');
+    await expectAccessible(page, 'explorer (team admin)');
+
+    // Another team's spend by URL: the API refuses, the page says so and offers a retry.
+    await page.goto(`${p.adminUrl}/console/explorer?teamId=${ids.data}`);
+    await page.getByTestId('error-state').waitFor();
+    expect(await page.getByTestId('error-state').textContent()).toContain('Your role may not see this');
+
+    await page.getByRole('link', { name: 'Keys' }).click();
     await page.getByTestId('keys-table').waitFor();
-    expect(await page.getByRole('link', { name: 'Spend explorer' }).count()).toBe(0);
     const names = await page.getByTestId('key-row').locator('td:first-child').allTextContents();
     expect(names).toEqual(['bob-agent']);
     await expectAccessible(page, 'keys (team admin)');
     await context.close();
   });
 
-  it('should show a member only their own keys and no spend pages', async () => {
-    const context = await browser.newContext();
+  it('should show a member only their own usage and keys', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
     const page = await signIn(context, tokens.member);
+    const today = utcDay();
+    const month = await ledger(`${today.slice(0, 8)}01`, today, { userId: ids.ada });
+    expect(month.calls).toBe(4);
+    const spend = page.getByTestId('overview-total-spend');
+    await spend.waitFor();
+    expect(await page.getByTestId('scope-note').textContent()).toContain('Your own usage');
+    expect(await spend.getAttribute('data-micros')).toBe(String(month.costMicros));
+    expect(await page.getByText('Organisation Acme').count()).toBe(0);
+    expect(await page.getByTestId('top-users').count()).toBe(0);
+    await page.getByRole('radio', { name: 'By tool' }).waitFor({ state: 'attached' });
+    await page.locator('.recharts-bar-rectangle').first().waitFor();
+    await expectAccessible(page, 'overview (member)');
+
+    await page.getByRole('link', { name: 'Spend explorer' }).click();
+    const total = page.getByTestId('explorer-total-cost');
+    await total.waitFor();
+    const sums = await ledger(utcDay(new Date(Date.now() - 29 * 86_400_000)), today, { userId: ids.ada });
+    expect(await total.getAttribute('data-micros')).toBe(String(sums.costMicros));
+    expect(await page.getByTestId('explorer-filter-userId').count()).toBe(0);
+    await expectAccessible(page, 'explorer (member)');
+
+    await page.getByRole('link', { name: 'Keys' }).click();
     await page.getByTestId('keys-table').waitFor();
-    expect(await page.getByRole('link', { name: 'Overview' }).count()).toBe(0);
-    expect(await page.getByRole('link', { name: 'Spend explorer' }).count()).toBe(0);
     const names = await page.getByTestId('key-row').locator('td:first-child').allTextContents();
     expect(names).toEqual(['ada-agent']);
     await context.close();

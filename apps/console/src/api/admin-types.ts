@@ -88,6 +88,10 @@ export interface SpendReport {
   columns: string[];
   rows: ReportRow[];
   totals: Figures;
+  /** The filters the API applied, those it forced for the caller's role included. */
+  filters?: Partial<Record<'teamId' | 'userId' | 'keyId' | 'upstreamId' | 'tool' | 'tag', string[] | string | null>>;
+  /** Whose spend this is: the org's, a team admin's team's or a member's own. */
+  scope?: { kind: 'org' | 'team' | 'user'; id: string | null };
 }
 
 export interface BudgetUtilisation {

@@ -51,3 +51,22 @@ export function EmptyState({ title, children }: { title: string; children?: Reac
     </Stack>
   );
 }
+
+/** Whose spend a page shows when the API scopes it to the caller: a team admin's team or a member's own calls. */
+export function ScopeNote({ scope, teamName }: { scope: 'org' | 'team' | 'user'; teamName?: string }) {
+  if (scope === 'org') return null;
+  return (
+    <Alert
+      color="indigo"
+      variant="light"
+      data-testid="scope-note"
+      title={scope === 'team' ? `Your team: ${teamName ?? '…'}` : 'Your own usage'}
+    >
+      <Text size="sm">
+        {scope === 'team'
+          ? 'Spend, budgets and calls of your team’s members and keys only; the rest of the organisation is not shown.'
+          : 'Only the calls made with your own keys, and your own and your keys’ budgets.'}
+      </Text>
+    </Alert>
+  );
+}

@@ -1,90 +1,79 @@
-import type { ReportDimension, ReportRow, SpendReport } from '../api/admin-types';
-import { sumMicros, toMicros } from './money';
-
-/** Dimensions the explorer filters on, and the row column each is matched by. */
-export const FILTER_COLUMNS = {
-  team: 'teamId',
-  user: 'userId',
-  key: 'keyId',
-  upstream: 'upstreamId',
-  tool: 'toolName',
-} as const;
-export type FilterDimension = keyof typeof FILTER_COLUMNS;
-export type ReportFilters = Partial<Record<FilterDimension, string>>;
-
-const ID_COLUMNS: Record<ReportDimension, readonly string[]> = {
-  team: ['teamId'],
-  user: ['userId'],
-  key: ['keyId'],
-  upstream: ['upstreamId'],
-  tool: ['upstreamId', 'toolName'],
-  day: ['day'],
-  tag: ['tag'],
-};
-
-export function activeFilters(filters: ReportFilters): FilterDimension[] {
-  return (Object.keys(FILTER_COLUMNS) as FilterDimension[]).filter((d) => filters[d]);
-}
-
-const matches = (row: ReportRow, filters: ReportFilters) =>
-  activeFilters(filters).every((d) => String(row[FILTER_COLUMNS[d]] ?? '') === filters[d]);
+import { REPORT_DIMENSIONS, ReportDimension } from '../api/admin-types';
 
 /**
- * The report API groups by dimensions but filters only by tag: the explorer asks for the filter
- * dimensions as extra groups, keeps the matching rows and folds them back onto the dimensions
- * shown, summing in BigInt. `totals` is the sum of the kept rows of `totalsSource` (a report not
- * grouped by tag, since a call of a key with two tags is in two tag rows).
+ * The report API's filters (GET …/reports/spend): id lists for team, user, key and upstream,
+ * tool names, and one key tag; filters AND, a list's values OR. The explorer's URL uses the same
+ * parameter names, so a shared link and the API call it makes read alike.
  */
-export function filterReport(
-  report: SpendReport,
-  shownDims: ReportDimension[],
-  filters: ReportFilters,
-  totalsSource: SpendReport = report,
-): SpendReport {
-  if (activeFilters(filters).length === 0) return report;
-  const keyCols = shownDims.flatMap((d) => ID_COLUMNS[d]);
-  const keep = new Set(report.columns.filter((c) => shownDims.some((d) => dimensionColumns(d).includes(c))));
-  const groups = new Map<string, { row: ReportRow; micros: bigint }>();
-  for (const r of report.rows) {
-    if (!matches(r, filters)) continue;
-    const k = JSON.stringify(keyCols.map((c) => r[c] ?? null));
-    let g = groups.get(k);
-    if (!g) {
-      const dims: ReportRow = {};
-      for (const c of keep) dims[c] = r[c] ?? null;
-      g = { row: { ...dims, calls: 0, errors: 0, outputTokens: 0 }, micros: 0n };
-      groups.set(k, g);
-    }
-    g.row.calls = Number(g.row.calls) + Number(r.calls);
-    g.row.errors = Number(g.row.errors) + Number(r.errors);
-    g.row.outputTokens = Number(g.row.outputTokens) + Number(r.outputTokens);
-    g.micros += toMicros(r.costMicros as number | string);
-  }
-  const rows = [...groups.values()].map((g) => ({ ...g.row, costMicros: String(g.micros) }));
-  const kept = totalsSource.rows.filter((r) => matches(r, filters));
-  const totals = {
-    calls: kept.reduce((n, r) => n + Number(r.calls), 0),
-    errors: kept.reduce((n, r) => n + Number(r.errors), 0),
-    outputTokens: kept.reduce((n, r) => n + Number(r.outputTokens), 0),
-    costMicros: String(sumMicros(kept.map((r) => r.costMicros as number | string))),
-  };
-  return {
-    ...report,
-    groupBy: shownDims,
-    columns: report.columns.filter((c) => keep.has(c)).concat(['calls', 'errors', 'outputTokens', 'costMicros']),
-    rows,
-    totals,
-  };
+export const FILTER_PARAMS = ['teamId', 'userId', 'keyId', 'upstreamId', 'tool', 'tag'] as const;
+export type FilterParam = (typeof FILTER_PARAMS)[number];
+export type ReportFilters = Record<FilterParam, string[]>;
+
+/** What the explorer shows: range, breakdown and filters; the page's query string holds it all. */
+export interface ExplorerView {
+  from: string;
+  to: string;
+  groupBy: ReportDimension[];
+  filters: ReportFilters;
 }
 
-function dimensionColumns(d: ReportDimension): readonly string[] {
-  return {
-    team: ['teamId', 'teamName'],
-    user: ['userId', 'userEmail'],
-    key: ['keyId', 'keyName', 'keyPrefix'],
-    upstream: ['upstreamId', 'upstreamNamespace'],
-    tool: ['upstreamId', 'upstreamNamespace', 'toolName'],
-    day: ['day'],
-    tag: ['tag'],
-  }[d];
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const ID_PARAMS: ReadonlySet<FilterParam> = new Set(['teamId', 'userId', 'keyId', 'upstreamId']);
+
+export const NO_FILTERS: ReportFilters = { teamId: [], userId: [], keyId: [], upstreamId: [], tool: [], tag: [] };
+
+export function activeFilters(filters: ReportFilters): FilterParam[] {
+  return FILTER_PARAMS.filter((p) => filters[p].length > 0);
 }
+
+const list = (raw: string | null) =>
+  raw === null
+    ? []
+    : [
+        ...new Set(
+          raw
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean),
+        ),
+      ];
+
+/**
+ * A view from a query string; what is missing takes `defaults`. An id that is not a UUID is
+ * dropped (the API would refuse it), an unknown dimension too; days are kept as written so the
+ * page can say what is wrong with them.
+ */
+export function viewFromSearch(search: string, defaults: ExplorerView): ExplorerView {
+  const q = new URLSearchParams(search);
+  const filters = { ...NO_FILTERS };
+  for (const p of FILTER_PARAMS) {
+    const values = list(q.get(p));
+    // The API takes one key tag; the other filters take lists.
+    filters[p] = ID_PARAMS.has(p) ? values.filter((v) => UUID.test(v)) : p === 'tag' ? values.slice(0, 1) : values;
+  }
+  const groupBy = q.has('groupBy')
+    ? REPORT_DIMENSIONS.filter((d) => list(q.get('groupBy')).includes(d))
+    : defaults.groupBy;
+  return { from: q.get('from') ?? defaults.from, to: q.get('to') ?? defaults.to, groupBy, filters };
+}
+
+/** The query string of a view: only what differs from `defaults`, so the plain URL is the default view. */
+export function searchOfView(view: ExplorerView, defaults: ExplorerView): string {
+  const q = new URLSearchParams();
+  if (view.from !== defaults.from) q.set('from', view.from);
+  if (view.to !== defaults.to) q.set('to', view.to);
+  if (view.groupBy.join(',') !== defaults.groupBy.join(',')) q.set('groupBy', view.groupBy.join(','));
+  for (const p of FILTER_PARAMS) if (view.filters[p].length) q.set(p, view.filters[p].join(','));
+  return readable(q);
+}
+
+/** The report API's query for a view (every parameter spelled out; CSV asks the same with format=csv). */
+export function reportQuery(view: ExplorerView): string {
+  const q = new URLSearchParams({ from: view.from, to: view.to });
+  if (view.groupBy.length) q.set('groupBy', REPORT_DIMENSIONS.filter((d) => view.groupBy.includes(d)).join(','));
+  for (const p of FILTER_PARAMS) if (view.filters[p].length) q.set(p, view.filters[p].join(','));
+  return readable(q);
+}
+
+// Commas and colons are legal in a query; left unescaped, a shared link stays readable.
+const readable = (q: URLSearchParams) => q.toString().replace(/%2C/gi, ',').replace(/%3A/gi, ':');

@@ -1,9 +1,18 @@
 import type { AdminRole } from '../api/admin-types';
 import type { PageId } from './router';
 
-/** Spend reports are for org admins and finance (the API's Audit level). */
+/** The whole org's spend, alerts and audit trail: org admins and finance (the API's Audit level). */
 export function canReadSpend(role: AdminRole): boolean {
   return role === 'PLATFORM_ADMIN' || role === 'ORG_ADMIN' || role === 'FINANCE';
+}
+
+/**
+ * Whose spend the report API answers for a role: the org, the team admin's team (teamId forced),
+ * or the member's own calls (userId forced). Every role reads its own share.
+ */
+export type SpendScope = 'org' | 'team' | 'user';
+export function spendScopeOf(role: AdminRole): SpendScope {
+  return canReadSpend(role) ? 'org' : role === 'TEAM_ADMIN' ? 'team' : 'user';
 }
 
 /** Issue and revoke keys: everyone but finance (members their own, team admins their team's). */
@@ -22,7 +31,8 @@ export function governancePages(role: AdminRole): PageId[] {
 }
 
 export function pagesFor(role: AdminRole): PageId[] {
-  const pages: PageId[] = canReadSpend(role) ? ['overview', 'explorer', 'keys'] : ['keys'];
+  // Everyone has the overview and the explorer, scoped by the API to what the role may see.
+  const pages: PageId[] = ['overview', 'explorer', 'keys'];
   // Policies are org configuration every role reads; audit and alerts are the Audit level;
   // finance may not see anyone's upstream connections, so it has none of its own here.
   pages.push('policies');

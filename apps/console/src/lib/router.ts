@@ -38,10 +38,41 @@ export function pageOf(pathname: string): PageId | null {
   return null;
 }
 
+/** Goes to `path` (which may carry a query string); the same path again keeps the query shown. */
 export function navigate(path: string): void {
-  if (window.location.pathname === path) return;
-  window.history.pushState(null, '', path);
+  const target = new URL(path, window.location.origin);
+  if (window.location.pathname === target.pathname && !target.search) return;
+  if (window.location.pathname + window.location.search === target.pathname + target.search) return;
+  window.history.pushState(null, '', target.pathname + target.search);
   window.dispatchEvent(new PopStateEvent('popstate'));
+}
+
+const SEARCH_CHANGED = 'tollgate:search';
+
+/**
+ * Replaces the page's query string (no new history entry: a view changed, not a page opened), so
+ * the URL always holds what the page shows and can be shared or bookmarked.
+ */
+export function replaceSearch(search: string): void {
+  const next = search ? `?${search.replace(/^\?/, '')}` : '';
+  if (window.location.search === next) return;
+  window.history.replaceState(null, '', window.location.pathname + next);
+  window.dispatchEvent(new Event(SEARCH_CHANGED));
+}
+
+/** The page's query string, following replaceSearch and back/forward. */
+export function useSearch(): string {
+  const [search, setSearch] = useState(window.location.search);
+  useEffect(() => {
+    const onChange = () => setSearch(window.location.search);
+    window.addEventListener('popstate', onChange);
+    window.addEventListener(SEARCH_CHANGED, onChange);
+    return () => {
+      window.removeEventListener('popstate', onChange);
+      window.removeEventListener(SEARCH_CHANGED, onChange);
+    };
+  }, []);
+  return search;
 }
 
 export function usePathname(): string {

@@ -3,12 +3,13 @@ import { useState } from 'react';
 import { get } from '../api/admin-client';
 import type { BudgetUtilisation, Key, SpendReport, Team, User } from '../api/admin-types';
 import { Money } from '../components/money-text';
-import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
+import { EmptyState, ErrorState, LoadingState, ScopeNote } from '../components/page-states';
 import { SpendPerDayChart } from '../components/spend-chart';
 import { dayIn, formatDay, formatTimestamp, monthStart } from '../lib/dates';
 import { forecastBudget } from '../lib/forecast';
 import { formatRatio, toMicros } from '../lib/money';
-import { Ranked, topBy } from '../lib/spend-table';
+import { SpendScope, canReadSpend, spendScopeOf } from '../lib/roles';
+import { DIMENSION_LABELS, Ranked, topBy } from '../lib/spend-table';
 import { useLoad } from '../lib/use-load';
 import { useOrgPath, useSession } from '../session';
 
@@ -29,9 +30,17 @@ interface OverviewData {
   budgets: BudgetUtilisation[];
   tools: Ranked[];
   keys: Ranked[];
-  users: Ranked[];
+  users: Ranked[] | null;
   names: Map<string, string>;
 }
+
+type StackBy = 'team' | 'user' | 'upstream' | 'tool';
+/** How spend per day can be stacked for each scope: a team admin by member, a member by upstream or tool. */
+const STACKS: Record<SpendScope, [StackBy, StackBy]> = {
+  org: ['team', 'upstream'],
+  team: ['user', 'upstream'],
+  user: ['upstream', 'tool'],
+};
 
 /** Month to date in the org's time zone: the period most budgets run over. */
 function monthToDate(timeZone: string) {
@@ -40,11 +49,14 @@ function monthToDate(timeZone: string) {
 }
 
 export function OverviewPage() {
-  const { org, currency } = useSession();
+  const { org, currency, me } = useSession();
   const orgPath = useOrgPath();
+  const scope = spendScopeOf(me.role);
+  // Org alerts are the Audit level: a team admin or a member would only be refused them.
+  const readsAlerts = canReadSpend(me.role);
   const range = monthToDate(org.timeZone);
   const q = `from=${range.from}&to=${range.to}`;
-  const [stackBy, setStackBy] = useState<'team' | 'upstream'>('team');
+  const [stackBy, setStackBy] = useState<StackBy>(STACKS[scope][0]);
 
   const overview = useLoad<OverviewData>(async () => {
     const [total, budgets, tools, keysReport, usersReport, teams, users, keys] = await Promise.all([
@@ -52,7 +64,8 @@ export function OverviewPage() {
       get<BudgetUtilisation[]>(`${orgPath}/reports/budgets`),
       get<SpendReport>(`${orgPath}/reports/spend?${q}&groupBy=tool`),
       get<SpendReport>(`${orgPath}/reports/spend?${q}&groupBy=key`),
-      get<SpendReport>(`${orgPath}/reports/spend?${q}&groupBy=user`),
+      // A member's own usage has one user: no ranking of users.
+      scope === 'user' ? Promise.resolve(null) : get<SpendReport>(`${orgPath}/reports/spend?${q}&groupBy=user`),
       get<Team[]>(`${orgPath}/teams`),
       get<User[]>(`${orgPath}/users`),
       get<Key[]>(`${orgPath}/keys`),
@@ -66,13 +79,14 @@ export function OverviewPage() {
       budgets,
       tools: topBy(tools, 'tool', 5),
       keys: topBy(keysReport, 'key', 5),
-      users: topBy(usersReport, 'user', 5),
+      users: usersReport && topBy(usersReport, 'user', 5),
       names,
     };
   }, [orgPath, q]);
 
   // Its own load: an alerts failure leaves the rest of the overview shown.
   const alerts = useLoad(async () => {
+    if (!readsAlerts) return [];
     const all = await get<FiredAlert[]>(`${orgPath}/alerts?limit=100`);
     return all.filter((a) => dayIn(org.timeZone, new Date(a.createdAt)) >= range.from);
   }, [orgPath, q]);
@@ -87,15 +101,17 @@ export function OverviewPage() {
     return <ErrorState error={overview.error} what="the overview" onRetry={overview.reload} />;
   const { total, budgets, names } = overview.data;
   const t = total.totals;
+  const scopeShown = total.scope?.kind ?? scope;
 
   return (
     <Stack gap="lg">
+      <ScopeNote scope={scopeShown} teamName={names.get(total.scope?.id ?? me.teamId ?? '')} />
       <Text c="gray.8" size="sm" data-testid="overview-range">
         {formatDay(total.from)} to {formatDay(total.to)} · report days in {total.timeZone} · org time zone{' '}
         {org.timeZone}
       </Text>
       <SimpleGrid cols={{ base: 1, sm: 3 }}>
-        <Kpi label="Spend this month">
+        <Kpi label={KPI_SPEND_LABELS[scopeShown]}>
           <Money micros={t.costMicros} testId="overview-total-spend" />
         </Kpi>
         <Kpi label="Calls">
@@ -115,8 +131,10 @@ export function OverviewPage() {
           Budgets this period
         </Title>
         {budgets.length === 0 ? (
-          <EmptyState title="No budgets yet">
-            Set one with PUT /v1/orgs/{'{orgId}'}/budgets; it shows here with its spend and a forecast.
+          <EmptyState title={scopeShown === 'org' ? 'No budgets yet' : 'No budgets set for you'}>
+            {scopeShown === 'org'
+              ? 'Set one on the Budgets page (or PUT /v1/orgs/{orgId}/budgets); it shows here with its spend and a forecast.'
+              : 'Budgets on your team, its members or keys show here with their spend and a forecast once an org admin sets them.'}
           </EmptyState>
         ) : (
           <Stack gap="md">
@@ -127,59 +145,62 @@ export function OverviewPage() {
         )}
       </Card>
 
-      <Card withBorder component="section" aria-labelledby="alerts-title" data-testid="overview-alerts">
-        <Title order={2} size="h4" id="alerts-title" mb="sm">
-          Alerts fired this month
-        </Title>
-        {alerts.state === 'loading' && <LoadingState label="Loading alerts…" />}
-        {alerts.state === 'error' && <ErrorState error={alerts.error} what="the alerts" onRetry={alerts.reload} />}
-        {alerts.state === 'ready' &&
-          (alerts.data.length === 0 ? (
-            <EmptyState title="No alerts this month">
-              A budget crossing one of its thresholds (80 % and 100 % by default) shows here, with its webhook delivery.
-            </EmptyState>
-          ) : (
-            <Table>
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>When</Table.Th>
-                  <Table.Th>Budget</Table.Th>
-                  <Table.Th ta="right">Threshold</Table.Th>
-                  <Table.Th ta="right">Spend then</Table.Th>
-                  <Table.Th>Webhook</Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {alerts.data.map((a) => {
-                  const b = budgets.find((x) => x.budgetId === a.budgetId);
-                  return (
-                    <Table.Tr key={a.id} data-testid="alert-row">
-                      <Table.Td>{formatTimestamp(a.createdAt, org.timeZone)}</Table.Td>
-                      <Table.Td>
-                        {b
-                          ? `${SCOPE_LABELS[b.scope]} ${names.get(b.scopeId) ?? b.scopeId} (${b.period.toLowerCase()})`
-                          : a.budgetId}
-                      </Table.Td>
-                      <Table.Td ta="right">{a.threshold} %</Table.Td>
-                      <Table.Td ta="right">
-                        <Money micros={a.spentMicros} />
-                      </Table.Td>
-                      <Table.Td>
-                        {a.deliveredAt
-                          ? 'Delivered'
-                          : a.lastError
-                            ? `Not delivered (${a.attempts} attempts): ${a.lastError}`
-                            : a.attempts
-                              ? `Retrying (${a.attempts} attempts)`
-                              : 'Pending'}
-                      </Table.Td>
-                    </Table.Tr>
-                  );
-                })}
-              </Table.Tbody>
-            </Table>
-          ))}
-      </Card>
+      {readsAlerts && (
+        <Card withBorder component="section" aria-labelledby="alerts-title" data-testid="overview-alerts">
+          <Title order={2} size="h4" id="alerts-title" mb="sm">
+            Alerts fired this month
+          </Title>
+          {alerts.state === 'loading' && <LoadingState label="Loading alerts…" />}
+          {alerts.state === 'error' && <ErrorState error={alerts.error} what="the alerts" onRetry={alerts.reload} />}
+          {alerts.state === 'ready' &&
+            (alerts.data.length === 0 ? (
+              <EmptyState title="No alerts this month">
+                A budget crossing one of its thresholds (80 % and 100 % by default) shows here, with its webhook
+                delivery.
+              </EmptyState>
+            ) : (
+              <Table>
+                <Table.Thead>
+                  <Table.Tr>
+                    <Table.Th>When</Table.Th>
+                    <Table.Th>Budget</Table.Th>
+                    <Table.Th ta="right">Threshold</Table.Th>
+                    <Table.Th ta="right">Spend then</Table.Th>
+                    <Table.Th>Webhook</Table.Th>
+                  </Table.Tr>
+                </Table.Thead>
+                <Table.Tbody>
+                  {alerts.data.map((a) => {
+                    const b = budgets.find((x) => x.budgetId === a.budgetId);
+                    return (
+                      <Table.Tr key={a.id} data-testid="alert-row">
+                        <Table.Td>{formatTimestamp(a.createdAt, org.timeZone)}</Table.Td>
+                        <Table.Td>
+                          {b
+                            ? `${SCOPE_LABELS[b.scope]} ${names.get(b.scopeId) ?? b.scopeId} (${b.period.toLowerCase()})`
+                            : a.budgetId}
+                        </Table.Td>
+                        <Table.Td ta="right">{a.threshold} %</Table.Td>
+                        <Table.Td ta="right">
+                          <Money micros={a.spentMicros} />
+                        </Table.Td>
+                        <Table.Td>
+                          {a.deliveredAt
+                            ? 'Delivered'
+                            : a.lastError
+                              ? `Not delivered (${a.attempts} attempts): ${a.lastError}`
+                              : a.attempts
+                                ? `Retrying (${a.attempts} attempts)`
+                                : 'Pending'}
+                        </Table.Td>
+                      </Table.Tr>
+                    );
+                  })}
+                </Table.Tbody>
+              </Table>
+            ))}
+        </Card>
+      )}
 
       <Card withBorder component="section" aria-labelledby="per-day-title">
         <Group justify="space-between" mb="sm">
@@ -190,11 +211,8 @@ export function OverviewPage() {
             aria-label="Stack the bars by"
             size="xs"
             value={stackBy}
-            onChange={(v) => setStackBy(v as 'team' | 'upstream')}
-            data={[
-              { value: 'team', label: 'By team' },
-              { value: 'upstream', label: 'By upstream' },
-            ]}
+            onChange={(v) => setStackBy(v as StackBy)}
+            data={STACKS[scope].map((d) => ({ value: d, label: `By ${DIMENSION_LABELS[d].toLowerCase()}` }))}
           />
         </Group>
         {perDay.state === 'loading' && <LoadingState label="Loading spend per day…" />}
@@ -214,14 +232,20 @@ export function OverviewPage() {
           ))}
       </Card>
 
-      <SimpleGrid cols={{ base: 1, md: 3 }}>
+      <SimpleGrid cols={{ base: 1, md: overview.data.users ? 3 : 2 }}>
         <TopList title="Top tools" rows={overview.data.tools} testId="top-tools" />
         <TopList title="Top keys" rows={overview.data.keys} testId="top-keys" />
-        <TopList title="Top users" rows={overview.data.users} testId="top-users" />
+        {overview.data.users && <TopList title="Top users" rows={overview.data.users} testId="top-users" />}
       </SimpleGrid>
     </Stack>
   );
 }
+
+const KPI_SPEND_LABELS: Record<SpendScope, string> = {
+  org: 'Spend this month',
+  team: 'Your team’s spend this month',
+  user: 'Your spend this month',
+};
 
 function Kpi({ label, children }: { label: string; children: React.ReactNode }) {
   return (
@@ -296,7 +320,7 @@ function TopList({ title, rows, testId }: { title: string; rows: Ranked[]; testI
         {title}
       </Title>
       {rows.length === 0 ? (
-        <EmptyState title="Nothing yet" />
+        <EmptyState title="No calls this month yet" />
       ) : (
         <Table>
           <Table.Thead>
