@@ -393,6 +393,7 @@ describe('console governance pages in a real browser: policies, audit log, alert
     ).toBe(200);
     await page.getByTestId('upstream-edit-save').click();
     await page.getByTestId('upstream-stale').waitFor();
+    await expectAccessible(page, 'edit upstream, stale');
     await page.getByRole('button', { name: 'Reload upstreams' }).click();
     await row.getByText('Someone else').waitFor();
     await row.getByRole('button', { name: 'Edit web' }).click();
@@ -426,6 +427,12 @@ describe('console governance pages in a real browser: policies, audit log, alert
     await row.getByRole('button', { name: 'Pause sync of web' }).click();
     await row.getByTestId('sync-paused').waitFor();
     expect((await p.admin('GET', `/v1/orgs/${orgId}/upstreams/${registered.id}`)).body.syncPaused).toBe(true);
+    await row.getByRole('button', { name: 'Edit web' }).click();
+    await page.getByTestId('upstream-unprefixed').check();
+    await page.getByTestId('upstream-edit-save').click();
+    await expect
+      .poll(async () => (await p.admin('GET', `/v1/orgs/${orgId}/upstreams/${registered.id}`)).body.exposeUnprefixed)
+      .toBe(true);
 
     await row.getByRole('button', { name: 'Delete web' }).click();
     await expectConfirmDialog(page, 'Delete the upstream web?');

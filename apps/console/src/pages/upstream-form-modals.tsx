@@ -25,6 +25,7 @@ export interface UpstreamDetail extends Upstream {
   authMode: 'NONE' | 'STATIC_SECRET' | 'PER_USER_OAUTH';
   callTimeoutMs: number;
   outputTokenCap: number | null;
+  exposeUnprefixed: boolean;
 }
 
 const TRANSPORTS = [
@@ -270,6 +271,7 @@ const EDIT_FIELDS = [
   'callTimeoutMs',
   'outputTokenCap',
   'autoApproveTools',
+  'exposeUnprefixed',
 ];
 const REVIEW_SETTINGS = [
   { value: 'org', label: 'Follow the organisation' },
@@ -302,6 +304,7 @@ export function EditUpstreamModal({
   const [callTimeout, setCallTimeout] = useState<string | number>(u.callTimeoutMs);
   const [outputCap, setOutputCap] = useState<string | number>(u.outputTokenCap ?? '');
   const [review, setReview] = useState(u.autoApproveTools === null ? 'org' : u.autoApproveTools ? 'auto' : 'review');
+  const [unprefixed, setUnprefixed] = useState(u.exposeUnprefixed);
   const [busy, setBusy] = useState(false);
   const errors = useFieldErrors(EDIT_FIELDS);
   const stale = errors.error?.status === 412;
@@ -329,11 +332,16 @@ export function EditUpstreamModal({
   async function save(e: FormEvent) {
     e.preventDefault();
     const body = patchBody();
-    if (Object.keys(body).length === 0) return onClose();
+    const exposureChanged = unprefixed !== u.exposeUnprefixed;
+    if (Object.keys(body).length === 0 && !exposureChanged) return onClose();
     setBusy(true);
     errors.setError(null);
     try {
-      await send('PATCH', `${orgPath}/upstreams/${u.id}`, body, { 'If-Match': `"${u.version}"` });
+      // The PATCH carries If-Match; the exposure (its own route, no version) goes first so a name
+      // collision (409) refuses the whole form before anything else is saved.
+      if (exposureChanged) await api('PUT', `${orgPath}/upstreams/${u.id}/exposure`, { exposeUnprefixed: unprefixed });
+      if (Object.keys(body).length > 0)
+        await send('PATCH', `${orgPath}/upstreams/${u.id}`, body, { 'If-Match': `"${u.version}"` });
       onSaved();
     } catch (err) {
       errors.setError(toApiError(err));
@@ -448,6 +456,13 @@ export function EditUpstreamModal({
             onChange={(v) => setReview(v ?? 'org')}
             allowDeselect={false}
             error={errors.at('autoApproveTools')}
+          />
+          <Checkbox
+            label={`Expose its tools and prompts under their own names (without ${u.namespace}__)`}
+            checked={unprefixed}
+            onChange={(e) => setUnprefixed(e.currentTarget.checked)}
+            error={errors.at('exposeUnprefixed')}
+            data-testid="upstream-unprefixed"
           />
           {stale ? (
             <Alert

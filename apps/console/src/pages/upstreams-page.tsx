@@ -25,6 +25,7 @@ import { EmptyState, ErrorState, LoadingState } from '../components/page-states'
 import { formatTimestamp } from '../lib/dates';
 import { priceFor } from '../lib/price-match';
 import { canManageOrg } from '../lib/roles';
+import { syncErrorKind } from '../lib/sync-error-kind';
 import { useLoad } from '../lib/use-load';
 import { useOrgPath, useSession } from '../session';
 import { EditUpstreamModal, RegisterUpstreamModal, type UpstreamDetail } from './upstream-form-modals';
@@ -79,19 +80,6 @@ const ACTION_DONE: Record<LifecycleAction | 'delete' | 'sync', string> = {
   delete: 'deleted',
   sync: 'sync queued',
 };
-
-/** The class of a sync failure (the API already keeps only a classified reason, never upstream text). */
-export function syncErrorKind(message: string): string {
-  if (/outbound|addresses on a tenant|must use http|must not contain credentials/i.test(message))
-    return 'Address refused';
-  if (/credentials/i.test(message)) return 'Credentials refused';
-  if (/no user has connected/i.test(message)) return 'Waiting for a user to connect';
-  if (/did not answer in time/i.test(message)) return 'Timed out';
-  if (/could not reach|resolves to no address/i.test(message)) return 'Unreachable';
-  if (/answered HTTP/i.test(message)) return 'HTTP error';
-  if (/MCP|closed the connection/i.test(message)) return 'Protocol error';
-  return 'Sync failed';
-}
 
 /** What changes when a sync has run, failed or succeeded. */
 const syncMark = (u: Pick<UpstreamDetail, 'lastSyncAt' | 'lastSyncError'>) => `${u.lastSyncAt}|${u.lastSyncError}`;
