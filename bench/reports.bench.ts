@@ -5,6 +5,9 @@
  * with one INSERT ... SELECT FROM generate_series; a second org with 10,000 rows of the same shape
  * is the baseline measured in the same run. Each route is timed end to end over HTTP (answer read
  * in full), sequentially after a warm-up; the last line is one JSON object with p50/p95 per route.
+ * Routes include the explorer's filters and cross breakdowns, and calls made with a TEAM_ADMIN and a
+ * MEMBER token (issued through the API); every spend route's totals are checked against the
+ * ledger's sums for the same days and filters (a role's forced team or user included).
  */
 import { DateTime } from 'luxon';
 import { loadavg } from 'node:os';
@@ -102,24 +105,44 @@ export async function seedOrg(p: BenchPlatform, name: string, timeZone: string, 
   return { id: o, path: `/v1/orgs/${o}` };
 }
 
-/** The calls the console makes (apps/console/src/pages): name -> path below the org. */
-function consoleRoutes(timeZone: string): Record<string, string> {
+/** A role's admin token and the team or user its reports are forced to. */
+interface RoleToken {
+  token: string;
+  forced: { teamId?: string; userId?: string };
+}
+
+/** A report call: the path below the org, and the role token that makes it (the bootstrap platform admin if none). */
+interface Route {
+  path: string;
+  role?: 'teamAdmin' | 'member';
+}
+
+/** The ids filter routes use, read from the seeded org (hot ones: the skew puts most calls on low key numbers). */
+interface FilterIds {
+  teamId: string;
+  userId: string;
+  upstreamId: string;
+  tools: string[];
+}
+
+/** The calls the console makes (apps/console/src/pages): name -> route below the org. */
+function consoleRoutes(timeZone: string, ids: FilterIds): Record<string, Route> {
   const today = DateTime.now().setZone(timeZone);
   const day = (d: DateTime) => d.toISODate() as string;
   const mtd = `from=${day(today.startOf('month'))}&to=${day(today)}`;
   const d30 = `from=${day(today.minus({ days: 29 }))}&to=${day(today)}`;
   const d90 = `from=${day(today.minus({ days: DAYS - 1 }))}&to=${day(today)}`;
-  const spend = (q: string) => `/reports/spend?${q}`;
-  const routes: Record<string, string> = {
+  const spend = (q: string): Route => ({ path: `/reports/spend?${q}` });
+  const routes: Record<string, Route> = {
     // Overview: month to date (overview-page.tsx).
     'overview.total': spend(mtd),
-    'overview.budgets': '/reports/budgets',
+    'overview.budgets': { path: '/reports/budgets' },
     'overview.byTool': spend(`${mtd}&groupBy=tool`),
     'overview.byKey': spend(`${mtd}&groupBy=key`),
     'overview.byUser': spend(`${mtd}&groupBy=user`),
     'overview.perDayByTeam': spend(`${mtd}&groupBy=day,team`),
     'overview.perDayByUpstream': spend(`${mtd}&groupBy=day,upstream`),
-    'overview.keys': '/keys',
+    'overview.keys': { path: '/keys' },
     // Spend explorer (spend-explorer-page.tsx): last 30 days, team and day by default.
     'explorer.30d.team,day': spend(`${d30}&groupBy=team,day`),
   };
@@ -129,12 +152,59 @@ function consoleRoutes(timeZone: string): Record<string, string> {
   }
   routes['explorer.90d.team,day'] = spend(`${d90}&groupBy=team,day`);
   routes['explorer.90d.key,tag=project:p3'] = spend(`${d90}&groupBy=key&tag=project:p3`);
-  // Breakdowns across both rollups read the ledger itself.
-  routes['explorer.30d.team,upstream(ledger)'] = spend(`${d30}&groupBy=team,upstream`);
-  routes['explorer.30d.tool,tag(ledger)'] = spend(`${d30}&groupBy=tool,tag`);
+  // Breakdowns across people and tools (the per-key-and-tool rollup).
+  routes['explorer.30d.team,upstream'] = spend(`${d30}&groupBy=team,upstream`);
+  routes['explorer.30d.tool,tag'] = spend(`${d30}&groupBy=tool,tag`);
+  routes['explorer.30d.user,tool'] = spend(`${d30}&groupBy=user,tool`);
+  routes['explorer.90d.tool,tag'] = spend(`${d90}&groupBy=tool,tag`);
+  // Filters (the explorer's filter bar).
+  const tools = ids.tools.join(',');
+  routes['explorer.90d.day,teamId'] = spend(`${d90}&groupBy=day&teamId=${ids.teamId}`);
+  routes['explorer.30d.tool,userId'] = spend(`${d30}&groupBy=tool&userId=${ids.userId}`);
+  routes['explorer.90d.key,tool'] = spend(`${d90}&groupBy=key&tool=${tools}`);
+  routes['explorer.30d.user,upstreamId,tool'] = spend(`${d30}&groupBy=user&upstreamId=${ids.upstreamId}&tool=${tools}`);
+  routes['explorer.90d.tool,tag,teamId'] = spend(`${d90}&groupBy=tool,tag&teamId=${ids.teamId}`);
+  // A team admin's and a member's own reports (their scope forced by the API).
+  routes['role.teamAdmin.90d.user,day'] = { ...spend(`${d90}&groupBy=user,day`), role: 'teamAdmin' };
+  routes['role.teamAdmin.30d.tool'] = { ...spend(`${d30}&groupBy=tool`), role: 'teamAdmin' };
+  routes['role.teamAdmin.budgets'] = { path: '/reports/budgets', role: 'teamAdmin' };
+  routes['role.member.30d.tool,day'] = { ...spend(`${d30}&groupBy=tool,day`), role: 'member' };
+  routes['role.member.90d.key'] = { ...spend(`${d90}&groupBy=key`), role: 'member' };
   routes['explorer.30d.csv.team,day'] = spend(`${d30}&groupBy=team,day&format=csv`);
   routes['explorer.90d.csv.key'] = spend(`${d90}&groupBy=key&format=csv`);
   return routes;
+}
+
+/** A TEAM_ADMIN token for the org's first team and a MEMBER token for its first user, issued through the API. */
+async function roleTokens(
+  p: BenchPlatform,
+  org: Org,
+  ids: FilterIds,
+): Promise<Record<'teamAdmin' | 'member', RoleToken>> {
+  const issue = async (body: Record<string, unknown>) =>
+    (await p.api('POST', '/v1/admin-tokens', { orgId: org.id, ...body })).secret as string;
+  return {
+    teamAdmin: {
+      token: await issue({ role: 'TEAM_ADMIN', teamId: ids.teamId, name: 'bench team admin' }),
+      forced: { teamId: ids.teamId },
+    },
+    member: {
+      token: await issue({ role: 'MEMBER', userId: ids.userId, name: 'bench member' }),
+      forced: { userId: ids.userId },
+    },
+  };
+}
+
+/** The hot team, user, upstream and two tools of an org (ids as seedOrg derives them). */
+async function filterIds(p: BenchPlatform, org: Org): Promise<FilterIds> {
+  const one = async (sql: string) => (await p.db.query(sql, [org.id])).rows[0].id as string;
+  return {
+    teamId: await one(`SELECT id FROM "Team" WHERE "orgId" = $1 AND name = 'team-0'`),
+    userId: await one(`SELECT id FROM "User" WHERE "orgId" = $1 AND email = 'user0@bench.test'`),
+    upstreamId: await one(`SELECT id FROM "UpstreamServer" WHERE "orgId" = $1 AND namespace = 'up0'`),
+    // Key 0's favourite tools (tool_0 .. tool_11) and one of upstream 0's others.
+    tools: ['tool_0', 'tool_10', 'tool_40'],
+  };
 }
 
 /** Sequential timings of one GET (the whole answer read), in ms. */
@@ -143,8 +213,9 @@ async function timeRoute(
   url: string,
   warmup: number,
   reps: number,
+  token = p.env.ADMIN_BOOTSTRAP_TOKEN,
 ): Promise<{ ms: number[]; bytes: number }> {
-  const headers = { Authorization: `Bearer ${p.env.ADMIN_BOOTSTRAP_TOKEN}` };
+  const headers = { Authorization: `Bearer ${token}` };
   const ms: number[] = [];
   let bytes = 0;
   for (let i = 0; i < warmup + reps; i++) {
@@ -164,35 +235,74 @@ function pct(ms: number[], q: number): number {
   return Math.round(s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)] * 10) / 10;
 }
 
-/** The report's totals against the ledger's own sums over the same local days (every grouping must agree). */
+/** GET a report as a role (the bootstrap platform admin if none), the JSON answer. */
+async function getAs(p: BenchPlatform, url: string, token?: string): Promise<any> {
+  if (!token) return p.api('GET', url);
+  const res = await fetch(`${p.adminUrl}${url}`, { headers: { Authorization: `Bearer ${token}` } });
+  const body = await res.json();
+  if (!res.ok) throw new Error(`GET ${url}: ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
+  return body;
+}
+
+/**
+ * The report's totals (and the sum of its rows, unless grouped by tag) against the ledger's own sums
+ * over the same local days and the same filters: those of the URL and, for a role's token, the team
+ * or user its scope forces (checked here from what the token was issued for, not from the answer).
+ */
 async function totalsEqualLedger(
   p: BenchPlatform,
   org: Org,
   timeZone: string,
-  routes: Record<string, string>,
+  routes: Record<string, Route>,
+  roles: Record<'teamAdmin' | 'member', RoleToken>,
 ): Promise<boolean> {
   let equal = true;
-  for (const [name, url] of Object.entries(routes)) {
-    if (!name.startsWith('explorer.') || url.includes('format=csv')) continue;
-    const report = await p.api('GET', `${org.path}${url}`);
+  for (const [name, route] of Object.entries(routes)) {
+    const url = route.path;
+    if (!url.startsWith('/reports/spend') || url.includes('format=csv')) continue;
+    const role = route.role ? roles[route.role] : undefined;
+    const report = await getAs(p, `${org.path}${url}`, role?.token);
     const start = DateTime.fromISO(report.from, { zone: timeZone }).toUTC().toISO({ includeOffset: false });
     const end = DateTime.fromISO(report.to, { zone: timeZone })
       .plus({ days: 1 })
       .toUTC()
       .toISO({ includeOffset: false });
-    const tag = new URL(`http://x${url}`).searchParams.get('tag');
+    const q = new URL(`http://x${url}`).searchParams;
+    const tag = q.get('tag');
+    const list = (field: string, forced?: string) => {
+      const values = q.get(field)?.split(',') ?? [];
+      return forced ? [forced] : values.length > 0 ? values : null;
+    };
     const ledger = (
       await p.db.query(
         `SELECT count(*)::text AS calls, count(*) FILTER (WHERE outcome <> 'OK')::text AS errors, COALESCE(sum("outputTokens"), 0)::text AS "outputTokens", COALESCE(sum("costMicros"), 0)::text AS "costMicros"
          FROM "UsageEvent" e WHERE "orgId" = $1 AND "occurredAt" >= $2::timestamp AND "occurredAt" < $3::timestamp
-           AND ($4::text IS NULL OR EXISTS (SELECT 1 FROM "VirtualKey" k WHERE k.id = e."keyId" AND $4 = ANY(k.tags)))`,
-        [org.id, start, end, tag],
+           AND ($4::text IS NULL OR EXISTS (SELECT 1 FROM "VirtualKey" k WHERE k.id = e."keyId" AND $4 = ANY(k.tags)))
+           AND ($5::uuid[] IS NULL OR "teamId" = ANY($5)) AND ($6::uuid[] IS NULL OR "userId" = ANY($6))
+           AND ($7::uuid[] IS NULL OR "keyId" = ANY($7)) AND ($8::uuid[] IS NULL OR "upstreamId" = ANY($8))
+           AND ($9::text[] IS NULL OR "toolName" = ANY($9))`,
+        [
+          org.id,
+          start,
+          end,
+          tag,
+          list('teamId', role?.forced.teamId),
+          list('userId', role?.forced.userId),
+          list('keyId'),
+          list('upstreamId'),
+          list('tool'),
+        ],
       )
     ).rows[0];
+    const groupedByTag = (q.get('groupBy') ?? '').split(',').includes('tag');
     const sumOfRows = (m: string) =>
-      name.includes('tag') && !tag
+      groupedByTag
         ? null
         : report.rows.reduce((s: bigint, r: Record<string, unknown>) => s + BigInt(String(r[m])), 0n).toString();
+    if (Number(ledger.calls) === 0) {
+      console.error(`${name}: the ledger has no calls for this route, so it checks nothing`);
+      equal = false;
+    }
     for (const m of ['calls', 'errors', 'outputTokens', 'costMicros']) {
       const rowsSum = sumOfRows(m);
       if (String(report.totals[m]) !== ledger[m] || (rowsSum !== null && rowsSum !== ledger[m])) {
@@ -227,7 +337,8 @@ async function main(): Promise<void> {
     );
     const rollupRows = (
       await p.db.query(
-        `SELECT (SELECT count(*) FROM "UsageKeyDayRollup" WHERE "orgId" = $1)::int AS "keyDays", (SELECT count(*) FROM "UsageToolDayRollup" WHERE "orgId" = $1)::int AS "toolDays"`,
+        `SELECT (SELECT count(*) FROM "UsageKeyDayRollup" WHERE "orgId" = $1)::int AS "keyDays", (SELECT count(*) FROM "UsageToolDayRollup" WHERE "orgId" = $1)::int AS "toolDays",
+                (SELECT count(*) FROM "UsageCallDayRollup" WHERE "orgId" = $1)::int AS "callDays"`,
         [big.id],
       )
     ).rows[0];
@@ -235,15 +346,28 @@ async function main(): Promise<void> {
       `seeded ${seeded} ledger rows (+${baselineRows} baseline) in ${seedSeconds} s, vacuum/analyze ${vacuumSeconds} s; rollup rows ${JSON.stringify(rollupRows)}`,
     );
 
-    const routes = consoleRoutes(timeZone);
-    const equal = await totalsEqualLedger(p, big, timeZone, routes);
+    const ids = await filterIds(p, big);
+    const routes = consoleRoutes(timeZone, ids);
+    // The small org's routes filter by its own ids, its role tokens act in it.
+    const smallIds = await filterIds(p, small);
+    const smallRoutes = consoleRoutes(timeZone, smallIds);
+    const roles = await roleTokens(p, big, ids);
+    const smallRoles = await roleTokens(p, small, smallIds);
+    const equal = await totalsEqualLedger(p, big, timeZone, routes, roles);
     const out: Record<
       string,
       { p50: number; p95: number; p95ToTarget: number; baselineP95: number; p95ToBaseline: number; bytes: number }
     > = {};
-    for (const [name, url] of Object.entries(routes)) {
-      const base = await timeRoute(p, `${small.path}${url}`, warmup, reps);
-      const r = await timeRoute(p, `${big.path}${url}`, warmup, reps);
+    for (const [name, route] of Object.entries(routes)) {
+      const smallRoute = smallRoutes[name];
+      const base = await timeRoute(
+        p,
+        `${small.path}${smallRoute.path}`,
+        warmup,
+        reps,
+        smallRoute.role && smallRoles[smallRoute.role].token,
+      );
+      const r = await timeRoute(p, `${big.path}${route.path}`, warmup, reps, route.role && roles[route.role].token);
       const p95 = pct(r.ms, 0.95);
       const baselineP95 = pct(base.ms, 0.95);
       out[name] = {
@@ -262,7 +386,7 @@ async function main(): Promise<void> {
     // The Overview as the browser loads it: its calls at once (Promise.all), time to the last answer.
     const overviewUrls = Object.entries(routes)
       .filter(([n]) => n.startsWith('overview.'))
-      .map(([, u]) => `${big.path}${u}`);
+      .map(([, r]) => `${big.path}${r.path}`);
     overviewUrls.push(`${big.path}/teams`, `${big.path}/users`);
     const page: number[] = [];
     for (let i = 0; i < warmup + Math.ceil(reps / 2); i++) {

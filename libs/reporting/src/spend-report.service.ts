@@ -112,28 +112,35 @@ const ROLLUP_COLUMNS: Record<Exclude<ReportDimension, 'tag'>, string[]> = {
 };
 
 /**
- * Grouped by tag, a rollup is first summed per key (and the other dimensions asked for), filtered
- * and over the range, so each key's tags are joined once per group, not once per key and day.
+ * Grouped by tag, a rollup is first summed per tag set (the key's tags now, joined per row) and the
+ * other dimensions asked for, filtered and over the range; each tag set's tags are then unnested.
+ * A few dozen tag sets make far fewer groups than keys, so the tags are joined once per group.
  */
-function rollupPerKey(
+function rollupPerTagSet(
   table: string,
   orgId: string,
   range: DayRange,
   groupBy: readonly ReportDimension[],
   filters: SpendFilters,
 ): Prisma.Sql {
-  const columns = ['orgId', 'keyId'];
+  const columns = ['orgId'];
   for (const d of groupBy)
     if (d !== 'tag') for (const c of ROLLUP_COLUMNS[d]) if (!columns.includes(c)) columns.push(c);
-  const list = Prisma.raw(columns.map((c) => `r."${c}"`).join(', '));
-  return Prisma.sql`(SELECT ${list}, ${Prisma.raw(rollupFigures('r'))} FROM ${Prisma.raw(table)} r
+  const list = columns.map((c) => `r."${c}"`).join(', ');
+  return Prisma.sql`(SELECT ${Prisma.raw(list)}, tk."tags", ${Prisma.raw(rollupFigures('r'))}
+    FROM ${Prisma.raw(table)} r LEFT JOIN "VirtualKey" tk ON tk."id" = r."keyId"
     WHERE r."orgId" = ${orgId}::uuid AND r."day" BETWEEN ${range.from}::date AND ${range.to}::date ${filterSql('r', filters)}
-    GROUP BY ${list})`;
+    GROUP BY ${Prisma.raw(list)}, tk."tags")`;
 }
 
-// A key's tags as rows (one NULL row for a key without tags), for grouping by tag.
-const TAG_JOIN = `LEFT JOIN "VirtualKey" vk ON vk."id" = e."keyId"
-  CROSS JOIN LATERAL unnest(CASE WHEN COALESCE(cardinality(vk."tags"), 0) = 0 THEN ARRAY[NULL]::text[] ELSE vk."tags" END) AS tg("tag")`;
+// Tags as rows (one NULL row for none): per ledger row, its key's tags; per tag set, its tags.
+const unnestTags = (tags: string) =>
+  `CROSS JOIN LATERAL unnest(CASE WHEN COALESCE(cardinality(${tags}), 0) = 0 THEN ARRAY[NULL]::text[] ELSE ${tags} END) AS tg("tag")`;
+const LEDGER_TAG_JOIN = `LEFT JOIN "VirtualKey" vk ON vk."id" = e."keyId" ${unnestTags('vk."tags"')}`;
+const TAG_SET_UNNEST = unnestTags('e."tags"');
+
+// Report aggregates group up to hundreds of thousands of rollup rows: hashed in memory, not sorted on disk.
+const REPORT_WORK_MEM = '64MB';
 
 /** An IANA zone as an SQL literal; zones are validated on the way in, this only refuses what could break the quoting. */
 function zoneLiteral(zone: string): string {
@@ -150,6 +157,7 @@ export function zonedDayRange(from: string, to: string, zone: string): DayRange 
   return { ...range, start: midnight(from), end: midnight(next) };
 }
 
+/** A row as the pg driver returns it: int8 as text. */
 interface RawRow {
   teamId?: string;
   teamName?: string | null;
@@ -162,10 +170,10 @@ interface RawRow {
   upstreamNamespace?: string | null;
   toolName?: string;
   day?: string;
-  calls: bigint;
-  errors: bigint;
-  outputTokens: bigint;
-  costMicros: bigint;
+  calls: string;
+  errors: string;
+  outputTokens: string;
+  costMicros: string;
 }
 
 /** Options of a spend report: its filters, and the caller's scope (which forces a team or user filter). */
@@ -216,7 +224,7 @@ export class SpendReportService {
       for (const s of GROUP_SQL[d].select) selects.add(s);
       for (const g of GROUP_SQL[d].groupBy) groups.add(g);
     }
-    const tagJoin = groupBy.includes('tag') ? TAG_JOIN : '';
+    const byTag = groupBy.includes('tag');
     // Names for the ids, joined after the aggregate so a rename never splits a group.
     const lookups = (
       [
@@ -240,14 +248,24 @@ export class SpendReportService {
     const groupSql = groups.size > 0 ? `GROUP BY ${[...groups].join(', ')}` : '';
     const orderSql = groups.size > 0 ? `ORDER BY ${[...groups].map((_, i) => String(i + 1)).join(', ')}` : '';
     // A rollup grouped by tag is summed per key first, with the range and filters applied inside.
-    const perKey = source !== SOURCE_SQL.ledger && groupBy.includes('tag');
-    const fromSql = perKey ? rollupPerKey(source.table, orgId, range, groupBy, filters) : Prisma.raw(source.table);
-    const whereSql = perKey
+    // A rollup grouped by tag is summed per tag set first, with the range and filters applied inside.
+    const perTagSet = source !== SOURCE_SQL.ledger && byTag;
+    const fromSql = perTagSet
+      ? rollupPerTagSet(source.table, orgId, range, groupBy, filters)
+      : Prisma.raw(source.table);
+    const tagJoin = !byTag ? '' : perTagSet ? TAG_SET_UNNEST : LEDGER_TAG_JOIN;
+    const whereSql = perTagSet
       ? Prisma.empty
       : source === SOURCE_SQL.ledger
         ? Prisma.sql`AND e."occurredAt" >= ${isoTimestamp(range.start)}::timestamp AND e."occurredAt" < ${isoTimestamp(range.end)}::timestamp ${filterSql('e', filters)}`
         : Prisma.sql`AND e."day" BETWEEN ${range.from}::date AND ${range.to}::date ${filterSql('e', filters)}`;
-    const rows = await this.prisma.$queryRaw<RawRow[]>`
+    // Ordered as sortRows orders them (byte order, nulls first), so that sort finds them sorted.
+    const outerOrder = [...groups].length
+      ? `ORDER BY ${outputColumns(groupBy)
+          .map((c) => `a."${c}"${c === 'toolName' || c === 'tag' || c === 'day' ? ' COLLATE "C"' : ''} NULLS FIRST`)
+          .join(', ')}`
+      : '';
+    const rows = await this.reportRows(Prisma.sql`
       WITH a AS (
         SELECT ${Prisma.raw(selectSql)} ${Prisma.raw(source.figures)}
         FROM ${fromSql} e ${Prisma.raw(tagJoin)}
@@ -259,7 +277,8 @@ export class SpendReportService {
       )
       SELECT a.*${Prisma.raw(names.map((n) => `, ${n}`).join(''))}
       FROM a ${Prisma.raw(joins.join(' '))}
-    `;
+      ${Prisma.raw(outerOrder)}
+    `);
     if (rows.length > MAX_REPORT_ROWS) {
       throw new ReportingException(
         ReportingExceptionCode.ReportTooLarge,
@@ -273,14 +292,14 @@ export class SpendReportService {
     const out: SpendRow[] = [];
     let totals = zeroFigures();
     for (const r of rows) {
-      // With no breakdown the aggregate always returns one row, even over no calls.
-      if (r.calls === 0n) continue;
       const figures: SpendFigures = {
-        calls: r.calls,
-        errors: r.errors,
-        outputTokens: r.outputTokens,
-        costMicros: r.costMicros,
+        calls: BigInt(r.calls),
+        errors: BigInt(r.errors),
+        outputTokens: BigInt(r.outputTokens),
+        costMicros: BigInt(r.costMicros),
       };
+      // With no breakdown the aggregate always returns one row, even over no calls.
+      if (figures.calls === 0n) continue;
       const row = { figures } as SpendRow;
       for (const c of dimensionColumns) row[c] = (r as unknown as Record<string, string | null>)[c] ?? null;
       out.push(row);
@@ -302,6 +321,35 @@ export class SpendReportService {
       totals,
     };
   }
+
+  /**
+   * Runs a report statement on the pg pool under Prisma (rows of tens of thousands cost far less
+   * there), read-only, with room to aggregate in memory (SET LOCAL: this transaction only).
+   */
+  private async reportRows(sql: Prisma.Sql): Promise<RawRow[]> {
+    const client = await this.prisma.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN READ ONLY');
+      await client.query(`SET LOCAL work_mem = '${REPORT_WORK_MEM}'`);
+      const res = await client.query<RawRow>({ text: sql.text, values: sql.values });
+      await client.query('COMMIT');
+      return res.rows;
+    } catch (err) {
+      await client.query('ROLLBACK').catch((e: Error) => (broken = e));
+      throw err;
+    } finally {
+      client.release(broken);
+    }
+  }
+}
+
+/** The id and text columns a breakdown's rows are ordered by (names follow their ids). */
+function outputColumns(groupBy: readonly ReportDimension[]): string[] {
+  const cols: string[] = [];
+  for (const d of groupBy)
+    for (const c of d === 'tag' ? ['tag'] : ROLLUP_COLUMNS[d]) if (!cols.includes(c)) cols.push(c);
+  return cols;
 }
 
 /** What the cross-organisation report can be broken down by. */
