@@ -91,12 +91,12 @@ describe('console sign-in through single sign-on, for each role', () => {
   const agents: Client[] = [];
   const ids = { data: '', web: '', upstream: '', orgAdmin: '', finance: '', teamAdmin: '', member: '', bob: '' };
 
-  /** The ledger's own sums over [from, to] (UTC days: the org's zone here), optionally of one team. */
-  async function ledger(from: string, to: string, teamId?: string) {
+  /** The ledger's own sums over [from, to] (UTC days: the org's zone here), optionally of one team or person. */
+  async function ledger(from: string, to: string, only: { teamId?: string; userId?: string } = {}) {
     const rows = await db.usageEvent.findMany({
       where: {
         orgId,
-        ...(teamId ? { teamId } : {}),
+        ...only,
         occurredAt: { gte: new Date(`${from}T00:00:00Z`), lt: new Date(Date.parse(`${to}T00:00:00Z`) + 86_400_000) },
       },
     });
@@ -205,6 +205,29 @@ describe('console sign-in through single sign-on, for each role', () => {
     const secret = (await page.getByTestId('issued-secret').textContent())!.trim();
     expect(secret).toMatch(/^tg_/);
     return secret;
+  }
+
+  /** The overview's month and the explorer's 30 days, as the signed-in person sees them, against the ledger's sums. */
+  async function expectSpendShown(
+    page: Page,
+    only: { teamId?: string; userId?: string },
+    scopeNote: string,
+  ): Promise<void> {
+    const today = utcDay();
+    const month = await ledger(`${today.slice(0, 8)}01`, today, only);
+    const days30 = await ledger(utcDay(new Date(Date.now() - 29 * 86_400_000)), today, only);
+    await page.getByRole('link', { name: 'Overview' }).click();
+    const spend = page.getByTestId('overview-total-spend');
+    await spend.waitFor();
+    expect(await spend.getAttribute('data-micros')).toBe(String(month.costMicros));
+    expect(await page.getByTestId('overview-calls').textContent()).toBe(String(month.calls));
+    // The page says whose spend it is.
+    expect(await page.getByTestId('scope-note').textContent()).toContain(scopeNote);
+    await page.getByRole('link', { name: 'Spend explorer' }).click();
+    const total = page.getByTestId('explorer-total-cost');
+    await total.waitFor();
+    expect(await total.getAttribute('data-micros')).toBe(String(days30.costMicros));
+    expect(await page.getByTestId('scope-note').textContent()).toContain(scopeNote);
   }
 
   async function keyNames(page: Page): Promise<string[]> {
@@ -551,10 +574,17 @@ describe('console sign-in through single sign-on, for each role', () => {
     const devKey = all.find((k) => k.name === 'dev-agent')!;
     const other = await fetchFromPage(page, 'GET', `/v1/orgs/${orgId}/keys/${devKey.id}`, undefined, false);
     expect(other.status, JSON.stringify(other.body)).toBeGreaterThanOrEqual(403);
+
+    // Spend: their team's only (bob's two calls), not the org's six.
+    const today = utcDay();
+    const [team, org] = [await ledger(today, today, { teamId: ids.web }), await ledger(today, today)];
+    expect([team.calls, org.calls]).toEqual([2, 6]);
+    await expectSpendShown(page, { teamId: ids.web }, 'Your team: web');
+    await expectAccessible(page, 'spend explorer (team admin, SSO)');
     await context.close();
   });
 
-  it('should show a member their own keys only, let them issue their own, and their connections', async () => {
+  it('should show a member their own keys only, let them issue their own, their connections and their own spend', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await signInWithSso(context, EMAILS.member);
     expect(await page.getByTestId('role-badge').textContent()).toBe('Member');
@@ -575,6 +605,10 @@ describe('console sign-in through single sign-on, for each role', () => {
     await page.getByRole('heading', { name: 'My connections', level: 1 }).waitFor();
     await page.getByText('Nothing to connect').waitFor();
     await expectAccessible(page, 'my connections (member, SSO)');
+
+    // Spend: their own calls only (four, one an error), not their team's or the org's.
+    expect((await ledger(utcDay(), utcDay(), { userId: ids.member })).calls).toBe(4);
+    await expectSpendShown(page, { userId: ids.member }, 'Your own usage');
     await context.close();
   });
 });
