@@ -605,6 +605,7 @@ describe('console in a real browser', () => {
     const sums = await ledger(from, today, { teamId: ids.web });
     expect(await total.getAttribute('data-micros')).toBe(String(sums.costMicros));
     expect(await page.getByTestId('explorer-filter-teamId').count()).toBe(0);
+    await expect.poll(() => page.getByTestId('scope-note').textContent()).toContain('Your team: web');
     expect(await page.getByTestId('explorer-table').textContent()).not.toContain('ada@acme.test');
     await expectAccessible(page, 'explorer (team admin)');
 
@@ -631,7 +632,9 @@ describe('console in a real browser', () => {
     await spend.waitFor();
     expect(await page.getByTestId('scope-note').textContent()).toContain('Your own usage');
     expect(await spend.getAttribute('data-micros')).toBe(String(month.costMicros));
-    expect(await page.getByText('Organisation Acme').count()).toBe(0);
+    // Only its own key's budget (set on ada-agent above): no org or team budget.
+    expect(await page.getByTestId('budget-row').allTextContents()).toEqual([expect.stringMatching(/^Key ada-agent/)]);
+    expect(await page.getByTestId('overview-alerts').count()).toBe(0);
     expect(await page.getByTestId('top-users').count()).toBe(0);
     await page.getByRole('radio', { name: 'By tool' }).waitFor({ state: 'attached' });
     await page.locator('.recharts-bar-rectangle').first().waitFor();
@@ -643,6 +646,7 @@ describe('console in a real browser', () => {
     const sums = await ledger(utcDay(new Date(Date.now() - 29 * 86_400_000)), today, { userId: ids.ada });
     expect(await total.getAttribute('data-micros')).toBe(String(sums.costMicros));
     expect(await page.getByTestId('explorer-filter-userId').count()).toBe(0);
+    expect(await page.getByTestId('scope-note').textContent()).toContain('Your own usage');
     await expectAccessible(page, 'explorer (member)');
 
     await page.getByRole('link', { name: 'Keys' }).click();
