@@ -1,5 +1,5 @@
 import { Button, Card, Chip, Group, MultiSelect, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
-import { useMemo } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { get } from '../api/admin-client';
 import { Key, REPORT_DIMENSIONS, ReportDimension, SpendReport, Team, User } from '../api/admin-types';
 import type { CatalogTool } from '../api/governance-types';
@@ -101,7 +101,6 @@ export function SpendExplorerPage() {
         ? 'The start is after the end'
         : null;
 
-  const options = useLoad(() => loadFilterOptions(orgPath, scope, me.teamId), [orgPath, scope, me.teamId]);
   const filterParams = activeFilters(filters);
   const query = reportQuery(view);
 
@@ -109,6 +108,15 @@ export function SpendExplorerPage() {
   const report = useLoad<SpendReport | null>(
     async () => (rangeError ? null : get<SpendReport>(`${orgPath}/reports/spend?${query}`)),
     [orgPath, query, rangeError],
+  );
+  // The filters' choices are asked once the first report is in: the report goes first to the API.
+  const [optionsWanted, setOptionsWanted] = useState(false);
+  useEffect(() => {
+    if (report.state !== 'loading') setOptionsWanted(true);
+  }, [report.state]);
+  const options = useLoad(
+    () => (optionsWanted ? loadFilterOptions(orgPath, scope, me.teamId) : new Promise<never>(() => undefined)),
+    [orgPath, scope, me.teamId, optionsWanted],
   );
   const ordered = REPORT_DIMENSIONS.filter((d) => dims.includes(d));
   const shown = useMemo(
