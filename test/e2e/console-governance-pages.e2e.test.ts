@@ -367,6 +367,7 @@ describe('console governance pages in a real browser: policies, audit log, alert
     await expectAccessible(page, 'register upstream');
 
     await page.getByTestId('upstream-url').fill(fixture.url);
+    expect(await page.getByText('0.0.0.0 is an unspecified address').count()).toBe(0); // typing takes it back
     await page.getByTestId('upstream-auth').click();
     await page.getByRole('option', { name: 'Static secret (bearer token)' }).click();
     await page.getByLabel('Bearer token').fill('web-secret-123');

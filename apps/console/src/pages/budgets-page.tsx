@@ -509,7 +509,7 @@ function CreateBudgetModal({
 
   return (
     <Modal opened onClose={onClose} closeButtonProps={{ 'aria-label': 'Close' }} title="New budget">
-      <form onSubmit={create} noValidate>
+      <form onSubmit={create} onChange={() => setError(null)} noValidate>
         <Stack>
           <Select
             label="Scope"

@@ -47,6 +47,10 @@ function useFieldErrors(shownAt: string[]) {
     setError,
     at: (field: string) => (error?.field === field ? error.message : undefined),
     elsewhere: error && !shownAt.includes(error.field ?? '') ? error : null,
+    /** Typing again takes back a field's refusal (it was about the old value); a 412 stays. */
+    onFormInput: () => {
+      if (error && error.status !== 412) setError(null);
+    },
   };
 }
 
@@ -128,7 +132,7 @@ export function RegisterUpstreamModal({
 
   return (
     <Modal opened onClose={onClose} closeButtonProps={{ 'aria-label': 'Close' }} title="Register an upstream" size="lg">
-      <form onSubmit={register} noValidate>
+      <form onSubmit={register} onChange={errors.onFormInput} noValidate>
         <Stack>
           <Group grow align="flex-start">
             <TextInput
@@ -357,7 +361,7 @@ export function EditUpstreamModal({
       title={`Edit the upstream ${u.namespace}`}
       size="lg"
     >
-      <form onSubmit={save} noValidate>
+      <form onSubmit={save} onChange={errors.onFormInput} noValidate>
         <Stack>
           <Text size="sm">
             Transport {u.transport}, authentication {u.authMode.toLowerCase().replace(/_/g, ' ')} (fixed at
