@@ -96,71 +96,100 @@ export class AuditService {
   /**
    * One page of the org's trail, latest first, and the cursor of the next. Keyset paging on
    * (createdAt, id): rows written meanwhile never shift a page, so a walk sees each row once.
+   * SQL rather than Prisma's filters, so each filter hits its index (see the AuditEvent model).
    */
   async search(orgId: string, search: AuditSearch): Promise<AuditPage> {
     const limit = Math.min(Math.max(search.limit ?? DEFAULT_AUDIT_PAGE, 1), MAX_AUDIT_PAGE);
-    const where: Prisma.AuditEventWhereInput[] = [{ orgId }];
+    const where: Prisma.Sql[] = [Prisma.sql`"orgId" = ${orgId}::uuid`];
     if (search.action) {
-      const actions = actionFilter(search.action);
+      const actions = actionCondition(search.action);
       if (actions) where.push(actions);
     }
-    if (search.actor) {
-      // A person is found under every token naming them; a token id finds that token's rows.
-      where.push({ OR: [{ actorId: search.actor }, { actor: { path: ['user', 'id'], equals: search.actor } }] });
+    // A person is found under every token naming them; a token id finds that token's rows.
+    if (search.actor) where.push(Prisma.sql`(${WHO} = ${search.actor} OR "actorId" = ${search.actor})`);
+    if (search.targetType) where.push(Prisma.sql`"targetType" = ${search.targetType}`);
+    if (search.targetId) where.push(Prisma.sql`"targetId" = ${search.targetId}`);
+    if (search.from || search.to) {
+      const { start, end } = await this.dayBounds(orgId, search.from, search.to);
+      if (start) where.push(Prisma.sql`"createdAt" >= ${utcTimestamp(start)}`);
+      if (end) where.push(Prisma.sql`"createdAt" < ${utcTimestamp(end)}`);
     }
-    if (search.targetType) where.push({ targetType: search.targetType });
-    if (search.targetId) where.push({ targetId: search.targetId });
-    if (search.from || search.to) where.push({ createdAt: await this.dayBounds(orgId, search.from, search.to) });
     if (search.cursor) {
       const after = decodeAuditCursor(search.cursor);
-      // The redundant `lte` lets Postgres start the index scan at the cursor instead of filtering from the top.
-      where.push({ createdAt: { lte: after.createdAt } });
-      where.push({
-        OR: [{ createdAt: { lt: after.createdAt } }, { createdAt: after.createdAt, id: { lt: after.id } }],
-      });
+      const at = utcTimestamp(after.createdAt);
+      // The redundant `<=` lets Postgres start the index scan at the cursor instead of filtering from the top.
+      where.push(Prisma.sql`"createdAt" <= ${at} AND ("createdAt", "id") < (${at}, ${after.id}::uuid)`);
     }
-    const rows = await this.prisma.auditEvent.findMany({
-      where: { AND: where },
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      take: limit + 1,
-    });
+    const rows = await this.prisma.$queryRaw<AuditEvent[]>`
+      SELECT "id", "orgId", "actorId", "actor", "action", "targetType", "targetId", "details", "createdAt"
+      FROM "AuditEvent" WHERE ${Prisma.join(where, ' AND ')}
+      ORDER BY "createdAt" DESC, "id" DESC LIMIT ${limit + 1}`;
     const events = rows.slice(0, limit);
     const last = events[events.length - 1];
     return { events, nextCursor: rows.length > limit && last ? encodeAuditCursor(last) : null };
   }
 
-  /** The actions, target types and actors an org's trail holds, to offer as filters. */
+  /**
+   * The actions, target types and actors an org's trail holds, to offer as filters. Each list is a
+   * skip scan over its index (one probe per distinct value), not a scan of the org's rows.
+   */
   async facets(orgId: string): Promise<AuditFacets> {
     const [actions, targetTypes, actors] = await Promise.all([
-      this.prisma.auditEvent.groupBy({ by: ['action'], where: { orgId }, orderBy: { action: 'asc' } }),
-      this.prisma.auditEvent.groupBy({ by: ['targetType'], where: { orgId }, orderBy: { targetType: 'asc' } }),
+      // text_pattern_ops orders by bytes: ~>~ and USING ~<~ are that index's order.
+      this.prisma.$queryRaw<{ v: string }[]>`
+        WITH RECURSIVE d AS (
+          (SELECT "action" AS v FROM "AuditEvent" WHERE "orgId" = ${orgId}::uuid ORDER BY "action" USING ~<~ LIMIT 1)
+          UNION ALL
+          SELECT (SELECT e."action" FROM "AuditEvent" e WHERE e."orgId" = ${orgId}::uuid AND e."action" ~>~ d.v
+                  ORDER BY e."action" USING ~<~ LIMIT 1)
+          FROM d WHERE d.v IS NOT NULL)
+        SELECT v FROM d WHERE v IS NOT NULL`,
+      this.prisma.$queryRaw<{ v: string }[]>`
+        WITH RECURSIVE d AS (
+          (SELECT "targetType" AS v FROM "AuditEvent" WHERE "orgId" = ${orgId}::uuid ORDER BY "targetType" LIMIT 1)
+          UNION ALL
+          SELECT (SELECT e."targetType" FROM "AuditEvent" e WHERE e."orgId" = ${orgId}::uuid AND e."targetType" > d.v
+                  ORDER BY e."targetType" LIMIT 1)
+          FROM d WHERE d.v IS NOT NULL)
+        SELECT v FROM d WHERE v IS NOT NULL`,
       // Each person (else token) once, as its latest row names it.
       this.prisma.$queryRaw<AuditActorFacet[]>`
-        SELECT DISTINCT ON (who) who AS "id", "actor", "actorId"
-        FROM (SELECT COALESCE("actor"->'user'->>'id', "actorId") AS who, "actor", "actorId", "createdAt", "id" AS "rowId"
-              FROM "AuditEvent" WHERE "orgId" = ${orgId}::uuid) t
-        ORDER BY who, "createdAt" DESC, "rowId" DESC`,
+        WITH RECURSIVE d AS (
+          (SELECT ${WHO} AS v FROM "AuditEvent" WHERE "orgId" = ${orgId}::uuid ORDER BY 1 LIMIT 1)
+          UNION ALL
+          SELECT (SELECT ${WHO} FROM "AuditEvent" WHERE "orgId" = ${orgId}::uuid AND ${WHO} > d.v ORDER BY 1 LIMIT 1)
+          FROM d WHERE d.v IS NOT NULL)
+        SELECT d.v AS "id", l."actor", l."actorId" FROM d CROSS JOIN LATERAL (
+          SELECT "actor", "actorId" FROM "AuditEvent" WHERE "orgId" = ${orgId}::uuid AND ${WHO} = d.v
+          ORDER BY "createdAt" DESC LIMIT 1) l
+        WHERE d.v IS NOT NULL`,
     ]);
     return {
-      actions: actions.map((a) => a.action),
-      targetTypes: targetTypes.map((t) => t.targetType),
+      actions: actions.map((a) => a.v).sort(),
+      targetTypes: targetTypes.map((t) => t.v).sort(),
       actors,
     };
   }
 
   /** `[start, end)` of the org's calendar days `from`..`to` (either may be open), as the reports count days. */
-  private async dayBounds(orgId: string, from?: string, to?: string): Promise<Prisma.DateTimeFilter> {
+  private async dayBounds(orgId: string, from?: string, to?: string): Promise<{ start?: Date; end?: Date }> {
     // A deleted org's trail is kept (no foreign key): its days are then UTC days.
     const org = await this.prisma.organization.findUnique({ where: { id: orgId }, select: { timeZone: true } });
     const zone = org?.timeZone ?? 'UTC';
     const start = from ? localMidnight(from, zone, 'from') : undefined;
     const last = to ? localMidnight(to, zone, 'to') : undefined;
     if (start && last && last < start) throw new FieldValidationException('to', ['to must not be before from']);
-    const end = last
-      ? localMidnight(DateTime.fromJSDate(last, { zone }).plus({ days: 1 }).toISODate()!, zone, 'to')
-      : undefined;
-    return { ...(start ? { gte: start } : {}), ...(end ? { lt: end } : {}) };
+    const next = last ? DateTime.fromJSDate(last, { zone }).plus({ days: 1 }).toISODate() : null;
+    return { start, end: next ? localMidnight(next, zone, 'to') : undefined };
   }
+}
+
+/** Who acted: the person the token named, else the token; the expression of its index. */
+const WHO = Prisma.raw(`COALESCE("actor"->'user'->>'id', "actorId")`);
+
+/** `createdAt` is a timestamp without zone holding UTC: compare it with the instant's UTC wall time. */
+function utcTimestamp(at: Date): Prisma.Sql {
+  return Prisma.sql`(${at.toISOString()}::timestamptz AT TIME ZONE 'UTC')`;
 }
 
 /** The start of calendar day `day` in `zone`; a day that does not exist (`2026-02-30`) is a 400 naming `field`. */
@@ -173,15 +202,15 @@ function localMidnight(day: string, zone: string, field: string): Date {
 }
 
 /** `key.*,policy.patched` as a condition on `action`; null when `*` lets everything through. */
-function actionFilter(list: string): Prisma.AuditEventWhereInput | null {
+function actionCondition(list: string): Prisma.Sql | null {
   const items = [...new Set(list.split(','))];
   if (items.includes('*')) return null;
   const exact = items.filter((a) => !a.endsWith('*'));
-  const prefixes = items.filter((a) => a.endsWith('*')).map((a) => a.slice(0, -1));
-  return {
-    OR: [
-      ...(exact.length > 0 ? [{ action: { in: exact } }] : []),
-      ...prefixes.map((prefix) => ({ action: { startsWith: prefix } })),
-    ],
-  };
+  // `_` is a LIKE wildcard and may appear in an action; the validated list holds no `%` or `\`.
+  const prefixes = items.filter((a) => a.endsWith('*')).map((a) => `${a.slice(0, -1).replace(/_/g, '\\_')}%`);
+  const any = [
+    ...(exact.length > 0 ? [Prisma.sql`"action" IN (${Prisma.join(exact)})`] : []),
+    ...prefixes.map((pattern) => Prisma.sql`"action" LIKE ${pattern}`),
+  ];
+  return Prisma.sql`(${Prisma.join(any, ' OR ')})`;
 }
