@@ -246,7 +246,6 @@ export class SpendReportService {
     const joins = lookups.map((l) => l.join);
     const selectSql = [...selects].map((s) => `${s}, `).join('');
     const groupSql = groups.size > 0 ? `GROUP BY ${[...groups].join(', ')}` : '';
-    const orderSql = groups.size > 0 ? `ORDER BY ${[...groups].map((_, i) => String(i + 1)).join(', ')}` : '';
     // A rollup grouped by tag is summed per key first, with the range and filters applied inside.
     // A rollup grouped by tag is summed per tag set first, with the range and filters applied inside.
     const perTagSet = source !== SOURCE_SQL.ledger && byTag;
@@ -259,12 +258,14 @@ export class SpendReportService {
       : source === SOURCE_SQL.ledger
         ? Prisma.sql`AND e."occurredAt" >= ${isoTimestamp(range.start)}::timestamp AND e."occurredAt" < ${isoTimestamp(range.end)}::timestamp ${filterSql('e', filters)}`
         : Prisma.sql`AND e."day" BETWEEN ${range.from}::date AND ${range.to}::date ${filterSql('e', filters)}`;
-    // Ordered as sortRows orders them (byte order, nulls first), so that sort finds them sorted.
-    const outerOrder = [...groups].length
-      ? `ORDER BY ${outputColumns(groupBy)
-          .map((c) => `a."${c}"${c === 'toolName' || c === 'tag' || c === 'day' ? ' COLLATE "C"' : ''} NULLS FIRST`)
-          .join(', ')}`
-      : '';
+    // Sorted once, after the names are joined, as sortRows orders them (byte order, nulls first), so
+    // that sort finds them in order. The LIMIT needs no order: more rows than the cap is refused.
+    const outerOrder =
+      groups.size > 0
+        ? `ORDER BY ${outputColumns(groupBy)
+            .map((c) => `a."${c}"${c === 'toolName' || c === 'tag' || c === 'day' ? ' COLLATE "C"' : ''} NULLS FIRST`)
+            .join(', ')}`
+        : '';
     const rows = await this.reportRows(Prisma.sql`
       WITH a AS (
         SELECT ${Prisma.raw(selectSql)} ${Prisma.raw(source.figures)}
@@ -272,7 +273,6 @@ export class SpendReportService {
         WHERE e."orgId" = ${orgId}::uuid
           ${whereSql}
         ${Prisma.raw(groupSql)}
-        ${Prisma.raw(orderSql)}
         LIMIT ${MAX_REPORT_ROWS + 1}
       )
       SELECT a.*${Prisma.raw(names.map((n) => `, ${n}`).join(''))}

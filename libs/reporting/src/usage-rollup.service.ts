@@ -44,8 +44,9 @@ export class UsageRollupService {
   }
 
   /**
-   * The report rollups (kept by the ledger's insert trigger) are by local day: after an org's zone
-   * changed, reports read the ledger until this rebuilds them in the new zone. Returns the orgs rebuilt.
+   * The report rollups (per key, per tool, per key and tool; kept by the ledger's insert trigger) are
+   * by local day: after an org's zone changed, reports read the ledger until this rebuilds all three
+   * in the new zone. Returns the orgs rebuilt.
    */
   async rebuildStaleReportRollups(orgId: string | null): Promise<string[]> {
     const stale = await this.prisma.$queryRaw<{ orgId: string }[]>`
