@@ -54,6 +54,7 @@ describe('spend report query', () => {
     expect(() => parseFilterList('abc', 'userId')).toThrow(expect.objectContaining({ field: 'userId' }));
     expect(() => parseFilterList('a,,b', 'tool')).toThrow(expect.objectContaining({ field: 'tool' }));
     expect(() => parseFilterList('x'.repeat(201), 'tool')).toThrow(expect.objectContaining({ field: 'tool' }));
+    expect(() => parseFilterList('bad\u0000name', 'tool')).toThrow(expect.objectContaining({ field: 'tool' }));
     const many = Array.from({ length: 101 }, (_, i) => `t${i}`).join(',');
     expect(() => parseFilterList(many, 'tool')).toThrow(expect.objectContaining({ field: 'tool' }));
   });

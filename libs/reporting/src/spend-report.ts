@@ -40,6 +40,8 @@ export type IdFilter = (typeof ID_FILTERS)[number];
 /** Most values one filter takes: a longer list is an export, or a mistake. */
 export const MAX_FILTER_VALUES = 100;
 const MAX_TOOL_NAME = 200;
+// Postgres text cannot hold NUL, and no tool name holds a control character.
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function noFilters(): SpendFilters {
@@ -48,7 +50,8 @@ export function noFilters(): SpendFilters {
 
 /**
  * `a,b` -> ['a', 'b'] for a filter (`field` names it in the 400): de-duplicated, in the order given;
- * ids must be UUIDs (lower-cased), tool names 1 to 200 characters. Absent or empty: no filter.
+ * ids must be UUIDs (lower-cased), tool names 1 to 200 characters without control characters.
+ * Absent or empty: no filter.
  */
 export function parseFilterList(value: string | undefined, field: IdFilter | 'tool'): string[] {
   if (value === undefined || value === '') return [];
@@ -56,7 +59,10 @@ export function parseFilterList(value: string | undefined, field: IdFilter | 'to
   const out: string[] = [];
   for (const raw of value.split(',')) {
     const item = field === 'tool' ? raw.trim() : raw.trim().toLowerCase();
-    const valid = field === 'tool' ? item.length > 0 && item.length <= MAX_TOOL_NAME : UUID.test(item);
+    const valid =
+      field === 'tool'
+        ? item.length > 0 && item.length <= MAX_TOOL_NAME && !CONTROL_CHARACTER.test(item)
+        : UUID.test(item);
     if (!valid) {
       const shown = item.length > 40 ? `${item.slice(0, 40)}...` : item;
       throw new ReportingException(
