@@ -184,7 +184,10 @@ describe('spend reports scoped by role', () => {
         ['teamId=data', 'teamId'],
         [`userId=${ids.ada},,${ids.cy}`, 'userId'],
         [`keyId=${Array.from({ length: 101 }, () => randomUUID()).join(',')}`, 'keyId'],
+        ['tool=a%00b', 'tool'],
+        [`upstreamId=${'%F0%9F%92%A5'.repeat(10)}`, 'upstreamId'],
         ['tool=', ''],
+        ['tool=%ED%A0%80,%F0%9F%92%A5', ''],
       ]) {
         const res = await spend(query, token);
         if (!field) expect(res.status, query).toBe(200);
