@@ -238,16 +238,16 @@ describe('admin API, end to end', () => {
       'delete /v1/orgs/{orgId}/users/{userId}/connections/{upstreamId}',
     ]);
     // Reads of spend, alerts and the audit trail: org admins and finance only.
-    const SPEND_AND_AUDIT_READS = [
+    const AUDIT_LEVEL_READS = [
       'get /v1/orgs/{orgId}/alert-webhooks',
       'get /v1/orgs/{orgId}/alerts',
       'get /v1/orgs/{orgId}/audit',
       'get /v1/orgs/{orgId}/audit/facets',
       'get /v1/orgs/{orgId}/audit/search',
       'get /v1/orgs/{orgId}/budgets/reconcile',
-      'get /v1/orgs/{orgId}/reports/budgets',
-      'get /v1/orgs/{orgId}/reports/spend',
     ];
+    // Spend reports answer every role, scoped (team admin: its team; member: its own calls).
+    const SCOPED_SPEND_READS = ['get /v1/orgs/{orgId}/reports/budgets', 'get /v1/orgs/{orgId}/reports/spend'];
     // Every user's connection health: org admins only.
     const ORG_CONNECTIONS = 'get /v1/orgs/{orgId}/connections';
     let tokens: Record<'member' | 'teamAdmin' | 'finance', string>;
@@ -318,7 +318,7 @@ describe('admin API, end to end', () => {
       }
     });
 
-    it('should let a member and a team admin read the org’s configuration but not spend, alerts, the audit trail or others’ connections', async () => {
+    it('should let a member and a team admin read the org’s configuration and their scoped spend, but not alerts, the audit trail or others’ connections', async () => {
       for (const token of [tokens.member, tokens.teamAdmin]) {
         const refused: string[] = [];
         for (const [method, template] of routes.filter(([m]) => m === 'get')) {
@@ -327,10 +327,10 @@ describe('admin API, end to end', () => {
           if (res.status === 403 && template !== '/v1/orgs/{orgId}/users/{userId}/connections')
             refused.push(`${method} ${template}`);
         }
-        expect(refused.sort()).toEqual([...SPEND_AND_AUDIT_READS, ORG_CONNECTIONS].sort());
+        expect(refused.sort()).toEqual([...AUDIT_LEVEL_READS, ORG_CONNECTIONS].sort());
       }
       // Finance reads spend, alerts and the audit trail.
-      for (const route of SPEND_AND_AUDIT_READS) {
+      for (const route of [...AUDIT_LEVEL_READS, ...SCOPED_SPEND_READS]) {
         const [method, template] = route.split(' ');
         expect({ route, status: (await call(tokens.finance, method, template)).status }).not.toEqual({
           route,
