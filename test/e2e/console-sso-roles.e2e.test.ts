@@ -413,6 +413,12 @@ describe('console sign-in through single sign-on, for each role', () => {
     expect(await cancelled.getByRole('heading', { name: 'Sign in to the Tollgate console' }).count()).toBe(1);
     await fresh.close();
 
+    // A crafted link naming no code of ours (here an object property) gets the general message.
+    const crafted = await context.newPage();
+    await crafted.goto(`${adminUrl}/console/?signInError=__proto__`);
+    await crafted.getByTestId('sso-error').waitFor();
+    expect(await crafted.getByTestId('sso-error').textContent()).toMatch(/Single sign-on did not finish/);
+
     // An API client asking for JSON still gets the JSON error.
     const json = await fetch(`${adminUrl}/v1/auth/sso/acmee/start`, { redirect: 'manual' });
     expect(json.status).toBe(404);

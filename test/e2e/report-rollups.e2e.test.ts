@@ -112,7 +112,7 @@ describe('spend report rollups, against the ledger', () => {
     tag?: string,
     filters: Partial<SpendFilters> = {},
   ): Promise<void> {
-    const report = await reports.spendReport(orgId, from, to, groupBy, { tag, filters });
+    const report = await reports.spendReport(orgId, from, to, groupBy, { filters: { ...filters, tag: tag ?? null } });
     expect(report.timeZone).toBe(zone);
     const expected = await ledgerGroups(zone, groupBy, tag, filters);
     const got = new Map(

@@ -178,8 +178,6 @@ interface RawRow {
 
 /** Options of a spend report: its filters, and the caller's scope (which forces a team or user filter). */
 export interface SpendReportOptions {
-  /** Kept for callers that only filter by tag; the same as `filters.tag`. */
-  tag?: string;
   filters?: Partial<SpendFilters>;
   scope?: ReportScope;
 }
@@ -206,7 +204,7 @@ export class SpendReportService {
     const filters = scopeFilters(scope, {
       ...noFilters(),
       ...opts.filters,
-      tag: opts.filters?.tag ?? opts.tag ?? null,
+      tag: opts.filters?.tag ?? null,
     });
     // The org's zone and the zone its rollups are in, read together: rollups of another zone are not used.
     const [org] = await this.prisma.$queryRaw<{ timeZone: string; rollupZone: string | null }[]>`
@@ -246,7 +244,6 @@ export class SpendReportService {
     const joins = lookups.map((l) => l.join);
     const selectSql = [...selects].map((s) => `${s}, `).join('');
     const groupSql = groups.size > 0 ? `GROUP BY ${[...groups].join(', ')}` : '';
-    // A rollup grouped by tag is summed per key first, with the range and filters applied inside.
     // A rollup grouped by tag is summed per tag set first, with the range and filters applied inside.
     const perTagSet = source !== SOURCE_SQL.ledger && byTag;
     const fromSql = perTagSet

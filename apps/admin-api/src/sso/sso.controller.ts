@@ -104,13 +104,15 @@ export class SsoController {
   @ApiOperation({ summary: 'Sign a platform admin in at the platform’s identity provider (PLATFORM_SSO_* variables)' })
   @ApiQuery({ name: 'returnTo', required: false })
   @ApiFoundResponse({ description: 'Redirect to the identity provider' })
-  async startPlatform(@Query('returnTo') returnTo: unknown, @Res() res: Response): Promise<void> {
-    const target = returnToPath(returnTo);
-    const redirectUri = this.redirectUri();
-    const platform = this.platformClient();
-    if (!platform)
-      throw new NotFoundException('no platform identity provider is configured (PLATFORM_SSO_ISSUER and friends)');
-    await this.redirectToProvider(res, { platform }, redirectUri, target);
+  async startPlatform(@Query('returnTo') returnTo: unknown, @Req() req: Request, @Res() res: Response): Promise<void> {
+    await inBrowser(req, res, async () => {
+      const target = returnToPath(returnTo);
+      const redirectUri = this.redirectUri();
+      const platform = this.platformClient();
+      if (!platform)
+        throw new NotFoundException('no platform identity provider is configured (PLATFORM_SSO_ISSUER and friends)');
+      await this.redirectToProvider(res, { platform }, redirectUri, target);
+    });
   }
 
   @Get('v1/auth/sso/callback')

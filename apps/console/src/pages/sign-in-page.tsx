@@ -29,7 +29,8 @@ function takeSignInError(): string | null {
   if (code === null) return null;
   url.searchParams.delete('signInError');
   window.history.replaceState(window.history.state, '', `${url.pathname}${url.search}${url.hash}`);
-  return SIGN_IN_ERRORS[code] ?? SIGN_IN_ERRORS.failed;
+  // Own keys only: `__proto__` or `constructor` in a crafted link must not reach the page.
+  return Object.hasOwn(SIGN_IN_ERRORS, code) ? SIGN_IN_ERRORS[code] : SIGN_IN_ERRORS.failed;
 }
 
 /**

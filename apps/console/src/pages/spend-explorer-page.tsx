@@ -119,9 +119,11 @@ export function SpendExplorerPage() {
     [orgPath, scope, me.teamId, optionsWanted],
   );
   const ordered = REPORT_DIMENSIONS.filter((d) => dims.includes(d));
+  // useLoad answers a new object each render: the memo keys on the report it loaded.
+  const reportData = report.state === 'ready' ? report.data : null;
   const shown = useMemo(
-    () => (report.state === 'ready' && report.data ? spendTable(report.data, ordered, currency) : null),
-    [report, ordered.join(','), currency],
+    () => (reportData ? spendTable(reportData, ordered, currency) : null),
+    [reportData, ordered.join(','), currency],
   );
 
   function downloadCsv() {
