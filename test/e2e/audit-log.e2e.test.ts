@@ -132,6 +132,16 @@ describe('audit log search: filters and keyset pages', () => {
     expect(recent.length).toBe((await events('')).length - 2);
   });
 
+  it('should take the widest range of days Postgres can hold, the last day open-ended', async () => {
+    const all = await events('');
+    expect((await events('from=1970-01-01&to=9999-12-31')).map((e) => e.id)).toEqual(all.map((e) => e.id));
+    expect(await events('from=9999-12-31')).toEqual([]);
+    // In UTC (the other org's zone) the day after 9999-12-31 starts in year 10000, which Postgres cannot take.
+    const other = await p.admin<Page>('GET', `/v1/orgs/${otherOrgId}/audit/search?from=1970-01-01&to=9999-12-31`);
+    expect(other.status, JSON.stringify(other.body)).toBe(200);
+    expect(other.body.events.map((e) => e.action)).toContain('team.created');
+  });
+
   it('should walk every event exactly once in pages, even with equal times and rows written meanwhile', async () => {
     // Three rows at the very same millisecond: the id breaks the tie.
     const same = await events('action=key.created');
@@ -177,7 +187,16 @@ describe('audit log search: filters and keyset pages', () => {
   it.each([
     ['cursor=not-a-cursor', 'cursor'],
     [`cursor=${Buffer.from('a1|12|nope').toString('base64url')}`, 'cursor'],
+    // A forged cursor past 9999-12-31 (`+033658-…` as ISO) is refused here, not by Postgres as a 500.
+    [
+      `cursor=${Buffer.from(`a1|999999999999999|${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}`).toString('base64url')}`,
+      'cursor',
+    ],
     ['from=2026-02-30', 'from'],
+    // Postgres has no year 0, and nothing was recorded before 1970.
+    ['from=0000-01-01', 'from'],
+    ['from=1969-12-31', 'from'],
+    ['to=0000-01-01', 'to'],
     ['from=11/03/2026', 'from'],
     ['to=2026-13-01', 'to'],
     ['from=2026-03-11&to=2026-03-10', 'to'],
@@ -186,6 +205,13 @@ describe('audit log search: filters and keyset pages', () => {
     ['action=a&action=b', 'action'],
     ['actor=ada lovelace', 'actor'],
     ['targetType=%00', 'targetType'],
+    ['targetType=team%0A', 'targetType'],
+    // NUL cannot be sent to Postgres as text; no id or name in the trail holds a control character.
+    ['targetId=%00', 'targetId'],
+    ['targetId=abc%0Adef', 'targetId'],
+    ['targetId=abc%7F', 'targetId'],
+    ['actor=bootstrap%00', 'actor'],
+    ['action=key.created%0A', 'action'],
     ['limit=0', 'limit'],
     ['limit=501', 'limit'],
     ['sort=asc', 'sort'],

@@ -8,6 +8,8 @@ export interface AuditPosition {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const CURSOR_VERSION = 'a1';
+// 9999-12-31T23:59:59.999Z: a later instant prints as `+010000-…`, which Postgres refuses (a 500, not a 400).
+const LAST_MS = 253402300799999;
 
 /** An opaque cursor for the page after `at`: base64url of a version, the time in ms and the id. */
 export function encodeAuditCursor(at: AuditPosition): string {
@@ -22,7 +24,7 @@ export function decodeAuditCursor(cursor: string): AuditPosition {
   if (version !== CURSOR_VERSION || rest.length > 0 || !/^\d{1,15}$/.test(ms ?? '') || !UUID.test(id ?? '')) {
     throw bad();
   }
+  if (Number(ms) > LAST_MS) throw bad();
   const createdAt = new Date(Number(ms));
-  if (Number.isNaN(createdAt.getTime())) throw bad();
   return { createdAt, id: id.toLowerCase() };
 }

@@ -179,8 +179,10 @@ export class AuditService {
     const start = from ? localMidnight(from, zone, 'from') : undefined;
     const last = to ? localMidnight(to, zone, 'to') : undefined;
     if (start && last && last < start) throw new FieldValidationException('to', ['to must not be before from']);
-    const next = last ? DateTime.fromJSDate(last, { zone }).plus({ days: 1 }).toISODate() : null;
-    return { start, end: next ? localMidnight(next, zone, 'to') : undefined };
+    const next = last ? DateTime.fromJSDate(last, { zone }).plus({ days: 1 }) : null;
+    // Postgres cannot take the day after 9999-12-31 (`+010000-…`): `to` is then open-ended, as no row is that late.
+    const end = next && next.year <= LAST_YEAR ? localMidnight(next.toISODate() ?? '', zone, 'to') : undefined;
+    return { start, end };
   }
 }
 
@@ -192,11 +194,24 @@ function utcTimestamp(at: Date): Prisma.Sql {
   return Prisma.sql`(${at.toISOString()}::timestamptz AT TIME ZONE 'UTC')`;
 }
 
-/** The start of calendar day `day` in `zone`; a day that does not exist (`2026-02-30`) is a 400 naming `field`. */
+// Days the trail can be searched by: nothing was recorded before 1970, and Postgres has no year 0 nor, as an
+// ISO string, any year past 9999 (either would reach it as a 500).
+const FIRST_YEAR = 1970;
+const LAST_YEAR = 9999;
+
+/**
+ * The start of calendar day `day` in `zone`; a day that does not exist (`2026-02-30`) or lies outside
+ * 1970..9999 is a 400 naming `field`.
+ */
 function localMidnight(day: string, zone: string, field: string): Date {
   const local = DateTime.fromISO(day, { zone });
   if (!local.isValid || local.toISODate() !== day) {
     throw new FieldValidationException(field, [`${field} must be a real date YYYY-MM-DD`]);
+  }
+  if (local.year < FIRST_YEAR || local.year > LAST_YEAR) {
+    throw new FieldValidationException(field, [
+      `${field} must be a day from ${FIRST_YEAR}-01-01 to ${LAST_YEAR}-12-31`,
+    ]);
   }
   return local.startOf('day').toJSDate();
 }

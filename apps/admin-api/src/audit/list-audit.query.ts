@@ -49,6 +49,8 @@ export class ListAuditQuery {
   @IsOptional()
   @IsString({ message: 'targetId must be a text' })
   @MaxLength(200)
+  // Postgres text cannot hold NUL (a 500), and no target id holds a control character.
+  @Matches(/^[^\u0000-\u001f\u007f]*$/, { message: 'targetId must not contain control characters' })
   targetId?: string;
 
   @ApiPropertyOptional({
