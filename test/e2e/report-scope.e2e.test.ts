@@ -17,8 +17,8 @@ describe('spend reports scoped by role', () => {
   let p: RunningPlatform;
   let prisma: PrismaService;
   let orgId: string;
-  const ids = { data: '', web: '', ada: '', cy: '', bob: '', keyAda: '', keyCy: '', keyBob: '' };
-  const tokens = { finance: '', teamAdmin: '', member: '' };
+  const ids = { data: '', web: '', ada: '', cy: '', bob: '', dee: '', keyAda: '', keyCy: '', keyBob: '', keyDee: '' };
+  const tokens = { finance: '', orgAdmin: '', teamAdmin: '', webAdmin: '', member: '' };
   const upstreams = [randomUUID(), randomUUID()];
   const from = utcDay(-2);
   const to = utcDay(1);
@@ -61,6 +61,17 @@ describe('spend reports scoped by role', () => {
       expect(key.status, JSON.stringify(key.body)).toBe(201);
       ids[`key${name[0].toUpperCase()}${name.slice(1)}` as 'keyAda'] = key.body.key.id;
     }
+    // dee is in both teams but calls only with a web key: her USER budget counts those calls.
+    ids.dee = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'dee@scoped.test' })).body.id;
+    for (const team of [ids.data, ids.web])
+      expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${team}/members`, { userId: ids.dee })).status).toBe(201);
+    const deeKey = await p.admin('POST', `/v1/orgs/${orgId}/keys`, {
+      teamId: ids.web,
+      userId: ids.dee,
+      name: 'dee-key',
+    });
+    expect(deeKey.status, JSON.stringify(deeKey.body)).toBe(201);
+    ids.keyDee = deeKey.body.key.id;
     const calls: [string, string, string, string][] = [
       [ids.data, ids.ada, ids.keyAda, 'search'],
       [ids.data, ids.cy, ids.keyCy, 'fetch'],
@@ -86,7 +97,17 @@ describe('spend reports scoped by role', () => {
         occurredAt: new Date(Date.now() - i * 41 * 60_000),
       });
     }
-    expect(await new LedgerService(prisma).writeUsageEvents(events)).toBe(60);
+    for (let i = 0; i < 6; i++)
+      events.push({
+        ...events[i],
+        id: randomUUID(),
+        teamId: ids.web,
+        userId: ids.dee,
+        keyId: ids.keyDee,
+        toolName: 'search',
+        costMicros: BigInt(500_000 + i),
+      });
+    expect(await new LedgerService(prisma).writeUsageEvents(events)).toBe(66);
 
     const budgets: [string, string][] = [
       ['ORG', orgId],
@@ -95,9 +116,11 @@ describe('spend reports scoped by role', () => {
       ['USER', ids.ada],
       ['USER', ids.cy],
       ['USER', ids.bob],
+      ['USER', ids.dee],
       ['KEY', ids.keyAda],
       ['KEY', ids.keyCy],
       ['KEY', ids.keyBob],
+      ['KEY', ids.keyDee],
     ];
     for (const [scope, scopeId] of budgets) {
       const res = await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, {
@@ -109,7 +132,9 @@ describe('spend reports scoped by role', () => {
       expect(res.status, JSON.stringify(res.body)).toBe(200);
     }
     tokens.finance = await issueToken({ role: 'FINANCE', name: 'finance' });
+    tokens.orgAdmin = await issueToken({ role: 'ORG_ADMIN', name: 'admin' });
     tokens.teamAdmin = await issueToken({ role: 'TEAM_ADMIN', teamId: ids.data, name: 'data lead' });
+    tokens.webAdmin = await issueToken({ role: 'TEAM_ADMIN', teamId: ids.web, name: 'web lead' });
     tokens.member = await issueToken({ role: 'MEMBER', userId: ids.ada, name: 'ada' });
   });
 
@@ -199,16 +224,37 @@ describe('spend reports scoped by role', () => {
     }
   });
 
-  it('should list each role’s budgets: all for finance, the team’s for its admin, their own for a member', async () => {
-    const budgetsOf = async (token: string) => {
-      const res = await p.admin('GET', `/v1/orgs/${orgId}/reports/budgets`, undefined, token);
-      expect(res.status).toBe(200);
+  it('should list each role’s budgets, limits and spend alike: all for finance and org admins, the team’s and its keys’ for a team admin, their own for a member', async () => {
+    const budgetsOf = async (path: 'budgets' | 'reports/budgets', token: string) => {
+      const res = await p.admin('GET', `/v1/orgs/${orgId}/${path}`, undefined, token);
+      expect(res.status, path).toBe(200);
       return (res.body as { scope: string; scopeId: string }[]).map((b) => `${b.scope}:${b.scopeId}`).sort();
     };
-    expect(await budgetsOf(tokens.finance)).toHaveLength(9);
-    expect(await budgetsOf(tokens.teamAdmin)).toEqual(
-      [`TEAM:${ids.data}`, `USER:${ids.ada}`, `USER:${ids.cy}`, `KEY:${ids.keyAda}`, `KEY:${ids.keyCy}`].sort(),
-    );
-    expect(await budgetsOf(tokens.member)).toEqual([`KEY:${ids.keyAda}`, `USER:${ids.ada}`].sort());
+    const all = await budgetsOf('budgets', tokens.finance);
+    expect(all).toHaveLength(11);
+    const expected: [string, string[]][] = [
+      [tokens.finance, all],
+      [tokens.orgAdmin, all],
+      // No org budget, no other team's, and no member's USER budget: dee's counts her web calls too.
+      [tokens.teamAdmin, [`TEAM:${ids.data}`, `KEY:${ids.keyAda}`, `KEY:${ids.keyCy}`]],
+      [tokens.webAdmin, [`TEAM:${ids.web}`, `KEY:${ids.keyBob}`, `KEY:${ids.keyDee}`]],
+      [tokens.member, [`USER:${ids.ada}`, `KEY:${ids.keyAda}`]],
+    ];
+    for (const [token, scopes] of expected)
+      for (const path of ['budgets', 'reports/budgets'] as const)
+        expect(await budgetsOf(path, token), path).toEqual([...scopes].sort());
+
+    // dee's USER budget does carry her web spend, which the data team's admin must not read.
+    const deeSpend = (await ledgerSums({ userId: ids.dee })).costMicros;
+    expect(deeSpend).toBeGreaterThan(3_000_000);
+    const org = await p.admin('GET', `/v1/orgs/${orgId}/reports/budgets`, undefined, tokens.finance);
+    expect(org.body.find((b: { scopeId: string }) => b.scopeId === ids.dee)).toMatchObject({
+      scope: 'USER',
+      spentMicros: deeSpend,
+    });
+    const data = await p.admin('GET', `/v1/orgs/${orgId}/reports/budgets`, undefined, tokens.teamAdmin);
+    expect(JSON.stringify(data.body)).not.toContain(ids.dee);
+    const dataSpent = data.body.reduce((sum: number, b: { spentMicros: number }) => sum + b.spentMicros, 0);
+    expect(dataSpent).toBeLessThan(deeSpend);
   });
 });

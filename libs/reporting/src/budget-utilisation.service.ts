@@ -32,18 +32,18 @@ export class BudgetUtilisationService {
   ) {}
 
   /**
-   * A team's scope sees its team's budget, its members' user budgets and its keys' budgets; a
-   * user's scope its own user budget and its own keys' budgets; neither sees the org's budget.
+   * Each budget the scope may see (see visibleBudgetScopes) with its spend; the org's scope sees
+   * all of them.
    */
   async budgetUtilisation(orgId: string, scope: ReportScope = ORG_SCOPE): Promise<BudgetUtilisation[]> {
     const timeZone = await orgTimeZone(this.prisma, orgId);
     if (timeZone === null) return [];
     const [readings, visible] = await Promise.all([
       this.counters.checkCounters(orgId, timeZone),
-      this.visibleScopes(orgId, scope),
+      this.visibleBudgetScopes(orgId, scope),
     ]);
     return readings
-      .filter(({ standing: s }) => visible === null || visible.has(`${s.scope}:${s.scopeId}`))
+      .filter(({ standing: s }) => budgetVisible(visible, s))
       .map(({ standing: s, counterSpentMicros }) => ({
         budgetId: s.budgetId,
         scope: s.scope,
@@ -62,17 +62,24 @@ export class BudgetUtilisationService {
       .sort((a, b) => (b.utilisationBp ?? -1) - (a.utilisationBp ?? -1) || a.budgetId.localeCompare(b.budgetId));
   }
 
-  /** `SCOPE:id` of the budgets a scope may see, or null for all of them (the org's scope). */
-  private async visibleScopes(orgId: string, scope: ReportScope): Promise<Set<string> | null> {
+  /**
+   * `SCOPE:id` of the budgets a scope may see, or null for all of them (the org's scope); the one
+   * rule for both a budget's limit (GET /budgets) and its spend (GET /reports/budgets).
+   *
+   * A user's scope: its own USER budget and its own keys' KEY budgets. A team's scope: its TEAM
+   * budget and its keys' KEY budgets, but not its members' USER budgets: a USER budget counts that
+   * user's calls across the whole org (BudgetService counts it by userId alone), so a member who is
+   * also in another team would show the team admin spend outside the team. Neither sees the org's.
+   */
+  async visibleBudgetScopes(orgId: string, scope: ReportScope): Promise<Set<string> | null> {
     if (scope.kind === 'org') return null;
-    if (scope.kind === 'user') {
-      const keys = await this.prisma.virtualKey.findMany({ where: { orgId, userId: scope.id }, select: { id: true } });
-      return new Set([`USER:${scope.id}`, ...keys.map((k) => `KEY:${k.id}`)]);
-    }
-    const [members, keys] = await Promise.all([
-      this.prisma.teamMember.findMany({ where: { orgId, teamId: scope.id }, select: { userId: true } }),
-      this.prisma.virtualKey.findMany({ where: { orgId, teamId: scope.id }, select: { id: true } }),
-    ]);
-    return new Set([`TEAM:${scope.id}`, ...members.map((m) => `USER:${m.userId}`), ...keys.map((k) => `KEY:${k.id}`)]);
+    const owner = scope.kind === 'user' ? { userId: scope.id } : { teamId: scope.id };
+    const keys = await this.prisma.virtualKey.findMany({ where: { orgId, ...owner }, select: { id: true } });
+    return new Set([`${scope.kind === 'user' ? 'USER' : 'TEAM'}:${scope.id}`, ...keys.map((k) => `KEY:${k.id}`)]);
   }
+}
+
+/** Whether a budget is among `visible` (from visibleBudgetScopes; null is every budget). */
+export function budgetVisible(visible: Set<string> | null, budget: { scope: string; scopeId: string }): boolean {
+  return visible === null || visible.has(`${budget.scope}:${budget.scopeId}`);
 }

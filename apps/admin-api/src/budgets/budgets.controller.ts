@@ -3,6 +3,7 @@ import type { Response } from 'express';
 import {
   ApiBadRequestResponse,
   ApiBearerAuth,
+  ApiForbiddenResponse,
   ApiNoContentResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
@@ -13,12 +14,14 @@ import {
 import { BudgetAdminService } from '@tollgate/budget';
 import type { AdminPrincipal } from '@tollgate/identity';
 import { toMicros } from '@tollgate/kernel';
+import { BudgetUtilisationService, budgetVisible } from '@tollgate/reporting';
 import { AuditService } from '../audit/audit.service';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
 import { ErrorBodyView } from '../common/error-body.view';
 import { IfMatch, setEtag } from '../common/if-match.decorator';
 import { UuidParam } from '../common/uuid-param.decorator';
+import { reportScopeOf } from '../reports/report-scope';
 import { BudgetView, toBudgetView } from './budget.view';
 import { PutBudgetDto } from './put-budget.dto';
 
@@ -30,6 +33,7 @@ export class BudgetsController {
   constructor(
     private readonly budgets: BudgetAdminService,
     private readonly audit: AuditService,
+    private readonly utilisation: BudgetUtilisationService,
   ) {}
 
   @Put()
@@ -70,10 +74,20 @@ export class BudgetsController {
 
   @Get()
   @OrgAccess(OrgAccessLevel.Read)
-  @ApiOperation({ summary: 'List the budgets of an organization' })
+  @ApiOperation({
+    summary:
+      'List the budgets of an organization the caller may see: all for org admins and finance; for a team ' +
+      'admin its team’s and its team’s keys’; for a member their own and their keys’ (as GET /reports/budgets)',
+  })
   @ApiOkResponse({ type: [BudgetView] })
-  async listBudgets(@UuidParam('orgId') orgId: string): Promise<BudgetView[]> {
-    return (await this.budgets.listBudgets(orgId)).map(toBudgetView);
+  @ApiForbiddenResponse({ type: ErrorBodyView, description: 'A team admin or member token that names no team or user' })
+  async listBudgets(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string): Promise<BudgetView[]> {
+    const scope = reportScopeOf(admin);
+    const [budgets, visible] = await Promise.all([
+      this.budgets.listBudgets(orgId),
+      this.utilisation.visibleBudgetScopes(orgId, scope),
+    ]);
+    return budgets.filter((b) => budgetVisible(visible, b)).map(toBudgetView);
   }
 
   @Delete(':budgetId')
