@@ -23,14 +23,14 @@ import { EmptyState, ErrorState, LoadingState } from '../components/page-states'
 import { formatTimestamp } from '../lib/dates';
 import { decimalToMicros } from '../lib/money-input';
 import { microsToDecimal, toMicros } from '../lib/money';
-import { canManageOrg, canReadSpend } from '../lib/roles';
+import { canManageOrg } from '../lib/roles';
 import { useLoad } from '../lib/use-load';
 import { useOrgPath, useSession } from '../session';
 
 interface BudgetsData {
   budgets: Budget[];
-  /** Spend per budget id; null when the role may not read spend (team admins, members). */
-  usage: Map<string, BudgetUtilisation> | null;
+  /** Spend per budget id. */
+  usage: Map<string, BudgetUtilisation>;
   names: Map<string, string>;
   /** What a new budget may be set on: the org's teams, users and live keys. */
   targets: Record<Exclude<BudgetScope, 'ORG'>, { value: string; label: string }[]>;
@@ -42,26 +42,20 @@ const SCOPE_ORDER: BudgetScope[] = ['ORG', 'TEAM', 'USER', 'KEY'];
 export function BudgetsPage() {
   const { me, org } = useSession();
   const orgPath = useOrgPath();
-  const readsSpend = canReadSpend(me.role);
   const data = useLoad<BudgetsData>(async () => {
-    const [budgets, usage, teams, users, keys, members] = await Promise.all([
+    // Both lists come scoped to the caller's role by the API (a team admin: its team's and its keys').
+    const [budgets, usage, teams, users, keys] = await Promise.all([
       get<Budget[]>(`${orgPath}/budgets`),
-      readsSpend ? get<BudgetUtilisation[]>(`${orgPath}/reports/budgets`) : Promise.resolve(null),
+      get<BudgetUtilisation[]>(`${orgPath}/reports/budgets`),
       get<Team[]>(`${orgPath}/teams`),
       get<User[]>(`${orgPath}/users`),
       get<Key[]>(`${orgPath}/keys`),
-      me.role === 'TEAM_ADMIN' && me.teamId
-        ? get<{ userId: string }[]>(`${orgPath}/teams/${me.teamId}/members`)
-        : Promise.resolve(null),
     ]);
     const names = new Map<string, string>([[org.id, org.name]]);
     for (const t of teams) names.set(t.id, t.name);
     for (const u of users) names.set(u.id, u.name ?? u.email);
     for (const k of keys) names.set(k.id, `${k.name} (${k.prefix})`);
-    // A team admin sees their team's budgets: the team's, its members' and its keys'.
-    const mine = new Set<string>([me.teamId ?? '', ...(members ?? []).map((m) => m.userId), ...keys.map((k) => k.id)]);
-    const shown = me.role === 'TEAM_ADMIN' ? budgets.filter((b) => b.scope !== 'ORG' && mine.has(b.scopeId)) : budgets;
-    shown.sort(
+    budgets.sort(
       (a, b) =>
         SCOPE_ORDER.indexOf(a.scope) - SCOPE_ORDER.indexOf(b.scope) ||
         (names.get(a.scopeId) ?? '').localeCompare(names.get(b.scopeId) ?? ''),
@@ -76,8 +70,8 @@ export function BudgetsPage() {
         .sort(byLabel),
     };
     return {
-      budgets: shown,
-      usage: usage ? new Map(usage.map((u) => [u.budgetId, u])) : null,
+      budgets,
+      usage: new Map(usage.map((u) => [u.budgetId, u])),
       names,
       targets,
     };
@@ -114,16 +108,6 @@ export function BudgetsPage() {
           )}
         </Group>
       </Group>
-      {!usage && (
-        <Alert
-          color="blue"
-          role="note"
-          title="Limits only"
-          styles={{ title: { color: 'var(--mantine-color-dark-9)' } }}
-        >
-          Spend against budgets is shown to org admins and finance; your role sees the limits.
-        </Alert>
-      )}
       <Card withBorder p={0}>
         {shown.length === 0 ? (
           <EmptyState title={budgets.length === 0 ? 'No budgets yet' : 'No budget of this scope'}>
@@ -149,7 +133,7 @@ export function BudgetsPage() {
               </Table.Thead>
               <Table.Tbody>
                 {shown.map((b) => {
-                  const u = usage?.get(b.id);
+                  const u = usage.get(b.id);
                   const label = labelOf(b);
                   return (
                     <Table.Tr key={b.id} data-testid="budget-line" data-budget-id={b.id}>
