@@ -3,7 +3,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Browser, BrowserContext, Page } from 'playwright-core';
+import { Browser, BrowserContext, Page, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../support/chromium';
 import { RunningPlatform, startPlatform } from '../support/platform';
@@ -123,6 +123,57 @@ describe('console audit log in a real browser', () => {
     expect(await rows.count()).toBe(total);
     expect(await rows.last().getAttribute('data-id')).toBe(oldEventId);
     expect(await page.getByTestId('audit-summary').textContent()).toContain(`${total} changes shown`);
+    await context.close();
+  });
+
+  it('should drop what an older Load more brings once the filters or the first page changed', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await signIn(context, tokens.finance, '/console/audit');
+    const rows = page.getByTestId('audit-row');
+    await page.getByTestId('audit-table').waitFor();
+    // Next-page requests wait here until the test lets them go.
+    let hold: (route: Route) => void = () => undefined;
+    await page.route(/\/audit\/search\?.*cursor=/, (route) => hold(route));
+    const heldNextPage = () => new Promise<Route>((resolve) => (hold = resolve));
+    /** Lets a held request answer, then waits for the page to have handled it (two frames after its body). */
+    const release = async (answer: Promise<void>) => {
+      const finished = page.waitForEvent('requestfinished', (r) => r.url().includes('cursor='));
+      await answer;
+      await finished;
+      await page.evaluate('new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))');
+    };
+    const pickKeyCategory = async () => {
+      await page.getByTestId('audit-action').click();
+      await page.getByRole('option', { name: 'key.* (every key change)' }).click();
+      await expect.poll(() => rows.count()).toBe(2);
+    };
+
+    // A next page that fails after the filters changed: its error is not this query's.
+    let held = heldNextPage();
+    await page.getByTestId('audit-load-more').click();
+    const failing = await held;
+    await pickKeyCategory();
+    await release(failing.fulfill({ status: 500, contentType: 'application/json', body: '{"message":"boom"}' }));
+    expect(await page.getByTestId('error-state').count()).toBe(0);
+    expect(await rows.count()).toBe(2);
+
+    // A next page that lands after the first page was loaded again (filters changed and back): not appended.
+    await page.getByTestId('audit-clear').click();
+    await expect.poll(() => rows.count()).toBe(50);
+    held = heldNextPage();
+    await page.getByTestId('audit-load-more').click();
+    const late = await held;
+    await pickKeyCategory();
+    await page.getByTestId('audit-clear').click();
+    await expect.poll(() => rows.count()).toBe(50);
+    await release(late.continue());
+    expect(await rows.count()).toBe(50);
+    expect(await page.getByTestId('audit-load-more').isEnabled()).toBe(true);
+
+    await page.unroute(/\/audit\/search\?.*cursor=/);
+    await page.getByTestId('audit-load-more').click();
+    await page.getByTestId('audit-end').waitFor();
+    expect(await rows.count()).toBe(total);
     await context.close();
   });
 

@@ -1,6 +1,6 @@
 import { Anchor, Badge, Button, Card, Code, Group, Select, Stack, Table, Text, TextInput } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
-import { Fragment, useEffect, useMemo, useState } from 'react';
+import { Fragment, useMemo, useState } from 'react';
 import { ApiError, get, toApiError } from '../api/admin-client';
 import type { AuditEvent } from '../api/oversight-types';
 import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
@@ -89,17 +89,16 @@ export function AuditPage() {
     () => (query === null ? Promise.resolve(null) : get<AuditSearchPage>(`${orgPath}/audit/search?${query}`)),
     [orgPath, query],
   );
-  // Pages after the first, for the query they were loaded with (a new query starts over).
-  const [more, setMore] = useState<{ query: string; events: AuditEvent[]; nextCursor: string | null } | null>(null);
-  const [moreState, setMoreState] = useState<'idle' | 'loading' | ApiError>('idle');
+  // Pages after the first, and the state of the next one, tied to the first page they follow: a new
+  // query or a reloaded first page is a new object, so whatever arrives for an older one is ignored.
+  const [more, setMore] = useState<{ after: AuditSearchPage; events: AuditEvent[]; nextCursor: string | null }>();
+  const [moreState, setMoreState] = useState<{ after: AuditSearchPage; status: 'loading' | ApiError }>();
   const [open, setOpen] = useState<Set<string>>(new Set());
-  useEffect(() => {
-    setMore(null);
-    setMoreState('idle');
-  }, [query]);
 
+  // useLoad returns a new object each render: depend on the data it holds.
+  const facetData = facets.state === 'ready' ? facets.data : null;
   const options = useMemo(() => {
-    const f = facets.state === 'ready' ? facets.data : { actions: [], targetTypes: [], actors: [] };
+    const f = facetData ?? { actions: [], targetTypes: [], actors: [] };
     return {
       actions: actionOptions(f.actions),
       actors: f.actors
@@ -107,27 +106,28 @@ export function AuditPage() {
         .sort((x, y) => x.label.localeCompare(y.label)),
       targetTypes: f.targetTypes,
     };
-  }, [facets]);
+  }, [facetData]);
 
   const page = first.state === 'ready' ? first.data : null;
-  const extra = more && more.query === query ? more : null;
+  const extra = page && more?.after === page ? more : null;
+  const moreStatus = page && moreState?.after === page ? moreState.status : 'idle';
   const events = page ? [...page.events, ...(extra?.events ?? [])] : [];
   const nextCursor = extra ? extra.nextCursor : (page?.nextCursor ?? null);
 
   const loadMore = () => {
-    if (!nextCursor || query === null) return;
-    const asked = query;
-    setMoreState('loading');
-    get<AuditSearchPage>(`${orgPath}/audit/search?${asked}&cursor=${encodeURIComponent(nextCursor)}`).then(
+    if (!page || !nextCursor || query === null) return;
+    const after = page;
+    setMoreState({ after, status: 'loading' });
+    get<AuditSearchPage>(`${orgPath}/audit/search?${query}&cursor=${encodeURIComponent(nextCursor)}`).then(
       (next) => {
         setMore((m) => ({
-          query: asked,
-          events: [...(m && m.query === asked ? m.events : []), ...next.events],
+          after,
+          events: [...(m?.after === after ? m.events : []), ...next.events],
           nextCursor: next.nextCursor,
         }));
-        setMoreState('idle');
+        setMoreState((s) => (s?.after === after ? undefined : s));
       },
-      (err: unknown) => setMoreState(toApiError(err)),
+      (err: unknown) => setMoreState((s) => (s?.after === after ? { after, status: toApiError(err) } : s)),
     );
   };
 
@@ -348,7 +348,7 @@ export function AuditPage() {
       {page && events.length > 0 && (
         <Group justify="center">
           {nextCursor ? (
-            <Button variant="light" onClick={loadMore} loading={moreState === 'loading'} data-testid="audit-load-more">
+            <Button variant="light" onClick={loadMore} loading={moreStatus === 'loading'} data-testid="audit-load-more">
               Load {PAGE_SIZE} older changes
             </Button>
           ) : (
@@ -358,7 +358,7 @@ export function AuditPage() {
           )}
         </Group>
       )}
-      {moreState instanceof ApiError && <ErrorState error={moreState} what="older changes" onRetry={loadMore} />}
+      {moreStatus instanceof ApiError && <ErrorState error={moreStatus} what="older changes" onRetry={loadMore} />}
     </Stack>
   );
 }
