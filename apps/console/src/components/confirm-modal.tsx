@@ -1,6 +1,8 @@
-import { Alert, Button, Group, Modal, Stack } from '@mantine/core';
 import { FormEvent, ReactNode, useState } from 'react';
 import { ApiError, toApiError } from '../api/admin-client';
+import { errorElsewhere } from '../lib/field-errors';
+import { FormActions, FormError } from './form-actions';
+import { FormModal } from './form-modal';
 
 export interface ConfirmModalProps {
   /** A question naming the action and its object, e.g. "Delete the upstream fx?" (the dialog's accessible name). */
@@ -52,37 +54,18 @@ export function ConfirmModal({
   }
 
   return (
-    <Modal
-      opened
-      onClose={onClose}
-      closeButtonProps={{ 'aria-label': 'Close' }}
-      title={title}
-      data-testid="confirm-modal"
-    >
-      <form onSubmit={confirm} noValidate>
-        <Stack>
-          {typeof children === 'function' ? children(error) : children}
-          {error && !fieldsShown.includes(error.field ?? '') && (
-            <Alert color="red" role="alert" data-testid="confirm-error">
-              {error.message}
-            </Alert>
-          )}
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose} data-autofocus>
-              Cancel
-            </Button>
-            <Button
-              type="submit"
-              color={destructive ? 'red.9' : undefined}
-              loading={busy}
-              disabled={confirmDisabled}
-              data-testid={testId}
-            >
-              {confirmLabel}
-            </Button>
-          </Group>
-        </Stack>
-      </form>
-    </Modal>
+    <FormModal title={title} onClose={onClose} onSubmit={confirm} testId="confirm-modal">
+      {typeof children === 'function' ? children(error) : children}
+      <FormError error={errorElsewhere(error, fieldsShown)} testId="confirm-error" />
+      <FormActions
+        submitLabel={confirmLabel}
+        submitTestId={testId}
+        busy={busy}
+        disabled={confirmDisabled}
+        destructive={destructive}
+        onCancel={onClose}
+        focusCancel
+      />
+    </FormModal>
   );
 }

@@ -14,13 +14,17 @@ import {
   Title,
 } from '@mantine/core';
 import { FormEvent, useState } from 'react';
-import { ApiError, api, get, post, toApiError } from '../api/admin-client';
+import { api, get, post, toApiError } from '../api/admin-client';
 import type { Team, User } from '../api/admin-types';
 import type { AlertWebhook, AlertedBudget, BudgetAlert } from '../api/oversight-types';
 import { ConfirmModal } from '../components/confirm-modal';
+import { FormActions, FormError } from '../components/form-actions';
+import { FormModal } from '../components/form-modal';
 import { Money } from '../components/money-text';
 import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
+import { RowAction } from '../components/row-action';
 import { formatTimestamp } from '../lib/dates';
+import { useFieldErrors } from '../lib/field-errors';
 import { canManageOrg } from '../lib/roles';
 import { useLoad } from '../lib/use-load';
 import { useOrgPath, useSession } from '../session';
@@ -178,16 +182,9 @@ export function AlertsPage() {
                   <Table.Td>{formatTimestamp(w.createdAt, org.timeZone)}</Table.Td>
                   {mayManage && (
                     <Table.Td>
-                      <Button
-                        size="xs"
-                        variant="subtle"
-                        color="red"
-                        c="red.9"
-                        onClick={() => setDeleting(w)}
-                        aria-label={`Delete webhook ${w.url}`}
-                      >
+                      <RowAction danger onClick={() => setDeleting(w)} aria-label={`Delete webhook ${w.url}`}>
                         Delete
-                      </Button>
+                      </RowAction>
                     </Table.Td>
                   )}
                 </Table.Tr>
@@ -215,13 +212,13 @@ function AddWebhookModal({ onClose, onAdded }: { onClose: () => void; onAdded: (
   const orgPath = useOrgPath();
   const [url, setUrl] = useState('');
   const [description, setDescription] = useState('');
-  const [error, setError] = useState<ApiError | null>(null);
+  const errors = useFieldErrors(['url', 'description']);
   const [busy, setBusy] = useState(false);
   const [secret, setSecret] = useState<string | null>(null);
   async function submit(e: FormEvent) {
     e.preventDefault();
     setBusy(true);
-    setError(null);
+    errors.setError(null);
     try {
       const res = await post<{ secret: string }>(`${orgPath}/alert-webhooks`, {
         url: url.trim(),
@@ -230,7 +227,7 @@ function AddWebhookModal({ onClose, onAdded }: { onClose: () => void; onAdded: (
       setSecret(res.secret);
       onAdded();
     } catch (err) {
-      setError(toApiError(err));
+      errors.setError(toApiError(err));
     } finally {
       setBusy(false);
     }
@@ -267,40 +264,31 @@ function AddWebhookModal({ onClose, onAdded }: { onClose: () => void; onAdded: (
     );
   }
   return (
-    <Modal opened onClose={onClose} closeButtonProps={{ 'aria-label': 'Close' }} title="Add an alert webhook">
-      <form onSubmit={submit} noValidate>
-        <Stack>
-          <TextInput
-            label="URL"
-            required
-            placeholder="https://finance.example.com/hooks/tollgate"
-            value={url}
-            onChange={(e) => setUrl(e.currentTarget.value)}
-            error={error?.field === 'url' ? error.message : undefined}
-            data-testid="webhook-url"
-          />
-          <TextInput
-            label="Description"
-            value={description}
-            onChange={(e) => setDescription(e.currentTarget.value)}
-            error={error?.field === 'description' ? error.message : undefined}
-          />
-          {error && !['url', 'description'].includes(error.field ?? '') && (
-            <Alert color="red" role="alert">
-              {error.message}
-            </Alert>
-          )}
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>
-              Cancel
-            </Button>
-            <Button type="submit" loading={busy} disabled={!url.trim()} data-testid="webhook-submit">
-              Add webhook
-            </Button>
-          </Group>
-        </Stack>
-      </form>
-    </Modal>
+    <FormModal title="Add an alert webhook" onClose={onClose} onSubmit={submit}>
+      <TextInput
+        label="URL"
+        required
+        placeholder="https://finance.example.com/hooks/tollgate"
+        value={url}
+        onChange={(e) => setUrl(e.currentTarget.value)}
+        error={errors.at('url')}
+        data-testid="webhook-url"
+      />
+      <TextInput
+        label="Description"
+        value={description}
+        onChange={(e) => setDescription(e.currentTarget.value)}
+        error={errors.at('description')}
+      />
+      <FormError error={errors.elsewhere} />
+      <FormActions
+        submitLabel="Add webhook"
+        submitTestId="webhook-submit"
+        busy={busy}
+        disabled={!url.trim()}
+        onCancel={onClose}
+      />
+    </FormModal>
   );
 }
 

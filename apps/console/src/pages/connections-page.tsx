@@ -4,6 +4,7 @@ import { ApiError, api, get, post, toApiError } from '../api/admin-client';
 import type { Connection, OAuthUpstream } from '../api/oversight-types';
 import { ConfirmModal } from '../components/confirm-modal';
 import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
+import { RowAction } from '../components/row-action';
 import { formatTimestamp } from '../lib/dates';
 import { useLoad } from '../lib/use-load';
 import { useOrgPath, useSession } from '../session';
@@ -165,17 +166,14 @@ export function ConnectionsPage() {
                           {c ? 'Reconnect' : 'Connect'}
                         </Button>
                         {c && (
-                          <Button
-                            size="xs"
-                            variant="subtle"
-                            color="red"
-                            c="red.9"
+                          <RowAction
+                            danger
                             onClick={() => setDisconnecting(u)}
                             disabled={busy === u.id}
                             aria-label={`Disconnect ${u.namespace}`}
                           >
                             Disconnect
-                          </Button>
+                          </RowAction>
                         )}
                       </Group>
                     </Table.Td>

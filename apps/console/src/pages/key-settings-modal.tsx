@@ -1,5 +1,4 @@
 import {
-  Alert,
   Button,
   Divider,
   Group,
@@ -13,10 +12,12 @@ import {
   Title,
 } from '@mantine/core';
 import { FormEvent, useState } from 'react';
-import { api, ApiError, get, post, toApiError } from '../api/admin-client';
+import { api, get, post, toApiError } from '../api/admin-client';
 import type { Key, KeyLimits } from '../api/admin-types';
+import { FormActions, FormError } from '../components/form-actions';
 import { Money } from '../components/money-text';
 import { ErrorState, LoadingState } from '../components/page-states';
+import { useFieldErrors } from '../lib/field-errors';
 import { decimalToMicros } from '../lib/money-input';
 import { useLoad } from '../lib/use-load';
 import { useOrgPath, useSession } from '../session';
@@ -50,14 +51,14 @@ export function KeySettingsModal({
   const [tags, setTags] = useState<string[]>(k.tags);
   const [disclosure, setDisclosure] = useState<string>(k.disclosureMode ?? '');
   const [expires, setExpires] = useState(dayOf(k.expiresAt));
-  const [error, setError] = useState<ApiError | null>(null);
+  const errors = useFieldErrors(['tags', 'disclosureMode', 'expiresAt']);
   const [busy, setBusy] = useState(false);
   const limits = useLoad(() => get<KeyLimits>(`${orgPath}/keys/${k.id}/limits`), [orgPath, k.id]);
 
   async function save(e: FormEvent) {
     e.preventDefault();
     setBusy(true);
-    setError(null);
+    errors.setError(null);
     try {
       await api('PATCH', `${orgPath}/keys/${k.id}`, {
         tags,
@@ -67,7 +68,7 @@ export function KeySettingsModal({
       onSaved();
       onClose();
     } catch (err) {
-      setError(asApiError(err));
+      errors.setError(asApiError(err));
     } finally {
       setBusy(false);
     }
@@ -88,7 +89,7 @@ export function KeySettingsModal({
             description="Reports group and filter by them, e.g. project:atlas (Enter adds one)"
             value={tags}
             onChange={setTags}
-            error={error?.field === 'tags' ? error.message : undefined}
+            error={errors.at('tags')}
             data-testid="key-tags"
           />
           <Select
@@ -98,7 +99,7 @@ export function KeySettingsModal({
             value={disclosure}
             onChange={(v) => setDisclosure(v ?? '')}
             allowDeselect={false}
-            error={error?.field === 'disclosureMode' ? error.message : undefined}
+            error={errors.at('disclosureMode')}
             data-testid="key-disclosure"
           />
           <TextInput
@@ -107,22 +108,11 @@ export function KeySettingsModal({
             description="Start of that day (UTC); empty for no expiry"
             value={expires}
             onChange={(e) => setExpires(e.currentTarget.value)}
-            error={error?.field === 'expiresAt' ? error.message : undefined}
+            error={errors.at('expiresAt')}
             data-testid="key-expiry"
           />
-          {error && !['tags', 'disclosureMode', 'expiresAt'].includes(error.field ?? '') && (
-            <Alert color="red" role="alert">
-              {error.message}
-            </Alert>
-          )}
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>
-              Cancel
-            </Button>
-            <Button type="submit" loading={busy} data-testid="key-settings-save">
-              Save settings
-            </Button>
-          </Group>
+          <FormError error={errors.elsewhere} />
+          <FormActions submitLabel="Save settings" submitTestId="key-settings-save" busy={busy} onCancel={onClose} />
         </Stack>
       </form>
       <Divider my="md" />
@@ -220,11 +210,11 @@ function RateLimitForm({ keyId, onSaved }: { keyId: string; onSaved: () => void 
   const [toolPattern, setToolPattern] = useState('*:*');
   const [calls, setCalls] = useState<number | string>(60);
   const [windowSeconds, setWindowSeconds] = useState<number | string>(60);
-  const [error, setError] = useState<ApiError | null>(null);
+  const errors = useFieldErrors(['toolPattern', 'callsPerWindow', 'windowSeconds']);
 
   async function submit(e: FormEvent) {
     e.preventDefault();
-    setError(null);
+    errors.setError(null);
     try {
       await post(`${orgPath}/keys/${keyId}/rate-limits`, {
         toolPattern,
@@ -233,7 +223,7 @@ function RateLimitForm({ keyId, onSaved }: { keyId: string; onSaved: () => void 
       });
       onSaved();
     } catch (err) {
-      setError(asApiError(err));
+      errors.setError(asApiError(err));
     }
   }
 
@@ -245,7 +235,7 @@ function RateLimitForm({ keyId, onSaved }: { keyId: string; onSaved: () => void 
           value={toolPattern}
           onChange={(e) => setToolPattern(e.currentTarget.value)}
           w={140}
-          error={error?.field === 'toolPattern' ? error.message : undefined}
+          error={errors.at('toolPattern')}
         />
         <NumberInput
           label="Calls"
@@ -253,7 +243,7 @@ function RateLimitForm({ keyId, onSaved }: { keyId: string; onSaved: () => void 
           value={calls}
           onChange={setCalls}
           w={90}
-          error={error?.field === 'callsPerWindow' ? error.message : undefined}
+          error={errors.at('callsPerWindow')}
           data-testid="key-rate-calls"
         />
         <NumberInput
@@ -262,15 +252,15 @@ function RateLimitForm({ keyId, onSaved }: { keyId: string; onSaved: () => void 
           value={windowSeconds}
           onChange={setWindowSeconds}
           w={110}
-          error={error?.field === 'windowSeconds' ? error.message : undefined}
+          error={errors.at('windowSeconds')}
         />
         <Button type="submit" variant="default" data-testid="key-rate-save">
           Add rate limit
         </Button>
       </Group>
-      {error && !['toolPattern', 'callsPerWindow', 'windowSeconds'].includes(error.field ?? '') && (
+      {errors.elsewhere && (
         <Text c="red.8" size="sm" role="alert" mt={4}>
-          {error.message}
+          {errors.elsewhere.message}
         </Text>
       )}
     </form>

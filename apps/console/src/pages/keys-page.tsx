@@ -15,12 +15,16 @@ import {
   TextInput,
 } from '@mantine/core';
 import { FormEvent, useMemo, useState } from 'react';
-import { ApiError, get, post, toApiError } from '../api/admin-client';
+import { get, post, toApiError } from '../api/admin-client';
 import type { Key, Team, User } from '../api/admin-types';
 import { KeySettingsModal } from './key-settings-modal';
 import { ConfirmModal } from '../components/confirm-modal';
+import { FormActions, FormError } from '../components/form-actions';
+import { FormModal } from '../components/form-modal';
 import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
+import { RowAction } from '../components/row-action';
 import { formatTimestamp } from '../lib/dates';
+import { useFieldErrors } from '../lib/field-errors';
 import { canManageKeys } from '../lib/roles';
 import { useLoad } from '../lib/use-load';
 import { useOrgPath, useSession } from '../session';
@@ -196,36 +200,32 @@ export function KeysPage() {
                         <Table.Td>
                           {!k.revokedAt && (
                             <Group gap={2}>
-                              <Button
+                              <RowAction
                                 size="compact-xs"
-                                variant="subtle"
                                 onClick={() => setEditing(k)}
                                 aria-label={`Settings of ${k.name}`}
                                 data-testid="edit-key"
                               >
                                 Settings
-                              </Button>
+                              </RowAction>
                               {k.kind === 'STATIC' && (
-                                <Button
+                                <RowAction
                                   size="compact-xs"
-                                  variant="subtle"
                                   onClick={() => setRotating(k)}
                                   aria-label={`Rotate ${k.name}`}
                                   data-testid="rotate-key"
                                 >
                                   Rotate
-                                </Button>
+                                </RowAction>
                               )}
-                              <Button
+                              <RowAction
                                 size="compact-xs"
-                                variant="subtle"
-                                color="red"
-                                c="red.9"
+                                danger
                                 onClick={() => setRevoking(k)}
                                 aria-label={`Revoke ${k.name}`}
                               >
                                 Revoke
-                              </Button>
+                              </RowAction>
                             </Group>
                           )}
                         </Table.Td>
@@ -287,7 +287,7 @@ function IssueKeyModal({
   const [name, setName] = useState('');
   const [teamId, setTeamId] = useState<string | null>(fixedTeam ?? (teams.length === 1 ? teams[0].id : null));
   const [userId, setUserId] = useState<string | null>(fixedUser);
-  const [error, setError] = useState<ApiError | null>(null);
+  const errors = useFieldErrors(['name', 'teamId', 'userId']);
   const [busy, setBusy] = useState(false);
   const [secret, setSecret] = useState<string | null>(null);
 
@@ -309,13 +309,13 @@ function IssueKeyModal({
   async function submit(e: FormEvent) {
     e.preventDefault();
     setBusy(true);
-    setError(null);
+    errors.setError(null);
     try {
       const issued = await post<{ secret: string }>(`${orgPath}/keys`, { name: name.trim(), teamId, userId });
       setSecret(issued.secret);
       onIssued();
     } catch (err) {
-      setError(toApiError(err));
+      errors.setError(toApiError(err));
     } finally {
       setBusy(false);
     }
@@ -330,60 +330,51 @@ function IssueKeyModal({
   }
 
   return (
-    <Modal opened onClose={onClose} closeButtonProps={{ 'aria-label': 'Close' }} title="Issue a key">
-      <form onSubmit={submit} noValidate>
-        <Stack>
-          <TextInput
-            label="Name"
-            description="What runs with it, e.g. claude-code-laptop"
-            required
-            value={name}
-            onChange={(e) => setName(e.currentTarget.value)}
-            error={error?.field === 'name' ? error.message : undefined}
-            data-testid="key-name"
-          />
-          <Select
-            label="Team"
-            description="The team the key spends for"
-            required
-            data={teams.map((t) => ({ value: t.id, label: t.name }))}
-            value={teamId}
-            onChange={(v) => {
-              setTeamId(v);
-              if (!fixedUser) setUserId(null);
-            }}
-            disabled={!!fixedTeam}
-            error={error?.field === 'teamId' ? error.message : undefined}
-            data-testid="key-team"
-          />
-          <Select
-            label="Owner"
-            description="A member of the team"
-            required
-            data={fixedUser ? [{ value: fixedUser, label: 'Me' }] : memberOptions}
-            value={userId}
-            onChange={setUserId}
-            disabled={!!fixedUser || !teamId}
-            nothingFoundMessage="No members in this team"
-            error={error?.field === 'userId' ? error.message : undefined}
-            data-testid="key-owner"
-          />
-          {error && !['name', 'teamId', 'userId'].includes(error.field ?? '') && (
-            <Alert color="red" role="alert">
-              {error.message}
-            </Alert>
-          )}
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>
-              Cancel
-            </Button>
-            <Button type="submit" loading={busy} disabled={!name.trim() || !teamId || !userId} data-testid="key-submit">
-              Issue key
-            </Button>
-          </Group>
-        </Stack>
-      </form>
-    </Modal>
+    <FormModal title="Issue a key" onClose={onClose} onSubmit={submit}>
+      <TextInput
+        label="Name"
+        description="What runs with it, e.g. claude-code-laptop"
+        required
+        value={name}
+        onChange={(e) => setName(e.currentTarget.value)}
+        error={errors.at('name')}
+        data-testid="key-name"
+      />
+      <Select
+        label="Team"
+        description="The team the key spends for"
+        required
+        data={teams.map((t) => ({ value: t.id, label: t.name }))}
+        value={teamId}
+        onChange={(v) => {
+          setTeamId(v);
+          if (!fixedUser) setUserId(null);
+        }}
+        disabled={!!fixedTeam}
+        error={errors.at('teamId')}
+        data-testid="key-team"
+      />
+      <Select
+        label="Owner"
+        description="A member of the team"
+        required
+        data={fixedUser ? [{ value: fixedUser, label: 'Me' }] : memberOptions}
+        value={userId}
+        onChange={setUserId}
+        disabled={!!fixedUser || !teamId}
+        nothingFoundMessage="No members in this team"
+        error={errors.at('userId')}
+        data-testid="key-owner"
+      />
+      <FormError error={errors.elsewhere} />
+      <FormActions
+        submitLabel="Issue key"
+        submitTestId="key-submit"
+        busy={busy}
+        disabled={!name.trim() || !teamId || !userId}
+        onCancel={onClose}
+      />
+    </FormModal>
   );
 }
 

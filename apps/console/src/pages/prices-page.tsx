@@ -1,12 +1,16 @@
-import { Alert, Badge, Button, Card, Group, Modal, Select, Stack, Switch, Table, Text, TextInput } from '@mantine/core';
+import { Badge, Button, Card, Group, Select, Stack, Switch, Table, Text, TextInput } from '@mantine/core';
 import { FormEvent, useState } from 'react';
-import { ApiError, get, post, toApiError } from '../api/admin-client';
+import { get, post, toApiError } from '../api/admin-client';
 import type { PriceRule, Upstream } from '../api/governance-types';
 import { ConfirmModal } from '../components/confirm-modal';
+import { FormActions, FormError } from '../components/form-actions';
+import { FormModal } from '../components/form-modal';
 import { Money } from '../components/money-text';
 import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
+import { RowAction } from '../components/row-action';
 import { decimalToMicros } from '../lib/money-input';
 import { dayIn, formatTimestamp, isDay } from '../lib/dates';
+import { errorAt, useFieldErrors } from '../lib/field-errors';
 import { useLoad } from '../lib/use-load';
 import { zonedToUtc } from '../lib/zoned-time';
 import { useOrgPath, useSession } from '../session';
@@ -104,16 +108,13 @@ export function PricesPage() {
                     {mayChange && (
                       <Table.Td>
                         {r.state !== 'ENDED' && (
-                          <Button
-                            size="xs"
-                            variant="subtle"
-                            color="red"
-                            c="red.9"
+                          <RowAction
+                            danger
                             onClick={() => setEnding(r)}
                             aria-label={`End the rule ${r.toolPattern} of ${r.upstreamId ? namespaces.get(r.upstreamId) : 'every upstream'}`}
                           >
                             End
-                          </Button>
+                          </RowAction>
                         )}
                       </Table.Td>
                     )}
@@ -153,22 +154,29 @@ function instantOf(day: string, time: string, timeZone: string): string | undefi
   return day ? zonedToUtc(day, time || '00:00', timeZone).toISOString() : undefined;
 }
 
+/** Empty (now), or a day with an optional HH:MM: what instantOf can read. */
+function isWhen(day: string, time: string): boolean {
+  return !day || (isDay(day) && (!time || /^\d{2}:\d{2}$/.test(time)));
+}
+
+/** The day and time inputs; a malformed entry shows the expected format, else the API's refusal. */
 function WhenFields({
   day,
   time,
   setDay,
   setTime,
   what,
-  error,
+  apiError,
 }: {
   day: string;
   time: string;
   setDay: (v: string) => void;
   setTime: (v: string) => void;
   what: string;
-  error?: string;
+  apiError?: string;
 }) {
   const { org } = useSession();
+  const error = isWhen(day, time) ? apiError : 'A day as YYYY-MM-DD and a time as HH:MM';
   return (
     <Group grow align="flex-start">
       <TextInput
@@ -210,17 +218,23 @@ function CreatePriceModal({
   const [chargeFailed, setChargeFailed] = useState(false);
   const [day, setDay] = useState('');
   const [time, setTime] = useState('');
-  const [error, setError] = useState<ApiError | null>(null);
+  const errors = useFieldErrors([
+    'upstreamId',
+    'toolPattern',
+    'perCallMicros',
+    'perOutputTokenMicros',
+    'effectiveFrom',
+  ]);
   const [busy, setBusy] = useState(false);
   const callMicros = decimalToMicros(perCall);
   const tokenMicros = decimalToMicros(perToken);
-  const whenOk = !day || (isDay(day) && (!time || /^\d{2}:\d{2}$/.test(time)));
+  const whenOk = isWhen(day, time);
 
   async function submit(e: FormEvent) {
     e.preventDefault();
     if (callMicros === null || tokenMicros === null || !whenOk) return;
     setBusy(true);
-    setError(null);
+    errors.setError(null);
     try {
       await post(`${orgPath}/prices`, {
         ...(upstreamId && upstreamId !== 'ALL' ? { upstreamId } : {}),
@@ -232,89 +246,71 @@ function CreatePriceModal({
       });
       onCreated();
     } catch (err) {
-      setError(toApiError(err));
+      errors.setError(toApiError(err));
       setBusy(false);
     }
   }
-  const fieldError = (f: string) => (error?.field === f ? error.message : undefined);
   return (
-    <Modal opened onClose={onClose} closeButtonProps={{ 'aria-label': 'Close' }} title="New price rule" size="lg">
-      <form onSubmit={submit} noValidate>
-        <Stack>
-          <Select
-            label="Upstream"
-            data={[
-              { value: 'ALL', label: 'Every upstream' },
-              ...upstreams.map((u) => ({ value: u.id, label: u.namespace })),
-            ]}
-            value={upstreamId}
-            onChange={setUpstreamId}
-            allowDeselect={false}
-            error={fieldError('upstreamId')}
-            data-testid="price-upstream"
-          />
-          <TextInput
-            label="Tool pattern"
-            description="A glob over tool names: *, search_*, echo"
-            value={pattern}
-            onChange={(e) => setPattern(e.currentTarget.value)}
-            error={fieldError('toolPattern')}
-            data-testid="price-pattern"
-          />
-          <Group grow align="flex-start">
-            <TextInput
-              label={`Per call (${currency})`}
-              description="Up to six decimals"
-              value={perCall}
-              onChange={(e) => setPerCall(e.currentTarget.value)}
-              error={perCall && callMicros === null ? 'An amount such as 0.0025' : fieldError('perCallMicros')}
-              data-testid="price-per-call"
-            />
-            <TextInput
-              label={`Per output token (${currency})`}
-              description="e.g. 0.000003"
-              value={perToken}
-              onChange={(e) => setPerToken(e.currentTarget.value)}
-              error={tokenMicros === null ? 'An amount such as 0.000003' : fieldError('perOutputTokenMicros')}
-            />
-          </Group>
-          <Switch
-            label="Charge failed calls"
-            checked={chargeFailed}
-            onChange={(e) => setChargeFailed(e.currentTarget.checked)}
-          />
-          <WhenFields
-            day={day}
-            time={time}
-            setDay={setDay}
-            setTime={setTime}
-            what="Effective from"
-            error={!whenOk ? 'A day as YYYY-MM-DD and a time as HH:MM' : fieldError('effectiveFrom')}
-          />
-          {error &&
-            !['upstreamId', 'toolPattern', 'perCallMicros', 'perOutputTokenMicros', 'effectiveFrom'].includes(
-              error.field ?? '',
-            ) && (
-              <Alert color="red" role="alert">
-                {error.message}
-              </Alert>
-            )}
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>
-              Cancel
-            </Button>
-            <Button
-              type="submit"
-              loading={busy}
-              disabled={callMicros === null || !perCall || tokenMicros === null || !pattern.trim() || !whenOk}
-              data-testid="price-submit"
-            >
-              Add rule
-            </Button>
-          </Group>
-        </Stack>
-      </form>
-    </Modal>
+    <FormModal title="New price rule" size="lg" onClose={onClose} onSubmit={submit}>
+      <Select
+        label="Upstream"
+        data={[
+          { value: 'ALL', label: 'Every upstream' },
+          ...upstreams.map((u) => ({ value: u.id, label: u.namespace })),
+        ]}
+        value={upstreamId}
+        onChange={setUpstreamId}
+        allowDeselect={false}
+        error={errors.at('upstreamId')}
+        data-testid="price-upstream"
+      />
+      <TextInput
+        label="Tool pattern"
+        description="A glob over tool names: *, search_*, echo"
+        value={pattern}
+        onChange={(e) => setPattern(e.currentTarget.value)}
+        error={errors.at('toolPattern')}
+        data-testid="price-pattern"
+      />
+      <Group grow align="flex-start">
+        <TextInput
+          label={`Per call (${currency})`}
+          description="Up to six decimals"
+          value={perCall}
+          onChange={(e) => setPerCall(e.currentTarget.value)}
+          error={perCall && callMicros === null ? 'An amount such as 0.0025' : errors.at('perCallMicros')}
+          data-testid="price-per-call"
+        />
+        <TextInput
+          label={`Per output token (${currency})`}
+          description="e.g. 0.000003"
+          value={perToken}
+          onChange={(e) => setPerToken(e.currentTarget.value)}
+          error={tokenMicros === null ? 'An amount such as 0.000003' : errors.at('perOutputTokenMicros')}
+        />
+      </Group>
+      <Switch
+        label="Charge failed calls"
+        checked={chargeFailed}
+        onChange={(e) => setChargeFailed(e.currentTarget.checked)}
+      />
+      <WhenFields
+        day={day}
+        time={time}
+        setDay={setDay}
+        setTime={setTime}
+        what="Effective from"
+        apiError={errors.at('effectiveFrom')}
+      />
+      <FormError error={errors.elsewhere} />
+      <FormActions
+        submitLabel="Add rule"
+        submitTestId="price-submit"
+        busy={busy}
+        disabled={callMicros === null || !perCall || tokenMicros === null || !pattern.trim() || !whenOk}
+        onCancel={onClose}
+      />
+    </FormModal>
   );
 }
 
@@ -323,7 +319,7 @@ function EndPriceModal({ rule, onClose, onEnded }: { rule: PriceRule; onClose: (
   const orgPath = useOrgPath();
   const [day, setDay] = useState('');
   const [time, setTime] = useState('');
-  const whenOk = !day || (isDay(day) && (!time || /^\d{2}:\d{2}$/.test(time)));
+  const whenOk = isWhen(day, time);
   return (
     <ConfirmModal
       title={`End the rule ${rule.toolPattern}?`}
@@ -352,13 +348,7 @@ function EndPriceModal({ rule, onClose, onEnded }: { rule: PriceRule; onClose: (
             setDay={setDay}
             setTime={setTime}
             what="End from"
-            error={
-              !whenOk
-                ? 'A day as YYYY-MM-DD and a time as HH:MM'
-                : error?.field === 'effectiveUntil'
-                  ? error.message
-                  : undefined
-            }
+            apiError={errorAt(error, 'effectiveUntil')}
           />
         </>
       )}

@@ -1,10 +1,8 @@
 import {
   Alert,
-  Button,
   Checkbox,
   Code,
   Group,
-  Modal,
   NumberInput,
   PasswordInput,
   Select,
@@ -13,9 +11,12 @@ import {
   Textarea,
   TextInput,
 } from '@mantine/core';
-import { FormEvent, ReactNode, useState } from 'react';
-import { ApiError, api, send, toApiError } from '../api/admin-client';
+import { Dispatch, FormEvent, ReactNode, SetStateAction, useState } from 'react';
+import { api, send, toApiError } from '../api/admin-client';
 import type { Upstream } from '../api/governance-types';
+import { FormActions, FormError } from '../components/form-actions';
+import { FormModal } from '../components/form-modal';
+import { useFieldErrors } from '../lib/field-errors';
 import { useOrgPath } from '../session';
 
 /** The fields of GET …/upstreams the forms read beyond the shared Upstream type. */
@@ -38,21 +39,6 @@ const AUTH_MODES = [
   { value: 'STATIC_SECRET', label: 'Static secret (bearer token)' },
   { value: 'PER_USER_OAUTH', label: 'Per-user OAuth (each user connects their account)' },
 ];
-
-/** An API refusal shown at the input it names; the rest go to the form's alert. */
-function useFieldErrors(shownAt: string[]) {
-  const [error, setError] = useState<ApiError | null>(null);
-  return {
-    error,
-    setError,
-    at: (field: string) => (error?.field === field ? error.message : undefined),
-    elsewhere: error && !shownAt.includes(error.field ?? '') ? error : null,
-    /** Typing again takes back a field's refusal (it was about the old value); a 412 stays. */
-    onFormInput: () => {
-      if (error && error.status !== 412) setError(null);
-    },
-  };
-}
 
 const numberOrUndefined = (v: string | number) => (typeof v === 'number' ? v : undefined);
 
@@ -92,9 +78,11 @@ export function RegisterUpstreamModal({
   const [clientId, setClientId] = useState('');
   const [clientSecret, setClientSecret] = useState('');
   const [scope, setScope] = useState('');
-  const [syncInterval, setSyncInterval] = useState<string | number>(3600);
-  const [callTimeout, setCallTimeout] = useState<string | number>(30_000);
-  const [outputCap, setOutputCap] = useState<string | number>('');
+  const [settings, setSettings] = useState<UpstreamSettings>({
+    syncIntervalSeconds: 3600,
+    callTimeoutMs: 30_000,
+    outputTokenCap: '',
+  });
   const [busy, setBusy] = useState(false);
   const errors = useFieldErrors(REGISTER_FIELDS);
   const stdio = transport === 'STDIO';
@@ -119,9 +107,9 @@ export function RegisterUpstreamModal({
         authMode,
         ...(authMode === 'STATIC_SECRET' && bearerToken ? { bearerToken } : {}),
         ...(authMode === 'PER_USER_OAUTH' && Object.keys(oauth).length ? { oauth } : {}),
-        syncIntervalSeconds: numberOrUndefined(syncInterval),
-        callTimeoutMs: numberOrUndefined(callTimeout),
-        outputTokenCap: numberOrUndefined(outputCap),
+        syncIntervalSeconds: numberOrUndefined(settings.syncIntervalSeconds),
+        callTimeoutMs: numberOrUndefined(settings.callTimeoutMs),
+        outputTokenCap: numberOrUndefined(settings.outputTokenCap),
       });
       onRegistered(created);
     } catch (err) {
@@ -131,137 +119,129 @@ export function RegisterUpstreamModal({
   }
 
   return (
-    <Modal opened onClose={onClose} closeButtonProps={{ 'aria-label': 'Close' }} title="Register an upstream" size="lg">
-      <form onSubmit={register} onChange={errors.onFormInput} noValidate>
-        <Stack>
+    <FormModal
+      title="Register an upstream"
+      size="lg"
+      onClose={onClose}
+      onSubmit={register}
+      onInput={errors.onFormInput}
+    >
+      <Group grow align="flex-start">
+        <TextInput
+          label="Namespace"
+          description="Agents see its tools as namespace__tool"
+          required
+          value={namespace}
+          onChange={(e) => setNamespace(e.currentTarget.value)}
+          error={errors.at('namespace')}
+          data-testid="upstream-namespace"
+        />
+        <TextInput
+          label="Display name"
+          description="Optional"
+          value={displayName}
+          onChange={(e) => setDisplayName(e.currentTarget.value)}
+          error={errors.at('displayName')}
+        />
+      </Group>
+      <Select
+        label="Transport"
+        data={TRANSPORTS}
+        value={transport}
+        onChange={(v) => setTransport(v ?? 'STREAMABLE_HTTP')}
+        allowDeselect={false}
+        error={errors.at('transport')}
+        data-testid="upstream-transport"
+      />
+      {stdio ? (
+        <>
+          <TextInput
+            label="Command"
+            description="Runs on Tollgate’s hosts: platform admins only unless the deployment allows it"
+            required
+            value={command}
+            onChange={(e) => setCommand(e.currentTarget.value)}
+            error={errors.at('command')}
+          />
+          <Textarea
+            label="Arguments"
+            description="One per line"
+            autosize
+            minRows={2}
+            value={args}
+            onChange={(e) => setArgs(e.currentTarget.value)}
+            error={errors.at('args')}
+          />
+        </>
+      ) : (
+        <TextInput
+          label="URL"
+          description="The MCP endpoint, e.g. https://mcp.example.com/mcp"
+          required
+          value={url}
+          onChange={(e) => setUrl(e.currentTarget.value)}
+          error={errors.at('url')}
+          data-testid="upstream-url"
+        />
+      )}
+      <Select
+        label="Authentication"
+        data={stdio ? AUTH_MODES.filter((m) => m.value !== 'PER_USER_OAUTH') : AUTH_MODES}
+        value={authMode}
+        onChange={(v) => setAuthMode(v ?? 'NONE')}
+        allowDeselect={false}
+        error={errors.at('authMode')}
+        data-testid="upstream-auth"
+      />
+      {authMode === 'STATIC_SECRET' && (
+        <SecretInput
+          label="Bearer token"
+          description="Sent as Authorization: Bearer …; stored encrypted and never shown again"
+          value={bearerToken}
+          onChange={setBearerToken}
+          error={errors.at('bearerToken')}
+        />
+      )}
+      {authMode === 'PER_USER_OAUTH' && (
+        <>
+          <Text size="sm">
+            Each user connects their own account under My connections; calls carry their token. Without a client id,
+            Tollgate registers a client dynamically.
+          </Text>
           <Group grow align="flex-start">
             <TextInput
-              label="Namespace"
-              description="Agents see its tools as namespace__tool"
-              required
-              value={namespace}
-              onChange={(e) => setNamespace(e.currentTarget.value)}
-              error={errors.at('namespace')}
-              data-testid="upstream-namespace"
-            />
-            <TextInput
-              label="Display name"
+              label="OAuth client id"
               description="Optional"
-              value={displayName}
-              onChange={(e) => setDisplayName(e.currentTarget.value)}
-              error={errors.at('displayName')}
+              value={clientId}
+              onChange={(e) => setClientId(e.currentTarget.value)}
+              error={errors.at('oauth.clientId')}
             />
-          </Group>
-          <Select
-            label="Transport"
-            data={TRANSPORTS}
-            value={transport}
-            onChange={(v) => setTransport(v ?? 'STREAMABLE_HTTP')}
-            allowDeselect={false}
-            error={errors.at('transport')}
-            data-testid="upstream-transport"
-          />
-          {stdio ? (
-            <>
-              <TextInput
-                label="Command"
-                description="Runs on Tollgate’s hosts: platform admins only unless the deployment allows it"
-                required
-                value={command}
-                onChange={(e) => setCommand(e.currentTarget.value)}
-                error={errors.at('command')}
-              />
-              <Textarea
-                label="Arguments"
-                description="One per line"
-                autosize
-                minRows={2}
-                value={args}
-                onChange={(e) => setArgs(e.currentTarget.value)}
-                error={errors.at('args')}
-              />
-            </>
-          ) : (
-            <TextInput
-              label="URL"
-              description="The MCP endpoint, e.g. https://mcp.example.com/mcp"
-              required
-              value={url}
-              onChange={(e) => setUrl(e.currentTarget.value)}
-              error={errors.at('url')}
-              data-testid="upstream-url"
-            />
-          )}
-          <Select
-            label="Authentication"
-            data={stdio ? AUTH_MODES.filter((m) => m.value !== 'PER_USER_OAUTH') : AUTH_MODES}
-            value={authMode}
-            onChange={(v) => setAuthMode(v ?? 'NONE')}
-            allowDeselect={false}
-            error={errors.at('authMode')}
-            data-testid="upstream-auth"
-          />
-          {authMode === 'STATIC_SECRET' && (
             <SecretInput
-              label="Bearer token"
-              description="Sent as Authorization: Bearer …; stored encrypted and never shown again"
-              value={bearerToken}
-              onChange={setBearerToken}
-              error={errors.at('bearerToken')}
+              label="OAuth client secret"
+              description="Optional; never shown again"
+              value={clientSecret}
+              onChange={setClientSecret}
+              error={errors.at('oauth.clientSecret')}
             />
-          )}
-          {authMode === 'PER_USER_OAUTH' && (
-            <>
-              <Text size="sm">
-                Each user connects their own account under My connections; calls carry their token. Without a client id,
-                Tollgate registers a client dynamically.
-              </Text>
-              <Group grow align="flex-start">
-                <TextInput
-                  label="OAuth client id"
-                  description="Optional"
-                  value={clientId}
-                  onChange={(e) => setClientId(e.currentTarget.value)}
-                  error={errors.at('oauth.clientId')}
-                />
-                <SecretInput
-                  label="OAuth client secret"
-                  description="Optional; never shown again"
-                  value={clientSecret}
-                  onChange={setClientSecret}
-                  error={errors.at('oauth.clientSecret')}
-                />
-              </Group>
-              <TextInput
-                label="OAuth scope"
-                description="Optional, e.g. repo read:user"
-                value={scope}
-                onChange={(e) => setScope(e.currentTarget.value)}
-                error={errors.at('oauth.scope')}
-              />
-            </>
-          )}
-          <SettingsInputs
-            syncInterval={syncInterval}
-            setSyncInterval={setSyncInterval}
-            callTimeout={callTimeout}
-            setCallTimeout={setCallTimeout}
-            outputCap={outputCap}
-            setOutputCap={setOutputCap}
-            at={errors.at}
-          />
-          <FormAlert error={errors.elsewhere} />
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>
-              Cancel
-            </Button>
-            <Button type="submit" loading={busy} data-testid="upstream-register-submit">
-              Register upstream
-            </Button>
           </Group>
-        </Stack>
-      </form>
-    </Modal>
+          <TextInput
+            label="OAuth scope"
+            description="Optional, e.g. repo read:user"
+            value={scope}
+            onChange={(e) => setScope(e.currentTarget.value)}
+            error={errors.at('oauth.scope')}
+          />
+        </>
+      )}
+      <SettingsInputs settings={settings} onChange={setSettings} at={errors.at} />
+      <FormError error={errors.elsewhere} />
+      <FormActions
+        submitLabel="Register upstream"
+        submitTestId="upstream-register-submit"
+        busy={busy}
+        onCancel={onClose}
+      />
+    </FormModal>
   );
 }
 
@@ -304,9 +284,11 @@ export function EditUpstreamModal({
   const [removeHeaders, setRemoveHeaders] = useState<string[]>([]);
   const [headerName, setHeaderName] = useState('');
   const [headerValue, setHeaderValue] = useState('');
-  const [syncInterval, setSyncInterval] = useState<string | number>(u.syncIntervalSeconds);
-  const [callTimeout, setCallTimeout] = useState<string | number>(u.callTimeoutMs);
-  const [outputCap, setOutputCap] = useState<string | number>(u.outputTokenCap ?? '');
+  const [settings, setSettings] = useState<UpstreamSettings>({
+    syncIntervalSeconds: u.syncIntervalSeconds,
+    callTimeoutMs: u.callTimeoutMs,
+    outputTokenCap: u.outputTokenCap ?? '',
+  });
   const [review, setReview] = useState(u.autoApproveTools === null ? 'org' : u.autoApproveTools ? 'auto' : 'review');
   const [unprefixed, setUnprefixed] = useState(u.exposeUnprefixed);
   const [busy, setBusy] = useState(false);
@@ -324,10 +306,12 @@ export function EditUpstreamModal({
     else if (dropToken) body.bearerToken = null;
     if (removeHeaders.length) body.removeHeaders = removeHeaders;
     if (headerName.trim()) body.headers = { [headerName.trim()]: headerValue };
-    if (syncInterval !== u.syncIntervalSeconds) body.syncIntervalSeconds = numberOrUndefined(syncInterval);
-    if (callTimeout !== u.callTimeoutMs) body.callTimeoutMs = numberOrUndefined(callTimeout);
-    if ((outputCap === '' ? null : outputCap) !== u.outputTokenCap)
-      body.outputTokenCap = outputCap === '' ? null : numberOrUndefined(outputCap);
+    const { syncIntervalSeconds, callTimeoutMs, outputTokenCap } = settings;
+    if (syncIntervalSeconds !== u.syncIntervalSeconds)
+      body.syncIntervalSeconds = numberOrUndefined(syncIntervalSeconds);
+    if (callTimeoutMs !== u.callTimeoutMs) body.callTimeoutMs = numberOrUndefined(callTimeoutMs);
+    if ((outputTokenCap === '' ? null : outputTokenCap) !== u.outputTokenCap)
+      body.outputTokenCap = outputTokenCap === '' ? null : numberOrUndefined(outputTokenCap);
     const autoApprove = review === 'org' ? null : review === 'auto';
     if (autoApprove !== u.autoApproveTools) body.autoApproveTools = autoApprove;
     return body;
@@ -354,189 +338,175 @@ export function EditUpstreamModal({
   }
 
   return (
-    <Modal
-      opened
-      onClose={onClose}
-      closeButtonProps={{ 'aria-label': 'Close' }}
+    <FormModal
       title={`Edit the upstream ${u.namespace}`}
       size="lg"
+      onClose={onClose}
+      onSubmit={save}
+      onInput={errors.onFormInput}
     >
-      <form onSubmit={save} onChange={errors.onFormInput} noValidate>
-        <Stack>
-          <Text size="sm">
-            Transport {u.transport}, authentication {u.authMode.toLowerCase().replace(/_/g, ' ')} (fixed at
-            registration).
-          </Text>
-          <TextInput
-            label="Display name"
-            value={displayName}
-            onChange={(e) => setDisplayName(e.currentTarget.value)}
-            error={errors.at('displayName')}
+      <Text size="sm">
+        Transport {u.transport}, authentication {u.authMode.toLowerCase().replace(/_/g, ' ')} (fixed at registration).
+      </Text>
+      <TextInput
+        label="Display name"
+        value={displayName}
+        onChange={(e) => setDisplayName(e.currentTarget.value)}
+        error={errors.at('displayName')}
+      />
+      {http && (
+        <TextInput
+          label="URL"
+          description="Checked by the outbound rule like at registration"
+          value={url}
+          onChange={(e) => setUrl(e.currentTarget.value)}
+          error={errors.at('url')}
+          data-testid="upstream-edit-url"
+        />
+      )}
+      {http && u.authMode !== 'PER_USER_OAUTH' && (
+        <>
+          <SecretInput
+            label={hasToken ? 'New bearer token' : 'Bearer token'}
+            description={
+              hasToken
+                ? 'A token is set (not shown). Leave empty to keep it; a new one is used by the next call on every edge.'
+                : 'Sent as Authorization: Bearer …; stored encrypted and never shown again'
+            }
+            value={bearerToken}
+            onChange={setBearerToken}
+            error={errors.at('bearerToken')}
           />
-          {http && (
-            <TextInput
-              label="URL"
-              description="Checked by the outbound rule like at registration"
-              value={url}
-              onChange={(e) => setUrl(e.currentTarget.value)}
-              error={errors.at('url')}
-              data-testid="upstream-edit-url"
+          {hasToken && (
+            <Checkbox
+              label="Remove the bearer token"
+              checked={dropToken}
+              disabled={bearerToken !== ''}
+              onChange={(e) => setDropToken(e.currentTarget.checked)}
             />
           )}
-          {http && u.authMode !== 'PER_USER_OAUTH' && (
-            <>
-              <SecretInput
-                label={hasToken ? 'New bearer token' : 'Bearer token'}
-                description={
-                  hasToken
-                    ? 'A token is set (not shown). Leave empty to keep it; a new one is used by the next call on every edge.'
-                    : 'Sent as Authorization: Bearer …; stored encrypted and never shown again'
-                }
-                value={bearerToken}
-                onChange={setBearerToken}
-                error={errors.at('bearerToken')}
-              />
-              {hasToken && (
-                <Checkbox
-                  label="Remove the bearer token"
-                  checked={dropToken}
-                  disabled={bearerToken !== ''}
-                  onChange={(e) => setDropToken(e.currentTarget.checked)}
-                />
-              )}
-              {otherHeaders.length > 0 && (
-                <Stack gap={4}>
-                  <Text size="sm" fw={500}>
-                    Extra headers (values are write-only)
-                  </Text>
-                  {otherHeaders.map((h) => (
-                    <Checkbox
-                      key={h}
-                      label={
-                        <>
-                          Remove <Code>{h}</Code>
-                        </>
-                      }
-                      checked={removeHeaders.includes(h)}
-                      onChange={(e) =>
-                        setRemoveHeaders(
-                          e.currentTarget.checked ? [...removeHeaders, h] : removeHeaders.filter((x) => x !== h),
-                        )
-                      }
-                    />
-                  ))}
-                </Stack>
-              )}
-              <Group grow align="flex-start">
-                <TextInput
-                  label="Set a header"
-                  description="Name; replaces one of that name"
-                  value={headerName}
-                  onChange={(e) => setHeaderName(e.currentTarget.value)}
-                  error={errors.error?.field?.startsWith('headers') ? errors.error.message : undefined}
-                />
-                <SecretInput
-                  label="Header value"
-                  description="Write-only"
-                  value={headerValue}
-                  onChange={setHeaderValue}
-                />
-              </Group>
-            </>
-          )}
-          <SettingsInputs
-            syncInterval={syncInterval}
-            setSyncInterval={setSyncInterval}
-            callTimeout={callTimeout}
-            setCallTimeout={setCallTimeout}
-            outputCap={outputCap}
-            setOutputCap={setOutputCap}
-            at={errors.at}
-          />
-          <Select
-            label="Review of new or changed tools"
-            data={REVIEW_SETTINGS}
-            value={review}
-            onChange={(v) => setReview(v ?? 'org')}
-            allowDeselect={false}
-            error={errors.at('autoApproveTools')}
-          />
-          <Checkbox
-            label={`Expose its tools and prompts under their own names (without ${u.namespace}__)`}
-            checked={unprefixed}
-            onChange={(e) => setUnprefixed(e.currentTarget.checked)}
-            error={errors.at('exposeUnprefixed')}
-            data-testid="upstream-unprefixed"
-          />
-          {stale ? (
-            <Alert
-              color="orange"
-              role="alert"
-              title="Changed by someone else"
-              data-testid="upstream-stale"
-              styles={{ title: { color: 'var(--mantine-color-dark-9)' } }}
-            >
-              <Text size="sm" c="dark.9">
-                This upstream was changed since you opened it (version {u.version} is no longer current), so nothing was
-                saved. Reload to see the current settings, then edit again.
+          {otherHeaders.length > 0 && (
+            <Stack gap={4}>
+              <Text size="sm" fw={500}>
+                Extra headers (values are write-only)
               </Text>
-            </Alert>
-          ) : (
-            <FormAlert error={errors.elsewhere} />
+              {otherHeaders.map((h) => (
+                <Checkbox
+                  key={h}
+                  label={
+                    <>
+                      Remove <Code>{h}</Code>
+                    </>
+                  }
+                  checked={removeHeaders.includes(h)}
+                  onChange={(e) =>
+                    setRemoveHeaders(
+                      e.currentTarget.checked ? [...removeHeaders, h] : removeHeaders.filter((x) => x !== h),
+                    )
+                  }
+                />
+              ))}
+            </Stack>
           )}
-          <Group justify="flex-end">
-            <Button variant="default" onClick={stale ? onSaved : onClose}>
-              {stale ? 'Reload upstreams' : 'Cancel'}
-            </Button>
-            <Button type="submit" loading={busy} disabled={stale} data-testid="upstream-edit-save">
-              Save
-            </Button>
+          <Group grow align="flex-start">
+            <TextInput
+              label="Set a header"
+              description="Name; replaces one of that name"
+              value={headerName}
+              onChange={(e) => setHeaderName(e.currentTarget.value)}
+              error={errors.error?.field?.startsWith('headers') ? errors.error.message : undefined}
+            />
+            <SecretInput label="Header value" description="Write-only" value={headerValue} onChange={setHeaderValue} />
           </Group>
-        </Stack>
-      </form>
-    </Modal>
+        </>
+      )}
+      <SettingsInputs settings={settings} onChange={setSettings} at={errors.at} />
+      <Select
+        label="Review of new or changed tools"
+        data={REVIEW_SETTINGS}
+        value={review}
+        onChange={(v) => setReview(v ?? 'org')}
+        allowDeselect={false}
+        error={errors.at('autoApproveTools')}
+      />
+      <Checkbox
+        label={`Expose its tools and prompts under their own names (without ${u.namespace}__)`}
+        checked={unprefixed}
+        onChange={(e) => setUnprefixed(e.currentTarget.checked)}
+        error={errors.at('exposeUnprefixed')}
+        data-testid="upstream-unprefixed"
+      />
+      {stale ? (
+        <Alert
+          color="orange"
+          role="alert"
+          title="Changed by someone else"
+          data-testid="upstream-stale"
+          styles={{ title: { color: 'var(--mantine-color-dark-9)' } }}
+        >
+          <Text size="sm" c="dark.9">
+            This upstream was changed since you opened it (version {u.version} is no longer current), so nothing was
+            saved. Reload to see the current settings, then edit again.
+          </Text>
+        </Alert>
+      ) : (
+        <FormError error={errors.elsewhere} />
+      )}
+      <FormActions
+        submitLabel="Save"
+        submitTestId="upstream-edit-save"
+        busy={busy}
+        disabled={stale}
+        onCancel={stale ? onSaved : onClose}
+        cancelLabel={stale ? 'Reload upstreams' : 'Cancel'}
+      />
+    </FormModal>
   );
 }
 
-function SettingsInputs(props: {
-  syncInterval: string | number;
-  setSyncInterval: (v: string | number) => void;
-  callTimeout: string | number;
-  setCallTimeout: (v: string | number) => void;
-  outputCap: string | number;
-  setOutputCap: (v: string | number) => void;
+/** The sync, time-out and output-cap numbers both forms edit, as typed (an empty input is ''). */
+interface UpstreamSettings {
+  syncIntervalSeconds: string | number;
+  callTimeoutMs: string | number;
+  outputTokenCap: string | number;
+}
+
+const SETTING_INPUTS: {
+  field: keyof UpstreamSettings;
+  label: string;
+  description?: string;
+  min: number;
+  max: number;
+}[] = [
+  { field: 'syncIntervalSeconds', label: 'Sync every (seconds)', min: 60, max: 604_800 },
+  { field: 'callTimeoutMs', label: 'Call time-out (ms)', min: 100, max: 600_000 },
+  { field: 'outputTokenCap', label: 'Output token cap', description: 'Empty: the policy’s', min: 1, max: 1_000_000 },
+];
+
+function SettingsInputs({
+  settings,
+  onChange,
+  at,
+}: {
+  settings: UpstreamSettings;
+  onChange: Dispatch<SetStateAction<UpstreamSettings>>;
   at: (field: string) => string | undefined;
 }) {
   return (
     <Group grow align="flex-start">
-      <NumberInput
-        label="Sync every (seconds)"
-        min={60}
-        max={604_800}
-        allowDecimal={false}
-        value={props.syncInterval}
-        onChange={props.setSyncInterval}
-        error={props.at('syncIntervalSeconds')}
-      />
-      <NumberInput
-        label="Call time-out (ms)"
-        min={100}
-        max={600_000}
-        allowDecimal={false}
-        value={props.callTimeout}
-        onChange={props.setCallTimeout}
-        error={props.at('callTimeoutMs')}
-      />
-      <NumberInput
-        label="Output token cap"
-        description="Empty: the policy’s"
-        min={1}
-        max={1_000_000}
-        allowDecimal={false}
-        value={props.outputCap}
-        onChange={props.setOutputCap}
-        error={props.at('outputTokenCap')}
-      />
+      {SETTING_INPUTS.map(({ field, label, description, min, max }) => (
+        <NumberInput
+          key={field}
+          label={label}
+          description={description}
+          min={min}
+          max={max}
+          allowDecimal={false}
+          value={settings[field]}
+          onChange={(v) => onChange((prev) => ({ ...prev, [field]: v }))}
+          error={at(field)}
+        />
+      ))}
     </Group>
   );
 }
@@ -558,14 +528,5 @@ function SecretInput(props: {
       error={props.error}
       autoComplete="new-password"
     />
-  );
-}
-
-function FormAlert({ error }: { error: ApiError | null }) {
-  if (!error) return null;
-  return (
-    <Alert color="red" role="alert">
-      {error.message}
-    </Alert>
   );
 }

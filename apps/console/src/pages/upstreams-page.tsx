@@ -22,6 +22,7 @@ import { ConfirmModal } from '../components/confirm-modal';
 import { DefinitionDiff } from '../components/definition-diff';
 import { Money } from '../components/money-text';
 import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
+import { RowAction } from '../components/row-action';
 import { formatTimestamp } from '../lib/dates';
 import { priceFor } from '../lib/price-match';
 import { canManageOrg } from '../lib/roles';
@@ -357,65 +358,48 @@ function UpstreamsList({ data, reload }: { data: CatalogData; reload: () => void
                         </Button>
                         {mayManage && (
                           <>
-                            <Button
-                              size="xs"
-                              variant="subtle"
+                            <RowAction
                               loading={isBusy('sync')}
                               disabled={!u.enabled}
                               onClick={() => void sync(u)}
                               aria-label={`Sync now: ${u.namespace}`}
                             >
                               Sync now
-                            </Button>
-                            <Button
-                              size="xs"
-                              variant="subtle"
-                              onClick={() => setEditing(u)}
-                              aria-label={`Edit ${u.namespace}`}
-                            >
+                            </RowAction>
+                            <RowAction onClick={() => setEditing(u)} aria-label={`Edit ${u.namespace}`}>
                               Edit
-                            </Button>
-                            <Button
-                              size="xs"
-                              variant="subtle"
+                            </RowAction>
+                            <RowAction
                               loading={isBusy(u.syncPaused ? 'resume-sync' : 'pause-sync')}
                               onClick={() => void lifecycle(u, u.syncPaused ? 'resume-sync' : 'pause-sync')}
                               aria-label={`${u.syncPaused ? 'Resume' : 'Pause'} sync of ${u.namespace}`}
                             >
                               {u.syncPaused ? 'Resume sync' : 'Pause sync'}
-                            </Button>
+                            </RowAction>
                             {u.enabled ? (
-                              <Button
-                                size="xs"
-                                variant="subtle"
-                                color="red.9"
-                                c="red.9"
+                              <RowAction
+                                danger
                                 onClick={() => setConfirming({ upstream: u, action: 'disable' })}
                                 aria-label={`Disable ${u.namespace}`}
                               >
                                 Disable
-                              </Button>
+                              </RowAction>
                             ) : (
-                              <Button
-                                size="xs"
-                                variant="subtle"
+                              <RowAction
                                 loading={isBusy('enable')}
                                 onClick={() => void lifecycle(u, 'enable')}
                                 aria-label={`Enable ${u.namespace}`}
                               >
                                 Enable
-                              </Button>
+                              </RowAction>
                             )}
-                            <Button
-                              size="xs"
-                              variant="subtle"
-                              color="red.9"
-                              c="red.9"
+                            <RowAction
+                              danger
                               onClick={() => setConfirming({ upstream: u, action: 'delete' })}
                               aria-label={`Delete ${u.namespace}`}
                             >
                               Delete
-                            </Button>
+                            </RowAction>
                           </>
                         )}
                       </Group>
@@ -641,14 +625,9 @@ function ReviewQueue({ data, reload }: { data: CatalogData; reload: () => void }
                     <Code>{t.definitionHash.slice(0, 12)}</Code>
                   </Table.Td>
                   <Table.Td>
-                    <Button
-                      size="xs"
-                      variant="subtle"
-                      onClick={() => setViewing(t)}
-                      aria-label={`Show diff of ${t.exposedName}`}
-                    >
+                    <RowAction onClick={() => setViewing(t)} aria-label={`Show diff of ${t.exposedName}`}>
                       Show diff
-                    </Button>
+                    </RowAction>
                   </Table.Td>
                 </Table.Tr>
               ))}
