@@ -1,39 +1,31 @@
 import { QueueName } from '@tollgate/queue';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { callMeta, connectAgent, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { Browser, BrowserContext, Page } from 'playwright-core';
+import { Browser } from 'playwright-core';
 import { launchChromium } from '../support/chromium';
+import {
+  SCREENSHOTS,
+  buildConsole,
+  expectAccessible,
+  newConsoleDir,
+  signInWithToken,
+} from '../support/console-browser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, FixtureTool, startFixtureServer } from '../fixtures/http-fixture-server';
 import { RunningPlatform, startPlatform } from '../support/platform';
-
-/** Same browser and build as test/e2e/console.e2e.test.ts. */
-const ROOT = path.resolve(__dirname, '../..');
-const SCREENSHOTS = path.join(ROOT, 'docs/screenshots');
 
 const tool = (name: string, description: string, properties: Record<string, object> = {}): FixtureTool => ({
   definition: { name, description, inputSchema: { type: 'object', properties } },
   run: () => ({ content: [{ type: 'text' as const, text: `ran ${name}` }] }),
 });
 
-async function buildConsole(outDir: string): Promise<void> {
-  const { build } = await import('vite');
-  await build({
-    configFile: path.join(ROOT, 'apps/console/vite.config.mts'),
-    logLevel: 'error',
-    build: { outDir, emptyOutDir: true },
-  });
-}
-
 describe('console budgets, upstreams and tools, prices in a real browser', () => {
   let p: RunningPlatform;
   let fixture: FixtureServer;
   let browser: Browser;
   let consoleDir: string;
-  let axeSource: string;
   let orgId: string;
   let upstreamId: string;
   let teamId: string;
@@ -52,33 +44,11 @@ describe('console budgets, upstreams and tools, prices in a real browser', () =>
   type ToolRow = { id: string; name: string; reviewStatus: string; definitionHash: string; pinnedHash: string | null };
   const catalog = async () => (await p.admin('GET', `/v1/orgs/${orgId}/tools`)).body as ToolRow[];
 
-  async function signIn(context: BrowserContext, token: string): Promise<Page> {
-    const page = await context.newPage();
-    await page.goto(`${p.adminUrl}/`);
-    await page.getByLabel('Admin token').fill(token);
-    await page.getByRole('button', { name: 'Sign in with token' }).click();
-    await page.getByTestId('role-badge').waitFor();
-    return page;
-  }
-
-  async function expectAccessible(page: Page, name: string): Promise<void> {
-    await page.mouse.move(1, 1);
-    await page.evaluate(`${axeSource}\n;undefined`);
-    const violations =
-      (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((res) => res.violations.map((v) => ({
-      id: v.id, impact: v.impact,
-      nodes: v.nodes.slice(0, 3).map((n) => ({ target: n.target.join(' '), why: n.any.map((c) => c.message).join('; ') })),
-    })))`)) as { id: string; impact: string }[];
-    const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    expect(bad, `${name}: ${JSON.stringify(bad, null, 1)}`).toEqual([]);
-  }
-
   beforeAll(async () => {
-    consoleDir = await mkdtemp(path.join(tmpdir(), 'tollgate-console-admin-'));
+    consoleDir = await newConsoleDir('console-admin');
     const built = buildConsole(consoleDir);
     p = await startPlatform({ ADMIN_CONSOLE_DIR: consoleDir });
     fixture = await startFixtureServer(tools);
-    axeSource = await readFile(require.resolve('axe-core/axe.min.js'), 'utf8');
 
     orgId = (
       await p.admin('POST', '/v1/orgs', {
@@ -190,7 +160,7 @@ describe('console budgets, upstreams and tools, prices in a real browser', () =>
 
   it('should show budgets with utilisation and refuse a stale edit with a clear 412, then save a fresh one', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await signIn(context, tokens.admin);
+    const page = await signInWithToken(context, p.adminUrl, tokens.admin);
     await page.getByRole('link', { name: 'Budgets' }).click();
     await page.getByTestId('budgets-table').waitFor();
     expect(await page.getByTestId('budget-line').count()).toBe(2);
@@ -244,7 +214,7 @@ describe('console budgets, upstreams and tools, prices in a real browser', () =>
 
   it('should list upstreams and priced tools, approve a change from the side-by-side diff, and show a stale bulk item', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await signIn(context, tokens.admin);
+    const page = await signInWithToken(context, p.adminUrl, tokens.admin);
     await page.getByRole('link', { name: 'Upstreams and tools' }).click();
     await page.getByTestId('upstreams-table').waitFor();
     expect(await page.getByTestId('upstream-row').textContent()).toContain('Enabled');
@@ -292,7 +262,7 @@ describe('console budgets, upstreams and tools, prices in a real browser', () =>
 
   it('should show the price history, add a rule and end one, and let finance change nothing', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await signIn(context, tokens.admin);
+    const page = await signInWithToken(context, p.adminUrl, tokens.admin);
     await page.getByRole('link', { name: 'Prices' }).click();
     await page.getByTestId('prices-table').waitFor();
     await page.getByTestId('new-price').click();
@@ -320,7 +290,7 @@ describe('console budgets, upstreams and tools, prices in a real browser', () =>
     await context.close();
 
     const fin = await browser.newContext();
-    const finPage = await signIn(fin, tokens.finance);
+    const finPage = await signInWithToken(fin, p.adminUrl, tokens.finance);
     await finPage.getByRole('link', { name: 'Prices' }).click();
     await finPage.getByTestId('prices-table').waitFor();
     expect(await finPage.getByTestId('new-price').count()).toBe(0);

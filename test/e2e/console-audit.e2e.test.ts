@@ -1,66 +1,36 @@
 import { PrismaClient } from '@prisma/client';
 import { PrismaPg } from '@prisma/adapter-pg';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { Browser, BrowserContext, Page, Route } from 'playwright-core';
+import { Browser, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../support/chromium';
+import {
+  SCREENSHOTS,
+  buildConsole,
+  expectAccessible,
+  newConsoleDir,
+  signInWithToken,
+} from '../support/console-browser';
 import { RunningPlatform, startPlatform } from '../support/platform';
 
-/** Same browser and build as test/e2e/console-admin-pages.e2e.test.ts. */
-const ROOT = path.resolve(__dirname, '../..');
-const SCREENSHOTS = path.join(ROOT, 'docs/screenshots');
 const SQUADS = 55;
-
-async function buildConsole(outDir: string): Promise<void> {
-  const { build } = await import('vite');
-  await build({
-    configFile: path.join(ROOT, 'apps/console/vite.config.mts'),
-    logLevel: 'error',
-    build: { outDir, emptyOutDir: true },
-  });
-}
 
 describe('console audit log in a real browser', () => {
   let p: RunningPlatform;
   let db: PrismaClient;
   let browser: Browser;
   let consoleDir: string;
-  let axeSource: string;
   let orgId: string;
   let oldEventId: string;
   let total: number;
   const tokens: Record<string, string> = {};
 
-  async function signIn(context: BrowserContext, token: string, pagePath: string): Promise<Page> {
-    const page = await context.newPage();
-    await page.goto(`${p.adminUrl}${pagePath}`);
-    await page.getByLabel('Admin token').fill(token);
-    await page.getByRole('button', { name: 'Sign in with token' }).click();
-    await page.getByTestId('role-badge').waitFor();
-    return page;
-  }
-
-  /** axe-core in the page (evaluated, so the page's CSP stays on); serious or critical violations fail. */
-  async function expectAccessible(page: Page, name: string): Promise<void> {
-    await page.mouse.move(1, 1);
-    await page.evaluate(`${axeSource}\n;undefined`);
-    const violations =
-      (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((res) => res.violations.map((v) => ({
-      id: v.id, impact: v.impact,
-      nodes: v.nodes.slice(0, 3).map((n) => ({ target: n.target.join(' '), why: n.any.map((c) => c.message).join('; ') })),
-    })))`)) as { id: string; impact: string }[];
-    const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    expect(bad, `${name}: ${JSON.stringify(bad, null, 1)}`).toEqual([]);
-  }
-
   beforeAll(async () => {
-    consoleDir = await mkdtemp(path.join(tmpdir(), 'tollgate-console-audit-'));
+    consoleDir = await newConsoleDir('console-audit');
     const built = buildConsole(consoleDir);
     p = await startPlatform({ ADMIN_CONSOLE_DIR: consoleDir });
     db = new PrismaClient({ adapter: new PrismaPg({ connectionString: p.env.vars.DATABASE_URL }) });
-    axeSource = await readFile(require.resolve('axe-core/axe.min.js'), 'utf8');
 
     // New York: 03:30 UTC on 15 January is still 14 January there.
     orgId = (await p.admin('POST', '/v1/orgs', { name: 'Ledgerly', slug: 'ledgerly', timeZone: 'America/New_York' }))
@@ -113,7 +83,7 @@ describe('console audit log in a real browser', () => {
 
   it('should page through every change with Load more, the oldest one last', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await signIn(context, tokens.finance, '/console/audit');
+    const page = await signInWithToken(context, p.adminUrl, tokens.finance, '/console/audit');
     const rows = page.getByTestId('audit-row');
     await page.getByTestId('audit-table').waitFor();
     expect(await rows.count()).toBe(50);
@@ -128,7 +98,7 @@ describe('console audit log in a real browser', () => {
 
   it('should drop what an older Load more brings once the filters or the first page changed', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await signIn(context, tokens.finance, '/console/audit');
+    const page = await signInWithToken(context, p.adminUrl, tokens.finance, '/console/audit');
     const rows = page.getByTestId('audit-row');
     await page.getByTestId('audit-table').waitFor();
     // Next-page requests wait here until the test lets them go.
@@ -179,7 +149,7 @@ describe('console audit log in a real browser', () => {
 
   it('should find an old change by category, person and the org’s calendar days, and show its details', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await signIn(context, tokens.finance, '/console/audit');
+    const page = await signInWithToken(context, p.adminUrl, tokens.finance, '/console/audit');
     const rows = page.getByTestId('audit-row');
     await page.getByTestId('audit-table').waitFor();
 

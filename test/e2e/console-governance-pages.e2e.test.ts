@@ -9,13 +9,19 @@ import {
   waitForUsageEvents,
 } from '@tollgate/testing';
 import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Browser, BrowserContext, Page } from 'playwright-core';
+import { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../support/chromium';
+import {
+  SCREENSHOTS,
+  buildConsole,
+  expectAccessible,
+  newConsoleDir,
+  signInWithToken,
+} from '../support/console-browser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
 import {
@@ -26,8 +32,6 @@ import {
 import { ProtectedServer, startProtectedServer } from '../fixtures/protected-mcp-server';
 import { RunningPlatform, startPlatform } from '../support/platform';
 
-const ROOT = path.resolve(__dirname, '../..');
-const SCREENSHOTS = path.join(ROOT, 'docs/screenshots');
 const PRICE = 125_000;
 // The admin API's public URL as the authorization server knows it (the OAuth redirect URI).
 const ADMIN_PUBLIC_URL = 'http://tollgate-admin.test';
@@ -43,43 +47,14 @@ describe('console governance pages in a real browser: policies, audit log, alert
   let browser: Browser;
   let orgId: string;
   let consoleDir: string;
-  let axeSource: string;
   const agents: Client[] = [];
   const ids = { data: '', ada: '', grace: '', adaKey: '', notes: '' };
   const tokens = { admin: '', finance: '', member: '' };
   let adaSecret = '';
 
-  async function signIn(context: BrowserContext, token: string, pagePath: string): Promise<Page> {
-    const page = await context.newPage();
-    await page.goto(`${p.adminUrl}${pagePath}`);
-    await page.getByLabel('Admin token').fill(token);
-    await page.getByRole('button', { name: 'Sign in with token' }).click();
-    await page.getByTestId('role-badge').waitFor();
-    return page;
-  }
-
-  /** axe-core in the page (evaluated, so the page's CSP stays on); serious or critical violations fail. */
-  async function expectAccessible(page: Page, name: string): Promise<void> {
-    await page.mouse.move(1, 1);
-    await page.evaluate(`${axeSource}\n;undefined`);
-    const violations =
-      (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((res) => res.violations.map((v) => ({
-      id: v.id,
-      impact: v.impact,
-      nodes: v.nodes.slice(0, 3).map((n) => ({ target: n.target.join(' '), why: n.any.map((c) => c.message).join('; ') })),
-    })))`)) as { id: string; impact: string }[];
-    const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    expect(bad, `${name}: ${JSON.stringify(bad, null, 1)}`).toEqual([]);
-  }
-
   beforeAll(async () => {
-    consoleDir = await mkdtemp(path.join(tmpdir(), 'tollgate-console-gov-'));
-    const { build } = await import('vite');
-    const built = build({
-      configFile: path.join(ROOT, 'apps/console/vite.config.mts'),
-      logLevel: 'error',
-      build: { outDir: consoleDir, emptyOutDir: true },
-    });
+    consoleDir = await newConsoleDir('console-gov');
+    const built = buildConsole(consoleDir);
     as = await startAuthorizationServer({ scope: 'mcp' });
     notes = await startProtectedServer(as.issuer);
     fixture = await startFixtureServer();
@@ -91,7 +66,6 @@ describe('console governance pages in a real browser: policies, audit log, alert
     );
     await new Promise<void>((r) => hooks.listen(0, '127.0.0.1', r));
     p = await startPlatform({ ADMIN_CONSOLE_DIR: consoleDir, ADMIN_PUBLIC_URL });
-    axeSource = await readFile(require.resolve('axe-core/axe.min.js'), 'utf8');
 
     orgId = (await p.admin('POST', '/v1/orgs', { name: 'Acme', slug: 'acme' })).body.id;
     ids.data = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'data' })).body.id;
@@ -189,7 +163,7 @@ describe('console governance pages in a real browser: policies, audit log, alert
 
   it('should simulate a key (a refused tool names its rule), dry-run a deny (the lost tool), then apply it with If-Match', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 1400 } });
-    const page = await signIn(context, tokens.admin, '/console/policies');
+    const page = await signInWithToken(context, p.adminUrl, tokens.admin, '/console/policies');
     await page.getByTestId('policy-version').waitFor();
     expect(await page.getByTestId('policy-list-deny').textContent()).toContain('fx:fail');
 
@@ -247,14 +221,14 @@ describe('console governance pages in a real browser: policies, audit log, alert
 
   it('should let finance read policies but change nothing, and a member simulate only their own keys', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const fin = await signIn(context, tokens.finance, '/console/policies');
+    const fin = await signInWithToken(context, p.adminUrl, tokens.finance, '/console/policies');
     await fin.getByTestId('policy-list-deny').waitFor();
     expect(await fin.getByLabel('Pattern to add to Denied tools').count()).toBe(0);
     expect(await fin.getByRole('link', { name: 'My connections' }).count()).toBe(0);
     await context.close();
 
     const memberContext = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const member = await signIn(memberContext, tokens.member, '/console/policies');
+    const member = await signInWithToken(memberContext, p.adminUrl, tokens.member, '/console/policies');
     await member.getByTestId('simulator-key').click();
     expect(await member.getByRole('option').allTextContents()).toEqual([expect.stringContaining('ada-agent')]);
     expect(await member.getByRole('link', { name: 'Audit log' }).count()).toBe(0);
@@ -263,7 +237,7 @@ describe('console governance pages in a real browser: policies, audit log, alert
 
   it('should list the audit log with the person and the token of each change, filtered by who and what', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
-    const page = await signIn(context, tokens.finance, '/console/audit');
+    const page = await signInWithToken(context, p.adminUrl, tokens.finance, '/console/audit');
     await page.getByTestId('audit-table').waitFor();
     await page.getByTestId('audit-action').click();
     await page.getByRole('option', { name: 'policy.patched', exact: true }).click();
@@ -285,7 +259,7 @@ describe('console governance pages in a real browser: policies, audit log, alert
 
   it('should show the fired alert with its webhook delivery, and its webhook', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await signIn(context, tokens.finance, '/console/alerts');
+    const page = await signInWithToken(context, p.adminUrl, tokens.finance, '/console/alerts');
     const alert = page.getByTestId('alert-row');
     await alert.waitFor();
     expect(await alert.count()).toBe(1);
@@ -302,7 +276,7 @@ describe('console governance pages in a real browser: policies, audit log, alert
 
   it('should let a member connect their own account at a per-user OAuth upstream, then disconnect it', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    const page = await signIn(context, tokens.member, '/console/connections');
+    const page = await signInWithToken(context, p.adminUrl, tokens.member, '/console/connections');
     const row = page.locator('[data-testid=connection-row][data-upstream=notes]');
     await row.waitFor();
     expect(await row.getByTestId('connection-status').textContent()).toBe('Not connected');
@@ -353,7 +327,7 @@ describe('console governance pages in a real browser: policies, audit log, alert
       (await p.admin('PATCH', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: { add: ['web:*'] } })).status,
     ).toBe(200);
     const context = await browser.newContext({ viewport: { width: 1400, height: 1100 } });
-    const page = await signIn(context, tokens.admin, '/console/upstreams');
+    const page = await signInWithToken(context, p.adminUrl, tokens.admin, '/console/upstreams');
     await page.getByTestId('upstreams-table').waitFor();
     await page.getByTestId('register-upstream').click();
     await page.getByTestId('upstream-namespace').fill('web');
@@ -450,7 +424,7 @@ describe('console governance pages in a real browser: policies, audit log, alert
 
   it('should create a team budget (limit in exact micro-units), show its utilisation, refuse a duplicate, and delete it', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
-    const page = await signIn(context, tokens.admin, '/console/budgets');
+    const page = await signInWithToken(context, p.adminUrl, tokens.admin, '/console/budgets');
     await page.getByTestId('budgets-table').waitFor();
     await page.getByTestId('new-budget').click();
     await page.getByTestId('new-budget-target').click();
@@ -506,7 +480,7 @@ describe('console governance pages in a real browser: policies, audit log, alert
 
   it('should show finance no write control on the budgets and upstreams pages', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await signIn(context, tokens.finance, '/console/budgets');
+    const page = await signInWithToken(context, p.adminUrl, tokens.finance, '/console/budgets');
     await page.getByTestId('budgets-table').waitFor();
     expect(await page.getByTestId('new-budget').count()).toBe(0);
     expect(await page.getByRole('button', { name: /^(Edit|Delete) budget/ }).count()).toBe(0);

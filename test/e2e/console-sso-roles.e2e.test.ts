@@ -3,14 +3,13 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '@prisma/client';
 import { QueueName } from '@tollgate/queue';
 import { callMeta, connectAgent, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { readFile, rm } from 'node:fs/promises';
 import { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
 import { AuthorizationServer, startAuthorizationServer } from '../fixtures/oauth-authorization-server';
 import { launchChromium } from '../support/chromium';
+import { buildConsole, decimalToMicros, expectAccessible, newConsoleDir, parseCsv } from '../support/console-browser';
 import { freePort } from '../support/oauth-test-client';
 import { RunningPlatform, startPlatform } from '../support/platform';
 
@@ -19,7 +18,6 @@ import { RunningPlatform, startPlatform } from '../support/platform';
  * organisation's identity provider (a real oidc-provider), and back to /console/ with the session
  * cookie. Each then does its main job against the running platform with real data.
  */
-const ROOT = path.resolve(__dirname, '../..');
 const CALLBACK = '/v1/auth/sso/callback';
 const SESSION_COOKIE = 'tollgate_session';
 const TOKEN_KEY = 'tollgate.console.adminToken';
@@ -34,50 +32,6 @@ const EMAILS = {
   bob: 'bob@acme.test',
 };
 
-/** The console as `npm run build` makes it, in a directory of this run (a parallel build may replace dist/). */
-async function buildConsole(outDir: string): Promise<void> {
-  const { build } = await import('vite');
-  await build({
-    configFile: path.join(ROOT, 'apps/console/vite.config.mts'),
-    logLevel: 'error',
-    build: { outDir, emptyOutDir: true },
-  });
-}
-
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else if (c === '"') quoted = false;
-      else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') {
-      row.push(field);
-      field = '';
-    } else if (c === '\r' && text[i + 1] === '\n') {
-      row.push(field);
-      rows.push(row);
-      row = [];
-      field = '';
-      i++;
-    } else field += c;
-  }
-  return rows;
-}
-
-/** `"1.25"` -> 1250000n: the CSV's exact decimals back to micro-units. */
-function decimalToMicros(decimal: string): bigint {
-  const [units, fraction = ''] = decimal.split('.');
-  return BigInt(units) * 1_000_000n + BigInt((fraction + '000000').slice(0, 6));
-}
-
 describe('console sign-in through single sign-on, for each role', () => {
   let p: RunningPlatform;
   let idp: AuthorizationServer;
@@ -86,7 +40,6 @@ describe('console sign-in through single sign-on, for each role', () => {
   let browser: Browser;
   let adminUrl: string;
   let orgId: string;
-  let axeSource: string;
   let consoleDir: string;
   const agents: Client[] = [];
   const ids = { data: '', web: '', upstream: '', orgAdmin: '', finance: '', teamAdmin: '', member: '', bob: '' };
@@ -165,20 +118,6 @@ describe('console sign-in through single sign-on, for each role', () => {
     })()`)) as { status: number; body: any };
   }
 
-  /** axe-core in the page (evaluated, so the page's CSP stays on); serious or critical violations fail. */
-  async function expectAccessible(page: Page, name: string): Promise<void> {
-    await page.mouse.move(1, 1);
-    await page.evaluate(`${axeSource}\n;undefined`);
-    const violations =
-      (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((res) => res.violations.map((v) => ({
-      id: v.id,
-      impact: v.impact,
-      nodes: v.nodes.slice(0, 3).map((n) => ({ target: n.target.join(' '), why: n.any.map((c) => c.message).join('; ') })),
-    })))`)) as { id: string; impact: string; nodes: { target: string; why: string }[] }[];
-    const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    expect(bad, `${name}: ${JSON.stringify(bad, null, 1)}`).toEqual([]);
-  }
-
   /** Issues a key in the open console (Keys page), returns its secret after checking it is shown once. */
   async function issueKey(page: Page, name: string, choose: { team?: string; owner?: string }): Promise<string> {
     await page.getByTestId('issue-key').click();
@@ -236,7 +175,7 @@ describe('console sign-in through single sign-on, for each role', () => {
   }
 
   beforeAll(async () => {
-    consoleDir = await mkdtemp(path.join(tmpdir(), 'tollgate-console-sso-'));
+    consoleDir = await newConsoleDir('console-sso');
     const built = buildConsole(consoleDir);
     idp = await startAuthorizationServer();
     const adminPort = await freePort();
@@ -260,7 +199,6 @@ describe('console sign-in through single sign-on, for each role', () => {
     });
     db = new PrismaClient({ adapter: new PrismaPg({ connectionString: p.env.vars.DATABASE_URL }) });
     fixture = await startFixtureServer();
-    axeSource = await readFile(require.resolve('axe-core/axe.min.js'), 'utf8');
 
     orgId = (await p.admin('POST', '/v1/orgs', { name: 'Acme', slug: 'acme' })).body.id;
     ids.data = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'data' })).body.id;

@@ -4,64 +4,26 @@ import { Prisma, PrismaClient } from '@prisma/client';
 import { JobName, QueueName, bullConnection } from '@tollgate/queue';
 import { callMeta, connectAgent, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
 import { Queue } from 'bullmq';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { Browser, BrowserContext, Page } from 'playwright-core';
+import { Browser } from 'playwright-core';
 import { launchChromium } from '../support/chromium';
+import {
+  SCREENSHOTS,
+  buildConsole,
+  decimalToMicros,
+  expectAccessible,
+  newConsoleDir,
+  parseCsv,
+  signInWithToken,
+} from '../support/console-browser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
 import { RunningPlatform, startPlatform } from '../support/platform';
 
-const ROOT = path.resolve(__dirname, '../..');
-const SCREENSHOTS = path.join(ROOT, 'docs/screenshots');
 const PRICE = 125_000; // 0.125 per call: sums that floats would not keep exact at scale
 const BIG_PRICE = 1_234_567;
 const utcDay = (d = new Date()) => d.toISOString().slice(0, 10);
-
-/** The console as `npm run build` makes it, in a directory of this run (a parallel build may replace dist/). */
-async function buildConsole(outDir: string): Promise<void> {
-  const { build } = await import('vite');
-  await build({
-    configFile: path.join(ROOT, 'apps/console/vite.config.mts'),
-    logLevel: 'error',
-    build: { outDir, emptyOutDir: true },
-  });
-}
-
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else if (c === '"') quoted = false;
-      else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') {
-      row.push(field);
-      field = '';
-    } else if (c === '\r' && text[i + 1] === '\n') {
-      row.push(field);
-      rows.push(row);
-      row = [];
-      field = '';
-      i++;
-    } else field += c;
-  }
-  return rows;
-}
-
-/** `"1.25"` -> 1250000n: the CSV's exact decimals back to micro-units. */
-function decimalToMicros(decimal: string): bigint {
-  const [units, fraction = ''] = decimal.split('.');
-  return BigInt(units) * 1_000_000n + BigInt((fraction + '000000').slice(0, 6));
-}
 
 describe('console in a real browser', () => {
   let p: RunningPlatform;
@@ -72,7 +34,6 @@ describe('console in a real browser', () => {
   const agents: Client[] = [];
   const ids = { data: '', web: '', ada: '', bob: '', upstream: '' };
   const tokens = { admin: '', finance: '', member: '', teamAdmin: '' };
-  let axeSource: string;
   let consoleDir: string;
 
   /** The ledger's own sums over [from, to] (UTC days: the org's zone here), optionally for some calls only. */
@@ -91,37 +52,12 @@ describe('console in a real browser', () => {
     };
   }
 
-  async function signIn(context: BrowserContext, token: string): Promise<Page> {
-    const page = await context.newPage();
-    await page.goto(`${p.adminUrl}/`);
-    await page.getByLabel('Admin token').fill(token);
-    await page.getByRole('button', { name: 'Sign in with token' }).click();
-    await page.getByTestId('role-badge').waitFor();
-    return page;
-  }
-
-  /** axe-core in the page (evaluated, so the page's CSP stays on); serious or critical violations fail. */
-  async function expectAccessible(page: Page, name: string): Promise<void> {
-    await page.mouse.move(1, 1); // no hover state left from the last click
-    await page.evaluate(`${axeSource}\n;undefined`);
-    // A string, not a function: this file is type-checked without the DOM library.
-    const violations =
-      (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((res) => res.violations.map((v) => ({
-      id: v.id,
-      impact: v.impact,
-      nodes: v.nodes.slice(0, 3).map((n) => ({ target: n.target.join(' '), why: n.any.map((c) => c.message).join('; ') })),
-    })))`)) as { id: string; impact: string; nodes: { target: string; why: string }[] }[];
-    const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    expect(bad, `${name}: ${JSON.stringify(bad, null, 1)}`).toEqual([]);
-  }
-
   beforeAll(async () => {
-    consoleDir = await mkdtemp(path.join(tmpdir(), 'tollgate-console-'));
+    consoleDir = await newConsoleDir('console');
     const built = buildConsole(consoleDir);
     p = await startPlatform({ ADMIN_CONSOLE_DIR: consoleDir });
     db = new PrismaClient({ adapter: new PrismaPg({ connectionString: p.env.vars.DATABASE_URL }) });
     fixture = await startFixtureServer();
-    axeSource = await readFile(require.resolve('axe-core/axe.min.js'), 'utf8');
 
     orgId = (await p.admin('POST', '/v1/orgs', { name: 'Acme', slug: 'acme' })).body.id;
     // The org's currency names the unit of every amount the console shows.
@@ -285,7 +221,7 @@ describe('console in a real browser', () => {
 
   it('should show an overview whose spend, calls and errors equal the ledger for this month', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 1100 } });
-    const page = await signIn(context, tokens.admin);
+    const page = await signInWithToken(context, p.adminUrl, tokens.admin);
     const today = utcDay();
     const sums = await ledger(`${today.slice(0, 8)}01`, today);
     expect(sums).toMatchObject({ calls: 6, errors: 1, costMicros: BigInt(4 * PRICE + BIG_PRICE) });
@@ -318,7 +254,7 @@ describe('console in a real browser', () => {
 
   it('should explore spend with totals equal to the report API and the ledger, and download exactly the table as CSV', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 1000 }, acceptDownloads: true });
-    const page = await signIn(context, tokens.finance);
+    const page = await signInWithToken(context, p.adminUrl, tokens.finance);
     await page.getByRole('link', { name: 'Spend explorer' }).click();
     const from = utcDay(new Date(Date.now() - 29 * 86_400_000));
     const to = utcDay();
@@ -378,7 +314,7 @@ describe('console in a real browser', () => {
   it('should issue a key whose secret is shown once and works at the edge, then revoke it', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: p.adminUrl });
-    const page = await signIn(context, tokens.admin);
+    const page = await signInWithToken(context, p.adminUrl, tokens.admin);
     await page.getByRole('link', { name: 'Keys' }).click();
     await page.getByTestId('keys-table').waitFor();
     expect(await page.getByTestId('key-row').count()).toBe(2);
@@ -437,7 +373,7 @@ describe('console in a real browser', () => {
 
   it('should tag a key, set its limits and disclosure, then filter and group the explorer by that tag', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
-    const page = await signIn(context, tokens.admin);
+    const page = await signInWithToken(context, p.adminUrl, tokens.admin);
     await page.getByRole('link', { name: 'Keys' }).click();
     const row = page.getByTestId('key-row').filter({ hasText: 'ada-agent' });
     await row.getByRole('button', { name: 'Settings of ada-agent' }).click();
@@ -511,7 +447,7 @@ describe('console in a real browser', () => {
 
   it('should explore with the report API’s filters, totals equal to the ledger, and restore the view from its URL', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 1000 }, acceptDownloads: true });
-    const page = await signIn(context, tokens.finance);
+    const page = await signInWithToken(context, p.adminUrl, tokens.finance);
     await page.getByRole('link', { name: 'Spend explorer' }).click();
     const total = page.getByTestId('explorer-total-cost');
     await total.waitFor();
@@ -579,7 +515,7 @@ describe('console in a real browser', () => {
 
   it('should show a team admin only their team: overview and explorer totals equal the ledger for that team', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
-    const page = await signIn(context, tokens.teamAdmin);
+    const page = await signInWithToken(context, p.adminUrl, tokens.teamAdmin);
     const today = utcDay();
     const month = await ledger(`${today.slice(0, 8)}01`, today, { teamId: ids.web });
     expect(month.calls).toBe(2);
@@ -624,7 +560,7 @@ describe('console in a real browser', () => {
 
   it('should show a member only their own usage and keys', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
-    const page = await signIn(context, tokens.member);
+    const page = await signInWithToken(context, p.adminUrl, tokens.member);
     const today = utcDay();
     const month = await ledger(`${today.slice(0, 8)}01`, today, { userId: ids.ada });
     expect(month.calls).toBe(4);

@@ -5,40 +5,12 @@ import { QueueName } from '@tollgate/queue';
 import { callMeta, connectAgent, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
+import { parseCsv } from '../support/console-browser';
 import { RunningPlatform, startPlatform } from '../support/platform';
 
 const PRICE = 100_000;
 const DAY_MS = 24 * 3600 * 1000;
 const utcDay = (offsetDays = 0) => new Date(Date.now() + offsetDays * DAY_MS).toISOString().slice(0, 10);
-
-/** A tiny RFC 4180 reader for the CSV the API writes (quoted fields may hold commas and quotes). */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else if (c === '"') quoted = false;
-      else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') {
-      row.push(field);
-      field = '';
-    } else if (c === '\r' && text[i + 1] === '\n') {
-      row.push(field);
-      rows.push(row);
-      row = [];
-      field = '';
-      i++;
-    } else field += c;
-  }
-  return rows;
-}
 
 describe('spend reports, end to end', () => {
   let p: RunningPlatform;

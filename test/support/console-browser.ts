@@ -1,0 +1,92 @@
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { BrowserContext, Page } from 'playwright-core';
+import { expect } from 'vitest';
+
+/** What the console's browser tests share: its build, signing in, axe-core and the CSV it downloads. */
+export const ROOT = path.resolve(__dirname, '../..');
+export const SCREENSHOTS = path.join(ROOT, 'docs/screenshots');
+
+/** A new directory of this run for a console build (a parallel build may replace dist/), for ADMIN_CONSOLE_DIR. */
+export function newConsoleDir(name: string): Promise<string> {
+  return mkdtemp(path.join(tmpdir(), `tollgate-${name}-`));
+}
+
+/** The console as `npm run build` makes it, into `outDir`. */
+export async function buildConsole(outDir: string): Promise<void> {
+  const { build } = await import('vite');
+  await build({
+    configFile: path.join(ROOT, 'apps/console/vite.config.mts'),
+    logLevel: 'error',
+    build: { outDir, emptyOutDir: true },
+  });
+}
+
+/** Opens `pagePath` of the console and signs in with an admin token, as a person would. */
+export async function signInWithToken(
+  context: BrowserContext,
+  adminUrl: string,
+  token: string,
+  pagePath = '/',
+): Promise<Page> {
+  const page = await context.newPage();
+  await page.goto(`${adminUrl}${pagePath}`);
+  await page.getByLabel('Admin token').fill(token);
+  await page.getByRole('button', { name: 'Sign in with token' }).click();
+  await page.getByTestId('role-badge').waitFor();
+  return page;
+}
+
+let axeSource: Promise<string> | undefined;
+
+/** axe-core in the page (evaluated, so the page's CSP stays on); serious or critical violations fail. */
+export async function expectAccessible(page: Page, name: string): Promise<void> {
+  axeSource ??= readFile(require.resolve('axe-core/axe.min.js'), 'utf8');
+  await page.mouse.move(1, 1); // no hover state left from the last click
+  await page.evaluate(`${await axeSource}\n;undefined`);
+  // A string, not a function: the tests are type-checked without the DOM library.
+  const violations =
+    (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((res) => res.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      nodes: v.nodes.slice(0, 3).map((n) => ({ target: n.target.join(' '), why: n.any.map((c) => c.message).join('; ') })),
+    })))`)) as { id: string; impact: string; nodes: { target: string; why: string }[] }[];
+  const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  expect(bad, `${name}: ${JSON.stringify(bad, null, 1)}`).toEqual([]);
+}
+
+/** A small RFC 4180 reader for the CSV the API and the console write (quoted fields may hold commas and quotes). */
+export function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (c === '"') quoted = false;
+      else field += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') {
+      row.push(field);
+      field = '';
+    } else if (c === '\r' && text[i + 1] === '\n') {
+      row.push(field);
+      rows.push(row);
+      row = [];
+      field = '';
+      i++;
+    } else field += c;
+  }
+  return rows;
+}
+
+/** `"1.25"` -> 1250000n: the CSV's exact decimals back to micro-units. */
+export function decimalToMicros(decimal: string): bigint {
+  const [units, fraction = ''] = decimal.split('.');
+  return BigInt(units) * 1_000_000n + BigInt((fraction + '000000').slice(0, 6));
+}
