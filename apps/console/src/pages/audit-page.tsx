@@ -4,6 +4,7 @@ import { Fragment, useMemo, useState } from 'react';
 import { ApiError, get, toApiError } from '../api/admin-client';
 import type { AuditEvent } from '../api/oversight-types';
 import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
+import { RowAction } from '../components/row-action';
 import { formatTimestamp, isDay } from '../lib/dates';
 import { useLoad } from '../lib/use-load';
 import { useOrgPath, useSession } from '../session';
@@ -312,8 +313,7 @@ export function AuditPage() {
                             <Text size="xs" ff="monospace" lineClamp={2} style={{ flex: 1 }}>
                               {e.details ? JSON.stringify(e.details) : '—'}
                             </Text>
-                            <Button
-                              variant="subtle"
+                            <RowAction
                               size="compact-xs"
                               aria-expanded={expanded}
                               aria-controls={expanded ? `audit-details-${e.id}` : undefined}
@@ -321,7 +321,7 @@ export function AuditPage() {
                               data-testid="audit-details-toggle"
                             >
                               {expanded ? 'Hide' : 'Show'}
-                            </Button>
+                            </RowAction>
                           </Group>
                         </Table.Td>
                       </Table.Tr>

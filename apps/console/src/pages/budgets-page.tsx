@@ -1,10 +1,8 @@
 import {
-  Alert,
   Badge,
   Button,
   Card,
   Group,
-  Modal,
   Progress,
   SegmentedControl,
   Select,
@@ -14,13 +12,18 @@ import {
   TextInput,
 } from '@mantine/core';
 import { FormEvent, useState } from 'react';
-import { ApiError, api, get, send, toApiError } from '../api/admin-client';
+import { api, get, send, toApiError } from '../api/admin-client';
 import type { BudgetUtilisation, Key, Team, User } from '../api/admin-types';
 import { BUDGET_PERIODS, type Budget, type BudgetPeriod, type BudgetScope } from '../api/governance-types';
 import { ConfirmModal } from '../components/confirm-modal';
+import { FormActions, FormError } from '../components/form-actions';
+import { FormModal } from '../components/form-modal';
 import { Money } from '../components/money-text';
 import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
+import { RowAction } from '../components/row-action';
+import { StaleAlert } from '../components/stale-alert';
 import { formatTimestamp } from '../lib/dates';
+import { useFieldErrors } from '../lib/field-errors';
 import { decimalToMicros } from '../lib/money-input';
 import { microsToDecimal, toMicros } from '../lib/money';
 import { canManageOrg } from '../lib/roles';
@@ -167,24 +170,19 @@ export function BudgetsPage() {
                       {mayEdit && (
                         <Table.Td>
                           <Group gap={4} wrap="nowrap">
-                            <Button
-                              size="xs"
-                              variant="subtle"
+                            <RowAction
                               onClick={() => setEditing(b)}
                               aria-label={`Edit budget of ${label}, ${b.period.toLowerCase()}`}
                             >
                               Edit
-                            </Button>
-                            <Button
-                              size="xs"
-                              variant="subtle"
-                              color="red.9"
-                              c="red.9"
+                            </RowAction>
+                            <RowAction
+                              danger
                               onClick={() => setDeleting(b)}
                               aria-label={`Delete budget of ${label}, ${b.period.toLowerCase()}`}
                             >
                               Delete
-                            </Button>
+                            </RowAction>
                           </Group>
                         </Table.Td>
                       )}
@@ -277,6 +275,74 @@ function UtilisationBar({
   );
 }
 
+/** What a budget's create and edit forms both set, as typed. */
+interface LimitSettings {
+  limit: string;
+  mode: string | null;
+  thresholds: string;
+}
+
+const BAD_LIMIT = 'Enter an amount such as 50 or 12.345678';
+const BAD_THRESHOLDS = 'Whole percentages from 1 to 1000';
+
+/** The typed settings read: the limit in micro-units (ok when the API can take it) and the thresholds (null when bad). */
+function readLimitSettings(settings: LimitSettings) {
+  const micros = decimalToMicros(settings.limit);
+  return {
+    micros,
+    limitOk: micros !== null && micros <= BigInt(Number.MAX_SAFE_INTEGER),
+    alertThresholds: parseThresholds(settings.thresholds),
+  };
+}
+
+/** The limit, mode and alert threshold inputs of the create and edit forms. */
+function LimitSettingsFields({
+  settings,
+  onChange,
+  errors,
+  testIds,
+}: {
+  settings: LimitSettings;
+  onChange: (settings: LimitSettings) => void;
+  errors: { limit?: string; mode?: string; thresholds?: string };
+  testIds: { limit: string; mode: string; thresholds: string };
+}) {
+  const { currency } = useSession();
+  return (
+    <>
+      <TextInput
+        label={`Limit (${currency})`}
+        description="Up to six decimals; kept exactly as micro-units"
+        value={settings.limit}
+        onChange={(e) => onChange({ ...settings, limit: e.currentTarget.value })}
+        error={errors.limit}
+        data-testid={testIds.limit}
+      />
+      <Select
+        label="Mode"
+        description="Hard refuses calls over the limit; soft only alerts"
+        data={[
+          { value: 'HARD', label: 'Hard' },
+          { value: 'SOFT', label: 'Soft' },
+        ]}
+        value={settings.mode}
+        onChange={(mode) => onChange({ ...settings, mode })}
+        allowDeselect={false}
+        error={errors.mode}
+        data-testid={testIds.mode}
+      />
+      <TextInput
+        label="Alert thresholds (%)"
+        description="Comma separated, e.g. 50, 80, 100"
+        value={settings.thresholds}
+        onChange={(e) => onChange({ ...settings, thresholds: e.currentTarget.value })}
+        error={errors.thresholds}
+        data-testid={testIds.thresholds}
+      />
+    </>
+  );
+}
+
 function EditBudgetModal({
   budget,
   label,
@@ -289,21 +355,21 @@ function EditBudgetModal({
   onSaved: () => void;
 }) {
   const orgPath = useOrgPath();
-  const { currency } = useSession();
-  const [limit, setLimit] = useState(microsToDecimal(budget.limitMicros));
-  const [mode, setMode] = useState<string | null>(budget.mode);
-  const [thresholds, setThresholds] = useState(budget.alertThresholds.join(', '));
-  const [error, setError] = useState<ApiError | null>(null);
+  const [settings, setSettings] = useState<LimitSettings>({
+    limit: microsToDecimal(budget.limitMicros),
+    mode: budget.mode,
+    thresholds: budget.alertThresholds.join(', '),
+  });
+  const errors = useFieldErrors(['limitMicros', 'alertThresholds']);
   const [busy, setBusy] = useState(false);
-  const micros = decimalToMicros(limit);
-  const parsedThresholds = parseThresholds(thresholds) ?? [];
-  const thresholdsOk = parseThresholds(thresholds) !== null;
+  const { micros, limitOk, alertThresholds } = readLimitSettings(settings);
+  const stale = errors.error?.status === 412;
 
   async function save(e: FormEvent) {
     e.preventDefault();
-    if (micros === null || micros > BigInt(Number.MAX_SAFE_INTEGER) || !thresholdsOk) return;
+    if (!limitOk || alertThresholds === null) return;
     setBusy(true);
-    setError(null);
+    errors.setError(null);
     try {
       // If-Match: the version this form was opened on, so a change made meanwhile is not overwritten.
       await send(
@@ -314,104 +380,46 @@ function EditBudgetModal({
           scopeId: budget.scopeId,
           period: budget.period,
           limitMicros: Number(micros),
-          mode,
-          alertThresholds: parsedThresholds,
+          mode: settings.mode,
+          alertThresholds,
         },
         { 'If-Match': `"${budget.version}"` },
       );
       onSaved();
     } catch (err) {
-      setError(toApiError(err));
+      errors.setError(toApiError(err));
       setBusy(false);
     }
   }
 
   return (
-    <Modal
-      opened
-      onClose={onClose}
-      closeButtonProps={{ 'aria-label': 'Close' }}
-      title={`Edit budget: ${label}, ${budget.period.toLowerCase()}`}
-    >
-      <form onSubmit={save} noValidate>
-        <Stack>
-          <TextInput
-            label={`Limit (${currency})`}
-            description="Up to six decimals; kept exactly as micro-units"
-            value={limit}
-            onChange={(e) => setLimit(e.currentTarget.value)}
-            error={
-              micros === null
-                ? 'Enter an amount such as 50 or 12.345678'
-                : error?.field === 'limitMicros'
-                  ? error.message
-                  : undefined
-            }
-            data-testid="budget-limit-input"
-          />
-          <Select
-            label="Mode"
-            description="Hard refuses calls over the limit; soft only alerts"
-            data={[
-              { value: 'HARD', label: 'Hard' },
-              { value: 'SOFT', label: 'Soft' },
-            ]}
-            value={mode}
-            onChange={setMode}
-            allowDeselect={false}
-            data-testid="budget-mode"
-          />
-          <TextInput
-            label="Alert thresholds (%)"
-            description="Comma separated, e.g. 50, 80, 100"
-            value={thresholds}
-            onChange={(e) => setThresholds(e.currentTarget.value)}
-            error={
-              !thresholdsOk
-                ? 'Whole percentages from 1 to 1000'
-                : error?.field === 'alertThresholds'
-                  ? error.message
-                  : undefined
-            }
-            data-testid="budget-thresholds"
-          />
-          {error?.status === 412 ? (
-            <Alert
-              color="orange"
-              role="alert"
-              title="Changed by someone else"
-              data-testid="budget-stale"
-              styles={{ title: { color: 'var(--mantine-color-dark-9)' } }}
-            >
-              <Text size="sm" c="dark.9">
-                This budget was changed since you opened it (version {budget.version} is no longer current), so nothing
-                was saved. Close this form to see the current budget, then edit again.
-              </Text>
-            </Alert>
-          ) : (
-            error &&
-            !['limitMicros', 'alertThresholds'].includes(error.field ?? '') && (
-              <Alert color="red" role="alert">
-                {error.message}
-              </Alert>
-            )
-          )}
-          <Group justify="flex-end">
-            <Button variant="default" onClick={error?.status === 412 ? onSaved : onClose}>
-              {error?.status === 412 ? 'Reload budgets' : 'Cancel'}
-            </Button>
-            <Button
-              type="submit"
-              loading={busy}
-              disabled={micros === null || !thresholdsOk || error?.status === 412}
-              data-testid="budget-save"
-            >
-              Save
-            </Button>
-          </Group>
-        </Stack>
-      </form>
-    </Modal>
+    <FormModal title={`Edit budget: ${label}, ${budget.period.toLowerCase()}`} onClose={onClose} onSubmit={save}>
+      <LimitSettingsFields
+        settings={settings}
+        onChange={setSettings}
+        errors={{
+          limit: micros === null ? BAD_LIMIT : errors.at('limitMicros'),
+          thresholds: alertThresholds === null ? BAD_THRESHOLDS : errors.at('alertThresholds'),
+        }}
+        testIds={{ limit: 'budget-limit-input', mode: 'budget-mode', thresholds: 'budget-thresholds' }}
+      />
+      {stale ? (
+        <StaleAlert testId="budget-stale">
+          This budget was changed since you opened it (version {budget.version} is no longer current), so nothing was
+          saved. Close this form to see the current budget, then edit again.
+        </StaleAlert>
+      ) : (
+        <FormError error={errors.elsewhere} />
+      )}
+      <FormActions
+        submitLabel="Save"
+        submitTestId="budget-save"
+        busy={busy}
+        disabled={micros === null || alertThresholds === null || stale}
+        onCancel={stale ? onSaved : onClose}
+        cancelLabel={stale ? 'Reload budgets' : 'Cancel'}
+      />
+    </FormModal>
   );
 }
 
@@ -451,140 +459,102 @@ function CreateBudgetModal({
   onCreated: () => void;
 }) {
   const orgPath = useOrgPath();
-  const { currency } = useSession();
   const [scope, setScope] = useState<BudgetScope>('TEAM');
   const [scopeId, setScopeId] = useState<string | null>(null);
   const [period, setPeriod] = useState<BudgetPeriod>('MONTH');
-  const [limit, setLimit] = useState('');
-  const [mode, setMode] = useState<string | null>('HARD');
-  const [thresholds, setThresholds] = useState('80, 100');
+  const [settings, setSettings] = useState<LimitSettings>({ limit: '', mode: 'HARD', thresholds: '80, 100' });
   const [tried, setTried] = useState(false);
-  const [error, setError] = useState<ApiError | null>(null);
+  const errors = useFieldErrors(CREATE_FIELDS);
   const [busy, setBusy] = useState(false);
   const target = scope === 'ORG' ? orgId : scopeId;
-  const micros = decimalToMicros(limit);
-  const limitOk = micros !== null && micros <= BigInt(Number.MAX_SAFE_INTEGER);
-  const parsedThresholds = parseThresholds(thresholds);
+  const { micros, limitOk, alertThresholds } = readLimitSettings(settings);
   // PUT is an upsert: creating over an existing budget would silently replace it.
   const existing = budgets.find((b) => b.scope === scope && b.scopeId === target && b.period === period);
-  const fieldError = (field: string) => (error?.field === field ? error.message : undefined);
 
   async function create(e: FormEvent) {
     e.preventDefault();
     setTried(true);
-    if (!target || !limitOk || parsedThresholds === null || existing) return;
+    if (!target || !limitOk || alertThresholds === null || existing) return;
     setBusy(true);
-    setError(null);
+    errors.setError(null);
     try {
       await api('PUT', `${orgPath}/budgets`, {
         scope,
         scopeId: target,
         period,
         limitMicros: Number(micros),
-        mode,
-        alertThresholds: parsedThresholds,
+        mode: settings.mode,
+        alertThresholds,
       });
       onCreated();
     } catch (err) {
-      setError(toApiError(err));
+      errors.setError(toApiError(err));
       setBusy(false);
     }
   }
 
   return (
-    <Modal opened onClose={onClose} closeButtonProps={{ 'aria-label': 'Close' }} title="New budget">
-      <form onSubmit={create} onChange={() => setError(null)} noValidate>
-        <Stack>
-          <Select
-            label="Scope"
-            data={SCOPE_ORDER.map((s) => ({ value: s, label: SCOPE_LABELS[s] }))}
-            value={scope}
-            onChange={(v) => {
-              setScope((v as BudgetScope) ?? 'TEAM');
-              setScopeId(null);
-            }}
-            allowDeselect={false}
-            error={fieldError('scope')}
-            data-testid="new-budget-scope"
-          />
-          {scope === 'ORG' ? (
-            <Text size="sm">The whole organisation: {orgName}</Text>
-          ) : (
-            <Select
-              label={SCOPE_LABELS[scope]}
-              placeholder={`Choose a ${SCOPE_LABELS[scope].toLowerCase()}`}
-              searchable
-              nothingFoundMessage="None matches"
-              limit={100}
-              data={targets[scope]}
-              value={scopeId}
-              onChange={setScopeId}
-              error={tried && !scopeId ? `Choose a ${SCOPE_LABELS[scope].toLowerCase()}` : fieldError('scopeId')}
-              data-testid="new-budget-target"
-            />
-          )}
-          <Select
-            label="Period"
-            description="Calendar periods in the organisation's time zone"
-            data={BUDGET_PERIODS.map((p) => ({ value: p, label: PERIOD_LABELS[p] }))}
-            value={period}
-            onChange={(v) => setPeriod((v as BudgetPeriod) ?? 'MONTH')}
-            allowDeselect={false}
-            error={
-              existing
-                ? `${labelOf(existing)} already has a ${period.toLowerCase()} budget: edit that one instead`
-                : fieldError('period')
-            }
-            data-testid="new-budget-period"
-          />
-          <TextInput
-            label={`Limit (${currency})`}
-            description="Up to six decimals; kept exactly as micro-units"
-            value={limit}
-            onChange={(e) => setLimit(e.currentTarget.value)}
-            error={
-              (tried || limit !== '') && !limitOk
-                ? 'Enter an amount such as 50 or 12.345678'
-                : fieldError('limitMicros')
-            }
-            data-testid="new-budget-limit"
-          />
-          <Select
-            label="Mode"
-            description="Hard refuses calls over the limit; soft only alerts"
-            data={[
-              { value: 'HARD', label: 'Hard' },
-              { value: 'SOFT', label: 'Soft' },
-            ]}
-            value={mode}
-            onChange={setMode}
-            allowDeselect={false}
-            error={fieldError('mode')}
-            data-testid="new-budget-mode"
-          />
-          <TextInput
-            label="Alert thresholds (%)"
-            description="Comma separated, e.g. 50, 80, 100"
-            value={thresholds}
-            onChange={(e) => setThresholds(e.currentTarget.value)}
-            error={parsedThresholds === null ? 'Whole percentages from 1 to 1000' : fieldError('alertThresholds')}
-            data-testid="new-budget-thresholds"
-          />
-          {error && !CREATE_FIELDS.includes(error.field ?? '') && (
-            <Alert color="red" role="alert">
-              {error.message}
-            </Alert>
-          )}
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>
-              Cancel
-            </Button>
-            <Button type="submit" loading={busy} disabled={!!existing} data-testid="new-budget-submit">
-              Create budget
-            </Button>
-          </Group>
-        </Stack>
-      </form>
-    </Modal>
+    <FormModal title="New budget" onClose={onClose} onSubmit={create} onInput={errors.onFormInput}>
+      <Select
+        label="Scope"
+        data={SCOPE_ORDER.map((s) => ({ value: s, label: SCOPE_LABELS[s] }))}
+        value={scope}
+        onChange={(v) => {
+          setScope((v as BudgetScope) ?? 'TEAM');
+          setScopeId(null);
+        }}
+        allowDeselect={false}
+        error={errors.at('scope')}
+        data-testid="new-budget-scope"
+      />
+      {scope === 'ORG' ? (
+        <Text size="sm">The whole organisation: {orgName}</Text>
+      ) : (
+        <Select
+          label={SCOPE_LABELS[scope]}
+          placeholder={`Choose a ${SCOPE_LABELS[scope].toLowerCase()}`}
+          searchable
+          nothingFoundMessage="None matches"
+          limit={100}
+          data={targets[scope]}
+          value={scopeId}
+          onChange={setScopeId}
+          error={tried && !scopeId ? `Choose a ${SCOPE_LABELS[scope].toLowerCase()}` : errors.at('scopeId')}
+          data-testid="new-budget-target"
+        />
+      )}
+      <Select
+        label="Period"
+        description="Calendar periods in the organisation's time zone"
+        data={BUDGET_PERIODS.map((p) => ({ value: p, label: PERIOD_LABELS[p] }))}
+        value={period}
+        onChange={(v) => setPeriod((v as BudgetPeriod) ?? 'MONTH')}
+        allowDeselect={false}
+        error={
+          existing
+            ? `${labelOf(existing)} already has a ${period.toLowerCase()} budget: edit that one instead`
+            : errors.at('period')
+        }
+        data-testid="new-budget-period"
+      />
+      <LimitSettingsFields
+        settings={settings}
+        onChange={setSettings}
+        errors={{
+          limit: (tried || settings.limit !== '') && !limitOk ? BAD_LIMIT : errors.at('limitMicros'),
+          mode: errors.at('mode'),
+          thresholds: alertThresholds === null ? BAD_THRESHOLDS : errors.at('alertThresholds'),
+        }}
+        testIds={{ limit: 'new-budget-limit', mode: 'new-budget-mode', thresholds: 'new-budget-thresholds' }}
+      />
+      <FormError error={errors.elsewhere} />
+      <FormActions
+        submitLabel="Create budget"
+        submitTestId="new-budget-submit"
+        busy={busy}
+        disabled={!!existing}
+        onCancel={onClose}
+      />
+    </FormModal>
   );
 }
