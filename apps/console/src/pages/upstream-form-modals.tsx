@@ -1,5 +1,4 @@
 import {
-  Alert,
   Checkbox,
   Code,
   Group,
@@ -15,6 +14,7 @@ import { Dispatch, FormEvent, ReactNode, SetStateAction, useState } from 'react'
 import { api, send, toApiError } from '../api/admin-client';
 import type { Upstream } from '../api/governance-types';
 import { FormActions, FormError } from '../components/form-actions';
+import { StaleAlert } from '../components/stale-alert';
 import { FormModal } from '../components/form-modal';
 import { useFieldErrors } from '../lib/field-errors';
 import { useOrgPath } from '../session';
@@ -437,18 +437,10 @@ export function EditUpstreamModal({
         data-testid="upstream-unprefixed"
       />
       {stale ? (
-        <Alert
-          color="orange"
-          role="alert"
-          title="Changed by someone else"
-          data-testid="upstream-stale"
-          styles={{ title: { color: 'var(--mantine-color-dark-9)' } }}
-        >
-          <Text size="sm" c="dark.9">
-            This upstream was changed since you opened it (version {u.version} is no longer current), so nothing was
-            saved. Reload to see the current settings, then edit again.
-          </Text>
-        </Alert>
+        <StaleAlert testId="upstream-stale">
+          This upstream was changed since you opened it (version {u.version} is no longer current), so nothing was
+          saved. Reload to see the current settings, then edit again.
+        </StaleAlert>
       ) : (
         <FormError error={errors.elsewhere} />
       )}
