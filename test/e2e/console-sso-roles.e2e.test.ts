@@ -43,6 +43,7 @@ describe('console sign-in through single sign-on, for each role', () => {
   let consoleDir: string;
   const agents: Client[] = [];
   const ids = { data: '', web: '', upstream: '', orgAdmin: '', finance: '', teamAdmin: '', member: '', bob: '' };
+  const teamBudgets = { data: '', web: '' };
 
   /** The ledger's own sums over [from, to] (UTC days: the org's zone here), optionally of one team or person. */
   async function ledger(from: string, to: string, only: { teamId?: string; userId?: string } = {}) {
@@ -265,6 +266,17 @@ describe('console sign-in through single sign-on, for each role', () => {
         })
       ).status,
     ).toBe(200);
+    // Each team's own monthly budget: a team admin's budgets page shows theirs only.
+    for (const team of ['data', 'web'] as const) {
+      const res = await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, {
+        scope: 'TEAM',
+        scopeId: ids[team],
+        period: 'MONTH',
+        limitMicros: 10_000_000,
+      });
+      expect(res.status).toBe(200);
+      teamBudgets[team] = res.body.id;
+    }
 
     const devKey = await p.admin('POST', `/v1/orgs/${orgId}/keys`, {
       teamId: ids.data,
@@ -518,6 +530,17 @@ describe('console sign-in through single sign-on, for each role', () => {
     const devKey = all.find((k) => k.name === 'dev-agent')!;
     const other = await fetchFromPage(page, 'GET', `/v1/orgs/${orgId}/keys/${devKey.id}`, undefined, false);
     expect(other.status, JSON.stringify(other.body)).toBeGreaterThanOrEqual(403);
+
+    // Budgets: their team's, read-only; not the org's nor the other team's.
+    await page.getByRole('link', { name: 'Budgets' }).click();
+    await page.getByTestId('budget-line').first().waitFor();
+    const budgetIds = await page
+      .getByTestId('budget-line')
+      .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-budget-id')));
+    expect(budgetIds).toEqual([teamBudgets.web]);
+    expect(await page.getByTestId('budget-bar').count()).toBe(1);
+    expect(await page.getByTestId('new-budget').count()).toBe(0);
+    await expectAccessible(page, 'budgets (team admin, SSO)');
 
     // Spend: their team's only (bob's two calls), not the org's six.
     const today = utcDay();
