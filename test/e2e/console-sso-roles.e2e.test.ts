@@ -44,6 +44,7 @@ describe('console sign-in through single sign-on, for each role', () => {
   const agents: Client[] = [];
   const ids = { data: '', web: '', upstream: '', orgAdmin: '', finance: '', teamAdmin: '', member: '', bob: '' };
   const teamBudgets = { data: '', web: '' };
+  let ownBudget = '';
 
   /** The ledger's own sums over [from, to] (UTC days: the org's zone here), optionally of one team or person. */
   async function ledger(from: string, to: string, only: { teamId?: string; userId?: string } = {}) {
@@ -266,6 +267,15 @@ describe('console sign-in through single sign-on, for each role', () => {
         })
       ).status,
     ).toBe(200);
+    // The member's own monthly budget: their budgets page shows it, and none of the teams'.
+    const memberBudget = await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, {
+      scope: 'USER',
+      scopeId: ids.member,
+      period: 'MONTH',
+      limitMicros: 5_000_000,
+    });
+    expect(memberBudget.status).toBe(200);
+    ownBudget = memberBudget.body.id;
     // Each team's own monthly budget: a team admin's budgets page shows theirs only.
     for (const team of ['data', 'web'] as const) {
       const res = await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, {
@@ -572,6 +582,17 @@ describe('console sign-in through single sign-on, for each role', () => {
     await page.getByRole('heading', { name: 'My connections', level: 1 }).waitFor();
     await page.getByText('Nothing to connect').waitFor();
     await expectAccessible(page, 'my connections (member, SSO)');
+
+    // Budgets: their own, with its spend bar; read-only; not the teams' nor the org's.
+    await page.getByRole('link', { name: 'Budgets' }).click();
+    await page.getByTestId('budget-line').first().waitFor();
+    const budgetIds = await page
+      .getByTestId('budget-line')
+      .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-budget-id')));
+    expect(budgetIds).toEqual([ownBudget]);
+    expect(await page.getByTestId('budget-bar').count()).toBe(1);
+    expect(await page.getByTestId('new-budget').count()).toBe(0);
+    await expectAccessible(page, 'budgets (member, SSO)');
 
     // Spend: their own calls only (four, one an error), not their team's or the org's.
     expect((await ledger(utcDay(), utcDay(), { userId: ids.member })).calls).toBe(4);

@@ -25,9 +25,12 @@ export function canManageOrg(role: AdminRole): boolean {
   return role === 'PLATFORM_ADMIN' || role === 'ORG_ADMIN';
 }
 
-/** Budgets, upstreams and tools, prices: org configuration every role but members reads here. */
+/**
+ * Budgets (scoped by the API: a member sees their own and their keys'), then upstreams and tools
+ * and prices: org configuration every role but members reads here.
+ */
 export function governancePages(role: AdminRole): PageId[] {
-  return role === 'MEMBER' ? [] : ['budgets', 'upstreams', 'prices'];
+  return role === 'MEMBER' ? ['budgets'] : ['budgets', 'upstreams', 'prices'];
 }
 
 export function pagesFor(role: AdminRole): PageId[] {
