@@ -28,6 +28,7 @@ import { useFieldErrors } from '../lib/field-errors';
 import { canManageOrg } from '../lib/roles';
 import { useLoad } from '../lib/use-load';
 import { useOrgPath, useSession } from '../session';
+import { scopeNames } from '../lib/scope-names';
 
 /** The worker's delivery attempts before an alert stays undelivered (docs/admin-api.md). */
 const MAX_ATTEMPTS = 8;
@@ -59,9 +60,7 @@ export function AlertsPage() {
       get<Team[]>(`${orgPath}/teams`),
       get<User[]>(`${orgPath}/users`),
     ]);
-    const names = new Map<string, string>([[org.id, org.name]]);
-    for (const t of teams) names.set(t.id, t.name);
-    for (const u of users) names.set(u.id, u.name ?? u.email);
+    const names = scopeNames({ org, teams, users });
     return { webhooks, alerts, budgets, names };
   }, [orgPath]);
   const [adding, setAdding] = useState(false);

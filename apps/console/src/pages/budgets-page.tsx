@@ -29,6 +29,7 @@ import { microsToDecimal, toMicros } from '../lib/money';
 import { canManageOrg } from '../lib/roles';
 import { useLoad } from '../lib/use-load';
 import { useOrgPath, useSession } from '../session';
+import { scopeNames } from '../lib/scope-names';
 
 interface BudgetsData {
   budgets: Budget[];
@@ -54,10 +55,7 @@ export function BudgetsPage() {
       get<User[]>(`${orgPath}/users`),
       get<Key[]>(`${orgPath}/keys`),
     ]);
-    const names = new Map<string, string>([[org.id, org.name]]);
-    for (const t of teams) names.set(t.id, t.name);
-    for (const u of users) names.set(u.id, u.name ?? u.email);
-    for (const k of keys) names.set(k.id, `${k.name} (${k.prefix})`);
+    const names = scopeNames({ org, teams, users, keys });
     budgets.sort(
       (a, b) =>
         SCOPE_ORDER.indexOf(a.scope) - SCOPE_ORDER.indexOf(b.scope) ||

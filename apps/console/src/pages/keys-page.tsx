@@ -28,6 +28,7 @@ import { useFieldErrors } from '../lib/field-errors';
 import { canManageKeys } from '../lib/roles';
 import { useLoad } from '../lib/use-load';
 import { useOrgPath, useSession } from '../session';
+import { scopeNames } from '../lib/scope-names';
 
 interface KeysData {
   keys: Key[];
@@ -67,14 +68,13 @@ export function KeysPage() {
   const [tagFilter, setTagFilter] = useState<string | null>(null);
   const mayManage = canManageKeys(me.role);
 
-  const names = useMemo(() => {
-    const m = new Map<string, string>();
-    if (data.state === 'ready') {
-      for (const t of data.data.teams) m.set(t.id, t.name);
-      for (const u of data.data.users) m.set(u.id, u.name ?? u.email);
-    }
-    return m;
-  }, [data]);
+  const names = useMemo(
+    () =>
+      data.state === 'ready'
+        ? scopeNames({ teams: data.data.teams, users: data.data.users })
+        : new Map<string, string>(),
+    [data],
+  );
 
   if (data.state === 'loading') return <LoadingState label="Loading keys…" />;
   if (data.state === 'error') return <ErrorState error={data.error} what="keys" onRetry={data.reload} />;

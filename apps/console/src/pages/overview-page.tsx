@@ -12,6 +12,7 @@ import { SpendScope, canReadSpend, spendScopeOf } from '../lib/roles';
 import { DIMENSION_LABELS, Ranked, topBy } from '../lib/spend-table';
 import { useLoad } from '../lib/use-load';
 import { useOrgPath, useSession } from '../session';
+import { scopeNames } from '../lib/scope-names';
 
 /** GET …/alerts: a budget threshold crossed, and how its webhook delivery went. */
 interface FiredAlert {
@@ -70,10 +71,7 @@ export function OverviewPage() {
       get<User[]>(`${orgPath}/users`),
       get<Key[]>(`${orgPath}/keys`),
     ]);
-    const names = new Map<string, string>([[org.id, org.name]]);
-    for (const t of teams) names.set(t.id, t.name);
-    for (const u of users) names.set(u.id, u.name ?? u.email);
-    for (const k of keys) names.set(k.id, `${k.name} (${k.prefix})`);
+    const names = scopeNames({ org, teams, users, keys });
     return {
       total,
       budgets,
