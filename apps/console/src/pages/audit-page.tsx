@@ -147,39 +147,26 @@ export function AuditPage() {
   return (
     <Stack gap="md">
       <Group align="flex-start" wrap="wrap">
-        <Select
-          label="Action"
-          placeholder="Any action"
-          clearable
-          searchable
-          data={options.actions}
-          value={filters.action}
-          onChange={set('action')}
-          data-testid="audit-action"
-          w={240}
-        />
-        <Select
-          label="Who"
-          placeholder="Anyone"
-          clearable
-          searchable
-          data={options.actors}
-          value={filters.actor}
-          onChange={set('actor')}
-          data-testid="audit-actor"
-          w={320}
-        />
-        <Select
-          label="Target type"
-          placeholder="Any target"
-          clearable
-          searchable
-          data={options.targetTypes}
-          value={filters.targetType}
-          onChange={set('targetType')}
-          data-testid="audit-target-type"
-          w={180}
-        />
+        {(
+          [
+            ['action', 'Action', 'Any action', options.actions, 'audit-action', 240],
+            ['actor', 'Who', 'Anyone', options.actors, 'audit-actor', 320],
+            ['targetType', 'Target type', 'Any target', options.targetTypes, 'audit-target-type', 180],
+          ] as const
+        ).map(([key, label, placeholder, choices, testId, width]) => (
+          <Select
+            key={key}
+            label={label}
+            placeholder={placeholder}
+            clearable
+            searchable
+            data={choices}
+            value={filters[key]}
+            onChange={set(key)}
+            data-testid={testId}
+            w={width}
+          />
+        ))}
         <TextInput
           label="Target id"
           placeholder="Any id"
