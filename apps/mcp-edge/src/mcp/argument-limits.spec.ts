@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ARGUMENT_LIMITS, checkArguments, describeArgumentCheck } from './argument-limits';
 
@@ -6,6 +7,19 @@ function nested(depth: number): Record<string, unknown> {
   let cur = root;
   for (let i = 1; i < depth; i++) cur = (cur.a = {}) as Record<string, unknown>;
   return root;
+}
+
+/** At a limit of exactly the arguments' UTF-8 JSON size they pass; one byte less and they are refused with that size. */
+function expectExactSizeDecision(args: Record<string, unknown>): void {
+  const bytes = Buffer.byteLength(JSON.stringify(args), 'utf8');
+  const limits = { ...ARGUMENT_LIMITS, maxDepth: 1_000, maxKeys: 1_000_000, maxKeysPerObject: 1_000_000 };
+  expect(checkArguments(args, { ...limits, maxBytes: bytes })).toEqual({ ok: true });
+  expect(checkArguments(args, { ...limits, maxBytes: bytes - 1 })).toEqual({
+    ok: false,
+    limit: 'maxBytes',
+    allowed: bytes - 1,
+    measured: bytes,
+  });
 }
 
 describe('checkArguments (limits on tool-call arguments)', () => {
@@ -43,6 +57,15 @@ describe('checkArguments (limits on tool-call arguments)', () => {
       limit: 'maxBytes',
       measured: 1_200_008,
     });
+  });
+
+  it('should decide the size limit exactly as the serialized arguments measure, for any JSON', () => {
+    // The check serializes only arguments whose size bound passes the limit: the bound must never
+    // be under the real size, or arguments just over the limit would pass.
+    const args = fc.dictionary(fc.string({ unit: 'binary' }), fc.jsonValue({ stringUnit: 'binary' }));
+    const samples = [{ s: '\u0000\u001f"\\\ud800€😀' }, { n: [-0.0000012345678901234567, -1.7976931348623157e308] }];
+    for (const sample of samples) expectExactSizeDecision(sample);
+    fc.assert(fc.property(args, expectExactSizeDecision), { numRuns: 2_000 });
   });
 
   it('should say what was measured against which limit', () => {

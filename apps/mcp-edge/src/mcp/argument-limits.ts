@@ -27,31 +27,40 @@ export type ArgumentCheck = { ok: true } | { ok: false; limit: ArgumentLimitName
 
 /**
  * Measures `args` against `limits` without recursion (an explicit stack), so no input can
- * overflow the check itself. Depth and key counts are measured over the whole tree; the size is
- * measured only when the depth is within bounds, since only then can it be serialized safely.
+ * overflow the check itself. Depth and key counts are measured over the whole tree, with an upper
+ * bound of the JSON size; only arguments whose bound passes the size limit are serialized to
+ * measure it exactly (the call's usual small arguments are serialized once, on the way upstream).
  */
 export function checkArguments(args: unknown, limits: ArgumentLimits = ARGUMENT_LIMITS): ArgumentCheck {
   if (args === undefined) return { ok: true };
   let maxDepth = 0;
   let keys = 0;
   let widest = 0;
+  // An upper bound of the UTF-8 JSON size: brackets, one comma per entry, each key as a string
+  // plus its colon, and each primitive's own bound.
+  let sizeBound = typeof args === 'object' && args !== null ? 0 : primitiveSizeBound(args);
   const stack: { value: unknown; depth: number }[] = [{ value: args, depth: 1 }];
   while (stack.length > 0) {
     const { value, depth } = stack.pop()!;
     if (typeof value !== 'object' || value === null) continue;
     if (depth > maxDepth) maxDepth = depth;
     if (Array.isArray(value)) {
+      sizeBound += 2 + value.length;
       for (const item of value)
         if (typeof item === 'object' && item !== null) stack.push({ value: item, depth: depth + 1 });
+        else sizeBound += primitiveSizeBound(item);
       continue;
     }
     let own = 0;
     for (const key in value) {
       if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
       own++;
+      sizeBound += primitiveSizeBound(key) + 2;
       const item = (value as Record<string, unknown>)[key];
       if (typeof item === 'object' && item !== null) stack.push({ value: item, depth: depth + 1 });
+      else sizeBound += primitiveSizeBound(item);
     }
+    sizeBound += 2;
     keys += own;
     if (own > widest) widest = own;
   }
@@ -59,11 +68,21 @@ export function checkArguments(args: unknown, limits: ArgumentLimits = ARGUMENT_
   if (widest > limits.maxKeysPerObject)
     return { ok: false, limit: 'maxKeysPerObject', allowed: limits.maxKeysPerObject, measured: widest };
   if (keys > limits.maxKeys) return { ok: false, limit: 'maxKeys', allowed: limits.maxKeys, measured: keys };
+  if (sizeBound <= limits.maxBytes) return { ok: true };
   const text = JSON.stringify(args);
   // A string's UTF-8 size is at most 3 bytes per UTF-16 unit: most arguments need no byte count.
   const bytes = text.length * 3 <= limits.maxBytes ? text.length : Buffer.byteLength(text, 'utf8');
   if (bytes > limits.maxBytes) return { ok: false, limit: 'maxBytes', allowed: limits.maxBytes, measured: bytes };
   return { ok: true };
+}
+
+/**
+ * At least as many UTF-8 bytes as JSON.stringify writes for a primitive: a string's UTF-16 units
+ * take at most 6 bytes each (`\u001f`, or 3 bytes of UTF-8), plus its quotes; a number at most 25
+ * characters (`-0.0000012345678901234567`); true, false, null fewer.
+ */
+function primitiveSizeBound(value: unknown): number {
+  return typeof value === 'string' ? 2 + 6 * value.length : 25;
 }
 
 const LIMIT_WORDING: Record<ArgumentLimitName, (allowed: number, measured: number) => string> = {
