@@ -13,6 +13,7 @@ import { AnySchema, SchemaOutput, safeParse } from '@modelcontextprotocol/sdk/se
 import { mediaTypeOf } from '@tollgate/kernel';
 import { outboundDispatcher } from '@tollgate/outbound';
 import { createParser } from 'eventsource-parser';
+import { CONNECTION_HEADERS } from './streamable-http-tool-caller';
 import { UpstreamCallRelay, undeclaredCapability } from './upstream-call-relay';
 import { TOLLGATE_CLIENT_INFO } from './upstream-client-capabilities';
 import { UpstreamSpec } from './upstream-spec';
@@ -27,15 +28,6 @@ const RELAYED_LOG_LEVEL = 'debug';
 /** How often an unknown tool name may trigger a new read of the tool list (for its parameter headers). */
 const PARAM_HEADERS_TTL_MS = 10_000;
 
-const CONNECTION_HEADERS = new Set([
-  'connection',
-  'keep-alive',
-  'transfer-encoding',
-  'upgrade',
-  'expect',
-  'host',
-  'content-length',
-]);
 const DISPATCHER = outboundDispatcher({ connections: 64, keepAliveTimeout: 60_000, headersTimeout: 0, bodyTimeout: 0 });
 
 export interface StatelessRequestOptions {
@@ -382,7 +374,8 @@ function readAnswerStream(
   });
 }
 
-function parseResult<S extends AnySchema>(schema: S, raw: unknown): SchemaOutput<S> {
+/** A result the lean callers read, checked as the SDK client checks it (an invalid one throws as there). */
+export function parseResult<S extends AnySchema>(schema: S, raw: unknown): SchemaOutput<S> {
   const parsed = safeParse(schema, raw);
   if (!parsed.success)
     throw new McpError(

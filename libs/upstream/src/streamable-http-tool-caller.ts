@@ -49,7 +49,7 @@ const UPSTREAM_DISPATCHER = outboundDispatcher({
 });
 
 /** Connection-level headers undici manages itself and refuses from callers; an upstream's configured headers never carry them. */
-const CONNECTION_HEADERS = new Set([
+export const CONNECTION_HEADERS = new Set([
   'connection',
   'keep-alive',
   'transfer-encoding',

@@ -15,7 +15,7 @@ import {
   ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { AnySchema, SchemaOutput, safeParse } from '@modelcontextprotocol/sdk/server/zod-compat.js';
+import { AnySchema, SchemaOutput } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import { sha256Hex } from '@tollgate/kernel';
 import { CircuitBreaker } from './circuit-breaker';
 import { StreamableHttpToolCaller } from './streamable-http-tool-caller';
@@ -26,7 +26,7 @@ import {
   undeclaredCapability,
   unrelayableRequest,
 } from './upstream-call-relay';
-import { StatelessUpstreamClient } from './stateless-upstream-client';
+import { StatelessUpstreamClient, parseResult } from './stateless-upstream-client';
 import { connectUpstreamOfEitherRevision } from './upstream-connector';
 import { UpstreamSessionExpiredError } from './upstream-session-expired.error';
 import { UpstreamException, UpstreamExceptionCode } from './upstream.exception';
@@ -101,6 +101,21 @@ export class UpstreamClientPool implements OnModuleDestroy {
     return b;
   }
 
+  /** The upstream's breaker, once it lets traffic through; while it is open, `CircuitOpen` with the time left. */
+  private closedBreaker(spec: UpstreamSpec, paused: 'calls' | 'requests'): CircuitBreaker {
+    const breaker = this.breaker(spec.id);
+    const blocked = breaker.blockedForMs();
+    if (blocked > 0) {
+      throw new UpstreamException(
+        UpstreamExceptionCode.CircuitOpen,
+        `upstream ${spec.namespace} is failing; ${paused} are paused`,
+        spec.id,
+        blocked,
+      );
+    }
+    return breaker;
+  }
+
   private connectionFor(baseSpec: UpstreamSpec, session?: UpstreamSession): Promise<PooledConnection> {
     const key = poolKeyOf(baseSpec, session);
     const spec = session ? { ...baseSpec, headers: { ...baseSpec.headers, ...session.headers } } : baseSpec;
@@ -156,16 +171,7 @@ export class UpstreamClientPool implements OnModuleDestroy {
     signal?: AbortSignal,
     session?: UpstreamSession,
   ): Promise<CallToolResult> {
-    const breaker = this.breaker(spec.id);
-    const blocked = breaker.blockedForMs();
-    if (blocked > 0) {
-      throw new UpstreamException(
-        UpstreamExceptionCode.CircuitOpen,
-        `upstream ${spec.namespace} is failing; calls are paused`,
-        spec.id,
-        blocked,
-      );
-    }
+    const breaker = this.closedBreaker(spec, 'calls');
     try {
       const result = await this.callOnPooledConnection(spec, name, args, signal, session);
       breaker.recordSuccess();
@@ -198,16 +204,7 @@ export class UpstreamClientPool implements OnModuleDestroy {
     signal?: AbortSignal,
     session?: UpstreamSession,
   ): Promise<SchemaOutput<S>> {
-    const breaker = this.breaker(spec.id);
-    const blocked = breaker.blockedForMs();
-    if (blocked > 0) {
-      throw new UpstreamException(
-        UpstreamExceptionCode.CircuitOpen,
-        `upstream ${spec.namespace} is failing; requests are paused`,
-        spec.id,
-        blocked,
-      );
-    }
+    const breaker = this.closedBreaker(spec, 'requests');
     try {
       let result: unknown;
       // What the upstream asks the client meanwhile (a prompt that needs input) goes to this request's agent.
@@ -358,17 +355,6 @@ function relayToTheCallingAgent(connection: PooledConnection): void {
     const [call] = connection.calls;
     call.relay?.log(n.params);
   });
-}
-
-/** A result the lean caller read, checked as the SDK client checks it (an invalid one throws as there). */
-function parseResult<S extends AnySchema>(schema: S, raw: unknown): SchemaOutput<S> {
-  const parsed = safeParse(schema, raw);
-  if (!parsed.success)
-    throw new McpError(
-      ErrorCode.InvalidParams,
-      `Invalid result: ${parsed.error instanceof Error ? parsed.error.message : String(parsed.error)}`,
-    );
-  return parsed.data as SchemaOutput<S>;
 }
 
 /** Closes a pooled connection; one that never opened, or fails to close, needs nothing more. */
