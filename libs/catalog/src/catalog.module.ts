@@ -8,26 +8,17 @@ import { ToolReviewService } from './tool-review.service';
 import { UpstreamLifecycleService } from './upstream-lifecycle.service';
 import { UpstreamRegistry } from './upstream-registry.service';
 
-@Module({
-  providers: [
-    UpstreamRegistry,
-    CatalogSyncService,
-    ToolCatalogService,
-    CatalogScheduleService,
-    ToolReviewService,
-    TierScoreService,
-    TierScoreJobs,
-    UpstreamLifecycleService,
-  ],
-  exports: [
-    UpstreamRegistry,
-    CatalogSyncService,
-    ToolCatalogService,
-    CatalogScheduleService,
-    ToolReviewService,
-    TierScoreService,
-    TierScoreJobs,
-    UpstreamLifecycleService,
-  ],
-})
+/** Every catalog service is also what the module exports. */
+const CATALOG_SERVICES = [
+  UpstreamRegistry,
+  CatalogSyncService,
+  ToolCatalogService,
+  CatalogScheduleService,
+  ToolReviewService,
+  TierScoreService,
+  TierScoreJobs,
+  UpstreamLifecycleService,
+];
+
+@Module({ providers: CATALOG_SERVICES, exports: CATALOG_SERVICES })
 export class CatalogModule {}

@@ -7,7 +7,7 @@ import { SecretBox } from '@tollgate/secret-box';
 import { UpstreamSecrets, openUpstreamSecrets, sealUpstreamSecrets } from '@tollgate/upstream';
 import { CatalogException, CatalogExceptionCode } from './catalog.exception';
 import { CatalogScheduleService } from './catalog-schedule.service';
-import { UpstreamRegistry, UpstreamSettings } from './upstream-registry.service';
+import { RegisterUpstreamInput, UpstreamRegistry, UpstreamSettings } from './upstream-registry.service';
 
 /** What an admin may change on a registered upstream; absent fields keep their value. */
 export interface UpdateUpstreamInput {
@@ -34,11 +34,12 @@ export interface UpstreamChange {
 }
 
 /**
- * Day-2 changes of an upstream: edit (URL, headers and secrets, intervals, review), disable and
- * enable, pause and resume its sync, and delete. Each write is conditional on the version the
- * admin read when one is given (412 otherwise), increments it, and tells the edges through
- * `org-config-changed`: their catalogs reload, their pooled client is replaced when the
- * connection settings changed (the spec's version hashes them), and sessions hear list_changed.
+ * Registration and day-2 changes of an upstream: edit (URL, headers and secrets, intervals, review),
+ * exposure, disable and enable, pause and resume its sync, and delete. Each day-2 write is conditional
+ * on the version the admin read when one is given (412 otherwise) and increments it. Every change
+ * tells the edges through `org-config-changed`: their catalogs reload, their pooled client is
+ * replaced when the connection settings changed (the spec's version hashes them), and sessions hear
+ * list_changed.
  */
 @Injectable()
 export class UpstreamLifecycleService {
@@ -52,6 +53,25 @@ export class UpstreamLifecycleService {
     @Inject(TOLLGATE_CONFIG) config: BaseConfig,
   ) {
     this.secrets = new SecretBox(config.security.encryptionKeys);
+  }
+
+  /** Registers an upstream, schedules its periodic sync and queues the first one (the caller vets stdio and URL). */
+  async registerUpstream(
+    orgId: string,
+    input: RegisterUpstreamInput,
+  ): Promise<{ upstream: UpstreamServer; jobId: string }> {
+    const upstream = await this.registry.registerUpstream(orgId, input);
+    await this.schedule.scheduleUpstreamSync(upstream);
+    const jobId = await this.schedule.requestSync(orgId, upstream.id, 'created');
+    await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
+    return { upstream, jobId };
+  }
+
+  /** Exposes the upstream's tools and prompts unprefixed (or prefixed again); 409 on a name collision. */
+  async setExposure(orgId: string, upstreamId: string, exposeUnprefixed: boolean): Promise<UpstreamServer> {
+    const upstream = await this.registry.setExposeUnprefixed(orgId, upstreamId, exposeUnprefixed);
+    await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
+    return upstream;
   }
 
   async updateUpstream(

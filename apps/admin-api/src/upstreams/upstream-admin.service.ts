@@ -13,7 +13,6 @@ import { AdminConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { PrismaService, Tool, UpstreamServer } from '@tollgate/db';
 import type { AdminPrincipal } from '@tollgate/identity';
 import { OutboundException, checkOutboundUrl } from '@tollgate/outbound';
-import { ORG_CONFIG_CHANGED_CHANNEL, RedisService } from '@tollgate/redis';
 
 /**
  * The admin use cases around upstreams: the stdio gate, registration with its sync schedule and
@@ -26,7 +25,6 @@ export class UpstreamAdminService {
     private readonly schedule: CatalogScheduleService,
     private readonly lifecycle: UpstreamLifecycleService,
     private readonly prisma: PrismaService,
-    private readonly redis: RedisService,
     @Inject(TOLLGATE_CONFIG) private readonly config: AdminConfig,
   ) {}
 
@@ -43,11 +41,7 @@ export class UpstreamAdminService {
       );
     }
     if (input.transport !== 'STDIO' && input.url) await checkUpstreamAddress(input.url);
-    const upstream = await this.registry.registerUpstream(orgId, input);
-    await this.schedule.scheduleUpstreamSync(upstream);
-    const jobId = await this.schedule.requestSync(orgId, upstream.id, 'created');
-    await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
-    return { upstream, jobId };
+    return this.lifecycle.registerUpstream(orgId, input);
   }
 
   listUpstreams(orgId: string): Promise<UpstreamServer[]> {
@@ -64,10 +58,8 @@ export class UpstreamAdminService {
   }
 
   /** Exposes the upstream's tools and prompts unprefixed (or prefixed again); 409 on a name collision. */
-  async setExposure(orgId: string, upstreamId: string, exposeUnprefixed: boolean): Promise<UpstreamServer> {
-    const upstream = await this.registry.setExposeUnprefixed(orgId, upstreamId, exposeUnprefixed);
-    await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
-    return upstream;
+  setExposure(orgId: string, upstreamId: string, exposeUnprefixed: boolean): Promise<UpstreamServer> {
+    return this.lifecycle.setExposure(orgId, upstreamId, exposeUnprefixed);
   }
 
   /** Edits an upstream; a new URL passes the same outbound rule as at registration. */
