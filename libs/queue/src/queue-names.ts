@@ -86,54 +86,28 @@ export const JOB_QUEUE: Record<JobName, QueueName> = {
   [JobName.ComputeTierScores]: QueueName.TierScores,
 };
 
+/** How many finished jobs Redis keeps for inspection; the ledger and alert jobs keep more. */
+const KEEP_SOME = { removeOnComplete: 100, removeOnFail: 500 } as const;
+const KEEP_MANY = { removeOnComplete: 1000, removeOnFail: 5000 } as const;
+
+/** `attempts` tries in all, waiting `delayMs`, then twice that, and so on between them. */
+function exponentialRetry(attempts: number, delayMs: number, keep: JobsOptions = KEEP_SOME): JobsOptions {
+  return { attempts, backoff: { type: 'exponential', delay: delayMs }, ...keep };
+}
+
 /** Retry policy lives next to the names. */
 export const JOB_OPTIONS: Record<JobName, JobsOptions> = {
-  [JobName.SyncUpstream]: {
-    attempts: 3,
-    backoff: { type: 'exponential', delay: 2000 },
-    removeOnComplete: 100,
-    removeOnFail: 500,
-  },
-  [JobName.RecordUsage]: {
-    attempts: 10,
-    backoff: { type: 'exponential', delay: 500 },
-    removeOnComplete: 1000,
-    removeOnFail: 5000,
-  },
+  [JobName.SyncUpstream]: exponentialRetry(3, 2000),
+  [JobName.RecordUsage]: exponentialRetry(10, 500, KEEP_MANY),
   // Recomputing a day is idempotent, so a retry is always safe.
-  [JobName.RollupUsage]: {
-    attempts: 5,
-    backoff: { type: 'exponential', delay: 1000 },
-    removeOnComplete: 100,
-    removeOnFail: 500,
-  },
+  [JobName.RollupUsage]: exponentialRetry(5, 1000),
   // The 30 s schedule is the backstop, so a failed check needs only a couple of quick retries.
-  [JobName.CheckBudgetAlerts]: {
-    attempts: 3,
-    backoff: { type: 'exponential', delay: 500 },
-    removeOnComplete: 100,
-    removeOnFail: 500,
-  },
+  [JobName.CheckBudgetAlerts]: exponentialRetry(3, 500),
   // A webhook receiver may be down for a while: 8 attempts over about 4 minutes (1 s, 2 s, 4 s ... 64 s).
-  [JobName.DeliverBudgetAlert]: {
-    attempts: 8,
-    backoff: { type: 'exponential', delay: 1000 },
-    removeOnComplete: 1000,
-    removeOnFail: 5000,
-  },
-  [JobName.ReconcileBudgets]: {
-    attempts: 3,
-    backoff: { type: 'exponential', delay: 1000 },
-    removeOnComplete: 100,
-    removeOnFail: 500,
-  },
+  [JobName.DeliverBudgetAlert]: exponentialRetry(8, 1000, KEEP_MANY),
+  [JobName.ReconcileBudgets]: exponentialRetry(3, 1000),
   // The schedule runs every minute: a failed pass is simply redone by the next one.
-  [JobName.RefreshConnections]: { attempts: 1, removeOnComplete: 100, removeOnFail: 500 },
+  [JobName.RefreshConnections]: { attempts: 1, ...KEEP_SOME },
   // Recomputing scores is idempotent (one UPDATE from the rollups), so a retry is always safe.
-  [JobName.ComputeTierScores]: {
-    attempts: 3,
-    backoff: { type: 'exponential', delay: 1000 },
-    removeOnComplete: 100,
-    removeOnFail: 500,
-  },
+  [JobName.ComputeTierScores]: exponentialRetry(3, 1000),
 };
