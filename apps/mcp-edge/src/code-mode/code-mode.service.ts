@@ -22,6 +22,7 @@ import {
 } from '@tollgate/disclosure';
 import { Principal } from '@tollgate/identity';
 import { PolicyService } from '@tollgate/policy';
+import { disclosureErrorResult, optInt, optString } from '../disclosure/disclosure-call';
 import { disclosureScopeFor } from '../disclosure/disclosure-scope';
 import { CALL_META_KEY, CallMeta } from '../governed-call/call-meta';
 import { GovernedCallPipeline } from '../governed-call/governed-call.pipeline';
@@ -109,16 +110,7 @@ export class CodeModeService {
           });
       }
     } catch (err) {
-      if (err instanceof DisclosureException) {
-        return toolErrorResult({
-          code: ToolErrorCode.InvalidRequest,
-          message: err.message,
-          hint: 'Check the arguments; start again without a cursor if it is stale.',
-          tool: name,
-          reason: err.code,
-          ...(err.details ?? {}),
-        });
-      }
+      if (err instanceof DisclosureException) return disclosureErrorResult(err, name);
       throw err;
     }
   }
@@ -311,14 +303,6 @@ const LIMIT_HINTS: Record<string, string> = {
 
 function textResult(json: string): CallToolResult {
   return { content: [{ type: 'text', text: json }] };
-}
-
-function optString(v: unknown): string | undefined {
-  return typeof v === 'string' && v.length > 0 ? v : undefined;
-}
-
-function optInt(v: unknown): number | undefined {
-  return typeof v === 'number' && Number.isInteger(v) ? v : undefined;
 }
 
 function stringList(v: unknown): string[] {

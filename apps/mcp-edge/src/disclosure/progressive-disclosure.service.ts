@@ -20,6 +20,7 @@ import { Principal } from '@tollgate/identity';
 import { PolicyService, StoredPolicy } from '@tollgate/policy';
 import { McpSession, McpSessionStore } from '../session/mcp-session.store';
 import { SessionHub } from '../session/session-hub.service';
+import { disclosureErrorResult, optInt, optString } from './disclosure-call';
 import { disclosureScopeFor } from './disclosure-scope';
 import { PricingService } from '@tollgate/pricing';
 import { countJsonTokens } from '@tollgate/tokens';
@@ -150,16 +151,7 @@ export class ProgressiveDisclosure {
       }
       return { content: [{ type: 'text', text: answer.json }] };
     } catch (err) {
-      if (err instanceof DisclosureException) {
-        return toolErrorResult({
-          code: ToolErrorCode.InvalidRequest,
-          message: err.message,
-          hint: 'Check the arguments; start again without a cursor if it is stale.',
-          tool: name,
-          reason: err.code,
-          ...(err.details ?? {}),
-        });
-      }
+      if (err instanceof DisclosureException) return disclosureErrorResult(err, name);
       throw err;
     }
   }
@@ -227,14 +219,6 @@ export class ProgressiveDisclosure {
     }
     return built;
   }
-}
-
-function optString(v: unknown): string | undefined {
-  return typeof v === 'string' && v.length > 0 ? v : undefined;
-}
-
-function optInt(v: unknown): number | undefined {
-  return typeof v === 'number' && Number.isInteger(v) ? v : undefined;
 }
 
 function invalidMetaCall(name: string, message: string): CallToolResult {
