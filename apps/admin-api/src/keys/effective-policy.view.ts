@@ -2,6 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import { microsToJson } from '@tollgate/kernel';
 import { KeyView, toKeyView } from './key.view';
 import type { EffectivePolicy, EffectiveTool } from './effective-policy.service';
+import { DISCLOSURE_MODES, SERVED_DISCLOSURE_MODES } from './create-key.dto';
 
 const SCOPES = ['ORG', 'TEAM', 'USER', 'KEY'];
 
@@ -112,19 +113,19 @@ export class PolicyLevelView {
 
 export class DisclosureSummaryView {
   @ApiProperty({
-    enum: ['FULL', 'PROGRESSIVE', 'CODE', 'AUTO'],
+    enum: DISCLOSURE_MODES,
     nullable: true,
     type: String,
     description: 'The key’s own setting',
   })
   keyMode!: string | null;
   @ApiProperty({
-    enum: ['FULL', 'PROGRESSIVE', 'CODE', 'AUTO'],
+    enum: DISCLOSURE_MODES,
     description: 'The key’s own mode, else the most specific policy’s, else AUTO',
   })
   requestedMode!: string;
   @ApiProperty({
-    enum: ['FULL', 'PROGRESSIVE', 'CODE'],
+    enum: SERVED_DISCLOSURE_MODES,
     description: 'What the agent gets (AUTO resolved by catalog size)',
   })
   mode!: string;

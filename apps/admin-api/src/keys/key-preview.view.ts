@@ -1,14 +1,15 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { DISCLOSURE_MODES, SERVED_DISCLOSURE_MODES } from './create-key.dto';
 
 export class KeyPreviewView {
   @ApiProperty({ format: 'uuid' }) keyId!: string;
   @ApiProperty({
-    enum: ['FULL', 'PROGRESSIVE', 'CODE', 'AUTO'],
+    enum: DISCLOSURE_MODES,
     description: 'The key’s own mode, else the most specific policy’s, else AUTO',
   })
   requestedMode!: string;
   @ApiProperty({
-    enum: ['FULL', 'PROGRESSIVE', 'CODE'],
+    enum: SERVED_DISCLOSURE_MODES,
     description: 'The mode the agent gets (AUTO resolved by catalog size)',
   })
   mode!: string;
