@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, IsUUID, Length } from 'class-validator';
-import { IsFutureIsoDate } from '../common/future-date.validator';
+import { IsFutureIsoDate, OptionalExpiresAt } from '../common/future-date.validator';
 import { AdminRole } from './admin-token-grant';
 
 export const ADMIN_ROLES: readonly AdminRole[] = ['PLATFORM_ADMIN', 'ORG_ADMIN', 'TEAM_ADMIN', 'FINANCE', 'MEMBER'];
@@ -75,14 +75,7 @@ export class UpdateAdminTokenDto {
   @Length(1, 200)
   ownerLabel?: string | null;
 
-  @ApiPropertyOptional({
-    nullable: true,
-    type: String,
-    example: '2030-01-01T00:00:00Z',
-    description: 'A future time, or null for no expiry',
-  })
-  @IsOptional()
-  @IsFutureIsoDate()
+  @OptionalExpiresAt()
   expiresAt?: string | null;
 }
 

@@ -1,10 +1,22 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsIn, IsInt, IsOptional, IsUUID, Max, Min } from 'class-validator';
 import { IsMicros } from '../common/micros.validator';
+import { propertyStack } from '../common/property-stack';
 
 export const BUDGET_SCOPES = ['ORG', 'TEAM', 'USER', 'KEY'] as const;
 export const BUDGET_PERIODS = ['DAY', 'WEEK', 'MONTH', 'QUARTER', 'TOTAL'] as const;
 export const BUDGET_MODES = ['HARD', 'SOFT'] as const;
+
+/** Alert thresholds of a budget: up to 10 whole percentages of its limit, 1 to 1000. */
+export function IsAlertThresholds(): PropertyDecorator {
+  return propertyStack(
+    IsArray(),
+    ArrayMaxSize(10),
+    IsInt({ each: true }),
+    Min(1, { each: true }),
+    Max(1000, { each: true }),
+  );
+}
 
 /** One budget per org, scope, scope id and period: a PUT creates it or replaces its limit, mode and alerts. */
 export class PutBudgetDto {
@@ -45,10 +57,6 @@ export class PutBudgetDto {
     description: 'Percentages of the limit at which alerts fire',
   })
   @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(10)
-  @IsInt({ each: true })
-  @Min(1, { each: true })
-  @Max(1000, { each: true })
+  @IsAlertThresholds()
   alertThresholds?: number[];
 }

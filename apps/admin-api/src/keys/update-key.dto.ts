@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, PickType } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsIn, IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
-import { BUDGET_MODES, BUDGET_PERIODS } from '../budgets/put-budget.dto';
-import { IsFutureIsoDate } from '../common/future-date.validator';
+import { IsIn, IsOptional, IsString, Length } from 'class-validator';
+import { BUDGET_MODES, BUDGET_PERIODS, IsAlertThresholds } from '../budgets/put-budget.dto';
+import { OptionalExpiresAt } from '../common/future-date.validator';
 import { IsMicros } from '../common/micros.validator';
 import { CreateRateLimitDto } from '../rate-limits/create-rate-limit.dto';
 import { DISCLOSURE_MODES, DisclosureModeName } from './create-key.dto';
@@ -42,14 +42,7 @@ export class UpdateKeyDto {
   @IsIn(DISCLOSURE_MODES, { message: `disclosureMode must be one of: ${DISCLOSURE_MODES.join(', ')}` })
   disclosureMode?: DisclosureModeName | null;
 
-  @ApiPropertyOptional({
-    nullable: true,
-    type: String,
-    example: '2030-01-01T00:00:00Z',
-    description: 'A future time, or null for no expiry',
-  })
-  @IsOptional()
-  @IsFutureIsoDate()
+  @OptionalExpiresAt()
   expiresAt?: string | null;
 }
 
@@ -70,11 +63,7 @@ export class PutKeyBudgetDto {
 
   @ApiPropertyOptional({ type: [Number], default: [80, 100] })
   @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(10)
-  @IsInt({ each: true })
-  @Min(1, { each: true })
-  @Max(1000, { each: true })
+  @IsAlertThresholds()
   alertThresholds?: number[];
 }
 
