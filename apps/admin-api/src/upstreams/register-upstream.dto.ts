@@ -16,12 +16,37 @@ import {
   Min,
   ValidateNested,
 } from 'class-validator';
+import { propertyStack } from '../common/property-stack';
 import { IsHeaderRecord } from '../common/string-record.validator';
 
 export const UPSTREAM_TRANSPORTS = ['STDIO', 'STREAMABLE_HTTP', 'SSE'] as const;
 export type UpstreamTransportName = (typeof UPSTREAM_TRANSPORTS)[number];
 
 export const UPSTREAM_AUTH_MODES = ['NONE', 'STATIC_SECRET', 'PER_USER_OAUTH'] as const;
+
+/** An upstream endpoint as given at registration or in a PATCH (the outbound rule is checked by the service). */
+export function IsUpstreamUrl(): PropertyDecorator {
+  return propertyStack(
+    IsUrl(
+      { protocols: ['http', 'https'], require_protocol: true, require_tld: false },
+      { message: 'url must be an http:// or https:// URL' },
+    ),
+    MaxLength(2000),
+  );
+}
+
+/** How often the catalog is re-read: a minute to a week. */
+export function IsSyncIntervalSeconds(): PropertyDecorator {
+  return propertyStack(IsInt(), Min(60), Max(7 * 24 * 3600));
+}
+
+export function IsCallTimeoutMs(): PropertyDecorator {
+  return propertyStack(IsInt(), Min(100), Max(600_000));
+}
+
+export function IsOutputTokenCap(): PropertyDecorator {
+  return propertyStack(IsInt(), Min(1), Max(1_000_000));
+}
 
 /** PER_USER_OAUTH: a client registered at the upstream's authorization server (else registered dynamically). */
 export class UpstreamOAuthDto {
@@ -93,11 +118,7 @@ export class RegisterUpstreamDto {
 
   @ApiPropertyOptional({ example: 'https://mcp.example.com/mcp', description: 'STREAMABLE_HTTP and SSE: the endpoint' })
   @IsOptional()
-  @IsUrl(
-    { protocols: ['http', 'https'], require_protocol: true, require_tld: false },
-    { message: 'url must be an http:// or https:// URL' },
-  )
-  @MaxLength(2000)
+  @IsUpstreamUrl()
   url?: string;
 
   @ApiPropertyOptional({
@@ -136,16 +157,12 @@ export class RegisterUpstreamDto {
 
   @ApiPropertyOptional({ default: 3600, minimum: 60, description: 'How often the tool catalog is re-read' })
   @IsOptional()
-  @IsInt()
-  @Min(60)
-  @Max(7 * 24 * 3600)
+  @IsSyncIntervalSeconds()
   syncIntervalSeconds?: number;
 
   @ApiPropertyOptional({ default: 30000, minimum: 100, maximum: 600000 })
   @IsOptional()
-  @IsInt()
-  @Min(100)
-  @Max(600_000)
+  @IsCallTimeoutMs()
   callTimeoutMs?: number;
 
   @ApiPropertyOptional({
@@ -153,8 +170,6 @@ export class RegisterUpstreamDto {
     description: 'Output token cap for this upstream’s results (default: the policy’s)',
   })
   @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(1_000_000)
+  @IsOutputTokenCap()
   outputTokenCap?: number;
 }

@@ -1,20 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import {
-  ArrayMaxSize,
-  IsArray,
-  IsBoolean,
-  IsInt,
-  IsOptional,
-  IsString,
-  IsUrl,
-  Length,
-  Matches,
-  Max,
-  MaxLength,
-  Min,
-  ValidateIf,
-} from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBoolean, IsOptional, IsString, Length, Matches, ValidateIf } from 'class-validator';
 import { IsHeaderRecord } from '../common/string-record.validator';
+import { IsCallTimeoutMs, IsOutputTokenCap, IsSyncIntervalSeconds, IsUpstreamUrl } from './register-upstream.dto';
 
 /** A PATCH of an upstream: only the fields present change. Secrets stay write-only. */
 export class UpdateUpstreamDto {
@@ -30,11 +17,7 @@ export class UpdateUpstreamDto {
     description: 'STREAMABLE_HTTP and SSE: the new endpoint, checked by the outbound rule like at registration',
   })
   @IsOptional()
-  @IsUrl(
-    { protocols: ['http', 'https'], require_protocol: true, require_tld: false },
-    { message: 'url must be an http:// or https:// URL' },
-  )
-  @MaxLength(2000)
+  @IsUpstreamUrl()
   url?: string;
 
   @ApiPropertyOptional({
@@ -73,24 +56,18 @@ export class UpdateUpstreamDto {
     description: 'How often the catalog is re-read; the job scheduler is updated at once',
   })
   @IsOptional()
-  @IsInt()
-  @Min(60)
-  @Max(7 * 24 * 3600)
+  @IsSyncIntervalSeconds()
   syncIntervalSeconds?: number;
 
   @ApiPropertyOptional({ minimum: 100, maximum: 600000 })
   @IsOptional()
-  @IsInt()
-  @Min(100)
-  @Max(600_000)
+  @IsCallTimeoutMs()
   callTimeoutMs?: number;
 
   @ApiPropertyOptional({ type: Number, nullable: true, minimum: 1, description: 'null: the policy’s cap' })
   @IsOptional()
   @ValidateIf((_, v) => v !== null)
-  @IsInt()
-  @Min(1)
-  @Max(1_000_000)
+  @IsOutputTokenCap()
   outputTokenCap?: number | null;
 
   @ApiPropertyOptional({
