@@ -1,7 +1,21 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsOptional, IsString, Length, Matches } from 'class-validator';
 import { IsCurrencyCode } from '../common/currency.validator';
+import { propertyStack } from '../common/property-stack';
 import { IsIanaTimeZone } from '../common/time-zone.validator';
+
+/** The org's currency, in a create or a PATCH body (absent: USD at creation, unchanged in a PATCH). */
+export function OptionalOrgCurrency(): PropertyDecorator {
+  return propertyStack(
+    ApiPropertyOptional({
+      example: 'EUR',
+      default: 'USD',
+      description: 'ISO 4217 code naming the unit of the org\u2019s amounts (micro-units; nothing is converted)',
+    }),
+    IsOptional(),
+    IsCurrencyCode(),
+  );
+}
 
 export class CreateOrgDto {
   @ApiProperty({ example: 'Acme Corp', maxLength: 200 })
@@ -29,13 +43,7 @@ export class CreateOrgDto {
   @IsIanaTimeZone()
   timeZone?: string;
 
-  @ApiPropertyOptional({
-    example: 'EUR',
-    default: 'USD',
-    description: 'ISO 4217 code naming the unit of the org\u2019s amounts (micro-units; nothing is converted)',
-  })
-  @IsOptional()
-  @IsCurrencyCode()
+  @OptionalOrgCurrency()
   currency?: string;
 
   @ApiPropertyOptional({

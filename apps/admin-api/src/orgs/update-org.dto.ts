@@ -1,7 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsIn, IsOptional, IsString, Length } from 'class-validator';
-import { IsCurrencyCode } from '../common/currency.validator';
 import { IsIanaTimeZone } from '../common/time-zone.validator';
+import { OptionalOrgCurrency } from './create-org.dto';
 
 export class UpdateOrgDto {
   @ApiPropertyOptional({ example: 'Acme Corporation', maxLength: 200 })
@@ -19,13 +19,7 @@ export class UpdateOrgDto {
   @IsIanaTimeZone()
   timeZone?: string;
 
-  @ApiPropertyOptional({
-    example: 'EUR',
-    default: 'USD',
-    description: 'ISO 4217 code naming the unit of the org\u2019s amounts (micro-units; nothing is converted)',
-  })
-  @IsOptional()
-  @IsCurrencyCode()
+  @OptionalOrgCurrency()
   currency?: string;
 
   @ApiPropertyOptional({
