@@ -29,6 +29,7 @@ import { canManageOrg } from '../lib/roles';
 import { useLoad } from '../lib/use-load';
 import { useOrgPath, useSession } from '../session';
 import { scopeNames } from '../lib/scope-names';
+import { DataTable } from '../components/data-table';
 
 /** The worker's delivery attempts before an alert stays undelivered (docs/admin-api.md). */
 const MAX_ATTEMPTS = 8;
@@ -93,51 +94,51 @@ export function AlertsPage() {
             period.
           </EmptyState>
         ) : (
-          <Table.ScrollContainer minWidth={900}>
-            <Table striped data-testid="alerts-table">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Fired</Table.Th>
-                  <Table.Th>Budget</Table.Th>
-                  <Table.Th>Threshold</Table.Th>
-                  <Table.Th>Spent then</Table.Th>
-                  <Table.Th>Webhook delivery</Table.Th>
+          <DataTable
+            striped
+            data-testid="alerts-table"
+            minWidth={900}
+            head={
+              <>
+                <Table.Th>Fired</Table.Th>
+                <Table.Th>Budget</Table.Th>
+                <Table.Th>Threshold</Table.Th>
+                <Table.Th>Spent then</Table.Th>
+                <Table.Th>Webhook delivery</Table.Th>
+              </>
+            }
+          >
+            {alerts.map((a) => {
+              const d = delivery(a, webhooks.length);
+              return (
+                <Table.Tr key={a.id} data-testid="alert-row">
+                  <Table.Td style={{ whiteSpace: 'nowrap' }}>{formatTimestamp(a.createdAt, org.timeZone)}</Table.Td>
+                  <Table.Td>{budgetLabel(a.budgetId)}</Table.Td>
+                  <Table.Td data-testid="alert-threshold">{a.threshold} %</Table.Td>
+                  <Table.Td>
+                    <Money micros={a.spentMicros} />
+                  </Table.Td>
+                  <Table.Td data-testid="alert-delivery">
+                    <Group gap={6}>
+                      <Badge variant="outline" color={d.color} c="dark.9">
+                        {d.label}
+                      </Badge>
+                      <Text size="xs" c="gray.8">
+                        {a.deliveredAt
+                          ? formatTimestamp(a.deliveredAt, org.timeZone)
+                          : `${a.attempts} attempt${a.attempts === 1 ? '' : 's'}`}
+                      </Text>
+                    </Group>
+                    {a.lastError && !a.deliveredAt && (
+                      <Text size="xs" c="red.9">
+                        {a.lastError}
+                      </Text>
+                    )}
+                  </Table.Td>
                 </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {alerts.map((a) => {
-                  const d = delivery(a, webhooks.length);
-                  return (
-                    <Table.Tr key={a.id} data-testid="alert-row">
-                      <Table.Td style={{ whiteSpace: 'nowrap' }}>{formatTimestamp(a.createdAt, org.timeZone)}</Table.Td>
-                      <Table.Td>{budgetLabel(a.budgetId)}</Table.Td>
-                      <Table.Td data-testid="alert-threshold">{a.threshold} %</Table.Td>
-                      <Table.Td>
-                        <Money micros={a.spentMicros} />
-                      </Table.Td>
-                      <Table.Td data-testid="alert-delivery">
-                        <Group gap={6}>
-                          <Badge variant="outline" color={d.color} c="dark.9">
-                            {d.label}
-                          </Badge>
-                          <Text size="xs" c="gray.8">
-                            {a.deliveredAt
-                              ? formatTimestamp(a.deliveredAt, org.timeZone)
-                              : `${a.attempts} attempt${a.attempts === 1 ? '' : 's'}`}
-                          </Text>
-                        </Group>
-                        {a.lastError && !a.deliveredAt && (
-                          <Text size="xs" c="red.9">
-                            {a.lastError}
-                          </Text>
-                        )}
-                      </Table.Td>
-                    </Table.Tr>
-                  );
-                })}
-              </Table.Tbody>
-            </Table>
-          </Table.ScrollContainer>
+              );
+            })}
+          </DataTable>
         )}
       </Card>
 
@@ -162,34 +163,34 @@ export function AlertsPage() {
             Alerts are recorded here either way; a webhook also receives each one as a signed POST (HMAC-SHA-256).
           </EmptyState>
         ) : (
-          <Table data-testid="webhooks-table">
-            <Table.Thead>
-              <Table.Tr>
+          <DataTable
+            data-testid="webhooks-table"
+            head={
+              <>
                 <Table.Th>URL</Table.Th>
                 <Table.Th>Description</Table.Th>
                 <Table.Th>Added</Table.Th>
                 {mayManage && <Table.Th>Actions</Table.Th>}
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {webhooks.map((w) => (
-                <Table.Tr key={w.id} data-testid="webhook-row">
+              </>
+            }
+          >
+            {webhooks.map((w) => (
+              <Table.Tr key={w.id} data-testid="webhook-row">
+                <Table.Td>
+                  <Code>{w.url}</Code>
+                </Table.Td>
+                <Table.Td>{w.description ?? '—'}</Table.Td>
+                <Table.Td>{formatTimestamp(w.createdAt, org.timeZone)}</Table.Td>
+                {mayManage && (
                   <Table.Td>
-                    <Code>{w.url}</Code>
+                    <RowAction danger onClick={() => setDeleting(w)} aria-label={`Delete webhook ${w.url}`}>
+                      Delete
+                    </RowAction>
                   </Table.Td>
-                  <Table.Td>{w.description ?? '—'}</Table.Td>
-                  <Table.Td>{formatTimestamp(w.createdAt, org.timeZone)}</Table.Td>
-                  {mayManage && (
-                    <Table.Td>
-                      <RowAction danger onClick={() => setDeleting(w)} aria-label={`Delete webhook ${w.url}`}>
-                        Delete
-                      </RowAction>
-                    </Table.Td>
-                  )}
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
+                )}
+              </Table.Tr>
+            ))}
+          </DataTable>
         )}
       </Card>
       {adding && <AddWebhookModal onClose={() => setAdding(false)} onAdded={data.reload} />}

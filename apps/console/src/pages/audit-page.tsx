@@ -8,6 +8,7 @@ import { RowAction } from '../components/row-action';
 import { formatTimestamp, isDay } from '../lib/dates';
 import { useLoad } from '../lib/use-load';
 import { useOrgPath, useSession } from '../session';
+import { DataTable } from '../components/data-table';
 
 /** Rows fetched per page; "Load more" asks for the next page with the API's cursor. */
 const PAGE_SIZE = 50;
@@ -227,109 +228,107 @@ export function AuditPage() {
               : 'Every change made through the admin API (keys, policies, budgets…) is recorded here, with who made it.'}
           </EmptyState>
         ) : (
-          <Table.ScrollContainer minWidth={1000}>
-            <Table striped data-testid="audit-table">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>When</Table.Th>
-                  <Table.Th>Who</Table.Th>
-                  <Table.Th>Token used</Table.Th>
-                  <Table.Th>Action</Table.Th>
-                  <Table.Th>Target</Table.Th>
-                  <Table.Th>Details</Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {events.map((e) => {
-                  const expanded = open.has(e.id);
-                  return (
-                    <Fragment key={e.id}>
-                      <Table.Tr data-testid="audit-row" data-action={e.action} data-id={e.id}>
-                        <Table.Td style={{ whiteSpace: 'nowrap' }}>
-                          {formatTimestamp(e.createdAt, org.timeZone)}
-                        </Table.Td>
-                        <Table.Td data-testid="audit-who">
-                          {e.actor?.user ? (
-                            <>
-                              <Text size="sm" fw={600}>
-                                {e.actor.user.name ?? e.actor.user.email}
-                              </Text>
-                              <Text size="xs" c="gray.8">
-                                {e.actor.user.email}
-                              </Text>
-                            </>
-                          ) : (
-                            actorLabel(e)
-                          )}
-                        </Table.Td>
-                        <Table.Td data-testid="audit-token">
-                          <Text size="sm">{e.actor?.tokenName ?? e.actorId}</Text>
-                          {e.actor && (
-                            <Group gap={4}>
-                              {e.actor.tokenPrefix && <Code>{e.actor.tokenPrefix}…</Code>}
-                              <Badge variant="outline" color="gray.8" c="dark.9" size="xs">
-                                {e.actor.role.replace('_', ' ').toLowerCase()}
-                              </Badge>
-                            </Group>
-                          )}
-                        </Table.Td>
-                        <Table.Td>
-                          <Code>{e.action}</Code>
-                        </Table.Td>
-                        <Table.Td>
-                          {e.targetType}
-                          {e.targetId && (
-                            <Anchor
-                              component="button"
-                              type="button"
-                              size="xs"
-                              ff="monospace"
-                              display="block"
-                              c="indigo.9"
-                              title="Show only the changes of this target"
-                              onClick={() =>
-                                setFilters((f) => ({ ...f, targetType: e.targetType, targetId: e.targetId ?? '' }))
-                              }
-                            >
-                              {e.targetId}
-                            </Anchor>
-                          )}
-                        </Table.Td>
-                        <Table.Td maw={360}>
-                          <Group gap="xs" wrap="nowrap" align="flex-start">
-                            <Text size="xs" ff="monospace" lineClamp={2} style={{ flex: 1 }}>
-                              {e.details ? JSON.stringify(e.details) : '—'}
-                            </Text>
-                            <RowAction
-                              size="compact-xs"
-                              aria-expanded={expanded}
-                              aria-controls={expanded ? `audit-details-${e.id}` : undefined}
-                              onClick={() => toggle(e.id)}
-                              data-testid="audit-details-toggle"
-                            >
-                              {expanded ? 'Hide' : 'Show'}
-                            </RowAction>
-                          </Group>
-                        </Table.Td>
-                      </Table.Tr>
-                      {expanded && (
-                        <Table.Tr id={`audit-details-${e.id}`} data-testid="audit-details">
-                          <Table.Td colSpan={6}>
-                            <Stack gap={4}>
-                              <Text size="xs" c="gray.8">
-                                Event {e.id}
-                              </Text>
-                              <Code block>{JSON.stringify(e.details ?? {}, null, 2)}</Code>
-                            </Stack>
-                          </Table.Td>
-                        </Table.Tr>
+          <DataTable
+            striped
+            data-testid="audit-table"
+            minWidth={1000}
+            head={
+              <>
+                <Table.Th>When</Table.Th>
+                <Table.Th>Who</Table.Th>
+                <Table.Th>Token used</Table.Th>
+                <Table.Th>Action</Table.Th>
+                <Table.Th>Target</Table.Th>
+                <Table.Th>Details</Table.Th>
+              </>
+            }
+          >
+            {events.map((e) => {
+              const expanded = open.has(e.id);
+              return (
+                <Fragment key={e.id}>
+                  <Table.Tr data-testid="audit-row" data-action={e.action} data-id={e.id}>
+                    <Table.Td style={{ whiteSpace: 'nowrap' }}>{formatTimestamp(e.createdAt, org.timeZone)}</Table.Td>
+                    <Table.Td data-testid="audit-who">
+                      {e.actor?.user ? (
+                        <>
+                          <Text size="sm" fw={600}>
+                            {e.actor.user.name ?? e.actor.user.email}
+                          </Text>
+                          <Text size="xs" c="gray.8">
+                            {e.actor.user.email}
+                          </Text>
+                        </>
+                      ) : (
+                        actorLabel(e)
                       )}
-                    </Fragment>
-                  );
-                })}
-              </Table.Tbody>
-            </Table>
-          </Table.ScrollContainer>
+                    </Table.Td>
+                    <Table.Td data-testid="audit-token">
+                      <Text size="sm">{e.actor?.tokenName ?? e.actorId}</Text>
+                      {e.actor && (
+                        <Group gap={4}>
+                          {e.actor.tokenPrefix && <Code>{e.actor.tokenPrefix}…</Code>}
+                          <Badge variant="outline" color="gray.8" c="dark.9" size="xs">
+                            {e.actor.role.replace('_', ' ').toLowerCase()}
+                          </Badge>
+                        </Group>
+                      )}
+                    </Table.Td>
+                    <Table.Td>
+                      <Code>{e.action}</Code>
+                    </Table.Td>
+                    <Table.Td>
+                      {e.targetType}
+                      {e.targetId && (
+                        <Anchor
+                          component="button"
+                          type="button"
+                          size="xs"
+                          ff="monospace"
+                          display="block"
+                          c="indigo.9"
+                          title="Show only the changes of this target"
+                          onClick={() =>
+                            setFilters((f) => ({ ...f, targetType: e.targetType, targetId: e.targetId ?? '' }))
+                          }
+                        >
+                          {e.targetId}
+                        </Anchor>
+                      )}
+                    </Table.Td>
+                    <Table.Td maw={360}>
+                      <Group gap="xs" wrap="nowrap" align="flex-start">
+                        <Text size="xs" ff="monospace" lineClamp={2} style={{ flex: 1 }}>
+                          {e.details ? JSON.stringify(e.details) : '—'}
+                        </Text>
+                        <RowAction
+                          size="compact-xs"
+                          aria-expanded={expanded}
+                          aria-controls={expanded ? `audit-details-${e.id}` : undefined}
+                          onClick={() => toggle(e.id)}
+                          data-testid="audit-details-toggle"
+                        >
+                          {expanded ? 'Hide' : 'Show'}
+                        </RowAction>
+                      </Group>
+                    </Table.Td>
+                  </Table.Tr>
+                  {expanded && (
+                    <Table.Tr id={`audit-details-${e.id}`} data-testid="audit-details">
+                      <Table.Td colSpan={6}>
+                        <Stack gap={4}>
+                          <Text size="xs" c="gray.8">
+                            Event {e.id}
+                          </Text>
+                          <Code block>{JSON.stringify(e.details ?? {}, null, 2)}</Code>
+                        </Stack>
+                      </Table.Td>
+                    </Table.Tr>
+                  )}
+                </Fragment>
+              );
+            })}
+          </DataTable>
         )}
       </Card>
       {page && events.length > 0 && (

@@ -30,6 +30,7 @@ import { canManageOrg } from '../lib/roles';
 import { useLoad } from '../lib/use-load';
 import { useOrgPath, useSession } from '../session';
 import { scopeNames } from '../lib/scope-names';
+import { DataTable } from '../components/data-table';
 
 interface BudgetsData {
   budgets: Budget[];
@@ -119,77 +120,72 @@ export function BudgetsPage() {
               : 'Choose another scope to see its budgets.'}
           </EmptyState>
         ) : (
-          <Table.ScrollContainer minWidth={900}>
-            <Table data-testid="budgets-table" verticalSpacing="sm">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Scope</Table.Th>
-                  <Table.Th>Period</Table.Th>
-                  <Table.Th>Mode</Table.Th>
-                  <Table.Th w={320}>Utilisation</Table.Th>
-                  <Table.Th>Limit</Table.Th>
-                  <Table.Th>Alerts at</Table.Th>
-                  {mayEdit && <Table.Th>Actions</Table.Th>}
+          <DataTable
+            data-testid="budgets-table"
+            verticalSpacing="sm"
+            minWidth={900}
+            head={
+              <>
+                <Table.Th>Scope</Table.Th>
+                <Table.Th>Period</Table.Th>
+                <Table.Th>Mode</Table.Th>
+                <Table.Th w={320}>Utilisation</Table.Th>
+                <Table.Th>Limit</Table.Th>
+                <Table.Th>Alerts at</Table.Th>
+                {mayEdit && <Table.Th>Actions</Table.Th>}
+              </>
+            }
+          >
+            {shown.map((b) => {
+              const u = usage.get(b.id);
+              const label = labelOf(b);
+              return (
+                <Table.Tr key={b.id} data-testid="budget-line" data-budget-id={b.id}>
+                  <Table.Td>{label}</Table.Td>
+                  <Table.Td>{b.period.toLowerCase()}</Table.Td>
+                  <Table.Td>
+                    <Badge variant="outline" color={b.mode === 'HARD' ? 'red.9' : 'gray.8'} c="dark.9">
+                      {b.mode === 'HARD' ? 'Hard' : 'Soft'}
+                    </Badge>
+                  </Table.Td>
+                  <Table.Td>
+                    {u ? (
+                      <UtilisationBar usage={u} label={label} thresholds={b.alertThresholds} timeZone={org.timeZone} />
+                    ) : (
+                      <Text size="sm" c="gray.8">
+                        —
+                      </Text>
+                    )}
+                  </Table.Td>
+                  <Table.Td>
+                    <Money micros={b.limitMicros} testId="budget-limit" />
+                  </Table.Td>
+                  <Table.Td>
+                    {b.alertThresholds.length ? b.alertThresholds.map((t) => `${t} %`).join(', ') : 'none'}
+                  </Table.Td>
+                  {mayEdit && (
+                    <Table.Td>
+                      <Group gap={4} wrap="nowrap">
+                        <RowAction
+                          onClick={() => setEditing(b)}
+                          aria-label={`Edit budget of ${label}, ${b.period.toLowerCase()}`}
+                        >
+                          Edit
+                        </RowAction>
+                        <RowAction
+                          danger
+                          onClick={() => setDeleting(b)}
+                          aria-label={`Delete budget of ${label}, ${b.period.toLowerCase()}`}
+                        >
+                          Delete
+                        </RowAction>
+                      </Group>
+                    </Table.Td>
+                  )}
                 </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {shown.map((b) => {
-                  const u = usage.get(b.id);
-                  const label = labelOf(b);
-                  return (
-                    <Table.Tr key={b.id} data-testid="budget-line" data-budget-id={b.id}>
-                      <Table.Td>{label}</Table.Td>
-                      <Table.Td>{b.period.toLowerCase()}</Table.Td>
-                      <Table.Td>
-                        <Badge variant="outline" color={b.mode === 'HARD' ? 'red.9' : 'gray.8'} c="dark.9">
-                          {b.mode === 'HARD' ? 'Hard' : 'Soft'}
-                        </Badge>
-                      </Table.Td>
-                      <Table.Td>
-                        {u ? (
-                          <UtilisationBar
-                            usage={u}
-                            label={label}
-                            thresholds={b.alertThresholds}
-                            timeZone={org.timeZone}
-                          />
-                        ) : (
-                          <Text size="sm" c="gray.8">
-                            —
-                          </Text>
-                        )}
-                      </Table.Td>
-                      <Table.Td>
-                        <Money micros={b.limitMicros} testId="budget-limit" />
-                      </Table.Td>
-                      <Table.Td>
-                        {b.alertThresholds.length ? b.alertThresholds.map((t) => `${t} %`).join(', ') : 'none'}
-                      </Table.Td>
-                      {mayEdit && (
-                        <Table.Td>
-                          <Group gap={4} wrap="nowrap">
-                            <RowAction
-                              onClick={() => setEditing(b)}
-                              aria-label={`Edit budget of ${label}, ${b.period.toLowerCase()}`}
-                            >
-                              Edit
-                            </RowAction>
-                            <RowAction
-                              danger
-                              onClick={() => setDeleting(b)}
-                              aria-label={`Delete budget of ${label}, ${b.period.toLowerCase()}`}
-                            >
-                              Delete
-                            </RowAction>
-                          </Group>
-                        </Table.Td>
-                      )}
-                    </Table.Tr>
-                  );
-                })}
-              </Table.Tbody>
-            </Table>
-          </Table.ScrollContainer>
+              );
+            })}
+          </DataTable>
         )}
       </Card>
       {editing && (

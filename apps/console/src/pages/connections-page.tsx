@@ -8,6 +8,7 @@ import { RowAction } from '../components/row-action';
 import { formatTimestamp } from '../lib/dates';
 import { useLoad } from '../lib/use-load';
 import { useOrgPath, useSession } from '../session';
+import { DataTable } from '../components/data-table';
 
 const HEALTH: Record<Connection['health'], { label: string; color: string; hint?: string }> = {
   valid: { label: 'Connected', color: 'green.9' },
@@ -119,69 +120,69 @@ export function ConnectionsPage() {
             No upstream of this organisation asks for your own account. Upstreams shared by everyone need no connection.
           </EmptyState>
         ) : (
-          <Table data-testid="connections-table">
-            <Table.Thead>
-              <Table.Tr>
+          <DataTable
+            data-testid="connections-table"
+            head={
+              <>
                 <Table.Th>Upstream</Table.Th>
                 <Table.Th>Status</Table.Th>
                 <Table.Th>Access token expires</Table.Th>
                 <Table.Th>Connected since</Table.Th>
                 <Table.Th>Actions</Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {upstreams.map((u) => {
-                const c = connections.find((x) => x.upstreamId === u.id);
-                const h = c ? HEALTH[c.health] : null;
-                return (
-                  <Table.Tr key={u.id} data-testid="connection-row" data-upstream={u.namespace}>
-                    <Table.Td>
-                      <Code>{u.namespace}</Code>
-                      {!u.enabled && (
-                        <Text size="xs" c="gray.8">
-                          disabled by an admin
-                        </Text>
-                      )}
-                    </Table.Td>
-                    <Table.Td data-testid="connection-status">
-                      <Badge variant="outline" color={h?.color ?? 'gray.8'} c="dark.9">
-                        {h?.label ?? 'Not connected'}
-                      </Badge>
-                      {(h?.hint || c?.lastRefreshError) && (
-                        <Text size="xs" c="gray.8">
-                          {c?.lastRefreshError ?? h?.hint}
-                        </Text>
-                      )}
-                    </Table.Td>
-                    <Table.Td>{c?.expiresAt ? formatTimestamp(c.expiresAt, org.timeZone) : '—'}</Table.Td>
-                    <Table.Td>{c ? formatTimestamp(c.createdAt, org.timeZone) : '—'}</Table.Td>
-                    <Table.Td>
-                      <Group gap="xs">
-                        <Button
-                          size="xs"
-                          onClick={() => void connect(u)}
-                          loading={busy === u.id}
-                          aria-label={`${c ? 'Reconnect' : 'Connect'} ${u.namespace}`}
+              </>
+            }
+          >
+            {upstreams.map((u) => {
+              const c = connections.find((x) => x.upstreamId === u.id);
+              const h = c ? HEALTH[c.health] : null;
+              return (
+                <Table.Tr key={u.id} data-testid="connection-row" data-upstream={u.namespace}>
+                  <Table.Td>
+                    <Code>{u.namespace}</Code>
+                    {!u.enabled && (
+                      <Text size="xs" c="gray.8">
+                        disabled by an admin
+                      </Text>
+                    )}
+                  </Table.Td>
+                  <Table.Td data-testid="connection-status">
+                    <Badge variant="outline" color={h?.color ?? 'gray.8'} c="dark.9">
+                      {h?.label ?? 'Not connected'}
+                    </Badge>
+                    {(h?.hint || c?.lastRefreshError) && (
+                      <Text size="xs" c="gray.8">
+                        {c?.lastRefreshError ?? h?.hint}
+                      </Text>
+                    )}
+                  </Table.Td>
+                  <Table.Td>{c?.expiresAt ? formatTimestamp(c.expiresAt, org.timeZone) : '—'}</Table.Td>
+                  <Table.Td>{c ? formatTimestamp(c.createdAt, org.timeZone) : '—'}</Table.Td>
+                  <Table.Td>
+                    <Group gap="xs">
+                      <Button
+                        size="xs"
+                        onClick={() => void connect(u)}
+                        loading={busy === u.id}
+                        aria-label={`${c ? 'Reconnect' : 'Connect'} ${u.namespace}`}
+                      >
+                        {c ? 'Reconnect' : 'Connect'}
+                      </Button>
+                      {c && (
+                        <RowAction
+                          danger
+                          onClick={() => setDisconnecting(u)}
+                          disabled={busy === u.id}
+                          aria-label={`Disconnect ${u.namespace}`}
                         >
-                          {c ? 'Reconnect' : 'Connect'}
-                        </Button>
-                        {c && (
-                          <RowAction
-                            danger
-                            onClick={() => setDisconnecting(u)}
-                            disabled={busy === u.id}
-                            aria-label={`Disconnect ${u.namespace}`}
-                          >
-                            Disconnect
-                          </RowAction>
-                        )}
-                      </Group>
-                    </Table.Td>
-                  </Table.Tr>
-                );
-              })}
-            </Table.Tbody>
-          </Table>
+                          Disconnect
+                        </RowAction>
+                      )}
+                    </Group>
+                  </Table.Td>
+                </Table.Tr>
+              );
+            })}
+          </DataTable>
         )}
       </Card>
       {disconnecting && (

@@ -29,6 +29,7 @@ import { canManageKeys } from '../lib/roles';
 import { useLoad } from '../lib/use-load';
 import { useOrgPath, useSession } from '../session';
 import { scopeNames } from '../lib/scope-names';
+import { DataTable } from '../components/data-table';
 
 interface KeysData {
   keys: Key[];
@@ -139,9 +140,11 @@ export function KeysPage() {
           </EmptyState>
         ) : (
           <Table.ScrollContainer minWidth={900}>
-            <Table striped data-testid="keys-table">
-              <Table.Thead>
-                <Table.Tr>
+            <DataTable
+              striped
+              data-testid="keys-table"
+              head={
+                <>
                   <Table.Th>Name</Table.Th>
                   <Table.Th>Kind</Table.Th>
                   <Table.Th>Prefix</Table.Th>
@@ -154,87 +157,86 @@ export function KeysPage() {
                   <Table.Th>Created</Table.Th>
                   <Table.Th>Status</Table.Th>
                   {mayManage && <Table.Th>Actions</Table.Th>}
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {shown.slice(0, KEY_ROWS_SHOWN).map((k) => {
-                  const status = keyStatus(k);
-                  return (
-                    <Table.Tr key={k.id} data-testid="key-row" data-key-id={k.id}>
-                      <Table.Td>{k.name}</Table.Td>
+                </>
+              }
+            >
+              {shown.slice(0, KEY_ROWS_SHOWN).map((k) => {
+                const status = keyStatus(k);
+                return (
+                  <Table.Tr key={k.id} data-testid="key-row" data-key-id={k.id}>
+                    <Table.Td>{k.name}</Table.Td>
+                    <Table.Td>
+                      {k.kind === 'OAUTH' ? (
+                        <Badge variant="outline" color="grape.8" c="dark.9" styles={BADGE_FULL}>
+                          OAuth{k.oauthClientName ? ` · ${k.oauthClientName}` : ''}
+                        </Badge>
+                      ) : (
+                        <Badge variant="outline" color="indigo.8" c="dark.9" styles={BADGE_FULL}>
+                          Virtual
+                        </Badge>
+                      )}
+                    </Table.Td>
+                    <Table.Td>
+                      <Code>{k.prefix}</Code>
+                    </Table.Td>
+                    <Table.Td>{names.get(k.teamId) ?? k.teamId}</Table.Td>
+                    <Table.Td>{names.get(k.userId) ?? k.userId}</Table.Td>
+                    <Table.Td data-testid="key-tags-cell">
+                      <Group gap={4}>
+                        {(k.tags ?? []).map((t) => (
+                          <Badge key={t} variant="outline" color="gray.8" c="dark.9" tt="none">
+                            {t}
+                          </Badge>
+                        ))}
+                      </Group>
+                    </Table.Td>
+                    <Table.Td>{k.disclosureMode ? k.disclosureMode.toLowerCase() : 'policy'}</Table.Td>
+                    <Table.Td>{k.lastUsedAt ? formatTimestamp(k.lastUsedAt, org.timeZone) : 'Never'}</Table.Td>
+                    <Table.Td>{k.expiresAt ? formatTimestamp(k.expiresAt, org.timeZone) : 'Never'}</Table.Td>
+                    <Table.Td>{formatTimestamp(k.createdAt, org.timeZone)}</Table.Td>
+                    <Table.Td>
+                      <Badge variant="outline" color={status.color} c="dark.9" styles={BADGE_FULL}>
+                        {status.label}
+                      </Badge>
+                    </Table.Td>
+                    {mayManage && (
                       <Table.Td>
-                        {k.kind === 'OAUTH' ? (
-                          <Badge variant="outline" color="grape.8" c="dark.9" styles={BADGE_FULL}>
-                            OAuth{k.oauthClientName ? ` · ${k.oauthClientName}` : ''}
-                          </Badge>
-                        ) : (
-                          <Badge variant="outline" color="indigo.8" c="dark.9" styles={BADGE_FULL}>
-                            Virtual
-                          </Badge>
+                        {!k.revokedAt && (
+                          <Group gap={2}>
+                            <RowAction
+                              size="compact-xs"
+                              onClick={() => setEditing(k)}
+                              aria-label={`Settings of ${k.name}`}
+                              data-testid="edit-key"
+                            >
+                              Settings
+                            </RowAction>
+                            {k.kind === 'STATIC' && (
+                              <RowAction
+                                size="compact-xs"
+                                onClick={() => setRotating(k)}
+                                aria-label={`Rotate ${k.name}`}
+                                data-testid="rotate-key"
+                              >
+                                Rotate
+                              </RowAction>
+                            )}
+                            <RowAction
+                              size="compact-xs"
+                              danger
+                              onClick={() => setRevoking(k)}
+                              aria-label={`Revoke ${k.name}`}
+                            >
+                              Revoke
+                            </RowAction>
+                          </Group>
                         )}
                       </Table.Td>
-                      <Table.Td>
-                        <Code>{k.prefix}</Code>
-                      </Table.Td>
-                      <Table.Td>{names.get(k.teamId) ?? k.teamId}</Table.Td>
-                      <Table.Td>{names.get(k.userId) ?? k.userId}</Table.Td>
-                      <Table.Td data-testid="key-tags-cell">
-                        <Group gap={4}>
-                          {(k.tags ?? []).map((t) => (
-                            <Badge key={t} variant="outline" color="gray.8" c="dark.9" tt="none">
-                              {t}
-                            </Badge>
-                          ))}
-                        </Group>
-                      </Table.Td>
-                      <Table.Td>{k.disclosureMode ? k.disclosureMode.toLowerCase() : 'policy'}</Table.Td>
-                      <Table.Td>{k.lastUsedAt ? formatTimestamp(k.lastUsedAt, org.timeZone) : 'Never'}</Table.Td>
-                      <Table.Td>{k.expiresAt ? formatTimestamp(k.expiresAt, org.timeZone) : 'Never'}</Table.Td>
-                      <Table.Td>{formatTimestamp(k.createdAt, org.timeZone)}</Table.Td>
-                      <Table.Td>
-                        <Badge variant="outline" color={status.color} c="dark.9" styles={BADGE_FULL}>
-                          {status.label}
-                        </Badge>
-                      </Table.Td>
-                      {mayManage && (
-                        <Table.Td>
-                          {!k.revokedAt && (
-                            <Group gap={2}>
-                              <RowAction
-                                size="compact-xs"
-                                onClick={() => setEditing(k)}
-                                aria-label={`Settings of ${k.name}`}
-                                data-testid="edit-key"
-                              >
-                                Settings
-                              </RowAction>
-                              {k.kind === 'STATIC' && (
-                                <RowAction
-                                  size="compact-xs"
-                                  onClick={() => setRotating(k)}
-                                  aria-label={`Rotate ${k.name}`}
-                                  data-testid="rotate-key"
-                                >
-                                  Rotate
-                                </RowAction>
-                              )}
-                              <RowAction
-                                size="compact-xs"
-                                danger
-                                onClick={() => setRevoking(k)}
-                                aria-label={`Revoke ${k.name}`}
-                              >
-                                Revoke
-                              </RowAction>
-                            </Group>
-                          )}
-                        </Table.Td>
-                      )}
-                    </Table.Tr>
-                  );
-                })}
-              </Table.Tbody>
-            </Table>
+                    )}
+                  </Table.Tr>
+                );
+              })}
+            </DataTable>
             {shown.length > KEY_ROWS_SHOWN && (
               <Text size="sm" p="sm" data-testid="keys-truncated">
                 Showing {KEY_ROWS_SHOWN} of {shown.length} keys: filter by name, prefix, team, owner or tag to find the

@@ -13,6 +13,7 @@ import { DIMENSION_LABELS, Ranked, topBy } from '../lib/spend-table';
 import { useLoad } from '../lib/use-load';
 import { useOrgPath, useSession } from '../session';
 import { scopeNames } from '../lib/scope-names';
+import { DataTable } from '../components/data-table';
 
 /** GET …/alerts: a budget threshold crossed, and how its webhook delivery went. */
 interface FiredAlert {
@@ -157,45 +158,44 @@ export function OverviewPage() {
                 delivery.
               </EmptyState>
             ) : (
-              <Table>
-                <Table.Thead>
-                  <Table.Tr>
+              <DataTable
+                head={
+                  <>
                     <Table.Th>When</Table.Th>
                     <Table.Th>Budget</Table.Th>
                     <Table.Th ta="right">Threshold</Table.Th>
                     <Table.Th ta="right">Spend then</Table.Th>
                     <Table.Th>Webhook</Table.Th>
-                  </Table.Tr>
-                </Table.Thead>
-                <Table.Tbody>
-                  {alerts.data.map((a) => {
-                    const b = budgets.find((x) => x.budgetId === a.budgetId);
-                    return (
-                      <Table.Tr key={a.id} data-testid="alert-row">
-                        <Table.Td>{formatTimestamp(a.createdAt, org.timeZone)}</Table.Td>
-                        <Table.Td>
-                          {b
-                            ? `${SCOPE_LABELS[b.scope]} ${names.get(b.scopeId) ?? b.scopeId} (${b.period.toLowerCase()})`
-                            : a.budgetId}
-                        </Table.Td>
-                        <Table.Td ta="right">{a.threshold} %</Table.Td>
-                        <Table.Td ta="right">
-                          <Money micros={a.spentMicros} />
-                        </Table.Td>
-                        <Table.Td>
-                          {a.deliveredAt
-                            ? 'Delivered'
-                            : a.lastError
-                              ? `Not delivered (${a.attempts} attempts): ${a.lastError}`
-                              : a.attempts
-                                ? `Retrying (${a.attempts} attempts)`
-                                : 'Pending'}
-                        </Table.Td>
-                      </Table.Tr>
-                    );
-                  })}
-                </Table.Tbody>
-              </Table>
+                  </>
+                }
+              >
+                {alerts.data.map((a) => {
+                  const b = budgets.find((x) => x.budgetId === a.budgetId);
+                  return (
+                    <Table.Tr key={a.id} data-testid="alert-row">
+                      <Table.Td>{formatTimestamp(a.createdAt, org.timeZone)}</Table.Td>
+                      <Table.Td>
+                        {b
+                          ? `${SCOPE_LABELS[b.scope]} ${names.get(b.scopeId) ?? b.scopeId} (${b.period.toLowerCase()})`
+                          : a.budgetId}
+                      </Table.Td>
+                      <Table.Td ta="right">{a.threshold} %</Table.Td>
+                      <Table.Td ta="right">
+                        <Money micros={a.spentMicros} />
+                      </Table.Td>
+                      <Table.Td>
+                        {a.deliveredAt
+                          ? 'Delivered'
+                          : a.lastError
+                            ? `Not delivered (${a.attempts} attempts): ${a.lastError}`
+                            : a.attempts
+                              ? `Retrying (${a.attempts} attempts)`
+                              : 'Pending'}
+                      </Table.Td>
+                    </Table.Tr>
+                  );
+                })}
+              </DataTable>
             ))}
         </Card>
       )}
@@ -320,26 +320,25 @@ function TopList({ title, rows, testId }: { title: string; rows: Ranked[]; testI
       {rows.length === 0 ? (
         <EmptyState title="No calls this month yet" />
       ) : (
-        <Table>
-          <Table.Thead>
-            <Table.Tr>
+        <DataTable
+          head={
+            <>
               <Table.Th>Name</Table.Th>
               <Table.Th ta="right">Calls</Table.Th>
               <Table.Th ta="right">Spend</Table.Th>
+            </>
+          }
+        >
+          {rows.map((r) => (
+            <Table.Tr key={r.label}>
+              <Table.Td style={{ wordBreak: 'break-word' }}>{r.label}</Table.Td>
+              <Table.Td ta="right">{r.calls.toLocaleString()}</Table.Td>
+              <Table.Td ta="right">
+                <Money micros={r.costMicros} />
+              </Table.Td>
             </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {rows.map((r) => (
-              <Table.Tr key={r.label}>
-                <Table.Td style={{ wordBreak: 'break-word' }}>{r.label}</Table.Td>
-                <Table.Td ta="right">{r.calls.toLocaleString()}</Table.Td>
-                <Table.Td ta="right">
-                  <Money micros={r.costMicros} />
-                </Table.Td>
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
+          ))}
+        </DataTable>
       )}
     </Card>
   );

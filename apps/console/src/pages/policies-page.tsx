@@ -33,6 +33,7 @@ import { formatTimestamp } from '../lib/dates';
 import { canManageOrg } from '../lib/roles';
 import { useLoad } from '../lib/use-load';
 import { useOrgPath, useSession } from '../session';
+import { DataTable } from '../components/data-table';
 
 interface Directory {
   teams: Team[];
@@ -397,26 +398,26 @@ function DryRunResult({
         {result.changes.length === 0 ? (
           <Text size="sm">No key gains or loses a tool with this change.</Text>
         ) : (
-          <Table data-testid="dry-run-table">
-            <Table.Thead>
-              <Table.Tr>
+          <DataTable
+            data-testid="dry-run-table"
+            head={
+              <>
                 <Table.Th>Key</Table.Th>
                 <Table.Th>Owner</Table.Th>
                 <Table.Th>Gains</Table.Th>
                 <Table.Th>Loses</Table.Th>
+              </>
+            }
+          >
+            {result.changes.map((c) => (
+              <Table.Tr key={c.keyId} data-testid="dry-run-row">
+                <Table.Td>{c.keyName}</Table.Td>
+                <Table.Td>{names.get(c.userId) ?? c.userId}</Table.Td>
+                <Table.Td>{c.gained.length ? c.gained.join(', ') : '—'}</Table.Td>
+                <Table.Td data-testid="dry-run-lost">{c.lost.length ? c.lost.join(', ') : '—'}</Table.Td>
               </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {result.changes.map((c) => (
-                <Table.Tr key={c.keyId} data-testid="dry-run-row">
-                  <Table.Td>{c.keyName}</Table.Td>
-                  <Table.Td>{names.get(c.userId) ?? c.userId}</Table.Td>
-                  <Table.Td>{c.gained.length ? c.gained.join(', ') : '—'}</Table.Td>
-                  <Table.Td data-testid="dry-run-lost">{c.lost.length ? c.lost.join(', ') : '—'}</Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
+            ))}
+          </DataTable>
         )}
         <Group>
           <Button onClick={onApply} loading={applying} data-testid="policy-apply">
@@ -492,52 +493,52 @@ function Simulator({ keys, names }: { keys: Key[]; names: Map<string, string> })
                 No upstream has served tools yet: sync an upstream first.
               </EmptyState>
             ) : (
-              <Table.ScrollContainer minWidth={800}>
-                <Table striped data-testid="simulator-table">
-                  <Table.Thead>
-                    <Table.Tr>
-                      <Table.Th>Tool</Table.Th>
-                      <Table.Th>Decision</Table.Th>
-                      <Table.Th>Price per call</Table.Th>
-                      <Table.Th>Why refused</Table.Th>
-                    </Table.Tr>
-                  </Table.Thead>
-                  <Table.Tbody>
-                    {tools.map((t) => (
-                      <Table.Tr key={t.exposedName} data-testid="simulator-row" data-tool={t.exposedName}>
-                        <Table.Td>
-                          <Code>{t.exposedName}</Code>
-                        </Table.Td>
-                        <Table.Td>
-                          <Badge variant="outline" color={t.callable ? 'green.9' : 'red.9'} c="dark.9">
-                            {t.callable ? 'Allowed' : 'Refused'}
-                          </Badge>
-                        </Table.Td>
-                        <Table.Td>
-                          {t.price ? <Money micros={t.price.perCallMicros} /> : t.callable ? 'Free' : '—'}
-                        </Table.Td>
-                        <Table.Td data-testid="simulator-refusal">
-                          {t.refusal ? (
+              <DataTable
+                striped
+                data-testid="simulator-table"
+                minWidth={800}
+                head={
+                  <>
+                    <Table.Th>Tool</Table.Th>
+                    <Table.Th>Decision</Table.Th>
+                    <Table.Th>Price per call</Table.Th>
+                    <Table.Th>Why refused</Table.Th>
+                  </>
+                }
+              >
+                {tools.map((t) => (
+                  <Table.Tr key={t.exposedName} data-testid="simulator-row" data-tool={t.exposedName}>
+                    <Table.Td>
+                      <Code>{t.exposedName}</Code>
+                    </Table.Td>
+                    <Table.Td>
+                      <Badge variant="outline" color={t.callable ? 'green.9' : 'red.9'} c="dark.9">
+                        {t.callable ? 'Allowed' : 'Refused'}
+                      </Badge>
+                    </Table.Td>
+                    <Table.Td>
+                      {t.price ? <Money micros={t.price.perCallMicros} /> : t.callable ? 'Free' : '—'}
+                    </Table.Td>
+                    <Table.Td data-testid="simulator-refusal">
+                      {t.refusal ? (
+                        <>
+                          {REFUSAL_LABELS[t.refusal.reason] ?? t.refusal.reason}
+                          {t.refusal.rule && (
                             <>
-                              {REFUSAL_LABELS[t.refusal.reason] ?? t.refusal.reason}
-                              {t.refusal.rule && (
-                                <>
-                                  {' '}
-                                  <Code>{t.refusal.rule}</Code>
-                                </>
-                              )}
-                              {t.refusal.scope &&
-                                ` at ${SCOPE_LABELS[t.refusal.scope].toLowerCase()} level${t.refusal.scopeId ? ` (${names.get(t.refusal.scopeId) ?? t.refusal.scopeId})` : ''}`}
+                              {' '}
+                              <Code>{t.refusal.rule}</Code>
                             </>
-                          ) : (
-                            '—'
                           )}
-                        </Table.Td>
-                      </Table.Tr>
-                    ))}
-                  </Table.Tbody>
-                </Table>
-              </Table.ScrollContainer>
+                          {t.refusal.scope &&
+                            ` at ${SCOPE_LABELS[t.refusal.scope].toLowerCase()} level${t.refusal.scopeId ? ` (${names.get(t.refusal.scopeId) ?? t.refusal.scopeId})` : ''}`}
+                        </>
+                      ) : (
+                        '—'
+                      )}
+                    </Table.Td>
+                  </Table.Tr>
+                ))}
+              </DataTable>
             )}
           </>
         ) : null}

@@ -14,6 +14,7 @@ import { errorAt, useFieldErrors } from '../lib/field-errors';
 import { useLoad } from '../lib/use-load';
 import { zonedToUtc } from '../lib/zoned-time';
 import { useOrgPath, useSession } from '../session';
+import { DataTable } from '../components/data-table';
 
 const STATE_COLORS: Record<PriceRule['state'], string> = {
   IN_FORCE: 'green.9',
@@ -69,60 +70,56 @@ export function PricesPage() {
               : 'Show ended and superseded rules to see the history.'}
           </EmptyState>
         ) : (
-          <Table.ScrollContainer minWidth={1000}>
-            <Table striped data-testid="prices-table">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Upstream</Table.Th>
-                  <Table.Th>Tool pattern</Table.Th>
-                  <Table.Th>Per call</Table.Th>
-                  <Table.Th>Per output token</Table.Th>
-                  <Table.Th>Effective from</Table.Th>
-                  <Table.Th>Until</Table.Th>
-                  <Table.Th>State</Table.Th>
-                  {mayChange && <Table.Th>Actions</Table.Th>}
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {shown.map((r) => (
-                  <Table.Tr key={r.id} data-testid="price-row" data-rule-id={r.id}>
-                    <Table.Td>
-                      {r.upstreamId ? (namespaces.get(r.upstreamId) ?? r.upstreamId) : 'Every upstream'}
-                    </Table.Td>
-                    <Table.Td>{r.toolPattern}</Table.Td>
-                    <Table.Td>
-                      <Money micros={r.perCallMicros} />
-                    </Table.Td>
-                    <Table.Td>
-                      <Money micros={r.perOutputTokenMicros} />
-                    </Table.Td>
-                    <Table.Td>{formatTimestamp(r.effectiveFrom, org.timeZone)}</Table.Td>
-                    <Table.Td>
-                      {r.effectiveUntil ? formatTimestamp(r.effectiveUntil, org.timeZone) : 'open-ended'}
-                    </Table.Td>
-                    <Table.Td>
-                      <Badge variant="outline" color={STATE_COLORS[r.state]} c="dark.9" data-testid="price-state">
-                        {r.state.replace('_', ' ').toLowerCase()}
-                      </Badge>
-                    </Table.Td>
-                    {mayChange && (
-                      <Table.Td>
-                        {r.state !== 'ENDED' && (
-                          <RowAction
-                            danger
-                            onClick={() => setEnding(r)}
-                            aria-label={`End the rule ${r.toolPattern} of ${r.upstreamId ? namespaces.get(r.upstreamId) : 'every upstream'}`}
-                          >
-                            End
-                          </RowAction>
-                        )}
-                      </Table.Td>
+          <DataTable
+            striped
+            data-testid="prices-table"
+            minWidth={1000}
+            head={
+              <>
+                <Table.Th>Upstream</Table.Th>
+                <Table.Th>Tool pattern</Table.Th>
+                <Table.Th>Per call</Table.Th>
+                <Table.Th>Per output token</Table.Th>
+                <Table.Th>Effective from</Table.Th>
+                <Table.Th>Until</Table.Th>
+                <Table.Th>State</Table.Th>
+                {mayChange && <Table.Th>Actions</Table.Th>}
+              </>
+            }
+          >
+            {shown.map((r) => (
+              <Table.Tr key={r.id} data-testid="price-row" data-rule-id={r.id}>
+                <Table.Td>{r.upstreamId ? (namespaces.get(r.upstreamId) ?? r.upstreamId) : 'Every upstream'}</Table.Td>
+                <Table.Td>{r.toolPattern}</Table.Td>
+                <Table.Td>
+                  <Money micros={r.perCallMicros} />
+                </Table.Td>
+                <Table.Td>
+                  <Money micros={r.perOutputTokenMicros} />
+                </Table.Td>
+                <Table.Td>{formatTimestamp(r.effectiveFrom, org.timeZone)}</Table.Td>
+                <Table.Td>{r.effectiveUntil ? formatTimestamp(r.effectiveUntil, org.timeZone) : 'open-ended'}</Table.Td>
+                <Table.Td>
+                  <Badge variant="outline" color={STATE_COLORS[r.state]} c="dark.9" data-testid="price-state">
+                    {r.state.replace('_', ' ').toLowerCase()}
+                  </Badge>
+                </Table.Td>
+                {mayChange && (
+                  <Table.Td>
+                    {r.state !== 'ENDED' && (
+                      <RowAction
+                        danger
+                        onClick={() => setEnding(r)}
+                        aria-label={`End the rule ${r.toolPattern} of ${r.upstreamId ? namespaces.get(r.upstreamId) : 'every upstream'}`}
+                      >
+                        End
+                      </RowAction>
                     )}
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </Table.ScrollContainer>
+                  </Table.Td>
+                )}
+              </Table.Tr>
+            ))}
+          </DataTable>
         )}
       </Card>
       {creating && (

@@ -30,6 +30,7 @@ import { syncErrorKind } from '../lib/sync-error-kind';
 import { useLoad } from '../lib/use-load';
 import { useOrgPath, useSession } from '../session';
 import { EditUpstreamModal, RegisterUpstreamModal, type UpstreamDetail } from './upstream-form-modals';
+import { DataTable } from '../components/data-table';
 
 interface CatalogData {
   upstreams: UpstreamDetail[];
@@ -271,145 +272,143 @@ function UpstreamsList({ data, reload }: { data: CatalogData; reload: () => void
         </Alert>
       )}
       <Card withBorder p={0}>
-        <Table.ScrollContainer minWidth={1000}>
-          <Table data-testid="upstreams-table" verticalSpacing="sm">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Namespace</Table.Th>
-                <Table.Th>Transport</Table.Th>
-                <Table.Th miw={150}>State</Table.Th>
-                <Table.Th>Last sync</Table.Th>
-                <Table.Th>Tools</Table.Th>
-                <Table.Th>Actions</Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {data.upstreams.map((u) => {
-                const tools = data.tools.filter((t) => t.upstreamId === u.id);
-                const isBusy = (a: string) => busy === `${u.id}:${a}`;
-                return (
-                  <Table.Tr key={u.id} data-testid="upstream-row" data-namespace={u.namespace}>
-                    <Table.Td>
-                      <Text fw={600}>{u.namespace}</Text>
-                      {u.displayName && (
-                        <Text size="xs" c="gray.8">
-                          {u.displayName}
-                        </Text>
-                      )}
-                      {u.url && (
-                        <Text size="xs" c="gray.8" style={{ wordBreak: 'break-all' }} data-testid="upstream-row-url">
-                          {u.url}
-                        </Text>
-                      )}
-                    </Table.Td>
-                    <Table.Td>
-                      <Text size="sm">{u.transport}</Text>
-                      <Text size="xs" c="gray.8">
-                        auth: {u.authMode.toLowerCase().replace(/_/g, ' ')}
-                      </Text>
-                    </Table.Td>
-                    <Table.Td>
-                      <Group gap={4}>
-                        <Badge variant="outline" color={u.enabled ? 'green.9' : 'red.9'} c="dark.9">
-                          {u.enabled ? 'Enabled' : 'Disabled'}
-                        </Badge>
-                        {u.syncPaused && (
-                          <Badge variant="outline" color="orange.9" c="dark.9" data-testid="sync-paused">
-                            Sync paused
-                          </Badge>
-                        )}
-                      </Group>
-                    </Table.Td>
-                    <Table.Td>
-                      <Text size="sm">
-                        {u.lastSyncAt ? formatTimestamp(u.lastSyncAt, org.timeZone) : 'Never synced'}
-                      </Text>
-                      {watch?.id === u.id && (
-                        <Text size="xs" c="gray.8" role="status">
-                          Sync queued…
-                        </Text>
-                      )}
-                      {u.lastSyncError && (
-                        <Text size="sm" c="red.9" data-testid="sync-error">
-                          <Text span fw={600} data-testid="sync-error-kind">
-                            {syncErrorKind(u.lastSyncError)}:
-                          </Text>{' '}
-                          {u.lastSyncError}
-                        </Text>
-                      )}
-                      {u.lastSyncWarnings.length > 0 && (
-                        <List size="xs" c="orange.9" data-testid="sync-warnings">
-                          {u.lastSyncWarnings.map((w) => (
-                            <List.Item key={w}>{w}</List.Item>
-                          ))}
-                        </List>
-                      )}
-                    </Table.Td>
-                    <Table.Td data-testid="upstream-tool-count">{tools.length}</Table.Td>
-                    <Table.Td>
-                      <Group gap={4}>
-                        <Button
-                          size="xs"
-                          variant={open === u.id ? 'light' : 'subtle'}
-                          onClick={() => setOpen(u.id)}
-                          aria-label={`Show tools of ${u.namespace}`}
+        <DataTable
+          data-testid="upstreams-table"
+          verticalSpacing="sm"
+          minWidth={1000}
+          head={
+            <>
+              <Table.Th>Namespace</Table.Th>
+              <Table.Th>Transport</Table.Th>
+              <Table.Th miw={150}>State</Table.Th>
+              <Table.Th>Last sync</Table.Th>
+              <Table.Th>Tools</Table.Th>
+              <Table.Th>Actions</Table.Th>
+            </>
+          }
+        >
+          {data.upstreams.map((u) => {
+            const tools = data.tools.filter((t) => t.upstreamId === u.id);
+            const isBusy = (a: string) => busy === `${u.id}:${a}`;
+            return (
+              <Table.Tr key={u.id} data-testid="upstream-row" data-namespace={u.namespace}>
+                <Table.Td>
+                  <Text fw={600}>{u.namespace}</Text>
+                  {u.displayName && (
+                    <Text size="xs" c="gray.8">
+                      {u.displayName}
+                    </Text>
+                  )}
+                  {u.url && (
+                    <Text size="xs" c="gray.8" style={{ wordBreak: 'break-all' }} data-testid="upstream-row-url">
+                      {u.url}
+                    </Text>
+                  )}
+                </Table.Td>
+                <Table.Td>
+                  <Text size="sm">{u.transport}</Text>
+                  <Text size="xs" c="gray.8">
+                    auth: {u.authMode.toLowerCase().replace(/_/g, ' ')}
+                  </Text>
+                </Table.Td>
+                <Table.Td>
+                  <Group gap={4}>
+                    <Badge variant="outline" color={u.enabled ? 'green.9' : 'red.9'} c="dark.9">
+                      {u.enabled ? 'Enabled' : 'Disabled'}
+                    </Badge>
+                    {u.syncPaused && (
+                      <Badge variant="outline" color="orange.9" c="dark.9" data-testid="sync-paused">
+                        Sync paused
+                      </Badge>
+                    )}
+                  </Group>
+                </Table.Td>
+                <Table.Td>
+                  <Text size="sm">{u.lastSyncAt ? formatTimestamp(u.lastSyncAt, org.timeZone) : 'Never synced'}</Text>
+                  {watch?.id === u.id && (
+                    <Text size="xs" c="gray.8" role="status">
+                      Sync queued…
+                    </Text>
+                  )}
+                  {u.lastSyncError && (
+                    <Text size="sm" c="red.9" data-testid="sync-error">
+                      <Text span fw={600} data-testid="sync-error-kind">
+                        {syncErrorKind(u.lastSyncError)}:
+                      </Text>{' '}
+                      {u.lastSyncError}
+                    </Text>
+                  )}
+                  {u.lastSyncWarnings.length > 0 && (
+                    <List size="xs" c="orange.9" data-testid="sync-warnings">
+                      {u.lastSyncWarnings.map((w) => (
+                        <List.Item key={w}>{w}</List.Item>
+                      ))}
+                    </List>
+                  )}
+                </Table.Td>
+                <Table.Td data-testid="upstream-tool-count">{tools.length}</Table.Td>
+                <Table.Td>
+                  <Group gap={4}>
+                    <Button
+                      size="xs"
+                      variant={open === u.id ? 'light' : 'subtle'}
+                      onClick={() => setOpen(u.id)}
+                      aria-label={`Show tools of ${u.namespace}`}
+                    >
+                      Tools
+                    </Button>
+                    {mayManage && (
+                      <>
+                        <RowAction
+                          loading={isBusy('sync')}
+                          disabled={!u.enabled}
+                          onClick={() => void sync(u)}
+                          aria-label={`Sync now: ${u.namespace}`}
                         >
-                          Tools
-                        </Button>
-                        {mayManage && (
-                          <>
-                            <RowAction
-                              loading={isBusy('sync')}
-                              disabled={!u.enabled}
-                              onClick={() => void sync(u)}
-                              aria-label={`Sync now: ${u.namespace}`}
-                            >
-                              Sync now
-                            </RowAction>
-                            <RowAction onClick={() => setEditing(u)} aria-label={`Edit ${u.namespace}`}>
-                              Edit
-                            </RowAction>
-                            <RowAction
-                              loading={isBusy(u.syncPaused ? 'resume-sync' : 'pause-sync')}
-                              onClick={() => void lifecycle(u, u.syncPaused ? 'resume-sync' : 'pause-sync')}
-                              aria-label={`${u.syncPaused ? 'Resume' : 'Pause'} sync of ${u.namespace}`}
-                            >
-                              {u.syncPaused ? 'Resume sync' : 'Pause sync'}
-                            </RowAction>
-                            {u.enabled ? (
-                              <RowAction
-                                danger
-                                onClick={() => setConfirming({ upstream: u, action: 'disable' })}
-                                aria-label={`Disable ${u.namespace}`}
-                              >
-                                Disable
-                              </RowAction>
-                            ) : (
-                              <RowAction
-                                loading={isBusy('enable')}
-                                onClick={() => void lifecycle(u, 'enable')}
-                                aria-label={`Enable ${u.namespace}`}
-                              >
-                                Enable
-                              </RowAction>
-                            )}
-                            <RowAction
-                              danger
-                              onClick={() => setConfirming({ upstream: u, action: 'delete' })}
-                              aria-label={`Delete ${u.namespace}`}
-                            >
-                              Delete
-                            </RowAction>
-                          </>
+                          Sync now
+                        </RowAction>
+                        <RowAction onClick={() => setEditing(u)} aria-label={`Edit ${u.namespace}`}>
+                          Edit
+                        </RowAction>
+                        <RowAction
+                          loading={isBusy(u.syncPaused ? 'resume-sync' : 'pause-sync')}
+                          onClick={() => void lifecycle(u, u.syncPaused ? 'resume-sync' : 'pause-sync')}
+                          aria-label={`${u.syncPaused ? 'Resume' : 'Pause'} sync of ${u.namespace}`}
+                        >
+                          {u.syncPaused ? 'Resume sync' : 'Pause sync'}
+                        </RowAction>
+                        {u.enabled ? (
+                          <RowAction
+                            danger
+                            onClick={() => setConfirming({ upstream: u, action: 'disable' })}
+                            aria-label={`Disable ${u.namespace}`}
+                          >
+                            Disable
+                          </RowAction>
+                        ) : (
+                          <RowAction
+                            loading={isBusy('enable')}
+                            onClick={() => void lifecycle(u, 'enable')}
+                            aria-label={`Enable ${u.namespace}`}
+                          >
+                            Enable
+                          </RowAction>
                         )}
-                      </Group>
-                    </Table.Td>
-                  </Table.Tr>
-                );
-              })}
-            </Table.Tbody>
-          </Table>
-        </Table.ScrollContainer>
+                        <RowAction
+                          danger
+                          onClick={() => setConfirming({ upstream: u, action: 'delete' })}
+                          aria-label={`Delete ${u.namespace}`}
+                        >
+                          Delete
+                        </RowAction>
+                      </>
+                    )}
+                  </Group>
+                </Table.Td>
+              </Table.Tr>
+            );
+          })}
+        </DataTable>
       </Card>
       {selected && (
         <UpstreamTools
@@ -435,52 +434,52 @@ function UpstreamTools({ upstream, tools, prices }: { upstream: Upstream; tools:
             {upstream.lastSyncAt ? 'The upstream listed no tools at its last sync.' : 'The first sync has not run yet.'}
           </EmptyState>
         ) : (
-          <Table.ScrollContainer minWidth={900}>
-            <Table striped data-testid="tools-table">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Tool (as agents see it)</Table.Th>
-                  <Table.Th>Price per call</Table.Th>
-                  <Table.Th>Per output token</Table.Th>
-                  <Table.Th>Tier</Table.Th>
-                  <Table.Th>Tokens: schema / summary / stub</Table.Th>
-                  <Table.Th>Review</Table.Th>
+          <DataTable
+            striped
+            data-testid="tools-table"
+            minWidth={900}
+            head={
+              <>
+                <Table.Th>Tool (as agents see it)</Table.Th>
+                <Table.Th>Price per call</Table.Th>
+                <Table.Th>Per output token</Table.Th>
+                <Table.Th>Tier</Table.Th>
+                <Table.Th>Tokens: schema / summary / stub</Table.Th>
+                <Table.Th>Review</Table.Th>
+              </>
+            }
+          >
+            {tools.map((t) => {
+              const rule = priceFor(prices, t.upstreamId, t.name);
+              return (
+                <Table.Tr key={t.id} data-testid="tool-row">
+                  <Table.Td>
+                    <Code>{t.exposedName}</Code>
+                    {t.description && (
+                      <Text size="xs" c="gray.8" lineClamp={1}>
+                        {t.description}
+                      </Text>
+                    )}
+                  </Table.Td>
+                  <Table.Td>
+                    {rule ? (
+                      <Money micros={rule.perCallMicros} testId="tool-price" />
+                    ) : (
+                      <Text size="sm">Free (no rule)</Text>
+                    )}
+                  </Table.Td>
+                  <Table.Td>{rule ? <Money micros={rule.perOutputTokenMicros} /> : '—'}</Table.Td>
+                  <Table.Td>{t.tier.toLowerCase()}</Table.Td>
+                  <Table.Td style={{ fontVariantNumeric: 'tabular-nums' }}>
+                    {t.schemaTokens} / {t.summaryTokens} / {t.stubTokens}
+                  </Table.Td>
+                  <Table.Td>
+                    <ReviewBadge status={t.reviewStatus} />
+                  </Table.Td>
                 </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {tools.map((t) => {
-                  const rule = priceFor(prices, t.upstreamId, t.name);
-                  return (
-                    <Table.Tr key={t.id} data-testid="tool-row">
-                      <Table.Td>
-                        <Code>{t.exposedName}</Code>
-                        {t.description && (
-                          <Text size="xs" c="gray.8" lineClamp={1}>
-                            {t.description}
-                          </Text>
-                        )}
-                      </Table.Td>
-                      <Table.Td>
-                        {rule ? (
-                          <Money micros={rule.perCallMicros} testId="tool-price" />
-                        ) : (
-                          <Text size="sm">Free (no rule)</Text>
-                        )}
-                      </Table.Td>
-                      <Table.Td>{rule ? <Money micros={rule.perOutputTokenMicros} /> : '—'}</Table.Td>
-                      <Table.Td>{t.tier.toLowerCase()}</Table.Td>
-                      <Table.Td style={{ fontVariantNumeric: 'tabular-nums' }}>
-                        {t.schemaTokens} / {t.summaryTokens} / {t.stubTokens}
-                      </Table.Td>
-                      <Table.Td>
-                        <ReviewBadge status={t.reviewStatus} />
-                      </Table.Td>
-                    </Table.Tr>
-                  );
-                })}
-              </Table.Tbody>
-            </Table>
-          </Table.ScrollContainer>
+              );
+            })}
+          </DataTable>
         )}
       </Card>
     </Stack>
@@ -579,9 +578,10 @@ function ReviewQueue({ data, reload }: { data: CatalogData; reload: () => void }
             New or changed tool definitions wait here when the organisation or upstream does not auto-approve them.
           </EmptyState>
         ) : (
-          <Table data-testid="review-table">
-            <Table.Thead>
-              <Table.Tr>
+          <DataTable
+            data-testid="review-table"
+            head={
+              <>
                 {mayReview && (
                   <Table.Th w={40}>
                     <Checkbox
@@ -598,41 +598,40 @@ function ReviewQueue({ data, reload }: { data: CatalogData; reload: () => void }
                 <Table.Th>Change</Table.Th>
                 <Table.Th>Latest hash</Table.Th>
                 <Table.Th>Diff</Table.Th>
+              </>
+            }
+          >
+            {queue.map((t) => (
+              <Table.Tr key={t.id} data-testid="review-row">
+                {mayReview && (
+                  <Table.Td>
+                    <Checkbox
+                      aria-label={`Select ${t.exposedName}`}
+                      checked={selected.has(t.id)}
+                      onChange={(e) => {
+                        const next = new Set(selected);
+                        if (e.currentTarget.checked) next.add(t.id);
+                        else next.delete(t.id);
+                        setSelected(next);
+                      }}
+                    />
+                  </Table.Td>
+                )}
+                <Table.Td>
+                  <Code>{t.exposedName}</Code>
+                </Table.Td>
+                <Table.Td>{t.pinnedHash ? 'Changed definition' : 'New tool (hidden until approved)'}</Table.Td>
+                <Table.Td>
+                  <Code>{t.definitionHash.slice(0, 12)}</Code>
+                </Table.Td>
+                <Table.Td>
+                  <RowAction onClick={() => setViewing(t)} aria-label={`Show diff of ${t.exposedName}`}>
+                    Show diff
+                  </RowAction>
+                </Table.Td>
               </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {queue.map((t) => (
-                <Table.Tr key={t.id} data-testid="review-row">
-                  {mayReview && (
-                    <Table.Td>
-                      <Checkbox
-                        aria-label={`Select ${t.exposedName}`}
-                        checked={selected.has(t.id)}
-                        onChange={(e) => {
-                          const next = new Set(selected);
-                          if (e.currentTarget.checked) next.add(t.id);
-                          else next.delete(t.id);
-                          setSelected(next);
-                        }}
-                      />
-                    </Table.Td>
-                  )}
-                  <Table.Td>
-                    <Code>{t.exposedName}</Code>
-                  </Table.Td>
-                  <Table.Td>{t.pinnedHash ? 'Changed definition' : 'New tool (hidden until approved)'}</Table.Td>
-                  <Table.Td>
-                    <Code>{t.definitionHash.slice(0, 12)}</Code>
-                  </Table.Td>
-                  <Table.Td>
-                    <RowAction onClick={() => setViewing(t)} aria-label={`Show diff of ${t.exposedName}`}>
-                      Show diff
-                    </RowAction>
-                  </Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
+            ))}
+          </DataTable>
         )}
       </Card>
       {viewing && (
