@@ -13,19 +13,8 @@ import { DIMENSION_LABELS, Ranked, topBy } from '../lib/spend-table';
 import { useLoad } from '../lib/use-load';
 import { useOrgPath, useSession } from '../session';
 import { scopeNames } from '../lib/scope-names';
+import type { BudgetAlert } from '../api/oversight-types';
 import { DataTable } from '../components/data-table';
-
-/** GET …/alerts: a budget threshold crossed, and how its webhook delivery went. */
-interface FiredAlert {
-  id: string;
-  budgetId: string;
-  threshold: number;
-  spentMicros: number | string;
-  deliveredAt: string | null;
-  attempts: number;
-  lastError: string | null;
-  createdAt: string;
-}
 
 interface OverviewData {
   total: SpendReport;
@@ -86,7 +75,7 @@ export function OverviewPage() {
   // Its own load: an alerts failure leaves the rest of the overview shown.
   const alerts = useLoad(async () => {
     if (!readsAlerts) return [];
-    const all = await get<FiredAlert[]>(`${orgPath}/alerts?limit=100`);
+    const all = await get<BudgetAlert[]>(`${orgPath}/alerts?limit=100`);
     return all.filter((a) => dayIn(org.timeZone, new Date(a.createdAt)) >= range.from);
   }, [orgPath, q]);
 
