@@ -20,7 +20,7 @@ import { ErrorBodyView } from '../common/error-body.view';
 import { IfMatch, setEtag } from '../common/if-match.decorator';
 import { UuidParam } from '../common/uuid-param.decorator';
 import { POLICY_SCOPES, PolicyView, toPolicyView } from './policy.view';
-import { PutPolicyDto } from './put-policy.dto';
+import { PutPolicyDto, toPutPolicyInput } from './put-policy.dto';
 
 @ApiTags('policies')
 @ApiBearerAuth()
@@ -51,22 +51,7 @@ export class PoliciesController {
     @Body() dto: PutPolicyDto,
     @Res({ passthrough: true }) res: Response,
   ): Promise<PolicyView> {
-    const policy = await this.policies.putPolicy(
-      orgId,
-      scope,
-      scopeId,
-      {
-        ...dto,
-        allow: dto.allow ?? [],
-        deny: dto.deny ?? [],
-        autoExecute: dto.autoExecute ?? undefined,
-        resourceAllow: dto.resourceAllow ?? undefined,
-        resourceDeny: dto.resourceDeny ?? undefined,
-        promptAllow: dto.promptAllow ?? undefined,
-        promptDeny: dto.promptDeny ?? undefined,
-      },
-      ifMatch,
-    );
+    const policy = await this.policies.putPolicy(orgId, scope, scopeId, toPutPolicyInput(dto), ifMatch);
     await this.audit.record(admin, {
       orgId,
       action: 'policy.updated',

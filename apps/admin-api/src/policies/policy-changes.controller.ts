@@ -22,6 +22,7 @@ import { UuidParam } from '../common/uuid-param.decorator';
 import { PatchPolicyDto, PolicyDryRunDto, PolicyDryRunView } from './patch-policy.dto';
 import { PolicyChangeService } from './policy-change.service';
 import { POLICY_SCOPES, PolicyView, toPolicyView } from './policy.view';
+import { toPutPolicyInput } from './put-policy.dto';
 
 /** Reading one level's policy (with its ETag), patching its lists, and a dry run of a change. */
 @ApiTags('policies')
@@ -111,18 +112,6 @@ export class PolicyChangesController {
     @Body() dto: PolicyDryRunDto,
   ): Promise<PolicyDryRunView> {
     const { replace, ...patch } = dto;
-    const replacement = replace
-      ? {
-          ...replace,
-          allow: replace.allow ?? [],
-          deny: replace.deny ?? [],
-          autoExecute: replace.autoExecute ?? undefined,
-          resourceAllow: replace.resourceAllow ?? undefined,
-          resourceDeny: replace.resourceDeny ?? undefined,
-          promptAllow: replace.promptAllow ?? undefined,
-          promptDeny: replace.promptDeny ?? undefined,
-        }
-      : undefined;
-    return this.changes.dryRun(orgId, scope, scopeId, replacement, patch);
+    return this.changes.dryRun(orgId, scope, scopeId, replace ? toPutPolicyInput(replace) : undefined, patch);
   }
 }

@@ -1,4 +1,5 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
+import type { PutPolicyInput } from '@tollgate/policy';
 import { ArrayMaxSize, IsArray, IsIn, IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
 import { DISCLOSURE_MODES, DisclosureModeName } from '../keys/create-key.dto';
 
@@ -145,4 +146,18 @@ export class PutPolicyDto {
   @IsOptional()
   @IsIn(['PAGE', 'REFUSE'], { message: 'outputOverflow must be one of: PAGE, REFUSE' })
   outputOverflow?: 'PAGE' | 'REFUSE' | null;
+}
+
+/** A whole policy as the service takes it: absent allow and deny lists are empty, null optional lists absent. */
+export function toPutPolicyInput(dto: PutPolicyDto): PutPolicyInput {
+  return {
+    ...dto,
+    allow: dto.allow ?? [],
+    deny: dto.deny ?? [],
+    autoExecute: dto.autoExecute ?? undefined,
+    resourceAllow: dto.resourceAllow ?? undefined,
+    resourceDeny: dto.resourceDeny ?? undefined,
+    promptAllow: dto.promptAllow ?? undefined,
+    promptDeny: dto.promptDeny ?? undefined,
+  };
 }
