@@ -15,6 +15,7 @@ import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
 import { ErrorBodyView } from '../common/error-body.view';
 import { UuidParam } from '../common/uuid-param.decorator';
 import { BulkReviewDto, BulkReviewView, ToolDecisionResultView } from './bulk-review.dto';
+import { toolDecisionAuditEntry } from './tool-decision-audit';
 
 @ApiTags('tools')
 @ApiBearerAuth()
@@ -47,22 +48,9 @@ export class ToolBulkReviewController {
           item.decision === 'APPROVE'
             ? await this.review.approve(orgId, item.toolId, item.definitionHash)
             : await this.review.reject(orgId, item.toolId, item.definitionHash);
-        const { tool, previousPinnedHash } = decision;
-        await this.audit.record(admin, {
-          orgId,
-          action: item.decision === 'APPROVE' ? 'tool.approved' : 'tool.rejected',
-          targetType: 'tool',
-          targetId: tool.id,
-          details: {
-            upstreamId: tool.upstreamId,
-            name: tool.name,
-            definitionHash: tool.definitionHash,
-            previousPinnedHash,
-            pinnedHash: tool.pinnedHash,
-            bulk: true,
-            ...(dto.reason ? { reason: dto.reason } : {}),
-          },
-        });
+        const action = item.decision === 'APPROVE' ? 'tool.approved' : 'tool.rejected';
+        await this.audit.record(admin, toolDecisionAuditEntry(orgId, action, decision, dto.reason, true));
+        const { tool } = decision;
         results.push({
           toolId: item.toolId,
           decision: item.decision,

@@ -9,7 +9,7 @@ import {
   ApiOperation,
   ApiTags,
 } from '@nestjs/swagger';
-import { ReviewDecision, TierScoreJobs, ToolReviewService } from '@tollgate/catalog';
+import { TierScoreJobs, ToolReviewService } from '@tollgate/catalog';
 import type { AdminPrincipal } from '@tollgate/identity';
 import { AuditService } from '../audit/audit.service';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
@@ -25,6 +25,7 @@ import {
   toCatalogToolView,
   toToolDiffView,
 } from './tool-review.view';
+import { toolDecisionAuditEntry } from './tool-decision-audit';
 
 @ApiTags('tools')
 @ApiBearerAuth()
@@ -102,7 +103,7 @@ export class ToolsController {
     @Body() dto: ApproveToolDto,
   ): Promise<CatalogToolView> {
     const decision = await this.review.approve(orgId, toolId, dto.definitionHash);
-    await this.recordDecision(admin, orgId, 'tool.approved', decision, dto.reason);
+    await this.audit.record(admin, toolDecisionAuditEntry(orgId, 'tool.approved', decision, dto.reason));
     return toCatalogToolView(decision.tool);
   }
 
@@ -122,30 +123,7 @@ export class ToolsController {
     @Body() dto: RejectToolDto,
   ): Promise<CatalogToolView> {
     const decision = await this.review.reject(orgId, toolId, dto.definitionHash);
-    await this.recordDecision(admin, orgId, 'tool.rejected', decision, dto.reason);
+    await this.audit.record(admin, toolDecisionAuditEntry(orgId, 'tool.rejected', decision, dto.reason));
     return toCatalogToolView(decision.tool);
-  }
-
-  private recordDecision(
-    admin: AdminPrincipal,
-    orgId: string,
-    action: string,
-    { tool, previousPinnedHash }: ReviewDecision,
-    reason: string | undefined,
-  ): Promise<void> {
-    return this.audit.record(admin, {
-      orgId,
-      action,
-      targetType: 'tool',
-      targetId: tool.id,
-      details: {
-        upstreamId: tool.upstreamId,
-        name: tool.name,
-        definitionHash: tool.definitionHash,
-        previousPinnedHash,
-        pinnedHash: tool.pinnedHash,
-        ...(reason ? { reason } : {}),
-      },
-    });
   }
 }
