@@ -1,5 +1,6 @@
 # One image for the three processes; docker-compose.yml picks the command.
-FROM node:20-bookworm-slim AS build
+# Node 22 LTS, the runtime everywhere (engines, CI, npm scripts: see README).
+FROM node:22-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY patches ./patches
@@ -9,7 +10,7 @@ RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build && npm prune --omit=dev && npm run prisma:generate
 
-FROM node:20-bookworm-slim
+FROM node:22-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
 COPY --from=build /app /app

@@ -13,18 +13,20 @@ function boundaries(inTests, declared = []) {
     depConstraints: [
       { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:domain', 'type:infra', 'type:util', ...extra] },
       { sourceTag: 'type:domain', onlyDependOnLibsWithTags: ['type:infra', 'type:util', ...declared, ...extra] },
-      { sourceTag: 'type:infra', onlyDependOnLibsWithTags: ['type:util', ...extra] },
+      { sourceTag: 'type:infra', onlyDependOnLibsWithTags: ['type:util', ...declared, ...extra] },
       { sourceTag: 'type:util', onlyDependOnLibsWithTags: ['type:util', ...extra] },
       { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:domain', 'type:infra', 'type:util'] },
     ],
   };
 }
 
-/** Domain-to-domain dependencies, declared on purpose: admission composes budget's and rate-limit's Lua and services. */
+/** Lib-to-lib dependencies of the same layer, declared on purpose: admission composes budget's and rate-limit's Lua and services. */
 const DECLARED = [
   { lib: 'admission', dependsOn: ['lib:budget', 'lib:rate-limit'] },
   // The authorization server issues tokens for keys of kind OAUTH, which identity owns.
   { lib: 'oauth-server', dependsOn: ['lib:identity'] },
+  // BullMQ runs on the Redis client libs/redis builds from the deployment's settings (cluster, TLS...).
+  { lib: 'queue', dependsOn: ['lib:redis'] },
 ];
 
 export default [
@@ -63,6 +65,8 @@ export default [
     // Entry points, tests, tools and benchmarks may read the environment; the config lib parses it.
     files: [
       'apps/*/src/main.ts',
+      // Loaded first by main.ts: starts OpenTelemetry from the OTEL_* variables before the config is parsed.
+      'apps/*/src/telemetry.ts',
       'libs/config/**',
       'libs/testing/**',
       'test/**',

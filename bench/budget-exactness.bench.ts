@@ -7,7 +7,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { performance } from 'node:perf_hooks';
-import { BenchPlatform, seedGovernedOrg, startBenchPlatform } from './support/bench-platform';
+import { BenchPlatform, benchRedisMode, seedGovernedOrg, startBenchPlatform } from './support/bench-platform';
+import { orgKeyOf } from '@tollgate/redis';
 
 const PRICE = 1_000;
 
@@ -96,7 +97,7 @@ async function main(): Promise<void> {
     // hold leased allowance), and once they have stopped (which gives every lease back).
     const readCounters = async () => {
       const out: Record<string, { spent: string; reserved: string; leased: string }> = {};
-      for (const k of await scanKeys(p!, `${p!.env.REDIS_PREFIX}:{org:${org.orgId}}:budget:*`)) {
+      for (const k of await scanKeys(p!, `${orgKeyOf(p!.env.REDIS_PREFIX, org.orgId)}:budget:*`)) {
         const [spent, reserved, leased] = await p!.redis.hmget(k, 'spent', 'reserved', 'leased');
         out[k.split(':budget:')[1]] = { spent: spent ?? '0', reserved: reserved ?? '0', leased: leased ?? '0' };
       }
@@ -113,6 +114,7 @@ async function main(): Promise<void> {
 
     const figures = {
       bench: 'budget-exactness',
+      redis: benchRedisMode(),
       edges: p.edgeUrls.length,
       agents,
       budgetAllowsCalls: allowed,
@@ -135,7 +137,7 @@ async function main(): Promise<void> {
       callsPerSecond: Math.round((succeeded + refused) / seconds),
     };
     console.log(
-      `\nBudget exactness: ${agents} agents on ${p.edgeUrls.length} edges, budget for exactly ${allowed} calls`,
+      `\nBudget exactness: ${agents} agents on ${p.edgeUrls.length} edges, budget for exactly ${allowed} calls; Redis: ${benchRedisMode()}`,
     );
     console.log(
       `  succeeded ${succeeded}, refused ${refused}, other errors ${otherErrors}; ledger ${ledgerRows} rows (${ledger.charged} charged, ${ledger.spent} micro-units)`,
@@ -151,15 +153,9 @@ async function main(): Promise<void> {
   }
 }
 
-async function scanKeys(p: BenchPlatform, match: string): Promise<string[]> {
-  const out: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, keys] = await p.redis.scan(cursor, 'MATCH', match, 'COUNT', 1000);
-    cursor = next;
-    out.push(...keys);
-  } while (cursor !== '0');
-  return out;
+/** Keys on every master when the bench runs on a cluster (BENCH_REDIS=cluster). */
+function scanKeys(p: BenchPlatform, match: string): Promise<string[]> {
+  return p.scanKeys(match);
 }
 
 main().catch((err: Error) => {

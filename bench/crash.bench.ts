@@ -15,7 +15,16 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Redis } from 'ioredis';
-import { BenchPlatform, freePort, ROOT, seedGovernedOrg, startBenchPlatform } from './support/bench-platform';
+import {
+  BenchPlatform,
+  benchRedisMode,
+  freePort,
+  ROOT,
+  seedGovernedOrg,
+  startBenchPlatform,
+} from './support/bench-platform';
+import { usageOutboxKeys } from '@tollgate/queue';
+import { orgKeyOf, shardOf } from '@tollgate/redis';
 
 const PRICE = 1_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -106,13 +115,16 @@ async function main(): Promise<void> {
   const head = process.env.BENCH_HEAD ?? gitHead();
   const loadBefore = loadavg().map((l) => Math.round(l * 100) / 100);
 
-  const redisServer = new OwnRedis(await freePort());
-  await redisServer.start();
+  // BENCH_REDIS=cluster: the platform's own Redis Cluster, where the Redis fault is a master failover.
+  const onCluster = benchRedisMode() === 'cluster';
+  const redisServer = onCluster ? null : new OwnRedis(await freePort());
+  await redisServer?.start();
+  const completionWaitReplicas = Number(process.env.REDIS_COMPLETION_WAIT_REPLICAS ?? 0);
   let p: BenchPlatform | undefined;
   let stopping = false;
   const clients = new Set<Client>();
   try {
-    p = await startBenchPlatform({ edges: 2, redisUrl: redisServer.url });
+    p = await startBenchPlatform({ edges: 2, redisUrl: redisServer?.url });
     const org = await seedGovernedOrg(p, PRICE);
     const o = `/v1/orgs/${org.orgId}`;
     // Four keys of one user: key 0 is the seeded one; key 1 has a hard budget that runs out.
@@ -189,6 +201,7 @@ async function main(): Promise<void> {
     const started = performance.now();
     const agents = Array.from({ length: agentCount }, (_, i) => agent(i));
     const faults: { at: number; what: string; ms: number }[] = [];
+    let failover: { killedPort: number; promotedPort: number } | null = null;
     const fault = async (what: string, act: () => Promise<unknown>) => {
       const t = performance.now();
       await act();
@@ -213,7 +226,17 @@ async function main(): Promise<void> {
           await p!.restartWorker();
         });
       }
-      if (k === redisRestartAt) await fault('redis SHUTDOWN + start from AOF', () => redisServer.restart());
+      if (k === redisRestartAt && redisServer)
+        await fault('redis SHUTDOWN + start from AOF', () => redisServer.restart());
+      if (k === redisRestartAt && p.cluster) {
+        // kill -9 the master that holds the organisation's keys; its replica takes over.
+        const [orgKey] = await p.scanKeys(`${p.env.REDIS_PREFIX}:*${org.orgId}*`);
+        const port = await p.cluster.masterPortOf(orgKey);
+        await fault(`kill -9 redis master :${port} (the org's), replica promoted`, async () => {
+          const { promotedPort } = await p!.cluster!.killMasterAndAwaitFailover(port);
+          failover = { killedPort: port, promotedPort };
+        });
+      }
       await sleep(intervalMs);
     }
     await sleep(3_000);
@@ -233,7 +256,8 @@ async function main(): Promise<void> {
     }
 
     // Everything answered reaches the ledger: wait until the outbox is empty.
-    const stream = `${p.env.REDIS_PREFIX}:usage:events`;
+    // The organisation's outbox stream (its shard's).
+    const stream = usageOutboxKeys(p.env.REDIS_PREFIX, shardOf(org.orgId)).events;
     const drainDeadline = Date.now() + 120_000;
     while ((await p.redis.xlen(stream)) > 0 && Date.now() < drainDeadline) await sleep(200);
     const outboxLeft = await p.redis.xlen(stream);
@@ -258,7 +282,7 @@ async function main(): Promise<void> {
     const held: Record<string, { reserved: number; leased: number }> = {};
     const scopeColumn: Record<string, string> = { KEY: 'keyId', USER: 'userId', TEAM: 'teamId', ORG: 'orgId' };
     for (const [budgetId, b] of Object.entries(budgets)) {
-      const counterKeys = await p.redis.keys(`${p.env.REDIS_PREFIX}:{org:${org.orgId}}:budget:${budgetId}:*`);
+      const counterKeys = await p.scanKeys(`${orgKeyOf(p.env.REDIS_PREFIX, org.orgId)}:budget:${budgetId}:*`);
       for (const key of counterKeys) {
         const periodStart = new Date(Number(key.split(':').pop()));
         const [spent, reserved, leased] = await p.redis.hmget(key, 'spent', 'reserved', 'leased');
@@ -283,7 +307,10 @@ async function main(): Promise<void> {
       agents: agentCount,
       edgeKills,
       workerKills,
-      redisRestarts: 1,
+      redis: benchRedisMode(),
+      completionWaitReplicas,
+      redisRestarts: redisServer ? 1 : 0,
+      masterFailovers: failover ? 1 : 0,
       loadSeconds: Math.round(loadSeconds),
       callsSeen: seen.size,
       ledgerRows: ledger.size,
@@ -305,7 +332,11 @@ async function main(): Promise<void> {
       loadAverage: { before: loadBefore, after: loadavg().map((l) => Math.round(l * 100) / 100) },
     };
     console.log(
-      `\nCrash bench at ${head}: ${agentCount} agents on 2 edges for ${Math.round(loadSeconds)} s; ${edgeKills} edge kills, ${workerKills} worker kills, 1 Redis restart (AOF)`,
+      `\nCrash bench at ${head}: ${agentCount} agents on 2 edges for ${Math.round(loadSeconds)} s; ${edgeKills} edge kills, ${workerKills} worker kills, ${
+        redisServer
+          ? '1 Redis restart (AOF)'
+          : `1 master failover (kill -9, replica promoted), completion wait for ${completionWaitReplicas} replica(s)`
+      }`,
     );
     console.log(
       `  seen ${seen.size} successful calls; ledger ${ledger.size} rows; lost ${lost.length}, doubled ${figures.doubled}, charged but unseen ${chargedUnseen}`,
@@ -325,7 +356,7 @@ async function main(): Promise<void> {
     stopping = true;
     await Promise.allSettled([...clients].map((c) => c.close()));
     await p?.close().catch((err: Error) => console.error(`cleanup: ${err.message}`));
-    redisServer.stop();
+    redisServer?.stop();
   }
 }
 

@@ -5,13 +5,21 @@
  * and budgets at all four levels on. A third path, a bare pass-through proxy (node:http and undici,
  * no governance), is the floor: what any hop costs on this machine. All paths use the same raw HTTP
  * client (keep-alive), so only what sits between client and upstream differs.
+ *
+ * Three edges run side by side: one with OpenTelemetry off (as by default) and two with tracing and
+ * metrics on, exporting OTLP/HTTP (protobuf, the SDK's default) to a receiver in this process that
+ * takes and drops it, as a collector would: one tracing every call, one sampling a call in ten
+ * (parentbased_traceidratio 0.1). All are measured in the same rounds, so the cost of telemetry is
+ * their difference in this one run.
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import type { Redis } from 'ioredis';
 import {
   BenchPlatform,
+  benchRedisMode,
   machineBusyCpuMs,
   processCpuMs,
   seedGovernedOrg,
@@ -106,13 +114,48 @@ function startProxy(target: string): Promise<{ child: ChildProcess; url: string 
   });
 }
 
+/** An OTLP/HTTP receiver that reads and drops what it gets (the bench's stand-in for a collector). */
+async function startOtlpSink(): Promise<{ url: string; requests: () => number; close(): void }> {
+  let requests = 0;
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      requests++;
+      res.writeHead(200, { 'Content-Type': 'application/x-protobuf' }).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as import('node:net').AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, requests: () => requests, close: () => server.close() };
+}
+
+/** The edges with telemetry on, beside the one with it off (edge 0). */
+const TELEMETRY: { label: string; env: Record<string, string> }[] = [
+  { label: 'every call traced', env: {} },
+  {
+    label: '1 call in 10 traced',
+    env: { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' },
+  },
+];
+
 async function main(): Promise<void> {
   const total1 = Number(process.env.BENCH_CALLS_C1 ?? 3000);
   const total64 = Number(process.env.BENCH_CALLS_C64 ?? 20000);
   let p: BenchPlatform | undefined;
   let proxyChild: ChildProcess | undefined;
+  const otlp = await startOtlpSink();
   try {
-    p = await startBenchPlatform({ edges: 1 });
+    // Edge 0: telemetry off. The others: traces and metrics on, exporting to the sink; every call
+    // traced (the SDK's default sampler), then one call in ten (what docs/operations.md recommends).
+    const otelEnv = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+      OTEL_SERVICE_NAME: 'tollgate-edge-bench',
+      OTEL_METRIC_EXPORT_INTERVAL: '10000',
+    };
+    p = await startBenchPlatform({
+      edges: 1 + TELEMETRY.length,
+      edgeEnv: [{}, ...TELEMETRY.map((t) => ({ ...otelEnv, ...t.env }))],
+    });
     const started = await startProxy(p.fixtureUrl);
     proxyChild = started.child;
     const org = await seedGovernedOrg(p, 1);
@@ -143,6 +186,7 @@ async function main(): Promise<void> {
       url: new URL(`${p.edgeUrls[0]}/mcp`),
       headers: { ...direct.headers, Authorization: `Bearer ${org.key}` },
     };
+    const withTelemetry: Target[] = TELEMETRY.map((_, i) => ({ ...edge, url: new URL(`${p!.edgeUrls[i + 1]}/mcp`) }));
     const proxy: Target = { url: new URL(started.url), headers: direct.headers };
     const edgeBody = BODY.replace('"ping"', '"fixture__ping"');
 
@@ -152,6 +196,7 @@ async function main(): Promise<void> {
       [direct, BODY],
       [proxy, BODY],
       [edge, edgeBody],
+      ...withTelemetry.map((t) => [t, edgeBody] as const),
     ] as const) {
       await run(target, body, 1, warmUp / 4);
       await run(target, body, 64, warmUp);
@@ -159,18 +204,24 @@ async function main(): Promise<void> {
 
     // CPU per call of every process on the path (this machine's cores are shared by all of them,
     // so the edge's own CPU, not only wall time, says what it costs).
-    const redisPid = Number(/process_id:(\d+)/.exec(await p.redis.info('server'))?.[1]);
+    // On a cluster (BENCH_REDIS=cluster), Redis' CPU is that of all six nodes.
+    const redisPids = p.cluster
+      ? p.cluster.nodes.map((n) => n.pid)
+      : [Number(/process_id:(\d+)/.exec(await (p.redis as Redis).info('server'))?.[1])];
     const cpuPids = {
-      edge: p.pids.edges[0],
-      proxy: proxyChild.pid!,
-      upstream: p.pids.fixture,
-      worker: p.pids.worker,
-      redis: redisPid,
+      edge: [p.pids.edges[0]],
+      ...Object.fromEntries(TELEMETRY.map((_, i) => [`telemetry${i}`, [p!.pids.edges[i + 1]]])),
+      proxy: [proxyChild.pid!],
+      upstream: [p.pids.fixture],
+      worker: [p.pids.worker],
+      redis: redisPids,
     };
     const cpuNow = () => {
       const client = process.cpuUsage();
       return {
-        ...Object.fromEntries(Object.entries(cpuPids).map(([k, pid]) => [k, processCpuMs(pid)])),
+        ...Object.fromEntries(
+          Object.entries(cpuPids).map(([k, pids]) => [k, pids.reduce((sum, pid) => sum + processCpuMs(pid), 0)]),
+        ),
         client: (client.user + client.system) / 1000,
         machine: machineBusyCpuMs(),
       };
@@ -188,17 +239,21 @@ async function main(): Promise<void> {
     const d1 = emptyRun();
     const p1 = emptyRun();
     const e1 = emptyRun();
+    const t1 = TELEMETRY.map(emptyRun);
     for (let r = 0; r < ROUNDS; r++) {
       addRun(d1, await run(direct, BODY, 1, total1 / ROUNDS));
       addRun(p1, await run(proxy, BODY, 1, total1 / ROUNDS));
       addRun(e1, await run(edge, edgeBody, 1, total1 / ROUNDS));
+      for (const [i, t] of withTelemetry.entries()) addRun(t1[i], await run(t, edgeBody, 1, total1 / ROUNDS));
     }
     const d64 = emptyRun();
     const p64 = emptyRun();
     const e64 = emptyRun();
+    const t64 = TELEMETRY.map(emptyRun);
     const cpuDirect = emptyCpu();
     const cpuProxy = emptyCpu();
     const cpuEdge = emptyCpu();
+    const cpuTelemetry = TELEMETRY.map(emptyCpu);
     for (let r = 0; r < ROUNDS; r++) {
       const before = cpuNow();
       addRun(d64, await run(direct, BODY, 64, total64 / ROUNDS));
@@ -206,21 +261,19 @@ async function main(): Promise<void> {
       addRun(p64, await run(proxy, BODY, 64, total64 / ROUNDS));
       const afterProxy = cpuNow();
       addRun(e64, await run(edge, edgeBody, 64, total64 / ROUNDS));
-      const after = cpuNow();
+      const afterEdge = cpuNow();
       addCpu(cpuDirect, before, afterDirect);
       addCpu(cpuProxy, afterDirect, afterProxy);
-      addCpu(cpuEdge, afterProxy, after);
+      addCpu(cpuEdge, afterProxy, afterEdge);
+      for (const [i, t] of withTelemetry.entries()) {
+        const beforeT = cpuNow();
+        addRun(t64[i], await run(t, edgeBody, 64, total64 / ROUNDS));
+        addCpu(cpuTelemetry[i], beforeT, cpuNow());
+      }
     }
 
     const s = (x: number[]) => [...x].sort((a, b) => a - b);
-    const [sd1, sp1, se1, sd64, sp64, se64] = [
-      s(d1.latencies),
-      s(p1.latencies),
-      s(e1.latencies),
-      s(d64.latencies),
-      s(p64.latencies),
-      s(e64.latencies),
-    ];
+    const [sd1, sp1, se1, sd64, sp64, se64] = [d1, p1, e1, d64, p64, e64].map((r) => s(r.latencies));
     const cpu = {
       direct: cpuPerCall(cpuDirect, total64),
       proxy: cpuPerCall(cpuProxy, total64),
@@ -228,6 +281,7 @@ async function main(): Promise<void> {
     };
     const [edgeAddedP50, proxyAddedP50] = [pct(se1, 50) - pct(sd1, 50), pct(sp1, 50) - pct(sd1, 50)];
     const figures = {
+      redis: benchRedisMode(),
       bench: 'overhead',
       upstream: process.env.BENCH_FIXTURE === 'sdk' ? 'sdk-fixture' : 'hand-written',
       calls: { c1: total1, c64: total64 },
@@ -258,9 +312,25 @@ async function main(): Promise<void> {
         cpuPerCallRatio: round(cpu.edge.edge / cpu.proxy.proxy, 2),
         throughputRatio: round(p64.seconds / e64.seconds, 3),
       },
-      targets: { addedP50MsBelow: 1, throughputRatioAtLeast: 0.7 },
+      // The edges with tracing and metrics on (OTLP export) against the same edge with them off.
+      telemetryOn: TELEMETRY.map((t, i) => {
+        const [st1, st64] = [s(t1[i].latencies), s(t64[i].latencies)];
+        const cpuMs = cpuPerCall(cpuTelemetry[i], total64)[`telemetry${i}`];
+        return {
+          traces: t.label,
+          c1AddedP50Ms: round(pct(st1, 50) - pct(sd1, 50)),
+          c1P50MsOverOff: round(pct(st1, 50) - pct(se1, 50)),
+          c64Rps: Math.round(total64 / t64[i].seconds),
+          c64ThroughputVsOff: round(e64.seconds / t64[i].seconds),
+          c64P50MsOverOff: round(pct(st64, 50) - pct(se64, 50)),
+          cpuMsPerCall: cpuMs,
+          cpuPerCallVsOff: round(cpuMs / cpu.edge.edge, 3),
+        };
+      }),
+      otlpRequests: otlp.requests(),
+      targets: { addedP50MsBelow: 1, throughputRatioAtLeast: 0.7, telemetryCpuPerCallVsOffAtMost: 1.1 },
     };
-    console.log('\nEdge overhead (same upstream, direct vs through the governed edge)');
+    console.log(`\nEdge overhead (same upstream, direct vs through the governed edge), Redis: ${benchRedisMode()}`);
     console.log(
       `  concurrency 1:  p50 direct ${figures.c1.directP50Ms} ms, edge ${figures.c1.edgeP50Ms} ms -> added ${figures.c1.addedP50Ms} ms; p99 added ${figures.c1.addedP99Ms} ms`,
     );
@@ -277,11 +347,17 @@ async function main(): Promise<void> {
     console.log(
       `  edge vs bare proxy: added p50 x${figures.edgeVsProxy.addedP50Ratio}, CPU per call x${figures.edgeVsProxy.cpuPerCallRatio}`,
     );
+    for (const t of figures.telemetryOn)
+      console.log(
+        `  telemetry on (OTLP traces + metrics, ${t.traces}) vs off: c1 p50 +${t.c1P50MsOverOff} ms (added vs direct ${t.c1AddedP50Ms} ms); c64 ${t.c64Rps} calls/s, throughput x${t.c64ThroughputVsOff}, p50 +${t.c64P50MsOverOff} ms; edge CPU per call ${t.cpuMsPerCall} ms vs ${c.edge.edge} ms -> x${t.cpuPerCallVsOff} (target at most x1.1)`,
+      );
+    console.log(`  ${figures.otlpRequests} OTLP requests received`);
     console.log(JSON.stringify(figures));
   } finally {
     agent.destroy();
     proxyChild?.kill();
     await p?.close();
+    otlp.close();
   }
 }
 

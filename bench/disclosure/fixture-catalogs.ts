@@ -3,12 +3,12 @@ import path from 'node:path';
 import { DisclosureTool } from '@tollgate/disclosure';
 import { exposedToolName } from '@tollgate/kernel';
 
-/** `../shared/fixtures/catalogs` beside the repository; this file runs from dist/bench/disclosure/. */
+/** The repository's `test/fixtures/catalogs`; this file runs from dist/bench/disclosure/ (or from source). */
 export function fixturesDir(): string {
   const candidates = [
-    path.resolve(__dirname, '../../../../shared/fixtures/catalogs'),
-    path.resolve(__dirname, '../../../shared/fixtures/catalogs'),
-    path.resolve(process.cwd(), '../shared/fixtures/catalogs'),
+    path.resolve(__dirname, '../../../test/fixtures/catalogs'),
+    path.resolve(__dirname, '../../test/fixtures/catalogs'),
+    path.resolve(process.cwd(), 'test/fixtures/catalogs'),
   ];
   for (const dir of candidates) {
     try {

@@ -10,7 +10,9 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
-import { Redis } from 'ioredis';
+import { loadWorkerConfig } from '@tollgate/config';
+import { createRedisClient, RedisClient, scanTargets } from '@tollgate/redis';
+import { LocalRedisCluster, startLocalRedisCluster } from '../../tools/redis-cluster/local-redis-cluster';
 
 export const ROOT = path.resolve(__dirname, '../../..');
 
@@ -32,6 +34,32 @@ async function adminQuery(sql: string): Promise<void> {
   } finally {
     await c.end();
   }
+}
+
+/** A bench's own database: its URL, and drop() when the bench is done with it. */
+export interface BenchDatabase {
+  name: string;
+  url: string;
+  drop(): Promise<void>;
+}
+
+/** A fresh database with the migrations as deployed (`prisma migrate deploy`), named `tollgate_<label>_...`. */
+export async function createBenchDatabase(label = 'bench'): Promise<BenchDatabase> {
+  const name = `tollgate_${label}_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
+  const url = dbUrl(name);
+  await adminQuery(`CREATE DATABASE "${name}"`);
+  const drop = () => adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  try {
+    await promisify(execFile)(
+      process.execPath,
+      [path.join(ROOT, 'node_modules/prisma/build/index.js'), 'migrate', 'deploy'],
+      { cwd: ROOT, env: { ...process.env, DATABASE_URL: url, PRISMA_HIDE_UPDATE_MESSAGE: '1' } },
+    );
+  } catch (err) {
+    await drop();
+    throw err;
+  }
+  return { name, url, drop };
 }
 
 export async function freePort(): Promise<number> {
@@ -79,7 +107,12 @@ export interface BenchPlatform {
   edgeUrls: string[];
   fixtureUrl: string;
   api(method: string, p: string, body?: unknown): Promise<any>;
-  redis: Redis;
+  /** A client of the bench's Redis (a `Cluster` with BENCH_REDIS=cluster), built as the apps build theirs. */
+  redis: RedisClient;
+  /** The loopback Redis Cluster the bench started (BENCH_REDIS=cluster), to fail a master over. */
+  cluster: LocalRedisCluster | null;
+  /** Every key matching a pattern, on every master of a cluster. */
+  scanKeys(match: string): Promise<string[]>;
   db: Client;
   /** Stops the edges as an operator would (SIGTERM: they finish, give back their leases and exit). */
   stopEdges(): Promise<void>;
@@ -94,27 +127,31 @@ export interface BenchPlatform {
   close(): Promise<void>;
 }
 
-/** `edgeEnv[i]`: extra environment for edge i (to compare settings side by side); `redisUrl`: a Redis of the bench's own. */
+/** Which Redis a bench runs on: BENCH_REDIS=cluster starts a 6-node Redis Cluster on loopback. */
+export function benchRedisMode(): 'standalone' | 'cluster' {
+  return process.env.BENCH_REDIS === 'cluster' ? 'cluster' : 'standalone';
+}
+
+/**
+ * `edgeEnv[i]`: extra environment for edge i (to compare settings side by side); `redisUrl`: a Redis
+ * of the bench's own. With BENCH_REDIS=cluster (and no `redisUrl`) the bench starts a Redis Cluster
+ * (3 masters, 3 replicas, AOF everysec) and points every process at it.
+ */
 export async function startBenchPlatform(opts: {
   edges: number;
   edgeEnv?: Record<string, string>[];
   redisUrl?: string;
 }): Promise<BenchPlatform> {
-  const dbName = `tollgate_bench_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
-  await adminQuery(`CREATE DATABASE "${dbName}"`);
-  await promisify(execFile)(
-    process.execPath,
-    [path.join(ROOT, 'node_modules/prisma/build/index.js'), 'migrate', 'deploy'],
-    {
-      cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: dbUrl(dbName), PRISMA_HIDE_UPDATE_MESSAGE: '1' },
-    },
-  );
+  const cluster =
+    !opts.redisUrl && benchRedisMode() === 'cluster' ? await startLocalRedisCluster({ appendOnly: true }) : null;
+  const database = await createBenchDatabase();
   const prefix = `tgbench:${randomBytes(4).toString('hex')}`;
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
-    DATABASE_URL: dbUrl(dbName),
-    REDIS_URL: opts.redisUrl ?? process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
+    DATABASE_URL: database.url,
+    ...(cluster
+      ? { REDIS_CLUSTER_NODES: cluster.seeds }
+      : { REDIS_URL: opts.redisUrl ?? process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379' }),
     REDIS_PREFIX: prefix,
     KEY_HASH_SECRET: randomBytes(24).toString('hex'),
     ENCRYPTION_KEYS: `b1:${randomBytes(32).toString('base64')}`,
@@ -124,6 +161,7 @@ export async function startBenchPlatform(opts: {
     // The bench's upstream fixtures listen on loopback.
     OUTBOUND_ALLOW_CIDRS: process.env.OUTBOUND_ALLOW_CIDRS ?? '127.0.0.0/8,::1/128',
   };
+  if (cluster) delete env.REDIS_URL;
   const children: ChildProcess[] = [];
   const spawnNode = (script: string, extra: Record<string, string>) => {
     // Extra node flags per process, e.g. BENCH_EDGE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof".
@@ -144,8 +182,18 @@ export async function startBenchPlatform(opts: {
     return child;
   };
 
+  // A start-up that fails (a process not healthy in time) must not leave the processes, the
+  // database or the cluster it made behind it.
+  const abandon = async (err: unknown): Promise<never> => {
+    for (const c of children) c.kill('SIGKILL');
+    await Promise.all(children.map(exitOf));
+    await cluster?.stop();
+    await database.drop();
+    throw err;
+  };
+
   const fixture = spawnNode('bench/support/fixture-server.main.js', {});
-  const fixtureUrl = (await firstJsonLine(fixture)).url as string;
+  const fixtureUrl = ((await firstJsonLine(fixture).catch(abandon)) as { url: string }).url;
 
   const workerPort = await freePort();
   let worker = spawnNode('apps/worker/src/main.js', { WORKER_PORT: String(workerPort) });
@@ -162,9 +210,13 @@ export async function startBenchPlatform(opts: {
     edgeUrls.push(`http://127.0.0.1:${edgePorts[i]}`);
   }
   const adminUrl = `http://127.0.0.1:${adminPort}`;
-  await waitHealthy(`http://127.0.0.1:${workerPort}/healthz`, worker);
-  await waitHealthy(`${adminUrl}/healthz`, admin);
-  for (const [i, url] of edgeUrls.entries()) await waitHealthy(`${url}/healthz`, edges[i]);
+  try {
+    await waitHealthy(`http://127.0.0.1:${workerPort}/healthz`, worker);
+    await waitHealthy(`${adminUrl}/healthz`, admin);
+    for (const [i, url] of edgeUrls.entries()) await waitHealthy(`${url}/healthz`, edges[i]);
+  } catch (err) {
+    await abandon(err);
+  }
 
   const api = async (method: string, p: string, body?: unknown) => {
     const res = await fetch(`${adminUrl}${p}`, {
@@ -179,7 +231,19 @@ export async function startBenchPlatform(opts: {
     if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${text}`);
     return text ? JSON.parse(text) : undefined;
   };
-  const redis = new Redis(env.REDIS_URL);
+  const redis = createRedisClient(loadWorkerConfig(env).redis);
+  const scanKeys = async (match: string) => {
+    const found: string[] = [];
+    for (const node of await scanTargets(redis)) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await node.scan(cursor, 'MATCH', match, 'COUNT', 1000);
+        cursor = next;
+        found.push(...keys);
+      } while (cursor !== '0');
+    }
+    return found;
+  };
   const db = new Client({ connectionString: env.DATABASE_URL });
   await db.connect();
 
@@ -196,6 +260,8 @@ export async function startBenchPlatform(opts: {
     fixtureUrl,
     api,
     redis,
+    cluster,
+    scanKeys,
     db,
     async stopEdges() {
       for (const e of edges) e.kill('SIGTERM');
@@ -217,14 +283,10 @@ export async function startBenchPlatform(opts: {
       for (const c of children) c.kill('SIGTERM');
       await Promise.all(children.map(exitOf));
       await db.end();
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-        cursor = next;
-        if (keys.length) await redis.unlink(...keys);
-      } while (cursor !== '0');
-      await redis.quit();
-      await adminQuery(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+      if (!cluster) await Promise.all((await scanKeys(`${prefix}:*`)).map((k) => redis.unlink(k)));
+      redis.disconnect();
+      await cluster?.stop();
+      await database.drop();
     },
   };
 }

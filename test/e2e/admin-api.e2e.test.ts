@@ -211,6 +211,8 @@ describe('admin API, end to end', () => {
       expect((await http().get(`/v1/orgs/${orgId}/audit`).set(finance)).status).toBe(200);
       const change = await http().post(`/v1/orgs/${orgId}/teams`).set(finance).send({ name: 'sneaky' });
       expect(change.status).toBe(403);
+      // Every refusal carries a code, a generic one when no domain code fits.
+      expect(change.body.code).toBe('FORBIDDEN');
     });
 
     it('should refuse a STDIO upstream to an org admin with a clear message', async () => {
@@ -220,6 +222,7 @@ describe('admin API, end to end', () => {
         .send({ namespace: 'shell', transport: 'STDIO', command: 'node', args: ['server.js'] });
       expect(res.status).toBe(403);
       expect(res.body.message).toMatch(/platform admin.*STDIO/i);
+      expect(res.body.code).toBe('STDIO_NOT_ALLOWED');
     });
   });
 

@@ -154,6 +154,11 @@ describe('single sign-on into the admin API', () => {
     expect(
       (await p.admin('PUT', `/v1/orgs/${orgId}/users/${users.orgAdmin}/org-role`, { role: 'ORG_ADMIN' })).status,
     ).toBe(200);
+    // The users list carries each person's org role (the console's people page reads it there).
+    const listed = (await p.admin('GET', `/v1/orgs/${orgId}/users`)).body as { id: string; orgRole: string | null }[];
+    expect(listed.find((u) => u.id === users.finance)?.orgRole).toBe('FINANCE');
+    expect(listed.find((u) => u.id === users.orgAdmin)?.orgRole).toBe('ORG_ADMIN');
+    expect(listed.find((u) => u.id === users.leaver)?.orgRole).toBeNull();
 
     const put = await p.admin('PUT', `/v1/orgs/${orgId}/identity-provider`, {
       issuer: idp.issuer,

@@ -3,14 +3,22 @@ import type { AddressInfo } from 'node:net';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '@prisma/client';
-import { JobName, QueueName, bullConnection } from '@tollgate/queue';
+import { JobName, QueueName } from '@tollgate/queue';
 import { verifyWebhook } from '@tollgate/reporting';
-import { callMeta, connectAgent, waitForJobs, waitForUsageEvents, waitForQueueIdle } from '@tollgate/testing';
+import {
+  callMeta,
+  connectAgent,
+  waitForJobs,
+  waitForUsageEvents,
+  waitForQueueIdle,
+  testBullOptions,
+} from '@tollgate/testing';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
 import { RunningPlatform, startPlatform } from '../support/platform';
+import { orgKeyOf } from '@tollgate/redis';
 
 const PRICE = 250_000;
 const LIMIT = 1_000_000;
@@ -132,10 +140,7 @@ describe('budget alerts and reconciliation, end to end', () => {
 
   /** Runs one alert check for the org now and waits for it and every delivery it queued. */
   async function checkAlertsNow(orgId: string): Promise<void> {
-    const q = new Queue(QueueName.BudgetAlerts, {
-      connection: bullConnection(p.env.redisUrl),
-      prefix: `${p.env.redisPrefix}:bull`,
-    });
+    const q = new Queue(QueueName.BudgetAlerts, testBullOptions(p.env.redisUrl, p.env.redisPrefix));
     const job = await q.add(JobName.CheckBudgetAlerts, { orgId }, { jobId: `test-check-${Date.now()}` });
     await q.close();
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.BudgetAlerts, [job.id!]);
@@ -247,7 +252,7 @@ describe('budget alerts and reconciliation, end to end', () => {
     expect(clean).toMatchObject({ orgId: t.orgId, budgetsChecked: 1, drift: [], rebuilt: [] });
 
     const [standing] = (await p.admin('GET', `/v1/orgs/${t.orgId}/reports/budgets`)).body;
-    const counterKey = `${p.env.redisPrefix}:{org:${t.orgId}}:budget:${t.budgetId}:${new Date(standing.periodStart).getTime()}`;
+    const counterKey = `${orgKeyOf(p.env.redisPrefix, t.orgId)}:budget:${t.budgetId}:${new Date(standing.periodStart).getTime()}`;
     expect(await redis.hget(counterKey, 'spent')).toBe(String(ledger));
 
     await redis.hset(counterKey, 'spent', String(ledger + 12_345));

@@ -6,6 +6,7 @@ import { waitForJobs } from '@tollgate/testing';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunningPlatform, startPlatform } from '../support/platform';
+import { orgKeyOf } from '@tollgate/redis';
 
 describe('admin API: budget reconciliation reports drift, and repairs it when asked', () => {
   let p: RunningPlatform;
@@ -58,7 +59,7 @@ describe('admin API: budget reconciliation reports drift, and repairs it when as
       expect.objectContaining({ budgetId: budget.id, ledgerSpentMicros: 2_500 }),
     ]);
 
-    const counter = `${p.env.redisPrefix}:{org:${org.id}}:budget:${budget.id}:0`;
+    const counter = `${orgKeyOf(p.env.redisPrefix, org.id)}:budget:${budget.id}:0`;
     await redis.hincrby(counter, 'spent', 4_000);
     const reported = await reconcile(org.id);
     expect(reported.drift).toEqual([

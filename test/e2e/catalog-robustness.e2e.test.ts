@@ -8,7 +8,7 @@ import { SloppyCatalogServer, startSloppyCatalogServer } from '../fixtures/slopp
 import { RunningPlatform, startPlatform } from '../support/platform';
 
 // A real server's catalog as it sends it: all 19 tools carry `"destructiveHint": null`.
-const CATALOG = path.resolve(__dirname, '../../../shared/fixtures/catalogs/livemcpbench-tools.json');
+const CATALOG = path.resolve(__dirname, '../fixtures/catalogs/livemcpbench-tools.json');
 const npmSentinelTools = (): Record<string, unknown>[] => {
   const servers = JSON.parse(readFileSync(CATALOG, 'utf8')) as {
     tools: Record<string, { tools: Record<string, unknown>[] }>;

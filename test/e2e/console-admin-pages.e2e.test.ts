@@ -209,7 +209,46 @@ describe('console budgets, upstreams and tools, prices in a real browser', () =>
       limitMicros: 7_500_000,
       alertThresholds: [80, 100],
     });
+    // Soft says what it does, also once over its limit (3.75 spent of 3.00): calls go on.
+    expect(await team.textContent()).toContain('Soft: alerts only');
+    const soft = { scope: 'TEAM', scopeId: teamId, period: 'WEEK', limitMicros: 3_000_000, mode: 'SOFT' };
+    expect((await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, soft)).status).toBe(200);
+    await page.reload();
+    await team.getByTestId('budget-state').waitFor();
+    expect(await team.getByTestId('budget-state').textContent()).toBe(
+      'Over its soft limit: calls go on; its alerts have fired.',
+    );
+
+    // A team's monthly budget above the organisation's monthly 50.00: the form warns, and so does the list.
+    await page.getByTestId('new-budget').click();
+    await page.getByTestId('new-budget-target').click();
+    await page.getByRole('option', { name: 'research', exact: true }).click();
+    await page.getByTestId('new-budget-limit').fill('50');
+    expect(await page.getByTestId('budget-parent-warning').count()).toBe(0); // equal is not above
+    await page.getByTestId('new-budget-limit').fill('60');
+    const warning = page.getByRole('dialog').getByTestId('budget-parent-warning');
+    expect(await warning.textContent()).toBe(
+      'Above its parent: Organisation Careful allows $50.00 monthly, so calls stop there first.',
+    );
+    await expectAccessible(page, 'new budget above its parent');
+    await page.getByTestId('new-budget-submit').click();
+    const monthly = page.getByTestId('budget-line').filter({ hasText: 'Month' }).filter({ hasText: 'Team research' });
+    await monthly.getByTestId('budget-parent-warning').waitFor();
+    expect(
+      await page
+        .getByTestId('budget-line')
+        .filter({ hasText: 'Organisation' })
+        .filter({ hasNotText: 'Team research' })
+        .textContent(),
+    ).toContain('Hard: refuses calls');
     await context.close();
+
+    // At phone width the budgets page stays usable and accessible.
+    const phone = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    const small = await signInWithToken(phone, p.adminUrl, tokens.admin, '/console/budgets');
+    await small.getByTestId('budgets-table').waitFor();
+    await expectAccessible(small, 'budgets at 390 px');
+    await phone.close();
   });
 
   it('should list upstreams and priced tools, approve a change from the side-by-side diff, and show a stale bulk item', async () => {
@@ -267,10 +306,31 @@ describe('console budgets, upstreams and tools, prices in a real browser', () =>
     await page.getByTestId('prices-table').waitFor();
     await page.getByTestId('new-price').click();
     await page.getByTestId('price-pattern').fill('lookup');
+    // Which rule prices the tool now, and that this one takes it over; a token price per 1K and 1M tokens.
+    expect(await page.getByTestId('price-takes-from').textContent()).toBe(
+      'Takes over from dict / * ($0.0025 a call): dict__lookup.',
+    );
     await page.getByTestId('price-per-call').fill('0.01');
+    await page.getByRole('textbox', { name: /Per output token/ }).fill('0.000003');
+    expect(await page.getByTestId('price-per-token-scaled').textContent()).toBe(
+      '= $0.003 per 1K · $3.00 per 1M tokens',
+    );
     await page.getByTestId('price-submit').click();
     const lookupRule = page.getByTestId('price-row').filter({ hasText: 'lookup' });
     await lookupRule.waitFor();
+    expect(await lookupRule.getByTestId('price-per-million').textContent()).toBe('$0.003 per 1K · $3.00 per 1M tokens');
+    // A broader rule for the same upstream: it supersedes dict / * but lookup stays on its own, more specific rule.
+    await page.getByTestId('new-price').click();
+    await page.getByTestId('price-pattern').fill('*');
+    await page.getByTestId('price-keeps').first().waitFor();
+    expect(await page.getByTestId('price-keeps').allTextContents()).toContain(
+      'Stays on the more specific dict / lookup: dict__lookup.',
+    );
+    expect(await page.getByTestId('price-takes-from').textContent()).toMatch(
+      /^Takes over from dict \/ \* .*dict__define/,
+    );
+    await expectAccessible(page, 'new price rule with its effect');
+    await page.getByRole('button', { name: 'Cancel' }).click();
     expect(await lookupRule.textContent()).toContain('$0.01');
     expect(await lookupRule.getByTestId('price-state').textContent()).toBe('in force');
 

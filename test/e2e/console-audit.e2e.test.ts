@@ -5,11 +5,13 @@ import path from 'node:path';
 import { Browser, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../support/chromium';
+import { readFile } from 'node:fs/promises';
 import {
   SCREENSHOTS,
   buildConsole,
   expectAccessible,
   newConsoleDir,
+  parseCsv,
   signInWithToken,
 } from '../support/console-browser';
 import { RunningPlatform, startPlatform } from '../support/platform';
@@ -68,6 +70,15 @@ describe('console audit log in a real browser', () => {
     expect((await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId: ada, name: 'fresh-agent' })).status).toBe(
       201,
     );
+    // A budget set, then raised; a team renamed: the change log's before and after.
+    const budget = { scope: 'TEAM', scopeId: teamId, period: 'MONTH', mode: 'SOFT' };
+    expect((await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, { ...budget, limitMicros: 10_000_000 })).status).toBe(
+      200,
+    );
+    expect((await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, { ...budget, limitMicros: 25_000_000 })).status).toBe(
+      200,
+    );
+    expect((await p.admin('PATCH', `/v1/orgs/${orgId}/teams/${teamId}`, { name: 'agents-eu' })).status).toBe(200);
     total = await db.auditEvent.count({ where: { orgId } });
     expect(total).toBeGreaterThan(50);
     await built;
@@ -189,5 +200,72 @@ describe('console audit log in a real browser', () => {
     await page.getByTestId('audit-clear').click();
     await expect.poll(() => rows.count()).toBe(50);
     await context.close();
+  });
+
+  it('should read as a change log: targets by name, before and after in the org currency, presets, CSV and JSON export', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+    const page = await signInWithToken(context, p.adminUrl, tokens.finance, '/console/audit');
+    const rows = page.getByTestId('audit-row');
+    await page.getByTestId('audit-table').waitFor();
+    await page.getByTestId('audit-action').click();
+    await page.getByRole('option', { name: 'budget.* (every budget change)' }).click();
+    await expect.poll(() => rows.count()).toBe(2);
+
+    // The raise: named after its scope (the team as it is called now), the limit before and after, in dollars.
+    const raised = rows.first();
+    expect(await raised.getByTestId('audit-target-name').textContent()).toBe('team agents-eu, monthly');
+    expect(await raised.textContent()).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-/); // no UUID shown
+    const limit = raised.locator('[data-testid="audit-change"][data-field="limitMicros"]');
+    expect(await limit.getByTestId('audit-before').textContent()).toBe('$10.00');
+    expect(await limit.getByTestId('audit-after').textContent()).toBe('$25.00');
+    expect(await raised.getByTestId('audit-change').count()).toBe(1); // only what changed
+    // The creation: every field new, no before.
+    const created = rows.nth(1).locator('[data-testid="audit-change"][data-field="limitMicros"]');
+    expect(await created.getByTestId('audit-before').count()).toBe(0);
+    expect(await created.getByTestId('audit-after').textContent()).toBe('$10.00');
+
+    // The CSV: one line per changed field, money exact with its currency, the target by id and name.
+    const [csvFile] = await Promise.all([page.waitForEvent('download'), page.getByTestId('audit-export-csv').click()]);
+    const [header, ...lines] = parseCsv(await readFile((await csvFile.path())!, 'utf8'));
+    const col = (name: string) => header.indexOf(name);
+    expect(header).toContain('When (America/New_York)');
+    const raise = lines.find((l) => l[col('Action')] === 'budget.updated' && l[col('Field')] === 'limitMicros')!;
+    expect([raise[col('Before')], raise[col('After')], raise[col('Currency')]]).toEqual(['10.00', '25.00', 'USD']);
+    expect(raise[col('Target')]).toBe('team agents-eu, monthly');
+    expect(new Set(lines.map((l) => l[col('Event id')])).size).toBe(2);
+
+    // A renamed team: its old and new name; the JSON export holds every change of the trail.
+    await page.getByTestId('audit-clear').click();
+    await page.getByTestId('audit-action').click();
+    await page.getByRole('option', { name: 'team.updated', exact: true }).click();
+    await expect.poll(() => rows.count()).toBe(1);
+    expect(await rows.getByTestId('audit-before').textContent()).toBe('agents');
+    expect(await rows.getByTestId('audit-after').textContent()).toBe('agents-eu');
+    await page.getByTestId('audit-clear').click();
+    const [jsonFile] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByTestId('audit-export-json').click(),
+    ]);
+    const exported = JSON.parse(await readFile((await jsonFile.path())!, 'utf8'));
+    expect(exported.org).toMatchObject({ timeZone: 'America/New_York', currency: 'USD' });
+    expect(exported.events).toHaveLength(total);
+
+    // Presets: "Today" is the org's today; the January change is not in it.
+    await page.getByTestId('audit-preset').click();
+    await page.getByRole('option', { name: 'Today', exact: true }).click();
+    const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'America/New_York' }).format(new Date());
+    expect(await page.getByTestId('audit-from').inputValue()).toBe(today);
+    expect(await page.getByTestId('audit-to').inputValue()).toBe(today);
+    await expect.poll(() => page.locator(`[data-id="${oldEventId}"]`).count()).toBe(0);
+    await expectAccessible(page, 'audit change log');
+    await context.close();
+
+    // On a phone the log stays usable and accessible.
+    const phone = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    const small = await signInWithToken(phone, p.adminUrl, tokens.finance, '/console/audit');
+    await small.getByTestId('audit-table').waitFor();
+    await expectAccessible(small, 'audit log at 390 px');
+    await small.screenshot({ path: path.join(SCREENSHOTS, 'audit-log-phone.png') });
+    await phone.close();
   });
 });

@@ -293,18 +293,27 @@ describe('console governance pages in a real browser: policies, audit log, alert
     await tab.close();
     // The user signs in at the provider, which redirects to Tollgate's callback.
     const callback = await authorizeInBrowser(authorizationUrl, 'ada', CALLBACK_PREFIX);
-    expect((await fetch(`${p.adminUrl}${callback.pathname}${callback.search}`)).status).toBe(200);
+    // The browser lands on a page that says what happened (not the API's JSON)...
+    const landing = await context.newPage();
+    await landing.goto(`${p.adminUrl}${callback.pathname}${callback.search}`);
+    expect(await landing.getByRole('heading', { level: 1 }).textContent()).toBe('Connected to notes');
+    expect(await landing.locator('body').textContent()).not.toContain('"status"');
+    await expectAccessible(landing, 'connection landing page');
+    await landing.close();
 
-    await page.getByRole('button', { name: 'I have connected: refresh' }).click();
-    await expect.poll(() => row.getByTestId('connection-status').textContent()).toBe('Connected');
+    // ...and the console tab notices the connection by itself, without a reload or a click.
+    await page.getByTestId('connect-done').getByText('Connected to notes').waitFor();
+    expect(await row.getByTestId('connection-status').textContent()).toBe('Connected');
     await page.screenshot({ path: path.join(SCREENSHOTS, 'my-connections.png'), fullPage: true });
     await row.getByRole('button', { name: 'Disconnect notes' }).click();
     await expectConfirmDialog(page, 'Disconnect your notes account?');
     await page.getByTestId('confirm-disconnect').click();
-    await expect.poll(() => row.getByTestId('connection-status').textContent()).toBe('Not connected');
+    await expect
+      .poll(() => row.getByTestId('connection-status').textContent(), { timeout: 15_000 })
+      .toBe('Not connected');
     expect((await p.admin('GET', `/v1/orgs/${orgId}/users/${ids.ada}/connections`)).body).toEqual([]);
     await context.close();
-  });
+  }, 150_000); // long flows: on a busy two-core machine they outlast the default minute
 
   /** The error Mantine shows under an input (its `<id>-error` element, named by aria-describedby). */
   async function fieldError(page: Page, testId: string): Promise<string | null> {
@@ -380,6 +389,39 @@ describe('console governance pages in a real browser: policies, audit log, alert
     expect(edited).toMatchObject({ displayName: 'Web fixture', syncIntervalSeconds: 600, callTimeoutMs: 30_000 });
     expect(edited.version).toBe(registered.version + 2);
 
+    // Auth settings are editable: to per-user OAuth with a configured client (the static token goes with it)...
+    await row.getByRole('button', { name: 'Edit web' }).click();
+    await page.getByTestId('upstream-edit-auth').click();
+    await page.getByRole('option', { name: /^Per-user OAuth/ }).click();
+    expect(await page.getByTestId('upstream-edit-drops-secrets').textContent()).toContain('Authorization');
+    await page.getByTestId('upstream-edit-client-id').fill('tollgate-web');
+    await page.getByLabel('OAuth client secret').fill('web-client-secret-9');
+    await page.getByTestId('upstream-edit-scope').fill('read');
+    await expectAccessible(page, 'edit upstream auth');
+    await page.getByTestId('upstream-edit-save').click();
+    await expect
+      .poll(async () => (await p.admin('GET', `/v1/orgs/${orgId}/upstreams/${registered.id}`)).body.authMode)
+      .toBe('PER_USER_OAUTH');
+    const oauthed = (await p.admin('GET', `/v1/orgs/${orgId}/upstreams/${registered.id}`)).body;
+    expect(oauthed).toMatchObject({
+      headerNames: [],
+      oauth: { clientId: 'tollgate-web', registered: false, scope: 'read' },
+    });
+    expect(JSON.stringify(oauthed)).not.toContain('web-client-secret-9');
+    // ...and back to the static secret, which the form then asks for.
+    await row.getByRole('button', { name: 'Edit web' }).click();
+    expect(await page.getByTestId('upstream-edit-client-id').inputValue()).toBe('tollgate-web');
+    await page.getByTestId('upstream-edit-auth').click();
+    await page.getByRole('option', { name: 'Static secret (bearer token)' }).click();
+    await page.getByTestId('upstream-edit-save').click();
+    expect(await page.getByRole('dialog').getByText('needs a bearerToken').count()).toBe(1);
+    await page.getByLabel('Bearer token').fill('web-secret-123');
+    await page.getByTestId('upstream-edit-save').click();
+    await expect
+      .poll(async () => (await p.admin('GET', `/v1/orgs/${orgId}/upstreams/${registered.id}`)).body.authMode)
+      .toBe('STATIC_SECRET');
+    expect(await page.content()).not.toContain('web-secret-123');
+
     // Disable: a connected agent hears list_changed and no longer lists the tools; calls are refused.
     const agent = await connectAgent(p.edgeUrl, adaSecret, 'ada-web');
     agents.push(agent);
@@ -420,7 +462,7 @@ describe('console governance pages in a real browser: policies, audit log, alert
     const left = (await p.admin('GET', `/v1/orgs/${orgId}/upstreams`)).body as { namespace: string }[];
     expect(left.map((u) => u.namespace).sort()).toEqual(['fx', 'notes']);
     await context.close();
-  });
+  }, 150_000); // long flows: on a busy two-core machine they outlast the default minute
 
   it('should create a team budget (limit in exact micro-units), show its utilisation, refuse a duplicate, and delete it', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
@@ -464,19 +506,19 @@ describe('console governance pages in a real browser: policies, audit log, alert
     await page.getByRole('option', { name: 'data', exact: true }).click();
     await page.getByTestId('new-budget-period').click();
     await page.getByRole('option', { name: 'Week' }).click();
-    expect(await fieldError(page, 'new-budget-period')).toContain('already has a week budget');
+    expect(await fieldError(page, 'new-budget-period')).toContain('already has a weekly budget');
     expect(await page.getByTestId('new-budget-submit').isDisabled()).toBe(true);
     await page.getByRole('button', { name: 'Cancel' }).click();
 
     await line.getByRole('button', { name: 'Delete budget of Team data, week' }).click();
-    await expectConfirmDialog(page, 'Delete the week budget of Team data?');
+    await expectConfirmDialog(page, 'Delete the weekly budget of Team data?');
     await page.getByTestId('confirm-delete-budget').click();
-    await expect.poll(() => line.count()).toBe(0);
+    await expect.poll(() => line.count(), { timeout: 15_000 }).toBe(0);
     expect(
       ((await p.admin('GET', `/v1/orgs/${orgId}/budgets`)).body as { scope: string }[]).map((b) => b.scope),
     ).toEqual(['ORG']);
     await context.close();
-  });
+  }, 150_000); // long flows: on a busy two-core machine they outlast the default minute
 
   it('should show finance no write control on the budgets and upstreams pages', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });

@@ -1,8 +1,8 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { Prisma, PrismaClient } from '@prisma/client';
-import { JobName, QueueName, bullConnection } from '@tollgate/queue';
-import { callMeta, connectAgent, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
+import { JobName, QueueName } from '@tollgate/queue';
+import { callMeta, connectAgent, waitForJobs, waitForUsageEvents, testBullOptions } from '@tollgate/testing';
 import { Queue } from 'bullmq';
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -13,6 +13,7 @@ import {
   buildConsole,
   decimalToMicros,
   expectAccessible,
+  expectNotInVerticalScrollBox,
   newConsoleDir,
   parseCsv,
   signInWithToken,
@@ -171,10 +172,7 @@ describe('console in a real browser', () => {
       callIds.push(callMeta(res as never)!.callId);
     }
     await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, callIds);
-    const alertQueue = new Queue(QueueName.BudgetAlerts, {
-      connection: bullConnection(p.env.redisUrl),
-      prefix: `${p.env.redisPrefix}:bull`,
-    });
+    const alertQueue = new Queue(QueueName.BudgetAlerts, testBullOptions(p.env.redisUrl, p.env.redisPrefix));
     const check = await alertQueue.add(JobName.CheckBudgetAlerts, { orgId }, { jobId: `console-check-${Date.now()}` });
     await alertQueue.close();
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.BudgetAlerts, [check.id!]);
@@ -237,13 +235,13 @@ describe('console in a real browser', () => {
     expect(await page.getByText('Organisation Acme').count()).toBe(1);
     expect(await page.getByText('Team data, science').count()).toBe(1);
     expect(await page.getByTestId('budget-forecast').first().textContent()).toMatch(
-      /runs out on|lasts until the period resets/,
+      /runs out on|passes its soft limit on|lasts until the period resets/,
     );
     // Alerts fired this month: the web team's budget crossed 80 % with 0.25 spent.
     const alert = page.getByTestId('alert-row');
     await alert.first().waitFor();
     expect(await alert.count()).toBe(1);
-    expect(await alert.textContent()).toMatch(/Team web \(month\).*80 %.*€0\.25/);
+    expect(await alert.textContent()).toMatch(/Team web \(monthly\).*80 %.*€0\.25/);
     // Top tools: the dearer tool first.
     expect(await page.getByTestId('top-tools').locator('tbody tr').first().textContent()).toContain('fx / huge');
     await page.locator('.recharts-bar-rectangle').first().waitFor();
@@ -256,7 +254,7 @@ describe('console in a real browser', () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 1000 }, acceptDownloads: true });
     const page = await signInWithToken(context, p.adminUrl, tokens.finance);
     await page.getByRole('link', { name: 'Spend explorer' }).click();
-    const from = utcDay(new Date(Date.now() - 29 * 86_400_000));
+    const from = `${utcDay().slice(0, 8)}01`; // the explorer opens on the month to date, as the overview
     const to = utcDay();
     const total = page.getByTestId('explorer-total-cost');
     await total.waitFor();
@@ -270,7 +268,38 @@ describe('console in a real browser', () => {
     expect(await total.getAttribute('data-micros')).toBe(String(sums.costMicros));
     expect(String(api.body.totals.costMicros)).toBe(String(sums.costMicros));
     expect(api.body.currency).toBe('EUR');
-    expect(await page.getByTestId('explorer-table').locator('tbody tr').count()).toBe(api.body.rows.length);
+    expect(await page.getByTestId('explorer-row').count()).toBe(api.body.rows.length);
+    // Grouped by team and day: each team's days end in its subtotal, equal to that team's ledger sum.
+    const teamRows = new Set(api.body.rows.map((r: { teamId: string }) => r.teamId));
+    const subtotals = page.getByTestId('explorer-table-subtotal');
+    expect(await subtotals.count()).toBe(teamRows.size);
+    for (const teamId of teamRows) {
+      const team = (await db.team.findUniqueOrThrow({ where: { id: teamId as string } })).name;
+      const teamCost = (await db.usageEvent.findMany({ where: { orgId, teamId: teamId as string } })).reduce(
+        (s, r) => s + r.costMicros,
+        0n,
+      );
+      const line = subtotals.filter({ hasText: `Subtotal ${team} (` });
+      expect(await line.locator('[data-micros]').getAttribute('data-micros')).toBe(String(teamCost));
+    }
+    // Money at one precision (four decimals), the exact amount on hover; the total line is not in a scroll box.
+    const totalCell = page.getByTestId('explorer-table-total').locator('[data-micros]');
+    expect(await totalCell.textContent()).toMatch(/^€[\d,]+\.\d{4}$/);
+    expect(await totalCell.getAttribute('title')).toMatch(/^\d+\.\d+ EUR exactly$/);
+    await expectNotInVerticalScrollBox(page.getByTestId('explorer-table-total'));
+
+    // Sorted by cost, highest first, then lowest first: the rows follow (subtotals travel with their group).
+    await page.getByTestId('explorer-table-sort-costMicros').click();
+    const costs = async () =>
+      (await page
+        .getByTestId('explorer-row')
+        .locator('td [data-micros]')
+        .evaluateAll((els) => els.map((e) => e.getAttribute('data-micros')))) as string[];
+    const desc = await costs();
+    expect(await page.getByRole('columnheader', { name: /Cost/ }).getAttribute('aria-sort')).toBe('descending');
+    await page.getByTestId('explorer-table-sort-costMicros').click();
+    expect(await page.getByRole('columnheader', { name: /Cost/ }).getAttribute('aria-sort')).toBe('ascending');
+    expect((await costs()).length).toBe(desc.length);
 
     // Group by user instead of team and day: the table follows.
     const groupBy = page.getByRole('group', { name: 'Group by' });
@@ -278,28 +307,44 @@ describe('console in a real browser', () => {
     await groupBy.getByText('Day', { exact: true }).click();
     await groupBy.getByText('User', { exact: true }).click();
     await page.getByTestId('explorer-table').getByText('ada@acme.test').waitFor();
-    expect(await page.getByTestId('explorer-table').locator('tbody tr').count()).toBe(2);
+    expect(await page.getByTestId('explorer-row').count()).toBe(2);
 
     const [download] = await Promise.all([
       page.waitForEvent('download'),
       page.getByTestId('explorer-download').click(),
     ]);
     const csv = parseCsv(await readFile((await download.path())!, 'utf8'));
-    expect(csv[0]).toEqual(['User', 'Calls', 'Errors', 'Output tokens', 'Cost (EUR)']);
+    // Names and their ids, the figures (cost exact), then what every line counts: period, zone, currency.
+    expect(csv[0]).toEqual([
+      'User',
+      'User id',
+      'Team',
+      'Team id',
+      'Calls',
+      'Errors',
+      'Output tokens',
+      'Cost (EUR)',
+      'From',
+      'To',
+      'Time zone',
+      'Currency',
+    ]);
     const body = csv.slice(1, -1);
     const footer = csv[csv.length - 1];
     expect(body.map((r) => r[0]).sort()).toEqual(['ada@acme.test', 'bob@acme.test']);
+    expect(body.find((r) => r[0] === 'ada@acme.test')![1]).toBe(ids.ada);
     expect(footer[0]).toBe('Total');
-    expect(decimalToMicros(footer[4])).toBe(sums.costMicros);
-    expect(body.reduce((s, r) => s + decimalToMicros(r[4]), 0n)).toBe(sums.costMicros);
-    expect(Number(footer[1])).toBe(sums.calls);
-    expect(Number(footer[2])).toBe(sums.errors);
+    expect(decimalToMicros(footer[7])).toBe(sums.costMicros);
+    expect(body.reduce((s, r) => s + decimalToMicros(r[7]), 0n)).toBe(sums.costMicros);
+    expect(Number(footer[4])).toBe(sums.calls);
+    expect(Number(footer[5])).toBe(sums.errors);
+    for (const line of csv.slice(1)) expect(line.slice(8)).toEqual([from, to, api.body.timeZone, 'EUR']);
     // Each line equals the ledger for that user.
     const adaCost = (await db.usageEvent.findMany({ where: { orgId, userId: ids.ada } })).reduce(
       (s, r) => s + r.costMicros,
       0n,
     );
-    expect(decimalToMicros(body.find((r) => r[0] === 'ada@acme.test')![4])).toBe(adaCost);
+    expect(decimalToMicros(body.find((r) => r[0] === 'ada@acme.test')![7])).toBe(adaCost);
 
     await groupBy.getByText('Day', { exact: true }).click();
     await page.locator('.recharts-bar-rectangle').first().waitFor();
@@ -327,6 +372,15 @@ describe('console in a real browser', () => {
     await page.getByRole('option', { name: 'web' }).click();
     await page.getByTestId('key-owner').click();
     await page.getByRole('option', { name: 'Bob (bob@acme.test)' }).click();
+    // Its tags and its own budget in the same form.
+    await page.getByTestId('issue-key-tags').fill('project:nova');
+    await page.keyboard.press('Enter');
+    await page.getByTestId('issue-key-budget').fill('2.5x');
+    expect(await page.getByTestId('key-submit').isDisabled()).toBe(true);
+    await page.getByTestId('issue-key-budget').fill('2.5');
+    await page.getByTestId('issue-key-budget-period').click();
+    await page.getByRole('option', { name: 'Week' }).click();
+    await expectAccessible(page, 'issue key form');
     await page.getByTestId('key-submit').click();
     await page.getByTestId('issued-secret').or(page.getByRole('dialog').getByRole('alert')).waitFor();
     expect(await page.getByRole('dialog').getByRole('alert').allTextContents()).toEqual([]);
@@ -336,6 +390,17 @@ describe('console in a real browser', () => {
     await page.getByTestId('copy-secret').click();
     expect(await page.evaluate('navigator.clipboard.readText()')).toBe(secret);
     await expectAccessible(page, 'issued key');
+
+    const made = (
+      (await p.admin('GET', `/v1/orgs/${orgId}/keys`, undefined, tokens.admin)).body as {
+        id: string;
+        name: string;
+        tags: string[];
+      }[]
+    ).find((k) => k.name === 'console-made')!;
+    expect(made.tags).toEqual(['project:nova']);
+    const madeLimits = (await p.admin('GET', `/v1/orgs/${orgId}/keys/${made.id}/limits`, undefined, tokens.admin)).body;
+    expect(madeLimits.budgets).toMatchObject([{ period: 'WEEK', mode: 'HARD', limitMicros: 2_500_000 }]);
 
     // The secret is a real key: the edge lists its tools.
     const agent = await connectAgent(p.edgeUrl, secret, 'console-made');
@@ -418,17 +483,17 @@ describe('console in a real browser', () => {
     await groupBy.getByText('Team', { exact: true }).click();
     await groupBy.getByText('Day', { exact: true }).click();
     await groupBy.getByText('Key tag', { exact: true }).click();
-    const tagRow = page.getByTestId('explorer-table').locator('tbody tr').filter({ hasText: 'project:atlas' });
+    const tagRow = page.getByTestId('explorer-row').filter({ hasText: 'project:atlas' });
     await tagRow.waitFor();
-    expect(await page.getByTestId('explorer-table').locator('tbody tr').allTextContents()).toHaveLength(2);
-    expect(await tagRow.textContent()).toContain(`€${(Number(adaCost) / 1e6).toFixed(6).replace(/0+$/, '')}`);
+    expect(await page.getByTestId('explorer-row').allTextContents()).toHaveLength(2);
+    expect(await tagRow.locator('[data-micros]').getAttribute('data-micros')).toBe(String(adaCost));
 
     // Filtered by that tag: the total is the tagged key's ledger sum, as the report API says.
     await page.getByTestId('explorer-filter-tag').click();
     await page.getByRole('option', { name: 'project:atlas' }).click();
     await page.keyboard.press('Escape');
     await expect.poll(() => total.getAttribute('data-micros')).toBe(String(adaCost));
-    const from = utcDay(new Date(Date.now() - 29 * 86_400_000));
+    const from = `${utcDay().slice(0, 8)}01`; // the explorer opens on the month to date, as the overview
     const api = await p.admin(
       'GET',
       `/v1/orgs/${orgId}/reports/spend?from=${from}&to=${utcDay()}&tag=project:atlas`,
@@ -451,7 +516,7 @@ describe('console in a real browser', () => {
     await page.getByRole('link', { name: 'Spend explorer' }).click();
     const total = page.getByTestId('explorer-total-cost');
     await total.waitFor();
-    const from = utcDay(new Date(Date.now() - 29 * 86_400_000));
+    const from = `${utcDay().slice(0, 8)}01`; // the explorer opens on the month to date, as the overview
     const to = utcDay();
 
     // Two users (values OR) and one tool (filters AND): ada's and bob's pings.
@@ -466,8 +531,8 @@ describe('console in a real browser', () => {
     const pings = await ledger(from, to, { userId: { in: [ids.ada, ids.bob] }, toolName: 'ping' });
     expect(pings.calls).toBe(4);
     await expect.poll(() => total.getAttribute('data-micros')).toBe(String(pings.costMicros));
-    const footer = page.getByTestId('explorer-table').locator('tfoot th');
-    expect(await footer.nth(2).textContent()).toBe(String(pings.calls));
+    const footer = page.getByTestId('explorer-table-total').locator('th');
+    expect(await footer.nth(1).textContent()).toBe(String(pings.calls));
     // The report API answers the same for the same filter, and echoes it.
     const q = `from=${from}&to=${to}&groupBy=team,day&userId=${ids.ada},${ids.bob}&tool=ping`;
     const api = await p.admin('GET', `/v1/orgs/${orgId}/reports/spend?${q}`, undefined, tokens.finance);
@@ -500,9 +565,9 @@ describe('console in a real browser', () => {
       again.getByTestId('explorer-download').click(),
     ]);
     const csv = parseCsv(await readFile((await download.path())!, 'utf8'));
-    expect(csv[0]).toEqual(['Team', 'Day', 'Calls', 'Errors', 'Output tokens', 'Cost (EUR)']);
+    expect(csv[0].slice(0, 7)).toEqual(['Team', 'Team id', 'Day', 'Calls', 'Errors', 'Output tokens', 'Cost (EUR)']);
     expect(csv[csv.length - 1][0]).toBe('Total');
-    expect(decimalToMicros(csv[csv.length - 1][5])).toBe(pings.costMicros);
+    expect(decimalToMicros(csv[csv.length - 1][6])).toBe(pings.costMicros);
 
     // A filter nothing matches: the designed empty state, with a way back.
     await again.goto(`${p.adminUrl}/console/explorer?tool=no-such-tool`);
@@ -525,7 +590,10 @@ describe('console in a real browser', () => {
     expect(await spend.getAttribute('data-micros')).toBe(String(month.costMicros));
     expect(await page.getByTestId('overview-calls').textContent()).toBe(String(month.calls));
     // Its team's budget, no org budget and no other team's; no org alerts.
-    expect(await page.getByTestId('budget-row').allTextContents()).toEqual([expect.stringContaining('Team web')]);
+    // (and the KEY budgets of its team's keys: the key issued earlier in this file has one).
+    const budgetRows = await page.getByTestId('budget-row').allTextContents();
+    expect(budgetRows.filter((r) => r.startsWith('Team'))).toEqual([expect.stringContaining('Team web')]);
+    expect(budgetRows.every((r) => r.startsWith('Team web') || r.startsWith('Key '))).toBe(true);
     expect(await page.getByTestId('overview-alerts').count()).toBe(0);
     await page.getByRole('radio', { name: 'By user' }).waitFor({ state: 'attached' });
     expect(await page.getByTestId('top-users').locator('tbody tr').allTextContents()).toEqual([
@@ -537,7 +605,7 @@ describe('console in a real browser', () => {
     await page.getByRole('link', { name: 'Spend explorer' }).click();
     const total = page.getByTestId('explorer-total-cost');
     await total.waitFor();
-    const from = utcDay(new Date(Date.now() - 29 * 86_400_000));
+    const from = `${utcDay().slice(0, 8)}01`; // the explorer opens on the month to date, as the overview
     const sums = await ledger(from, today, { teamId: ids.web });
     expect(await total.getAttribute('data-micros')).toBe(String(sums.costMicros));
     expect(await page.getByTestId('explorer-filter-teamId').count()).toBe(0);
@@ -579,7 +647,7 @@ describe('console in a real browser', () => {
     await page.getByRole('link', { name: 'Spend explorer' }).click();
     const total = page.getByTestId('explorer-total-cost');
     await total.waitFor();
-    const sums = await ledger(utcDay(new Date(Date.now() - 29 * 86_400_000)), today, { userId: ids.ada });
+    const sums = await ledger(`${utcDay().slice(0, 8)}01`, today, { userId: ids.ada }); // the month to date, as the overview
     expect(await total.getAttribute('data-micros')).toBe(String(sums.costMicros));
     expect(await page.getByTestId('explorer-filter-userId').count()).toBe(0);
     expect(await page.getByTestId('scope-note').textContent()).toContain('Your own usage');

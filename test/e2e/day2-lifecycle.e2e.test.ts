@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { QueueName } from '@tollgate/queue';
-import { callMeta, connectAgent, toolError, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
+import { callMeta, connectAgent, toolError, waitForJobs, waitForUsageEvents, testBullOptions } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   FixtureServer,
@@ -178,10 +178,7 @@ describe('day-2 lifecycle', () => {
     );
     const schedulers = async () => {
       const { Queue } = await import('bullmq');
-      const q = new Queue(QueueName.CatalogSync, {
-        connection: { url: p.env.redisUrl },
-        prefix: `${p.env.redisPrefix}:bull`,
-      });
+      const q = new Queue(QueueName.CatalogSync, testBullOptions(p.env.redisUrl, p.env.redisPrefix));
       try {
         return (await q.getJobSchedulers(0, -1)).map((s) => s.key);
       } finally {

@@ -518,7 +518,7 @@ describe('day-2: organisations, people, keys, admin tokens, reports', () => {
     // The next call spends for the new team.
     const call = await ping(a);
     await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, [callMeta(call)!.callId]);
-    expect((await db.usageEvent.findUnique({ where: { id: callMeta(call)!.callId } }))?.teamId).toBe(labs);
+    expect((await db.usageEvent.findFirst({ where: { id: callMeta(call)!.callId } }))?.teamId).toBe(labs);
     expect(
       (await p.admin('GET', `/v1/orgs/${o.orgId}/teams/${labs}/members`)).body.map((m: { userId: string }) => m.userId),
     ).toEqual([o.userId]);

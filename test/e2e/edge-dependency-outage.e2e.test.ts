@@ -118,10 +118,18 @@ describe('edge: Redis or Postgres down', () => {
     // Back with its data, so the apps' Redis clients can close instead of waiting for it.
     await redis?.restart();
     // Closed once every app is ready again (reconnected): closing mid-reconnect can wait on Redis for good.
-    for (const url of [p.edgeUrl, p.workerUrl])
+    for (const url of [p.edgeUrl, p.adminUrl, p.workerUrl])
       while ((await fetch(`${url}/readyz`)).status !== 200) await new Promise((r) => setTimeout(r, 50));
     await p?.close();
     await redis?.stop();
+  });
+
+  it('should answer /readyz with one shape on the edge, the admin API and the worker', async () => {
+    for (const url of [p.edgeUrl, p.adminUrl, p.workerUrl]) {
+      const ready = await fetch(`${url}/readyz`);
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toMatchObject({ status: 'ok', checks: { db: 'ok', redis: 'ok' } });
+    }
   });
 
   it('should answer 503 with Retry-After when Postgres is down and the key is not cached', async () => {
@@ -129,7 +137,10 @@ describe('edge: Redis or Postgres down', () => {
     await expectUnavailable(await post(proxiedEdgeUrl, keys[1], toolsCall(7)), 'database', null);
     // The process is alive and says it is not ready.
     expect((await fetch(`${proxiedEdgeUrl}/healthz`)).status).toBe(200);
-    expect((await fetch(`${proxiedEdgeUrl}/readyz`)).status).toBe(503);
+    const ready = await fetch(`${proxiedEdgeUrl}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(ready.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(await ready.json()).toEqual({ status: 'unavailable', checks: { db: 'failed', redis: 'ok' } });
   });
 
   it('should answer 503 with Retry-After when Redis is down, for calls and new sessions', async () => {

@@ -1,6 +1,9 @@
+import type { INestApplication } from '@nestjs/common';
+import { loadEdgeConfig } from '@tollgate/config';
 import { QueueName } from '@tollgate/queue';
 import { waitForJobs } from '@tollgate/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createEdgeApp } from '../../apps/mcp-edge/src/edge-app';
 import {
   FixtureServer,
   PROTOCOL_FIXTURE_TOOLS,
@@ -12,7 +15,7 @@ import { RunningPlatform, startPlatform } from '../support/platform';
 type Answer = {
   id?: unknown;
   result?: { isError?: boolean; content: { text: string }[]; _meta?: Record<string, any> };
-  error?: { code: number; message: string };
+  error?: { code: number; message: string; data?: Record<string, any> };
 };
 
 /** JSON text nested `depth` levels deep (JSON.stringify itself overflows the stack on such a value). */
@@ -44,6 +47,12 @@ describe('edge: a hostile key and the shared upstream', () => {
   let upstream: FixtureServer;
   let hostileKey: string;
   let honestKey: string;
+  let refusedKey: string;
+  let breakerKeys: string[];
+  let floodKey: string;
+  let spreadKey: string;
+  let secondEdge: INestApplication;
+  let secondEdgeUrl: string;
 
   const post = (key: string, body: unknown, signal?: AbortSignal) =>
     fetch(`${p.edgeUrl}/mcp`, {
@@ -56,6 +65,16 @@ describe('edge: a hostile key and the shared upstream', () => {
       body: toJson(body),
       signal,
     });
+  const postText = (key: string, body: string, edgeUrl = p.edgeUrl) =>
+    fetch(`${edgeUrl}/mcp`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        Authorization: `Bearer ${key}`,
+      },
+      body,
+    });
   const toolsCall = (id: number, name: string, args?: unknown) => ({
     jsonrpc: '2.0',
     id,
@@ -65,7 +84,7 @@ describe('edge: a hostile key and the shared upstream', () => {
   const call = async (key: string, name: string, args?: unknown): Promise<Answer> =>
     (await (await post(key, toolsCall(1, name, args))).json()) as Answer;
   const errorOf = (a: Answer) =>
-    a.result?._meta?.['tollgate/error'] as
+    (a.result?._meta?.['tollgate/error'] ?? a.error?.data) as
       { code: string; limit?: string; allowed?: number; measured?: number; message: string; hint: string } | undefined;
 
   beforeAll(async () => {
@@ -80,6 +99,15 @@ describe('edge: a hostile key and the shared upstream', () => {
     };
     hostileKey = await keyFor('mallory@shared.test');
     honestKey = await keyFor('alice@shared.test');
+    // Each test that sends many refused requests has its own key: each key has its own allowance.
+    refusedKey = await keyFor('rex@shared.test');
+    breakerKeys = [await keyFor('bob@shared.test'), await keyFor('bo@shared.test'), await keyFor('b@shared.test')];
+    floodKey = await keyFor('fred@shared.test');
+    spreadKey = await keyFor('sam@shared.test');
+    // A second edge replica on the same database and Redis.
+    secondEdge = await createEdgeApp(loadEdgeConfig(p.env.vars));
+    await secondEdge.listen(0, '127.0.0.1');
+    secondEdgeUrl = (await secondEdge.getUrl()).replace('[::1]', '127.0.0.1');
     const up = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
       namespace: 'fx',
       transport: 'STREAMABLE_HTTP',
@@ -97,12 +125,13 @@ describe('edge: a hostile key and the shared upstream', () => {
   });
 
   afterAll(async () => {
+    await secondEdge?.close();
     await upstream?.close();
     await p?.close();
   });
 
-  it('should refuse arguments nested 20,000 deep with INVALID_ARGUMENTS before the upstream on every path', async () => {
-    const deep = nested(20_000);
+  it('should refuse arguments nested past 64 with INVALID_ARGUMENTS before the upstream on every path', async () => {
+    const deep = nested(65);
     const callsBefore = upstream.calls.length;
     const lean = await call(hostileKey, 'fx__ping', deep);
     // A batch goes the SDK's way (a batch of one is answered as one message).
@@ -115,11 +144,28 @@ describe('edge: a hostile key and the shared upstream', () => {
         code: 'INVALID_ARGUMENTS',
         limit: 'maxDepth',
         allowed: 64,
+        measured: 65,
         charged: false,
       });
-      expect(errorOf(answer)!.measured).toBeGreaterThanOrEqual(20_000);
       // Refused before admission: no call id, no cost.
       expect(answer.result?._meta?.['tollgate/call']).toBeUndefined();
+    }
+    expect(upstream.calls.length).toBe(callsBefore);
+  });
+
+  it('should refuse a body nested 20,000 deep or with millions of values before parsing it, on every path', async () => {
+    const callsBefore = upstream.calls.length;
+    const wideArray = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fx__ping","arguments":{"a":[${'0,'.repeat(150_000)}0]}}}`;
+    for (const [body, limit] of [
+      [toJson(toolsCall(1, 'fx__ping', nested(20_000))), /nested deeper than 68 levels/],
+      [toJson([toolsCall(2, 'fx__ping', nested(20_000))]), /nested deeper than 68 levels/],
+      [toJson(toolsCall(3, 'tollgate__call_tool', { name: 'fx__ping', arguments: nested(20_000) })), /nested deeper/],
+      [wideArray, /more than 100000 keys and array items/],
+    ] as const) {
+      const res = await postText(refusedKey, body);
+      expect(res.status).toBe(400);
+      const answer = (await res.json()) as Answer;
+      expect(answer.error).toMatchObject({ code: -32600, message: expect.stringMatching(limit) });
     }
     expect(upstream.calls.length).toBe(callsBefore);
   });
@@ -147,27 +193,19 @@ describe('edge: a hostile key and the shared upstream', () => {
   });
 
   it("should keep another key's calls to the same upstream succeeding while a hostile key sends bad calls and hangs up", async () => {
-    const deep = nested(20_000);
+    const deep = nested(65);
     const honestAnswers: Answer[] = [];
     const hostileCodes = new Set<string | undefined>();
     // The breaker opens after 5 failures in a row: each burst is more than that, with no good call between.
-    for (let round = 0; round < 3; round++) {
-      for (let i = 0; i < 6; i++) {
-        // Deep and oversized arguments, on the lean path and through the meta-tool.
-        hostileCodes.add(errorOf(await call(hostileKey, 'fx__ping', deep))?.code);
-        hostileCodes.add(
-          errorOf(await call(hostileKey, 'tollgate__call_tool', { name: 'fx__ping', arguments: deep }))?.code,
-        );
-        hostileCodes.add(errorOf(await call(hostileKey, 'fx__ping', { blob: 'y'.repeat(2_000_000) }))?.code);
-      }
+    for (const hostile of breakerKeys) {
       // A JSON-RPC error the upstream answers to what it was sent: the upstream is up.
-      for (let i = 0; i < 6; i++) hostileCodes.add(errorOf(await call(hostileKey, 'fx__protocol-error', {}))?.code);
+      for (let i = 0; i < 6; i++) hostileCodes.add(errorOf(await call(hostile, 'fx__protocol-error', {}))?.code);
       // A call the caller abandons mid-way says nothing about the upstream either.
       for (let i = 0; i < 6; i++) {
         const hangUp = new AbortController();
         const slowSeen = upstream.calls.filter((c) => c.tool === 'slow').length;
         let answered: Answer | null = null;
-        const slow = post(hostileKey, toolsCall(3, 'fx__slow', { ms: 2_000 }), hangUp.signal)
+        const slow = post(hostile, toolsCall(3, 'fx__slow', { ms: 2_000 }), hangUp.signal)
           .then(async (res) => (answered = (await res.json()) as Answer))
           .catch(() => null);
         // Hang up once the upstream has the call (an open breaker would answer at once instead).
@@ -176,15 +214,57 @@ describe('edge: a hostile key and the shared upstream', () => {
         await slow;
         if (answered) hostileCodes.add(errorOf(answered)?.code);
       }
+      // Deep and oversized arguments, on the lean path and through the meta-tool: refused, then
+      // (past the key's allowance of refused input, 10) answered 429 unread, after a second's hold.
+      for (let i = 0; i < 4; i++) {
+        hostileCodes.add(errorOf(await call(hostile, 'fx__ping', deep))?.code);
+        hostileCodes.add(
+          errorOf(await call(hostile, 'tollgate__call_tool', { name: 'fx__ping', arguments: deep }))?.code,
+        );
+        hostileCodes.add(errorOf(await call(hostile, 'fx__ping', { blob: 'y'.repeat(1_060_000) }))?.code);
+      }
       for (let i = 0; i < 3; i++) honestAnswers.push(await call(honestKey, 'fx__ping'));
     }
-    expect([...hostileCodes].sort()).toEqual(['INVALID_ARGUMENTS', 'UPSTREAM_ERROR']);
+    expect([...hostileCodes].sort()).toEqual(['HOSTILE_INPUT_THROTTLED', 'INVALID_ARGUMENTS', 'UPSTREAM_ERROR']);
+    // The breaker never opened: the other key's calls all went through.
     for (const answer of honestAnswers) {
       expect(errorOf(answer)?.code).toBeUndefined();
       expect(answer.result?.content[0].text).toBe('pong');
     }
-    // The breaker never opened, for the hostile key either.
-    expect(errorOf(await call(hostileKey, 'fx__ping'))).toBeUndefined();
+  });
+
+  it('should answer a key 429 before reading its body once it has sent 10 refused requests, and nobody else', async () => {
+    const deepBody = toJson(toolsCall(1, 'fx__ping', nested(20_000)));
+    for (let i = 0; i < 10; i++) expect((await postText(floodKey, deepBody)).status).toBe(400);
+    const callsBefore = upstream.calls.length;
+    // Even a well-formed call: the key's requests are refused unread until the window ends.
+    const throttled = await postText(floodKey, toJson(toolsCall(2, 'fx__ping', {})));
+    expect(throttled.status).toBe(429);
+    expect(Number(throttled.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(((await throttled.json()) as Answer).error?.data).toMatchObject({ code: 'HOSTILE_INPUT_THROTTLED' });
+    const big = await postText(floodKey, `{"a":"${'z'.repeat(900_000)}"}`);
+    expect(big.status).toBe(429);
+    expect(upstream.calls.length).toBe(callsBefore);
+    // Another key of the same organisation is not held back.
+    expect((await call(honestKey, 'fx__ping')).result?.content[0].text).toBe('pong');
+  });
+
+  it("should count a key's refused requests on all edges together: 5 on each of two edges use up its allowance of 10 on both", async () => {
+    const deepBody = toJson(toolsCall(1, 'fx__ping', nested(20_000)));
+    const goodCall = toJson(toolsCall(2, 'fx__ping', {}));
+    for (let i = 0; i < 5; i++) expect((await postText(spreadKey, deepBody)).status).toBe(400);
+    // Within the allowance so far: the key's good calls are served, on either edge.
+    expect((await postText(spreadKey, goodCall, secondEdgeUrl)).status).toBe(200);
+    for (let i = 0; i < 4; i++) expect((await postText(spreadKey, deepBody, secondEdgeUrl)).status).toBe(400);
+    expect((await postText(spreadKey, goodCall)).status).toBe(200);
+    // The tenth refusal, on the second edge: both edges now answer the key 429 (the first once the
+    // second's pub/sub message has reached it), though neither saw 10 refusals itself.
+    expect((await postText(spreadKey, deepBody, secondEdgeUrl)).status).toBe(400);
+    expect((await postText(spreadKey, goodCall, secondEdgeUrl)).status).toBe(429);
+    await vi.waitFor(async () => expect((await postText(spreadKey, goodCall)).status).toBe(429), {
+      timeout: 5_000,
+      interval: 20,
+    });
   });
 });
 

@@ -136,7 +136,7 @@ describe('edge: lean tools/call path', () => {
     );
   });
 
-  it('should refuse a body over 4 MB with a JSON-RPC error and keep serving the key', async () => {
+  it('should refuse a body over the size limit (1 MiB + 64 KiB) with a JSON-RPC error and keep serving the key', async () => {
     const huge = toolsCall(9, 'fx__ping', { padding: 'x'.repeat(5 * 1024 * 1024) });
     const res = await post(huge);
     expect(res.status).toBe(413);

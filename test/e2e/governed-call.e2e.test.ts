@@ -188,7 +188,7 @@ describe('governed call, end to end', () => {
     expect(budget.remainingMicros).toBe(PRICE_PER_ECHO * CALLS_ALLOWED + 100_000);
     expect(budget.budgets[0]).toMatchObject({ spentMicros: 0 });
     await drainLedger([meta.callId]);
-    const row = await db.usageEvent.findUniqueOrThrow({ where: { id: meta.callId } });
+    const row = await db.usageEvent.findFirstOrThrow({ where: { id: meta.callId } });
     expect(row.outcome).toBe('UPSTREAM_ERROR');
     expect(row.costMicros).toBe(0n);
   });
@@ -241,21 +241,38 @@ describe('governed call, end to end', () => {
     expect(await ledgerRows()).toEqual(before);
   });
 
-  it('should answer 401 with WWW-Authenticate for a missing or bad key', async () => {
-    for (const auth of [undefined, 'Bearer tg_not-a-real-key', `Bearer tg_${'x'.repeat(40)}`]) {
-      const res = await fetch(`${p.edgeUrl}/mcp`, {
-        method: 'POST',
-        headers: {
-          'Content-Type': 'application/json',
-          Accept: 'application/json, text/event-stream',
-          ...(auth ? { Authorization: auth } : {}),
-        },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-      });
-      expect(res.status).toBe(401);
-      expect(res.headers.get('www-authenticate')).toMatch(
+  async function challengeFor(auth: string | undefined): Promise<{ status: number; challenge: string | null }> {
+    const res = await fetch(`${p.edgeUrl}/mcp`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        ...(auth ? { Authorization: auth } : {}),
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    return { status: res.status, challenge: res.headers.get('www-authenticate') };
+  }
+
+  it('should answer 401 pointing at OAuth discovery when no credential or an OAuth token is refused', async () => {
+    for (const auth of [undefined, 'Bearer not-a-tollgate-token']) {
+      const { status, challenge } = await challengeFor(auth);
+      expect(status).toBe(401);
+      expect(challenge).toMatch(
         /^Bearer realm="tollgate", resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp", scope="mcp"/,
       );
+    }
+  });
+
+  // A client holding a `tg_` key that discovery pointed at OAuth would start a browser sign-in that cannot help.
+  it('should answer 401 invalid_token naming the key unknown or revoked, without OAuth discovery, for a bad tg_ key', async () => {
+    for (const auth of ['Bearer tg_not-a-real-key', `Bearer tg_${'x'.repeat(40)}`]) {
+      const { status, challenge } = await challengeFor(auth);
+      expect(status).toBe(401);
+      expect(challenge).toMatch(
+        /^Bearer realm="tollgate", error="invalid_token", error_description="[^"]*unknown or revoked/,
+      );
+      expect(challenge).not.toMatch(/resource_metadata|scope=/);
     }
   });
 
@@ -284,6 +301,10 @@ describe('governed call, end to end', () => {
     expect((await p.admin('POST', `/v1/orgs/${orgId}/keys/${other.body.key.id}/revoke`)).status).toBe(200);
     await expect(client.listTools()).rejects.toThrow(/401|Invalid virtual key|Unauthorized/);
     await client.close();
+    const { status, challenge } = await challengeFor(`Bearer ${other.body.secret}`);
+    expect(status).toBe(401);
+    expect(challenge).toMatch(/error="invalid_token", error_description="[^"]*unknown or revoked/);
+    expect(challenge).not.toContain('resource_metadata');
   });
 
   it('should never write a virtual key or admin token to the logs', async () => {

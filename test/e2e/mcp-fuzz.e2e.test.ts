@@ -49,7 +49,9 @@ describe('/mcp fuzz: bad protocol input never answers 5xx', () => {
   });
 
   beforeAll(async () => {
-    p = await startPlatform();
+    // The throttle on refused input would answer most generated bodies 429 unread, leaving the
+    // parser unexplored; it has its own test (edge-hostile-input).
+    p = await startPlatform({ EDGE_REFUSED_INPUT_ALLOWANCE: '0' });
     db = new PrismaClient({ adapter: new PrismaPg({ connectionString: p.env.vars.DATABASE_URL }) });
     upstream = await startFixtureServer();
     orgId = (await p.admin('POST', '/v1/orgs', { name: 'Fuzz', slug: 'fuzz' })).body.id;
@@ -121,17 +123,18 @@ describe('/mcp fuzz: bad protocol input never answers 5xx', () => {
       {
         name: 'params nested 100,000 deep',
         body: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":${'['.repeat(100_000)}${']'.repeat(100_000)}}`,
-        expectCode: -32602,
+        // Refused on the raw bytes, before parsing (deeper than 68 levels).
+        expectCode: -32600,
       },
       {
         name: 'arguments nested 20,000 deep',
         body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fx__ping","arguments":${deepArgs}}}`,
-        expectToolError: 'INVALID_ARGUMENTS',
+        expectCode: -32600,
       },
       {
         name: 'arguments with 200,000 keys',
         body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fx__ping","arguments":${manyKeys}}}`,
-        expectToolError: 'INVALID_ARGUMENTS',
+        expectCode: -32600,
       },
       { name: 'a batch of 200,000 keys', body: `[${manyKeys}]`, expectCode: -32600 },
       {
@@ -239,5 +242,6 @@ describe('/mcp fuzz: bad protocol input never answers 5xx', () => {
     );
     const good = (await send(JSON.stringify(toolsCall(99, 'fx__ping')))).json() as Answer;
     expect(good.result?.content?.[0].text).toBe('pong');
-  });
+    // 3,000 requests: a busy 2-core machine needs more than the default minute (what counts is no 5xx).
+  }, 240_000);
 });

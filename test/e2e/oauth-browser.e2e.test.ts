@@ -3,7 +3,7 @@ import { PrismaClient } from '@prisma/client';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { QueueName } from '@tollgate/queue';
 import { callMeta, toolError, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
-import { Browser } from 'playwright-core';
+import { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../support/chromium';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
@@ -20,12 +20,41 @@ const CALLS_ALLOWED = 2;
  * client's redirect URI, whose URL is returned.
  */
 class ChromiumPerson {
+  /** The organisation names the sign-in page offered for the email (the last walk). */
+  offered: string[] = [];
+
   constructor(
     private readonly browser: Browser,
     private readonly idpIssuer: string,
     private readonly email: string,
     private readonly team: string,
+    /** Which organisation the person picks on the sign-in page (by its name). */
+    private readonly orgName: string,
+    /** Whom the IdP says signed in (a hostile IdP may vouch for anyone). */
+    private readonly idpSubject: string = email,
   ) {}
+
+  /** Signs in up to Tollgate's answer after the IdP; returns the page's text when it is not the consent. */
+  async signInAtIdp(page: Page, url: URL): Promise<string | null> {
+    await page.goto(url.href);
+    await page.getByLabel('Work email').fill(this.email);
+    await page.getByRole('button', { name: "Continue with your organisation's sign-in" }).click();
+    // The email picks nothing: the page asks which organisation.
+    await page.getByRole('heading', { name: 'Choose your organisation' }).waitFor();
+    this.offered = await page.locator('form#orgs button').allInnerTexts();
+    await page.getByRole('button', { name: this.orgName, exact: true }).click();
+    // At the IdP's sign-in step: the fixture signs in whoever its interaction URL names.
+    await page.waitForURL(
+      (u) => u.origin === new URL(this.idpIssuer).origin && /^\/interaction\/[^/]+$/.test(u.pathname),
+    );
+    const signIn = new URL(page.url());
+    signIn.searchParams.set('login', this.idpSubject);
+    await page.goto(signIn.href);
+    await page.waitForURL((u) => u.origin !== new URL(this.idpIssuer).origin);
+    await page.locator('h1').first().waitFor();
+    const heading = await page.locator('h1').first().innerText();
+    return heading.startsWith('Authorise') ? null : await page.locator('body').innerText();
+  }
 
   async authorize(url: URL): Promise<URL> {
     const context = await this.browser.newContext();
@@ -36,16 +65,8 @@ class ChromiumPerson {
         redirected = new URL(route.request().url());
         return route.fulfill({ status: 200, contentType: 'text/plain', body: 'You may close this window.' });
       });
-      await page.goto(url.href);
-      await page.getByLabel('Work email').fill(this.email);
-      await page.getByRole('button', { name: "Continue with your organisation's sign-in" }).click();
-      // At the IdP's sign-in step: the fixture signs in whoever its interaction URL names.
-      await page.waitForURL(
-        (u) => u.origin === new URL(this.idpIssuer).origin && /^\/interaction\/[^/]+$/.test(u.pathname),
-      );
-      const signIn = new URL(page.url());
-      signIn.searchParams.set('login', this.email);
-      await page.goto(signIn.href);
+      const refused = await this.signInAtIdp(page, url);
+      if (refused) throw new Error(`sign-in refused: ${refused.slice(0, 300)}`);
       await page
         .getByRole('heading', { name: /^Authorise / })
         .waitFor({ timeout: 15_000 })
@@ -79,10 +100,27 @@ describe('OAuth in a real browser, signing in at the organisation IdP', () => {
   let orgId: string;
   let userId: string;
   let edgeUrl: string;
+  let adminUrl: string;
+
+  /** Registers Tollgate as a client at an oidc-provider fixture, as an org admin does at their IdP. */
+  async function registerAtIdp(issuer: string): Promise<{ client_id: string; client_secret: string }> {
+    return (await (
+      await fetch(`${issuer}/reg`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          redirect_uris: [`${adminUrl}/oauth/sso/callback`],
+          grant_types: ['authorization_code'],
+          response_types: ['code'],
+          token_endpoint_auth_method: 'client_secret_basic',
+        }),
+      })
+    ).json()) as { client_id: string; client_secret: string };
+  }
 
   beforeAll(async () => {
     const [adminPort, edgePort] = [await freePort(), await freePort()];
-    const adminUrl = `http://127.0.0.1:${adminPort}`;
+    adminUrl = `http://127.0.0.1:${adminPort}`;
     edgeUrl = `http://127.0.0.1:${edgePort}`;
     p = await startPlatform({
       ADMIN_PORT: String(adminPort),
@@ -102,18 +140,7 @@ describe('OAuth in a real browser, signing in at the organisation IdP', () => {
     for (const team of [ops, research])
       expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${team}/members`, { userId })).status).toBe(201);
 
-    const reg = (await (
-      await fetch(`${idp.issuer}/reg`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          redirect_uris: [`${adminUrl}/oauth/sso/callback`],
-          grant_types: ['authorization_code'],
-          response_types: ['code'],
-          token_endpoint_auth_method: 'client_secret_basic',
-        }),
-      })
-    ).json()) as { client_id: string; client_secret: string };
+    const reg = await registerAtIdp(idp.issuer);
     expect(
       (
         await p.admin('PUT', `/v1/orgs/${orgId}/identity-provider`, {
@@ -166,7 +193,7 @@ describe('OAuth in a real browser, signing in at the organisation IdP', () => {
 
   it('should sign in at the IdP, consent for a team, and bill the SDK client calls to the OAuth key until the budget refuses and revocation stops it', async () => {
     const auth = new TestOAuthProvider(
-      new ChromiumPerson(browser, idp.issuer, 'milton@initech.test', 'research'),
+      new ChromiumPerson(browser, idp.issuer, 'milton@initech.test', 'research', 'Initech'),
       'Browser Agent',
     );
     const client: Client = await connectByOAuth(edgeUrl, auth, 'browser-agent');
@@ -211,5 +238,96 @@ describe('OAuth in a real browser, signing in at the organisation IdP', () => {
     } while (status !== 401 && Date.now() < deadline);
     expect(status).toBe(401);
     await client.close();
+  });
+
+  it("should let no email pick an org, refuse another org's IdP vouching for a claimed address, and refuse creating users in a claimed domain", async () => {
+    // The attacker: an org admin of another org, with an IdP they control and a user bearing Milton's email.
+    const evilIdp = await startAuthorizationServer();
+    try {
+      const evilOrg = (await p.admin('POST', '/v1/orgs', { name: 'Evil Corp', slug: 'evil-corp' })).body.id;
+      const evilTeam = (await p.admin('POST', `/v1/orgs/${evilOrg}/teams`, { name: 'ops' })).body.id;
+      const evilAdmin = (
+        await p.admin('POST', '/v1/admin-tokens', { role: 'ORG_ADMIN', orgId: evilOrg, name: 'evil admin' })
+      ).body.secret as string;
+      const planted = await p.admin('POST', `/v1/orgs/${evilOrg}/users`, { email: 'milton@initech.test' }, evilAdmin);
+      expect(planted.status).toBe(201);
+      await p.admin('POST', `/v1/orgs/${evilOrg}/teams/${evilTeam}/members`, { userId: planted.body.id }, evilAdmin);
+      const reg = await registerAtIdp(evilIdp.issuer);
+      expect(
+        (
+          await p.admin(
+            'PUT',
+            `/v1/orgs/${evilOrg}/identity-provider`,
+            { issuer: evilIdp.issuer, clientId: reg.client_id, clientSecret: reg.client_secret },
+            evilAdmin,
+          )
+        ).status,
+      ).toBe(200);
+
+      // Only a platform admin claims a domain; Initech's is claimed, and the planted user is counted.
+      expect(
+        (await p.admin('PUT', `/v1/orgs/${evilOrg}/email-domains/initech.test`, undefined, evilAdmin)).status,
+      ).toBe(403);
+      const claimed = await p.admin('PUT', `/v1/orgs/${orgId}/email-domains/initech.test`);
+      expect(claimed.status).toBe(201);
+      expect(claimed.body).toMatchObject({ domain: 'initech.test', usersInOtherOrgs: 1 });
+      expect((await p.admin('PUT', `/v1/orgs/${evilOrg}/email-domains/INITECH.test`)).body).toMatchObject({
+        code: 'EMAIL_DOMAIN_CLAIMED',
+        field: 'domain',
+      });
+      expect((await p.admin('GET', `/v1/orgs/${orgId}/email-domains`)).body).toEqual([
+        { domain: 'initech.test', createdAt: expect.any(String) },
+      ]);
+      // From now on the attacker cannot make another Initech address theirs.
+      const refused = await p.admin('POST', `/v1/orgs/${evilOrg}/users`, { email: 'Peter@Initech.test' }, evilAdmin);
+      expect(refused.status).toBe(409);
+      expect(refused.body).toMatchObject({ code: 'EMAIL_DOMAIN_CLAIMED', field: 'email' });
+      const renamed = await p.admin(
+        'PATCH',
+        `/v1/orgs/${evilOrg}/users/${planted.body.id}`,
+        { email: 'samir@initech.test' },
+        evilAdmin,
+      );
+      expect(renamed).toMatchObject({ status: 409, body: { field: 'email' } });
+
+      // Milton types his email: the page lists both organisations and chooses neither.
+      const client = (await (
+        await fetch(`${adminUrl}/oauth/register`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            client_name: 'Victim Agent',
+            redirect_uris: [REDIRECT_URL],
+            token_endpoint_auth_method: 'none',
+          }),
+        })
+      ).json()) as { client_id: string };
+      const authorizeUrl = new URL(`${adminUrl}/oauth/authorize`);
+      authorizeUrl.search = new URLSearchParams({
+        client_id: client.client_id,
+        response_type: 'code',
+        redirect_uri: REDIRECT_URL,
+        scope: 'mcp',
+        resource: `${edgeUrl}/mcp`,
+        code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+        code_challenge_method: 'S256',
+      }).toString();
+      // Lured into the attacker's organisation, whose IdP vouches for Milton: refused.
+      const lured = new ChromiumPerson(browser, evilIdp.issuer, 'milton@initech.test', 'ops', 'Evil Corp');
+      const context = await browser.newContext();
+      try {
+        const refusal = await lured.signInAtIdp(await context.newPage(), authorizeUrl);
+        expect(lured.offered).toEqual(['Evil Corp', 'Initech']);
+        expect(refusal).toContain(
+          "This organisation's identity provider cannot sign in milton@initech.test: that address belongs to another organisation.",
+        );
+      } finally {
+        await context.close();
+      }
+      const evilKeys = (await p.admin('GET', `/v1/orgs/${evilOrg}/keys`)).body as { kind: string }[];
+      expect(evilKeys.filter((k) => k.kind === 'OAUTH')).toEqual([]);
+    } finally {
+      await evilIdp.close();
+    }
   });
 });

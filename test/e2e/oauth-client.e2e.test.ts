@@ -10,6 +10,8 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '@prisma/client';
 import { callMeta, toolError, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
 import { QueueName } from '@tollgate/queue';
+import { connect as netConnect } from 'node:net';
+import { Agent as UndiciAgent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
 import { authorizeInBrowser, startAuthorizationServer } from '../fixtures/oauth-authorization-server';
@@ -34,21 +36,29 @@ class FormBrowser {
   readonly pages: string[] = [];
 
   constructor(
-    private readonly person: { email: string; code: string; team?: string; sso?: { idpIssuer: string; sub: string } },
+    private readonly person: {
+      email: string;
+      code: string;
+      team?: string;
+      sso?: { idpIssuer: string; sub: string; orgSlug: string };
+    },
     /** Where the client wants the user back (the walk stops there). */
     private readonly isRedirect: (url: URL) => boolean = (url) => url.href.startsWith(REDIRECT_URL),
+    /** Connects from another local address when given (a second "source" on one machine). */
+    private readonly dispatcher?: UndiciAgent,
   ) {}
 
   async request(url: URL, init: { method?: string; form?: Record<string, string> } = {}): Promise<Response> {
-    const res = await fetch(url, {
+    const res = (await undiciFetch(url, {
       method: init.method ?? 'GET',
       redirect: 'manual',
+      dispatcher: this.dispatcher,
       headers: {
         cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '),
         ...(init.form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
       },
       body: init.form ? new URLSearchParams(init.form).toString() : undefined,
-    });
+    })) as unknown as Response;
     for (const c of res.headers.getSetCookie()) {
       const [pair] = c.split(';');
       const i = pair.indexOf('=');
@@ -86,7 +96,13 @@ class FormBrowser {
       const action = /<form method="post" action="([^"]+)"/.exec(html)?.[1];
       if (!csrf || !action) throw new Error(`no form at ${url.pathname}: ${html.slice(0, 400)}`);
       const target = new URL(action, url);
-      if (html.includes('name="code"')) {
+      if (html.includes('name="orgSlug"') && this.person.sso) {
+        // The sign-in page asks which organisation: type its short name.
+        res = await this.request(target, {
+          method: 'POST',
+          form: { csrf, method: 'sso-org', email: this.person.email, orgSlug: this.person.sso.orgSlug },
+        });
+      } else if (html.includes('name="code"')) {
         if (res.status === 401) throw new Error('sign-in refused');
         const form: Record<string, string> = this.person.sso
           ? { csrf, method: 'sso', email: this.person.email }
@@ -154,6 +170,8 @@ describe('OAuth for MCP clients, end to end', () => {
       EDGE_PORT: String(edgePort),
       ADMIN_PUBLIC_URL: adminUrl,
       EDGE_PUBLIC_URL: edgeUrl,
+      // Text logs go through process.stdout.write, which this test reads (pino JSON writes to fd 1 itself).
+      LOG_FORMAT: 'text',
       LOG_LEVEL: 'verbose',
     });
     db = new PrismaClient({ adapter: new PrismaPg({ connectionString: p.env.vars.DATABASE_URL }) });
@@ -351,6 +369,33 @@ describe('OAuth for MCP clients, end to end', () => {
     return res.body;
   }
 
+  it('should make the OAuth key when the code is redeemed, so an abandoned consent leaves none', async () => {
+    const clientId = await registerClient();
+    const oauthKeysOf = async () =>
+      (
+        (await p.admin('GET', `/v1/orgs/${orgId}/keys`)).body as { kind: string; oauthClientId: string | null }[]
+      ).filter((k) => k.kind === 'OAUTH' && k.oauthClientId === clientId);
+    const verifier = randomBytes(32).toString('base64url');
+    const code = await authorizationCode(clientId, verifier);
+    // Consented, code in hand, never redeemed: no key (and nothing in the audit trail).
+    expect(await oauthKeysOf()).toEqual([]);
+    const redeemed = await token({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      client_id: clientId,
+      redirect_uri: REDIRECT_URL,
+      resource: `${edgeUrl}/mcp`,
+    });
+    expect(redeemed.status).toBe(200);
+    secrets.push(redeemed.body.access_token, redeemed.body.refresh_token);
+    expect(await oauthKeysOf()).toHaveLength(1);
+    // The registration is now in use: it no longer expires as an unused one would.
+    const row = await db.oAuthClient.findUniqueOrThrow({ where: { clientId } });
+    expect(row.usedAt).not.toBeNull();
+    expect(row.expiresAt!.getTime()).toBeGreaterThan(Date.now() + 86_400_000);
+  });
+
   it('should rotate refresh tokens, refuse a used one, and stop a revoked access token at the edge', async () => {
     const clientId = await registerClient();
     const first = await tokensFor(clientId);
@@ -534,41 +579,70 @@ describe('OAuth for MCP clients, end to end', () => {
     ).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
   });
 
-  it('should refuse a wrong sign-in code, and every code for the email after ten wrong ones', async () => {
+  it('should slow a code guesser per source, without locking the person out, and void codes at offboarding', async () => {
     const bobId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'bob@acme.test' })).body.id;
     const bobCode = (await p.admin('POST', `/v1/orgs/${orgId}/users/${bobId}/sign-in-codes`, { ttlSeconds: 600 })).body
       .code as string;
     secrets.push(bobCode);
     const clientId = await registerClient();
-    const browser = new FormBrowser({ email: 'bob@acme.test', code: bobCode });
-    const url = new URL(`${adminUrl}/oauth/authorize`);
-    url.search = new URLSearchParams({
-      client_id: clientId,
-      response_type: 'code',
-      redirect_uri: REDIRECT_URL,
-      scope: 'mcp',
-      resource: `${edgeUrl}/mcp`,
-      code_challenge: createHash('sha256').update('v'.repeat(43)).digest('base64url'),
-      code_challenge_method: 'S256',
-    }).toString();
-    let res = await browser.request(url);
-    let at = url;
-    while (res.headers.get('location')) {
-      at = new URL(res.headers.get('location')!, at);
-      res = await browser.request(at);
-    }
-    const html = await res.text();
-    const csrf = /name="csrf" value="([^"]+)"/.exec(html)![1];
-    const signIn = (code: string) =>
-      browser.request(at, { method: 'POST', form: { csrf, method: 'code', email: 'bob@acme.test', code } });
-    for (let i = 0; i < 10; i++) {
-      const wrong = await signIn('AAAA-AAAA-AAAA-AAAA');
+    // A sign-in page for bob, reached from a given local address (the guesser and bob are two sources).
+    const signInPageFrom = async (localAddress: string) => {
+      // undici ignores `localAddress` in its connect options: connect the socket ourselves.
+      const dispatcher = new UndiciAgent({
+        connect: (o, done) => {
+          const socket = netConnect({ host: o.hostname, port: Number(o.port), localAddress });
+          socket.once('connect', () => done(null, socket)).once('error', (err) => done(err, null));
+          return socket;
+        },
+      });
+      const browser = new FormBrowser({ email: 'bob@acme.test', code: bobCode }, undefined, dispatcher);
+      const url = new URL(`${adminUrl}/oauth/authorize`);
+      url.search = new URLSearchParams({
+        client_id: clientId,
+        response_type: 'code',
+        redirect_uri: REDIRECT_URL,
+        scope: 'mcp',
+        resource: `${edgeUrl}/mcp`,
+        code_challenge: createHash('sha256').update('v'.repeat(43)).digest('base64url'),
+        code_challenge_method: 'S256',
+      }).toString();
+      let res = await browser.request(url);
+      let at = url;
+      while (res.headers.get('location')) {
+        at = new URL(res.headers.get('location')!, at);
+        res = await browser.request(at);
+      }
+      const csrf = /name="csrf" value="([^"]+)"/.exec(await res.text())![1];
+      return (code: string) =>
+        browser.request(at, { method: 'POST', form: { csrf, method: 'code', email: 'bob@acme.test', code } });
+    };
+    // Not 127.0.0.1: the file's other tests sign in from there, and would meet this guesser's wait.
+    const guess = await signInPageFrom('127.0.0.4');
+    for (let i = 0; i < 6; i++) {
+      const wrong = await guess('AAAA-AAAA-AAAA-AAAA');
       expect(wrong.status).toBe(401);
       expect(await wrong.text()).toContain('do not match');
     }
-    const locked = await signIn(bobCode);
-    expect(locked.status).toBe(401);
-    expect(await locked.text()).toContain('Too many wrong sign-in codes');
+    // The guesser's source must now wait, even with the right code (it is not even checked)...
+    const slowed = await guess(bobCode);
+    expect(slowed.status).toBe(429);
+    expect(await slowed.text()).toMatch(/Too many wrong sign-in codes from your network: try again in [12] seconds/);
+    // ...while bob, from elsewhere, is not locked out.
+    const bob = await signInPageFrom('127.0.0.2');
+    const signedIn = await bob(bobCode);
+    expect(signedIn.status).toBe(303);
+
+    // Offboarding voids the code; a new one is refused with 409 USER_OFFBOARDED.
+    const again = (await p.admin('POST', `/v1/orgs/${orgId}/users/${bobId}/sign-in-codes`, { ttlSeconds: 600 })).body
+      .code as string;
+    secrets.push(again);
+    expect((await p.admin('POST', `/v1/orgs/${orgId}/users/${bobId}/offboard`)).status).toBe(200);
+    const afterOffboarding = await (await signInPageFrom('127.0.0.3'))(again);
+    expect(afterOffboarding.status).toBe(401);
+    expect(await afterOffboarding.text()).toContain('do not match');
+    const refused = await p.admin('POST', `/v1/orgs/${orgId}/users/${bobId}/sign-in-codes`, {});
+    expect(refused.status).toBe(409);
+    expect(refused.body).toMatchObject({ code: 'USER_OFFBOARDED' });
   });
 
   it('should sign a user in at the organisation identity provider and match them by verified email', async () => {
@@ -612,7 +686,7 @@ describe('OAuth for MCP clients, end to end', () => {
         email: 'grace@acme.test',
         code: '',
         team: 'platform',
-        sso: { idpIssuer: idp.issuer, sub: 'grace@acme.test' },
+        sso: { idpIssuer: idp.issuer, sub: 'grace@acme.test', orgSlug: 'acme' },
       });
       const auth = new TestOAuthProvider(browser);
       const first = new Client({ name: 'sso-agent', version: '1.0.0' });
@@ -631,7 +705,7 @@ describe('OAuth for MCP clients, end to end', () => {
       const stranger = new FormBrowser({
         email: 'grace@acme.test',
         code: '',
-        sso: { idpIssuer: idp.issuer, sub: 'stranger@acme.test' },
+        sso: { idpIssuer: idp.issuer, sub: 'stranger@acme.test', orgSlug: 'acme' },
       });
       const url = new URL(`${adminUrl}/oauth/authorize`);
       url.search = new URLSearchParams({

@@ -2,8 +2,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '@prisma/client';
-import { QueueName, bullConnection } from '@tollgate/queue';
-import { waitForJobs } from '@tollgate/testing';
+import { QueueName } from '@tollgate/queue';
+import { waitForJobs, testBullOptions } from '@tollgate/testing';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunningPlatform, startPlatform } from '../support/platform';
@@ -85,10 +85,7 @@ describe('Outbound requests on a tenant’s behalf (SSRF)', () => {
 
   /** Every queued sync of the upstream (registration, schedule, admin), waited for; failures included. */
   async function syncsSettled(upstreamId: string): Promise<void> {
-    const queue = new Queue(QueueName.CatalogSync, {
-      connection: bullConnection(p.env.redisUrl),
-      prefix: `${p.env.redisPrefix}:bull`,
-    });
+    const queue = new Queue(QueueName.CatalogSync, testBullOptions(p.env.redisUrl, p.env.redisPrefix));
     try {
       const jobs = (await queue.getJobs(['waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed'])).filter(
         (j) => j?.data?.upstreamId === upstreamId,

@@ -3,8 +3,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ElicitRequestSchema, type CallToolResult, type ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '@prisma/client';
-import { JOB_OPTIONS, JobName, QueueName, bullConnection } from '@tollgate/queue';
-import { callMeta, connectAgent, textOf, toolError, waitForJobs } from '@tollgate/testing';
+import { JOB_OPTIONS, JobName, QueueName } from '@tollgate/queue';
+import { callMeta, connectAgent, textOf, toolError, waitForJobs, testBullOptions } from '@tollgate/testing';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
@@ -323,10 +323,7 @@ describe('per-user OAuth to upstreams, end to end', () => {
   it('should refresh tokens about to expire when the oauth-refresh job runs', async () => {
     const row = await connectionOf(bobId);
     await db.userConnection.update({ where: { id: row.id }, data: { expiresAt: new Date(Date.now() + 120_000) } });
-    const queue = new Queue(QueueName.OAuthRefresh, {
-      connection: bullConnection(p.env.redisUrl),
-      prefix: `${p.env.redisPrefix}:bull`,
-    });
+    const queue = new Queue(QueueName.OAuthRefresh, testBullOptions(p.env.redisUrl, p.env.redisPrefix));
     try {
       const job = await queue.add(
         JobName.RefreshConnections,

@@ -11,7 +11,7 @@ import { RunningPlatform, startPlatform } from '../support/platform';
 
 // GitHub's real MCP catalog (117 tools, ~28k tokens as a plain tools/list), served by a fixture upstream.
 const GITHUB = JSON.parse(
-  readFileSync(path.join(REPO_ROOT, '../shared/fixtures/catalogs/github-mcp-server.json'), 'utf8'),
+  readFileSync(path.join(REPO_ROOT, 'test/fixtures/catalogs/github-mcp-server.json'), 'utf8'),
 ) as { tools: Tool[] };
 
 describe('progressive disclosure through the edge', () => {

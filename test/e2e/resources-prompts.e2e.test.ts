@@ -3,7 +3,14 @@ import { McpError, ResourceUpdatedNotificationSchema } from '@modelcontextprotoc
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '@prisma/client';
 import { QueueName } from '@tollgate/queue';
-import { REPO_ROOT, SERVER_EVERYTHING, connectAgent, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
+import {
+  REPO_ROOT,
+  SERVER_EVERYTHING,
+  connectAgent,
+  waitForJobs,
+  waitForUsageEvents,
+  watchRefusedCalls,
+} from '@tollgate/testing';
 import { ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import net from 'node:net';
@@ -175,7 +182,8 @@ describe('resources, prompts and completions through the governed edge (server-e
     ]);
   });
 
-  it('should refuse a denied resource with the rule that denied it, uncharged', async () => {
+  it('should refuse a denied resource with the rule that denied it, uncharged, and record the refusal', async () => {
+    const watch = await watchRefusedCalls(p.env.redisUrl, p.env.redisPrefix);
     const err = await refusalOf(agent.readResource({ uri: DENIED }));
     expect(err.code).toBe(-32003);
     expect(err.data).toMatchObject({
@@ -187,6 +195,18 @@ describe('resources, prompts and completions through the governed edge (server-e
     });
     const unknown = await refusalOf(agent.readResource({ uri: 'nothing://here' }));
     expect(unknown.code).toBe(-32002);
+    // Recorded like a refused tool call (refusal reports, per-call log), under the read's metered name;
+    // an unknown URI names no upstream resource and is not a refusal of one.
+    const ids = await watch.written(1).finally(() => watch.close());
+    const rows = await db.refusedCall.findMany({ where: { orgId } });
+    expect(rows.map((r) => r.id)).toEqual(ids);
+    expect(rows[0]).toMatchObject({
+      code: 'RESOURCE_NOT_ALLOWED',
+      toolName: `resource:${DENIED}`,
+      upstreamId: everythingId,
+      calls: 1,
+      budgetId: null,
+    });
   });
 
   it('should get prompts with arguments and embedded resources, priced and in the ledger', async () => {
@@ -205,7 +225,7 @@ describe('resources, prompts and completions through the governed edge (server-e
     expect(embedded.messages.some((m) => m.content.type === 'resource')).toBe(true);
 
     await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, [meta.call.callId]);
-    const row = await db.usageEvent.findUniqueOrThrow({ where: { id: meta.call.callId } });
+    const row = await db.usageEvent.findFirstOrThrow({ where: { id: meta.call.callId } });
     expect([row.toolName, Number(row.costMicros), row.upstreamId]).toEqual([
       'prompt:args-prompt',
       PER_PROMPT,

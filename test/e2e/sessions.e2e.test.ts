@@ -12,7 +12,7 @@ import { FixtureServer, FixtureTool, startFixtureServer } from '../fixtures/http
 import { RunningPlatform, startPlatform } from '../support/platform';
 
 const GITHUB = JSON.parse(
-  readFileSync(path.join(REPO_ROOT, '../shared/fixtures/catalogs/github-mcp-server.json'), 'utf8'),
+  readFileSync(path.join(REPO_ROOT, 'test/fixtures/catalogs/github-mcp-server.json'), 'utf8'),
 ) as { tools: Tool[] };
 
 /** Resolves on the next `notifications/tools/list_changed` the client receives. */
@@ -113,17 +113,26 @@ describe('MCP sessions at the edge', () => {
     }
   });
 
-  it('should tell connected sessions when the catalog or policy of their org changes', async () => {
+  it('should tell a connected session when a policy change of its org changes the tools it lists', async () => {
     const agent = await connectAgent(p.edgeUrl, key);
+    const names = async () => (await agent.listTools()).tools.map((t) => t.name);
     try {
-      await agent.listTools();
+      // A tool the session fetched joins its list.
+      const loaded = nextListChanged(agent);
+      await agent.callTool({ name: 'tollgate__get_tool_schemas', arguments: { names: ['github__create_issue'] } });
+      await loaded;
+      expect(await names()).toContain('github__create_issue');
+      // The key may no longer use it: the session hears its list changed, and no longer lists it.
       const changed = nextListChanged(agent);
-      expect(
-        (await p.admin('POST', `/v1/orgs/${orgId}/prices`, { upstreamId, toolPattern: '*', perCallMicros: 10 })).status,
-      ).toBe(201);
+      await p.admin('PUT', `/v1/orgs/${orgId}/policies/KEY/${keyId}`, {
+        allow: ['github:*'],
+        deny: ['github:create_issue'],
+      });
       await changed;
+      expect(await names()).not.toContain('github__create_issue');
     } finally {
       await agent.close();
+      await p.admin('PUT', `/v1/orgs/${orgId}/policies/KEY/${keyId}`, { allow: ['github:*'], deny: [] });
     }
   });
 

@@ -1,6 +1,8 @@
 import { QueueName } from '@tollgate/queue';
 import { SERVER_EVERYTHING, connectAgent, waitForJobs } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadEdgeConfig } from '@tollgate/config';
+import { createEdgeApp } from '../../apps/mcp-edge/src/edge-app';
 import { RunningPlatform, startPlatform } from '../support/platform';
 
 const REVISION = '2026-07-28';
@@ -16,9 +18,9 @@ describe('the stateless revision 2026-07-28 at the edge', () => {
   const post = (
     method: string,
     params: Record<string, unknown> = {},
-    opts: { headers?: Record<string, string>; meta?: Record<string, unknown> } = {},
+    opts: { headers?: Record<string, string>; meta?: Record<string, unknown>; edgeUrl?: string } = {},
   ) =>
-    fetch(`${p.edgeUrl}/mcp`, {
+    fetch(`${opts.edgeUrl ?? p.edgeUrl}/mcp`, {
       method: 'POST',
       headers: {
         authorization: `Bearer ${key}`,
@@ -198,6 +200,34 @@ describe('the stateless revision 2026-07-28 at the edge', () => {
       _meta: { 'tollgate/call': { tool: 'everything__trigger-elicitation-request' } },
     });
     expect(JSON.stringify(done.result.content)).toContain('Ada Lovelace');
+  });
+
+  it('should accept on another edge a requestState this edge signed (one deployment key) and send the retry back to the edge that holds the call', async () => {
+    // A second edge of the same deployment, as a load balancer would put beside the first.
+    const other = await createEdgeApp(loadEdgeConfig(p.env.vars));
+    await other.listen(0, '127.0.0.1');
+    const otherUrl = (await other.getUrl()).replace('[::1]', '127.0.0.1');
+    try {
+      const elicitation = { [`${META}clientCapabilities`]: { elicitation: {} } };
+      const call = { name: 'everything__trigger-elicitation-request', arguments: {} };
+      const [first] = await messagesOf(await post('tools/call', call, { meta: elicitation }));
+      expect(first.result).toMatchObject({ resultType: 'input_required', requestState: expect.any(String) });
+      const [inputKey] = Object.keys(first.result.inputRequests as Record<string, unknown>);
+      const answer = { action: 'accept', content: { name: 'Grace Hopper', check: true } };
+      const retry = { ...call, inputResponses: { [inputKey]: answer }, requestState: first.result.requestState };
+
+      // The other edge checks the state with the same key: genuine, but the call waits elsewhere.
+      const [elsewhere] = await messagesOf(await post('tools/call', retry, { meta: elicitation, edgeUrl: otherUrl }));
+      expect(elsewhere.error.code).toBe(-32602);
+      expect(elsewhere.error.message).toContain('waits on another edge');
+      expect(elsewhere.error.message).not.toContain('integrity');
+
+      const [done] = await messagesOf(await post('tools/call', retry, { meta: elicitation }));
+      expect(done.result).toMatchObject({ resultType: 'complete' });
+      expect(JSON.stringify(done.result.content)).toContain('Grace Hopper');
+    } finally {
+      await other.close();
+    }
   });
 
   it('should answer -32021 naming the capability when the call failed for one the client did not declare', async () => {

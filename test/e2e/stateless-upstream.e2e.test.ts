@@ -94,7 +94,7 @@ describe('a 2026-07-28-only upstream behind the edge', () => {
   async function ledgerRow(result: CallToolResult | Record<string, any>) {
     const callId = callMeta(result as CallToolResult)!.callId;
     await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, [callId]);
-    return db.usageEvent.findUniqueOrThrow({ where: { id: callId } });
+    return db.usageEvent.findFirstOrThrow({ where: { id: callId } });
   }
 
   beforeAll(async () => {

@@ -10,7 +10,7 @@ import { FixtureServer, FixtureTool, startFixtureServer } from '../fixtures/http
 import { RunningPlatform, startPlatform } from '../support/platform';
 
 const GITHUB = JSON.parse(
-  readFileSync(path.join(REPO_ROOT, '../shared/fixtures/catalogs/github-mcp-server.json'), 'utf8'),
+  readFileSync(path.join(REPO_ROOT, 'test/fixtures/catalogs/github-mcp-server.json'), 'utf8'),
 ) as { tools: Tool[] };
 // What the narrow key may use: GitHub's tools except its three delete_* tools.
 const NARROW_VISIBLE = GITHUB.tools.filter((t) => !t.name.startsWith('delete_')).length;

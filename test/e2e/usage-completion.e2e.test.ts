@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
 import { OwnRedis, startOwnRedis } from '../support/outages';
 import { RunningPlatform, startPlatform } from '../support/platform';
+import { orgKeyOf, shardOf } from '@tollgate/redis';
 
 const PRICE = 1_000;
 
@@ -22,13 +23,13 @@ describe('call completion, end to end (own redis-server)', () => {
   let budgetId: string;
 
   const spent = async () => {
-    const [key] = await redis.keys(`${p.env.redisPrefix}:{org:${orgId}}:budget:${budgetId}:*`);
+    const [key] = await redis.keys(`${orgKeyOf(p.env.redisPrefix, orgId)}:budget:${budgetId}:*`);
     return Number(await redis.hget(key, 'spent'));
   };
   /** The call's usage event is in the outbox, or the worker has already moved it to the ledger. */
   const recorded = async (callId: string) => {
-    const inOutbox = (await redis.xrange(usageOutboxKeys(p.env.redisPrefix).events, '-', '+')).some(([, f]) =>
-      f[1].includes(`"${callId}"`),
+    const inOutbox = (await redis.xrange(usageOutboxKeys(p.env.redisPrefix, shardOf(orgId)).events, '-', '+')).some(
+      ([, f]) => f[1].includes(`"${callId}"`),
     );
     return inOutbox || (await db.usageEvent.count({ where: { id: callId } })) === 1;
   };

@@ -1,7 +1,7 @@
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { expect } from 'vitest';
 
 /** What the console's browser tests share: its build, signing in, axe-core and the CSV it downloads. */
@@ -89,4 +89,26 @@ export function parseCsv(text: string): string[][] {
 export function decimalToMicros(decimal: string): bigint {
   const [units, fraction = ''] = decimal.split('.');
   return BigInt(units) * 1_000_000n + BigInt((fraction + '000000').slice(0, 6));
+}
+
+/**
+ * Fails when the element sits in a box that scrolls up and down inside the page (a `max-height` scroll
+ * container): what hid the explorer's total line. Sideways scrolling is fine.
+ */
+export async function expectNotInVerticalScrollBox(locator: Locator): Promise<void> {
+  // Typed loosely: the tests are type-checked without the DOM library.
+  const boxes = await locator.evaluate((el: any) => {
+    const g = globalThis as any;
+    const found: string[] = [];
+    for (let n = el.parentElement; n && n !== g.document.body; n = n.parentElement) {
+      const style = g.getComputedStyle(n);
+      const scrolls = style.overflowY === 'auto' || style.overflowY === 'scroll';
+      // A capped height scrolls as soon as the rows outgrow it, even if today's rows fit.
+      if (scrolls && (style.maxHeight !== 'none' || n.scrollHeight > n.clientHeight + 1)) {
+        found.push(n.className || n.tagName);
+      }
+    }
+    return found;
+  });
+  expect(boxes).toEqual([]);
 }

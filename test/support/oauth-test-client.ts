@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { OAuthClientProvider, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -11,22 +10,7 @@ import type {
 /** Where the test clients say they want the user back; nothing listens there (the code is read from the redirect). */
 export const REDIRECT_URL = 'http://127.0.0.1:1/callback';
 
-/** A port free right now, so a test can give the apps fixed public URLs before they start. */
-export async function freePort(): Promise<number> {
-  // Below Linux's ephemeral range (32768-60999): a port the kernel hands out for listen(0) may be
-  // taken by any outgoing connection before the app listens on it (EADDRINUSE, seen in CI).
-  for (;;) {
-    const port = 20_000 + Math.floor(Math.random() * 12_000);
-    const server = createServer();
-    const bound = await new Promise<boolean>((resolve) => {
-      server.once('error', () => resolve(false));
-      server.listen(port, '127.0.0.1', () => resolve(true));
-    });
-    if (!bound) continue;
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    return port;
-  }
-}
+export { freePort } from './free-port';
 
 /**
  * The SDK's OAuth client state, in memory. `redirectToAuthorization` hands the URL to a "browser"

@@ -1,6 +1,6 @@
 import { INestApplication } from '@nestjs/common';
 import { loadAdminConfig, loadEdgeConfig, loadWorkerConfig } from '@tollgate/config';
-import { createTestEnv, TestEnv } from '@tollgate/testing';
+import { createTestEnv, TestEnv, TestRedisMode } from '@tollgate/testing';
 import { createAdminApp } from '../../apps/admin-api/src/admin-app';
 import { createEdgeApp } from '../../apps/mcp-edge/src/edge-app';
 import { createWorkerApp } from '../../apps/worker/src/worker-app';
@@ -27,9 +27,15 @@ async function listen(app: INestApplication, port = 0): Promise<string> {
   return (await app.getUrl()).replace('[::1]', '127.0.0.1');
 }
 
-/** Boots the three real apps in this process on their own database and Redis prefix. */
-export async function startPlatform(overrides: Record<string, string> = {}): Promise<RunningPlatform> {
-  const env = await createTestEnv(overrides);
+/**
+ * Boots the three real apps in this process on their own database and Redis prefix; `redis:
+ * 'cluster'` runs them on the run's Redis Cluster instead of standalone Redis.
+ */
+export async function startPlatform(
+  overrides: Record<string, string> = {},
+  options: { redis?: TestRedisMode } = {},
+): Promise<RunningPlatform> {
+  const env = await createTestEnv(overrides, options);
   const worker = await createWorkerApp(loadWorkerConfig(env.vars));
   const adminApp = await createAdminApp(loadAdminConfig(env.vars));
   const edge = await createEdgeApp(loadEdgeConfig(env.vars));

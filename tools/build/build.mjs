@@ -1,8 +1,9 @@
 // Compiles apps/, libs/, tools/ and bench/ to dist/ with SWC (decorator metadata included, which
 // tsx/esbuild cannot emit). Type checking is `npm run typecheck`; this only transpiles, in about
 // a second. `@tollgate/*` imports are rewritten to relative paths so plain `node` runs the output.
+// Lua scripts (`*.lua`, read at load time from beside their module) are copied as they are.
 import { transformFile } from '@swc/core';
-import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -12,7 +13,7 @@ const SOURCE_DIRS = ['apps', 'libs', 'tools', 'bench', 'test/fixtures'];
 // The web console is a browser app built by Vite (below), not transpiled for Node.
 const SKIP_DIRS = new Set([path.join(ROOT, 'apps', 'console')]);
 
-async function* tsFiles(dir) {
+async function* sourceFiles(dir) {
   if (SKIP_DIRS.has(dir)) return;
   let entries;
   try {
@@ -22,7 +23,8 @@ async function* tsFiles(dir) {
   }
   for (const entry of entries) {
     const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) yield* tsFiles(full);
+    if (entry.isDirectory()) yield* sourceFiles(full);
+    else if (entry.name.endsWith('.lua')) yield full;
     else if (
       entry.name.endsWith('.ts') &&
       !entry.name.endsWith('.d.ts') &&
@@ -44,9 +46,16 @@ function rewriteAliases(code, fileOut) {
 
 await rm(OUT, { recursive: true, force: true });
 let count = 0;
+let scripts = 0;
 for (const dir of SOURCE_DIRS) {
-  for await (const file of tsFiles(path.join(ROOT, dir))) {
+  for await (const file of sourceFiles(path.join(ROOT, dir))) {
     const rel = path.relative(ROOT, file);
+    if (rel.endsWith('.lua')) {
+      await mkdir(path.dirname(path.join(OUT, rel)), { recursive: true });
+      await copyFile(file, path.join(OUT, rel));
+      scripts++;
+      continue;
+    }
     const out = path.join(OUT, rel.replace(/\.ts$/, '.js'));
     const { code, map } = await transformFile(file, {
       sourceMaps: true,
@@ -64,7 +73,7 @@ for (const dir of SOURCE_DIRS) {
     count++;
   }
 }
-console.log(`built ${count} files into dist/`);
+console.log(`built ${count} files and copied ${scripts} Lua scripts into dist/`);
 
 // The console (apps/console): React + Vite into dist/console, served by the admin API at /console/.
 const { build: viteBuild } = await import('vite');

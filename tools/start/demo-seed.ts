@@ -7,17 +7,28 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { formatMicros } from '@tollgate/kernel';
 
-const ROOT = path.resolve(__dirname, '../../..');
+// The repository's root: above tools/start, whether run compiled (dist/tools/start) or from source.
+const ROOT = repoRoot(__dirname);
+
+function repoRoot(from: string): string {
+  for (let dir = from; dir !== path.dirname(dir); dir = path.dirname(dir))
+    if (existsSync(path.join(dir, 'package.json'))) return dir;
+  throw new Error(`no package.json above ${from}`);
+}
 
 export const DEMO_PRICES = [
   { namespace: 'everything', toolPattern: 'echo', perCallMicros: 10_000 },
   { namespace: 'everything', toolPattern: 'get-sum', perCallMicros: 5_000 },
   { namespace: 'everything', toolPattern: '*', perCallMicros: 1_000 },
-  { namespace: 'memory', toolPattern: '*', perCallMicros: 2_000 },
+  // Every memory tool but read_graph (all the others end in "s"): read_graph is the demo's free
+  // tool, priced by no rule, which a key with a budget calls like any other (demo:agent does).
+  { namespace: 'memory', toolPattern: '*s', perCallMicros: 2_000 },
   // Reads and gets are priced by rules of their own kind; `*` above prices tools only.
   { namespace: 'everything', toolPattern: 'resource:*', perCallMicros: 500 },
 ];
 export const DEMO_KEY_BUDGET_MICROS = 100_000;
+/** The demo's unpriced tool (see DEMO_PRICES). */
+export const DEMO_FREE_TOOL = 'memory__read_graph';
 
 interface SeedOptions {
   adminUrl: string;
@@ -95,6 +106,11 @@ export async function seedDemo(opts: SeedOptions): Promise<{ demoKey: string; bu
       await api('POST', `${o}/prices`, { upstreamId, toolPattern: p.toolPattern, perCallMicros: p.perCallMicros });
     }
   }
+
+  // Before read_graph was free, memory's rule was "*": end it, so an existing .tollgate has the free tool too.
+  for (const r of prices)
+    if (r.upstreamId === byNamespace.memory.id && r.toolPattern === '*' && !r.effectiveUntil)
+      await api('POST', `${o}/prices/${r.id}/end`, {});
 
   opts.log('syncing the demo upstreams');
   for (const u of Object.values(byNamespace)) await api('POST', `${o}/upstreams/${u.id}/sync`);

@@ -9,6 +9,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { seedDemo } from './demo-seed';
+import { startLocalRedisCluster } from '../redis-cluster/local-redis-cluster';
 import { ensurePostgres, ensureRedis, LocalService } from './local-infra';
 
 const ROOT = path.resolve(__dirname, '../../..');
@@ -31,6 +32,31 @@ async function localSecrets(): Promise<LocalSecrets> {
   };
   await writeFile(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
   return secrets;
+}
+
+/**
+ * The Redis the platform runs on: a cluster or Sentinel named in the environment as it is;
+ * `TOLLGATE_REDIS=cluster`, a 6-node Redis Cluster on loopback started here (stopped on exit);
+ * otherwise REDIS_URL, started locally if nothing answers there.
+ */
+async function localRedis(services: LocalService[], log: (m: string) => void): Promise<Record<string, string>> {
+  const env = process.env;
+  if (env.REDIS_CLUSTER_NODES) return { REDIS_CLUSTER_NODES: env.REDIS_CLUSTER_NODES };
+  if (env.REDIS_SENTINELS || /^rediss?\+sentinel:/.test(env.REDIS_URL ?? '')) return {};
+  if (env.TOLLGATE_REDIS === 'cluster') {
+    log('starting a 6-node Redis Cluster on loopback (TOLLGATE_REDIS=cluster)');
+    const cluster = await startLocalRedisCluster({ appendOnly: true, log });
+    services.push({ url: cluster.seeds, stop: () => cluster.stop() });
+    log(`Redis Cluster ready: REDIS_CLUSTER_NODES=${cluster.seeds}`);
+    return { REDIS_CLUSTER_NODES: cluster.seeds };
+  }
+  const redis = await ensureRedis({
+    url: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    dataDir: path.join(DATA_DIR, 'redis'),
+    log,
+  });
+  services.push(redis);
+  return { REDIS_URL: redis.url };
 }
 
 function prefixLines(name: string, stream: NodeJS.ReadableStream, out: NodeJS.WritableStream): void {
@@ -97,12 +123,7 @@ async function main(): Promise<void> {
       services.push(pg);
       databaseUrl = pg.url;
     }
-    const redis = await ensureRedis({
-      url: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-      dataDir: path.join(DATA_DIR, 'redis'),
-      log,
-    });
-    services.push(redis);
+    const redisVars = await localRedis(services, log);
 
     log('applying database migrations');
     await promisify(execFile)(
@@ -128,15 +149,23 @@ async function main(): Promise<void> {
       ...secrets,
       ...pick(process.env, ['KEY_HASH_SECRET', 'ENCRYPTION_KEYS', 'ADMIN_BOOTSTRAP_TOKEN']),
       DATABASE_URL: databaseUrl,
-      REDIS_URL: redis.url,
+      ...redisVars,
       HOST: host,
+      // Before the banner the apps would print a few hundred lines (module wiring, every route,
+      // each seeding request); warnings and errors only, unless LOG_LEVEL says otherwise.
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
       EDGE_PORT: String(ports.edge),
       ADMIN_PORT: String(ports.admin),
       WORKER_PORT: String(ports.worker),
       ADMIN_PUBLIC_URL: process.env.ADMIN_PUBLIC_URL ?? adminUrl,
       // With both public URLs the admin API serves OAuth for MCP clients (docs/oauth.md).
       EDGE_PUBLIC_URL: process.env.EDGE_PUBLIC_URL ?? edgeUrl,
+      // The apps' output goes through a pipe (prefixed below): coloured text for a person at a
+      // terminal, JSON lines when this output is itself collected.
+      LOG_FORMAT: process.env.LOG_FORMAT ?? (process.stdout.isTTY ? 'text' : 'json'),
     };
+    // On a cluster REDIS_URL must stay unset (config refuses both).
+    if (redisVars.REDIS_CLUSTER_NODES) delete env.REDIS_URL;
 
     const apps = [
       { name: 'worker', url: `http://${host}:${ports.worker}/healthz` },
@@ -167,14 +196,17 @@ async function main(): Promise<void> {
         '',
         'Tollgate is running.',
         `  MCP edge:    ${edgeUrl}/mcp`,
-        `  Admin API:   ${adminUrl}/v1   (OpenAPI: ${adminUrl}/docs)`,
+        `  Admin API:   ${adminUrl}/v1/orgs   (Authorization: Bearer <admin token>; every route: ${adminUrl}/docs)`,
         `  Console:     ${consoleUrl}   (sign in with the admin token below)`,
         `  Admin token: ${adminToken}`,
         `  Demo key:    ${demo.demoKey}   (budget ${demo.budgetDescription})`,
         `  OAuth:       connect any MCP client to ${edgeUrl}/mcp without a key (Claude, VS Code,`,
         `               npx mcp-remote ${edgeUrl}/mcp); sign in as ${signIn.email}`,
         `               with the code ${signIn.code} (valid 7 days). See docs/oauth.md`,
+        `               A client connected this way is a key of its own with no budget (the demo key's is`,
+        `               per key): give it one with PUT ${adminUrl}/v1/orgs/<org>/budgets (docs/admin-api.md).`,
         `  Saved to .tollgate/demo.json. Try: npm run demo:agent`,
+        `  Logs:        warnings and errors only; LOG_LEVEL=log npm start shows each request, LOG_LEVEL=debug everything.`,
         '  Press Ctrl+C to stop.',
         '',
       ].join('\n'),

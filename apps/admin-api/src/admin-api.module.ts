@@ -27,12 +27,18 @@ import { RateLimitsController } from './rate-limits/rate-limits.controller';
 import { AdminExceptionFilter } from './common/admin-exception.filter';
 import { AdminValidationPipe } from './common/admin-validation.pipe';
 import { HealthController } from './health/health.controller';
+import { AdminMetrics } from './health/admin-metrics.service';
+import { queueTelemetry, ShutdownDrain } from '@tollgate/observability';
 import { BUDGET_COUNTERS_PROVIDER } from './reports/budget-counters.provider';
 import { BudgetReconcileController } from './reports/budget-reconcile.controller';
 import { ReportsController } from './reports/reports.controller';
+import { RefusalsController } from './reports/refusals.controller';
+import { CallsController } from './calls/calls.controller';
 import { PlatformReportsController } from './reports/platform-reports.controller';
 import { UserOffboardingService } from './users/user-offboarding.service';
 import { KeysController } from './keys/keys.controller';
+import { OAuthServerModule } from '@tollgate/oauth-server';
+import { EmailDomainsController } from './orgs/email-domains.controller';
 import { OAuthModule } from './oauth/oauth.module';
 import { SsoModule } from './sso/sso.module';
 import { OrgsController } from './orgs/orgs.controller';
@@ -67,7 +73,7 @@ export class AdminApiModule {
         ConfigModule.forRoot(config),
         DbModule,
         RedisModule,
-        QueueModule.forRoot({ producerOnly: true }),
+        QueueModule.forRoot({ producerOnly: true, telemetry: queueTelemetry() }),
         IdentityModule,
         ToolProfilerModule,
         CatalogModule,
@@ -78,6 +84,7 @@ export class AdminApiModule {
         PricingModule,
         PolicyModule,
         PassportModule.register({ defaultStrategy: ADMIN_BEARER_STRATEGY, session: false }),
+        OAuthServerModule,
         OAuthModule,
         SsoModule,
       ],
@@ -86,6 +93,7 @@ export class AdminApiModule {
         ConnectionsController,
         OAuthCallbackController,
         OrgsController,
+        EmailDomainsController,
         AdminTokensController,
         TeamsController,
         UsersController,
@@ -100,6 +108,8 @@ export class AdminApiModule {
         RateLimitsController,
         AuditController,
         ReportsController,
+        RefusalsController,
+        CallsController,
         PlatformReportsController,
         BudgetReconcileController,
         AlertsController,
@@ -117,6 +127,8 @@ export class AdminApiModule {
         KeyPreviewService,
         EffectivePolicyService,
         PolicyChangeService,
+        ShutdownDrain,
+        AdminMetrics,
         AdminBearerStrategy,
         // Guards run in this order: authenticate, then check the org and the role, then the key's owner.
         { provide: APP_GUARD, useClass: AdminAuthGuard },

@@ -1,20 +1,17 @@
-import { INestApplication, LogLevel } from '@nestjs/common';
+import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { AdminConfig } from '@tollgate/config';
+import { createAppLogger, ShutdownDrain } from '@tollgate/observability';
+import type { NextFunction, Request, Response } from 'express';
+import type { Server } from 'node:http';
+import { AdminMetrics } from './health/admin-metrics.service';
 import { AdminApiModule } from './admin-api.module';
 import { findConsoleDir, mountConsole } from './console/console-static';
 import { jsonBodyMiddleware, queryInputMiddleware } from './common/json-body.middleware';
 import { requestIdMiddleware } from './common/request-id.middleware';
 import { requestLogMiddleware } from './common/request-log.middleware';
-
-const LOG_LEVELS: LogLevel[] = ['error', 'warn', 'log', 'debug', 'verbose'];
-
-/** The levels at or above the configured one (`log` -> error, warn, log). */
-export function logLevelsUpTo(level: AdminConfig['log']['level']): LogLevel[] {
-  return LOG_LEVELS.slice(0, LOG_LEVELS.indexOf(level) + 1);
-}
 
 function setupOpenApi(app: INestApplication, config: AdminConfig): void {
   const builder = new DocumentBuilder()
@@ -39,13 +36,23 @@ function setupOpenApi(app: INestApplication, config: AdminConfig): void {
  */
 export async function createAdminApp(config: AdminConfig): Promise<INestApplication> {
   const app = await NestFactory.create<NestExpressApplication>(AdminApiModule.forRoot(config), {
-    logger: logLevelsUpTo(config.log.level),
+    logger: createAppLogger({ app: 'admin-api', ...config.log }),
     // Our own JSON parser (below) names the body in a 400 for malformed JSON.
     bodyParser: false,
   });
   app.disable('x-powered-by');
   app.use(requestIdMiddleware);
   app.use(requestLogMiddleware);
+  const metrics = app.get(AdminMetrics);
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const route = (req.route as { path?: string } | undefined)?.path;
+      metrics.recordRequest(req.method, route, res.statusCode, Number(process.hrtime.bigint() - started) / 1e9);
+    });
+    next();
+  });
+  app.get(ShutdownDrain).attach(app.getHttpServer() as Server);
   app.use(queryInputMiddleware);
   app.use(jsonBodyMiddleware);
   // The web console (dist/console) at /console/, same origin as the API it calls.

@@ -1,4 +1,18 @@
-import { AppShell, Badge, Button, Group, NavLink, Select, Stack, Text, Title } from '@mantine/core';
+import {
+  AppShell,
+  Badge,
+  Burger,
+  Button,
+  Group,
+  NavLink,
+  Select,
+  Stack,
+  Text,
+  Title,
+  VisuallyHidden,
+} from '@mantine/core';
+import type { BudgetAlert } from './api/oversight-types';
+import { useDisclosure } from '@mantine/hooks';
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import {
   ApiError,
@@ -19,9 +33,12 @@ import { AlertsPage } from './pages/alerts-page';
 import { AuditPage } from './pages/audit-page';
 import { ConnectionsPage } from './pages/connections-page';
 import { BudgetsPage } from './pages/budgets-page';
+import { CallsPage } from './pages/calls-page';
 import { KeysPage } from './pages/keys-page';
 import { OverviewPage } from './pages/overview-page';
+import { PeoplePage } from './pages/people-page';
 import { PricesPage } from './pages/prices-page';
+import { SettingsPage } from './pages/settings-page';
 import { PoliciesPage } from './pages/policies-page';
 import { SignInPage } from './pages/sign-in-page';
 import { SpendExplorerPage } from './pages/spend-explorer-page';
@@ -31,6 +48,7 @@ import { Session, SessionContext } from './session';
 const PAGE_TITLES: Record<PageId, string> = {
   overview: 'Overview',
   explorer: 'Spend explorer',
+  calls: 'Calls',
   keys: 'Keys',
   budgets: 'Budgets',
   upstreams: 'Upstreams and tools',
@@ -39,6 +57,13 @@ const PAGE_TITLES: Record<PageId, string> = {
   audit: 'Audit log',
   alerts: 'Alerts',
   connections: 'My connections',
+  people: 'Teams and people',
+  settings: 'Organisation settings',
+};
+
+const BADGE_MEANINGS: Partial<Record<PageId, string>> = {
+  upstreams: ' waiting for review',
+  alerts: ' failing webhook deliveries',
 };
 
 export function ConsoleApp() {
@@ -130,14 +155,38 @@ function Shell({ session, orgs, onChooseOrg }: { session: Session; orgs: Org[]; 
   const allowed = pagesFor(session.me.role);
   const asked = pageOf(pathname);
   const page: PageId = asked && allowed.includes(asked) ? asked : allowed[0];
+  // What waits for someone: tools held for review, alerts whose webhook delivery is failing (looked at again on each page change).
+  const attention = useLoad(async () => {
+    const orgPath = `/v1/orgs/${session.org.id}`;
+    const [pending, failing] = await Promise.all([
+      allowed.includes('upstreams') && session.me.role !== 'TEAM_ADMIN'
+        ? get<unknown[]>(`${orgPath}/tools?reviewStatus=PENDING`).then(
+            (l) => l.length,
+            () => 0,
+          )
+        : 0,
+      allowed.includes('alerts')
+        ? get<BudgetAlert[]>(`${orgPath}/alerts?limit=100`).then(
+            (l) => l.filter((a) => !a.deliveredAt && a.lastError).length,
+            () => 0,
+          )
+        : 0,
+    ]);
+    return { upstreams: pending, alerts: failing } as Partial<Record<PageId, number>>;
+  }, [session.org.id, page]);
+  const badges = attention.state === 'ready' ? attention.data : {};
+  // On a phone the navigation is a drawer under the header: closed by default, closed again on each page change.
+  const [navOpen, nav] = useDisclosure(false);
   useEffect(() => {
     document.title = `${PAGE_TITLES[page]} · Tollgate console`;
+    nav.close();
   }, [page]);
   const who =
     session.me.user?.name ?? session.me.user?.email ?? (session.me.platformAdmin ? 'Platform admin' : 'Admin token');
   const content = useMemo(() => {
     if (page === 'overview') return <OverviewPage key={session.org.id} />;
     if (page === 'explorer') return <SpendExplorerPage key={session.org.id} />;
+    if (page === 'calls') return <CallsPage key={session.org.id} />;
     if (page === 'policies') return <PoliciesPage key={session.org.id} />;
     if (page === 'audit') return <AuditPage key={session.org.id} />;
     if (page === 'alerts') return <AlertsPage key={session.org.id} />;
@@ -145,15 +194,33 @@ function Shell({ session, orgs, onChooseOrg }: { session: Session; orgs: Org[]; 
     if (page === 'budgets') return <BudgetsPage key={session.org.id} />;
     if (page === 'upstreams') return <UpstreamsPage key={session.org.id} />;
     if (page === 'prices') return <PricesPage key={session.org.id} />;
+    if (page === 'people') return <PeoplePage key={session.org.id} />;
+    if (page === 'settings') return <SettingsPage key={session.org.id} />;
     return <KeysPage key={session.org.id} />;
   }, [page, session.org.id]);
 
   return (
     <SessionContext.Provider value={session}>
-      <AppShell header={{ height: 56 }} navbar={{ width: 220, breakpoint: 'sm' }} padding="lg">
+      <a className="skip-link" href="#main-content">
+        Skip to content
+      </a>
+      <AppShell
+        header={{ height: 56 }}
+        navbar={{ width: 220, breakpoint: 'sm', collapsed: { mobile: !navOpen } }}
+        padding={{ base: 'sm', sm: 'lg' }}
+      >
         <AppShell.Header>
-          <Group h="100%" px="md" justify="space-between" wrap="nowrap">
-            <Group gap="sm" wrap="nowrap">
+          <Group h="100%" px="md" justify="space-between" wrap="nowrap" gap="xs">
+            <Group gap="sm" wrap="nowrap" miw={0}>
+              <Burger
+                opened={navOpen}
+                onClick={nav.toggle}
+                hiddenFrom="sm"
+                size="sm"
+                aria-label={navOpen ? 'Close navigation' : 'Open navigation'}
+                aria-expanded={navOpen}
+                aria-controls="console-navigation"
+              />
               <Text fw={700} component="span">
                 Tollgate
               </Text>
@@ -167,13 +234,13 @@ function Shell({ session, orgs, onChooseOrg }: { session: Session; orgs: Org[]; 
                   allowDeselect={false}
                 />
               ) : (
-                <Text component="span" c="gray.8">
+                <Text component="span" c="dimmed" truncate="end" title={session.org.name}>
                   {session.org.name}
                 </Text>
               )}
             </Group>
             <Group gap="sm" wrap="nowrap">
-              <Text size="sm" component="span" data-testid="signed-in-as">
+              <Text size="sm" component="span" data-testid="signed-in-as" visibleFrom="md">
                 {who}
               </Text>
               <Badge variant="light" color="indigo" data-testid="role-badge">
@@ -185,26 +252,33 @@ function Shell({ session, orgs, onChooseOrg }: { session: Session; orgs: Org[]; 
             </Group>
           </Group>
         </AppShell.Header>
-        <AppShell.Navbar p="xs" aria-label="Console pages">
-          <nav aria-label="Console pages">
-            {allowed.map((id) => (
-              <NavLink
-                key={id}
-                href={PAGE_PATHS[id]}
-                label={PAGE_TITLES[id]}
-                active={id === page}
-                aria-current={id === page ? 'page' : undefined}
-                onClick={(e) => {
-                  e.preventDefault();
-                  navigate(PAGE_PATHS[id]);
-                }}
-              />
-            ))}
-          </nav>
+        {/* AppShell.Navbar is the one <nav> landmark (a second one inside it was a duplicate). */}
+        <AppShell.Navbar p="xs" aria-label="Console pages" id="console-navigation" data-open={navOpen || undefined}>
+          {allowed.map((id) => (
+            <NavLink
+              key={id}
+              href={PAGE_PATHS[id]}
+              label={PAGE_TITLES[id]}
+              rightSection={
+                badges[id] ? (
+                  <Badge size="sm" color="red.9" data-testid={`nav-badge-${id}`}>
+                    {badges[id]}
+                    <VisuallyHidden>{BADGE_MEANINGS[id]}</VisuallyHidden>
+                  </Badge>
+                ) : undefined
+              }
+              active={id === page}
+              aria-current={id === page ? 'page' : undefined}
+              onClick={(e) => {
+                e.preventDefault();
+                navigate(PAGE_PATHS[id]);
+              }}
+            />
+          ))}
         </AppShell.Navbar>
-        <AppShell.Main>
+        <AppShell.Main id="main-content" tabIndex={-1}>
           <Stack gap="lg" maw={1200}>
-            <Title order={1} size="h2">
+            <Title order={1} size="h2" id="page-title" tabIndex={-1}>
               {PAGE_TITLES[page]}
             </Title>
             {content}

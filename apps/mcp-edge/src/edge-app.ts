@@ -4,6 +4,7 @@ import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { EdgeConfig } from '@tollgate/config';
+import { createAppLogger, runWithLogContext, ShutdownDrain, traceCarrierOf } from '@tollgate/observability';
 import { EdgeModule } from './edge.module';
 import { McpEndpoint, isMcpRequest } from './mcp/mcp-endpoint';
 
@@ -15,10 +16,11 @@ import { McpEndpoint, isMcpRequest } from './mcp/mcp-endpoint';
 export async function createEdgeApp(config: EdgeConfig): Promise<INestApplication> {
   const app = await NestFactory.create<NestExpressApplication>(EdgeModule.forRoot(config), {
     bodyParser: false,
-    logger: loggerLevels(config.log.level),
+    logger: createAppLogger({ app: 'edge', ...config.log }),
   });
   app.set('trust proxy', true);
   routeMcpAroundExpress(app.getHttpServer() as Server, app.get(McpEndpoint));
+  app.get(ShutdownDrain).attach(app.getHttpServer() as Server);
   return app;
 }
 
@@ -28,13 +30,13 @@ function routeMcpAroundExpress(server: Server, mcp: McpEndpoint): void {
   server.removeAllListeners('request');
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const incoming = req.headers['x-request-id'];
-    res.setHeader('x-request-id', typeof incoming === 'string' && incoming.length <= 128 ? incoming : randomUUID());
-    if (isMcpRequest(req.url)) void mcp.handle(req, res);
-    else for (const listener of express) listener(req, res);
+    const requestId = typeof incoming === 'string' && incoming.length <= 128 ? incoming : randomUUID();
+    res.setHeader('x-request-id', requestId);
+    // Every log line written while serving the request carries its id (and later its org, key and call).
+    const trace = { carrier: traceCarrierOf(req.headers as Record<string, unknown>), fromMeta: false };
+    runWithLogContext({ requestId, trace }, () => {
+      if (isMcpRequest(req.url)) void mcp.handle(req, res);
+      else for (const listener of express) listener(req, res);
+    });
   });
-}
-
-export function loggerLevels(level: EdgeConfig['log']['level']) {
-  const order = ['error', 'warn', 'log', 'debug', 'verbose'] as const;
-  return order.slice(0, order.indexOf(level) + 1) as ('error' | 'warn' | 'log' | 'debug' | 'verbose')[];
 }

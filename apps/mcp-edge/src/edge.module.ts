@@ -3,6 +3,7 @@ import { AdmissionModule } from '@tollgate/admission';
 import { BudgetModule } from '@tollgate/budget';
 import { CatalogModule } from '@tollgate/catalog';
 import { ConfigModule, EdgeConfig } from '@tollgate/config';
+import { queueTelemetry, ShutdownDrain } from '@tollgate/observability';
 import { ConnectionsModule } from '@tollgate/connections';
 import { DbModule } from '@tollgate/db';
 import { IdentityModule } from '@tollgate/identity';
@@ -22,16 +23,20 @@ import { McpSessionStore } from './session/mcp-session.store';
 import { AgentRequests } from './mcp/agent-requests.service';
 import { StatelessRevisionHandler } from './mcp/stateless-revision.handler';
 import { SessionHub } from './session/session-hub.service';
+import { VisibleListWatch } from './session/visible-list-watch.service';
 import { ResourceSubscriptions } from './session/resource-subscriptions.service';
 import { GovernedItemPipeline } from './governed-call/governed-item.pipeline';
+import { EmbeddedResources } from './governed-call/embedded-resources.service';
 import { CatalogRelayHandlers } from './mcp/catalog-relay.handlers';
 import { UpstreamCaller } from './governed-call/upstream-caller.service';
+import { EdgeAccessLog } from './health/edge-access-log';
 import { EdgeMetrics } from './health/edge-metrics.service';
 import { HealthController } from './health/health.controller';
 import { McpServerFactory } from './mcp/mcp-server.factory';
 import { LeanToolCallHandler } from './mcp/lean-tool-call.handler';
 import { McpController } from './mcp/mcp.controller';
 import { McpEndpoint } from './mcp/mcp-endpoint';
+import { HostileInputAllowance } from './mcp/hostile-input-allowance.service';
 import { UpstreamListChangedRelay } from './upstream-list-changed.relay';
 
 @Module({})
@@ -43,7 +48,7 @@ export class EdgeModule {
         ConfigModule.forRoot(config),
         DbModule,
         RedisModule,
-        QueueModule.forRoot(),
+        QueueModule.forRoot({ telemetry: queueTelemetry() }),
         IdentityModule,
         PolicyModule,
         PricingModule,
@@ -53,6 +58,7 @@ export class EdgeModule {
           reservationTtlMs: config.edge.reservationTtlSeconds * 1000,
           leases: config.edge.admissionLeases,
           leaseIdleMs: config.edge.leaseIdleMs,
+          completionWait: config.redis.completionWait,
         }),
         CatalogModule,
         UpstreamModule,
@@ -63,12 +69,14 @@ export class EdgeModule {
       providers: [
         GovernedCallPipeline,
         GovernedItemPipeline,
+        EmbeddedResources,
         CatalogRelayHandlers,
         ResourceSubscriptions,
         ResultPager,
         InFlightCalls,
         McpSessionStore,
         SessionHub,
+        VisibleListWatch,
         UpstreamCaller,
         ProgressiveDisclosure,
         CodeModeService,
@@ -77,7 +85,10 @@ export class EdgeModule {
         AgentRequests,
         StatelessRevisionHandler,
         McpEndpoint,
+        HostileInputAllowance,
         EdgeMetrics,
+        EdgeAccessLog,
+        ShutdownDrain,
         UpstreamListChangedRelay,
       ],
     };

@@ -8,9 +8,9 @@ import { ConsoleLogger, INestApplication } from '@nestjs/common';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '@prisma/client';
 import { loadWorkerConfig } from '@tollgate/config';
-import { bullConnection, QueueName } from '@tollgate/queue';
-import { redisEpochKey } from '@tollgate/redis';
-import { createTestEnv, TestEnv } from '@tollgate/testing';
+import { QueueName } from '@tollgate/queue';
+import { orgKeyOf, readRedisEpoch } from '@tollgate/redis';
+import { createTestEnv, TestEnv, testBullOptions } from '@tollgate/testing';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import request from 'supertest';
@@ -101,7 +101,7 @@ describe('Redis data loss: detected, counters rebuilt, schedulers re-created (ow
   }
 
   async function schedulerIds(queue: QueueName): Promise<string[]> {
-    const q = new Queue(queue, { connection: bullConnection(own.url), prefix: `${env.redisPrefix}:bull` });
+    const q = new Queue(queue, testBullOptions(own.url, env.redisPrefix));
     try {
       return (await q.getJobSchedulers(0, -1)).map((s) => s.key).sort();
     } finally {
@@ -129,7 +129,7 @@ describe('Redis data loss: detected, counters rebuilt, schedulers re-created (ow
     const monthStart = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
     const out: Record<string, string | null> = {};
     for (const b of budgets)
-      out[b.scope] = await redis.hget(`${env.redisPrefix}:{org:${orgId}}:budget:${b.id}:${monthStart}`, 'spent');
+      out[b.scope] = await redis.hget(`${orgKeyOf(env.redisPrefix, orgId)}:budget:${b.id}:${monthStart}`, 'spent');
     return out;
   }
 
@@ -185,7 +185,7 @@ describe('Redis data loss: detected, counters rebuilt, schedulers re-created (ow
   });
 
   it('should set an epoch and every job scheduler at first start, record the epoch in Postgres, and be ready', async () => {
-    const epoch = await redis.get(redisEpochKey(env.redisPrefix));
+    const epoch = await readRedisEpoch(redis, env.redisPrefix);
     expect(epoch).toMatch(/^[0-9a-f-]{36}$/);
     expect(await allSchedulers()).toEqual({
       [QueueName.UsageRollup]: ['usage-rollup-recent'],
@@ -200,23 +200,27 @@ describe('Redis data loss: detected, counters rebuilt, schedulers re-created (ow
     });
     expect(recorded.map((r) => r.details)).toEqual([{ epoch, reason: 'first-start' }]);
     const ready = await request(worker.getHttpServer()).get('/readyz').expect(200);
-    expect(ready.body).toMatchObject({ status: 'ready', epoch: true, schedulers: true, missingSchedulers: [] });
+    expect(ready.body).toEqual({
+      status: 'ok',
+      checks: { db: 'ok', redis: 'ok', epoch: 'ok', schedulers: 'ok' },
+      missingSchedulers: [],
+    });
   });
 
   it('should answer /readyz 503 after FLUSHALL, then rebuild counters from the ledger, re-create every scheduler and set a new epoch', async () => {
     // Counters exist before the loss (as after calls), equal to the ledger.
     await worker.get(RedisStateWatch).check();
-    const before = await redis.get(redisEpochKey(env.redisPrefix));
+    const before = await readRedisEpoch(redis, env.redisPrefix);
     const schedulers = await allSchedulers();
 
     await redis.flushall();
     const recovered = log.nextError(/Redis recovered from data loss/);
     const notReady = await request(worker.getHttpServer()).get('/readyz').expect(503);
-    expect(notReady.body).toMatchObject({ epoch: false, schedulers: false });
+    expect(notReady.body).toMatchObject({ status: 'unavailable', checks: { epoch: 'failed', schedulers: 'failed' } });
     expect(notReady.body.missingSchedulers).toContain('budget-reconcile/budget-reconcile-all');
     expect(await recovered).toMatch(/2 budget counter\(s\) of 1 org\(s\) rebuilt from the ledger/);
 
-    const after = await redis.get(redisEpochKey(env.redisPrefix));
+    const after = await readRedisEpoch(redis, env.redisPrefix);
     expect(after).not.toBeNull();
     expect(after).not.toBe(before);
     expect(await allSchedulers()).toEqual(schedulers);
@@ -242,10 +246,7 @@ describe('Redis data loss: detected, counters rebuilt, schedulers re-created (ow
   });
 
   it('should answer /readyz 503 while a job scheduler is missing, and re-create it', async () => {
-    const q = new Queue(QueueName.BudgetAlerts, {
-      connection: bullConnection(own.url),
-      prefix: `${env.redisPrefix}:bull`,
-    });
+    const q = new Queue(QueueName.BudgetAlerts, testBullOptions(own.url, env.redisPrefix));
     try {
       await q.removeJobScheduler('budget-alerts-all');
     } finally {
@@ -254,8 +255,7 @@ describe('Redis data loss: detected, counters rebuilt, schedulers re-created (ow
     const recreating = log.nextError(/job schedulers missing, re-creating them: budget-alerts\/budget-alerts-all/);
     const notReady = await request(worker.getHttpServer()).get('/readyz').expect(503);
     expect(notReady.body).toMatchObject({
-      epoch: true,
-      schedulers: false,
+      checks: { epoch: 'ok', schedulers: 'failed' },
       missingSchedulers: ['budget-alerts/budget-alerts-all'],
     });
     await recreating;
@@ -270,7 +270,7 @@ describe('Redis data loss: detected, counters rebuilt, schedulers re-created (ow
     const lost = log.nextError(/Redis lost its data \(epoch recorded in Postgres is gone\)/);
     worker = await startWorker();
     expect(await lost).toBeTruthy();
-    expect(await redis.get(redisEpochKey(env.redisPrefix))).not.toBeNull();
+    expect(await readRedisEpoch(redis, env.redisPrefix)).not.toBeNull();
     expect(await counters()).toEqual({ ORG: '8200', KEY: '7500' });
     await request(worker.getHttpServer()).get('/readyz').expect(200);
   });

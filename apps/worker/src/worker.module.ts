@@ -1,3 +1,4 @@
+import { queueTelemetry, ShutdownDrain } from '@tollgate/observability';
 import { DynamicModule, Module } from '@nestjs/common';
 import { BudgetModule } from '@tollgate/budget';
 import { CatalogModule } from '@tollgate/catalog';
@@ -33,7 +34,7 @@ export class WorkerModule {
         ConfigModule.forRoot(config),
         DbModule,
         RedisModule,
-        QueueModule.forRoot(),
+        QueueModule.forRoot({ telemetry: queueTelemetry() }),
         UpstreamSyncAuthModule,
         ToolProfilerModule,
         CatalogModule,
@@ -55,6 +56,7 @@ export class WorkerModule {
         TierScoresProcessor,
         JobSchedules,
         RedisStateWatch,
+        ShutdownDrain,
       ],
     };
   }

@@ -1,8 +1,9 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { BudgetStanding, budgetStanding } from '@tollgate/budget';
 import { Micros } from '@tollgate/kernel';
-import { RedisService, redisEpochKey } from '@tollgate/redis';
+import { RedisService, redisEpochKey, shardOf } from '@tollgate/redis';
 import { ADMISSION_SETTINGS, AdmissionSettings } from './admission-settings';
+import type { ConversionAnswer } from './admission-scripts';
 import {
   BudgetLease,
   DENIED_MS,
@@ -60,7 +61,7 @@ export class AdmissionLeases implements OnModuleInit, BeforeApplicationShutdown 
     this.sync = new LeaseSync(
       redis,
       settings.reservationTtlMs,
-      redisEpochKey(redis.prefix),
+      (orgId) => redisEpochKey(redis.prefix, shardOf(orgId)),
       (l, why) => this.drop(l, why),
       epochLost,
     );
@@ -169,13 +170,12 @@ export class AdmissionLeases implements OnModuleInit, BeforeApplicationShutdown 
    * What Redis answered for a conversion sent by the completion step: the counter as it now is, or
    * that the lease is gone (swept, counter lost); null when the completion failed.
    */
-  converted(l: BudgetLease, amount: bigint, answer: [number, number, number] | null): void {
+  converted(l: BudgetLease, amount: bigint, answer: ConversionAnswer | null): void {
     l.unconfirmed -= amount;
     if (!answer) return this.drop(l, 'a completion under it was not acknowledged');
-    const [live, spent, leased] = answer;
-    if (live === -1) return this.drop(l, 'its budget counter is gone from Redis');
-    l.known = { ...l.known, spent: BigInt(spent), leased: BigInt(leased) };
-    if (live === 0) this.drop(l, 'Redis swept it before it was renewed');
+    if (answer.lease === 'counter-lost') return this.drop(l, 'its budget counter is gone from Redis');
+    l.known = { ...l.known, spent: answer.spent, leased: answer.leased };
+    if (answer.lease === 'swept') this.drop(l, 'Redis swept it before it was renewed');
   }
 
   /**

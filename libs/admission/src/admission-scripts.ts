@@ -1,201 +1,277 @@
-import { BUDGET_LUA } from '@tollgate/budget';
-import { RATE_LIMIT_LUA } from '@tollgate/rate-limit';
+import { BUDGET_LUA, BudgetCheckAnswer, CounterAmounts, counterAt, decodeBudgetCheck } from '@tollgate/budget';
+import { Micros } from '@tollgate/kernel';
+import { decodeRateLimitRefusal, RATE_LIMIT_LUA, RateLimitCheckRefusal } from '@tollgate/rate-limit';
+import {
+  luaAmount,
+  luaScript,
+  readLuaFile,
+  replyAmount,
+  replyArray,
+  replyInt,
+  ScriptCall,
+  ScriptCodec,
+} from '@tollgate/redis';
 
 /**
- * The composed Lua of admission: the rate-limit and budget libraries' own functions, run together
- * so that a call is checked, counted and reserved (or settled) in one script.
+ * The money path's scripts, each a `.lua` file beside this module run after the rate-limit and
+ * budget libraries' functions (rate-limit.lua, budget.lua), so a call is checked, counted and
+ * reserved (or settled) in one script. Each has its codec here: KEYS and ARGV from a typed input,
+ * the reply read into a typed result. Amounts go in and come back as decimal strings.
  */
+function moneyScript(name: string) {
+  return luaScript(name, RATE_LIMIT_LUA, BUDGET_LUA, readLuaFile(__dirname, `${name}.lua`));
+}
 
-/**
- * KEYS: the deployment's epoch, the rate-limit keys, then the budget keys.  ARGV: #rate-limit keys,
- * #rate-limit args, the rate-limit args, then the budget args. Checks every rate limit and every
- * budget, and only if all pass counts the call and reserves its estimate: a refused call holds
- * nothing, anywhere. Returns {0, budget_apply's answer}, {1, rl_check's refusal}, {2, budget_check's
- * refusal or missing counter}, or {3} when the epoch is gone (Redis lost its data: counters are
- * being rebuilt, nothing is admitted).
- */
-export const ADMIT_AND_RESERVE_SCRIPT = `${RATE_LIMIT_LUA}${BUDGET_LUA}
-if redis.call('EXISTS', KEYS[1]) == 0 then return {3} end
-local nrk, nra = tonumber(ARGV[1]), tonumber(ARGV[2])
-local RK, RA, BK, BA = {}, {}, {}, {}
-for i = 2, #KEYS do
-  if i - 1 <= nrk then RK[#RK+1] = KEYS[i] else BK[#BK+1] = KEYS[i] end
-end
-for i = 3, #ARGV do
-  if i <= 2 + nra then RA[#RA+1] = ARGV[i] else BA[#BA+1] = ARGV[i] end
-end
-if nrk > 0 then
-  local refusal = rl_check(RK, RA)
-  if refusal then return {1, refusal} end
-end
-local checked = {1}
-if #BK > 0 then
-  checked = budget_check(BK, BA)
-  if checked[1] ~= 1 then return {2, checked} end
-end
-if nrk > 0 then rl_apply(RK, RA) end
-if #BK > 0 then return {0, budget_apply(BK, BA, checked)} end
-return {0, {1}}
-`;
+export interface AdmitAndReserveInput {
+  /** The organisation's shard epoch: without it Redis lost its data and nothing is admitted. */
+  epochKey: string;
+  /** The rate-limit part (RateLimitService.planAdmission's keys and args), null when no rule applies. */
+  rateLimits: ScriptCall | null;
+  /** The budget part (BudgetService.planReservation's keys and args), null when no budget applies. */
+  budgets: ScriptCall | null;
+}
 
-/**
- * A turn's completions, in one script: every call's settlement (or, under a lease, its cost
- * moving from leased to spent) and every usage event appended to the outbox, all or nothing.
- * KEYS: the edge's completion sequence, the usage outbox, the deployment's epoch, then per
- * settlement its budget keys (R, Z, H...) and concurrency sets; per conversion group R, H1..Hn.
- * ARGV: sequence number, #settlements, #conversion groups, #events, then per settlement: #budget
- * keys, #sets, call id, actual; per group: n, then per lease: id, amount; per event: field, value.
- * A sequence number Redis has already seen (a command resent after a reconnect) changes nothing
- * and answers {2}. Otherwise answers {1 (0 when the epoch is gone: Redis lost its data), then per
- * lease budget_lease_convert's 3 numbers}. Without the epoch everything is still written: the
- * events must reach the ledger, and a settlement only touches counters that exist (rebuilt ones).
- */
-export const COMPLETE_SCRIPT = `${RATE_LIMIT_LUA}${BUDGET_LUA}
--- KEYS[1] is this edge's bitmap of scripts run (one bit per script); a script resent after a
--- reconnect finds its bit set. Exact, not a high-water mark: scripts may arrive out of order
--- (an EVALSHA answered NOSCRIPT is sent again as EVAL after later ones ran).
-local bit = tonumber(ARGV[1])
-if redis.call('GETBIT', KEYS[1], bit) == 1 then return {2} end
-redis.call('SETBIT', KEYS[1], bit, 1)
-redis.call('PEXPIRE', KEYS[1], 3600000)
-local ns, ng, ne = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local k, a = 4, 5
-local out = {redis.call('EXISTS', KEYS[3])}
-for i = 1, ns do
-  local nbk, nck = tonumber(ARGV[a]), tonumber(ARGV[a+1])
-  local id, actual = ARGV[a+2], tonumber(ARGV[a+3])
-  if nbk > 0 then
-    local BK = {}
-    for j = 0, nbk - 1 do BK[#BK+1] = KEYS[k+j] end
-    budget_settle(BK, id, actual)
-  end
-  if nck > 0 then
-    local CK = {}
-    for j = 0, nck - 1 do CK[#CK+1] = KEYS[k+nbk+j] end
-    rl_release(CK, id)
-  end
-  k = k + nbk + nck
-  a = a + 4
-end
-for i = 1, ng do
-  local n = tonumber(ARGV[a])
-  for j = 1, n do
-    local r = budget_lease_convert(KEYS[k], KEYS[k+j], ARGV[a+2*j-1], tonumber(ARGV[a+2*j]))
-    out[#out+1] = r[1]
-    out[#out+1] = r[2]
-    out[#out+1] = r[3]
-  end
-  k = k + 1 + n
-  a = a + 1 + 2*n
-end
-for i = 1, ne do
-  redis.call('XADD', KEYS[2], '*', ARGV[a], ARGV[a+1])
-  a = a + 2
-end
-return out
-`;
+export type AdmitAndReserveResult =
+  | { kind: 'epoch-lost' }
+  | { kind: 'rate-limited'; refusal: RateLimitCheckRefusal }
+  /** What the budgets answered: reserved (then the rate limits counted the call too), short, or a counter missing. */
+  | { kind: 'budget'; answer: BudgetCheckAnswer };
 
-/**
- * KEYS: R, Z, the budget counters, per window its current and previous counter, the concurrency sets.
- * ARGV: now, deadline, share divisor, #budgets, #windows, #sets, then per budget: lease id, want,
- * min grant, limit, hard; per window: limit, windowMs, windowStart, want, min grant; per set: max,
- * want, min grant, member prefix, first member number.
- * The deployment's epoch is the last key. Returns per budget {granted, spent, reserved, leased},
- * per window and per set the grant; {-2} when the epoch is gone (Redis lost its data).
- */
-export const LEASE_GRANT_SCRIPT = `${RATE_LIMIT_LUA}${BUDGET_LUA}
-if redis.call('EXISTS', KEYS[#KEYS]) == 0 then return {-2} end
-local now, deadline, div = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local nb, nw, ns = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
-local out = {}
-local k, a = 3, 7
-if nb > 0 then budget_sweep(KEYS[1], KEYS[2], now) end
-for i = 1, nb do
-  local r = budget_lease(KEYS[1], KEYS[2], KEYS[k], ARGV[a], deadline, tonumber(ARGV[a+1]), tonumber(ARGV[a+2]), tonumber(ARGV[a+3]), ARGV[a+4] == '1', div)
-  out[#out+1] = r[1]
-  out[#out+1] = r[2] or 0
-  out[#out+1] = r[3] or 0
-  out[#out+1] = r[4] or 0
-  k = k + 1
-  a = a + 5
-end
-for i = 1, nw do
-  out[#out+1] = rl_lease_window(KEYS[k], KEYS[k+1], now, tonumber(ARGV[a]), tonumber(ARGV[a+1]), tonumber(ARGV[a+2]), tonumber(ARGV[a+3]), tonumber(ARGV[a+4]), div)
-  k = k + 2
-  a = a + 5
-end
-for i = 1, ns do
-  out[#out+1] = rl_lease_slots(KEYS[k], now, deadline, tonumber(ARGV[a]), tonumber(ARGV[a+1]), tonumber(ARGV[a+2]), div, ARGV[a+3], tonumber(ARGV[a+4]))
-  k = k + 1
-  a = a + 5
-end
-return out
-`;
+/** admit-and-reserve.lua: every rate limit and budget of a call checked, then counted and reserved, or nothing. */
+export const ADMIT_AND_RESERVE: ScriptCodec<AdmitAndReserveInput, AdmitAndReserveResult> = {
+  script: moneyScript('admit-and-reserve'),
+  encode: ({ epochKey, rateLimits, budgets }) => ({
+    keys: [epochKey, ...(rateLimits?.keys ?? []), ...(budgets?.keys ?? [])],
+    args: [
+      rateLimits?.keys.length ?? 0,
+      rateLimits?.args.length ?? 0,
+      ...(rateLimits?.args ?? []),
+      ...(budgets?.args ?? []),
+    ],
+  }),
+  decode: (reply) => {
+    const r = replyArray(reply);
+    switch (replyInt(r[0])) {
+      case 3:
+        return { kind: 'epoch-lost' };
+      case 1:
+        return { kind: 'rate-limited', refusal: decodeRateLimitRefusal(r[1]) };
+      case 0:
+      case 2:
+        return { kind: 'budget', answer: decodeBudgetCheck(r[1]) };
+      default:
+        throw new Error(`admit-and-reserve: unknown answer ${String(r[0])}`);
+    }
+  },
+};
 
-/**
- * KEYS: R, Z, then the concurrency sets.  ARGV: now, deadline, #budget leases, their ids, then per
- * set: #members, the members. Moves each lease's deadline on; answers 1 per lease still whole, 0 per
- * lease Redis already swept (in part, for slots). The deployment's epoch is the last key: {-2} when
- * it is gone (Redis lost its data, and the leases with it).
- */
-export const LEASE_RENEW_SCRIPT = `
-if redis.call('EXISTS', KEYS[#KEYS]) == 0 then return {-2} end
-local now, deadline, nb = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local out = {}
-for i = 1, nb do
-  local id = ARGV[3 + i]
-  if redis.call('HEXISTS', KEYS[1], id) == 1 then
-    redis.call('ZADD', KEYS[2], deadline, id)
-    out[#out+1] = 1
-  else
-    out[#out+1] = 0
-  end
-end
-local a = 4 + nb
-for k = 3, #KEYS - 1 do
-  local n = tonumber(ARGV[a])
-  local members, args = {}, {}
-  for j = 1, n do
-    members[j] = ARGV[a + j]
-    args[#args+1] = deadline
-    args[#args+1] = ARGV[a + j]
-  end
-  local present = 0
-  for _, s in ipairs(redis.call('ZMSCORE', KEYS[k], unpack(members))) do
-    if s then present = present + 1 end
-  end
-  redis.call('ZADD', KEYS[k], 'XX', unpack(args))
-  redis.call('PEXPIRE', KEYS[k], math.max(deadline - now, 1000))
-  out[#out+1] = present == n and 1 or 0
-  a = a + 1 + n
-end
-return out
-`;
+/** A call settled at its actual cost: its reservation dropped, the cost spent, its concurrency slots freed. */
+export interface SettlementInput {
+  callId: string;
+  /** R, Z, then the call's counters (BudgetService.settlementKeys); empty when it held no budget. */
+  budgetKeys: string[];
+  slotKeys: string[];
+  actual: Micros;
+}
 
-/**
- * KEYS: R, Z, the budget counters, the window counters, the concurrency sets.
- * ARGV: #budgets, #windows, #sets, per budget: lease id, amount; per window: calls; per set: #members, the members.
- */
-export const LEASE_RELEASE_SCRIPT = `${RATE_LIMIT_LUA}${BUDGET_LUA}
-local nb, nw, ns = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local k, a = 3, 4
-for i = 1, nb do
-  budget_lease_release(KEYS[1], KEYS[2], KEYS[k], ARGV[a], tonumber(ARGV[a+1]))
-  k = k + 1
-  a = a + 2
-end
-for i = 1, nw do
-  rl_lease_window_release(KEYS[k], tonumber(ARGV[a]))
-  k = k + 1
-  a = a + 1
-end
-for i = 1, ns do
-  local n = tonumber(ARGV[a])
-  local members = {}
-  for j = 1, n do members[j] = ARGV[a + j] end
-  if n > 0 then redis.call('ZREM', KEYS[k], unpack(members)) end
-  k = k + 1
-  a = a + 1 + n
-end
-return 1
-`;
+/** One organisation's budget leases that calls completed under: each one's cost moves from leased to spent. */
+export interface LeaseConversionGroup {
+  rKey: string;
+  leases: { id: string; counterKey: string; amount: Micros }[];
+}
+
+export interface CompleteCallsInput {
+  /** The edge's bitmap of scripts run, and this script's bit in it (a resent script changes nothing). */
+  bitmapKey: string;
+  bit: number;
+  /** The usage outbox (the shard's stream); null when the batch has no event. */
+  outboxKey: string | null;
+  epochKey: string;
+  settlements: SettlementInput[];
+  conversions: LeaseConversionGroup[];
+  /** Usage events, each one outbox entry's field and value. */
+  events: [string, string][];
+}
+
+/** What a lease's conversion found: the lease live, swept (the cost still charged) or its counter lost. */
+export interface ConversionAnswer {
+  lease: 'live' | 'swept' | 'counter-lost';
+  /** The counter after the conversion (0 when lost). */
+  spent: Micros;
+  leased: Micros;
+}
+
+export type CompleteCallsResult =
+  /** This script had already run (resent after a reconnect); its first answer was lost. */
+  | { kind: 'already-run' }
+  /** Applied; `epochLost` when the shard's epoch was gone. Conversions in the input's order. */
+  | { kind: 'applied'; epochLost: boolean; conversions: ConversionAnswer[] };
+
+const CONVERSION_STATE = { 1: 'live', 0: 'swept', [-1]: 'counter-lost' } as const;
+
+/** complete-calls.lua: a turn's settlements, lease conversions and usage events of one organisation. */
+export const COMPLETE_CALLS: ScriptCodec<CompleteCallsInput, CompleteCallsResult> = {
+  script: moneyScript('complete-calls'),
+  encode: (i) => {
+    // With no event the outbox is not touched; the bitmap stands in for its key (same slot).
+    const keys = [i.bitmapKey, i.outboxKey ?? i.bitmapKey, i.epochKey];
+    const args: (string | number)[] = [i.bit, i.settlements.length, i.conversions.length, i.events.length];
+    for (const s of i.settlements) {
+      keys.push(...s.budgetKeys, ...s.slotKeys);
+      args.push(s.budgetKeys.length, s.slotKeys.length, s.callId, luaAmount(s.actual));
+    }
+    for (const g of i.conversions) {
+      keys.push(g.rKey, ...g.leases.map((l) => l.counterKey));
+      args.push(g.leases.length);
+      for (const l of g.leases) args.push(l.id, luaAmount(l.amount));
+    }
+    for (const [field, value] of i.events) args.push(field, value);
+    return { keys, args };
+  },
+  decode: (reply) => {
+    const r = replyArray(reply);
+    const status = replyInt(r[0]);
+    if (status === 2) return { kind: 'already-run' };
+    if (status !== 0 && status !== 1) throw new Error(`complete-calls: unknown answer ${status}`);
+    const conversions: ConversionAnswer[] = [];
+    for (let j = 1; j + 2 < r.length; j += 3) {
+      const state = replyInt(r[j]);
+      if (state !== 1 && state !== 0 && state !== -1) throw new Error(`complete-calls: unknown lease state ${state}`);
+      conversions.push({ lease: CONVERSION_STATE[state], spent: replyAmount(r[j + 1]), leased: replyAmount(r[j + 2]) });
+    }
+    return { kind: 'applied', epochLost: status === 0, conversions };
+  },
+};
+
+export interface LeaseGrantInput {
+  rKey: string;
+  zKey: string;
+  epochKey: string;
+  now: number;
+  /** Redis sweeps a granted lease at this time (ms) unless it is renewed. */
+  deadline: number;
+  /** A grant takes at most 1/share of what is left. */
+  share: number;
+  budgets: { id: string; counterKey: string; want: Micros; minGrant: Micros; limit: Micros; hard: boolean }[];
+  windows: {
+    key: string;
+    prevKey: string;
+    limit: number;
+    windowMs: number;
+    windowStart: number;
+    want: number;
+    minGrant: number;
+  }[];
+  /** Slots are granted as members `memberPrefix + n`, n from firstMember up. */
+  slots: { key: string; max: number; want: number; minGrant: number; memberPrefix: string; firstMember: number }[];
+}
+
+/** A budget lease's grant (0: refused, the limit is near) and the counter as the grant left it. */
+export type BudgetGrant = { kind: 'no-counter' } | { kind: 'counter'; granted: Micros; counter: CounterAmounts };
+
+export type LeaseGrantResult =
+  | { kind: 'epoch-lost' }
+  /** In the input's order: per budget its grant, per window and per set the calls or slots granted. */
+  | { kind: 'granted'; budgets: BudgetGrant[]; windows: number[]; slots: number[] };
+
+/** lease-grant.lua: blocks of budget allowance, window calls and concurrency slots, for one organisation. */
+export const LEASE_GRANT: ScriptCodec<LeaseGrantInput, LeaseGrantResult> = {
+  script: moneyScript('lease-grant'),
+  encode: (i) => {
+    const keys = [i.rKey, i.zKey];
+    const args: (string | number)[] = [i.now, i.deadline, i.share, i.budgets.length, i.windows.length, i.slots.length];
+    for (const b of i.budgets) {
+      keys.push(b.counterKey);
+      args.push(b.id, luaAmount(b.want), luaAmount(b.minGrant), luaAmount(b.limit), b.hard ? '1' : '0');
+    }
+    for (const w of i.windows) {
+      keys.push(w.key, w.prevKey);
+      args.push(w.limit, w.windowMs, w.windowStart, w.want, w.minGrant);
+    }
+    for (const s of i.slots) {
+      keys.push(s.key);
+      args.push(s.max, s.want, s.minGrant, s.memberPrefix, s.firstMember);
+    }
+    keys.push(i.epochKey);
+    return { keys, args };
+  },
+  decode: (reply, i) => {
+    const r = replyArray(reply);
+    if (r.length === 1 && r[0] === -2) return { kind: 'epoch-lost' };
+    const budgets: BudgetGrant[] = i.budgets.map((_, j) => {
+      const granted = replyAmount(r[4 * j]);
+      return granted < 0n ? { kind: 'no-counter' } : { kind: 'counter', granted, counter: counterAt(r, 4 * j + 1) };
+    });
+    const rest = r.slice(4 * i.budgets.length).map(replyInt);
+    return {
+      kind: 'granted',
+      budgets,
+      windows: rest.slice(0, i.windows.length),
+      slots: rest.slice(i.windows.length, i.windows.length + i.slots.length),
+    };
+  },
+};
+
+export interface LeaseRenewInput {
+  rKey: string;
+  zKey: string;
+  epochKey: string;
+  now: number;
+  deadline: number;
+  budgetLeaseIds: string[];
+  slots: { key: string; members: string[] }[];
+}
+
+export type LeaseRenewResult =
+  | { kind: 'epoch-lost' }
+  /** In the input's order: true for a lease still whole, false for one Redis swept (in part, for slots). */
+  | { kind: 'renewed'; budgets: boolean[]; slots: boolean[] };
+
+/** lease-renew.lua: moves one organisation's leases' deadlines on. */
+export const LEASE_RENEW: ScriptCodec<LeaseRenewInput, LeaseRenewResult> = {
+  script: luaScript('lease-renew', readLuaFile(__dirname, 'lease-renew.lua')),
+  encode: (i) => {
+    const args: (string | number)[] = [i.now, i.deadline, i.budgetLeaseIds.length, ...i.budgetLeaseIds];
+    for (const s of i.slots) args.push(s.members.length, ...s.members);
+    return { keys: [i.rKey, i.zKey, ...i.slots.map((s) => s.key), i.epochKey], args };
+  },
+  decode: (reply, i) => {
+    const r = replyArray(reply).map(replyInt);
+    if (r.length === 1 && r[0] === -2) return { kind: 'epoch-lost' };
+    const whole = r.map((v) => v === 1);
+    return {
+      kind: 'renewed',
+      budgets: whole.slice(0, i.budgetLeaseIds.length),
+      slots: whole.slice(i.budgetLeaseIds.length),
+    };
+  },
+};
+
+export interface LeaseReleaseInput {
+  rKey: string;
+  zKey: string;
+  /** Budget leases and what to give back of each (all it holds, and its record, when that is as much or more). */
+  budgets: { id: string; counterKey: string; amount: Micros }[];
+  windows: { key: string; calls: number }[];
+  slots: { key: string; members: string[] }[];
+}
+
+/** lease-release.lua: gives back what leases hold unused. Answers what went back per budget lease. */
+export const LEASE_RELEASE: ScriptCodec<LeaseReleaseInput, { budgetsReturned: Micros[] }> = {
+  script: moneyScript('lease-release'),
+  encode: (i) => {
+    const keys = [
+      i.rKey,
+      i.zKey,
+      ...i.budgets.map((b) => b.counterKey),
+      ...i.windows.map((w) => w.key),
+      ...i.slots.map((s) => s.key),
+    ];
+    const args: (string | number)[] = [i.budgets.length, i.windows.length, i.slots.length];
+    for (const b of i.budgets) args.push(b.id, luaAmount(b.amount));
+    for (const w of i.windows) args.push(w.calls);
+    for (const s of i.slots) args.push(s.members.length, ...s.members);
+    return { keys, args };
+  },
+  decode: (reply) => ({ budgetsReturned: replyArray(reply).map(replyAmount) }),
+};

@@ -1,3 +1,5 @@
+import type { ReplicaWait } from '@tollgate/redis';
+
 /** What admission needs from the deployment, passed in by the app that runs it (the edge). */
 export interface AdmissionSettings {
   /** How long a reservation, a concurrency slot or a lease lives in Redis without its edge. */
@@ -6,6 +8,8 @@ export interface AdmissionSettings {
   leases: boolean;
   /** A lease no call has used for this long goes back. */
   leaseIdleMs: number;
+  /** Opt-in: a completion waits until this many replicas have it (REDIS_COMPLETION_WAIT_*); absent or 0: no wait. */
+  completionWait?: ReplicaWait;
 }
 
 export const ADMISSION_SETTINGS = Symbol('ADMISSION_SETTINGS');

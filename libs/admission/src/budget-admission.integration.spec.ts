@@ -2,11 +2,11 @@ import { Test } from '@nestjs/testing';
 import { BudgetService, BudgetStanding, SpendScopes } from '@tollgate/budget';
 import { ConfigModule, loadEdgeConfig } from '@tollgate/config';
 import { DbModule, PrismaService } from '@tollgate/db';
-import { ensureRedisEpoch, RedisModule, RedisService } from '@tollgate/redis';
+import { ensureRedisEpoch, RedisModule, RedisService, orgKeyOf } from '@tollgate/redis';
 import { createTestEnv, deleteRedisKeys, TestEnv } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdmissionModule } from './admission.module';
-import { CallAdmissionService, CallHold } from './call-admission.service';
+import { CallAdmissionService, CallHold, CORRUPT_COUNTER_RETRY_MS } from './call-admission.service';
 
 /** Budgets as the edge checks them, one call at a time (no leases): reserve, settle, sweep, rebuild. */
 describe('Budget admission on real Redis and Postgres', () => {
@@ -91,7 +91,7 @@ describe('Budget admission on real Redis and Postgres', () => {
       });
     }
     await redis.publish('org-config-changed', scopes.orgId);
-    await deleteRedisKeys(env.redisUrl, `${env.redisPrefix}:{org:${scopes.orgId}}`);
+    await deleteRedisKeys(env.redisUrl, `${orgKeyOf(env.redisPrefix, scopes.orgId)}`);
     // The cache drops on the pub/sub message; wait until the service sees the new rules.
     await expect.poll(async () => (await budgets.budgetsFor(scopes)).length).toBe(rows.length);
   }
@@ -172,7 +172,7 @@ describe('Budget admission on real Redis and Postgres', () => {
     await setBudgets([{ scope: 'KEY', limit: 10_000n, period: 'TOTAL' }]);
     await recordSpend('ledger-1', 9_500n);
     // Redis lost everything for this org.
-    await deleteRedisKeys(env.redisUrl, `${env.redisPrefix}:{org:${scopes.orgId}}`);
+    await deleteRedisKeys(env.redisUrl, `${orgKeyOf(env.redisPrefix, scopes.orgId)}`);
     const r = await reserve('after-loss', 1_000n);
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.exceeded.spentMicros).toBe(9_500n);
@@ -186,7 +186,7 @@ describe('Budget admission on real Redis and Postgres', () => {
     const inFlight = await reserve('in-flight', 1_000n);
     expect(inFlight.ok).toBe(true);
     // Redis loses the counter (and the reservation) while the upstream works; the call then settles.
-    await deleteRedisKeys(env.redisUrl, `${env.redisPrefix}:{org:${scopes.orgId}}`);
+    await deleteRedisKeys(env.redisUrl, `${orgKeyOf(env.redisPrefix, scopes.orgId)}`);
     await settle(inFlight, 1_000n);
     // The settlement did not create a counter holding only its own 1,000: the next call rebuilds
     // the counter from the ledger (13,500 there) and sees the real spend.
@@ -216,5 +216,34 @@ describe('Budget admission on real Redis and Postgres', () => {
     await setBudgets([{ scope: 'KEY', limit: 100n, mode: 'SOFT' }]);
     const r = await reserve('soft', 1_000n);
     expect(r.ok).toBe(true);
+  });
+
+  it('should refuse calls on a corrupt counter with a structured answer, writing nothing, and admit again once it is rebuilt from the ledger', async () => {
+    // Last: the ledger keeps what this key spent in the tests before.
+    const limit = 10_000_000n;
+    await setBudgets([{ scope: 'KEY', limit, period: 'TOTAL' }]);
+    await recordSpend('ledger-c', 2_000n);
+    expect((await reserve('seeds-the-counter', 0n)).ok).toBe(true);
+    const [check] = await budgets.checkCounters(scopes.orgId, scopes.timeZone);
+    const key = redis.orgKey(
+      scopes.orgId,
+      'budget',
+      check.standing.budgetId,
+      String(check.standing.periodStart.getTime()),
+    );
+    await redis.client.hset(key, 'spent', 'not-a-number');
+
+    expect(await admission.admit(scopes, tool, 'on-corrupt', 1_000n, Date.now())).toEqual({
+      ok: false,
+      countersUnavailable: { retryAfterMs: CORRUPT_COUNTER_RETRY_MS, reason: 'counter-corrupt' },
+    });
+    expect(await redis.client.hgetall(key)).toEqual({ spent: 'not-a-number', reserved: '0' });
+
+    // What reconciliation runs first: the corrupt counter dropped and seeded again from the ledger.
+    const [rebuilt] = await budgets.checkCounters(scopes.orgId, scopes.timeZone, { rebuildMissing: true });
+    expect(rebuilt).toMatchObject({ rebuilt: true, corrupt: { spent: 'not-a-number', reserved: '0', leased: '' } });
+    expect(await redis.client.hget(key, 'spent')).toBe(rebuilt.ledgerSpentMicros.toString());
+    expect((await reserve('fits-exactly', limit - rebuilt.ledgerSpentMicros)).ok).toBe(true);
+    expect((await reserve('one-over', 1n)).ok).toBe(false);
   });
 });

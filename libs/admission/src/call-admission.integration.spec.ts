@@ -4,7 +4,7 @@ import { BudgetAdminService, BudgetService } from '@tollgate/budget';
 import { ConfigModule, loadEdgeConfig } from '@tollgate/config';
 import { DbModule, PrismaService } from '@tollgate/db';
 import { RateLimitAdminService, RateLimitService } from '@tollgate/rate-limit';
-import { ensureRedisEpoch, RedisModule, RedisService } from '@tollgate/redis';
+import { ensureRedisEpoch, RedisModule, RedisService, orgKeyOf } from '@tollgate/redis';
 import { createTestEnv, TestEnv } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AdmissionLeases } from './admission-leases';
@@ -93,12 +93,12 @@ describe('Call admission with leases, on real Redis and Postgres (two edges)', (
           .toContain(rule.id);
     }
     const counter = async () => {
-      const [k] = await edges[0].redis.client.keys(`${env.redisPrefix}:{org:${orgId}}:budget:${budget.id}:*`);
+      const [k] = await edges[0].redis.client.keys(`${orgKeyOf(env.redisPrefix, orgId)}:budget:${budget.id}:*`);
       const [spent, reserved, leased] = await edges[0].redis.client.hmget(k, 'spent', 'reserved', 'leased');
       return { spent: Number(spent), reserved: Number(reserved ?? 0), leased: Number(leased ?? 0) };
     };
     const rlKeys = async () =>
-      rule ? await edges[0].redis.client.keys(`${env.redisPrefix}:{org:${orgId}}:rl:${rule.id}:*`) : [];
+      rule ? await edges[0].redis.client.keys(`${orgKeyOf(env.redisPrefix, orgId)}:rl:${rule.id}:*`) : [];
     return { keyId: key.id, counter, rlKeys };
   }
 
@@ -140,7 +140,7 @@ describe('Call admission with leases, on real Redis and Postgres (two edges)', (
     expect(afterFirst.leased).toBeGreaterThanOrEqual(2_000);
 
     // The next calls are admitted in memory: no script runs until they complete.
-    const scripts = vi.spyOn(edge.redis, 'evalScript');
+    const scripts = vi.spyOn(edge.redis, 'run');
     const holds: CallHold[] = [first.ok ? first.hold : (undefined as never)];
     for (let i = 0; i < 5; i++) {
       const a = await admit(edge, 1_000n);
@@ -242,8 +242,8 @@ describe('Call admission with leases, on real Redis and Postgres (two edges)', (
   /** The organisation's budget lease records (ids `L:...`) and their deadlines. */
   async function leaseDeadlines(edge: Edge): Promise<Map<string, number>> {
     const [rKey, zKey] = [
-      `${env.redisPrefix}:{org:${orgId}}:budget-resv`,
-      `${env.redisPrefix}:{org:${orgId}}:budget-resv:deadlines`,
+      `${orgKeyOf(env.redisPrefix, orgId)}:budget-resv`,
+      `${orgKeyOf(env.redisPrefix, orgId)}:budget-resv:deadlines`,
     ];
     const ids = (await edge.redis.client.hkeys(rKey)).filter((id) => id.startsWith('L:') && !id.endsWith('#'));
     const out = new Map<string, number>();
@@ -306,7 +306,7 @@ describe('Call admission with leases, on real Redis and Postgres (two edges)', (
     await expect
       .poll(async () => (await edge.app.get(RateLimitService).rulesFor(caller, tool)).map((r) => r.id))
       .toContain(rule.id);
-    const windowOf = (at: number) => `${env.redisPrefix}:{org:${orgId}}:rl:${rule.id}:w:${Math.floor(at / 2_000)}`;
+    const windowOf = (at: number) => `${orgKeyOf(env.redisPrefix, orgId)}:rl:${rule.id}:w:${Math.floor(at / 2_000)}`;
     const admittedIn = new Map<string, number>();
     for (let i = 0; i < 4; i++) {
       const at = Date.now();

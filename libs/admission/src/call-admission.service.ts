@@ -1,24 +1,31 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import type { Redis } from 'ioredis';
 import { BudgetService, BudgetStanding, ReservationPlan, SpendReservation, SpendScopes } from '@tollgate/budget';
-import { Micros, ToolRef } from '@tollgate/kernel';
+import { Micros, ToolRef, unavailableDependency } from '@tollgate/kernel';
+import type { UsageOutboxEntry } from '@tollgate/queue';
 import { AdmissionPlan, RateLimitCaller, RateLimitRefusal, RateLimitService } from '@tollgate/rate-limit';
-import { RedisService, redisEpochKey } from '@tollgate/redis';
+import { ALL_SHARDS, duplicateRedisClient, RedisClient, RedisService, redisEpochKey, shardOf } from '@tollgate/redis';
+import { AdmissionException, AdmissionExceptionCode } from './admission.exception';
 import { AdmissionLeases } from './admission-leases';
-import { ADMIT_AND_RESERVE_SCRIPT } from './admission-scripts';
+import { ADMIT_AND_RESERVE } from './admission-scripts';
 import { ADMISSION_SETTINGS, AdmissionSettings } from './admission-settings';
-import { CallCompletion, CompletionWork, OutboxEntry } from './call-completion';
+import { CallCompletion, CompletionWork } from './call-completion';
 import { LeasedCall, LeaseRequest } from './lease-kinds';
 
 export type CallAdmission =
   | { ok: true; hold: CallHold }
   | { ok: false; rateLimited: RateLimitRefusal }
   | { ok: false; budgetExceeded: { exceeded: BudgetStanding; requestedMicros: Micros } }
-  /** Redis lost its data (the deployment epoch is gone): nothing is admitted until the counters are rebuilt. */
-  | { ok: false; countersUnavailable: { retryAfterMs: number } };
+  /**
+   * Redis lost its data (the deployment epoch is gone: `data-lost`), or a budget counter of the
+   * call holds a field that is not an integer (`counter-corrupt`): nothing is admitted on it until
+   * the worker rebuilds it from the ledger.
+   */
+  | { ok: false; countersUnavailable: { retryAfterMs: number; reason: 'data-lost' | 'counter-corrupt' } };
 
 /** How long an agent is told to wait while the worker rebuilds counters after Redis lost its data. */
 export const COUNTERS_REBUILD_RETRY_MS = 5_000;
+/** How long an agent is told to wait on a corrupt counter: reconciliation (every 5 minutes) rebuilds it. */
+export const CORRUPT_COUNTER_RETRY_MS = 60_000;
 
 /** What an admitted call holds until it completes: its lease share, or its reservation and concurrency slots. */
 export interface CallHold {
@@ -45,9 +52,8 @@ export interface CallHold {
 export class CallAdmissionService implements OnApplicationShutdown {
   private readonly logger = new Logger(CallAdmissionService.name);
   /** Completions go on a connection of their own, without auto-pipelining: each script leaves at once. */
-  private readonly connection: Redis;
+  private readonly connection: RedisClient;
   private readonly completion: CallCompletion;
-  private readonly epochKey: string;
 
   constructor(
     private readonly redis: RedisService,
@@ -56,16 +62,15 @@ export class CallAdmissionService implements OnApplicationShutdown {
     private readonly leases: AdmissionLeases,
     @Inject(ADMISSION_SETTINGS) private readonly settings: AdmissionSettings,
   ) {
-    this.connection = redis.client.duplicate({ enableAutoPipelining: false });
+    this.connection = duplicateRedisClient(redis.client, { enableAutoPipelining: false });
     this.connection.on('error', (err) => this.logger.warn(`redis (completions) error: ${err.message}`));
-    this.epochKey = redisEpochKey(redis.prefix);
     const epochLost = () => leases.dropAll('Redis lost its data (the deployment epoch is gone)');
     this.completion = new CallCompletion(
       this.connection,
       redis.prefix,
-      this.epochKey,
       (lease, amount, answer) => leases.converted(lease, amount, answer),
       epochLost,
+      settings.completionWait && settings.completionWait.replicas > 0 ? settings.completionWait : null,
     );
   }
 
@@ -74,6 +79,28 @@ export class CallAdmissionService implements OnApplicationShutdown {
    * `tool` null: budgets only (a page read of a result, which calls no upstream).
    */
   async admit(
+    caller: RateLimitCaller & SpendScopes,
+    tool: ToolRef | null,
+    callId: string,
+    estimate: Micros,
+    now: number,
+  ): Promise<CallAdmission> {
+    try {
+      return await this.admitOrThrow(caller, tool, callId, estimate, now);
+    } catch (err) {
+      // Redis or Postgres down: the caller answers 503 with a retry hint. Anything else (a script
+      // error) is logged in full here, and the agent sees a stable code and the call id.
+      if (err instanceof AdmissionException || unavailableDependency(err)) throw err;
+      this.logger.error(`call ${callId}: admission failed (nothing run or charged): ${(err as Error).message}`);
+      throw new AdmissionException(
+        AdmissionExceptionCode.AdmissionFailed,
+        `Internal error: call ${callId} could not be admitted (nothing was run or charged)`,
+        callId,
+      );
+    }
+  }
+
+  private async admitOrThrow(
     caller: RateLimitCaller & SpendScopes,
     tool: ToolRef | null,
     callId: string,
@@ -111,26 +138,33 @@ export class CallAdmissionService implements OnApplicationShutdown {
       outcome = await this.admitInRedis(admission, reservation);
     if (outcome === EPOCH_LOST) {
       this.leases.dropAll('Redis lost its data (the deployment epoch is gone)');
-      return { ok: false, countersUnavailable: { retryAfterMs: COUNTERS_REBUILD_RETRY_MS } };
+      return { ok: false, countersUnavailable: { retryAfterMs: COUNTERS_REBUILD_RETRY_MS, reason: 'data-lost' } };
     }
     if ('admitted' in outcome) return { ok: false, rateLimited: outcome };
+    if ('corruptCounter' in outcome) {
+      this.logger.warn(
+        `call ${callId}: refused, budget ${outcome.corruptCounter.budgetId} has a corrupt counter (${outcome.corruptCounter.counterKey}); reconciliation rebuilds it from the ledger`,
+      );
+      return { ok: false, countersUnavailable: { retryAfterMs: CORRUPT_COUNTER_RETRY_MS, reason: 'counter-corrupt' } };
+    }
     if (!outcome.ok) return { ok: false, budgetExceeded: outcome };
     return { ok: true, hold: { ...hold, reservation: outcome.reservation, standings: outcome.standings } };
   }
 
   private admitInRedis(admission: AdmissionPlan | null, reservation: ReservationPlan) {
-    const keys = [this.epochKey, ...(admission?.keys ?? []), ...reservation.keys];
-    const args = [
-      admission?.keys.length ?? 0,
-      admission?.args.length ?? 0,
-      ...(admission?.args ?? []),
-      ...reservation.args,
-    ];
+    const epochKey = redisEpochKey(this.redis.prefix, shardOf(reservation.reservation.orgId));
+    const budgets = reservation.keys.length > 0 ? reservation : null;
     return this.budgets.reserveThrough<RateLimitRefusal | typeof EPOCH_LOST>(reservation, async () => {
-      const [kind, res] = (await this.redis.evalScript(ADMIT_AND_RESERVE_SCRIPT, keys, args)) as [number, number[]];
-      if (kind === 3) return { stop: EPOCH_LOST };
-      return kind === 1 ? { stop: this.rateLimits.refusalOf(admission!, res) } : res;
+      const res = await this.redis.run(ADMIT_AND_RESERVE, { epochKey, rateLimits: admission, budgets });
+      if (res.kind === 'epoch-lost') return { stop: EPOCH_LOST };
+      if (res.kind === 'rate-limited') return { stop: this.rateLimits.refusalOf(admission!, res.refusal) };
+      return res.answer;
     });
+  }
+
+  /** Completions whose opt-in replica wait timed out short (for the edge's /metrics). */
+  get completionWaitShortfalls(): number {
+    return this.completion.replicaWaitShortfalls;
   }
 
   /**
@@ -139,10 +173,16 @@ export class CallAdmissionService implements OnApplicationShutdown {
    * Resolves with the budgets' standings (this call settled) once Redis has applied it; rejects with
    * AdmissionException(CompletionNotRecorded) if Redis did not. Once per hold.
    */
-  async complete(hold: CallHold, actual: Micros, usage: OutboxEntry | null): Promise<BudgetStanding[]> {
+  async complete(hold: CallHold, actual: Micros, usage: UsageOutboxEntry | null): Promise<BudgetStanding[]> {
     if (hold.completed) return [];
     hold.completed = true;
-    const work: CompletionWork = { settlement: null, conversions: [], usage };
+    const work: CompletionWork = {
+      orgId: hold.reservation.orgId,
+      callId: hold.reservation.id,
+      settlement: null,
+      conversions: [],
+      usage,
+    };
     let standings: BudgetStanding[];
     if (hold.leased) {
       const done = this.leases.complete(hold.leased, actual);
@@ -151,8 +191,7 @@ export class CallAdmissionService implements OnApplicationShutdown {
     } else {
       const budgetKeys = this.budgets.settlementKeys(hold.reservation);
       const slotKeys = hold.admission?.slots.map((s) => s.key) ?? [];
-      if (budgetKeys.length > 0 || slotKeys.length > 0)
-        work.settlement = { budgetKeys, slotKeys, callId: hold.reservation.id, actual };
+      if (budgetKeys.length > 0 || slotKeys.length > 0) work.settlement = { budgetKeys, slotKeys, actual };
       standings = hold.standings.map((s) => settled(s, hold.estimate, actual));
     }
     if (work.settlement || work.conversions.length > 0 || work.usage) await this.completion.complete(work);
@@ -168,6 +207,27 @@ export class CallAdmissionService implements OnApplicationShutdown {
       this.logger.warn(
         `call ${hold.reservation.id} not released (its reservation expires at its deadline): ${err.message}`,
       ),
+    );
+  }
+
+  /**
+   * A no-op admission in every shard (the admission script with no limits: it checks the shard's
+   * epoch and writes nothing), for the edge's /readyz: Redis answering PING is not enough, the
+   * money path must be able to run its scripts on every shard's slot and find the counters there.
+   * Rejects naming the shard otherwise.
+   */
+  async probe(): Promise<void> {
+    await Promise.all(
+      ALL_SHARDS.map(async (shard) => {
+        const res = await this.redis.run(ADMIT_AND_RESERVE, {
+          epochKey: redisEpochKey(this.redis.prefix, shard),
+          rateLimits: null,
+          budgets: null,
+        });
+        if (res.kind === 'epoch-lost')
+          throw new Error(`shard ${shard} has no epoch: Redis lost its data, counters are being rebuilt`);
+        if (res.kind !== 'budget') throw new Error(`shard ${shard}: unexpected admission answer ${res.kind}`);
+      }),
     );
   }
 

@@ -4,11 +4,11 @@ import { BudgetAdminService } from '@tollgate/budget';
 import { ConfigModule, loadEdgeConfig } from '@tollgate/config';
 import { DbModule, PrismaService } from '@tollgate/db';
 import { RateLimitAdminService } from '@tollgate/rate-limit';
-import { ensureRedisEpoch, RedisModule } from '@tollgate/redis';
+import { ensureRedisEpoch, orgKeyOf, redisEpochKey, RedisModule, runScript, shardKey, shardOf } from '@tollgate/redis';
+import { UsageOutboxEntry, usageOutboxKeys } from '@tollgate/queue';
 import { createTestEnv, TestEnv } from '@tollgate/testing';
 import { ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createHash } from 'node:crypto';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -18,10 +18,9 @@ import { AdmissionModule } from './admission.module';
 import { AdmissionException, AdmissionExceptionCode } from './admission.exception';
 import { AdmissionLeases } from './admission-leases';
 import { CallAdmissionService, CallHold, COUNTERS_REBUILD_RETRY_MS } from './call-admission.service';
-import { OutboxEntry } from './call-completion';
-import { COMPLETE_SCRIPT } from './admission-scripts';
+import { COMPLETE_CALLS } from './admission-scripts';
 
-const COMPLETE_SHA = createHash('sha1').update(COMPLETE_SCRIPT).digest('hex');
+const COMPLETE_SHA = COMPLETE_CALLS.script.sha;
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -70,7 +69,7 @@ describe('The completion step: settlement and usage event in one acknowledged sc
   let stream: string;
   let n = 0;
 
-  const usage = (callId: string): OutboxEntry => ({ stream, fields: ['e', JSON.stringify({ id: callId })] });
+  const usage = (callId: string): UsageOutboxEntry => ({ stream, fields: ['e', JSON.stringify({ id: callId })] });
   const eventIds = async () => (await redis.xrange(stream, '-', '+')).map(([, f]) => JSON.parse(f[1]).id as string);
   const spent = async () => Number(await redis.hget(await budgetKey(), 'spent'));
 
@@ -84,7 +83,6 @@ describe('The completion step: settlement and usage event in one acknowledged sc
   beforeAll(async () => {
     own = await startOwnRedis();
     env = await createTestEnv({ REDIS_URL: own.url });
-    stream = `${env.redisPrefix}:usage:events`;
     const moduleRef = await Test.createTestingModule({
       imports: [
         ConfigModule.forRoot(loadEdgeConfig(env.vars)),
@@ -106,6 +104,7 @@ describe('The completion step: settlement and usage event in one acknowledged sc
     const key = await prisma.virtualKey.create({
       data: { orgId: org.id, teamId: team.id, userId: user.id, name: 'k', prefix: 'tg_x', secretHash: 'h' },
     });
+    stream = usageOutboxKeys(env.redisPrefix, shardOf(org.id)).events;
     caller = { orgId: org.id, teamId: team.id, userId: user.id, keyId: key.id, timeZone: org.timeZone };
     const { budget } = await app
       .get(BudgetAdminService)
@@ -117,7 +116,7 @@ describe('The completion step: settlement and usage event in one acknowledged sc
       windowSeconds: 3600,
       maxConcurrent: 1_000,
     });
-    budgetKey = async () => (await redis.keys(`${env.redisPrefix}:{org:${org.id}}:budget:${budget.id}:*`))[0];
+    budgetKey = async () => (await redis.keys(`${orgKeyOf(env.redisPrefix, org.id)}:budget:${budget.id}:*`))[0];
   });
 
   afterAll(async () => {
@@ -170,13 +169,21 @@ describe('The completion step: settlement and usage event in one acknowledged sc
   it('should apply a script that arrives after a later one, and a resent script once', async () => {
     // After a Redis restart an edge's EVALSHA of turn n is answered NOSCRIPT and sent again as EVAL,
     // while its EVALSHA of turn n+1 may already run (another edge loaded the script meanwhile).
-    const seqKey = `${env.redisPrefix}:completion:order-test:0`;
-    const epochKey = `${env.redisPrefix}:epoch`;
+    const seqKey = shardKey(env.redisPrefix, shardOf(caller.orgId), 'completion', 'order-test', '0');
+    const epochKey = redisEpochKey(env.redisPrefix, shardOf(caller.orgId));
     const run = (bit: number, callId: string) =>
-      redis.eval(COMPLETE_SCRIPT, 3, seqKey, stream, epochKey, bit, 0, 0, 1, 'e', JSON.stringify({ id: callId }));
+      runScript(redis, COMPLETE_CALLS, {
+        bitmapKey: seqKey,
+        bit,
+        outboxKey: stream,
+        epochKey,
+        settlements: [],
+        conversions: [],
+        events: [['e', JSON.stringify({ id: callId })]],
+      });
     await run(2, 'turn-2');
     await run(1, 'turn-1');
-    expect(await run(1, 'turn-1')).toEqual([2]); // resent after a reconnect: already ran
+    expect(await run(1, 'turn-1')).toEqual({ kind: 'already-run' }); // resent after a reconnect
     const events = await eventIds();
     expect(events.filter((id) => id === 'turn-1' || id === 'turn-2').sort()).toEqual(['turn-1', 'turn-2']);
   });
@@ -230,10 +237,16 @@ describe('The completion step: settlement and usage event in one acknowledged sc
     expect(await eventIds()).toEqual([inMemory.id]);
     expect(leases.holdings()).toEqual({ budgetMicros: 0n, windowCalls: 0, slots: 0 });
     const refused = await admission.admit(caller, tool, 'while-lost', 1_000n, Date.now());
-    expect(refused).toEqual({ ok: false, countersUnavailable: { retryAfterMs: COUNTERS_REBUILD_RETRY_MS } });
+    expect(refused).toEqual({
+      ok: false,
+      countersUnavailable: { retryAfterMs: COUNTERS_REBUILD_RETRY_MS, reason: 'data-lost' },
+    });
+    // The edge's /readyz runs a no-op admission on every shard: not ready while counters are gone.
+    await expect(admission.probe()).rejects.toThrow(/no epoch/);
 
     // The worker has rebuilt what it could and set a new epoch: calls are admitted again.
     await ensureRedisEpoch(redis, env.redisPrefix);
+    await admission.probe();
     const after = await admission.admit(caller, tool, 'after-rebuild', 1_000n, Date.now());
     expect(after.ok).toBe(true);
     if (after.ok) await admission.complete(after.hold, 700n, null);

@@ -1,25 +1,22 @@
 import { Logger } from '@nestjs/common';
-import { createHash, randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import { randomBytes } from 'node:crypto';
+import type { UsageOutboxEntry } from '@tollgate/queue';
+import { evalWithReplicaWait, type RedisClient, type ReplicaWait } from '@tollgate/redis';
+import { redisEpochKey, shardKey, shardOf } from '@tollgate/redis';
 import { AdmissionException, AdmissionExceptionCode } from './admission.exception';
-import { COMPLETE_SCRIPT } from './admission-scripts';
+import { COMPLETE_CALLS, CompleteCallsInput, CompleteCallsResult, ConversionAnswer } from './admission-scripts';
 import { BudgetLease } from './lease-kinds';
-
-/** A usage event as the outbox stores it: the stream and the entry's field and value. */
-export interface OutboxEntry {
-  stream: string;
-  fields: [string, string];
-}
 
 /** What one call's completion writes: a settlement (reserved calls), conversions (leased calls), a usage event. */
 export interface CompletionWork {
-  settlement: { budgetKeys: string[]; slotKeys: string[]; callId: string; actual: bigint } | null;
+  /** The organisation: a script carries one organisation's completions, in its shard's slot. */
+  orgId: string;
+  /** The call (or, for a release, the call freed): its reservation to settle, named in the log line of a failure. */
+  callId: string;
+  settlement: { budgetKeys: string[]; slotKeys: string[]; actual: bigint } | null;
   conversions: { lease: BudgetLease; amount: bigint }[];
-  usage: OutboxEntry | null;
+  usage: UsageOutboxEntry | null;
 }
-
-/** What Redis answered for a lease's conversion: live (1), swept (0) or counter lost (-1), spent, leased. */
-export type ConversionAnswer = [number, number, number];
 
 interface Pending {
   work: CompletionWork;
@@ -33,15 +30,18 @@ const MAX_CALLS_PER_SCRIPT = 128;
 const SCRIPTS_PER_SEQ_KEY = 65_536;
 
 /**
- * The completion step: every call completed in one turn of the event loop (collected until the
- * turn's check phase, `setImmediate`) is written in one script on a connection of its own, sent
- * at once: settlements, lease conversions and usage events together, all or nothing. Each call's
+ * The completion step: the calls of one organisation completed in one turn of the event loop
+ * (collected until the turn's check phase, `setImmediate`) are written in one script on a
+ * connection of its own, sent at once: settlements, lease conversions and usage events together.
+ * The script checks everything before its first write, so it either refuses having written
+ * nothing or completes; a failure touches only that organisation's calls of the turn. Each call's
  * answer waits for Redis' acknowledgement, so an answered call is always billed and metered.
  */
 export class CallCompletion {
   private readonly logger = new Logger(CallCompletion.name);
-  private readonly sha = createHash('sha1').update(COMPLETE_SCRIPT).digest('hex');
   private readonly seqKey: string;
+  /** Scripts whose replica wait ended with fewer replicas than asked (the timeout passed). */
+  replicaWaitShortfalls = 0;
   private queue: Pending[] = [];
   private scheduled = false;
   private seq = 0;
@@ -49,19 +49,20 @@ export class CallCompletion {
 
   /**
    * @param connection a connection without auto-pipelining, so a script leaves when it is sent
-   * @param epochKey the deployment's epoch: gone when Redis lost its data
+   * @param keyPrefix the deployment's Redis prefix (epochs, completion bitmaps: one per shard)
    * @param onConverted told what Redis answered for each lease conversion (or null if it failed)
    * @param onEpochLost told when a completion found the epoch gone
    */
   constructor(
-    private readonly connection: Redis,
-    keyPrefix: string,
-    private readonly epochKey: string,
+    private readonly connection: RedisClient,
+    private readonly keyPrefix: string,
     private readonly onConverted: (lease: BudgetLease, amount: bigint, answer: ConversionAnswer | null) => void,
     private readonly onEpochLost: () => void,
+    /** Opt-in: wait for this many replicas after each script (null: answer once the primary has it). */
+    private readonly replicaWait: ReplicaWait | null = null,
   ) {
-    // Each edge numbers its own scripts and marks each one run; a new process starts new keys.
-    this.seqKey = `${keyPrefix}:completion:${randomBytes(6).toString('hex')}`;
+    // Each edge numbers its own scripts and marks each one run (per shard); a new process starts new keys.
+    this.seqKey = randomBytes(6).toString('hex');
   }
 
   /** Queues a call's completion for this turn's script; resolves once Redis has applied it. */
@@ -83,36 +84,47 @@ export class CallCompletion {
 
   private flush(): void {
     this.scheduled = false;
-    const all = this.queue;
+    const byOrg = new Map<string, Pending[]>();
+    for (const p of this.queue) {
+      const list = byOrg.get(p.work.orgId);
+      if (list) list.push(p);
+      else byOrg.set(p.work.orgId, [p]);
+    }
     this.queue = [];
-    for (let i = 0; i < all.length; i += MAX_CALLS_PER_SCRIPT) {
-      const sent = this.send(all.slice(i, i + MAX_CALLS_PER_SCRIPT)).finally(() => this.inFlight.delete(sent));
-      this.inFlight.add(sent);
+    for (const [orgId, all] of byOrg) {
+      for (let i = 0; i < all.length; i += MAX_CALLS_PER_SCRIPT) {
+        const sent = this.send(orgId, all.slice(i, i + MAX_CALLS_PER_SCRIPT)).finally(() => this.inFlight.delete(sent));
+        this.inFlight.add(sent);
+      }
     }
   }
 
-  private async send(batch: Pending[]): Promise<void> {
+  private async send(orgId: string, batch: Pending[]): Promise<void> {
     const seq = ++this.seq;
-    const keys: string[] = [`${this.seqKey}:${Math.floor(seq / SCRIPTS_PER_SEQ_KEY)}`, '', this.epochKey];
-    const settleArgs: (string | number)[] = [];
-    const groupArgs: (string | number)[] = [];
-    const eventArgs: string[] = [];
-    let settlements = 0;
-    let events = 0;
-    // A lease's conversions of this turn go as one amount; leases grouped by organisation (one R each).
+    const shard = shardOf(orgId);
+    const input: CompleteCallsInput = {
+      bitmapKey: shardKey(
+        this.keyPrefix,
+        shard,
+        'completion',
+        this.seqKey,
+        String(Math.floor(seq / SCRIPTS_PER_SEQ_KEY)),
+      ),
+      bit: seq % SCRIPTS_PER_SEQ_KEY,
+      outboxKey: null,
+      epochKey: redisEpochKey(this.keyPrefix, shard),
+      settlements: [],
+      conversions: [],
+      events: [],
+    };
+    // A lease's conversions of this turn go as one amount; leases grouped by their records (one R each).
     const byLease = new Map<BudgetLease, bigint>();
     for (const { work } of batch) {
-      if (work.settlement) {
-        const s = work.settlement;
-        keys.push(...s.budgetKeys, ...s.slotKeys);
-        settleArgs.push(s.budgetKeys.length, s.slotKeys.length, s.callId, s.actual.toString());
-        settlements++;
-      }
+      if (work.settlement) input.settlements.push({ callId: work.callId, ...work.settlement });
       for (const c of work.conversions) byLease.set(c.lease, (byLease.get(c.lease) ?? 0n) + c.amount);
       if (work.usage) {
-        keys[1] = work.usage.stream;
-        eventArgs.push(...work.usage.fields);
-        events++;
+        input.outboxKey = work.usage.stream;
+        input.events.push(work.usage.fields);
       }
     }
     const groups = new Map<string, BudgetLease[]>();
@@ -123,50 +135,54 @@ export class CallCompletion {
     }
     const order: BudgetLease[] = [];
     for (const [rKey, leases] of groups) {
-      keys.push(rKey, ...leases.map((l) => l.hKey));
-      groupArgs.push(leases.length);
-      for (const l of leases) {
-        groupArgs.push(l.id, byLease.get(l)!.toString());
-        order.push(l);
-      }
+      input.conversions.push({
+        rKey,
+        leases: leases.map((l) => ({ id: l.id, counterKey: l.hKey, amount: byLease.get(l)! })),
+      });
+      order.push(...leases);
     }
-    if (!keys[1]) keys[1] = keys[0]; // no event in this batch: the stream key is not touched
-    const args = [
-      seq % SCRIPTS_PER_SEQ_KEY,
-      settlements,
-      groups.size,
-      events,
-      ...settleArgs,
-      ...groupArgs,
-      ...eventArgs,
-    ];
-    let res: number[];
+    let res: CompleteCallsResult;
     try {
-      res = (await this.run(keys, args)) as number[];
+      res = await this.run(input);
     } catch (err) {
       for (const l of order) this.onConverted(l, byLease.get(l)!, null);
-      const failure = new AdmissionException(
-        AdmissionExceptionCode.CompletionNotRecorded,
-        `Redis did not acknowledge the completion of ${batch.length} call(s): ${(err as Error).message}`,
+      // The detail (a Redis error, a script's refusal) goes to the log, named by call id; callers get a stable code.
+      this.logger.error(
+        `completion of ${batch.length} call(s) of org ${orgId} not recorded (calls ${batch.map((p) => p.work.callId).join(', ')}): ${(err as Error).message}`,
       );
-      this.logger.error(failure.message);
-      for (const p of batch) p.reject(failure);
+      for (const p of batch)
+        p.reject(
+          new AdmissionException(
+            AdmissionExceptionCode.CompletionNotRecorded,
+            `Redis did not acknowledge the completion of call ${p.work.callId}`,
+            p.work.callId,
+          ),
+        );
       return;
     }
-    if (res[0] === 0) this.onEpochLost();
-    // {2}: this script had already run (resent after a reconnect); its first answer was lost.
-    order.forEach((l, j) =>
-      this.onConverted(l, byLease.get(l)!, res[0] !== 2 ? (res.slice(1 + 3 * j, 4 + 3 * j) as ConversionAnswer) : null),
-    );
+    if (res.kind === 'applied' && res.epochLost) this.onEpochLost();
+    // Already run (resent after a reconnect): its first answer, with the conversions', was lost.
+    order.forEach((l, j) => this.onConverted(l, byLease.get(l)!, res.kind === 'applied' ? res.conversions[j] : null));
     for (const p of batch) p.resolve();
   }
 
-  private async run(keys: string[], args: (string | number)[]): Promise<unknown> {
-    try {
-      return await this.connection.evalsha(this.sha, keys.length, ...keys, ...args);
-    } catch (err) {
-      if (!(err instanceof Error) || !err.message.includes('NOSCRIPT')) throw err;
-      return this.connection.eval(COMPLETE_SCRIPT, keys.length, ...keys, ...args);
+  private async run(input: CompleteCallsInput): Promise<CompleteCallsResult> {
+    const { keys, args } = COMPLETE_CALLS.encode(input);
+    const { result, replicas } = await evalWithReplicaWait(
+      this.connection,
+      COMPLETE_CALLS.script,
+      keys,
+      args,
+      this.replicaWait,
+    );
+    // Opt-in (REDIS_COMPLETION_WAIT_REPLICAS): the calls are applied either way; a short count
+    // only means a failover now could lose them (docs/architecture.md "What a failover loses").
+    if (this.replicaWait && replicas !== null && replicas < this.replicaWait.replicas) {
+      this.replicaWaitShortfalls++;
+      this.logger.warn(
+        `completion acknowledged by ${replicas} of ${this.replicaWait.replicas} replica(s) within ${this.replicaWait.timeoutMs} ms`,
+      );
     }
+    return COMPLETE_CALLS.decode(result, input);
   }
 }

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
-import { RedisService } from '@tollgate/redis';
-import { LEASE_GRANT_SCRIPT, LEASE_RELEASE_SCRIPT, LEASE_RENEW_SCRIPT } from './admission-scripts';
+import { LARGEST_SCRIPT_AMOUNT, RedisService } from '@tollgate/redis';
+import { LEASE_GRANT, LEASE_RELEASE, LEASE_RENEW } from './admission-scripts';
 import {
   BudgetLease,
   DENIED_MS,
@@ -38,13 +38,13 @@ export class LeaseSync {
   readonly marginMs: number;
 
   /**
-   * @param epochKey the deployment's epoch: without it Redis lost its data (and every lease with it)
+   * @param epochKeyOf the epoch of an organisation's shard: without it Redis lost its data (and every lease with it)
    * @param epochLost called when a grant or renewal finds the epoch gone
    */
   constructor(
     private readonly redis: RedisService,
     readonly ttlMs: number,
-    private readonly epochKey: string,
+    private readonly epochKeyOf: (orgId: string) => string,
     private readonly drop: (l: Lease, why: string) => void,
     private readonly epochLost: () => void,
   ) {
@@ -62,62 +62,68 @@ export class LeaseSync {
     const windows = ask.filter((l): l is WindowLease => l.kind === 'window');
     const slots = ask.filter((l): l is SlotLease => l.kind === 'slots');
     const deadline = now + this.ttlMs;
-    const keys = [req.rKey, req.zKey];
-    const args: (string | number)[] = [now, deadline, LEASE_SHARE, budgets.length, windows.length, slots.length];
-    for (const l of budgets) {
-      const unit = req.estimate > l.unit ? req.estimate : l.unit;
-      keys.push(l.hKey);
-      args.push(
-        l.id,
-        (unit * BigInt(l.wantCalls)).toString(),
-        (unit * BigInt(MIN_LEASE_CALLS)).toString(),
-        l.limit.toString(),
-        l.hard ? '1' : '0',
-      );
-    }
-    for (const l of windows) {
-      keys.push(l.key, l.prevKey);
-      args.push(l.limit, l.windowMs, l.windowStart, l.wantCalls, MIN_LEASE_CALLS);
-    }
     const firsts: number[] = [];
     for (const l of slots) {
-      keys.push(l.key);
       firsts.push(this.seq + 1);
-      args.push(l.max, l.wantCalls, MIN_LEASE_CALLS, `L:${this.edgeId}:`, this.seq + 1);
       this.seq += l.wantCalls;
     }
-    keys.push(this.epochKey);
-    const res = (await this.redis.evalScript(LEASE_GRANT_SCRIPT, keys, args)) as number[];
-    if (res[0] === -2) return this.epochLost();
+    const res = await this.redis.run(LEASE_GRANT, {
+      rKey: req.rKey,
+      zKey: req.zKey,
+      epochKey: this.epochKeyOf(req.orgId),
+      now,
+      deadline,
+      share: LEASE_SHARE,
+      budgets: budgets.map((l) => {
+        const unit = req.estimate > l.unit ? req.estimate : l.unit;
+        return {
+          id: l.id,
+          counterKey: l.hKey,
+          // Bounded by what a script handles exactly (a soft budget grants what is asked).
+          // The lease's total too: a release of more than a script handles would be refused.
+          want: atMostLargest(unit * BigInt(l.wantCalls), l.held),
+          minGrant: atMostLargest(unit * BigInt(MIN_LEASE_CALLS)),
+          limit: l.limit,
+          hard: l.hard,
+        };
+      }),
+      windows: windows.map((l) => ({ ...l, want: l.wantCalls, minGrant: MIN_LEASE_CALLS })),
+      slots: slots.map((l, j) => ({
+        key: l.key,
+        max: l.max,
+        want: l.wantCalls,
+        minGrant: MIN_LEASE_CALLS,
+        memberPrefix: `L:${this.edgeId}:`,
+        firstMember: firsts[j],
+      })),
+    });
+    if (res.kind === 'epoch-lost') return this.epochLost();
     const validUntil = now + this.ttlMs - this.marginMs;
     const deniedUntil = Date.now() + DENIED_MS;
-    let i = 0;
-    for (const l of budgets) {
-      const [granted, spent, reserved, leased] = res.slice(i, i + 4);
-      i += 4;
-      if (granted === -1) continue; // no counter yet: the call is checked in Redis, which seeds it
-      l.known = { spent: BigInt(spent), reserved: BigInt(reserved), leased: BigInt(leased) };
-      if (granted === 0) {
+    budgets.forEach((l, j) => {
+      const grant = res.budgets[j];
+      if (grant.kind === 'no-counter') return; // the call is checked in Redis, which seeds it
+      l.known = { ...grant.counter };
+      if (grant.granted === 0n) {
         l.deniedUntil = deniedUntil;
-        continue;
+        return;
       }
-      const g = BigInt(granted);
-      l.held += g;
-      l.free += g;
+      l.held += grant.granted;
+      l.free += grant.granted;
       l.validUntil = validUntil;
-      grew(l, Number(g / (l.unit > 0n ? l.unit : 1n)));
-    }
-    for (const l of windows) {
-      const granted = res[i++];
+      grew(l, Number(grant.granted / (l.unit > 0n ? l.unit : 1n)));
+    });
+    windows.forEach((l, j) => {
+      const granted = res.windows[j];
       if (granted === 0) l.deniedUntil = deniedUntil;
       else {
         l.free += granted;
         l.validUntil = l.windowStart + l.windowMs;
         grew(l, granted);
       }
-    }
+    });
     slots.forEach((l, j) => {
-      const granted = res[i++];
+      const granted = res.slots[j];
       if (granted === 0) l.deniedUntil = deniedUntil;
       else {
         for (let n = 0; n < granted; n++) l.members.push(`L:${this.edgeId}:${firsts[j] + n}`);
@@ -135,20 +141,22 @@ export class LeaseSync {
     for (const leases of byOrg.values()) {
       const budgets = leases.filter((l): l is BudgetLease => l.kind === 'budget');
       const slots = leases.filter((l): l is SlotLease => l.kind === 'slots');
-      const args: (string | number)[] = [now, now + this.ttlMs, budgets.length, ...budgets.map((l) => l.id)];
-      for (const l of slots) args.push(l.members.length, ...l.members);
       const renewed = this.redis
-        .evalScript(
-          LEASE_RENEW_SCRIPT,
-          [leases[0].rKey, leases[0].zKey, ...slots.map((l) => l.key), this.epochKey],
-          args,
-        )
-        .then((raw) => {
-          const res = raw as number[];
-          if (res[0] === -2) return this.epochLost();
+        .run(LEASE_RENEW, {
+          rKey: leases[0].rKey,
+          zKey: leases[0].zKey,
+          epochKey: this.epochKeyOf(leases[0].orgId),
+          now,
+          deadline: now + this.ttlMs,
+          budgetLeaseIds: budgets.map((l) => l.id),
+          slots: slots.map((l) => ({ key: l.key, members: l.members })),
+        })
+        .then((res) => {
+          if (res.kind === 'epoch-lost') return this.epochLost();
           const validUntil = now + this.ttlMs - this.marginMs;
+          const whole = [...res.budgets, ...res.slots];
           [...budgets, ...slots].forEach((l, j) => {
-            if (res[j] === 1) l.validUntil = Math.max(l.validUntil, validUntil);
+            if (whole[j]) l.validUntil = Math.max(l.validUntil, validUntil);
             else this.drop(l, 'Redis swept it before it was renewed');
           });
         });
@@ -179,18 +187,13 @@ export class LeaseSync {
     await Promise.all(
       [...batches.values()].map((b) => {
         if (b.budgets.length + b.windows.length + b.slots.length === 0) return undefined;
-        const keys = [
-          b.rKey,
-          b.zKey,
-          ...b.budgets.map((x) => x.lease.hKey),
-          ...b.windows.map((x) => x.key),
-          ...b.slots.map((x) => x.key),
-        ];
-        const args: (string | number)[] = [b.budgets.length, b.windows.length, b.slots.length];
-        for (const x of b.budgets) args.push(x.lease.id, x.amount.toString());
-        for (const x of b.windows) args.push(x.calls);
-        for (const x of b.slots) args.push(x.members.length, ...x.members);
-        return this.redis.evalScript(LEASE_RELEASE_SCRIPT, keys, args);
+        return this.redis.run(LEASE_RELEASE, {
+          rKey: b.rKey,
+          zKey: b.zKey,
+          budgets: b.budgets.map((x) => ({ id: x.lease.id, counterKey: x.lease.hKey, amount: x.amount })),
+          windows: b.windows,
+          slots: b.slots,
+        });
       }),
     );
   }
@@ -207,6 +210,12 @@ export class LeaseSync {
   async settled(): Promise<void> {
     while (this.inBackground.size > 0) await Promise.all([...this.inBackground]);
   }
+}
+
+/** `v`, at most what keeps `held + v` within the largest amount a script handles. */
+function atMostLargest(v: bigint, held = 0n): bigint {
+  const cap = LARGEST_SCRIPT_AMOUNT - held;
+  return v > cap ? cap : v;
 }
 
 /** After a grant: the next one asks for twice as much, up to the cap. */

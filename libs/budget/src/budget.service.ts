@@ -1,9 +1,9 @@
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
-import { PrismaService } from '@tollgate/db';
+import { PrismaService, ledgerSpend } from '@tollgate/db';
 import { Micros, PeriodKind, PeriodWindow, TenantLevel, appliesToCaller, periodWindow } from '@tollgate/kernel';
-import { OrgConfigCache, RedisService } from '@tollgate/redis';
+import { luaAmount, OrgConfigCache, RedisService } from '@tollgate/redis';
 import { BudgetException, BudgetExceptionCode } from './budget.exception';
-import { SEED_SCRIPT } from './budget-scripts';
+import { BudgetCheckAnswer, CorruptCounterFields, DROP_CORRUPT_COUNTER, SEED_COUNTER } from './budget-scripts';
 
 export type BudgetScope = TenantLevel;
 
@@ -44,13 +44,21 @@ export interface BudgetStanding {
   resetsAt: Date | null;
 }
 
+/** What a budget can still admit: its limit less spent, reserved and leased (0 when none is left). */
+export function availableMicros(b: BudgetStanding): Micros {
+  const available = b.limitMicros - b.spentMicros - b.reservedMicros - b.leasedMicros;
+  return available > 0n ? available : 0n;
+}
+
 /** A budget's Redis counter next to the ledger, for reconciliation; `standing` uses the counter if present. */
 export interface BudgetCounterCheck {
   standing: BudgetStanding;
   counterSpentMicros: Micros | null;
   ledgerSpentMicros: Micros;
-  /** The counter was missing and has been seeded from the ledger. */
+  /** The counter was missing (or corrupt) and has been seeded from the ledger. */
   rebuilt: boolean;
+  /** The counter held a field that is not an integer: the fields found (it is rebuilt with `rebuildMissing`). */
+  corrupt?: CorruptCounterFields;
 }
 
 /** A budget bound to its current period and Redis counter. */
@@ -80,7 +88,9 @@ export interface ReservationPlan {
 
 export type ReserveOutcome =
   | { ok: true; reservation: SpendReservation; standings: BudgetStanding[] }
-  | { ok: false; exceeded: BudgetStanding; requestedMicros: Micros };
+  | { ok: false; exceeded: BudgetStanding; requestedMicros: Micros }
+  /** A counter holds a field that is not an integer: nothing is admitted on it until reconciliation rebuilds it. */
+  | { ok: false; corruptCounter: { budgetId: string; counterKey: string } };
 
 // Counters outlive their period by a week so late settlements and reports still find them.
 const COUNTER_GRACE_SECONDS = 7 * 24 * 3600;
@@ -163,24 +173,24 @@ export class BudgetService implements OnModuleInit {
     const budgets = (await this.budgetsFor(scopes)).map((rule) => this.bind(rule, scopes, now));
     const reservation: SpendReservation = { id: reservationId, orgId: scopes.orgId, amountMicros: amount, budgets };
     if (budgets.length === 0) return { scopes, reservation, keys: [], args: [] };
-    const args: (string | number)[] = [now.getTime(), reservationId, deadline, amount.toString()];
-    for (const b of budgets) args.push(b.rule.limitMicros.toString(), b.rule.mode === 'HARD' ? '1' : '0');
+    const args: (string | number)[] = [now.getTime(), reservationId, deadline, luaAmount(amount)];
+    for (const b of budgets) args.push(luaAmount(b.rule.limitMicros), b.rule.mode === 'HARD' ? '1' : '0');
     return { scopes, reservation, keys: this.scriptKeys(scopes.orgId, budgets), args };
   }
 
   /**
    * Runs a reservation through `run`, a script holding BUDGET_LUA's budget_check and budget_apply
-   * that answers with their result, or stops with an answer of its own (the edge's script answers
-   * a rate-limit refusal that way). A missing counter is seeded from the ledger and the script run
-   * again; each counter is seeded at most once per call.
+   * that answers with their result (decoded by decodeBudgetCheck), or stops with an answer of its
+   * own (the edge's script answers a rate-limit refusal that way). A missing counter is seeded from
+   * the ledger and the script run again; each counter is seeded at most once per call.
    */
   async reserveThrough<S>(
     plan: ReservationPlan,
-    run: () => Promise<number[] | { stop: S }>,
+    run: () => Promise<BudgetCheckAnswer | { stop: S }>,
   ): Promise<ReserveOutcome | S> {
     for (let attempt = 0; attempt <= plan.reservation.budgets.length; attempt++) {
       const res = await run();
-      if (!Array.isArray(res)) return res.stop;
+      if ('stop' in res) return res.stop;
       const outcome = await this.reservationOutcome(plan, res);
       if (outcome !== 'retry') return outcome;
     }
@@ -188,27 +198,34 @@ export class BudgetService implements OnModuleInit {
   }
 
   /** Reads budget_apply's or budget_check's answer; `retry` once a missing counter has been seeded. */
-  private async reservationOutcome(plan: ReservationPlan, res: number[]): Promise<ReserveOutcome | 'retry'> {
+  private async reservationOutcome(plan: ReservationPlan, res: BudgetCheckAnswer): Promise<ReserveOutcome | 'retry'> {
     const { budgets } = plan.reservation;
-    if (res[0] === -1) {
-      await this.seedCounter(budgets[res[1] - 1], plan.scopes);
-      return 'retry';
+    switch (res.kind) {
+      case 'no-counter':
+        await this.seedCounter(budgets[res.index], plan.scopes);
+        return 'retry';
+      case 'corrupt-counter':
+        return {
+          ok: false,
+          corruptCounter: { budgetId: budgets[res.index].rule.id, counterKey: budgets[res.index].hashKey },
+        };
+      case 'short': {
+        const { spent, reserved, leased } = res.counter;
+        return {
+          ok: false,
+          exceeded: budgetStanding(budgets[res.index], spent, reserved, leased),
+          requestedMicros: plan.reservation.amountMicros,
+        };
+      }
+      case 'reserved':
+        return {
+          ok: true,
+          reservation: plan.reservation,
+          standings: budgets.map((b, i) =>
+            budgetStanding(b, res.counters[i].spent, res.counters[i].reserved, res.counters[i].leased),
+          ),
+        };
     }
-    if (res[0] === 0) {
-      const b = budgets[res[1] - 1];
-      return {
-        ok: false,
-        exceeded: budgetStanding(b, BigInt(res[2]), BigInt(res[3]), BigInt(res[4])),
-        requestedMicros: plan.reservation.amountMicros,
-      };
-    }
-    return {
-      ok: true,
-      reservation: plan.reservation,
-      standings: budgets.map((b, i) =>
-        budgetStanding(b, BigInt(res[1 + 3 * i]), BigInt(res[2 + 3 * i]), BigInt(res[3 + 3 * i])),
-      ),
-    };
   }
 
   /** The keys of BUDGET_LUA's budget_settle for a reservation (empty when it holds no budget). */
@@ -243,7 +260,9 @@ export class BudgetService implements OnModuleInit {
   /**
    * Every budget of an organisation for its current period: the Redis counter (null when missing)
    * beside the ledger's sum. With `rebuildMissing`, a missing counter is seeded from the ledger,
-   * as the next reservation would. Used by reconciliation and utilisation reports.
+   * as the next reservation would, and so is a corrupt one (a field that is not an integer, which
+   * refuses every admission on it), once dropped. A corrupt counter reads as missing otherwise.
+   * Used by reconciliation and utilisation reports.
    */
   async checkCounters(
     orgId: string,
@@ -257,20 +276,23 @@ export class BudgetService implements OnModuleInit {
     return Promise.all(
       (await this.cache.get(orgId)).map(async (rule): Promise<BudgetCounterCheck> => {
         const b = this.bind(rule, scopes, now);
-        const [[spent, reserved, leased], ledgerSpentMicros] = await Promise.all([
+        const [fields, ledgerSpentMicros] = await Promise.all([
           this.redis.client.hmget(b.hashKey, 'spent', 'reserved', 'leased'),
           this.spentFromLedger(b, scopes),
         ]);
+        let [spent, reserved, leased] = fields.map(integerOrNull);
+        let corrupt: CorruptCounterFields | undefined;
+        if (fields.some((f, i) => f !== null && [spent, reserved, leased][i] === null)) {
+          const dropped = opts.rebuildMissing
+            ? await this.redis.run(DROP_CORRUPT_COUNTER, { counterKey: b.hashKey })
+            : null;
+          corrupt = dropped ?? { spent: fields[0] ?? '', reserved: fields[1] ?? '', leased: fields[2] ?? '' };
+          [spent, reserved, leased] = [null, null, null];
+        }
         const rebuilt = spent === null && opts.rebuildMissing === true;
         if (rebuilt) await this.seedCounter(b, scopes);
-        const counterSpentMicros = spent === null ? null : BigInt(spent);
-        const standing = budgetStanding(
-          b,
-          counterSpentMicros ?? ledgerSpentMicros,
-          BigInt(reserved ?? '0'),
-          BigInt(leased ?? '0'),
-        );
-        return { standing, counterSpentMicros, ledgerSpentMicros, rebuilt };
+        const standing = budgetStanding(b, spent ?? ledgerSpentMicros, reserved ?? 0n, leased ?? 0n);
+        return { standing, counterSpentMicros: spent, ledgerSpentMicros, rebuilt, ...(corrupt ? { corrupt } : {}) };
       }),
     );
   }
@@ -278,21 +300,20 @@ export class BudgetService implements OnModuleInit {
   /** A counter is missing at the start of a period or after Redis lost it: rebuild it from the ledger. */
   private async seedCounter(budget: BoundBudget, scopes: SpendScopes): Promise<void> {
     const spent = await this.spentFromLedger(budget, scopes);
-    await this.redis.evalScript(SEED_SCRIPT, [budget.hashKey], [spent.toString(), budget.ttlSeconds]);
+    await this.redis.run(SEED_COUNTER, { counterKey: budget.hashKey, spent, ttlSeconds: budget.ttlSeconds });
     if (spent > 0n) this.logger.log(`budget ${budget.rule.id} counter rebuilt from the ledger: ${spent} micro-units`);
   }
 
+  /** The ledger's spend of the budget's period: rollups plus closing balance (see ledgerSpend), flat in ledger size. */
   private async spentFromLedger(budget: BoundBudget, scopes: SpendScopes): Promise<Micros> {
-    const column = { ORG: 'orgId', TEAM: 'teamId', USER: 'userId', KEY: 'keyId' } as const;
-    const agg = await this.prisma.usageEvent.aggregate({
-      _sum: { costMicros: true },
-      where: {
-        orgId: scopes.orgId,
-        [column[budget.rule.scope]]: budget.rule.scopeId,
-        occurredAt: { gte: budget.periodStart, ...(budget.resetsAt ? { lt: budget.resetsAt } : {}) },
-      },
+    const spent = await ledgerSpend(this.prisma, {
+      orgId: scopes.orgId,
+      scope: budget.rule.scope,
+      scopeId: budget.rule.scopeId,
+      start: budget.periodStart,
+      end: budget.resetsAt,
     });
-    return agg._sum.costMicros ?? 0n;
+    return spent.micros;
   }
 }
 
@@ -318,4 +339,9 @@ export function budgetStanding(b: BoundBudget, spent: Micros, reserved: Micros, 
     periodStart: b.periodStart,
     resetsAt: b.resetsAt,
   };
+}
+
+/** A counter field as an amount: null when absent or not an integer (a corrupt counter). */
+function integerOrNull(v: string | null): Micros | null {
+  return v !== null && /^-?\d+$/.test(v) ? BigInt(v) : null;
 }

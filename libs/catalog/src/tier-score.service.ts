@@ -108,10 +108,38 @@ export class TierScoreService {
       WHERE tool."id" = tiered."id" AND tool."orgId" = ${orgId}::uuid
         AND (tool."tierScore" IS DISTINCT FROM tiered.score OR tool."tier" IS DISTINCT FROM tiered.tier)
     `;
-    // Edges rebuild their catalog (and so the hot list) only when something moved.
-    if (changed > 0) await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
-    this.logger.debug(`tier scores of org ${orgId}: ${changed} tool(s) changed`);
-    return { orgId, changed };
+    const p99Changed = await this.observeOutputTokens(orgId, settings.windowDays);
+    // Edges rebuild their catalog (and so the hot list and reservations) only when something moved.
+    if (changed + p99Changed > 0) await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
+    this.logger.debug(`tier scores of org ${orgId}: ${changed} tool(s) changed, ${p99Changed} output p99(s) changed`);
+    return { orgId, changed: changed + p99Changed };
+  }
+
+  /**
+   * Each tool's 99th percentile of output tokens over its calls of the window (answered or tool
+   * errors; a call whose upstream failed returned nothing), from the ledger; null when it has none.
+   * The edge reserves a call's likely cost from it (likelyOutputTokens in @tollgate/pricing).
+   */
+  private observeOutputTokens(orgId: string, windowDays: number): Promise<number> {
+    return this.prisma.$executeRaw`
+      WITH observed AS (
+        SELECT e."upstreamId", e."toolName",
+               percentile_disc(0.99) WITHIN GROUP (ORDER BY e."outputTokens") AS p99
+        FROM "UsageEvent" e
+        WHERE e."orgId" = ${orgId}::uuid AND e."occurredAt" > now() - make_interval(days => ${windowDays}::int)
+          AND e."outcome" IN ('OK', 'TOOL_ERROR')
+        GROUP BY e."upstreamId", e."toolName"
+      ),
+      next AS (
+        SELECT tool."id", o.p99
+        FROM "Tool" tool
+        LEFT JOIN observed o ON o."upstreamId" = tool."upstreamId" AND o."toolName" = tool."name"
+        WHERE tool."orgId" = ${orgId}::uuid AND tool."removedAt" IS NULL
+      )
+      UPDATE "Tool" tool SET "outputTokensP99" = next.p99
+      FROM next
+      WHERE tool."id" = next."id" AND tool."outputTokensP99" IS DISTINCT FROM next.p99
+    `;
   }
 }
 

@@ -18,6 +18,8 @@ export interface ServedTool {
   pinnedHash: string;
   schemaTokens: number;
   outputTokenCap: number | null;
+  /** Observed 99th percentile of its calls' output tokens (the worker keeps it); null: no history. */
+  outputTokensP99: number | null;
   tier: 'HOT' | 'WARM' | 'STANDARD' | 'COLD';
   tierScore: number;
   category: string | null;
@@ -119,6 +121,7 @@ export class ToolCatalogService implements OnModuleInit {
         outputTokenCap: up.outputTokenCap,
         tier: t.tier,
         tierScore: t.tierScore,
+        outputTokensP99: t.outputTokensP99,
         category: t.category,
       };
     });

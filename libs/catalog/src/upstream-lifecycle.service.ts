@@ -25,6 +25,14 @@ export interface UpdateUpstreamInput {
   outputTokenCap?: number | null;
   /** Review of new or changed tools: true serves them at once, false holds them; null follows the org. */
   autoApproveTools?: boolean | null;
+  /** How calls authenticate upstream; checked against the secrets the upstream will have after this change. */
+  authMode?: 'NONE' | 'STATIC_SECRET' | 'PER_USER_OAUTH';
+  /**
+   * PER_USER_OAUTH's client: a pre-registered client id (null: register one dynamically again), its secret
+   * (write-only, sealed; null drops it) and the scope asked for (null: none). A new client id drops the old
+   * client's secret unless a new one is given.
+   */
+  oauth?: { clientId?: string | null; clientSecret?: string | null; scope?: string | null };
 }
 
 export interface UpstreamChange {
@@ -98,7 +106,11 @@ export class UpstreamLifecycleService {
       changed.push('url');
     }
     const touchesSecrets =
-      input.headers !== undefined || input.removeHeaders !== undefined || input.bearerToken !== undefined;
+      input.headers !== undefined ||
+      input.removeHeaders !== undefined ||
+      input.bearerToken !== undefined ||
+      input.authMode !== undefined ||
+      input.oauth !== undefined;
     if (touchesSecrets) {
       if (current.transport === 'STDIO' && input.bearerToken) {
         throw new CatalogException(
@@ -123,22 +135,76 @@ export class UpstreamLifecycleService {
           if (existing.toLowerCase() === 'authorization') delete headers[existing];
         if (input.bearerToken !== null) headers.Authorization = `Bearer ${input.bearerToken}`;
       }
-      if (current.authMode === 'STATIC_SECRET' && Object.keys(headers).length === 0) {
+      // The mode asked for, else the current one (NONE turns STATIC_SECRET once a header is set, as at registration).
+      const authMode =
+        input.authMode ??
+        (current.authMode === 'NONE' && Object.keys(headers).length > 0 ? 'STATIC_SECRET' : current.authMode);
+      const hasHeaders = Object.keys(headers).length > 0;
+      if (authMode === 'STATIC_SECRET' && !hasHeaders) {
         throw new CatalogException(
           CatalogExceptionCode.InvalidUpstream,
           'a STATIC_SECRET upstream needs a bearerToken or at least one header',
           'bearerToken',
         );
       }
+      if (authMode === 'NONE' && hasHeaders) {
+        throw new CatalogException(
+          CatalogExceptionCode.InvalidUpstream,
+          'authMode NONE sends no secret: drop the headers and bearer token in the same change (removeHeaders, bearerToken: null)',
+          'authMode',
+        );
+      }
+      if (authMode === 'PER_USER_OAUTH' && current.transport === 'STDIO') {
+        throw new CatalogException(
+          CatalogExceptionCode.InvalidUpstream,
+          'per-user OAuth needs an HTTP upstream (STREAMABLE_HTTP or SSE)',
+          'authMode',
+        );
+      }
+      if (input.oauth !== undefined && authMode !== 'PER_USER_OAUTH') {
+        throw new CatalogException(
+          CatalogExceptionCode.InvalidUpstream,
+          'oauth settings apply to a PER_USER_OAUTH upstream only (set authMode: PER_USER_OAUTH with them)',
+          'oauth',
+        );
+      }
       const secrets: UpstreamSecrets = { ...opened, headers };
-      const rest: UpstreamSettings = { ...settings };
+      const rest: UpstreamSettings & { oauth?: Record<string, unknown> } = { ...settings };
       delete rest.headers;
+      const oauthChanged: string[] = [];
+      if (input.oauth !== undefined) {
+        const oauth: Record<string, unknown> = { ...(rest.oauth ?? {}) };
+        const { clientId, clientSecret, scope } = input.oauth;
+        if (clientId !== undefined && clientId !== oauth.clientId) {
+          // Another client (or none: register again): the old client's secret and registration go with it.
+          delete oauth.registered;
+          delete secrets.oauthClientSecret;
+          if (clientId === null) delete oauth.clientId;
+          else oauth.clientId = clientId;
+          oauthChanged.push('oauth.clientId');
+        }
+        if (clientSecret !== undefined) {
+          if (clientSecret === null) delete secrets.oauthClientSecret;
+          else secrets.oauthClientSecret = clientSecret;
+          oauthChanged.push('oauth.clientSecret');
+        }
+        if (scope !== undefined) {
+          if (scope === null) delete oauth.scope;
+          else oauth.scope = scope;
+          oauthChanged.push('oauth.scope');
+        }
+        rest.oauth = oauth;
+      }
       data.settings = { ...rest, headerNames: Object.keys(headers).sort() } as Prisma.InputJsonObject;
       data.secretsEnc = sealUpstreamSecrets(this.secrets, current.id, secrets);
-      if (current.authMode === 'NONE' && Object.keys(headers).length > 0) data.authMode = 'STATIC_SECRET';
+      if (authMode !== current.authMode) {
+        data.authMode = authMode;
+        if (input.authMode !== undefined) changed.push('authMode');
+      }
       changed.push(
         ...(input.headers || input.removeHeaders ? ['headers'] : []),
         ...(input.bearerToken !== undefined ? ['bearerToken'] : []),
+        ...oauthChanged,
       );
     }
     for (const field of ['syncIntervalSeconds', 'callTimeoutMs', 'outputTokenCap', 'autoApproveTools'] as const) {

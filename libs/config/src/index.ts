@@ -1,3 +1,4 @@
 export * from './config.schema';
 export * from './tollgate-config';
 export * from './config.module';
+export * from './redis-settings';

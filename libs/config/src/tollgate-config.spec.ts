@@ -10,7 +10,15 @@ const GOOD = {
 describe('config', () => {
   it('should give a typed, structured config with defaults', () => {
     const c = loadEdgeConfig(GOOD);
-    expect(c.redis).toEqual({ url: 'redis://127.0.0.1:6379', prefix: 'tg' });
+    expect(c.redis).toEqual({
+      url: 'redis://127.0.0.1:6379',
+      prefix: 'tg',
+      topology: { kind: 'standalone', url: 'redis://127.0.0.1:6379' },
+      username: undefined,
+      password: undefined,
+      tls: undefined,
+      completionWait: { replicas: 0, timeoutMs: 200 },
+    });
     expect(c.edge.port).toBe(4000);
     expect(c.security.encryptionKeys[0].key.length).toBe(32);
   });
@@ -47,5 +55,93 @@ describe('config', () => {
     expect(() => loadEdgeConfig({ ...GOOD, OUTBOUND_ALLOW_CIDRS: '10.20.0.0/16,intranet' })).toThrow(
       /OUTBOUND_ALLOW_CIDRS: "intranet" is not a CIDR/,
     );
+  });
+
+  describe('Redis', () => {
+    const load = (vars: Record<string, string | undefined>) => loadEdgeConfig({ ...GOOD, ...vars }).redis;
+    const failure = (vars: Record<string, string | undefined>) => {
+      try {
+        load(vars);
+      } catch (err) {
+        expect(err).toBeInstanceOf(ConfigException);
+        return (err as Error).message;
+      }
+      throw new Error('accepted');
+    };
+
+    it('should read a cluster from its seed nodes, with ACL credentials and TLS', () => {
+      const r = load({
+        REDIS_CLUSTER_NODES: 'redis-0.internal:6379, 10.0.0.2:6380,[::1]:7000',
+        REDIS_USERNAME: 'tollgate',
+        REDIS_PASSWORD: 'p@ss',
+        REDIS_TLS: 'true',
+      });
+      expect(r.topology).toEqual({
+        kind: 'cluster',
+        nodes: [
+          { host: 'redis-0.internal', port: 6379 },
+          { host: '10.0.0.2', port: 6380 },
+          { host: '::1', port: 7000 },
+        ],
+      });
+      expect(r).toMatchObject({ username: 'tollgate', password: 'p@ss', tls: { ca: undefined } });
+    });
+
+    it('should read Sentinel from a redis+sentinel:// URL or from two variables', () => {
+      expect(load({ REDIS_URL: 'redis+sentinel://u:s%40cret@s1:26379,s2:26380/mymaster/2' })).toMatchObject({
+        topology: {
+          kind: 'sentinel',
+          sentinels: [
+            { host: 's1', port: 26379 },
+            { host: 's2', port: 26380 },
+          ],
+          masterName: 'mymaster',
+          db: 2,
+        },
+        username: 'u',
+        password: 's@cret',
+      });
+      expect(
+        load({ REDIS_SENTINELS: 's1:26379', REDIS_SENTINEL_MASTER: 'primary', REDIS_SENTINEL_PASSWORD: 'sp' }).topology,
+      ).toEqual({
+        kind: 'sentinel',
+        sentinels: [{ host: 's1', port: 26379 }],
+        masterName: 'primary',
+        sentinelPassword: 'sp',
+        db: 0,
+      });
+    });
+
+    it('should take TLS from rediss:// and a CA file, and name the file it cannot read', () => {
+      expect(load({ REDIS_URL: 'rediss://cache:6380' }).tls).toEqual({ ca: undefined });
+      expect(failure({ REDIS_TLS_CA_FILE: '/nonexistent/ca.pem' })).toContain('REDIS_TLS_CA_FILE');
+    });
+
+    it('should name the variable of every bad or conflicting Redis setting', () => {
+      expect(failure({ REDIS_CLUSTER_NODES: 'host-without-port' })).toMatch(/REDIS_CLUSTER_NODES: "host-without-port"/);
+      expect(failure({ REDIS_CLUSTER_NODES: 'a:1', REDIS_URL: 'redis://b:6379' })).toMatch(
+        /REDIS_CLUSTER_NODES, .*REDIS_URL/,
+      );
+      expect(failure({ REDIS_CLUSTER_NODES: 'a:1', REDIS_SENTINELS: 'b:2', REDIS_SENTINEL_MASTER: 'm' })).toContain(
+        'set only one',
+      );
+      expect(failure({ REDIS_SENTINELS: 'b:2' })).toContain('REDIS_SENTINEL_MASTER');
+      expect(failure({ REDIS_URL: 'redis+sentinel://s1:26379' })).toContain('REDIS_URL');
+      expect(failure({ REDIS_URL: 'http://x' })).toContain('REDIS_URL');
+      expect(failure({ REDIS_COMPLETION_WAIT_REPLICAS: '-1' })).toContain('REDIS_COMPLETION_WAIT_REPLICAS');
+    });
+
+    it('should refuse a braced prefix: tenant keys carry their own hash tag after it', () => {
+      expect(failure({ REDIS_PREFIX: '{tg}' })).toMatch(/REDIS_PREFIX: .*no braces/);
+    });
+  });
+
+  it('should derive the requestState key from REQUEST_STATE_SECRET, else from KEY_HASH_SECRET, the same on every edge', () => {
+    const a = loadEdgeConfig(GOOD).edge.requestStateKey;
+    expect(loadEdgeConfig(GOOD).edge.requestStateKey.equals(a)).toBe(true);
+    expect(a.length).toBe(32);
+    const own = loadEdgeConfig({ ...GOOD, REQUEST_STATE_SECRET: 'r'.repeat(32) }).edge.requestStateKey;
+    expect(own.equals(a)).toBe(false);
+    expect(() => loadEdgeConfig({ ...GOOD, REQUEST_STATE_SECRET: 'short' })).toThrow(/REQUEST_STATE_SECRET/);
   });
 });

@@ -1,6 +1,8 @@
+import { createHmac } from 'node:crypto';
 import { parseCidrList } from '@tollgate/outbound';
 import { z } from 'zod';
 import { ADMIN_ENV_SCHEMA, AdminEnv, BaseEnv, EDGE_ENV_SCHEMA, WORKER_ENV_SCHEMA } from './config.schema';
+import { RedisConfig, redisConfigFrom, RedisSettingsError } from './redis-settings';
 
 export interface EncryptionKey {
   id: string;
@@ -9,11 +11,14 @@ export interface EncryptionKey {
 
 /** What every process knows, as a structured object. */
 export interface BaseConfig {
-  db: { url: string };
-  redis: { url: string; prefix: string };
+  /** `readUrl`: where spend reports read (a replica); the primary when unset. */
+  db: { url: string; poolSize: number; readUrl: string | undefined };
+  redis: RedisConfig;
   security: { keyHashSecret: string; encryptionKeys: EncryptionKey[] };
   tokens: { encoding: BaseEnv['TOKEN_ENCODING'] };
-  log: { level: BaseEnv['LOG_LEVEL'] };
+  log: { level: BaseEnv['LOG_LEVEL']; format: BaseEnv['LOG_FORMAT'] };
+  /** SIGTERM: how long in-flight requests get before the process exits anyway. */
+  shutdown: { deadlineMs: number };
   /** Ranges requests on a tenant's behalf may reach although the outbound rule refuses them. */
   outbound: { allowCidrs: string[] };
   /**
@@ -35,10 +40,17 @@ export interface EdgeConfig extends BaseConfig {
     defaultOutputTokenCap: number;
     allowedHosts: string[];
     adminPublicUrl: string | undefined;
+    /** The HMAC key of input-required `requestState`s, the same on every edge of the deployment. */
+    requestStateKey: Buffer;
+    /** Share of governed calls written to the access log (0..1). */
+    accessLogSample: number;
+    /** Refused requests a key may send per window before it is answered 429 unread; 0: no throttle. */
+    refusedInputAllowance: number;
   };
 }
 
 export interface AdminConfig extends BaseConfig {
+  metrics: MetricsConfig;
   admin: {
     host: string;
     port: number;
@@ -47,6 +59,8 @@ export interface AdminConfig extends BaseConfig {
     allowStdioForOrgAdmins: boolean;
     oauthAccessTokenTtlSeconds: number;
     oauthRefreshTokenTtlSeconds: number;
+    /** Dynamic client registration's bounds. */
+    oauthRegistration: { perSourcePerHour: number; unusedClientTtlSeconds: number; maxUnusedClients: number };
     /** Where the built console is (index.html and assets/); undefined: dist/console. */
     consoleDir: string | undefined;
     /** SSO cookie sessions: idle timeout (renewed on use) and absolute lifetime. */
@@ -70,6 +84,10 @@ export interface WorkerConfig extends BaseConfig {
     host: string;
     port: number;
     ledgerBatchSize: number;
+    /** Ledger partitions: months created ahead, months kept (0: all), archive table for dropped months. */
+    ledgerPartitionsAhead: number;
+    ledgerRetentionMonths: number;
+    ledgerArchiveTable: string | undefined;
     ledgerClaimIdleMs: number;
     concurrency: number;
     redisCheckSeconds: number;
@@ -116,16 +134,26 @@ function parseEncryptionKeys(spec: string): EncryptionKey[] {
   });
 }
 
+function redisSettings(env: BaseEnv): RedisConfig {
+  try {
+    return redisConfigFrom(env);
+  } catch (err) {
+    if (err instanceof RedisSettingsError) throw new ConfigException(err.issues);
+    throw err;
+  }
+}
+
 const withoutTrailingSlash = (u: string | undefined) => u?.replace(/\/+$/, '');
 
 function baseConfig(env: BaseEnv & { ADMIN_PUBLIC_URL?: string; EDGE_PUBLIC_URL?: string }): BaseConfig {
   const edgeUrl = withoutTrailingSlash(env.EDGE_PUBLIC_URL);
   return {
-    db: { url: env.DATABASE_URL },
-    redis: { url: env.REDIS_URL, prefix: env.REDIS_PREFIX },
+    db: { url: env.DATABASE_URL, poolSize: env.DATABASE_POOL_SIZE, readUrl: env.DATABASE_READ_URL },
+    redis: redisSettings(env),
     security: { keyHashSecret: env.KEY_HASH_SECRET, encryptionKeys: parseEncryptionKeys(env.ENCRYPTION_KEYS) },
     tokens: { encoding: env.TOKEN_ENCODING },
-    log: { level: env.LOG_LEVEL },
+    log: { level: env.LOG_LEVEL, format: env.LOG_FORMAT },
+    shutdown: { deadlineMs: env.SHUTDOWN_DEADLINE_SECONDS * 1000 },
     outbound: { allowCidrs: parseCidrList(env.OUTBOUND_ALLOW_CIDRS) },
     oauth: { issuer: withoutTrailingSlash(env.ADMIN_PUBLIC_URL), resource: edgeUrl ? `${edgeUrl}/mcp` : undefined },
   };
@@ -148,6 +176,12 @@ export function loadEdgeConfig(env: Record<string, string | undefined>): EdgeCon
         .map((h) => h.trim())
         .filter(Boolean),
       adminPublicUrl: e.ADMIN_PUBLIC_URL,
+      // A key of its own (HMAC of the secret with a purpose label), never the secret itself.
+      requestStateKey: createHmac('sha256', e.REQUEST_STATE_SECRET ?? e.KEY_HASH_SECRET)
+        .update('tollgate:request-state:v1')
+        .digest(),
+      accessLogSample: e.EDGE_ACCESS_LOG_SAMPLE,
+      refusedInputAllowance: e.EDGE_REFUSED_INPUT_ALLOWANCE,
     },
   };
 }
@@ -156,6 +190,7 @@ export function loadAdminConfig(env: Record<string, string | undefined>): AdminC
   const e = parseEnv(ADMIN_ENV_SCHEMA, env);
   return {
     ...baseConfig(e),
+    metrics: { token: e.METRICS_TOKEN },
     admin: {
       host: e.HOST,
       port: e.ADMIN_PORT,
@@ -164,6 +199,11 @@ export function loadAdminConfig(env: Record<string, string | undefined>): AdminC
       allowStdioForOrgAdmins: e.ALLOW_STDIO_FOR_ORG_ADMINS,
       oauthAccessTokenTtlSeconds: e.OAUTH_ACCESS_TOKEN_TTL_SECONDS,
       oauthRefreshTokenTtlSeconds: e.OAUTH_REFRESH_TOKEN_TTL_SECONDS,
+      oauthRegistration: {
+        perSourcePerHour: e.OAUTH_REGISTRATIONS_PER_SOURCE_PER_HOUR,
+        unusedClientTtlSeconds: e.OAUTH_UNUSED_CLIENT_TTL_SECONDS,
+        maxUnusedClients: e.OAUTH_MAX_UNUSED_CLIENTS,
+      },
       consoleDir: e.ADMIN_CONSOLE_DIR,
       session: {
         idleSeconds: e.ADMIN_SESSION_IDLE_SECONDS,
@@ -207,6 +247,9 @@ export function loadWorkerConfig(env: Record<string, string | undefined>): Worke
       host: e.HOST,
       port: e.WORKER_PORT,
       ledgerBatchSize: e.LEDGER_BATCH_SIZE,
+      ledgerPartitionsAhead: e.LEDGER_PARTITIONS_AHEAD,
+      ledgerRetentionMonths: e.LEDGER_RETENTION_MONTHS,
+      ledgerArchiveTable: e.LEDGER_ARCHIVE_TABLE,
       ledgerClaimIdleMs: e.LEDGER_CLAIM_IDLE_MS,
       concurrency: e.WORKER_CONCURRENCY,
       redisCheckSeconds: e.WORKER_REDIS_CHECK_SECONDS,

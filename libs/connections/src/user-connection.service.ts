@@ -9,6 +9,7 @@ import { outboundExceptionIn, outboundFetch } from '@tollgate/outbound';
 import { randomBytes } from 'node:crypto';
 import { ConnectionsException, ConnectionsExceptionCode } from './connections.exception';
 import { UpstreamOAuthService } from './upstream-oauth.service';
+import { RELEASE_LOCK } from './connection-scripts';
 
 /** What is sealed in `UserConnection.tokensEnc`. */
 interface SealedTokens {
@@ -225,12 +226,7 @@ export class UserConnectionService {
       );
     } finally {
       // Release only our own lock (it may have expired and been taken by another replica).
-      await this.redis.client.eval(
-        "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0",
-        1,
-        lockKey,
-        lockId,
-      );
+      await this.redis.run(RELEASE_LOCK, { lockKey, holder: lockId });
     }
   }
 

@@ -3,3 +3,4 @@ export * from './db.module';
 export { Prisma } from '@prisma/client';
 export type * from '@prisma/client';
 export * from './tenant-scope';
+export * from './ledger-spend';

@@ -11,6 +11,9 @@ export enum IdentityExceptionCode {
   OrgNotDisabled = 'ORG_NOT_DISABLED',
   /** An offboarded user gets no new key, token or membership. */
   UserOffboarded = 'USER_OFFBOARDED',
+  /** The email's domain is claimed by another organisation. */
+  EmailDomainClaimed = 'EMAIL_DOMAIN_CLAIMED',
+  InvalidEmailDomain = 'INVALID_EMAIL_DOMAIN',
 }
 
 export class IdentityException extends Error {

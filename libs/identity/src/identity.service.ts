@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { Prisma, PrismaService } from '@tollgate/db';
 import { RedisService } from '@tollgate/redis';
+import { EmailDomainService } from './email-domain.service';
 import { IdentityException, IdentityExceptionCode } from './identity.exception';
 import { randomBytes } from 'node:crypto';
 import { issueSecret } from './secret-token';
@@ -57,6 +58,7 @@ export class IdentityService {
     private readonly prisma: PrismaService,
     private readonly redis: RedisService,
     @Inject(TOLLGATE_CONFIG) private readonly config: BaseConfig,
+    private readonly emailDomains: EmailDomainService,
   ) {}
 
   async createOrganization(input: {
@@ -106,6 +108,7 @@ export class IdentityService {
 
   async createUser(orgId: string, input: { email: string; name?: string }) {
     await this.getOrganization(orgId);
+    await this.emailDomains.assertMayUse(orgId, input.email);
     try {
       return await this.prisma.user.create({ data: { orgId, email: input.email, name: input.name } });
     } catch (err) {

@@ -8,3 +8,4 @@ export * from './identity.module';
 export * from './oauth-token-store';
 export * from './org-lifecycle.service';
 export * from './people-admin.service';
+export * from './email-domain.service';

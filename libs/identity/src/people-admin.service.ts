@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Prisma, PrismaService, TeamMember } from '@tollgate/db';
 import { RedisService } from '@tollgate/redis';
 import { IdentityException, IdentityExceptionCode } from './identity.exception';
+import { EmailDomainService } from './email-domain.service';
 import { IdentityService, KEY_REVOKED_CHANNEL } from './identity.service';
 
 /** What offboarding revoked in identity (connections are the connections lib's). */
@@ -22,6 +23,7 @@ export class PeopleAdminService {
     private readonly prisma: PrismaService,
     private readonly redis: RedisService,
     private readonly identity: IdentityService,
+    private readonly emailDomains: EmailDomainService,
   ) {}
 
   async listMembers(orgId: string, teamId: string): Promise<TeamMember[]> {
@@ -40,6 +42,7 @@ export class PeopleAdminService {
 
   async updateUser(orgId: string, userId: string, input: { name?: string | null; email?: string }) {
     const before = await this.identity.getUser(orgId, userId);
+    if (input.email !== undefined) await this.emailDomains.assertMayUse(orgId, input.email);
     try {
       return { before, after: await this.prisma.user.update({ where: { id: userId }, data: input }) };
     } catch (err) {

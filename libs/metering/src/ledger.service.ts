@@ -1,23 +1,29 @@
 import { Injectable } from '@nestjs/common';
 import { PrismaService } from '@tollgate/db';
-import { UsageEvent } from './usage-event';
+import { RefusedCall } from './refused-call';
+import { traceIdOf, UsageEvent } from './usage-event';
 
-/** Writes usage events to the append-only ledger; a repeated event id writes nothing. */
+/**
+ * Writes usage events to the append-only ledger; a repeated event id writes nothing. The ledger is
+ * partitioned by month on occurredAt, so its key (and the conflict target) is (id, occurredAt): an
+ * event id always comes with the same occurredAt (the edge fixes both when it records the call).
+ */
 @Injectable()
 export class LedgerService {
   constructor(private readonly prisma: PrismaService) {}
 
   /**
    * Inserts a batch in one statement; returns how many rows were new. The statement has one shape
-   * whatever the batch size (arrays, unnested), and goes to Postgres as a named prepared statement
-   * on the pool under Prisma: through Prisma, even a raw query was compiled again on every batch,
-   * most of the worker's CPU per event.
+   * whatever the batch size (arrays, unnested: 15 parameters for any number of rows) and goes to
+   * Postgres on the pool under Prisma (through Prisma, even a raw query was compiled again on every
+   * batch, most of the worker's CPU per event). It is an unnamed statement, parsed on each batch
+   * (well under a millisecond): a named prepared statement lives on one server connection, which a
+   * PgBouncer in transaction mode does not keep (before 1.21 it fails with "does not exist").
    */
   async writeUsageEvents(events: UsageEvent[]): Promise<number> {
     if (events.length === 0) return 0;
     const col = <K extends keyof UsageEvent>(k: K) => events.map((e) => e[k]);
     const result = await this.prisma.pool.query({
-      name: 'tollgate-ledger-insert',
       text: INSERT_USAGE_EVENTS,
       values: [
         col('id'),
@@ -34,6 +40,35 @@ export class LedgerService {
         col('latencyMs'),
         col('priceRuleId'),
         events.map((e) => e.occurredAt.toISOString()),
+        events.map((e) => traceIdOf(e.traceparent)),
+      ],
+    });
+    return result.rowCount ?? 0;
+  }
+
+  /**
+   * Inserts refused calls in one statement, like writeUsageEvents (a repeated id writes nothing);
+   * the table's trigger adds them to RefusedCallRollup in the same transaction. Returns how many
+   * rows were new.
+   */
+  async writeRefusedCalls(refusals: RefusedCall[]): Promise<number> {
+    if (refusals.length === 0) return 0;
+    const col = <K extends keyof RefusedCall>(k: K) => refusals.map((r) => r[k]);
+    const result = await this.prisma.pool.query({
+      text: INSERT_REFUSED_CALLS,
+      values: [
+        col('id'),
+        col('orgId'),
+        col('teamId'),
+        col('userId'),
+        col('keyId'),
+        col('upstreamId'),
+        col('toolName'),
+        col('code'),
+        col('budgetId'),
+        col('calls'),
+        col('latencyMs'),
+        refusals.map((r) => r.occurredAt.toISOString()),
       ],
     });
     return result.rowCount ?? 0;
@@ -41,9 +76,16 @@ export class LedgerService {
 }
 
 const INSERT_USAGE_EVENTS = `
-  INSERT INTO "UsageEvent" ("id", "orgId", "teamId", "userId", "keyId", "upstreamId", "toolName", "outcome", "costMicros", "inputTokens", "outputTokens", "latencyMs", "priceRuleId", "occurredAt")
+  INSERT INTO "UsageEvent" ("id", "orgId", "teamId", "userId", "keyId", "upstreamId", "toolName", "outcome", "costMicros", "inputTokens", "outputTokens", "latencyMs", "priceRuleId", "occurredAt", "traceId")
   SELECT * FROM unnest(
     $1::text[], $2::uuid[], $3::uuid[], $4::uuid[], $5::uuid[], $6::uuid[], $7::text[], $8::"UsageOutcome"[], $9::bigint[],
-    $10::int[], $11::int[], $12::int[], $13::uuid[], $14::timestamp(3)[]
+    $10::int[], $11::int[], $12::int[], $13::uuid[], $14::timestamp(3)[], $15::text[]
   )
-  ON CONFLICT ("id") DO NOTHING`;
+  ON CONFLICT ("id", "occurredAt") DO NOTHING`;
+
+const INSERT_REFUSED_CALLS = `
+  INSERT INTO "RefusedCall" ("id", "orgId", "teamId", "userId", "keyId", "upstreamId", "toolName", "code", "budgetId", "calls", "latencyMs", "occurredAt")
+  SELECT * FROM unnest(
+    $1::text[], $2::uuid[], $3::uuid[], $4::uuid[], $5::uuid[], $6::uuid[], $7::text[], $8::text[], $9::uuid[], $10::int[], $11::int[], $12::timestamp(3)[]
+  )
+  ON CONFLICT ("id", "occurredAt") DO NOTHING`;

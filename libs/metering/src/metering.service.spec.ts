@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { USAGE_ENTRY_FIELD } from '@tollgate/queue';
-import { RedisService } from '@tollgate/redis';
+import { RedisService, shardOf } from '@tollgate/redis';
 import { describe, expect, it } from 'vitest';
 import { MeteringService } from './metering.service';
 import { toPayload, UsageEvent } from './usage-event';
 import { parseUsageEntry } from './usage-outbox';
 
 describe('MeteringService.outboxEntry', () => {
-  it('should name the deployment outbox stream and carry the event as its payload', () => {
+  it("should name the outbox stream of the org's shard and carry the event as its payload", () => {
     const e: UsageEvent = {
       id: randomUUID(),
       orgId: randomUUID(),
@@ -25,7 +25,8 @@ describe('MeteringService.outboxEntry', () => {
       occurredAt: new Date(),
     };
     const entry = new MeteringService({ prefix: 'tg' } as RedisService).outboxEntry(e);
-    expect(entry.stream).toBe('tg:usage:events');
+    // The stream shares the org's shard tag with its counters, so one script can write both on a cluster.
+    expect(entry.stream).toBe(`tg:{s${shardOf(e.orgId)}}:usage:events`);
     expect(entry.fields).toEqual([USAGE_ENTRY_FIELD, JSON.stringify(toPayload(e))]);
     expect(parseUsageEntry(entry.fields)).toEqual({ event: e, eventId: e.id });
   });

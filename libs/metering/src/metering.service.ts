@@ -1,14 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { usageOutboxKeys } from '@tollgate/queue';
-import { RedisService } from '@tollgate/redis';
+import { UsageOutboxEntry, usageOutboxKeys } from '@tollgate/queue';
+import { RedisService, shardOf } from '@tollgate/redis';
 import { UsageEvent } from './usage-event';
 import { usageEntryFields } from './usage-outbox';
-
-/** A usage event as an entry of the usage outbox: the stream and the entry's field and value. */
-export interface UsageOutboxEntry {
-  stream: string;
-  fields: [string, string];
-}
 
 /**
  * Usage events for the usage outbox (a Redis Stream) that the worker writes to the ledger. The
@@ -17,14 +11,10 @@ export interface UsageOutboxEntry {
  */
 @Injectable()
 export class MeteringService {
-  private readonly stream: string;
+  constructor(private readonly redis: RedisService) {}
 
-  constructor(private readonly redis: RedisService) {
-    this.stream = usageOutboxKeys(redis.prefix).events;
-  }
-
-  /** The outbox entry of an event, for a script that appends it with other writes. */
+  /** The outbox entry of an event (in its organisation's shard), for a script that appends it with other writes. */
   outboxEntry(event: UsageEvent): UsageOutboxEntry {
-    return { stream: this.stream, fields: usageEntryFields(event) };
+    return { stream: usageOutboxKeys(this.redis.prefix, shardOf(event.orgId)).events, fields: usageEntryFields(event) };
   }
 }

@@ -3,6 +3,8 @@ import { Micros } from '@tollgate/kernel';
 import type { UsageEventPayload } from '@tollgate/queue';
 import { z } from 'zod';
 
+const TRACEPARENT = /^[0-9a-f]{2}-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;
+
 export interface UsageEvent {
   id: string;
   orgId: string;
@@ -18,6 +20,18 @@ export interface UsageEvent {
   latencyMs: number;
   priceRuleId: string | null;
   occurredAt: Date;
+  /** The call's W3C `traceparent` (its trace id goes on the ledger row); absent or null: none. */
+  traceparent?: string | null;
+}
+
+/** The value if it is a well-formed W3C `traceparent` (a valid, non-zero trace and span id), else null. */
+export function validTraceparent(value: unknown): string | null {
+  return typeof value === 'string' && TRACEPARENT.test(value) ? value : null;
+}
+
+/** The trace id (32 hex digits) of a W3C `traceparent`, as the ledger row keeps it; null without one. */
+export function traceIdOf(traceparent: string | null | undefined): string | null {
+  return traceparent ? traceparent.slice(3, 35) : null;
 }
 
 /** A fresh idempotency key for one governed call: ledger row id and reservation id. */
@@ -53,7 +67,9 @@ const USAGE_EVENT_PAYLOAD_SCHEMA = z.object({
   latencyMs: int4,
   priceRuleId: uuid.nullable(),
   occurredAt: z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO date-time'),
-}) satisfies z.ZodType<UsageEventPayload>;
+  // Diagnostics, not money: a malformed trace context is dropped, never a reason to refuse the event.
+  traceparent: z.string().regex(TRACEPARENT).nullable().optional().catch(null),
+}) satisfies z.ZodType<UsageEventPayload, z.ZodTypeDef, unknown>;
 
 /** One usage event checked: the event, or why it cannot be written. */
 export type ParsedUsageEvent = { event: UsageEvent; problem?: never } | { event?: never; problem: string };

@@ -1,7 +1,8 @@
-import { USAGE_ENTRY_FIELD } from '@tollgate/queue';
+import { REFUSAL_ENTRY_FIELD, USAGE_ENTRY_FIELD } from '@tollgate/queue';
 import { describe, expect, it } from 'vitest';
-import { UsageEvent, toPayload } from './usage-event';
-import { parseUsageEntry, usageEntryFields } from './usage-outbox';
+import { UsageEvent, toPayload, traceIdOf } from './usage-event';
+import { RefusedCall, refusalEntryFields } from './refused-call';
+import { parseOutboxEntry, parseUsageEntry, usageEntryFields } from './usage-outbox';
 
 const EVENT: UsageEvent = {
   id: 'call-1',
@@ -43,7 +44,51 @@ describe('usage outbox entries', () => {
     );
   });
 
+  it("should carry the call's trace context, and drop a malformed one without refusing the event", () => {
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    expect(parseUsageEntry(usageEntryFields({ ...EVENT, traceparent }))).toEqual({
+      event: { ...EVENT, traceparent },
+      eventId: 'call-1',
+    });
+    for (const bad of ['00-00000000000000000000000000000000-b7ad6b7169203331-01', 'x'.repeat(55), 42]) {
+      const entry = [USAGE_ENTRY_FIELD, JSON.stringify({ ...toPayload(EVENT), traceparent: bad })];
+      expect(parseUsageEntry(entry)).toEqual({ event: { ...EVENT, traceparent: null }, eventId: 'call-1' });
+    }
+    expect(traceIdOf(traceparent)).toBe('0af7651916cd43dd8448eb211c80319c');
+    expect(traceIdOf(null)).toBeNull();
+  });
+
   it('should not take a field value for the field name', () => {
     expect(parseUsageEntry(['x', USAGE_ENTRY_FIELD, 'y', 'z']).problem).toBe('the entry has no "e" field');
+  });
+
+  it('should tell the two entry kinds apart and keep what an invalid one carried for its dead letter', () => {
+    const refused: RefusedCall = {
+      id: 'refusal-1',
+      orgId: EVENT.orgId,
+      teamId: EVENT.teamId,
+      userId: EVENT.userId,
+      keyId: EVENT.keyId,
+      upstreamId: null,
+      toolName: 'echo',
+      code: 'BUDGET_EXCEEDED',
+      budgetId: '00000000-0000-4000-8000-000000000006',
+      calls: 1,
+      latencyMs: 2,
+      occurredAt: EVENT.occurredAt,
+    };
+    expect(parseOutboxEntry(usageEntryFields(EVENT))).toEqual({ event: EVENT });
+    expect(parseOutboxEntry(refusalEntryFields(refused))).toEqual({ refusal: refused });
+    expect(parseOutboxEntry([REFUSAL_ENTRY_FIELD, '{"id":"r-2"}']).invalid).toMatchObject({
+      claimedId: 'r-2',
+      field: REFUSAL_ENTRY_FIELD,
+      payload: '{"id":"r-2"}',
+    });
+    expect(parseOutboxEntry(['other', 'x']).invalid).toEqual({
+      reason: 'the entry has no "e" field',
+      claimedId: null,
+      field: USAGE_ENTRY_FIELD,
+      payload: '["other","x"]',
+    });
   });
 });

@@ -1,4 +1,6 @@
-import { USAGE_ENTRY_FIELD } from '@tollgate/queue';
+import { REFUSAL_ENTRY_FIELD, USAGE_ENTRY_FIELD } from '@tollgate/queue';
+import { entryField, entryJson } from './outbox-fields';
+import { parseRefusalEntry, RefusedCall } from './refused-call';
 import { claimedEventId, parseUsageEvent, ParsedUsageEvent, toPayload, UsageEvent } from './usage-event';
 
 /** The fields of a usage outbox entry for one event (see `usageOutboxKeys` in `@tollgate/queue`). */
@@ -14,13 +16,42 @@ export type ParsedUsageEntry = ParsedUsageEvent & { eventId: string | null };
  * schema as queued usage jobs.
  */
 export function parseUsageEntry(fields: readonly string[]): ParsedUsageEntry {
-  const i = fields.findIndex((f, n) => n % 2 === 0 && f === USAGE_ENTRY_FIELD);
-  if (i < 0) return { problem: `the entry has no "${USAGE_ENTRY_FIELD}" field`, eventId: null };
-  let payload: unknown;
-  try {
-    payload = JSON.parse(fields[i + 1]);
-  } catch (err) {
-    return { problem: `the "${USAGE_ENTRY_FIELD}" field is not JSON: ${(err as Error).message}`, eventId: null };
+  const read = entryJson(fields, USAGE_ENTRY_FIELD);
+  if (read.absent) return { problem: `the entry has no "${USAGE_ENTRY_FIELD}" field`, eventId: null };
+  if ('problem' in read) return { problem: read.problem, eventId: null };
+  return { ...parseUsageEvent(read.json), eventId: claimedEventId(read.json) };
+}
+
+/** An outbox entry that cannot be written, as the dead-letter stream keeps it. */
+export interface InvalidOutboxEntry {
+  /** Why it cannot be written. */
+  reason: string;
+  /** The event or refused call id it claims, for log lines and the worker's notice; null when it names none. */
+  claimedId: string | null;
+  /** The payload's field (USAGE_ENTRY_FIELD or REFUSAL_ENTRY_FIELD) and its value as read (the whole entry without one). */
+  field: string;
+  payload: string;
+}
+
+/** An outbox entry read back: a usage event, a refused call, or why it is neither. */
+export type ParsedOutboxEntry =
+  | { event: UsageEvent; refusal?: never; invalid?: never }
+  | { event?: never; refusal: RefusedCall; invalid?: never }
+  | { event?: never; refusal?: never; invalid: InvalidOutboxEntry };
+
+/**
+ * Decodes and validates one outbox entry of either kind: a refused call (REFUSAL_ENTRY_FIELD), else
+ * a usage event (USAGE_ENTRY_FIELD).
+ */
+export function parseOutboxEntry(fields: readonly string[]): ParsedOutboxEntry {
+  const refused = parseRefusalEntry(fields);
+  if (refused?.refusal) return { refusal: refused.refusal };
+  if (refused) {
+    const payload = entryField(fields, REFUSAL_ENTRY_FIELD) ?? '';
+    return { invalid: { reason: refused.problem, claimedId: refused.refusalId, field: REFUSAL_ENTRY_FIELD, payload } };
   }
-  return { ...parseUsageEvent(payload), eventId: claimedEventId(payload) };
+  const parsed = parseUsageEntry(fields);
+  if (parsed.event) return { event: parsed.event };
+  const payload = entryField(fields, USAGE_ENTRY_FIELD) ?? JSON.stringify(fields);
+  return { invalid: { reason: parsed.problem, claimedId: parsed.eventId, field: USAGE_ENTRY_FIELD, payload } };
 }

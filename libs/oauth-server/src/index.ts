@@ -1,5 +1,8 @@
 export * from './oauth-keys';
 export * from './oauth-redis.adapter';
+export * from './oauth-postgres.adapter';
+export * from './oauth-registration-rules';
+export * from './oauth-registration-limiter.service';
 export * from './oauth-provider.factory';
 export * from './sign-in-code.service';
 export * from './oauth-grant-keys.service';
@@ -7,3 +10,4 @@ export * from './oauth-server.module';
 export * from './oauth-sign-in.exception';
 export * from './org-identity-provider.service';
 export * from './oidc-sign-in.service';
+export * from './client-metadata-document';

@@ -1,26 +1,73 @@
 import { Injectable } from '@nestjs/common';
-import { IdentityService } from '@tollgate/identity';
-import { RedisService } from '@tollgate/redis';
+import { createHash } from 'node:crypto';
+import { PrismaService } from '@tollgate/db';
+import { IdentityService, VirtualKeyView } from '@tollgate/identity';
+
+/** What a person chose at consent: who, for which team, which client. */
+export interface ConsentChoice {
+  orgId: string;
+  userId: string;
+  teamId: string;
+  clientId: string;
+  clientName: string;
+  redirectHost: string;
+}
+
+/** The key a token is issued for; `created` when this issue made it (the code was just redeemed). */
+export interface GrantKey {
+  keyId: string;
+  created: (ConsentChoice & { key: VirtualKeyView }) | null;
+}
+
+const hashGrant = (grantId: string) => createHash('sha256').update(grantId).digest('base64url');
 
 /**
- * Which key (kind OAUTH) an authorization grant stands for, written at consent and read each
- * time a token is issued from the grant (code exchange, refresh).
+ * Which key (kind OAUTH) an authorization grant stands for. Consent records the choice; the key
+ * itself is made when the client redeems its authorization code (the first token issued from the
+ * grant), so a consent whose code is never redeemed leaves no key. Kept in Postgres with the grant.
  */
 @Injectable()
 export class OAuthGrantKeys {
   constructor(
-    private readonly redis: RedisService,
+    private readonly prisma: PrismaService,
     private readonly identity: IdentityService,
   ) {}
 
-  async bind(grantId: string, keyId: string, ttlSeconds: number): Promise<void> {
-    await this.redis.client.set(this.redis.key('oauth', 'grant-key', grantId), keyId, 'EX', ttlSeconds);
+  async recordConsent(grantId: string, choice: ConsentChoice, ttlSeconds: number): Promise<void> {
+    const data = { ...choice, keyId: null, expiresAt: new Date(Date.now() + ttlSeconds * 1000) };
+    await this.prisma.oAuthGrantKey.upsert({
+      where: { grantIdHash: hashGrant(grantId) },
+      create: { grantIdHash: hashGrant(grantId), ...data },
+      update: data,
+    });
   }
 
-  /** The grant's key while it is live; null once the key is revoked or expired. */
-  async liveKeyOf(grantId: string): Promise<string | null> {
-    const keyId = await this.redis.client.get(this.redis.key('oauth', 'grant-key', grantId));
-    if (!keyId) return null;
-    return (await this.identity.findLiveOAuthKey(keyId)) ? keyId : null;
+  /**
+   * The grant's key for a token being issued: made on the first issue (code redemption), checked
+   * live afterwards (refresh); null once the key is revoked or the grant unknown.
+   */
+  async keyForToken(grantId: string): Promise<GrantKey | null> {
+    const row = await this.prisma.oAuthGrantKey.findFirst({
+      where: { grantIdHash: hashGrant(grantId), expiresAt: { gt: new Date() } },
+    });
+    if (!row) return null;
+    if (row.keyId)
+      return (await this.identity.findLiveOAuthKey(row.keyId)) ? { keyId: row.keyId, created: null } : null;
+    const choice: ConsentChoice = {
+      orgId: row.orgId,
+      userId: row.userId,
+      teamId: row.teamId,
+      clientId: row.clientId,
+      clientName: row.clientName,
+      redirectHost: row.redirectHost,
+    };
+    const key = await this.identity.findOrCreateOAuthKey(row.orgId, choice);
+    // Only the first issue binds: a concurrent one that lost keeps whatever the winner bound.
+    const { count } = await this.prisma.oAuthGrantKey.updateMany({
+      where: { grantIdHash: row.grantIdHash, keyId: null },
+      data: { keyId: key.id },
+    });
+    if (count === 0) return this.keyForToken(grantId);
+    return { keyId: key.id, created: { ...choice, key } };
   }
 }

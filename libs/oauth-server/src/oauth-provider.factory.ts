@@ -1,8 +1,8 @@
-import type { Redis } from 'ioredis';
 import Provider, { errors } from 'oidc-provider';
 import { OAUTH_KEY_CLAIM } from '@tollgate/identity';
 import type { OAuthKeyMaterial } from './oauth-keys';
-import { redisOAuthAdapter } from './oauth-redis.adapter';
+import { clientMetadataDocumentProblem } from './client-metadata-document';
+import { isLoopbackRedirect } from './oauth-registration-rules';
 
 /** The scope an MCP client asks for: calling the tools the key's team may use, through the edge. */
 export const MCP_SCOPE = 'mcp';
@@ -32,14 +32,17 @@ export interface OAuthServerOptions {
   issuer: string;
   /** The one resource tokens are issued for: the edge's `/mcp` URL. */
   resource: string;
-  redis: Redis;
-  redisPrefix: string;
+  /** oidc-provider's storage (see `oauthStoreAdapter`). */
+  adapter: new (model: string) => unknown;
   keys: OAuthKeyMaterial;
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
   /** The user a subject names, for the userinfo claims; null when gone. */
   findUser(sub: string): Promise<{ email: string } | null>;
-  /** The live key (kind OAUTH) a grant stands for; null when the key was revoked or the grant is unknown. */
+  /**
+   * The live key (kind OAUTH) a token from this grant stands for, made on the grant's first token
+   * (the code's redemption); null when the key was revoked or the grant is unknown.
+   */
   keyIdOfGrant(grantId: string): Promise<string | null>;
   /** Outbound fetch under the address rule (Client ID Metadata Documents). */
   fetch: typeof fetch;
@@ -57,7 +60,7 @@ export type OAuthProvider = any;
  */
 export function createOAuthProvider(opts: OAuthServerOptions): OAuthProvider {
   const provider = new Provider(opts.issuer, {
-    adapter: redisOAuthAdapter(opts.redis, opts.redisPrefix),
+    adapter: opts.adapter,
     clients: [],
     jwks: opts.keys.jwks,
     cookies: {
@@ -80,7 +83,8 @@ export function createOAuthProvider(opts: OAuthServerOptions): OAuthProvider {
     },
     features: {
       devInteractions: { enabled: false },
-      registration: { enabled: true },
+      // No registration access token: nothing reads or edits a client after registering it.
+      registration: { enabled: true, issueRegistrationAccessToken: false },
       revocation: { enabled: true },
       userinfo: { enabled: false },
       clientIdMetadataDocument: { enabled: true, ack: 'draft-02' },
@@ -126,14 +130,38 @@ export function createOAuthProvider(opts: OAuthServerOptions): OAuthProvider {
       Session: 14 * 86_400,
       Interaction: 600,
     },
-    renderError: async (ctx: any, out: Record<string, string>) => {
+    renderError: async (ctx: any, out: Record<string, string>, error: unknown) => {
       // A plain page: the error is the RFC's (error, error_description), escaped.
+      const problem = clientMetadataDocumentProblem(error);
+      if (problem) out = { ...out, error_description: `the client's metadata document cannot be used: ${problem}` };
       ctx.type = 'html';
       ctx.body = `<!doctype html><meta charset="utf-8"><title>Authorization error</title><h1>${escapeHtml(out.error ?? 'error')}</h1><p>${escapeHtml(out.error_description ?? '')}</p>`;
     },
   });
   provider.proxy = true;
+  allowAnyLoopbackPort(provider);
   return provider;
+}
+
+/**
+ * RFC 8252 §7.3: a loopback redirect URI matches whatever port the client listens on at the
+ * time. oidc-provider does so for `native` clients only; MCP clients register as `web`.
+ */
+function allowAnyLoopbackPort(provider: OAuthProvider): void {
+  const proto = provider.Client.prototype;
+  const exact = proto.redirectUriAllowed as (this: { redirectUris: string[] }, uri: string) => boolean;
+  proto.redirectUriAllowed = function (this: { redirectUris: string[] }, uri: string): boolean {
+    if (exact.call(this, uri)) return true;
+    const asked = withoutPort(uri);
+    return asked !== null && this.redirectUris.some((registered) => withoutPort(registered) === asked);
+  };
+}
+
+function withoutPort(uri: string): string | null {
+  if (!isLoopbackRedirect(uri)) return null;
+  const url = new URL(uri);
+  url.port = '';
+  return url.href;
 }
 
 export function escapeHtml(text: string): string {

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@tollgate/redis';
 import { oauthStoreKey } from '@tollgate/identity';
 
 interface StoredPayload {
@@ -22,7 +22,7 @@ const GRANTABLE = new Set([
  * oidc-provider's storage in Redis, so any admin-api replica serves any step of a flow and the
  * edge can read an access token. Ids are hashed in key names (see `oauthStoreKey`).
  */
-export function redisOAuthAdapter(redis: Redis, prefix: string) {
+export function redisOAuthAdapter(redis: RedisClient, prefix: string) {
   const key = (model: string, id: string) => oauthStoreKey(prefix, model, id);
   const grantKey = (grantId: string) => oauthStoreKey(prefix, 'GrantIndex', grantId);
   const uidKey = (uid: string) => oauthStoreKey(prefix, 'SessionUid', uid);

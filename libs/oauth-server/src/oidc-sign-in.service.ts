@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { createHash, randomBytes } from 'node:crypto';
 import { PrismaService } from '@tollgate/db';
+import { EmailDomainService } from '@tollgate/identity';
 import { outboundFetch } from '@tollgate/outbound';
 import { RedisService } from '@tollgate/redis';
 import { OAuthSignInException, OAuthSignInExceptionCode } from './oauth-sign-in.exception';
@@ -63,6 +64,7 @@ export class OidcSignInService {
     private readonly prisma: PrismaService,
     private readonly redis: RedisService,
     private readonly providers: OrgIdentityProviderService,
+    private readonly emailDomains: EmailDomainService,
   ) {}
 
   /** The URL to send the browser to, at the organisation's provider. */
@@ -259,13 +261,22 @@ export class OidcSignInService {
   }
 
   /**
-   * The org's user with this email. An offboarded person is refused; an unknown one is created as a
-   * member of the connection's team when it creates users, and refused otherwise.
+   * The org's user with this email. An org's provider signs in only that org's people: an email
+   * whose domain another org claims is refused whoever the provider says it is. An offboarded
+   * person is refused; an unknown one is created as a member of the connection's team when it
+   * creates users, and refused otherwise.
    */
   private async matchUser(
     conn: OrgIdentityProviderConnection,
     email: string,
   ): Promise<{ id: string; created: boolean }> {
+    if (await this.emailDomains.claimedByOther(conn.orgId, email)) {
+      this.logger.warn(`org ${conn.orgId}: its identity provider vouched for an email of a domain another org claims`);
+      throw new OAuthSignInException(
+        OAuthSignInExceptionCode.UnknownUser,
+        `This organisation's identity provider cannot sign in ${email}: that address belongs to another organisation.`,
+      );
+    }
     const byEmail = { orgId: conn.orgId, email: { equals: email, mode: 'insensitive' as const } };
     const user = await this.prisma.user.findFirst({ where: byEmail, select: { id: true, offboardedAt: true } });
     if (user?.offboardedAt)

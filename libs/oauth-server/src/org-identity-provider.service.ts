@@ -108,14 +108,21 @@ export class OrgIdentityProviderService {
     });
   }
 
-  /** The organisations with an identity provider that have a user with this email. */
-  async orgsFor(email: string): Promise<string[]> {
+  /**
+   * The organisations with an identity provider that have a (not offboarded) user with this
+   * email, by name: the sign-in page offers them to choose from, never picks one itself.
+   */
+  async orgsFor(email: string): Promise<{ id: string; name: string; slug: string }[]> {
     const users = await this.prisma.user.findMany({
-      where: { email: { equals: email.trim(), mode: 'insensitive' }, org: { identityProvider: { isNot: null } } },
-      select: { orgId: true },
-      take: 10,
+      where: {
+        email: { equals: email.trim(), mode: 'insensitive' },
+        offboardedAt: null,
+        org: { deletedAt: null, identityProvider: { isNot: null } },
+      },
+      select: { org: { select: { id: true, name: true, slug: true } } },
+      take: 20,
     });
-    return users.map((u) => u.orgId);
+    return users.map((u) => u.org).sort((a, b) => a.name.localeCompare(b.name));
   }
 }
 

@@ -5,9 +5,15 @@ import { RedisService } from '@tollgate/redis';
 
 const CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
 export const SIGN_IN_CODE_MAX_TTL_SECONDS = 7 * 86_400;
-/** Wrong codes allowed per email in FAILURE_WINDOW_SECONDS before every attempt is refused. */
-export const SIGN_IN_CODE_MAX_FAILURES = 10;
+/** Wrong codes one source may send in FAILURE_WINDOW_SECONDS before each further one costs a wait. */
+export const SIGN_IN_CODE_FREE_FAILURES = 5;
+/** The longest wait between two attempts of one source (it doubles with each wrong code). */
+export const SIGN_IN_CODE_MAX_WAIT_SECONDS = 300;
 const FAILURE_WINDOW_SECONDS = 900;
+
+/** A verification: the code's owner, a wrong code, or this source must wait before trying again. */
+export type SignInCodeVerdict =
+  { kind: 'ok'; orgId: string; userId: string } | { kind: 'wrong' } | { kind: 'wait'; seconds: number };
 
 export interface IssuedSignInCode {
   code: string;
@@ -43,16 +49,34 @@ export class SignInCodeService {
   }
 
   /**
-   * The user an email and code sign in; null for an unknown or expired code or another user's
-   * email; 'locked' after too many wrong codes for the email (the code is not even checked).
+   * The user an email and code sign in. Throttled per source (a keyed hash of the address), not
+   * per person: after SIGN_IN_CODE_FREE_FAILURES wrong codes, each attempt from that source must
+   * wait twice as long as the last (at most SIGN_IN_CODE_MAX_WAIT_SECONDS), so a guesser slows to
+   * a crawl while the person, from anywhere else, still signs in.
    */
-  async verify(email: string, code: string): Promise<{ orgId: string; userId: string } | null | 'locked'> {
-    const failuresKey = this.redis.key('oauth', 'sign-in-failures', hashCode(email.trim().toLowerCase()));
-    if (Number(await this.redis.client.get(failuresKey)) >= SIGN_IN_CODE_MAX_FAILURES) return 'locked';
+  async verify(email: string, code: string, source: string): Promise<SignInCodeVerdict> {
+    const failuresKey = this.redis.key('oauth', 'sign-in-failures', source);
+    const waitKey = this.redis.key('oauth', 'sign-in-wait', source);
+    const waitMs = await this.redis.client.pttl(waitKey);
+    if (waitMs > 0) return { kind: 'wait', seconds: Math.ceil(waitMs / 1000) };
     const owner = await this.ownerOf(email, code);
-    if (!owner)
-      await this.redis.client.multi().incr(failuresKey).expire(failuresKey, FAILURE_WINDOW_SECONDS, 'NX').exec();
-    return owner;
+    if (owner) return { kind: 'ok', ...owner };
+    const [[, failures]] = (await this.redis.client
+      .multi()
+      .incr(failuresKey)
+      .expire(failuresKey, FAILURE_WINDOW_SECONDS)
+      .exec()) as [[Error | null, number]];
+    if (failures > SIGN_IN_CODE_FREE_FAILURES) {
+      const seconds = Math.min(2 ** (failures - SIGN_IN_CODE_FREE_FAILURES), SIGN_IN_CODE_MAX_WAIT_SECONDS);
+      await this.redis.client.set(waitKey, '1', 'EX', seconds);
+    }
+    return { kind: 'wrong' };
+  }
+
+  /** Voids the user's code (offboarding). */
+  async revokeFor(userId: string): Promise<void> {
+    const hash = await this.redis.client.getdel(this.userKey(userId));
+    if (hash) await this.redis.client.del(this.codeKey(hash));
   }
 
   private async ownerOf(email: string, code: string): Promise<{ orgId: string; userId: string } | null> {
@@ -61,7 +85,9 @@ export class SignInCodeService {
     const raw = await this.redis.client.get(this.codeKey(hashCode(normalised.replace(/(.{4})(?!$)/g, '$1-'))));
     if (!raw) return null;
     const owner = JSON.parse(raw) as { orgId: string; userId: string };
-    const user = await this.prisma.user.findFirst({ where: { id: owner.userId, orgId: owner.orgId } });
+    const user = await this.prisma.user.findFirst({
+      where: { id: owner.userId, orgId: owner.orgId, offboardedAt: null },
+    });
     if (!user || user.email.toLowerCase() !== email.trim().toLowerCase()) return null;
     return owner;
   }

@@ -5,3 +5,4 @@ export * from './policy.module';
 export * from './policy-admin.exception';
 export * from './resource-pattern';
 export * from './policy-change';
+export * from './resource-uri';

@@ -87,10 +87,62 @@ function compareRules(a: PriceRuleData, b: PriceRuleData): number {
   return a.effectiveFrom.getTime() - b.effectiveFrom.getTime();
 }
 
-/** The most a call can cost: what is reserved against every budget before the upstream is called. */
-export function estimateCallCost(rule: PriceRuleData, outputTokenCap: number): Micros {
+/**
+ * What is reserved against every budget before the upstream is called: the per-call price,
+ * `outputTokens` output tokens (likelyOutputTokens, or fewer to fit a hard budget) and the
+ * reported-cost cap. Output beyond those tokens is admitted separately once the result is known
+ * (outputTopUp), so the reservation is the call's likely cost, not its worst case.
+ */
+export function estimateCallCost(rule: PriceRuleData, outputTokens: number): Micros {
   const reported = rule.acceptReportedCost ? rule.reportedCostCapMicros : 0n;
-  return rule.perCallMicros + rule.perOutputTokenMicros * BigInt(outputTokenCap) + reported;
+  return rule.perCallMicros + rule.perOutputTokenMicros * BigInt(outputTokens) + reported;
+}
+
+/**
+ * Output tokens a call reserves for: the tool's observed 99th percentile (kept by the worker from
+ * the ledger), at most the cap. A tool with no history reserves for the whole cap: nothing bounds
+ * its output but the cap, and a small hard budget still admits it, fitted to what it has left
+ * (outputTokensAffordable).
+ */
+export function likelyOutputTokens(observedP99: number | null, cap: number): number {
+  return observedP99 === null ? cap : Math.min(Math.max(observedP99, 0), cap);
+}
+
+/**
+ * Output tokens `availableMicros` buys at this rule once the per-call price and the reported-cost
+ * cap are paid (0 when it does not even cover those); null when the rule does not price output.
+ */
+export function outputTokensAffordable(rule: PriceRuleData, availableMicros: Micros): number | null {
+  if (rule.perOutputTokenMicros <= 0n) return null;
+  const left = availableMicros - estimateCallCost(rule, 0);
+  if (left < 0n) return 0;
+  const tokens = left / rule.perOutputTokenMicros;
+  return tokens > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(tokens);
+}
+
+/**
+ * What a result of `resultTokens` needs beyond the `reservedTokens` its call reserved for, to be
+ * delivered up to `cap`: that many more tokens at the rule's price, admitted against the budgets
+ * like a page read (a hard budget refuses what it cannot cover). Null when nothing more is needed.
+ */
+export function outputTopUp(
+  rule: PriceRuleData,
+  reservedTokens: number,
+  resultTokens: number,
+  cap: number,
+): { tokens: number; micros: Micros } | null {
+  const tokens = Math.min(resultTokens, cap) - reservedTokens;
+  if (tokens <= 0 || rule.perOutputTokenMicros <= 0n) return null;
+  return { tokens, micros: rule.perOutputTokenMicros * BigInt(tokens) };
+}
+
+/**
+ * A call's cost split over what it holds: its reservation settles at most what it reserved, a
+ * top-up the rest (never more than the top-up, since the cost is priced on delivered tokens).
+ */
+export function splitSettlement(cost: Micros, reserved: Micros): { reservation: Micros; topUp: Micros } {
+  const reservation = minMicros(cost, reserved);
+  return { reservation, topUp: cost - reservation };
 }
 
 export interface CallOutcomeForPricing {
@@ -100,7 +152,7 @@ export interface CallOutcomeForPricing {
   reportedCostMicros: Micros | null;
 }
 
-/** The actual cost of a finished call; never more than the estimate that was reserved. */
+/** The actual cost of a finished call: never more than its reservation plus any top-up admitted for its delivered tokens. */
 export function actualCallCost(rule: PriceRuleData, outcome: CallOutcomeForPricing, outputTokenCap: number): Micros {
   if (outcome.failed && !rule.chargeFailedCalls) return 0n;
   const tokens = BigInt(Math.min(outcome.outputTokens, outputTokenCap));

@@ -42,6 +42,11 @@ export interface UsageEventPayload {
   latencyMs: number;
   priceRuleId: string | null;
   occurredAt: string;
+  /**
+   * The call's W3C trace context (`traceparent`), so the worker's ledger write joins the call's
+   * trace and the ledger row keeps its trace id. Absent (entries written before it) or null: none.
+   */
+  traceparent?: string | null;
 }
 
 /**

@@ -1,21 +1,37 @@
 import { BullModule } from '@nestjs/bullmq';
-import { DynamicModule, Module } from '@nestjs/common';
+import { DynamicModule, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
 import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
+import { bullConnection } from '@tollgate/redis';
+import type { Telemetry } from 'bullmq';
+import { Cluster } from 'ioredis';
 import { JobProducer } from './job-producer.service';
 import { QueueName } from './queue-names';
 
-/** BullMQ connection options (not an IORedis instance, so BullMQ owns and closes its sockets). */
-export function bullConnection(redisUrl: string) {
-  const u = new URL(redisUrl);
-  return {
-    host: u.hostname,
-    port: Number(u.port || 6379),
-    username: u.username ? decodeURIComponent(u.username) : undefined,
-    password: u.password ? decodeURIComponent(u.password) : undefined,
-    db: u.pathname.length > 1 ? Number(u.pathname.slice(1)) : 0,
-    tls: u.protocol === 'rediss:' ? {} : undefined,
-    maxRetriesPerRequest: null,
-  };
+/**
+ * BullMQ's key prefix: the deployment prefix plus a hash tag, so all keys of a queue share one
+ * Redis Cluster slot (BullMQ's scripts touch several of them at once).
+ */
+export function bullPrefix(prefix: string): string {
+  return `${prefix}:{bull}`;
+}
+
+/**
+ * On Redis Cluster BullMQ is handed a `Cluster` (it cannot build one from options) and does not
+ * close it: this closes it at shutdown, after BullMQ's queues and workers (Nest shuts the BullMQ
+ * modules, imported by this one, down first).
+ */
+@Injectable()
+export class BullClusterConnections implements OnApplicationShutdown {
+  private readonly clients: Cluster[] = [];
+
+  track<T>(connection: T): T {
+    if (connection instanceof Cluster) this.clients.push(connection);
+    return connection;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await Promise.allSettled(this.clients.map((c) => c.quit()));
+  }
 }
 
 /**
@@ -23,23 +39,25 @@ export function bullConnection(redisUrl: string) {
  * processors) passes `producerOnly`: an add while Redis is down then fails at once (ioredis's
  * offline queue is off) instead of waiting until Redis is back, so a request can answer 503.
  * Workers need the offline queue (BullMQ reconnects their blocking commands), so it stays on by default.
+ * `telemetry` (BullMQ's OpenTelemetry hook, from the app) carries trace context from producer to worker.
  */
 @Module({})
 export class QueueModule {
-  static forRoot(options: { producerOnly?: boolean } = {}): DynamicModule {
+  static forRoot(options: { producerOnly?: boolean; telemetry?: Telemetry } = {}): DynamicModule {
     const queues = Object.values(QueueName);
     return {
       module: QueueModule,
       global: true,
       imports: [
         BullModule.forRootAsync({
-          inject: [TOLLGATE_CONFIG],
-          useFactory: (config: BaseConfig) => ({
-            connection: {
-              ...bullConnection(config.redis.url),
-              ...(options.producerOnly ? { enableOfflineQueue: false } : {}),
-            },
-            prefix: `${config.redis.prefix}:bull`,
+          extraProviders: [BullClusterConnections],
+          inject: [TOLLGATE_CONFIG, BullClusterConnections],
+          useFactory: (config: BaseConfig, clusters: BullClusterConnections) => ({
+            connection: clusters.track(
+              bullConnection(config.redis, options.producerOnly ? { enableOfflineQueue: false } : {}),
+            ),
+            prefix: bullPrefix(config.redis.prefix),
+            telemetry: options.telemetry,
           }),
         }),
         BullModule.registerQueue(...queues.map((name) => ({ name }))),

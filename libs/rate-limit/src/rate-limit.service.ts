@@ -2,6 +2,7 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import { PrismaService } from '@tollgate/db';
 import { TenantLevel, ToolRef, appliesToCaller, matchesToolPattern } from '@tollgate/kernel';
 import { OrgConfigCache, RedisService } from '@tollgate/redis';
+import { RateLimitCheckRefusal } from './rate-limit-scripts';
 
 export type RateLimitScope = TenantLevel;
 
@@ -100,13 +101,8 @@ export class RateLimitService implements OnModuleInit {
     return plan;
   }
 
-  /** The refusal in rl_check's answer. */
-  refusalOf(plan: AdmissionPlan, res: number[]): RateLimitRefusal {
-    return {
-      admitted: false,
-      rule: plan.rules[res[1] - 1],
-      kind: res[2] === 1 ? 'WINDOW' : 'CONCURRENCY',
-      retryAfterMs: res[3],
-    };
+  /** The refusal in rl_check's answer (decoded by decodeRateLimitRefusal). */
+  refusalOf(plan: AdmissionPlan, refusal: RateLimitCheckRefusal): RateLimitRefusal {
+    return { admitted: false, rule: plan.rules[refusal.index], kind: refusal.kind, retryAfterMs: refusal.retryAfterMs };
   }
 }

@@ -1,7 +1,9 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
-import { createHash } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { Cluster } from 'ioredis';
+import { createRedisClient, duplicateRedisClient, RedisClient } from './redis-client.factory';
+import { orgKeyOf } from './redis-shards';
+import { runScript, ScriptCodec } from './lua-script';
 
 type MessageHandler = (message: string) => void;
 
@@ -12,21 +14,20 @@ export function channelName(prefix: string, name: string): string {
 
 /**
  * Redis for counters, caches and pub/sub. Keys carry the deployment prefix and, for tenant data,
- * the organisation in a hash tag (`{org:<id>}`), so one call's keys share a Redis Cluster slot.
+ * the organisation's virtual shard as a hash tag (`{s<n>}`, see redis-shards.ts), so one call's
+ * keys share a Redis Cluster slot.
  */
 @Injectable()
 export class RedisService implements OnApplicationShutdown {
   private readonly logger = new Logger(RedisService.name);
-  readonly client: Redis;
-  private subscriber: Redis | null = null;
+  readonly client: RedisClient;
+  private subscriber: RedisClient | null = null;
   private readonly handlers = new Map<string, Set<MessageHandler>>();
-  /** Each Lua script's SHA-1, as Redis names it. */
-  private readonly scriptShas = new Map<string, string>();
 
   constructor(@Inject(TOLLGATE_CONFIG) private readonly config: BaseConfig) {
     // Auto-pipelining: commands issued in the same tick (a call's settle, release and reads of
     // concurrent calls) leave in one socket write instead of one write each.
-    this.client = new Redis(config.redis.url, {
+    this.client = createRedisClient(config.redis, {
       maxRetriesPerRequest: 3,
       lazyConnect: false,
       enableAutoPipelining: true,
@@ -43,9 +44,9 @@ export class RedisService implements OnApplicationShutdown {
     return [this.prefix, ...parts].join(':');
   }
 
-  /** A tenant key: the org hash tag keeps an org's keys in one cluster slot. */
+  /** A tenant key: the shard hash tag keeps an org's keys in one cluster slot. */
   orgKey(orgId: string, ...parts: string[]): string {
-    return [this.prefix, `{org:${orgId}}`, ...parts].join(':');
+    return orgKeyOf(this.prefix, orgId, ...parts);
   }
 
   channel(name: string): string {
@@ -59,13 +60,7 @@ export class RedisService implements OnApplicationShutdown {
   /** Subscribes through one shared connection; resolves once Redis confirms the subscription. */
   async subscribe(channel: string, handler: MessageHandler): Promise<void> {
     const full = this.channel(channel);
-    if (!this.subscriber) {
-      this.subscriber = this.client.duplicate({ enableAutoPipelining: false });
-      this.subscriber.on('error', (err) => this.logger.warn(`redis subscriber error: ${err.message}`));
-      this.subscriber.on('message', (ch: string, msg: string) => {
-        for (const h of this.handlers.get(ch) ?? []) h(msg);
-      });
-    }
+    if (!this.subscriber) this.subscriber = this.openSubscriber();
     let set = this.handlers.get(full);
     if (!set) {
       set = new Set();
@@ -75,23 +70,37 @@ export class RedisService implements OnApplicationShutdown {
     set.add(handler);
   }
 
-  /**
-   * Runs a Lua script by its SHA (EVALSHA), loading it once when Redis does not have it (first
-   * use, a restart, a failover, SCRIPT FLUSH).
-   */
-  async evalScript(source: string, keys: string[], args: (string | number)[]): Promise<unknown> {
-    let sha = this.scriptShas.get(source);
-    if (!sha) {
-      sha = createHash('sha1').update(source).digest('hex');
-      this.scriptShas.set(source, sha);
+  private openSubscriber(): RedisClient {
+    // A cluster's subscriber resubscribes on its own (and handles its failures). ioredis' own
+    // resubscription on one server drops the SUBSCRIBE's promise, which rejects unhandled when the
+    // connection is closed before Redis answers it (a shutdown right after Redis came back): this
+    // client resubscribes itself, on every reconnect after the first connect.
+    const standalone = !(this.client instanceof Cluster);
+    const subscriber = duplicateRedisClient(this.client, {
+      enableAutoPipelining: false,
+      ...(standalone ? { autoResubscribe: false } : {}),
+    });
+    subscriber.on('error', (err) => this.logger.warn(`redis subscriber error: ${err.message}`));
+    subscriber.on('message', (ch: string, msg: string) => {
+      for (const h of this.handlers.get(ch) ?? []) h(msg);
+    });
+    if (standalone) {
+      let connectedBefore = false;
+      subscriber.on('ready', () => {
+        const channels = [...this.handlers.keys()];
+        if (connectedBefore && channels.length > 0)
+          subscriber
+            .subscribe(...channels)
+            .catch((err: Error) => this.logger.warn(`redis subscriber could not resubscribe: ${err.message}`));
+        connectedBefore = true;
+      });
     }
-    try {
-      return await this.client.evalsha(sha, keys.length, ...keys, ...args);
-    } catch (err) {
-      if (!(err instanceof Error) || !err.message.includes('NOSCRIPT')) throw err;
-      await this.client.script('LOAD', source);
-      return this.client.evalsha(sha, keys.length, ...keys, ...args);
-    }
+    return subscriber;
+  }
+
+  /** Runs a script through its typed codec (see ScriptCodec), by its SHA, sending its source when the keys' node lacks it. */
+  run<I, O>(codec: ScriptCodec<I, O>, input: I): Promise<O> {
+    return runScript(this.client, codec, input);
   }
 
   async ping(): Promise<boolean> {

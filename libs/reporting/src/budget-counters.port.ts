@@ -22,6 +22,8 @@ export interface BudgetCounterReading {
   counterSpentMicros: bigint | null;
   ledgerSpentMicros: bigint;
   rebuilt: boolean;
+  /** The counter held a field that is not an integer (as found); with rebuildMissing it was dropped and rebuilt. */
+  corrupt?: { spent: string; reserved: string; leased: string };
 }
 
 export interface BudgetCounters {

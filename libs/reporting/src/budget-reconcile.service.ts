@@ -1,9 +1,11 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { Prisma, PrismaService } from '@tollgate/db';
+import { Prisma, PrismaService, SpendWindow, ledgerSpend } from '@tollgate/db';
 import { USAGE_ENTRY_FIELD, usageOutboxKeys } from '@tollgate/queue';
-import { RedisService } from '@tollgate/redis';
+import { Counter, Registry } from 'prom-client';
+import { RedisService, shardOf } from '@tollgate/redis';
 import { BUDGET_COUNTERS, BudgetCounterReading, BudgetCounters } from './budget-counters.port';
 import { orgTimeZone, orgsWithBudgets } from './org-directory';
+import { REPAIR_HELD, REPAIR_SPENT } from './budget-reconcile-scripts';
 
 type Standing = BudgetCounterReading['standing'];
 
@@ -46,8 +48,17 @@ export interface ReconcileReport {
   drift: BudgetDrift[];
   /** Counters set back to the ledger plus the outbox (only when repair was asked). */
   repaired: BudgetRepair[];
+  /** `reserved` and `leased` set back to the records in flight (only when repair was asked). */
+  heldRepaired?: HeldRepair[];
+  /** Malformed reservation or lease records the sweep moved aside, now audited and dropped. */
+  malformedRecords?: { id: string; record: string }[];
   /** Budgets whose counter was missing and has been rebuilt from the ledger. */
   rebuilt: BudgetDrift[];
+  /**
+   * Counters that held a field that is not an integer (which refuses every admission on them),
+   * dropped and rebuilt from the ledger (also in `rebuilt`, and audited): the fields as found.
+   */
+  corruptRebuilt?: { budgetId: string; fields: { spent: string; reserved: string; leased: string } }[];
 }
 
 export interface ReconcileOptions {
@@ -58,25 +69,34 @@ export interface ReconcileOptions {
   now?: Date;
 }
 
+/**
+ * What `tollgate_money_records_repaired_total` counts, as kind and reason: a counter field set back
+ * (`spent` to the ledger plus the outbox; `reserved` and `leased` to the records in flight), a
+ * reservation or lease record the sweep found unreadable and moved aside, audited and dropped here,
+ * or a whole counter holding a field that is not an integer, dropped and rebuilt from the ledger.
+ */
+const REPAIRED_RECORD_LABELS = [
+  { kind: 'spent', reason: 'ledger-drift' },
+  { kind: 'reserved', reason: 'records-in-flight' },
+  { kind: 'leased', reason: 'records-in-flight' },
+  { kind: 'reservation', reason: 'malformed' },
+  { kind: 'lease', reason: 'malformed' },
+  { kind: 'counter', reason: 'corrupt' },
+] as const;
+
 const LAST_REPORT_TTL_SECONDS = 7 * 24 * 3600;
 /** A counter that moved between reading and repairing is read again, at most this many times. */
 const REPAIR_ATTEMPTS = 3;
 const OUTBOX_PAGE = 1000;
 const SCOPE_COLUMN = { ORG: 'orgId', TEAM: 'teamId', USER: 'userId', KEY: 'keyId' } as const;
 
-/**
- * Sets a counter's `spent` to the value reconciliation computed, only if `spent` is still what it
- * read: a settlement in between means the computation is stale, and nothing is lost. `reserved`
- * and `leased` (calls in flight, edges' leases) are never touched.
- * KEYS: counter   ARGV: spent as read, new spent. Returns 1 (set), 0 (moved), -1 (gone).
- */
-const REPAIR_SPENT_SCRIPT = `
-local s = redis.call('HGET', KEYS[1], 'spent')
-if not s then return -1 end
-if s ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[1], 'spent', ARGV[2])
-return 1
-`;
+/** A counter's `reserved` or `leased` set back to what the records in flight hold (also audited). */
+export interface HeldRepair {
+  budgetId: string;
+  field: 'reserved' | 'leased';
+  beforeMicros: string;
+  afterMicros: string;
+}
 
 /** The fields of an outbox event that reconciliation needs. */
 interface OutboxEvent {
@@ -104,12 +124,23 @@ interface OutboxEvent {
 @Injectable()
 export class BudgetReconcileService {
   private readonly logger = new Logger(BudgetReconcileService.name);
+  /** Served on the /metrics of the process that reconciles (the worker). */
+  readonly registry = new Registry();
+  private readonly repairedRecords = new Counter({
+    name: 'tollgate_money_records_repaired_total',
+    help: 'Budget counter fields reconciliation set back (kind spent, reserved, leased) and malformed reservation or lease records it audited and dropped after the sweep moved them aside (kind reservation, lease)',
+    labelNames: ['kind', 'reason'],
+    registers: [this.registry],
+  });
 
   constructor(
     private readonly prisma: PrismaService,
     private readonly redis: RedisService,
     @Inject(BUDGET_COUNTERS) private readonly counters: BudgetCounters,
-  ) {}
+  ) {
+    // Every series from the start at 0, so a rate() sees the first repair.
+    for (const labels of REPAIRED_RECORD_LABELS) this.repairedRecords.inc(labels, 0);
+  }
 
   async reconcileOrg(orgId: string, opts: ReconcileOptions = {}): Promise<ReconcileReport> {
     const now = opts.now ?? new Date();
@@ -124,6 +155,11 @@ export class BudgetReconcileService {
       repaired: [],
       rebuilt: readings.filter((r) => r.rebuilt).map((r) => driftRow(r.standing, null, r.ledgerSpentMicros, 0n)),
     };
+    const corrupt = readings.filter((r) => r.corrupt && r.rebuilt);
+    if (corrupt.length > 0) {
+      report.corruptRebuilt = corrupt.map((r) => ({ budgetId: r.standing.budgetId, fields: r.corrupt! }));
+      await this.auditCorruptRebuilt(orgId, report.corruptRebuilt, opts.actor ?? 'system:budget-reconcile');
+    }
     // Every counter is measured against the outbox too: one equal to the ledger while the org has
     // calls in the outbox is short (a counter rebuilt from the ledger alone, for one).
     let suspects = readings.map((r) => r.standing);
@@ -154,6 +190,16 @@ export class BudgetReconcileService {
         report.drift.push(row);
       }
       suspects = moving;
+    }
+    if (opts.repair && readings.length > 0) {
+      Object.assign(
+        report,
+        await this.repairHeld(
+          orgId,
+          readings.map((r) => r.standing),
+          opts.actor ?? 'system:budget-reconcile',
+        ),
+      );
     }
     for (const d of report.drift) {
       this.logger.warn(
@@ -190,13 +236,14 @@ export class BudgetReconcileService {
       .exec();
     const outbox = await this.outboxEvents(orgId);
     const ids = [...outbox.keys()];
-    const [written, ...sums] = await this.prisma.$transaction(
-      [
-        this.prisma.usageEvent.findMany({ where: { id: { in: ids } }, select: { id: true } }),
-        ...standings.map((s) =>
-          this.prisma.usageEvent.aggregate({ _sum: { costMicros: true }, where: ledgerWhere(orgId, s) }),
-        ),
-      ] as const,
+    // Ledger sums read the rollups and closing balances (ledgerSpend), in the same snapshot as the ids.
+    const [written, sums] = await this.prisma.$transaction(
+      async (tx) => {
+        const found = await tx.usageEvent.findMany({ where: { id: { in: ids } }, select: { id: true } });
+        const spent: bigint[] = [];
+        for (const s of standings) spent.push((await ledgerSpend(tx, ledgerWindow(orgId, s))).micros);
+        return [found, spent] as const;
+      },
       { isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead },
     );
     for (const { id } of written as { id: string }[]) outbox.delete(id);
@@ -204,8 +251,10 @@ export class BudgetReconcileService {
       const raw = counters?.[i]?.[1] as string | null | undefined;
       let pending = 0n;
       for (const e of outbox.values()) if (counts(standing, e)) pending += e.costMicros;
-      const ledger = (sums[i] as { _sum: { costMicros: bigint | null } })._sum.costMicros ?? 0n;
-      return { standing, counter: raw === null || raw === undefined ? null : BigInt(raw), ledger, outbox: pending };
+      const ledger = sums[i];
+      // A counter corrupted since it was checked is left for the next run (it is rebuilt then).
+      const counter = typeof raw === 'string' && /^-?\d+$/.test(raw) ? BigInt(raw) : null;
+      return { standing, counter, ledger, outbox: pending };
     });
   }
 
@@ -217,12 +266,8 @@ export class BudgetReconcileService {
     target: bigint,
     actor: string,
   ): Promise<BudgetRepair | null> {
-    const res = await this.redis.evalScript(
-      REPAIR_SPENT_SCRIPT,
-      [this.counterKey(orgId, s)],
-      [seen.toString(), target.toString()],
-    );
-    if (res !== 1) return null;
+    const res = await this.redis.run(REPAIR_SPENT, { counterKey: this.counterKey(orgId, s), seen, target });
+    if (res !== 'set') return null;
     const repaired: BudgetRepair = {
       budgetId: s.budgetId,
       scope: s.scope,
@@ -242,29 +287,118 @@ export class BudgetReconcileService {
         details: { ...repaired } as Prisma.InputJsonValue,
       },
     });
+    this.repairedRecords.inc({ kind: 'spent', reason: 'ledger-drift' });
     this.logger.warn(
       `budget counter repaired org=${orgId} budget=${s.budgetId} scope=${s.scope} spent ${seen} -> ${target}`,
     );
     return repaired;
   }
 
-  /** The org's usage events in the outbox, by event id (entries that are not valid events are skipped). */
-  private async outboxEvents(orgId: string): Promise<Map<string, OutboxEvent>> {
-    const stream = usageOutboxKeys(this.redis.prefix).events;
-    const out = new Map<string, OutboxEvent>();
-    let start = '-';
-    for (;;) {
-      const page = await this.redis.client.xrange(stream, start, '+', 'COUNT', OUTBOX_PAGE);
-      for (const [, fields] of page) {
-        const e = outboxEventOf(fields);
-        if (e && e.orgId === orgId) out.set(e.id, e);
-      }
-      if (page.length < OUTBOX_PAGE) return out;
-      start = `(${page[page.length - 1][0]}`;
+  /** Audits and counts counters rebuilt because a field was not an integer; the rest of the repair follows as usual. */
+  private async auditCorruptRebuilt(
+    orgId: string,
+    rebuilt: NonNullable<ReconcileReport['corruptRebuilt']>,
+    actor: string,
+  ): Promise<void> {
+    await this.prisma.auditEvent.createMany({
+      data: rebuilt.map((c) => ({
+        orgId,
+        actorId: actor,
+        action: 'budget.counter-rebuilt',
+        targetType: 'budget',
+        targetId: c.budgetId,
+        details: { why: 'a counter field was not an integer', found: c.fields } as Prisma.InputJsonValue,
+      })),
+    });
+    for (const c of rebuilt) {
+      this.repairedRecords.inc({ kind: 'counter', reason: 'corrupt' });
+      this.logger.warn(
+        `corrupt budget counter rebuilt from the ledger org=${orgId} budget=${c.budgetId} found=${JSON.stringify(c.fields)}`,
+      );
     }
   }
 
-  /** The counter of a budget's period, as the budget lib names it (`<prefix>:{org:<id>}:budget:<budgetId>:<periodStartMs>`). */
+  /**
+   * `reserved` and `leased` of the org's current counters, set to what its reservations and leases
+   * hold (a settlement or sweep lost between its writes, a counter rebuilt while calls were in
+   * flight); quarantined malformed records are audited and dropped.
+   */
+  private async repairHeld(
+    orgId: string,
+    standings: Standing[],
+    actor: string,
+  ): Promise<{ heldRepaired: HeldRepair[]; malformedRecords: { id: string; record: string }[] }> {
+    const recordsKey = this.redis.orgKey(orgId, 'budget-resv');
+    const { counters, malformed: malformedRecords } = await this.redis.run(REPAIR_HELD, {
+      recordsKey,
+      malformedKey: `${recordsKey}:malformed`,
+      counterKeys: standings.map((s) => this.counterKey(orgId, s)),
+    });
+    const heldRepaired: HeldRepair[] = [];
+    standings.forEach((s, i) => {
+      const c = counters[i];
+      if (!c) return;
+      for (const field of ['reserved', 'leased'] as const) {
+        const { before, after } = c[field];
+        if (before !== after.toString())
+          heldRepaired.push({ budgetId: s.budgetId, field, beforeMicros: before, afterMicros: after.toString() });
+      }
+    });
+    const audits = [
+      ...heldRepaired.map((h) => ({
+        action: 'budget.counter-repaired',
+        targetType: 'budget',
+        targetId: h.budgetId,
+        details: { ...h },
+      })),
+      ...malformedRecords.map((m) => ({
+        action: 'budget.record-repaired',
+        targetType: 'budget-record',
+        targetId: m.id,
+        details: { record: m.record, why: 'malformed reservation or lease record, skipped by the sweep' },
+      })),
+    ];
+    if (audits.length > 0)
+      await this.prisma.auditEvent.createMany({
+        data: audits.map((a) => ({ orgId, actorId: actor, ...a, details: a.details as Prisma.InputJsonValue })),
+      });
+    for (const h of heldRepaired) this.repairedRecords.inc({ kind: h.field, reason: 'records-in-flight' });
+    for (const m of malformedRecords)
+      this.repairedRecords.inc({ kind: m.id.startsWith('L:') ? 'lease' : 'reservation', reason: 'malformed' });
+    for (const h of heldRepaired)
+      this.logger.warn(
+        `budget counter repaired org=${orgId} budget=${h.budgetId} ${h.field} ${h.beforeMicros} -> ${h.afterMicros}`,
+      );
+    for (const m of malformedRecords)
+      this.logger.warn(`malformed budget record dropped org=${orgId} id=${m.id} record=${m.record}`);
+    return { heldRepaired, malformedRecords };
+  }
+
+  /**
+   * The org's usage events in the outbox (its shard's stream, and the one from before sharding),
+   * by event id (entries that are not valid events are skipped).
+   */
+  private async outboxEvents(orgId: string): Promise<Map<string, OutboxEvent>> {
+    const out = new Map<string, OutboxEvent>();
+    for (const { events: stream } of [
+      usageOutboxKeys(this.redis.prefix, shardOf(orgId)),
+      usageOutboxKeys(this.redis.prefix),
+    ]) {
+      let start = '-';
+      for (;;) {
+        const page = await this.redis.client.xrange(stream, start, '+', 'COUNT', OUTBOX_PAGE);
+        for (const [, fields] of page) {
+          const e = outboxEventOf(fields);
+          if (e && e.orgId === orgId) out.set(e.id, e);
+        }
+        if (page.length < OUTBOX_PAGE) break;
+        start = `(${page[page.length - 1][0]}`;
+      }
+    }
+    return out;
+  }
+
+  /** The counter of a budget's period, as the budget lib names it (`<prefix>:{s<n>}:org:<id>:budget:<budgetId>:<periodStartMs>`). */
   private counterKey(orgId: string, s: Standing): string {
     return this.redis.orgKey(orgId, 'budget', s.budgetId, String(s.periodStart.getTime()));
   }
@@ -288,12 +422,8 @@ function driftRow(s: Standing, counter: bigint | null, ledger: bigint, outbox: b
   };
 }
 
-function ledgerWhere(orgId: string, s: Standing): Prisma.UsageEventWhereInput {
-  return {
-    orgId,
-    [SCOPE_COLUMN[s.scope]]: s.scopeId,
-    occurredAt: { gte: s.periodStart, ...(s.resetsAt ? { lt: s.resetsAt } : {}) },
-  };
+function ledgerWindow(orgId: string, s: Standing): SpendWindow {
+  return { orgId, scope: s.scope, scopeId: s.scopeId, start: s.periodStart, end: s.resetsAt };
 }
 
 /** Whether an event counts against a budget's current period (the rule the ledger sum applies). */

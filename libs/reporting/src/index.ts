@@ -14,3 +14,5 @@ export * from './alert-delivery.service';
 export * from './budget-reconcile.service';
 export * from './finance-jobs.service';
 export * from './reporting.module';
+export * from './refusal-report.service';
+export * from './call-log.service';

@@ -4,7 +4,9 @@ import { AlertWebhookService } from './alert-webhook.service';
 import { BudgetAlertService } from './budget-alert.service';
 import { BudgetReconcileService } from './budget-reconcile.service';
 import { BudgetUtilisationService } from './budget-utilisation.service';
+import { CallLogService } from './call-log.service';
 import { FinanceJobs } from './finance-jobs.service';
+import { RefusalReportService } from './refusal-report.service';
 import { PlatformSpendReportService, SpendReportService } from './spend-report.service';
 import { UsageRollupService } from './usage-rollup.service';
 
@@ -18,6 +20,8 @@ const SERVICES = [
   AlertDeliveryService,
   BudgetReconcileService,
   FinanceJobs,
+  RefusalReportService,
+  CallLogService,
 ];
 
 /**

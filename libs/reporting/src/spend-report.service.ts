@@ -207,7 +207,7 @@ export class SpendReportService {
       tag: opts.filters?.tag ?? null,
     });
     // The org's zone and the zone its rollups are in, read together: rollups of another zone are not used.
-    const [org] = await this.prisma.$queryRaw<{ timeZone: string; rollupZone: string | null }[]>`
+    const [org] = await this.prisma.reports.$queryRaw<{ timeZone: string; rollupZone: string | null }[]>`
       SELECT o."timeZone", c."timeZone" AS "rollupZone"
       FROM "Organization" o LEFT JOIN "UsageRollupCoverage" c ON c."orgId" = o."id"
       WHERE o."id" = ${orgId}::uuid`;
@@ -304,6 +304,9 @@ export class SpendReportService {
     }
     sortRows(out, dimensionColumns);
     if (groupBy.includes('tag')) totals = (await this.spendReport(orgId, from, to, [], { filters, scope })).totals;
+    // Months retention dropped: their calls are in no rollup or ledger row any more, the report says so.
+    const [dropped] = await this.prisma.reports.$queryRaw<{ end: Date | null }[]>`
+      SELECT max("rangeEnd") AS "end" FROM "UsageLedgerRetention" WHERE "rangeEnd" > ${isoTimestamp(range.start)}::timestamp`;
     return {
       orgId,
       from: range.from,
@@ -316,15 +319,16 @@ export class SpendReportService {
       columns,
       rows: out,
       totals,
+      ...(dropped?.end ? { droppedBefore: dropped.end.toISOString() } : {}),
     };
   }
 
   /**
-   * Runs a report statement on the pg pool under Prisma (rows of tens of thousands cost far less
-   * there), read-only, with room to aggregate in memory (SET LOCAL: this transaction only).
+   * Runs a report statement on the pg pool under the reports' client (the read replica when
+   * DATABASE_READ_URL is set; rows of tens of thousands cost far less there than through Prisma), read-only, with room to aggregate in memory (SET LOCAL: this transaction only).
    */
   private async reportRows(sql: Prisma.Sql): Promise<RawRow[]> {
-    const client = await this.prisma.pool.connect();
+    const client = await this.prisma.reportsPool.connect();
     let broken: Error | undefined;
     try {
       await client.query('BEGIN READ ONLY');
@@ -389,7 +393,7 @@ export class PlatformSpendReportService {
     const range = dayRange(from, to);
     const byDay = groupBy.includes('day');
     const day = localDay(`COALESCE(o."timeZone", 'UTC')`);
-    const rows = await this.prisma.$queryRaw<
+    const rows = await this.prisma.reports.$queryRaw<
       {
         orgId: string;
         orgName: string | null;

@@ -115,6 +115,11 @@ export interface SpendReport {
   columns: string[];
   rows: SpendRow[];
   totals: SpendFigures;
+  /**
+   * Set when the range reaches into months retention dropped from the ledger (LEDGER_RETENTION_MONTHS):
+   * the end of the last dropped month (UTC, ISO 8601). Calls before it are not in the figures.
+   */
+  droppedBefore?: string;
 }
 
 /** The columns each dimension adds to a row. */

@@ -6,8 +6,10 @@ import { ReportingException, ReportingExceptionCode } from './reporting.exceptio
 const DAY_MS = 24 * 3600 * 1000;
 
 /**
- * Daily rollups of the ledger (UTC days) for tier scores and dashboards. A day is recomputed
- * from the ledger in one statement, so running it again, late or twice, gives the same rows.
+ * Daily rollups of the ledger (UTC days) for tier scores and dashboards. The ledger's insert
+ * trigger keeps them (migration 20261225030000_usage_ledger_partitions); rollupDay recomputes one
+ * day from the ledger in one statement (a repair on admin request), so running it again, late or
+ * twice, gives the same rows.
  */
 @Injectable()
 export class UsageRollupService {
@@ -39,7 +41,6 @@ export class UsageRollupService {
         "costMicros" = EXCLUDED."costMicros", "outputTokens" = EXCLUDED."outputTokens", "latencyMsSum" = EXCLUDED."latencyMsSum"
     `;
     this.logger.debug(`rollup of ${day}${orgId ? ` for org ${orgId}` : ''}: ${written} row(s)`);
-    await this.rebuildStaleReportRollups(orgId);
     return written;
   }
 

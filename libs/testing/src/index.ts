@@ -4,3 +4,5 @@ export * from './agent-client';
 export * from './queue-helpers';
 export * from './fixture-servers';
 export * from './usage-outbox-helpers';
+export * from './test-redis';
+export * from './refusal-helpers';

@@ -1,26 +1,25 @@
 import { Job, Queue, QueueEvents } from 'bullmq';
-import { Redis } from 'ioredis';
 import {
-  bullConnection,
   QueueName,
   USAGE_ENTRY_FIELD,
   USAGE_LEDGER_WRITTEN_CHANNEL,
   UsageLedgerNotice,
-  usageOutboxKeys,
+  allUsageOutboxKeys,
 } from '@tollgate/queue';
-import { channelName } from '@tollgate/redis';
+import { channelName, duplicateRedisClient, REDIS_SHARDS, RedisClient } from '@tollgate/redis';
+import { RedisTarget, testBullOptions, testRedisClient } from './test-redis';
 
 /** Waits for specific jobs (by id) to finish, through BullMQ's own events, not by polling. */
 export async function waitForJobs(
-  redisUrl: string,
+  redis: RedisTarget,
   prefix: string,
   queue: QueueName,
   jobIds: string[],
   timeoutMs = 30_000,
 ): Promise<void> {
-  const connection = bullConnection(redisUrl);
-  const q = new Queue(queue, { connection, prefix: `${prefix}:bull` });
-  const events = new QueueEvents(queue, { connection, prefix: `${prefix}:bull` });
+  const bull = testBullOptions(redis, prefix);
+  const q = new Queue(queue, bull);
+  const events = new QueueEvents(queue, bull);
   try {
     await events.waitUntilReady();
     await Promise.all(
@@ -33,6 +32,7 @@ export async function waitForJobs(
   } finally {
     await events.close();
     await q.close();
+    await bull.close();
   }
 }
 
@@ -46,15 +46,15 @@ export async function waitForJobs(
  * event the worker dead-lettered.
  */
 export async function waitForUsageEvents(
-  redisUrl: string,
+  redis: RedisTarget,
   prefix: string,
   eventIds: string[],
   timeoutMs = 30_000,
 ): Promise<void> {
-  const keys = usageOutboxKeys(prefix);
+  const streams = allUsageOutboxKeys(prefix, REDIS_SHARDS);
   const missing = new Set(eventIds);
-  const subscriber = new Redis(redisUrl);
-  const reader = new Redis(redisUrl);
+  const reader = testRedisClient(redis);
+  const subscriber = duplicateRedisClient(reader);
   let settle: (err?: Error) => void = () => undefined;
   const done = new Promise<void>((resolve, reject) => {
     settle = (err) => (err ? reject(err) : resolve());
@@ -78,8 +78,14 @@ export async function waitForUsageEvents(
     // Subscribed first, so every write from now on is announced. An event no longer in the outbox
     // was written (or dead-lettered) before: the worker deletes an entry only after its INSERT.
     const [waiting, dead] = await Promise.all([
-      usageEventIdsIn(reader, keys.events),
-      usageEventIdsIn(reader, keys.dead),
+      usageEventIdsIn(
+        reader,
+        streams.map((k) => k.events),
+      ),
+      usageEventIdsIn(
+        reader,
+        streams.map((k) => k.dead),
+      ),
     ]);
     const deadNow = [...missing].filter((id) => dead.has(id));
     if (deadNow.length > 0) throw deadLettered(deadNow);
@@ -92,19 +98,22 @@ export async function waitForUsageEvents(
   }
 }
 
-/** The event ids the entries of an outbox stream name, page by page. */
-async function usageEventIdsIn(redis: Redis, stream: string): Promise<Set<string>> {
+/** The event ids the entries of these outbox streams name, page by page. */
+async function usageEventIdsIn(redis: RedisClient, streams: string[]): Promise<Set<string>> {
   const ids = new Set<string>();
-  let start = '-';
-  for (;;) {
-    const page = await redis.xrange(stream, start, '+', 'COUNT', 1000);
-    for (const [, fields] of page) {
-      const id = eventIdOf(fields);
-      if (id) ids.add(id);
+  for (const stream of streams) {
+    let start = '-';
+    for (;;) {
+      const page = await redis.xrange(stream, start, '+', 'COUNT', 1000);
+      for (const [, fields] of page) {
+        const id = eventIdOf(fields);
+        if (id) ids.add(id);
+      }
+      if (page.length < 1000) break;
+      start = `(${page[page.length - 1][0]}`;
     }
-    if (page.length < 1000) return ids;
-    start = `(${page[page.length - 1][0]}`;
   }
+  return ids;
 }
 
 /** The `id` of an entry's usage event payload; null for an entry that names none. */
@@ -123,14 +132,14 @@ function eventIdOf(fields: string[]): string | null {
 
 /** Waits until a queue has no waiting, active or delayed jobs, using its drained event. */
 export async function waitForQueueIdle(
-  redisUrl: string,
+  redis: RedisTarget,
   prefix: string,
   queue: QueueName,
   timeoutMs = 30_000,
 ): Promise<void> {
-  const connection = bullConnection(redisUrl);
-  const q = new Queue(queue, { connection, prefix: `${prefix}:bull` });
-  const events = new QueueEvents(queue, { connection, prefix: `${prefix}:bull` });
+  const bull = testBullOptions(redis, prefix);
+  const q = new Queue(queue, bull);
+  const events = new QueueEvents(queue, bull);
   try {
     await events.waitUntilReady();
     const deadline = Date.now() + timeoutMs;
@@ -144,6 +153,7 @@ export async function waitForQueueIdle(
   } finally {
     await events.close();
     await q.close();
+    await bull.close();
   }
 }
 

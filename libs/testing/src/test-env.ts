@@ -1,14 +1,18 @@
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { parseHostPorts, RedisConfig } from '@tollgate/config';
 import { inject } from 'vitest';
 import { cloneDatabase, databaseUrl, dropDatabase, uniqueName } from './test-database';
+import { deleteRedisKeys, redisConfigOf, testRedisClusterNodes, TestRedisMode, testRedisUrl } from './test-redis';
 
 /** One test file's own database and Redis key prefix, so files run in parallel and never touch demo data. */
 export interface TestEnv {
   /** Environment variables as a process would read them. */
   vars: Record<string, string>;
   databaseName: string;
+  /** The standalone Redis URL; empty on a cluster (use `redis`). */
   redisUrl: string;
+  /** The Redis the platform runs on, as its processes are configured (pass it to the helpers). */
+  redis: RedisConfig;
   redisPrefix: string;
   adminToken: string;
   cleanup(): Promise<void>;
@@ -17,17 +21,18 @@ export interface TestEnv {
 /** Tests' upstream and webhook fixtures listen on loopback: allowed by default, overridable per platform. */
 export const TEST_OUTBOUND_ALLOW_CIDRS = '127.0.0.0/8,::1/128';
 
-export function testRedisUrl(): string {
-  return process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-}
-
-export async function createTestEnv(overrides: Record<string, string> = {}): Promise<TestEnv> {
+/** `redis: 'cluster'` runs the platform on the run's Redis Cluster instead of standalone Redis. */
+export async function createTestEnv(
+  overrides: Record<string, string> = {},
+  options: { redis?: TestRedisMode } = {},
+): Promise<TestEnv> {
+  const onCluster = options.redis === 'cluster';
   const databaseName = await cloneDatabase(inject('templateDatabase'));
   const redisPrefix = uniqueName('tgtest');
   const adminToken = `tg-test-admin-${randomBytes(16).toString('hex')}`;
   const vars: Record<string, string> = {
     DATABASE_URL: databaseUrl(databaseName),
-    REDIS_URL: testRedisUrl(),
+    ...(onCluster ? { REDIS_CLUSTER_NODES: testRedisClusterNodes() } : { REDIS_URL: testRedisUrl() }),
     REDIS_PREFIX: redisPrefix,
     KEY_HASH_SECRET: randomBytes(24).toString('hex'),
     ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}`,
@@ -42,29 +47,26 @@ export async function createTestEnv(overrides: Record<string, string> = {}): Pro
     OUTBOUND_ALLOW_CIDRS: TEST_OUTBOUND_ALLOW_CIDRS,
     ...overrides,
   };
+  const redis: RedisConfig = onCluster
+    ? {
+        ...redisConfigOf(testRedisUrl(), redisPrefix),
+        url: '',
+        topology: {
+          kind: 'cluster',
+          nodes: parseHostPorts('REDIS_CLUSTER_NODES', vars.REDIS_CLUSTER_NODES),
+        },
+      }
+    : redisConfigOf(vars.REDIS_URL, redisPrefix);
   return {
     vars,
     databaseName,
-    redisUrl: vars.REDIS_URL,
+    redisUrl: onCluster ? '' : vars.REDIS_URL,
+    redis,
     redisPrefix,
     adminToken,
     async cleanup() {
       await dropDatabase(databaseName);
-      await deleteRedisKeys(vars.REDIS_URL, redisPrefix);
+      await deleteRedisKeys(redis, redisPrefix);
     },
   };
-}
-
-export async function deleteRedisKeys(redisUrl: string, prefix: string): Promise<void> {
-  const redis = new Redis(redisUrl);
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) await redis.unlink(...keys);
-    } while (cursor !== '0');
-  } finally {
-    await redis.quit();
-  }
 }

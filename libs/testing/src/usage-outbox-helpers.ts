@@ -1,4 +1,5 @@
 import { usageOutboxKeys } from '@tollgate/queue';
+import { shardOf } from '@tollgate/redis';
 import { UsageEvent, usageEntryFields } from '@tollgate/metering';
 import type { Redis } from 'ioredis';
 
@@ -8,6 +9,7 @@ import type { Redis } from 'ioredis';
  * call's settlement; see @tollgate/admission).
  */
 export async function appendToUsageOutbox(redis: Redis, prefix: string, events: UsageEvent[]): Promise<void> {
-  const stream = usageOutboxKeys(prefix).events;
-  await Promise.all(events.map((e) => redis.xadd(stream, '*', ...usageEntryFields(e))));
+  await Promise.all(
+    events.map((e) => redis.xadd(usageOutboxKeys(prefix, shardOf(e.orgId)).events, '*', ...usageEntryFields(e))),
+  );
 }

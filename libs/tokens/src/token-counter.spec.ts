@@ -52,7 +52,7 @@ function mixedText(seed: number, length: number): string {
 
 describe('countTokens', () => {
   it('should equal a single js-tiktoken pass on real tool catalogs', () => {
-    const dir = path.resolve(__dirname, '../../../../shared/fixtures/catalogs');
+    const dir = path.resolve(__dirname, '../../../test/fixtures/catalogs');
     const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
     expect(files.length).toBeGreaterThan(0);
     for (const file of files) {

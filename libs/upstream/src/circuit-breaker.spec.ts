@@ -2,6 +2,7 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { CircuitBreaker } from './circuit-breaker';
+import { upstreamAnswerError } from './upstream-answer';
 import { breakerOutcomeOf } from './upstream-client-pool.service';
 import { UpstreamSessionExpiredError } from './upstream-session-expired.error';
 
@@ -26,6 +27,9 @@ describe('breakerOutcomeOf (what a failed call says about the upstream)', () => 
     expect(breakerOutcomeOf(new McpError(ErrorCode.InvalidParams, 'bad arguments'))).toBe('answered');
     expect(breakerOutcomeOf(new McpError(ErrorCode.InternalError, 'tool crashed on this input'))).toBe('answered');
     expect(breakerOutcomeOf(new StreamableHTTPError(413, 'too large'))).toBe('answered');
+    // The codes the SDK uses for its own timeouts and closed connections, answered by the upstream.
+    expect(breakerOutcomeOf(upstreamAnswerError(ErrorCode.ConnectionClosed, 'backend refused'))).toBe('answered');
+    expect(breakerOutcomeOf(upstreamAnswerError(ErrorCode.RequestTimeout, 'query took too long'))).toBe('answered');
   });
 
   it('should not count our own failures or a caller who hung up', () => {

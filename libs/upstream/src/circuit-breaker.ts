@@ -22,6 +22,11 @@ export class CircuitBreaker {
     return 0;
   }
 
+  /** Whether calls fail fast right now (open, not yet half-open); no side effect, for metrics. */
+  isOpen(now = Date.now()): boolean {
+    return this.failures >= this.threshold && now < this.openUntil;
+  }
+
   recordSuccess(): void {
     this.failures = 0;
     this.trialInFlight = false;

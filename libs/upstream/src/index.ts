@@ -4,6 +4,7 @@ export * from './upstream-secrets';
 export * from './upstream-connector';
 export * from './upstream-client-capabilities';
 export * from './circuit-breaker';
+export * from './upstream-propagation';
 export * from './upstream-client-pool.service';
 export * from './upstream.module';
 export * from './upstream-call-relay';

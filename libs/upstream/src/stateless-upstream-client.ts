@@ -14,8 +14,10 @@ import { mediaTypeOf } from '@tollgate/kernel';
 import { outboundDispatcher } from '@tollgate/outbound';
 import { createParser } from 'eventsource-parser';
 import { CONNECTION_HEADERS } from './streamable-http-tool-caller';
+import { upstreamAnswerError } from './upstream-answer';
 import { UpstreamCallRelay, undeclaredCapability } from './upstream-call-relay';
 import { TOLLGATE_CLIENT_INFO } from './upstream-client-capabilities';
+import { currentUpstreamPropagation } from './upstream-propagation';
 import { UpstreamSpec } from './upstream-spec';
 
 /** The stateless revision (SEP-2575): no session, each request carries its `_meta` and routing headers. */
@@ -197,7 +199,7 @@ export class StatelessUpstreamClient {
             throw call.signal.aborted ? call.signal.reason : err;
           },
         );
-        if ('error' in answer) throw McpError.fromError(answer.error.code, answer.error.message, answer.error.data);
+        if ('error' in answer) throw upstreamAnswerError(answer.error.code, answer.error.message, answer.error.data);
         // The caching hints are the upstream's to us; the edge gives its agents its own.
         const { resultType, ttlMs: _ttl, cacheScope: _scope, ...result } = answer.result;
         if (resultType !== 'input_required') return result;
@@ -240,7 +242,8 @@ export class StatelessUpstreamClient {
           return [key, await relay.request(method, req?.params, signal)] as const;
         } catch (err) {
           const e = err as { code?: unknown; message?: unknown; data?: unknown };
-          throw McpError.fromError(
+          // The agent's answer, whatever its code: nothing the upstream's breaker should count.
+          throw upstreamAnswerError(
             typeof e.code === 'number' ? e.code : ErrorCode.InternalError,
             String(e.message ?? err),
             e.data,
@@ -259,8 +262,11 @@ export class StatelessUpstreamClient {
     extraHeaders: Record<string, string>,
   ): Promise<JsonRpcAnswer> {
     const id = `tollgate-s${++lastRequestId}`;
+    // The call's trace context and request id (set by the edge around a governed call).
+    const propagated = currentUpstreamPropagation();
     const meta: Record<string, unknown> = {
       ...(params._meta as Record<string, unknown> | undefined),
+      ...propagated?.meta,
       [`${META}protocolVersion`]: STATELESS_REVISION,
       [`${META}clientCapabilities`]: this.capabilities,
       [`${META}clientInfo`]: TOLLGATE_CLIENT_INFO,
@@ -276,6 +282,7 @@ export class StatelessUpstreamClient {
       accept: 'application/json, text/event-stream',
       'mcp-protocol-version': STATELESS_REVISION,
       'mcp-method': method,
+      ...propagated?.headers,
       ...extraHeaders,
     });
     const named =

@@ -14,7 +14,9 @@ import { mediaTypeOf } from '@tollgate/kernel';
 import { outboundDispatcher } from '@tollgate/outbound';
 import { createParser } from 'eventsource-parser';
 import { RELAYED_CLIENT_REQUESTS, UpstreamCallRelay, undeclaredCapability } from './upstream-call-relay';
+import { throughSdkClient, upstreamAnswerError } from './upstream-answer';
 import { UpstreamSessionExpiredError } from './upstream-session-expired.error';
+import { currentUpstreamPropagation } from './upstream-propagation';
 
 const ACCEPT_ANSWER = 'application/json, text/event-stream';
 /** The redirects the SDK transport follows for a POST (same-origin, method kept). */
@@ -162,12 +164,15 @@ export class StreamableHttpToolCaller {
     options: ToolCallOptions,
   ): Promise<unknown> {
     const { timeoutMs, signal } = options;
-    if (this.redirected)
-      return this.client.request({ method, params } as never, ResultSchema, { timeout: timeoutMs, signal });
+    const throughSdk = () =>
+      throughSdkClient(this.client, timeoutMs, () =>
+        this.client.request({ method, params } as never, ResultSchema, { timeout: timeoutMs, signal }),
+      );
+    if (this.redirected) return throughSdk();
     const answer = await this.call(method, params, options);
     if (answer !== REDIRECTED) return answer;
     this.redirected = true;
-    return this.client.request({ method, params } as never, ResultSchema, { timeout: timeoutMs, signal });
+    return throughSdk();
   }
 
   // One request and its answer's result (an error answer throws its McpError).
@@ -179,9 +184,15 @@ export class StreamableHttpToolCaller {
     signal?.throwIfAborted();
     const id = `tollgate-${++lastCallId}`;
     // The call's own id is its progress token: progress on the answer stream is matched to it.
-    const params = relay?.progress
-      ? { ...requestParams, _meta: { ...(requestParams?._meta as object | undefined), progressToken: id } }
-      : requestParams;
+    const propagated = currentUpstreamPropagation()?.meta;
+    const extraMeta = {
+      ...(propagated ?? {}),
+      ...(relay?.progress ? { progressToken: id } : {}),
+    };
+    const params =
+      Object.keys(extraMeta).length > 0
+        ? { ...requestParams, _meta: { ...(requestParams?._meta as object | undefined), ...extraMeta } }
+        : requestParams;
     const body = JSON.stringify({ jsonrpc: '2.0', id, method, ...(params ? { params } : {}) });
     // One signal for the whole exchange: the call's timeout and the caller's abort both end it.
     const call = new AbortController();
@@ -203,7 +214,7 @@ export class StreamableHttpToolCaller {
       signal?.removeEventListener('abort', onCallerAbort);
     }
     if (answer === REDIRECTED) return REDIRECTED;
-    if (answer.error) throw McpError.fromError(answer.error.code, answer.error.message, answer.error.data);
+    if (answer.error) throw upstreamAnswerError(answer.error.code, answer.error.message, answer.error.data);
     return answer.result;
   }
 
@@ -215,11 +226,9 @@ export class StreamableHttpToolCaller {
     relay: UpstreamCallRelay | undefined,
   ): Promise<CallToolResult> {
     const progress = relay?.progress ? { onprogress: relay.progress, resetTimeoutOnProgress: true } : {};
-    return (await this.client.callTool({ name, arguments: args }, undefined, {
-      timeout: timeoutMs,
-      signal,
-      ...progress,
-    })) as CallToolResult;
+    return (await throughSdkClient(this.client, timeoutMs, () =>
+      this.client.callTool({ name, arguments: args }, undefined, { timeout: timeoutMs, signal, ...progress }),
+    )) as CallToolResult;
   }
 
   // POSTs the call and reads the answer, a JSON body or an event stream. Every wait ends when `signal` aborts.
@@ -405,7 +414,8 @@ export class StreamableHttpToolCaller {
   }
 
   private postHeaders(): Headers {
-    const headers = this.commonHeaders();
+    // Trace context and request id first: the upstream's own configured headers win.
+    const headers = { ...currentUpstreamPropagation()?.headers, ...this.commonHeaders() };
     headers['content-type'] = 'application/json';
     headers.accept = ACCEPT_ANSWER;
     return headers;

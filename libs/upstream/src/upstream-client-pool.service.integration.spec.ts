@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { getEventListeners } from 'node:events';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResult, ErrorCode, McpError, ResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 // The repo's real upstream fixture lives in test/fixtures, outside every Nx project, and libs/testing
 // does not export it yet; until it does, this spec imports it by path.
@@ -13,6 +13,8 @@ import {
   STANDARD_FIXTURE_TOOLS,
   startFixtureServer,
 } from '../../../test/fixtures/http-fixture-server';
+// eslint-disable-next-line @nx/enforce-module-boundaries
+import { startSseFixtureServer } from '../../../test/fixtures/sse-fixture-server';
 import { UpstreamClientPool } from './upstream-client-pool.service';
 import { connectUpstream } from './upstream-connector';
 import { UpstreamException, UpstreamExceptionCode } from './upstream.exception';
@@ -283,5 +285,63 @@ describe('UpstreamClientPool credentials and HTTP failures over Streamable HTTP'
     await gone.close();
     const err = await upstreamFailureOf(pool.callTool(spec, 'ping', {}));
     expect(err.code).toBe(UpstreamExceptionCode.Unavailable);
+  });
+});
+
+// The breaker is shared by every key of every organisation: what one caller makes the upstream answer must not open it.
+describe.each([
+  ...ANSWER_MODES.map(({ mode, options }) => ({ mode: `Streamable HTTP, ${mode}`, options, sse: false })),
+  { mode: 'HTTP+SSE (the SDK client)', options: {}, sse: true },
+])('UpstreamClientPool circuit breaker over $mode', ({ options, sse }) => {
+  let close: () => Promise<void>;
+  let spec: UpstreamSpec;
+
+  beforeAll(async () => {
+    if (sse) {
+      const server = await startSseFixtureServer(TOOLS);
+      close = () => server.close();
+      spec = { ...specFor({ url: `${server.url}` } as FixtureServer), transport: 'SSE' };
+    } else {
+      const fixture = await startFixtureServer(TOOLS, options);
+      close = () => fixture.close();
+      spec = specFor(fixture);
+    }
+  });
+
+  afterAll(async () => {
+    await close?.();
+  });
+
+  it.each([
+    ['-32000 (the code the SDK uses for a closed connection)', ErrorCode.ConnectionClosed],
+    ['-32001 (the code the SDK uses for a timeout)', ErrorCode.RequestTimeout],
+  ])('should not open for other callers when the upstream answers %s five times and more', async (_name, code) => {
+    const pool = new UpstreamClientPool();
+    try {
+      for (let i = 0; i < 7; i++) {
+        const err = await upstreamFailureOf(pool.callTool(spec, 'protocol-error', { code }));
+        // The caller's own result: the upstream's answer, not a failure of the upstream.
+        expect(err.code).toBe(UpstreamExceptionCode.ProtocolError);
+        expect(err.message).toContain('the arguments make no sense');
+      }
+      for (let i = 0; i < 7; i++) {
+        const err = await pool
+          .request(
+            spec,
+            { method: 'tools/call', params: { name: 'protocol-error', arguments: { code } } },
+            ResultSchema,
+          )
+          .then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+        expect(err).toBeInstanceOf(McpError);
+        expect((err as McpError).code).toBe(code);
+      }
+      // Another key's call to the same upstream still goes through.
+      expect((await pool.callTool(spec, 'ping', {})).content).toEqual([{ type: 'text', text: 'pong' }]);
+    } finally {
+      await pool.onModuleDestroy();
+    }
   });
 });

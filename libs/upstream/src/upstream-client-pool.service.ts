@@ -27,7 +27,9 @@ import {
   unrelayableRequest,
 } from './upstream-call-relay';
 import { StatelessUpstreamClient, parseResult } from './stateless-upstream-client';
+import { isUpstreamAnswer, throughSdkClient } from './upstream-answer';
 import { connectUpstreamOfEitherRevision } from './upstream-connector';
+import { currentUpstreamPropagation } from './upstream-propagation';
 import { UpstreamSessionExpiredError } from './upstream-session-expired.error';
 import { UpstreamException, UpstreamExceptionCode } from './upstream.exception';
 import { UpstreamSpec } from './upstream-spec';
@@ -79,6 +81,8 @@ export class UpstreamClientPool implements OnModuleDestroy {
   private readonly logger = new Logger(UpstreamClientPool.name);
   private readonly clients = new Map<string, PooledClient>();
   private readonly breakers = new Map<string, CircuitBreaker>();
+  // Upstream id -> namespace, for metrics that name upstreams as people know them.
+  private readonly namespaces = new Map<string, string>();
   private readonly listChangedHandlers = new Set<ListChangedHandler>();
   private readonly resourceUpdatedHandlers = new Set<ResourceUpdatedHandler>();
 
@@ -102,8 +106,14 @@ export class UpstreamClientPool implements OnModuleDestroy {
   }
 
   /** The upstream's breaker, once it lets traffic through; while it is open, `CircuitOpen` with the time left. */
+  /** Each upstream this process called, by namespace, and whether its breaker is open now. */
+  breakerStates(now = Date.now()): { upstream: string; open: boolean }[] {
+    return [...this.breakers].map(([id, b]) => ({ upstream: this.namespaces.get(id) ?? id, open: b.isOpen(now) }));
+  }
+
   private closedBreaker(spec: UpstreamSpec, paused: 'calls' | 'requests'): CircuitBreaker {
     const breaker = this.breaker(spec.id);
+    this.namespaces.set(spec.id, spec.namespace);
     const blocked = breaker.blockedForMs();
     if (blocked > 0) {
       throw new UpstreamException(
@@ -228,7 +238,9 @@ export class UpstreamClientPool implements OnModuleDestroy {
                     relay: call.relay,
                   }),
                 )
-              : await pooled.client!.request(request as never, resultSchema, { timeout: spec.callTimeoutMs, signal });
+              : await throughSdkClient(pooled.client!, spec.callTimeoutMs, () =>
+                  pooled.client!.request(request as never, resultSchema, { timeout: spec.callTimeoutMs, signal }),
+                );
           break;
         } catch (err) {
           // The upstream forgot our session (HTTP 404): set up a new one and ask again, once.
@@ -272,11 +284,18 @@ export class UpstreamClientPool implements OnModuleDestroy {
           return await pooled.stateless.callTool(name, args, { timeoutMs: spec.callTimeoutMs, signal, relay });
         if (!pooled.toolCaller) {
           const progress = relay?.progress ? { onprogress: relay.progress, resetTimeoutOnProgress: true } : {};
-          return (await pooled.client!.callTool({ name, arguments: args }, undefined, {
-            timeout: spec.callTimeoutMs,
-            signal,
-            ...progress,
-          })) as CallToolResult;
+          // stdio and SSE have no request headers of their own: the trace context goes in params._meta
+          // only (the SDK adds the progress token beside it).
+          const meta = currentUpstreamPropagation()?.meta;
+          const params =
+            meta && Object.keys(meta).length > 0 ? { name, arguments: args, _meta: meta } : { name, arguments: args };
+          return (await throughSdkClient(pooled.client!, spec.callTimeoutMs, () =>
+            pooled.client!.callTool(params, undefined, {
+              timeout: spec.callTimeoutMs,
+              signal,
+              ...progress,
+            }),
+          )) as CallToolResult;
         }
         return await pooled.toolCaller.callTool(name, args, { timeoutMs: spec.callTimeoutMs, signal, relay });
       } catch (err) {
@@ -387,8 +406,9 @@ export function breakerOutcomeOf(err: unknown, signal?: AbortSignal): 'failure' 
     const status = err.code ?? 0;
     return status >= 400 && status < 500 ? 'answered' : 'failure';
   }
-  if (err instanceof McpError)
-    return err.code === ErrorCode.RequestTimeout || err.code === ErrorCode.ConnectionClosed ? 'failure' : 'answered';
+  // A JSON-RPC error the upstream answered is the caller's result, whatever its code (-32000 and
+  // -32001 included); only the timeouts and closed connections raised here are failures.
+  if (err instanceof McpError) return isUpstreamAnswer(err) ? 'answered' : 'failure';
   return 'failure';
 }
 
@@ -416,6 +436,13 @@ function toUpstreamException(err: unknown, spec: UpstreamSpec): UpstreamExceptio
     );
   }
   if (err instanceof McpError) {
+    if (isUpstreamAnswer(err)) {
+      return new UpstreamException(
+        UpstreamExceptionCode.ProtocolError,
+        `upstream ${spec.namespace} answered with an error: ${err.message}`,
+        spec.id,
+      );
+    }
     if (err.code === ErrorCode.RequestTimeout) {
       return new UpstreamException(
         UpstreamExceptionCode.Timeout,
@@ -430,11 +457,6 @@ function toUpstreamException(err: unknown, spec: UpstreamSpec): UpstreamExceptio
         spec.id,
       );
     }
-    return new UpstreamException(
-      UpstreamExceptionCode.ProtocolError,
-      `upstream ${spec.namespace} answered with an error: ${err.message}`,
-      spec.id,
-    );
   }
   const message = err instanceof Error ? err.message : String(err);
   return new UpstreamException(

@@ -6,7 +6,7 @@ export class AlertWebhookView {
   @ApiProperty({ format: 'uuid' }) id!: string;
   @ApiProperty({ format: 'uuid' }) orgId!: string;
   @ApiProperty() url!: string;
-  @ApiPropertyOptional({ nullable: true }) description!: string | null;
+  @ApiPropertyOptional({ nullable: true, type: String }) description!: string | null;
   @ApiProperty() createdAt!: Date;
 }
 
@@ -28,9 +28,9 @@ export class BudgetAlertView {
   @ApiProperty({ type: 'integer', description: 'Percent of the limit' }) threshold!: number;
   @ApiProperty({ type: 'integer', description: 'Spend when the crossing was detected (micro-units)' })
   spentMicros!: number;
-  @ApiProperty({ nullable: true }) deliveredAt!: Date | null;
+  @ApiProperty({ nullable: true, type: String, format: 'date-time' }) deliveredAt!: Date | null;
   @ApiProperty({ type: 'integer', description: 'Delivery attempts so far' }) attempts!: number;
-  @ApiProperty({ nullable: true, description: 'The last delivery failure' }) lastError!: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'The last delivery failure' }) lastError!: string | null;
   @ApiProperty() createdAt!: Date;
 }
 

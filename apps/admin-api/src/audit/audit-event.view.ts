@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
-import type { AuditEvent } from '@tollgate/db';
 import type { AdminActor } from '@tollgate/identity';
+import type { DescribedAuditEvent } from './audit.service';
 
 export class AuditPersonView {
   @ApiProperty({ format: 'uuid' }) id!: string;
@@ -23,6 +23,34 @@ export class AuditActorView {
     string | null;
 }
 
+/** Any JSON value (a field's value as the audit row recorded it). */
+const JSON_VALUE = [
+  { type: 'string' },
+  { type: 'number' },
+  { type: 'boolean' },
+  { type: 'array', items: {} },
+  { type: 'object', additionalProperties: true },
+];
+
+export class AuditFieldChangeView {
+  @ApiProperty({ example: 'limitMicros' }) field!: string;
+  @ApiProperty({
+    required: false,
+    nullable: true,
+    oneOf: JSON_VALUE,
+    description:
+      'The value before the change: from the row itself, else from the previous row of the same target; null: it did not exist; absent: the trail does not know it',
+  })
+  before?: unknown;
+  @ApiProperty({
+    required: false,
+    nullable: true,
+    oneOf: JSON_VALUE,
+    description: 'The value after the change; null: removed',
+  })
+  after?: unknown;
+}
+
 export class AuditEventView {
   @ApiProperty({ format: 'uuid' }) id!: string;
   @ApiProperty({ format: 'uuid', nullable: true, type: String }) orgId!: string | null;
@@ -37,12 +65,21 @@ export class AuditEventView {
   @ApiProperty({ example: 'key.created' }) action!: string;
   @ApiProperty({ example: 'virtual-key' }) targetType!: string;
   @ApiProperty({ nullable: true, type: String }) targetId!: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: 'team web, monthly',
+    description: 'The target as people name it (its name now, else as recorded when it was deleted)',
+  })
+  targetName!: string | null;
+  @ApiProperty({ type: [AuditFieldChangeView], description: 'What changed, field by field, before and after' })
+  changes!: AuditFieldChangeView[];
   @ApiProperty({ type: 'object', additionalProperties: true, description: 'What changed; never secrets' })
   details!: unknown;
   @ApiProperty() createdAt!: Date;
 }
 
-export function toAuditEventView(e: AuditEvent): AuditEventView {
+export function toAuditEventView(e: DescribedAuditEvent): AuditEventView {
   const actor = (e.actor ?? null) as AdminActor | null;
   return {
     id: e.id,
@@ -52,6 +89,8 @@ export function toAuditEventView(e: AuditEvent): AuditEventView {
     action: e.action,
     targetType: e.targetType,
     targetId: e.targetId,
+    targetName: e.targetName,
+    changes: e.changes,
     details: e.details,
     createdAt: e.createdAt,
   };

@@ -3,8 +3,10 @@ import { AuditEvent, Prisma, PrismaService } from '@tollgate/db';
 import type { AdminActor, AdminPrincipal } from '@tollgate/identity';
 import { DateTime } from 'luxon';
 import { FieldValidationException } from '../common/field-validation.exception';
+import { FieldChange, fieldChanges } from './audit-changes';
 import { decodeAuditCursor, encodeAuditCursor } from './audit-cursor';
 import { scrubAuditDetails } from './audit-details';
+import { recordedName, targetNames } from './audit-target-names';
 
 export interface AuditEntry {
   /** The organisation the change belongs to; null for platform-level changes. */
@@ -36,8 +38,15 @@ export interface AuditSearch {
   cursor?: string;
 }
 
+/** An audit row as the log shows it: its target by name, and what changed, before and after. */
+export interface DescribedAuditEvent extends AuditEvent {
+  /** The target's name now, else the one its details recorded (a target deleted since); null: unnamed. */
+  targetName: string | null;
+  changes: FieldChange[];
+}
+
 export interface AuditPage {
-  events: AuditEvent[];
+  events: DescribedAuditEvent[];
   /** Null on the last page. */
   nextCursor: string | null;
 }
@@ -126,7 +135,39 @@ export class AuditService {
       ORDER BY "createdAt" DESC, "id" DESC LIMIT ${limit + 1}`;
     const events = rows.slice(0, limit);
     const last = events[events.length - 1];
-    return { events, nextCursor: rows.length > limit && last ? encodeAuditCursor(last) : null };
+    return {
+      events: await this.describe(orgId, events),
+      nextCursor: rows.length > limit && last ? encodeAuditCursor(last) : null,
+    };
+  }
+
+  /**
+   * Names the page's targets and says what each row changed. A row that recorded the target's state is
+   * compared with the row before it for the same target: one index probe per row ([orgId, targetId,
+   * createdAt]), so a page costs the same however long the trail is.
+   */
+  private async describe(orgId: string, events: AuditEvent[]): Promise<DescribedAuditEvent[]> {
+    const withTarget = events.filter((e) => e.targetId);
+    const [names, previous] = await Promise.all([
+      targetNames(this.prisma, orgId, events),
+      withTarget.length === 0
+        ? Promise.resolve([])
+        : this.prisma.$queryRaw<{ id: string; details: unknown }[]>`
+            SELECT e."id", p."details" FROM "AuditEvent" e
+            CROSS JOIN LATERAL (
+              SELECT p."details" FROM "AuditEvent" p
+              WHERE p."orgId" = ${orgId}::uuid AND p."targetId" = e."targetId" AND p."targetType" = e."targetType"
+                AND p."createdAt" <= e."createdAt" AND (p."createdAt", p."id") < (e."createdAt", e."id")
+              ORDER BY p."createdAt" DESC, p."id" DESC LIMIT 1) p
+            WHERE e."orgId" = ${orgId}::uuid
+              AND e."id" IN (${Prisma.join(withTarget.map((e) => Prisma.sql`${e.id}::uuid`))})`,
+    ]);
+    const before = new Map(previous.map((p) => [p.id, p.details]));
+    return events.map((e) => ({
+      ...e,
+      targetName: (e.targetId && names.get(e.targetId)) || recordedName(e.details),
+      changes: fieldChanges(e.action, e.details, before.get(e.id)),
+    }));
   }
 
   /**

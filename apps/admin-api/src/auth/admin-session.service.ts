@@ -1,10 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { AdminConfig, TOLLGATE_CONFIG } from '@tollgate/config';
-import { PrismaService } from '@tollgate/db';
+import { Prisma, PrismaService } from '@tollgate/db';
 import { AdminActor, AdminPrincipal } from '@tollgate/identity';
-import { RedisService } from '@tollgate/redis';
 import { SessionRole, sessionRolesOf } from './session-roles';
+
+const RENEW_GRANULARITY_MS = 5_000;
 
 /** How a session was opened. */
 export type SessionOrigin = 'org-sso' | 'platform-sso' | 'bootstrap-token';
@@ -36,8 +37,8 @@ export interface AdminSession {
 }
 
 /**
- * Cookie sessions of the admin API, kept in Redis so a logout or a revocation holds on every
- * replica. The cookie carries only a random id (Redis keys use its hash). The person behind a
+ * Cookie sessions of the admin API, kept in Postgres (they survive a Redis loss, and stay out of
+ * the money path's memory) so a logout or a revocation holds on every replica. The cookie carries only a random id (rows are under its hash). The person behind a
  * session is read again on every request, so role changes and offboarding apply at once.
  */
 @Injectable()
@@ -47,7 +48,6 @@ export class AdminSessionService {
 
   constructor(
     private readonly prisma: PrismaService,
-    private readonly redis: RedisService,
     @Inject(TOLLGATE_CONFIG) private readonly config: AdminConfig,
   ) {
     this.idleSeconds = config.admin.session.idleSeconds;
@@ -79,7 +79,17 @@ export class AdminSessionService {
       createdAt: now,
       endsAt: now + this.maxSeconds * 1000,
     };
-    await this.redis.client.set(this.key(id), JSON.stringify(session), 'EX', this.idleSeconds);
+    await this.prisma.adminSession.create({
+      data: {
+        idHash: this.key(id),
+        data: session as unknown as Prisma.InputJsonObject,
+        idleEndsAt: new Date(Math.min(now + this.idleSeconds * 1000, session.endsAt)),
+        endsAt: new Date(session.endsAt),
+      },
+    });
+    // Ended sessions are deleted as new ones open (no timer needed, bounded by sign-ins). idleEndsAt
+    // never passes endsAt, so it alone says a session ended (and is the indexed column).
+    await this.prisma.adminSession.deleteMany({ where: { idleEndsAt: { lte: new Date(now) } } });
     return { id, handle: session.handle };
   }
 
@@ -89,26 +99,29 @@ export class AdminSessionService {
    */
   async resolve(id: string): Promise<AdminSession | null> {
     if (!/^[A-Za-z0-9_-]{20,100}$/.test(id)) return null;
-    const key = this.key(id);
-    const raw = await this.redis.client.get(key);
-    if (!raw) return null;
-    const stored = JSON.parse(raw) as StoredSession;
-    const leftMs = stored.endsAt - Date.now();
-    if (leftMs <= 0) {
-      await this.redis.client.del(key);
+    const idHash = this.key(id);
+    const now = Date.now();
+    const row = await this.prisma.adminSession.findUnique({ where: { idHash } });
+    if (!row) return null;
+    const stored = row.data as unknown as StoredSession;
+    if (stored.endsAt <= now || row.idleEndsAt.getTime() <= now) {
+      await this.close(id);
       return null;
     }
     const session = await this.sessionOf(stored);
     if (!session) {
-      await this.redis.client.del(key);
+      await this.close(id);
       return null;
     }
-    await this.redis.client.pexpire(key, Math.min(this.idleSeconds * 1000, leftMs));
+    // Renewed at most every few seconds: a burst of requests writes the row once.
+    const idleEndsAt = Math.min(now + this.idleSeconds * 1000, stored.endsAt);
+    if (idleEndsAt - row.idleEndsAt.getTime() > RENEW_GRANULARITY_MS)
+      await this.prisma.adminSession.updateMany({ where: { idHash }, data: { idleEndsAt: new Date(idleEndsAt) } });
     return session;
   }
 
   async close(id: string): Promise<void> {
-    await this.redis.client.del(this.key(id));
+    await this.prisma.adminSession.deleteMany({ where: { idHash: this.key(id) } });
   }
 
   /** Whether the header matches the session's CSRF token (constant time). */
@@ -185,6 +198,6 @@ export class AdminSessionService {
   }
 
   private key(id: string): string {
-    return this.redis.key('admin-session', createHash('sha256').update(id).digest('hex'));
+    return createHash('sha256').update(id).digest('hex');
   }
 }

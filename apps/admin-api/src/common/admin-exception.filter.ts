@@ -12,7 +12,8 @@ export interface ErrorBody {
   message: string;
   messages?: string[];
   field?: string;
-  code?: string;
+  /** Always set: a domain code, or the status's name (`FORBIDDEN`, `NOT_FOUND`...). */
+  code: string;
   /** The store that is down, on a 503 (`database` or `redis`). */
   dependency?: string;
   requestId: string;
@@ -44,11 +45,11 @@ export class AdminExceptionFilter implements ExceptionFilter {
       statusCode: mapped.status,
       error: statusText(mapped.status),
       message: mapped.unexpected ? `internal error (request id ${requestId})` : mapped.message,
+      code: mapped.code,
       requestId,
     };
     if (mapped.messages && mapped.messages.length > 1) body.messages = mapped.messages;
     if (mapped.field) body.field = mapped.field;
-    if (mapped.code) body.code = mapped.code;
     if (mapped.dependency) body.dependency = mapped.dependency;
     if (mapped.retryAfterSeconds) res.setHeader('Retry-After', String(mapped.retryAfterSeconds));
 

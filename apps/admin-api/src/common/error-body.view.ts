@@ -9,7 +9,11 @@ export class ErrorBodyView {
   messages?: string[];
   @ApiPropertyOptional({ example: 'namespace', description: 'The request field or path parameter at fault' })
   field?: string;
-  @ApiPropertyOptional({ example: 'VALIDATION_FAILED', description: 'A stable error code' }) code?: string;
+  @ApiProperty({
+    example: 'VALIDATION_FAILED',
+    description: 'A stable error code: the domain’s, or else the status’s name (FORBIDDEN, NOT_FOUND, ...)',
+  })
+  code!: string;
   @ApiPropertyOptional({
     enum: ['database', 'redis'],
     description: "On a 503: the store that is down (retry after the Retry-After header's seconds)",

@@ -1,4 +1,4 @@
-import { NotFoundException } from '@nestjs/common';
+import { ForbiddenException, NotFoundException, PayloadTooLargeException } from '@nestjs/common';
 import { BudgetAdminException, BudgetAdminExceptionCode } from '@tollgate/budget';
 import { CatalogException, CatalogExceptionCode } from '@tollgate/catalog';
 import { IdentityException, IdentityExceptionCode } from '@tollgate/identity';
@@ -9,6 +9,17 @@ import { mapError } from './error-mapping';
 import { FieldValidationException } from './field-validation.exception';
 
 describe('mapError', () => {
+  it('should give every answer a code: the exception’s own, else the status’s name', () => {
+    expect(mapError(new NotFoundException('no such thing')).code).toBe('NOT_FOUND');
+    expect(mapError(new ForbiddenException({ message: 'no', code: 'STDIO_NOT_ALLOWED' }))).toMatchObject({
+      status: 403,
+      message: 'no',
+      code: 'STDIO_NOT_ALLOWED',
+    });
+    expect(mapError(new PayloadTooLargeException()).code).toBe('PAYLOAD_TOO_LARGE');
+    expect(mapError(new Error('boom'))).toMatchObject({ status: 500, code: 'INTERNAL_SERVER_ERROR' });
+  });
+
   it('should map every identity code to a client status', () => {
     for (const code of Object.values(IdentityExceptionCode)) {
       expect(mapError(new IdentityException(code, 'x')).status).toBeLessThan(500);

@@ -45,11 +45,13 @@ function identityStatus(code: IdentityExceptionCode): number {
     case IdentityExceptionCode.AdminTokenNotFound:
       return HttpStatus.NOT_FOUND;
     case IdentityExceptionCode.NotATeamMember:
+    case IdentityExceptionCode.InvalidEmailDomain:
       return HttpStatus.BAD_REQUEST;
     case IdentityExceptionCode.Conflict:
     case IdentityExceptionCode.KeyRevoked:
     case IdentityExceptionCode.OrgNotDisabled:
     case IdentityExceptionCode.UserOffboarded:
+    case IdentityExceptionCode.EmailDomainClaimed:
       return HttpStatus.CONFLICT;
     default:
       return assertNever(code);
@@ -193,9 +195,24 @@ function httpExceptionMessage(err: HttpException): { message: string; messages?:
 
 /**
  * Maps any error to what the client sees. Domain codes go through exhaustive switches (a new
- * code fails type-checking until it is mapped); anything unknown is a 500, never a 400.
+ * code fails type-checking until it is mapped); anything unknown is a 500, never a 400. Every
+ * answer has a `code`: the domain's, one the exception carries (`{ message, code }`), or else the
+ * status's name (`FORBIDDEN`, `NOT_FOUND`, `PAYLOAD_TOO_LARGE`...), so clients branch on codes only.
  */
-export function mapError(err: unknown): MappedError {
+export function mapError(err: unknown): MappedError & { code: string } {
+  const mapped = mapKnownError(err);
+  return { ...mapped, code: mapped.code ?? codeOfStatus(mapped.status) };
+}
+
+/** `Not Found` -> `NOT_FOUND`. */
+export function codeOfStatus(status: number): string {
+  return statusText(status)
+    .toUpperCase()
+    .replace(/[^A-Z0-9]+/g, '_')
+    .replace(/^_|_$/g, '');
+}
+
+function mapKnownError(err: unknown): MappedError {
   if (err instanceof FieldValidationException) {
     return {
       status: HttpStatus.BAD_REQUEST,
@@ -206,7 +223,8 @@ export function mapError(err: unknown): MappedError {
     };
   }
   if (err instanceof HttpException) {
-    return { status: err.getStatus(), ...httpExceptionMessage(err) };
+    const code = (err.getResponse() as { code?: unknown }).code;
+    return { status: err.getStatus(), ...httpExceptionMessage(err), ...(typeof code === 'string' ? { code } : {}) };
   }
   if (err instanceof StaleWriteException)
     return { status: HttpStatus.PRECONDITION_FAILED, message: err.message, field: 'If-Match', code: 'STALE_WRITE' };

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { runWithLogContext } from '@tollgate/observability';
 import type { NextFunction, Request, Response } from 'express';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
@@ -15,7 +16,8 @@ export function requestIdMiddleware(req: Request, res: Response, next: NextFunct
   const id = requestIdFrom(req.headers[REQUEST_ID_HEADER]);
   (req as Request & { requestId: string }).requestId = id;
   res.setHeader(REQUEST_ID_HEADER, id);
-  next();
+  // Every log line written while serving the request carries its id.
+  runWithLogContext({ requestId: id }, next);
 }
 
 export function requestIdOf(req: Request): string {

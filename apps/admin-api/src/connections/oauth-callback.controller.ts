@@ -1,4 +1,6 @@
-import { Controller, Get, Query } from '@nestjs/common';
+import { Controller, Get, HttpException, Query, Req, Res } from '@nestjs/common';
+import { PrismaService } from '@tollgate/db';
+import type { Request, Response } from 'express';
 import { ApiBadRequestResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { CatalogScheduleService } from '@tollgate/catalog';
 import { ConnectFlowService, OAUTH_CALLBACK_PATH } from '@tollgate/connections';
@@ -7,6 +9,7 @@ import { Public } from '../auth/public.decorator';
 import { ErrorBodyView } from '../common/error-body.view';
 import { FieldValidationException } from '../common/field-validation.exception';
 import { ConnectedView } from './connection.view';
+import { connectionResultPage } from './oauth-callback-page';
 
 /**
  * Where upstream authorization servers send users back. Public (the browser carries no admin
@@ -19,6 +22,7 @@ export class OAuthCallbackController {
     private readonly connectFlow: ConnectFlowService,
     private readonly schedule: CatalogScheduleService,
     private readonly audit: AuditService,
+    private readonly prisma: PrismaService,
   ) {}
 
   @Get(OAUTH_CALLBACK_PATH.slice(1))
@@ -35,10 +39,38 @@ export class OAuthCallbackController {
     description: 'Unknown, used or expired state; access denied; code refused',
   })
   async callback(
+    @Req() req: Request,
+    @Res() res: Response,
     @Query('state') state?: string,
     @Query('code') code?: string,
     @Query('error') error?: string,
-  ): Promise<ConnectedView> {
+  ): Promise<void> {
+    // A person's browser gets a page that says what happened; an API client keeps the JSON.
+    if (req.accepts(['json', 'html']) !== 'html') {
+      res.json(await this.complete(state, code, error));
+      return;
+    }
+    res
+      .type('html')
+      .setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'");
+    try {
+      const done = await this.complete(state, code, error);
+      const upstream = await this.prisma.upstreamServer.findUnique({
+        where: { id: done.upstreamId },
+        select: { namespace: true, displayName: true },
+      });
+      res.send(
+        connectionResultPage({ ok: true, upstream: upstream?.displayName ?? upstream?.namespace ?? 'the upstream' }),
+      );
+    } catch (err) {
+      if (!(err instanceof HttpException)) throw err;
+      const body = err.getResponse() as { message?: unknown } | string;
+      const reason = typeof body === 'string' ? body : typeof body.message === 'string' ? body.message : err.message;
+      res.status(err.getStatus()).send(connectionResultPage({ ok: false, reason }));
+    }
+  }
+
+  private async complete(state?: string, code?: string, error?: string): Promise<ConnectedView> {
     if (typeof state !== 'string' || state.length === 0 || state.length > 200)
       throw new FieldValidationException('state', ['state is required']);
     const done = await this.connectFlow.completeConnection(

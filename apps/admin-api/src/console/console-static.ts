@@ -34,6 +34,9 @@ export function findConsoleDir(): string | null {
 export function mountConsole(app: NestExpressApplication, dir: string | null): void {
   app.use((req: Request, res: Response, next: NextFunction) => {
     if (req.method === 'GET' && req.path === '/') return res.redirect(302, `${CONSOLE_PATH}/`);
+    // Browsers ask the origin for its icon on every page (the OAuth sign-in pages too).
+    if (req.method === 'GET' && req.path === '/favicon.ico' && dir)
+      return res.redirect(301, `${CONSOLE_PATH}/favicon.svg`);
     next();
   });
   if (!dir) {

@@ -1,20 +1,18 @@
-import { Controller, Get, HttpStatus, Logger, Res } from '@nestjs/common';
+import { Controller, Get, Header, Logger, Res, UseGuards } from '@nestjs/common';
+import { ApiExcludeEndpoint } from '@nestjs/swagger';
 import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import { PrismaService } from '@tollgate/db';
 import { RedisService } from '@tollgate/redis';
 import type { Response } from 'express';
 import { Public } from '../auth/public.decorator';
-import { DEPENDENCY_RETRY_AFTER_SECONDS } from '@tollgate/kernel';
-
-const CHECK_TIMEOUT_MS = 2000;
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
+import {
+  type Readiness,
+  drainingReadiness,
+  MetricsTokenGuard,
+  runReadiness,
+  ShutdownDrain,
+} from '@tollgate/observability';
+import { AdminMetrics } from './admin-metrics.service';
 
 @ApiTags('health')
 @Public()
@@ -25,6 +23,8 @@ export class HealthController {
   constructor(
     private readonly prisma: PrismaService,
     private readonly redis: RedisService,
+    private readonly drain: ShutdownDrain,
+    private readonly metrics: AdminMetrics,
   ) {}
 
   @Get('healthz')
@@ -40,31 +40,22 @@ export class HealthController {
   @ApiServiceUnavailableResponse({
     schema: { example: { status: 'unavailable', checks: { db: 'ok', redis: 'failed' } } },
   })
-  async readyz(
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<{ status: string; checks: Record<string, 'ok' | 'failed'> }> {
-    const [db, redis] = await Promise.allSettled([
-      withTimeout(this.prisma.$queryRaw`SELECT 1`, CHECK_TIMEOUT_MS),
-      withTimeout(this.redis.ping(), CHECK_TIMEOUT_MS).then((ok) => {
-        if (!ok) throw new Error('unexpected PING answer');
-      }),
-    ]);
-    const checks = {
-      db: db.status === 'fulfilled' ? 'ok' : 'failed',
-      redis: redis.status === 'fulfilled' ? 'ok' : 'failed',
-    } as const;
-    for (const [name, r] of [
-      ['db', db],
-      ['redis', redis],
-    ] as const) {
-      if (r.status === 'rejected')
-        this.logger.warn(
-          `readiness check ${name} failed: ${r.reason instanceof Error ? r.reason.message : String(r.reason)}`,
-        );
-    }
-    const ready = checks.db === 'ok' && checks.redis === 'ok';
-    res.status(ready ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE);
-    if (!ready) res.setHeader('Retry-After', String(DEPENDENCY_RETRY_AFTER_SECONDS));
-    return { status: ready ? 'ok' : 'unavailable', checks };
+  async readyz(@Res({ passthrough: true }) res: Response): Promise<Readiness> {
+    if (this.drain.draining) return drainingReadiness(res);
+    const { readiness, failures } = await runReadiness(res, {
+      db: () => this.prisma.$queryRaw`SELECT 1`,
+      redis: () => this.redis.ping(),
+    });
+    for (const [name, reason] of Object.entries(failures))
+      this.logger.warn(`readiness check ${name} failed: ${reason}`);
+    return readiness;
+  }
+
+  @Get('metrics')
+  @ApiExcludeEndpoint()
+  @UseGuards(MetricsTokenGuard)
+  @Header('Content-Type', 'text/plain; version=0.0.4')
+  metricsText(): Promise<string> {
+    return this.metrics.registry.metrics();
   }
 }

@@ -17,10 +17,10 @@ export class KeyView {
     description: 'STATIC: a secret sent as a bearer header; OAUTH: what a user authorised an OAuth client to do',
   })
   kind!: 'STATIC' | 'OAUTH';
-  @ApiProperty({ nullable: true, description: 'For OAUTH keys: the client the user authorised' }) oauthClientId!:
-    string | null;
-  @ApiProperty({ nullable: true, description: 'For OAUTH keys: the client name shown at consent' }) oauthClientName!:
-    string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'For OAUTH keys: the client the user authorised' })
+  oauthClientId!: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'For OAUTH keys: the client name shown at consent' })
+  oauthClientName!: string | null;
   @ApiProperty({ enum: DISCLOSURE_MODES, nullable: true }) disclosureMode!: string | null;
   @ApiProperty({ type: [String], description: 'Tags reports group and filter by' }) tags!: string[];
   @ApiProperty({ type: 'object', additionalProperties: true, description: 'Free-form metadata' }) metadata!: Record<

@@ -15,6 +15,7 @@ import { AuditService } from '../audit/audit.service';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
 import { ErrorBodyView } from '../common/error-body.view';
+import { checkOutboundUrl, OutboundException } from '@tollgate/outbound';
 import { FieldValidationException } from '../common/field-validation.exception';
 import { UuidParam } from '../common/uuid-param.decorator';
 import { SSO_CALLBACK_PATH } from './oauth-interaction.handler';
@@ -86,6 +87,14 @@ export class IdentityProviderController {
       throw new FieldValidationException('newUserTeamId', [
         `team ${dto.newUserTeamId} is not a team of this organization`,
       ]);
+    }
+    // The outbound rule at saving, as for upstreams and webhooks (it used to bite only at sign-in).
+    try {
+      await checkOutboundUrl(dto.issuer);
+    } catch (err) {
+      if (err instanceof OutboundException)
+        throw new FieldValidationException('issuer', [`issuer refused: ${err.message}`]);
+      throw err;
     }
     const saved = await this.providers.put(orgId, dto);
     const details = {

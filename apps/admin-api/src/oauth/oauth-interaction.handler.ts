@@ -3,7 +3,6 @@ import type { Request, Response } from 'express';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { AdminConfig } from '@tollgate/config';
 import { PrismaService } from '@tollgate/db';
-import { IdentityService } from '@tollgate/identity';
 import {
   MCP_SCOPE,
   OAUTH_INTERACTION_PATH,
@@ -15,8 +14,7 @@ import {
   SignInCodeService,
 } from '@tollgate/oauth-server';
 import { RedisService } from '@tollgate/redis';
-import { AuditService } from '../audit/audit.service';
-import { consentPage, messagePage, signInPage } from './oauth-pages';
+import { consentPage, messagePage, orgChoicePage, signInPage } from './oauth-pages';
 
 const FORM_LIMIT_BYTES = 16 * 1024;
 /** Where organisations' identity providers send people back (register it at the provider). */
@@ -47,13 +45,11 @@ export class OAuthInteractionHandler {
 
   constructor(
     private readonly prisma: PrismaService,
-    private readonly identity: IdentityService,
     private readonly signInCodes: SignInCodeService,
     private readonly grantKeys: OAuthGrantKeys,
     private readonly identityProviders: OrgIdentityProviderService,
     private readonly oidcSignIn: OidcSignInService,
     private readonly redis: RedisService,
-    private readonly audit: AuditService,
   ) {}
 
   attach(provider: OAuthProvider, config: AdminConfig): void {
@@ -122,14 +118,20 @@ export class OAuthInteractionHandler {
     }
   }
 
-  private async show(res: Response, details: InteractionDetails, error?: string, email?: string): Promise<void> {
+  private async show(
+    res: Response,
+    details: InteractionDetails,
+    error?: string,
+    email?: string,
+    status?: number,
+  ): Promise<void> {
     const action = `${OAUTH_INTERACTION_PATH}/${details.uid}`;
     const client = await this.provider.Client.find(details.params.client_id);
     const clientName = client?.clientName ?? details.params.client_id;
     if (details.prompt.name === 'login') {
       return this.send(
         res,
-        error ? 401 : 200,
+        status ?? (error ? 401 : 200),
         signInPage(action, this.csrfToken(details.uid), { clientName, email, error }),
       );
     }
@@ -172,6 +174,27 @@ export class OAuthInteractionHandler {
     );
   }
 
+  /** Which organisation's sign-in to use: those that have this email by name, or a typed slug. */
+  private async showOrgChoice(
+    res: Response,
+    details: InteractionDetails,
+    email: string,
+    error?: string,
+  ): Promise<void> {
+    const client = await this.provider.Client.find(details.params.client_id);
+    const orgs = email ? await this.identityProviders.orgsFor(email) : [];
+    return this.send(
+      res,
+      error ? 400 : 200,
+      orgChoicePage(`${OAUTH_INTERACTION_PATH}/${details.uid}`, this.csrfToken(details.uid), {
+        clientName: client?.clientName ?? details.params.client_id,
+        email,
+        orgs,
+        error,
+      }),
+    );
+  }
+
   private async submitSignIn(
     req: Request,
     res: Response,
@@ -180,25 +203,51 @@ export class OAuthInteractionHandler {
   ): Promise<void> {
     const email = (form.get('email') ?? '').slice(0, 320);
     if (form.get('method') === 'sso') {
-      const orgIds = await this.identityProviders.orgsFor(email);
-      if (orgIds.length === 0)
-        return this.show(res, details, 'Single sign-on is not set up for this email. Use a sign-in code.', email);
+      // An email never picks an organisation: the person chooses theirs (one with this email, or a typed slug).
+      return this.showOrgChoice(res, details, email);
+    }
+    if (form.get('method') === 'sso-org') {
+      const chosen = (form.get('org') ?? '').slice(0, 64);
+      const slug = (form.get('orgSlug') ?? '').trim().toLowerCase().slice(0, 100);
+      const orgId = chosen
+        ? ((await this.identityProviders.orgsFor(email)).find((o) => o.id === chosen)?.id ?? null)
+        : slug
+          ? ((await this.identityProviders.orgWithProvider(slug))?.id ?? null)
+          : null;
+      if (!orgId)
+        return this.showOrgChoice(
+          res,
+          details,
+          email,
+          slug
+            ? `No organisation with single sign-on has the short name “${slug}”.`
+            : 'Choose your organisation, or type its short name.',
+        );
       try {
-        res.redirect(303, await this.oidcSignIn.start(orgIds[0], details.uid, `${this.issuer}${SSO_CALLBACK_PATH}`));
+        res.redirect(303, await this.oidcSignIn.start(orgId, details.uid, `${this.issuer}${SSO_CALLBACK_PATH}`));
       } catch (err) {
-        if (err instanceof OAuthSignInException) return this.show(res, details, err.message, email);
+        if (err instanceof OAuthSignInException) return this.showOrgChoice(res, details, email, err.message);
         throw err;
       }
       return;
     }
-    const owner = await this.signInCodes.verify(email, (form.get('code') ?? '').slice(0, 64));
-    if (owner === 'locked')
-      return this.show(res, details, 'Too many wrong sign-in codes for this email: try again in 15 minutes.', email);
-    if (!owner) return this.show(res, details, 'That email and sign-in code do not match.', email);
+    const source = createHmac('sha256', this.csrfKey)
+      .update(`sign-in-source:${req.ip ?? ''}`)
+      .digest('hex');
+    const verdict = await this.signInCodes.verify(email, (form.get('code') ?? '').slice(0, 64), source);
+    if (verdict.kind === 'wait')
+      return this.show(
+        res,
+        details,
+        `Too many wrong sign-in codes from your network: try again in ${verdict.seconds} seconds.`,
+        email,
+        429,
+      );
+    if (verdict.kind === 'wrong') return this.show(res, details, 'That email and sign-in code do not match.', email);
     await this.provider.interactionFinished(
       req,
       res,
-      { login: { accountId: owner.userId } },
+      { login: { accountId: verdict.userId } },
       { mergeWithLastSubmission: false },
     );
   }
@@ -228,13 +277,6 @@ export class OAuthInteractionHandler {
     if (!user || !member) return this.show(res, details, 'Choose one of your teams.');
     const clientId = details.params.client_id;
     const client = await this.provider.Client.find(clientId);
-    const key = await this.identity.findOrCreateOAuthKey(user.orgId, {
-      userId: user.id,
-      teamId,
-      clientId,
-      clientName: client?.clientName ?? clientId,
-    });
-
     const grant = details.grantId
       ? await this.provider.Grant.find(details.grantId)
       : new this.provider.Grant({ accountId: user.id, clientId });
@@ -243,17 +285,18 @@ export class OAuthInteractionHandler {
     // Only the edge's resource, and only its scope, can be granted.
     grant.addResourceScope(this.resource, MCP_SCOPE);
     const grantId: string = await grant.save();
-    await this.grantKeys.bind(grantId, key.id, this.grantTtlSeconds);
-    this.logger.log(`user ${user.id} authorised client ${clientId} for team ${teamId} (key ${key.id})`);
-    await this.audit.record(
-      { tokenId: `oauth-consent:user:${user.id}`, role: 'MEMBER', orgId: user.orgId, teamId, userId: user.id },
+    // The key is made when the client redeems its code (an abandoned consent leaves none).
+    await this.grantKeys.recordConsent(
+      grantId,
       {
         orgId: user.orgId,
-        action: 'key.oauth-authorized',
-        targetType: 'virtual-key',
-        targetId: key.id,
-        details: { clientId, clientName: key.oauthClientName, redirectHost: hostOf(details.params.redirect_uri) },
+        userId: user.id,
+        teamId,
+        clientId,
+        clientName: String(client?.clientName ?? clientId).slice(0, 200),
+        redirectHost: hostOf(details.params.redirect_uri).slice(0, 300),
       },
+      this.grantTtlSeconds,
     );
     await this.provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
   }

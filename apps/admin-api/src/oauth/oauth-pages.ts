@@ -28,7 +28,7 @@ ${opts.error ? `<p class="error" role="alert">${escapeHtml(opts.error)}</p>` : '
 <button type="submit">Continue with your organisation's sign-in</button>
 </form>
 <p class="muted">Or, with a sign-in code from your administrator:</p>
-<form method="post" action="${escapeHtml(action)}" id="code">
+<form method="post" action="${escapeHtml(action)}" id="code-form">
 <input type="hidden" name="method" value="code">
 <input type="hidden" name="csrf" value="${escapeHtml(csrf)}">
 <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${escapeHtml(opts.email ?? '')}">
@@ -36,6 +36,38 @@ ${opts.error ? `<p class="error" role="alert">${escapeHtml(opts.error)}</p>` : '
 <button type="submit">Sign in</button>
 </form>
 <p class="muted">Your administrator gives you a sign-in code.</p>`,
+  );
+}
+
+export function orgChoicePage(
+  action: string,
+  csrf: string,
+  opts: { clientName: string; email: string; orgs: { id: string; name: string; slug: string }[]; error?: string },
+): string {
+  const buttons = opts.orgs
+    .map((o) => `<button type="submit" name="org" value="${escapeHtml(o.id)}">${escapeHtml(o.name)}</button>`)
+    .join('\n');
+  const hidden = `
+<input type="hidden" name="csrf" value="${escapeHtml(csrf)}">
+<input type="hidden" name="method" value="sso-org">
+<input type="hidden" name="email" value="${escapeHtml(opts.email)}">`;
+  return page(
+    'Choose your organisation',
+    `<h1>Choose your organisation</h1>
+<p class="muted">${escapeHtml(opts.clientName)} asks to connect to your MCP tools. Sign in at your organisation's identity provider.</p>
+${opts.error ? `<p class="error" role="alert">${escapeHtml(opts.error)}</p>` : ''}
+${
+  opts.orgs.length
+    ? `<form method="post" action="${escapeHtml(action)}" id="orgs">${hidden}
+<p>Organisations with an account for ${escapeHtml(opts.email)}:</p>
+${buttons}
+</form>`
+    : ''
+}
+<form method="post" action="${escapeHtml(action)}" id="slug">${hidden}
+<label for="orgSlug">${opts.orgs.length ? 'Or type' : 'Type'} your organisation's short name</label><input id="orgSlug" name="orgSlug" autocomplete="organization" required>
+<button type="submit">Continue</button>
+</form>`,
   );
 }
 

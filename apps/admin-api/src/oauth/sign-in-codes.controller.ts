@@ -1,6 +1,7 @@
 import { Body, Controller, HttpCode, HttpStatus, Post } from '@nestjs/common';
 import {
   ApiBearerAuth,
+  ApiConflictResponse,
   ApiCreatedResponse,
   ApiNotFoundResponse,
   ApiOperation,
@@ -44,13 +45,15 @@ export class SignInCodesController {
       "Issue a user a sign-in code for the OAuth sign-in page (local sign-in; replaces the user's previous code)",
   })
   @ApiCreatedResponse({ type: SignInCodeView })
+  @ApiConflictResponse({ type: ErrorBodyView, description: 'USER_OFFBOARDED: the user was offboarded' })
   async issue(
     @CurrentAdmin() admin: AdminPrincipal,
     @UuidParam('orgId') orgId: string,
     @UuidParam('userId') userId: string,
     @Body() dto: IssueSignInCodeDto,
   ): Promise<SignInCodeView> {
-    await this.identity.getUser(orgId, userId);
+    // An offboarded person gets no way back in (409 USER_OFFBOARDED).
+    await this.identity.getActiveUser(orgId, userId);
     const issued = await this.codes.issue(orgId, userId, dto.ttlSeconds ?? 86_400);
     await this.audit.record(admin, {
       orgId,

@@ -35,6 +35,7 @@ import {
   toBudgetUtilisationView,
   toSpendReportView,
 } from './spend-report.view';
+import { callerFilters } from './report-query';
 
 @ApiTags('reports')
 @ApiBearerAuth()
@@ -73,9 +74,7 @@ export class ReportsController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<SpendReportView | string> {
     const filters = {
-      teamId: parseFilterList(query.teamId, 'teamId'),
-      userId: parseFilterList(query.userId, 'userId'),
-      keyId: parseFilterList(query.keyId, 'keyId'),
+      ...callerFilters(query),
       upstreamId: parseFilterList(query.upstreamId, 'upstreamId'),
       tool: parseFilterList(query.tool, 'tool'),
       tag: query.tag ?? null,

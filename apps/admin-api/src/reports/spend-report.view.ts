@@ -114,7 +114,13 @@ export class BudgetUtilisationView {
   })
   utilisationBp!: number | null;
   @ApiProperty() periodStart!: Date;
-  @ApiProperty({ nullable: true, description: 'When the period resets; null for TOTAL' }) resetsAt!: Date | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    format: 'date-time',
+    description: 'When the period resets; null for TOTAL',
+  })
+  resetsAt!: Date | null;
   @ApiProperty({ enum: ['counter', 'ledger'] }) source!: string;
 }
 

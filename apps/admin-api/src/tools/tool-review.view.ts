@@ -10,6 +10,13 @@ export class CatalogToolView extends ToolView {
   @ApiProperty({ description: 'Tokens of the tool’s T2 search entry' }) summaryTokens!: number;
   @ApiProperty({ description: 'Tokens of the tool’s code-mode stub' }) stubTokens!: number;
   @ApiProperty({ description: 'Tier score from usage (0..1); orders the hot list' }) tierScore!: number;
+  @ApiProperty({
+    nullable: true,
+    type: Number,
+    description:
+      '99th percentile of its calls’ output tokens over the tier-score window (null: no calls yet); a call reserves for this many, at most its output cap',
+  })
+  outputTokensP99!: number | null;
 }
 
 export function toCatalogToolView(t: ReviewedTool): CatalogToolView {
@@ -20,6 +27,7 @@ export function toCatalogToolView(t: ReviewedTool): CatalogToolView {
     summaryTokens: t.summaryTokens,
     stubTokens: t.stubTokens,
     tierScore: t.tierScore,
+    outputTokensP99: t.outputTokensP99,
   };
 }
 

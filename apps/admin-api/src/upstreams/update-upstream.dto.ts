@@ -1,7 +1,58 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsBoolean, IsOptional, IsString, Length, Matches, ValidateIf } from 'class-validator';
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsOptional,
+  IsString,
+  Length,
+  Matches,
+  ValidateIf,
+  ValidateNested,
+} from 'class-validator';
 import { IsHeaderRecord } from '../common/string-record.validator';
-import { IsCallTimeoutMs, IsOutputTokenCap, IsSyncIntervalSeconds, IsUpstreamUrl } from './register-upstream.dto';
+import {
+  IsCallTimeoutMs,
+  IsOutputTokenCap,
+  IsSyncIntervalSeconds,
+  IsUpstreamUrl,
+  UPSTREAM_AUTH_MODES,
+} from './register-upstream.dto';
+
+/** PER_USER_OAUTH's client, changed field by field; null clears a field. */
+export class UpdateUpstreamOAuthDto {
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    description:
+      'A pre-registered client id; null: register one dynamically again (RFC 7591). A new id drops the old client’s secret unless clientSecret is given too.',
+  })
+  @IsOptional()
+  @ValidateIf((_, v) => v !== null)
+  @IsString({ message: 'oauth.clientId must be a string' })
+  @Length(1, 500, { message: 'oauth.clientId must be 1 to 500 characters' })
+  clientId?: string | null;
+
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    description: 'Write-only: sealed, never returned; null drops it',
+  })
+  @IsOptional()
+  @ValidateIf((_, v) => v !== null)
+  @IsString({ message: 'oauth.clientSecret must be a string' })
+  @Length(1, 2000, { message: 'oauth.clientSecret must be 1 to 2000 characters' })
+  clientSecret?: string | null;
+
+  @ApiPropertyOptional({ type: String, nullable: true, example: 'repo read:user', description: 'null: no scope' })
+  @IsOptional()
+  @ValidateIf((_, v) => v !== null)
+  @IsString({ message: 'oauth.scope must be a string' })
+  @Length(1, 1000, { message: 'oauth.scope must be 1 to 1000 characters' })
+  scope?: string | null;
+}
 
 /** A PATCH of an upstream: only the fields present change. Secrets stay write-only. */
 export class UpdateUpstreamDto {
@@ -80,4 +131,19 @@ export class UpdateUpstreamDto {
   @ValidateIf((_, v) => v !== null)
   @IsBoolean()
   autoApproveTools?: boolean | null;
+
+  @ApiPropertyOptional({
+    enum: UPSTREAM_AUTH_MODES,
+    description:
+      'NONE (no secret: drop headers and bearer token in the same change), STATIC_SECRET (needs a bearer token or a header), PER_USER_OAUTH (HTTP upstreams; each user connects their own account)',
+  })
+  @IsOptional()
+  @IsIn(UPSTREAM_AUTH_MODES, { message: `authMode must be one of: ${UPSTREAM_AUTH_MODES.join(', ')}` })
+  authMode?: (typeof UPSTREAM_AUTH_MODES)[number];
+
+  @ApiPropertyOptional({ type: UpdateUpstreamOAuthDto, description: 'PER_USER_OAUTH only' })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => UpdateUpstreamOAuthDto)
+  oauth?: UpdateUpstreamOAuthDto;
 }

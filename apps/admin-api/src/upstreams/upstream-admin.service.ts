@@ -36,9 +36,11 @@ export class UpstreamAdminService {
   ): Promise<{ upstream: UpstreamServer; jobId: string }> {
     // A stdio upstream runs a command on Tollgate's own hosts: a platform decision by default.
     if (input.transport === 'STDIO' && admin.role !== 'PLATFORM_ADMIN' && !this.config.admin.allowStdioForOrgAdmins) {
-      throw new ForbiddenException(
-        'only a platform admin may register a STDIO upstream (it runs a command on Tollgate’s hosts); use STREAMABLE_HTTP or SSE, or ask the operator to set ALLOW_STDIO_FOR_ORG_ADMINS=true',
-      );
+      throw new ForbiddenException({
+        message:
+          'only a platform admin may register a STDIO upstream (it runs a command on Tollgate’s hosts); use STREAMABLE_HTTP or SSE, or ask the operator to set ALLOW_STDIO_FOR_ORG_ADMINS=true',
+        code: 'STDIO_NOT_ALLOWED',
+      });
     }
     if (input.transport !== 'STDIO' && input.url) await checkUpstreamAddress(input.url);
     return this.lifecycle.registerUpstream(orgId, input);

@@ -45,7 +45,7 @@ export class UpstreamLifecycleController {
   @OrgAccess(OrgAccessLevel.Manage)
   @ApiOperation({
     summary:
-      'Edit an upstream: URL, headers and secrets (rotated without downtime: the next call on every edge uses them), sync interval, time-out, output cap, review settings',
+      'Edit an upstream: URL, headers and secrets (rotated without downtime: the next call on every edge uses them), auth mode and OAuth client, sync interval, time-out, output cap, review settings',
   })
   @ApiOkResponse({ type: UpstreamView })
   @ApiBadRequestResponse({
@@ -76,6 +76,10 @@ export class UpstreamLifecycleController {
         ...(dto.callTimeoutMs !== undefined ? { callTimeoutMs: dto.callTimeoutMs } : {}),
         ...(dto.outputTokenCap !== undefined ? { outputTokenCap: dto.outputTokenCap } : {}),
         ...(dto.autoApproveTools !== undefined ? { autoApproveTools: dto.autoApproveTools } : {}),
+        ...(dto.authMode !== undefined || dto.oauth !== undefined ? { authMode: upstream.authMode } : {}),
+        // The client id and scope are not secret; the client secret is only named in `changed`.
+        ...(dto.oauth?.clientId !== undefined ? { oauthClientId: dto.oauth.clientId } : {}),
+        ...(dto.oauth?.scope !== undefined ? { oauthScope: dto.oauth.scope } : {}),
         version: upstream.version,
       },
     });

@@ -5,6 +5,14 @@ import { redactUrl } from '../audit/audit-details';
 import { UPSTREAM_TRANSPORTS } from './register-upstream.dto';
 
 /** An upstream as shown to admins: header values and encrypted secrets never leave the server. */
+export class UpstreamOAuthView {
+  @ApiProperty({ nullable: true, type: String, description: 'The OAuth client id in use (configured or registered)' })
+  clientId!: string | null;
+  @ApiProperty({ description: 'true: Tollgate registered the client dynamically; false: an admin configured it' })
+  registered!: boolean;
+  @ApiProperty({ nullable: true, type: String }) scope!: string | null;
+}
+
 export class UpstreamView {
   @ApiProperty({ format: 'uuid' }) id!: string;
   @ApiProperty({ format: 'uuid' }) orgId!: string;
@@ -17,6 +25,12 @@ export class UpstreamView {
   @ApiProperty({ type: [String], description: 'Names of the configured extra headers (values are write-only)' })
   headerNames!: string[];
   @ApiProperty({ enum: ['NONE', 'STATIC_SECRET', 'PER_USER_OAUTH'] }) authMode!: string;
+  @ApiProperty({
+    type: UpstreamOAuthView,
+    nullable: true,
+    description: 'PER_USER_OAUTH: its client (the client secret is write-only); null for other modes',
+  })
+  oauth!: UpstreamOAuthView | null;
   @ApiProperty() syncIntervalSeconds!: number;
   @ApiProperty() callTimeoutMs!: number;
   @ApiProperty({ nullable: true, type: Number }) outputTokenCap!: number | null;
@@ -59,7 +73,19 @@ export class ToolView {
   @ApiProperty({ nullable: true, type: String, description: 'SHA-256 of the approved definition the edge serves' })
   pinnedHash!: string | null;
   @ApiProperty({ enum: ['APPROVED', 'PENDING', 'REJECTED'] }) reviewStatus!: string;
-  @ApiProperty({ nullable: true, type: String }) description!: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'The description the upstream lists now (may wait for review)',
+  })
+  description!: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description:
+      'The description agents get: the pinned (approved) definition’s; null if the tool was never approved or has none',
+  })
+  servedDescription!: string | null;
   @ApiProperty({ description: 'Tokens the tool costs as a plain tools/list entry' }) schemaTokens!: number;
   @ApiProperty({ enum: ['HOT', 'WARM', 'STANDARD', 'COLD'] }) tier!: string;
   @ApiProperty({ nullable: true, type: String }) category!: string | null;
@@ -70,7 +96,11 @@ export class ToolView {
 }
 
 export function toUpstreamView(u: UpstreamServer): UpstreamView {
-  const settings = (u.settings ?? {}) as { headers?: Record<string, unknown>; headerNames?: string[] };
+  const settings = (u.settings ?? {}) as {
+    headers?: Record<string, unknown>;
+    headerNames?: string[];
+    oauth?: { clientId?: string; scope?: string; registered?: boolean };
+  };
   return {
     id: u.id,
     orgId: u.orgId,
@@ -82,6 +112,14 @@ export function toUpstreamView(u: UpstreamServer): UpstreamView {
     url: redactUrl(u.url),
     headerNames: [...new Set([...(settings.headerNames ?? []), ...Object.keys(settings.headers ?? {})])].sort(),
     authMode: u.authMode,
+    oauth:
+      u.authMode === 'PER_USER_OAUTH'
+        ? {
+            clientId: settings.oauth?.clientId ?? null,
+            registered: settings.oauth?.registered === true,
+            scope: settings.oauth?.scope ?? null,
+          }
+        : null,
     syncIntervalSeconds: u.syncIntervalSeconds,
     callTimeoutMs: u.callTimeoutMs,
     outputTokenCap: u.outputTokenCap,
@@ -100,6 +138,7 @@ export function toUpstreamView(u: UpstreamServer): UpstreamView {
 
 export function toToolView(namespace: string, t: Tool): ToolView {
   const def = (t.definition ?? {}) as { description?: unknown };
+  const pinned = (t.pinnedHash ? (t.pinnedDefinition ?? {}) : {}) as { description?: unknown };
   return {
     id: t.id,
     upstreamId: t.upstreamId,
@@ -109,6 +148,7 @@ export function toToolView(namespace: string, t: Tool): ToolView {
     pinnedHash: t.pinnedHash,
     reviewStatus: t.reviewStatus,
     description: typeof def.description === 'string' ? def.description : null,
+    servedDescription: typeof pinned.description === 'string' ? pinned.description : null,
     schemaTokens: t.schemaTokens,
     tier: t.tier,
     category: t.category,

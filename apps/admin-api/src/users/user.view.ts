@@ -8,6 +8,12 @@ export class UserView {
   @ApiProperty({ nullable: true, type: String }) name!: string | null;
   @ApiProperty({ nullable: true, type: Date, description: 'When the user was offboarded (no way in since)' })
   offboardedAt!: Date | null;
+  @ApiProperty({
+    nullable: true,
+    enum: ['ORG_ADMIN', 'FINANCE'],
+    description: 'The organisation-wide role (null: only what their team memberships give)',
+  })
+  orgRole!: 'ORG_ADMIN' | 'FINANCE' | null;
   @ApiProperty() createdAt!: Date;
   @ApiProperty() updatedAt!: Date;
 }
@@ -19,6 +25,7 @@ export function toUserView(u: User): UserView {
     email: u.email,
     name: u.name,
     offboardedAt: u.offboardedAt,
+    orgRole: u.orgRole,
     createdAt: u.createdAt,
     updatedAt: u.updatedAt,
   };

@@ -1,4 +1,7 @@
 /** Admin API answers read by the policies, audit log, alerts and my-connections pages. */
+import type { components } from './admin-api.gen';
+
+type Schemas = components['schemas'];
 
 export type PolicyScope = 'ORG' | 'TEAM' | 'USER' | 'KEY';
 
@@ -26,79 +29,18 @@ export interface Policy extends Record<PolicyList, string[]> {
 
 export type PolicyPatch = Partial<Record<PolicyList, { add?: string[]; remove?: string[] }>>;
 
-export interface PolicyDryRun {
-  scope: string;
-  scopeId: string;
-  allow: string[];
-  deny: string[];
-  keysEvaluated: number;
-  changes: { keyId: string; keyName: string; teamId: string; userId: string; gained: string[]; lost: string[] }[];
-}
+export type PolicyDryRun = Schemas['PolicyDryRunView'];
 
-export interface ToolRefusal {
-  reason: 'DENIED_BY_RULE' | 'NOT_IN_ALLOW_LIST' | 'NO_ALLOW_LIST' | 'KEY_REVOKED' | 'KEY_EXPIRED';
-  scope: PolicyScope | null;
-  scopeId: string | null;
-  rule: string | null;
-  message: string;
-}
+export type ToolRefusal = Schemas['ToolRefusalView'];
 
 /** GET …/keys/:keyId/effective-policy, as far as the simulator shows it. */
-export interface EffectivePolicy {
-  keyStatus: 'ACTIVE' | 'REVOKED' | 'EXPIRED';
-  evaluatedAt: string;
-  disclosure: { mode: string; requestedMode: string };
-  allowedTools: number;
-  refusedTools: number;
-  tools: {
-    exposedName: string;
-    callable: boolean;
-    price: {
-      ruleId: string | null;
-      toolPattern: string;
-      perCallMicros: number | string;
-      perOutputTokenMicros: number | string;
-    } | null;
-    refusal: ToolRefusal | null;
-  }[];
-}
+export type EffectivePolicy = Schemas['EffectivePolicyView'];
 
-export interface AuditEvent {
-  id: string;
-  actorId: string;
-  actor: {
-    tokenId: string;
-    tokenName: string;
-    tokenPrefix: string | null;
-    role: string;
-    user: { id: string; name: string | null; email: string } | null;
-    ownerLabel: string | null;
-  } | null;
-  action: string;
-  targetType: string;
-  targetId: string | null;
-  details: unknown;
-  createdAt: string;
-}
+export type AuditEvent = Schemas['AuditEventView'];
 
-export interface AlertWebhook {
-  id: string;
-  url: string;
-  description: string | null;
-  createdAt: string;
-}
+export type AlertWebhook = Schemas['AlertWebhookView'];
 
-export interface BudgetAlert {
-  id: string;
-  budgetId: string;
-  periodStart: string;
-  threshold: number;
-  spentMicros: number | string;
-  deliveredAt: string | null;
-  attempts: number;
-  lastError: string | null;
-  createdAt: string;
-}
+export type BudgetAlert = Schemas['BudgetAlertView'];
 
 /** A budget as the alert history names it. */
 export interface AlertedBudget {
@@ -116,13 +58,4 @@ export interface OAuthUpstream {
   enabled: boolean;
 }
 
-export interface Connection {
-  id: string;
-  upstreamId: string;
-  health: 'valid' | 'expiring' | 'expired' | 'refresh_failed';
-  scope: string | null;
-  expiresAt: string | null;
-  canRefresh: boolean;
-  lastRefreshError: string | null;
-  createdAt: string;
-}
+export type Connection = Schemas['ConnectionView'];

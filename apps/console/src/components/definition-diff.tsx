@@ -76,13 +76,13 @@ export function DefinitionDiff({ diff }: { diff: ToolDiff }) {
   return (
     <Stack gap="xs">
       <Group gap="xs">
-        <Badge variant="outline" color="gray.8" c="dark.9">
+        <Badge variant="outline" color="gray.8" c="var(--tg-strong)">
           pinned {diff.pinnedHash ? diff.pinnedHash.slice(0, 12) : 'none (never approved)'}
         </Badge>
-        <Badge variant="outline" color="gray.8" c="dark.9">
+        <Badge variant="outline" color="gray.8" c="var(--tg-strong)">
           latest {diff.definitionHash.slice(0, 12)}
         </Badge>
-        <Text size="xs" c="gray.8">
+        <Text size="xs" c="dimmed">
           {diff.tool.schemaTokens} → {diff.latestSchemaTokens} tokens in a tools/list
         </Text>
       </Group>

@@ -1,5 +1,6 @@
-import { Modal, MantineSize, Stack } from '@mantine/core';
+import { MantineSize, Stack } from '@mantine/core';
 import { FormEvent, ReactNode } from 'react';
+import { ConsoleModal } from './console-modal';
 
 /** A dialog that is one form: the title names it, the close button is labelled, inputs stack. */
 export function FormModal({
@@ -21,7 +22,7 @@ export function FormModal({
   children: ReactNode;
 }) {
   return (
-    <Modal
+    <ConsoleModal
       opened
       onClose={onClose}
       closeButtonProps={{ 'aria-label': 'Close' }}
@@ -33,6 +34,6 @@ export function FormModal({
       <form onSubmit={onSubmit} onChange={onInput} noValidate>
         <Stack>{children}</Stack>
       </form>
-    </Modal>
+    </ConsoleModal>
   );
 }

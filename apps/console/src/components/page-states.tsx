@@ -7,13 +7,27 @@ export function LoadingState({ label }: { label: string }) {
     <Center py="xl" role="status" aria-live="polite" aria-busy="true">
       <Group gap="sm">
         <Loader size="sm" aria-hidden="true" />
-        <Text c="gray.8">{label}</Text>
+        <Text c="dimmed">{label}</Text>
       </Group>
     </Center>
   );
 }
 
-export function ErrorState({ error, what, onRetry }: { error: ApiError; what: string; onRetry?: () => void }) {
+export function ErrorState({
+  error,
+  what,
+  onRetry,
+  message,
+  action,
+}: {
+  error: ApiError;
+  what: string;
+  onRetry?: () => void;
+  /** Said instead of the API's message (e.g. one that lists raw ids). */
+  message?: string;
+  /** Something that can help, in place of a retry that cannot. */
+  action?: ReactNode;
+}) {
   const hint =
     error.status === 403
       ? 'Your role may not see this. Ask an org admin if you need it.'
@@ -22,16 +36,21 @@ export function ErrorState({ error, what, onRetry }: { error: ApiError; what: st
         : error.status === 0
           ? 'No answer from the admin API.'
           : null;
+  // Asking again cannot turn a refusal or a bad request into an answer.
+  const retry = error.status === 403 || error.status === 400 || error.status === 404 ? undefined : onRetry;
   return (
     <Alert color="red" title={`Could not load ${what}`} role="alert" data-testid="error-state">
       <Stack gap="xs">
-        <Text size="sm">{error.message}</Text>
+        <Text size="sm">{message ?? error.message}</Text>
         {hint && <Text size="sm">{hint}</Text>}
-        {onRetry && (
+        {(retry || action) && (
           <Group>
-            <Button size="xs" variant="white" color="red" onClick={onRetry}>
-              Try again
-            </Button>
+            {retry && (
+              <Button size="xs" variant="white" color="red" onClick={retry}>
+                Try again
+              </Button>
+            )}
+            {action}
           </Group>
         )}
       </Stack>
@@ -44,7 +63,7 @@ export function EmptyState({ title, children }: { title: string; children?: Reac
     <Stack align="center" gap={4} py="lg" data-testid="empty-state">
       <Text fw={600}>{title}</Text>
       {children && (
-        <Text size="sm" c="gray.8" ta="center" maw={460}>
+        <Text size="sm" c="dimmed" ta="center" maw={460}>
           {children}
         </Text>
       )}

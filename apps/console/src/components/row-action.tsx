@@ -8,5 +8,5 @@ type RowActionProps = ButtonProps &
 
 /** A small text button in a table row's actions; give it an aria-label naming the row. */
 export function RowAction({ danger = false, ...props }: RowActionProps) {
-  return <Button size="xs" variant="subtle" {...(danger ? { color: 'red', c: 'red.9' } : {})} {...props} />;
+  return <Button size="xs" variant="subtle" {...(danger ? { color: 'red', c: 'var(--tg-danger)' } : {})} {...props} />;
 }

@@ -1,3 +1,4 @@
+import { useMemo } from 'react';
 import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import type { ReportDimension, SpendReport } from '../api/admin-types';
 import { daysBetween } from '../lib/dates';
@@ -29,31 +30,41 @@ export function SpendPerDayChart({
   currency: string;
   title: string;
 }) {
-  const totals = new Map<string, bigint>();
-  for (const r of report.rows) {
-    const label = stackBy ? dimensionLabel(r, stackBy) : 'Spend';
-    totals.set(label, (totals.get(label) ?? 0n) + toMicros(r.costMicros as number | string));
-  }
-  const ranked = [...totals.entries()].sort((a, b) => (b[1] > a[1] ? 1 : b[1] < a[1] ? -1 : 0)).map(([label]) => label);
-  const kept = new Set(ranked.slice(0, MAX_SERIES - 1));
-  const labelOf = (l: string) => (ranked.length <= MAX_SERIES || kept.has(l) ? l : 'Other');
-  const series: Series[] = [...new Set(ranked.map(labelOf))].map((label, i) => ({ key: `s${i}`, label }));
-  const keyOf = new Map(series.map((s) => [s.label, s.key]));
+  // Tens of thousands of rows (keys by day): computed once per report, not on every render
+  // (the page re-renders as its filter choices arrive).
+  const { series, data } = useMemo(() => {
+    const labels = report.rows.map((r) => (stackBy ? dimensionLabel(r, stackBy) : 'Spend'));
+    const costs = report.rows.map((r) => toMicros(r.costMicros as number | string));
+    const totals = new Map<string, bigint>();
+    labels.forEach((label, i) => totals.set(label, (totals.get(label) ?? 0n) + costs[i]));
+    const ranked = [...totals.entries()]
+      .sort((a, b) => (b[1] > a[1] ? 1 : b[1] < a[1] ? -1 : 0))
+      .map(([label]) => label);
+    const kept = new Set(ranked.slice(0, MAX_SERIES - 1));
+    const labelOf = (l: string) => (ranked.length <= MAX_SERIES || kept.has(l) ? l : 'Other');
+    const series: Series[] = [...new Set(ranked.map(labelOf))].map((label, i) => ({ key: `s${i}`, label }));
+    const keyOf = new Map(series.map((s) => [s.label, s.key]));
 
-  const byDay = new Map<string, Record<string, number | string>>();
-  for (const day of daysBetween(report.from, report.to)) byDay.set(day, { day });
-  const micros = new Map<string, bigint>();
-  for (const r of report.rows) {
-    const day = String(r.day);
-    const key = keyOf.get(labelOf(stackBy ? dimensionLabel(r, stackBy) : 'Spend'))!;
-    const m = (micros.get(`${day}|${key}`) ?? 0n) + toMicros(r.costMicros as number | string);
-    micros.set(`${day}|${key}`, m);
-    const point = byDay.get(day) ?? { day };
-    point[key] = microsToChartUnits(m);
-    point[`${key}__micros`] = m.toString();
-    byDay.set(day, point);
-  }
-  const data = [...byDay.values()];
+    // Summed per day and series first, converted to chart units once per bar.
+    const byDay = new Map<string, Map<string, bigint>>();
+    for (const day of daysBetween(report.from, report.to)) byDay.set(day, new Map());
+    report.rows.forEach((r, i) => {
+      const day = String(r.day);
+      const key = keyOf.get(labelOf(labels[i]))!;
+      const sums = byDay.get(day) ?? new Map<string, bigint>();
+      sums.set(key, (sums.get(key) ?? 0n) + costs[i]);
+      byDay.set(day, sums);
+    });
+    const data = [...byDay.entries()].map(([day, sums]) => {
+      const point: Record<string, number | string> = { day };
+      for (const [key, m] of sums) {
+        point[key] = microsToChartUnits(m);
+        point[`${key}__micros`] = m.toString();
+      }
+      return point;
+    });
+    return { series, data };
+  }, [report, stackBy]);
 
   return (
     <figure style={{ margin: 0 }} aria-label={title}>
@@ -61,11 +72,11 @@ export function SpendPerDayChart({
         <ResponsiveContainer>
           <BarChart data={data} margin={{ top: 8, right: 8, bottom: 8, left: 8 }}>
             <CartesianGrid strokeDasharray="3 3" vertical={false} />
-            <XAxis dataKey="day" tickFormatter={(d: string) => d.slice(5)} tick={{ fill: '#333' }} />
+            <XAxis dataKey="day" tickFormatter={(d: string) => d.slice(5)} tick={{ fill: 'var(--tg-strong)' }} />
             <YAxis
               tickFormatter={(v: number) => formatMoney(BigInt(Math.round(v * 1_000_000)), currency)}
               width={80}
-              tick={{ fill: '#333' }}
+              tick={{ fill: 'var(--tg-strong)' }}
             />
             <Tooltip
               formatter={(_v, name, item) => {

@@ -9,9 +9,9 @@ export function StaleAlert({ testId, children }: { testId?: string; children: Re
       role="alert"
       title="Changed by someone else"
       data-testid={testId}
-      styles={{ title: { color: 'var(--mantine-color-dark-9)' } }}
+      styles={{ title: { color: 'var(--tg-strong)' } }}
     >
-      <Text size="sm" c="dark.9">
+      <Text size="sm" c="var(--tg-strong)">
         {children}
       </Text>
     </Alert>

@@ -62,3 +62,16 @@ export function formatDay(day: string, locale?: string): string {
     year: 'numeric',
   }).format(new Date(`${day}T00:00:00Z`));
 }
+
+const SORTABLE_FORMATS = new Map<string, Intl.DateTimeFormat>();
+
+/** An instant as `2026-11-26 00:30:05` in `timeZone`: sortable text for files. */
+export function sortableTimestamp(value: string | Date, timeZone: string): string {
+  let format = SORTABLE_FORMATS.get(timeZone);
+  if (!format) {
+    // Swedish writes dates and times in ISO order.
+    format = new Intl.DateTimeFormat('sv-SE', { timeZone, dateStyle: 'short', timeStyle: 'medium' });
+    SORTABLE_FORMATS.set(timeZone, format);
+  }
+  return format.format(typeof value === 'string' ? new Date(value) : value);
+}

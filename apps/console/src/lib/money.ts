@@ -67,3 +67,44 @@ export function formatRatio(part: MicrosInput, whole: MicrosInput): string | nul
   const perMille = (p * 1000n + w / 2n) / w;
   return `${perMille / 10n}.${perMille % 10n} %`;
 }
+
+/**
+ * Micro-units rounded half away from zero to `digits` fraction digits (0-6), as an exact decimal string
+ * with exactly that many digits: `roundedDecimal(153058n, 4)` -> `"0.1531"`. BigInt throughout.
+ */
+export function roundedDecimal(value: MicrosInput, digits: number): string {
+  const micros = toMicros(value);
+  const step = 10n ** BigInt(6 - digits);
+  const negative = micros < 0n;
+  const abs = negative ? -micros : micros;
+  const rounded = ((abs + step / 2n) / step) * step;
+  const units = rounded / MICROS_PER_UNIT;
+  const fraction = (rounded % MICROS_PER_UNIT).toString().padStart(6, '0').slice(0, digits);
+  const sign = negative && rounded !== 0n ? '-' : '';
+  return digits === 0 ? `${sign}${units}` : `${sign}${units}.${fraction}`;
+}
+
+const fixedFormatters = new Map<string, Intl.NumberFormat>();
+
+/** Micro-units as currency at a fixed precision (`$0.2813`, `$1,200.0000`): one column reads alike. */
+export function formatMoneyFixed(value: MicrosInput, currency: string, digits: number, locale?: string): string {
+  const key = `${locale ?? ''}|${currency}|${digits}`;
+  let f = fixedFormatters.get(key);
+  if (!f) {
+    f = new Intl.NumberFormat(locale, {
+      style: 'currency',
+      currency,
+      minimumFractionDigits: digits,
+      maximumFractionDigits: digits,
+    });
+    fixedFormatters.set(key, f);
+  }
+  return f.format(roundedDecimal(value, digits) as unknown as number);
+}
+
+const countFormat = new Intl.NumberFormat(undefined, { maximumFractionDigits: 0 });
+
+/** An integer count with thousands separators (`12,345`); exact for BigInt and string input too. */
+export function formatCount(value: bigint | number | string): string {
+  return countFormat.format(String(value) as unknown as number);
+}

@@ -1,7 +1,7 @@
 import type { PriceRule } from '../api/governance-types';
 
 /** The edge's glob: `*` any run, `?` one character, the rest literal. */
-function globMatches(pattern: string, name: string): boolean {
+export function globMatches(pattern: string, name: string): boolean {
   const re = pattern
     .replace(/[.+^${}()|[\]\\/-]/g, '\\$&')
     .replace(/\*/g, '.*')
@@ -37,4 +37,43 @@ function compare(a: PriceRule, b: PriceRule): number {
   const sp = specificity(a.toolPattern) - specificity(b.toolPattern);
   if (sp !== 0) return sp;
   return Date.parse(a.effectiveFrom) - Date.parse(b.effectiveFrom);
+}
+
+/** What a new rule would change: per rule it takes tools from (null: tools that had no price), and what it leaves. */
+export interface Takeover<T> {
+  /** Tools the new rule would price, grouped by the rule that prices them now (null: unpriced until now). */
+  from: { rule: PriceRule | null; tools: T[] }[];
+  /** Tools the pattern matches that keep a more specific (or upstream-own) rule. */
+  keep: { rule: PriceRule; tools: T[] }[];
+}
+
+/**
+ * The new rule's effect on the catalog, by the edge's own choice (priceFor): every matching tool either
+ * moves to the new rule (from the rule pricing it now, or from none) or stays on a rule that wins over it.
+ */
+export function takeover<T extends { upstreamId: string; name: string }>(
+  rules: PriceRule[],
+  proposed: PriceRule,
+  tools: T[],
+): Takeover<T> {
+  const from = new Map<string | null, { rule: PriceRule | null; tools: T[] }>();
+  const keep = new Map<string, { rule: PriceRule; tools: T[] }>();
+  for (const t of tools) {
+    const after = priceFor([...rules, proposed], t.upstreamId, t.name);
+    if (after === proposed) {
+      const now = priceFor(rules, t.upstreamId, t.name);
+      const entry = from.get(now?.id ?? null) ?? { rule: now, tools: [] };
+      entry.tools.push(t);
+      from.set(now?.id ?? null, entry);
+    } else if (
+      after &&
+      (proposed.upstreamId === null || proposed.upstreamId === t.upstreamId) &&
+      globMatches(proposed.toolPattern, t.name)
+    ) {
+      const entry = keep.get(after.id) ?? { rule: after, tools: [] };
+      entry.tools.push(t);
+      keep.set(after.id, entry);
+    }
+  }
+  return { from: [...from.values()], keep: [...keep.values()] };
 }

@@ -34,14 +34,16 @@ export function governancePages(role: AdminRole): PageId[] {
 }
 
 export function pagesFor(role: AdminRole): PageId[] {
-  // Everyone has the overview and the explorer, scoped by the API to what the role may see.
-  const pages: PageId[] = ['overview', 'explorer', 'keys'];
+  // Everyone has the overview, the explorer and the call log, scoped by the API to what the role may see.
+  const pages: PageId[] = ['overview', 'explorer', 'calls', 'keys'];
   // Policies are org configuration every role reads; audit and alerts are the Audit level;
   // finance may not see anyone's upstream connections, so it has none of its own here.
   pages.push('policies');
   if (canReadSpend(role)) pages.push('audit', 'alerts');
   if (role !== 'FINANCE') pages.push('connections');
   pages.push(...governancePages(role));
+  // Running the organisation: org admins change it, finance reads who is who and the settings.
+  if (canReadSpend(role)) pages.push('people', 'settings');
   return pages;
 }
 

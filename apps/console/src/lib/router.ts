@@ -6,6 +6,7 @@ export const BASE = '/console';
 export type PageId =
   | 'overview'
   | 'explorer'
+  | 'calls'
   | 'keys'
   | 'budgets'
   | 'upstreams'
@@ -13,11 +14,14 @@ export type PageId =
   | 'policies'
   | 'audit'
   | 'alerts'
-  | 'connections';
+  | 'connections'
+  | 'people'
+  | 'settings';
 
 export const PAGE_PATHS: Record<PageId, string> = {
   overview: `${BASE}/`,
   explorer: `${BASE}/explorer`,
+  calls: `${BASE}/calls`,
   keys: `${BASE}/keys`,
   budgets: `${BASE}/budgets`,
   upstreams: `${BASE}/upstreams`,
@@ -26,15 +30,19 @@ export const PAGE_PATHS: Record<PageId, string> = {
   audit: `${BASE}/audit`,
   alerts: `${BASE}/alerts`,
   connections: `${BASE}/connections`,
+  people: `${BASE}/people`,
+  settings: `${BASE}/settings`,
 };
 
 export function pageOf(pathname: string): PageId | null {
   const p = pathname.replace(/\/+$/, '') || '/';
   if (p === BASE || p === `${BASE}/overview`) return 'overview';
   if (p === `${BASE}/explorer`) return 'explorer';
+  if (p === PAGE_PATHS.calls) return 'calls';
   if (p === `${BASE}/keys`) return 'keys';
   for (const id of ['budgets', 'upstreams', 'prices'] as const) if (p === PAGE_PATHS[id]) return id;
   for (const id of ['policies', 'audit', 'alerts', 'connections'] as const) if (p === PAGE_PATHS[id]) return id;
+  for (const id of ['people', 'settings'] as const) if (p === PAGE_PATHS[id]) return id;
   return null;
 }
 

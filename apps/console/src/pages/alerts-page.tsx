@@ -1,21 +1,7 @@
-import {
-  Alert,
-  Badge,
-  Button,
-  Card,
-  Code,
-  CopyButton,
-  Group,
-  Modal,
-  Stack,
-  Table,
-  Text,
-  TextInput,
-  Title,
-} from '@mantine/core';
+import { Badge, Button, Card, Code, Group, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { FormEvent, useState } from 'react';
 import { api, get, post, toApiError } from '../api/admin-client';
-import type { Team, User } from '../api/admin-types';
+import type { Key, Team, User } from '../api/admin-types';
 import type { AlertWebhook, AlertedBudget, BudgetAlert } from '../api/oversight-types';
 import { ConfirmModal } from '../components/confirm-modal';
 import { FormActions, FormError } from '../components/form-actions';
@@ -29,7 +15,9 @@ import { canManageOrg } from '../lib/roles';
 import { useLoad } from '../lib/use-load';
 import { useOrgPath, useSession } from '../session';
 import { scopeNames } from '../lib/scope-names';
+import { SCOPE_LABELS, periodLabel } from '../lib/labels';
 import { DataTable } from '../components/data-table';
+import { SecretShownOnce } from '../components/secret-shown-once';
 
 /** The worker's delivery attempts before an alert stays undelivered (docs/admin-api.md). */
 const MAX_ATTEMPTS = 8;
@@ -54,14 +42,15 @@ export function AlertsPage() {
   const orgPath = useOrgPath();
   const mayManage = canManageOrg(me.role);
   const data = useLoad<AlertsData>(async () => {
-    const [webhooks, alerts, budgets, teams, users] = await Promise.all([
+    const [webhooks, alerts, budgets, teams, users, keys] = await Promise.all([
       get<AlertWebhook[]>(`${orgPath}/alert-webhooks`),
       get<BudgetAlert[]>(`${orgPath}/alerts?limit=200`),
       get<AlertedBudget[]>(`${orgPath}/budgets`),
       get<Team[]>(`${orgPath}/teams`),
       get<User[]>(`${orgPath}/users`),
+      get<Key[]>(`${orgPath}/keys`),
     ]);
-    const names = scopeNames({ org, teams, users });
+    const names = scopeNames({ org, teams, users, keys });
     return { webhooks, alerts, budgets, names };
   }, [orgPath]);
   const [adding, setAdding] = useState(false);
@@ -73,8 +62,8 @@ export function AlertsPage() {
   const budgetLabel = (id: string) => {
     const b = budgets.find((x) => x.id === id);
     if (!b) return 'A deleted budget';
-    const who = b.scope === 'KEY' ? 'a key' : (names.get(b.scopeId) ?? b.scopeId);
-    return `${b.scope.toLowerCase()} ${who} · ${b.period.toLowerCase()} · ${b.mode.toLowerCase()}`;
+    const who = names.get(b.scopeId) ?? (b.scope === 'KEY' ? 'a deleted key' : b.scopeId);
+    return `${SCOPE_LABELS[b.scope]} ${who} · ${periodLabel(b.period)} · ${b.mode === 'HARD' ? 'hard' : 'soft'}`;
   };
 
   return (
@@ -98,6 +87,7 @@ export function AlertsPage() {
             striped
             data-testid="alerts-table"
             minWidth={900}
+            label="Alerts"
             head={
               <>
                 <Table.Th>Fired</Table.Th>
@@ -120,17 +110,17 @@ export function AlertsPage() {
                   </Table.Td>
                   <Table.Td data-testid="alert-delivery">
                     <Group gap={6}>
-                      <Badge variant="outline" color={d.color} c="dark.9">
+                      <Badge variant="outline" color={d.color} c="var(--tg-strong)">
                         {d.label}
                       </Badge>
-                      <Text size="xs" c="gray.8">
+                      <Text size="xs" c="dimmed">
                         {a.deliveredAt
                           ? formatTimestamp(a.deliveredAt, org.timeZone)
                           : `${a.attempts} attempt${a.attempts === 1 ? '' : 's'}`}
                       </Text>
                     </Group>
                     {a.lastError && !a.deliveredAt && (
-                      <Text size="xs" c="red.9">
+                      <Text size="xs" c="var(--tg-danger)">
                         {a.lastError}
                       </Text>
                     )}
@@ -234,33 +224,15 @@ function AddWebhookModal({ onClose, onAdded }: { onClose: () => void; onAdded: (
   }
   if (secret) {
     return (
-      <Modal opened onClose={onClose} closeButtonProps={{ 'aria-label': 'Close' }} title="Webhook added" size="lg">
-        <Stack>
-          <Alert
-            color="yellow"
-            title="Copy the signing secret now"
-            role="status"
-            styles={{ title: { color: 'var(--mantine-color-dark-9)' } }}
-          >
-            The receiver checks each alert's X-Tollgate-Signature with it. It is not shown again.
-          </Alert>
-          <Group wrap="nowrap">
-            <Code block style={{ flex: 1, wordBreak: 'break-all' }} data-testid="webhook-secret">
-              {secret}
-            </Code>
-            <CopyButton value={secret}>
-              {({ copied, copy }) => (
-                <Button onClick={copy} color={copied ? 'teal.9' : 'indigo'}>
-                  {copied ? 'Copied' : 'Copy'}
-                </Button>
-              )}
-            </CopyButton>
-          </Group>
-          <Group justify="flex-end">
-            <Button onClick={onClose}>Done</Button>
-          </Group>
-        </Stack>
-      </Modal>
+      <SecretShownOnce
+        title="Webhook added"
+        warning="Copy the signing secret now"
+        secret={secret}
+        onClose={onClose}
+        testId="webhook-secret"
+      >
+        The receiver checks each alert's X-Tollgate-Signature with it. It is not shown again.
+      </SecretShownOnce>
     );
   }
   return (

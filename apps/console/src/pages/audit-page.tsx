@@ -1,14 +1,17 @@
-import { Anchor, Badge, Button, Card, Code, Group, Select, Stack, Table, Text, TextInput } from '@mantine/core';
+import { Button, Card, Group, Select, Stack, Text, TextInput } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
-import { Fragment, useMemo, useState } from 'react';
+import { useMemo, useState } from 'react';
 import { ApiError, get, toApiError } from '../api/admin-client';
 import type { AuditEvent } from '../api/oversight-types';
 import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
-import { RowAction } from '../components/row-action';
-import { formatTimestamp, isDay } from '../lib/dates';
+import { auditCsv } from '../lib/audit-log';
+import { RANGE_PRESETS, RangePreset, presetOf, presetRange } from '../lib/date-ranges';
+import { dayIn, isDay, sortableTimestamp } from '../lib/dates';
+import { downloadText } from '../lib/download';
+import { tableToCsv } from '../lib/table-csv';
 import { useLoad } from '../lib/use-load';
 import { useOrgPath, useSession } from '../session';
-import { DataTable } from '../components/data-table';
+import { AuditTable, actorLabel } from './audit-table';
 
 /** Rows fetched per page; "Load more" asks for the next page with the API's cursor. */
 const PAGE_SIZE = 50;
@@ -27,15 +30,6 @@ interface AuditFacets {
   targetTypes: string[];
   /** `id`: the person's user id, else the token id (what the `actor` filter takes). */
   actors: { id: string; actorId: string; actor: AuditActor | null }[];
-}
-
-/** The person behind a row: name and email, else who holds the token, else the token id. */
-export function actorLabel(e: Pick<AuditEvent, 'actor' | 'actorId'>): string {
-  const a = e.actor;
-  if (a?.user) return a.user.name ? `${a.user.name} <${a.user.email}>` : a.user.email;
-  if (a?.ownerLabel) return a.ownerLabel;
-  if (e.actorId === 'bootstrap') return 'Bootstrap token';
-  return a?.tokenName ?? e.actorId;
 }
 
 /** Action choices: a category (`key.*`) for each `key.…` family, then every action seen. */
@@ -63,6 +57,15 @@ function searchQuery(f: Filters): string | null {
   if ((f.from && !isDay(f.from)) || (f.to && !isDay(f.to))) return null;
   if (f.from && f.to && f.from > f.to) return null;
   const q = new URLSearchParams({ limit: String(PAGE_SIZE) });
+  appendFilters(q, f);
+  return q.toString();
+}
+
+/** An export reads the whole match, page after page, up to this many changes (then it says it stopped). */
+const EXPORT_LIMIT = 20_000;
+const EXPORT_PAGE = 500;
+
+function appendFilters(q: URLSearchParams, f: Filters) {
   if (f.action) q.set('action', f.action);
   if (f.actor) q.set('actor', f.actor);
   if (f.targetType) q.set('targetType', f.targetType);
@@ -70,11 +73,11 @@ function searchQuery(f: Filters): string | null {
   // Days of the org's calendar: the API counts them in the org's time zone, as the reports do.
   if (f.from) q.set('from', f.from);
   if (f.to) q.set('to', f.to);
-  return q.toString();
 }
 
 export function AuditPage() {
-  const { org } = useSession();
+  const { org, currency } = useSession();
+  const today = dayIn(org.timeZone);
   const orgPath = useOrgPath();
   const [filters, setFilters] = useState<Filters>(NO_FILTERS);
   const set =
@@ -95,7 +98,8 @@ export function AuditPage() {
   // query or a reloaded first page is a new object, so whatever arrives for an older one is ignored.
   const [more, setMore] = useState<{ after: AuditSearchPage; events: AuditEvent[]; nextCursor: string | null }>();
   const [moreState, setMoreState] = useState<{ after: AuditSearchPage; status: 'loading' | ApiError }>();
-  const [open, setOpen] = useState<Set<string>>(new Set());
+  const [exporting, setExporting] = useState<'csv' | 'json' | null>(null);
+  const [exportNote, setExportNote] = useState<string | null>(null);
 
   // useLoad returns a new object each render: depend on the data it holds.
   const facetData = facets.state === 'ready' ? facets.data : null;
@@ -133,14 +137,43 @@ export function AuditPage() {
     );
   };
 
-  const toggle = (id: string) =>
-    setOpen((s) => {
-      const next = new Set(s);
-      if (next.has(id)) next.delete(id);
-      else next.add(id);
-      return next;
-    });
+  /** Every change the filters match (not only the pages loaded), as CSV or JSON. */
+  const exportAll = async (format: 'csv' | 'json') => {
+    if (query === null) return;
+    setExporting(format);
+    setExportNote(null);
+    try {
+      const all: AuditEvent[] = [];
+      let cursor: string | null = null;
+      do {
+        const q = new URLSearchParams({ limit: String(EXPORT_PAGE) });
+        appendFilters(q, { ...filters, targetId });
+        if (cursor) q.set('cursor', cursor);
+        const next: AuditSearchPage = await get<AuditSearchPage>(`${orgPath}/audit/search?${q}`);
+        all.push(...next.events);
+        cursor = next.nextCursor;
+      } while (cursor && all.length < EXPORT_LIMIT);
+      const name = `audit-${org.slug}-${filters.from || 'start'}-${filters.to || today}`;
+      if (format === 'csv') {
+        const table = auditCsv(all, org.timeZone, currency, (t) => sortableTimestamp(t, org.timeZone));
+        downloadText(`${name}.csv`, tableToCsv(table), 'text/csv');
+      } else {
+        const body = { org: { id: org.id, name: org.name, timeZone: org.timeZone, currency }, events: all };
+        downloadText(`${name}.json`, JSON.stringify(body, null, 2), 'application/json');
+      }
+      setExportNote(
+        cursor
+          ? `Exported the latest ${all.length.toLocaleString()} changes; narrow the filters for older ones.`
+          : `Exported ${all.length.toLocaleString()} ${all.length === 1 ? 'change' : 'changes'}.`,
+      );
+    } catch (err) {
+      setExportNote(`The export failed: ${toApiError(err).message}`);
+    } finally {
+      setExporting(null);
+    }
+  };
 
+  const preset = isDay(filters.from) && isDay(filters.to) ? presetOf(filters, today) : null;
   const badFrom = filters.from !== '' && !isDay(filters.from);
   const badTo = filters.to !== '' && !isDay(filters.to);
   const backwards = isDay(filters.from) && isDay(filters.to) && filters.from > filters.to;
@@ -176,6 +209,23 @@ export function AuditPage() {
           data-testid="audit-target-id"
           w={300}
         />
+        <Select
+          label="Range"
+          description="Presets or days"
+          data={[
+            { value: 'all', label: 'Any time' },
+            ...RANGE_PRESETS.map((p) => ({ value: p.id, label: p.label })),
+            { value: 'custom', label: 'Custom days' },
+          ]}
+          value={preset ?? (filters.from || filters.to ? 'custom' : 'all')}
+          onChange={(v) => {
+            if (v === 'all') setFilters((f) => ({ ...f, from: '', to: '' }));
+            else if (v && v !== 'custom') setFilters((f) => ({ ...f, ...presetRange(v as RangePreset, today) }));
+          }}
+          allowDeselect={false}
+          w={170}
+          data-testid="audit-preset"
+        />
         <TextInput
           label="From"
           description={org.timeZone}
@@ -196,19 +246,46 @@ export function AuditPage() {
         />
       </Group>
       <Group justify="space-between">
-        <Text size="sm" c="gray.8" data-testid="audit-summary" aria-live="polite">
+        <Text size="sm" c="dimmed" data-testid="audit-summary" aria-live="polite">
           {page
             ? `${events.length} ${events.length === 1 ? 'change' : 'changes'} shown, newest first${nextCursor ? '; older ones below' : ''}. Times in ${org.timeZone}.`
             : `Times in ${org.timeZone}.`}
         </Text>
-        {filtered && (
-          <Button variant="subtle" size="xs" onClick={() => setFilters(NO_FILTERS)} data-testid="audit-clear">
-            Clear filters
+        <Group gap="xs">
+          {filtered && (
+            <Button variant="subtle" size="xs" onClick={() => setFilters(NO_FILTERS)} data-testid="audit-clear">
+              Clear filters
+            </Button>
+          )}
+          <Button
+            variant="default"
+            size="xs"
+            onClick={() => exportAll('csv')}
+            loading={exporting === 'csv'}
+            disabled={query === null || exporting !== null}
+            data-testid="audit-export-csv"
+          >
+            Export CSV
           </Button>
-        )}
+          <Button
+            variant="default"
+            size="xs"
+            onClick={() => exportAll('json')}
+            loading={exporting === 'json'}
+            disabled={query === null || exporting !== null}
+            data-testid="audit-export-json"
+          >
+            Export JSON
+          </Button>
+        </Group>
       </Group>
+      {exportNote && (
+        <Text size="sm" c="dimmed" role="status" data-testid="audit-export-note">
+          {exportNote} The CSV has one line per changed field; money is an exact decimal in {currency}.
+        </Text>
+      )}
       {facets.state === 'error' && (
-        <Text size="sm" c="red.9">
+        <Text size="sm" c="var(--tg-danger)">
           The filter choices could not be loaded ({facets.error.message}); the log itself is below.
         </Text>
       )}
@@ -228,107 +305,10 @@ export function AuditPage() {
               : 'Every change made through the admin API (keys, policies, budgets…) is recorded here, with who made it.'}
           </EmptyState>
         ) : (
-          <DataTable
-            striped
-            data-testid="audit-table"
-            minWidth={1000}
-            head={
-              <>
-                <Table.Th>When</Table.Th>
-                <Table.Th>Who</Table.Th>
-                <Table.Th>Token used</Table.Th>
-                <Table.Th>Action</Table.Th>
-                <Table.Th>Target</Table.Th>
-                <Table.Th>Details</Table.Th>
-              </>
-            }
-          >
-            {events.map((e) => {
-              const expanded = open.has(e.id);
-              return (
-                <Fragment key={e.id}>
-                  <Table.Tr data-testid="audit-row" data-action={e.action} data-id={e.id}>
-                    <Table.Td style={{ whiteSpace: 'nowrap' }}>{formatTimestamp(e.createdAt, org.timeZone)}</Table.Td>
-                    <Table.Td data-testid="audit-who">
-                      {e.actor?.user ? (
-                        <>
-                          <Text size="sm" fw={600}>
-                            {e.actor.user.name ?? e.actor.user.email}
-                          </Text>
-                          <Text size="xs" c="gray.8">
-                            {e.actor.user.email}
-                          </Text>
-                        </>
-                      ) : (
-                        actorLabel(e)
-                      )}
-                    </Table.Td>
-                    <Table.Td data-testid="audit-token">
-                      <Text size="sm">{e.actor?.tokenName ?? e.actorId}</Text>
-                      {e.actor && (
-                        <Group gap={4}>
-                          {e.actor.tokenPrefix && <Code>{e.actor.tokenPrefix}…</Code>}
-                          <Badge variant="outline" color="gray.8" c="dark.9" size="xs">
-                            {e.actor.role.replace('_', ' ').toLowerCase()}
-                          </Badge>
-                        </Group>
-                      )}
-                    </Table.Td>
-                    <Table.Td>
-                      <Code>{e.action}</Code>
-                    </Table.Td>
-                    <Table.Td>
-                      {e.targetType}
-                      {e.targetId && (
-                        <Anchor
-                          component="button"
-                          type="button"
-                          size="xs"
-                          ff="monospace"
-                          display="block"
-                          c="indigo.9"
-                          title="Show only the changes of this target"
-                          onClick={() =>
-                            setFilters((f) => ({ ...f, targetType: e.targetType, targetId: e.targetId ?? '' }))
-                          }
-                        >
-                          {e.targetId}
-                        </Anchor>
-                      )}
-                    </Table.Td>
-                    <Table.Td maw={360}>
-                      <Group gap="xs" wrap="nowrap" align="flex-start">
-                        <Text size="xs" ff="monospace" lineClamp={2} style={{ flex: 1 }}>
-                          {e.details ? JSON.stringify(e.details) : '—'}
-                        </Text>
-                        <RowAction
-                          size="compact-xs"
-                          aria-expanded={expanded}
-                          aria-controls={expanded ? `audit-details-${e.id}` : undefined}
-                          onClick={() => toggle(e.id)}
-                          data-testid="audit-details-toggle"
-                        >
-                          {expanded ? 'Hide' : 'Show'}
-                        </RowAction>
-                      </Group>
-                    </Table.Td>
-                  </Table.Tr>
-                  {expanded && (
-                    <Table.Tr id={`audit-details-${e.id}`} data-testid="audit-details">
-                      <Table.Td colSpan={6}>
-                        <Stack gap={4}>
-                          <Text size="xs" c="gray.8">
-                            Event {e.id}
-                          </Text>
-                          <Code block>{JSON.stringify(e.details ?? {}, null, 2)}</Code>
-                        </Stack>
-                      </Table.Td>
-                    </Table.Tr>
-                  )}
-                </Fragment>
-              );
-            })}
-          </DataTable>
+          <AuditTable
+            events={events}
+            onTarget={(targetType, id) => setFilters((f) => ({ ...f, targetType, targetId: id }))}
+          />
         )}
       </Card>
       {page && events.length > 0 && (
@@ -338,7 +318,7 @@ export function AuditPage() {
               Load {PAGE_SIZE} older changes
             </Button>
           ) : (
-            <Text size="sm" c="gray.8" data-testid="audit-end">
+            <Text size="sm" c="dimmed" data-testid="audit-end">
               That is every matching change.
             </Text>
           )}

@@ -1,48 +1,29 @@
-import {
-  Badge,
-  Button,
-  Card,
-  Group,
-  Progress,
-  SegmentedControl,
-  Select,
-  Stack,
-  Table,
-  Text,
-  TextInput,
-} from '@mantine/core';
-import { FormEvent, useState } from 'react';
-import { api, get, send, toApiError } from '../api/admin-client';
+import { Button, Card, Group, SegmentedControl, Stack, Table, Text } from '@mantine/core';
+import { useState } from 'react';
+import { api, get } from '../api/admin-client';
 import type { BudgetUtilisation, Key, Team, User } from '../api/admin-types';
-import { BUDGET_PERIODS, type Budget, type BudgetPeriod, type BudgetScope } from '../api/governance-types';
+import { type Budget, type BudgetScope } from '../api/governance-types';
 import { ConfirmModal } from '../components/confirm-modal';
-import { FormActions, FormError } from '../components/form-actions';
-import { FormModal } from '../components/form-modal';
 import { Money } from '../components/money-text';
 import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
 import { RowAction } from '../components/row-action';
-import { StaleAlert } from '../components/stale-alert';
-import { formatTimestamp } from '../lib/dates';
-import { useFieldErrors } from '../lib/field-errors';
-import { decimalToMicros } from '../lib/money-input';
-import { microsToDecimal, toMicros } from '../lib/money';
 import { canManageOrg } from '../lib/roles';
 import { useLoad } from '../lib/use-load';
+import type { BlockingBudgets } from '../api/calls-types';
 import { useOrgPath, useSession } from '../session';
 import { scopeNames } from '../lib/scope-names';
 import { DataTable } from '../components/data-table';
-
-interface BudgetsData {
-  budgets: Budget[];
-  /** Spend per budget id. */
-  usage: Map<string, BudgetUtilisation>;
-  names: Map<string, string>;
-  /** What a new budget may be set on: the org's teams, users and live keys. */
-  targets: Record<Exclude<BudgetScope, 'ORG'>, { value: string; label: string }[]>;
-}
-
-const SCOPE_LABELS: Record<BudgetScope, string> = { ORG: 'Organisation', TEAM: 'Team', USER: 'User', KEY: 'Key' };
-const SCOPE_ORDER: BudgetScope[] = ['ORG', 'TEAM', 'USER', 'KEY'];
+import { periodLabel } from '../lib/labels';
+import { type BudgetLimit, lowerParents } from '../lib/budget-parents';
+import { EditBudgetModal, CreateBudgetModal } from './budget-form-modals';
+import {
+  type BudgetsData,
+  ModeBadge,
+  ParentWarning,
+  SCOPE_LABELS,
+  SCOPE_ORDER,
+  UtilisationBar,
+} from './budget-display';
 
 export function BudgetsPage() {
   const { me, org } = useSession();
@@ -75,9 +56,15 @@ export function BudgetsPage() {
       budgets,
       usage: new Map(usage.map((u) => [u.budgetId, u])),
       names,
+      keyPlaces: new Map(keys.map((k) => [k.id, { teamId: k.teamId, userId: k.userId }])),
       targets,
     };
   }, [orgPath]);
+  // Its own load: without it the budgets still show, only "blocking now" does not.
+  const blockingLoad = useLoad(() => get<BlockingBudgets>(`${orgPath}/reports/refusals/blocking`), [orgPath]);
+  const blocking = new Map(
+    blockingLoad.state === 'ready' ? blockingLoad.data.budgets.map((b) => [b.budgetId, b.refusedCalls]) : [],
+  );
   const [scope, setScope] = useState<'ALL' | BudgetScope>('ALL');
   const [editing, setEditing] = useState<Budget | null>(null);
   const [creating, setCreating] = useState(false);
@@ -86,8 +73,9 @@ export function BudgetsPage() {
 
   if (data.state === 'loading') return <LoadingState label="Loading budgets…" />;
   if (data.state === 'error') return <ErrorState error={data.error} what="budgets" onRetry={data.reload} />;
-  const { budgets, usage, names, targets } = data.data;
+  const { budgets, usage, names, targets, keyPlaces } = data.data;
   const labelOf = (b: Budget) => `${SCOPE_LABELS[b.scope]} ${names.get(b.scopeId) ?? b.scopeId}`;
+  const parentsBelow = (b: BudgetLimit) => lowerParents(b, budgets, org.id, keyPlaces) as Budget[];
   const shown = budgets.filter((b) => scope === 'ALL' || b.scope === scope);
 
   return (
@@ -100,7 +88,7 @@ export function BudgetsPage() {
           data={[{ value: 'ALL', label: 'All' }, ...SCOPE_ORDER.map((s) => ({ value: s, label: SCOPE_LABELS[s] }))]}
         />
         <Group>
-          <Text size="sm" c="gray.8">
+          <Text size="sm" c="dimmed">
             Periods are calendar periods in {org.timeZone}.{!mayEdit && ' Read only for your role.'}
           </Text>
           {mayEdit && (
@@ -124,6 +112,7 @@ export function BudgetsPage() {
             data-testid="budgets-table"
             verticalSpacing="sm"
             minWidth={900}
+            label="Budgets"
             head={
               <>
                 <Table.Th>Scope</Table.Th>
@@ -141,18 +130,26 @@ export function BudgetsPage() {
               const label = labelOf(b);
               return (
                 <Table.Tr key={b.id} data-testid="budget-line" data-budget-id={b.id}>
-                  <Table.Td>{label}</Table.Td>
-                  <Table.Td>{b.period.toLowerCase()}</Table.Td>
                   <Table.Td>
-                    <Badge variant="outline" color={b.mode === 'HARD' ? 'red.9' : 'gray.8'} c="dark.9">
-                      {b.mode === 'HARD' ? 'Hard' : 'Soft'}
-                    </Badge>
+                    {label}
+                    <ParentWarning parents={parentsBelow(b)} labelOf={labelOf} />
+                  </Table.Td>
+                  <Table.Td>{periodLabel(b.period)}</Table.Td>
+                  <Table.Td>
+                    <ModeBadge mode={b.mode} />
                   </Table.Td>
                   <Table.Td>
                     {u ? (
-                      <UtilisationBar usage={u} label={label} thresholds={b.alertThresholds} timeZone={org.timeZone} />
+                      <UtilisationBar
+                        usage={u}
+                        label={label}
+                        mode={b.mode}
+                        thresholds={b.alertThresholds}
+                        timeZone={org.timeZone}
+                        refusedNow={blocking.get(b.id) ?? 0}
+                      />
                     ) : (
-                      <Text size="sm" c="gray.8">
+                      <Text size="sm" c="dimmed">
                         —
                       </Text>
                     )}
@@ -192,6 +189,8 @@ export function BudgetsPage() {
         <EditBudgetModal
           budget={editing}
           label={labelOf(editing)}
+          parentsBelow={(limitMicros) => parentsBelow({ ...editing, limitMicros })}
+          labelOf={labelOf}
           onClose={() => setEditing(null)}
           onSaved={() => {
             setEditing(null);
@@ -206,6 +205,7 @@ export function BudgetsPage() {
           targets={targets}
           budgets={budgets}
           labelOf={labelOf}
+          parentsBelow={(b) => lowerParents(b, budgets, org.id, keyPlaces) as Budget[]}
           onClose={() => setCreating(false)}
           onCreated={() => {
             setCreating(false);
@@ -215,7 +215,7 @@ export function BudgetsPage() {
       )}
       {deleting && (
         <ConfirmModal
-          title={`Delete the ${deleting.period.toLowerCase()} budget of ${labelOf(deleting)}?`}
+          title={`Delete the ${periodLabel(deleting.period)} budget of ${labelOf(deleting)}?`}
           confirmLabel="Delete budget"
           testId="confirm-delete-budget"
           onClose={() => setDeleting(null)}
@@ -232,323 +232,5 @@ export function BudgetsPage() {
         </ConfirmModal>
       )}
     </Stack>
-  );
-}
-
-function UtilisationBar({
-  usage,
-  label,
-  thresholds,
-  timeZone,
-}: {
-  usage: BudgetUtilisation;
-  label: string;
-  thresholds: number[];
-  timeZone: string;
-}) {
-  const bp = usage.utilisationBp ?? 0;
-  const pct = bp / 100;
-  const over = thresholds.filter((t) => pct >= t);
-  const color = pct >= 100 ? 'red.9' : over.length > 0 ? 'orange.9' : 'teal.9';
-  return (
-    <Stack gap={4}>
-      <Progress
-        value={Math.min(100, pct)}
-        color={color}
-        size="lg"
-        aria-label={`${label}: ${pct.toFixed(1)} % used`}
-        data-testid="budget-bar"
-      />
-      <Text size="xs" c="gray.8">
-        <Money micros={toMicros(usage.spentMicros) + toMicros(usage.reservedMicros)} testId="budget-spent" /> of{' '}
-        <Money micros={usage.limitMicros} /> ({pct.toFixed(1)} %)
-        {toMicros(usage.reservedMicros) > 0n && ' incl. calls in flight'}
-        {usage.resetsAt ? ` · resets ${formatTimestamp(usage.resetsAt, timeZone)}` : ' · never resets'}
-      </Text>
-    </Stack>
-  );
-}
-
-/** What a budget's create and edit forms both set, as typed. */
-interface LimitSettings {
-  limit: string;
-  mode: string | null;
-  thresholds: string;
-}
-
-const BAD_LIMIT = 'Enter an amount such as 50 or 12.345678';
-const BAD_THRESHOLDS = 'Whole percentages from 1 to 1000';
-
-/** The typed settings read: the limit in micro-units (ok when the API can take it) and the thresholds (null when bad). */
-function readLimitSettings(settings: LimitSettings) {
-  const micros = decimalToMicros(settings.limit);
-  return {
-    micros,
-    limitOk: micros !== null && micros <= BigInt(Number.MAX_SAFE_INTEGER),
-    alertThresholds: parseThresholds(settings.thresholds),
-  };
-}
-
-/** The limit, mode and alert threshold inputs of the create and edit forms. */
-function LimitSettingsFields({
-  settings,
-  onChange,
-  errors,
-  testIds,
-}: {
-  settings: LimitSettings;
-  onChange: (settings: LimitSettings) => void;
-  errors: { limit?: string; mode?: string; thresholds?: string };
-  testIds: { limit: string; mode: string; thresholds: string };
-}) {
-  const { currency } = useSession();
-  return (
-    <>
-      <TextInput
-        label={`Limit (${currency})`}
-        description="Up to six decimals; kept exactly as micro-units"
-        value={settings.limit}
-        onChange={(e) => onChange({ ...settings, limit: e.currentTarget.value })}
-        error={errors.limit}
-        data-testid={testIds.limit}
-      />
-      <Select
-        label="Mode"
-        description="Hard refuses calls over the limit; soft only alerts"
-        data={[
-          { value: 'HARD', label: 'Hard' },
-          { value: 'SOFT', label: 'Soft' },
-        ]}
-        value={settings.mode}
-        onChange={(mode) => onChange({ ...settings, mode })}
-        allowDeselect={false}
-        error={errors.mode}
-        data-testid={testIds.mode}
-      />
-      <TextInput
-        label="Alert thresholds (%)"
-        description="Comma separated, e.g. 50, 80, 100"
-        value={settings.thresholds}
-        onChange={(e) => onChange({ ...settings, thresholds: e.currentTarget.value })}
-        error={errors.thresholds}
-        data-testid={testIds.thresholds}
-      />
-    </>
-  );
-}
-
-function EditBudgetModal({
-  budget,
-  label,
-  onClose,
-  onSaved,
-}: {
-  budget: Budget;
-  label: string;
-  onClose: () => void;
-  onSaved: () => void;
-}) {
-  const orgPath = useOrgPath();
-  const [settings, setSettings] = useState<LimitSettings>({
-    limit: microsToDecimal(budget.limitMicros),
-    mode: budget.mode,
-    thresholds: budget.alertThresholds.join(', '),
-  });
-  const errors = useFieldErrors(['limitMicros', 'alertThresholds']);
-  const [busy, setBusy] = useState(false);
-  const { micros, limitOk, alertThresholds } = readLimitSettings(settings);
-  const stale = errors.error?.status === 412;
-
-  async function save(e: FormEvent) {
-    e.preventDefault();
-    if (!limitOk || alertThresholds === null) return;
-    setBusy(true);
-    errors.setError(null);
-    try {
-      // If-Match: the version this form was opened on, so a change made meanwhile is not overwritten.
-      await send(
-        'PUT',
-        `${orgPath}/budgets`,
-        {
-          scope: budget.scope,
-          scopeId: budget.scopeId,
-          period: budget.period,
-          limitMicros: Number(micros),
-          mode: settings.mode,
-          alertThresholds,
-        },
-        { 'If-Match': `"${budget.version}"` },
-      );
-      onSaved();
-    } catch (err) {
-      errors.setError(toApiError(err));
-      setBusy(false);
-    }
-  }
-
-  return (
-    <FormModal title={`Edit budget: ${label}, ${budget.period.toLowerCase()}`} onClose={onClose} onSubmit={save}>
-      <LimitSettingsFields
-        settings={settings}
-        onChange={setSettings}
-        errors={{
-          limit: micros === null ? BAD_LIMIT : errors.at('limitMicros'),
-          thresholds: alertThresholds === null ? BAD_THRESHOLDS : errors.at('alertThresholds'),
-        }}
-        testIds={{ limit: 'budget-limit-input', mode: 'budget-mode', thresholds: 'budget-thresholds' }}
-      />
-      {stale ? (
-        <StaleAlert testId="budget-stale">
-          This budget was changed since you opened it (version {budget.version} is no longer current), so nothing was
-          saved. Close this form to see the current budget, then edit again.
-        </StaleAlert>
-      ) : (
-        <FormError error={errors.elsewhere} />
-      )}
-      <FormActions
-        submitLabel="Save"
-        submitTestId="budget-save"
-        busy={busy}
-        disabled={micros === null || alertThresholds === null || stale}
-        onCancel={stale ? onSaved : onClose}
-        cancelLabel={stale ? 'Reload budgets' : 'Cancel'}
-      />
-    </FormModal>
-  );
-}
-
-const PERIOD_LABELS: Record<BudgetPeriod, string> = {
-  DAY: 'Day',
-  WEEK: 'Week',
-  MONTH: 'Month',
-  QUARTER: 'Quarter',
-  TOTAL: 'Total (never resets)',
-};
-
-/** "50, 80, 100" to whole percentages; null when one is not a whole number from 1 to 1000. */
-function parseThresholds(text: string): number[] | null {
-  if (text.trim() === '') return [];
-  const values = text.split(',').map((t) => Number(t.trim()));
-  return values.every((t) => Number.isInteger(t) && t >= 1 && t <= 1000) ? values : null;
-}
-
-/** The scope's API field errors, shown at their inputs; anything else goes to the form's alert. */
-const CREATE_FIELDS = ['scope', 'scopeId', 'period', 'limitMicros', 'mode', 'alertThresholds'];
-
-function CreateBudgetModal({
-  orgId,
-  orgName,
-  targets,
-  budgets,
-  labelOf,
-  onClose,
-  onCreated,
-}: {
-  orgId: string;
-  orgName: string;
-  targets: BudgetsData['targets'];
-  budgets: Budget[];
-  labelOf: (b: Budget) => string;
-  onClose: () => void;
-  onCreated: () => void;
-}) {
-  const orgPath = useOrgPath();
-  const [scope, setScope] = useState<BudgetScope>('TEAM');
-  const [scopeId, setScopeId] = useState<string | null>(null);
-  const [period, setPeriod] = useState<BudgetPeriod>('MONTH');
-  const [settings, setSettings] = useState<LimitSettings>({ limit: '', mode: 'HARD', thresholds: '80, 100' });
-  const [tried, setTried] = useState(false);
-  const errors = useFieldErrors(CREATE_FIELDS);
-  const [busy, setBusy] = useState(false);
-  const target = scope === 'ORG' ? orgId : scopeId;
-  const { micros, limitOk, alertThresholds } = readLimitSettings(settings);
-  // PUT is an upsert: creating over an existing budget would silently replace it.
-  const existing = budgets.find((b) => b.scope === scope && b.scopeId === target && b.period === period);
-
-  async function create(e: FormEvent) {
-    e.preventDefault();
-    setTried(true);
-    if (!target || !limitOk || alertThresholds === null || existing) return;
-    setBusy(true);
-    errors.setError(null);
-    try {
-      await api('PUT', `${orgPath}/budgets`, {
-        scope,
-        scopeId: target,
-        period,
-        limitMicros: Number(micros),
-        mode: settings.mode,
-        alertThresholds,
-      });
-      onCreated();
-    } catch (err) {
-      errors.setError(toApiError(err));
-      setBusy(false);
-    }
-  }
-
-  return (
-    <FormModal title="New budget" onClose={onClose} onSubmit={create} onInput={errors.onFormInput}>
-      <Select
-        label="Scope"
-        data={SCOPE_ORDER.map((s) => ({ value: s, label: SCOPE_LABELS[s] }))}
-        value={scope}
-        onChange={(v) => {
-          setScope((v as BudgetScope) ?? 'TEAM');
-          setScopeId(null);
-        }}
-        allowDeselect={false}
-        error={errors.at('scope')}
-        data-testid="new-budget-scope"
-      />
-      {scope === 'ORG' ? (
-        <Text size="sm">The whole organisation: {orgName}</Text>
-      ) : (
-        <Select
-          label={SCOPE_LABELS[scope]}
-          placeholder={`Choose a ${SCOPE_LABELS[scope].toLowerCase()}`}
-          searchable
-          nothingFoundMessage="None matches"
-          limit={100}
-          data={targets[scope]}
-          value={scopeId}
-          onChange={setScopeId}
-          error={tried && !scopeId ? `Choose a ${SCOPE_LABELS[scope].toLowerCase()}` : errors.at('scopeId')}
-          data-testid="new-budget-target"
-        />
-      )}
-      <Select
-        label="Period"
-        description="Calendar periods in the organisation's time zone"
-        data={BUDGET_PERIODS.map((p) => ({ value: p, label: PERIOD_LABELS[p] }))}
-        value={period}
-        onChange={(v) => setPeriod((v as BudgetPeriod) ?? 'MONTH')}
-        allowDeselect={false}
-        error={
-          existing
-            ? `${labelOf(existing)} already has a ${period.toLowerCase()} budget: edit that one instead`
-            : errors.at('period')
-        }
-        data-testid="new-budget-period"
-      />
-      <LimitSettingsFields
-        settings={settings}
-        onChange={setSettings}
-        errors={{
-          limit: (tried || settings.limit !== '') && !limitOk ? BAD_LIMIT : errors.at('limitMicros'),
-          mode: errors.at('mode'),
-          thresholds: alertThresholds === null ? BAD_THRESHOLDS : errors.at('alertThresholds'),
-        }}
-        testIds={{ limit: 'new-budget-limit', mode: 'new-budget-mode', thresholds: 'new-budget-thresholds' }}
-      />
-      <FormError error={errors.elsewhere} />
-      <FormActions
-        submitLabel="Create budget"
-        submitTestId="new-budget-submit"
-        busy={busy}
-        disabled={!!existing}
-        onCancel={onClose}
-      />
-    </FormModal>
   );
 }

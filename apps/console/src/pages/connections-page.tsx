@@ -1,5 +1,5 @@
 import { Alert, Badge, Button, Card, Code, Group, Stack, Table, Text } from '@mantine/core';
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { ApiError, api, get, post, toApiError } from '../api/admin-client';
 import type { Connection, OAuthUpstream } from '../api/oversight-types';
 import { ConfirmModal } from '../components/confirm-modal';
@@ -41,8 +41,33 @@ export function ConnectionsPage() {
   }, [orgPath, userId]);
   const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
-  const [opened, setOpened] = useState<string | null>(null);
+  // The upstream being connected in the other tab, and its connection as it was then (a reconnect changes it).
+  const [opened, setOpened] = useState<{ upstream: OAuthUpstream; before: string } | null>(null);
+  const [connected, setConnected] = useState<string | null>(null);
   const [disconnecting, setDisconnecting] = useState<OAuthUpstream | null>(null);
+  const snapshot = (upstreamId: string) =>
+    JSON.stringify(
+      data.state === 'ready' ? (data.data?.connections.find((c) => c.upstreamId === upstreamId) ?? null) : null,
+    );
+
+  // While a connection is being made in the other tab, look again every 2 s and when this tab is back in focus:
+  // the page notices the new connection by itself.
+  useEffect(() => {
+    if (!opened) return;
+    const again = () => data.reload();
+    const timer = setInterval(again, 2000);
+    window.addEventListener('focus', again);
+    return () => {
+      clearInterval(timer);
+      window.removeEventListener('focus', again);
+    };
+  }, [opened, data.reload]);
+  useEffect(() => {
+    if (opened && data.state === 'ready' && snapshot(opened.upstream.id) !== opened.before) {
+      setConnected(opened.upstream.namespace);
+      setOpened(null);
+    }
+  });
 
   if (!userId) {
     return (
@@ -59,6 +84,8 @@ export function ConnectionsPage() {
   async function connect(u: OAuthUpstream) {
     setBusy(u.id);
     setError(null);
+    setConnected(null);
+    const before = snapshot(u.id);
     // Opened before the answer so browsers do not block it as a pop-up; pointed at the URL once known.
     const tab = window.open('', '_blank');
     if (tab) tab.opener = null; // the upstream's page gets no handle on the console
@@ -66,7 +93,7 @@ export function ConnectionsPage() {
       const started = await post<{ authorizationUrl: string }>(`${orgPath}/users/${userId}/connections/${u.id}`);
       if (tab) tab.location.href = started.authorizationUrl;
       else window.location.assign(started.authorizationUrl);
-      setOpened(u.namespace);
+      setOpened({ upstream: u, before });
     } catch (err) {
       tab?.close();
       setError(toApiError(err));
@@ -83,7 +110,7 @@ export function ConnectionsPage() {
 
   return (
     <Stack gap="md">
-      <Text size="sm" c="gray.8">
+      <Text size="sm" c="dimmed">
         Some upstreams act as you, with your own account there. Connect once; Tollgate keeps the tokens encrypted and
         refreshes them. Disconnecting forgets them: the next call asks you to connect again.
       </Text>
@@ -91,22 +118,27 @@ export function ConnectionsPage() {
         <Alert
           color="indigo"
           role="status"
-          title={`Finish connecting ${opened} in the new tab`}
-          styles={{ title: { color: 'var(--mantine-color-dark-9)' } }}
+          title={`Finish connecting ${opened.upstream.namespace} in the new tab`}
+          styles={{ title: { color: 'var(--tg-strong)' } }}
+          data-testid="connect-waiting"
         >
           <Group gap="sm">
-            <Text size="sm">Sign in there and allow access, then come back.</Text>
-            <Button
-              size="xs"
-              variant="white"
-              onClick={() => {
-                setOpened(null);
-                data.reload();
-              }}
-            >
-              I have connected: refresh
+            <Text size="sm">Sign in there and allow access; this page notices the connection by itself.</Text>
+            <Button size="xs" variant="white" onClick={() => data.reload()}>
+              Look again now
             </Button>
           </Group>
+        </Alert>
+      )}
+      {connected && (
+        <Alert
+          color="green"
+          role="status"
+          title={`Connected to ${connected}`}
+          styles={{ title: { color: 'var(--tg-strong)' } }}
+          data-testid="connect-done"
+        >
+          <Text size="sm">Agents can now call its tools as you. You can close the other tab.</Text>
         </Alert>
       )}
       {error && (
@@ -140,17 +172,17 @@ export function ConnectionsPage() {
                   <Table.Td>
                     <Code>{u.namespace}</Code>
                     {!u.enabled && (
-                      <Text size="xs" c="gray.8">
+                      <Text size="xs" c="dimmed">
                         disabled by an admin
                       </Text>
                     )}
                   </Table.Td>
                   <Table.Td data-testid="connection-status">
-                    <Badge variant="outline" color={h?.color ?? 'gray.8'} c="dark.9">
+                    <Badge variant="outline" color={h?.color ?? 'gray.8'} c="var(--tg-strong)">
                       {h?.label ?? 'Not connected'}
                     </Badge>
                     {(h?.hint || c?.lastRefreshError) && (
-                      <Text size="xs" c="gray.8">
+                      <Text size="xs" c="dimmed">
                         {c?.lastRefreshError ?? h?.hint}
                       </Text>
                     )}

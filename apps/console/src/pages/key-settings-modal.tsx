@@ -1,16 +1,4 @@
-import {
-  Button,
-  Divider,
-  Group,
-  Modal,
-  NumberInput,
-  Select,
-  Stack,
-  TagsInput,
-  Text,
-  TextInput,
-  Title,
-} from '@mantine/core';
+import { Button, Divider, Group, NumberInput, Select, Stack, TagsInput, Text, TextInput, Title } from '@mantine/core';
 import { FormEvent, useState } from 'react';
 import { api, get, post, toApiError } from '../api/admin-client';
 import type { Key, KeyLimits } from '../api/admin-types';
@@ -21,6 +9,10 @@ import { useFieldErrors } from '../lib/field-errors';
 import { decimalToMicros } from '../lib/money-input';
 import { useLoad } from '../lib/use-load';
 import { useOrgPath, useSession } from '../session';
+import { ConsoleModal } from '../components/console-modal';
+import { periodLabel } from '../lib/labels';
+import { dayIn } from '../lib/dates';
+import { zonedToUtc } from '../lib/zoned-time';
 
 const DISCLOSURE_OPTIONS = [
   { value: '', label: 'As the policy says' },
@@ -32,7 +24,6 @@ const DISCLOSURE_OPTIONS = [
 const PERIODS = ['DAY', 'WEEK', 'MONTH', 'QUARTER', 'TOTAL'];
 
 /** `2030-01-01T00:00:00.000Z` -> `2030-01-01` for a date input (the day in UTC, as it is sent back). */
-const dayOf = (iso: string | null) => (iso ? iso.slice(0, 10) : '');
 
 const asApiError = (err: unknown) => toApiError(err);
 
@@ -47,10 +38,10 @@ export function KeySettingsModal({
   onSaved: () => void;
 }) {
   const orgPath = useOrgPath();
-  const { currency } = useSession();
+  const { currency, org } = useSession();
   const [tags, setTags] = useState<string[]>(k.tags);
   const [disclosure, setDisclosure] = useState<string>(k.disclosureMode ?? '');
-  const [expires, setExpires] = useState(dayOf(k.expiresAt));
+  const [expires, setExpires] = useState(k.expiresAt ? dayIn(org.timeZone, new Date(k.expiresAt)) : '');
   const errors = useFieldErrors(['tags', 'disclosureMode', 'expiresAt']);
   const [busy, setBusy] = useState(false);
   const limits = useLoad(() => get<KeyLimits>(`${orgPath}/keys/${k.id}/limits`), [orgPath, k.id]);
@@ -63,7 +54,7 @@ export function KeySettingsModal({
       await api('PATCH', `${orgPath}/keys/${k.id}`, {
         tags,
         disclosureMode: disclosure || null,
-        expiresAt: expires ? `${expires}T00:00:00.000Z` : null,
+        expiresAt: expires ? zonedToUtc(expires, '00:00', org.timeZone).toISOString() : null,
       });
       onSaved();
       onClose();
@@ -75,7 +66,7 @@ export function KeySettingsModal({
   }
 
   return (
-    <Modal
+    <ConsoleModal
       opened
       onClose={onClose}
       closeButtonProps={{ 'aria-label': 'Close' }}
@@ -105,7 +96,7 @@ export function KeySettingsModal({
           <TextInput
             type="date"
             label="Expires on"
-            description="Start of that day (UTC); empty for no expiry"
+            description={`From the start of that day in ${org.timeZone}; empty for no expiry`}
             value={expires}
             onChange={(e) => setExpires(e.currentTarget.value)}
             error={errors.at('expiresAt')}
@@ -124,13 +115,13 @@ export function KeySettingsModal({
       {limits.state === 'ready' && (
         <Stack gap="xs" data-testid="key-limits">
           {limits.data.budgets.length === 0 && limits.data.rateLimits.length === 0 && (
-            <Text size="sm" c="gray.8">
+            <Text size="sm" c="dimmed">
               None of its own: the team's and the org's budgets and rate limits apply.
             </Text>
           )}
           {limits.data.budgets.map((b) => (
             <Text size="sm" key={b.id} data-testid="key-budget">
-              Budget {b.period.toLowerCase()}: <Money micros={b.limitMicros} /> ({b.mode === 'HARD' ? 'hard' : 'soft'})
+              Budget {periodLabel(b.period)}: <Money micros={b.limitMicros} /> ({b.mode === 'HARD' ? 'hard' : 'soft'})
             </Text>
           ))}
           {limits.data.rateLimits.map((r) => (
@@ -143,7 +134,7 @@ export function KeySettingsModal({
           <RateLimitForm keyId={k.id} onSaved={limits.reload} />
         </Stack>
       )}
-    </Modal>
+    </ConsoleModal>
   );
 }
 
@@ -259,7 +250,7 @@ function RateLimitForm({ keyId, onSaved }: { keyId: string; onSaved: () => void 
         </Button>
       </Group>
       {errors.elsewhere && (
-        <Text c="red.8" size="sm" role="alert" mt={4}>
+        <Text c="var(--tg-danger)" size="sm" role="alert" mt={4}>
           {errors.elsewhere.message}
         </Text>
       )}

@@ -1,35 +1,18 @@
-import {
-  Alert,
-  Badge,
-  Button,
-  Card,
-  Code,
-  CopyButton,
-  Group,
-  Modal,
-  Select,
-  Stack,
-  Switch,
-  Table,
-  Text,
-  TextInput,
-} from '@mantine/core';
-import { FormEvent, useMemo, useState } from 'react';
-import { get, post, toApiError } from '../api/admin-client';
+import { Badge, Button, Card, Code, Group, Select, Stack, Switch, Table, Text, TextInput } from '@mantine/core';
+import { useMemo, useState } from 'react';
+import { get, post } from '../api/admin-client';
 import type { Key, Team, User } from '../api/admin-types';
 import { KeySettingsModal } from './key-settings-modal';
 import { ConfirmModal } from '../components/confirm-modal';
-import { FormActions, FormError } from '../components/form-actions';
-import { FormModal } from '../components/form-modal';
 import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
 import { RowAction } from '../components/row-action';
 import { formatTimestamp } from '../lib/dates';
-import { useFieldErrors } from '../lib/field-errors';
 import { canManageKeys } from '../lib/roles';
 import { useLoad } from '../lib/use-load';
 import { useOrgPath, useSession } from '../session';
 import { scopeNames } from '../lib/scope-names';
 import { DataTable } from '../components/data-table';
+import { IssueKeyModal, KeySecret } from './issue-key-modal';
 
 interface KeysData {
   keys: Key[];
@@ -167,11 +150,11 @@ export function KeysPage() {
                     <Table.Td>{k.name}</Table.Td>
                     <Table.Td>
                       {k.kind === 'OAUTH' ? (
-                        <Badge variant="outline" color="grape.8" c="dark.9" styles={BADGE_FULL}>
+                        <Badge variant="outline" color="grape.8" c="var(--tg-strong)" styles={BADGE_FULL}>
                           OAuth{k.oauthClientName ? ` · ${k.oauthClientName}` : ''}
                         </Badge>
                       ) : (
-                        <Badge variant="outline" color="indigo.8" c="dark.9" styles={BADGE_FULL}>
+                        <Badge variant="outline" color="indigo.8" c="var(--tg-strong)" styles={BADGE_FULL}>
                           Virtual
                         </Badge>
                       )}
@@ -184,7 +167,7 @@ export function KeysPage() {
                     <Table.Td data-testid="key-tags-cell">
                       <Group gap={4}>
                         {(k.tags ?? []).map((t) => (
-                          <Badge key={t} variant="outline" color="gray.8" c="dark.9" tt="none">
+                          <Badge key={t} variant="outline" color="gray.8" c="var(--tg-strong)" tt="none">
                             {t}
                           </Badge>
                         ))}
@@ -192,10 +175,12 @@ export function KeysPage() {
                     </Table.Td>
                     <Table.Td>{k.disclosureMode ? k.disclosureMode.toLowerCase() : 'policy'}</Table.Td>
                     <Table.Td>{k.lastUsedAt ? formatTimestamp(k.lastUsedAt, org.timeZone) : 'Never'}</Table.Td>
-                    <Table.Td>{k.expiresAt ? formatTimestamp(k.expiresAt, org.timeZone) : 'Never'}</Table.Td>
+                    <Table.Td data-testid="key-expires">
+                      {k.expiresAt ? formatTimestamp(k.expiresAt, org.timeZone) : 'Never'}
+                    </Table.Td>
                     <Table.Td>{formatTimestamp(k.createdAt, org.timeZone)}</Table.Td>
                     <Table.Td>
-                      <Badge variant="outline" color={status.color} c="dark.9" styles={BADGE_FULL}>
+                      <Badge variant="outline" color={status.color} c="var(--tg-strong)" styles={BADGE_FULL}>
                         {status.label}
                       </Badge>
                     </Table.Td>
@@ -270,116 +255,6 @@ export function KeysPage() {
   );
 }
 
-function IssueKeyModal({
-  teams,
-  users,
-  onClose,
-  onIssued,
-}: {
-  teams: Team[];
-  users: User[];
-  onClose: () => void;
-  onIssued: () => void;
-}) {
-  const { me } = useSession();
-  const orgPath = useOrgPath();
-  // Members issue keys for themselves; team admins within their team.
-  const fixedTeam = me.role === 'MEMBER' || me.role === 'TEAM_ADMIN' ? me.teamId : null;
-  const fixedUser = me.role === 'MEMBER' ? (me.user?.id ?? null) : null;
-  const [name, setName] = useState('');
-  const [teamId, setTeamId] = useState<string | null>(fixedTeam ?? (teams.length === 1 ? teams[0].id : null));
-  const [userId, setUserId] = useState<string | null>(fixedUser);
-  const errors = useFieldErrors(['name', 'teamId', 'userId']);
-  const [busy, setBusy] = useState(false);
-  const [secret, setSecret] = useState<string | null>(null);
-
-  const members = useLoad<{ userId: string }[]>(
-    async () => (teamId ? get(`${orgPath}/teams/${teamId}/members`) : []),
-    [orgPath, teamId],
-  );
-  const memberOptions =
-    members.state === 'ready'
-      ? members.data.map((m) => ({
-          value: m.userId,
-          label: (() => {
-            const u = users.find((x) => x.id === m.userId);
-            return u ? (u.name ? `${u.name} (${u.email})` : u.email) : m.userId;
-          })(),
-        }))
-      : [];
-
-  async function submit(e: FormEvent) {
-    e.preventDefault();
-    setBusy(true);
-    errors.setError(null);
-    try {
-      const issued = await post<{ secret: string }>(`${orgPath}/keys`, { name: name.trim(), teamId, userId });
-      setSecret(issued.secret);
-      onIssued();
-    } catch (err) {
-      errors.setError(toApiError(err));
-    } finally {
-      setBusy(false);
-    }
-  }
-
-  if (secret) {
-    return (
-      <Modal opened onClose={onClose} closeButtonProps={{ 'aria-label': 'Close' }} title="Key issued" size="lg">
-        <SecretShownOnce secret={secret} onClose={onClose} />
-      </Modal>
-    );
-  }
-
-  return (
-    <FormModal title="Issue a key" onClose={onClose} onSubmit={submit}>
-      <TextInput
-        label="Name"
-        description="What runs with it, e.g. claude-code-laptop"
-        required
-        value={name}
-        onChange={(e) => setName(e.currentTarget.value)}
-        error={errors.at('name')}
-        data-testid="key-name"
-      />
-      <Select
-        label="Team"
-        description="The team the key spends for"
-        required
-        data={teams.map((t) => ({ value: t.id, label: t.name }))}
-        value={teamId}
-        onChange={(v) => {
-          setTeamId(v);
-          if (!fixedUser) setUserId(null);
-        }}
-        disabled={!!fixedTeam}
-        error={errors.at('teamId')}
-        data-testid="key-team"
-      />
-      <Select
-        label="Owner"
-        description="A member of the team"
-        required
-        data={fixedUser ? [{ value: fixedUser, label: 'Me' }] : memberOptions}
-        value={userId}
-        onChange={setUserId}
-        disabled={!!fixedUser || !teamId}
-        nothingFoundMessage="No members in this team"
-        error={errors.at('userId')}
-        data-testid="key-owner"
-      />
-      <FormError error={errors.elsewhere} />
-      <FormActions
-        submitLabel="Issue key"
-        submitTestId="key-submit"
-        busy={busy}
-        disabled={!name.trim() || !teamId || !userId}
-        onCancel={onClose}
-      />
-    </FormModal>
-  );
-}
-
 function RevokeKeyModal({
   keyToRevoke: k,
   onClose,
@@ -409,40 +284,7 @@ function RevokeKeyModal({
   );
 }
 
-/** A secret shown this once, with a copy button: Tollgate keeps only its hash. */
-function SecretShownOnce({ secret, onClose }: { secret: string; onClose: () => void }) {
-  return (
-    <Stack>
-      <Alert
-        color="yellow"
-        title="Copy the key now"
-        role="status"
-        styles={{ title: { color: 'var(--mantine-color-dark-9)' } }}
-      >
-        This is the only time the secret is shown. Tollgate keeps only a hash of it.
-      </Alert>
-      <Group wrap="nowrap" align="center">
-        <Code block style={{ flex: 1, wordBreak: 'break-all' }} data-testid="issued-secret">
-          {secret}
-        </Code>
-        <CopyButton value={secret}>
-          {({ copied, copy }) => (
-            <Button onClick={copy} color={copied ? 'teal.9' : 'indigo'} data-testid="copy-secret">
-              {copied ? 'Copied' : 'Copy'}
-            </Button>
-          )}
-        </CopyButton>
-      </Group>
-      <Text size="sm">
-        Agents send it as <Code>Authorization: Bearer …</Code> to the edge.
-      </Text>
-      <Group justify="flex-end">
-        <Button onClick={onClose}>Done</Button>
-      </Group>
-    </Stack>
-  );
-}
-
+/** A key's secret, shown this once: Tollgate keeps only its hash. */
 function RotateKeyModal({
   keyToRotate: k,
   onClose,
@@ -455,11 +297,7 @@ function RotateKeyModal({
   const orgPath = useOrgPath();
   const [secret, setSecret] = useState<string | null>(null);
   if (secret) {
-    return (
-      <Modal opened onClose={onClose} closeButtonProps={{ 'aria-label': 'Close' }} title="Key rotated" size="lg">
-        <SecretShownOnce secret={secret} onClose={onClose} />
-      </Modal>
-    );
+    return <KeySecret title="Key rotated" secret={secret} onClose={onClose} />;
   }
   return (
     <ConfirmModal

@@ -1,29 +1,26 @@
-import { Badge, Card, Group, Progress, SegmentedControl, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
+import { Card, Group, SegmentedControl, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
 import { useState } from 'react';
 import { get } from '../api/admin-client';
 import type { BudgetUtilisation, Key, SpendReport, Team, User } from '../api/admin-types';
 import { Money } from '../components/money-text';
 import { EmptyState, ErrorState, LoadingState, ScopeNote } from '../components/page-states';
 import { SpendPerDayChart } from '../components/spend-chart';
-import { dayIn, formatDay, formatTimestamp, monthStart } from '../lib/dates';
-import { forecastBudget } from '../lib/forecast';
-import { formatRatio, toMicros } from '../lib/money';
+import { dayIn, formatDay, formatTimestamp } from '../lib/dates';
+import { MicrosInput, formatMoney, formatRatio, toMicros } from '../lib/money';
+import { DEFAULT_PRESET, DayRange, presetOf, presetRange, previousPeriod } from '../lib/date-ranges';
+import { RangePicker } from '../components/range-picker';
+import { UpdatedAgo } from '../components/updated-ago';
 import { SpendScope, canReadSpend, spendScopeOf } from '../lib/roles';
-import { DIMENSION_LABELS, Ranked, topBy } from '../lib/spend-table';
+import { DIMENSION_LABELS, topBy } from '../lib/spend-table';
 import { useLoad } from '../lib/use-load';
 import { useOrgPath, useSession } from '../session';
 import { scopeNames } from '../lib/scope-names';
 import type { BudgetAlert } from '../api/oversight-types';
 import { DataTable } from '../components/data-table';
-
-interface OverviewData {
-  total: SpendReport;
-  budgets: BudgetUtilisation[];
-  tools: Ranked[];
-  keys: Ranked[];
-  users: Ranked[] | null;
-  names: Map<string, string>;
-}
+import { periodLabel } from '../lib/labels';
+import type { BlockingBudgets } from '../api/calls-types';
+import { RefusalsPanel } from '../components/refusals-panel';
+import { BudgetRow, SCOPE_LABELS, TopList } from './overview-panels';
 
 type StackBy = 'team' | 'user' | 'upstream' | 'tool';
 /** How spend per day can be stacked for each scope: a team admin by member, a member by upstream or tool. */
@@ -33,44 +30,54 @@ const STACKS: Record<SpendScope, [StackBy, StackBy]> = {
   user: ['upstream', 'tool'],
 };
 
-/** Month to date in the org's time zone: the period most budgets run over. */
-function monthToDate(timeZone: string) {
-  const to = dayIn(timeZone);
-  return { from: monthStart(to), to };
-}
-
 export function OverviewPage() {
   const { org, currency, me } = useSession();
   const orgPath = useOrgPath();
   const scope = spendScopeOf(me.role);
   // Org alerts are the Audit level: a team admin or a member would only be refused them.
   const readsAlerts = canReadSpend(me.role);
-  const range = monthToDate(org.timeZone);
+  const today = dayIn(org.timeZone);
+  // The same range picker and default (the month to date) as the explorer.
+  const [range, setRange] = useState<DayRange>(() => presetRange(DEFAULT_PRESET, today));
   const q = `from=${range.from}&to=${range.to}`;
+  const previous = previousPeriod(range);
+  const previousTotal = useLoad(
+    () => get<SpendReport>(`${orgPath}/reports/spend?from=${previous.from}&to=${previous.to}`),
+    [orgPath, previous.from, previous.to],
+  );
   const [stackBy, setStackBy] = useState<StackBy>(STACKS[scope][0]);
 
-  const overview = useLoad<OverviewData>(async () => {
-    const [total, budgets, tools, keysReport, usersReport, teams, users, keys] = await Promise.all([
-      get<SpendReport>(`${orgPath}/reports/spend?${q}`),
-      get<BudgetUtilisation[]>(`${orgPath}/reports/budgets`),
-      get<SpendReport>(`${orgPath}/reports/spend?${q}&groupBy=tool`),
-      get<SpendReport>(`${orgPath}/reports/spend?${q}&groupBy=key`),
-      // A member's own usage has one user: no ranking of users.
-      scope === 'user' ? Promise.resolve(null) : get<SpendReport>(`${orgPath}/reports/spend?${q}&groupBy=user`),
-      get<Team[]>(`${orgPath}/teams`),
-      get<User[]>(`${orgPath}/users`),
-      get<Key[]>(`${orgPath}/keys`),
+  // Each panel loads on its own: one failed report shows its error in its panel, the rest stays.
+  const total = useLoad(() => get<SpendReport>(`${orgPath}/reports/spend?${q}`), [orgPath, q]);
+  const budgetsLoad = useLoad(() => get<BudgetUtilisation[]>(`${orgPath}/reports/budgets`), [orgPath]);
+  // Budgets refusing calls now (BUDGET_EXCEEDED in the last minutes): their forecast is not a future date.
+  const blockingLoad = useLoad(() => get<BlockingBudgets>(`${orgPath}/reports/refusals/blocking`), [orgPath]);
+  const blocking = new Map(
+    blockingLoad.state === 'ready' ? blockingLoad.data.budgets.map((b) => [b.budgetId, b.refusedCalls]) : [],
+  );
+  // Names only label rows: without them the ids show, nothing else is lost.
+  const namesLoad = useLoad(async () => {
+    const [teams, users, keys] = await Promise.all([
+      get<Team[]>(`${orgPath}/teams`).catch(() => []),
+      get<User[]>(`${orgPath}/users`).catch(() => []),
+      get<Key[]>(`${orgPath}/keys`).catch(() => []),
     ]);
-    const names = scopeNames({ org, teams, users, keys });
-    return {
-      total,
-      budgets,
-      tools: topBy(tools, 'tool', 5),
-      keys: topBy(keysReport, 'key', 5),
-      users: usersReport && topBy(usersReport, 'user', 5),
-      names,
-    };
-  }, [orgPath, q]);
+    return scopeNames({ org, teams, users, keys });
+  }, [orgPath]);
+  const topTools = useLoad(
+    async () => topBy(await get<SpendReport>(`${orgPath}/reports/spend?${q}&groupBy=tool`), 'tool', 5),
+    [orgPath, q],
+  );
+  const topKeys = useLoad(
+    async () => topBy(await get<SpendReport>(`${orgPath}/reports/spend?${q}&groupBy=key`), 'key', 5),
+    [orgPath, q],
+  );
+  // A member's own usage has one user: no ranking of users.
+  const topUsers = useLoad(
+    async () =>
+      scope === 'user' ? null : topBy(await get<SpendReport>(`${orgPath}/reports/spend?${q}&groupBy=user`), 'user', 5),
+    [orgPath, q],
+  );
 
   // Its own load: an alerts failure leaves the rest of the overview shown.
   const alerts = useLoad(async () => {
@@ -84,65 +91,111 @@ export function OverviewPage() {
     [orgPath, q, stackBy],
   );
 
-  if (overview.state === 'loading') return <LoadingState label="Loading this month’s spend…" />;
-  if (overview.state === 'error')
-    return <ErrorState error={overview.error} what="the overview" onRetry={overview.reload} />;
-  const { total, budgets, names } = overview.data;
-  const t = total.totals;
-  const scopeShown = total.scope?.kind ?? scope;
+  const names = namesLoad.state === 'ready' ? namesLoad.data : new Map<string, string>();
+  const report = total.state === 'ready' ? total.data : null;
+  const scopeShown = report?.scope?.kind ?? scope;
+  const budgets = budgetsLoad.state === 'ready' ? budgetsLoad.data : [];
 
   return (
     <Stack gap="lg">
-      <ScopeNote scope={scopeShown} teamName={names.get(total.scope?.id ?? me.teamId ?? '')} />
-      <Text c="gray.8" size="sm" data-testid="overview-range">
-        {formatDay(total.from)} to {formatDay(total.to)} · report days in {total.timeZone} · org time zone{' '}
-        {org.timeZone}
-      </Text>
-      <SimpleGrid cols={{ base: 1, sm: 3 }}>
-        <Kpi label={KPI_SPEND_LABELS[scopeShown]}>
-          <Money micros={t.costMicros} testId="overview-total-spend" />
-        </Kpi>
-        <Kpi label="Calls">
-          <span data-testid="overview-calls">{t.calls.toLocaleString()}</span>
-        </Kpi>
-        <Kpi label="Error rate">
-          <span data-testid="overview-error-rate">{formatRatio(t.errors, t.calls) ?? '—'}</span>
-          <Text size="xs" c="gray.8" component="span">
-            {' '}
-            ({t.errors.toLocaleString()} of {t.calls.toLocaleString()})
+      <ScopeNote scope={scopeShown} teamName={names.get(report?.scope?.id ?? me.teamId ?? '')} />
+      <Group justify="space-between" align="flex-end">
+        <RangePicker range={range} today={today} timeZone={org.timeZone} onChange={setRange} testIdPrefix="overview" />
+        <UpdatedAgo
+          stamp={report}
+          testId="overview-updated"
+          onRefresh={() => {
+            for (const l of [
+              total,
+              previousTotal,
+              budgetsLoad,
+              blockingLoad,
+              topTools,
+              topKeys,
+              topUsers,
+              alerts,
+              perDay,
+            ])
+              l.reload();
+          }}
+        />
+      </Group>
+      {total.state === 'loading' && <LoadingState label="Loading this month’s spend…" />}
+      {total.state === 'error' && <ErrorState error={total.error} what="this month’s spend" onRetry={total.reload} />}
+      {report && (
+        <>
+          <Text c="dimmed" size="sm" data-testid="overview-range">
+            {formatDay(report.from)} to {formatDay(report.to)} · report days in {report.timeZone} · org time zone{' '}
+            {org.timeZone}
           </Text>
-        </Kpi>
-      </SimpleGrid>
+          <SimpleGrid cols={{ base: 1, sm: 3 }}>
+            <Kpi label={presetOf(range, today) === 'this-month' ? KPI_SPEND_LABELS[scopeShown] : 'Spend in this range'}>
+              <Money micros={report.totals.costMicros} testId="overview-total-spend" />
+              <Text size="xs" c="dimmed" component="div" fw={400} data-testid="overview-previous">
+                {previousTotal.state === 'ready'
+                  ? `${formatChange(report.totals.costMicros, previousTotal.data.totals.costMicros)} vs ${formatDay(previous.from)} – ${formatDay(previous.to)} (${formatMoney(previousTotal.data.totals.costMicros, currency)})`
+                  : previousTotal.state === 'error'
+                    ? 'The previous period could not be loaded.'
+                    : 'Comparing with the previous period…'}
+              </Text>
+            </Kpi>
+            <Kpi label="Calls">
+              <span data-testid="overview-calls">{report.totals.calls.toLocaleString()}</span>
+            </Kpi>
+            <Kpi label="Error rate">
+              <span data-testid="overview-error-rate">
+                {formatRatio(report.totals.errors, report.totals.calls) ?? '—'}
+              </span>
+              <Text size="xs" c="dimmed" component="span">
+                {' '}
+                ({report.totals.errors.toLocaleString()} of {report.totals.calls.toLocaleString()})
+              </Text>
+            </Kpi>
+          </SimpleGrid>
+        </>
+      )}
+
+      <RefusalsPanel orgId={org.id} range={range} />
 
       <Card withBorder component="section" aria-labelledby="budgets-title">
         <Title order={2} size="h4" id="budgets-title" mb="sm">
           Budgets this period
         </Title>
-        {budgets.length === 0 ? (
-          <EmptyState title={scopeShown === 'org' ? 'No budgets yet' : 'No budgets set for you'}>
-            {scopeShown === 'org'
-              ? 'Set one on the Budgets page (or PUT /v1/orgs/{orgId}/budgets); it shows here with its spend and a forecast.'
-              : 'Budgets on your team, its members or keys show here with their spend and a forecast once an org admin sets them.'}
-          </EmptyState>
-        ) : (
-          <Stack gap="md">
-            {budgets.map((b) => (
-              <BudgetRow key={b.budgetId} budget={b} name={names.get(b.scopeId) ?? b.scopeId} />
-            ))}
-          </Stack>
+        {budgetsLoad.state === 'loading' && <LoadingState label="Loading budgets…" />}
+        {budgetsLoad.state === 'error' && (
+          <ErrorState error={budgetsLoad.error} what="the budgets" onRetry={budgetsLoad.reload} />
         )}
+        {budgetsLoad.state === 'ready' &&
+          (budgets.length === 0 ? (
+            <EmptyState title={scopeShown === 'org' ? 'No budgets yet' : 'No budgets set for you'}>
+              {scopeShown === 'org'
+                ? 'Set one on the Budgets page (or PUT /v1/orgs/{orgId}/budgets); it shows here with its spend and a forecast.'
+                : 'Budgets on your team, its members or keys show here with their spend and a forecast once an org admin sets them.'}
+            </EmptyState>
+          ) : (
+            <Stack gap="md">
+              {budgets.map((b) => (
+                <BudgetRow
+                  key={b.budgetId}
+                  budget={b}
+                  name={names.get(b.scopeId) ?? b.scopeId}
+                  refusedNow={blocking.get(b.budgetId) ?? 0}
+                />
+              ))}
+            </Stack>
+          ))}
       </Card>
 
       {readsAlerts && (
         <Card withBorder component="section" aria-labelledby="alerts-title" data-testid="overview-alerts">
           <Title order={2} size="h4" id="alerts-title" mb="sm">
-            Alerts fired this month
+            Alerts fired in this range
           </Title>
           {alerts.state === 'loading' && <LoadingState label="Loading alerts…" />}
           {alerts.state === 'error' && <ErrorState error={alerts.error} what="the alerts" onRetry={alerts.reload} />}
           {alerts.state === 'ready' &&
             (alerts.data.length === 0 ? (
-              <EmptyState title="No alerts this month">
+              <EmptyState title="No alerts in this range">
                 A budget crossing one of its thresholds (80 % and 100 % by default) shows here, with its webhook
                 delivery.
               </EmptyState>
@@ -165,7 +218,7 @@ export function OverviewPage() {
                       <Table.Td>{formatTimestamp(a.createdAt, org.timeZone)}</Table.Td>
                       <Table.Td>
                         {b
-                          ? `${SCOPE_LABELS[b.scope]} ${names.get(b.scopeId) ?? b.scopeId} (${b.period.toLowerCase()})`
+                          ? `${SCOPE_LABELS[b.scope]} ${names.get(b.scopeId) ?? b.scopeId} (${periodLabel(b.period)})`
                           : a.budgetId}
                       </Table.Td>
                       <Table.Td ta="right">{a.threshold} %</Table.Td>
@@ -219,13 +272,22 @@ export function OverviewPage() {
           ))}
       </Card>
 
-      <SimpleGrid cols={{ base: 1, md: overview.data.users ? 3 : 2 }}>
-        <TopList title="Top tools" rows={overview.data.tools} testId="top-tools" />
-        <TopList title="Top keys" rows={overview.data.keys} testId="top-keys" />
-        {overview.data.users && <TopList title="Top users" rows={overview.data.users} testId="top-users" />}
+      <SimpleGrid cols={{ base: 1, md: scope === 'user' ? 2 : 3 }}>
+        <TopList title="Top tools" rows={topTools} testId="top-tools" />
+        <TopList title="Top keys" rows={topKeys} testId="top-keys" />
+        {scope !== 'user' && <TopList title="Top users" rows={topUsers} testId="top-users" />}
       </SimpleGrid>
     </Stack>
   );
+}
+
+/** `+12.5 %`, `-3.0 %`, or `new` when the previous period had no spend: integer arithmetic on micro-units. */
+function formatChange(now: MicrosInput, before: MicrosInput): string {
+  const n = toMicros(now);
+  const b = toMicros(before);
+  if (b === 0n) return n === 0n ? 'No change' : 'New spend';
+  const ratio = formatRatio(n > b ? n - b : b - n, b);
+  return `${n >= b ? '+' : '−'}${ratio}`;
 }
 
 const KPI_SPEND_LABELS: Record<SpendScope, string> = {
@@ -237,98 +299,12 @@ const KPI_SPEND_LABELS: Record<SpendScope, string> = {
 function Kpi({ label, children }: { label: string; children: React.ReactNode }) {
   return (
     <Card withBorder>
-      <Text size="sm" c="gray.8">
+      <Text size="sm" c="dimmed">
         {label}
       </Text>
       <Text size="xl" fw={700}>
         {children}
       </Text>
-    </Card>
-  );
-}
-
-const SCOPE_LABELS: Record<BudgetUtilisation['scope'], string> = {
-  ORG: 'Organisation',
-  TEAM: 'Team',
-  USER: 'User',
-  KEY: 'Key',
-};
-
-function BudgetRow({ budget: b, name }: { budget: BudgetUtilisation; name: string }) {
-  const { org } = useSession();
-  const bp = b.utilisationBp ?? 0;
-  const pct = Math.min(100, bp / 100);
-  const color = bp >= 10000 ? 'red' : bp >= 8000 ? 'orange' : 'indigo';
-  const f = forecastBudget({
-    limitMicros: b.limitMicros,
-    spentMicros: toMicros(b.spentMicros) + toMicros(b.reservedMicros),
-    periodStart: b.periodStart,
-    resetsAt: b.resetsAt,
-  });
-  const forecast =
-    f.kind === 'exhausted'
-      ? 'Budget used up for this period.'
-      : f.kind === 'no-spend'
-        ? 'No spend yet this period.'
-        : f.kind === 'runs-out'
-          ? `At this rate the budget runs out on ${formatTimestamp(f.at, org.timeZone)}.`
-          : f.resetsAt
-            ? `At this rate it lasts until the period resets (${formatTimestamp(f.resetsAt, org.timeZone)}).`
-            : 'At this rate it lasts.';
-  const label = `${SCOPE_LABELS[b.scope]} ${name}`;
-  return (
-    <div data-testid="budget-row">
-      <Group justify="space-between" gap="xs" mb={4}>
-        <Group gap="xs">
-          <Text fw={600}>{label}</Text>
-          <Badge size="sm" variant="outline" color="gray.8" c="dark.9">
-            {b.period.toLowerCase()}
-          </Badge>
-          <Badge size="sm" variant="outline" color={b.mode === 'HARD' ? 'red.8' : 'yellow.8'} c="dark.9">
-            {b.mode === 'HARD' ? 'hard' : 'soft'}
-          </Badge>
-        </Group>
-        <Text size="sm">
-          <Money micros={toMicros(b.spentMicros)} /> of <Money micros={b.limitMicros} /> ({(bp / 100).toFixed(2)} %)
-        </Text>
-      </Group>
-      <Progress value={pct} color={color} aria-label={`${label}: ${(bp / 100).toFixed(2)} % of the budget used`} />
-      <Text size="xs" c="gray.8" mt={4} data-testid="budget-forecast">
-        {forecast}
-      </Text>
-    </div>
-  );
-}
-
-function TopList({ title, rows, testId }: { title: string; rows: Ranked[]; testId: string }) {
-  return (
-    <Card withBorder component="section" aria-label={title} data-testid={testId}>
-      <Title order={2} size="h5" mb="xs">
-        {title}
-      </Title>
-      {rows.length === 0 ? (
-        <EmptyState title="No calls this month yet" />
-      ) : (
-        <DataTable
-          head={
-            <>
-              <Table.Th>Name</Table.Th>
-              <Table.Th ta="right">Calls</Table.Th>
-              <Table.Th ta="right">Spend</Table.Th>
-            </>
-          }
-        >
-          {rows.map((r) => (
-            <Table.Tr key={r.label}>
-              <Table.Td style={{ wordBreak: 'break-word' }}>{r.label}</Table.Td>
-              <Table.Td ta="right">{r.calls.toLocaleString()}</Table.Td>
-              <Table.Td ta="right">
-                <Money micros={r.costMicros} />
-              </Table.Td>
-            </Table.Tr>
-          ))}
-        </DataTable>
-      )}
     </Card>
   );
 }

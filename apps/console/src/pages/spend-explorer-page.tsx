@@ -1,13 +1,13 @@
-import { Button, Card, Chip, Group, MultiSelect, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { Button, Card, Chip, Group, MultiSelect, Select, Stack, Text } from '@mantine/core';
 import { useEffect, useMemo, useState } from 'react';
 import { get } from '../api/admin-client';
-import { Key, REPORT_DIMENSIONS, ReportDimension, SpendReport, Team, User } from '../api/admin-types';
+import { Key, REPORT_DIMENSIONS, ReportDimension, ReportRow, SpendReport, Team, User } from '../api/admin-types';
 import type { CatalogTool } from '../api/governance-types';
-import { Money } from '../components/money-text';
-import { EmptyState, ErrorState, LoadingState, ScopeNote } from '../components/page-states';
-import { SpendPerDayChart } from '../components/spend-chart';
-import { addDays, dayIn, isDay } from '../lib/dates';
-import { formatMoney } from '../lib/money';
+import { ErrorState, LoadingState, ScopeNote } from '../components/page-states';
+import { dayIn, isDay } from '../lib/dates';
+import { DEFAULT_PRESET, presetRange } from '../lib/date-ranges';
+import { RangePicker } from '../components/range-picker';
+import { UpdatedAgo } from '../components/updated-ago';
 import {
   ExplorerView,
   FilterParam,
@@ -19,12 +19,12 @@ import {
 } from '../lib/report-filter';
 import { SpendScope, spendScopeOf } from '../lib/roles';
 import { replaceSearch, useSearch } from '../lib/router';
-import { DIMENSION_LABELS, rowsCost, spendTable } from '../lib/spend-table';
+import { DIMENSION_LABELS, spendCsv } from '../lib/spend-table';
 import { tableToCsv } from '../lib/table-csv';
+import { downloadText } from '../lib/download';
 import { useLoad } from '../lib/use-load';
 import { useOrgPath, useSession } from '../session';
-
-const MAX_ROWS_SHOWN = 500;
+import { ExplorerResult } from './explorer-result';
 
 /** Breakdowns worth offering a scope: a member's own usage has one team and one user. */
 const DIMENSIONS_FOR: Record<SpendScope, readonly ReportDimension[]> = {
@@ -75,7 +75,11 @@ async function loadFilterOptions(orgPath: string, scope: SpendScope, teamId: str
     tool: [...new Set(tools.map((t) => t.name))].sort().map((n) => ({ value: n, label: n })),
     tag: [...new Set(keys.flatMap((k) => k.tags ?? []))].sort().map((t) => ({ value: t, label: t })),
   };
-  return { options, teamNames: new Map(teams.map((t) => [t.id, t.name])) };
+  return {
+    options,
+    teamNames: new Map(teams.map((t) => [t.id, t.name])),
+    keyTeams: new Map(keys.map((k) => [k.id, k.teamId])),
+  };
 }
 
 export function SpendExplorerPage() {
@@ -84,7 +88,8 @@ export function SpendExplorerPage() {
   const scope = spendScopeOf(me.role);
   const today = dayIn(org.timeZone);
   const defaults = useMemo<ExplorerView>(
-    () => ({ from: addDays(today, -29), to: today, groupBy: DEFAULT_GROUP_BY[scope], filters: NO_FILTERS }),
+    // The same default as the Overview: the month to date in the org's zone.
+    () => ({ ...presetRange(DEFAULT_PRESET, today), groupBy: DEFAULT_GROUP_BY[scope], filters: NO_FILTERS }),
     [today, scope],
   );
   // The query string is the view: a shared or bookmarked link opens the same report.
@@ -121,25 +126,27 @@ export function SpendExplorerPage() {
   const ordered = REPORT_DIMENSIONS.filter((d) => dims.includes(d));
   // useLoad answers a new object each render: the memo keys on the report it loaded.
   const reportData = report.state === 'ready' ? report.data : null;
-  const shown = useMemo(
-    () => (reportData ? spendTable(reportData, ordered, currency) : null),
-    [reportData, ordered.join(','), currency],
-  );
+  const optionsData = options.state === 'ready' ? options.data : null;
+  const scopeTeamId = (reportData?.scope?.kind === 'team' && reportData.scope.id) || me.teamId;
+  const teamName = scopeTeamId ? optionsData?.teamNames.get(scopeTeamId) : undefined;
 
   function downloadCsv() {
-    if (!shown) return;
-    const blob = new Blob([tableToCsv(shown)], { type: 'text/csv;charset=utf-8' });
-    const a = document.createElement('a');
-    a.href = URL.createObjectURL(blob);
-    a.download = `spend-${from}-${to}${ordered.length ? `-by-${ordered.join('-')}` : ''}${filterParams.length ? '-filtered' : ''}.csv`;
-    document.body.appendChild(a);
-    a.click();
-    a.remove();
-    setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+    if (!reportData) return;
+    // The team of a line: its key's, else a team admin's own; names from the lists the role may read.
+    const teamOf = (row: ReportRow) => {
+      const id =
+        (typeof row.keyId === 'string' && optionsData?.keyTeams.get(row.keyId)) ||
+        (reportData.scope?.kind === 'team' ? reportData.scope.id : null) ||
+        (scope === 'user' ? me.teamId : null);
+      return id ? { id, name: optionsData?.teamNames.get(id) ?? '' } : null;
+    };
+    const csv = tableToCsv(spendCsv(reportData, ordered, { currency, teamOf }));
+    downloadText(
+      `spend-${from}-${to}${ordered.length ? `-by-${ordered.join('-')}` : ''}${filterParams.length ? '-filtered' : ''}.csv`,
+      csv,
+      'text/csv',
+    );
   }
-
-  const scopeTeamId = (report.state === 'ready' && report.data?.scope?.id) || me.teamId;
-  const teamName = options.state === 'ready' && scopeTeamId ? options.data.teamNames.get(scopeTeamId) : undefined;
 
   return (
     <Stack gap="lg">
@@ -149,22 +156,14 @@ export function SpendExplorerPage() {
       />
       <Card withBorder component="section" aria-label="Report settings">
         <Group align="flex-end" gap="md">
-          <TextInput
-            type="date"
-            label="From"
-            value={from}
-            max={to}
-            onChange={(e) => setView({ from: e.currentTarget.value })}
-            data-testid="explorer-from"
+          <RangePicker
+            range={{ from, to }}
+            today={today}
+            timeZone={org.timeZone}
+            onChange={(r) => setView(r)}
+            testIdPrefix="explorer"
           />
-          <TextInput
-            type="date"
-            label="To"
-            value={to}
-            min={from}
-            onChange={(e) => setView({ to: e.currentTarget.value })}
-            data-testid="explorer-to"
-          />
+          <UpdatedAgo stamp={reportData} onRefresh={report.reload} testId="explorer-updated" />
           <div role="group" aria-labelledby="group-by-label">
             <Text size="sm" fw={500} id="group-by-label" mb={4}>
               Group by
@@ -200,42 +199,66 @@ export function SpendExplorerPage() {
               Clear filters
             </Button>
           )}
-          <Button variant="default" onClick={downloadCsv} disabled={!shown} data-testid="explorer-download">
+          <Button
+            variant="default"
+            onClick={downloadCsv}
+            // The CSV names each line's team from the filter lists: wait for them unless they failed.
+            disabled={!reportData || options.state === 'loading'}
+            data-testid="explorer-download"
+          >
             Download CSV
           </Button>
         </Group>
         {options.state === 'error' && (
-          <Text size="sm" c="red.8" mt="xs" role="alert">
+          <Text size="sm" c="var(--tg-danger)" mt="xs" role="alert">
             The filters’ choices could not be loaded ({options.error.message}); the report itself is unaffected.{' '}
             <Button size="compact-xs" variant="subtle" onClick={options.reload}>
               Try again
             </Button>
           </Text>
         )}
-        <Text size="xs" c="gray.8" mt="xs" data-testid="explorer-note">
+        <Text size="xs" c="dimmed" mt="xs" data-testid="explorer-note">
           {dims.includes('tag') &&
             'A call of a key with several tags counts in each tag’s row, so the total is the calls’ own sum, not the rows’. '}
           {filterParams.length > 0 &&
             `Filtered by ${filterParams.map((p) => FILTER_LABELS[p].toLowerCase()).join(', ')} (each filter narrows; within one, any of the chosen values). `}
           Days are calendar days as the report API counts them (
-          {report.state === 'ready' && report.data ? report.data.timeZone : org.timeZone}). The CSV holds exactly the
-          table below, its total line included; costs are exact decimals in {currency}. The address of this page keeps
-          the view: share or bookmark it.
+          {report.state === 'ready' && report.data ? report.data.timeZone : org.timeZone}). Amounts show to four
+          decimals (hover one for the exact amount). The CSV holds every row (not only this page), names with their ids,
+          each line&rsquo;s team, the period, time zone and currency, and the total line; costs are exact decimals in{' '}
+          {currency}. The address of this page keeps the view: share or bookmark it.
         </Text>
         {rangeError && (
-          <Text c="red.8" size="sm" role="alert" mt="xs">
+          <Text c="var(--tg-danger)" size="sm" role="alert" mt="xs">
             {rangeError}
           </Text>
         )}
       </Card>
 
       {report.state === 'loading' && <LoadingState label="Running the report…" />}
-      {report.state === 'error' && <ErrorState error={report.error} what="the spend report" onRetry={report.reload} />}
-      {report.state === 'ready' && report.data && shown && (
+      {report.state === 'error' && (
+        <ErrorState
+          error={report.error}
+          what="the spend report"
+          onRetry={report.reload}
+          message={
+            report.error.status === 403 && report.error.field
+              ? `This view asks for a ${FILTER_LABELS[report.error.field as FilterParam]?.toLowerCase() ?? report.error.field} outside what you may see (a link from someone else, or an old bookmark).`
+              : undefined
+          }
+          action={
+            report.error.status === 403 && filterParams.length > 0 ? (
+              <Button size="xs" variant="white" color="red" onClick={() => setView({ filters: NO_FILTERS })}>
+                Show what you may see
+              </Button>
+            ) : undefined
+          }
+        />
+      )}
+      {report.state === 'ready' && report.data && (
         <ExplorerResult
           report={report.data}
           dims={ordered}
-          shown={shown}
           currency={currency}
           filtered={filterParams.length > 0}
           onClearFilters={() => setView({ filters: NO_FILTERS })}
@@ -243,120 +266,6 @@ export function SpendExplorerPage() {
       )}
     </Stack>
   );
-}
-
-function ExplorerResult({
-  report,
-  dims,
-  shown,
-  currency,
-  filtered,
-  onClearFilters,
-}: {
-  report: SpendReport;
-  dims: ReportDimension[];
-  shown: ReturnType<typeof spendTable>;
-  currency: string;
-  filtered: boolean;
-  onClearFilters: () => void;
-}) {
-  if (report.rows.length === 0 || (dims.length === 0 && report.totals.calls === 0)) {
-    return (
-      <Card withBorder>
-        {filtered ? (
-          <EmptyState title="No calls match these filters in this range">
-            Each filter narrows the report; remove one or widen the range.{' '}
-            <Button size="compact-sm" variant="subtle" onClick={onClearFilters}>
-              Clear filters
-            </Button>
-          </EmptyState>
-        ) : (
-          <EmptyState title="No calls in this range">
-            Try a wider range, or check that keys are making governed calls through the edge.
-          </EmptyState>
-        )}
-      </Card>
-    );
-  }
-  // The rows must add up to the report's total; if they ever do not, say so rather than hide it.
-  const consistent = dims.includes('tag') || rowsCost(report) === BigInt(report.totals.costMicros);
-  const stackBy = dims.find((d) => d !== 'day') ?? null;
-  return (
-    <>
-      {dims.includes('day') && (
-        <Card withBorder component="section" aria-label="Spend per day">
-          <Title order={2} size="h4" mb="sm">
-            Spend per day
-          </Title>
-          <SpendPerDayChart
-            report={report}
-            stackBy={stackBy}
-            currency={currency}
-            title={`Spend per day${stackBy ? ` by ${stackBy}` : ''}`}
-          />
-        </Card>
-      )}
-      <Card withBorder component="section" aria-label="Spend table">
-        <Group justify="space-between" mb="xs">
-          <Title order={2} size="h4">
-            {report.rows.length.toLocaleString()} rows · total{' '}
-            <Money micros={report.totals.costMicros} testId="explorer-total-cost" />
-          </Title>
-          {!consistent && (
-            <Text c="red.8" size="sm" role="alert">
-              The rows do not add up to the report’s total.
-            </Text>
-          )}
-        </Group>
-        <Table.ScrollContainer minWidth={600} maxHeight={520}>
-          <Table striped stickyHeader data-testid="explorer-table">
-            <Table.Thead>
-              <Table.Tr>
-                {shown.headers.map((h, i) => (
-                  <Table.Th key={h} ta={i >= dims.length ? 'right' : undefined}>
-                    {h}
-                  </Table.Th>
-                ))}
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {shown.rows.slice(0, MAX_ROWS_SHOWN).map((cells, r) => (
-                <Table.Tr key={r}>
-                  {cells.map((c, i) => (
-                    <Table.Td key={i} ta={i >= dims.length ? 'right' : undefined}>
-                      {i === cells.length - 1 ? formatMoney(toMicrosString(c), currency) : c}
-                    </Table.Td>
-                  ))}
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-            <Table.Tfoot>
-              <Table.Tr>
-                {shown.footer!.map((c, i) => (
-                  <Table.Th key={i} ta={i >= dims.length ? 'right' : undefined}>
-                    {i === shown.footer!.length - 1 ? formatMoney(toMicrosString(c), currency) : c}
-                  </Table.Th>
-                ))}
-              </Table.Tr>
-            </Table.Tfoot>
-          </Table>
-        </Table.ScrollContainer>
-        {report.rows.length > MAX_ROWS_SHOWN && (
-          <Text size="sm" c="gray.8" mt="xs">
-            Showing the first {MAX_ROWS_SHOWN} of {report.rows.length} rows; the CSV has them all.
-          </Text>
-        )}
-      </Card>
-    </>
-  );
-}
-
-/** `"1.50"` -> `"1500000"`: the table's exact decimal back to micro-units for currency formatting. */
-function toMicrosString(decimal: string): string {
-  const negative = decimal.startsWith('-');
-  const [units, fraction = ''] = decimal.replace('-', '').split('.');
-  const micros = BigInt(units) * 1_000_000n + BigInt((fraction + '000000').slice(0, 6));
-  return String(negative ? -micros : micros);
 }
 
 function FilterSelect({

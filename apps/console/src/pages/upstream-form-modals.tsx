@@ -1,46 +1,27 @@
-import {
-  Checkbox,
-  Code,
-  Group,
-  NumberInput,
-  PasswordInput,
-  Select,
-  Stack,
-  Text,
-  Textarea,
-  TextInput,
-} from '@mantine/core';
+import { Group, NumberInput, PasswordInput, Select, Text, Textarea, TextInput } from '@mantine/core';
 import { Dispatch, FormEvent, ReactNode, SetStateAction, useState } from 'react';
-import { api, send, toApiError } from '../api/admin-client';
+import { api, toApiError } from '../api/admin-client';
 import type { Upstream } from '../api/governance-types';
 import { FormActions, FormError } from '../components/form-actions';
-import { StaleAlert } from '../components/stale-alert';
 import { FormModal } from '../components/form-modal';
 import { useFieldErrors } from '../lib/field-errors';
 import { useOrgPath } from '../session';
 
-/** The fields of GET …/upstreams the forms read beyond the shared Upstream type. */
-export interface UpstreamDetail extends Upstream {
-  args: string[];
-  headerNames: string[];
-  authMode: 'NONE' | 'STATIC_SECRET' | 'PER_USER_OAUTH';
-  callTimeoutMs: number;
-  outputTokenCap: number | null;
-  exposeUnprefixed: boolean;
-}
+/** GET …/upstreams/:id as the forms read it (the generated UpstreamView). */
+export type UpstreamDetail = Upstream;
 
 const TRANSPORTS = [
   { value: 'STREAMABLE_HTTP', label: 'Streamable HTTP' },
   { value: 'SSE', label: 'SSE (legacy HTTP)' },
   { value: 'STDIO', label: 'stdio (a command on Tollgate’s hosts)' },
 ];
-const AUTH_MODES = [
+export const AUTH_MODES = [
   { value: 'NONE', label: 'None' },
   { value: 'STATIC_SECRET', label: 'Static secret (bearer token)' },
   { value: 'PER_USER_OAUTH', label: 'Per-user OAuth (each user connects their account)' },
 ];
 
-const numberOrUndefined = (v: string | number) => (typeof v === 'number' ? v : undefined);
+export const numberOrUndefined = (v: string | number) => (typeof v === 'number' ? v : undefined);
 
 const REGISTER_FIELDS = [
   'namespace',
@@ -245,219 +226,8 @@ export function RegisterUpstreamModal({
   );
 }
 
-const EDIT_FIELDS = [
-  'displayName',
-  'url',
-  'bearerToken',
-  'headers',
-  'removeHeaders',
-  'syncIntervalSeconds',
-  'callTimeoutMs',
-  'outputTokenCap',
-  'autoApproveTools',
-  'exposeUnprefixed',
-];
-const REVIEW_SETTINGS = [
-  { value: 'org', label: 'Follow the organisation' },
-  { value: 'auto', label: 'Serve new or changed tools at once' },
-  { value: 'review', label: 'Hold new or changed tools for review' },
-];
-
-/**
- * PATCH of what changed, with If-Match the version shown: a change made meanwhile is refused
- * (412) and the form offers to reload rather than overwrite it.
- */
-export function EditUpstreamModal({
-  upstream: u,
-  onClose,
-  onSaved,
-}: {
-  upstream: UpstreamDetail;
-  onClose: () => void;
-  onSaved: () => void;
-}) {
-  const orgPath = useOrgPath();
-  const [displayName, setDisplayName] = useState(u.displayName ?? '');
-  const [url, setUrl] = useState(u.url ?? '');
-  const [bearerToken, setBearerToken] = useState('');
-  const [dropToken, setDropToken] = useState(false);
-  const [removeHeaders, setRemoveHeaders] = useState<string[]>([]);
-  const [headerName, setHeaderName] = useState('');
-  const [headerValue, setHeaderValue] = useState('');
-  const [settings, setSettings] = useState<UpstreamSettings>({
-    syncIntervalSeconds: u.syncIntervalSeconds,
-    callTimeoutMs: u.callTimeoutMs,
-    outputTokenCap: u.outputTokenCap ?? '',
-  });
-  const [review, setReview] = useState(u.autoApproveTools === null ? 'org' : u.autoApproveTools ? 'auto' : 'review');
-  const [unprefixed, setUnprefixed] = useState(u.exposeUnprefixed);
-  const [busy, setBusy] = useState(false);
-  const errors = useFieldErrors(EDIT_FIELDS);
-  const stale = errors.error?.status === 412;
-  const http = u.transport !== 'STDIO';
-  const otherHeaders = u.headerNames.filter((h) => h.toLowerCase() !== 'authorization');
-  const hasToken = u.headerNames.some((h) => h.toLowerCase() === 'authorization');
-
-  function patchBody(): Record<string, unknown> {
-    const body: Record<string, unknown> = {};
-    if (displayName.trim() !== (u.displayName ?? '')) body.displayName = displayName.trim() || null;
-    if (http && url.trim() !== (u.url ?? '')) body.url = url.trim();
-    if (bearerToken) body.bearerToken = bearerToken;
-    else if (dropToken) body.bearerToken = null;
-    if (removeHeaders.length) body.removeHeaders = removeHeaders;
-    if (headerName.trim()) body.headers = { [headerName.trim()]: headerValue };
-    const { syncIntervalSeconds, callTimeoutMs, outputTokenCap } = settings;
-    if (syncIntervalSeconds !== u.syncIntervalSeconds)
-      body.syncIntervalSeconds = numberOrUndefined(syncIntervalSeconds);
-    if (callTimeoutMs !== u.callTimeoutMs) body.callTimeoutMs = numberOrUndefined(callTimeoutMs);
-    if ((outputTokenCap === '' ? null : outputTokenCap) !== u.outputTokenCap)
-      body.outputTokenCap = outputTokenCap === '' ? null : numberOrUndefined(outputTokenCap);
-    const autoApprove = review === 'org' ? null : review === 'auto';
-    if (autoApprove !== u.autoApproveTools) body.autoApproveTools = autoApprove;
-    return body;
-  }
-
-  async function save(e: FormEvent) {
-    e.preventDefault();
-    const body = patchBody();
-    const exposureChanged = unprefixed !== u.exposeUnprefixed;
-    if (Object.keys(body).length === 0 && !exposureChanged) return onClose();
-    setBusy(true);
-    errors.setError(null);
-    try {
-      // The PATCH carries If-Match; the exposure (its own route, no version) goes first so a name
-      // collision (409) refuses the whole form before anything else is saved.
-      if (exposureChanged) await api('PUT', `${orgPath}/upstreams/${u.id}/exposure`, { exposeUnprefixed: unprefixed });
-      if (Object.keys(body).length > 0)
-        await send('PATCH', `${orgPath}/upstreams/${u.id}`, body, { 'If-Match': `"${u.version}"` });
-      onSaved();
-    } catch (err) {
-      errors.setError(toApiError(err));
-      setBusy(false);
-    }
-  }
-
-  return (
-    <FormModal
-      title={`Edit the upstream ${u.namespace}`}
-      size="lg"
-      onClose={onClose}
-      onSubmit={save}
-      onInput={errors.onFormInput}
-    >
-      <Text size="sm">
-        Transport {u.transport}, authentication {u.authMode.toLowerCase().replace(/_/g, ' ')} (fixed at registration).
-      </Text>
-      <TextInput
-        label="Display name"
-        value={displayName}
-        onChange={(e) => setDisplayName(e.currentTarget.value)}
-        error={errors.at('displayName')}
-      />
-      {http && (
-        <TextInput
-          label="URL"
-          description="Checked by the outbound rule like at registration"
-          value={url}
-          onChange={(e) => setUrl(e.currentTarget.value)}
-          error={errors.at('url')}
-          data-testid="upstream-edit-url"
-        />
-      )}
-      {http && u.authMode !== 'PER_USER_OAUTH' && (
-        <>
-          <SecretInput
-            label={hasToken ? 'New bearer token' : 'Bearer token'}
-            description={
-              hasToken
-                ? 'A token is set (not shown). Leave empty to keep it; a new one is used by the next call on every edge.'
-                : 'Sent as Authorization: Bearer …; stored encrypted and never shown again'
-            }
-            value={bearerToken}
-            onChange={setBearerToken}
-            error={errors.at('bearerToken')}
-          />
-          {hasToken && (
-            <Checkbox
-              label="Remove the bearer token"
-              checked={dropToken}
-              disabled={bearerToken !== ''}
-              onChange={(e) => setDropToken(e.currentTarget.checked)}
-            />
-          )}
-          {otherHeaders.length > 0 && (
-            <Stack gap={4}>
-              <Text size="sm" fw={500}>
-                Extra headers (values are write-only)
-              </Text>
-              {otherHeaders.map((h) => (
-                <Checkbox
-                  key={h}
-                  label={
-                    <>
-                      Remove <Code>{h}</Code>
-                    </>
-                  }
-                  checked={removeHeaders.includes(h)}
-                  onChange={(e) =>
-                    setRemoveHeaders(
-                      e.currentTarget.checked ? [...removeHeaders, h] : removeHeaders.filter((x) => x !== h),
-                    )
-                  }
-                />
-              ))}
-            </Stack>
-          )}
-          <Group grow align="flex-start">
-            <TextInput
-              label="Set a header"
-              description="Name; replaces one of that name"
-              value={headerName}
-              onChange={(e) => setHeaderName(e.currentTarget.value)}
-              error={errors.error?.field?.startsWith('headers') ? errors.error.message : undefined}
-            />
-            <SecretInput label="Header value" description="Write-only" value={headerValue} onChange={setHeaderValue} />
-          </Group>
-        </>
-      )}
-      <SettingsInputs settings={settings} onChange={setSettings} at={errors.at} />
-      <Select
-        label="Review of new or changed tools"
-        data={REVIEW_SETTINGS}
-        value={review}
-        onChange={(v) => setReview(v ?? 'org')}
-        allowDeselect={false}
-        error={errors.at('autoApproveTools')}
-      />
-      <Checkbox
-        label={`Expose its tools and prompts under their own names (without ${u.namespace}__)`}
-        checked={unprefixed}
-        onChange={(e) => setUnprefixed(e.currentTarget.checked)}
-        error={errors.at('exposeUnprefixed')}
-        data-testid="upstream-unprefixed"
-      />
-      {stale ? (
-        <StaleAlert testId="upstream-stale">
-          This upstream was changed since you opened it (version {u.version} is no longer current), so nothing was
-          saved. Reload to see the current settings, then edit again.
-        </StaleAlert>
-      ) : (
-        <FormError error={errors.elsewhere} />
-      )}
-      <FormActions
-        submitLabel="Save"
-        submitTestId="upstream-edit-save"
-        busy={busy}
-        disabled={stale}
-        onCancel={stale ? onSaved : onClose}
-        cancelLabel={stale ? 'Reload upstreams' : 'Cancel'}
-      />
-    </FormModal>
-  );
-}
-
 /** The sync, time-out and output-cap numbers both forms edit, as typed (an empty input is ''). */
-interface UpstreamSettings {
+export interface UpstreamSettings {
   syncIntervalSeconds: string | number;
   callTimeoutMs: string | number;
   outputTokenCap: string | number;
@@ -475,7 +245,7 @@ const SETTING_INPUTS: {
   { field: 'outputTokenCap', label: 'Output token cap', description: 'Empty: the policy’s', min: 1, max: 1_000_000 },
 ];
 
-function SettingsInputs({
+export function SettingsInputs({
   settings,
   onChange,
   at,
@@ -504,7 +274,7 @@ function SettingsInputs({
 }
 
 /** Write-only: typed, sent once, never filled back in from the API. */
-function SecretInput(props: {
+export function SecretInput(props: {
   label: string;
   description: ReactNode;
   value: string;

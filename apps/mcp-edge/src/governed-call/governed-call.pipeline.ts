@@ -7,25 +7,48 @@ import {
   CallAdmissionService,
   CallHold,
 } from '@tollgate/admission';
-import { BudgetStanding } from '@tollgate/budget';
+import { availableMicros, BudgetStanding } from '@tollgate/budget';
 import { OrgCatalog, ServedTool, ToolCatalogService } from '@tollgate/catalog';
 import { EdgeConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { READ_RESULT_PAGE_TOOL } from '@tollgate/disclosure';
 import { Principal } from '@tollgate/identity';
+import { addToLogContext } from '@tollgate/observability';
 import { Micros, microsToJson, parseExposedToolName } from '@tollgate/kernel';
-import { MeteringService, UsageEvent, newCallId } from '@tollgate/metering';
-import { AccessDecision, PolicyService, decideAccess, describeDecision, effectiveOutputLimits } from '@tollgate/policy';
-import { FREE_PRICE, PriceRuleData, PricingService, actualCallCost, estimateCallCost } from '@tollgate/pricing';
+import { MeteringService, RefusalRecorder, UsageEvent, newCallId } from '@tollgate/metering';
+import {
+  AccessDecision,
+  ItemPolicyLevel,
+  PolicyService,
+  decideAccess,
+  describeDecision,
+  effectiveOutputLimits,
+} from '@tollgate/policy';
+import {
+  FREE_PRICE,
+  PriceRuleData,
+  PricingService,
+  actualCallCost,
+  estimateCallCost,
+  likelyOutputTokens,
+  outputTokensAffordable,
+  outputTopUp,
+  splitSettlement,
+} from '@tollgate/pricing';
 import { RateLimitRule } from '@tollgate/rate-limit';
 import { TokenEncodingName, countJsonTokens } from '@tollgate/tokens';
-import { UpstreamException, UpstreamExceptionCode } from '@tollgate/upstream';
+import { UpstreamException, UpstreamExceptionCode, runWithUpstreamPropagation } from '@tollgate/upstream';
+import { SpanKind } from '@opentelemetry/api';
+import { inSpan, inToolCallSpan, upstreamPropagation, upstreamSpanAttributes, usageTraceparent } from './call-tracing';
+import { EdgeAccessLog } from '../health/edge-access-log';
 import { EdgeMetrics } from '../health/edge-metrics.service';
+import { EmbeddedResources } from './embedded-resources.service';
 import { BUDGET_META_KEY, CALL_META_KEY, CallMeta, budgetMeta } from './call-meta';
 import { PagedCallOrigin, ResultPager, StoredPage } from './result-pager.service';
 import { ToolErrorCode, toolErrorResult } from './tool-error';
 import { AuthRequired, UpstreamCaller } from './upstream-caller.service';
 import { ARGUMENT_LIMITS, checkArguments, describeArgumentCheck } from '../mcp/argument-limits';
 import { checkArgumentSchema } from '../mcp/argument-schema';
+import { HostileInputAllowance } from '../mcp/hostile-input-allowance.service';
 
 type OutputLimits = ReturnType<typeof effectiveOutputLimits>;
 
@@ -40,15 +63,21 @@ interface PricedCall {
   tool: ServedTool;
   rule: PriceRuleData;
   outputTokenCap: number;
+  /** Output tokens its reservation pays for: the likely count, or fewer to fit a hard budget. */
+  reservedTokens: number;
+  /** More output admitted once the result was known (see outputTopUp); settled with the call. */
+  topUp: CallHold | null;
   startedAt: number;
 }
 
 /** What a usage event and a call's `_meta` name: a tool call, a page read of one's result, a resource read or prompt get. */
 export interface MeteredCall {
   callId: string;
-  tool: Pick<ServedTool, 'exposedName' | 'upstreamId' | 'name'>;
+  tool: Pick<ServedTool, 'exposedName' | 'upstreamId' | 'name'> & { namespace?: string };
   rule: Pick<PriceRuleData, 'id'>;
   startedAt: number;
+  /** An admitted top-up of output (tool calls only), settled together with the call. */
+  topUp?: CallHold | null;
 }
 
 /**
@@ -68,7 +97,11 @@ export class GovernedCallPipeline {
     private readonly upstreams: UpstreamCaller,
     private readonly metering: MeteringService,
     private readonly metrics: EdgeMetrics,
+    private readonly accessLog: EdgeAccessLog,
     private readonly pager: ResultPager,
+    private readonly embeddedResources: EmbeddedResources,
+    private readonly hostileInput: HostileInputAllowance,
+    private readonly refusals: RefusalRecorder,
     @Inject(TOLLGATE_CONFIG) private readonly config: EdgeConfig,
   ) {}
 
@@ -93,49 +126,105 @@ export class GovernedCallPipeline {
     args: Record<string, unknown> | undefined,
     signal?: AbortSignal,
   ): Promise<CallToolResult> {
+    return inToolCallSpan(exposedName, principal, () => this.governedCall(principal, exposedName, args, signal));
+  }
+
+  private async governedCall(
+    principal: Principal,
+    exposedName: string,
+    args: Record<string, unknown> | undefined,
+    signal?: AbortSignal,
+  ): Promise<CallToolResult> {
     const startedAt = Date.now();
     // Arguments: over the limits, refused before any work (no admission, no upstream)
     const argumentsRefused = argumentLimitsResult(exposedName, args);
-    if (argumentsRefused) return this.refuse(exposedName, argumentsRefused);
+    if (argumentsRefused) {
+      // Measuring them cost the edge what no budget pays for: counted against the key's allowance.
+      this.hostileInput.recordRefusal(principal.keyId);
+      return this.refuse(principal, startedAt, exposedName, argumentsRefused);
+    }
     const catalog = await this.catalog.catalogFor(principal.orgId);
 
     // Policy
     const tool = catalog.byExposedName.get(exposedName);
-    if (!tool) return this.refuse(exposedName, unknownToolResult(exposedName, catalog.disabledNamespaces));
-    const levels = await this.policies.levelsFor(principal);
+    if (!tool)
+      return this.refuse(principal, startedAt, exposedName, unknownToolResult(exposedName, catalog.disabledNamespaces));
+    const levels = await inSpan('tollgate.policy', {}, () => this.policies.levelsFor(principal));
     const decision = decideAccess(levels, { namespace: tool.namespace, tool: tool.name });
-    if (!decision.allowed) return this.refuse(exposedName, notAllowedResult(exposedName, decision));
+    if (!decision.allowed)
+      return this.refuse(principal, startedAt, exposedName, notAllowedResult(exposedName, decision), tool);
     const outputLimits = effectiveOutputLimits(levels);
 
     // Arguments: checked against the pinned (approved) input schema, the contract with the upstream
     const schemaRefused = argumentSchemaResult(tool, args);
-    if (schemaRefused) return this.refuse(exposedName, schemaRefused);
+    if (schemaRefused) return this.refuse(principal, startedAt, exposedName, schemaRefused, tool);
 
     // Price (from the in-memory price book)
-    const call = await this.priceCall(principal, tool, newCallId(), startedAt, outputLimits.cap);
-    const estimate = estimateCallCost(call.rule, call.outputTokenCap);
-
-    // Rate limit and reserve, in one round trip
-    const admission = await this.admission.admit(
-      callerOf(principal),
-      { namespace: tool.namespace, tool: tool.name },
-      call.callId,
-      estimate,
-      startedAt,
+    const call = await inSpan('tollgate.pricing', {}, () =>
+      this.priceCall(principal, tool, newCallId(), startedAt, outputLimits.cap),
     );
-    if (!admission.ok) return this.refuse(exposedName, admissionRefusedResult(exposedName, admission));
+    addToLogContext({ callId: call.callId });
+
+    // Rate limit and reserve the likely cost, in one round trip (or none, against this edge's leases)
+    const admissionStart = performance.now();
+    const admission = await inSpan(
+      'tollgate.admission',
+      {},
+      async (span) => {
+        const admitted = await this.admitCall(principal, call);
+        const path = admitted.ok && admitted.hold.leased ? 'lease' : 'redis';
+        span.setAttribute('tollgate.admission.path', path);
+        this.metrics.recordAdmission(path, performance.now() - admissionStart);
+        return admitted;
+      },
+      SpanKind.INTERNAL,
+      true,
+    );
+    if (!admission.ok)
+      return this.refuse(
+        principal,
+        startedAt,
+        exposedName,
+        admissionRefusedResult(exposedName, admission, call),
+        tool,
+        refusingBudgetOf(admission),
+      );
     const held = admission.hold;
     try {
-      return await this.pricedCall(principal, call, held, args, catalog, outputLimits, signal);
+      return await this.pricedCall(principal, call, held, args, catalog, levels, outputLimits, signal);
     } catch (err) {
       // Settle and meter failed: the upstream ran but Redis did not record it, so no success is said.
       if (err instanceof AdmissionException && err.code === AdmissionExceptionCode.CompletionNotRecorded)
-        return this.refuse(exposedName, notRecordedResult(exposedName, call.callId));
+        return this.refuse(principal, startedAt, exposedName, notRecordedResult(exposedName, call.callId), tool);
       throw err;
     } finally {
       // Every path that reaches the upstream settles; any other way out frees the call, uncharged.
       this.admission.release(held);
+      if (call.topUp) this.admission.release(call.topUp);
     }
+  }
+
+  /**
+   * Reserves the call's likely cost (likelyOutputTokens). A hard budget that cannot cover it but
+   * can cover the per-call price and some output gets the call fitted to what it has left: the
+   * reservation pays for fewer tokens, and the answer delivers no more unless a top-up is admitted.
+   */
+  private async admitCall(principal: Principal, call: PricedCall): Promise<CallAdmission> {
+    const tool = { namespace: call.tool.namespace, tool: call.tool.name };
+    const admit = () =>
+      this.admission.admit(
+        callerOf(principal),
+        tool,
+        call.callId,
+        estimateCallCost(call.rule, call.reservedTokens),
+        call.startedAt,
+      );
+    const admission = await admit();
+    if (admission.ok || !('budgetExceeded' in admission)) return admission;
+    const fits = outputTokensAffordable(call.rule, availableMicros(admission.budgetExceeded.exceeded));
+    if (fits === null || fits < 1 || fits >= call.reservedTokens) return admission;
+    call.reservedTokens = fits;
+    return admit();
   }
 
   private async pricedCall(
@@ -144,6 +233,7 @@ export class GovernedCallPipeline {
     held: CallHold,
     args: Record<string, unknown> | undefined,
     catalog: OrgCatalog,
+    levels: readonly ItemPolicyLevel[],
     outputLimits: OutputLimits,
     signal: AbortSignal | undefined,
   ): Promise<CallToolResult> {
@@ -152,12 +242,37 @@ export class GovernedCallPipeline {
 
     // Upstream
     let result: CallToolResult;
+    const upstreamStart = Date.now();
     try {
-      const called = await this.upstreams.callTool(principal, upstreamOf(catalog, tool), tool.name, args, signal);
+      const called = await inSpan(
+        `tools/call ${tool.name}`,
+        upstreamSpanAttributes(tool.name, tool.namespace),
+        () =>
+          runWithUpstreamPropagation(upstreamPropagation(), () =>
+            this.upstreams.callTool(principal, upstreamOf(catalog, tool), tool.name, args, signal),
+          ),
+        SpanKind.CLIENT,
+      );
       // Nothing reached the upstream: no charge (callTool's finally releases the hold).
-      if (!called.ok) return this.refuse(exposedName, authRequiredResult(exposedName, called.authRequired));
+      if (!called.ok)
+        return this.refuse(
+          principal,
+          call.startedAt,
+          exposedName,
+          authRequiredResult(exposedName, called.authRequired),
+          tool,
+        );
       result = called.result;
+      const outcome = result.isError ? 'tool_error' : 'ok';
+      this.metrics.recordUpstreamCall(tool.namespace, tool.name, Date.now() - upstreamStart, outcome);
     } catch (err) {
+      this.metrics.recordUpstreamCall(
+        tool.namespace,
+        tool.name,
+        Date.now() - upstreamStart,
+        'error',
+        signal?.aborted ? 'cancelled' : err instanceof UpstreamException ? String(err.code) : 'internal',
+      );
       if (signal?.aborted) {
         // The agent cancelled (or hung up): the upstream was told, and the call is a failed one.
         const cost = failedCallCost(call);
@@ -171,6 +286,14 @@ export class GovernedCallPipeline {
     }
 
     try {
+      // Resources embedded or linked in the result are decided by the resource policy, like a read.
+      const content = await this.embeddedResources.withholdDenied(
+        principal,
+        tool.namespace,
+        result.content ?? [],
+        levels,
+      );
+      if (content !== result.content) result = { ...result, content };
       return await this.answerFromResult(principal, call, held, result, outputLimits);
     } catch (err) {
       // The upstream did the work, but the answer could not be made (a failure of ours, paging
@@ -198,25 +321,29 @@ export class GovernedCallPipeline {
   ): Promise<CallToolResult> {
     const exposedName = call.tool.exposedName;
     let result = upstreamResult;
-    // Output budget: page a large text result (never cut silently); refuse what cannot be paged.
     let outputTokens = countJsonTokens(result.content, this.tokenEncoding);
+    // Output beyond what the reservation paid for is admitted now, like a page read; refused (a hard
+    // budget cannot cover it), the answer delivers what the reservation paid for.
+    const deliverable = await this.deliverableTokens(principal, call, outputTokens);
+    // Output budget: page a large text result (never cut silently); refuse what cannot be paged.
     if (
-      outputTokens > call.outputTokenCap &&
+      outputTokens > deliverable &&
       outputLimits.overflow === 'PAGE' &&
       this.pager.canPage(result) &&
       !result.isError
     ) {
       // This answer delivers (and bills) the first page; each later page is billed when it is read.
-      const paged = await this.pager.pageResult(principal, pagedCallOrigin(call), result, call.outputTokenCap);
+      const paged = await this.pager.pageResult(principal, pagedCallOrigin(call), result, deliverable);
       result = paged.result;
       outputTokens = paged.deliveredTokens;
-    } else if (outputTokens > call.outputTokenCap) {
+    } else if (outputTokens > deliverable) {
       // Nothing of the result is delivered: a failed call, charged only if the rule charges those.
       const cost = failedCallCost(call);
       const standings = await this.settleAndMeter(principal, call, held, 'TOOL_ERROR', cost, 0);
       return outputBudgetExceededResult(
         exposedName,
         outputTokens,
+        deliverable,
         call.outputTokenCap,
         callMeta(call, cost, 0),
         standings,
@@ -228,7 +355,7 @@ export class GovernedCallPipeline {
     const cost = actualCallCost(
       call.rule,
       { failed, outputTokens, reportedCostMicros: reportedCost(result) },
-      call.outputTokenCap,
+      deliverable,
     );
     const standings = await this.settleAndMeter(
       principal,
@@ -249,6 +376,21 @@ export class GovernedCallPipeline {
   }
 
   /**
+   * Output tokens this answer may deliver: the cap when the reservation covers the result (or the
+   * rule does not price output); else what the reservation paid for plus a top-up admitted against
+   * the budgets for the rest up to the cap, or only what the reservation paid for if refused.
+   */
+  private async deliverableTokens(principal: Principal, call: PricedCall, resultTokens: number): Promise<number> {
+    const topUp = outputTopUp(call.rule, call.reservedTokens, resultTokens, call.outputTokenCap);
+    // No top-up needed: the result fits the reservation, or output is not priced.
+    if (!topUp) return call.outputTokenCap;
+    const more = await this.admission.admit(callerOf(principal), null, newCallId(), topUp.micros, Date.now());
+    if (!more.ok) return call.reservedTokens;
+    call.topUp = more.hold;
+    return call.reservedTokens + topUp.tokens;
+  }
+
+  /**
    * `tollgate__read_result_page`: a page read is governed like a call. Its page's tokens at the
    * original call's per-output-token price are admitted against the budgets (no rate limits: the
    * upstream is not called again), settled and metered as a usage event of the same tool and rule
@@ -257,7 +399,7 @@ export class GovernedCallPipeline {
   async readResultPage(principal: Principal, args: Record<string, unknown> | undefined): Promise<CallToolResult> {
     const startedAt = Date.now();
     const page = await this.pager.findPage(principal, args);
-    if (!isStoredPage(page)) return this.refuse(READ_RESULT_PAGE_TOOL, page);
+    if (!isStoredPage(page)) return this.refuse(principal, startedAt, READ_RESULT_PAGE_TOOL, page);
     const origin = page.origin;
     const read: MeteredCall = {
       callId: newCallId(),
@@ -269,7 +411,14 @@ export class GovernedCallPipeline {
     const admission = await this.admission.admit(callerOf(principal), null, read.callId, cost, startedAt);
     // Only budgets are checked for a page read (no rate limit applies to it).
     if (!admission.ok)
-      return this.refuse(READ_RESULT_PAGE_TOOL, admissionRefusedResult(READ_RESULT_PAGE_TOOL, admission));
+      return this.refuse(
+        principal,
+        startedAt,
+        READ_RESULT_PAGE_TOOL,
+        admissionRefusedResult(READ_RESULT_PAGE_TOOL, admission),
+        { upstreamId: origin.upstreamId, name: origin.toolName },
+        refusingBudgetOf(admission),
+      );
     const standings = await this.settleAndMeter(principal, read, admission.hold, 'OK', cost, page.tokens);
     return this.pager.answerWithPage(page, {
       [CALL_META_KEY]: { ...callMeta(read, cost, page.tokens), resultOf: origin.callId },
@@ -293,7 +442,8 @@ export class GovernedCallPipeline {
     // The tighter of the upstream's cap and the policy's; the deployment default when neither sets one.
     const caps = [tool.outputTokenCap, policyCap].filter((c): c is number => c !== null);
     const outputTokenCap = caps.length ? Math.min(...caps) : this.config.edge.defaultOutputTokenCap;
-    return { callId, tool, rule, outputTokenCap, startedAt };
+    const reservedTokens = likelyOutputTokens(tool.outputTokensP99, outputTokenCap);
+    return { callId, tool, rule, outputTokenCap, reservedTokens, topUp: null, startedAt };
   }
 
   /**
@@ -328,16 +478,77 @@ export class GovernedCallPipeline {
       latencyMs,
       priceRuleId: call.rule.id || null,
       occurredAt: new Date(call.startedAt),
+      traceparent: usageTraceparent(),
     };
-    const standings = await this.admission.complete(held, cost, this.metering.outboxEntry(event));
-    this.metrics.recordCall(call.tool.exposedName, outcome, latencyMs, cost);
+    // A call with a top-up settles it in the same turn, so both go in one completion script.
+    const topUp = call.topUp ?? null;
+    const split = topUp ? splitSettlement(cost, held.estimate) : { reservation: cost, topUp: 0n };
+    const [standings] = await inSpan(
+      'tollgate.completion',
+      { 'tollgate.outcome': outcome },
+      () =>
+        Promise.all([
+          this.admission.complete(held, split.reservation, this.metering.outboxEntry(event)),
+          topUp ? this.admission.complete(topUp, split.topUp, null) : null,
+        ]),
+      SpanKind.INTERNAL,
+      true,
+    );
+    const upstream = call.tool.namespace ?? parseExposedToolName(call.tool.exposedName)?.namespace ?? '';
+    this.metrics.recordCall(call.tool.exposedName, upstream, outcome, latencyMs, cost);
+    this.accessLog.record({
+      tool: call.tool.exposedName,
+      upstream,
+      outcome,
+      costMicros: cost,
+      outputTokens,
+      latencyMs,
+    });
     return standings;
   }
 
-  private refuse(exposedName: string, result: CallToolResult): CallToolResult {
-    this.metrics.recordRefusal(exposedName, (result._meta?.['tollgate/error'] as { code: string }).code);
+  /**
+   * Answers a refused call: counted in the metrics and recorded (fire and forget) for the refusal
+   * reports and the per-call log, under the tool's own name and upstream when it is known.
+   */
+  private refuse(
+    principal: Principal,
+    startedAt: number,
+    exposedName: string,
+    result: CallToolResult,
+    tool?: { upstreamId: string; name: string },
+    budgetId: string | null = null,
+  ): CallToolResult {
+    const code = (result._meta?.['tollgate/error'] as { code: string }).code;
+    const latencyMs = Date.now() - startedAt;
+    this.metrics.recordRefusal(exposedName, code, principal.orgId, latencyMs);
+    this.refusals.record({
+      orgId: principal.orgId,
+      teamId: principal.teamId,
+      userId: principal.userId,
+      keyId: principal.keyId,
+      upstreamId: tool?.upstreamId ?? null,
+      toolName: tool?.name ?? exposedName,
+      code,
+      budgetId,
+      latencyMs,
+      occurredAt: new Date(startedAt),
+    });
+    this.accessLog.record({
+      tool: exposedName,
+      upstream: '',
+      outcome: code,
+      costMicros: 0n,
+      outputTokens: 0,
+      latencyMs,
+    });
     return result;
   }
+}
+
+/** The budget that refused an admission, for the refusal's record (budgets "blocking now"). */
+export function refusingBudgetOf(refused: Exclude<CallAdmission, { ok: true }>): string | null {
+  return 'budgetExceeded' in refused ? refused.budgetExceeded.exceeded.budgetId : null;
 }
 
 function isStoredPage(page: StoredPage | CallToolResult): page is StoredPage {
@@ -467,7 +678,11 @@ function notAllowedResult(name: string, decision: Exclude<AccessDecision, { allo
 }
 
 /** A call admission refused: by a rate limit, a budget, or because counters are being rebuilt. */
-export function admissionRefusedResult(name: string, refused: Exclude<CallAdmission, { ok: true }>): CallToolResult {
+export function admissionRefusedResult(
+  name: string,
+  refused: Exclude<CallAdmission, { ok: true }>,
+  call?: Pick<PricedCall, 'rule' | 'reservedTokens' | 'outputTokenCap'>,
+): CallToolResult {
   if ('rateLimited' in refused)
     return rateLimitedResult(
       name,
@@ -476,10 +691,13 @@ export function admissionRefusedResult(name: string, refused: Exclude<CallAdmiss
       refused.rateLimited.retryAfterMs,
     );
   if ('budgetExceeded' in refused)
-    return budgetExceededResult(name, refused.budgetExceeded.exceeded, refused.budgetExceeded.requestedMicros);
+    return budgetExceededResult(name, refused.budgetExceeded.exceeded, refused.budgetExceeded.requestedMicros, call);
   return toolErrorResult({
     code: ToolErrorCode.CountersUnavailable,
-    message: `"${name}" cannot be admitted now: Tollgate's budget and rate-limit counters are being rebuilt (their store lost its data).`,
+    message:
+      refused.countersUnavailable.reason === 'counter-corrupt'
+        ? `"${name}" cannot be admitted now: a budget counter of this call is unreadable and is being rebuilt from the ledger.`
+        : `"${name}" cannot be admitted now: Tollgate's budget and rate-limit counters are being rebuilt (their store lost its data).`,
     hint: `Nothing ran and nothing was charged. Retry after ${Math.ceil(refused.countersUnavailable.retryAfterMs / 1000)} s.`,
     tool: name,
     retryAfterMs: refused.countersUnavailable.retryAfterMs,
@@ -515,8 +733,23 @@ function rateLimitedResult(
   });
 }
 
-function budgetExceededResult(name: string, b: BudgetStanding, requested: Micros): CallToolResult {
-  const available = b.limitMicros - b.spentMicros - b.reservedMicros - b.leasedMicros;
+function budgetExceededResult(
+  name: string,
+  b: BudgetStanding,
+  requested: Micros,
+  call?: Pick<PricedCall, 'rule' | 'reservedTokens' | 'outputTokenCap'>,
+): CallToolResult {
+  const available = availableMicros(b);
+  // Priced per output token: say how many tokens the request reserved for, and what is left buys.
+  const perToken = call && call.rule.perOutputTokenMicros > 0n ? call : null;
+  const affordable = perToken ? outputTokensAffordable(perToken.rule, available)! : null;
+  const tokens = perToken
+    ? `It reserves for ${perToken.reservedTokens} output tokens (output token cap ${perToken.outputTokenCap}); what is left ${
+        affordable! > 0
+          ? `pays for ${affordable} after the per-call price: lower the output token cap (outputTokenCap of a policy or the upstream) to ${affordable} or less, or`
+          : 'does not cover the per-call price:'
+      } `
+    : '';
   const reset = b.resetsAt
     ? `The budget resets at ${b.resetsAt.toISOString()}; ask an administrator to raise it before then.`
     : 'This budget does not reset; ask an administrator to raise it.';
@@ -528,7 +761,7 @@ function budgetExceededResult(name: string, b: BudgetStanding, requested: Micros
   return toolErrorResult({
     code: ToolErrorCode.BudgetExceeded,
     message: `The ${b.period.toLowerCase()} ${b.scope.toLowerCase()} budget cannot cover this call.`,
-    hint: leased + reset,
+    hint: tokens + leased + reset,
     tool: name,
     scope: b.scope,
     period: b.period,
@@ -536,9 +769,16 @@ function budgetExceededResult(name: string, b: BudgetStanding, requested: Micros
     spentMicros: microsToJson(b.spentMicros),
     reservedMicros: microsToJson(b.reservedMicros),
     leasedMicros: microsToJson(b.leasedMicros),
-    availableMicros: microsToJson(available > 0n ? available : 0n),
+    availableMicros: microsToJson(available),
     requestedMicros: microsToJson(requested),
     resetsAt: b.resetsAt?.toISOString() ?? null,
+    ...(perToken
+      ? {
+          reservedOutputTokens: perToken.reservedTokens,
+          outputTokenCap: perToken.outputTokenCap,
+          affordableOutputTokens: affordable,
+        }
+      : {}),
   });
 }
 
@@ -608,18 +848,25 @@ function cancelledResult(name: string, meta: CallMeta, standings: BudgetStanding
 function outputBudgetExceededResult(
   name: string,
   tokens: number,
+  deliverable: number,
   cap: number,
   meta: CallMeta,
   standings: BudgetStanding[],
 ): CallToolResult {
+  const byBudget = deliverable < cap;
   return toolErrorResult(
     {
       code: ToolErrorCode.OutputBudgetExceeded,
-      message: `The result of "${name}" is ${tokens} tokens, over the cap of ${cap}.`,
-      hint: 'The result is not plain text, so it cannot be paged: ask for less (narrow the query, fewer items, a smaller page).',
+      message: byBudget
+        ? `The result of "${name}" is ${tokens} tokens; a hard budget pays for ${deliverable} of them (the output token cap is ${cap}).`
+        : `The result of "${name}" is ${tokens} tokens, over the cap of ${cap}.`,
+      hint: byBudget
+        ? `The result is not plain text, so it cannot be paged: ask for ${deliverable} tokens or less, lower the output token cap (outputTokenCap of a policy or the upstream) to ${deliverable}, or ask an administrator to raise the budget.`
+        : 'The result is not plain text, so it cannot be paged: ask for less (narrow the query, fewer items, a smaller page).',
       tool: name,
       outputTokens: tokens,
       outputTokenCap: cap,
+      ...(byBudget ? { affordableOutputTokens: deliverable } : {}),
       charged: meta.costMicros > 0,
     },
     { [CALL_META_KEY]: meta, [BUDGET_META_KEY]: budgetMeta(standings) },

@@ -1,3 +1,4 @@
+import { currentLogContext } from '@tollgate/observability';
 import { Inject, Injectable } from '@nestjs/common';
 import type { AnySchema, SchemaOutput } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import { CallToolResult, McpError } from '@modelcontextprotocol/sdk/types.js';
@@ -6,12 +7,15 @@ import { BudgetStanding } from '@tollgate/budget';
 import { EdgeConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { Principal } from '@tollgate/identity';
 import { Micros } from '@tollgate/kernel';
-import { newCallId } from '@tollgate/metering';
+import { RefusalRecorder, newCallId } from '@tollgate/metering';
 import {
   GovernedItemKind,
+  ItemPolicyLevel,
   PolicyService,
+  ResourceDecision,
   decideItemAccess,
-  describeDecision,
+  decideResourceAccess,
+  describeResourceDecision,
   effectiveOutputLimits,
 } from '@tollgate/policy';
 import {
@@ -33,6 +37,7 @@ import {
   callMeta,
   callerOf,
   notRecordedResult,
+  refusingBudgetOf,
   upstreamFailureResult,
 } from './governed-call.pipeline';
 import { ResultPager } from './result-pager.service';
@@ -84,12 +89,25 @@ export class GovernedItemPipeline {
     private readonly upstreams: UpstreamCaller,
     private readonly pager: ResultPager,
     private readonly metrics: EdgeMetrics,
+    private readonly refusals: RefusalRecorder,
     @Inject(TOLLGATE_CONFIG) private readonly config: EdgeConfig,
   ) {}
 
   /** Whether the caller's policies allow the item (for lists, completions and subscriptions). */
   async allowed(principal: Principal, kind: GovernedItem['kind'], namespace: string, key: string): Promise<boolean> {
-    return decideItemAccess(await this.policies.levelsFor(principal), kind, { namespace, tool: key }).allowed;
+    return this.decide(await this.policies.levelsFor(principal), kind, namespace, key).allowed;
+  }
+
+  // A resource is decided on its normalised URI (what the upstream will read), a prompt on its name.
+  private decide(
+    levels: readonly ItemPolicyLevel[],
+    kind: GovernedItem['kind'],
+    namespace: string,
+    key: string,
+  ): ResourceDecision {
+    return kind === 'resource'
+      ? decideResourceAccess(levels, namespace, key)
+      : decideItemAccess(levels, kind, { namespace, tool: key });
   }
 
   /** Refuses with the rule (or missing allow list) unless the caller may use the item. */
@@ -97,15 +115,15 @@ export class GovernedItemPipeline {
     principal: Principal,
     item: Pick<GovernedItem, 'kind' | 'spec' | 'key' | 'exposed'>,
   ): Promise<void> {
-    const decision = decideItemAccess(await this.policies.levelsFor(principal), item.kind, {
-      namespace: item.spec.namespace,
-      tool: item.key,
-    });
+    const startedAt = Date.now();
+    const decision = this.decide(await this.policies.levelsFor(principal), item.kind, item.spec.namespace, item.key);
     if (decision.allowed) return;
     const what = item.kind === 'resource' ? 'Reading resource' : 'Getting prompt';
+    const code = item.kind === 'resource' ? 'RESOURCE_NOT_ALLOWED' : 'PROMPT_NOT_ALLOWED';
+    this.recordRefusal(principal, item, code, startedAt);
     throw this.refusal(item.exposed, {
-      code: item.kind === 'resource' ? 'RESOURCE_NOT_ALLOWED' : 'PROMPT_NOT_ALLOWED',
-      message: `${what} "${item.exposed}" is not allowed for this key: ${describeDecision(decision, item.kind)}.`,
+      code,
+      message: `${what} "${item.exposed}" is not allowed for this key: ${describeResourceDecision(decision, item.kind)}.`,
       hint: `Use one of the ${item.kind}s listed for this key, or ask an administrator to allow this ${item.kind}.`,
       [item.kind === 'resource' ? 'uri' : 'prompt']: item.exposed,
       upstream: item.spec.namespace,
@@ -153,7 +171,12 @@ export class GovernedItemPipeline {
       estimateCallCost(rule, outputTokenCap),
       startedAt,
     );
-    if (!admitted.ok) throw this.refusalOf(item.exposed, admissionRefusedResult(item.exposed, admitted));
+    if (!admitted.ok) {
+      const refused = admissionRefusedResult(item.exposed, admitted);
+      const code = (refused._meta?.[ERROR_META_KEY] as ToolErrorBody).code;
+      this.recordRefusal(principal, item, code, startedAt, refusingBudgetOf(admitted));
+      throw this.refusalOf(item.exposed, refused);
+    }
     const held = admitted.hold;
     try {
       // Upstream
@@ -286,6 +309,32 @@ export class GovernedItemPipeline {
     return this.calls.settleAndMeter(principal, call, held, 'TOOL_ERROR', cost, 0);
   }
 
+  /**
+   * A read or get refused before the upstream (policy, budget): recorded like a refused tool call
+   * (fire and forget) for the refusal reports and the per-call log, under its metered name
+   * (`resource:<uri>`, `prompt:<name>`) as the ledger names the calls that went through.
+   */
+  private recordRefusal(
+    principal: Principal,
+    item: Pick<GovernedItem, 'kind' | 'spec' | 'key'>,
+    code: string,
+    startedAt: number,
+    budgetId: string | null = null,
+  ): void {
+    this.refusals.record({
+      orgId: principal.orgId,
+      teamId: principal.teamId,
+      userId: principal.userId,
+      keyId: principal.keyId,
+      upstreamId: item.spec.id,
+      toolName: pricedItemName(item.kind, item.key),
+      code,
+      budgetId,
+      latencyMs: Date.now() - startedAt,
+      occurredAt: new Date(startedAt),
+    });
+  }
+
   /** The refusal a tool call would get, as a JSON-RPC error carrying the same body (and its `_meta`). */
   private refusalOf(name: string, result: CallToolResult): McpError {
     const { [ERROR_META_KEY]: body, ...meta } = (result._meta ?? {}) as Record<string, unknown>;
@@ -293,7 +342,8 @@ export class GovernedItemPipeline {
   }
 
   private refusal(name: string, body: Record<string, unknown> & { code: string; message: string }): McpError {
-    this.metrics.recordRefusal(name, body.code);
+    // The org of the request being served (the log context holds it once the key is authenticated).
+    this.metrics.recordRefusal(name, body.code, currentLogContext()?.orgId ?? 'unknown');
     return new McpError(TOLLGATE_REFUSAL_ERROR, body.message, body);
   }
 }

@@ -1,21 +1,44 @@
 import { Injectable } from '@nestjs/common';
+import { CallAdmissionService } from '@tollgate/admission';
+import { metrics } from '@opentelemetry/api';
 import { Micros } from '@tollgate/kernel';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { PrismaService } from '@tollgate/db';
+import { ClientLatencyMetrics, LabelGuard, ShutdownDrain, telemetryRunning } from '@tollgate/observability';
+import { RedisService } from '@tollgate/redis';
+import { UpstreamClientPool } from '@tollgate/upstream';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
-/** Prometheus metrics of one edge process, served at /metrics. */
+const CALL_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30];
+// Distinct tools, upstreams and orgs a label may take before later ones count as `other`.
+const MAX_TOOLS = 500;
+const MAX_UPSTREAMS = 200;
+const MAX_ORGS = 1000;
+
+/** Where a call's rate limits and budgets were checked: this edge's leases, or a Redis round trip. */
+export type AdmissionPath = 'lease' | 'redis';
+
+/**
+ * Prometheus metrics of one edge process, served at /metrics. Every series is this process's own
+ * (counters and histograms sum across replicas; the breaker gauge is per replica, see
+ * docs/operations.md). The `mcp_*_operation_duration_seconds` histograms follow the OpenTelemetry
+ * semantic conventions for MCP (`mcp.server.operation.duration`, `mcp.client.operation.duration`).
+ */
 @Injectable()
 export class EdgeMetrics {
   readonly registry = new Registry();
+  private readonly tools = new LabelGuard(MAX_TOOLS);
+  private readonly upstreamNames = new LabelGuard(MAX_UPSTREAMS);
+  private readonly orgs = new LabelGuard(MAX_ORGS);
   private readonly calls = new Counter({
     name: 'tollgate_edge_tool_calls_total',
-    help: 'Governed tool calls by outcome',
-    labelNames: ['outcome'],
+    help: 'Governed tool calls that reached the upstream, by outcome and upstream',
+    labelNames: ['outcome', 'upstream'],
     registers: [this.registry],
   });
   private readonly refusals = new Counter({
     name: 'tollgate_edge_refusals_total',
-    help: 'Calls refused before the upstream, by code',
-    labelNames: ['code'],
+    help: 'Calls refused before the upstream, by code and organisation',
+    labelNames: ['code', 'org'],
     registers: [this.registry],
   });
   private readonly spend = new Counter({
@@ -27,21 +50,137 @@ export class EdgeMetrics {
     name: 'tollgate_edge_tool_call_seconds',
     help: 'Governed call latency, upstream included',
     labelNames: ['outcome'],
-    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30],
+    buckets: CALL_BUCKETS,
+    registers: [this.registry],
+  });
+  // `mcp.server.operation.duration` and `mcp.client.operation.duration`, in Prometheus and through
+  // OpenTelemetry (exported over OTLP when telemetry is on, not recorded otherwise).
+  private readonly otelMeter = metrics.getMeter('tollgate-edge');
+  private readonly operations = {
+    server: this.operationHistograms('server', 'MCP requests served to agents'),
+    client: this.operationHistograms('client', 'MCP requests sent to upstreams'),
+  };
+  private readonly upstreamErrors = new Counter({
+    name: 'tollgate_edge_upstream_errors_total',
+    help: 'Upstream calls that failed (time-out, connection, protocol, circuit open...), by upstream and error type',
+    labelNames: ['upstream', 'error_type'],
+    registers: [this.registry],
+  });
+  private readonly admissions = new Histogram({
+    name: 'tollgate_edge_admission_seconds',
+    help: "Rate-limit and budget admission of a call: against this edge's leases (no round trip) or in Redis",
+    labelNames: ['path'],
+    buckets: [0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 0.5],
+    registers: [this.registry],
+  });
+  readonly draining = new Gauge({
+    name: 'tollgate_draining',
+    help: '1 once the process received SIGTERM and drains (readiness fails, new connections are refused)',
     registers: [this.registry],
   });
 
-  constructor() {
+  constructor(
+    pool: UpstreamClientPool,
+    drain: ShutdownDrain,
+    admission: CallAdmissionService,
+    redis: RedisService,
+    prisma: PrismaService,
+  ) {
     collectDefaultMetrics({ register: this.registry });
+    new ClientLatencyMetrics(this.registry).watch(redis.client, [prisma.pool, prisma.reportsPool]);
+    drain.onDrain(() => this.draining.set(1));
+    const upstreamNames = this.upstreamNames;
+    new Gauge({
+      name: 'tollgate_edge_upstream_breaker_open',
+      help: "1 while this edge's circuit breaker for the upstream is open (calls fail fast), 0 when closed or half-open",
+      labelNames: ['upstream'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const b of pool.breakerStates()) this.set({ upstream: upstreamNames.value(b.upstream) }, b.open ? 1 : 0);
+      },
+    });
+    new Counter({
+      name: 'tollgate_redis_completion_wait_timeouts_total',
+      help: 'Completions whose opt-in wait for replicas (REDIS_COMPLETION_WAIT_REPLICAS) ended short at its timeout',
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(admission.completionWaitShortfalls);
+      },
+    });
   }
 
-  recordCall(_tool: string, outcome: string, latencyMs: number, cost: Micros): void {
-    this.calls.inc({ outcome });
+  recordCall(tool: string, upstream: string, outcome: string, latencyMs: number, cost: Micros): void {
+    const up = this.upstreamNames.value(upstream);
+    this.calls.inc({ outcome, upstream: up });
     this.latency.observe({ outcome }, latencyMs / 1000);
+    this.observeOperation('server', this.tools.value(tool), up, outcome, latencyMs);
     if (cost > 0n) this.spend.inc(Number(cost));
   }
 
-  recordRefusal(_tool: string, code: string): void {
-    this.refusals.inc({ code });
+  recordRefusal(tool: string, code: string, orgId: string, latencyMs?: number): void {
+    this.refusals.inc({ code, org: this.orgs.value(orgId) });
+    // Prometheus only: refusals are not recorded in the OpenTelemetry histogram.
+    if (latencyMs !== undefined)
+      this.operations.server.prom.observe(operationLabels(this.tools.value(tool), '', code), latencyMs / 1000);
   }
+
+  /** One upstream `tools/call`: `ok`, `tool_error` (answered isError) or `error` (with its type). */
+  recordUpstreamCall(
+    upstream: string,
+    tool: string,
+    latencyMs: number,
+    outcome: 'ok' | 'tool_error' | 'error',
+    errorType?: string,
+  ): void {
+    const up = this.upstreamNames.value(upstream);
+    this.observeOperation('client', this.tools.value(tool), up, outcome, latencyMs, errorType);
+    if (outcome === 'error') this.upstreamErrors.inc({ upstream: up, error_type: errorType ?? 'unknown' });
+  }
+
+  recordAdmission(path: AdmissionPath, latencyMs: number): void {
+    this.admissions.observe({ path }, latencyMs / 1000);
+  }
+
+  private operationHistograms(side: 'server' | 'client', description: string) {
+    return {
+      prom: new Histogram({
+        name: `mcp_${side}_operation_duration_seconds`,
+        help: `${description} (mcp.${side}.operation.duration), by method, tool, upstream and outcome`,
+        labelNames: ['mcp_method_name', 'gen_ai_tool_name', 'upstream', 'outcome'],
+        buckets: CALL_BUCKETS,
+        registers: [this.registry],
+      }),
+      otel: this.otelMeter.createHistogram(`mcp.${side}.operation.duration`, {
+        unit: 's',
+        description,
+        advice: { explicitBucketBoundaries: CALL_BUCKETS },
+      }),
+    };
+  }
+
+  private observeOperation(
+    side: 'server' | 'client',
+    toolLabel: string,
+    upstreamLabel: string,
+    outcome: string,
+    latencyMs: number,
+    errorType?: string,
+  ): void {
+    const histograms = this.operations[side];
+    histograms.prom.observe(operationLabels(toolLabel, upstreamLabel, outcome), latencyMs / 1000);
+    if (!telemetryRunning()) return;
+    histograms.otel.record(latencyMs / 1000, {
+      'mcp.method.name': 'tools/call',
+      'gen_ai.tool.name': toolLabel,
+      'tollgate.upstream': upstreamLabel,
+      'tollgate.outcome': outcome,
+      ...(errorType ? { 'error.type': errorType } : {}),
+    });
+  }
+}
+
+function operationLabels(tool: string, upstream: string, outcome: string) {
+  return { mcp_method_name: 'tools/call', gen_ai_tool_name: tool, upstream, outcome };
 }

@@ -1,15 +1,25 @@
-import { Controller, Get, Header, HttpCode, ServiceUnavailableException, UseGuards } from '@nestjs/common';
+import { Controller, Get, Header, Logger, Res, UseGuards } from '@nestjs/common';
+import { CallAdmissionService } from '@tollgate/admission';
 import { PrismaService } from '@tollgate/db';
-import { RedisService } from '@tollgate/redis';
 import { EdgeMetrics } from './edge-metrics.service';
-import { MetricsTokenGuard } from '@tollgate/observability';
+import {
+  drainingReadiness,
+  MetricsTokenGuard,
+  type Readiness,
+  runReadiness,
+  ShutdownDrain,
+} from '@tollgate/observability';
+import type { Response } from 'express';
 
 @Controller()
 export class HealthController {
+  private readonly logger = new Logger(HealthController.name);
+
   constructor(
     private readonly prisma: PrismaService,
-    private readonly redis: RedisService,
+    private readonly admission: CallAdmissionService,
     private readonly metrics: EdgeMetrics,
+    private readonly drain: ShutdownDrain,
   ) {}
 
   @Get('healthz')
@@ -17,13 +27,19 @@ export class HealthController {
     return { status: 'ok' };
   }
 
+  /** Same shape as the admin API's and the worker's `/readyz` (see runReadiness). */
   @Get('readyz')
-  @HttpCode(200)
-  async ready() {
-    const [db, redis] = await Promise.allSettled([this.prisma.$queryRaw`SELECT 1`, this.redis.ping()]);
-    const status = { database: db.status === 'fulfilled', redis: redis.status === 'fulfilled' && redis.value === true };
-    if (!status.database || !status.redis) throw new ServiceUnavailableException({ status: 'unavailable', ...status });
-    return { status: 'ready', ...status };
+  async ready(@Res({ passthrough: true }) res: Response): Promise<Readiness> {
+    // Draining (SIGTERM): out of the load balancer at once, whatever the dependencies say.
+    if (this.drain.draining) return drainingReadiness(res);
+    const { readiness, failures } = await runReadiness(res, {
+      db: () => this.prisma.$queryRaw`SELECT 1`,
+      // A no-op admission on every shard, not a PING: ready only if calls can be admitted.
+      redis: () => this.admission.probe(),
+    });
+    for (const [name, reason] of Object.entries(failures))
+      this.logger.warn(`readiness check ${name} failed: ${reason}`);
+    return readiness;
   }
 
   @Get('metrics')

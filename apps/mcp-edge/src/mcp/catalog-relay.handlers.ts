@@ -35,8 +35,10 @@ import {
 import { OrgCatalog, ServedEntry, ToolCatalogService, parseNamespacedUri } from '@tollgate/catalog';
 import { EdgeConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { Principal } from '@tollgate/identity';
+import { normalizeResourceUri } from '@tollgate/policy';
 import { countJsonTokens } from '@tollgate/tokens';
 import { UpstreamSpec } from '@tollgate/upstream';
+import { EmbeddedResources } from '../governed-call/embedded-resources.service';
 import { GovernedItemPipeline } from '../governed-call/governed-item.pipeline';
 import { ResourceSubscriptions } from '../session/resource-subscriptions.service';
 import { McpSession } from '../session/mcp-session.store';
@@ -61,6 +63,7 @@ export class CatalogRelayHandlers {
     private readonly catalog: ToolCatalogService,
     private readonly items: GovernedItemPipeline,
     private readonly subscriptions: ResourceSubscriptions,
+    private readonly embeddedResources: EmbeddedResources,
     @Inject(TOLLGATE_CONFIG) private readonly config: EdgeConfig,
   ) {}
 
@@ -192,14 +195,26 @@ export class CatalogRelayHandlers {
         exposed: name,
         outputTokenCap: catalog.outputTokenCaps.get(spec.id) ?? null,
       },
-      (upstreams) =>
-        upstreams.request(
+      async (upstreams) => {
+        const outcome = await upstreams.request(
           principal,
           spec,
           { method: 'prompts/get', params: { ...params, name: prompt.key } },
           GetPromptResultSchema,
           signal,
-        ),
+        );
+        if (!outcome.ok) return outcome;
+        // Resources embedded or linked in the messages are decided by the resource policy, like a read.
+        const contents = await this.embeddedResources.withholdDenied(
+          principal,
+          spec.namespace,
+          outcome.result.messages.map((m) => m.content),
+        );
+        const messages = outcome.result.messages.map((m, i) =>
+          contents[i] === m.content ? m : { ...m, content: contents[i] },
+        );
+        return { ...outcome, result: { ...outcome.result, messages } };
+      },
       (result) => ({
         result,
         pageableText: null,
@@ -265,15 +280,18 @@ export class CatalogRelayHandlers {
   private resolveResource(catalog: OrgCatalog, uri: string): ResolvedResource {
     const listed = catalog.resourcesByUri.get(uri);
     if (listed) return { spec: this.specOf(catalog, listed.upstreamId), key: listed.key };
+    // Anything else is decided, matched and sent to the upstream in its normalised form: what the
+    // policy allowed is what the upstream reads (it resolves `..` and percent-encoding itself).
     const pinned = parseNamespacedUri(uri);
     if (pinned) {
       const spec = catalog.upstreamsByNamespace.get(pinned.namespace);
-      if (spec) return { spec, key: pinned.uri };
+      if (spec) return { spec, key: decidableUri(pinned.uri) };
     }
+    const key = decidableUri(uri);
     const owners = new Set(
-      catalog.resourceTemplates.filter((t) => matchesTemplate(t.key, uri)).map((t) => t.upstreamId),
+      catalog.resourceTemplates.filter((t) => matchesTemplate(t.key, key)).map((t) => t.upstreamId),
     );
-    if (owners.size === 1) return { spec: this.specOf(catalog, [...owners][0]), key: uri };
+    if (owners.size === 1) return { spec: this.specOf(catalog, [...owners][0]), key };
     if (owners.size > 1) {
       const namespaces = catalog.resourceTemplates.filter((t) => owners.has(t.upstreamId)).map((t) => t.namespace);
       throw new McpError(
@@ -311,6 +329,17 @@ export class CatalogRelayHandlers {
     const outcome = await this.items.relay(principal, spec, request, schema, signal);
     return outcome as T;
   }
+}
+
+/** The normalised URI the policy decides on; one whose meaning depends on the upstream's decoding is refused. */
+function decidableUri(uri: string): string {
+  const normalized = normalizeResourceUri(uri);
+  if (normalized.ok) return normalized.uri;
+  throw new McpError(
+    ErrorCode.InvalidParams,
+    `Resource URI ${uri} cannot be decided by the resource policy: ${normalized.reason}. Send it without that encoding.`,
+    { uri },
+  );
 }
 
 function matchesTemplate(template: string, uri: string): boolean {

@@ -27,6 +27,7 @@ export function sendJson(
   status: number,
   body: unknown,
   headers: Record<string, string> = {},
+  onSent?: () => void,
 ): void {
   const text = JSON.stringify(body);
   res.writeHead(status, {
@@ -34,7 +35,7 @@ export function sendJson(
     'Content-Type': 'application/json; charset=utf-8',
     'Content-Length': Buffer.byteLength(text),
   });
-  res.end(text);
+  res.end(text, onSent);
 }
 
 /** RFC 9728 metadata; the `/mcp` variant (path of the resource appended) is the one 401s point at. */
@@ -43,40 +44,53 @@ export const PROTECTED_RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-re
 export const EDGE_OAUTH_SCOPE = 'mcp';
 
 /**
- * 401 with `WWW-Authenticate`, pointing clients at the protected-resource metadata (RFC 9728),
- * and a JSON-RPC shaped body so MCP clients can show the reason.
+ * Why a credential was refused: none sent, a refused OAuth access token, or a refused `tg_`
+ * virtual key (unknown, revoked or expired).
+ */
+export type UnauthorizedReason = 'missing' | 'invalid' | 'virtual-key';
+
+/** A refused credential that is a virtual key (`tg_...`, well-formed or not) rather than an OAuth token. */
+export function refusalOf(secret: string): Exclude<UnauthorizedReason, 'missing'> {
+  return secret.startsWith('tg_') ? 'virtual-key' : 'invalid';
+}
+
+/**
+ * 401 with `WWW-Authenticate` and a JSON-RPC shaped body so MCP clients can show the reason. With no
+ * credential, or a refused OAuth token, it points clients at the protected-resource metadata
+ * (RFC 9728) to sign in; a refused virtual key gets no such pointer: signing in cannot mend a key
+ * someone typed wrong or revoked, and a client would open a browser sign-in for nothing.
  */
 export function sendUnauthorized(
   req: IncomingMessage,
   res: ServerResponse,
   publicUrl: string | undefined,
-  reason: 'missing' | 'invalid',
+  reason: UnauthorizedReason,
 ): void {
-  const base = edgeBaseUrl(req, publicUrl);
-  const params = [
-    `realm="tollgate"`,
-    `resource_metadata="${base}${PROTECTED_RESOURCE_METADATA_PATH}/mcp"`,
-    `scope="${EDGE_OAUTH_SCOPE}"`,
-  ];
+  const params = [`realm="tollgate"`];
+  if (reason === 'virtual-key')
+    params.push(
+      `error="invalid_token"`,
+      `error_description="The virtual key is unknown or revoked (or expired): check the tg_ key the client sends, or ask an admin for a new one"`,
+    );
+  else
+    params.push(
+      `resource_metadata="${edgeBaseUrl(req, publicUrl)}${PROTECTED_RESOURCE_METADATA_PATH}/mcp"`,
+      `scope="${EDGE_OAUTH_SCOPE}"`,
+    );
   if (reason === 'invalid')
     params.push(
       `error="invalid_token"`,
-      `error_description="The virtual key or access token is unknown, revoked, expired or for another resource"`,
+      `error_description="The access token is unknown, revoked, expired or for another resource"`,
     );
+  const message = {
+    missing: 'Authentication required: send "Authorization: Bearer <virtual key>"',
+    invalid: 'Invalid access token',
+    'virtual-key': 'Invalid virtual key: unknown or revoked',
+  }[reason];
   sendJson(
     res,
     401,
-    {
-      jsonrpc: '2.0',
-      error: {
-        code: -32001,
-        message:
-          reason === 'missing'
-            ? 'Authentication required: send "Authorization: Bearer <virtual key>"'
-            : 'Invalid virtual key',
-      },
-      id: null,
-    },
+    { jsonrpc: '2.0', error: { code: -32001, message }, id: null },
     { 'WWW-Authenticate': `Bearer ${params.join(', ')}` },
   );
 }

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { HeldCall, HeldCalls, inputResponsesOf } from './input-required-bridge';
 import { StatelessRevisionError } from './stateless-revision';
@@ -6,7 +7,7 @@ const elicit = { message: 'Name?', requestedSchema: { type: 'object', properties
 
 describe('input-required bridge', () => {
   it('should hold the upstream request, answer a round with it, and resolve it with the agent response', async () => {
-    const calls = new HeldCalls();
+    const calls = new HeldCalls(randomBytes(32));
     const call = new HeldCall('key-1', { elicitation: {} }, new AbortController());
     const release = calls.hold(call);
     const asked = call.ask(
@@ -33,7 +34,7 @@ describe('input-required bridge', () => {
   });
 
   it('should refuse a tampered, foreign or stale requestState', async () => {
-    const calls = new HeldCalls();
+    const calls = new HeldCalls(randomBytes(32));
     const call = new HeldCall('key-1', { sampling: {} }, new AbortController());
     calls.hold(call);
     void call.ask('sampling/createMessage', { messages: [], maxTokens: 5 }, new AbortController().signal);
@@ -43,6 +44,20 @@ describe('input-required bridge', () => {
     expect(() => calls.resume('key-2', round.requestState)).toThrow('integrity');
     call.round++;
     expect(() => calls.resume('key-1', round.requestState)).toThrow('no call waiting');
+  });
+
+  it('should accept a requestState another edge signed with the shared key, and refuse one signed with another key', async () => {
+    const key = randomBytes(32);
+    const here = new HeldCalls(key);
+    const call = new HeldCall('key-1', { sampling: {} }, new AbortController());
+    here.hold(call);
+    void call.ask('sampling/createMessage', { messages: [], maxTokens: 5 }, new AbortController().signal);
+    const round = await call.nextRound((c) => here.sign(c));
+    if (round.kind !== 'input_required') throw new Error('unreachable');
+    // Another edge of the same deployment: the state is genuine, the call just is not held there.
+    expect(() => new HeldCalls(Buffer.from(key)).resume('key-1', round.requestState)).toThrow('waits on another edge');
+    expect(() => new HeldCalls(randomBytes(32)).resume('key-1', round.requestState)).toThrow('integrity');
+    expect(here.resume('key-1', round.requestState)).toBe(call);
   });
 
   it('should refuse a request for a capability the agent did not declare, and record it', async () => {

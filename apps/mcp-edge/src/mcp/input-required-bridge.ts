@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { undeclaredCapability } from '@tollgate/upstream';
 import { StatelessRevisionError } from './stateless-revision';
@@ -129,10 +129,15 @@ export class HeldCall {
   }
 }
 
-/** The held calls of this edge, by id; `requestState` is signed so an agent cannot point at another's. */
+/**
+ * The held calls of this edge, by id; `requestState` is signed so an agent cannot point at another's.
+ * The key is the deployment's (EdgeConfig.edge.requestStateKey), the same on every edge: a retry
+ * that reaches another edge passes the check there and is told the call waits elsewhere.
+ */
 export class HeldCalls {
   private readonly calls = new Map<string, HeldCall>();
-  private readonly key = randomBytes(32);
+
+  constructor(private readonly key: Buffer) {}
 
   hold(call: HeldCall): () => void {
     this.calls.set(call.id, call);

@@ -4,19 +4,24 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { EdgeConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { Principal, PrincipalResolver } from '@tollgate/identity';
 import { unavailableDependency } from '@tollgate/kernel';
+import { addToLogContext, currentLogContext, traceCarrierOf } from '@tollgate/observability';
 import { RedisService } from '@tollgate/redis';
 import { McpSession, McpSessionStore, sessionClientOf } from '../session/mcp-session.store';
 import { SessionHub } from '../session/session-hub.service';
+import { VisibleListWatch } from '../session/visible-list-watch.service';
 import { sendDependencyUnavailable } from './dependency-unavailable';
 import { AgentRequests } from './agent-requests.service';
 import { callNeedsStream } from './call-relay';
-import { bearerToken, isAllowedHost, sendJson, sendOrgDisabled, sendUnauthorized } from './edge-auth';
+import { bearerToken, isAllowedHost, refusalOf, sendJson, sendOrgDisabled, sendUnauthorized } from './edge-auth';
+import { HostileInputAllowance } from './hostile-input-allowance.service';
 import { readJsonBody } from './json-body';
 import { jsonRpcRefusal } from './json-rpc-message-check';
 import { LeanToolCallHandler } from './lean-tool-call.handler';
+import { inSpan } from '../governed-call/call-tracing';
 import { McpServerFactory } from './mcp-server.factory';
 import { isStatelessRevisionRequest } from './stateless-revision';
 import { StatelessRevisionHandler } from './stateless-revision.handler';
+import { ThrottledAnswerHold } from './throttled-answer-hold';
 
 /** The path agents talk MCP on. */
 export const MCP_PATH = '/mcp';
@@ -41,6 +46,7 @@ export function isMcpRequest(url: string | undefined): boolean {
 @Injectable()
 export class McpEndpoint {
   private readonly logger = new Logger(McpEndpoint.name);
+  private readonly throttledAnswers = new ThrottledAnswerHold();
 
   constructor(
     private readonly principals: PrincipalResolver,
@@ -51,6 +57,8 @@ export class McpEndpoint {
     private readonly agentRequests: AgentRequests,
     private readonly statelessRevision: StatelessRevisionHandler,
     private readonly redis: RedisService,
+    private readonly hostileInput: HostileInputAllowance,
+    private readonly listWatch: VisibleListWatch,
     @Inject(TOLLGATE_CONFIG) private readonly config: EdgeConfig,
   ) {}
 
@@ -81,10 +89,11 @@ export class McpEndpoint {
     if (this.redis.client.status !== 'ready') return sendDependencyUnavailable(res, 'redis', null);
     const secret = bearerToken(req);
     if (!secret) return sendUnauthorized(req, res, this.config.edge.publicUrl, 'missing');
-    const credential = await this.principals.resolveCredential(secret);
+    const credential = await inSpan('tollgate.auth', {}, () => this.principals.resolveCredential(secret));
     if (!credential.ok && credential.reason === 'org-disabled') return sendOrgDisabled(res);
-    if (!credential.ok) return sendUnauthorized(req, res, this.config.edge.publicUrl, 'invalid');
+    if (!credential.ok) return sendUnauthorized(req, res, this.config.edge.publicUrl, refusalOf(secret));
     const principal = credential.principal;
+    addToLogContext({ orgId: principal.orgId, keyId: principal.keyId });
 
     const sessionHeader = req.headers['mcp-session-id'];
     const sessionId = typeof sessionHeader === 'string' ? sessionHeader : undefined;
@@ -99,14 +108,27 @@ export class McpEndpoint {
       );
     }
 
+    // A key past its allowance of refused input is answered (after a hold) before its body is read.
+    const blockedMs = this.hostileInput.blockedForMs(principal.keyId);
+    if (blockedMs > 0)
+      return this.throttledAnswers.answerLater(principal.keyId, res, blockedMs, () =>
+        sendHostileInputThrottled(req, res, blockedMs),
+      );
     // The body is read here (not by the SDK) to see whether it opens a session.
     const body = await readJsonBody(req);
-    if (!body.ok)
-      return sendJson(res, body.status, {
-        jsonrpc: '2.0',
-        error: { code: body.code, message: body.message },
-        id: null,
-      });
+    if (!body.ok) {
+      // Counted (on every edge) before the answer, so the key's next request finds it counted.
+      await this.hostileInput.recordRefusal(principal.keyId);
+      const close = body.unread && !drainSmallBody(req);
+      return sendJson(
+        res,
+        body.status,
+        { jsonrpc: '2.0', error: { code: body.code, message: body.message }, id: null },
+        close ? { Connection: 'close' } : {},
+        close ? () => req.socket.destroy() : undefined,
+      );
+    }
+    noteRequestTrace(body.value, sessionId);
     const refused = jsonRpcRefusal(body.value);
     if (refused)
       return sendJson(res, 400, {
@@ -171,7 +193,27 @@ export class McpEndpoint {
     }
     const session = await this.sessions.getSession(principal, sessionId);
     if (!session) return sendSessionNotFound(res);
-    this.hub.attachStream(session.id, session.orgId, res);
+    this.hub.attachStream(session.id, res);
+    // Catalog and policy changes reach this stream when they change what its key sees.
+    const unwatch = this.listWatch.watch(principal, session.id, (kinds) => this.hub.sendListsChanged(res, kinds));
+    res.on('close', unwatch);
+  }
+}
+
+/**
+ * The JSON-RPC id and session of a single request, and the trace context of its `params._meta`
+ * when it carries one (it then wins over the headers'), for the call's span and its upstream.
+ */
+function noteRequestTrace(body: unknown, sessionId: string | undefined): void {
+  const trace = currentLogContext()?.trace;
+  if (!trace || typeof body !== 'object' || body === null || Array.isArray(body)) return;
+  const { id, params } = body as { id?: unknown; params?: { _meta?: Record<string, unknown> } };
+  if (typeof id === 'string' || typeof id === 'number') trace.jsonRpcId = id;
+  trace.sessionId = sessionId;
+  const fromMeta = traceCarrierOf(typeof params?._meta === 'object' ? params._meta : undefined);
+  if (fromMeta.traceparent) {
+    trace.carrier = fromMeta;
+    trace.fromMeta = true;
   }
 }
 
@@ -191,4 +233,39 @@ function sendSessionNotFound(res: ServerResponse): void {
     error: { code: -32001, message: 'Session not found: initialize a new session' },
     id: null,
   });
+}
+
+/**
+ * 429 for a key past its allowance of refused input, answered without parsing the body; a large
+ * body is not read at all (the connection is closed).
+ */
+function sendHostileInputThrottled(req: IncomingMessage, res: ServerResponse, retryAfterMs: number): void {
+  const retryAfterSeconds = Math.ceil(retryAfterMs / 1000);
+  const close = !drainSmallBody(req);
+  sendJson(
+    res,
+    429,
+    {
+      jsonrpc: '2.0',
+      error: {
+        code: -32029,
+        message: `Too many refused requests from this key (oversized, too deeply nested or malformed bodies, or arguments over their limits): try again in ${retryAfterSeconds} s`,
+        data: { code: 'HOSTILE_INPUT_THROTTLED', retryAfterSeconds },
+      },
+      id: null,
+    },
+    { 'Retry-After': String(retryAfterSeconds), ...(close ? { Connection: 'close' } : {}) },
+    close ? () => req.socket.destroy() : undefined,
+  );
+}
+
+// What is left of a body declared small is read and dropped, so the connection can serve the
+// key's next request; a large or undeclared one is not read: its connection is closed instead.
+const DRAINED_BODY_BYTES = 64 * 1024;
+
+function drainSmallBody(req: IncomingMessage): boolean {
+  const declared = Number(req.headers['content-length']);
+  if (!(declared <= DRAINED_BODY_BYTES)) return false;
+  req.resume();
+  return true;
 }

@@ -1,12 +1,14 @@
-import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ErrorCode, JSONRPCMessage, LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { ToolCatalogService } from '@tollgate/catalog';
+import { EdgeConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { Principal } from '@tollgate/identity';
-import { ORG_CONFIG_CHANGED_CHANNEL, RedisService } from '@tollgate/redis';
-import { UpstreamCallRelay, UpstreamClientPool, runWithCallRelay } from '@tollgate/upstream';
+import { UpstreamCallRelay, runWithCallRelay } from '@tollgate/upstream';
 import { ProgressiveDisclosure } from '../disclosure/progressive-disclosure.service';
 import { InFlightCalls } from '../governed-call/in-flight-calls.service';
+import { LIST_CHANGED_METHODS, ListKind } from '../session/list-changed';
+import { VisibleListWatch } from '../session/visible-list-watch.service';
 import { HeldCall, HeldCalls, inputResponsesOf } from './input-required-bridge';
 import { sendJson } from './edge-auth';
 import { EDGE_SERVER_INFO, McpServerFactory } from './mcp-server.factory';
@@ -28,15 +30,14 @@ import {
 const KEEP_ALIVE_MS = 25_000;
 /** 2026-07-28: the request needs a client capability that was not declared (with HTTP 400). */
 const MISSING_CAPABILITY = -32021;
-/** `subscriptions/listen` filters, and the notification each one asks for. */
-const LIST_CHANGES: [filter: string, method: string][] = [
-  ['toolsListChanged', 'notifications/tools/list_changed'],
-  ['promptsListChanged', 'notifications/prompts/list_changed'],
-  ['resourcesListChanged', 'notifications/resources/list_changed'],
-];
+/** `subscriptions/listen` filters, and the list each one asks to hear of. */
+const LIST_FILTERS: Record<ListKind, string> = {
+  tools: 'toolsListChanged',
+  prompts: 'promptsListChanged',
+  resources: 'resourcesListChanged',
+};
 
 interface Listener {
-  orgId: string;
   res: ServerResponse;
   subscriptionId: string;
   wants: Record<string, unknown>;
@@ -54,29 +55,21 @@ type JsonRpcAnswer =
  * transport; progress and log messages of a call ride its answer stream.
  */
 @Injectable()
-export class StatelessRevisionHandler implements OnModuleInit, OnApplicationShutdown {
+export class StatelessRevisionHandler implements OnApplicationShutdown {
   private readonly logger = new Logger(StatelessRevisionHandler.name);
   private readonly listeners = new Set<Listener>();
-  private readonly held = new HeldCalls();
+  private readonly held: HeldCalls;
 
   constructor(
     private readonly servers: McpServerFactory,
     private readonly disclosure: ProgressiveDisclosure,
     private readonly inFlight: InFlightCalls,
     private readonly catalog: ToolCatalogService,
-    private readonly redis: RedisService,
-    private readonly pool: UpstreamClientPool,
-  ) {}
-
-  async onModuleInit(): Promise<void> {
-    // A catalog or policy change of the org changes what its keys list.
-    await this.redis.subscribe(ORG_CONFIG_CHANGED_CHANNEL, (orgId) => {
-      for (const l of this.listeners) if (l.orgId === orgId) this.announceListChanges(l);
-    });
-    // An upstream announcing a change: its org's lists may change (the sync it queues tells again).
-    this.pool.onToolListChanged((spec) => {
-      for (const l of this.listeners) if (l.orgId === spec.orgId) this.announceListChanges(l);
-    });
+    private readonly listWatch: VisibleListWatch,
+    @Inject(TOLLGATE_CONFIG) config: EdgeConfig,
+  ) {
+    // Signed with the deployment's key, so another edge can check a retry's requestState.
+    this.held = new HeldCalls(config.edge.requestStateKey);
   }
 
   /** Answers one POST of this revision; never rejects. */
@@ -350,8 +343,11 @@ export class StatelessRevisionHandler implements OnModuleInit, OnApplicationShut
   // subscriptions/listen: an event stream that hears of list changes until the client closes it.
   private listen(res: ServerResponse, principal: Principal, request: StatelessRequest): void {
     const wants = (request.params.notifications ?? {}) as Record<string, unknown>;
-    const listener: Listener = { orgId: principal.orgId, res, subscriptionId: String(request.id), wants };
+    const listener: Listener = { res, subscriptionId: String(request.id), wants };
     this.listeners.add(listener);
+    // Catalog and policy changes (an upstream's own announcement included, through the sync it
+    // queues) reach this stream when they change what its key sees.
+    const unwatch = this.listWatch.watch(principal, null, (kinds) => this.announceListChanges(listener, kinds));
     writeEvent(res, {
       jsonrpc: '2.0',
       method: 'notifications/subscriptions/acknowledged',
@@ -360,17 +356,18 @@ export class StatelessRevisionHandler implements OnModuleInit, OnApplicationShut
     const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
     res.on('close', () => {
       clearInterval(keepAlive);
+      unwatch();
       this.listeners.delete(listener);
     });
   }
 
-  private announceListChanges(l: Listener): void {
-    for (const [filter, method] of LIST_CHANGES) {
-      if (l.wants[filter] !== true) continue;
+  private announceListChanges(l: Listener, kinds: ListKind[]): void {
+    for (const kind of kinds) {
+      if (l.wants[LIST_FILTERS[kind]] !== true) continue;
       try {
         writeEvent(l.res, {
           jsonrpc: '2.0',
-          method,
+          method: LIST_CHANGED_METHODS[kind],
           params: { _meta: { [`${META_PREFIX}subscriptionId`]: l.subscriptionId } },
         });
       } catch (err) {

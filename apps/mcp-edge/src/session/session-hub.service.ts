@@ -1,20 +1,18 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import { ORG_CONFIG_CHANGED_CHANNEL, RedisService } from '@tollgate/redis';
+import { ShutdownDrain } from '@tollgate/observability';
+import { RedisService } from '@tollgate/redis';
 import type { ServerResponse } from 'node:http';
+import { LIST_CHANGED_METHODS, ListKind } from './list-changed';
 
 const SESSION_NOTIFY_CHANNEL = 'mcp-session-notify';
 // `<sessionId> <notification JSON>`: any other notification for one session's stream.
 const SESSION_MESSAGE_CHANNEL = 'mcp-session-message';
-// An org's catalog or policies changed: its tools, resources and prompts may all have.
-const LIST_CHANGED = [
-  'notifications/tools/list_changed',
-  'notifications/resources/list_changed',
-  'notifications/prompts/list_changed',
-];
 const KEEP_ALIVE_MS = 25_000;
+// SSE: a comment saying why, and `retry` so the client reconnects (through the load balancer, to
+// another replica) after half a second; the session lives in Redis, so any replica serves it.
+const RECONNECT_ELSEWHERE = ': this replica is shutting down; reconnect\nretry: 500\n\n';
 
 interface Stream {
-  orgId: string;
   res: ServerResponse;
   keepAlive: NodeJS.Timeout;
 }
@@ -22,24 +20,32 @@ interface Stream {
 /**
  * The server-to-client side of sessions: each replica holds the GET streams opened to it, and
  * any replica can notify any session through Redis pub/sub. A session's tool list changes when
- * its agent loads tools, and every session of an org hears of catalog and policy changes.
+ * its agent loads tools; of its org's catalog and policy changes it hears those that change what it
+ * sees (VisibleListWatch decides, per stream).
  */
 @Injectable()
 export class SessionHub implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(SessionHub.name);
   private readonly streams = new Map<string, Set<Stream>>();
 
-  constructor(private readonly redis: RedisService) {}
+  private draining = false;
+  private readonly sessionToolListeners: ((sessionId: string) => void)[] = [];
+
+  constructor(
+    private readonly redis: RedisService,
+    drain: ShutdownDrain,
+  ) {
+    // Draining: every stream is told to come back (to another replica) and ended, so none holds the exit.
+    drain.onDrain(() => {
+      this.draining = true;
+      this.endAll();
+    });
+  }
 
   async onModuleInit(): Promise<void> {
-    await this.redis.subscribe(SESSION_NOTIFY_CHANNEL, (sessionId) =>
-      this.sendToolListChanged(this.streams.get(sessionId)),
-    );
-    await this.redis.subscribe(ORG_CONFIG_CHANGED_CHANNEL, (orgId) => {
-      for (const set of this.streams.values()) {
-        const ofOrg = new Set([...set].filter((s) => s.orgId === orgId));
-        for (const method of LIST_CHANGED) this.send(ofOrg, { jsonrpc: '2.0', method });
-      }
+    await this.redis.subscribe(SESSION_NOTIFY_CHANNEL, (sessionId) => {
+      this.sendToolListChanged(this.streams.get(sessionId));
+      for (const listener of this.sessionToolListeners) listener(sessionId);
     });
     await this.redis.subscribe(SESSION_MESSAGE_CHANNEL, (message) => {
       const space = message.indexOf(' ');
@@ -49,7 +55,16 @@ export class SessionHub implements OnModuleInit, OnApplicationShutdown {
   }
 
   /** Holds `res` open as the session's SSE stream until the client goes away. */
-  attachStream(sessionId: string, orgId: string, res: ServerResponse): void {
+  attachStream(sessionId: string, res: ServerResponse): void {
+    if (this.draining) {
+      res.writeHead(200, {
+        'Content-Type': 'text/event-stream',
+        'Cache-Control': 'no-cache',
+        'Mcp-Session-Id': sessionId,
+      });
+      res.end(RECONNECT_ELSEWHERE);
+      return;
+    }
     res.writeHead(200, {
       'Content-Type': 'text/event-stream',
       'Cache-Control': 'no-cache',
@@ -57,7 +72,7 @@ export class SessionHub implements OnModuleInit, OnApplicationShutdown {
       'Mcp-Session-Id': sessionId,
     });
     res.write(': connected\n\n');
-    const stream: Stream = { orgId, res, keepAlive: setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS) };
+    const stream: Stream = { res, keepAlive: setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS) };
     let set = this.streams.get(sessionId);
     if (!set) {
       set = new Set();
@@ -69,6 +84,11 @@ export class SessionHub implements OnModuleInit, OnApplicationShutdown {
       set.delete(stream);
       if (set.size === 0) this.streams.delete(sessionId);
     });
+  }
+
+  /** Calls `listener` with the session id whenever a session's own tool list changed (it loaded tools). */
+  onSessionToolListChanged(listener: (sessionId: string) => void): void {
+    this.sessionToolListeners.push(listener);
   }
 
   /** Tells the session, wherever its stream is held, that its tool list changed. */
@@ -87,11 +107,17 @@ export class SessionHub implements OnModuleInit, OnApplicationShutdown {
     );
   }
 
+  /** Tells the client on stream `res` (held by this replica) that these lists changed. */
+  sendListsChanged(res: ServerResponse, kinds: ListKind[]): void {
+    if (res.writableEnded) return;
+    for (const kind of kinds) this.send([{ res }], { jsonrpc: '2.0', method: LIST_CHANGED_METHODS[kind] });
+  }
+
   private sendToolListChanged(streams: Set<Stream> | undefined): void {
     this.send(streams, { jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
   }
 
-  private send(streams: Set<Stream> | undefined, message: object): void {
+  private send(streams: Iterable<Pick<Stream, 'res'>> | undefined, message: object): void {
     const event = `event: message\ndata: ${JSON.stringify(message)}\n\n`;
     for (const s of streams ?? []) {
       try {
@@ -103,7 +129,15 @@ export class SessionHub implements OnModuleInit, OnApplicationShutdown {
   }
 
   onApplicationShutdown(): void {
-    for (const set of this.streams.values()) for (const s of set) s.res.end();
+    this.endAll();
+  }
+
+  private endAll(): void {
+    for (const set of this.streams.values())
+      for (const s of set) {
+        clearInterval(s.keepAlive);
+        s.res.end(RECONNECT_ELSEWHERE);
+      }
     this.streams.clear();
   }
 }

@@ -1,14 +1,25 @@
-import { Controller, Get, Header, ServiceUnavailableException, UseGuards } from '@nestjs/common';
+import { Controller, Get, Header, Logger, Res, UseGuards } from '@nestjs/common';
 import { PrismaService } from '@tollgate/db';
 import { JobProducer, QueueName } from '@tollgate/queue';
 import { RedisService } from '@tollgate/redis';
+import { BudgetReconcileService } from '@tollgate/reporting';
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { LedgerWriter } from '../processors/ledger-writer.service';
 import { UsageLedgerConsumer } from '../processors/usage-ledger.consumer';
 import { RedisStateWatch } from '../redis-state-watch.service';
-import { MetricsTokenGuard } from '@tollgate/observability';
+import {
+  ClientLatencyMetrics,
+  drainingReadiness,
+  MetricsTokenGuard,
+  type Readiness,
+  runReadiness,
+  ShutdownDrain,
+} from '@tollgate/observability';
+import type { Response } from 'express';
 
 @Controller()
 export class HealthController {
+  private readonly logger = new Logger(HealthController.name);
   private readonly registry = new Registry();
   private readonly depth = new Gauge({
     name: 'tollgate_worker_queue_jobs',
@@ -22,6 +33,11 @@ export class HealthController {
     labelNames: ['state'],
     registers: [this.registry],
   });
+  private readonly outboxAge = new Gauge({
+    name: 'tollgate_usage_outbox_oldest_seconds',
+    help: 'Age of the oldest usage event not yet in the ledger (the ledger lag); 0 when none waits',
+    registers: [this.registry],
+  });
 
   constructor(
     private readonly prisma: PrismaService,
@@ -29,8 +45,12 @@ export class HealthController {
     private readonly jobs: JobProducer,
     private readonly usageLedger: UsageLedgerConsumer,
     private readonly redisState: RedisStateWatch,
+    private readonly drain: ShutdownDrain,
+    private readonly ledgerWriter: LedgerWriter,
+    private readonly reconcile: BudgetReconcileService,
   ) {
     collectDefaultMetrics({ register: this.registry });
+    new ClientLatencyMetrics(this.registry).watch(redis.client, [prisma.pool, prisma.reportsPool]);
   }
 
   @Get('healthz')
@@ -38,16 +58,28 @@ export class HealthController {
     return { status: 'ok' };
   }
 
+  /** Same shape as the edge's and the admin API's `/readyz` (see runReadiness), plus the missing schedulers. */
   @Get('readyz')
-  async ready() {
-    const [db, redis] = await Promise.allSettled([this.prisma.$queryRaw`SELECT 1`, this.redis.ping()]);
-    const status = { database: db.status === 'fulfilled', redis: redis.status === 'fulfilled' && redis.value === true };
-    if (!status.database || !status.redis) throw new ServiceUnavailableException({ status: 'unavailable', ...status });
-    // Redis answers but may have lost its data: no epoch, or job schedulers gone (a check re-creates them).
-    const state = await this.redisState.readiness();
-    if (!state.epoch || !state.schedulers)
-      throw new ServiceUnavailableException({ status: 'unavailable', ...status, ...state });
-    return { status: 'ready', ...status, ...state };
+  async ready(@Res({ passthrough: true }) res: Response): Promise<Readiness & { missingSchedulers: string[] }> {
+    if (this.drain.draining) return { ...drainingReadiness(res), missingSchedulers: [] };
+    // Redis answers but may have lost its data: no epoch, or job schedulers gone (a check re-creates
+    // them). Asked only once Redis answers.
+    const redisUp = this.redis.ping().catch(() => false);
+    const state = redisUp.then((up) => (up ? this.redisState.readiness() : null));
+    let missingSchedulers: string[] = [];
+    state.then(
+      (s) => (missingSchedulers = s?.missingSchedulers ?? []),
+      () => undefined,
+    );
+    const { readiness, failures } = await runReadiness(res, {
+      db: () => this.prisma.$queryRaw`SELECT 1`,
+      redis: () => redisUp,
+      epoch: async () => (await state)?.epoch ?? false,
+      schedulers: async () => (await state)?.schedulers ?? false,
+    });
+    for (const [name, reason] of Object.entries(failures))
+      this.logger.warn(`readiness check ${name} failed: ${reason}`);
+    return { ...readiness, missingSchedulers };
   }
 
   @Get('metrics')
@@ -63,6 +95,12 @@ export class HealthController {
     this.outbox.set({ state: 'waiting' }, backlog.waiting);
     this.outbox.set({ state: 'pending' }, backlog.pending);
     this.outbox.set({ state: 'dead_lettered' }, backlog.deadLettered);
-    return (await this.registry.metrics()) + (await this.redisState.registry.metrics());
+    this.outboxAge.set((await this.usageLedger.oldestWaitingMs()) / 1000);
+    return (
+      (await this.registry.metrics()) +
+      (await this.redisState.registry.metrics()) +
+      (await this.ledgerWriter.registry.metrics()) +
+      (await this.reconcile.registry.metrics())
+    );
   }
 }

@@ -5,10 +5,10 @@ import { BudgetModule } from '@tollgate/budget';
 import { ConfigModule, loadWorkerConfig } from '@tollgate/config';
 import { DbModule, PrismaService } from '@tollgate/db';
 import { usageEntryFields, UsageEvent } from '@tollgate/metering';
-import { bullConnection, JobName, QueueModule, QueueName, usageOutboxKeys } from '@tollgate/queue';
-import { RedisModule } from '@tollgate/redis';
-import { FinanceJobs, ReconcileReport, ReportingModule } from '@tollgate/reporting';
-import { createTestEnv, TestEnv } from '@tollgate/testing';
+import { JobName, QueueModule, QueueName, usageOutboxKeys } from '@tollgate/queue';
+import { orgKeyOf, RedisModule, shardOf } from '@tollgate/redis';
+import { BudgetReconcileService, FinanceJobs, ReconcileReport, ReportingModule } from '@tollgate/reporting';
+import { createTestEnv, TestEnv, testBullOptions } from '@tollgate/testing';
 import { QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -51,7 +51,16 @@ describe('budget reconcile job: drift repaired against the ledger plus the outbo
 
   function counterKey(scope: 'ORG' | 'KEY'): string {
     const now = new Date();
-    return `${env.redisPrefix}:{org:${orgId}}:budget:${budget[scope]}:${Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)}`;
+    return `${orgKeyOf(env.redisPrefix, orgId)}:budget:${budget[scope]}:${Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)}`;
+  }
+
+  /** tollgate_money_records_repaired_total by kind, as the worker's /metrics serves it. */
+  async function repairsCounted(): Promise<Record<string, number>> {
+    const metric = await app
+      .get(BudgetReconcileService)
+      .registry.getSingleMetric('tollgate_money_records_repaired_total')!
+      .get();
+    return Object.fromEntries(metric.values.map((v) => [`${v.labels.kind}/${v.labels.reason}`, v.value]));
   }
 
   async function reconcile(repair: boolean): Promise<ReconcileReport> {
@@ -78,10 +87,7 @@ describe('budget reconcile job: drift repaired against the ledger plus the outbo
     app = await moduleRef.createNestApplication().init();
     prisma = app.get(PrismaService);
     redis = new Redis(env.redisUrl);
-    events = new QueueEvents(QueueName.BudgetReconcile, {
-      connection: bullConnection(env.redisUrl),
-      prefix: `${env.redisPrefix}:bull`,
-    });
+    events = new QueueEvents(QueueName.BudgetReconcile, testBullOptions(env.redisUrl, env.redisPrefix));
     await events.waitUntilReady();
     await prisma.organization.create({ data: { id: orgId, name: 'Drift', slug: `drift-${orgId.slice(0, 8)}` } });
     for (const scope of ['ORG', 'KEY'] as const) {
@@ -103,7 +109,7 @@ describe('budget reconcile job: drift repaired against the ledger plus the outbo
     await env?.cleanup();
   });
 
-  it('should report a counter that drifted from the ledger plus the outbox, and repair only spent (keeping reserved and leased), with an audit entry', async () => {
+  it('should report a counter that drifted from the ledger plus the outbox, repair spent, and set reserved and leased to what live records hold, with audit entries', async () => {
     // The first pass seeds the counters from the ledger.
     const seeded = await reconcile(false);
     expect(seeded.rebuilt.map((r) => [r.scope, r.ledgerSpentMicros]).sort()).toEqual([
@@ -114,8 +120,9 @@ describe('budget reconcile job: drift repaired against the ledger plus the outbo
     // A settled call whose usage event is still in the outbox: in the counters, not in the ledger.
     const pending = usageEvent(400n);
     for (const scope of ['ORG', 'KEY'] as const) await redis.hincrby(counterKey(scope), 'spent', 400);
-    await redis.xadd(usageOutboxKeys(env.redisPrefix).events, '*', ...usageEntryFields(pending));
-    // Calls in flight and an edge's lease: none of them is spend, and a repair must leave them.
+    await redis.xadd(usageOutboxKeys(env.redisPrefix, shardOf(orgId)).events, '*', ...usageEntryFields(pending));
+    // Held amounts with no reservation or lease record behind them (an edge's crash, a bad write):
+    // not spend, and a repair sets them to what the live records hold, here nothing.
     await redis.hset(counterKey('KEY'), 'reserved', 2_000, 'leased', 4_000);
     // A lost charge the other way round: the key's counter holds 7,000 no call accounts for.
     await redis.hincrby(counterKey('KEY'), 'spent', 7_000);
@@ -134,7 +141,20 @@ describe('budget reconcile job: drift repaired against the ledger plus the outbo
     expect(reported.repaired).toEqual([]);
     expect(await redis.hget(counterKey('KEY'), 'spent')).toBe('10400');
 
+    expect(await repairsCounted()).toEqual({
+      'spent/ledger-drift': 0,
+      'reserved/records-in-flight': 0,
+      'leased/records-in-flight': 0,
+      'reservation/malformed': 0,
+      'lease/malformed': 0,
+      'counter/corrupt': 0,
+    });
     const repaired = await reconcile(true);
+    expect(await repairsCounted()).toMatchObject({
+      'spent/ledger-drift': 1,
+      'reserved/records-in-flight': 1,
+      'leased/records-in-flight': 1,
+    });
     expect(repaired.drift).toEqual([
       expect.objectContaining({ scope: 'KEY', driftMicros: '7000', repair: 'repaired' }),
     ]);
@@ -147,10 +167,17 @@ describe('budget reconcile job: drift repaired against the ledger plus the outbo
         afterMicros: '3400',
       }),
     ]);
-    expect(await redis.hmget(counterKey('KEY'), 'spent', 'reserved', 'leased')).toEqual(['3400', '2000', '4000']);
+    expect(await redis.hmget(counterKey('KEY'), 'spent', 'reserved', 'leased')).toEqual(['3400', '0', '0']);
     expect(await redis.hget(counterKey('ORG'), 'spent')).toBe('3900');
 
-    const audit = await prisma.auditEvent.findMany({ where: { orgId, action: 'budget.counter-repaired' } });
+    const audits = await prisma.auditEvent.findMany({ where: { orgId, action: 'budget.counter-repaired' } });
+    expect(audits.map((a) => a.details)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ field: 'reserved', beforeMicros: '2000', afterMicros: '0' }),
+        expect.objectContaining({ field: 'leased', beforeMicros: '4000', afterMicros: '0' }),
+      ]),
+    );
+    const audit = audits.filter((a) => (a.details as { field?: string }).field === undefined);
     expect(audit).toHaveLength(1);
     expect(audit[0]).toMatchObject({
       targetType: 'budget',
@@ -172,5 +199,65 @@ describe('budget reconcile job: drift repaired against the ledger plus the outbo
       expect.objectContaining({ scope: 'ORG', beforeMicros: '3000', afterMicros: '3900' }),
     ]);
     expect(await redis.hget(counterKey('ORG'), 'spent')).toBe('3900');
+  });
+
+  it('should rebuild a counter with a field that is not an integer from the ledger plus the outbox, counted and audited, so admissions work again', async () => {
+    await redis.hset(counterKey('ORG'), 'spent', 'garbage');
+    const before = await repairsCounted();
+
+    const report = await reconcile(true);
+    expect((await repairsCounted())['counter/corrupt'] - before['counter/corrupt']).toBe(1);
+    expect(report.corruptRebuilt).toEqual([
+      { budgetId: budget.ORG, fields: expect.objectContaining({ spent: 'garbage' }) },
+    ]);
+    expect(report.rebuilt.map((r) => r.budgetId)).toEqual([budget.ORG]);
+    expect(await redis.hget(counterKey('ORG'), 'spent')).toBe('3900');
+    const audits = await prisma.auditEvent.findMany({
+      where: { orgId, action: 'budget.counter-rebuilt', targetId: budget.ORG },
+    });
+    expect(audits).toEqual([
+      expect.objectContaining({
+        targetType: 'budget',
+        details: expect.objectContaining({ found: expect.objectContaining({ spent: 'garbage' }) }),
+      }),
+    ]);
+    const clean = await reconcile(true);
+    expect(clean.corruptRebuilt).toBeUndefined();
+    expect(clean.drift).toEqual([]);
+  });
+
+  it('should set reserved to what a live reservation holds, and audit and drop the records the sweep moved aside as malformed', async () => {
+    const records = `${orgKeyOf(env.redisPrefix, orgId)}:budget-resv`;
+    await redis.hset(records, 'live-1', `700|${counterKey('KEY')}`);
+    await redis.hset(`${records}:malformed`, 'bad-1', `x|${counterKey('KEY')}`, 'L:e:1', `${counterKey('KEY')}#x`);
+    const before = await repairsCounted();
+
+    const report = await reconcile(true);
+    const after = await repairsCounted();
+    expect(after['reservation/malformed'] - before['reservation/malformed']).toBe(1);
+    expect(after['lease/malformed'] - before['lease/malformed']).toBe(1);
+    expect(after['reserved/records-in-flight'] - before['reserved/records-in-flight']).toBe(1);
+    expect(report.heldRepaired).toEqual([
+      { budgetId: budget.KEY, field: 'reserved', beforeMicros: '0', afterMicros: '700' },
+    ]);
+    expect(report.malformedRecords).toEqual(
+      expect.arrayContaining([
+        { id: 'bad-1', record: `x|${counterKey('KEY')}` },
+        { id: 'L:e:1', record: `${counterKey('KEY')}#x` },
+      ]),
+    );
+    expect(await redis.hget(counterKey('KEY'), 'reserved')).toBe('700');
+    expect(await redis.exists(`${records}:malformed`)).toBe(0);
+    const audits = await prisma.auditEvent.findMany({
+      where: { orgId, action: 'budget.record-repaired', targetId: 'bad-1' },
+    });
+    expect(audits).toEqual([
+      expect.objectContaining({
+        targetType: 'budget-record',
+        targetId: 'bad-1',
+        details: expect.objectContaining({ record: `x|${counterKey('KEY')}` }),
+      }),
+    ]);
+    await redis.del(records);
   });
 });

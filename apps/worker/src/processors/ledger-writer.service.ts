@@ -1,11 +1,25 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { LedgerService, UsageEvent } from '@tollgate/metering';
+import { LedgerService, RefusedCall, UsageEvent } from '@tollgate/metering';
 import { FinanceJobs } from '@tollgate/reporting';
+import { Counter, Histogram, Registry } from 'prom-client';
+import { inLedgerWriteSpans } from './ledger-tracing';
 
 /** What the worker does with usage events, whichever way they came: write them, then check budgets. */
 @Injectable()
 export class LedgerWriter {
   private readonly logger = new Logger(LedgerWriter.name);
+  readonly registry = new Registry();
+  private readonly rows = new Counter({
+    name: 'tollgate_ledger_rows_written_total',
+    help: 'Usage events this worker wrote to the ledger (new rows; a replayed event writes none)',
+    registers: [this.registry],
+  });
+  private readonly writes = new Histogram({
+    name: 'tollgate_ledger_write_seconds',
+    help: "One batch INSERT into the ledger (Postgres' latency as the ledger sees it)",
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
+    registers: [this.registry],
+  });
 
   constructor(
     private readonly ledger: LedgerService,
@@ -20,12 +34,21 @@ export class LedgerWriter {
    */
   async write(events: UsageEvent[]): Promise<number> {
     if (events.length === 0) return 0;
-    const written = await this.ledger.writeUsageEvents(events);
+    const stop = this.writes.startTimer();
+    const written = await inLedgerWriteSpans(events, () => this.ledger.writeUsageEvents(events));
+    stop();
+    this.rows.inc(written);
     for (const orgId of new Set(events.map((e) => e.orgId))) {
       this.jobs
         .requestAlertCheck(orgId)
         .catch((err: Error) => this.logger.warn(`alert check for org ${orgId} not queued: ${err.message}`));
     }
     return written;
+  }
+
+  /** Writes refused calls in one INSERT (a repeated id writes nothing); returns how many rows were new. */
+  async writeRefusals(refusals: RefusedCall[]): Promise<number> {
+    if (refusals.length === 0) return 0;
+    return this.ledger.writeRefusedCalls(refusals);
   }
 }

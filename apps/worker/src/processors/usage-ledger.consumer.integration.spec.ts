@@ -4,6 +4,7 @@ import { loadWorkerConfig } from '@tollgate/config';
 import { PrismaService } from '@tollgate/db';
 import { toPayload, UsageEvent, usageEntryFields } from '@tollgate/metering';
 import { USAGE_ENTRY_FIELD, USAGE_LEDGER_GROUP, usageOutboxKeys, UsageOutboxKeys } from '@tollgate/queue';
+import { shardOf } from '@tollgate/redis';
 import { appendToUsageOutbox, createTestEnv, TestEnv, waitForUsageEvents } from '@tollgate/testing';
 import { Redis } from 'ioredis';
 import request from 'supertest';
@@ -91,7 +92,7 @@ describe('usage ledger consumer: outbox stream to ledger, on real Redis and Post
     worker = await startWorker();
     prisma = worker.get(PrismaService);
     redis = new Redis(env.redisUrl);
-    keys = usageOutboxKeys(env.redisPrefix);
+    keys = usageOutboxKeys(env.redisPrefix, shardOf(orgId));
   });
 
   afterAll(async () => {
@@ -114,11 +115,24 @@ describe('usage ledger consumer: outbox stream to ledger, on real Redis and Post
     expect(await outbox()).toEqual({ length: 0, pending: 0 });
   });
 
+  it("should keep the call's trace id on its ledger row, and none for an event recorded without a trace context", async () => {
+    const traced = { ...usageEvent(), traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' };
+    const untraced = usageEvent();
+    await appendToUsageOutbox(redis, env.redisPrefix, [traced, untraced]);
+    await waitForUsageEvents(env.redisUrl, env.redisPrefix, [traced.id, untraced.id]);
+
+    const rows = await prisma.usageEvent.findMany({ where: { id: { in: [traced.id, untraced.id] } } });
+    expect(Object.fromEntries(rows.map((r) => [r.id, r.traceId]))).toEqual({
+      [traced.id]: '4bf92f3577b34da6a3ce929d0e0e4736',
+      [untraced.id]: null,
+    });
+  });
+
   it('should write one ledger row when the same event is recorded again, at once or after it was written', async () => {
     const e = usageEvent();
     await appendToUsageOutbox(redis, env.redisPrefix, [e, e]);
     await waitForUsageEvents(env.redisUrl, env.redisPrefix, [e.id]);
-    const first = await prisma.usageEvent.findUniqueOrThrow({ where: { id: e.id } });
+    const first = await prisma.usageEvent.findFirstOrThrow({ where: { id: e.id } });
 
     await appendToUsageOutbox(redis, env.redisPrefix, [{ ...e, costMicros: 999n }]);
     await waitForUsageEvents(env.redisUrl, env.redisPrefix, [e.id]);

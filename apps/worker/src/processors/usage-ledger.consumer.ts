@@ -2,18 +2,16 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { TOLLGATE_CONFIG, WorkerConfig } from '@tollgate/config';
-import { parseUsageEntry, UsageEvent } from '@tollgate/metering';
+import { InvalidOutboxEntry, parseOutboxEntry, RefusedCall, UsageEvent } from '@tollgate/metering';
 import {
   USAGE_DEAD_LETTER_MAX,
-  USAGE_ENTRY_FIELD,
   USAGE_LEDGER_GROUP,
   USAGE_LEDGER_WRITTEN_CHANNEL,
   UsageLedgerNotice,
-  usageOutboxKeys,
+  allUsageOutboxKeys,
   UsageOutboxKeys,
 } from '@tollgate/queue';
-import { RedisService } from '@tollgate/redis';
-import type { Redis } from 'ioredis';
+import { duplicateRedisClient, REDIS_SHARDS, RedisClient, RedisService } from '@tollgate/redis';
 import { LedgerWriter } from './ledger-writer.service';
 
 /** How long one read waits for new entries; also how often the loop looks at idle entries and shutdown. */
@@ -43,27 +41,73 @@ export interface UsageOutboxBacklog {
 }
 
 /**
- * Drains the usage outbox (the Redis Stream edges append usage events to) into the ledger, in
- * batches of up to `LEDGER_BATCH_SIZE` events, one INSERT each. Every worker replica joins the
- * consumer group `ledger` under a name of its own, so each entry is read by one of them; an entry
- * is acknowledged and deleted only after its batch is in Postgres, and the INSERT ignores an event
- * id already there, so an entry read twice (a worker died between writing and acknowledging, or its
- * entries were taken over) is written once. Entries a stopped worker left unacknowledged for
- * `LEDGER_CLAIM_IDLE_MS` are taken over (XAUTOCLAIM). An entry that is not a valid usage event
- * goes to the dead-letter stream with the reason, so it never blocks the others.
- *
- * Blocking reads use a connection of their own: on the shared auto-pipelined one they would hold
- * back every other command for up to a second.
+ * Drains the usage outbox into the ledger: one stream per virtual shard (and the stream from
+ * before sharding), each with its own consumer group `ledger` and its own connection (see
+ * OutboxStreamDrain). Every worker replica drains every stream under one consumer name.
  */
 @Injectable()
 export class UsageLedgerConsumer implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly logger = new Logger(UsageLedgerConsumer.name);
-  private readonly keys: UsageOutboxKeys;
-  private readonly batchSize: number;
-  private readonly claimIdleMs: number;
   /** Unique per process, so a consumer's pending entries are only ever its own. */
   readonly consumerName = `${hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`;
-  private conn: Redis | null = null;
+  private readonly drains: OutboxStreamDrain[];
+
+  constructor(redis: RedisService, ledger: LedgerWriter, @Inject(TOLLGATE_CONFIG) config: WorkerConfig) {
+    this.drains = allUsageOutboxKeys(redis.prefix, REDIS_SHARDS).map(
+      (keys) =>
+        new OutboxStreamDrain(
+          redis,
+          ledger,
+          keys,
+          config.worker.ledgerBatchSize,
+          config.worker.ledgerClaimIdleMs,
+          this.consumerName,
+        ),
+    );
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    await Promise.all(this.drains.map((d) => d.start()));
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await Promise.all(this.drains.map((d) => d.stop()));
+  }
+
+  /** How long the oldest usage event not yet in the ledger, in any stream, has waited (0: none waits). */
+  async oldestWaitingMs(now = Date.now()): Promise<number> {
+    return Math.max(0, ...(await Promise.all(this.drains.map((d) => d.oldestWaitingMs(now)))));
+  }
+
+  /** The outbox backlog over every stream, from XINFO GROUPS (for metrics). */
+  async backlog(): Promise<UsageOutboxBacklog> {
+    const all = await Promise.all(this.drains.map((d) => d.backlog()));
+    return all.reduce(
+      (sum, b) => ({
+        waiting: sum.waiting + b.waiting,
+        pending: sum.pending + b.pending,
+        deadLettered: sum.deadLettered + b.deadLettered,
+      }),
+      { waiting: 0, pending: 0, deadLettered: 0 },
+    );
+  }
+}
+
+/**
+ * Drains one usage outbox stream into the ledger, in batches of up to `LEDGER_BATCH_SIZE` events,
+ * one INSERT each. Every worker replica joins the stream's consumer group `ledger` under a name of
+ * its own, so each entry is read by one of them; an entry is acknowledged and deleted only after
+ * its batch is in Postgres, and the INSERT ignores an event id already there, so an entry read
+ * twice (a worker died between writing and acknowledging, or its entries were taken over) is
+ * written once. Entries a stopped worker left unacknowledged for `LEDGER_CLAIM_IDLE_MS` are taken
+ * over (XAUTOCLAIM). An entry that is not a valid usage event goes to the stream's dead-letter
+ * stream (same hash tag) with the reason, so it never blocks the others.
+ *
+ * Blocking reads use a connection of their own: on the shared auto-pipelined one they would hold
+ * back every other command for up to a second (and on Redis Cluster, every command to that node).
+ */
+class OutboxStreamDrain {
+  private readonly logger = new Logger(UsageLedgerConsumer.name);
+  private conn: RedisClient | null = null;
   private loop: Promise<void> | null = null;
   private stopping = false;
   /** True while a batch is being written: shutdown lets it finish; anything else it cuts short. */
@@ -78,15 +122,14 @@ export class UsageLedgerConsumer implements OnApplicationBootstrap, OnModuleDest
   constructor(
     private readonly redis: RedisService,
     private readonly ledger: LedgerWriter,
-    @Inject(TOLLGATE_CONFIG) config: WorkerConfig,
-  ) {
-    this.keys = usageOutboxKeys(redis.prefix);
-    this.batchSize = config.worker.ledgerBatchSize;
-    this.claimIdleMs = config.worker.ledgerClaimIdleMs;
-  }
+    private readonly keys: UsageOutboxKeys,
+    private readonly batchSize: number,
+    private readonly claimIdleMs: number,
+    private readonly consumerName: string,
+  ) {}
 
-  async onApplicationBootstrap(): Promise<void> {
-    const conn = this.redis.client.duplicate({ enableAutoPipelining: false });
+  async start(): Promise<void> {
+    const conn = duplicateRedisClient(this.redis.client, { enableAutoPipelining: false });
     conn.on('error', (err: Error) => this.logger.warn(`usage outbox connection: ${err.message}`));
     this.conn = conn;
     await this.ensureGroup();
@@ -99,7 +142,7 @@ export class UsageLedgerConsumer implements OnApplicationBootstrap, OnModuleDest
    * Before the queues and the database close (their hooks run at application shutdown): stop
    * reading, let the batch in flight finish, leave the group if nothing is pending.
    */
-  async onModuleDestroy(): Promise<void> {
+  async stop(): Promise<void> {
     this.stopping = true;
     this.wake?.();
     // Closing the connection ends a blocking read (or a claim, or a read waiting on Redis) at once;
@@ -111,7 +154,13 @@ export class UsageLedgerConsumer implements OnApplicationBootstrap, OnModuleDest
     await this.leaveGroup();
   }
 
-  /** The outbox backlog, from XINFO GROUPS (for metrics). */
+  /** How long the oldest usage event not yet in the ledger has waited (0: none waits). Written entries are deleted. */
+  async oldestWaitingMs(now = Date.now()): Promise<number> {
+    const [first] = await this.redis.client.xrange(this.keys.events, '-', '+', 'COUNT', 1);
+    return first ? Math.max(0, now - Number(first[0].split('-')[0])) : 0;
+  }
+
+  /** This stream's backlog, from XINFO GROUPS. */
   async backlog(): Promise<UsageOutboxBacklog> {
     const [groups, length, deadLettered] = await Promise.all([
       this.redis.client.call('XINFO', 'GROUPS', this.keys.events).catch(noSuchKey([])),
@@ -200,27 +249,27 @@ export class UsageLedgerConsumer implements OnApplicationBootstrap, OnModuleDest
    */
   private async writeBatch(entries: StreamEntry[]): Promise<void> {
     const events: UsageEvent[] = [];
-    const dead: { entryId: string; eventId: string | null; reason: string; payload: string }[] = [];
+    const refusals: RefusedCall[] = [];
+    const dead: (InvalidOutboxEntry & { entryId: string })[] = [];
     for (const [entryId, fields] of entries) {
       // Deleted from the stream while pending (by hand): nothing left to write, only to acknowledge.
       if (fields === null) continue;
-      const parsed = parseUsageEntry(fields);
-      if (parsed.event) events.push(parsed.event);
-      else
-        dead.push({
-          entryId,
-          eventId: parsed.eventId,
-          reason: parsed.problem,
-          payload: fieldValue(fields, USAGE_ENTRY_FIELD) ?? JSON.stringify(fields),
-        });
+      // A refused call (its own entry kind, its own table), a usage event, or a dead letter.
+      const entry = parseOutboxEntry(fields);
+      if (entry.event) events.push(entry.event);
+      else if (entry.refusal) refusals.push(entry.refusal);
+      else dead.push({ entryId, ...entry.invalid });
     }
 
     await this.ledger.write(events);
+    await this.ledger.writeRefusals(refusals);
 
     const ids = entries.map(([id]) => id);
-    const tx = this.connection().multi();
+    // Dead letters first, then the acknowledgement (one key, one slot): a crash between them
+    // dead-letters an entry twice, never loses one.
+    const conn = this.connection();
     for (const d of dead) {
-      tx.xadd(
+      await conn.xadd(
         this.keys.dead,
         'MAXLEN',
         '~',
@@ -230,10 +279,11 @@ export class UsageLedgerConsumer implements OnApplicationBootstrap, OnModuleDest
         d.reason,
         'entry',
         d.entryId,
-        USAGE_ENTRY_FIELD,
+        d.field,
         d.payload,
       );
     }
+    const tx = conn.multi();
     tx.xack(this.keys.events, USAGE_LEDGER_GROUP, ...ids);
     tx.xdel(this.keys.events, ...ids);
     const results = (await tx.exec()) ?? [];
@@ -243,14 +293,15 @@ export class UsageLedgerConsumer implements OnApplicationBootstrap, OnModuleDest
     if (dead.length > 0) {
       const shown = dead
         .slice(0, 5)
-        .map((d) => `entry ${d.entryId}${d.eventId ? ` (event ${d.eventId})` : ''}: ${d.reason}`);
+        .map((d) => `entry ${d.entryId}${d.claimedId ? ` (event ${d.claimedId})` : ''}: ${d.reason}`);
       this.logger.error(
         `${dead.length} usage outbox entries are not valid usage events, moved to ${this.keys.dead}: ${shown.join('; ')}${dead.length > 5 ? '; ...' : ''}`,
       );
     }
     const notice: UsageLedgerNotice = {
       written: events.map((e) => e.id),
-      deadLettered: dead.flatMap((d) => (d.eventId ? [d.eventId] : [])),
+      deadLettered: dead.flatMap((d) => (d.claimedId ? [d.claimedId] : [])),
+      refused: refusals.map((r) => r.id),
     };
     this.redis
       .publish(USAGE_LEDGER_WRITTEN_CHANNEL, JSON.stringify(notice))
@@ -328,7 +379,7 @@ export class UsageLedgerConsumer implements OnApplicationBootstrap, OnModuleDest
     });
   }
 
-  private connection(): Redis {
+  private connection(): RedisClient {
     if (!this.conn) throw new Error('usage ledger consumer not started');
     return this.conn;
   }
@@ -337,11 +388,6 @@ export class UsageLedgerConsumer implements OnApplicationBootstrap, OnModuleDest
 function streamEntries(reply: unknown): StreamEntry[] {
   const streams = reply as [key: string, entries: StreamEntry[]][] | null;
   return streams?.[0]?.[1] ?? [];
-}
-
-function fieldValue(fields: readonly string[], name: string): string | null {
-  for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i] === name) return fields[i + 1];
-  return null;
 }
 
 /** XINFO replies come as flat `[name, value, ...]` lists. */

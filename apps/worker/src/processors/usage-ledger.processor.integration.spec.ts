@@ -3,8 +3,8 @@ import { INestApplication } from '@nestjs/common';
 import { loadWorkerConfig } from '@tollgate/config';
 import { PrismaService } from '@tollgate/db';
 import { UsageEvent, toPayload } from '@tollgate/metering';
-import { JobName, JobOf, QueueName, bullConnection } from '@tollgate/queue';
-import { createTestEnv, TestEnv } from '@tollgate/testing';
+import { JobName, JobOf, QueueName } from '@tollgate/queue';
+import { createTestEnv, TestEnv, testBullOptions } from '@tollgate/testing';
 import { Job, Queue, QueueEvents } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorkerApp } from '../worker-app';
@@ -54,9 +54,9 @@ describe('usage ledger (legacy jobs): record-usage jobs to ledger, on real Redis
     worker = await createWorkerApp(loadWorkerConfig(env.vars));
     await worker.init();
     prisma = worker.get(PrismaService);
-    const connection = bullConnection(env.redisUrl);
-    queue = new Queue(QueueName.UsageLedger, { connection, prefix: `${env.redisPrefix}:bull` });
-    queueEvents = new QueueEvents(QueueName.UsageLedger, { connection, prefix: `${env.redisPrefix}:bull` });
+    const bull = testBullOptions(env.redisUrl, env.redisPrefix);
+    queue = new Queue(QueueName.UsageLedger, bull);
+    queueEvents = new QueueEvents(QueueName.UsageLedger, bull);
     await queueEvents.waitUntilReady();
   });
 

@@ -1,0 +1,312 @@
+import { Select, Text, TextInput } from '@mantine/core';
+import { FormEvent, useState } from 'react';
+import { api, send, toApiError } from '../api/admin-client';
+import { BUDGET_PERIODS, type Budget, type BudgetPeriod, type BudgetScope } from '../api/governance-types';
+import { FormActions, FormError } from '../components/form-actions';
+import { FormModal } from '../components/form-modal';
+import { StaleAlert } from '../components/stale-alert';
+import { useFieldErrors } from '../lib/field-errors';
+import { decimalToMicros } from '../lib/money-input';
+import { microsToDecimal } from '../lib/money';
+import { useOrgPath, useSession } from '../session';
+import { periodLabel } from '../lib/labels';
+import { type BudgetLimit } from '../lib/budget-parents';
+import { type BudgetsData, ParentWarning, SCOPE_LABELS, SCOPE_ORDER } from './budget-display';
+
+/** What a budget's create and edit forms both set, as typed. */
+interface LimitSettings {
+  limit: string;
+  mode: string | null;
+  thresholds: string;
+}
+
+const BAD_LIMIT = 'Enter an amount such as 50 or 12.345678';
+const BAD_THRESHOLDS = 'Whole percentages from 1 to 1000';
+
+/** The typed settings read: the limit in micro-units (ok when the API can take it) and the thresholds (null when bad). */
+function readLimitSettings(settings: LimitSettings) {
+  const micros = decimalToMicros(settings.limit);
+  return {
+    micros,
+    limitOk: micros !== null && micros <= BigInt(Number.MAX_SAFE_INTEGER),
+    alertThresholds: parseThresholds(settings.thresholds),
+  };
+}
+
+/** The limit, mode and alert threshold inputs of the create and edit forms. */
+function LimitSettingsFields({
+  settings,
+  onChange,
+  errors,
+  testIds,
+}: {
+  settings: LimitSettings;
+  onChange: (settings: LimitSettings) => void;
+  errors: { limit?: string; mode?: string; thresholds?: string };
+  testIds: { limit: string; mode: string; thresholds: string };
+}) {
+  const { currency } = useSession();
+  return (
+    <>
+      <TextInput
+        label={`Limit (${currency})`}
+        description="Up to six decimals; kept exactly as micro-units"
+        value={settings.limit}
+        onChange={(e) => onChange({ ...settings, limit: e.currentTarget.value })}
+        error={errors.limit}
+        data-testid={testIds.limit}
+      />
+      <Select
+        label="Mode"
+        description="Hard refuses calls over the limit; soft lets them go on and only alerts"
+        data={[
+          { value: 'HARD', label: 'Hard: refuse calls over the limit' },
+          { value: 'SOFT', label: 'Soft: alert only, calls go on' },
+        ]}
+        value={settings.mode}
+        onChange={(mode) => onChange({ ...settings, mode })}
+        allowDeselect={false}
+        error={errors.mode}
+        data-testid={testIds.mode}
+      />
+      <TextInput
+        label="Alert thresholds (%)"
+        description="Comma separated, e.g. 50, 80, 100"
+        value={settings.thresholds}
+        onChange={(e) => onChange({ ...settings, thresholds: e.currentTarget.value })}
+        error={errors.thresholds}
+        data-testid={testIds.thresholds}
+      />
+    </>
+  );
+}
+
+export function EditBudgetModal({
+  budget,
+  label,
+  parentsBelow,
+  labelOf,
+  onClose,
+  onSaved,
+}: {
+  budget: Budget;
+  label: string;
+  /** The budgets above it that the limit typed would exceed. */
+  parentsBelow: (limitMicros: string) => Budget[];
+  labelOf: (b: Budget) => string;
+  onClose: () => void;
+  onSaved: () => void;
+}) {
+  const orgPath = useOrgPath();
+  const [settings, setSettings] = useState<LimitSettings>({
+    limit: microsToDecimal(budget.limitMicros),
+    mode: budget.mode,
+    thresholds: budget.alertThresholds.join(', '),
+  });
+  const errors = useFieldErrors(['limitMicros', 'alertThresholds']);
+  const [busy, setBusy] = useState(false);
+  const { micros, limitOk, alertThresholds } = readLimitSettings(settings);
+  const stale = errors.error?.status === 412;
+
+  async function save(e: FormEvent) {
+    e.preventDefault();
+    if (!limitOk || alertThresholds === null) return;
+    setBusy(true);
+    errors.setError(null);
+    try {
+      // If-Match: the version this form was opened on, so a change made meanwhile is not overwritten.
+      await send(
+        'PUT',
+        `${orgPath}/budgets`,
+        {
+          scope: budget.scope,
+          scopeId: budget.scopeId,
+          period: budget.period,
+          limitMicros: Number(micros),
+          mode: settings.mode,
+          alertThresholds,
+        },
+        { 'If-Match': `"${budget.version}"` },
+      );
+      onSaved();
+    } catch (err) {
+      errors.setError(toApiError(err));
+      setBusy(false);
+    }
+  }
+
+  return (
+    <FormModal title={`Edit budget: ${label}, ${periodLabel(budget.period)}`} onClose={onClose} onSubmit={save}>
+      <LimitSettingsFields
+        settings={settings}
+        onChange={setSettings}
+        errors={{
+          limit: micros === null ? BAD_LIMIT : errors.at('limitMicros'),
+          thresholds: alertThresholds === null ? BAD_THRESHOLDS : errors.at('alertThresholds'),
+        }}
+        testIds={{ limit: 'budget-limit-input', mode: 'budget-mode', thresholds: 'budget-thresholds' }}
+      />
+      {micros !== null && <ParentWarning parents={parentsBelow(String(micros))} labelOf={labelOf} />}
+      {stale ? (
+        <StaleAlert testId="budget-stale">
+          This budget was changed since you opened it (version {budget.version} is no longer current), so nothing was
+          saved. Close this form to see the current budget, then edit again.
+        </StaleAlert>
+      ) : (
+        <FormError error={errors.elsewhere} />
+      )}
+      <FormActions
+        submitLabel="Save"
+        submitTestId="budget-save"
+        busy={busy}
+        disabled={micros === null || alertThresholds === null || stale}
+        onCancel={stale ? onSaved : onClose}
+        cancelLabel={stale ? 'Reload budgets' : 'Cancel'}
+      />
+    </FormModal>
+  );
+}
+
+const PERIOD_LABELS: Record<BudgetPeriod, string> = {
+  DAY: 'Day',
+  WEEK: 'Week',
+  MONTH: 'Month',
+  QUARTER: 'Quarter',
+  TOTAL: 'Total (never resets)',
+};
+
+/** "50, 80, 100" to whole percentages; null when one is not a whole number from 1 to 1000. */
+function parseThresholds(text: string): number[] | null {
+  if (text.trim() === '') return [];
+  const values = text.split(',').map((t) => Number(t.trim()));
+  return values.every((t) => Number.isInteger(t) && t >= 1 && t <= 1000) ? values : null;
+}
+
+/** The scope's API field errors, shown at their inputs; anything else goes to the form's alert. */
+const CREATE_FIELDS = ['scope', 'scopeId', 'period', 'limitMicros', 'mode', 'alertThresholds'];
+
+export function CreateBudgetModal({
+  orgId,
+  orgName,
+  targets,
+  budgets,
+  labelOf,
+  parentsBelow,
+  onClose,
+  onCreated,
+}: {
+  orgId: string;
+  orgName: string;
+  targets: BudgetsData['targets'];
+  budgets: Budget[];
+  labelOf: (b: Budget) => string;
+  parentsBelow: (b: BudgetLimit) => Budget[];
+  onClose: () => void;
+  onCreated: () => void;
+}) {
+  const orgPath = useOrgPath();
+  const [scope, setScope] = useState<BudgetScope>('TEAM');
+  const [scopeId, setScopeId] = useState<string | null>(null);
+  const [period, setPeriod] = useState<BudgetPeriod>('MONTH');
+  const [settings, setSettings] = useState<LimitSettings>({ limit: '', mode: 'HARD', thresholds: '80, 100' });
+  const [tried, setTried] = useState(false);
+  const errors = useFieldErrors(CREATE_FIELDS);
+  const [busy, setBusy] = useState(false);
+  const target = scope === 'ORG' ? orgId : scopeId;
+  const { micros, limitOk, alertThresholds } = readLimitSettings(settings);
+  // PUT is an upsert: creating over an existing budget would silently replace it.
+  const existing = budgets.find((b) => b.scope === scope && b.scopeId === target && b.period === period);
+
+  async function create(e: FormEvent) {
+    e.preventDefault();
+    setTried(true);
+    if (!target || !limitOk || alertThresholds === null || existing) return;
+    setBusy(true);
+    errors.setError(null);
+    try {
+      await api('PUT', `${orgPath}/budgets`, {
+        scope,
+        scopeId: target,
+        period,
+        limitMicros: Number(micros),
+        mode: settings.mode,
+        alertThresholds,
+      });
+      onCreated();
+    } catch (err) {
+      errors.setError(toApiError(err));
+      setBusy(false);
+    }
+  }
+
+  return (
+    <FormModal title="New budget" onClose={onClose} onSubmit={create} onInput={errors.onFormInput}>
+      <Select
+        label="Scope"
+        data={SCOPE_ORDER.map((s) => ({ value: s, label: SCOPE_LABELS[s] }))}
+        value={scope}
+        onChange={(v) => {
+          setScope((v as BudgetScope) ?? 'TEAM');
+          setScopeId(null);
+        }}
+        allowDeselect={false}
+        error={errors.at('scope')}
+        data-testid="new-budget-scope"
+      />
+      {scope === 'ORG' ? (
+        <Text size="sm">The whole organisation: {orgName}</Text>
+      ) : (
+        <Select
+          label={SCOPE_LABELS[scope]}
+          placeholder={`Choose a ${SCOPE_LABELS[scope].toLowerCase()}`}
+          searchable
+          nothingFoundMessage="None matches"
+          limit={100}
+          data={targets[scope]}
+          value={scopeId}
+          onChange={setScopeId}
+          error={tried && !scopeId ? `Choose a ${SCOPE_LABELS[scope].toLowerCase()}` : errors.at('scopeId')}
+          data-testid="new-budget-target"
+        />
+      )}
+      <Select
+        label="Period"
+        description="Calendar periods in the organisation's time zone"
+        data={BUDGET_PERIODS.map((p) => ({ value: p, label: PERIOD_LABELS[p] }))}
+        value={period}
+        onChange={(v) => setPeriod((v as BudgetPeriod) ?? 'MONTH')}
+        allowDeselect={false}
+        error={
+          existing
+            ? `${labelOf(existing)} already has a ${periodLabel(period)} budget: edit that one instead`
+            : errors.at('period')
+        }
+        data-testid="new-budget-period"
+      />
+      <LimitSettingsFields
+        settings={settings}
+        onChange={setSettings}
+        errors={{
+          limit: (tried || settings.limit !== '') && !limitOk ? BAD_LIMIT : errors.at('limitMicros'),
+          mode: errors.at('mode'),
+          thresholds: alertThresholds === null ? BAD_THRESHOLDS : errors.at('alertThresholds'),
+        }}
+        testIds={{ limit: 'new-budget-limit', mode: 'new-budget-mode', thresholds: 'new-budget-thresholds' }}
+      />
+      {target && micros !== null && (
+        <ParentWarning
+          parents={parentsBelow({ scope, scopeId: target, period, limitMicros: String(micros) })}
+          labelOf={labelOf}
+        />
+      )}
+      <FormError error={errors.elsewhere} />
+      <FormActions
+        submitLabel="Create budget"
+        submitTestId="new-budget-submit"
+        busy={busy}
+        disabled={!!existing}
+        onCancel={onClose}
+      />
+    </FormModal>
+  );
+}

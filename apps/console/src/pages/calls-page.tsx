@@ -1,0 +1,293 @@
+import { Badge, Button, Card, Group, Select, Stack, Table, Text, TextInput } from '@mantine/core';
+import { useEffect, useMemo, useState } from 'react';
+import { adminApi, answer } from '../api/admin-client';
+import type { Key, User } from '../api/admin-types';
+import type { CallLogRow } from '../api/calls-types';
+import { DataTable } from '../components/data-table';
+import { Money } from '../components/money-text';
+import { EmptyState, ErrorState, LoadingState, ScopeNote } from '../components/page-states';
+import { RangePicker } from '../components/range-picker';
+import { DEFAULT_PRESET, DayRange, presetRange } from '../lib/date-ranges';
+import { dayIn, formatTimestamp, isDay } from '../lib/dates';
+import { OUTCOME_LABELS, REFUSAL_CODE_LABELS, refusalLabel } from '../lib/refusal-codes';
+import { replaceSearch, useSearch } from '../lib/router';
+import { spendScopeOf } from '../lib/roles';
+import { useLoad } from '../lib/use-load';
+import { useSession } from '../session';
+
+/** Rows per page; "Older" asks for the next page with the API's keyset cursor. */
+const PAGE_SIZE = 50;
+
+interface Filters {
+  keyId: string | null;
+  userId: string | null;
+  tool: string;
+  outcome: string | null;
+  code: string | null;
+}
+
+const FILTER_KEYS = ['keyId', 'userId', 'tool', 'outcome', 'code'] as const;
+
+/** The filters and range a URL names (a link from the Overview, a shared page). */
+function readSearch(search: string, today: string): { filters: Filters; range: DayRange } {
+  const p = new URLSearchParams(search);
+  const from = p.get('from') ?? '';
+  const to = p.get('to') ?? '';
+  const range = isDay(from) && isDay(to) && from <= to ? { from, to } : presetRange(DEFAULT_PRESET, today);
+  return {
+    range,
+    filters: {
+      keyId: p.get('keyId'),
+      userId: p.get('userId'),
+      tool: p.get('tool') ?? '',
+      outcome: p.get('outcome'),
+      code: p.get('code'),
+    },
+  };
+}
+
+/**
+ * The per-call log (GET …/calls): every governed call the ledger holds and every refused call,
+ * newest first, filtered by key, user, tool, outcome, refusal code and range, one page at a time
+ * (the API's keyset cursor: any page costs what the first does, on millions of rows).
+ */
+export function CallsPage() {
+  const { org, me } = useSession();
+  const scope = spendScopeOf(me.role);
+  const today = dayIn(org.timeZone);
+  const search = useSearch();
+  const initial = useMemo(() => readSearch(search, today), []);
+  const [range, setRange] = useState<DayRange>(initial.range);
+  const [filters, setFilters] = useState<Filters>(initial.filters);
+  // The typed tool name is applied a moment after typing stops, not per keystroke.
+  const [toolTyped, setToolTyped] = useState(initial.filters.tool);
+  useEffect(() => {
+    const t = setTimeout(
+      () => setFilters((f) => (f.tool === toolTyped.trim() ? f : { ...f, tool: toolTyped.trim() })),
+      400,
+    );
+    return () => clearTimeout(t);
+  }, [toolTyped]);
+  // The cursors of the pages opened so far: [null (the newest page), cursor of page 2, …].
+  const [cursors, setCursors] = useState<(string | null)[]>([null]);
+
+  const params = useMemo(() => {
+    const p: Record<string, string> = { from: range.from, to: range.to };
+    for (const k of FILTER_KEYS) if (filters[k]) p[k] = filters[k]!;
+    return p as { from: string; to: string } & Partial<Record<(typeof FILTER_KEYS)[number], string>>;
+  }, [range, filters]);
+  const query = useMemo(() => new URLSearchParams(params).toString(), [params]);
+  // The URL holds what the page shows; a new query starts again at the newest page.
+  useEffect(() => {
+    replaceSearch(query);
+    setCursors([null]);
+  }, [query]);
+
+  const cursor = cursors[cursors.length - 1];
+  const page = useLoad(
+    () =>
+      answer(
+        adminApi.GET('/v1/orgs/{orgId}/calls', {
+          params: { path: { orgId: org.id }, query: { ...params, limit: PAGE_SIZE, cursor: cursor ?? undefined } },
+        }),
+      ),
+    [org.id, params, cursor],
+  );
+  // Choices only: without them the filters still take what a link put in the URL. Asked once the
+  // first page is shown, so thousands of keys do not compete with the page's own call.
+  const firstShown = page.state !== 'loading' || cursors.length > 1;
+  const [askChoices, setAskChoices] = useState(false);
+  useEffect(() => {
+    if (firstShown) setAskChoices(true);
+  }, [firstShown]);
+  const choices = useLoad(async () => {
+    if (!askChoices) return { keys: [], users: [] };
+    const [keys, users] = await Promise.all([
+      answer(adminApi.GET('/v1/orgs/{orgId}/keys', { params: { path: { orgId: org.id } } })).catch(() => [] as Key[]),
+      scope === 'user'
+        ? Promise.resolve([] as User[])
+        : answer(adminApi.GET('/v1/orgs/{orgId}/users', { params: { path: { orgId: org.id } } })).catch(
+            () => [] as User[],
+          ),
+    ]);
+    return {
+      keys: keys
+        .map((k) => ({ value: k.id, label: `${k.name} (${k.prefix})` }))
+        .sort((a, b) => a.label.localeCompare(b.label)),
+      users: users
+        .map((u) => ({ value: u.id, label: u.name ? `${u.name} <${u.email}>` : u.email }))
+        .sort((a, b) => a.label.localeCompare(b.label)),
+    };
+  }, [org.id, askChoices]);
+  const options = choices.state === 'ready' ? choices.data : { keys: [], users: [] };
+  const withCurrent = (list: { value: string; label: string }[], id: string | null) =>
+    id && !list.some((o) => o.value === id) ? [...list, { value: id, label: id }] : list;
+  const set = (k: keyof Filters) => (v: string | null) => setFilters((f) => ({ ...f, [k]: v }));
+
+  return (
+    <Stack gap="md">
+      <ScopeNote scope={scope} />
+      <RangePicker range={range} today={today} timeZone={org.timeZone} onChange={setRange} testIdPrefix="calls" />
+      <Group align="flex-end" wrap="wrap" gap="sm">
+        <Select
+          label="Key"
+          placeholder="Any key"
+          clearable
+          searchable
+          limit={50}
+          data={withCurrent(options.keys, filters.keyId)}
+          value={filters.keyId}
+          onChange={set('keyId')}
+          data-testid="calls-key"
+          w={260}
+        />
+        {scope !== 'user' && (
+          <Select
+            label="User"
+            placeholder="Anyone"
+            clearable
+            searchable
+            limit={50}
+            data={withCurrent(options.users, filters.userId)}
+            value={filters.userId}
+            onChange={set('userId')}
+            data-testid="calls-user"
+            w={260}
+          />
+        )}
+        <TextInput
+          label="Tool"
+          placeholder="Any tool"
+          value={toolTyped}
+          onChange={(e) => setToolTyped(e.currentTarget.value)}
+          data-testid="calls-tool"
+          w={200}
+        />
+        <Select
+          label="Outcome"
+          placeholder="Any outcome"
+          clearable
+          data={Object.entries(OUTCOME_LABELS).map(([value, label]) => ({ value, label }))}
+          value={filters.outcome}
+          onChange={set('outcome')}
+          data-testid="calls-outcome"
+          w={180}
+        />
+        <Select
+          label="Refused because"
+          placeholder="Any reason"
+          clearable
+          searchable
+          data={withCurrent(
+            Object.entries(REFUSAL_CODE_LABELS).map(([value, label]) => ({ value, label })),
+            filters.code,
+          )}
+          value={filters.code}
+          onChange={set('code')}
+          data-testid="calls-code"
+          w={220}
+        />
+      </Group>
+      <Card withBorder p={0}>
+        {page.state === 'loading' && <LoadingState label="Loading calls…" />}
+        {page.state === 'error' && <ErrorState error={page.error} what="the calls" onRetry={page.reload} />}
+        {page.state === 'ready' &&
+          (page.data.rows.length === 0 ? (
+            <EmptyState title={cursors.length > 1 ? 'No older calls' : 'No call matches'}>
+              Calls through the edge, and calls it refused, appear here within seconds.
+            </EmptyState>
+          ) : (
+            // A scroll region of its own that the keyboard can reach (axe: scrollable-region-focusable).
+            <div className="tg-table-scroll" role="region" aria-label="Calls, newest first" tabIndex={0}>
+              <DataTable data-testid="calls-table" miw={960} verticalSpacing="xs" striped head={<CallsHead />}>
+                {page.data.rows.map((r) => (
+                  <CallRow key={r.id} row={r} timeZone={org.timeZone} />
+                ))}
+              </DataTable>
+            </div>
+          ))}
+      </Card>
+      <Group justify="space-between">
+        <Text size="sm" c="dimmed" data-testid="calls-summary" aria-live="polite">
+          {page.state === 'ready'
+            ? `Page ${cursors.length}: ${page.data.rows.length} ${page.data.rows.length === 1 ? 'call' : 'calls'}, newest first. Times in ${org.timeZone}.`
+            : ''}
+        </Text>
+        <Group gap="xs">
+          <Button
+            variant="default"
+            disabled={cursors.length === 1}
+            onClick={() => setCursors((c) => c.slice(0, -1))}
+            data-testid="calls-newer"
+          >
+            Newer
+          </Button>
+          <Button
+            variant="default"
+            disabled={page.state !== 'ready' || !page.data.nextCursor}
+            onClick={() =>
+              page.state === 'ready' && page.data.nextCursor && setCursors((c) => [...c, page.data.nextCursor])
+            }
+            data-testid="calls-older"
+          >
+            Older
+          </Button>
+        </Group>
+      </Group>
+    </Stack>
+  );
+}
+
+function CallsHead() {
+  return (
+    <>
+      <Table.Th>When</Table.Th>
+      <Table.Th>Outcome</Table.Th>
+      <Table.Th>Tool</Table.Th>
+      <Table.Th>Key</Table.Th>
+      <Table.Th>User</Table.Th>
+      <Table.Th ta="right">Cost</Table.Th>
+      <Table.Th ta="right">Output tokens</Table.Th>
+      <Table.Th ta="right">Latency</Table.Th>
+    </>
+  );
+}
+
+function CallRow({ row: r, timeZone }: { row: CallLogRow; timeZone: string }) {
+  const refused = r.outcome === 'REFUSED';
+  return (
+    <Table.Tr data-testid="call-row" data-outcome={r.outcome} data-code={r.code ?? undefined}>
+      <Table.Td style={{ whiteSpace: 'nowrap' }}>{formatTimestamp(r.occurredAt, timeZone)}</Table.Td>
+      <Table.Td>
+        <Badge
+          variant="outline"
+          color={refused ? 'red.9' : r.outcome === 'OK' ? 'teal.9' : 'orange.9'}
+          c="var(--tg-strong)"
+        >
+          {refused ? refusalLabel(r.code ?? '') : OUTCOME_LABELS[r.outcome]}
+        </Badge>
+        {refused && r.calls > 1 && (
+          <Text size="xs" c="dimmed" data-testid="call-row-counted">
+            {r.calls.toLocaleString()} refusals counted together
+          </Text>
+        )}
+      </Table.Td>
+      <Table.Td style={{ wordBreak: 'break-word' }}>
+        {r.upstreamNamespace ? `${r.upstreamNamespace}: ${r.toolName}` : r.toolName}
+      </Table.Td>
+      <Table.Td style={{ wordBreak: 'break-word' }}>
+        {r.keyName ?? r.keyId}
+        {r.keyPrefix && (
+          <Text span size="xs" c="dimmed">
+            {' '}
+            ({r.keyPrefix})
+          </Text>
+        )}
+      </Table.Td>
+      <Table.Td style={{ wordBreak: 'break-word' }}>{r.userEmail ?? r.userId}</Table.Td>
+      <Table.Td ta="right">{refused ? '—' : <Money micros={r.costMicros} />}</Table.Td>
+      <Table.Td ta="right">{refused ? '—' : r.outputTokens.toLocaleString()}</Table.Td>
+      <Table.Td ta="right">{r.latencyMs.toLocaleString()} ms</Table.Td>
+    </Table.Tr>
+  );
+}

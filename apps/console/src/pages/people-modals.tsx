@@ -1,0 +1,232 @@
+import { Checkbox, Select, Stack, Text, TextInput } from '@mantine/core';
+import { FormEvent, useState } from 'react';
+import { api, post, toApiError } from '../api/admin-client';
+import type { Key, Team } from '../api/admin-types';
+import { ConfirmModal } from '../components/confirm-modal';
+import { FormActions, FormError } from '../components/form-actions';
+import { FormModal } from '../components/form-modal';
+import { useFieldErrors } from '../lib/field-errors';
+import { useOrgPath } from '../session';
+import type { Person } from './people-page';
+
+export function TeamNameModal({
+  team,
+  onClose,
+  onSaved,
+}: {
+  team?: Team;
+  onClose: () => void;
+  onSaved: (m: string) => void;
+}) {
+  const orgPath = useOrgPath();
+  const [name, setName] = useState(team?.name ?? '');
+  const errors = useFieldErrors(['name']);
+  const [busy, setBusy] = useState(false);
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    setBusy(true);
+    errors.setError(null);
+    try {
+      if (team) await api('PATCH', `${orgPath}/teams/${team.id}`, { name: name.trim() });
+      else await post(`${orgPath}/teams`, { name: name.trim() });
+      onSaved(team ? `Team renamed to ${name.trim()}.` : `Team ${name.trim()} created.`);
+    } catch (err) {
+      errors.setError(toApiError(err));
+      setBusy(false);
+    }
+  }
+  return (
+    <FormModal
+      title={team ? `Rename ${team.name}` : 'New team'}
+      onClose={onClose}
+      onSubmit={submit}
+      onInput={errors.onFormInput}
+    >
+      <TextInput
+        label="Name"
+        description="Unique in the organisation, e.g. platform-eng"
+        value={name}
+        onChange={(e) => setName(e.currentTarget.value)}
+        error={errors.at('name')}
+        data-testid="team-name"
+        data-autofocus
+      />
+      <FormError error={errors.elsewhere} />
+      <FormActions
+        submitLabel={team ? 'Rename team' : 'Create team'}
+        submitTestId="team-submit"
+        busy={busy}
+        disabled={!name.trim()}
+        onCancel={onClose}
+      />
+    </FormModal>
+  );
+}
+
+export function PersonModal({ onClose, onSaved }: { onClose: () => void; onSaved: (m: string) => void }) {
+  const orgPath = useOrgPath();
+  const [email, setEmail] = useState('');
+  const [name, setName] = useState('');
+  const errors = useFieldErrors(['email', 'name']);
+  const [busy, setBusy] = useState(false);
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    setBusy(true);
+    errors.setError(null);
+    try {
+      await post(`${orgPath}/users`, { email: email.trim(), ...(name.trim() ? { name: name.trim() } : {}) });
+      onSaved(`${name.trim() || email.trim()} added; add them to a team so they can have keys.`);
+    } catch (err) {
+      errors.setError(toApiError(err));
+      setBusy(false);
+    }
+  }
+  return (
+    <FormModal title="Add a person" onClose={onClose} onSubmit={submit} onInput={errors.onFormInput}>
+      <TextInput
+        label="Work email"
+        description="Single sign-on matches people by this address"
+        type="email"
+        value={email}
+        onChange={(e) => setEmail(e.currentTarget.value)}
+        error={errors.at('email')}
+        data-testid="person-email"
+        data-autofocus
+      />
+      <TextInput
+        label="Name"
+        description="Optional"
+        value={name}
+        onChange={(e) => setName(e.currentTarget.value)}
+        error={errors.at('name')}
+        data-testid="person-name"
+      />
+      <FormError error={errors.elsewhere} />
+      <FormActions
+        submitLabel="Add person"
+        submitTestId="person-submit"
+        busy={busy}
+        disabled={!email.trim()}
+        onCancel={onClose}
+      />
+    </FormModal>
+  );
+}
+
+export function AddMemberModal({
+  team,
+  people,
+  onClose,
+  onSaved,
+}: {
+  team: Team;
+  people: Person[];
+  onClose: () => void;
+  onSaved: (m: string) => void;
+}) {
+  const orgPath = useOrgPath();
+  const [userId, setUserId] = useState<string | null>(null);
+  const [isTeamAdmin, setTeamAdmin] = useState(false);
+  const errors = useFieldErrors(['userId', 'isTeamAdmin']);
+  const [busy, setBusy] = useState(false);
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    if (!userId) return;
+    setBusy(true);
+    errors.setError(null);
+    try {
+      await post(`${orgPath}/teams/${team.id}/members`, { userId, isTeamAdmin });
+      const p = people.find((x) => x.id === userId);
+      onSaved(`${p?.name ?? p?.email} joined ${team.name}${isTeamAdmin ? ' as its admin' : ''}.`);
+    } catch (err) {
+      errors.setError(toApiError(err));
+      setBusy(false);
+    }
+  }
+  return (
+    <FormModal title={`Add a member to ${team.name}`} onClose={onClose} onSubmit={submit}>
+      <Select
+        label="Person"
+        searchable
+        data={people.map((p) => ({ value: p.id, label: p.name ? `${p.name} (${p.email})` : p.email }))}
+        value={userId}
+        onChange={setUserId}
+        nothingFoundMessage="Everybody is in this team already"
+        error={errors.at('userId')}
+        data-testid="member-person"
+      />
+      <Checkbox
+        label="Team admin: issues and revokes the team's keys and reads its spend"
+        checked={isTeamAdmin}
+        onChange={(e) => setTeamAdmin(e.currentTarget.checked)}
+        data-testid="member-team-admin"
+      />
+      <FormError error={errors.elsewhere} />
+      <FormActions
+        submitLabel="Add member"
+        submitTestId="member-submit"
+        busy={busy}
+        disabled={!userId}
+        onCancel={onClose}
+      />
+    </FormModal>
+  );
+}
+
+interface Offboarded {
+  revokedKeyIds: string[];
+  revokedAdminTokenIds: string[];
+  removedFromTeamIds: string[];
+  forgottenConnectionUpstreamIds?: string[];
+}
+
+/** Offboarding in two steps: what it will revoke, then the API's account of what it did. */
+export function OffboardModal({
+  person,
+  keys,
+  teams,
+  onClose,
+  onDone,
+}: {
+  person: Person;
+  /** Their active keys; null when the keys could not be listed. */
+  keys: Key[] | null;
+  teams: string[];
+  onClose: () => void;
+  onDone: (m: string) => void;
+}) {
+  const orgPath = useOrgPath();
+  const who = person.name ?? person.email;
+  return (
+    <ConfirmModal
+      title={`Offboard ${who}?`}
+      confirmLabel="Offboard"
+      testId="confirm-offboard"
+      onClose={onClose}
+      onConfirm={async () => {
+        const r = await post<Offboarded>(`${orgPath}/users/${person.id}/offboard`);
+        onDone(
+          `${who} is offboarded: ${r.revokedKeyIds.length} key(s) and ${r.revokedAdminTokenIds.length} admin token(s) revoked, ${r.removedFromTeamIds.length} team(s) left.`,
+        );
+      }}
+    >
+      <Stack gap="xs" data-testid="offboard-preview">
+        <Text size="sm">Every edge refuses them within a second. This revokes:</Text>
+        <Text size="sm" component="ul" m={0}>
+          <li>
+            {keys === null
+              ? 'every active key of theirs (the keys could not be listed here)'
+              : keys.length === 0
+                ? 'no active key'
+                : `${keys.length} active key(s): ${keys.map((k) => k.name).join(', ')}`}
+          </li>
+          <li>{teams.length === 0 ? 'no team membership' : `membership of ${teams.join(', ')}`}</li>
+          <li>their admin tokens and their accounts connected at upstreams</li>
+        </Text>
+        <Text size="sm" c="dimmed">
+          Their budgets and past spend stay in the reports. Repeating it is harmless.
+        </Text>
+      </Stack>
+    </ConfirmModal>
+  );
+}

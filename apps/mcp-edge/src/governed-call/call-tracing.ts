@@ -1,0 +1,155 @@
+import {
+  Attributes,
+  Context,
+  INVALID_SPAN_CONTEXT,
+  ROOT_CONTEXT,
+  Span,
+  SpanKind,
+  SpanStatusCode,
+  context,
+  isSpanContextValid,
+  propagation,
+  trace,
+} from '@opentelemetry/api';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { suppressTracing } from '@opentelemetry/core';
+import { currentLogContext, telemetryRunning } from '@tollgate/observability';
+import { validTraceparent } from '@tollgate/metering';
+import { UpstreamPropagation } from '@tollgate/upstream';
+
+/**
+ * The governed call's spans, named and attributed after the OpenTelemetry semantic conventions for
+ * MCP (`tools/call <tool>`, `mcp.method.name`, `gen_ai.tool.name`, `mcp.session.id`,
+ * `jsonrpc.request.id`, `error.type`) plus Tollgate's own (`tollgate.*`: org, key, call, cost,
+ * tokens; never a secret). Without the SDK (telemetry off) every call here runs `fn` straight
+ * away: no span, attribute object or context look-up is made on the call path.
+ */
+const tracer = trace.getTracer('tollgate-edge');
+// What `fn` gets while telemetry is off: records nothing.
+const NO_SPAN = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+
+/**
+ * Runs `fn` in a child span `name`; a throw marks it failed with its `error.type`. Under a span that
+ * is not recorded (the call was sampled out) no child is made: it would not be recorded either, and
+ * its context switch is most of what an unsampled call would pay. `leaf`: `fn`'s own client calls
+ * (the admission and completion scripts' Redis commands) get no spans: this span is their span.
+ */
+export function inSpan<T>(
+  name: string,
+  attributes: Attributes,
+  fn: (span: Span) => Promise<T>,
+  kind: SpanKind = SpanKind.INTERNAL,
+  leaf = false,
+): Promise<T> {
+  if (!telemetryRunning()) return fn(NO_SPAN);
+  const parent = trace.getActiveSpan();
+  if (parent && !parent.isRecording()) return fn(parent);
+  return tracer.startActiveSpan(name, { kind, attributes }, async (span) => {
+    try {
+      return await (leaf ? context.with(suppressTracing(context.active()), fn, undefined, span) : fn(span));
+    } catch (err) {
+      failSpan(span, (err as Error).name ?? 'Error', err as Error);
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+/**
+ * The `tools/call` span (kind SERVER): child of the HTTP request's span, or of the trace context
+ * the agent put in `params._meta` (which then wins, as the conventions say).
+ */
+export function inToolCallSpan(
+  exposedName: string,
+  principal: { orgId: string; keyId: string },
+  fn: (span: Span) => Promise<CallToolResult>,
+): Promise<CallToolResult> {
+  if (!telemetryRunning()) return fn(NO_SPAN);
+  const requestTrace = currentLogContext()?.trace;
+  const active = trace.getActiveSpan();
+  // The HTTP request's span was sampled out, and the agent's _meta does not say otherwise.
+  if (!requestTrace?.fromMeta && active && !active.isRecording()) return fn(active);
+  const attributes: Attributes = {
+    'mcp.method.name': 'tools/call',
+    'gen_ai.operation.name': 'execute_tool',
+    'gen_ai.tool.name': exposedName,
+    'tollgate.org.id': principal.orgId,
+    'tollgate.key.id': principal.keyId,
+  };
+  if (requestTrace?.sessionId) attributes['mcp.session.id'] = requestTrace.sessionId;
+  if (requestTrace?.jsonRpcId !== undefined) attributes['jsonrpc.request.id'] = String(requestTrace.jsonRpcId);
+  const parent: Context = requestTrace?.fromMeta
+    ? propagation.extract(ROOT_CONTEXT, requestTrace.carrier)
+    : context.active();
+  return tracer.startActiveSpan(
+    `tools/call ${exposedName}`,
+    { kind: SpanKind.SERVER, attributes },
+    parent,
+    async (span) => {
+      try {
+        const result = await fn(span);
+        describeResult(span, result);
+        return result;
+      } catch (err) {
+        failSpan(span, (err as Error).name ?? 'Error', err as Error);
+        throw err;
+      } finally {
+        span.end();
+      }
+    },
+  );
+}
+
+/** The call's outcome on its span: cost, tokens, call id, and `error.type` for a refusal or failure. */
+function describeResult(span: Span, result: CallToolResult): void {
+  const call = result._meta?.['tollgate/call'] as
+    { callId?: string; costMicros?: number | string; outputTokens?: number } | undefined;
+  if (call?.callId) span.setAttribute('tollgate.call.id', call.callId);
+  if (call?.costMicros !== undefined) span.setAttribute('tollgate.cost.micros', Number(call.costMicros));
+  if (call?.outputTokens !== undefined) span.setAttribute('gen_ai.usage.output_tokens', call.outputTokens);
+  const error = result._meta?.['tollgate/error'] as { code?: string } | undefined;
+  if (result.isError) failSpan(span, error?.code ?? 'tool_error');
+}
+
+function failSpan(span: Span, errorType: string, err?: Error): void {
+  span.setAttribute('error.type', errorType);
+  span.setStatus({ code: SpanStatusCode.ERROR, message: err?.message });
+  if (err) span.recordException(err);
+}
+
+/**
+ * What goes to the upstream with the call: the request id, and the trace context in `params._meta`
+ * and in the headers: the upstream client span's when telemetry is on (the undici instrumentation
+ * then makes no HTTP span of its own for the request, see startTelemetry), else the agent's own
+ * context, passed through.
+ */
+export function upstreamPropagation(): UpstreamPropagation {
+  const logContext = currentLogContext();
+  const carrier: Record<string, string> = {};
+  if (telemetryRunning()) propagation.inject(context.active(), carrier);
+  const traceContext = carrier.traceparent !== undefined ? carrier : (logContext?.trace?.carrier ?? {});
+  const headers: Record<string, string> = { ...traceContext };
+  if (logContext?.requestId) headers['x-request-id'] = logContext.requestId;
+  return { headers, meta: { ...traceContext } };
+}
+
+/**
+ * The trace context a call's usage event carries to the worker (whose ledger write joins the trace)
+ * and the ledger row (its trace id): the active span's with telemetry on, else the one the agent
+ * sent, if well-formed.
+ */
+export function usageTraceparent(): string | null {
+  if (telemetryRunning()) {
+    const active = trace.getActiveSpan()?.spanContext();
+    if (active && isSpanContextValid(active)) {
+      return `00-${active.traceId}-${active.spanId}-${active.traceFlags.toString(16).padStart(2, '0')}`;
+    }
+  }
+  return validTraceparent(currentLogContext()?.trace?.carrier.traceparent);
+}
+
+/** The upstream `tools/call` client span. */
+export function upstreamSpanAttributes(tool: string, upstream: string): Attributes {
+  return { 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': tool, 'tollgate.upstream': upstream };
+}

@@ -1,0 +1,81 @@
+/* eslint-disable @typescript-eslint/no-require-imports -- the SDK loads only when telemetry is on */
+import type { NodeSDK } from '@opentelemetry/sdk-node';
+
+let sdk: NodeSDK | null = null;
+
+/**
+ * OpenTelemetry is on when an OTLP endpoint is configured (`OTEL_EXPORTER_OTLP_ENDPOINT`, or the
+ * traces or metrics one) and `OTEL_SDK_DISABLED` is not `true`. Off, nothing is loaded or patched
+ * and the API calls in the code are no-ops.
+ */
+export function telemetryEnabled(env: NodeJS.ProcessEnv): boolean {
+  if ((env.OTEL_SDK_DISABLED ?? '').toLowerCase() === 'true') return false;
+  return Boolean(
+    env.OTEL_EXPORTER_OTLP_ENDPOINT ||
+    env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ||
+    env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT,
+  );
+}
+
+/**
+ * Starts the OpenTelemetry Node SDK for `serviceName` (unless `OTEL_SERVICE_NAME` names it),
+ * configured by the standard `OTEL_*` variables (exporters, protocol, sampler, resource
+ * attributes), with the instrumentations for http, undici, pg, ioredis and Prisma. Call it before
+ * the app's modules load (each app's `telemetry.ts`, imported first by its `main.ts`).
+ */
+export function startTelemetry(serviceName: string, env: NodeJS.ProcessEnv): void {
+  if (sdk || !telemetryEnabled(env)) return;
+  const { NodeSDK } = require('@opentelemetry/sdk-node') as typeof import('@opentelemetry/sdk-node');
+  const { HttpInstrumentation } =
+    require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');
+  const { UndiciInstrumentation } =
+    require('@opentelemetry/instrumentation-undici') as typeof import('@opentelemetry/instrumentation-undici');
+  const { PgInstrumentation } =
+    require('@opentelemetry/instrumentation-pg') as typeof import('@opentelemetry/instrumentation-pg');
+  const { IORedisInstrumentation } =
+    require('@opentelemetry/instrumentation-ioredis') as typeof import('@opentelemetry/instrumentation-ioredis');
+  const { PrismaInstrumentation } = require('@prisma/instrumentation') as typeof import('@prisma/instrumentation');
+  sdk = new NodeSDK({
+    serviceName: env.OTEL_SERVICE_NAME ?? serviceName,
+    instrumentations: [
+      new HttpInstrumentation({
+        // Probes and scrapes are not traffic.
+        ignoreIncomingRequestHook: (req) => /^\/(healthz|readyz|metrics)\b/.test(req.url ?? ''),
+      }),
+      // A request that carries its trace context already (the edge's MCP client span wrote it, in
+      // the headers and params._meta alike) is that span's: a second, HTTP span would double what
+      // each upstream call costs to trace and export.
+      new UndiciInstrumentation({ ignoreRequestHook: carriesTraceContext }),
+      // Commands outside any span are background polling (the usage outbox's blocking reads, BullMQ's
+      // own): recorded, each would be a trace of its own every second or so.
+      new PgInstrumentation({ requireParentSpan: true }),
+      new IORedisInstrumentation({ requireParentSpan: true }),
+      new PrismaInstrumentation(),
+    ],
+  });
+  sdk.start();
+}
+
+/** Whether an undici request's headers (a string, or name and value pairs) hold a `traceparent`. */
+function carriesTraceContext(request: { headers: string | (string | string[])[] }): boolean {
+  const { headers } = request;
+  if (typeof headers === 'string') return /(^|\r\n)traceparent:/i.test(headers);
+  for (let i = 0; i < headers.length; i += 2) if (String(headers[i]).toLowerCase() === 'traceparent') return true;
+  return false;
+}
+
+/**
+ * True once startTelemetry started the SDK in this process. Off, the per-call tracing and OTel
+ * metric calls are skipped outright (the no-op API would still cost their attribute objects and
+ * context look-ups on every call).
+ */
+export function telemetryRunning(): boolean {
+  return sdk !== null;
+}
+
+/** Flushes what is buffered (spans, metrics) and stops exporting; at the end of the drain. */
+export async function shutdownTelemetry(): Promise<void> {
+  const running = sdk;
+  sdk = null;
+  await running?.shutdown();
+}

@@ -1,0 +1,246 @@
+import { Injectable } from '@nestjs/common';
+import { Prisma, PrismaService } from '@tollgate/db';
+import { refusalFilterSql, utcTimestamp } from './refusal-report.service';
+import { ReportingException, ReportingExceptionCode } from './reporting.exception';
+import { ORG_SCOPE, ReportScope, noFilters, scopeFilters } from './spend-report';
+import { zonedDayRange } from './spend-report.service';
+
+/** A call's outcome in the log: the ledger's three, or refused (its code says why). */
+export const CALL_OUTCOMES = ['OK', 'TOOL_ERROR', 'UPSTREAM_ERROR', 'REFUSED'] as const;
+export type CallOutcome = (typeof CALL_OUTCOMES)[number];
+
+export const MAX_CALL_PAGE = 200;
+
+export interface CallLogQuery {
+  /** Calendar days in the org's zone, inclusive. */
+  from: string;
+  to: string;
+  teamId?: string[];
+  userId?: string[];
+  keyId?: string[];
+  tool?: string[];
+  outcome?: CallOutcome[];
+  /** Refusal codes: only refused calls have one, so a code filter keeps refusals only. */
+  code?: string[];
+  limit?: number;
+  cursor?: CallLogPosition | null;
+}
+
+/** Where a page ended: the last row's time and id (rows are ordered by both, newest first). */
+export interface CallLogPosition {
+  occurredAt: Date;
+  id: string;
+}
+
+export interface CallLogRow {
+  id: string;
+  occurredAt: Date;
+  outcome: CallOutcome;
+  code: string | null;
+  teamId: string;
+  teamName: string | null;
+  userId: string;
+  userEmail: string | null;
+  keyId: string;
+  keyName: string | null;
+  keyPrefix: string | null;
+  upstreamId: string | null;
+  upstreamNamespace: string | null;
+  toolName: string;
+  costMicros: bigint;
+  outputTokens: number;
+  latencyMs: number;
+  /** 1, or how many refusals of this key, tool and code the row stands for (not logged one by one). */
+  calls: number;
+  budgetId: string | null;
+  /** The call's trace id (W3C, 32 hex digits) as its ledger row keeps it; null for a refusal or a call without one. */
+  traceId: string | null;
+}
+
+export interface CallLogPage {
+  from: string;
+  to: string;
+  timeZone: string;
+  rows: CallLogRow[];
+  nextCursor: CallLogPosition | null;
+}
+
+const CURSOR_VERSION = 'c1';
+// 9999-12-31T23:59:59.999Z: a later instant prints as `+010000-…`, which Postgres refuses.
+const LAST_MS = 253402300799999;
+
+/** An opaque cursor for the page after a position: base64url of a version, the time in ms and the id. */
+export function encodeCallCursor(at: CallLogPosition): string {
+  return Buffer.from(`${CURSOR_VERSION}|${at.occurredAt.getTime()}|${at.id}`, 'utf8').toString('base64url');
+}
+
+/** The position a cursor names; anything this API did not write is a 400 naming `cursor`. */
+export function decodeCallCursor(cursor: string): CallLogPosition {
+  const bad = () =>
+    new ReportingException(ReportingExceptionCode.InvalidQuery, 'cursor is not one this API returned', 'cursor');
+  if (!/^[A-Za-z0-9_-]{1,400}$/.test(cursor)) throw bad();
+  const [version, ms, id, ...rest] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
+  if (version !== CURSOR_VERSION || rest.length > 0 || !/^\d{1,15}$/.test(ms ?? '') || Number(ms) > LAST_MS)
+    throw bad();
+  // Ledger ids are whatever the edge chose (UUIDs today): printable, bounded.
+  if (!/^[\x21-\x7e]{1,200}$/.test(id ?? '')) throw bad();
+  return { occurredAt: new Date(Number(ms)), id };
+}
+
+/** `OK,REFUSED` -> outcomes; a 400 naming `outcome` for anything else. */
+export function parseOutcomeList(value: string | undefined): CallOutcome[] {
+  if (value === undefined || value === '') return [];
+  const out = [...new Set(value.split(',').map((s) => s.trim()))];
+  const bad = out.find((o) => !(CALL_OUTCOMES as readonly string[]).includes(o));
+  if (bad !== undefined)
+    throw new ReportingException(
+      ReportingExceptionCode.InvalidQuery,
+      `outcome must be a comma-separated list of ${CALL_OUTCOMES.join(', ')} (got "${bad.slice(0, 40)}")`,
+      'outcome',
+    );
+  return out as CallOutcome[];
+}
+
+interface RawCallRow {
+  id: string;
+  occurredAt: string;
+  outcome: CallOutcome;
+  code: string | null;
+  teamId: string;
+  userId: string;
+  keyId: string;
+  upstreamId: string | null;
+  toolName: string;
+  costMicros: string;
+  outputTokens: number;
+  latencyMs: number;
+  calls: number;
+  budgetId: string | null;
+  traceId: string | null;
+}
+
+/**
+ * The per-call log: the ledger's rows (UsageEvent) and refused calls (RefusedCall) of one org,
+ * newest first, filtered, a page at a time with a keyset cursor (time, id). Each table is read
+ * through its ("orgId", "occurredAt") index from the cursor on, at most a page and one row each,
+ * and the two are merged: a page costs the same on the first day of the ledger or its millionth row.
+ */
+@Injectable()
+export class CallLogService {
+  constructor(private readonly prisma: PrismaService) {}
+
+  async callLog(orgId: string, query: CallLogQuery, scope: ReportScope = ORG_SCOPE): Promise<CallLogPage> {
+    const limit = Math.min(Math.max(query.limit ?? 50, 1), MAX_CALL_PAGE);
+    const scoped = scopeFilters(scope, {
+      ...noFilters(),
+      teamId: query.teamId ?? [],
+      userId: query.userId ?? [],
+      keyId: query.keyId ?? [],
+      tool: query.tool ?? [],
+    });
+    const outcomes = query.outcome && query.outcome.length > 0 ? query.outcome : [...CALL_OUTCOMES];
+    const codes = query.code ?? [];
+    const ledgerOutcomes = codes.length > 0 ? [] : outcomes.filter((o) => o !== 'REFUSED');
+    const readRefusals = outcomes.includes('REFUSED');
+
+    const [org] = await this.prisma.reports.$queryRaw<{ timeZone: string }[]>`
+      SELECT "timeZone" FROM "Organization" WHERE "id" = ${orgId}::uuid`;
+    const timeZone = org?.timeZone ?? 'UTC';
+    const range = zonedDayRange(query.from, query.to, timeZone);
+    const start = utcTimestamp(range.start);
+    let end = utcTimestamp(range.end);
+    const cursor = query.cursor ?? null;
+    // Keyset: rows strictly before the cursor's (time, id), ids in byte order ("C") as the merge below
+    // compares them; the plain upper bound lets the index scan start at the cursor.
+    const after = (alias: string) =>
+      cursor
+        ? Prisma.sql`AND (${Prisma.raw(`${alias}."occurredAt", ${alias}."id" COLLATE "C"`)}) < (${utcTimestamp(cursor.occurredAt)}::timestamp, ${cursor.id}::text COLLATE "C")`
+        : Prisma.empty;
+    if (cursor && cursor.occurredAt < range.end) end = utcTimestamp(new Date(cursor.occurredAt.getTime() + 1));
+    const filters = { ...scoped, code: codes };
+    const OCCURRED = `to_char(x."occurredAt", 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+    const [ledger, refused] = await Promise.all([
+      ledgerOutcomes.length === 0
+        ? Promise.resolve([] as RawCallRow[])
+        : this.prisma.reports.$queryRaw<RawCallRow[]>`
+            SELECT x."id", ${Prisma.raw(OCCURRED)} AS "occurredAt", x."outcome"::text AS "outcome", NULL AS "code",
+                   x."teamId", x."userId", x."keyId", x."upstreamId", x."toolName", x."costMicros"::text AS "costMicros",
+                   x."outputTokens", x."latencyMs", 1 AS "calls", NULL AS "budgetId", x."traceId"
+            FROM "UsageEvent" x
+            WHERE x."orgId" = ${orgId}::uuid AND x."occurredAt" >= ${start}::timestamp AND x."occurredAt" < ${end}::timestamp
+              ${after('x')}
+              ${refusalFilterSql('x', { ...filters, code: [] })}
+              ${ledgerOutcomes.length < 3 ? Prisma.sql`AND x."outcome"::text = ANY(${ledgerOutcomes}::text[])` : Prisma.empty}
+            ORDER BY x."occurredAt" DESC, x."id" COLLATE "C" DESC
+            LIMIT ${limit + 1}`,
+      !readRefusals
+        ? Promise.resolve([] as RawCallRow[])
+        : this.prisma.reports.$queryRaw<RawCallRow[]>`
+            SELECT x."id", ${Prisma.raw(OCCURRED)} AS "occurredAt", 'REFUSED' AS "outcome", x."code",
+                   x."teamId", x."userId", x."keyId", x."upstreamId", x."toolName", '0' AS "costMicros",
+                   0 AS "outputTokens", x."latencyMs", x."calls", x."budgetId", NULL AS "traceId"
+            FROM "RefusedCall" x
+            WHERE x."orgId" = ${orgId}::uuid AND x."occurredAt" >= ${start}::timestamp AND x."occurredAt" < ${end}::timestamp
+              ${after('x')}
+              ${refusalFilterSql('x', filters)}
+            ORDER BY x."occurredAt" DESC, x."id" COLLATE "C" DESC
+            LIMIT ${limit + 1}`,
+    ]);
+    const merged = [...ledger, ...refused].sort((a, b) =>
+      a.occurredAt !== b.occurredAt ? (a.occurredAt < b.occurredAt ? 1 : -1) : a.id < b.id ? 1 : a.id > b.id ? -1 : 0,
+    );
+    const page = merged.slice(0, limit);
+    const names = await this.names(page);
+    const rows: CallLogRow[] = page.map((r) => ({
+      id: r.id,
+      occurredAt: new Date(r.occurredAt),
+      outcome: r.outcome,
+      code: r.code,
+      teamId: r.teamId,
+      teamName: names.teams.get(r.teamId) ?? null,
+      userId: r.userId,
+      userEmail: names.users.get(r.userId) ?? null,
+      keyId: r.keyId,
+      keyName: names.keys.get(r.keyId)?.name ?? null,
+      keyPrefix: names.keys.get(r.keyId)?.prefix ?? null,
+      upstreamId: r.upstreamId,
+      upstreamNamespace: r.upstreamId ? (names.upstreams.get(r.upstreamId) ?? null) : null,
+      toolName: r.toolName,
+      costMicros: BigInt(r.costMicros),
+      outputTokens: Number(r.outputTokens),
+      latencyMs: Number(r.latencyMs),
+      calls: Number(r.calls),
+      budgetId: r.budgetId,
+      traceId: r.traceId,
+    }));
+    const last = rows[rows.length - 1];
+    return {
+      from: range.from,
+      to: range.to,
+      timeZone,
+      rows,
+      nextCursor: merged.length > limit && last ? { occurredAt: last.occurredAt, id: last.id } : null,
+    };
+  }
+
+  /** Names of the page's teams, users, keys and upstreams, one query each (a page holds few). */
+  private async names(rows: RawCallRow[]) {
+    const ids = (k: 'teamId' | 'userId' | 'keyId' | 'upstreamId') => [
+      ...new Set(rows.map((r) => r[k]).filter((x): x is string => x !== null)),
+    ];
+    const db = this.prisma.reports;
+    const [teams, users, keys, upstreams] = await Promise.all([
+      db.team.findMany({ where: { id: { in: ids('teamId') } }, select: { id: true, name: true } }),
+      db.user.findMany({ where: { id: { in: ids('userId') } }, select: { id: true, email: true } }),
+      db.virtualKey.findMany({ where: { id: { in: ids('keyId') } }, select: { id: true, name: true, prefix: true } }),
+      db.upstreamServer.findMany({ where: { id: { in: ids('upstreamId') } }, select: { id: true, namespace: true } }),
+    ]);
+    return {
+      teams: new Map(teams.map((t) => [t.id, t.name])),
+      users: new Map(users.map((u) => [u.id, u.email])),
+      keys: new Map(keys.map((k) => [k.id, { name: k.name, prefix: k.prefix }])),
+      upstreams: new Map(upstreams.map((u) => [u.id, u.namespace])),
+    };
+  }
+}

@@ -1,0 +1,250 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { BaseConfig } from '@tollgate/config';
+import { PrismaService } from '@tollgate/db';
+import { LedgerService, UsageEvent } from '@tollgate/metering';
+import { QueueName } from '@tollgate/queue';
+import {
+  SERVER_EVERYTHING,
+  callMeta,
+  connectAgent,
+  waitForJobs,
+  waitForUsageEvents,
+  watchRefusedCalls,
+} from '@tollgate/testing';
+import { randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../support/chromium';
+import {
+  SCREENSHOTS,
+  buildConsole,
+  expectAccessible,
+  newConsoleDir,
+  signInWithToken,
+} from '../support/console-browser';
+import { RunningPlatform, startPlatform } from '../support/platform';
+
+const ECHO_PRICE = 250_000;
+/** Older ledger rows of Ada's key, so the log has more than two pages. */
+const SEEDED = 120;
+
+/**
+ * Refused calls in the console, by role, against real agents refused by a hard budget, a policy
+ * and a rate limit: the Overview counts them per code (equal to the API), the budget that refuses
+ * calls says "Blocking now" instead of a date it will run out, and the Calls page lists the
+ * ledger's calls and the refusals with filters and keyset pages; axe clean at 1280 and 390 px.
+ */
+describe('console refusals and the call log in a real browser', () => {
+  let p: RunningPlatform;
+  let prisma: PrismaService;
+  let browser: Browser;
+  let consoleDir: string;
+  let orgId: string;
+  const ids = { team: '', ada: '', bob: '', keyAda: '', keyBob: '', budget: '' };
+  const tokens = { finance: '', bob: '' };
+  const agents: Client[] = [];
+
+  beforeAll(async () => {
+    consoleDir = await newConsoleDir('console-calls');
+    const built = buildConsole(consoleDir);
+    p = await startPlatform({ ADMIN_CONSOLE_DIR: consoleDir });
+    prisma = new PrismaService({ db: { url: p.env.vars.DATABASE_URL } } as BaseConfig);
+    orgId = (await p.admin('POST', '/v1/orgs', { name: 'Callers', slug: 'callers' })).body.id;
+    ids.team = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'agents' })).body.id;
+    const secrets: string[] = [];
+    for (const name of ['ada', 'bob'] as const) {
+      ids[name] = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: `${name}@callers.test` })).body.id;
+      expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${ids.team}/members`, { userId: ids[name] })).status).toBe(
+        201,
+      );
+      const key = await p.admin('POST', `/v1/orgs/${orgId}/keys`, {
+        teamId: ids.team,
+        userId: ids[name],
+        name: `${name}-agent`,
+      });
+      expect(key.status).toBe(201);
+      ids[name === 'ada' ? 'keyAda' : 'keyBob'] = key.body.key.id;
+      secrets.push(key.body.secret);
+    }
+    const everything = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
+      namespace: 'everything',
+      transport: 'STDIO',
+      ...SERVER_EVERYTHING,
+    });
+    const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${everything.body.id}/sync`);
+    await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
+    await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, {
+      allow: ['everything:*'],
+      deny: ['everything:get-tiny-image'],
+    });
+    await p.admin('POST', `/v1/orgs/${orgId}/prices`, {
+      upstreamId: everything.body.id,
+      toolPattern: 'echo',
+      perCallMicros: ECHO_PRICE,
+    });
+    // 99 % of it spent after one echo: a linear forecast would put its end in the future.
+    const budget = await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, {
+      scope: 'KEY',
+      scopeId: ids.keyAda,
+      period: 'MONTH',
+      limitMicros: ECHO_PRICE + 2_500,
+      mode: 'HARD',
+    });
+    expect(budget.status).toBe(200);
+    ids.budget = budget.body.id;
+    await p.admin('POST', `/v1/orgs/${orgId}/rate-limits`, {
+      scope: 'KEY',
+      scopeId: ids.keyBob,
+      toolPattern: 'everything:get-sum',
+      callsPerWindow: 1,
+      windowSeconds: 60,
+    });
+    const issue = async (body: Record<string, unknown>) => {
+      const res = await p.admin('POST', '/v1/admin-tokens', { orgId, ...body });
+      expect(res.status).toBe(201);
+      return res.body.secret as string;
+    };
+    tokens.finance = await issue({ role: 'FINANCE', name: 'finance' });
+    tokens.bob = await issue({ role: 'MEMBER', userId: ids.bob, name: 'bob' });
+
+    // Older calls of Ada's key, an hour and more ago.
+    const events: UsageEvent[] = Array.from({ length: SEEDED }, (_, i) => ({
+      id: randomUUID(),
+      orgId,
+      teamId: ids.team,
+      userId: ids.ada,
+      keyId: ids.keyAda,
+      upstreamId: everything.body.id,
+      toolName: 'get-sum',
+      outcome: 'OK',
+      costMicros: 0n,
+      inputTokens: 0,
+      outputTokens: 3,
+      latencyMs: 5,
+      priceRuleId: null,
+      occurredAt: new Date(Date.now() - 3_600_000 - i * 1_000),
+    }));
+    expect(await new LedgerService(prisma).writeUsageEvents(events)).toBe(SEEDED);
+
+    for (const secret of secrets) agents.push(await connectAgent(p.edgeUrl, secret));
+    const [ada, bob] = agents;
+    const watch = await watchRefusedCalls(p.env.redisUrl, p.env.redisPrefix);
+    const ok: string[] = [];
+    const callOk = async (agent: Client, name: string, args: Record<string, unknown>) => {
+      const res = await agent.callTool({ name, arguments: args });
+      expect(res.isError ?? false).toBe(false);
+      ok.push(callMeta(res as never)!.callId);
+    };
+    const refused = async (agent: Client, name: string, args: Record<string, unknown>) =>
+      expect((await agent.callTool({ name, arguments: args })).isError).toBe(true);
+    await callOk(ada, 'everything__echo', { message: 'paid' });
+    for (let i = 0; i < 3; i++) await refused(ada, 'everything__echo', { message: 'over' });
+    await refused(ada, 'everything__get-tiny-image', {});
+    await callOk(bob, 'everything__get-sum', { a: 1, b: 2 });
+    for (let i = 0; i < 2; i++) await refused(bob, 'everything__get-sum', { a: 1, b: 2 });
+    await watch.written(6);
+    await watch.close();
+    await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, ok);
+    await built;
+    browser = await launchChromium();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await Promise.all(agents.map((a) => a.close()));
+    await prisma?.onApplicationShutdown();
+    await p?.close();
+    if (consoleDir) await rm(consoleDir, { recursive: true, force: true });
+  });
+
+  it('should count refusals on the Overview, say which budget blocks now, and open them in the call log', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await signInWithToken(context, p.adminUrl, tokens.finance, '/console/');
+    const panel = page.getByTestId('overview-refusals');
+    await panel.getByTestId('overview-refused-total').waitFor();
+    expect(await panel.getByTestId('overview-refused-total').textContent()).toBe('6');
+    const byCode = Object.fromEntries(
+      await panel
+        .getByTestId('refusals-by-code')
+        .locator('tbody tr')
+        .evaluateAll((trs) =>
+          trs.map((tr) => [tr.getAttribute('data-code'), tr.querySelectorAll('td')[1].textContent] as const),
+        ),
+    );
+    expect(byCode).toEqual({ BUDGET_EXCEEDED: '3', RATE_LIMITED: '2', TOOL_NOT_ALLOWED: '1' });
+
+    // The key budget has 2,500 left, less than an echo: it refuses now, and says so instead of a date.
+    const row = page.getByTestId('budget-row').filter({ hasText: 'ada-agent' });
+    await row.getByTestId('budget-blocking').waitFor();
+    const forecast = await row.getByTestId('budget-forecast').textContent();
+    expect(forecast).toContain('Blocking now: 3 calls refused');
+    expect(forecast).not.toContain('runs out');
+    await expectAccessible(page, 'overview with refusals');
+
+    await panel.getByRole('link', { name: 'Budget exceeded' }).click();
+    await page.waitForURL(/\/console\/calls\?/);
+    const rows = page.getByTestId('call-row');
+    await expect.poll(() => rows.count()).toBe(3);
+    expect(new Set(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-code'))))).toEqual(
+      new Set(['BUDGET_EXCEEDED']),
+    );
+    expect(await rows.first().textContent()).toContain('ada-agent');
+
+    await page.goto(`${p.adminUrl}/console/budgets`);
+    const line = page.getByTestId('budget-line').filter({ hasText: 'ada-agent' });
+    await line.getByTestId('budget-blocking').waitFor();
+    expect(await line.getByTestId('budget-blocking').textContent()).toContain('3 calls refused');
+    await context.close();
+  });
+
+  it('should page through the whole log with Older and Newer, newest first, and filter by key and outcome', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await signInWithToken(context, p.adminUrl, tokens.finance, '/console/calls');
+    const rows = page.getByTestId('call-row');
+    await page.getByTestId('calls-table').waitFor();
+    const total = SEEDED + 2 + 6;
+    const seen: string[] = [];
+    const firstPage = await rows.evaluateAll((trs) => trs.map((tr) => tr.textContent));
+    for (;;) {
+      await page.getByTestId('calls-table').waitFor();
+      seen.push(...(await rows.evaluateAll((trs) => trs.map((tr) => tr.textContent ?? ''))));
+      if (await page.getByTestId('calls-older').isDisabled()) break;
+      const before = await page.getByTestId('calls-summary').textContent();
+      await page.getByTestId('calls-older').click();
+      await expect.poll(() => page.getByTestId('calls-summary').textContent()).not.toBe(before);
+    }
+    expect(seen).toHaveLength(total);
+    expect(await page.getByTestId('calls-summary').textContent()).toContain('Page 3: 28 calls');
+    await page.getByTestId('calls-newer').click();
+    await page.getByTestId('calls-newer').click();
+    await expect.poll(() => page.getByTestId('calls-summary').textContent()).toContain('Page 1: 50 calls');
+    expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.textContent))).toEqual(firstPage);
+
+    // Bob's key, refused calls only.
+    await page.getByTestId('calls-key').click();
+    await page.getByRole('option', { name: /^bob-agent/ }).click();
+    await page.getByTestId('calls-outcome').click();
+    await page.getByRole('option', { name: 'Refused' }).click();
+    await expect.poll(() => rows.count()).toBe(2);
+    expect(await rows.first().textContent()).toContain('Rate limited');
+    expect(page.url()).toContain(`keyId=${ids.keyBob}`);
+    await expectAccessible(page, 'call log');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'call-log.png'), fullPage: true });
+    await context.close();
+  });
+
+  it('should show a member only their own calls, on a phone', async () => {
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    const page = await signInWithToken(context, p.adminUrl, tokens.bob, '/console/calls');
+    const rows = page.getByTestId('call-row');
+    await page.getByTestId('calls-table').waitFor();
+    await expect.poll(() => rows.count()).toBe(3);
+    for (const text of await rows.evaluateAll((trs) => trs.map((tr) => tr.textContent ?? '')))
+      expect(text).toContain('bob-agent');
+    expect(await page.getByTestId('calls-user').count()).toBe(0);
+    await expectAccessible(page, 'call log at 390 px');
+    await context.close();
+  });
+});

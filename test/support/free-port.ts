@@ -1,0 +1,1 @@
+export { freePort } from '../../tools/ports/free-port';

@@ -1,0 +1,636 @@
+// The model-based run of the money path: fast-check generates worlds (organisations with budgets
+// at every level, hard and soft, every period, limits from 0 to the largest amount, concurrency
+// and calls-per-window limits, price books: free, per call, per output token, reported cost,
+// rules taking effect or ending later) and command sequences (admit at boundary amounts, call a
+// priced tool, complete at 0, part or all of the estimate or with a result the price book prices,
+// complete calls of several organisations in one turn, cancel,
+// crash an edge, let time pass the reservation TTL, plant malformed records, reconcile, lose
+// Redis and rebuild from the ledger, return leases), runs each command on MoneyModel and on the
+// real services (MoneySystem), and compares answers, counters and usage events after every step.
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import fc from 'fast-check';
+import {
+  AdmissionAnswer,
+  BudgetSpec,
+  CallOutcome,
+  budgetsOfCaller,
+  KEYS_PER_ORG,
+  LARGEST_MICROS,
+  MODEL_RESERVATION_TTL_MS,
+  MoneyModel,
+  ModelCall,
+  OrgSpec,
+  Period,
+  PricedSettlement,
+  PriceSpec,
+  refPriceOf,
+  Scope,
+  ToolSpec,
+  WorldSpec,
+} from './money-model';
+import { CompletedCall, MoneySystem, World } from './money-system';
+
+/** What a command runs against: the real services and the world of this sequence. */
+export interface Real {
+  sys: MoneySystem;
+  world: World;
+  /** What ran so far (all sequences of a run). */
+  counter: RunCounts;
+}
+
+type Cmd = fc.AsyncCommand<MoneyModel, Real>;
+
+/** What a run did: steps, sequences, and each command's (and admission answer's) count, to show it explored. */
+export interface RunCounts {
+  steps: number;
+  sequences: number;
+  byCommand: Record<string, number>;
+  /** Milliseconds spent per command kind (its run and the comparison after it), and creating worlds. */
+  msByCommand: Record<string, number>;
+}
+
+function tally(counter: RunCounts, what: string): void {
+  counter.byCommand[what] = (counter.byCommand[what] ?? 0) + 1;
+}
+
+/** A discrepancy between the model and the real money path, with what each side said. */
+export class MoneyDiscrepancy extends Error {}
+
+function differ(what: string, model: unknown, real: unknown): never {
+  throw new MoneyDiscrepancy(`${what}: model ${show(model)}, real ${show(real)}`);
+}
+
+function show(v: unknown): string {
+  return JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `${x}n` : x instanceof Map ? [...x.entries()] : x));
+}
+
+/** Leases admit against real time; without them the run keeps a virtual clock (the sweep after the TTL is a step). */
+function clock(m: MoneyModel, r: Real): number {
+  if (r.sys.leases) m.now = Date.now();
+  return m.now;
+}
+
+/**
+ * Compares everything observable after a step: every budget counter (spent exactly; reserved
+ * exactly without leases, at least what calls in flight hold with them), and every organisation's
+ * usage events (ledger plus outbox, each exactly once, with its cost).
+ */
+export async function verify(m: MoneyModel, r: Real, leasesReturned = false): Promise<void> {
+  m.checkInvariants();
+  const orgs = m.spec.orgs.map((o, org) => org);
+  // Everything is read first (in parallel), then compared.
+  const [counters, outboxes] = await Promise.all([
+    Promise.all(
+      orgs.map((org) => Promise.all(m.spec.orgs[org].budgets.map((_, i) => r.sys.counter(r.world, org, i, m.now)))),
+    ),
+    Promise.all(orgs.map((org) => r.sys.outbox(r.world, org))),
+  ]);
+  // Under leases, Redis holds more than the calls in flight by what this edge's leases hold unused.
+  let unusedTotal = 0n;
+  for (const org of orgs) {
+    counters[org].forEach((got, i) => {
+      const want = m.counter(org, i);
+      const where = `org ${org} budget ${i} (${show(m.spec.orgs[org].budgets[i])})`;
+      if (want === null || got === null) {
+        if (want !== got) differ(`${where} counter`, want, got);
+        return;
+      }
+      if (got.spent !== want.spent) differ(`${where} spent`, want.spent, got.spent);
+      unusedTotal += got.reserved + got.leased - want.reserved;
+      if (!r.sys.leases || leasesReturned) {
+        if (got.reserved + got.leased !== want.reserved) differ(`${where} reserved+leased`, want.reserved, got);
+      } else if (got.reserved + got.leased < want.reserved) {
+        differ(`${where} reserved+leased (at least the calls in flight)`, want.reserved, got);
+      }
+    });
+    const outbox = outboxes[org];
+    const seen = new Map(outbox);
+    for (const [id, cost] of r.sys.written(r.world, org)) {
+      if (outbox.has(id)) differ(`org ${org} event ${id} both in the ledger and still in the outbox`, 1, 2);
+      seen.set(id, cost);
+    }
+    if (seen.size !== m.events[org].size || [...m.events[org]].some(([id, cost]) => seen.get(id) !== cost))
+      differ(`org ${org} usage events (ledger + outbox)`, m.events[org], seen);
+  }
+  if (r.sys.leases && unusedTotal > r.sys.leaseHoldings())
+    differ(
+      'allowance held in Redis beyond the calls in flight vs what the leases hold',
+      r.sys.leaseHoldings(),
+      unusedTotal,
+    );
+}
+
+/** Calls the model has in flight that an edge can still complete. */
+function live(m: MoneyModel): ModelCall[] {
+  return [...m.open.values()].filter((c) => !c.crashed);
+}
+
+type Amount = { fixed: bigint } | { nearLimit: bigint };
+
+/** Admits a call of `amount`, or of what the tightest hard budget has left plus -1, 0 or 1. */
+class AdmitCommand implements Cmd {
+  constructor(
+    readonly org: number,
+    readonly key: number,
+    readonly amount: Amount,
+  ) {}
+  check(m: Readonly<MoneyModel>) {
+    return this.org < m.spec.orgs.length;
+  }
+  async run(m: MoneyModel, r: Real) {
+    const now = clock(m, r);
+    const asked = 'fixed' in this.amount ? this.amount.fixed : this.nearLimit(m, this.amount.nearLimit);
+    const largest = m.largestEstimate(this.org, this.key);
+    const estimate = asked < largest ? asked : largest;
+    const id = randomUUID();
+    const want = m.admit(id, this.org, this.key, estimate);
+    const got: AdmissionAnswer = await r.sys.admit(r.world, id, this.org, this.key, estimate, now);
+    if (show(got) !== show(want)) differ(`admit ${estimate} by org ${this.org} key ${this.key}`, want, got);
+    tally(r.counter, `admit:${got.kind}${estimate === 0n ? ':0' : estimate === LARGEST_MICROS ? ':largest' : ''}`);
+  }
+  private nearLimit(m: MoneyModel, delta: bigint): bigint {
+    let room: bigint | null = null;
+    for (const i of budgetsOfCaller(m.spec.orgs[this.org], this.key)) {
+      const b = m.budgets[this.org][i];
+      if (!b.spec.hard) continue;
+      const left = b.spec.limit - b.spent - b.reserved;
+      if (room === null || left < room) room = left;
+    }
+    const v = (room ?? 1000n) + delta;
+    return v < 0n ? 0n : v > LARGEST_MICROS ? LARGEST_MICROS : v;
+  }
+  toString() {
+    return `admit(org ${this.org}, key ${this.key}, ${show(this.amount)})`;
+  }
+}
+
+/** Calls a tool of the world, priced by the organisation's price book as the edge prices it. */
+class PricedAdmitCommand implements Cmd {
+  constructor(
+    readonly org: number,
+    readonly key: number,
+    readonly tool: number,
+  ) {}
+  check(m: Readonly<MoneyModel>) {
+    return this.org < m.spec.orgs.length;
+  }
+  async run(m: MoneyModel, r: Real) {
+    const now = clock(m, r);
+    const tool = m.spec.tools[this.tool % m.spec.tools.length];
+    const free = refPriceOf(m.spec.orgs[this.org].prices, tool.name, m.now - m.start) === null;
+    const id = randomUUID();
+    const want = m.admitPriced(id, this.org, this.key, tool);
+    const got = await r.sys.admitPriced(r.world, id, this.org, this.key, tool, now);
+    if (show(got.answer) !== show(want))
+      differ(`priced admit of ${tool.name} by org ${this.org} key ${this.key}`, want, got);
+    const call = m.open.get(id);
+    if (want.kind === 'admitted' && got.estimate !== call!.estimate)
+      differ(`reservation of ${tool.name} (${show(call!.priced)})`, call!.estimate, got.estimate);
+    tally(r.counter, `admit-priced:${got.answer.kind}${free ? ':free' : ''}`);
+  }
+  toString() {
+    return `admitPriced(org ${this.org}, key ${this.key}, tool ${this.tool})`;
+  }
+}
+
+type Actual = 'zero' | 'all' | { part: number };
+
+function actualOf(c: ModelCall, how: Actual): bigint {
+  if (how === 'zero') return 0n;
+  if (how === 'all') return c.estimate;
+  return (c.estimate * BigInt(how.part)) / 1000n;
+}
+
+/**
+ * Completes one call, or two of different organisations (when there are) in the same turn: a
+ * call admitted at an estimate at `how` much of it, a priced call with the result `outcome`.
+ */
+class CompleteCommand implements Cmd {
+  constructor(
+    readonly picks: number[],
+    readonly how: Actual,
+    readonly outcome: { failed: boolean; tokensPerMille: number; reported: bigint | null },
+  ) {}
+  check(m: Readonly<MoneyModel>) {
+    return live(m as MoneyModel).length > 0;
+  }
+  async run(m: MoneyModel, r: Real) {
+    const now = clock(m, r);
+    const calls = live(m);
+    const chosen = [calls[this.picks[0] % calls.length]];
+    if (this.picks.length > 1) {
+      const others = calls.filter((c) => c.org !== chosen[0].org);
+      if (others.length > 0) chosen.push(others[this.picks[1] % others.length]);
+    }
+    const done: CompletedCall[] = chosen.map((c) => {
+      if (!c.priced) return { id: c.id, org: c.org, key: c.key, actual: actualOf(c, this.how) };
+      const outcome: CallOutcome = {
+        failed: this.outcome.failed,
+        tokens: Math.floor((c.priced.tool.cap * this.outcome.tokensPerMille) / 1000),
+        reported: this.outcome.reported,
+      };
+      return { id: c.id, org: c.org, key: c.key, outcome };
+    });
+    // The model's top-ups are admitted first, as the edge's are (each when its result arrives).
+    const priced = new Map<string, PricedSettlement>();
+    for (const d of done) if (d.outcome) priced.set(d.id, m.pricePriced(d.id, d.outcome, randomUUID()));
+    const want = done.map((d) => {
+      const p = priced.get(d.id);
+      if (!p) {
+        m.complete(d.id, d.actual!, d.actual!);
+        return d.actual!;
+      }
+      tally(r.counter, `complete-priced${p.topUp ? ':top-up' : ''}`);
+      m.completePriced(d.id, p);
+      return p.cost;
+    });
+    const got = await r.sys.complete(r.world, done, now);
+    if (show(got) !== show(want)) differ(`costs of ${show(done)}`, want, got);
+  }
+  toString() {
+    return `complete(${this.picks.join('+')}, ${show(this.how)}, ${show(this.outcome)})`;
+  }
+}
+
+class CancelCommand implements Cmd {
+  constructor(readonly pick: number) {}
+  check(m: Readonly<MoneyModel>) {
+    return live(m as MoneyModel).length > 0;
+  }
+  async run(m: MoneyModel, r: Real) {
+    clock(m, r);
+    const calls = live(m);
+    const c = calls[this.pick % calls.length];
+    m.complete(c.id, 0n, null);
+    await r.sys.cancel(c.id);
+  }
+  toString() {
+    return `cancel(${this.pick})`;
+  }
+}
+
+/** The edge serving a call dies: the call never completes; its reservation and slot wait for the sweep. */
+class CrashCommand implements Cmd {
+  constructor(readonly pick: number) {}
+  check(m: Readonly<MoneyModel>) {
+    return live(m as MoneyModel).length > 0;
+  }
+  async run(m: MoneyModel, r: Real) {
+    const calls = live(m);
+    const c = calls[this.pick % calls.length];
+    m.crash(c.id);
+    r.sys.crash(c.id);
+  }
+  toString() {
+    return `crash(${this.pick})`;
+  }
+}
+
+class AdvanceCommand implements Cmd {
+  constructor(readonly ms: number) {}
+  check() {
+    return true;
+  }
+  async run(m: MoneyModel) {
+    m.advance(this.ms);
+  }
+  toString() {
+    return `advance(${this.ms} ms)`;
+  }
+}
+
+/** A malformed reservation record appears in an organisation's records: the sweep must move it aside, not fail. */
+class PlantMalformedCommand implements Cmd {
+  constructor(
+    readonly org: number,
+    readonly kind: number,
+  ) {}
+  check(m: Readonly<MoneyModel>) {
+    return this.org < m.spec.orgs.length && !m.epochLost;
+  }
+  async run(m: MoneyModel, r: Real) {
+    const now = clock(m, r);
+    m.plant(this.org);
+    await r.sys.plantMalformed(r.world, this.org, this.kind, now);
+  }
+  toString() {
+    return `plantMalformed(org ${this.org}, kind ${this.kind})`;
+  }
+}
+
+/** The worker writes the outbox to the ledger and reconciles an organisation: it must find nothing to repair. */
+class ReconcileCommand implements Cmd {
+  constructor(readonly org: number) {}
+  check(m: Readonly<MoneyModel>) {
+    return this.org < m.spec.orgs.length && !m.epochLost;
+  }
+  async run(m: MoneyModel, r: Real) {
+    const now = clock(m, r);
+    await r.sys.drain(r.world);
+    const report = await r.sys.reconcileOrg(r.world, this.org, now);
+    const found = {
+      drift: report.drift.length,
+      repaired: report.repaired.length,
+      heldRepaired: report.heldRepaired?.length ?? 0,
+      rebuilt: report.rebuilt.length,
+      malformed: report.malformedRecords?.length ?? 0,
+    };
+    const want = { drift: 0, repaired: 0, heldRepaired: 0, rebuilt: 0, malformed: m.reconciled(this.org) };
+    if (show(found) !== show(want)) differ(`reconcile org ${this.org} (${show(report)})`, want, found);
+  }
+  toString() {
+    return `reconcile(org ${this.org})`;
+  }
+}
+
+/** Redis loses every key (the worker had written the outbox to the ledger): calls that need Redis are refused. */
+class LoseRedisCommand implements Cmd {
+  check(m: Readonly<MoneyModel>) {
+    return !m.epochLost;
+  }
+  async run(m: MoneyModel, r: Real) {
+    await r.sys.drain(r.world);
+    await r.sys.loseRedis();
+    m.loseRedis();
+  }
+  toString() {
+    return 'loseRedis';
+  }
+}
+
+/**
+ * Redis is killed (kill -9) and restarted from its append-only file, synced on every write:
+ * nothing Redis acknowledged is lost, so the model does not change and every counter, record and
+ * usage event must read as before (and calls go on being admitted and completed after it).
+ */
+class RestartRedisCommand implements Cmd {
+  check() {
+    return true;
+  }
+  async run(m: MoneyModel, r: Real) {
+    clock(m, r);
+    await r.sys.restartRedis();
+  }
+  toString() {
+    return 'restartRedisFromAof';
+  }
+}
+
+/** The worker rebuilds the counters from the ledger (events written since the loss included) and sets a new epoch. */
+class RebuildCommand implements Cmd {
+  check(m: Readonly<MoneyModel>) {
+    return m.epochLost;
+  }
+  async run(m: MoneyModel, r: Real) {
+    await r.sys.drain(r.world);
+    await r.sys.rebuild(r.world, m.now);
+    m.rebuild();
+  }
+  toString() {
+    return 'rebuildFromLedger';
+  }
+}
+
+/** The edge gives back what its leases hold unused: Redis then holds exactly what calls in flight reserved. */
+class ReturnLeasesCommand implements Cmd {
+  check() {
+    return true;
+  }
+  async run(m: MoneyModel, r: Real) {
+    clock(m, r);
+    await r.sys.returnLeases();
+    await verify(m, r, true);
+  }
+  toString() {
+    return 'returnLeases';
+  }
+}
+
+/** The tools of a world: an output-token cap and an observed p99 (none, under, at or over the cap). */
+const toolsArb: fc.Arbitrary<ToolSpec[]> = fc.tuple(
+  ...['search', 'fetch'].map((name) =>
+    fc.record({
+      name: fc.constant(name),
+      cap: fc.integer({ min: 1, max: 50 }),
+      p99: fc.option(fc.integer({ min: 0, max: 30 }), { freq: 3 }),
+    }),
+  ),
+);
+
+/**
+ * A price book: free (no rule), or rules of every kind (per call, per output token, reported cost,
+ * charged on failure or not, all at 0 too), some taking effect later in the sequence and some
+ * ended later (virtual ms after the world's start; with leases the clock is real, so sooner).
+ */
+function priceBookArb(leases: boolean): fc.Arbitrary<PriceSpec[]> {
+  const later = leases ? [0, 150, 600] : [0, 30_000, 200_000];
+  const rule = fc.record({
+    pattern: fc.constantFrom('*', '*', 'search', 'se*', 'fetch'),
+    perCall: fc.oneof(fc.constantFrom(0n, 1n), fc.bigInt(2n, 5_000n)),
+    perToken: fc.oneof({ arbitrary: fc.bigInt(1n, 20n), weight: 2 }, { arbitrary: fc.constant(0n), weight: 1 }),
+    reportedCap: fc.option(fc.bigInt(1n, 5_000n), { freq: 2 }),
+    chargeFailed: fc.boolean(),
+    from: fc.constantFrom(0, ...later),
+    until: fc.oneof(
+      { arbitrary: fc.constant(null), weight: 3 },
+      { arbitrary: fc.constantFrom(...later.slice(1).map((t) => 2 * t)), weight: 1 },
+    ),
+  });
+  // Distinct starts (a rule's index added in ms): two rules of one pattern from the same instant
+  // have no defined order: selectPriceRule keeps whichever the database lists first.
+  return fc
+    .oneof(
+      { arbitrary: fc.array(rule, { minLength: 1, maxLength: 3 }), weight: 4 },
+      { arbitrary: fc.constant([]), weight: 1 },
+    )
+    .map((rules) =>
+      rules.map((r, i) => ({
+        ...r,
+        from: r.from + i,
+        until: r.until !== null && r.until > r.from + i ? r.until : null,
+      })),
+    );
+}
+
+const PERIODS: Period[] = ['DAY', 'WEEK', 'MONTH', 'QUARTER', 'TOTAL'];
+
+const limitArb = fc.oneof(
+  { arbitrary: fc.constantFrom(0n, 1n, LARGEST_MICROS), weight: 1 },
+  { arbitrary: fc.bigInt(2n, 20_000n), weight: 3 },
+  { arbitrary: fc.bigInt(20_001n, 10_000_000n), weight: 1 },
+);
+
+function budgetArb(scope: Scope, who: number): fc.Arbitrary<BudgetSpec | null> {
+  return fc.option(
+    fc.record({
+      scope: fc.constant(scope),
+      who: fc.constant(who),
+      period: fc.constantFrom(...PERIODS),
+      limit: limitArb,
+      hard: fc.constantFrom(true, true, false),
+    }),
+    { freq: 2 },
+  );
+}
+
+/** An organisation: budgets at each level (some absent), rate limits (some absent). */
+function orgArb(leases: boolean): fc.Arbitrary<OrgSpec> {
+  const budgets = fc
+    .tuple(
+      ...Array.from({ length: KEYS_PER_ORG }, (_, k) => budgetArb('KEY', k)),
+      budgetArb('USER', 0),
+      budgetArb('USER', 1),
+      budgetArb('TEAM', 0),
+      budgetArb('ORG', 0),
+    )
+    .map((all) => all.filter((b): b is BudgetSpec => b !== null));
+  return fc.record({
+    budgets,
+    keyConcurrency: fc.array(fc.option(fc.integer({ min: 1, max: 3 }), { freq: 3 }), {
+      minLength: KEYS_PER_ORG,
+      maxLength: KEYS_PER_ORG,
+    }),
+    // Windows follow the clock: with leases the clock is real, and a window edge would make the run flaky.
+    callsPerWindow: leases ? fc.constant(null) : fc.option(fc.integer({ min: 1, max: 6 }), { freq: 3 }),
+    prices: priceBookArb(leases),
+  });
+}
+
+export function worldArb(leases: boolean): fc.Arbitrary<WorldSpec> {
+  return fc.record({ orgs: fc.array(orgArb(leases), { minLength: 2, maxLength: 3 }), tools: toolsArb });
+}
+
+const amountArb: fc.Arbitrary<Amount> = fc.oneof(
+  { arbitrary: fc.constantFrom(0n, 1n, LARGEST_MICROS).map((fixed) => ({ fixed })), weight: 3 },
+  { arbitrary: fc.bigInt(2n, 5_000n).map((fixed) => ({ fixed })), weight: 5 },
+  { arbitrary: fc.constantFrom(-1n, 0n, 1n).map((nearLimit) => ({ nearLimit })), weight: 2 },
+);
+
+const actualArb: fc.Arbitrary<Actual> = fc.oneof(
+  fc.constantFrom<Actual>('zero', 'all'),
+  fc.integer({ min: 0, max: 1000 }).map((part) => ({ part })),
+);
+
+/** A priced call's result: failed or not; output from none to half again the cap; a reported cost (some negative). */
+const outcomeArb = fc.record({
+  failed: fc.constantFrom(false, false, false, true),
+  tokensPerMille: fc.oneof(fc.constantFrom(0, 1000), fc.integer({ min: 0, max: 1500 })),
+  reported: fc.option(fc.oneof(fc.constantFrom(0n, -5n), fc.bigInt(1n, 6_000n)), { freq: 2 }),
+});
+
+/**
+ * The commands of a run; with leases, time is real (no virtual sweep) and Redis is not lost under
+ * them. `restarts`: Redis is a server of the run's own, restarted from its append-only file at times.
+ */
+export function commandsArb(leases: boolean, maxCommands: number, restarts = false): fc.Arbitrary<Iterable<Cmd>> {
+  const org = fc.integer({ min: 0, max: 2 });
+  const key = fc.integer({ min: 0, max: KEYS_PER_ORG - 1 });
+  const pick = fc.nat(1000);
+  const admit = fc.tuple(org, key, amountArb).map(([o, k, a]) => new AdmitCommand(o, k, a));
+  const priced = fc.tuple(org, key, fc.nat(1)).map(([o, k, t]) => new PricedAdmitCommand(o, k, t));
+  const complete = fc.tuple(pick, actualArb, outcomeArb).map(([p, how, out]) => new CompleteCommand([p], how, out));
+  const common: fc.Arbitrary<Cmd>[] = [
+    ...Array.from({ length: 3 }, () => admit),
+    ...Array.from({ length: 3 }, () => priced),
+    complete,
+    complete,
+    fc.tuple(pick, pick, actualArb, outcomeArb).map(([p, q, how, out]) => new CompleteCommand([p, q], how, out)),
+    pick.map((p) => new CancelCommand(p)),
+    pick.map((p) => new CrashCommand(p)),
+    org.map((o) => new ReconcileCommand(o)),
+  ];
+  // Under leases a sweep runs when a grant or a call near a limit reaches Redis, which the model
+  // does not predict: malformed records are planted (and their sweep counted) without leases.
+  const byMode: fc.Arbitrary<Cmd>[] = leases
+    ? [fc.constant(new ReturnLeasesCommand())]
+    : [
+        fc.tuple(org, fc.nat(2)).map(([o, kind]) => new PlantMalformedCommand(o, kind)),
+        fc.constantFrom(1_000, 30_000, MODEL_RESERVATION_TTL_MS + 1).map((ms) => new AdvanceCommand(ms)),
+        // A loss is rare; the rebuild (only once lost) comes soon after.
+        fc.oneof(
+          { arbitrary: fc.constant<Cmd>(new LoseRedisCommand()), weight: 1 },
+          { arbitrary: fc.constant<Cmd>(new RebuildCommand()), weight: 3 },
+        ),
+      ];
+  // About one restart a sequence: each takes a new redis-server reading its append-only file.
+  const restart = restarts
+    ? [fc.oneof({ arbitrary: fc.constant<Cmd>(new RestartRedisCommand()), weight: 1 }, { arbitrary: admit, weight: 6 })]
+    : [];
+  return fc.commands([...common, ...byMode, ...restart], { maxCommands, size: 'max' });
+}
+
+/** The virtual clock's start: today 01:00 UTC, so a run's few hours stay inside every period of today. */
+export function virtualStart(): number {
+  const d = new Date();
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate(), 1);
+}
+
+export interface MoneyModelRun {
+  sys: MoneySystem;
+  numRuns: number;
+  maxCommands: number;
+  seed?: number;
+  /** Stop at the first discrepancy without shrinking it (the bench). */
+  endOnFailure?: boolean;
+}
+
+/** The property: on any world and any command sequence, the real money path matches the model after every step. */
+export function moneyModelProperty(run: MoneyModelRun, counter: RunCounts) {
+  const { sys } = run;
+  return fc.asyncProperty(
+    worldArb(sys.leases),
+    commandsArb(sys.leases, run.maxCommands, sys.canRestartRedis),
+    async (spec, cmds) => {
+      const start = sys.leases ? Date.now() : virtualStart();
+      const t0 = performance.now();
+      await sys.ensureEpoch(); // a previous sequence may have ended with Redis' data lost
+      const world = await sys.createWorld(spec, start);
+      counter.msByCommand.createWorld = Math.round((counter.msByCommand.createWorld ?? 0) + performance.now() - t0);
+      const model = new MoneyModel(spec, start);
+      const real: Real = { sys, world, counter };
+      counter.sequences++;
+      try {
+        await fc.asyncModelRun(() => ({ model, real }), wrapEach(cmds, counter));
+      } finally {
+        // What the sequence left behind does not leak into the next one (another world, new ids).
+        if (sys.leases) await sys.returnLeases();
+        if (!model.epochLost) await sys.drain(world).catch(() => undefined);
+      }
+    },
+  );
+}
+
+/** Every command followed by the comparison, and counted. */
+function wrapEach(cmds: Iterable<Cmd>, counter: RunCounts): Iterable<Cmd> {
+  return {
+    [Symbol.iterator]: function* () {
+      for (const c of cmds) {
+        yield {
+          check: (m) => c.check(m),
+          run: async (m, r) => {
+            const t0 = performance.now();
+            await c.run(m, r);
+            await verify(m, r);
+            counter.steps++;
+            const kind = c.toString().replace(/\(.*$/, '');
+            tally(counter, kind);
+            counter.msByCommand[kind] = Math.round((counter.msByCommand[kind] ?? 0) + performance.now() - t0);
+          },
+          toString: () => c.toString(),
+        };
+      }
+    },
+  };
+}
+
+/** Runs the property; resolves with what ran, or rejects with fast-check's report (seed, path, shrunk commands). */
+export async function runMoneyModel(run: MoneyModelRun): Promise<RunCounts> {
+  const counter: RunCounts = { steps: 0, sequences: 0, byCommand: {}, msByCommand: {} };
+  await fc.assert(moneyModelProperty(run, counter), {
+    numRuns: run.numRuns,
+    seed: run.seed,
+    endOnFailure: run.endOnFailure,
+  });
+  return counter;
+}

@@ -1,0 +1,538 @@
+// The real money path for the model-based test and `bench:money-model`: admission, completion,
+// leases, reconciliation and the ledger writer as the edge and the worker run them (the services
+// of libs/admission, libs/budget, libs/rate-limit, libs/reporting, libs/metering on real Redis and
+// Postgres), driven command by command, and read back for comparison with MoneyModel.
+import { randomUUID } from 'node:crypto';
+import { INestApplication, Provider } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { AdmissionLeases, AdmissionModule, CallAdmission, CallAdmissionService, CallHold } from '@tollgate/admission';
+import { availableMicros, BudgetModule, BudgetService } from '@tollgate/budget';
+import { ConfigModule, loadEdgeConfig } from '@tollgate/config';
+import { DbModule, PrismaService } from '@tollgate/db';
+import { Micros, periodWindow } from '@tollgate/kernel';
+import { LedgerService, MeteringModule, MeteringService, parseUsageEntry, UsageEvent } from '@tollgate/metering';
+import {
+  actualCallCost,
+  estimateCallCost,
+  FREE_PRICE,
+  likelyOutputTokens,
+  outputTokensAffordable,
+  outputTopUp,
+  AddPriceRuleInput,
+  PriceRuleData,
+  PricingModule,
+  PricingService,
+  splitSettlement,
+  validatePriceRule,
+} from '@tollgate/pricing';
+import { usageOutboxKeys } from '@tollgate/queue';
+import { ensureRedisEpoch, RedisModule, RedisService, scanTargets, shardOf } from '@tollgate/redis';
+import { BUDGET_COUNTERS, BudgetCounters, BudgetReconcileService, ReconcileReport } from '@tollgate/reporting';
+import {
+  AdmissionAnswer,
+  CallOutcome,
+  KEYS_PER_ORG,
+  MODEL_RESERVATION_TTL_MS,
+  MODEL_WINDOW_MS,
+  ToolSpec,
+  USER_OF_KEY,
+  WorldSpec,
+} from './money-model';
+
+const NAMESPACE = 'model';
+const TOOL = { namespace: NAMESPACE, tool: 'priced' };
+const UPSTREAM_ID = '00000000-0000-4000-8000-000000000001';
+
+/** One generated world in the database: the organisations, their people, keys and budgets, by index. */
+export interface World {
+  spec: WorldSpec;
+  orgs: {
+    orgId: string;
+    teamId: string;
+    userIds: string[];
+    keyIds: string[];
+    /** Budget ids, in the order of the spec's budgets. */
+    budgetIds: string[];
+  }[];
+}
+
+/** A call an edge completes: at a given cost, or (priced) with its result. */
+export type CompletedCall = { id: string; org: number; key: number } & (
+  { actual: Micros; outcome?: undefined } | { outcome: CallOutcome; actual?: undefined }
+);
+
+/** A budget counter as Redis holds it (null: missing). */
+export interface CounterReading {
+  spent: bigint;
+  reserved: bigint;
+  leased: bigint;
+}
+
+const BUDGET_COUNTERS_PROVIDER: Provider = {
+  provide: BUDGET_COUNTERS,
+  inject: [BudgetService],
+  useFactory: (budgets: BudgetService): BudgetCounters => budgets,
+};
+
+/** The money path of one edge and the worker's reconciliation and ledger writer, in one Nest application. */
+export class MoneySystem {
+  private readonly holds = new Map<string, CallHold>();
+  /** What priced calls were admitted under, as the edge keeps it for their completion. */
+  private readonly priced = new Map<string, { rule: PriceRuleData; reservedTokens: number; cap: number }>();
+  /** Events the ledger writer has written (drained from the outbox), per organisation id: id -> cost. */
+  private readonly ledger = new Map<string, Map<string, bigint>>();
+  private plantSeq = 0;
+
+  private constructor(
+    private readonly app: INestApplication,
+    readonly leases: boolean,
+    readonly admission: CallAdmissionService,
+    private readonly leaseBook: AdmissionLeases,
+    private readonly budgets: BudgetService,
+    private readonly reconcile: BudgetReconcileService,
+    private readonly ledgerWriter: LedgerService,
+    private readonly metering: MeteringService,
+    private readonly pricing: PricingService,
+    readonly prisma: PrismaService,
+    readonly redis: RedisService,
+    private readonly restartRedisServer: (() => Promise<void>) | null,
+  ) {}
+
+  /**
+   * Boots the services on the platform `vars` describe (a process environment: DATABASE_URL,
+   * REDIS_URL or REDIS_CLUSTER_NODES, REDIS_PREFIX...), with or without admission leases.
+   */
+  static async start(
+    vars: Record<string, string>,
+    opts: { leases: boolean; restartRedis?: () => Promise<void> },
+  ): Promise<MoneySystem> {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        ConfigModule.forRoot(loadEdgeConfig(vars)),
+        DbModule,
+        RedisModule,
+        BudgetModule,
+        MeteringModule,
+        PricingModule,
+        AdmissionModule.forSettings({
+          reservationTtlMs: MODEL_RESERVATION_TTL_MS,
+          leases: opts.leases,
+          // Leases go back when the model says so (returnLeases), not on a timer during a run.
+          leaseIdleMs: 60_000,
+        }),
+      ],
+      providers: [BudgetReconcileService, BUDGET_COUNTERS_PROVIDER],
+    }).compile();
+    // Quiet: what goes wrong shows as a discrepancy with the model (and returning leases logs at error level).
+    const app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+    const redis = app.get(RedisService);
+    await ensureRedisEpoch(redis.client, redis.prefix); // what the worker sets at its first start
+    return new MoneySystem(
+      app,
+      opts.leases,
+      app.get(CallAdmissionService),
+      app.get(AdmissionLeases),
+      app.get(BudgetService),
+      app.get(BudgetReconcileService),
+      app.get(LedgerService),
+      app.get(MeteringService),
+      app.get(PricingService),
+      app.get(PrismaService),
+      redis,
+      opts.restartRedis ?? null,
+    );
+  }
+
+  async close(): Promise<void> {
+    await this.app.close();
+  }
+
+  /**
+   * Creates a world's organisations in Postgres (ids made here, one statement per table) and seeds
+   * their budget counters (spent 0), as a first call would.
+   */
+  async createWorld(spec: WorldSpec, now: number): Promise<World> {
+    const world: World = {
+      spec,
+      orgs: spec.orgs.map((o) => ({
+        orgId: randomUUID(),
+        teamId: randomUUID(),
+        userIds: [randomUUID(), randomUUID()],
+        keyIds: Array.from({ length: KEYS_PER_ORG }, () => randomUUID()),
+        budgetIds: o.budgets.map(() => randomUUID()),
+      })),
+    };
+    const holderOf = (w: World['orgs'][number], scope: string, who: number) =>
+      scope === 'KEY' ? w.keyIds[who] : scope === 'USER' ? w.userIds[who] : scope === 'TEAM' ? w.teamId : w.orgId;
+    await this.prisma.$transaction(async (tx) => {
+      await tx.organization.createMany({
+        data: world.orgs.map((w) => ({ id: w.orgId, name: 'model', slug: `m-${w.orgId}`, timeZone: 'UTC' })),
+      });
+      await tx.team.createMany({ data: world.orgs.map((w) => ({ id: w.teamId, orgId: w.orgId, name: 't' })) });
+      await tx.user.createMany({
+        data: world.orgs.flatMap((w) => w.userIds.map((id, u) => ({ id, orgId: w.orgId, email: `u${u}-${id}@x` }))),
+      });
+      await tx.virtualKey.createMany({
+        data: world.orgs.flatMap((w) =>
+          w.keyIds.map((id, k) => ({
+            id,
+            orgId: w.orgId,
+            teamId: w.teamId,
+            userId: w.userIds[USER_OF_KEY[k]],
+            name: `k${k}`,
+            prefix: `tg_m${k}`,
+            secretHash: id,
+          })),
+        ),
+      });
+      await tx.budget.createMany({
+        data: world.orgs.flatMap((w, o) =>
+          spec.orgs[o].budgets.map((b, i) => ({
+            id: w.budgetIds[i],
+            orgId: w.orgId,
+            scope: b.scope,
+            scopeId: holderOf(w, b.scope, b.who),
+            period: b.period,
+            limitMicros: b.limit,
+            mode: b.hard ? ('HARD' as const) : ('SOFT' as const),
+          })),
+        ),
+      });
+      await tx.rateLimit.createMany({
+        data: world.orgs.flatMap((w, o) => {
+          const rules: { scope: 'KEY' | 'ORG'; scopeId: string; maxConcurrent?: number; callsPerWindow?: number }[] =
+            [];
+          spec.orgs[o].keyConcurrency.forEach((max, k) => {
+            if (max !== null) rules.push({ scope: 'KEY', scopeId: w.keyIds[k], maxConcurrent: max });
+          });
+          const calls = spec.orgs[o].callsPerWindow;
+          if (calls !== null) rules.push({ scope: 'ORG', scopeId: w.orgId, callsPerWindow: calls });
+          return rules.map((r) => ({
+            orgId: w.orgId,
+            toolPattern: '*:*',
+            windowSeconds: MODEL_WINDOW_MS / 1000,
+            ...r,
+          }));
+        }),
+      });
+      // Price rules as the price book validates them, added at the world's start (one statement).
+      await tx.priceRule.createMany({
+        data: world.orgs.flatMap((w, o) =>
+          spec.orgs[o].prices.map((p) => {
+            const rule: AddPriceRuleInput = {
+              toolPattern: p.pattern,
+              perCallMicros: p.perCall,
+              perOutputTokenMicros: p.perToken,
+              acceptReportedCost: p.reportedCap !== null,
+              reportedCostCapMicros: p.reportedCap ?? 0n,
+              chargeFailedCalls: p.chargeFailed,
+              effectiveFrom: new Date(now + p.from),
+            };
+            const bad = validatePriceRule(rule, new Date(now));
+            if (bad) throw new Error(`model: the price book refuses ${JSON.stringify(bad)}`);
+            return {
+              orgId: w.orgId,
+              ...rule,
+              effectiveUntil: p.until === null ? null : new Date(now + p.until),
+            };
+          }),
+        ),
+      });
+    });
+    for (const w of world.orgs)
+      if (w.budgetIds.length > 0)
+        await this.budgets.checkCounters(w.orgId, 'UTC', { rebuildMissing: true, now: new Date(now) });
+    return world;
+  }
+
+  private scopesOf(world: World, org: number, key: number) {
+    const o = world.orgs[org];
+    return {
+      orgId: o.orgId,
+      teamId: o.teamId,
+      userId: o.userIds[USER_OF_KEY[key]],
+      keyId: o.keyIds[key],
+      timeZone: 'UTC',
+    };
+  }
+
+  /** Admits a call as the edge does before its upstream; the answer as the agent would tell it apart. */
+  async admit(
+    world: World,
+    id: string,
+    org: number,
+    key: number,
+    estimate: bigint,
+    now: number,
+  ): Promise<AdmissionAnswer> {
+    const a = await this.admission.admit(this.scopesOf(world, org, key), TOOL, id, estimate, now);
+    await this.admission.settled();
+    return this.answerOf(id, a);
+  }
+
+  /**
+   * Admits a call of a priced tool as the edge does (GovernedCallPipeline.admitCall): the rule in
+   * force now from the price book, a reservation for the tool's likely output; refused by a hard
+   * budget that can still pay for some output, fitted to it and asked again.
+   */
+  async admitPriced(
+    world: World,
+    id: string,
+    org: number,
+    key: number,
+    tool: ToolSpec,
+    now: number,
+  ): Promise<{ answer: AdmissionAnswer; estimate: Micros }> {
+    const orgId = world.orgs[org].orgId;
+    const rule = (await this.pricing.priceFor(orgId, UPSTREAM_ID, tool.name, new Date(now))) ?? FREE_PRICE;
+    let reservedTokens = likelyOutputTokens(tool.p99, tool.cap);
+    const admit = () =>
+      this.admission.admit(
+        this.scopesOf(world, org, key),
+        { namespace: NAMESPACE, tool: tool.name },
+        id,
+        estimateCallCost(rule, reservedTokens),
+        now,
+      );
+    let a = await admit();
+    if (!a.ok && 'budgetExceeded' in a) {
+      const fits = outputTokensAffordable(rule, availableMicros(a.budgetExceeded.exceeded));
+      if (fits !== null && fits >= 1 && fits < reservedTokens) {
+        reservedTokens = fits;
+        a = await admit();
+      }
+    }
+    await this.admission.settled();
+    if (a.ok) this.priced.set(id, { rule, reservedTokens, cap: tool.cap });
+    return { answer: this.answerOf(id, a), estimate: estimateCallCost(rule, reservedTokens) };
+  }
+
+  /**
+   * The completion step of calls (several: in one turn, as concurrent calls complete): settlement
+   * and usage event. A call given its `actual` cost settles at it; a priced call, given its result
+   * (`outcome`), is settled as the edge does: output beyond the reservation admitted as a top-up
+   * (budgets only), the cost from its rule, split between the reservation and the top-up. Resolves
+   * with each call's cost.
+   */
+  async complete(world: World, calls: CompletedCall[], now: number): Promise<Micros[]> {
+    const settlements = [];
+    for (const c of calls) {
+      const hold = this.holds.get(c.id)!;
+      this.holds.delete(c.id);
+      if (c.outcome === undefined) {
+        settlements.push({ c, hold, topUp: null, cost: c.actual, split: { reservation: c.actual, topUp: 0n } });
+        continue;
+      }
+      const { rule, reservedTokens, cap } = this.priced.get(c.id)!;
+      this.priced.delete(c.id);
+      const want = outputTopUp(rule, reservedTokens, c.outcome.tokens, cap);
+      let deliverable = cap;
+      let topUp: CallHold | null = null;
+      if (want) {
+        const more = await this.admission.admit(
+          this.scopesOf(world, c.org, c.key),
+          null,
+          randomUUID(),
+          want.micros,
+          now,
+        );
+        topUp = more.ok ? more.hold : null;
+        deliverable = topUp ? reservedTokens + want.tokens : reservedTokens;
+      }
+      const cost =
+        c.outcome.tokens > deliverable
+          ? actualCallCost(rule, { failed: true, outputTokens: 0, reportedCostMicros: null }, cap)
+          : actualCallCost(
+              rule,
+              { failed: c.outcome.failed, outputTokens: c.outcome.tokens, reportedCostMicros: c.outcome.reported },
+              deliverable,
+            );
+      const split = topUp ? splitSettlement(cost, hold.estimate) : { reservation: cost, topUp: 0n };
+      settlements.push({ c, hold, topUp, cost, split });
+    }
+    await Promise.all(
+      settlements.flatMap(({ c, hold, topUp, cost, split }) => [
+        this.admission.complete(hold, split.reservation, this.usageEntry(world, c, cost, now)),
+        topUp ? this.admission.complete(topUp, split.topUp, null) : null,
+      ]),
+    );
+    await this.admission.settled();
+    return settlements.map((s) => s.cost);
+  }
+
+  private answerOf(id: string, a: CallAdmission): AdmissionAnswer {
+    if (a.ok) {
+      this.holds.set(id, a.hold);
+      return { kind: 'admitted' };
+    }
+    if ('rateLimited' in a) return { kind: 'rate-limit' };
+    if ('countersUnavailable' in a) return { kind: 'counters-unavailable' };
+    return { kind: 'budget', scope: a.budgetExceeded.exceeded.scope };
+  }
+
+  private usageEntry(world: World, c: { id: string; org: number; key: number }, cost: Micros, now: number) {
+    const { orgId, teamId, userId, keyId } = this.scopesOf(world, c.org, c.key);
+    const event: UsageEvent = {
+      id: c.id,
+      orgId,
+      teamId,
+      userId,
+      keyId,
+      upstreamId: UPSTREAM_ID,
+      toolName: 'model__priced',
+      outcome: 'OK',
+      costMicros: cost,
+      inputTokens: 0,
+      outputTokens: 0,
+      latencyMs: 1,
+      priceRuleId: null,
+      occurredAt: new Date(now),
+    };
+    return this.metering.outboxEntry(event);
+  }
+
+  /** A call that never reached its upstream: freed, uncharged, no usage event. */
+  async cancel(id: string): Promise<void> {
+    this.admission.release(this.holds.get(id)!);
+    this.holds.delete(id);
+    this.priced.delete(id);
+    await this.admission.settled();
+  }
+
+  /** The edge died holding the call: nothing completes it (its reservation is left to the sweep). */
+  crash(id: string): void {
+    this.holds.delete(id);
+    this.priced.delete(id);
+  }
+
+  /** Gives back what this edge's leases hold unused (as when they go idle or the edge shuts down). */
+  async returnLeases(): Promise<void> {
+    this.leaseBook.dropAll('the model returns every lease');
+    await this.admission.settled();
+  }
+
+  /** Plants a malformed reservation record in an organisation's reservations, due `now`. */
+  async plantMalformed(world: World, org: number, kind: number, now: number): Promise<void> {
+    const orgId = world.orgs[org].orgId;
+    const [r, z] = this.budgets.recordKeys(orgId);
+    const id = `malformed-${++this.plantSeq}`;
+    const other = world.orgs[(org + 1) % world.orgs.length];
+    const records = [
+      `not-a-number|${this.redis.orgKey(orgId, 'budget', 'x', '0')}`,
+      // A counter of another organisation: never written from this one's records.
+      `5|${this.redis.orgKey(other.orgId, 'budget', other.budgetIds[0] ?? 'x', '0')}`,
+      '-7',
+    ];
+    await this.redis.client.hset(r, id, records[kind % records.length]);
+    await this.redis.client.zadd(z, now, id);
+  }
+
+  /** The counter of a budget's current period, as Redis holds it (null: missing). */
+  async counter(world: World, org: number, i: number, now: number): Promise<CounterReading | null> {
+    const o = world.orgs[org];
+    const spec = world.spec.orgs[org].budgets[i];
+    const start = periodWindow(spec.period, new Date(now), 'UTC').start.getTime();
+    const key = this.redis.orgKey(o.orgId, 'budget', o.budgetIds[i], String(start));
+    const [spent, reserved, leased] = await this.redis.client.hmget(key, 'spent', 'reserved', 'leased');
+    if (spent === null) return null;
+    return { spent: BigInt(spent), reserved: BigInt(reserved ?? '0'), leased: BigInt(leased ?? '0') };
+  }
+
+  /** Unused allowance this edge's leases hold, summed over budgets. */
+  leaseHoldings(): bigint {
+    return this.leaseBook.holdings().budgetMicros;
+  }
+
+  /** The usage events of an organisation the ledger writer has written: id -> cost. */
+  written(world: World, org: number): Map<string, bigint> {
+    return this.ledger.get(world.orgs[org].orgId) ?? new Map();
+  }
+
+  /** The usage events of an organisation in the outbox: id -> cost. */
+  async outbox(world: World, org: number): Promise<Map<string, bigint>> {
+    const orgId = world.orgs[org].orgId;
+    const out = new Map<string, bigint>();
+    for (const [, fields] of await this.redis.client.xrange(this.streamOf(orgId), '-', '+')) {
+      const e = parseUsageEntry(fields);
+      if (!e.event) throw new Error(`model: an outbox entry the ledger writer cannot read: ${e.problem}`);
+      if (e.event.orgId === orgId) out.set(e.event.id, e.event.costMicros);
+    }
+    return out;
+  }
+
+  /** What the worker's ledger consumer does: the world's outbox events into the ledger, then out of the outbox. */
+  async drain(world: World): Promise<void> {
+    const streams = new Set(world.orgs.map((o) => this.streamOf(o.orgId)));
+    const orgIds = new Set(world.orgs.map((o) => o.orgId));
+    for (const stream of streams) {
+      const entries = await this.redis.client.xrange(stream, '-', '+');
+      const events: UsageEvent[] = [];
+      const ids: string[] = [];
+      for (const [entryId, fields] of entries) {
+        const e = parseUsageEntry(fields);
+        if (!e.event || !orgIds.has(e.event.orgId)) continue;
+        events.push(e.event);
+        ids.push(entryId);
+      }
+      const written = await this.ledgerWriter.writeUsageEvents(events);
+      if (written !== events.length)
+        throw new Error(`model: ${events.length - written} usage event(s) were already in the ledger (written twice)`);
+      for (const e of events) {
+        const written = this.ledger.get(e.orgId) ?? new Map<string, bigint>();
+        written.set(e.id, e.costMicros);
+        this.ledger.set(e.orgId, written);
+      }
+      if (ids.length > 0) await this.redis.client.xdel(stream, ...ids);
+    }
+  }
+
+  /** The worker's reconciliation of one organisation, with repair. */
+  reconcileOrg(world: World, org: number, now: number): Promise<ReconcileReport> {
+    return this.reconcile.reconcileOrg(world.orgs[org].orgId, { repair: true, now: new Date(now) });
+  }
+
+  /** Redis loses every key of the deployment (a restart without persistence, a failover to an empty replica). */
+  async loseRedis(): Promise<void> {
+    for (const node of await scanTargets(this.redis.client)) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await node.scan(cursor, 'MATCH', `${this.redis.prefix}:*`, 'COUNT', 1000);
+        cursor = next;
+        await Promise.all(keys.map((k) => node.unlink(k)));
+      } while (cursor !== '0');
+    }
+  }
+
+  /** What the worker does on finding the epoch gone: counters rebuilt from the ledger, then a new epoch. */
+  async rebuild(world: World, now: number): Promise<ReconcileReport[]> {
+    const reports: ReconcileReport[] = [];
+    for (let org = 0; org < world.orgs.length; org++) reports.push(await this.reconcileOrg(world, org, now));
+    await ensureRedisEpoch(this.redis.client, this.redis.prefix);
+    return reports;
+  }
+
+  /** Whether Redis can be restarted under the run (a redis-server of its own, persisting to an append-only file). */
+  get canRestartRedis(): boolean {
+    return this.restartRedisServer !== null;
+  }
+
+  /**
+   * kill -9 of the redis-server, and a new one started from its append-only file (fsync on every
+   * write): everything Redis acknowledged must still be there. Resolves once this system's
+   * connections answer again.
+   */
+  async restartRedis(): Promise<void> {
+    await this.restartRedisServer!();
+    await this.redis.client.ping();
+  }
+
+  /** Sets the epoch where it is missing, as the worker does once Redis holds the deployment's state. */
+  async ensureEpoch(): Promise<void> {
+    await ensureRedisEpoch(this.redis.client, this.redis.prefix);
+  }
+
+  private streamOf(orgId: string): string {
+    return usageOutboxKeys(this.redis.prefix, shardOf(orgId)).events;
+  }
+}
