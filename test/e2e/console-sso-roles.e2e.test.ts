@@ -161,13 +161,13 @@ describe('console sign-in through single sign-on, for each role', () => {
     await spend.waitFor();
     expect(await spend.getAttribute('data-micros')).toBe(String(month.costMicros));
     expect(await page.getByTestId('overview-calls').textContent()).toBe(String(month.calls));
-    // The page says whose spend it is.
-    expect(await page.getByTestId('scope-note').textContent()).toContain(scopeNote);
+    // The page says whose spend it is (the team's name arrives with its own request).
+    await expect.poll(() => page.getByTestId('scope-note').textContent()).toContain(scopeNote);
     await page.getByRole('link', { name: 'Spend explorer' }).click();
     const total = page.getByTestId('explorer-total-cost');
     await total.waitFor();
     expect(await total.getAttribute('data-micros')).toBe(String(month.costMicros));
-    expect(await page.getByTestId('scope-note').textContent()).toContain(scopeNote);
+    await expect.poll(() => page.getByTestId('scope-note').textContent()).toContain(scopeNote);
   }
 
   async function keyNames(page: Page): Promise<string[]> {

@@ -586,7 +586,7 @@ describe('console in a real browser', () => {
     expect(month.calls).toBe(2);
     const spend = page.getByTestId('overview-total-spend');
     await spend.waitFor();
-    expect(await page.getByTestId('scope-note').textContent()).toContain('Your team: web');
+    await expect.poll(() => page.getByTestId('scope-note').textContent()).toContain('Your team: web');
     expect(await spend.getAttribute('data-micros')).toBe(String(month.costMicros));
     expect(await page.getByTestId('overview-calls').textContent()).toBe(String(month.calls));
     // Its team's budget, no org budget and no other team's; no org alerts.
