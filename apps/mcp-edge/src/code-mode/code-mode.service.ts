@@ -26,7 +26,7 @@ import { disclosureErrorResult, optInt, optString } from '../disclosure/disclosu
 import { disclosureScopeFor } from '../disclosure/disclosure-scope';
 import { CALL_META_KEY, CallMeta } from '../governed-call/call-meta';
 import { GovernedCallPipeline } from '../governed-call/governed-call.pipeline';
-import { ERROR_META_KEY, ToolErrorBody, ToolErrorCode, toolErrorResult } from '../governed-call/tool-error';
+import { ERROR_META_KEY, ToolErrorCode, toolErrorOf, toolErrorResult } from '../governed-call/tool-error';
 
 export const SCRIPT_META_KEY = 'tollgate/script';
 
@@ -140,7 +140,7 @@ export class CodeModeService {
       callTool: async (call: SandboxToolCall, callSignal: AbortSignal): Promise<SandboxToolAnswer> => {
         const result = await this.pipeline.callTool(principal, call.tool, call.args, callSignal);
         const meta = result._meta?.[CALL_META_KEY] as CallMeta | undefined;
-        const refusal = result._meta?.[ERROR_META_KEY] as ToolErrorBody | undefined;
+        const refusal = toolErrorOf(result);
         costMicros += meta?.costMicros ?? 0;
         const failed = result.isError === true;
         calls[call.index] = {

@@ -16,6 +16,7 @@ import { suppressTracing } from '@opentelemetry/core';
 import { currentLogContext, telemetryRunning } from '@tollgate/observability';
 import { validTraceparent } from '@tollgate/metering';
 import { UpstreamPropagation } from '@tollgate/upstream';
+import { toolErrorOf } from './tool-error';
 
 /**
  * The governed call's spans, named and attributed after the OpenTelemetry semantic conventions for
@@ -38,8 +39,7 @@ export function inSpan<T>(
   name: string,
   attributes: Attributes,
   fn: (span: Span) => Promise<T>,
-  kind: SpanKind = SpanKind.INTERNAL,
-  leaf = false,
+  { kind = SpanKind.INTERNAL, leaf = false }: { kind?: SpanKind; leaf?: boolean } = {},
 ): Promise<T> {
   if (!telemetryRunning()) return fn(NO_SPAN);
   const parent = trace.getActiveSpan();
@@ -108,8 +108,7 @@ function describeResult(span: Span, result: CallToolResult): void {
   if (call?.callId) span.setAttribute('tollgate.call.id', call.callId);
   if (call?.costMicros !== undefined) span.setAttribute('tollgate.cost.micros', Number(call.costMicros));
   if (call?.outputTokens !== undefined) span.setAttribute('gen_ai.usage.output_tokens', call.outputTokens);
-  const error = result._meta?.['tollgate/error'] as { code?: string } | undefined;
-  if (result.isError) failSpan(span, error?.code ?? 'tool_error');
+  if (result.isError) failSpan(span, toolErrorOf(result)?.code ?? 'tool_error');
 }
 
 function failSpan(span: Span, errorType: string, err?: Error): void {

@@ -44,7 +44,7 @@ import { EdgeMetrics } from '../health/edge-metrics.service';
 import { EmbeddedResources } from './embedded-resources.service';
 import { BUDGET_META_KEY, CALL_META_KEY, CallMeta, budgetMeta } from './call-meta';
 import { PagedCallOrigin, ResultPager, StoredPage } from './result-pager.service';
-import { ToolErrorCode, toolErrorResult } from './tool-error';
+import { ToolErrorCode, toolErrorOf, toolErrorResult } from './tool-error';
 import { AuthRequired, UpstreamCaller } from './upstream-caller.service';
 import { ARGUMENT_LIMITS, checkArguments, describeArgumentCheck } from '../mcp/argument-limits';
 import { checkArgumentSchema } from '../mcp/argument-schema';
@@ -177,8 +177,7 @@ export class GovernedCallPipeline {
         this.metrics.recordAdmission(path, performance.now() - admissionStart);
         return admitted;
       },
-      SpanKind.INTERNAL,
-      true,
+      { leaf: true },
     );
     if (!admission.ok)
       return this.refuse(
@@ -251,7 +250,7 @@ export class GovernedCallPipeline {
           runWithUpstreamPropagation(upstreamPropagation(), () =>
             this.upstreams.callTool(principal, upstreamOf(catalog, tool), tool.name, args, signal),
           ),
-        SpanKind.CLIENT,
+        { kind: SpanKind.CLIENT },
       );
       // Nothing reached the upstream: no charge (callTool's finally releases the hold).
       if (!called.ok)
@@ -491,8 +490,7 @@ export class GovernedCallPipeline {
           this.admission.complete(held, split.reservation, this.metering.outboxEntry(event)),
           topUp ? this.admission.complete(topUp, split.topUp, null) : null,
         ]),
-      SpanKind.INTERNAL,
-      true,
+      { leaf: true },
     );
     const upstream = call.tool.namespace ?? parseExposedToolName(call.tool.exposedName)?.namespace ?? '';
     this.metrics.recordCall(call.tool.exposedName, upstream, outcome, latencyMs, cost);
@@ -519,7 +517,7 @@ export class GovernedCallPipeline {
     tool?: { upstreamId: string; name: string },
     budgetId: string | null = null,
   ): CallToolResult {
-    const code = (result._meta?.['tollgate/error'] as { code: string }).code;
+    const code = toolErrorOf(result)!.code;
     const latencyMs = Date.now() - startedAt;
     this.metrics.recordRefusal(exposedName, code, principal.orgId, latencyMs);
     this.refusals.record({

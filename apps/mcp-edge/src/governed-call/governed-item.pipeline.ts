@@ -41,7 +41,7 @@ import {
   upstreamFailureResult,
 } from './governed-call.pipeline';
 import { ResultPager } from './result-pager.service';
-import { ERROR_META_KEY, ToolErrorBody } from './tool-error';
+import { ERROR_META_KEY, ToolErrorBody, toolErrorOf } from './tool-error';
 import { UpstreamCaller, UpstreamOutcome } from './upstream-caller.service';
 
 /**
@@ -173,8 +173,7 @@ export class GovernedItemPipeline {
     );
     if (!admitted.ok) {
       const refused = admissionRefusedResult(item.exposed, admitted);
-      const code = (refused._meta?.[ERROR_META_KEY] as ToolErrorBody).code;
-      this.recordRefusal(principal, item, code, startedAt, refusingBudgetOf(admitted));
+      this.recordRefusal(principal, item, toolErrorOf(refused)!.code, startedAt, refusingBudgetOf(admitted));
       throw this.refusalOf(item.exposed, refused);
     }
     const held = admitted.hold;

@@ -56,3 +56,8 @@ export function toolErrorResult(body: ToolErrorBody, meta: Record<string, unknow
     _meta: { ...meta, [ERROR_META_KEY]: body },
   };
 }
+
+/** The refusal or failure body a result carries (`undefined` for a result that is not one of ours). */
+export function toolErrorOf(result: { _meta?: Record<string, unknown> }): ToolErrorBody | undefined {
+  return result._meta?.[ERROR_META_KEY] as ToolErrorBody | undefined;
+}

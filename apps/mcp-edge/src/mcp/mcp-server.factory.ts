@@ -15,6 +15,7 @@ import { Principal } from '@tollgate/identity';
 import { runWithCallRelay } from '@tollgate/upstream';
 import { DISCLOSURE_META_KEY, ProgressiveDisclosure } from '../disclosure/progressive-disclosure.service';
 import { InFlightCalls } from '../governed-call/in-flight-calls.service';
+import { toolErrorOf } from '../governed-call/tool-error';
 import { CatalogRelayHandlers } from './catalog-relay.handlers';
 import { McpSession, McpSessionStore } from '../session/mcp-session.store';
 import { AgentRequests } from './agent-requests.service';
@@ -108,9 +109,8 @@ export class McpServerFactory {
  * user; the agent calls again once they have connected.
  */
 function offerConnectUrl(result: CallToolResult, sendRequest: (req: ElicitRequest) => Promise<unknown>): void {
-  const error = result._meta?.['tollgate/error'] as
-    { code?: string; connectUrl?: string; upstream?: string } | undefined;
-  if (error?.code !== 'AUTH_REQUIRED' || !error.connectUrl) return;
+  const error = toolErrorOf(result);
+  if (error?.code !== 'AUTH_REQUIRED' || typeof error.connectUrl !== 'string') return;
   const request: ElicitRequest = {
     method: 'elicitation/create',
     params: {
