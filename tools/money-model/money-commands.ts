@@ -437,20 +437,13 @@ function priceBookArb(leases: boolean): fc.Arbitrary<PriceSpec[]> {
       { arbitrary: fc.constantFrom(...later.slice(1).map((t) => 2 * t)), weight: 1 },
     ),
   });
-  // Distinct starts (a rule's index added in ms): two rules of one pattern from the same instant
-  // have no defined order: selectPriceRule keeps whichever the database lists first.
+  // Rules of one pattern from the same instant are generated too: the one added later wins.
   return fc
     .oneof(
       { arbitrary: fc.array(rule, { minLength: 1, maxLength: 3 }), weight: 4 },
       { arbitrary: fc.constant([]), weight: 1 },
     )
-    .map((rules) =>
-      rules.map((r, i) => ({
-        ...r,
-        from: r.from + i,
-        until: r.until !== null && r.until > r.from + i ? r.until : null,
-      })),
-    );
+    .map((rules) => rules.map((r) => ({ ...r, until: r.until !== null && r.until > r.from ? r.until : null })));
 }
 
 const PERIODS: Period[] = ['DAY', 'WEEK', 'MONTH', 'QUARTER', 'TOTAL'];

@@ -96,14 +96,18 @@ function patternNames(pattern: string, tool: string): boolean {
 /**
  * The rule in force for a tool at `at` (ms after the world's start): of the rules in effect
  * naming it, the one with the most specific pattern (an exact name before a prefix before `*`),
- * then the latest start. null: the call is free.
+ * then the latest start, then the one added last (later in the book). null: the call is free.
  */
 export function refPriceOf(book: PriceSpec[], tool: string, at: number): PriceSpec | null {
   const rank = (p: string) => (p === '*' ? 0 : p.endsWith('*') ? 1 : 2);
   let best: PriceSpec | null = null;
   for (const r of book) {
     if (r.from > at || (r.until !== null && r.until <= at) || !patternNames(r.pattern, tool)) continue;
-    if (!best || rank(r.pattern) > rank(best.pattern) || (rank(r.pattern) === rank(best.pattern) && r.from > best.from))
+    if (
+      !best ||
+      rank(r.pattern) > rank(best.pattern) ||
+      (rank(r.pattern) === rank(best.pattern) && r.from >= best.from)
+    )
       best = r;
   }
   return best;

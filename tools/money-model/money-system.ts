@@ -216,10 +216,11 @@ export class MoneySystem {
           }));
         }),
       });
-      // Price rules as the price book validates them, added at the world's start (one statement).
+      // Price rules as the price book validates them, added at the world's start (one statement),
+      // each a millisecond after the one before: the book's order is the order they were added in.
       await tx.priceRule.createMany({
         data: world.orgs.flatMap((w, o) =>
-          spec.orgs[o].prices.map((p) => {
+          spec.orgs[o].prices.map((p, i) => {
             const rule: AddPriceRuleInput = {
               toolPattern: p.pattern,
               perCallMicros: p.perCall,
@@ -235,6 +236,7 @@ export class MoneySystem {
               orgId: w.orgId,
               ...rule,
               effectiveUntil: p.until === null ? null : new Date(now + p.until),
+              createdAt: new Date(now + i),
             };
           }),
         ),

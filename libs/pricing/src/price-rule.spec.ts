@@ -28,6 +28,23 @@ describe('price rules', () => {
     expect(selectPriceRule([old, raised], 'u1', 'x', new Date('2026-07-01T00:00:00Z'))).toBe(raised);
   });
 
+  it('should price with the rule added last when two rules of one pattern take effect at the same instant', () => {
+    const first = rule({ id: 'b', perCallMicros: 10n, effectiveFrom: T0, createdAt: new Date('2025-12-01T00:00:00Z') });
+    const correction = rule({
+      id: 'a',
+      perCallMicros: 12n,
+      effectiveFrom: T0,
+      createdAt: new Date('2025-12-02T00:00:00Z'),
+    });
+    // The order the database lists them in does not matter.
+    expect(selectPriceRule([first, correction], 'u1', 'x', T1)).toBe(correction);
+    expect(selectPriceRule([correction, first], 'u1', 'x', T1)).toBe(correction);
+    // Added in the same instant (one statement): the id decides, the same on every edge.
+    const twin = rule({ id: 'c', perCallMicros: 14n, effectiveFrom: T0, createdAt: correction.createdAt });
+    expect(selectPriceRule([twin, correction], 'u1', 'x', T1)).toBe(twin);
+    expect(selectPriceRule([correction, twin], 'u1', 'x', T1)).toBe(twin);
+  });
+
   it('should reserve the per-call price plus the output-token price times the cap plus the reported-cost cap', () => {
     const r = rule({
       perCallMicros: 1000n,

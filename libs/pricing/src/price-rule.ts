@@ -12,6 +12,8 @@ export interface PriceRuleData {
   effectiveFrom: Date;
   /** Ended from this instant on; null or absent: open-ended. */
   effectiveUntil?: Date | null;
+  /** When the rule was added: of two rules alike but for it, the one added later wins. */
+  createdAt?: Date;
 }
 
 /** What a call is priced with when no rule matches: free, but still metered. */
@@ -58,7 +60,8 @@ export function pricedItemName(kind: 'resource' | 'prompt', key: string): string
 
 /**
  * The rule in force at `at` for a tool (or a `resource:`/`prompt:` name): among rules already effective, a rule for the upstream
- * beats an org-wide one, then the more specific tool pattern wins, then the latest effective date.
+ * beats an org-wide one, then the more specific tool pattern wins, then the latest effective date,
+ * then the rule added last (comparePriceRules).
  * Past calls keep the price that was in force when they ran, since rules are never edited in place.
  */
 export function selectPriceRule(
@@ -74,17 +77,29 @@ export function selectPriceRule(
     if (rule.upstreamId !== null && rule.upstreamId !== upstreamId) continue;
     if (pricedKindOf(rule.toolPattern) !== pricedKindOf(toolName) || !toolGlobMatches(rule.toolPattern, toolName))
       continue;
-    if (!best || compareRules(rule, best) > 0) best = rule;
+    if (!best || comparePriceRules(rule, best) > 0) best = rule;
   }
   return best;
 }
 
-function compareRules(a: PriceRuleData, b: PriceRuleData): number {
+/**
+ * Which of two rules naming a tool wins (> 0: `a`). Rules are append-only, so two rules for the
+ * same pattern from the same instant mean the later one corrects the earlier: the rule added last
+ * wins, and the id settles rules added in the same instant, so every edge picks the same one.
+ */
+export function comparePriceRules(
+  a: Pick<PriceRuleData, 'id' | 'upstreamId' | 'toolPattern' | 'effectiveFrom' | 'createdAt'>,
+  b: Pick<PriceRuleData, 'id' | 'upstreamId' | 'toolPattern' | 'effectiveFrom' | 'createdAt'>,
+): number {
   const upstream = Number(a.upstreamId !== null) - Number(b.upstreamId !== null);
   if (upstream !== 0) return upstream;
   const specificity = patternSpecificity(a.toolPattern) - patternSpecificity(b.toolPattern);
   if (specificity !== 0) return specificity;
-  return a.effectiveFrom.getTime() - b.effectiveFrom.getTime();
+  const from = a.effectiveFrom.getTime() - b.effectiveFrom.getTime();
+  if (from !== 0) return from;
+  const added = (a.createdAt?.getTime() ?? 0) - (b.createdAt?.getTime() ?? 0);
+  if (added !== 0) return added;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import type { PriceRule } from '@tollgate/db';
 import { microsToJson } from '@tollgate/kernel';
+import { comparePriceRules } from '@tollgate/pricing';
 
 /** A price rule; money as JSON integers of micro-units. */
 export class PriceRuleView {
@@ -48,7 +49,7 @@ export class PriceRuleHistoryView extends PriceRuleView {
   @ApiProperty({
     enum: PRICE_RULE_STATES,
     description:
-      'SCHEDULED: not yet effective; ENDED: past its effectiveUntil; SUPERSEDED: a later rule for the same upstream and pattern took over; IN_FORCE otherwise',
+      'SCHEDULED: not yet effective; ENDED: past its effectiveUntil; SUPERSEDED: a later rule for the same upstream and pattern took over (of two from the same instant, the one added later); IN_FORCE otherwise',
   })
   state!: PriceRuleState;
 }
@@ -63,7 +64,8 @@ export function toPriceHistory(rules: PriceRule[], now: Date): PriceRuleHistoryV
         o.upstreamId === r.upstreamId &&
         o.toolPattern === r.toolPattern &&
         live(o) &&
-        o.effectiveFrom > r.effectiveFrom,
+        // A later start, or the same start added later: the edge's own order.
+        comparePriceRules(o, r) > 0,
     );
     const state: PriceRuleState =
       r.effectiveFrom > now

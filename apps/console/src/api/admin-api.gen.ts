@@ -2664,7 +2664,7 @@ export interface components {
       perOutputTokenMicros: number;
       reportedCostCapMicros: number;
       /**
-       * @description SCHEDULED: not yet effective; ENDED: past its effectiveUntil; SUPERSEDED: a later rule for the same upstream and pattern took over; IN_FORCE otherwise
+       * @description SCHEDULED: not yet effective; ENDED: past its effectiveUntil; SUPERSEDED: a later rule for the same upstream and pattern took over (of two from the same instant, the one added later); IN_FORCE otherwise
        * @enum {string}
        */
       state: 'SCHEDULED' | 'IN_FORCE' | 'SUPERSEDED' | 'ENDED';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { PriceRule } from '../api/governance-types';
-import { takeover } from './price-match';
+import { priceFor, takeover } from './price-match';
 
 const rule = (
   id: string,
@@ -44,5 +44,12 @@ describe('which rules a new price rule supersedes', () => {
     const t = takeover([rule('fx-all', 'fx', '*')], rule('new', null, 'ping', '2026-11-26T00:00:00Z'), TOOLS);
     expect(t.from).toEqual([]);
     expect(t.keep[0].rule.id).toBe('fx-all');
+  });
+
+  it('should price with the rule added last of two that start at the same instant, as the edge does', () => {
+    const first = { ...rule('b', 'fx', 'search_web'), createdAt: '2026-01-01T00:00:00Z' };
+    const correction = { ...rule('a', 'fx', 'search_web'), createdAt: '2026-01-02T00:00:00Z' };
+    expect(priceFor([first, correction], 'fx', 'search_web')?.id).toBe('a');
+    expect(priceFor([correction, first], 'fx', 'search_web')?.id).toBe('a');
   });
 });

@@ -13,7 +13,8 @@ const specificity = (p: string) => p.replace(/[*?]/g, '').length;
 
 /**
  * The rule in force for a tool now, as libs/pricing's selectPriceRule picks it: the upstream's
- * rule over an org-wide one, then the most specific pattern, then the latest effective date.
+ * rule over an org-wide one, then the most specific pattern, then the latest effective date, then
+ * the rule added last (then the id).
  */
 export function priceFor(rules: PriceRule[], upstreamId: string, toolName: string): PriceRule | null {
   let best: PriceRule | null = null;
@@ -36,7 +37,11 @@ function compare(a: PriceRule, b: PriceRule): number {
   if (up !== 0) return up;
   const sp = specificity(a.toolPattern) - specificity(b.toolPattern);
   if (sp !== 0) return sp;
-  return Date.parse(a.effectiveFrom) - Date.parse(b.effectiveFrom);
+  const from = Date.parse(a.effectiveFrom) - Date.parse(b.effectiveFrom);
+  if (from !== 0) return from;
+  const added = Date.parse(a.createdAt) - Date.parse(b.createdAt);
+  if (added !== 0) return added;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
 /** What a new rule would change: per rule it takes tools from (null: tools that had no price), and what it leaves. */
