@@ -2,7 +2,17 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '@prisma/client';
 import { QueueName } from '@tollgate/queue';
-import { SERVER_EVERYTHING, callMeta, connectAgent, textOf, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
+import { orgKeyOf } from '@tollgate/redis';
+import {
+  SERVER_EVERYTHING,
+  callMeta,
+  connectAgent,
+  textOf,
+  toolError,
+  waitForJobs,
+  waitForUsageEvents,
+} from '@tollgate/testing';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunningPlatform, startPlatform } from '../support/platform';
 
@@ -19,13 +29,15 @@ describe('free calls under a budget, end to end', () => {
   let db: PrismaClient;
   let orgId: string;
   let agent: Client;
+  let teamId: string;
+  let userId: string;
 
   beforeAll(async () => {
     p = await startPlatform();
     db = new PrismaClient({ adapter: new PrismaPg({ connectionString: p.env.vars.DATABASE_URL }) });
     orgId = (await p.admin('POST', '/v1/orgs', { name: 'Free', slug: 'free' })).body.id;
-    const teamId = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 't' })).body.id;
-    const userId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'f@free.test' })).body.id;
+    teamId = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 't' })).body.id;
+    userId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'f@free.test' })).body.id;
     expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId })).status).toBe(201);
     const key = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'agent' });
     expect(key.status).toBe(201);
@@ -93,5 +105,52 @@ describe('free calls under a budget, end to end', () => {
     expect(rows.map((r) => r.id).sort()).toEqual([...callIds].sort());
     expect(rows.filter((r) => r.costMicros > 0n).map((r) => r.id)).toEqual([meta.callId]);
     expect(rows.every((r) => r.outcome === 'OK')).toBe(true);
+  });
+
+  // A counter field that is not an integer (HINCRBY refuses it) makes the edge refuse the call
+  // cleanly and ask the worker to rebuild the counter at once, so the retry hint is true.
+  it('should refuse a call on a corrupt counter with a retry hint, and admit it again within that hint', async () => {
+    const key = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'corrupt' });
+    const budget = await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, {
+      scope: 'KEY',
+      scopeId: key.body.key.id,
+      period: 'TOTAL',
+      limitMicros: KEY_LIMIT,
+    });
+    expect(budget.status).toBe(200);
+    const redis = new Redis(p.env.redisUrl);
+    try {
+      await redis.hset(`${orgKeyOf(p.env.redisPrefix, orgId)}:budget:${budget.body.id}:0`, 'spent', '1.5');
+    } finally {
+      redis.disconnect();
+    }
+    const corrupt = await connectAgent(p.edgeUrl, key.body.secret);
+    try {
+      const call = () => corrupt.callTool({ name: 'everything__echo', arguments: { message: 'again' } });
+      const refused = await call();
+      const asked = Date.now();
+      expect(toolError(refused as never)).toMatchObject({
+        code: 'COUNTERS_UNAVAILABLE',
+        charged: false,
+        retryAfterMs: expect.any(Number),
+      });
+      const hintMs = toolError(refused as never)!.retryAfterMs as number;
+      expect(toolError(refused as never)!.hint).toContain(`Retry after ${hintMs / 1000} s`);
+      // Polled, not slept: each retry is a call an agent could make.
+      let answered = refused;
+      while (answered.isError && Date.now() - asked < hintMs) {
+        await new Promise((r) => setTimeout(r, 200));
+        answered = await call();
+      }
+      expect(textOf(answered as never)).toBe('Echo: again');
+      expect(Date.now() - asked).toBeLessThan(hintMs);
+      expect(callMeta(answered as never)!.costMicros).toBe(PRICE_PER_ECHO);
+      const rebuilt = await db.auditEvent.findMany({
+        where: { orgId, action: 'budget.counter-rebuilt', targetId: budget.body.id },
+      });
+      expect(rebuilt).toHaveLength(1);
+    } finally {
+      await corrupt.close();
+    }
   });
 });

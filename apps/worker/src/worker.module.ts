@@ -24,6 +24,7 @@ import { ToolProfilerModule } from './tool-profiler.module';
 import { TierScoresProcessor } from './processors/tier-scores.processor';
 import { JobSchedules } from './job-schedules.service';
 import { RedisStateWatch } from './redis-state-watch.service';
+import { CorruptCounterWatch } from './corrupt-counter-watch.service';
 
 @Module({})
 export class WorkerModule {
@@ -56,6 +57,7 @@ export class WorkerModule {
         TierScoresProcessor,
         JobSchedules,
         RedisStateWatch,
+        CorruptCounterWatch,
         ShutdownDrain,
       ],
     };

@@ -1,5 +1,12 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import { BudgetService, BudgetStanding, ReservationPlan, SpendReservation, SpendScopes } from '@tollgate/budget';
+import {
+  BudgetService,
+  BudgetStanding,
+  COUNTER_CORRUPT_CHANNEL,
+  ReservationPlan,
+  SpendReservation,
+  SpendScopes,
+} from '@tollgate/budget';
 import { Micros, ToolRef, unavailableDependency } from '@tollgate/kernel';
 import type { UsageOutboxEntry } from '@tollgate/queue';
 import { AdmissionPlan, RateLimitCaller, RateLimitRefusal, RateLimitService } from '@tollgate/rate-limit';
@@ -24,8 +31,13 @@ export type CallAdmission =
 
 /** How long an agent is told to wait while the worker rebuilds counters after Redis lost its data. */
 export const COUNTERS_REBUILD_RETRY_MS = 5_000;
-/** How long an agent is told to wait on a corrupt counter: reconciliation (every 5 minutes) rebuilds it. */
-export const CORRUPT_COUNTER_RETRY_MS = 60_000;
+/**
+ * How long an agent is told to wait on a corrupt counter: the edge asks the worker to rebuild it
+ * at once (COUNTER_CORRUPT_CHANNEL), which takes a reconciliation of one organisation.
+ */
+export const CORRUPT_COUNTER_RETRY_MS = 10_000;
+/** An edge asks again for an organisation's rebuild at most this often (every refused call would ask). */
+const REBUILD_ASK_EVERY_MS = 2_000;
 
 /** What an admitted call holds until it completes: its lease share, or its reservation and concurrency slots. */
 export interface CallHold {
@@ -54,6 +66,8 @@ export class CallAdmissionService implements OnApplicationShutdown {
   /** Completions go on a connection of their own, without auto-pipelining: each script leaves at once. */
   private readonly connection: RedisClient;
   private readonly completion: CallCompletion;
+  /** When this edge last asked for each organisation's corrupt counter to be rebuilt. */
+  private readonly rebuildAsked = new Map<string, number>();
 
   constructor(
     private readonly redis: RedisService,
@@ -143,12 +157,29 @@ export class CallAdmissionService implements OnApplicationShutdown {
     if ('admitted' in outcome) return { ok: false, rateLimited: outcome };
     if ('corruptCounter' in outcome) {
       this.logger.warn(
-        `call ${callId}: refused, budget ${outcome.corruptCounter.budgetId} has a corrupt counter (${outcome.corruptCounter.counterKey}); reconciliation rebuilds it from the ledger`,
+        `call ${callId}: refused, budget ${outcome.corruptCounter.budgetId} has a corrupt counter (${outcome.corruptCounter.counterKey}); the worker is asked to rebuild it from the ledger`,
       );
+      this.askRebuild(caller.orgId, now);
       return { ok: false, countersUnavailable: { retryAfterMs: CORRUPT_COUNTER_RETRY_MS, reason: 'counter-corrupt' } };
     }
     if (!outcome.ok) return { ok: false, budgetExceeded: outcome };
     return { ok: true, hold: { ...hold, reservation: outcome.reservation, standings: outcome.standings } };
+  }
+
+  /**
+   * Asks the worker to rebuild an organisation's corrupt counter now rather than at the next
+   * scheduled reconciliation, so the retry hint holds. Lost if no worker listens: the schedule
+   * still rebuilds it, and the next refused call asks again.
+   */
+  private askRebuild(orgId: string, now: number): void {
+    if ((this.rebuildAsked.get(orgId) ?? -Infinity) > now - REBUILD_ASK_EVERY_MS) return;
+    if (this.rebuildAsked.size >= 10_000) this.rebuildAsked.clear();
+    this.rebuildAsked.set(orgId, now);
+    this.redis
+      .publish(COUNTER_CORRUPT_CHANNEL, orgId)
+      .catch((err: Error) =>
+        this.logger.warn(`rebuild of org ${orgId}'s corrupt counter not asked for: ${err.message}`),
+      );
   }
 
   private admitInRedis(admission: AdmissionPlan | null, reservation: ReservationPlan) {

@@ -94,6 +94,8 @@ export type ReserveOutcome =
 
 // Counters outlive their period by a week so late settlements and reports still find them.
 const COUNTER_GRACE_SECONDS = 7 * 24 * 3600;
+/** Edges publish an organisation's id here when they find one of its budget counters corrupt; the worker rebuilds it. */
+export const COUNTER_CORRUPT_CHANNEL = 'budget-counter-corrupt';
 const SCOPE_ORDER: BudgetScope[] = ['KEY', 'USER', 'TEAM', 'ORG'];
 
 /**

@@ -62,6 +62,18 @@ export class FinanceJobs {
     return this.queues[name].add(name, payload, { ...JOB_OPTIONS[name], ...opts });
   }
 
+  /**
+   * A reconciliation with repair of one organisation, asked for by an edge that found a corrupt
+   * counter: at most one waiting per organisation, however many edges and calls ask.
+   */
+  async requestCounterRebuild(orgId: string): Promise<void> {
+    await this.enqueue(
+      JobName.ReconcileBudgets,
+      { orgId, repair: true },
+      { deduplication: { id: `counter-rebuild-${orgId}` } },
+    );
+  }
+
   /** An on-demand rollup of one UTC day; the job id names the day and the moment. */
   async requestRollup(day: string, orgId: string | null): Promise<string> {
     const job = await this.enqueue(
