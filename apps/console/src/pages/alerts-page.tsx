@@ -1,6 +1,6 @@
 import { Badge, Button, Card, Code, Group, Stack, Table, Text, TextInput, Title } from '@mantine/core';
-import { FormEvent, useState } from 'react';
-import { api, get, post, toApiError } from '../api/admin-client';
+import { useState } from 'react';
+import { api, get, post } from '../api/admin-client';
 import type { Key, Team, User } from '../api/admin-types';
 import type { AlertWebhook, AlertedBudget, BudgetAlert } from '../api/oversight-types';
 import { ConfirmModal } from '../components/confirm-modal';
@@ -10,7 +10,7 @@ import { Money } from '../components/money-text';
 import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
 import { RowAction } from '../components/row-action';
 import { formatTimestamp } from '../lib/dates';
-import { useFieldErrors } from '../lib/field-errors';
+import { useFormSubmit } from '../lib/form-submit';
 import { canManageOrg } from '../lib/roles';
 import { useLoad } from '../lib/use-load';
 import { useOrgPath, useSession } from '../session';
@@ -202,26 +202,16 @@ function AddWebhookModal({ onClose, onAdded }: { onClose: () => void; onAdded: (
   const orgPath = useOrgPath();
   const [url, setUrl] = useState('');
   const [description, setDescription] = useState('');
-  const errors = useFieldErrors(['url', 'description']);
-  const [busy, setBusy] = useState(false);
+  const form = useFormSubmit(['url', 'description']);
   const [secret, setSecret] = useState<string | null>(null);
-  async function submit(e: FormEvent) {
-    e.preventDefault();
-    setBusy(true);
-    errors.setError(null);
-    try {
-      const res = await post<{ secret: string }>(`${orgPath}/alert-webhooks`, {
-        url: url.trim(),
-        description: description.trim() || undefined,
-      });
-      setSecret(res.secret);
-      onAdded();
-    } catch (err) {
-      errors.setError(toApiError(err));
-    } finally {
-      setBusy(false);
-    }
-  }
+  const submit = form.onSubmit(async () => {
+    const res = await post<{ secret: string }>(`${orgPath}/alert-webhooks`, {
+      url: url.trim(),
+      description: description.trim() || undefined,
+    });
+    setSecret(res.secret);
+    onAdded();
+  });
   if (secret) {
     return (
       <SecretShownOnce
@@ -243,20 +233,20 @@ function AddWebhookModal({ onClose, onAdded }: { onClose: () => void; onAdded: (
         placeholder="https://finance.example.com/hooks/tollgate"
         value={url}
         onChange={(e) => setUrl(e.currentTarget.value)}
-        error={errors.at('url')}
+        error={form.at('url')}
         data-testid="webhook-url"
       />
       <TextInput
         label="Description"
         value={description}
         onChange={(e) => setDescription(e.currentTarget.value)}
-        error={errors.at('description')}
+        error={form.at('description')}
       />
-      <FormError error={errors.elsewhere} />
+      <FormError error={form.elsewhere} />
       <FormActions
         submitLabel="Add webhook"
         submitTestId="webhook-submit"
-        busy={busy}
+        busy={form.busy}
         disabled={!url.trim()}
         onCancel={onClose}
       />

@@ -1,11 +1,11 @@
 import { Select, Text, TextInput } from '@mantine/core';
-import { FormEvent, useState } from 'react';
-import { api, send, toApiError } from '../api/admin-client';
+import { useState } from 'react';
+import { api, send } from '../api/admin-client';
 import { BUDGET_PERIODS, type Budget, type BudgetPeriod, type BudgetScope } from '../api/governance-types';
 import { FormActions, FormError } from '../components/form-actions';
 import { FormModal } from '../components/form-modal';
 import { StaleAlert } from '../components/stale-alert';
-import { useFieldErrors } from '../lib/field-errors';
+import { useFormSubmit } from '../lib/form-submit';
 import { decimalToMicros } from '../lib/money-input';
 import { microsToDecimal } from '../lib/money';
 import { useOrgPath, useSession } from '../session';
@@ -103,37 +103,28 @@ export function EditBudgetModal({
     mode: budget.mode,
     thresholds: budget.alertThresholds.join(', '),
   });
-  const errors = useFieldErrors(['limitMicros', 'alertThresholds']);
-  const [busy, setBusy] = useState(false);
+  const form = useFormSubmit(['limitMicros', 'alertThresholds']);
   const { micros, limitOk, alertThresholds } = readLimitSettings(settings);
-  const stale = errors.error?.status === 412;
+  const stale = form.error?.status === 412;
 
-  async function save(e: FormEvent) {
-    e.preventDefault();
+  const save = form.onSubmit(async () => {
     if (!limitOk || alertThresholds === null) return;
-    setBusy(true);
-    errors.setError(null);
-    try {
-      // If-Match: the version this form was opened on, so a change made meanwhile is not overwritten.
-      await send(
-        'PUT',
-        `${orgPath}/budgets`,
-        {
-          scope: budget.scope,
-          scopeId: budget.scopeId,
-          period: budget.period,
-          limitMicros: Number(micros),
-          mode: settings.mode,
-          alertThresholds,
-        },
-        { 'If-Match': `"${budget.version}"` },
-      );
-      onSaved();
-    } catch (err) {
-      errors.setError(toApiError(err));
-      setBusy(false);
-    }
-  }
+    // If-Match: the version this form was opened on, so a change made meanwhile is not overwritten.
+    await send(
+      'PUT',
+      `${orgPath}/budgets`,
+      {
+        scope: budget.scope,
+        scopeId: budget.scopeId,
+        period: budget.period,
+        limitMicros: Number(micros),
+        mode: settings.mode,
+        alertThresholds,
+      },
+      { 'If-Match': `"${budget.version}"` },
+    );
+    onSaved();
+  });
 
   return (
     <FormModal title={`Edit budget: ${label}, ${periodLabel(budget.period)}`} onClose={onClose} onSubmit={save}>
@@ -141,8 +132,8 @@ export function EditBudgetModal({
         settings={settings}
         onChange={setSettings}
         errors={{
-          limit: micros === null ? BAD_LIMIT : errors.at('limitMicros'),
-          thresholds: alertThresholds === null ? BAD_THRESHOLDS : errors.at('alertThresholds'),
+          limit: micros === null ? BAD_LIMIT : form.at('limitMicros'),
+          thresholds: alertThresholds === null ? BAD_THRESHOLDS : form.at('alertThresholds'),
         }}
         testIds={{ limit: 'budget-limit-input', mode: 'budget-mode', thresholds: 'budget-thresholds' }}
       />
@@ -153,12 +144,12 @@ export function EditBudgetModal({
           saved. Close this form to see the current budget, then edit again.
         </StaleAlert>
       ) : (
-        <FormError error={errors.elsewhere} />
+        <FormError error={form.elsewhere} />
       )}
       <FormActions
         submitLabel="Save"
         submitTestId="budget-save"
-        busy={busy}
+        busy={form.busy}
         disabled={micros === null || alertThresholds === null || stale}
         onCancel={stale ? onSaved : onClose}
         cancelLabel={stale ? 'Reload budgets' : 'Cancel'}
@@ -210,37 +201,28 @@ export function CreateBudgetModal({
   const [period, setPeriod] = useState<BudgetPeriod>('MONTH');
   const [settings, setSettings] = useState<LimitSettings>({ limit: '', mode: 'HARD', thresholds: '80, 100' });
   const [tried, setTried] = useState(false);
-  const errors = useFieldErrors(CREATE_FIELDS);
-  const [busy, setBusy] = useState(false);
+  const form = useFormSubmit(CREATE_FIELDS);
   const target = scope === 'ORG' ? orgId : scopeId;
   const { micros, limitOk, alertThresholds } = readLimitSettings(settings);
   // PUT is an upsert: creating over an existing budget would silently replace it.
   const existing = budgets.find((b) => b.scope === scope && b.scopeId === target && b.period === period);
 
-  async function create(e: FormEvent) {
-    e.preventDefault();
+  const create = form.onSubmit(async () => {
     setTried(true);
     if (!target || !limitOk || alertThresholds === null || existing) return;
-    setBusy(true);
-    errors.setError(null);
-    try {
-      await api('PUT', `${orgPath}/budgets`, {
-        scope,
-        scopeId: target,
-        period,
-        limitMicros: Number(micros),
-        mode: settings.mode,
-        alertThresholds,
-      });
-      onCreated();
-    } catch (err) {
-      errors.setError(toApiError(err));
-      setBusy(false);
-    }
-  }
+    await api('PUT', `${orgPath}/budgets`, {
+      scope,
+      scopeId: target,
+      period,
+      limitMicros: Number(micros),
+      mode: settings.mode,
+      alertThresholds,
+    });
+    onCreated();
+  });
 
   return (
-    <FormModal title="New budget" onClose={onClose} onSubmit={create} onInput={errors.onFormInput}>
+    <FormModal title="New budget" onClose={onClose} onSubmit={create} onInput={form.onFormInput}>
       <Select
         label="Scope"
         data={SCOPE_ORDER.map((s) => ({ value: s, label: SCOPE_LABELS[s] }))}
@@ -250,7 +232,7 @@ export function CreateBudgetModal({
           setScopeId(null);
         }}
         allowDeselect={false}
-        error={errors.at('scope')}
+        error={form.at('scope')}
         data-testid="new-budget-scope"
       />
       {scope === 'ORG' ? (
@@ -265,7 +247,7 @@ export function CreateBudgetModal({
           data={targets[scope]}
           value={scopeId}
           onChange={setScopeId}
-          error={tried && !scopeId ? `Choose a ${SCOPE_LABELS[scope].toLowerCase()}` : errors.at('scopeId')}
+          error={tried && !scopeId ? `Choose a ${SCOPE_LABELS[scope].toLowerCase()}` : form.at('scopeId')}
           data-testid="new-budget-target"
         />
       )}
@@ -279,7 +261,7 @@ export function CreateBudgetModal({
         error={
           existing
             ? `${labelOf(existing)} already has a ${periodLabel(period)} budget: edit that one instead`
-            : errors.at('period')
+            : form.at('period')
         }
         data-testid="new-budget-period"
       />
@@ -287,9 +269,9 @@ export function CreateBudgetModal({
         settings={settings}
         onChange={setSettings}
         errors={{
-          limit: (tried || settings.limit !== '') && !limitOk ? BAD_LIMIT : errors.at('limitMicros'),
-          mode: errors.at('mode'),
-          thresholds: alertThresholds === null ? BAD_THRESHOLDS : errors.at('alertThresholds'),
+          limit: (tried || settings.limit !== '') && !limitOk ? BAD_LIMIT : form.at('limitMicros'),
+          mode: form.at('mode'),
+          thresholds: alertThresholds === null ? BAD_THRESHOLDS : form.at('alertThresholds'),
         }}
         testIds={{ limit: 'new-budget-limit', mode: 'new-budget-mode', thresholds: 'new-budget-thresholds' }}
       />
@@ -299,11 +281,11 @@ export function CreateBudgetModal({
           labelOf={labelOf}
         />
       )}
-      <FormError error={errors.elsewhere} />
+      <FormError error={form.elsewhere} />
       <FormActions
         submitLabel="Create budget"
         submitTestId="new-budget-submit"
-        busy={busy}
+        busy={form.busy}
         disabled={!!existing}
         onCancel={onClose}
       />

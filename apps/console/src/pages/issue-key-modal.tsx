@@ -1,11 +1,11 @@
 import { Code, Group, Select, TagsInput, Text, TextInput } from '@mantine/core';
-import { FormEvent, ReactNode, useState } from 'react';
+import { ReactNode, useState } from 'react';
 import { api, get, post, toApiError } from '../api/admin-client';
 import type { Team, User } from '../api/admin-types';
 import { FormActions, FormError } from '../components/form-actions';
 import { FormModal } from '../components/form-modal';
 import { SecretShownOnce } from '../components/secret-shown-once';
-import { useFieldErrors } from '../lib/field-errors';
+import { useFormSubmit } from '../lib/form-submit';
 import { decimalToMicros } from '../lib/money-input';
 import { useLoad } from '../lib/use-load';
 import { zonedToUtc } from '../lib/zoned-time';
@@ -42,8 +42,7 @@ export function IssueKeyModal({
   const [tags, setTags] = useState<string[]>([]);
   const [expires, setExpires] = useState('');
   const [budget, setBudget] = useState({ amount: '', period: 'MONTH', mode: 'HARD' });
-  const errors = useFieldErrors(['name', 'teamId', 'userId', 'tags', 'expiresAt']);
-  const [busy, setBusy] = useState(false);
+  const form = useFormSubmit(['name', 'teamId', 'userId', 'tags', 'expiresAt']);
   const [secret, setSecret] = useState<string | null>(null);
   // The key is issued even if its budget is then refused (a team admin above the team's): say so with the secret.
   const [budgetProblem, setBudgetProblem] = useState<string | null>(null);
@@ -66,39 +65,30 @@ export function IssueKeyModal({
         }))
       : [];
 
-  async function submit(e: FormEvent) {
-    e.preventDefault();
+  const submit = form.onSubmit(async () => {
     if (badBudget) return;
-    setBusy(true);
-    errors.setError(null);
-    try {
-      const issued = await post<{ secret: string; key: { id: string } }>(`${orgPath}/keys`, {
-        name: name.trim(),
-        teamId,
-        userId,
-        ...(tags.length ? { tags } : {}),
-        // The start of that day in the org's zone, as every other date of the console.
-        ...(expires ? { expiresAt: zonedToUtc(expires, '00:00', org.timeZone).toISOString() } : {}),
-      });
-      if (budgetMicros !== null) {
-        try {
-          await api('PUT', `${orgPath}/keys/${issued.key.id}/budget`, {
-            period: budget.period,
-            mode: budget.mode,
-            limitMicros: Number(budgetMicros),
-          });
-        } catch (err) {
-          setBudgetProblem(toApiError(err).message);
-        }
+    const issued = await post<{ secret: string; key: { id: string } }>(`${orgPath}/keys`, {
+      name: name.trim(),
+      teamId,
+      userId,
+      ...(tags.length ? { tags } : {}),
+      // The start of that day in the org's zone, as every other date of the console.
+      ...(expires ? { expiresAt: zonedToUtc(expires, '00:00', org.timeZone).toISOString() } : {}),
+    });
+    if (budgetMicros !== null) {
+      try {
+        await api('PUT', `${orgPath}/keys/${issued.key.id}/budget`, {
+          period: budget.period,
+          mode: budget.mode,
+          limitMicros: Number(budgetMicros),
+        });
+      } catch (err) {
+        setBudgetProblem(toApiError(err).message);
       }
-      setSecret(issued.secret);
-      onIssued();
-    } catch (err) {
-      errors.setError(toApiError(err));
-    } finally {
-      setBusy(false);
     }
-  }
+    setSecret(issued.secret);
+    onIssued();
+  });
 
   if (secret) {
     return (
@@ -120,7 +110,7 @@ export function IssueKeyModal({
         required
         value={name}
         onChange={(e) => setName(e.currentTarget.value)}
-        error={errors.at('name')}
+        error={form.at('name')}
         data-testid="key-name"
       />
       <Select
@@ -135,7 +125,7 @@ export function IssueKeyModal({
         }}
         disabled={!!fixedTeam}
         error={
-          errors.at('teamId') ??
+          form.at('teamId') ??
           (teams.length === 0 ? 'No team yet: an org admin creates one on Teams and people, then adds you' : undefined)
         }
         data-testid="key-team"
@@ -149,7 +139,7 @@ export function IssueKeyModal({
         onChange={setUserId}
         disabled={!!fixedUser || !teamId}
         nothingFoundMessage="No members in this team"
-        error={errors.at('userId')}
+        error={form.at('userId')}
         data-testid="key-owner"
       />
       <TagsInput
@@ -157,7 +147,7 @@ export function IssueKeyModal({
         description="Optional; reports group and filter by them, e.g. project:atlas (Enter adds one)"
         value={tags}
         onChange={setTags}
-        error={errors.at('tags')}
+        error={form.at('tags')}
         data-testid="issue-key-tags"
       />
       <TextInput
@@ -166,7 +156,7 @@ export function IssueKeyModal({
         description={`Optional; from the start of that day in ${org.timeZone}`}
         value={expires}
         onChange={(e) => setExpires(e.currentTarget.value)}
-        error={errors.at('expiresAt')}
+        error={form.at('expiresAt')}
         data-testid="issue-key-expiry"
       />
       <Group align="flex-start" gap="xs" grow role="group" aria-label="Budget of the key (optional)">
@@ -201,11 +191,11 @@ export function IssueKeyModal({
           data-testid="issue-key-budget-mode"
         />
       </Group>
-      <FormError error={errors.elsewhere} />
+      <FormError error={form.elsewhere} />
       <FormActions
         submitLabel="Issue key"
         submitTestId="key-submit"
-        busy={busy}
+        busy={form.busy}
         disabled={!name.trim() || !teamId || !userId || badBudget}
         onCancel={onClose}
       />

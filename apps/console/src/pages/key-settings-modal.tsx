@@ -6,6 +6,7 @@ import { FormActions, FormError } from '../components/form-actions';
 import { Money } from '../components/money-text';
 import { ErrorState, LoadingState } from '../components/page-states';
 import { useFieldErrors } from '../lib/field-errors';
+import { useFormSubmit } from '../lib/form-submit';
 import { decimalToMicros } from '../lib/money-input';
 import { useLoad } from '../lib/use-load';
 import { useOrgPath, useSession } from '../session';
@@ -42,28 +43,18 @@ export function KeySettingsModal({
   const [tags, setTags] = useState<string[]>(k.tags);
   const [disclosure, setDisclosure] = useState<string>(k.disclosureMode ?? '');
   const [expires, setExpires] = useState(k.expiresAt ? dayIn(org.timeZone, new Date(k.expiresAt)) : '');
-  const errors = useFieldErrors(['tags', 'disclosureMode', 'expiresAt']);
-  const [busy, setBusy] = useState(false);
+  const form = useFormSubmit(['tags', 'disclosureMode', 'expiresAt']);
   const limits = useLoad(() => get<KeyLimits>(`${orgPath}/keys/${k.id}/limits`), [orgPath, k.id]);
 
-  async function save(e: FormEvent) {
-    e.preventDefault();
-    setBusy(true);
-    errors.setError(null);
-    try {
-      await api('PATCH', `${orgPath}/keys/${k.id}`, {
-        tags,
-        disclosureMode: disclosure || null,
-        expiresAt: expires ? zonedToUtc(expires, '00:00', org.timeZone).toISOString() : null,
-      });
-      onSaved();
-      onClose();
-    } catch (err) {
-      errors.setError(asApiError(err));
-    } finally {
-      setBusy(false);
-    }
-  }
+  const save = form.onSubmit(async () => {
+    await api('PATCH', `${orgPath}/keys/${k.id}`, {
+      tags,
+      disclosureMode: disclosure || null,
+      expiresAt: expires ? zonedToUtc(expires, '00:00', org.timeZone).toISOString() : null,
+    });
+    onSaved();
+    onClose();
+  });
 
   return (
     <ConsoleModal
@@ -80,7 +71,7 @@ export function KeySettingsModal({
             description="Reports group and filter by them, e.g. project:atlas (Enter adds one)"
             value={tags}
             onChange={setTags}
-            error={errors.at('tags')}
+            error={form.at('tags')}
             data-testid="key-tags"
           />
           <Select
@@ -90,7 +81,7 @@ export function KeySettingsModal({
             value={disclosure}
             onChange={(v) => setDisclosure(v ?? '')}
             allowDeselect={false}
-            error={errors.at('disclosureMode')}
+            error={form.at('disclosureMode')}
             data-testid="key-disclosure"
           />
           <TextInput
@@ -99,11 +90,16 @@ export function KeySettingsModal({
             description={`From the start of that day in ${org.timeZone}; empty for no expiry`}
             value={expires}
             onChange={(e) => setExpires(e.currentTarget.value)}
-            error={errors.at('expiresAt')}
+            error={form.at('expiresAt')}
             data-testid="key-expiry"
           />
-          <FormError error={errors.elsewhere} />
-          <FormActions submitLabel="Save settings" submitTestId="key-settings-save" busy={busy} onCancel={onClose} />
+          <FormError error={form.elsewhere} />
+          <FormActions
+            submitLabel="Save settings"
+            submitTestId="key-settings-save"
+            busy={form.busy}
+            onCancel={onClose}
+          />
         </Stack>
       </form>
       <Divider my="md" />

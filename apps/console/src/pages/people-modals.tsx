@@ -1,11 +1,11 @@
 import { Checkbox, Select, Stack, Text, TextInput } from '@mantine/core';
-import { FormEvent, useState } from 'react';
-import { api, post, toApiError } from '../api/admin-client';
+import { useState } from 'react';
+import { api, post } from '../api/admin-client';
 import type { Key, Team } from '../api/admin-types';
 import { ConfirmModal } from '../components/confirm-modal';
 import { FormActions, FormError } from '../components/form-actions';
 import { FormModal } from '../components/form-modal';
-import { useFieldErrors } from '../lib/field-errors';
+import { useFormSubmit } from '../lib/form-submit';
 import { useOrgPath } from '../session';
 import type { Person } from './people-page';
 
@@ -20,42 +20,33 @@ export function TeamNameModal({
 }) {
   const orgPath = useOrgPath();
   const [name, setName] = useState(team?.name ?? '');
-  const errors = useFieldErrors(['name']);
-  const [busy, setBusy] = useState(false);
-  async function submit(e: FormEvent) {
-    e.preventDefault();
-    setBusy(true);
-    errors.setError(null);
-    try {
-      if (team) await api('PATCH', `${orgPath}/teams/${team.id}`, { name: name.trim() });
-      else await post(`${orgPath}/teams`, { name: name.trim() });
-      onSaved(team ? `Team renamed to ${name.trim()}.` : `Team ${name.trim()} created.`);
-    } catch (err) {
-      errors.setError(toApiError(err));
-      setBusy(false);
-    }
-  }
+  const form = useFormSubmit(['name']);
+  const submit = form.onSubmit(async () => {
+    if (team) await api('PATCH', `${orgPath}/teams/${team.id}`, { name: name.trim() });
+    else await post(`${orgPath}/teams`, { name: name.trim() });
+    onSaved(team ? `Team renamed to ${name.trim()}.` : `Team ${name.trim()} created.`);
+  });
   return (
     <FormModal
       title={team ? `Rename ${team.name}` : 'New team'}
       onClose={onClose}
       onSubmit={submit}
-      onInput={errors.onFormInput}
+      onInput={form.onFormInput}
     >
       <TextInput
         label="Name"
         description="Unique in the organisation, e.g. platform-eng"
         value={name}
         onChange={(e) => setName(e.currentTarget.value)}
-        error={errors.at('name')}
+        error={form.at('name')}
         data-testid="team-name"
         data-autofocus
       />
-      <FormError error={errors.elsewhere} />
+      <FormError error={form.elsewhere} />
       <FormActions
         submitLabel={team ? 'Rename team' : 'Create team'}
         submitTestId="team-submit"
-        busy={busy}
+        busy={form.busy}
         disabled={!name.trim()}
         onCancel={onClose}
       />
@@ -67,29 +58,20 @@ export function PersonModal({ onClose, onSaved }: { onClose: () => void; onSaved
   const orgPath = useOrgPath();
   const [email, setEmail] = useState('');
   const [name, setName] = useState('');
-  const errors = useFieldErrors(['email', 'name']);
-  const [busy, setBusy] = useState(false);
-  async function submit(e: FormEvent) {
-    e.preventDefault();
-    setBusy(true);
-    errors.setError(null);
-    try {
-      await post(`${orgPath}/users`, { email: email.trim(), ...(name.trim() ? { name: name.trim() } : {}) });
-      onSaved(`${name.trim() || email.trim()} added; add them to a team so they can have keys.`);
-    } catch (err) {
-      errors.setError(toApiError(err));
-      setBusy(false);
-    }
-  }
+  const form = useFormSubmit(['email', 'name']);
+  const submit = form.onSubmit(async () => {
+    await post(`${orgPath}/users`, { email: email.trim(), ...(name.trim() ? { name: name.trim() } : {}) });
+    onSaved(`${name.trim() || email.trim()} added; add them to a team so they can have keys.`);
+  });
   return (
-    <FormModal title="Add a person" onClose={onClose} onSubmit={submit} onInput={errors.onFormInput}>
+    <FormModal title="Add a person" onClose={onClose} onSubmit={submit} onInput={form.onFormInput}>
       <TextInput
         label="Work email"
         description="Single sign-on matches people by this address"
         type="email"
         value={email}
         onChange={(e) => setEmail(e.currentTarget.value)}
-        error={errors.at('email')}
+        error={form.at('email')}
         data-testid="person-email"
         data-autofocus
       />
@@ -98,14 +80,14 @@ export function PersonModal({ onClose, onSaved }: { onClose: () => void; onSaved
         description="Optional"
         value={name}
         onChange={(e) => setName(e.currentTarget.value)}
-        error={errors.at('name')}
+        error={form.at('name')}
         data-testid="person-name"
       />
-      <FormError error={errors.elsewhere} />
+      <FormError error={form.elsewhere} />
       <FormActions
         submitLabel="Add person"
         submitTestId="person-submit"
-        busy={busy}
+        busy={form.busy}
         disabled={!email.trim()}
         onCancel={onClose}
       />
@@ -127,22 +109,13 @@ export function AddMemberModal({
   const orgPath = useOrgPath();
   const [userId, setUserId] = useState<string | null>(null);
   const [isTeamAdmin, setTeamAdmin] = useState(false);
-  const errors = useFieldErrors(['userId', 'isTeamAdmin']);
-  const [busy, setBusy] = useState(false);
-  async function submit(e: FormEvent) {
-    e.preventDefault();
+  const form = useFormSubmit(['userId', 'isTeamAdmin']);
+  const submit = form.onSubmit(async () => {
     if (!userId) return;
-    setBusy(true);
-    errors.setError(null);
-    try {
-      await post(`${orgPath}/teams/${team.id}/members`, { userId, isTeamAdmin });
-      const p = people.find((x) => x.id === userId);
-      onSaved(`${p?.name ?? p?.email} joined ${team.name}${isTeamAdmin ? ' as its admin' : ''}.`);
-    } catch (err) {
-      errors.setError(toApiError(err));
-      setBusy(false);
-    }
-  }
+    await post(`${orgPath}/teams/${team.id}/members`, { userId, isTeamAdmin });
+    const p = people.find((x) => x.id === userId);
+    onSaved(`${p?.name ?? p?.email} joined ${team.name}${isTeamAdmin ? ' as its admin' : ''}.`);
+  });
   return (
     <FormModal title={`Add a member to ${team.name}`} onClose={onClose} onSubmit={submit}>
       <Select
@@ -152,7 +125,7 @@ export function AddMemberModal({
         value={userId}
         onChange={setUserId}
         nothingFoundMessage="Everybody is in this team already"
-        error={errors.at('userId')}
+        error={form.at('userId')}
         data-testid="member-person"
       />
       <Checkbox
@@ -161,11 +134,11 @@ export function AddMemberModal({
         onChange={(e) => setTeamAdmin(e.currentTarget.checked)}
         data-testid="member-team-admin"
       />
-      <FormError error={errors.elsewhere} />
+      <FormError error={form.elsewhere} />
       <FormActions
         submitLabel="Add member"
         submitTestId="member-submit"
-        busy={busy}
+        busy={form.busy}
         disabled={!userId}
         onCancel={onClose}
       />

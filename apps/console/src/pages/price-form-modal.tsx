@@ -1,6 +1,6 @@
 import { Autocomplete, Group, Select, Stack, Switch, Text, TextInput } from '@mantine/core';
-import { FormEvent, useState } from 'react';
-import { get, post, toApiError } from '../api/admin-client';
+import { useState } from 'react';
+import { get, post } from '../api/admin-client';
 import type { CatalogTool, PriceRule, Upstream } from '../api/governance-types';
 import { globMatches, takeover } from '../lib/price-match';
 import { FormActions, FormError } from '../components/form-actions';
@@ -8,7 +8,7 @@ import { FormModal } from '../components/form-modal';
 import { Money } from '../components/money-text';
 import { decimalToMicros } from '../lib/money-input';
 import { dayIn, formatTimestamp, isDay } from '../lib/dates';
-import { useFieldErrors } from '../lib/field-errors';
+import { useFormSubmit } from '../lib/form-submit';
 import { useLoad } from '../lib/use-load';
 import { zonedToUtc } from '../lib/zoned-time';
 import { useOrgPath, useSession } from '../session';
@@ -87,14 +87,7 @@ export function CreatePriceModal({
   const [chargeFailed, setChargeFailed] = useState(false);
   const [day, setDay] = useState('');
   const [time, setTime] = useState('');
-  const errors = useFieldErrors([
-    'upstreamId',
-    'toolPattern',
-    'perCallMicros',
-    'perOutputTokenMicros',
-    'effectiveFrom',
-  ]);
-  const [busy, setBusy] = useState(false);
+  const form = useFormSubmit(['upstreamId', 'toolPattern', 'perCallMicros', 'perOutputTokenMicros', 'effectiveFrom']);
   const callMicros = decimalToMicros(perCall);
   const tokenMicros = decimalToMicros(perToken);
   const whenOk = isWhen(day, time);
@@ -141,28 +134,20 @@ export function CreatePriceModal({
       .map((t) => t.exposedName)
       .join(', ')}${list.length > 4 ? `, and ${list.length - 4} more` : ''}`;
 
-  async function submit(e: FormEvent) {
-    e.preventDefault();
+  const submit = form.onSubmit(async () => {
     setTried(true);
     if (!typed) return;
     if (callMicros === null || tokenMicros === null || !whenOk) return;
-    setBusy(true);
-    errors.setError(null);
-    try {
-      await post(`${orgPath}/prices`, {
-        ...(upstreamId && upstreamId !== 'ALL' ? { upstreamId } : {}),
-        toolPattern: pattern.trim(),
-        perCallMicros: Number(callMicros),
-        perOutputTokenMicros: Number(tokenMicros),
-        chargeFailedCalls: chargeFailed,
-        ...(day ? { effectiveFrom: instantOf(day, time, org.timeZone) } : {}),
-      });
-      onCreated();
-    } catch (err) {
-      errors.setError(toApiError(err));
-      setBusy(false);
-    }
-  }
+    await post(`${orgPath}/prices`, {
+      ...(upstreamId && upstreamId !== 'ALL' ? { upstreamId } : {}),
+      toolPattern: pattern.trim(),
+      perCallMicros: Number(callMicros),
+      perOutputTokenMicros: Number(tokenMicros),
+      chargeFailedCalls: chargeFailed,
+      ...(day ? { effectiveFrom: instantOf(day, time, org.timeZone) } : {}),
+    });
+    onCreated();
+  });
   return (
     <FormModal title="New price rule" size="lg" onClose={onClose} onSubmit={submit}>
       <Select
@@ -174,7 +159,7 @@ export function CreatePriceModal({
         value={upstreamId}
         onChange={setUpstreamId}
         allowDeselect={false}
-        error={errors.at('upstreamId')}
+        error={form.at('upstreamId')}
         data-testid="price-upstream"
       />
       <Autocomplete
@@ -191,7 +176,7 @@ export function CreatePriceModal({
           ),
         ]}
         limit={20}
-        error={tried && !typed ? 'Type a pattern: a tool name, or * for every tool' : errors.at('toolPattern')}
+        error={tried && !typed ? 'Type a pattern: a tool name, or * for every tool' : form.at('toolPattern')}
         data-testid="price-pattern"
       />
       {typed && (
@@ -235,7 +220,7 @@ export function CreatePriceModal({
           description="Up to six decimals"
           value={perCall}
           onChange={(e) => setPerCall(e.currentTarget.value)}
-          error={perCall && callMicros === null ? 'An amount such as 0.0025' : errors.at('perCallMicros')}
+          error={perCall && callMicros === null ? 'An amount such as 0.0025' : form.at('perCallMicros')}
           data-testid="price-per-call"
         />
         <TextInput
@@ -252,7 +237,7 @@ export function CreatePriceModal({
           }
           value={perToken}
           onChange={(e) => setPerToken(e.currentTarget.value)}
-          error={tokenMicros === null ? 'An amount such as 0.000003' : errors.at('perOutputTokenMicros')}
+          error={tokenMicros === null ? 'An amount such as 0.000003' : form.at('perOutputTokenMicros')}
         />
       </Group>
       <Switch
@@ -266,13 +251,13 @@ export function CreatePriceModal({
         setDay={setDay}
         setTime={setTime}
         what="Effective from"
-        apiError={errors.at('effectiveFrom')}
+        apiError={form.at('effectiveFrom')}
       />
-      <FormError error={errors.elsewhere} />
+      <FormError error={form.elsewhere} />
       <FormActions
         submitLabel="Add rule"
         submitTestId="price-submit"
-        busy={busy}
+        busy={form.busy}
         disabled={callMicros === null || !perCall || tokenMicros === null || !whenOk}
         onCancel={onClose}
       />

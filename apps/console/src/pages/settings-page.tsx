@@ -1,6 +1,6 @@
 import { Badge, Button, Card, Code, Group, Select, Stack, Switch, Table, Text, TextInput, Title } from '@mantine/core';
-import { FormEvent, useMemo, useState } from 'react';
-import { api, get, post, toApiError } from '../api/admin-client';
+import { useMemo, useState } from 'react';
+import { api, get, post } from '../api/admin-client';
 import type { Team, User } from '../api/admin-types';
 import { ConfirmModal } from '../components/confirm-modal';
 import { SecretShownOnce } from '../components/secret-shown-once';
@@ -10,7 +10,7 @@ import { FormModal } from '../components/form-modal';
 import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
 import { RowAction } from '../components/row-action';
 import { formatTimestamp } from '../lib/dates';
-import { useFieldErrors } from '../lib/field-errors';
+import { useFormSubmit } from '../lib/form-submit';
 import { roleLabel } from '../lib/labels';
 import { canManageOrg } from '../lib/roles';
 import { useLoad } from '../lib/use-load';
@@ -65,8 +65,7 @@ function OrgForm({ org, mayManage, onSaved }: { org: OrgSettings; mayManage: boo
   const [timeZone, setTimeZone] = useState(org.timeZone);
   const [currency, setCurrency] = useState(org.currency);
   const [autoApprove, setAutoApprove] = useState(org.autoApproveTools);
-  const errors = useFieldErrors(['name', 'timeZone', 'currency', 'autoApproveTools']);
-  const [busy, setBusy] = useState(false);
+  const form = useFormSubmit(['name', 'timeZone', 'currency', 'autoApproveTools']);
   const [saved, setSaved] = useState(false);
   const zones = useMemo(() => supported('timeZone'), []);
   const currencies = useMemo(() => supported('currency'), []);
@@ -77,22 +76,13 @@ function OrgForm({ org, mayManage, onSaved }: { org: OrgSettings; mayManage: boo
     ...(autoApprove !== org.autoApproveTools ? { autoApproveTools: autoApprove } : {}),
   };
 
-  async function save(e: FormEvent) {
-    e.preventDefault();
-    setBusy(true);
-    errors.setError(null);
-    try {
-      await api('PATCH', orgPath, changed);
-      setSaved(true);
-      // The whole console shows times and money in these: sign-in data is read again.
-      if (changed.timeZone || changed.currency || changed.name) window.location.reload();
-      else onSaved();
-    } catch (err) {
-      errors.setError(toApiError(err));
-    } finally {
-      setBusy(false);
-    }
-  }
+  const save = form.onSubmit(async () => {
+    await api('PATCH', orgPath, changed);
+    setSaved(true);
+    // The whole console shows times and money in these: sign-in data is read again.
+    if (changed.timeZone || changed.currency || changed.name) window.location.reload();
+    else onSaved();
+  });
 
   return (
     <Card withBorder component="section" aria-labelledby="org-settings-title">
@@ -106,7 +96,7 @@ function OrgForm({ org, mayManage, onSaved }: { org: OrgSettings; mayManage: boo
             value={name}
             onChange={(e) => setName(e.currentTarget.value)}
             readOnly={!mayManage}
-            error={errors.at('name')}
+            error={form.at('name')}
             data-testid="org-name"
           />
           <Select
@@ -118,7 +108,7 @@ function OrgForm({ org, mayManage, onSaved }: { org: OrgSettings; mayManage: boo
             searchable
             allowDeselect={false}
             readOnly={!mayManage}
-            error={errors.at('timeZone')}
+            error={form.at('timeZone')}
             data-testid="org-time-zone"
           />
           <Select
@@ -130,7 +120,7 @@ function OrgForm({ org, mayManage, onSaved }: { org: OrgSettings; mayManage: boo
             searchable
             allowDeselect={false}
             readOnly={!mayManage}
-            error={errors.at('currency')}
+            error={form.at('currency')}
             data-testid="org-currency"
           />
           <Switch
@@ -140,10 +130,15 @@ function OrgForm({ org, mayManage, onSaved }: { org: OrgSettings; mayManage: boo
             disabled={!mayManage}
             data-testid="org-auto-approve"
           />
-          <FormError error={errors.elsewhere} />
+          <FormError error={form.elsewhere} />
           {mayManage && (
             <Group>
-              <Button type="submit" loading={busy} disabled={Object.keys(changed).length === 0} data-testid="org-save">
+              <Button
+                type="submit"
+                loading={form.busy}
+                disabled={Object.keys(changed).length === 0}
+                data-testid="org-save"
+              >
                 Save settings
               </Button>
               {saved && (
@@ -293,31 +288,21 @@ function IssueTokenModal({
   const [role, setRole] = useState('FINANCE');
   const [teamId, setTeamId] = useState<string | null>(null);
   const [userId, setUserId] = useState<string | null>(null);
-  const errors = useFieldErrors(['name', 'role', 'teamId', 'userId']);
-  const [busy, setBusy] = useState(false);
+  const form = useFormSubmit(['name', 'role', 'teamId', 'userId']);
   const [secret, setSecret] = useState<string | null>(null);
   const needsTeam = role === 'TEAM_ADMIN' || role === 'MEMBER';
 
-  async function submit(e: FormEvent) {
-    e.preventDefault();
-    setBusy(true);
-    errors.setError(null);
-    try {
-      const issued = await post<{ secret: string }>('/v1/admin-tokens', {
-        orgId: org.id,
-        name: name.trim(),
-        role,
-        ...(needsTeam && teamId ? { teamId } : {}),
-        ...(userId ? { userId } : {}),
-      });
-      setSecret(issued.secret);
-      onIssued();
-    } catch (err) {
-      errors.setError(toApiError(err));
-    } finally {
-      setBusy(false);
-    }
-  }
+  const submit = form.onSubmit(async () => {
+    const issued = await post<{ secret: string }>('/v1/admin-tokens', {
+      orgId: org.id,
+      name: name.trim(),
+      role,
+      ...(needsTeam && teamId ? { teamId } : {}),
+      ...(userId ? { userId } : {}),
+    });
+    setSecret(issued.secret);
+    onIssued();
+  });
 
   if (secret) {
     return (
@@ -339,7 +324,7 @@ function IssueTokenModal({
         description="What uses it, e.g. ci-pipeline"
         value={name}
         onChange={(e) => setName(e.currentTarget.value)}
-        error={errors.at('name')}
+        error={form.at('name')}
         data-testid="admin-token-name"
       />
       <Select
@@ -348,7 +333,7 @@ function IssueTokenModal({
         value={role}
         onChange={(v) => v && setRole(v)}
         allowDeselect={false}
-        error={errors.at('role')}
+        error={form.at('role')}
         data-testid="admin-token-role"
       />
       {needsTeam && (
@@ -357,7 +342,7 @@ function IssueTokenModal({
           data={teams.map((t) => ({ value: t.id, label: t.name }))}
           value={teamId}
           onChange={setTeamId}
-          error={errors.at('teamId')}
+          error={form.at('teamId')}
           data-testid="admin-token-team"
         />
       )}
@@ -369,14 +354,14 @@ function IssueTokenModal({
         onChange={setUserId}
         searchable
         clearable
-        error={errors.at('userId')}
+        error={form.at('userId')}
         data-testid="admin-token-user"
       />
-      <FormError error={errors.elsewhere} />
+      <FormError error={form.elsewhere} />
       <FormActions
         submitLabel="Issue token"
         submitTestId="admin-token-submit"
-        busy={busy}
+        busy={form.busy}
         disabled={!name.trim() || (needsTeam && !teamId)}
         onCancel={onClose}
       />

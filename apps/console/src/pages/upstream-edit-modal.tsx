@@ -1,10 +1,10 @@
 import { Checkbox, Code, Group, Select, Stack, Text, TextInput } from '@mantine/core';
-import { FormEvent, useState } from 'react';
-import { api, send, toApiError } from '../api/admin-client';
+import { useState } from 'react';
+import { api, send } from '../api/admin-client';
 import { FormActions, FormError } from '../components/form-actions';
 import { FormModal } from '../components/form-modal';
 import { StaleAlert } from '../components/stale-alert';
-import { useFieldErrors } from '../lib/field-errors';
+import { useFormSubmit } from '../lib/form-submit';
 import { authModeLabel, transportLabel } from '../lib/labels';
 import { useOrgPath } from '../session';
 import {
@@ -72,9 +72,8 @@ export function EditUpstreamModal({
   const [clientId, setClientId] = useState(u.oauth && !u.oauth.registered ? (u.oauth.clientId ?? '') : '');
   const [clientSecret, setClientSecret] = useState('');
   const [scope, setScope] = useState(u.oauth?.scope ?? '');
-  const [busy, setBusy] = useState(false);
-  const errors = useFieldErrors(EDIT_FIELDS);
-  const stale = errors.error?.status === 412;
+  const form = useFormSubmit(EDIT_FIELDS);
+  const stale = form.error?.status === 412;
   const http = u.transport !== 'STDIO';
   const otherHeaders = u.headerNames.filter((h) => h.toLowerCase() !== 'authorization');
   const hasToken = u.headerNames.some((h) => h.toLowerCase() === 'authorization');
@@ -116,25 +115,17 @@ export function EditUpstreamModal({
     return body;
   }
 
-  async function save(e: FormEvent) {
-    e.preventDefault();
+  const save = form.onSubmit(async () => {
     const body = patchBody();
     const exposureChanged = unprefixed !== u.exposeUnprefixed;
     if (Object.keys(body).length === 0 && !exposureChanged) return onClose();
-    setBusy(true);
-    errors.setError(null);
-    try {
-      // The PATCH carries If-Match; the exposure (its own route, no version) goes first so a name
-      // collision (409) refuses the whole form before anything else is saved.
-      if (exposureChanged) await api('PUT', `${orgPath}/upstreams/${u.id}/exposure`, { exposeUnprefixed: unprefixed });
-      if (Object.keys(body).length > 0)
-        await send('PATCH', `${orgPath}/upstreams/${u.id}`, body, { 'If-Match': `"${u.version}"` });
-      onSaved();
-    } catch (err) {
-      errors.setError(toApiError(err));
-      setBusy(false);
-    }
-  }
+    // The PATCH carries If-Match; the exposure (its own route, no version) goes first so a name
+    // collision (409) refuses the whole form before anything else is saved.
+    if (exposureChanged) await api('PUT', `${orgPath}/upstreams/${u.id}/exposure`, { exposeUnprefixed: unprefixed });
+    if (Object.keys(body).length > 0)
+      await send('PATCH', `${orgPath}/upstreams/${u.id}`, body, { 'If-Match': `"${u.version}"` });
+    onSaved();
+  });
 
   return (
     <FormModal
@@ -142,14 +133,14 @@ export function EditUpstreamModal({
       size="lg"
       onClose={onClose}
       onSubmit={save}
-      onInput={errors.onFormInput}
+      onInput={form.onFormInput}
     >
       <Text size="sm">Transport {transportLabel(u.transport)} (fixed at registration).</Text>
       <TextInput
         label="Display name"
         value={displayName}
         onChange={(e) => setDisplayName(e.currentTarget.value)}
-        error={errors.at('displayName')}
+        error={form.at('displayName')}
       />
       {http && (
         <TextInput
@@ -157,7 +148,7 @@ export function EditUpstreamModal({
           description="Checked by the outbound rule like at registration"
           value={url}
           onChange={(e) => setUrl(e.currentTarget.value)}
-          error={errors.at('url')}
+          error={form.at('url')}
           data-testid="upstream-edit-url"
         />
       )}
@@ -168,7 +159,7 @@ export function EditUpstreamModal({
         value={authMode}
         onChange={(v) => setAuthMode((v ?? u.authMode) as UpstreamDetail['authMode'])}
         allowDeselect={false}
-        error={errors.at('authMode')}
+        error={form.at('authMode')}
         data-testid="upstream-edit-auth"
       />
       {dropsSecrets && (
@@ -190,7 +181,7 @@ export function EditUpstreamModal({
               description="Empty: register one dynamically"
               value={clientId}
               onChange={(e) => setClientId(e.currentTarget.value)}
-              error={errors.at('oauth.clientId') ?? errors.at('oauth')}
+              error={form.at('oauth.clientId') ?? form.at('oauth')}
               data-testid="upstream-edit-client-id"
             />
             <SecretInput
@@ -198,7 +189,7 @@ export function EditUpstreamModal({
               description="Write-only: leave empty to keep the current one"
               value={clientSecret}
               onChange={setClientSecret}
-              error={errors.at('oauth.clientSecret')}
+              error={form.at('oauth.clientSecret')}
             />
           </Group>
           <TextInput
@@ -206,7 +197,7 @@ export function EditUpstreamModal({
             description="Optional, e.g. repo read:user"
             value={scope}
             onChange={(e) => setScope(e.currentTarget.value)}
-            error={errors.at('oauth.scope')}
+            error={form.at('oauth.scope')}
             data-testid="upstream-edit-scope"
           />
         </>
@@ -222,7 +213,7 @@ export function EditUpstreamModal({
             }
             value={bearerToken}
             onChange={setBearerToken}
-            error={errors.at('bearerToken')}
+            error={form.at('bearerToken')}
           />
           {hasToken && !modeChanged && (
             <Checkbox
@@ -261,26 +252,26 @@ export function EditUpstreamModal({
               description="Name; replaces one of that name"
               value={headerName}
               onChange={(e) => setHeaderName(e.currentTarget.value)}
-              error={errors.error?.field?.startsWith('headers') ? errors.error.message : undefined}
+              error={form.error?.field?.startsWith('headers') ? form.error.message : undefined}
             />
             <SecretInput label="Header value" description="Write-only" value={headerValue} onChange={setHeaderValue} />
           </Group>
         </>
       )}
-      <SettingsInputs settings={settings} onChange={setSettings} at={errors.at} />
+      <SettingsInputs settings={settings} onChange={setSettings} at={form.at} />
       <Select
         label="Review of new or changed tools"
         data={REVIEW_SETTINGS}
         value={review}
         onChange={(v) => setReview(v ?? 'org')}
         allowDeselect={false}
-        error={errors.at('autoApproveTools')}
+        error={form.at('autoApproveTools')}
       />
       <Checkbox
         label={`Expose its tools and prompts under their own names (without ${u.namespace}__)`}
         checked={unprefixed}
         onChange={(e) => setUnprefixed(e.currentTarget.checked)}
-        error={errors.at('exposeUnprefixed')}
+        error={form.at('exposeUnprefixed')}
         data-testid="upstream-unprefixed"
       />
       {stale ? (
@@ -289,12 +280,12 @@ export function EditUpstreamModal({
           saved. Reload to see the current settings, then edit again.
         </StaleAlert>
       ) : (
-        <FormError error={errors.elsewhere} />
+        <FormError error={form.elsewhere} />
       )}
       <FormActions
         submitLabel="Save"
         submitTestId="upstream-edit-save"
-        busy={busy}
+        busy={form.busy}
         disabled={stale}
         onCancel={stale ? onSaved : onClose}
         cancelLabel={stale ? 'Reload upstreams' : 'Cancel'}

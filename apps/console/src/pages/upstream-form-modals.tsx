@@ -1,10 +1,10 @@
 import { Group, NumberInput, PasswordInput, Select, Text, Textarea, TextInput } from '@mantine/core';
-import { Dispatch, FormEvent, ReactNode, SetStateAction, useState } from 'react';
-import { api, toApiError } from '../api/admin-client';
+import { Dispatch, ReactNode, SetStateAction, useState } from 'react';
+import { api } from '../api/admin-client';
 import type { Upstream } from '../api/governance-types';
 import { FormActions, FormError } from '../components/form-actions';
 import { FormModal } from '../components/form-modal';
-import { useFieldErrors } from '../lib/field-errors';
+import { useFormSubmit } from '../lib/form-submit';
 import { useOrgPath } from '../session';
 
 /** GET …/upstreams/:id as the forms read it (the generated UpstreamView). */
@@ -64,49 +64,34 @@ export function RegisterUpstreamModal({
     callTimeoutMs: 30_000,
     outputTokenCap: '',
   });
-  const [busy, setBusy] = useState(false);
-  const errors = useFieldErrors(REGISTER_FIELDS);
+  const form = useFormSubmit(REGISTER_FIELDS);
   const stdio = transport === 'STDIO';
 
-  async function register(e: FormEvent) {
-    e.preventDefault();
-    setBusy(true);
-    errors.setError(null);
+  const register = form.onSubmit(async () => {
     const oauth = {
       ...(clientId ? { clientId } : {}),
       ...(clientSecret ? { clientSecret } : {}),
       ...(scope ? { scope } : {}),
     };
-    try {
-      const created = await api<UpstreamDetail>('POST', `${orgPath}/upstreams`, {
-        namespace: namespace.trim(),
-        ...(displayName.trim() ? { displayName: displayName.trim() } : {}),
-        transport,
-        ...(stdio
-          ? { command: command.trim(), args: args.split('\n').filter((a) => a.trim() !== '') }
-          : { url: url.trim() }),
-        authMode,
-        ...(authMode === 'STATIC_SECRET' && bearerToken ? { bearerToken } : {}),
-        ...(authMode === 'PER_USER_OAUTH' && Object.keys(oauth).length ? { oauth } : {}),
-        syncIntervalSeconds: numberOrUndefined(settings.syncIntervalSeconds),
-        callTimeoutMs: numberOrUndefined(settings.callTimeoutMs),
-        outputTokenCap: numberOrUndefined(settings.outputTokenCap),
-      });
-      onRegistered(created);
-    } catch (err) {
-      errors.setError(toApiError(err));
-      setBusy(false);
-    }
-  }
+    const created = await api<UpstreamDetail>('POST', `${orgPath}/upstreams`, {
+      namespace: namespace.trim(),
+      ...(displayName.trim() ? { displayName: displayName.trim() } : {}),
+      transport,
+      ...(stdio
+        ? { command: command.trim(), args: args.split('\n').filter((a) => a.trim() !== '') }
+        : { url: url.trim() }),
+      authMode,
+      ...(authMode === 'STATIC_SECRET' && bearerToken ? { bearerToken } : {}),
+      ...(authMode === 'PER_USER_OAUTH' && Object.keys(oauth).length ? { oauth } : {}),
+      syncIntervalSeconds: numberOrUndefined(settings.syncIntervalSeconds),
+      callTimeoutMs: numberOrUndefined(settings.callTimeoutMs),
+      outputTokenCap: numberOrUndefined(settings.outputTokenCap),
+    });
+    onRegistered(created);
+  });
 
   return (
-    <FormModal
-      title="Register an upstream"
-      size="lg"
-      onClose={onClose}
-      onSubmit={register}
-      onInput={errors.onFormInput}
-    >
+    <FormModal title="Register an upstream" size="lg" onClose={onClose} onSubmit={register} onInput={form.onFormInput}>
       <Group grow align="flex-start">
         <TextInput
           label="Namespace"
@@ -114,7 +99,7 @@ export function RegisterUpstreamModal({
           required
           value={namespace}
           onChange={(e) => setNamespace(e.currentTarget.value)}
-          error={errors.at('namespace')}
+          error={form.at('namespace')}
           data-testid="upstream-namespace"
         />
         <TextInput
@@ -122,7 +107,7 @@ export function RegisterUpstreamModal({
           description="Optional"
           value={displayName}
           onChange={(e) => setDisplayName(e.currentTarget.value)}
-          error={errors.at('displayName')}
+          error={form.at('displayName')}
         />
       </Group>
       <Select
@@ -131,7 +116,7 @@ export function RegisterUpstreamModal({
         value={transport}
         onChange={(v) => setTransport(v ?? 'STREAMABLE_HTTP')}
         allowDeselect={false}
-        error={errors.at('transport')}
+        error={form.at('transport')}
         data-testid="upstream-transport"
       />
       {stdio ? (
@@ -142,7 +127,7 @@ export function RegisterUpstreamModal({
             required
             value={command}
             onChange={(e) => setCommand(e.currentTarget.value)}
-            error={errors.at('command')}
+            error={form.at('command')}
           />
           <Textarea
             label="Arguments"
@@ -151,7 +136,7 @@ export function RegisterUpstreamModal({
             minRows={2}
             value={args}
             onChange={(e) => setArgs(e.currentTarget.value)}
-            error={errors.at('args')}
+            error={form.at('args')}
           />
         </>
       ) : (
@@ -161,7 +146,7 @@ export function RegisterUpstreamModal({
           required
           value={url}
           onChange={(e) => setUrl(e.currentTarget.value)}
-          error={errors.at('url')}
+          error={form.at('url')}
           data-testid="upstream-url"
         />
       )}
@@ -171,7 +156,7 @@ export function RegisterUpstreamModal({
         value={authMode}
         onChange={(v) => setAuthMode(v ?? 'NONE')}
         allowDeselect={false}
-        error={errors.at('authMode')}
+        error={form.at('authMode')}
         data-testid="upstream-auth"
       />
       {authMode === 'STATIC_SECRET' && (
@@ -180,7 +165,7 @@ export function RegisterUpstreamModal({
           description="Sent as Authorization: Bearer …; stored encrypted and never shown again"
           value={bearerToken}
           onChange={setBearerToken}
-          error={errors.at('bearerToken')}
+          error={form.at('bearerToken')}
         />
       )}
       {authMode === 'PER_USER_OAUTH' && (
@@ -195,14 +180,14 @@ export function RegisterUpstreamModal({
               description="Optional"
               value={clientId}
               onChange={(e) => setClientId(e.currentTarget.value)}
-              error={errors.at('oauth.clientId')}
+              error={form.at('oauth.clientId')}
             />
             <SecretInput
               label="OAuth client secret"
               description="Optional; never shown again"
               value={clientSecret}
               onChange={setClientSecret}
-              error={errors.at('oauth.clientSecret')}
+              error={form.at('oauth.clientSecret')}
             />
           </Group>
           <TextInput
@@ -210,16 +195,16 @@ export function RegisterUpstreamModal({
             description="Optional, e.g. repo read:user"
             value={scope}
             onChange={(e) => setScope(e.currentTarget.value)}
-            error={errors.at('oauth.scope')}
+            error={form.at('oauth.scope')}
           />
         </>
       )}
-      <SettingsInputs settings={settings} onChange={setSettings} at={errors.at} />
-      <FormError error={errors.elsewhere} />
+      <SettingsInputs settings={settings} onChange={setSettings} at={form.at} />
+      <FormError error={form.elsewhere} />
       <FormActions
         submitLabel="Register upstream"
         submitTestId="upstream-register-submit"
-        busy={busy}
+        busy={form.busy}
         onCancel={onClose}
       />
     </FormModal>
