@@ -27,6 +27,8 @@ const DECLARED = [
   { lib: 'oauth-server', dependsOn: ['lib:identity'] },
   // BullMQ runs on the Redis client libs/redis builds from the deployment's settings (cluster, TLS...).
   { lib: 'queue', dependsOn: ['lib:redis'] },
+  // The audit trail's rows are written in the change's own Prisma transaction.
+  { lib: 'audit', dependsOn: ['lib:db'] },
 ];
 
 export default [

@@ -13,6 +13,7 @@ import { PolicyModule } from '@tollgate/policy';
 import { PricingModule } from '@tollgate/pricing';
 import { QueueModule } from '@tollgate/queue';
 import { RedisModule } from '@tollgate/redis';
+import { AdminTokenAdminService } from './admin-tokens/admin-token-admin.service';
 import { AdminTokensController } from './admin-tokens/admin-tokens.controller';
 import { AlertsController } from './alerts/alerts.controller';
 import { AuditController } from './audit/audit.controller';
@@ -36,6 +37,7 @@ import { RefusalsController } from './reports/refusals.controller';
 import { CallsController } from './calls/calls.controller';
 import { PlatformReportsController } from './reports/platform-reports.controller';
 import { UserOffboardingService } from './users/user-offboarding.service';
+import { KeyAdminService } from './keys/key-admin.service';
 import { KeysController } from './keys/keys.controller';
 import { OAuthServerModule } from '@tollgate/oauth-server';
 import { EmailDomainsController } from './orgs/email-domains.controller';
@@ -121,6 +123,8 @@ export class AdminApiModule {
       ],
       providers: [
         AuditService,
+        KeyAdminService,
+        AdminTokenAdminService,
         UserOffboardingService,
         UpstreamAdminService,
         CatalogEntryReviewService,

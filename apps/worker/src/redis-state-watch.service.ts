@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { AuditAction, recordAudit, systemActor } from '@tollgate/audit';
 import { TOLLGATE_CONFIG, WorkerConfig } from '@tollgate/config';
 import { PrismaService } from '@tollgate/db';
 import { JobName } from '@tollgate/queue';
@@ -8,7 +9,7 @@ import { Counter, Gauge, Registry } from 'prom-client';
 import { JobSchedules } from './job-schedules.service';
 
 /** The audit action recording that this deployment's Redis got an epoch: Redis has held its state since. */
-export const EPOCH_SET_ACTION = 'redis.epoch-set';
+export const EPOCH_SET_ACTION = 'redis.epoch-set' satisfies AuditAction;
 const ACTOR = 'system:worker';
 
 /** What /readyz needs to know about Redis' state. */
@@ -186,15 +187,12 @@ export class RedisStateWatch implements OnApplicationBootstrap, OnModuleDestroy 
   }
 
   private async recordEpoch(epoch: string, details: Record<string, unknown>): Promise<void> {
-    await this.prisma.auditEvent.create({
-      data: {
-        orgId: null,
-        actorId: ACTOR,
-        action: EPOCH_SET_ACTION,
-        targetType: 'redis',
-        targetId: this.redis.prefix,
-        details: { epoch, ...details },
-      },
+    await recordAudit(this.prisma, systemActor(ACTOR), {
+      orgId: null,
+      action: EPOCH_SET_ACTION,
+      targetType: 'redis',
+      targetId: this.redis.prefix,
+      details: { epoch, ...details },
     });
   }
 }

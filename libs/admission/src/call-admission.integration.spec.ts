@@ -5,7 +5,7 @@ import { ConfigModule, loadEdgeConfig } from '@tollgate/config';
 import { DbModule, PrismaService } from '@tollgate/db';
 import { RateLimitAdminService, RateLimitService } from '@tollgate/rate-limit';
 import { ensureRedisEpoch, RedisModule, RedisService, orgKeyOf } from '@tollgate/redis';
-import { createTestEnv, TestEnv } from '@tollgate/testing';
+import { createTestEnv, TestEnv, auditedByTest } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AdmissionLeases } from './admission-leases';
 import { AdmissionModule } from './admission.module';
@@ -66,21 +66,29 @@ describe('Call admission with leases, on real Redis and Postgres (two edges)', (
       },
     });
     caller = { ...caller, userId: user.id, keyId: key.id };
-    const { budget } = await budgetAdmin.putBudget(orgId, {
-      scope: 'KEY',
-      scopeId: key.id,
-      period: 'MONTH',
-      limitMicros: budgetMicros,
-      mode: 'HARD',
-    });
+    const { budget } = await budgetAdmin.putBudget(
+      orgId,
+      {
+        scope: 'KEY',
+        scopeId: key.id,
+        period: 'MONTH',
+        limitMicros: budgetMicros,
+        mode: 'HARD',
+      },
+      auditedByTest('budget.created', 'budget'),
+    );
     const rule = limit
-      ? await limitAdmin.createRateLimit(orgId, {
-          scope: 'KEY',
-          scopeId: key.id,
-          toolPattern: 'fixture:*',
-          windowSeconds: 3600,
-          ...limit,
-        })
+      ? await limitAdmin.createRateLimit(
+          orgId,
+          {
+            scope: 'KEY',
+            scopeId: key.id,
+            toolPattern: 'fixture:*',
+            windowSeconds: 3600,
+            ...limit,
+          },
+          auditedByTest('rate-limit.created', 'rate-limit'),
+        )
       : null;
     // Every edge sees the new rules (the caches drop on the config-changed message).
     for (const e of edges) {
@@ -296,13 +304,17 @@ describe('Call admission with leases, on real Redis and Postgres (two edges)', (
     // Idle time 4 s (checked every second): the window (2 s) ends first.
     const edge = await startEdge({ leaseIdleMs: 4_000 });
     const key = await newKey(1_000_000_000n);
-    const rule = await limitAdmin.createRateLimit(orgId, {
-      scope: 'KEY',
-      scopeId: key.keyId,
-      toolPattern: 'fixture:*',
-      windowSeconds: 2,
-      callsPerWindow: 100_000,
-    });
+    const rule = await limitAdmin.createRateLimit(
+      orgId,
+      {
+        scope: 'KEY',
+        scopeId: key.keyId,
+        toolPattern: 'fixture:*',
+        windowSeconds: 2,
+        callsPerWindow: 100_000,
+      },
+      auditedByTest('rate-limit.created', 'rate-limit'),
+    );
     await expect
       .poll(async () => (await edge.app.get(RateLimitService).rulesFor(caller, tool)).map((r) => r.id))
       .toContain(rule.id);

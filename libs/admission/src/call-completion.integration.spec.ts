@@ -6,7 +6,7 @@ import { DbModule, PrismaService } from '@tollgate/db';
 import { RateLimitAdminService } from '@tollgate/rate-limit';
 import { ensureRedisEpoch, orgKeyOf, redisEpochKey, RedisModule, runScript, shardKey, shardOf } from '@tollgate/redis';
 import { UsageOutboxEntry, usageOutboxKeys } from '@tollgate/queue';
-import { createTestEnv, TestEnv } from '@tollgate/testing';
+import { createTestEnv, TestEnv, auditedByTest } from '@tollgate/testing';
 import { ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -108,14 +108,22 @@ describe('The completion step: settlement and usage event in one acknowledged sc
     caller = { orgId: org.id, teamId: team.id, userId: user.id, keyId: key.id, timeZone: org.timeZone };
     const { budget } = await app
       .get(BudgetAdminService)
-      .putBudget(org.id, { scope: 'KEY', scopeId: key.id, period: 'MONTH', limitMicros: 1_000_000_000n, mode: 'HARD' });
-    await app.get(RateLimitAdminService).createRateLimit(org.id, {
-      scope: 'KEY',
-      scopeId: key.id,
-      toolPattern: 'fixture:*',
-      windowSeconds: 3600,
-      maxConcurrent: 1_000,
-    });
+      .putBudget(
+        org.id,
+        { scope: 'KEY', scopeId: key.id, period: 'MONTH', limitMicros: 1_000_000_000n, mode: 'HARD' },
+        auditedByTest('budget.created', 'budget'),
+      );
+    await app.get(RateLimitAdminService).createRateLimit(
+      org.id,
+      {
+        scope: 'KEY',
+        scopeId: key.id,
+        toolPattern: 'fixture:*',
+        windowSeconds: 3600,
+        maxConcurrent: 1_000,
+      },
+      auditedByTest('rate-limit.created', 'rate-limit'),
+    );
     budgetKey = async () => (await redis.keys(`${orgKeyOf(env.redisPrefix, org.id)}:budget:${budget.id}:*`))[0];
   });
 

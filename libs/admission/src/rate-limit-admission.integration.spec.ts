@@ -4,7 +4,7 @@ import { DbModule, PrismaService } from '@tollgate/db';
 import { ToolRef } from '@tollgate/kernel';
 import { RateLimitAdminService, RateLimitService } from '@tollgate/rate-limit';
 import { ensureRedisEpoch, RedisModule, RedisService } from '@tollgate/redis';
-import { createTestEnv, TestEnv } from '@tollgate/testing';
+import { createTestEnv, TestEnv, auditedByTest } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdmissionModule } from './admission.module';
 import { CallAdmission, CallAdmissionService } from './call-admission.service';
@@ -65,13 +65,17 @@ describe('Rate-limit admission on real Redis', () => {
   });
 
   it('should slide the window: the previous window counts by how much of it still overlaps', async () => {
-    const rule = await admin.createRateLimit(caller.orgId, {
-      scope: 'KEY',
-      scopeId: caller.keyId,
-      toolPattern: 'github:search_*',
-      callsPerWindow: 10,
-      windowSeconds: 60,
-    });
+    const rule = await admin.createRateLimit(
+      caller.orgId,
+      {
+        scope: 'KEY',
+        scopeId: caller.keyId,
+        toolPattern: 'github:search_*',
+        callsPerWindow: 10,
+        windowSeconds: 60,
+      },
+      auditedByTest('rate-limit.created', 'rate-limit'),
+    );
     await expect.poll(async () => (await limits.rulesFor(caller, tool)).map((r) => r.id)).toEqual([rule.id]);
     const t0 = Math.floor(Date.now() / 60_000) * 60_000; // the start of a window
     for (let i = 0; i < 10; i++) expect((await admitCall(tool, `a${i}`, t0 + 1000)).admitted).toBe(true);
@@ -88,7 +92,11 @@ describe('Rate-limit admission on real Redis', () => {
   });
 
   it('should cap concurrent calls and free a slot when a call is released or its deadline passes', async () => {
-    const rule = await admin.createRateLimit(caller.orgId, { scope: 'USER', scopeId: caller.userId, maxConcurrent: 2 });
+    const rule = await admin.createRateLimit(
+      caller.orgId,
+      { scope: 'USER', scopeId: caller.userId, maxConcurrent: 2 },
+      auditedByTest('rate-limit.created', 'rate-limit'),
+    );
     await expect.poll(async () => (await limits.rulesFor(caller, tool)).map((r) => r.id)).toEqual([rule.id]);
     const now = Date.now();
     const a = await admitCall(tool, 'x1', now);
@@ -104,13 +112,17 @@ describe('Rate-limit admission on real Redis', () => {
 
   it('should say when a refused call would be admitted: refused a millisecond before, admitted then', async () => {
     const exact = { namespace: 'github', tool: 'exact_window' };
-    const rule = await admin.createRateLimit(caller.orgId, {
-      scope: 'KEY',
-      scopeId: caller.keyId,
-      toolPattern: 'github:exact_window',
-      callsPerWindow: 3,
-      windowSeconds: 10,
-    });
+    const rule = await admin.createRateLimit(
+      caller.orgId,
+      {
+        scope: 'KEY',
+        scopeId: caller.keyId,
+        toolPattern: 'github:exact_window',
+        callsPerWindow: 3,
+        windowSeconds: 10,
+      },
+      auditedByTest('rate-limit.created', 'rate-limit'),
+    );
     await expect.poll(async () => (await limits.rulesFor(caller, exact)).map((r) => r.id)).toEqual([rule.id]);
     const t0 = (Math.floor(Date.now() / 10_000) + 1) * 10_000;
     for (let i = 0; i < 3; i++) expect((await admitCall(exact, `e${i}`, t0 + 500)).admitted).toBe(true);
@@ -128,12 +140,16 @@ describe('Rate-limit admission on real Redis', () => {
 
   it('should say a concurrency refusal is over at the earliest deadline of the calls in flight', async () => {
     const exact = { namespace: 'github', tool: 'exact_slots' };
-    const rule = await admin.createRateLimit(caller.orgId, {
-      scope: 'KEY',
-      scopeId: caller.keyId,
-      toolPattern: 'github:exact_slots',
-      maxConcurrent: 2,
-    });
+    const rule = await admin.createRateLimit(
+      caller.orgId,
+      {
+        scope: 'KEY',
+        scopeId: caller.keyId,
+        toolPattern: 'github:exact_slots',
+        maxConcurrent: 2,
+      },
+      auditedByTest('rate-limit.created', 'rate-limit'),
+    );
     await expect.poll(async () => (await limits.rulesFor(caller, exact)).map((r) => r.id)).toEqual([rule.id]);
     const now = Date.now();
     expect((await admitCall(exact, 's1', now)).admitted).toBe(true);
@@ -148,11 +164,15 @@ describe('Rate-limit admission on real Redis', () => {
 
   it('should refuse a rule for a scope of another organisation', async () => {
     await expect(
-      admin.createRateLimit(caller.orgId, {
-        scope: 'TEAM',
-        scopeId: '00000000-0000-4000-8000-000000000000',
-        callsPerWindow: 1,
-      }),
+      admin.createRateLimit(
+        caller.orgId,
+        {
+          scope: 'TEAM',
+          scopeId: '00000000-0000-4000-8000-000000000000',
+          callsPerWindow: 1,
+        },
+        auditedByTest('rate-limit.created', 'rate-limit'),
+      ),
     ).rejects.toMatchObject({ code: 'SCOPE_NOT_FOUND' });
   });
 });

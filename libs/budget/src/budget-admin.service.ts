@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { AuditedBy, recordAudited } from '@tollgate/audit';
 import { Budget, PrismaService, scopeBelongsToOrg } from '@tollgate/db';
 import { Micros, PeriodKind, StaleWriteException } from '@tollgate/kernel';
 import { ORG_CONFIG_CHANGED_CHANNEL, RedisService } from '@tollgate/redis';
@@ -12,6 +13,12 @@ export interface PutBudgetInput {
   limitMicros: Micros;
   mode?: 'HARD' | 'SOFT';
   alertThresholds?: number[];
+}
+
+/** A budget as put: the row, and whether it was new. */
+export interface PutBudgetResult {
+  budget: Budget;
+  created: boolean;
 }
 
 export const DEFAULT_ALERT_THRESHOLDS = [80, 100];
@@ -54,8 +61,9 @@ export class BudgetAdminService {
   async putBudget(
     orgId: string,
     input: PutBudgetInput,
+    audit: AuditedBy<PutBudgetResult>,
     expectedVersion?: number,
-  ): Promise<{ budget: Budget; created: boolean }> {
+  ): Promise<PutBudgetResult> {
     if (input.limitMicros < 0n)
       throw new BudgetAdminException(
         BudgetAdminExceptionCode.InvalidBudget,
@@ -75,33 +83,38 @@ export class BudgetAdminService {
     await this.assertScopeInOrg(orgId, input.scope, input.scopeId);
 
     const key = { orgId, scope: input.scope, scopeId: input.scopeId, period: input.period };
-    const existing = await this.prisma.budget.findUnique({
-      where: { orgId_scope_scopeId_period: key },
-      select: { id: true, version: true },
-    });
     const data = { limitMicros: input.limitMicros, mode: input.mode ?? 'HARD', alertThresholds: thresholds.value };
-    if (expectedVersion !== undefined) {
-      const { count } = await this.prisma.budget.updateMany({
-        where: { ...key, version: expectedVersion },
-        data: { ...data, version: { increment: 1 } },
+    const result = await this.prisma.$transaction(async (tx) => {
+      const existing = await tx.budget.findUnique({
+        where: { orgId_scope_scopeId_period: key },
+        select: { id: true, version: true },
       });
-      if (count === 0)
-        throw new StaleWriteException(
-          'budget',
-          expectedVersion,
-          (await this.prisma.budget.findUnique({ where: { orgId_scope_scopeId_period: key } }))?.version ?? null,
-        );
-    }
-    const budget =
-      expectedVersion !== undefined
-        ? await this.prisma.budget.findUniqueOrThrow({ where: { orgId_scope_scopeId_period: key } })
-        : await this.prisma.budget.upsert({
-            where: { orgId_scope_scopeId_period: key },
-            create: { ...key, ...data },
-            update: { ...data, version: { increment: 1 } },
-          });
+      if (expectedVersion !== undefined) {
+        const { count } = await tx.budget.updateMany({
+          where: { ...key, version: expectedVersion },
+          data: { ...data, version: { increment: 1 } },
+        });
+        if (count === 0)
+          throw new StaleWriteException(
+            'budget',
+            expectedVersion,
+            (await tx.budget.findUnique({ where: { orgId_scope_scopeId_period: key } }))?.version ?? null,
+          );
+      }
+      const budget =
+        expectedVersion !== undefined
+          ? await tx.budget.findUniqueOrThrow({ where: { orgId_scope_scopeId_period: key } })
+          : await tx.budget.upsert({
+              where: { orgId_scope_scopeId_period: key },
+              create: { ...key, ...data },
+              update: { ...data, version: { increment: 1 } },
+            });
+      const put = { budget, created: !existing };
+      await recordAudited(tx, audit, put);
+      return put;
+    });
     await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
-    return { budget, created: !existing };
+    return result;
   }
 
   listBudgets(orgId: string): Promise<Budget[]> {

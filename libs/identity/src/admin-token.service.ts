@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { AuditedBy, recordAudited } from '@tollgate/audit';
 import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { AdminToken, Prisma, PrismaService } from '@tollgate/db';
 import { IdentityException, IdentityExceptionCode } from './identity.exception';
@@ -14,6 +15,14 @@ export type AdminTokenListing = Omit<AdminToken, 'secretHash'> & {
   owner: { id: string; name: string | null; email: string } | null;
 };
 
+/** A token just issued: its secret exists only here. */
+export interface IssuedAdminToken {
+  id: string;
+  prefix: string;
+  secret: string;
+  expiresAt: Date | null;
+}
+
 /** Which tokens a list shows: one org's, or (platform admins) every token. */
 export type AdminTokenFilter = { orgId?: string | null; includeRevoked?: boolean };
 
@@ -28,30 +37,38 @@ export class AdminTokenService {
     @Inject(TOLLGATE_CONFIG) private readonly config: BaseConfig,
   ) {}
 
-  async createAdminToken(input: {
-    role: AdminPrincipal['role'];
-    orgId: string | null;
-    teamId?: string | null;
-    userId?: string | null;
-    name: string;
-    ownerLabel?: string | null;
-    expiresAt?: Date | null;
-  }): Promise<{ id: string; prefix: string; secret: string; expiresAt: Date | null }> {
+  async createAdminToken(
+    input: {
+      role: AdminPrincipal['role'];
+      orgId: string | null;
+      teamId?: string | null;
+      userId?: string | null;
+      name: string;
+      ownerLabel?: string | null;
+      expiresAt?: Date | null;
+    },
+    audit: AuditedBy<IssuedAdminToken>,
+  ): Promise<IssuedAdminToken> {
     const issued = issueSecret('tga', this.config.security.keyHashSecret);
-    const token = await this.prisma.adminToken.create({
-      data: {
-        role: input.role,
-        orgId: input.orgId,
-        teamId: input.teamId ?? null,
-        userId: input.userId ?? null,
-        name: input.name,
-        ownerLabel: input.ownerLabel ?? null,
-        expiresAt: input.expiresAt ?? null,
-        prefix: issued.prefix,
-        secretHash: issued.hash,
-      },
+    return this.prisma.$transaction(async (tx) => {
+      const token = await tx.adminToken.create({
+        data: {
+          role: input.role,
+          orgId: input.orgId,
+          teamId: input.teamId ?? null,
+          userId: input.userId ?? null,
+          name: input.name,
+          ownerLabel: input.ownerLabel ?? null,
+          expiresAt: input.expiresAt ?? null,
+          prefix: issued.prefix,
+          secretHash: issued.hash,
+        },
+      });
+      const created = { id: token.id, prefix: token.prefix, secret: issued.secret, expiresAt: token.expiresAt };
+      // The secret never reaches the trail: the entry is built from the token's id and prefix (and scrubbed).
+      await recordAudited(tx, audit, created);
+      return created;
     });
-    return { id: token.id, prefix: token.prefix, secret: issued.secret, expiresAt: token.expiresAt };
   }
 
   async resolveAdminToken(secret: string, bootstrapToken: string | undefined): Promise<AdminPrincipal | null> {
@@ -118,34 +135,26 @@ export class AdminTokenService {
   }
 
   /** One token, or ADMIN_TOKEN_NOT_FOUND; `orgId` scopes the look-up (undefined: any token, for platform admins). */
-  async getAdminToken(tokenId: string, orgId?: string | null): Promise<AdminTokenListing> {
-    const token = await this.prisma.adminToken.findFirst({
-      where: { id: tokenId, ...(orgId !== undefined ? { orgId } : {}) },
-      omit: { secretHash: true },
-    });
-    if (!token)
-      throw new IdentityException(
-        IdentityExceptionCode.AdminTokenNotFound,
-        `admin token ${tokenId} not found`,
-        'tokenId',
-      );
-    const owner = token.userId
-      ? await this.prisma.user.findUnique({
-          where: { id: token.userId },
-          select: { id: true, name: true, email: true },
-        })
-      : null;
-    return { ...token, owner };
+  getAdminToken(tokenId: string, orgId?: string | null): Promise<AdminTokenListing> {
+    return adminTokenListing(this.prisma, tokenId, orgId);
   }
 
-  /** Revokes a token; it is refused from the next request on (tokens are read from the database each time). */
-  async revokeAdminToken(tokenId: string, orgId?: string | null): Promise<AdminTokenListing> {
+  /** Revokes a token (again: a no-op, still audited); it is refused from the next request on (tokens are read from the database each time). */
+  async revokeAdminToken(
+    tokenId: string,
+    orgId: string | null | undefined,
+    audit: AuditedBy<AdminTokenListing>,
+  ): Promise<AdminTokenListing> {
     await this.getAdminToken(tokenId, orgId);
-    await this.prisma.adminToken.updateMany({
-      where: { id: tokenId, revokedAt: null },
-      data: { revokedAt: new Date() },
+    return this.prisma.$transaction(async (tx) => {
+      await tx.adminToken.updateMany({
+        where: { id: tokenId, revokedAt: null },
+        data: { revokedAt: new Date() },
+      });
+      const token = await adminTokenListing(tx, tokenId, orgId);
+      await recordAudited(tx, audit, token);
+      return token;
     });
-    return this.getAdminToken(tokenId, orgId);
   }
 
   /** Changes a live token's name, owner label or expiry (null: never expires). */
@@ -153,16 +162,21 @@ export class AdminTokenService {
     tokenId: string,
     orgId: string | null | undefined,
     input: { name?: string; ownerLabel?: string | null; expiresAt?: Date | null },
-  ): Promise<{ before: AdminTokenListing; after: AdminTokenListing }> {
+    audit: AuditedBy<ChangedAdminToken>,
+  ): Promise<ChangedAdminToken> {
     const before = await this.getAdminToken(tokenId, orgId);
-    const { count } = await this.prisma.adminToken.updateMany({ where: { id: tokenId, revokedAt: null }, data: input });
-    if (count === 0)
-      throw new IdentityException(
-        IdentityExceptionCode.Conflict,
-        `admin token ${tokenId} is revoked and cannot be changed`,
-        'tokenId',
-      );
-    return { before, after: await this.getAdminToken(tokenId, orgId) };
+    return this.prisma.$transaction(async (tx) => {
+      const { count } = await tx.adminToken.updateMany({ where: { id: tokenId, revokedAt: null }, data: input });
+      if (count === 0)
+        throw new IdentityException(
+          IdentityExceptionCode.Conflict,
+          `admin token ${tokenId} is revoked and cannot be changed`,
+          'tokenId',
+        );
+      const changed = { before, after: await adminTokenListing(tx, tokenId, orgId) };
+      await recordAudited(tx, audit, changed);
+      return changed;
+    });
   }
 
   /** At most one write a minute per token and process, off the request's path. */
@@ -175,4 +189,34 @@ export class AdminTokenService {
       .update({ where: { id: tokenId }, data: { lastUsedAt: new Date(now) } })
       .catch((err: Error) => this.logger.warn(`could not record last use of admin token ${tokenId}: ${err.message}`));
   }
+}
+
+/** A token before and after a change. */
+export interface ChangedAdminToken {
+  before: AdminTokenListing;
+  after: AdminTokenListing;
+}
+
+async function adminTokenListing(
+  db: Prisma.TransactionClient,
+  tokenId: string,
+  orgId?: string | null,
+): Promise<AdminTokenListing> {
+  const token = await db.adminToken.findFirst({
+    where: { id: tokenId, ...(orgId !== undefined ? { orgId } : {}) },
+    omit: { secretHash: true },
+  });
+  if (!token)
+    throw new IdentityException(
+      IdentityExceptionCode.AdminTokenNotFound,
+      `admin token ${tokenId} not found`,
+      'tokenId',
+    );
+  const owner = token.userId
+    ? await db.user.findUnique({
+        where: { id: token.userId },
+        select: { id: true, name: true, email: true },
+      })
+    : null;
+  return { ...token, owner };
 }

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { AuditedBy, recordAudited } from '@tollgate/audit';
 import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { Prisma, PrismaService } from '@tollgate/db';
 import { RedisService } from '@tollgate/redis';
@@ -50,6 +51,12 @@ const KEY_PUBLIC_FIELDS = {
 } satisfies Prisma.VirtualKeySelect;
 
 export type VirtualKeyView = Prisma.VirtualKeyGetPayload<{ select: typeof KEY_PUBLIC_FIELDS }>;
+
+/** A key before and after a change. */
+export interface ChangedVirtualKey {
+  before: VirtualKeyView;
+  after: VirtualKeyView;
+}
 
 /** Organisations, teams, users, memberships and virtual keys. Every query is scoped by org first. */
 @Injectable()
@@ -152,6 +159,7 @@ export class IdentityService {
   async createVirtualKey(
     orgId: string,
     input: CreateVirtualKeyInput,
+    audit: AuditedBy<VirtualKeyView>,
   ): Promise<{ key: VirtualKeyView; secret: string }> {
     await this.getTeam(orgId, input.teamId);
     await this.getActiveUser(orgId, input.userId);
@@ -168,7 +176,7 @@ export class IdentityService {
     const issued = issueSecret('tg', this.config.security.keyHashSecret);
     const key = await this.prisma.$transaction(async (tx) => {
       await lockActiveUser(tx, orgId, input.userId);
-      return tx.virtualKey.create({
+      const created = await tx.virtualKey.create({
         data: {
           orgId,
           teamId: input.teamId,
@@ -183,6 +191,8 @@ export class IdentityService {
         },
         select: KEY_PUBLIC_FIELDS,
       });
+      await recordAudited(tx, audit, created);
+      return created;
     });
     return { key, secret: issued.secret };
   }
@@ -266,38 +276,48 @@ export class IdentityService {
     orgId: string,
     keyId: string,
     input: UpdateVirtualKeyInput,
-  ): Promise<{ before: VirtualKeyView; after: VirtualKeyView }> {
+    audit: AuditedBy<ChangedVirtualKey>,
+  ): Promise<ChangedVirtualKey> {
     const before = await this.getVirtualKey(orgId, keyId);
-    const { count } = await this.prisma.virtualKey.updateMany({
-      where: { id: keyId, orgId, revokedAt: null },
-      data: {
-        ...(input.name !== undefined ? { name: input.name } : {}),
-        ...(input.tags !== undefined ? { tags: input.tags } : {}),
-        ...(input.metadata !== undefined ? { metadata: input.metadata as Prisma.InputJsonObject } : {}),
-        ...(input.disclosureMode !== undefined ? { disclosureMode: input.disclosureMode } : {}),
-        ...(input.expiresAt !== undefined ? { expiresAt: input.expiresAt } : {}),
-      },
+    const after = await this.prisma.$transaction(async (tx) => {
+      const { count } = await tx.virtualKey.updateMany({
+        where: { id: keyId, orgId, revokedAt: null },
+        data: {
+          ...(input.name !== undefined ? { name: input.name } : {}),
+          ...(input.tags !== undefined ? { tags: input.tags } : {}),
+          ...(input.metadata !== undefined ? { metadata: input.metadata as Prisma.InputJsonObject } : {}),
+          ...(input.disclosureMode !== undefined ? { disclosureMode: input.disclosureMode } : {}),
+          ...(input.expiresAt !== undefined ? { expiresAt: input.expiresAt } : {}),
+        },
+      });
+      if (count === 0)
+        throw new IdentityException(
+          IdentityExceptionCode.KeyRevoked,
+          `key ${keyId} is revoked and cannot be changed`,
+          'keyId',
+        );
+      const changed = await tx.virtualKey.findFirstOrThrow({ where: { orgId, id: keyId }, select: KEY_PUBLIC_FIELDS });
+      await recordAudited(tx, audit, { before, after: changed });
+      return changed;
     });
-    if (count === 0)
-      throw new IdentityException(
-        IdentityExceptionCode.KeyRevoked,
-        `key ${keyId} is revoked and cannot be changed`,
-        'keyId',
-      );
     await this.redis.publish(KEY_REVOKED_CHANNEL, keyId);
-    return { before, after: await this.getVirtualKey(orgId, keyId) };
+    return { before, after };
   }
 
-  /** Revokes a key and tells every edge replica to drop it from its cache at once. */
-  async revokeVirtualKey(orgId: string, keyId: string): Promise<VirtualKeyView> {
+  /** Revokes a key (again: a no-op, still audited) and tells every edge replica to drop it from its cache at once. */
+  async revokeVirtualKey(orgId: string, keyId: string, audit: AuditedBy<VirtualKeyView>): Promise<VirtualKeyView> {
     const existing = await this.getVirtualKey(orgId, keyId);
-    const key = existing.revokedAt
-      ? existing
-      : await this.prisma.virtualKey.update({
-          where: { id: keyId },
-          data: { revokedAt: new Date() },
-          select: KEY_PUBLIC_FIELDS,
-        });
+    const key = await this.prisma.$transaction(async (tx) => {
+      const revoked = existing.revokedAt
+        ? existing
+        : await tx.virtualKey.update({
+            where: { id: keyId },
+            data: { revokedAt: new Date() },
+            select: KEY_PUBLIC_FIELDS,
+          });
+      await recordAudited(tx, audit, revoked);
+      return revoked;
+    });
     await this.redis.publish(KEY_REVOKED_CHANNEL, keyId);
     return key;
   }
@@ -306,7 +326,11 @@ export class IdentityService {
    * Gives a key a new secret under the same id (so its budgets, policies, limits and ledger carry
    * over) and tells every edge to drop the old one at once. A revoked key cannot be rotated.
    */
-  async rotateVirtualKey(orgId: string, keyId: string): Promise<{ key: VirtualKeyView; secret: string }> {
+  async rotateVirtualKey(
+    orgId: string,
+    keyId: string,
+    audit: AuditedBy<ChangedVirtualKey>,
+  ): Promise<{ key: VirtualKeyView; secret: string }> {
     const existing = await this.getVirtualKey(orgId, keyId);
     if (existing.revokedAt) {
       throw new IdentityException(
@@ -324,19 +348,24 @@ export class IdentityService {
     }
     const issued = issueSecret('tg', this.config.security.keyHashSecret);
     // Guarded on revokedAt so a revoke racing this rotation is never undone by it.
-    const { count } = await this.prisma.virtualKey.updateMany({
-      where: { id: keyId, orgId, revokedAt: null },
-      data: { prefix: issued.prefix, secretHash: issued.hash },
+    const key = await this.prisma.$transaction(async (tx) => {
+      const { count } = await tx.virtualKey.updateMany({
+        where: { id: keyId, orgId, revokedAt: null },
+        data: { prefix: issued.prefix, secretHash: issued.hash },
+      });
+      if (count === 0) {
+        throw new IdentityException(
+          IdentityExceptionCode.KeyRevoked,
+          `key ${keyId} is revoked and cannot be rotated; create a new key`,
+          'keyId',
+        );
+      }
+      const rotated = await tx.virtualKey.findFirstOrThrow({ where: { orgId, id: keyId }, select: KEY_PUBLIC_FIELDS });
+      await recordAudited(tx, audit, { before: existing, after: rotated });
+      return rotated;
     });
-    if (count === 0) {
-      throw new IdentityException(
-        IdentityExceptionCode.KeyRevoked,
-        `key ${keyId} is revoked and cannot be rotated; create a new key`,
-        'keyId',
-      );
-    }
     await this.redis.publish(KEY_REVOKED_CHANNEL, keyId);
-    return { key: await this.getVirtualKey(orgId, keyId), secret: issued.secret };
+    return { key, secret: issued.secret };
   }
 }
 

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { AuditedBy, recordAudited } from '@tollgate/audit';
 import { Prisma, PrismaService, TeamMember } from '@tollgate/db';
 import { RedisService } from '@tollgate/redis';
 import { IdentityException, IdentityExceptionCode } from './identity.exception';
@@ -6,6 +7,16 @@ import { EmailDomainService } from './email-domain.service';
 import { IdentityService, KEY_REVOKED_CHANNEL } from './identity.service';
 
 /** What offboarding revoked in identity (connections are the connections lib's). */
+/** A person's organisation-wide role (null: only what their memberships give). */
+export type OrgWideRole = 'ORG_ADMIN' | 'FINANCE' | null;
+
+/** A person's organisation-wide role before and after it was set. */
+export interface OrgRoleChange {
+  userId: string;
+  from: OrgWideRole;
+  to: OrgWideRole;
+}
+
 export interface OffboardedIdentity {
   offboardedAt: Date;
   revokedKeyIds: string[];
@@ -25,6 +36,27 @@ export class PeopleAdminService {
     private readonly identity: IdentityService,
     private readonly emailDomains: EmailDomainService,
   ) {}
+
+  async getOrgRole(orgId: string, userId: string): Promise<OrgWideRole> {
+    return (await orgRoleOf(this.prisma, orgId, userId)).orgRole;
+  }
+
+  /** Grants or withdraws a person's organisation-wide role; an offboarded person can only lose one. */
+  async setOrgRole(
+    orgId: string,
+    userId: string,
+    role: OrgWideRole,
+    audit: AuditedBy<OrgRoleChange>,
+  ): Promise<OrgWideRole> {
+    return this.prisma.$transaction(async (tx) => {
+      const before = await orgRoleOf(tx, orgId, userId);
+      if (before.offboardedAt && role !== null)
+        throw new IdentityException(IdentityExceptionCode.UserOffboarded, `user ${userId} is offboarded`, 'userId');
+      await tx.user.updateMany({ where: { id: userId, orgId }, data: { orgRole: role } });
+      await recordAudited(tx, audit, { userId, from: before.orgRole, to: role });
+      return role;
+    });
+  }
 
   async listMembers(orgId: string, teamId: string): Promise<TeamMember[]> {
     await this.identity.getTeam(orgId, teamId);
@@ -214,4 +246,14 @@ function conflictOr(err: unknown, field: string, message: string): unknown {
   if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002')
     return new IdentityException(IdentityExceptionCode.Conflict, message, field);
   return err;
+}
+
+async function orgRoleOf(
+  db: Prisma.TransactionClient,
+  orgId: string,
+  userId: string,
+): Promise<{ orgRole: OrgWideRole; offboardedAt: Date | null }> {
+  const user = await db.user.findFirst({ where: { id: userId, orgId }, select: { orgRole: true, offboardedAt: true } });
+  if (!user) throw new IdentityException(IdentityExceptionCode.UserNotFound, `user ${userId} not found`, 'userId');
+  return user;
 }

@@ -1,3 +1,5 @@
+import type { AdminRole, AuditActor, AuditBy } from '@tollgate/audit';
+
 /** Who is calling the edge: resolved from a virtual key. */
 export interface Principal {
   orgId: string;
@@ -12,7 +14,7 @@ export interface Principal {
 /** Who is calling the admin API. */
 export interface AdminPrincipal {
   tokenId: string;
-  role: 'PLATFORM_ADMIN' | 'ORG_ADMIN' | 'TEAM_ADMIN' | 'FINANCE' | 'MEMBER';
+  role: AdminRole;
   orgId: string | null;
   teamId: string | null;
   userId: string | null;
@@ -21,12 +23,19 @@ export interface AdminPrincipal {
 }
 
 /** An admin token as the audit trail names it: the token (id, name, prefix) and who holds it. */
-export interface AdminActor {
-  tokenId: string;
-  tokenName: string;
-  tokenPrefix: string | null;
-  role: AdminPrincipal['role'];
-  /** The person the token names, or null (then `ownerLabel` says who holds it). */
-  user: { id: string; name: string | null; email: string } | null;
-  ownerLabel: string | null;
+export type AdminActor = AuditActor;
+
+/** Who acted, as the audit trail keeps it: the token and the person it names (a principal without one: its id and role). */
+export function auditBy(p: AdminPrincipal): AuditBy {
+  return {
+    actorId: p.tokenId,
+    actor: p.actor ?? {
+      tokenId: p.tokenId,
+      tokenName: p.tokenId,
+      tokenPrefix: null,
+      role: p.role,
+      user: null,
+      ownerLabel: null,
+    },
+  };
 }

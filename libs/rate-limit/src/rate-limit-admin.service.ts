@@ -1,3 +1,4 @@
+import { AuditedBy, recordAudited } from '@tollgate/audit';
 import { Injectable } from '@nestjs/common';
 import { PrismaService, RateLimit, scopeBelongsToOrg } from '@tollgate/db';
 import { isValidToolPattern } from '@tollgate/kernel';
@@ -21,7 +22,7 @@ export class RateLimitAdminService {
     private readonly redis: RedisService,
   ) {}
 
-  async createRateLimit(orgId: string, input: RateLimitInput): Promise<RateLimit> {
+  async createRateLimit(orgId: string, input: RateLimitInput, audit: AuditedBy<RateLimit>): Promise<RateLimit> {
     const toolPattern = input.toolPattern ?? '*:*';
     if (!isValidToolPattern(toolPattern)) {
       throw new RateLimitException(
@@ -44,16 +45,20 @@ export class RateLimitAdminService {
         'scopeId',
       );
     }
-    const rule = await this.prisma.rateLimit.create({
-      data: {
-        orgId,
-        scope: input.scope,
-        scopeId: input.scopeId,
-        toolPattern,
-        callsPerWindow: input.callsPerWindow ?? null,
-        windowSeconds: input.windowSeconds ?? 60,
-        maxConcurrent: input.maxConcurrent ?? null,
-      },
+    const rule = await this.prisma.$transaction(async (tx) => {
+      const created = await tx.rateLimit.create({
+        data: {
+          orgId,
+          scope: input.scope,
+          scopeId: input.scopeId,
+          toolPattern,
+          callsPerWindow: input.callsPerWindow ?? null,
+          windowSeconds: input.windowSeconds ?? 60,
+          maxConcurrent: input.maxConcurrent ?? null,
+        },
+      });
+      await recordAudited(tx, audit, created);
+      return created;
     });
     await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
     return rule;

@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { AuditEntry, recordAudit, systemActor } from '@tollgate/audit';
 import { Prisma, PrismaService, SpendWindow, ledgerSpend } from '@tollgate/db';
 import { USAGE_ENTRY_FIELD, usageOutboxKeys } from '@tollgate/queue';
 import { Counter, Registry } from 'prom-client';
@@ -277,15 +278,12 @@ export class BudgetReconcileService {
       beforeMicros: seen.toString(),
       afterMicros: target.toString(),
     };
-    await this.prisma.auditEvent.create({
-      data: {
-        orgId,
-        actorId: actor,
-        action: 'budget.counter-repaired',
-        targetType: 'budget',
-        targetId: s.budgetId,
-        details: { ...repaired } as Prisma.InputJsonValue,
-      },
+    await recordAudit(this.prisma, systemActor(actor), {
+      orgId,
+      action: 'budget.counter-repaired',
+      targetType: 'budget',
+      targetId: s.budgetId,
+      details: { ...repaired },
     });
     this.repairedRecords.inc({ kind: 'spent', reason: 'ledger-drift' });
     this.logger.warn(
@@ -300,16 +298,17 @@ export class BudgetReconcileService {
     rebuilt: NonNullable<ReconcileReport['corruptRebuilt']>,
     actor: string,
   ): Promise<void> {
-    await this.prisma.auditEvent.createMany({
-      data: rebuilt.map((c) => ({
+    await recordAudit(
+      this.prisma,
+      systemActor(actor),
+      ...rebuilt.map((c): AuditEntry => ({
         orgId,
-        actorId: actor,
         action: 'budget.counter-rebuilt',
         targetType: 'budget',
         targetId: c.budgetId,
-        details: { why: 'a counter field was not an integer', found: c.fields } as Prisma.InputJsonValue,
+        details: { why: 'a counter field was not an integer', found: c.fields },
       })),
-    });
+    );
     for (const c of rebuilt) {
       this.repairedRecords.inc({ kind: 'counter', reason: 'corrupt' });
       this.logger.warn(
@@ -344,24 +343,23 @@ export class BudgetReconcileService {
           heldRepaired.push({ budgetId: s.budgetId, field, beforeMicros: before, afterMicros: after.toString() });
       }
     });
-    const audits = [
-      ...heldRepaired.map((h) => ({
+    const audits: AuditEntry[] = [
+      ...heldRepaired.map((h): AuditEntry => ({
+        orgId,
         action: 'budget.counter-repaired',
         targetType: 'budget',
         targetId: h.budgetId,
         details: { ...h },
       })),
-      ...malformedRecords.map((m) => ({
+      ...malformedRecords.map((m): AuditEntry => ({
+        orgId,
         action: 'budget.record-repaired',
         targetType: 'budget-record',
         targetId: m.id,
         details: { record: m.record, why: 'malformed reservation or lease record, skipped by the sweep' },
       })),
     ];
-    if (audits.length > 0)
-      await this.prisma.auditEvent.createMany({
-        data: audits.map((a) => ({ orgId, actorId: actor, ...a, details: a.details as Prisma.InputJsonValue })),
-      });
+    await recordAudit(this.prisma, systemActor(actor), ...audits);
     for (const h of heldRepaired) this.repairedRecords.inc({ kind: h.field, reason: 'records-in-flight' });
     for (const m of malformedRecords)
       this.repairedRecords.inc({ kind: m.id.startsWith('L:') ? 'lease' : 'reservation', reason: 'malformed' });

@@ -6,3 +6,4 @@ export * from './fixture-servers';
 export * from './usage-outbox-helpers';
 export * from './test-redis';
 export * from './refusal-helpers';
+export * from './audit-helpers';

@@ -20,21 +20,13 @@ import {
   ApiOperation,
   ApiTags,
 } from '@nestjs/swagger';
-import { PrismaService } from '@tollgate/db';
-import {
-  AdminPrincipal,
-  AdminTokenService,
-  IdentityException,
-  IdentityExceptionCode,
-  IdentityService,
-} from '@tollgate/identity';
-import { changes } from '../audit/audit-changes';
-import { AuditService } from '../audit/audit.service';
+import { AdminPrincipal, AdminTokenService, IdentityException, IdentityExceptionCode } from '@tollgate/identity';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { ErrorBodyView } from '../common/error-body.view';
 import { FieldValidationException } from '../common/field-validation.exception';
 import { UuidParam } from '../common/uuid-param.decorator';
-import { decideAdminTokenGrant, decideTeamAdminHolder } from './admin-token-grant';
+import { AdminTokenAdminService } from './admin-token-admin.service';
+import { decideAdminTokenGrant } from './admin-token-grant';
 import { AdminTokenView, toAdminTokenView } from './admin-token.view';
 import { CreateAdminTokenDto, ListAdminTokensQuery, UpdateAdminTokenDto } from './create-admin-token.dto';
 import { IssuedAdminTokenView } from './issued-admin-token.view';
@@ -44,10 +36,8 @@ import { IssuedAdminTokenView } from './issued-admin-token.view';
 @Controller('v1/admin-tokens')
 export class AdminTokensController {
   constructor(
+    private readonly admins: AdminTokenAdminService,
     private readonly tokens: AdminTokenService,
-    private readonly identity: IdentityService,
-    private readonly audit: AuditService,
-    private readonly prisma: PrismaService,
   ) {}
 
   @Post()
@@ -67,52 +57,7 @@ export class AdminTokensController {
         throw new IdentityException(IdentityExceptionCode.OrgNotFound, grant.message, grant.field);
       throw new ForbiddenException(grant.message);
     }
-    if (grant.orgId) {
-      await this.identity.getOrganization(grant.orgId);
-      if (dto.teamId) await this.identity.getTeam(grant.orgId, dto.teamId);
-      if (dto.userId) await this.identity.getActiveUser(grant.orgId, dto.userId);
-      if (dto.role === 'TEAM_ADMIN' && dto.teamId && dto.userId) {
-        const membership = await this.prisma.teamMember.findFirst({
-          where: { orgId: grant.orgId, teamId: dto.teamId, userId: dto.userId },
-          select: { isTeamAdmin: true },
-        });
-        const holder = decideTeamAdminHolder(dto, membership);
-        if (!holder.allowed) throw new FieldValidationException(holder.field, [holder.message]);
-      }
-    }
-    const issued = await this.tokens.createAdminToken({
-      role: dto.role,
-      orgId: grant.orgId,
-      teamId: dto.teamId,
-      userId: dto.userId,
-      name: dto.name,
-      ownerLabel: dto.ownerLabel,
-      expiresAt: dto.expiresAt ? new Date(dto.expiresAt) : null,
-    });
-    await this.audit.record(admin, {
-      orgId: grant.orgId,
-      action: 'admin-token.created',
-      targetType: 'admin-token',
-      targetId: issued.id,
-      details: {
-        role: dto.role,
-        name: dto.name,
-        prefix: issued.prefix,
-        teamId: dto.teamId,
-        userId: dto.userId,
-        ownerLabel: dto.ownerLabel,
-        expiresAt: issued.expiresAt,
-      },
-    });
-    return {
-      id: issued.id,
-      prefix: issued.prefix,
-      secret: issued.secret,
-      role: dto.role,
-      orgId: grant.orgId,
-      name: dto.name,
-      expiresAt: issued.expiresAt,
-    };
+    return this.admins.issue(admin, grant.orgId, dto);
   }
 
   @Get()
@@ -153,19 +98,7 @@ export class AdminTokensController {
     @UuidParam('tokenId') tokenId: string,
     @Body() dto: UpdateAdminTokenDto,
   ): Promise<AdminTokenView> {
-    const { before, after } = await this.tokens.updateAdminToken(tokenId, this.reachableOrg(admin), {
-      name: dto.name,
-      ownerLabel: dto.ownerLabel,
-      expiresAt: dto.expiresAt === undefined ? undefined : dto.expiresAt === null ? null : new Date(dto.expiresAt),
-    });
-    await this.audit.record(admin, {
-      orgId: after.orgId,
-      action: 'admin-token.updated',
-      targetType: 'admin-token',
-      targetId: tokenId,
-      details: changes(before, after, ['name', 'ownerLabel', 'expiresAt']),
-    });
-    return toAdminTokenView(after);
+    return this.admins.update(admin, tokenId, this.reachableOrg(admin), dto);
   }
 
   @Delete(':tokenId')
@@ -176,15 +109,7 @@ export class AdminTokensController {
     @CurrentAdmin() admin: AdminPrincipal,
     @UuidParam('tokenId') tokenId: string,
   ): Promise<AdminTokenView> {
-    const token = await this.tokens.revokeAdminToken(tokenId, this.reachableOrg(admin));
-    await this.audit.record(admin, {
-      orgId: token.orgId,
-      action: 'admin-token.revoked',
-      targetType: 'admin-token',
-      targetId: tokenId,
-      details: { name: token.name, prefix: token.prefix, role: token.role },
-    });
-    return toAdminTokenView(token);
+    return this.admins.revoke(admin, tokenId, this.reachableOrg(admin));
   }
 
   /**

@@ -70,7 +70,7 @@ export async function targetNames(
         where: { orgId, id: { in: ids('tool') } },
         select: { id: true, name: true, upstream: { select: { namespace: true } } },
       }),
-      idsOf('organization', 'org').length
+      idsOf('organization').length
         ? prisma.organization.findUnique({ where: { id: orgId }, select: { id: true, name: true } })
         : null,
     ]);

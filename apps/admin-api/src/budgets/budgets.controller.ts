@@ -22,6 +22,7 @@ import { ErrorBodyView } from '../common/error-body.view';
 import { IfMatch, setEtag } from '../common/if-match.decorator';
 import { UuidParam } from '../common/uuid-param.decorator';
 import { reportScopeOf } from '../reports/report-scope';
+import { budgetPutAudit } from './budget-audit';
 import { BudgetView, toBudgetView } from './budget.view';
 import { PutBudgetDto } from './put-budget.dto';
 
@@ -55,21 +56,14 @@ export class BudgetsController {
     @Body() dto: PutBudgetDto,
     @Res({ passthrough: true }) res: Response,
   ): Promise<BudgetView> {
-    const { budget, created } = await this.budgets.putBudget(
+    const { budget } = await this.budgets.putBudget(
       orgId,
       { ...dto, limitMicros: toMicros(dto.limitMicros) },
+      budgetPutAudit(admin, orgId),
       ifMatch,
     );
     setEtag(res, budget.version);
-    const view = toBudgetView(budget);
-    await this.audit.record(admin, {
-      orgId,
-      action: created ? 'budget.created' : 'budget.updated',
-      targetType: 'budget',
-      targetId: budget.id,
-      details: { ...view },
-    });
-    return view;
+    return toBudgetView(budget);
   }
 
   @Get()

@@ -10,22 +10,16 @@ import {
   ApiOperation,
   ApiTags,
 } from '@nestjs/swagger';
-import { BudgetAdminService } from '@tollgate/budget';
-import { PrismaService } from '@tollgate/db';
 import { AdminPrincipal, IdentityService } from '@tollgate/identity';
-import { toMicros } from '@tollgate/kernel';
-import { RateLimitAdminService } from '@tollgate/rate-limit';
-import { changes } from '../audit/audit-changes';
-import { BudgetView, toBudgetView } from '../budgets/budget.view';
-import { RateLimitView, toRateLimitView } from '../rate-limits/rate-limit.view';
-import { AuditService } from '../audit/audit.service';
+import { BudgetView } from '../budgets/budget.view';
+import { RateLimitView } from '../rate-limits/rate-limit.view';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
 import { ErrorBodyView } from '../common/error-body.view';
 import { UuidParam } from '../common/uuid-param.decorator';
 import { CreateKeyDto } from './create-key.dto';
+import { KeyAdminService } from './key-admin.service';
 import { decideKeyCreation, keyListFilter, keyReachOf } from './key-access';
-import { LimitDecision, decideKeyBudget, decideKeyRateLimit } from './key-limits';
 import { IssuedKeyView, KeyLimitsView, KeyView, toKeyView } from './key.view';
 import { CreateKeyRateLimitDto, PutKeyBudgetDto, UpdateKeyDto } from './update-key.dto';
 
@@ -43,11 +37,8 @@ import { CreateKeyRateLimitDto, PutKeyBudgetDto, UpdateKeyDto } from './update-k
 @Controller('v1/orgs/:orgId/keys')
 export class KeysController {
   constructor(
+    private readonly keys: KeyAdminService,
     private readonly identity: IdentityService,
-    private readonly budgets: BudgetAdminService,
-    private readonly rateLimits: RateLimitAdminService,
-    private readonly prisma: PrismaService,
-    private readonly audit: AuditService,
   ) {}
 
   @Post()
@@ -65,31 +56,7 @@ export class KeysController {
   ): Promise<IssuedKeyView> {
     const decision = decideKeyCreation(admin, dto);
     if (!decision.allowed) throw new ForbiddenException(decision.message);
-    const { key, secret } = await this.identity.createVirtualKey(orgId, {
-      teamId: dto.teamId,
-      userId: dto.userId,
-      name: dto.name,
-      expiresAt: dto.expiresAt ? new Date(dto.expiresAt) : null,
-      disclosureMode: dto.disclosureMode ?? null,
-      tags: dto.tags,
-      metadata: dto.metadata,
-    });
-    await this.audit.record(admin, {
-      orgId,
-      action: 'key.created',
-      targetType: 'virtual-key',
-      targetId: key.id,
-      details: {
-        name: key.name,
-        prefix: key.prefix,
-        teamId: key.teamId,
-        userId: key.userId,
-        expiresAt: key.expiresAt,
-        disclosureMode: key.disclosureMode,
-        tags: key.tags,
-      },
-    });
-    return { key: toKeyView(key), secret };
+    return this.keys.createKey(admin, orgId, dto);
   }
 
   @Get()
@@ -123,15 +90,7 @@ export class KeysController {
     @UuidParam('orgId') orgId: string,
     @UuidParam('keyId') keyId: string,
   ): Promise<KeyView> {
-    const key = await this.identity.revokeVirtualKey(orgId, keyId);
-    await this.audit.record(admin, {
-      orgId,
-      action: 'key.revoked',
-      targetType: 'virtual-key',
-      targetId: key.id,
-      details: { prefix: key.prefix },
-    });
-    return toKeyView(key);
+    return this.keys.revokeKey(admin, orgId, keyId);
   }
 
   @Post(':keyId/rotate')
@@ -148,16 +107,7 @@ export class KeysController {
     @UuidParam('orgId') orgId: string,
     @UuidParam('keyId') keyId: string,
   ): Promise<IssuedKeyView> {
-    const before = await this.identity.getVirtualKey(orgId, keyId);
-    const { key, secret } = await this.identity.rotateVirtualKey(orgId, keyId);
-    await this.audit.record(admin, {
-      orgId,
-      action: 'key.rotated',
-      targetType: 'virtual-key',
-      targetId: key.id,
-      details: { previousPrefix: before.prefix, prefix: key.prefix },
-    });
-    return { key: toKeyView(key), secret };
+    return this.keys.rotateKey(admin, orgId, keyId);
   }
 
   @Patch(':keyId')
@@ -181,21 +131,7 @@ export class KeysController {
         `role ${admin.role} may not change a key's expiresAt; it needs ORG_ADMIN or the team's TEAM_ADMIN`,
       );
     }
-    const { before, after } = await this.identity.updateVirtualKey(orgId, keyId, {
-      name: dto.name,
-      tags: dto.tags,
-      metadata: dto.metadata,
-      disclosureMode: dto.disclosureMode,
-      expiresAt: dto.expiresAt === undefined ? undefined : dto.expiresAt === null ? null : new Date(dto.expiresAt),
-    });
-    await this.audit.record(admin, {
-      orgId,
-      action: 'key.updated',
-      targetType: 'virtual-key',
-      targetId: keyId,
-      details: changes(before, after, ['name', 'tags', 'metadata', 'disclosureMode', 'expiresAt']),
-    });
-    return toKeyView(after);
+    return this.keys.updateKey(admin, orgId, keyId, dto);
   }
 
   @Get(':keyId/limits')
@@ -203,12 +139,7 @@ export class KeysController {
   @ApiOperation({ summary: 'The budgets and rate limits set on a key' })
   @ApiOkResponse({ type: KeyLimitsView })
   async getKeyLimits(@UuidParam('orgId') orgId: string, @UuidParam('keyId') keyId: string): Promise<KeyLimitsView> {
-    await this.identity.getVirtualKey(orgId, keyId);
-    const [budgets, rateLimits] = await Promise.all([
-      this.prisma.budget.findMany({ where: { orgId, scope: 'KEY', scopeId: keyId }, orderBy: { period: 'asc' } }),
-      this.prisma.rateLimit.findMany({ where: { orgId, scope: 'KEY', scopeId: keyId }, orderBy: { createdAt: 'asc' } }),
-    ]);
-    return { keyId, budgets: budgets.map(toBudgetView), rateLimits: rateLimits.map(toRateLimitView) };
+    return this.keys.keyLimits(orgId, keyId);
   }
 
   @Put(':keyId/budget')
@@ -225,30 +156,7 @@ export class KeysController {
     @UuidParam('keyId') keyId: string,
     @Body() dto: PutKeyBudgetDto,
   ): Promise<BudgetView> {
-    const key = await this.identity.getVirtualKey(orgId, keyId);
-    const limitMicros = toMicros(dto.limitMicros);
-    const teamBudgets = await this.prisma.budget.findMany({
-      where: { orgId, scope: 'TEAM', scopeId: key.teamId },
-      select: { period: true, limitMicros: true },
-    });
-    enforce(decideKeyBudget(admin, { period: dto.period, limitMicros }, teamBudgets));
-    const { budget, created } = await this.budgets.putBudget(orgId, {
-      scope: 'KEY',
-      scopeId: keyId,
-      period: dto.period,
-      limitMicros,
-      mode: dto.mode,
-      alertThresholds: dto.alertThresholds,
-    });
-    const view = toBudgetView(budget);
-    await this.audit.record(admin, {
-      orgId,
-      action: created ? 'budget.created' : 'budget.updated',
-      targetType: 'budget',
-      targetId: budget.id,
-      details: { ...view },
-    });
-    return view;
+    return this.keys.putKeyBudget(admin, orgId, keyId, dto);
   }
 
   @Post(':keyId/rate-limits')
@@ -266,29 +174,6 @@ export class KeysController {
     @UuidParam('keyId') keyId: string,
     @Body() dto: CreateKeyRateLimitDto,
   ): Promise<RateLimitView> {
-    const key = await this.identity.getVirtualKey(orgId, keyId);
-    const req = {
-      toolPattern: dto.toolPattern ?? '*:*',
-      windowSeconds: dto.windowSeconds ?? 60,
-      callsPerWindow: dto.callsPerWindow ?? null,
-      maxConcurrent: dto.maxConcurrent ?? null,
-    };
-    const teamLimits = await this.prisma.rateLimit.findMany({ where: { orgId, scope: 'TEAM', scopeId: key.teamId } });
-    enforce(decideKeyRateLimit(admin, req, teamLimits));
-    const rule = await this.rateLimits.createRateLimit(orgId, { scope: 'KEY', scopeId: keyId, ...req });
-    const view = toRateLimitView(rule);
-    await this.audit.record(admin, {
-      orgId,
-      action: 'rate-limit.created',
-      targetType: 'rate-limit',
-      targetId: rule.id,
-      details: { ...view },
-    });
-    return view;
+    return this.keys.createKeyRateLimit(admin, orgId, keyId, dto);
   }
-}
-
-function enforce(decision: LimitDecision): void {
-  // A role that may not, or a limit above the team's: 403, the message names the field and the team's figure.
-  if (!decision.allowed) throw new ForbiddenException(decision.message);
 }

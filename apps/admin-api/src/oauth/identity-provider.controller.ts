@@ -108,7 +108,7 @@ export class IdentityProviderController {
     await this.audit.record(admin, {
       orgId,
       action: 'identity-provider.set',
-      targetType: 'org',
+      targetType: 'organization',
       targetId: orgId,
       details,
     });
@@ -127,7 +127,7 @@ export class IdentityProviderController {
     await this.audit.record(admin, {
       orgId,
       action: 'identity-provider.removed',
-      targetType: 'org',
+      targetType: 'organization',
       targetId: orgId,
       details: {},
     });

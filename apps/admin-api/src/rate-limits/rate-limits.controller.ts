@@ -17,6 +17,7 @@ import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
 import { ErrorBodyView } from '../common/error-body.view';
 import { UuidParam } from '../common/uuid-param.decorator';
 import { CreateRateLimitDto } from './create-rate-limit.dto';
+import { rateLimitCreatedAudit } from './rate-limit-audit';
 import { RateLimitView, toRateLimitView } from './rate-limit.view';
 
 @ApiTags('rate-limits')
@@ -41,15 +42,7 @@ export class RateLimitsController {
     @UuidParam('orgId') orgId: string,
     @Body() dto: CreateRateLimitDto,
   ): Promise<RateLimitView> {
-    const view = toRateLimitView(await this.rateLimits.createRateLimit(orgId, dto));
-    await this.audit.record(admin, {
-      orgId,
-      action: 'rate-limit.created',
-      targetType: 'rate-limit',
-      targetId: view.id,
-      details: { ...view },
-    });
-    return view;
+    return toRateLimitView(await this.rateLimits.createRateLimit(orgId, dto, rateLimitCreatedAudit(admin, orgId)));
   }
 
   @Get()

@@ -6,7 +6,7 @@ import { AuditService } from '../audit/audit.service';
 import { AdminSessionService } from '../auth/admin-session.service';
 import { SessionController } from './session.controller';
 import { SsoController } from './sso.controller';
-import { UserOrgRoleController } from './user-org-role.controller';
+import { UserOrgRoleController } from '../users/user-org-role.controller';
 
 /** Single sign-on into the admin API: cookie sessions (the auth guard resolves them), org roles. */
 @Module({

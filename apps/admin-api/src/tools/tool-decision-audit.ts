@@ -1,5 +1,5 @@
 import type { ReviewDecision } from '@tollgate/catalog';
-import type { AuditEntry } from '../audit/audit.service';
+import type { AuditEntry } from '@tollgate/audit';
 
 /** The audit entry of an approval or rejection, single or bulk: the hashes before and after, never the definition. */
 export function toolDecisionAuditEntry(

@@ -13,7 +13,7 @@ import type { UpstreamServer } from '@tollgate/db';
 import type { AdminPrincipal } from '@tollgate/identity';
 import type { Response } from 'express';
 import { AuditService } from '../audit/audit.service';
-import { redactUrl } from '../audit/audit-details';
+import { AuditAction, redactUrl } from '@tollgate/audit';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
 import { ErrorBodyView } from '../common/error-body.view';
@@ -203,7 +203,7 @@ export class UpstreamLifecycleController {
   private async changed(
     admin: AdminPrincipal,
     res: Response,
-    action: string,
+    action: AuditAction,
     upstream: UpstreamServer,
   ): Promise<UpstreamView> {
     await this.audit.record(admin, {

@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import type { Tool, UpstreamServer } from '@tollgate/db';
 import { exposedToolName } from '@tollgate/kernel';
-import { redactUrl } from '../audit/audit-details';
+import { redactUrl } from '@tollgate/audit';
 import { UPSTREAM_TRANSPORTS } from './register-upstream.dto';
 
 /** An upstream as shown to admins: header values and encrypted secrets never leave the server. */

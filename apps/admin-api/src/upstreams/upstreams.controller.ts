@@ -14,7 +14,7 @@ import {
 } from '@nestjs/swagger';
 import type { AdminPrincipal } from '@tollgate/identity';
 import { AuditService } from '../audit/audit.service';
-import { redactUrl } from '../audit/audit-details';
+import { redactUrl } from '@tollgate/audit';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
 import { ErrorBodyView } from '../common/error-body.view';

@@ -1,8 +1,6 @@
 import { Body, Controller, Get, Put } from '@nestjs/common';
 import { ApiBearerAuth, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
-import { PrismaService } from '@tollgate/db';
-import { AdminPrincipal, IdentityException, IdentityExceptionCode } from '@tollgate/identity';
-import { AuditService } from '../audit/audit.service';
+import { AdminPrincipal, auditBy, PeopleAdminService } from '@tollgate/identity';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
 import { ErrorBodyView } from '../common/error-body.view';
@@ -23,18 +21,14 @@ export class OrgRoleView {
 @ApiNotFoundResponse({ type: ErrorBodyView, description: 'Unknown organization or user' })
 @Controller('v1/orgs/:orgId/users/:userId/org-role')
 export class UserOrgRoleController {
-  constructor(
-    private readonly prisma: PrismaService,
-    private readonly audit: AuditService,
-  ) {}
+  constructor(private readonly people: PeopleAdminService) {}
 
   @Get()
   @OrgAccess(OrgAccessLevel.Read)
   @ApiOperation({ summary: 'The person’s organisation-wide role (null: only what their memberships give)' })
   @ApiOkResponse({ type: OrgRoleView })
   async get(@UuidParam('orgId') orgId: string, @UuidParam('userId') userId: string): Promise<OrgRoleView> {
-    const user = await this.user(orgId, userId);
-    return { userId, role: user.orgRole };
+    return { userId, role: await this.people.getOrgRole(orgId, userId) };
   }
 
   @Put()
@@ -50,26 +44,16 @@ export class UserOrgRoleController {
     @UuidParam('userId') userId: string,
     @Body() dto: PutOrgRoleDto,
   ): Promise<OrgRoleView> {
-    const before = await this.user(orgId, userId);
-    if (before.offboardedAt && dto.role !== null)
-      throw new IdentityException(IdentityExceptionCode.UserOffboarded, `user ${userId} is offboarded`, 'userId');
-    await this.prisma.user.updateMany({ where: { id: userId, orgId }, data: { orgRole: dto.role } });
-    await this.audit.record(admin, {
-      orgId,
-      action: 'user.org-role-set',
-      targetType: 'user',
-      targetId: userId,
-      details: { from: before.orgRole, to: dto.role },
+    const role = await this.people.setOrgRole(orgId, userId, dto.role, {
+      by: auditBy(admin),
+      entry: (change) => ({
+        orgId,
+        action: 'user.org-role-set',
+        targetType: 'user',
+        targetId: change.userId,
+        details: { from: change.from, to: change.to },
+      }),
     });
-    return { userId, role: dto.role };
-  }
-
-  private async user(orgId: string, userId: string) {
-    const user = await this.prisma.user.findFirst({
-      where: { id: userId, orgId },
-      select: { orgRole: true, offboardedAt: true },
-    });
-    if (!user) throw new IdentityException(IdentityExceptionCode.UserNotFound, `user ${userId} not found`, 'userId');
-    return user;
+    return { userId, role };
   }
 }

@@ -1,0 +1,169 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { INestApplication } from '@nestjs/common';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { PrismaClient } from '@prisma/client';
+import { loadAdminConfig } from '@tollgate/config';
+import { createTestEnv, TestEnv } from '@tollgate/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAdminApp } from '../../apps/admin-api/src/admin-app';
+
+/**
+ * What the audit trail holds. A change and its audit row commit together: with the audit insert
+ * refused by Postgres (a trigger in this test's database, not a mock), the change is not there
+ * either, and the caller is told so. The organisation as a target has one spelling.
+ */
+describe('audit trail writes', () => {
+  let env: TestEnv;
+  let app: INestApplication;
+  let url: string;
+  let db: PrismaClient;
+  let orgId: string;
+  let teamId: string;
+  let userId: string;
+  let keyId: string;
+
+  const admin = async <T = any>(method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${url}${path}`, {
+      method,
+      headers: {
+        Authorization: `Bearer ${env.adminToken}`,
+        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
+  };
+  const ok = async <T = any>(method: string, path: string, body?: unknown, status = 201): Promise<T> => {
+    const res = await admin<T>(method, path, body);
+    expect(res.status, JSON.stringify(res.body)).toBe(status);
+    return res.body;
+  };
+  const auditRows = (action: string) => db.auditEvent.count({ where: { orgId, action } });
+
+  /** Postgres refuses every audit row of these actions until `allowAudit`. */
+  const refuseAudit = async (...actions: string[]) => {
+    await db.$executeRawUnsafe(`
+      CREATE OR REPLACE FUNCTION test_refuse_audit() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'audit row refused by the test'; END $$`);
+    await db.$executeRawUnsafe(`DROP TRIGGER IF EXISTS test_refuse_audit ON "AuditEvent"`);
+    await db.$executeRawUnsafe(`
+      CREATE TRIGGER test_refuse_audit BEFORE INSERT ON "AuditEvent" FOR EACH ROW
+      WHEN (NEW."action" IN (${actions.map((a) => `'${a}'`).join(', ')})) EXECUTE FUNCTION test_refuse_audit()`);
+  };
+  const allowAudit = () => db.$executeRawUnsafe(`DROP TRIGGER IF EXISTS test_refuse_audit ON "AuditEvent"`);
+
+  beforeAll(async () => {
+    env = await createTestEnv();
+    app = await createAdminApp(loadAdminConfig(env.vars));
+    await app.listen(0, '127.0.0.1');
+    url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+    db = new PrismaClient({ adapter: new PrismaPg({ connectionString: env.vars.DATABASE_URL }) });
+    orgId = (await ok<{ id: string }>('POST', '/v1/orgs', { name: 'Atomic', slug: 'atomic' })).id;
+    teamId = (await ok<{ id: string }>('POST', `/v1/orgs/${orgId}/teams`, { name: 'web' })).id;
+    userId = (await ok<{ id: string }>('POST', `/v1/orgs/${orgId}/users`, { email: 'ada@atomic.test' })).id;
+    await ok('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId });
+    keyId = (await ok<{ key: { id: string } }>('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'kept' })).key
+      .id;
+  });
+
+  afterAll(async () => {
+    await db?.$disconnect();
+    await app?.close();
+    await env?.cleanup();
+  });
+
+  it('should not create a key when its audit row cannot be written', async () => {
+    await refuseAudit('key.created');
+    try {
+      const res = await admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'unaudited' });
+      expect(res.status).toBe(500);
+      expect(JSON.stringify(res.body)).not.toContain('refused by the test');
+    } finally {
+      await allowAudit();
+    }
+    const keys = await ok<{ name: string }[]>('GET', `/v1/orgs/${orgId}/keys`, undefined, 200);
+    expect(keys.map((k) => k.name)).toEqual(['kept']);
+    expect(await auditRows('key.created')).toBe(1);
+  });
+
+  it('should leave a key live when its revocation cannot be audited', async () => {
+    await refuseAudit('key.revoked');
+    try {
+      expect((await admin('POST', `/v1/orgs/${orgId}/keys/${keyId}/revoke`)).status).toBe(500);
+    } finally {
+      await allowAudit();
+    }
+    expect(
+      (await ok<{ revokedAt: string | null }>('GET', `/v1/orgs/${orgId}/keys/${keyId}`, undefined, 200)).revokedAt,
+    ).toBeNull();
+    expect(await auditRows('key.revoked')).toBe(0);
+  });
+
+  it('should keep a key’s limits and role grants unchanged when their audit rows cannot be written', async () => {
+    await refuseAudit('budget.created', 'rate-limit.created', 'user.org-role-set', 'admin-token.created');
+    try {
+      const budget = { period: 'MONTH', limitMicros: 5_000_000, mode: 'HARD' };
+      expect((await admin('PUT', `/v1/orgs/${orgId}/keys/${keyId}/budget`, budget)).status).toBe(500);
+      const limit = { toolPattern: '*:*', windowSeconds: 60, callsPerWindow: 10 };
+      expect((await admin('POST', `/v1/orgs/${orgId}/keys/${keyId}/rate-limits`, limit)).status).toBe(500);
+      expect((await admin('PUT', `/v1/orgs/${orgId}/users/${userId}/org-role`, { role: 'ORG_ADMIN' })).status).toBe(
+        500,
+      );
+      const token = { role: 'ORG_ADMIN', orgId, name: 'unaudited token' };
+      expect((await admin('POST', '/v1/admin-tokens', token)).status).toBe(500);
+    } finally {
+      await allowAudit();
+    }
+    const limits = await ok<{ budgets: unknown[]; rateLimits: unknown[] }>(
+      'GET',
+      `/v1/orgs/${orgId}/keys/${keyId}/limits`,
+      undefined,
+      200,
+    );
+    expect(limits).toMatchObject({ budgets: [], rateLimits: [] });
+    expect(
+      (await ok<{ role: string | null }>('GET', `/v1/orgs/${orgId}/users/${userId}/org-role`, undefined, 200)).role,
+    ).toBeNull();
+    const tokens = await ok<{ name: string }[]>('GET', `/v1/admin-tokens?orgId=${orgId}`, undefined, 200);
+    expect(tokens.map((t) => t.name)).not.toContain('unaudited token');
+  });
+
+  it('should commit the change and its row together once the audit row can be written', async () => {
+    await ok('POST', `/v1/orgs/${orgId}/keys/${keyId}/revoke`, undefined, 200);
+    await ok('PUT', `/v1/orgs/${orgId}/users/${userId}/org-role`, { role: 'FINANCE' }, 200);
+    expect(await auditRows('key.revoked')).toBe(1);
+    expect(await auditRows('user.org-role-set')).toBe(1);
+  });
+
+  it('should find the organisation’s rows under one target type, by its former spelling `org` too', async () => {
+    // A row as the identity provider routes wrote it before the spelling was merged, then the migration.
+    await db.auditEvent.create({
+      data: { orgId, actorId: 'bootstrap', action: 'identity-provider.set', targetType: 'org', targetId: orgId },
+    });
+    const migration = path.resolve(
+      __dirname,
+      '../../prisma/migrations/20261228040000_audit_organization_target/migration.sql',
+    );
+    await db.$executeRawUnsafe(await readFile(migration, 'utf8'));
+    await ok('PATCH', `/v1/orgs/${orgId}`, { name: 'Atomic Ltd' }, 200);
+
+    for (const targetType of ['organization', 'org']) {
+      const page = await ok<{ events: { action: string; targetType: string }[] }>(
+        'GET',
+        `/v1/orgs/${orgId}/audit/search?targetType=${targetType}`,
+        undefined,
+        200,
+      );
+      expect(page.events.map((e) => [e.action, e.targetType])).toEqual([
+        ['org.updated', 'organization'],
+        ['identity-provider.set', 'organization'],
+        ['org.created', 'organization'],
+      ]);
+    }
+    const facets = await ok<{ targetTypes: string[] }>('GET', `/v1/orgs/${orgId}/audit/facets`, undefined, 200);
+    expect(facets.targetTypes).toContain('organization');
+    expect(facets.targetTypes).not.toContain('org');
+  });
+});
