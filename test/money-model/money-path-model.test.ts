@@ -22,8 +22,10 @@ const SEED = knobs.MONEY_MODEL_SEED ? Number(knobs.MONEY_MODEL_SEED) : undefined
  * settled through the pricing lib as the edge does, against the model's own plain price rules;
  * completions at 0, part or all of the estimate, two organisations in one turn; cancels, crashed edges and the sweep after the
  * TTL; malformed records; reconciliation; Redis losing its data and the rebuild from the ledger;
- * on standalone Redis, Redis killed and restarted from its append-only file;
- * leases granted and returned). After every step the admissions' answers, every budget counter
+ * on standalone Redis, Redis killed and restarted from its append-only file; leases granted,
+ * renewed, given back when idle and returned, and an edge killed with its leases, which Redis
+ * sweeps after the TTL). Time is the model's: the edge's lease book runs on a virtual clock
+ * (AdmissionSettings.clock), so the sweep, windows and renewals are steps, never sleeps. After every step the admissions' answers, every budget counter
  * and every organisation's usage events must be what the model says: so no legal input makes a
  * script fail, a hard budget never ends above its limit, every completed call is in the ledger
  * exactly once, and one organisation's faults never change another's answers or counters.

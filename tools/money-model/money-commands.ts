@@ -65,9 +65,12 @@ function show(v: unknown): string {
   return JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `${x}n` : x instanceof Map ? [...x.entries()] : x));
 }
 
-/** Leases admit against real time; without them the run keeps a virtual clock (the sweep after the TTL is a step). */
-function clock(m: MoneyModel, r: Real): number {
-  if (r.sys.leases) m.now = Date.now();
+/**
+ * The run keeps a virtual clock (the sweep after the TTL is a step): the edge's clock follows the
+ * model's, and its lease renewals and idle returns due on the way run at their times.
+ */
+async function clock(m: MoneyModel, r: Real): Promise<number> {
+  await r.sys.at(m.now);
   return m.now;
 }
 
@@ -86,8 +89,12 @@ export async function verify(m: MoneyModel, r: Real, leasesReturned = false): Pr
     ),
     Promise.all(orgs.map((org) => r.sys.outbox(r.world, org))),
   ]);
+  const unswept = r.sys.leases
+    ? await unsweptUnderLeases(m, r)
+    : { byBudget: new Map<string, bigint>(), dead: new Map<string, bigint>() };
   // Under leases, Redis holds more than the calls in flight by what this edge's leases hold unused.
   let unusedTotal = 0n;
+  let deadTotal = 0n;
   for (const org of orgs) {
     counters[org].forEach((got, i) => {
       const want = m.counter(org, i);
@@ -97,9 +104,14 @@ export async function verify(m: MoneyModel, r: Real, leasesReturned = false): Pr
         return;
       }
       if (got.spent !== want.spent) differ(`${where} spent`, want.spent, got.spent);
-      unusedTotal += got.reserved + got.leased - want.reserved;
+      // Allowance Redis frees at its next sweep of the org that the model freed already (see unsweptUnderLeases).
+      const dead = unswept.dead.get(r.sys.counterKey(r.world, org, i, m.now)) ?? 0n;
+      const later = (unswept.byBudget.get(`${org}/${i}`) ?? 0n) + dead;
+      deadTotal += later;
+      unusedTotal += got.reserved + got.leased - want.reserved - later;
       if (!r.sys.leases || leasesReturned) {
-        if (got.reserved + got.leased !== want.reserved) differ(`${where} reserved+leased`, want.reserved, got);
+        if (got.reserved + got.leased !== want.reserved + later)
+          differ(`${where} reserved+leased`, want.reserved + later, got);
       } else if (got.reserved + got.leased < want.reserved) {
         differ(`${where} reserved+leased (at least the calls in flight)`, want.reserved, got);
       }
@@ -113,12 +125,42 @@ export async function verify(m: MoneyModel, r: Real, leasesReturned = false): Pr
     if (seen.size !== m.events[org].size || [...m.events[org]].some(([id, cost]) => seen.get(id) !== cost))
       differ(`org ${org} usage events (ledger + outbox)`, m.events[org], seen);
   }
-  if (r.sys.leases && unusedTotal > r.sys.leaseHoldings())
+  if (r.sys.leases && unusedTotal > r.sys.leaseHoldings() + deadTotal)
     differ(
       'allowance held in Redis beyond the calls in flight vs what the leases hold',
       r.sys.leaseHoldings(),
       unusedTotal,
     );
+}
+
+/**
+ * Under leases, what Redis still holds that the model has freed: a reservation the model swept
+ * (past its deadline) whose record Redis sweeps only at the org's next script that reaches its
+ * budgets (an admission the edge's leases cover reaches none), per budget; and the leases of a
+ * dead edge not yet swept, per counter key.
+ */
+async function unsweptUnderLeases(
+  m: MoneyModel,
+  r: Real,
+): Promise<{ byBudget: Map<string, bigint>; dead: Map<string, bigint> }> {
+  const swept = [...m.open.values()].filter((c) => !c.record && !c.leased && c.budgets.length > 0 && c.estimate > 0n);
+  const [present, deadHeld] = await Promise.all([r.sys.recordsPresent(r.world, swept), r.sys.deadLeaseHoldings()]);
+  const byBudget = new Map<string, bigint>();
+  swept.forEach((c, j) => {
+    if (!present[j]) return;
+    for (const i of c.budgets) byBudget.set(`${c.org}/${i}`, (byBudget.get(`${c.org}/${i}`) ?? 0n) + c.estimate);
+  });
+  // A dead lease holds the calls that died on it too, which the model still counts until it sweeps them.
+  const dead = new Map<string, bigint>();
+  for (const c of m.open.values()) {
+    if (!c.crashed || !c.leased || !c.record) continue;
+    for (const i of c.budgets) {
+      const key = r.sys.counterKey(r.world, c.org, i, m.now);
+      if (deadHeld.has(key)) dead.set(key, (dead.get(key) ?? deadHeld.get(key)!) - c.estimate);
+    }
+  }
+  for (const [key, held] of deadHeld) if (!dead.has(key)) dead.set(key, held);
+  return { byBudget, dead };
 }
 
 /** Calls the model has in flight that an edge can still complete. */
@@ -139,7 +181,7 @@ class AdmitCommand implements Cmd {
     return this.org < m.spec.orgs.length;
   }
   async run(m: MoneyModel, r: Real) {
-    const now = clock(m, r);
+    const now = await clock(m, r);
     const asked = 'fixed' in this.amount ? this.amount.fixed : this.nearLimit(m, this.amount.nearLimit);
     const largest = m.largestEstimate(this.org, this.key);
     const estimate = asked < largest ? asked : largest;
@@ -147,7 +189,12 @@ class AdmitCommand implements Cmd {
     const want = m.admit(id, this.org, this.key, estimate);
     const got: AdmissionAnswer = await r.sys.admit(r.world, id, this.org, this.key, estimate, now);
     if (show(got) !== show(want)) differ(`admit ${estimate} by org ${this.org} key ${this.key}`, want, got);
-    tally(r.counter, `admit:${got.kind}${estimate === 0n ? ':0' : estimate === LARGEST_MICROS ? ':largest' : ''}`);
+    const leased = r.sys.underLease(id);
+    if (leased) m.open.get(id)!.leased = true;
+    tally(
+      r.counter,
+      `admit:${got.kind}${estimate === 0n ? ':0' : estimate === LARGEST_MICROS ? ':largest' : ''}${leased ? ':leased' : ''}`,
+    );
   }
   private nearLimit(m: MoneyModel, delta: bigint): bigint {
     let room: bigint | null = null;
@@ -176,7 +223,7 @@ class PricedAdmitCommand implements Cmd {
     return this.org < m.spec.orgs.length;
   }
   async run(m: MoneyModel, r: Real) {
-    const now = clock(m, r);
+    const now = await clock(m, r);
     const tool = m.spec.tools[this.tool % m.spec.tools.length];
     const free = refPriceOf(m.spec.orgs[this.org].prices, tool.name, m.now - m.start) === null;
     const id = randomUUID();
@@ -185,9 +232,11 @@ class PricedAdmitCommand implements Cmd {
     if (show(got.answer) !== show(want))
       differ(`priced admit of ${tool.name} by org ${this.org} key ${this.key}`, want, got);
     const call = m.open.get(id);
+    const leased = r.sys.underLease(id);
+    if (leased) call!.leased = true;
     if (want.kind === 'admitted' && got.estimate !== call!.estimate)
       differ(`reservation of ${tool.name} (${show(call!.priced)})`, call!.estimate, got.estimate);
-    tally(r.counter, `admit-priced:${got.answer.kind}${free ? ':free' : ''}`);
+    tally(r.counter, `admit-priced:${got.answer.kind}${free ? ':free' : ''}${leased ? ':leased' : ''}`);
   }
   toString() {
     return `admitPriced(org ${this.org}, key ${this.key}, tool ${this.tool})`;
@@ -216,7 +265,7 @@ class CompleteCommand implements Cmd {
     return live(m as MoneyModel).length > 0;
   }
   async run(m: MoneyModel, r: Real) {
-    const now = clock(m, r);
+    const now = await clock(m, r);
     const calls = live(m);
     const chosen = [calls[this.picks[0] % calls.length]];
     if (this.picks.length > 1) {
@@ -259,7 +308,7 @@ class CancelCommand implements Cmd {
     return live(m as MoneyModel).length > 0;
   }
   async run(m: MoneyModel, r: Real) {
-    clock(m, r);
+    await clock(m, r);
     const calls = live(m);
     const c = calls[this.pick % calls.length];
     m.complete(c.id, 0n, null);
@@ -287,13 +336,35 @@ class CrashCommand implements Cmd {
   }
 }
 
+/**
+ * Under leases, kill -9 of the edge: every call in flight never completes, its leases are neither
+ * renewed nor given back, and a new edge takes over; then the TTL passes, so Redis sweeps the dead
+ * edge's leases and reservations at the org's next admission (the model its reservations).
+ */
+class CrashEdgeCommand implements Cmd {
+  check() {
+    return true;
+  }
+  async run(m: MoneyModel, r: Real) {
+    const now = await clock(m, r);
+    for (const c of live(m)) m.crash(c.id);
+    await r.sys.crashEdge(now);
+    m.advance(MODEL_RESERVATION_TTL_MS + 1);
+    await clock(m, r);
+  }
+  toString() {
+    return 'crashEdge';
+  }
+}
+
 class AdvanceCommand implements Cmd {
   constructor(readonly ms: number) {}
   check() {
     return true;
   }
-  async run(m: MoneyModel) {
+  async run(m: MoneyModel, r: Real) {
     m.advance(this.ms);
+    await clock(m, r);
   }
   toString() {
     return `advance(${this.ms} ms)`;
@@ -310,7 +381,7 @@ class PlantMalformedCommand implements Cmd {
     return this.org < m.spec.orgs.length && !m.epochLost;
   }
   async run(m: MoneyModel, r: Real) {
-    const now = clock(m, r);
+    const now = await clock(m, r);
     m.plant(this.org);
     await r.sys.plantMalformed(r.world, this.org, this.kind, now);
   }
@@ -326,7 +397,7 @@ class ReconcileCommand implements Cmd {
     return this.org < m.spec.orgs.length && !m.epochLost;
   }
   async run(m: MoneyModel, r: Real) {
-    const now = clock(m, r);
+    const now = await clock(m, r);
     await r.sys.drain(r.world);
     const report = await r.sys.reconcileOrg(r.world, this.org, now);
     const found = {
@@ -353,6 +424,12 @@ class LoseRedisCommand implements Cmd {
     await r.sys.drain(r.world);
     await r.sys.loseRedis();
     m.loseRedis();
+    // Under leases the edge learns of the loss at its next renewal, admitting against what its
+    // leases hold until then: the model lets that renewal happen (and window leases end) first.
+    if (r.sys.leases) {
+      m.advance(MODEL_RESERVATION_TTL_MS + 1);
+      await clock(m, r);
+    }
   }
   toString() {
     return 'loseRedis';
@@ -369,7 +446,7 @@ class RestartRedisCommand implements Cmd {
     return true;
   }
   async run(m: MoneyModel, r: Real) {
-    clock(m, r);
+    await clock(m, r);
     await r.sys.restartRedis();
   }
   toString() {
@@ -392,13 +469,17 @@ class RebuildCommand implements Cmd {
   }
 }
 
-/** The edge gives back what its leases hold unused: Redis then holds exactly what calls in flight reserved. */
+/**
+ * The edge gives back what its leases hold unused: Redis then holds exactly what calls in flight
+ * reserved. Only with no call in flight under a lease: a lease given back with calls on it is no
+ * longer renewed, so Redis sweeps their allowance at the lease's deadline, which the model does not know.
+ */
 class ReturnLeasesCommand implements Cmd {
-  check() {
-    return true;
+  check(m: Readonly<MoneyModel>) {
+    return !live(m as MoneyModel).some((c) => c.leased);
   }
   async run(m: MoneyModel, r: Real) {
-    clock(m, r);
+    await clock(m, r);
     await r.sys.returnLeases();
     await verify(m, r, true);
   }
@@ -421,10 +502,10 @@ const toolsArb: fc.Arbitrary<ToolSpec[]> = fc.tuple(
 /**
  * A price book: free (no rule), or rules of every kind (per call, per output token, reported cost,
  * charged on failure or not, all at 0 too), some taking effect later in the sequence and some
- * ended later (virtual ms after the world's start; with leases the clock is real, so sooner).
+ * ended later (virtual ms after the world's start).
  */
-function priceBookArb(leases: boolean): fc.Arbitrary<PriceSpec[]> {
-  const later = leases ? [0, 150, 600] : [0, 30_000, 200_000];
+function priceBookArb(): fc.Arbitrary<PriceSpec[]> {
+  const later = [0, 30_000, 200_000];
   const rule = fc.record({
     pattern: fc.constantFrom('*', '*', 'search', 'se*', 'fetch'),
     perCall: fc.oneof(fc.constantFrom(0n, 1n), fc.bigInt(2n, 5_000n)),
@@ -448,19 +529,21 @@ function priceBookArb(leases: boolean): fc.Arbitrary<PriceSpec[]> {
 
 const PERIODS: Period[] = ['DAY', 'WEEK', 'MONTH', 'QUARTER', 'TOTAL'];
 
-const limitArb = fc.oneof(
-  { arbitrary: fc.constantFrom(0n, 1n, LARGEST_MICROS), weight: 1 },
-  { arbitrary: fc.bigInt(2n, 20_000n), weight: 3 },
-  { arbitrary: fc.bigInt(20_001n, 10_000_000n), weight: 1 },
-);
+/** Limits; under leases more of them large, since a lease takes an eighth of what is left and at least two calls' worth. */
+const limitArb = (leases: boolean) =>
+  fc.oneof(
+    { arbitrary: fc.constantFrom(0n, 1n, LARGEST_MICROS), weight: 1 },
+    { arbitrary: fc.bigInt(2n, 20_000n), weight: leases ? 1 : 3 },
+    { arbitrary: fc.bigInt(20_001n, 10_000_000n), weight: leases ? 3 : 1 },
+  );
 
-function budgetArb(scope: Scope, who: number): fc.Arbitrary<BudgetSpec | null> {
+function budgetArb(scope: Scope, who: number, leases: boolean): fc.Arbitrary<BudgetSpec | null> {
   return fc.option(
     fc.record({
       scope: fc.constant(scope),
       who: fc.constant(who),
       period: fc.constantFrom(...PERIODS),
-      limit: limitArb,
+      limit: limitArb(leases),
       hard: fc.constantFrom(true, true, false),
     }),
     { freq: 2 },
@@ -469,24 +552,25 @@ function budgetArb(scope: Scope, who: number): fc.Arbitrary<BudgetSpec | null> {
 
 /** An organisation: budgets at each level (some absent), rate limits (some absent). */
 function orgArb(leases: boolean): fc.Arbitrary<OrgSpec> {
+  // Under leases some rate limits are high enough to be leased (16 calls or more).
+  const most = leases ? 40 : 3;
   const budgets = fc
     .tuple(
-      ...Array.from({ length: KEYS_PER_ORG }, (_, k) => budgetArb('KEY', k)),
-      budgetArb('USER', 0),
-      budgetArb('USER', 1),
-      budgetArb('TEAM', 0),
-      budgetArb('ORG', 0),
+      ...Array.from({ length: KEYS_PER_ORG }, (_, k) => budgetArb('KEY', k, leases)),
+      budgetArb('USER', 0, leases),
+      budgetArb('USER', 1, leases),
+      budgetArb('TEAM', 0, leases),
+      budgetArb('ORG', 0, leases),
     )
     .map((all) => all.filter((b): b is BudgetSpec => b !== null));
   return fc.record({
     budgets,
-    keyConcurrency: fc.array(fc.option(fc.integer({ min: 1, max: 3 }), { freq: 3 }), {
+    keyConcurrency: fc.array(fc.option(fc.integer({ min: 1, max: most }), { freq: 3 }), {
       minLength: KEYS_PER_ORG,
       maxLength: KEYS_PER_ORG,
     }),
-    // Windows follow the clock: with leases the clock is real, and a window edge would make the run flaky.
-    callsPerWindow: leases ? fc.constant(null) : fc.option(fc.integer({ min: 1, max: 6 }), { freq: 3 }),
-    prices: priceBookArb(leases),
+    callsPerWindow: fc.option(fc.integer({ min: 1, max: leases ? 60 : 6 }), { freq: 3 }),
+    prices: priceBookArb(),
   });
 }
 
@@ -513,8 +597,8 @@ const outcomeArb = fc.record({
 });
 
 /**
- * The commands of a run; with leases, time is real (no virtual sweep) and Redis is not lost under
- * them. `restarts`: Redis is a server of the run's own, restarted from its append-only file at times.
+ * The commands of a run (time virtual in both modes); with leases a call dies only with its edge.
+ * `restarts`: Redis is a server of the run's own, restarted from its append-only file at times.
  */
 export function commandsArb(leases: boolean, maxCommands: number, restarts = false): fc.Arbitrary<Iterable<Cmd>> {
   const org = fc.integer({ min: 0, max: 2 });
@@ -530,21 +614,31 @@ export function commandsArb(leases: boolean, maxCommands: number, restarts = fal
     complete,
     fc.tuple(pick, pick, actualArb, outcomeArb).map(([p, q, how, out]) => new CompleteCommand([p, q], how, out)),
     pick.map((p) => new CancelCommand(p)),
-    pick.map((p) => new CrashCommand(p)),
     org.map((o) => new ReconcileCommand(o)),
+    fc.constantFrom(1_000, 30_000, MODEL_RESERVATION_TTL_MS + 1).map((ms) => new AdvanceCommand(ms)),
+    // A loss is rare; the rebuild (only once lost) comes soon after.
+    fc.oneof(
+      { arbitrary: fc.constant<Cmd>(new LoseRedisCommand()), weight: 1 },
+      { arbitrary: fc.constant<Cmd>(new RebuildCommand()), weight: 3 },
+    ),
   ];
-  // Under leases a sweep runs when a grant or a call near a limit reaches Redis, which the model
-  // does not predict: malformed records are planted (and their sweep counted) without leases.
+  // Under leases a call dies only with its edge (which renews the leases its calls hold), and a
+  // sweep runs when a grant or a call near a limit reaches Redis, which the model does not
+  // predict: malformed records are planted (and their sweep counted) without leases.
   const byMode: fc.Arbitrary<Cmd>[] = leases
-    ? [fc.constant(new ReturnLeasesCommand())]
-    : [
-        fc.tuple(org, fc.nat(2)).map(([o, kind]) => new PlantMalformedCommand(o, kind)),
-        fc.constantFrom(1_000, 30_000, MODEL_RESERVATION_TTL_MS + 1).map((ms) => new AdvanceCommand(ms)),
-        // A loss is rare; the rebuild (only once lost) comes soon after.
+    ? [
+        // Each drops every lease: rarer than admissions, so leases get granted and used between them.
         fc.oneof(
-          { arbitrary: fc.constant<Cmd>(new LoseRedisCommand()), weight: 1 },
-          { arbitrary: fc.constant<Cmd>(new RebuildCommand()), weight: 3 },
+          { arbitrary: fc.constant<Cmd>(new ReturnLeasesCommand()), weight: 1 },
+          { arbitrary: admit, weight: 3 },
         ),
+        fc.oneof({ arbitrary: fc.constant<Cmd>(new CrashEdgeCommand()), weight: 1 }, { arbitrary: admit, weight: 3 }),
+        admit,
+        priced,
+      ]
+    : [
+        pick.map((p) => new CrashCommand(p)),
+        fc.tuple(org, fc.nat(2)).map(([o, kind]) => new PlantMalformedCommand(o, kind)),
       ];
   // About one restart a sequence: each takes a new redis-server reading its append-only file.
   const restart = restarts
@@ -575,7 +669,8 @@ export function moneyModelProperty(run: MoneyModelRun, counter: RunCounts) {
     worldArb(sys.leases),
     commandsArb(sys.leases, run.maxCommands, sys.canRestartRedis),
     async (spec, cmds) => {
-      const start = sys.leases ? Date.now() : virtualStart();
+      const start = virtualStart();
+      await sys.at(start);
       const t0 = performance.now();
       await sys.ensureEpoch(); // a previous sequence may have ended with Redis' data lost
       const world = await sys.createWorld(spec, start);

@@ -164,6 +164,11 @@ export interface ModelCall {
   slot: boolean;
   /** Its edge died: it never completes; its reservation is left to the sweep. */
   crashed: boolean;
+  /**
+   * Admitted against the edge's leases (told by the real edge: which calls it admits locally is
+   * its choice): while the edge lives it renews them, so the call's allowance is never swept.
+   */
+  leased?: boolean;
   /** A call priced from the price book (absent: an estimate given as is, like a page read's). */
   priced?: PricedHold;
 }
@@ -425,14 +430,20 @@ export class MoneyModel {
   /** Calls a key has in flight on its concurrency limit (a slot whose deadline passed no longer counts). */
   private slotsInUse(org: number, key: number): number {
     let n = 0;
-    for (const c of this.open.values()) if (c.org === org && c.key === key && c.slot && c.deadline > this.now) n++;
+    for (const c of this.open.values())
+      if (c.org === org && c.key === key && c.slot && (c.deadline > this.now || this.renewed(c))) n++;
     return n;
+  }
+
+  /** A call whose live edge renews the lease it was admitted under: its allowance stays past its deadline. */
+  private renewed(c: ModelCall): boolean {
+    return c.leased === true && !c.crashed;
   }
 
   /** What the next admission of an organisation that reaches its budgets frees: every record past its deadline. */
   private sweep(org: number): void {
     for (const c of this.open.values()) {
-      if (c.org !== org || !c.record || c.deadline > this.now) continue;
+      if (c.org !== org || !c.record || c.deadline > this.now || this.renewed(c)) continue;
       c.record = false;
       for (const i of c.budgets) {
         const b = this.budgets[org][i];

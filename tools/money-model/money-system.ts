@@ -5,7 +5,14 @@
 import { randomUUID } from 'node:crypto';
 import { INestApplication, Provider } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { AdmissionLeases, AdmissionModule, CallAdmission, CallAdmissionService, CallHold } from '@tollgate/admission';
+import {
+  AdmissionLeases,
+  AdmissionModule,
+  AdmissionSettings,
+  CallAdmission,
+  CallAdmissionService,
+  CallHold,
+} from '@tollgate/admission';
 import { availableMicros, BudgetModule, BudgetService } from '@tollgate/budget';
 import { ConfigModule, loadEdgeConfig } from '@tollgate/config';
 import { DbModule, PrismaService } from '@tollgate/db';
@@ -26,6 +33,7 @@ import {
   validatePriceRule,
 } from '@tollgate/pricing';
 import { usageOutboxKeys } from '@tollgate/queue';
+import { RateLimitService } from '@tollgate/rate-limit';
 import { ensureRedisEpoch, RedisModule, RedisService, scanTargets, shardOf } from '@tollgate/redis';
 import { BUDGET_COUNTERS, BudgetCounters, BudgetReconcileService, ReconcileReport } from '@tollgate/reporting';
 import {
@@ -38,6 +46,7 @@ import {
   USER_OF_KEY,
   WorldSpec,
 } from './money-model';
+import { VirtualClock } from './virtual-clock';
 
 const NAMESPACE = 'model';
 const TOOL = { namespace: NAMESPACE, tool: 'priced' };
@@ -82,12 +91,21 @@ export class MoneySystem {
   /** Events the ledger writer has written (drained from the outbox), per organisation id: id -> cost. */
   private readonly ledger = new Map<string, Map<string, bigint>>();
   private plantSeq = 0;
+  /** Budget leases of edges that died: Redis holds them until it sweeps them after their deadline. */
+  private deadLeases: { id: string; recordsKey: string; counterKey: string; held: bigint }[] = [];
+  /** The edge's admission and lease book (replaced by new ones when the edge dies), on its clock. */
+  private admission: CallAdmissionService;
+  private leaseBook: AdmissionLeases;
+  private clock: VirtualClock;
+  private readonly first: { admission: CallAdmissionService; leaseBook: AdmissionLeases };
 
   private constructor(
     private readonly app: INestApplication,
     readonly leases: boolean,
-    readonly admission: CallAdmissionService,
-    private readonly leaseBook: AdmissionLeases,
+    private readonly settings: AdmissionSettings,
+    clock: VirtualClock,
+    admission: CallAdmissionService,
+    leaseBook: AdmissionLeases,
     private readonly budgets: BudgetService,
     private readonly reconcile: BudgetReconcileService,
     private readonly ledgerWriter: LedgerService,
@@ -96,7 +114,12 @@ export class MoneySystem {
     readonly prisma: PrismaService,
     readonly redis: RedisService,
     private readonly restartRedisServer: (() => Promise<void>) | null,
-  ) {}
+  ) {
+    this.clock = clock;
+    this.admission = admission;
+    this.leaseBook = leaseBook;
+    this.first = { admission, leaseBook };
+  }
 
   /**
    * Boots the services on the platform `vars` describe (a process environment: DATABASE_URL,
@@ -106,6 +129,14 @@ export class MoneySystem {
     vars: Record<string, string>,
     opts: { leases: boolean; restartRedis?: () => Promise<void> },
   ): Promise<MoneySystem> {
+    const clock = new VirtualClock(Date.now());
+    const settings: AdmissionSettings = {
+      reservationTtlMs: MODEL_RESERVATION_TTL_MS,
+      leases: opts.leases,
+      // Leases go back when the model says so (returnLeases) or when idle on the model's clock.
+      leaseIdleMs: 60_000,
+      clock,
+    };
     const moduleRef = await Test.createTestingModule({
       imports: [
         ConfigModule.forRoot(loadEdgeConfig(vars)),
@@ -114,12 +145,7 @@ export class MoneySystem {
         BudgetModule,
         MeteringModule,
         PricingModule,
-        AdmissionModule.forSettings({
-          reservationTtlMs: MODEL_RESERVATION_TTL_MS,
-          leases: opts.leases,
-          // Leases go back when the model says so (returnLeases), not on a timer during a run.
-          leaseIdleMs: 60_000,
-        }),
+        AdmissionModule.forSettings(settings),
       ],
       providers: [BudgetReconcileService, BUDGET_COUNTERS_PROVIDER],
     }).compile();
@@ -131,6 +157,8 @@ export class MoneySystem {
     return new MoneySystem(
       app,
       opts.leases,
+      settings,
+      clock,
       app.get(CallAdmissionService),
       app.get(AdmissionLeases),
       app.get(BudgetService),
@@ -145,7 +173,66 @@ export class MoneySystem {
   }
 
   async close(): Promise<void> {
+    // An edge started after a death is not the application's: it shuts down as the application would.
+    if (this.leaseBook !== this.first.leaseBook) await this.leaseBook.beforeApplicationShutdown();
+    if (this.admission !== this.first.admission) await this.admission.onApplicationShutdown();
     await this.app.close();
+  }
+
+  /**
+   * The edge's clock moves to `now` (the model's): the lease book's renewals and idle returns due
+   * on the way run at their times. An earlier `now` starts a new sequence.
+   */
+  async at(now: number): Promise<void> {
+    if (now < this.clock.now()) this.clock.reset(now);
+    else await this.clock.advanceTo(now, () => this.admission.settled());
+  }
+
+  /** Whether a call in flight was admitted against the edge's leases (which the edge renews while it lives). */
+  underLease(id: string): boolean {
+    return (this.holds.get(id)?.leased ?? null) !== null;
+  }
+
+  /**
+   * kill -9 of the edge: its calls in flight never complete, its leases are neither renewed nor
+   * given back (Redis sweeps them after their deadline). A new edge (new lease book, admission and
+   * clock, the same services behind them) serves the calls from then on.
+   */
+  async crashEdge(now: number): Promise<void> {
+    this.deadLeases.push(...this.leaseBook.budgetLeases());
+    await this.admission.settled();
+    // Its completion connection closes; the dead lease book's timers stop with its clock.
+    await this.admission.onApplicationShutdown();
+    this.holds.clear();
+    this.priced.clear();
+    this.clock = new VirtualClock(now);
+    const settings = { ...this.settings, clock: this.clock };
+    this.leaseBook = new AdmissionLeases(this.redis, settings);
+    this.leaseBook.onModuleInit();
+    this.admission = new CallAdmissionService(
+      this.redis,
+      this.app.get(RateLimitService),
+      this.budgets,
+      this.leaseBook,
+      settings,
+    );
+  }
+
+  /** Whether each call's reservation record is still in Redis (not yet settled or swept). */
+  async recordsPresent(world: World, calls: { org: number; id: string }[]): Promise<boolean[]> {
+    const present = await Promise.all(
+      calls.map((c) => this.redis.client.hexists(this.budgets.recordKeys(world.orgs[c.org].orgId)[0], c.id)),
+    );
+    return present.map((p) => p === 1);
+  }
+
+  /** What dead edges' leases still hold in Redis (their records not yet swept), per budget counter key. */
+  async deadLeaseHoldings(): Promise<Map<string, bigint>> {
+    const present = await Promise.all(this.deadLeases.map((l) => this.redis.client.hexists(l.recordsKey, l.id)));
+    this.deadLeases = this.deadLeases.filter((_, i) => present[i] === 1);
+    const out = new Map<string, bigint>();
+    for (const l of this.deadLeases) out.set(l.counterKey, (out.get(l.counterKey) ?? 0n) + l.held);
+    return out;
   }
 
   /**
@@ -430,12 +517,17 @@ export class MoneySystem {
     await this.redis.client.zadd(z, now, id);
   }
 
-  /** The counter of a budget's current period, as Redis holds it (null: missing). */
-  async counter(world: World, org: number, i: number, now: number): Promise<CounterReading | null> {
+  /** The Redis key of a budget's counter for the current period. */
+  counterKey(world: World, org: number, i: number, now: number): string {
     const o = world.orgs[org];
     const spec = world.spec.orgs[org].budgets[i];
     const start = periodWindow(spec.period, new Date(now), 'UTC').start.getTime();
-    const key = this.redis.orgKey(o.orgId, 'budget', o.budgetIds[i], String(start));
+    return this.redis.orgKey(o.orgId, 'budget', o.budgetIds[i], String(start));
+  }
+
+  /** The counter of a budget's current period, as Redis holds it (null: missing). */
+  async counter(world: World, org: number, i: number, now: number): Promise<CounterReading | null> {
+    const key = this.counterKey(world, org, i, now);
     const [spent, reserved, leased] = await this.redis.client.hmget(key, 'spent', 'reserved', 'leased');
     if (spent === null) return null;
     return { spent: BigInt(spent), reserved: BigInt(reserved ?? '0'), leased: BigInt(leased ?? '0') };

@@ -2,6 +2,7 @@ import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnModuleInit } f
 import { BudgetStanding, budgetStanding } from '@tollgate/budget';
 import { Micros } from '@tollgate/kernel';
 import { RedisService, redisEpochKey, shardOf } from '@tollgate/redis';
+import { AdmissionClock, SYSTEM_CLOCK } from './admission-clock';
 import { ADMISSION_SETTINGS, AdmissionSettings } from './admission-settings';
 import type { ConversionAnswer } from './admission-scripts';
 import {
@@ -50,7 +51,8 @@ export class AdmissionLeases implements OnModuleInit, BeforeApplicationShutdown 
   private readonly logger = new Logger(AdmissionLeases.name);
   private readonly leases = new Map<string, Lease>();
   private readonly sync: LeaseSync;
-  private timers: NodeJS.Timeout[] = [];
+  private readonly clock: AdmissionClock;
+  private stopTimers: (() => void)[] = [];
   private closing = false;
 
   constructor(
@@ -58,8 +60,10 @@ export class AdmissionLeases implements OnModuleInit, BeforeApplicationShutdown 
     @Inject(ADMISSION_SETTINGS) private readonly settings: AdmissionSettings,
   ) {
     const epochLost = () => this.dropAll('Redis lost its data (the deployment epoch is gone)');
+    this.clock = settings.clock ?? SYSTEM_CLOCK;
     this.sync = new LeaseSync(
       redis,
+      this.clock,
       settings.reservationTtlMs,
       (orgId) => redisEpochKey(redis.prefix, shardOf(orgId)),
       (l, why) => this.drop(l, why),
@@ -74,11 +78,11 @@ export class AdmissionLeases implements OnModuleInit, BeforeApplicationShutdown 
   onModuleInit(): void {
     if (!this.enabled) return;
     const idleMs = this.settings.leaseIdleMs;
-    this.timers = [
-      setInterval(() => this.returnIdle(Date.now()), Math.max(Math.floor(idleMs / 4), 25)),
-      setInterval(() => this.sync.renew([...this.leases.values()], Date.now()), Math.floor(this.sync.ttlMs / 3)),
+    const clock = this.clock;
+    this.stopTimers = [
+      clock.every(Math.max(Math.floor(idleMs / 4), 25), () => this.returnIdle(clock.now())),
+      clock.every(Math.floor(this.sync.ttlMs / 3), () => this.sync.renew([...this.leases.values()], clock.now())),
     ];
-    for (const t of this.timers) t.unref();
   }
 
   /**
@@ -87,12 +91,12 @@ export class AdmissionLeases implements OnModuleInit, BeforeApplicationShutdown 
    */
   async beforeApplicationShutdown(): Promise<void> {
     this.closing = true;
-    for (const t of this.timers) clearInterval(t);
-    this.timers = [];
+    for (const stop of this.stopTimers) stop();
+    this.stopTimers = [];
     const all = [...this.leases.values()];
     for (const l of all) l.dropped = true;
     this.leases.clear();
-    await this.sync.release(all, Date.now());
+    await this.sync.release(all, this.clock.now());
     await this.settled();
   }
 
@@ -107,6 +111,14 @@ export class AdmissionLeases implements OnModuleInit, BeforeApplicationShutdown 
       else slots += l.members.length;
     }
     return { budgetMicros, windowCalls, slots };
+  }
+
+  /** This edge's budget leases: each one's record in the organisation's reservations and what it holds there. */
+  budgetLeases(): { id: string; recordsKey: string; counterKey: string; held: bigint }[] {
+    const out = [];
+    for (const l of this.leases.values())
+      if (l.kind === 'budget') out.push({ id: l.id, recordsKey: l.rKey, counterKey: l.hKey, held: l.held });
+    return out;
   }
 
   /**
@@ -125,7 +137,7 @@ export class AdmissionLeases implements OnModuleInit, BeforeApplicationShutdown 
       leases.filter((l) => !covers(l, req.estimate, now)),
       now,
     );
-    const after = Date.now();
+    const after = this.clock.now();
     return this.take(req, this.leasesFor(req, after), after);
   }
 
@@ -158,7 +170,7 @@ export class AdmissionLeases implements OnModuleInit, BeforeApplicationShutdown 
     }
     // A dropped lease admits nothing more: what its calls leave goes straight back.
     if (spare.length > 0)
-      this.sync.background(this.sync.release(spare, Date.now()), 'what a dropped lease held not given back');
+      this.sync.background(this.sync.release(spare, this.clock.now()), 'what a dropped lease held not given back');
     const standings = call.bounds.map((b, i) => {
       const k = call.budgets[i].known;
       return budgetStanding(b, k.spent + call.budgets[i].unconfirmed, k.reserved, k.leased);
@@ -305,6 +317,6 @@ export class AdmissionLeases implements OnModuleInit, BeforeApplicationShutdown 
     l.dropped = true;
     if (this.leases.get(l.mapKey) === l) this.leases.delete(l.mapKey);
     this.logger.warn(`lease ${l.mapKey} dropped: ${why}`);
-    this.sync.background(this.sync.release([l], Date.now()), 'a dropped lease not given back');
+    this.sync.background(this.sync.release([l], this.clock.now()), 'a dropped lease not given back');
   }
 }

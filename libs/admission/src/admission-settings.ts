@@ -1,4 +1,5 @@
 import type { ReplicaWait } from '@tollgate/redis';
+import type { AdmissionClock } from './admission-clock';
 
 /** What admission needs from the deployment, passed in by the app that runs it (the edge). */
 export interface AdmissionSettings {
@@ -10,6 +11,8 @@ export interface AdmissionSettings {
   leaseIdleMs: number;
   /** Opt-in: a completion waits until this many replicas have it (REDIS_COMPLETION_WAIT_*); absent or 0: no wait. */
   completionWait?: ReplicaWait;
+  /** Absent: the system clock (SYSTEM_CLOCK). The money model passes a virtual one. */
+  clock?: AdmissionClock;
 }
 
 export const ADMISSION_SETTINGS = Symbol('ADMISSION_SETTINGS');

@@ -12,6 +12,7 @@ import type { UsageOutboxEntry } from '@tollgate/queue';
 import { AdmissionPlan, RateLimitCaller, RateLimitRefusal, RateLimitService } from '@tollgate/rate-limit';
 import { ALL_SHARDS, duplicateRedisClient, RedisClient, RedisService, redisEpochKey, shardOf } from '@tollgate/redis';
 import { AdmissionException, AdmissionExceptionCode } from './admission.exception';
+import { SYSTEM_CLOCK } from './admission-clock';
 import { AdmissionLeases } from './admission-leases';
 import { ADMIT_AND_RESERVE } from './admission-scripts';
 import { ADMISSION_SETTINGS, AdmissionSettings } from './admission-settings';
@@ -147,7 +148,7 @@ export class CallAdmissionService implements OnApplicationShutdown {
       lease &&
       outcome !== EPOCH_LOST &&
       !('reservation' in outcome) &&
-      (await this.leases.giveBack(lease, Date.now()))
+      (await this.leases.giveBack(lease, (this.settings.clock ?? SYSTEM_CLOCK).now()))
     )
       outcome = await this.admitInRedis(admission, reservation);
     if (outcome === EPOCH_LOST) {

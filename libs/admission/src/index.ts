@@ -1,4 +1,5 @@
 export * from './admission-settings';
+export * from './admission-clock';
 export type { LeaseRequest, LeasedCall } from './lease-kinds';
 export * from './admission-leases';
 export * from './call-admission.service';

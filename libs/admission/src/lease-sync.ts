@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { LARGEST_SCRIPT_AMOUNT, RedisService } from '@tollgate/redis';
+import type { AdmissionClock } from './admission-clock';
 import { LEASE_GRANT, LEASE_RELEASE, LEASE_RENEW } from './admission-scripts';
 import {
   BudgetLease,
@@ -43,6 +44,7 @@ export class LeaseSync {
    */
   constructor(
     private readonly redis: RedisService,
+    private readonly clock: AdmissionClock,
     readonly ttlMs: number,
     private readonly epochKeyOf: (orgId: string) => string,
     private readonly drop: (l: Lease, why: string) => void,
@@ -99,7 +101,7 @@ export class LeaseSync {
     });
     if (res.kind === 'epoch-lost') return this.epochLost();
     const validUntil = now + this.ttlMs - this.marginMs;
-    const deniedUntil = Date.now() + DENIED_MS;
+    const deniedUntil = this.clock.now() + DENIED_MS;
     budgets.forEach((l, j) => {
       const grant = res.budgets[j];
       if (grant.kind === 'no-counter') return; // the call is checked in Redis, which seeds it

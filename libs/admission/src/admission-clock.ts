@@ -1,0 +1,19 @@
+/**
+ * Admission's time: what the lease book reads as now and runs its renewals and idle returns on.
+ * Production runs on the system clock; the money model (tools/money-model) passes a virtual one,
+ * so leases, their sweep and windows run through the same code at the times it chooses.
+ */
+export interface AdmissionClock {
+  now(): number;
+  /** Runs `fn` every `ms` from now on; the function returned stops it. */
+  every(ms: number, fn: () => void): () => void;
+}
+
+export const SYSTEM_CLOCK: AdmissionClock = {
+  now: () => Date.now(),
+  every(ms, fn) {
+    const timer = setInterval(fn, ms);
+    timer.unref();
+    return () => clearInterval(timer);
+  },
+};
