@@ -35,6 +35,7 @@ import { BudgetReconcileController } from './reports/budget-reconcile.controller
 import { ReportsController } from './reports/reports.controller';
 import { RefusalsController } from './reports/refusals.controller';
 import { CallsController } from './calls/calls.controller';
+import { TrailController } from './trail/trail.controller';
 import { PlatformReportsController } from './reports/platform-reports.controller';
 import { UserOffboardingService } from './users/user-offboarding.service';
 import { KeyAdminService } from './keys/key-admin.service';
@@ -112,6 +113,7 @@ export class AdminApiModule {
         ReportsController,
         RefusalsController,
         CallsController,
+        TrailController,
         PlatformReportsController,
         BudgetReconcileController,
         AlertsController,

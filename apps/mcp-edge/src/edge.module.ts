@@ -38,6 +38,7 @@ import { McpController } from './mcp/mcp.controller';
 import { McpEndpoint } from './mcp/mcp-endpoint';
 import { HostileInputAllowance } from './mcp/hostile-input-allowance.service';
 import { UpstreamListChangedRelay } from './upstream-list-changed.relay';
+import { AgentTrail } from './trail/agent-trail';
 
 @Module({})
 export class EdgeModule {
@@ -90,6 +91,7 @@ export class EdgeModule {
         EdgeAccessLog,
         ShutdownDrain,
         UpstreamListChangedRelay,
+        AgentTrail,
       ],
     };
   }

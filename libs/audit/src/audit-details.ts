@@ -1,17 +1,6 @@
-/** Keys whose values are secrets whatever they hold; they never reach an audit row. */
-const SECRET_KEYS = new Set([
-  'secret',
-  'secrethash',
-  'password',
-  'token',
-  'accesstoken',
-  'refreshtoken',
-  'authorization',
-  'apikey',
-  'secretsenc',
-]);
-const SECRET_VALUE = /\btga?_[0-9A-Za-z]{40}\b/g;
-export const REDACTED = '[redacted]';
+import { REDACTED, SECRET_KEYS, TOLLGATE_SECRET_VALUE as SECRET_VALUE } from '@tollgate/kernel';
+
+export { REDACTED };
 
 /**
  * A JSON-safe copy of audit details with secrets removed: secret-named keys are dropped, header

@@ -5,6 +5,7 @@ import { BudgetedAnswer, budgetedPage, effectiveMaxTokens } from './disclosure-p
 import { DisclosureTool, ServedToolDefinition, compareNames, servedDefinition } from './disclosure-tool';
 import { DisclosureScope } from './disclosure-catalog';
 import { META_NAMESPACE } from './meta-tools';
+import { disclosureCatalogVersion } from './catalog-version';
 import { oneLineSummary, typedStub } from './tool-summary';
 
 export const CODE_MODE_TOOL_NAMES = {
@@ -125,6 +126,7 @@ export class CodeModeFiles {
   private readonly byPath = new Map<string, StubEntry>();
   private readonly byTool = new Map<string, StubEntry>();
   private readonly sortedPaths: string[];
+  private versionMemo: string | undefined;
 
   constructor(tools: readonly DisclosureTool[]) {
     const taken = new Map<string, Set<string>>();
@@ -151,6 +153,12 @@ export class CodeModeFiles {
       this.byTool.set(tool.name, entry);
     }
     this.sortedPaths = [...this.byPath.keys()].sort(compareNames);
+  }
+
+  /** The catalog version its stubs and docs are rendered from (disclosureCatalogVersion), computed on first use. */
+  get version(): string {
+    this.versionMemo ??= disclosureCatalogVersion([...this.byTool.values()].map((e) => e.tool));
+    return this.versionMemo;
   }
 
   /** How scripts reach the tools the caller may see. */

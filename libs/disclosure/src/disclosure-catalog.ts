@@ -1,4 +1,5 @@
 import { sha256Hex, stableStringify } from '@tollgate/kernel';
+import { disclosureCatalogVersion } from './catalog-version';
 import { countJsonTokens } from '@tollgate/tokens';
 import { decodeNameCursor, decodeSearchCursor, encodeNameCursor, encodeSearchCursor } from './disclosure-cursor';
 import { DisclosureException, DisclosureExceptionCode } from './disclosure.exception';
@@ -119,6 +120,7 @@ interface CatalogEntry {
 export class DisclosureCatalog {
   private readonly entries = new Map<string, CatalogEntry>();
   private readonly index: ToolSearchIndex;
+  private versionMemo: string | undefined;
 
   constructor(tools: readonly DisclosureTool[], options: DisclosureCatalogOptions = {}) {
     const summaryChars = options.summaryChars ?? DEFAULT_SUMMARY_CHARS;
@@ -155,6 +157,12 @@ export class DisclosureCatalog {
 
   get size(): number {
     return this.entries.size;
+  }
+
+  /** The catalog version its answers are rendered from (disclosureCatalogVersion), computed on first use. */
+  get version(): string {
+    this.versionMemo ??= disclosureCatalogVersion([...this.entries.values()].map((e) => e.tool));
+    return this.versionMemo;
   }
 
   has(name: string): boolean {

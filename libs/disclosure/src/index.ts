@@ -14,3 +14,4 @@ export * from './disclosure-catalog';
 export * from './code-mode-files';
 export * from './code-mode-tools';
 export * from './agent-tool-list';
+export * from './catalog-version';

@@ -9,6 +9,8 @@ export interface UpdateOrganizationInput {
   timeZone?: string;
   currency?: string;
   autoApproveTools?: boolean;
+  trailMode?: 'OFF' | 'METADATA' | 'FULL';
+  trailRetentionDays?: number;
 }
 
 /** Keep: the organisation is hidden and its data stays. Purge: its data goes, the ledger and audit stay. */
@@ -47,6 +49,8 @@ export class OrgLifecycleService {
         ...(input.name !== undefined ? { name: input.name } : {}),
         ...(input.currency !== undefined ? { currency: input.currency } : {}),
         ...(input.autoApproveTools !== undefined ? { autoApproveTools: input.autoApproveTools } : {}),
+        ...(input.trailMode !== undefined ? { trailMode: input.trailMode } : {}),
+        ...(input.trailRetentionDays !== undefined ? { trailRetentionDays: input.trailRetentionDays } : {}),
         ...(zoneChanges
           ? { timeZone: input.timeZone, previousTimeZone: before.timeZone, timeZoneChangedAt: new Date() }
           : {}),
@@ -58,7 +62,9 @@ export class OrgLifecycleService {
         `organization ${orgId} changed its time zone concurrently; read it again and retry`,
         'timeZone',
       );
-    if (zoneChanges) await this.redis.publish(ORG_CHANGED_CHANNEL, orgId);
+    // Edges hold the zone and the trail mode in their cached principals.
+    const trailChanges = input.trailMode !== undefined && input.trailMode !== before.trailMode;
+    if (zoneChanges || trailChanges) await this.redis.publish(ORG_CHANGED_CHANNEL, orgId);
     return { before, after: await this.identity.getOrganization(orgId) };
   }
 

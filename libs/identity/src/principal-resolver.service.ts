@@ -148,6 +148,7 @@ export class PrincipalResolver implements OnModuleInit {
             timeZoneChangedAt: true,
             disabledAt: true,
             deletedAt: true,
+            trailMode: true,
           },
         },
       },
@@ -164,6 +165,7 @@ export class PrincipalResolver implements OnModuleInit {
               // Budget periods running at a zone change keep their bounds (kernel budgetClock).
               orgTimeZone: budgetClock(key.org.timeZone, key.org.previousTimeZone, key.org.timeZoneChangedAt),
               disclosureMode: key.disclosureMode,
+              trailMode: key.org.trailMode,
             },
             orgDisabled: key.org.disabledAt !== null,
             expiresAtMs: key.expiresAt ? key.expiresAt.getTime() : null,

@@ -9,6 +9,8 @@ export interface Principal {
   keyPrefix: string;
   orgTimeZone: string;
   disclosureMode: 'FULL' | 'PROGRESSIVE' | 'CODE' | 'AUTO' | null;
+  /** What the organisation keeps of its agents' trails; absent: the default (METADATA). */
+  trailMode?: 'OFF' | 'METADATA' | 'FULL';
 }
 
 /** Who is calling the admin API. */

@@ -8,3 +8,5 @@ export * from './media-type';
 export * from './dependency-outage';
 export * from './stale-write.exception';
 export * from './time-zone';
+export * from './secret-scrub';
+export * from './trail-kind';

@@ -6,3 +6,6 @@ export * from './metering.module';
 export * from './ledger-partitions.service';
 export * from './refused-call';
 export * from './refusal-recorder.service';
+export * from './trail-event';
+export * from './trail-recorder.service';
+export * from './trail-retention.service';

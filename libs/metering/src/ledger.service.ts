@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { PrismaService } from '@tollgate/db';
 import { RefusedCall } from './refused-call';
+import { TrailEvent } from './trail-event';
 import { traceIdOf, UsageEvent } from './usage-event';
 
 /**
@@ -73,7 +74,44 @@ export class LedgerService {
     });
     return result.rowCount ?? 0;
   }
+
+  /** Inserts trail events in one statement, like writeUsageEvents (a repeated id writes nothing). */
+  async writeTrailEvents(trail: TrailEvent[]): Promise<number> {
+    if (trail.length === 0) return 0;
+    const col = <K extends keyof TrailEvent>(k: K) => trail.map((t) => t[k]);
+    const result = await this.prisma.pool.query({
+      text: INSERT_TRAIL_EVENTS,
+      values: [
+        col('id'),
+        col('orgId'),
+        col('teamId'),
+        col('userId'),
+        col('keyId'),
+        col('sessionId'),
+        col('kind'),
+        col('name'),
+        col('catalogVersion'),
+        col('tokens'),
+        col('ok'),
+        col('code'),
+        col('callId'),
+        trail.map((t) => (t.costMicros === null ? null : String(t.costMicros))),
+        trail.map((t) => JSON.stringify(t.detail)),
+        trail.map((t) => (t.content === null ? null : JSON.stringify(t.content))),
+        trail.map((t) => t.occurredAt.toISOString()),
+      ],
+    });
+    return result.rowCount ?? 0;
+  }
 }
+
+const INSERT_TRAIL_EVENTS = `
+  INSERT INTO "TrailEvent" ("id", "orgId", "teamId", "userId", "keyId", "sessionId", "kind", "name", "catalogVersion", "tokens", "ok", "code", "callId", "costMicros", "detail", "content", "occurredAt")
+  SELECT * FROM unnest(
+    $1::text[], $2::uuid[], $3::uuid[], $4::uuid[], $5::uuid[], $6::text[], $7::text[], $8::text[], $9::text[], $10::int[], $11::boolean[],
+    $12::text[], $13::text[], $14::bigint[], $15::jsonb[], $16::jsonb[], $17::timestamp(3)[]
+  )
+  ON CONFLICT ("id") DO NOTHING`;
 
 const INSERT_USAGE_EVENTS = `
   INSERT INTO "UsageEvent" ("id", "orgId", "teamId", "userId", "keyId", "upstreamId", "toolName", "outcome", "costMicros", "inputTokens", "outputTokens", "latencyMs", "priceRuleId", "occurredAt", "traceId")

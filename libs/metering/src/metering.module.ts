@@ -3,9 +3,25 @@ import { LedgerService } from './ledger.service';
 import { LedgerPartitionsService } from './ledger-partitions.service';
 import { MeteringService } from './metering.service';
 import { RefusalRecorder } from './refusal-recorder.service';
+import { TrailRecorder } from './trail-recorder.service';
+import { TrailRetentionService } from './trail-retention.service';
 
 @Module({
-  providers: [MeteringService, LedgerService, LedgerPartitionsService, RefusalRecorder],
-  exports: [MeteringService, LedgerService, LedgerPartitionsService, RefusalRecorder],
+  providers: [
+    MeteringService,
+    LedgerService,
+    LedgerPartitionsService,
+    RefusalRecorder,
+    TrailRecorder,
+    TrailRetentionService,
+  ],
+  exports: [
+    MeteringService,
+    LedgerService,
+    LedgerPartitionsService,
+    RefusalRecorder,
+    TrailRecorder,
+    TrailRetentionService,
+  ],
 })
 export class MeteringModule {}

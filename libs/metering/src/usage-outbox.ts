@@ -1,6 +1,7 @@
-import { REFUSAL_ENTRY_FIELD, USAGE_ENTRY_FIELD } from '@tollgate/queue';
+import { REFUSAL_ENTRY_FIELD, TRAIL_ENTRY_FIELD, USAGE_ENTRY_FIELD } from '@tollgate/queue';
 import { entryField, entryJson } from './outbox-fields';
 import { parseRefusalEntry, RefusedCall } from './refused-call';
+import { parseTrailEntry, TrailEvent } from './trail-event';
 import { claimedEventId, parseUsageEvent, ParsedUsageEvent, toPayload, UsageEvent } from './usage-event';
 
 /** The fields of a usage outbox entry for one event (see `usageOutboxKeys` in `@tollgate/queue`). */
@@ -35,15 +36,22 @@ export interface InvalidOutboxEntry {
 
 /** An outbox entry read back: a usage event, a refused call, or why it is neither. */
 export type ParsedOutboxEntry =
-  | { event: UsageEvent; refusal?: never; invalid?: never }
-  | { event?: never; refusal: RefusedCall; invalid?: never }
-  | { event?: never; refusal?: never; invalid: InvalidOutboxEntry };
+  | { event: UsageEvent; refusal?: never; trail?: never; invalid?: never }
+  | { event?: never; refusal: RefusedCall; trail?: never; invalid?: never }
+  | { event?: never; refusal?: never; trail: TrailEvent; invalid?: never }
+  | { event?: never; refusal?: never; trail?: never; invalid: InvalidOutboxEntry };
 
 /**
- * Decodes and validates one outbox entry of either kind: a refused call (REFUSAL_ENTRY_FIELD), else
- * a usage event (USAGE_ENTRY_FIELD).
+ * Decodes and validates one outbox entry of any kind: a trail event (TRAIL_ENTRY_FIELD), a refused
+ * call (REFUSAL_ENTRY_FIELD), else a usage event (USAGE_ENTRY_FIELD).
  */
 export function parseOutboxEntry(fields: readonly string[]): ParsedOutboxEntry {
+  const trail = parseTrailEntry(fields);
+  if (trail?.trail) return { trail: trail.trail };
+  if (trail) {
+    const payload = entryField(fields, TRAIL_ENTRY_FIELD) ?? '';
+    return { invalid: { reason: trail.problem, claimedId: trail.trailId, field: TRAIL_ENTRY_FIELD, payload } };
+  }
   const refused = parseRefusalEntry(fields);
   if (refused?.refusal) return { refusal: refused.refusal };
   if (refused) {

@@ -62,4 +62,13 @@ export interface UsageLedgerNotice {
   deadLettered: string[];
   /** Ids of refused calls now in "RefusedCall" (absent from workers before refusals were recorded). */
   refused?: string[];
+  /** Ids of trail events now in "TrailEvent" (absent from workers before trails were recorded). */
+  trail?: string[];
 }
+
+/**
+ * The entry field holding one trail event (`TrailEventPayload` in `@tollgate/metering`) as JSON:
+ * what an agent was shown (a tool list, a search, a schema or stub read) or did (a call, a script),
+ * recorded beside the usage events it links to and written to "TrailEvent".
+ */
+export const TRAIL_ENTRY_FIELD = 't';

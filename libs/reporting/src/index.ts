@@ -16,3 +16,4 @@ export * from './finance-jobs.service';
 export * from './reporting.module';
 export * from './refusal-report.service';
 export * from './call-log.service';
+export * from './trail.service';

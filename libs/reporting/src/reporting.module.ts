@@ -5,6 +5,7 @@ import { BudgetAlertService } from './budget-alert.service';
 import { BudgetReconcileService } from './budget-reconcile.service';
 import { BudgetUtilisationService } from './budget-utilisation.service';
 import { CallLogService } from './call-log.service';
+import { TrailService } from './trail.service';
 import { FinanceJobs } from './finance-jobs.service';
 import { RefusalReportService } from './refusal-report.service';
 import { PlatformSpendReportService, SpendReportService } from './spend-report.service';
@@ -22,6 +23,7 @@ const SERVICES = [
   FinanceJobs,
   RefusalReportService,
   CallLogService,
+  TrailService,
 ];
 
 /**

@@ -7,3 +7,4 @@ export * from './usage-outbox-helpers';
 export * from './test-redis';
 export * from './refusal-helpers';
 export * from './audit-helpers';
+export * from './trail-helpers';

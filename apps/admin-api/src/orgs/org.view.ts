@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import type { Organization } from '@tollgate/db';
+import { TRAIL_MODES, TrailMode } from '@tollgate/kernel';
 
 export class OrgView {
   @ApiProperty({ format: 'uuid' }) id!: string;
@@ -9,6 +10,8 @@ export class OrgView {
   @ApiProperty({ example: 'USD', description: 'ISO 4217 code of the unit of its micro-unit amounts' })
   currency!: string;
   @ApiProperty() autoApproveTools!: boolean;
+  @ApiProperty({ enum: TRAIL_MODES, description: 'What is kept of agents’ trails' }) trailMode!: TrailMode;
+  @ApiProperty({ type: 'integer', description: 'Days a trail step is kept' }) trailRetentionDays!: number;
   @ApiProperty({
     nullable: true,
     type: Date,
@@ -34,6 +37,8 @@ export function toOrgView(org: Organization): OrgView {
     timeZone: org.timeZone,
     currency: org.currency,
     autoApproveTools: org.autoApproveTools,
+    trailMode: org.trailMode,
+    trailRetentionDays: org.trailRetentionDays,
     disabledAt: org.disabledAt,
     previousTimeZone: org.previousTimeZone,
     timeZoneChangedAt: org.timeZoneChangedAt,

@@ -81,7 +81,8 @@ export class OrgsController {
   @Patch(':orgId')
   @OrgAccess(OrgAccessLevel.Manage)
   @ApiOperation({
-    summary: 'Rename an organization, change its time zone, currency or its tool review setting (org admins)',
+    summary:
+      'Rename an organization, change its time zone, currency, tool review setting or what is kept of agents’ trails (org admins)',
   })
   @ApiOkResponse({ type: OrgView })
   @ApiBadRequestResponse({ type: ErrorBodyView })
@@ -101,7 +102,14 @@ export class OrgsController {
       action: 'org.updated',
       targetType: 'organization',
       targetId: orgId,
-      details: changes(before, after, ['name', 'timeZone', 'currency', 'autoApproveTools']),
+      details: changes(before, after, [
+        'name',
+        'timeZone',
+        'currency',
+        'autoApproveTools',
+        'trailMode',
+        'trailRetentionDays',
+      ]),
     });
     return toOrgView(after);
   }

@@ -1,5 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsIn, IsOptional, IsString, Length } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
+import { TRAIL_MODES, TrailMode } from '@tollgate/kernel';
 import { IsIanaTimeZone } from '../common/time-zone.validator';
 import { OptionalOrgCurrency } from './create-org.dto';
 
@@ -28,6 +29,27 @@ export class UpdateOrgDto {
   @IsOptional()
   @IsBoolean()
   autoApproveTools?: boolean;
+
+  @ApiPropertyOptional({
+    enum: TRAIL_MODES,
+    description:
+      'What is kept of agents’ trails (what they were shown and did): OFF nothing; METADATA (the default) steps, names, sizes, catalog versions and ledger links, no arguments, results or script text; FULL those too, scrubbed of anything secret-looking. Edges follow within a second',
+  })
+  @IsOptional()
+  @IsIn(TRAIL_MODES, { message: `trailMode must be one of: ${TRAIL_MODES.join(', ')}` })
+  trailMode?: TrailMode;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: 3650,
+    description: 'Days a trail step is kept; the worker deletes older ones every 10 minutes',
+  })
+  @IsOptional()
+  @IsInt({ message: 'trailRetentionDays must be a whole number of days' })
+  @Min(1)
+  @Max(3650)
+  trailRetentionDays?: number;
 }
 
 export const ORG_DELETION_MODES = ['keep', 'purge'] as const;

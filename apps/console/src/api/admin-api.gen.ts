@@ -213,7 +213,7 @@ export interface paths {
     delete: operations['OrgsController_deleteOrg'];
     options?: never;
     head?: never;
-    /** Rename an organization, change its time zone, currency or its tool review setting (org admins) */
+    /** Rename an organization, change its time zone, currency, tool review setting or what is kept of agents’ trails (org admins) */
     patch: operations['OrgsController_updateOrg'];
     trace?: never;
   };
@@ -1110,6 +1110,40 @@ export interface paths {
     put?: never;
     /** Queue a recomputation of the organization’s tier scores from the usage rollups now */
     post: operations['ToolsController_requestTierScores'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/orgs/{orgId}/trail': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** What agents were shown and did, oldest first: tool lists, searches (query, ranked names), schema, stub and doc reads, result pages, calls, reads, gets and scripts, each with its tokens, cost, catalog version and ledger id; a call names the step that led to it, a script the stubs it was written against. Filter by session, key, user, team, kind and time; a page at a time (keyset cursor). Any role of the org, scoped like the call log: org admins (and finance, platform admins) every key, a team admin its team’s keys, a member their own */
+    get: operations['TrailController_timeline'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/orgs/{orgId}/trail/export': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The same steps as JSON lines (one step per line, oldest first, at most 100000), for a session or a key across sessions. Any role of the org, scoped like the call log: org admins (and finance, platform admins) every key, a team admin its team’s keys, a member their own */
+    get: operations['TrailController_export'];
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -2527,6 +2561,13 @@ export interface components {
       timeZone: string;
       /** Format: date-time */
       timeZoneChangedAt: string | null;
+      /**
+       * @description What is kept of agents’ trails
+       * @enum {string}
+       */
+      trailMode: 'OFF' | 'METADATA' | 'FULL';
+      /** @description Days a trail step is kept */
+      trailRetentionDays: number;
       /** Format: date-time */
       updatedAt: string;
     };
@@ -3281,6 +3322,75 @@ export interface components {
       /** Format: uuid */
       upstreamId: string;
     };
+    TrailPageView: {
+      /** @description Pass as cursor for the next page; null on the last */
+      nextCursor: string | null;
+      steps: components['schemas']['TrailStepView'][];
+      /** @description Totals of every step the filters select */
+      summary: components['schemas']['TrailSummaryView'];
+    };
+    TrailStepView: {
+      /** @description The ledger row (UsageEvent id) of a call, read or get */
+      callId: string | null;
+      /** @description The disclosure catalog version the answer was rendered from (the same on every edge) */
+      catalogVersion: string | null;
+      /** @example BUDGET_EXCEEDED */
+      code: string | null;
+      /** @description Arguments, answer and script text: only when the org kept FULL trails, scrubbed of secrets */
+      content: {
+        [key: string]: unknown;
+      } | null;
+      /** @description Integer micro-units; a script: all its calls */
+      costMicros: number | null;
+      /** @description Metadata: a search’s query and ranked names, schema and stub names and paths read, a script’s calls (tool, line, ok, code, callId, costMicros) and failing line */
+      detail: {
+        [key: string]: unknown;
+      };
+      /** @description Sorts in recording order */
+      id: string;
+      /** Format: uuid */
+      keyId: string;
+      /** @enum {string} */
+      kind:
+        | 'TOOLS_LIST'
+        | 'CATEGORIES'
+        | 'SEARCH'
+        | 'SCHEMAS'
+        | 'FILES_LIST'
+        | 'FILES_READ'
+        | 'DOCS_READ'
+        | 'RESULT_PAGE'
+        | 'CALL'
+        | 'SCRIPT'
+        | 'RESOURCE_READ'
+        | 'PROMPT_GET';
+      /** @description A call: the step of its session (search, schema, stub or doc read) that last named its tool */
+      ledBy: string | null;
+      /** @description The tool (meta-tool or governed tool), resource URI or prompt */
+      name: string;
+      /** Format: date-time */
+      occurredAt: string;
+      ok: boolean;
+      /** @description A script: the stub and doc paths its session read before it */
+      readBefore: string[] | null;
+      /** @description The MCP session; null for a request made without one */
+      sessionId: string | null;
+      /** Format: uuid */
+      teamId: string;
+      /** @description Tokens (o200k_base) of the answer the agent received */
+      tokens: number;
+      /** Format: uuid */
+      userId: string;
+    };
+    TrailSummaryView: {
+      /** @description Tokens of call, script, page, read and get answers */
+      callTokens: number;
+      /** @description Integer micro-units */
+      costMicros: number;
+      /** @description Tokens of lists, searches, schema, stub and doc reads */
+      discoveryTokens: number;
+      steps: number;
+    };
     UpdateAdminTokenDto: {
       /**
        * @description A future time, or null for no expiry
@@ -3331,6 +3441,13 @@ export interface components {
        * @example Asia/Tokyo
        */
       timeZone?: string;
+      /**
+       * @description What is kept of agents’ trails (what they were shown and did): OFF nothing; METADATA (the default) steps, names, sizes, catalog versions and ledger links, no arguments, results or script text; FULL those too, scrubbed of anything secret-looking. Edges follow within a second
+       * @enum {string}
+       */
+      trailMode?: 'OFF' | 'METADATA' | 'FULL';
+      /** @description Days a trail step is kept; the worker deletes older ones every 10 minutes */
+      trailRetentionDays?: number;
     };
     UpdateTeamMemberDto: {
       /** @description Whether the member administers the team; a demoted admin’s TEAM_ADMIN tokens for the team are revoked */
@@ -6761,6 +6878,134 @@ export interface operations {
         };
       };
       /** @description Unknown organization or tool */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBodyView'];
+        };
+      };
+    };
+  };
+  TrailController_timeline: {
+    parameters: {
+      query?: {
+        /** @description The nextCursor of the previous page */
+        cursor?: string;
+        /** @description From this instant (inclusive), ISO 8601 */
+        from?: string;
+        /** @description Keys (a key's trail across its sessions): comma-separated UUIDs */
+        keyId?: string;
+        /** @description Kinds, comma-separated: TOOLS_LIST, CATEGORIES, SEARCH, SCHEMAS, FILES_LIST, FILES_READ, DOCS_READ, RESULT_PAGE, CALL, SCRIPT, RESOURCE_READ, PROMPT_GET */
+        kind?: string;
+        limit?: number;
+        /** @description One MCP session (its Mcp-Session-Id), oldest step first */
+        sessionId?: string;
+        /** @description Teams: comma-separated UUIDs, at most 100. A team admin's own team is forced */
+        teamId?: string;
+        /** @description Until this instant (exclusive), ISO 8601 */
+        to?: string;
+        /** @description Users: comma-separated UUIDs, at most 100. A member's own user is forced */
+        userId?: string;
+      };
+      header?: never;
+      path: {
+        orgId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TrailPageView'];
+        };
+      };
+      /** @description A malformed filter; `field` names it */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBodyView'];
+        };
+      };
+      /** @description A teamId or userId outside the caller’s scope */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBodyView'];
+        };
+      };
+      /** @description Unknown organization (or another organization’s) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBodyView'];
+        };
+      };
+    };
+  };
+  TrailController_export: {
+    parameters: {
+      query?: {
+        /** @description From this instant (inclusive), ISO 8601 */
+        from?: string;
+        /** @description Keys (a key's trail across its sessions): comma-separated UUIDs */
+        keyId?: string;
+        /** @description Kinds, comma-separated: TOOLS_LIST, CATEGORIES, SEARCH, SCHEMAS, FILES_LIST, FILES_READ, DOCS_READ, RESULT_PAGE, CALL, SCRIPT, RESOURCE_READ, PROMPT_GET */
+        kind?: string;
+        /** @description One MCP session (its Mcp-Session-Id), oldest step first */
+        sessionId?: string;
+        /** @description Teams: comma-separated UUIDs, at most 100. A team admin's own team is forced */
+        teamId?: string;
+        /** @description Until this instant (exclusive), ISO 8601 */
+        to?: string;
+        /** @description Users: comma-separated UUIDs, at most 100. A member's own user is forced */
+        userId?: string;
+      };
+      header?: never;
+      path: {
+        orgId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One TrailStep JSON object per line */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description A malformed filter; `field` names it */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBodyView'];
+        };
+      };
+      /** @description A teamId or userId outside the caller’s scope */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBodyView'];
+        };
+      };
+      /** @description Unknown organization (or another organization’s) */
       404: {
         headers: {
           [name: string]: unknown;

@@ -27,6 +27,7 @@ import { disclosureScopeFor } from '../disclosure/disclosure-scope';
 import { CALL_META_KEY, CallMeta } from '../governed-call/call-meta';
 import { GovernedCallPipeline } from '../governed-call/governed-call.pipeline';
 import { ERROR_META_KEY, ToolErrorCode, toolErrorOf, toolErrorResult } from '../governed-call/tool-error';
+import { TRAIL_VERSION_META_KEY } from '../trail/agent-trail';
 
 export const SCRIPT_META_KEY = 'tollgate/script';
 
@@ -84,6 +85,7 @@ export class CodeModeService {
               },
               view.scope,
             ).json,
+            view.files.version,
           );
         case CODE_MODE_TOOL_NAMES.readFiles:
           return textResult(
@@ -91,6 +93,7 @@ export class CodeModeService {
               { paths: stringList(a.paths), maxTokens: optInt(a.maxTokens), cursor: optString(a.cursor) },
               view.scope,
             ).json,
+            view.files.version,
           );
         case CODE_MODE_TOOL_NAMES.getToolDocs:
           return textResult(
@@ -98,6 +101,7 @@ export class CodeModeService {
               { paths: stringList(a.paths), maxTokens: optInt(a.maxTokens), cursor: optString(a.cursor) },
               view.scope,
             ).json,
+            view.files.version,
           );
         case CODE_MODE_TOOL_NAMES.runScript:
           return await this.runScript(principal, view, a, signal);
@@ -301,8 +305,9 @@ const LIMIT_HINTS: Record<string, string> = {
   OUTPUT: 'Return and log less: the fields or a summary you need.',
 };
 
-function textResult(json: string): CallToolResult {
-  return { content: [{ type: 'text', text: json }] };
+/** A discovery answer, naming the catalog version it was rendered from (the trail records it). */
+function textResult(json: string, catalogVersion: string): CallToolResult {
+  return { content: [{ type: 'text', text: json }], _meta: { [TRAIL_VERSION_META_KEY]: { version: catalogVersion } } };
 }
 
 function stringList(v: unknown): string[] {

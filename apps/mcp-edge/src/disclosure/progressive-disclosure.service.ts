@@ -27,10 +27,19 @@ import { countJsonTokens } from '@tollgate/tokens';
 import { CodeModeService } from '../code-mode/code-mode.service';
 import { GovernedCallPipeline, VisibleTool } from '../governed-call/governed-call.pipeline';
 import { ToolErrorCode, toolErrorResult } from '../governed-call/tool-error';
+import { AgentTrail, TRAIL_VERSION_META_KEY } from '../trail/agent-trail';
 
 export const DISCLOSURE_META_KEY = 'tollgate/disclosure';
 
 export type DisclosureMode = 'FULL' | 'PROGRESSIVE' | 'CODE';
+
+export interface ListedTools {
+  tools: Tool[];
+  mode: DisclosureMode;
+  tokens: number;
+  /** The disclosure catalog version the list was rendered from; null for code mode's fixed list. */
+  catalogVersion: string | null;
+}
 
 interface DisclosureView {
   mode: DisclosureMode;
@@ -61,15 +70,15 @@ export class ProgressiveDisclosure {
     private readonly codeMode: CodeModeService,
     private readonly sessions: McpSessionStore,
     private readonly hub: SessionHub,
+    private readonly trail: AgentTrail,
   ) {}
 
-  async listTools(
-    principal: Principal,
-    session: McpSession | null = null,
-  ): Promise<{ tools: Tool[]; mode: DisclosureMode; tokens: number }> {
+  /** The agent's `tools/list`, with the catalog version it was rendered from. */
+  async listTools(principal: Principal, session: McpSession | null = null): Promise<ListedTools> {
     if (await this.codeMode.appliesTo(principal)) {
       const list = codeModeAgentToolList();
-      return { tools: list.tools as Tool[], mode: 'CODE', tokens: list.tokens };
+      // The same six tools whatever the catalog: rendered from no catalog version.
+      return { tools: list.tools as Tool[], mode: 'CODE', tokens: list.tokens, catalogVersion: null };
     }
     const view = await this.view(principal);
     const fullEntries = view.mode === 'FULL' ? (await this.pipeline.visibleTools(principal)).map(listedTool) : [];
@@ -78,8 +87,9 @@ export class ProgressiveDisclosure {
       scope: view.scope,
       fullEntries: () => fullEntries,
     });
+    const catalogVersion = view.catalog.version;
     if (view.mode === 'FULL' || !session?.loadedTools.length)
-      return { tools: initial.tools as Tool[], mode: view.mode, tokens: initial.tokens };
+      return { tools: initial.tools as Tool[], mode: view.mode, tokens: initial.tokens, catalogVersion };
     // Tools the session loaded (fetched their schemas) join its list, while they stay allowed.
     const listed = new Set(initial.tools.map((t) => t.name as string));
     const now = new Date();
@@ -94,15 +104,28 @@ export class ProgressiveDisclosure {
         ),
     );
     const tools = [...(initial.tools as Tool[]), ...loaded];
-    return { tools, mode: 'PROGRESSIVE', tokens: countJsonTokens({ tools }) };
+    return { tools, mode: 'PROGRESSIVE', tokens: countJsonTokens({ tools }), catalogVersion };
   }
 
+  /** Answers a `tools/call` (meta-tool, code-mode tool, result page or governed call) and records it in the trail. */
   async callTool(
     principal: Principal,
     name: string,
     args: Record<string, unknown> | undefined,
     signal?: AbortSignal,
     session: McpSession | null = null,
+  ): Promise<CallToolResult> {
+    const result = await this.answerCall(principal, name, args, signal, session);
+    this.trail.toolAnswer(principal, session, name, args, result);
+    return result;
+  }
+
+  private async answerCall(
+    principal: Principal,
+    name: string,
+    args: Record<string, unknown> | undefined,
+    signal: AbortSignal | undefined,
+    session: McpSession | null,
   ): Promise<CallToolResult> {
     if (name === READ_RESULT_PAGE_TOOL) return this.pipeline.readResultPage(principal, args);
     if (isCodeModeToolName(name)) return this.codeMode.callTool(principal, name, args, signal);
@@ -149,7 +172,10 @@ export class ProgressiveDisclosure {
         );
         if (refused) return refused;
       }
-      return { content: [{ type: 'text', text: answer.json }] };
+      return {
+        content: [{ type: 'text', text: answer.json }],
+        _meta: { [TRAIL_VERSION_META_KEY]: { version: view.catalog.version } },
+      };
     } catch (err) {
       if (err instanceof DisclosureException) return disclosureErrorResult(err, name);
       throw err;

@@ -6,7 +6,9 @@ import {
   CancelledNotificationSchema,
   ElicitRequest,
   ElicitResultSchema,
+  GetPromptRequestSchema,
   ListToolsRequestSchema,
+  ReadResourceRequestSchema,
   SetLevelRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
@@ -21,6 +23,7 @@ import { McpSession, McpSessionStore } from '../session/mcp-session.store';
 import { AgentRequests } from './agent-requests.service';
 import { agentCallRelay } from './call-relay';
 import { rethrowAsProtocolError } from './dependency-unavailable';
+import { AgentTrail, TRAIL_VERSION_META_KEY } from '../trail/agent-trail';
 
 export const EDGE_SERVER_INFO = { name: 'tollgate-edge', version: '0.1.0' };
 
@@ -39,6 +42,7 @@ export class McpServerFactory {
     private readonly catalogRelay: CatalogRelayHandlers,
     private readonly sessions: McpSessionStore,
     private readonly agentRequests: AgentRequests,
+    private readonly trail: AgentTrail,
   ) {}
 
   createServer(principal: Principal, session: McpSession | null): Server {
@@ -58,7 +62,14 @@ export class McpServerFactory {
     });
     server.setRequestHandler(ListToolsRequestSchema, async () => {
       const listed = await this.disclosure.listTools(principal, session).catch(rethrowAsProtocolError);
-      return { tools: listed.tools, _meta: { [DISCLOSURE_META_KEY]: { mode: listed.mode, tokens: listed.tokens } } };
+      this.trail.toolList(principal, session, listed);
+      return {
+        tools: listed.tools,
+        _meta: {
+          [DISCLOSURE_META_KEY]: { mode: listed.mode, tokens: listed.tokens },
+          ...(listed.catalogVersion ? { [TRAIL_VERSION_META_KEY]: { version: listed.catalogVersion } } : {}),
+        },
+      };
     });
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       // Aborted by this request's end, or by a cancellation that arrives in another request.
@@ -99,6 +110,17 @@ export class McpServerFactory {
     });
     // Resources, prompts and completions (tools/call keeps its own handlers above and the lean path).
     this.catalogRelay.register(server, principal, session);
+    // Reads and gets join the session's trail (registered over the relay's own handlers).
+    server.setRequestHandler(ReadResourceRequestSchema, (request, extra) =>
+      this.trail.item(principal, session, 'RESOURCE_READ', request.params.uri, () =>
+        this.catalogRelay.readResource(principal, request.params, extra.signal),
+      ),
+    );
+    server.setRequestHandler(GetPromptRequestSchema, (request, extra) =>
+      this.trail.item(principal, session, 'PROMPT_GET', request.params.name, () =>
+        this.catalogRelay.getPrompt(principal, request.params, extra.signal),
+      ),
+    );
     return server;
   }
 }

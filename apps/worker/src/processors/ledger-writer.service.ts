@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { LedgerService, RefusedCall, UsageEvent } from '@tollgate/metering';
+import { LedgerService, RefusedCall, TrailEvent, UsageEvent } from '@tollgate/metering';
 import { FinanceJobs } from '@tollgate/reporting';
 import { Counter, Histogram, Registry } from 'prom-client';
 import { inLedgerWriteSpans } from './ledger-tracing';
@@ -50,5 +50,11 @@ export class LedgerWriter {
   async writeRefusals(refusals: RefusedCall[]): Promise<number> {
     if (refusals.length === 0) return 0;
     return this.ledger.writeRefusedCalls(refusals);
+  }
+
+  /** Writes trail events in one INSERT (a repeated id writes nothing); returns how many rows were new. */
+  async writeTrail(trail: TrailEvent[]): Promise<number> {
+    if (trail.length === 0) return 0;
+    return this.ledger.writeTrailEvents(trail);
   }
 }

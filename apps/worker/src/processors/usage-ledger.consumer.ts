@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { TOLLGATE_CONFIG, WorkerConfig } from '@tollgate/config';
-import { InvalidOutboxEntry, parseOutboxEntry, RefusedCall, UsageEvent } from '@tollgate/metering';
+import { InvalidOutboxEntry, parseOutboxEntry, RefusedCall, TrailEvent, UsageEvent } from '@tollgate/metering';
 import {
   USAGE_DEAD_LETTER_MAX,
   USAGE_LEDGER_GROUP,
@@ -250,19 +250,22 @@ class OutboxStreamDrain {
   private async writeBatch(entries: StreamEntry[]): Promise<void> {
     const events: UsageEvent[] = [];
     const refusals: RefusedCall[] = [];
+    const trail: TrailEvent[] = [];
     const dead: (InvalidOutboxEntry & { entryId: string })[] = [];
     for (const [entryId, fields] of entries) {
       // Deleted from the stream while pending (by hand): nothing left to write, only to acknowledge.
       if (fields === null) continue;
-      // A refused call (its own entry kind, its own table), a usage event, or a dead letter.
+      // A trail event or a refused call (each its own entry kind and table), a usage event, or a dead letter.
       const entry = parseOutboxEntry(fields);
       if (entry.event) events.push(entry.event);
       else if (entry.refusal) refusals.push(entry.refusal);
+      else if (entry.trail) trail.push(entry.trail);
       else dead.push({ entryId, ...entry.invalid });
     }
 
     await this.ledger.write(events);
     await this.ledger.writeRefusals(refusals);
+    await this.ledger.writeTrail(trail);
 
     const ids = entries.map(([id]) => id);
     // Dead letters first, then the acknowledgement (one key, one slot): a crash between them
@@ -302,6 +305,7 @@ class OutboxStreamDrain {
       written: events.map((e) => e.id),
       deadLettered: dead.flatMap((d) => (d.claimedId ? [d.claimedId] : [])),
       refused: refusals.map((r) => r.id),
+      trail: trail.map((t) => t.id),
     };
     this.redis
       .publish(USAGE_LEDGER_WRITTEN_CHANNEL, JSON.stringify(notice))

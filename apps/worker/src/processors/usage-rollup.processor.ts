@@ -1,7 +1,7 @@
 import { Inject, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { Processor, WorkerHost } from '@nestjs/bullmq';
 import { TOLLGATE_CONFIG, WorkerConfig } from '@tollgate/config';
-import { LedgerPartitionsService } from '@tollgate/metering';
+import { LedgerPartitionsService, TrailRetentionService } from '@tollgate/metering';
 import { JobName, JobOf, QueueName } from '@tollgate/queue';
 import { ReportingException, UsageRollupService } from '@tollgate/reporting';
 import { Job, UnrecoverableError } from 'bullmq';
@@ -15,12 +15,14 @@ export interface UsageRollupResult {
   dropped: string[];
   /** Orgs whose report rollups were rebuilt in their current zone. */
   rebuilt: string[];
+  /** Trail steps older than their org's retention, deleted. */
+  trailDeleted: number;
 }
 
 /**
  * The ledger's upkeep, every 10 minutes: partitions for this month and LEDGER_PARTITIONS_AHEAD
  * months after it, retention (LEDGER_RETENTION_MONTHS), and report rollups rebuilt for orgs whose
- * zone changed. None of it reads the ledger (the rollups are kept by the ledger's insert trigger),
+ * zone changed, and agents' trails past their org's retention deleted. None of it reads the ledger (the rollups are kept by the ledger's insert trigger),
  * except a month retention drops and a rebuild. On admin request, one UTC day of UsageDailyRollup
  * is recomputed from the ledger (a repair: the trigger keeps it).
  */
@@ -31,6 +33,7 @@ export class UsageRollupProcessor extends WorkerHost implements OnApplicationBoo
   constructor(
     private readonly rollups: UsageRollupService,
     private readonly partitions: LedgerPartitionsService,
+    private readonly trailRetention: TrailRetentionService,
     @Inject(TOLLGATE_CONFIG) private readonly config: WorkerConfig,
   ) {
     super();
@@ -62,6 +65,7 @@ export class UsageRollupProcessor extends WorkerHost implements OnApplicationBoo
       this.config.worker.ledgerArchiveTable,
     );
     const rebuilt = await this.rollups.rebuildStaleReportRollups(job.data.orgId);
-    return { days, rows, partitions, dropped: dropped.map((d) => d.month), rebuilt };
+    const trailDeleted = await this.trailRetention.applyRetention(now);
+    return { days, rows, partitions, dropped: dropped.map((d) => d.month), rebuilt, trailDeleted };
   }
 }

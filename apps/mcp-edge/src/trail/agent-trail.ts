@@ -1,0 +1,246 @@
+import { Injectable } from '@nestjs/common';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CODE_MODE_TOOL_NAMES, META_TOOL_NAMES, READ_RESULT_PAGE_TOOL } from '@tollgate/disclosure';
+import { Principal } from '@tollgate/identity';
+import { TrailKind } from '@tollgate/kernel';
+import { TrailRecorder } from '@tollgate/metering';
+import { countJsonTokens } from '@tollgate/tokens';
+import { CALL_META_KEY, CallMeta } from '../governed-call/call-meta';
+import { ERROR_META_KEY, ToolErrorBody } from '../governed-call/tool-error';
+import { McpSession } from '../session/mcp-session.store';
+
+/** Where a discovery answer names the catalog version it was rendered from (beside mode and tokens). */
+export const TRAIL_VERSION_META_KEY = 'tollgate/catalog';
+
+/** The kind of trail step each edge tool answers; anything else is a governed call. */
+const KIND_OF_TOOL: Readonly<Record<string, TrailKind>> = {
+  [META_TOOL_NAMES.listCategories]: 'CATEGORIES',
+  [META_TOOL_NAMES.searchTools]: 'SEARCH',
+  [META_TOOL_NAMES.getToolSchemas]: 'SCHEMAS',
+  [CODE_MODE_TOOL_NAMES.listFiles]: 'FILES_LIST',
+  [CODE_MODE_TOOL_NAMES.readFiles]: 'FILES_READ',
+  [CODE_MODE_TOOL_NAMES.getToolDocs]: 'DOCS_READ',
+  [CODE_MODE_TOOL_NAMES.runScript]: 'SCRIPT',
+  [READ_RESULT_PAGE_TOOL]: 'RESULT_PAGE',
+};
+
+type Args = Record<string, unknown> | undefined;
+
+/**
+ * Turns what the edge answered into trail steps (`TrailRecorder`): the metadata an operator follows
+ * an agent by is read from the answer the agent got (its JSON and `_meta`), so recording needs no
+ * change to how answers are made. Content (arguments, answers, script text) is built only when the
+ * organisation keeps it. Nothing here is awaited by the call.
+ */
+@Injectable()
+export class AgentTrail {
+  constructor(private readonly recorder: TrailRecorder) {}
+
+  /** A `tools/list` answer. */
+  toolList(
+    principal: Principal,
+    session: McpSession | null,
+    list: { mode: string; tokens: number; tools: { name: string }[]; catalogVersion: string | null },
+  ): void {
+    if (!this.recorder.keeps(principal)) return;
+    this.recorder.record(principal, {
+      sessionId: session?.id ?? null,
+      kind: 'TOOLS_LIST',
+      name: 'tools/list',
+      catalogVersion: list.catalogVersion,
+      tokens: list.tokens,
+      ok: true,
+      code: null,
+      callId: null,
+      costMicros: null,
+      detail: { mode: list.mode, names: list.tools.map((t) => t.name) },
+    });
+  }
+
+  /** A `tools/call` answer: a meta-tool's, a code-mode tool's, a result page, or a governed call's. */
+  toolAnswer(principal: Principal, session: McpSession | null, name: string, args: Args, result: CallToolResult): void {
+    if (!this.recorder.keeps(principal)) return;
+    const kind = KIND_OF_TOOL[name] ?? 'CALL';
+    const called = name === META_TOOL_NAMES.callTool && typeof args?.name === 'string' ? args.name : name;
+    const callArgs = called !== name ? (args?.arguments as Args) : args;
+    const meta = result._meta?.[CALL_META_KEY] as CallMeta | undefined;
+    const error = result._meta?.[ERROR_META_KEY] as ToolErrorBody | undefined;
+    const failed = result.isError === true;
+    const text = textOf(result);
+    // Discovery answers are compact JSON the agent read; their own `tokens` field is the exact count.
+    const answer = kind !== 'CALL' && kind !== 'RESULT_PAGE' ? parseJson(text) : undefined;
+    const tokens =
+      meta?.outputTokens ?? (typeof answer?.tokens === 'number' ? answer.tokens : countJsonTokens(result.content));
+    this.recorder.record(principal, {
+      sessionId: session?.id ?? null,
+      kind,
+      name: called,
+      catalogVersion: catalogVersionOf(result),
+      tokens,
+      ok: !failed,
+      code: failed ? (typeof error?.code === 'string' ? error.code : 'TOOL_FAILED') : null,
+      callId: meta?.callId ?? null,
+      costMicros: kind === 'SCRIPT' ? scriptCost(result) : (meta?.costMicros ?? null),
+      detail: detailOf(kind, args, answer, error),
+      content: () => ({
+        ...(kind === 'SCRIPT' ? { code: args?.code } : { arguments: callArgs ?? {} }),
+        answer: answer ?? text,
+      }),
+    });
+  }
+
+  /** A resource read or prompt get, recorded when it settles (a refusal is a JSON-RPC error). */
+  async item<T extends { _meta?: Record<string, unknown> }>(
+    principal: Principal,
+    session: McpSession | null,
+    kind: 'RESOURCE_READ' | 'PROMPT_GET',
+    name: string,
+    run: () => Promise<T>,
+  ): Promise<T> {
+    if (!this.recorder.keeps(principal)) return run();
+    const step = { sessionId: session?.id ?? null, kind, name, catalogVersion: null };
+    try {
+      const result = await run();
+      const meta = result._meta?.[CALL_META_KEY] as CallMeta | undefined;
+      this.recorder.record(principal, {
+        ...step,
+        tokens: meta?.outputTokens ?? 0,
+        ok: true,
+        code: null,
+        callId: meta?.callId ?? null,
+        costMicros: meta?.costMicros ?? null,
+        detail: {},
+        content: () => ({ answer: result }),
+      });
+      return result;
+    } catch (err) {
+      const data = (err as { data?: { code?: unknown } }).data;
+      const code = typeof data?.code === 'string' && /^[A-Z][A-Z0-9_]*$/.test(data.code) ? data.code : 'REFUSED';
+      this.recorder.record(principal, {
+        ...step,
+        tokens: 0,
+        ok: false,
+        code,
+        callId: null,
+        costMicros: null,
+        detail: { message: String((err as Error).message).slice(0, 300) },
+      });
+      throw err;
+    }
+  }
+}
+
+function textOf(result: CallToolResult): string {
+  const first = result.content?.[0];
+  return result.content?.length === 1 && first?.type === 'text' ? first.text : '';
+}
+
+function parseJson(text: string): Record<string, unknown> | undefined {
+  if (!text.startsWith('{')) return undefined;
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+}
+
+function catalogVersionOf(result: CallToolResult): string | null {
+  const v = (result._meta?.[TRAIL_VERSION_META_KEY] as { version?: unknown } | undefined)?.version;
+  return typeof v === 'string' ? v : null;
+}
+
+function scriptCost(result: CallToolResult): number | null {
+  const cost = (result._meta?.['tollgate/script'] as { costMicros?: unknown } | undefined)?.costMicros;
+  return typeof cost === 'number' ? cost : null;
+}
+
+/** The names (or paths) of a list of strings or entries. */
+function names(list: unknown, field: 'name' | 'path' = 'name'): string[] {
+  if (!Array.isArray(list)) return [];
+  return list.map((x) => {
+    if (typeof x === 'string') return x;
+    const entry = (x ?? {}) as Record<string, unknown>;
+    return String(entry[field] ?? entry.name ?? entry.path);
+  });
+}
+
+/**
+ * Metadata of a step: what was asked of the catalog and what came back by name, never tenant data.
+ * A script keeps its inner calls (tool, line, ok, code, ledger id, cost) and where it failed.
+ */
+function detailOf(
+  kind: TrailKind,
+  args: Args,
+  answer: Record<string, unknown> | undefined,
+  error: ToolErrorBody | undefined,
+): Record<string, unknown> {
+  const a = args ?? {};
+  const page = {
+    ...(answer?.hasMore ? { hasMore: true } : {}),
+    ...(typeof a.cursor === 'string' ? { cursor: a.cursor } : {}),
+  };
+  switch (kind) {
+    case 'SEARCH':
+      return {
+        query: typeof a.query === 'string' ? a.query.slice(0, 500) : '',
+        ...(typeof a.category === 'string' ? { category: a.category } : {}),
+        ...(typeof a.server === 'string' ? { server: a.server } : {}),
+        names: names(answer?.tools),
+        ...page,
+      };
+    case 'SCHEMAS':
+      return {
+        requested: names(a.names),
+        names: names(answer?.tools),
+        ...(answer?.unknown ? { unknown: names(answer.unknown) } : {}),
+        ...(answer?.tooLarge ? { tooLarge: names(answer.tooLarge) } : {}),
+        ...page,
+      };
+    case 'CATEGORIES':
+      return { names: names(answer?.categories), ...page };
+    case 'FILES_LIST':
+      return {
+        path: typeof a.path === 'string' ? a.path : '',
+        paths: [...names(answer?.dirs, 'path'), ...names(answer?.files, 'path')],
+        ...page,
+      };
+    case 'FILES_READ':
+    case 'DOCS_READ': {
+      const paths = names(answer?.files, 'path');
+      return {
+        requested: names(a.paths),
+        paths,
+        // The tools read: docs name them, a stub's path is servers/<server>/<tool>.d.ts.
+        names: [...names(answer?.tools), ...paths.map(stubToolName).filter((n): n is string => n !== null)],
+        ...(answer?.unknown ? { unknown: names(answer.unknown) } : {}),
+        ...page,
+      };
+    }
+    case 'SCRIPT': {
+      const err = answer?.error as { line?: unknown; code?: unknown; tool?: unknown } | undefined;
+      return {
+        calls: Array.isArray(answer?.calls) ? answer.calls : [],
+        ...(typeof answer?.durationMs === 'number' ? { durationMs: answer.durationMs } : {}),
+        ...(err
+          ? {
+              failedLine: typeof err.line === 'number' ? err.line : null,
+              ...(err.tool ? { failedTool: err.tool } : {}),
+            }
+          : {}),
+      };
+    }
+    case 'RESULT_PAGE':
+      return {
+        ...(typeof a.handle === 'string' ? { handle: a.handle } : {}),
+        ...(typeof a.cursor === 'string' ? { cursor: a.cursor } : {}),
+      };
+    default:
+      return error?.hint && typeof error.message === 'string' ? { message: error.message.slice(0, 300) } : {};
+  }
+}
+
+/** `servers/github/create_issue.d.ts` -> `github__create_issue` (the stub tree's layout, CodeModeFiles). */
+function stubToolName(path: string): string | null {
+  const m = /^servers\/([^/]+)\/(.+)\.d\.ts$/.exec(path);
+  return m ? `${m[1]}__${m[2]}` : null;
+}
