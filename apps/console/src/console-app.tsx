@@ -94,12 +94,20 @@ interface Identity {
   orgs: Org[];
 }
 
-/** Who is signed in: GET /v1/auth/session answers for the SSO cookie or the stored token; 401 means nobody. */
+/**
+ * Who is signed in: GET /v1/auth/session answers for the SSO cookie or the stored token; 401 means
+ * nobody. The organisations are asked at the same time (a read needs no CSRF token): one round trip
+ * before every page's first data, not two.
+ */
 async function loadIdentity(): Promise<Identity> {
+  const session = api<Me>('GET', '/v1/auth/session', undefined, storedToken(), true);
+  // A 401 here is the session's own (read below once the session is known).
+  const orgs = api<Org[]>('GET', '/v1/orgs', undefined, storedToken(), true);
+  orgs.catch(() => undefined);
   try {
-    const me = await api<Me>('GET', '/v1/auth/session', undefined, storedToken(), true);
+    const me = await session;
     setCsrfToken(me.csrfToken);
-    return { me, orgs: await get<Org[]>('/v1/orgs') };
+    return { me, orgs: await orgs };
   } catch (err) {
     if (err instanceof ApiError && err.status === 401) return { me: null, orgs: [] };
     throw err;
