@@ -130,6 +130,26 @@ describe('audit trail writes', () => {
     expect(tokens.map((t) => t.name)).not.toContain('unaudited token');
   });
 
+  it('should leave teams, people and the organisation unchanged when their audit rows cannot be written', async () => {
+    await refuseAudit('team.created', 'team.member-removed', 'user.updated', 'org.updated');
+    try {
+      expect((await admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'unaudited' })).status).toBe(500);
+      expect((await admin('DELETE', `/v1/orgs/${orgId}/teams/${teamId}/members/${userId}`)).status).toBe(500);
+      expect((await admin('PATCH', `/v1/orgs/${orgId}/users/${userId}`, { name: 'Unaudited' })).status).toBe(500);
+      expect((await admin('PATCH', `/v1/orgs/${orgId}`, { timeZone: 'Asia/Tokyo' })).status).toBe(500);
+    } finally {
+      await allowAudit();
+    }
+    const teams = await ok<{ name: string }[]>('GET', `/v1/orgs/${orgId}/teams`, undefined, 200);
+    expect(teams.map((t) => t.name)).toEqual(['web']);
+    const members = await ok<{ userId: string }[]>('GET', `/v1/orgs/${orgId}/teams/${teamId}/members`, undefined, 200);
+    expect(members.map((m) => m.userId)).toEqual([userId]);
+    expect(
+      (await ok<{ name: string | null }>('GET', `/v1/orgs/${orgId}/users/${userId}`, undefined, 200)).name,
+    ).toBeNull();
+    expect((await ok<{ timeZone: string }>('GET', `/v1/orgs/${orgId}`, undefined, 200)).timeZone).toBe('UTC');
+  });
+
   it('should commit the change and its row together once the audit row can be written', async () => {
     await ok('POST', `/v1/orgs/${orgId}/keys/${keyId}/revoke`, undefined, 200);
     await ok('PUT', `/v1/orgs/${orgId}/users/${userId}/org-role`, { role: 'FINANCE' }, 200);

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AuditedBy, recordAudited } from '@tollgate/audit';
 import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
-import { Prisma, PrismaService } from '@tollgate/db';
+import { Organization, Prisma, PrismaService, Team, TeamMember, User } from '@tollgate/db';
 import { RedisService } from '@tollgate/redis';
 import { EmailDomainService } from './email-domain.service';
 import { IdentityException, IdentityExceptionCode } from './identity.exception';
@@ -68,15 +68,22 @@ export class IdentityService {
     private readonly emailDomains: EmailDomainService,
   ) {}
 
-  async createOrganization(input: {
-    name: string;
-    slug: string;
-    timeZone?: string;
-    currency?: string;
-    autoApproveTools?: boolean;
-  }) {
+  async createOrganization(
+    input: {
+      name: string;
+      slug: string;
+      timeZone?: string;
+      currency?: string;
+      autoApproveTools?: boolean;
+    },
+    audit: AuditedBy<Organization>,
+  ): Promise<Organization> {
     try {
-      return await this.prisma.organization.create({ data: input });
+      return await this.prisma.$transaction(async (tx) => {
+        const org = await tx.organization.create({ data: input });
+        await recordAudited(tx, audit, org);
+        return org;
+      });
     } catch (err) {
       throw conflictOr(err, 'slug', `an organization with slug "${input.slug}" already exists`);
     }
@@ -94,10 +101,14 @@ export class IdentityService {
     return org;
   }
 
-  async createTeam(orgId: string, input: { name: string }) {
+  async createTeam(orgId: string, input: { name: string }, audit: AuditedBy<Team>): Promise<Team> {
     await this.getOrganization(orgId);
     try {
-      return await this.prisma.team.create({ data: { orgId, name: input.name } });
+      return await this.prisma.$transaction(async (tx) => {
+        const team = await tx.team.create({ data: { orgId, name: input.name } });
+        await recordAudited(tx, audit, team);
+        return team;
+      });
     } catch (err) {
       throw conflictOr(err, 'name', `a team named "${input.name}" already exists`);
     }
@@ -113,11 +124,15 @@ export class IdentityService {
     return team;
   }
 
-  async createUser(orgId: string, input: { email: string; name?: string }) {
+  async createUser(orgId: string, input: { email: string; name?: string }, audit: AuditedBy<User>): Promise<User> {
     await this.getOrganization(orgId);
     await this.emailDomains.assertMayUse(orgId, input.email);
     try {
-      return await this.prisma.user.create({ data: { orgId, email: input.email, name: input.name } });
+      return await this.prisma.$transaction(async (tx) => {
+        const user = await tx.user.create({ data: { orgId, email: input.email, name: input.name } });
+        await recordAudited(tx, audit, user);
+        return user;
+      });
     } catch (err) {
       throw conflictOr(err, 'email', `a user with email "${input.email}" already exists`);
     }
@@ -145,13 +160,22 @@ export class IdentityService {
     return user;
   }
 
-  async addTeamMember(orgId: string, teamId: string, input: { userId: string; isTeamAdmin?: boolean }) {
+  async addTeamMember(
+    orgId: string,
+    teamId: string,
+    input: { userId: string; isTeamAdmin?: boolean },
+    audit: AuditedBy<TeamMember>,
+  ): Promise<TeamMember> {
     await this.getTeam(orgId, teamId);
     await this.getActiveUser(orgId, input.userId);
-    return this.prisma.teamMember.upsert({
-      where: { teamId_userId: { teamId, userId: input.userId } },
-      create: { orgId, teamId, userId: input.userId, isTeamAdmin: input.isTeamAdmin ?? false },
-      update: { isTeamAdmin: input.isTeamAdmin ?? false },
+    return this.prisma.$transaction(async (tx) => {
+      const member = await tx.teamMember.upsert({
+        where: { teamId_userId: { teamId, userId: input.userId } },
+        create: { orgId, teamId, userId: input.userId, isTeamAdmin: input.isTeamAdmin ?? false },
+        update: { isTeamAdmin: input.isTeamAdmin ?? false },
+      });
+      await recordAudited(tx, audit, member);
+      return member;
     });
   }
 

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { AuditedBy, recordAudited } from '@tollgate/audit';
 import { Organization, PrismaService } from '@tollgate/db';
 import { RedisService } from '@tollgate/redis';
 import { IdentityException, IdentityExceptionCode } from './identity.exception';
@@ -40,46 +41,60 @@ export class OrgLifecycleService {
    * The write is conditional on the zone read, so two concurrent changes cannot both record the
    * same previous zone; the loser gets 409 and retries.
    */
-  async updateOrganization(orgId: string, input: UpdateOrganizationInput): Promise<OrgChange> {
+  async updateOrganization(
+    orgId: string,
+    input: UpdateOrganizationInput,
+    audit: AuditedBy<OrgChange>,
+  ): Promise<OrgChange> {
     const before = await this.identity.getOrganization(orgId);
     const zoneChanges = input.timeZone !== undefined && input.timeZone !== before.timeZone;
-    const { count } = await this.prisma.organization.updateMany({
-      where: { id: orgId, deletedAt: null, timeZone: before.timeZone },
-      data: {
-        ...(input.name !== undefined ? { name: input.name } : {}),
-        ...(input.currency !== undefined ? { currency: input.currency } : {}),
-        ...(input.autoApproveTools !== undefined ? { autoApproveTools: input.autoApproveTools } : {}),
-        ...(input.trailMode !== undefined ? { trailMode: input.trailMode } : {}),
-        ...(input.trailRetentionDays !== undefined ? { trailRetentionDays: input.trailRetentionDays } : {}),
-        ...(zoneChanges
-          ? { timeZone: input.timeZone, previousTimeZone: before.timeZone, timeZoneChangedAt: new Date() }
-          : {}),
-      },
+    const change = await this.prisma.$transaction(async (tx) => {
+      const { count } = await tx.organization.updateMany({
+        where: { id: orgId, deletedAt: null, timeZone: before.timeZone },
+        data: {
+          ...(input.name !== undefined ? { name: input.name } : {}),
+          ...(input.currency !== undefined ? { currency: input.currency } : {}),
+          ...(input.autoApproveTools !== undefined ? { autoApproveTools: input.autoApproveTools } : {}),
+          ...(input.trailMode !== undefined ? { trailMode: input.trailMode } : {}),
+          ...(input.trailRetentionDays !== undefined ? { trailRetentionDays: input.trailRetentionDays } : {}),
+          ...(zoneChanges
+            ? { timeZone: input.timeZone, previousTimeZone: before.timeZone, timeZoneChangedAt: new Date() }
+            : {}),
+        },
+      });
+      if (count === 0)
+        throw new IdentityException(
+          IdentityExceptionCode.Conflict,
+          `organization ${orgId} changed its time zone concurrently; read it again and retry`,
+          'timeZone',
+        );
+      const updated = { before, after: await tx.organization.findUniqueOrThrow({ where: { id: orgId } }) };
+      await recordAudited(tx, audit, updated);
+      return updated;
     });
-    if (count === 0)
-      throw new IdentityException(
-        IdentityExceptionCode.Conflict,
-        `organization ${orgId} changed its time zone concurrently; read it again and retry`,
-        'timeZone',
-      );
     // Edges hold the zone and the trail mode in their cached principals.
     const trailChanges = input.trailMode !== undefined && input.trailMode !== before.trailMode;
     if (zoneChanges || trailChanges) await this.redis.publish(ORG_CHANGED_CHANNEL, orgId);
-    return { before, after: await this.identity.getOrganization(orgId) };
+    return change;
   }
 
   /** Disabled: every edge refuses the org's keys (ORG_DISABLED) within a second; nothing is deleted. */
-  async setDisabled(orgId: string, disabled: boolean): Promise<OrgChange> {
+  async setDisabled(orgId: string, disabled: boolean, audit: AuditedBy<OrgChange>): Promise<OrgChange> {
     const before = await this.identity.getOrganization(orgId);
-    if (Boolean(before.disabledAt) !== disabled) {
-      // Guarded on the state read, so a racing enable/disable keeps its own timestamp.
-      await this.prisma.organization.updateMany({
-        where: { id: orgId, deletedAt: null, disabledAt: disabled ? null : { not: null } },
-        data: { disabledAt: disabled ? new Date() : null },
-      });
-    }
+    const change = await this.prisma.$transaction(async (tx) => {
+      if (Boolean(before.disabledAt) !== disabled) {
+        // Guarded on the state read, so a racing enable/disable keeps its own timestamp.
+        await tx.organization.updateMany({
+          where: { id: orgId, deletedAt: null, disabledAt: disabled ? null : { not: null } },
+          data: { disabledAt: disabled ? new Date() : null },
+        });
+      }
+      const set = { before, after: await tx.organization.findUniqueOrThrow({ where: { id: orgId } }) };
+      await recordAudited(tx, audit, set);
+      return set;
+    });
     await this.redis.publish(ORG_CHANGED_CHANNEL, orgId);
-    return { before, after: await this.identity.getOrganization(orgId) };
+    return change;
   }
 
   /**
@@ -88,7 +103,11 @@ export class OrgLifecycleService {
    * upstreams, budgets, policies, prices, limits, tokens and connections. The usage ledger,
    * its daily rollups and the audit trail reference no foreign key and stay for finance.
    */
-  async deleteOrganization(orgId: string, mode: OrgDeletionMode): Promise<Organization> {
+  async deleteOrganization(
+    orgId: string,
+    mode: OrgDeletionMode,
+    audit: AuditedBy<Organization>,
+  ): Promise<Organization> {
     const org = await this.identity.getOrganization(orgId);
     if (!org.disabledAt) {
       throw new IdentityException(
@@ -97,8 +116,11 @@ export class OrgLifecycleService {
         'orgId',
       );
     }
-    if (mode === 'purge') await this.prisma.organization.delete({ where: { id: orgId } });
-    else await this.prisma.organization.update({ where: { id: orgId }, data: { deletedAt: new Date() } });
+    await this.prisma.$transaction(async (tx) => {
+      if (mode === 'purge') await tx.organization.delete({ where: { id: orgId } });
+      else await tx.organization.update({ where: { id: orgId }, data: { deletedAt: new Date() } });
+      await recordAudited(tx, audit, org);
+    });
     await this.redis.publish(ORG_CHANGED_CHANNEL, orgId);
     return org;
   }

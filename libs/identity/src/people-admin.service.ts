@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AuditedBy, recordAudited } from '@tollgate/audit';
-import { Prisma, PrismaService, TeamMember } from '@tollgate/db';
+import { Prisma, PrismaService, Team, TeamMember, User } from '@tollgate/db';
 import { RedisService } from '@tollgate/redis';
 import { IdentityException, IdentityExceptionCode } from './identity.exception';
 import { EmailDomainService } from './email-domain.service';
@@ -15,6 +15,29 @@ export interface OrgRoleChange {
   userId: string;
   from: OrgWideRole;
   to: OrgWideRole;
+}
+
+/** A row before and after a change. */
+export interface Changed<T> {
+  before: T;
+  after: T;
+}
+
+export interface TeamAdminSet {
+  member: TeamMember;
+  revokedAdminTokenIds: string[];
+}
+
+export interface RemovedMember {
+  revokedKeyIds: string[];
+  revokedAdminTokenIds: string[];
+}
+
+export interface MovedUser {
+  member: TeamMember;
+  movedKeyIds: string[];
+  revokedKeyIds: string[];
+  revokedAdminTokenIds: string[];
 }
 
 export interface OffboardedIdentity {
@@ -63,20 +86,38 @@ export class PeopleAdminService {
     return this.prisma.teamMember.findMany({ where: { orgId, teamId }, orderBy: { createdAt: 'asc' } });
   }
 
-  async renameTeam(orgId: string, teamId: string, name: string) {
+  async renameTeam(
+    orgId: string,
+    teamId: string,
+    name: string,
+    audit: AuditedBy<Changed<Team>>,
+  ): Promise<Changed<Team>> {
     const before = await this.identity.getTeam(orgId, teamId);
     try {
-      return { before, after: await this.prisma.team.update({ where: { id: teamId }, data: { name } }) };
+      return await this.prisma.$transaction(async (tx) => {
+        const renamed = { before, after: await tx.team.update({ where: { id: teamId }, data: { name } }) };
+        await recordAudited(tx, audit, renamed);
+        return renamed;
+      });
     } catch (err) {
       throw conflictOr(err, 'name', `a team named "${name}" already exists`);
     }
   }
 
-  async updateUser(orgId: string, userId: string, input: { name?: string | null; email?: string }) {
+  async updateUser(
+    orgId: string,
+    userId: string,
+    input: { name?: string | null; email?: string },
+    audit: AuditedBy<Changed<User>>,
+  ): Promise<Changed<User>> {
     const before = await this.identity.getUser(orgId, userId);
     if (input.email !== undefined) await this.emailDomains.assertMayUse(orgId, input.email);
     try {
-      return { before, after: await this.prisma.user.update({ where: { id: userId }, data: input }) };
+      return await this.prisma.$transaction(async (tx) => {
+        const updated = { before, after: await tx.user.update({ where: { id: userId }, data: input }) };
+        await recordAudited(tx, audit, updated);
+        return updated;
+      });
     } catch (err) {
       throw conflictOr(err, 'email', `a user with email "${input.email}" already exists`);
     }
@@ -88,7 +129,8 @@ export class PeopleAdminService {
     teamId: string,
     userId: string,
     isTeamAdmin: boolean,
-  ): Promise<{ member: TeamMember; revokedAdminTokenIds: string[] }> {
+    audit: AuditedBy<TeamAdminSet>,
+  ): Promise<TeamAdminSet> {
     await this.membership(orgId, teamId, userId);
     return this.prisma.$transaction(async (tx) => {
       const member = await tx.teamMember.update({
@@ -96,7 +138,9 @@ export class PeopleAdminService {
         data: { isTeamAdmin },
       });
       const revokedAdminTokenIds = isTeamAdmin ? [] : await revokeTeamAdminTokens(tx, orgId, userId, teamId);
-      return { member, revokedAdminTokenIds };
+      const set = { member, revokedAdminTokenIds };
+      await recordAudited(tx, audit, set);
+      return set;
     });
   }
 
@@ -108,13 +152,16 @@ export class PeopleAdminService {
     orgId: string,
     teamId: string,
     userId: string,
-  ): Promise<{ revokedKeyIds: string[]; revokedAdminTokenIds: string[] }> {
+    audit: AuditedBy<RemovedMember>,
+  ): Promise<RemovedMember> {
     await this.membership(orgId, teamId, userId);
     const result = await this.prisma.$transaction(async (tx) => {
       await tx.teamMember.deleteMany({ where: { orgId, teamId, userId } });
       const revokedKeyIds = await revokeKeys(tx, { orgId, teamId, userId });
       const revokedAdminTokenIds = await revokeTeamAdminTokens(tx, orgId, userId, teamId);
-      return { revokedKeyIds, revokedAdminTokenIds };
+      const removed = { revokedKeyIds, revokedAdminTokenIds };
+      await recordAudited(tx, audit, removed);
+      return removed;
     });
     await this.announceRevoked(result.revokedKeyIds);
     return result;
@@ -129,7 +176,8 @@ export class PeopleAdminService {
     orgId: string,
     userId: string,
     input: { fromTeamId: string; toTeamId: string; isTeamAdmin?: boolean; moveKeys?: boolean },
-  ) {
+    audit: AuditedBy<MovedUser>,
+  ): Promise<MovedUser> {
     if (input.fromTeamId === input.toTeamId) {
       throw new IdentityException(IdentityExceptionCode.Conflict, 'toTeamId must differ from fromTeamId', 'toTeamId');
     }
@@ -154,12 +202,14 @@ export class PeopleAdminService {
         await tx.virtualKey.updateMany({ where: { id: { in: keyIds } }, data: { teamId: input.toTeamId } });
       }
       const revokedAdminTokenIds = await revokeTeamAdminTokens(tx, orgId, userId, input.fromTeamId);
-      return {
+      const moved = {
         member,
         movedKeyIds: input.moveKeys === false ? [] : keyIds,
         revokedKeyIds: input.moveKeys === false ? keyIds : [],
         revokedAdminTokenIds,
       };
+      await recordAudited(tx, audit, moved);
+      return moved;
     });
     // A moved key's cached principal names the old team: every edge drops it.
     await this.announceRevoked([...result.movedKeyIds, ...result.revokedKeyIds]);

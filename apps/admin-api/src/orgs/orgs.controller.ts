@@ -21,9 +21,8 @@ import {
   ApiOperation,
   ApiTags,
 } from '@nestjs/swagger';
-import { AdminPrincipal, IdentityService, OrgLifecycleService } from '@tollgate/identity';
+import { AdminPrincipal, auditBy, IdentityService, OrgLifecycleService } from '@tollgate/identity';
 import { changes } from '../audit/audit-changes';
-import { AuditService } from '../audit/audit.service';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
 import { ErrorBodyView } from '../common/error-body.view';
@@ -39,7 +38,6 @@ export class OrgsController {
   constructor(
     private readonly identity: IdentityService,
     private readonly lifecycle: OrgLifecycleService,
-    private readonly audit: AuditService,
   ) {}
 
   @Post()
@@ -49,13 +47,15 @@ export class OrgsController {
   @ApiForbiddenResponse({ type: ErrorBodyView })
   async createOrg(@CurrentAdmin() admin: AdminPrincipal, @Body() dto: CreateOrgDto): Promise<OrgView> {
     if (admin.role !== 'PLATFORM_ADMIN') throw new ForbiddenException('only a platform admin may create organizations');
-    const org = await this.identity.createOrganization(dto);
-    await this.audit.record(admin, {
-      orgId: org.id,
-      action: 'org.created',
-      targetType: 'organization',
-      targetId: org.id,
-      details: { ...dto },
+    const org = await this.identity.createOrganization(dto, {
+      by: auditBy(admin),
+      entry: (created) => ({
+        orgId: created.id,
+        action: 'org.created',
+        targetType: 'organization',
+        targetId: created.id,
+        details: { ...dto },
+      }),
     });
     return toOrgView(org);
   }
@@ -96,20 +96,22 @@ export class OrgsController {
     @UuidParam('orgId') orgId: string,
     @Body() dto: UpdateOrgDto,
   ): Promise<OrgView> {
-    const { before, after } = await this.lifecycle.updateOrganization(orgId, dto);
-    await this.audit.record(admin, {
-      orgId,
-      action: 'org.updated',
-      targetType: 'organization',
-      targetId: orgId,
-      details: changes(before, after, [
-        'name',
-        'timeZone',
-        'currency',
-        'autoApproveTools',
-        'trailMode',
-        'trailRetentionDays',
-      ]),
+    const { after } = await this.lifecycle.updateOrganization(orgId, dto, {
+      by: auditBy(admin),
+      entry: (change) => ({
+        orgId,
+        action: 'org.updated',
+        targetType: 'organization',
+        targetId: orgId,
+        details: changes(change.before, change.after, [
+          'name',
+          'timeZone',
+          'currency',
+          'autoApproveTools',
+          'trailMode',
+          'trailRetentionDays',
+        ]),
+      }),
     });
     return toOrgView(after);
   }
@@ -126,13 +128,15 @@ export class OrgsController {
   @ApiNotFoundResponse({ type: ErrorBodyView })
   async disableOrg(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string): Promise<OrgView> {
     requirePlatformAdmin(admin, 'disable an organization');
-    const { after } = await this.lifecycle.setDisabled(orgId, true);
-    await this.audit.record(admin, {
-      orgId,
-      action: 'org.disabled',
-      targetType: 'organization',
-      targetId: orgId,
-      details: { disabledAt: after.disabledAt },
+    const { after } = await this.lifecycle.setDisabled(orgId, true, {
+      by: auditBy(admin),
+      entry: (change) => ({
+        orgId,
+        action: 'org.disabled',
+        targetType: 'organization',
+        targetId: orgId,
+        details: { disabledAt: change.after.disabledAt },
+      }),
     });
     return toOrgView(after);
   }
@@ -146,13 +150,9 @@ export class OrgsController {
   @ApiNotFoundResponse({ type: ErrorBodyView })
   async enableOrg(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string): Promise<OrgView> {
     requirePlatformAdmin(admin, 'enable an organization');
-    const { after } = await this.lifecycle.setDisabled(orgId, false);
-    await this.audit.record(admin, {
-      orgId,
-      action: 'org.enabled',
-      targetType: 'organization',
-      targetId: orgId,
-      details: {},
+    const { after } = await this.lifecycle.setDisabled(orgId, false, {
+      by: auditBy(admin),
+      entry: () => ({ orgId, action: 'org.enabled', targetType: 'organization', targetId: orgId, details: {} }),
     });
     return toOrgView(after);
   }
@@ -174,14 +174,16 @@ export class OrgsController {
     @Query() query: DeleteOrgQuery,
   ): Promise<OrgView> {
     requirePlatformAdmin(admin, 'delete an organization');
-    const org = await this.lifecycle.deleteOrganization(orgId, query.data);
-    // The audit row keeps the name and slug: a purged org's ledger rows still have someone to name them.
-    await this.audit.record(admin, {
-      orgId,
-      action: 'org.deleted',
-      targetType: 'organization',
-      targetId: orgId,
-      details: { name: org.name, slug: org.slug, data: query.data },
+    const org = await this.lifecycle.deleteOrganization(orgId, query.data, {
+      by: auditBy(admin),
+      // The audit row keeps the name and slug: a purged org's ledger rows still have someone to name them.
+      entry: (deleted) => ({
+        orgId,
+        action: 'org.deleted',
+        targetType: 'organization',
+        targetId: orgId,
+        details: { name: deleted.name, slug: deleted.slug, data: query.data },
+      }),
     });
     return toOrgView(org);
   }

@@ -9,9 +9,8 @@ import {
   ApiOperation,
   ApiTags,
 } from '@nestjs/swagger';
-import { AdminPrincipal, IdentityService, PeopleAdminService } from '@tollgate/identity';
+import { AdminPrincipal, auditBy, IdentityService, PeopleAdminService } from '@tollgate/identity';
 import { changes } from '../audit/audit-changes';
-import { AuditService } from '../audit/audit.service';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
 import { ErrorBodyView } from '../common/error-body.view';
@@ -29,7 +28,6 @@ export class TeamsController {
   constructor(
     private readonly identity: IdentityService,
     private readonly people: PeopleAdminService,
-    private readonly audit: AuditService,
   ) {}
 
   @Post()
@@ -44,13 +42,15 @@ export class TeamsController {
     @UuidParam('orgId') orgId: string,
     @Body() dto: CreateTeamDto,
   ): Promise<TeamView> {
-    const team = await this.identity.createTeam(orgId, dto);
-    await this.audit.record(admin, {
-      orgId,
-      action: 'team.created',
-      targetType: 'team',
-      targetId: team.id,
-      details: { name: team.name },
+    const team = await this.identity.createTeam(orgId, dto, {
+      by: auditBy(admin),
+      entry: (created) => ({
+        orgId,
+        action: 'team.created',
+        targetType: 'team',
+        targetId: created.id,
+        details: { name: created.name },
+      }),
     });
     return toTeamView(team);
   }
@@ -75,13 +75,15 @@ export class TeamsController {
     @UuidParam('teamId') teamId: string,
     @Body() dto: AddTeamMemberDto,
   ): Promise<TeamMemberView> {
-    const member = await this.identity.addTeamMember(orgId, teamId, dto);
-    await this.audit.record(admin, {
-      orgId,
-      action: 'team.member-added',
-      targetType: 'team',
-      targetId: teamId,
-      details: { userId: member.userId, isTeamAdmin: member.isTeamAdmin },
+    const member = await this.identity.addTeamMember(orgId, teamId, dto, {
+      by: auditBy(admin),
+      entry: (added) => ({
+        orgId,
+        action: 'team.member-added',
+        targetType: 'team',
+        targetId: teamId,
+        details: { userId: added.userId, isTeamAdmin: added.isTeamAdmin },
+      }),
     });
     return toTeamMemberView(member);
   }
@@ -98,13 +100,15 @@ export class TeamsController {
     @UuidParam('teamId') teamId: string,
     @Body() dto: RenameTeamDto,
   ): Promise<TeamView> {
-    const { before, after } = await this.people.renameTeam(orgId, teamId, dto.name);
-    await this.audit.record(admin, {
-      orgId,
-      action: 'team.updated',
-      targetType: 'team',
-      targetId: teamId,
-      details: changes(before, after, ['name']),
+    const { after } = await this.people.renameTeam(orgId, teamId, dto.name, {
+      by: auditBy(admin),
+      entry: (renamed) => ({
+        orgId,
+        action: 'team.updated',
+        targetType: 'team',
+        targetId: teamId,
+        details: changes(renamed.before, renamed.after, ['name']),
+      }),
     });
     return toTeamView(after);
   }
@@ -134,13 +138,15 @@ export class TeamsController {
     @UuidParam('userId') userId: string,
     @Body() dto: UpdateTeamMemberDto,
   ): Promise<TeamMemberView> {
-    const { member, revokedAdminTokenIds } = await this.people.setTeamAdmin(orgId, teamId, userId, dto.isTeamAdmin);
-    await this.audit.record(admin, {
-      orgId,
-      action: 'team.member-updated',
-      targetType: 'team',
-      targetId: teamId,
-      details: { userId, isTeamAdmin: dto.isTeamAdmin, revokedAdminTokenIds },
+    const { member } = await this.people.setTeamAdmin(orgId, teamId, userId, dto.isTeamAdmin, {
+      by: auditBy(admin),
+      entry: ({ revokedAdminTokenIds }) => ({
+        orgId,
+        action: 'team.member-updated',
+        targetType: 'team',
+        targetId: teamId,
+        details: { userId, isTeamAdmin: dto.isTeamAdmin, revokedAdminTokenIds },
+      }),
     });
     return toTeamMemberView(member);
   }
@@ -158,13 +164,15 @@ export class TeamsController {
     @UuidParam('teamId') teamId: string,
     @UuidParam('userId') userId: string,
   ): Promise<TeamMemberRemovedView> {
-    const removed = await this.people.removeMember(orgId, teamId, userId);
-    await this.audit.record(admin, {
-      orgId,
-      action: 'team.member-removed',
-      targetType: 'team',
-      targetId: teamId,
-      details: { userId, ...removed },
+    const removed = await this.people.removeMember(orgId, teamId, userId, {
+      by: auditBy(admin),
+      entry: (r) => ({
+        orgId,
+        action: 'team.member-removed',
+        targetType: 'team',
+        targetId: teamId,
+        details: { userId, ...r },
+      }),
     });
     return { teamId, userId, ...removed };
   }

@@ -9,7 +9,7 @@ import {
   ApiOperation,
   ApiTags,
 } from '@nestjs/swagger';
-import { AdminPrincipal, IdentityService, PeopleAdminService } from '@tollgate/identity';
+import { AdminPrincipal, auditBy, IdentityService, MovedUser, PeopleAdminService } from '@tollgate/identity';
 import { changes } from '../audit/audit-changes';
 import { AuditService } from '../audit/audit.service';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
@@ -45,13 +45,15 @@ export class UsersController {
     @UuidParam('orgId') orgId: string,
     @Body() dto: CreateUserDto,
   ): Promise<UserView> {
-    const user = await this.identity.createUser(orgId, dto);
-    await this.audit.record(admin, {
-      orgId,
-      action: 'user.created',
-      targetType: 'user',
-      targetId: user.id,
-      details: { email: user.email, name: user.name },
+    const user = await this.identity.createUser(orgId, dto, {
+      by: auditBy(admin),
+      entry: (created) => ({
+        orgId,
+        action: 'user.created',
+        targetType: 'user',
+        targetId: created.id,
+        details: { email: created.email, name: created.name },
+      }),
     });
     return toUserView(user);
   }
@@ -84,13 +86,15 @@ export class UsersController {
     @UuidParam('userId') userId: string,
     @Body() dto: UpdateUserDto,
   ): Promise<UserView> {
-    const { before, after } = await this.people.updateUser(orgId, userId, dto);
-    await this.audit.record(admin, {
-      orgId,
-      action: 'user.updated',
-      targetType: 'user',
-      targetId: userId,
-      details: changes(before, after, ['name', 'email']),
+    const { after } = await this.people.updateUser(orgId, userId, dto, {
+      by: auditBy(admin),
+      entry: (updated) => ({
+        orgId,
+        action: 'user.updated',
+        targetType: 'user',
+        targetId: userId,
+        details: changes(updated.before, updated.after, ['name', 'email']),
+      }),
     });
     return toUserView(after);
   }
@@ -111,8 +115,7 @@ export class UsersController {
     @UuidParam('userId') userId: string,
     @Body() dto: MoveUserDto,
   ): Promise<MovedUserView> {
-    const moved = await this.people.moveUser(orgId, userId, dto);
-    const view = {
+    const view = (moved: MovedUser): MovedUserView => ({
       userId,
       fromTeamId: dto.fromTeamId,
       toTeamId: dto.toTeamId,
@@ -120,15 +123,12 @@ export class UsersController {
       movedKeyIds: moved.movedKeyIds,
       revokedKeyIds: moved.revokedKeyIds,
       revokedAdminTokenIds: moved.revokedAdminTokenIds,
-    };
-    await this.audit.record(admin, {
-      orgId,
-      action: 'user.moved',
-      targetType: 'user',
-      targetId: userId,
-      details: view,
     });
-    return view;
+    const moved = await this.people.moveUser(orgId, userId, dto, {
+      by: auditBy(admin),
+      entry: (m) => ({ orgId, action: 'user.moved', targetType: 'user', targetId: userId, details: { ...view(m) } }),
+    });
+    return view(moved);
   }
 
   @Post(':userId/offboard')
