@@ -13,6 +13,7 @@ import { QueueName } from '@tollgate/queue';
 import { callMeta, connectAgent, textOf, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConformanceServer, startConformanceServer } from '../fixtures/conformance-server';
+import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
 import { RunningPlatform, startPlatform } from '../support/platform';
 
 const REVISION = '2026-07-28';
@@ -137,6 +138,11 @@ describe('a 2026-07-28-only upstream behind the edge', () => {
     await db?.$disconnect();
   });
 
+  it('should keep on the upstream that it speaks 2026-07-28', async () => {
+    const row = await db.upstreamServer.findFirstOrThrow({ where: { namespace: 'next' } });
+    expect(row.protocolRevision).toBe(REVISION);
+  });
+
   it('should sync the tools of an upstream that refuses initialize and answers server/discover', async () => {
     const agent = await connectAgent(p.edgeUrl, key);
     agents.push(agent);
@@ -238,6 +244,29 @@ describe('a 2026-07-28-only upstream behind the edge', () => {
     })) as CallToolResult;
     expect(result.isError).toBe(true);
     expect(textOf(result)).toContain('elicitation');
+    // The upstream is told what the session declared at initialize (nothing): it refuses a tool that needs sampling.
+    const refused = (await agent.callTool({ name: 'next__test_missing_capability', arguments: {} })) as CallToolResult;
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toContain('sampling');
+  });
+
+  it("should relay sampling, elicitation and roots between the upstream's rounds and a 2025-11-25 agent's client", async () => {
+    const agent = await capableAgent();
+    const sampled = (await agent.callTool({
+      name: 'next__test_sampling',
+      arguments: { prompt: 'Capital of France?' },
+    })) as CallToolResult;
+    expect(textOf(sampled)).toBe('LLM response: Paris');
+    const elicited = (await agent.callTool({
+      name: 'next__test_elicitation',
+      arguments: { message: 'Who are you?' },
+    })) as CallToolResult;
+    expect(textOf(elicited)).toContain('action=accept');
+    const roots = (await agent.callTool({ name: 'next__test_list_roots', arguments: {} })) as CallToolResult;
+    expect(textOf(roots)).toBe('Roots: file:///work/project');
+    // The session declared sampling: the upstream is told so and runs the tool.
+    const declared = (await agent.callTool({ name: 'next__test_missing_capability', arguments: {} })) as CallToolResult;
+    expect(textOf(declared)).toBe('The client declared sampling');
   });
 
   it('should hand a 2026-07-28 agent the upstream input-required result and finish on its retry', async () => {
@@ -246,6 +275,8 @@ describe('a 2026-07-28-only upstream behind the edge', () => {
     const first = await post('tools/call', call, caps);
     expect(first.result).toMatchObject({ resultType: 'input_required', requestState: expect.any(String) });
     const [[inputKey, asked]] = Object.entries(first.result.inputRequests as Record<string, { method: string }>);
+    // The upstream's own name for the input, not one of the edge's.
+    expect(inputKey).toBe('user_name');
     expect(asked).toMatchObject({ method: 'elicitation/create' });
     const done = await post(
       'tools/call',
@@ -271,7 +302,111 @@ describe('a 2026-07-28-only upstream behind the edge', () => {
       data: { requiredCapabilities: { elicitation: expect.anything() } },
     });
 
+    // The upstream is told what this request declared (not what the edge could relay): a tool that
+    // needs sampling is refused by the upstream itself, and the agent gets its -32021.
+    const undeclared = await post('tools/call', { name: 'next__test_missing_capability', arguments: {} }, caps);
+    expect(undeclared.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { sampling: {} } } });
+    const declared = await post(
+      'tools/call',
+      { name: 'next__test_missing_capability', arguments: {} },
+      { ...caps, sampling: {} },
+    );
+    expect(declared.result).toMatchObject({ content: [{ type: 'text', text: 'The client declared sampling' }] });
+
     const plain = await post('tools/call', { name: 'next__test_simple_text', arguments: {} });
     expect(plain.result).toMatchObject({ resultType: 'complete', content: [{ type: 'text' }] });
+  });
+});
+
+/**
+ * Which revision the edge speaks to each upstream: the newest it offers. An upstream that serves
+ * both, with tools and a prompt only on its 2026-07-28 path (as published servers do), is catalogued
+ * and called on that path; one that speaks only 2025-11-25 keeps its session.
+ */
+describe('the revision the edge speaks to each upstream', () => {
+  let p: RunningPlatform;
+  let db: PrismaClient;
+  let both: ConformanceServer;
+  let legacy: FixtureServer;
+  let legacyProbes = 0;
+  let key: string;
+  let agent: Client;
+
+  beforeAll(async () => {
+    p = await startPlatform();
+    db = new PrismaClient({ adapter: new PrismaPg({ connectionString: p.env.vars.DATABASE_URL }) });
+    both = await startConformanceServer({ pathsDiffer: true });
+    // Counts the requests of the newer revision it gets (the probe: server/discover).
+    legacy = await startFixtureServer(undefined, {
+      intercept: (req) => {
+        if (req.headers['mcp-protocol-version'] === REVISION) legacyProbes++;
+        return false;
+      },
+    });
+    const orgId = (await p.admin('POST', '/v1/orgs', { name: 'Revisions', slug: 'revisions' })).body.id;
+    const teamId = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 't' })).body.id;
+    const userId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'r@example.test' })).body.id;
+    await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId });
+    await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, {
+      allow: ['both:*', 'legacy:*'],
+      deny: [],
+      promptAllow: ['both:*'],
+    });
+    const jobs: string[] = [];
+    for (const [namespace, url] of [
+      ['both', both.url],
+      ['legacy', legacy.url],
+    ]) {
+      const id = (
+        await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace, transport: 'STREAMABLE_HTTP', url })
+      ).body.id;
+      jobs.push((await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${id}/sync`)).body.jobId);
+    }
+    await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, jobs);
+    key = (
+      await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'revisions', disclosureMode: 'FULL' })
+    ).body.secret;
+    agent = await connectAgent(p.edgeUrl, key);
+  }, 60_000);
+
+  afterAll(async () => {
+    await agent?.close();
+    await p?.close();
+    await both?.close();
+    await legacy?.close();
+    await db?.$disconnect();
+  });
+
+  it('should keep on each upstream the newest revision it offers', async () => {
+    const rows = await db.upstreamServer.findMany({ select: { namespace: true, protocolRevision: true } });
+    expect(Object.fromEntries(rows.map((r) => [r.namespace, r.protocolRevision]))).toEqual({
+      both: REVISION,
+      legacy: '2025-11-25',
+    });
+  });
+
+  it('should catalog an upstream whose two revisions differ from its 2026-07-28 path, and call it there', async () => {
+    const probesBySyncs = legacyProbes;
+    const tools = (await agent.listTools()).tools.map((t) => t.name);
+    // Listed only on the 2026-07-28 path of the upstream.
+    expect(tools).toEqual(
+      expect.arrayContaining([
+        'both__test_simple_text',
+        'both__test_input_required_result_elicitation',
+        'legacy__ping',
+      ]),
+    );
+    const prompts = (await agent.listPrompts()).prompts.map((x) => x.name);
+    expect(prompts).toContain('both__test_input_required_result_prompt');
+    const header = (await agent.callTool({
+      name: 'both__test_header_param',
+      arguments: { region: 'eu-west' },
+    })) as CallToolResult;
+    expect(textOf(header)).toBe('Region: eu-west');
+    const pong = (await agent.callTool({ name: 'legacy__ping', arguments: {} })) as CallToolResult;
+    expect(pong.isError).toBeFalsy();
+    // The syncs asked the 2025-11-25 upstream; the edge took what they found and did not ask again.
+    expect(probesBySyncs).toBeGreaterThan(0);
+    expect(legacyProbes).toBe(probesBySyncs);
   });
 });

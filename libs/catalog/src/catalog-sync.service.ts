@@ -43,6 +43,8 @@ interface ListedTools {
   tools: Tool[];
   warnings: string[];
   entries: ListedEntries;
+  /** The revision the catalog was read in: the newest the upstream offers, which the edge then speaks. */
+  protocolRevision: string;
 }
 
 // A misbehaving upstream must not make the worker page forever.
@@ -144,14 +146,21 @@ export class CatalogSyncService {
 
   private async listAllTools(spec: UpstreamSpec): Promise<ListedTools> {
     // Tools an upstream shows only to clients that can answer sampling or elicitation are catalogued too.
-    // A 2026-07-28 upstream is listed statelessly (server/discover, no session to close).
+    // The newest revision it offers is negotiated anew each sync (an upstream may list more on its
+    // 2026-07-28 path than in a 2025-11-25 session): the catalog is what the edge will be served.
     const connection = await connectUpstreamOfEitherRevision(spec, {
       timeoutMs: Math.max(spec.callTimeoutMs, 30_000),
       capabilities: UPSTREAM_CLIENT_CAPABILITIES,
+      renegotiate: true,
     });
     const client: ListingClient = connection.client;
     try {
-      const listed: ListedTools = { tools: [], warnings: [], entries: {} };
+      const listed: ListedTools = {
+        tools: [],
+        warnings: [],
+        entries: {},
+        protocolRevision: connection.protocolVersion,
+      };
       let index = 0;
       let cursor: string | undefined;
       for (let page = 0; page < MAX_LIST_PAGES; page++) {
@@ -187,7 +196,7 @@ export class CatalogSyncService {
     tx: Prisma.TransactionClient,
     orgId: string,
     upstreamId: string,
-    { tools: listed, warnings, entries }: ListedTools,
+    { tools: listed, warnings, entries, protocolRevision }: ListedTools,
     autoApprove: boolean,
     namespace: string,
   ): Promise<SyncReport> {
@@ -282,7 +291,7 @@ export class CatalogSyncService {
     }
     await tx.upstreamServer.update({
       where: { id: upstreamId },
-      data: { lastSyncAt: now, lastSyncError: null, lastSyncWarnings: kept },
+      data: { lastSyncAt: now, lastSyncError: null, lastSyncWarnings: kept, protocolRevision },
     });
     return report;
   }

@@ -226,8 +226,19 @@ export function upstreamSpecOf(row: UpstreamServer, secrets: SecretBox): Upstrea
     env: settings.env ?? {},
     callTimeoutMs: row.callTimeoutMs,
     authMode: row.authMode,
+    revision: row.protocolRevision,
+    // A newly negotiated revision replaces pooled connections too.
     version: sha256Hex(
-      stableStringify([row.transport, row.command, row.args, row.url, row.settings, row.secretsEnc, row.callTimeoutMs]),
+      stableStringify([
+        row.transport,
+        row.command,
+        row.args,
+        row.url,
+        row.settings,
+        row.secretsEnc,
+        row.callTimeoutMs,
+        row.protocolRevision,
+      ]),
     ),
   };
 }

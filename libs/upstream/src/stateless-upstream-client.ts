@@ -22,6 +22,8 @@ import { UpstreamSpec } from './upstream-spec';
 
 /** The stateless revision (SEP-2575): no session, each request carries its `_meta` and routing headers. */
 export const STATELESS_REVISION = '2026-07-28';
+/** 2026-07-28: the request needs a client capability the client did not declare. */
+export const MISSING_CAPABILITY_CODE = -32021;
 const META = 'io.modelcontextprotocol/';
 /** An upstream that keeps asking for input past this many rounds is cut off (a loop, not a dialogue). */
 const MAX_INPUT_ROUNDS = 16;
@@ -36,6 +38,8 @@ export interface StatelessRequestOptions {
   timeoutMs: number;
   signal?: AbortSignal;
   relay?: UpstreamCallRelay;
+  /** What the upstream is told the client can be asked; the client's own (the sync's) when absent. */
+  clientCapabilities?: ClientCapabilities;
 }
 
 type JsonRpcAnswer = { result: Record<string, unknown> } | { error: { code: number; message: string; data?: unknown } };
@@ -100,12 +104,18 @@ export class StatelessUpstreamClient {
   async request<S extends AnySchema>(
     request: { method: string; params?: Record<string, unknown> },
     schema: S,
-    options: { timeout?: number; signal?: AbortSignal; relay?: UpstreamCallRelay } = {},
+    options: {
+      timeout?: number;
+      signal?: AbortSignal;
+      relay?: UpstreamCallRelay;
+      clientCapabilities?: ClientCapabilities;
+    } = {},
   ): Promise<SchemaOutput<S>> {
     const raw = await this.send(request.method, request.params, {
       timeoutMs: options.timeout ?? this.spec.callTimeoutMs,
       signal: options.signal,
       relay: options.relay,
+      clientCapabilities: options.clientCapabilities,
     });
     return parseResult(schema, raw);
   }
@@ -194,12 +204,24 @@ export class StatelessUpstreamClient {
     try {
       let round: Record<string, unknown> = { ...params };
       for (let i = 0; i <= MAX_INPUT_ROUNDS; i++) {
-        const answer = await this.exchange(method, round, options.relay, call.signal, extraHeaders).catch(
-          (err: unknown) => {
-            throw call.signal.aborted ? call.signal.reason : err;
-          },
-        );
-        if ('error' in answer) throw upstreamAnswerError(answer.error.code, answer.error.message, answer.error.data);
+        const answer = await this.exchange(
+          method,
+          round,
+          options.relay,
+          options.clientCapabilities ?? this.capabilities,
+          call.signal,
+          extraHeaders,
+        ).catch((err: unknown) => {
+          throw call.signal.aborted ? call.signal.reason : err;
+        });
+        if ('error' in answer) {
+          const { code, message, data } = answer.error;
+          // The agent's own client is told which capabilities it lacks (a 2026-07-28 agent gets -32021).
+          const required = (data as { requiredCapabilities?: unknown } | undefined)?.requiredCapabilities;
+          if (code === MISSING_CAPABILITY_CODE && typeof required === 'object' && required !== null)
+            options.relay?.refused?.(required as Record<string, Record<string, unknown>>);
+          throw upstreamAnswerError(code, message, data);
+        }
         // The caching hints are the upstream's to us; the edge gives its agents its own.
         const { resultType, ttlMs: _ttl, cacheScope: _scope, ...result } = answer.result;
         if (resultType !== 'input_required') return result;
@@ -239,7 +261,8 @@ export class StatelessUpstreamClient {
         const method = String(req?.method);
         try {
           if (!relay) throw undeclaredCapability(method);
-          return [key, await relay.request(method, req?.params, signal)] as const;
+          // The upstream's key goes with the request, so an agent of this revision sees the same name.
+          return [key, await relay.request(method, req?.params, signal, key)] as const;
         } catch (err) {
           const e = err as { code?: unknown; message?: unknown; data?: unknown };
           // The agent's answer, whatever its code: nothing the upstream's breaker should count.
@@ -258,6 +281,7 @@ export class StatelessUpstreamClient {
     method: string,
     params: Record<string, unknown>,
     relay: UpstreamCallRelay | undefined,
+    clientCapabilities: ClientCapabilities,
     signal: AbortSignal,
     extraHeaders: Record<string, string>,
   ): Promise<JsonRpcAnswer> {
@@ -268,7 +292,7 @@ export class StatelessUpstreamClient {
       ...(params._meta as Record<string, unknown> | undefined),
       ...propagated?.meta,
       [`${META}protocolVersion`]: STATELESS_REVISION,
-      [`${META}clientCapabilities`]: this.capabilities,
+      [`${META}clientCapabilities`]: clientCapabilities,
       [`${META}clientInfo`]: TOLLGATE_CLIENT_INFO,
     };
     if (relay?.progress) meta.progressToken = id;

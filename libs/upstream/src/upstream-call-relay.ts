@@ -17,15 +17,26 @@ export const POOLED_CLIENT_CAPABILITIES: ClientCapabilities = { ...UPSTREAM_CLIE
  * the agent's own progress token), log messages, and requests to the agent's client.
  */
 export interface UpstreamCallRelay {
+  /**
+   * What the agent's client declared it can be asked (per session on 2025-11-25, per request on
+   * 2026-07-28): what a 2026-07-28 upstream is told as the request's client capabilities.
+   */
+  clientCapabilities?: ClientCapabilities;
   /** Set when the agent asked for progress; the upstream is then asked for it too. */
   progress?: (progress: Progress) => void;
   log(params: LoggingMessageNotification['params']): void;
-  /** Asks the agent's client; rejects with a `ClientRequestError` the upstream gets as its answer. */
+  /**
+   * Asks the agent's client; rejects with a `ClientRequestError` the upstream gets as its answer.
+   * `inputKey`: the name a 2026-07-28 upstream gave the request in its `inputRequests`.
+   */
   request(
     method: string,
     params: Record<string, unknown> | undefined,
     signal: AbortSignal,
+    inputKey?: string,
   ): Promise<Record<string, unknown>>;
+  /** The upstream refused the request for client capabilities the agent did not declare (-32021). */
+  refused?(requiredCapabilities: Record<string, Record<string, unknown>>): void;
 }
 
 /**

@@ -4,6 +4,7 @@ import { SseError } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   CallToolResult,
+  ClientCapabilities,
   CreateMessageRequestSchema,
   ElicitRequestSchema,
   ErrorCode,
@@ -228,6 +229,7 @@ export class UpstreamClientPool implements OnModuleDestroy {
                 timeout: spec.callTimeoutMs,
                 signal,
                 relay: call.relay,
+                clientCapabilities: agentCapabilitiesOf(call.relay),
               })
             : pooled.toolCaller
               ? parseResult(
@@ -281,7 +283,12 @@ export class UpstreamClientPool implements OnModuleDestroy {
       pooled.calls.add(call);
       try {
         if (pooled.stateless)
-          return await pooled.stateless.callTool(name, args, { timeoutMs: spec.callTimeoutMs, signal, relay });
+          return await pooled.stateless.callTool(name, args, {
+            timeoutMs: spec.callTimeoutMs,
+            signal,
+            relay,
+            clientCapabilities: agentCapabilitiesOf(relay),
+          });
         if (!pooled.toolCaller) {
           const progress = relay?.progress ? { onprogress: relay.progress, resetTimeoutOnProgress: true } : {};
           // stdio and SSE have no request headers of their own: the trace context goes in params._meta
@@ -374,6 +381,14 @@ function relayToTheCallingAgent(connection: PooledConnection): void {
     const [call] = connection.calls;
     call.relay?.log(n.params);
   });
+}
+
+/**
+ * What a 2026-07-28 upstream is told the calling agent can be asked: what the agent declared. A
+ * call without a relay has no stream to its agent, so nothing can be asked of it.
+ */
+function agentCapabilitiesOf(relay: UpstreamCallRelay | undefined): ClientCapabilities {
+  return relay?.clientCapabilities ?? {};
 }
 
 /** Closes a pooled connection; one that never opened, or fails to close, needs nothing more. */

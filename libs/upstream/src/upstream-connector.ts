@@ -3,9 +3,9 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { outboundFetch } from '@tollgate/outbound';
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { keepAliveFetch } from './keep-alive-fetch';
 import { NotStatelessUpstreamError, STATELESS_REVISION, StatelessUpstreamClient } from './stateless-upstream-client';
 import { TOLLGATE_CLIENT_INFO } from './upstream-client-capabilities';
@@ -51,9 +51,14 @@ export async function connectUpstream(
   return client;
 }
 
-/** An open connection to an upstream, in the revision it speaks. */
+/** An open connection to an upstream, in the revision it speaks (`protocolVersion`: the one agreed). */
 export type UpstreamConnection =
-  { revision: 'session'; client: Client } | { revision: typeof STATELESS_REVISION; client: StatelessUpstreamClient };
+  | { revision: 'session'; protocolVersion: string; client: Client }
+  | {
+      revision: typeof STATELESS_REVISION;
+      protocolVersion: typeof STATELESS_REVISION;
+      client: StatelessUpstreamClient;
+    };
 
 /** The revision each Streamable HTTP upstream was found to speak, per settings version (so a changed URL is probed again). */
 const detectedRevisions = new Map<string, UpstreamConnection['revision']>();
@@ -64,45 +69,63 @@ export function detectedRevisionOf(spec: UpstreamSpec): UpstreamConnection['revi
 }
 
 /**
- * Connects in the revision the upstream speaks. A Streamable HTTP upstream is first initialized as
- * 2025-11-25 (what every upstream so far speaks, and what keeps the lean call path); if it refuses
- * initialize with an HTTP 4xx, its `server/discover` is asked, and a 2026-07-28 upstream gets the
- * stateless client. The answer is remembered per upstream, so the probe runs once per process.
+ * Connects in the newest revision the upstream speaks. A Streamable HTTP upstream is asked its
+ * `server/discover` first: one that lists 2026-07-28 gets the stateless client, whatever else it
+ * serves (an upstream may list tools and prompts only on that path). One that does not answer it
+ * (a 2025-11-25 server refuses a request without a session) is initialized as 2025-11-25. What
+ * was found is remembered per upstream and settings version, so the probe runs once per process;
+ * `spec.revision` (what the last catalog sync found) skips the probe of an upstream known to speak
+ * only an older revision. `renegotiate` probes anew (the sync, which keeps `spec.revision` current).
+ * stdio and legacy SSE upstreams are 2025-11-25 sessions.
  */
 export async function connectUpstreamOfEitherRevision(
   spec: UpstreamSpec,
-  opts: { onStderr?: (line: string) => void; timeoutMs?: number; capabilities?: ClientCapabilities } = {},
+  opts: {
+    onStderr?: (line: string) => void;
+    timeoutMs?: number;
+    capabilities?: ClientCapabilities;
+    renegotiate?: boolean;
+  } = {},
 ): Promise<UpstreamConnection> {
+  if (spec.transport !== 'STREAMABLE_HTTP') return sessionConnection(await connectUpstream(spec, opts));
   const memo = `${spec.id}:${spec.version}`;
   const timeoutMs = opts.timeoutMs ?? spec.callTimeoutMs;
-  if (spec.transport === 'STREAMABLE_HTTP' && detectedRevisions.get(memo) === STATELESS_REVISION) {
-    return {
-      revision: STATELESS_REVISION,
-      client: await StatelessUpstreamClient.discover(spec, opts.capabilities ?? {}, timeoutMs),
-    };
-  }
-  try {
-    const client = await connectUpstream(spec, opts);
-    if (detectedRevisions.size > 10_000) detectedRevisions.clear();
-    detectedRevisions.set(memo, 'session');
-    return { revision: 'session', client };
-  } catch (err) {
-    // Only an HTTP upstream that answered initialize with a client error may speak the other revision.
-    const refused =
-      err instanceof StreamableHTTPError &&
-      err.code !== undefined &&
-      err.code >= 400 &&
-      err.code < 500 &&
-      err.code !== 401 &&
-      err.code !== 403;
-    if (spec.transport !== 'STREAMABLE_HTTP' || !refused) throw err;
+  const known = opts.renegotiate
+    ? undefined
+    : (detectedRevisions.get(memo) ?? (spec.revision ? revisionKindOf(spec.revision) : undefined));
+  if (known !== 'session') {
     try {
       const client = await StatelessUpstreamClient.discover(spec, opts.capabilities ?? {}, timeoutMs);
-      detectedRevisions.set(memo, STATELESS_REVISION);
-      return { revision: STATELESS_REVISION, client };
-    } catch (discoverErr) {
-      if (discoverErr instanceof NotStatelessUpstreamError) throw err;
-      throw discoverErr;
+      remember(memo, STATELESS_REVISION);
+      return { revision: STATELESS_REVISION, protocolVersion: STATELESS_REVISION, client };
+    } catch (err) {
+      if (!(err instanceof NotStatelessUpstreamError)) throw err;
     }
   }
+  const connection = sessionConnection(await connectUpstream(spec, opts));
+  remember(memo, 'session');
+  return connection;
+}
+
+/** Whether the edge speaks 2026-07-28 to the upstream (found by this process, or by the last sync). */
+export function speaksStatelessRevision(spec: UpstreamSpec): boolean {
+  return (
+    (detectedRevisionOf(spec) ?? (spec.revision ? revisionKindOf(spec.revision) : undefined)) === STATELESS_REVISION
+  );
+}
+
+/** The kind of connection a revision needs: 2026-07-28 is stateless, anything before it a session. */
+export function revisionKindOf(revision: string): UpstreamConnection['revision'] {
+  return revision === STATELESS_REVISION ? STATELESS_REVISION : 'session';
+}
+
+function remember(memo: string, revision: UpstreamConnection['revision']): void {
+  if (detectedRevisions.size > 10_000) detectedRevisions.clear();
+  detectedRevisions.set(memo, revision);
+}
+
+function sessionConnection(client: Client): UpstreamConnection {
+  // The version initialize agreed on, as the HTTP transport keeps it (stdio and SSE keep none).
+  const agreed = (client.transport as { protocolVersion?: string } | undefined)?.protocolVersion;
+  return { revision: 'session', protocolVersion: agreed ?? LATEST_PROTOCOL_VERSION, client };
 }

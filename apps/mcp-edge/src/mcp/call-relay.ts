@@ -1,5 +1,6 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
+  ClientCapabilities,
   ErrorCode,
   LoggingLevel,
   ProgressToken,
@@ -51,6 +52,7 @@ export function agentCallRelay(requests: AgentRequests, call: AgentCallStream): 
   const token = call.progressToken;
   const minLevel = call.session?.logLevel ? LOG_LEVELS.indexOf(call.session.logLevel) : 0;
   return {
+    clientCapabilities: declaredCapabilitiesOf(call.session),
     progress:
       token === undefined
         ? undefined
@@ -80,6 +82,20 @@ export function agentCallRelay(requests: AgentRequests, call: AgentCallStream): 
         );
       }
     },
+  };
+}
+
+/** What the session's client declared at initialize, of what an upstream may ask it during a call. */
+function declaredCapabilitiesOf(session: McpSession | null): ClientCapabilities {
+  if (!session) return {};
+  const elicitation = {
+    ...(session.elicitationForm ? { form: {} } : {}),
+    ...(session.elicitationUrl ? { url: {} } : {}),
+  };
+  return {
+    ...(session.sampling ? { sampling: {} } : {}),
+    ...(Object.keys(elicitation).length > 0 ? { elicitation } : {}),
+    ...(session.roots ? { roots: {} } : {}),
   };
 }
 

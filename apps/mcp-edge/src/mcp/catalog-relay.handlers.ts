@@ -37,7 +37,7 @@ import { EdgeConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { Principal } from '@tollgate/identity';
 import { normalizeResourceUri } from '@tollgate/policy';
 import { countJsonTokens } from '@tollgate/tokens';
-import { UpstreamSpec } from '@tollgate/upstream';
+import { UpstreamSpec, speaksStatelessRevision } from '@tollgate/upstream';
 import { EmbeddedResources } from '../governed-call/embedded-resources.service';
 import { GovernedItemPipeline } from '../governed-call/governed-item.pipeline';
 import { ResourceSubscriptions } from '../session/resource-subscriptions.service';
@@ -152,7 +152,10 @@ export class CatalogRelayHandlers {
     const uri = params.uri;
     const { spec, key } = this.resolveResource(await this.catalog.catalogFor(principal.orgId), uri);
     await this.items.assertAllowed(principal, { kind: 'resource', spec, key, exposed: uri });
-    await this.relay(principal, spec, { method: 'resources/subscribe', params: { ...params, uri: key } }, signal);
+    // 2026-07-28 has no resources/subscribe: the edge alone keeps the subscription (the upstream's
+    // updates are not heard yet: the edge does not listen to upstreams' subscription streams).
+    if (!speaksStatelessRevision(spec))
+      await this.relay(principal, spec, { method: 'resources/subscribe', params: { ...params, uri: key } }, signal);
     // Without a session there is no stream to tell of updates: the upstream still accepted it.
     if (session) await this.subscriptions.subscribe(principal.orgId, session.id, spec.id, key, uri);
     return {};
@@ -170,7 +173,7 @@ export class CatalogRelayHandlers {
     const remaining = session
       ? await this.subscriptions.unsubscribe(principal.orgId, session.id, spec.id, key, uri)
       : 0;
-    if (remaining === 0)
+    if (remaining === 0 && !speaksStatelessRevision(spec))
       await this.relay(principal, spec, { method: 'resources/unsubscribe', params: { ...params, uri: key } }, signal);
     return {};
   }

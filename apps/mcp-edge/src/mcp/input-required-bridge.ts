@@ -57,18 +57,23 @@ export class HeldCall {
     private readonly given: Record<string, Record<string, unknown>> = {},
   ) {}
 
-  /** The upstream asks the agent's client: held until the agent answers in a later round. */
+  /**
+   * The upstream asks the agent's client: held until the agent answers in a later round. `inputKey`
+   * is the name a 2026-07-28 upstream gave it, kept for the agent.
+   */
   ask(
     method: string,
     requestParams: Record<string, unknown> | undefined,
     signal: AbortSignal,
+    inputKey?: string,
   ): Promise<Record<string, unknown>> {
     const missing = missingCapability(method, requestParams, this.clientCapabilities);
     if (missing) {
       this.refused[CAPABILITY_OF[method] ?? method] = requestParams?.mode === 'url' ? { url: {} } : {};
       return Promise.reject(undeclaredCapability(method, missing));
     }
-    const { key: named, params } = withoutInputKey(requestParams);
+    const { key: namedInMeta, params } = withoutInputKey(requestParams);
+    const named = inputKey ?? namedInMeta;
     const key = named && !this.pending.has(named) ? named : `input-${++this.inputs}`;
     const given = this.given[key];
     if (given) {
@@ -121,6 +126,11 @@ export class HeldCall {
       await new Promise<void>((resolve) => (this.wake = resolve));
       this.wake = undefined;
     }
+  }
+
+  /** The upstream refused the call for capabilities the agent did not declare: the agent gets -32021 naming them. */
+  refuse(required: Record<string, Record<string, unknown>>): void {
+    Object.assign(this.refused, required);
   }
 
   /** The agent did not come back in time: the call ends, cancelled (the upstream is told). */

@@ -260,6 +260,8 @@ export class StatelessRevisionHandler implements OnApplicationShutdown {
     const untrack = this.inFlight.track(principal, undefined, request.id, abort);
     const token = (request.params._meta as { progressToken?: string | number } | undefined)?.progressToken;
     const relay: UpstreamCallRelay = {
+      // A 2026-07-28 upstream is told what this request declared, nothing more.
+      clientCapabilities: request.clientCapabilities,
       progress:
         token === undefined
           ? undefined
@@ -269,7 +271,8 @@ export class StatelessRevisionHandler implements OnApplicationShutdown {
         if (logWanted(params.level, request.logLevel))
           call.notify({ jsonrpc: '2.0', method: 'notifications/message', params });
       },
-      request: (method, params, signal) => call.ask(method, params, signal),
+      request: (method, params, signal, inputKey) => call.ask(method, params, signal, inputKey),
+      refused: (required) => call.refuse(required),
     };
     const run: () => Promise<{ result: Record<string, unknown> } | { error: JsonRpcError }> =
       request.method === 'tools/call'
