@@ -88,7 +88,7 @@ describe('Rate-limit admission on real Redis', () => {
     expect((await admitCall(tool, 'c5', t0 + 90_000)).admitted).toBe(false);
     // Another tool is not counted by this rule.
     expect((await admitCall({ namespace: 'github', tool: 'create_issue' }, 'd0', t0 + 90_000)).admitted).toBe(true);
-    await admin.deleteRateLimit(caller.orgId, rule.id);
+    await admin.deleteRateLimit(caller.orgId, rule.id, auditedByTest('rate-limit.deleted', 'rate-limit'));
   });
 
   it('should cap concurrent calls and free a slot when a call is released or its deadline passes', async () => {
@@ -107,7 +107,7 @@ describe('Rate-limit admission on real Redis', () => {
     expect((await admitCall(tool, 'x4', now)).admitted).toBe(true);
     // Nobody releases x2 and x4 (their edge died): after the deadline (120 s) the slots are free.
     expect((await admitCall(tool, 'x5', now + 121_000)).admitted).toBe(true);
-    await admin.deleteRateLimit(caller.orgId, rule.id);
+    await admin.deleteRateLimit(caller.orgId, rule.id, auditedByTest('rate-limit.deleted', 'rate-limit'));
   });
 
   it('should say when a refused call would be admitted: refused a millisecond before, admitted then', async () => {
@@ -135,7 +135,7 @@ describe('Rate-limit admission on real Redis', () => {
       expect((await admitCall(exact, `a${at}`, at + expected)).admitted).toBe(true);
       at += expected;
     }
-    await admin.deleteRateLimit(caller.orgId, rule.id);
+    await admin.deleteRateLimit(caller.orgId, rule.id, auditedByTest('rate-limit.deleted', 'rate-limit'));
   });
 
   it('should say a concurrency refusal is over at the earliest deadline of the calls in flight', async () => {
@@ -159,7 +159,7 @@ describe('Rate-limit admission on real Redis', () => {
     expect(refused).toMatchObject({ admitted: false, kind: 'CONCURRENCY', retryAfterMs: 114_000 });
     expect((await admitCall(exact, 's4', now + 119_999)).admitted).toBe(false);
     expect((await admitCall(exact, 's5', now + 120_000)).admitted).toBe(true);
-    await admin.deleteRateLimit(caller.orgId, rule.id);
+    await admin.deleteRateLimit(caller.orgId, rule.id, auditedByTest('rate-limit.deleted', 'rate-limit'));
   });
 
   it('should refuse a rule for a scope of another organisation', async () => {

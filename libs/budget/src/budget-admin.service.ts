@@ -135,9 +135,12 @@ export class BudgetAdminService {
     return budget;
   }
 
-  async deleteBudget(orgId: string, budgetId: string): Promise<Budget> {
+  async deleteBudget(orgId: string, budgetId: string, audit: AuditedBy<Budget>): Promise<Budget> {
     const budget = await this.getBudget(orgId, budgetId);
-    await this.prisma.budget.deleteMany({ where: { orgId, id: budgetId } });
+    await this.prisma.$transaction(async (tx) => {
+      await tx.budget.deleteMany({ where: { orgId, id: budgetId } });
+      await recordAudited(tx, audit, budget);
+    });
     await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
     return budget;
   }

@@ -68,11 +68,14 @@ export class RateLimitAdminService {
     return this.prisma.rateLimit.findMany({ where: { orgId }, orderBy: { createdAt: 'asc' } });
   }
 
-  async deleteRateLimit(orgId: string, id: string): Promise<RateLimit> {
+  async deleteRateLimit(orgId: string, id: string, audit: AuditedBy<RateLimit>): Promise<RateLimit> {
     const rule = await this.prisma.rateLimit.findFirst({ where: { orgId, id } });
     if (!rule)
       throw new RateLimitException(RateLimitExceptionCode.RuleNotFound, `rate limit ${id} not found`, 'rateLimitId');
-    await this.prisma.rateLimit.delete({ where: { id } });
+    await this.prisma.$transaction(async (tx) => {
+      await tx.rateLimit.delete({ where: { id } });
+      await recordAudited(tx, audit, rule);
+    });
     await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
     return rule;
   }

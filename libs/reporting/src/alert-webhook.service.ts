@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
+import { AuditedBy, recordAudited } from '@tollgate/audit';
 import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { AlertWebhook, PrismaService } from '@tollgate/db';
 import { OutboundException, checkOutboundUrl } from '@tollgate/outbound';
@@ -33,7 +34,11 @@ export class AlertWebhookService {
   }
 
   /** Creates a webhook; the returned secret is never shown again. */
-  async createWebhook(orgId: string, input: CreateWebhookInput): Promise<{ webhook: AlertWebhook; secret: string }> {
+  async createWebhook(
+    orgId: string,
+    input: CreateWebhookInput,
+    audit: AuditedBy<AlertWebhook>,
+  ): Promise<{ webhook: AlertWebhook; secret: string }> {
     const url = validateWebhookUrl(input.url);
     await checkWebhookAddress(url);
     if ((await this.prisma.alertWebhook.count({ where: { orgId } })) >= MAX_WEBHOOKS_PER_ORG) {
@@ -45,14 +50,18 @@ export class AlertWebhookService {
     }
     const id = randomUUID();
     const secret = newWebhookSecret();
-    const webhook = await this.prisma.alertWebhook.create({
-      data: {
-        id,
-        orgId,
-        url,
-        description: input.description ?? null,
-        secretEnc: this.box.seal(secret, secretContext(orgId, id)),
-      },
+    const webhook = await this.prisma.$transaction(async (tx) => {
+      const created = await tx.alertWebhook.create({
+        data: {
+          id,
+          orgId,
+          url,
+          description: input.description ?? null,
+          secretEnc: this.box.seal(secret, secretContext(orgId, id)),
+        },
+      });
+      await recordAudited(tx, audit, created);
+      return created;
     });
     return { webhook, secret };
   }
@@ -61,11 +70,14 @@ export class AlertWebhookService {
     return this.prisma.alertWebhook.findMany({ where: { orgId }, orderBy: { createdAt: 'asc' } });
   }
 
-  async deleteWebhook(orgId: string, webhookId: string): Promise<AlertWebhook> {
+  async deleteWebhook(orgId: string, webhookId: string, audit: AuditedBy<AlertWebhook>): Promise<AlertWebhook> {
     const hook = await this.prisma.alertWebhook.findFirst({ where: { orgId, id: webhookId } });
     if (!hook)
       throw new ReportingException(ReportingExceptionCode.WebhookNotFound, `alert webhook ${webhookId} not found`);
-    await this.prisma.alertWebhook.delete({ where: { id: hook.id } });
+    await this.prisma.$transaction(async (tx) => {
+      await tx.alertWebhook.delete({ where: { id: hook.id } });
+      await recordAudited(tx, audit, hook);
+    });
     return hook;
   }
 

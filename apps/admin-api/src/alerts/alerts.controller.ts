@@ -12,9 +12,8 @@ import {
 } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
-import type { AdminPrincipal } from '@tollgate/identity';
+import { AdminPrincipal, auditBy } from '@tollgate/identity';
 import { AlertWebhookService, BudgetAlertService, MAX_ALERTS_PAGE } from '@tollgate/reporting';
-import { AuditService } from '../audit/audit.service';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
 import { ErrorBodyView } from '../common/error-body.view';
@@ -46,7 +45,6 @@ export class AlertsController {
   constructor(
     private readonly webhooks: AlertWebhookService,
     private readonly alerts: BudgetAlertService,
-    private readonly audit: AuditService,
   ) {}
 
   @Post('alert-webhooks')
@@ -60,13 +58,15 @@ export class AlertsController {
     @UuidParam('orgId') orgId: string,
     @Body() dto: CreateAlertWebhookDto,
   ): Promise<IssuedAlertWebhookView> {
-    const { webhook, secret } = await this.webhooks.createWebhook(orgId, dto);
-    await this.audit.record(admin, {
-      orgId,
-      action: 'alert-webhook.created',
-      targetType: 'alert-webhook',
-      targetId: webhook.id,
-      details: { url: webhook.url, description: webhook.description },
+    const { webhook, secret } = await this.webhooks.createWebhook(orgId, dto, {
+      by: auditBy(admin),
+      entry: (created) => ({
+        orgId,
+        action: 'alert-webhook.created',
+        targetType: 'alert-webhook',
+        targetId: created.id,
+        details: { url: created.url, description: created.description },
+      }),
     });
     return { webhook: toAlertWebhookView(webhook), secret };
   }
@@ -89,13 +89,15 @@ export class AlertsController {
     @UuidParam('orgId') orgId: string,
     @UuidParam('webhookId') webhookId: string,
   ): Promise<void> {
-    const hook = await this.webhooks.deleteWebhook(orgId, webhookId);
-    await this.audit.record(admin, {
-      orgId,
-      action: 'alert-webhook.deleted',
-      targetType: 'alert-webhook',
-      targetId: hook.id,
-      details: { url: hook.url },
+    await this.webhooks.deleteWebhook(orgId, webhookId, {
+      by: auditBy(admin),
+      entry: (hook) => ({
+        orgId,
+        action: 'alert-webhook.deleted',
+        targetType: 'alert-webhook',
+        targetId: hook.id,
+        details: { url: hook.url },
+      }),
     });
   }
 

@@ -12,10 +12,9 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import { BudgetAdminService } from '@tollgate/budget';
-import type { AdminPrincipal } from '@tollgate/identity';
+import { AdminPrincipal, auditBy } from '@tollgate/identity';
 import { toMicros } from '@tollgate/kernel';
 import { BudgetUtilisationService, budgetVisible } from '@tollgate/reporting';
-import { AuditService } from '../audit/audit.service';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
 import { ErrorBodyView } from '../common/error-body.view';
@@ -33,7 +32,6 @@ import { PutBudgetDto } from './put-budget.dto';
 export class BudgetsController {
   constructor(
     private readonly budgets: BudgetAdminService,
-    private readonly audit: AuditService,
     private readonly utilisation: BudgetUtilisationService,
   ) {}
 
@@ -94,13 +92,20 @@ export class BudgetsController {
     @UuidParam('orgId') orgId: string,
     @UuidParam('budgetId') budgetId: string,
   ): Promise<void> {
-    const budget = await this.budgets.deleteBudget(orgId, budgetId);
-    await this.audit.record(admin, {
-      orgId,
-      action: 'budget.deleted',
-      targetType: 'budget',
-      targetId: budget.id,
-      details: { scope: budget.scope, scopeId: budget.scopeId, period: budget.period, limitMicros: budget.limitMicros },
+    await this.budgets.deleteBudget(orgId, budgetId, {
+      by: auditBy(admin),
+      entry: (budget) => ({
+        orgId,
+        action: 'budget.deleted',
+        targetType: 'budget',
+        targetId: budget.id,
+        details: {
+          scope: budget.scope,
+          scopeId: budget.scopeId,
+          period: budget.period,
+          limitMicros: budget.limitMicros,
+        },
+      }),
     });
   }
 }

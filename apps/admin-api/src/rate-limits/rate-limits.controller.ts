@@ -9,9 +9,8 @@ import {
   ApiOperation,
   ApiTags,
 } from '@nestjs/swagger';
-import type { AdminPrincipal } from '@tollgate/identity';
+import { AdminPrincipal, auditBy } from '@tollgate/identity';
 import { RateLimitAdminService } from '@tollgate/rate-limit';
-import { AuditService } from '../audit/audit.service';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
 import { ErrorBodyView } from '../common/error-body.view';
@@ -25,10 +24,7 @@ import { RateLimitView, toRateLimitView } from './rate-limit.view';
 @ApiNotFoundResponse({ type: ErrorBodyView })
 @Controller('v1/orgs/:orgId/rate-limits')
 export class RateLimitsController {
-  constructor(
-    private readonly rateLimits: RateLimitAdminService,
-    private readonly audit: AuditService,
-  ) {}
+  constructor(private readonly rateLimits: RateLimitAdminService) {}
 
   @Post()
   @OrgAccess(OrgAccessLevel.Manage)
@@ -63,13 +59,15 @@ export class RateLimitsController {
     @UuidParam('orgId') orgId: string,
     @UuidParam('rateLimitId') id: string,
   ): Promise<void> {
-    const rule = await this.rateLimits.deleteRateLimit(orgId, id);
-    await this.audit.record(admin, {
-      orgId,
-      action: 'rate-limit.deleted',
-      targetType: 'rate-limit',
-      targetId: rule.id,
-      details: toRateLimitView(rule) as never,
+    await this.rateLimits.deleteRateLimit(orgId, id, {
+      by: auditBy(admin),
+      entry: (rule) => ({
+        orgId,
+        action: 'rate-limit.deleted',
+        targetType: 'rate-limit',
+        targetId: rule.id,
+        details: { ...toRateLimitView(rule) },
+      }),
     });
   }
 }
