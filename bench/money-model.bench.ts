@@ -2,7 +2,7 @@
  * `npm run bench:money-model`: the model-based run of the money path (tools/money-model, the same
  * model, commands and comparison as test/money-model) for BENCH_MONEY_STEPS steps (10,000 by
  * default) per topology, on standalone Redis and on a Redis Cluster of its own (3 masters, 3
- * replicas), half the steps with admission one call at a time (malformed records planted, single
+ * replicas, a master failed over as planned or a replica restarted at times), half the steps with admission one call at a time (malformed records planted, single
  * calls crashed) and half under leases (edges killed with their leases); both on a virtual clock
  * (sweeps after the TTL, windows, lease renewals, Redis data loss and rebuild). Standalone Redis is a redis-server
  * of the bench's own (append-only file, fsync always) that sequences restart from its file
@@ -18,7 +18,7 @@ import fc from 'fast-check';
 import { startLocalRedisCluster } from '../tools/redis-cluster/local-redis-cluster';
 import { startOwnRedis } from '../tools/redis-cluster/own-redis';
 import { moneyModelProperty, RunCounts } from '../tools/money-model/money-commands';
-import { MoneySystem } from '../tools/money-model/money-system';
+import { aofRestarts, clusterRestarts, MoneySystem } from '../tools/money-model/money-system';
 import { createBenchDatabase } from './support/bench-platform';
 
 interface ModeResult {
@@ -90,7 +90,8 @@ async function main(): Promise<void> {
       };
       try {
         for (const leases of [false, true]) {
-          const sys = await MoneySystem.start(vars, { leases, restartRedis: own ? () => own.restart() : undefined });
+          const restartRedis = own ? aofRestarts(own) : cluster ? clusterRestarts(cluster) : undefined;
+          const sys = await MoneySystem.start(vars, { leases, restartRedis });
           try {
             const r = await runMode(sys, topology, Math.ceil(steps / 2), maxCommands);
             results.push(r);

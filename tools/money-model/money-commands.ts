@@ -99,7 +99,7 @@ export async function verify(m: MoneyModel, r: Real, leasesReturned = false): Pr
     counters[org].forEach((got, i) => {
       const want = m.counter(org, i);
       const where = `org ${org} budget ${i} (${show(m.spec.orgs[org].budgets[i])})`;
-      if (want === null || got === null) {
+      if (want === null || got === null || want === 'corrupt' || got === 'corrupt') {
         if (want !== got) differ(`${where} counter`, want, got);
         return;
       }
@@ -193,7 +193,7 @@ class AdmitCommand implements Cmd {
     if (leased) m.open.get(id)!.leased = true;
     tally(
       r.counter,
-      `admit:${got.kind}${estimate === 0n ? ':0' : estimate === LARGEST_MICROS ? ':largest' : ''}${leased ? ':leased' : ''}`,
+      `admit:${got.kind === 'counters-unavailable' ? got.reason : got.kind}${estimate === 0n ? ':0' : estimate === LARGEST_MICROS ? ':largest' : ''}${leased ? ':leased' : ''}`,
     );
   }
   private nearLimit(m: MoneyModel, delta: bigint): bigint {
@@ -236,7 +236,8 @@ class PricedAdmitCommand implements Cmd {
     if (leased) call!.leased = true;
     if (want.kind === 'admitted' && got.estimate !== call!.estimate)
       differ(`reservation of ${tool.name} (${show(call!.priced)})`, call!.estimate, got.estimate);
-    tally(r.counter, `admit-priced:${got.answer.kind}${free ? ':free' : ''}${leased ? ':leased' : ''}`);
+    const kind = got.answer.kind === 'counters-unavailable' ? got.answer.reason : got.answer.kind;
+    tally(r.counter, `admit-priced:${kind}${free ? ':free' : ''}${leased ? ':leased' : ''}`);
   }
   toString() {
     return `admitPriced(org ${this.org}, key ${this.key}, tool ${this.tool})`;
@@ -407,11 +408,35 @@ class ReconcileCommand implements Cmd {
       rebuilt: report.rebuilt.length,
       malformed: report.malformedRecords?.length ?? 0,
     };
-    const want = { drift: 0, repaired: 0, heldRepaired: 0, rebuilt: 0, malformed: m.reconciled(this.org) };
+    const { malformed, rebuilt } = m.reconciled(this.org);
+    const want = { drift: 0, repaired: 0, heldRepaired: 0, rebuilt, malformed };
     if (show(found) !== show(want)) differ(`reconcile org ${this.org} (${show(report)})`, want, found);
   }
   toString() {
     return `reconcile(org ${this.org})`;
+  }
+}
+
+/**
+ * A budget counter's field stops being an integer (a bad restore, a hand edit), with nothing in
+ * flight on it: admissions on it are refused (COUNTERS_UNAVAILABLE) before anything is written,
+ * other budgets and organisations go on, and reconciliation rebuilds it from the ledger.
+ */
+class CorruptCounterCommand implements Cmd {
+  constructor(
+    readonly org: number,
+    readonly budget: number,
+  ) {}
+  check(m: Readonly<MoneyModel>) {
+    return this.org < m.spec.orgs.length && (m as MoneyModel).canCorrupt(this.org, this.budget);
+  }
+  async run(m: MoneyModel, r: Real) {
+    const now = await clock(m, r);
+    if (await r.sys.corruptCounter(r.world, this.org, this.budget, now)) m.corrupt(this.org, this.budget);
+    else tally(r.counter, 'corruptCounter:leased');
+  }
+  toString() {
+    return `corruptCounter(org ${this.org}, budget ${this.budget})`;
   }
 }
 
@@ -437,9 +462,10 @@ class LoseRedisCommand implements Cmd {
 }
 
 /**
- * Redis is killed (kill -9) and restarted from its append-only file, synced on every write:
- * nothing Redis acknowledged is lost, so the model does not change and every counter, record and
- * usage event must read as before (and calls go on being admitted and completed after it).
+ * Redis restarts without losing anything it acknowledged: standalone, killed (-9) and restarted
+ * from its append-only file, synced on every write; a cluster, a master failed over as planned or
+ * a replica killed and restarted. The model does not change: every counter, record and usage
+ * event must read as before, and calls go on being admitted and completed after it.
  */
 class RestartRedisCommand implements Cmd {
   check() {
@@ -447,10 +473,10 @@ class RestartRedisCommand implements Cmd {
   }
   async run(m: MoneyModel, r: Real) {
     await clock(m, r);
-    await r.sys.restartRedis();
+    tally(r.counter, `restartRedis:${await r.sys.restartRedis()}`);
   }
   toString() {
-    return 'restartRedisFromAof';
+    return 'restartRedis';
   }
 }
 
@@ -615,6 +641,7 @@ export function commandsArb(leases: boolean, maxCommands: number, restarts = fal
     fc.tuple(pick, pick, actualArb, outcomeArb).map(([p, q, how, out]) => new CompleteCommand([p, q], how, out)),
     pick.map((p) => new CancelCommand(p)),
     org.map((o) => new ReconcileCommand(o)),
+    fc.tuple(org, fc.nat(7)).map(([o, b]) => new CorruptCounterCommand(o, b)),
     fc.constantFrom(1_000, 30_000, MODEL_RESERVATION_TTL_MS + 1).map((ms) => new AdvanceCommand(ms)),
     // A loss is rare; the rebuild (only once lost) comes soon after.
     fc.oneof(

@@ -132,7 +132,10 @@ export function refCost(rule: PriceSpec | null, outcome: CallOutcome, deliverabl
 
 /** What an admission answered, as an agent would tell outcomes apart. */
 export type AdmissionAnswer =
-  { kind: 'admitted' } | { kind: 'budget'; scope: Scope } | { kind: 'rate-limit' } | { kind: 'counters-unavailable' };
+  | { kind: 'admitted' }
+  | { kind: 'budget'; scope: Scope }
+  | { kind: 'rate-limit' }
+  | { kind: 'counters-unavailable'; reason: 'data-lost' | 'counter-corrupt' };
 
 interface ModelBudget {
   spec: BudgetSpec;
@@ -148,6 +151,8 @@ interface ModelBudget {
    * limit by this much and no more (docs/architecture.md, "What a failover loses").
    */
   unreserved: bigint;
+  /** A field of its counter is not an integer (a bad restore, a hand edit): admissions on it are refused until reconcile rebuilds it. */
+  corrupt: boolean;
 }
 
 export interface ModelCall {
@@ -232,7 +237,7 @@ export class MoneyModel {
     this.now = now;
     this.start = now;
     this.budgets = spec.orgs.map((o) =>
-      o.budgets.map((b) => ({ spec: b, spent: 0n, reserved: 0n, present: true, unreserved: 0n })),
+      o.budgets.map((b) => ({ spec: b, spent: 0n, reserved: 0n, present: true, unreserved: 0n, corrupt: false })),
     );
     this.events = spec.orgs.map(() => new Map());
     this.windows = spec.orgs.map(() => new Map());
@@ -270,7 +275,7 @@ export class MoneyModel {
       this.open.set(id, call);
       return { kind: 'admitted' };
     }
-    if (this.epochLost) return { kind: 'counters-unavailable' };
+    if (this.epochLost) return { kind: 'counters-unavailable', reason: 'data-lost' };
 
     // Rate limits first (they refuse before any budget is looked at, and before the sweep).
     const max = budgetsOnly ? null : o.keyConcurrency[key];
@@ -290,6 +295,8 @@ export class MoneyModel {
       this.sweep(org);
       for (const i of mine) {
         const b = this.budgets[org][i];
+        // Checked budget by budget, most specific first: the first corrupt or short one answers.
+        if (b.corrupt) return { kind: 'counters-unavailable', reason: 'counter-corrupt' };
         if (b.spec.hard && b.spent + b.reserved + estimate > b.spec.limit) {
           this.refusedBy = b;
           return { kind: 'budget', scope: b.spec.scope };
@@ -391,11 +398,32 @@ export class MoneyModel {
     this.planted[org].push(this.now);
   }
 
-  /** Reconciliation audited and dropped the quarantined records; it finds nothing else to repair. */
-  reconciled(org: number): number {
-    const n = this.quarantined[org];
+  /**
+   * Reconciliation audited and dropped the quarantined records (`malformed`) and rebuilt the
+   * corrupt counters from the ledger (`rebuilt`); it finds nothing else to repair.
+   */
+  reconciled(org: number): { malformed: number; rebuilt: number } {
+    const malformed = this.quarantined[org];
     this.quarantined[org] = 0;
-    return n;
+    const corrupt = this.budgets[org].filter((b) => b.corrupt);
+    for (const b of corrupt) b.corrupt = false;
+    return { malformed, rebuilt: corrupt.length };
+  }
+
+  /**
+   * Whether budget i's counter can be corrupted with nothing in flight on it: present, and no
+   * reservation names it (a settlement or sweep on a corrupt counter refuses the whole script or
+   * moves the record aside, which this model does not follow).
+   */
+  canCorrupt(org: number, i: number): boolean {
+    const b = this.budgets[org]?.[i];
+    if (!b || !b.present || b.corrupt || this.epochLost) return false;
+    for (const c of this.open.values()) if (c.org === org && c.record && c.budgets.includes(i)) return false;
+    return true;
+  }
+
+  corrupt(org: number, i: number): void {
+    this.budgets[org][i].corrupt = true;
   }
 
   /** Redis lost every key (after the worker had written the outbox to the ledger). */
@@ -405,6 +433,7 @@ export class MoneyModel {
       for (const b of org) {
         b.present = false;
         b.reserved = 0n;
+        b.corrupt = false;
       }
     for (const c of this.open.values()) {
       c.record = false;
@@ -422,8 +451,9 @@ export class MoneyModel {
   }
 
   /** The counter a budget should have in Redis now: null when it is missing. */
-  counter(org: number, i: number): { spent: bigint; reserved: bigint } | null {
+  counter(org: number, i: number): { spent: bigint; reserved: bigint } | 'corrupt' | null {
     const b = this.budgets[org][i];
+    if (b.corrupt) return 'corrupt';
     return b.present ? { spent: b.spent, reserved: b.reserved } : null;
   }
 

@@ -46,11 +46,47 @@ import {
   USER_OF_KEY,
   WorldSpec,
 } from './money-model';
+import type { LocalRedisCluster } from '../redis-cluster/local-redis-cluster';
 import { VirtualClock } from './virtual-clock';
 
 const NAMESPACE = 'model';
 const TOOL = { namespace: NAMESPACE, tool: 'priced' };
 const UPSTREAM_ID = '00000000-0000-4000-8000-000000000001';
+
+/**
+ * Restarts Redis under a run without losing anything it acknowledged; resolves with what it did:
+ * a standalone redis-server killed (-9) and started from its append-only file (fsync always), or
+ * on a cluster a planned failover of a master or a replica killed and restarted (clusterRestarts).
+ */
+export type RedisRestart = () => Promise<string>;
+
+/** A standalone redis-server of the run's own, killed and restarted from its append-only file. */
+export function aofRestarts(own: { restart(): Promise<void> }): RedisRestart {
+  return async () => {
+    await own.restart();
+    return 'aof';
+  };
+}
+
+/**
+ * A Redis Cluster of the run's own: in turn, a planned failover of a master (its replica takes
+ * over once in sync) and a replica killed (-9) and restarted (it syncs again from its master).
+ * Neither loses an acknowledged write. (A master killed -9 can: asynchronous replication, see
+ * docs/architecture.md "What a failover loses"; bench:crash measures that.)
+ */
+export function clusterRestarts(cluster: LocalRedisCluster): RedisRestart {
+  let turn = 0;
+  return async () => {
+    const masters = await cluster.masterPorts();
+    if (turn++ % 2 === 0) {
+      await cluster.plannedFailover(masters[turn % masters.length]);
+      return 'cluster-failover';
+    }
+    const replicas = cluster.nodes.map((n) => n.port).filter((p) => !masters.includes(p));
+    await cluster.restartReplica(replicas[turn % replicas.length]);
+    return 'cluster-replica-restart';
+  };
+}
 
 /** One generated world in the database: the organisations, their people, keys and budgets, by index. */
 export interface World {
@@ -113,7 +149,7 @@ export class MoneySystem {
     private readonly pricing: PricingService,
     readonly prisma: PrismaService,
     readonly redis: RedisService,
-    private readonly restartRedisServer: (() => Promise<void>) | null,
+    private readonly restartRedisServer: RedisRestart | null,
   ) {
     this.clock = clock;
     this.admission = admission;
@@ -127,7 +163,7 @@ export class MoneySystem {
    */
   static async start(
     vars: Record<string, string>,
-    opts: { leases: boolean; restartRedis?: () => Promise<void> },
+    opts: { leases: boolean; restartRedis?: RedisRestart },
   ): Promise<MoneySystem> {
     const clock = new VirtualClock(Date.now());
     const settings: AdmissionSettings = {
@@ -216,6 +252,19 @@ export class MoneySystem {
       this.leaseBook,
       settings,
     );
+  }
+
+  /**
+   * A budget counter's `spent` becomes a decimal (a bad restore, a hand edit: HINCRBY refuses it).
+   * False, and nothing changed, when a lease of this edge or of a dead one holds the counter (its
+   * conversions and sweep would then be refused or moved aside, which the model does not follow).
+   */
+  async corruptCounter(world: World, org: number, i: number, now: number): Promise<boolean> {
+    const key = this.counterKey(world, org, i, now);
+    if ((await this.deadLeaseHoldings()).has(key) || this.leaseBook.budgetLeases().some((l) => l.counterKey === key))
+      return false;
+    await this.redis.client.hset(key, 'spent', '1.5');
+    return true;
   }
 
   /** Whether each call's reservation record is still in Redis (not yet settled or swept). */
@@ -456,7 +505,7 @@ export class MoneySystem {
       return { kind: 'admitted' };
     }
     if ('rateLimited' in a) return { kind: 'rate-limit' };
-    if ('countersUnavailable' in a) return { kind: 'counters-unavailable' };
+    if ('countersUnavailable' in a) return { kind: 'counters-unavailable', reason: a.countersUnavailable.reason };
     return { kind: 'budget', scope: a.budgetExceeded.exceeded.scope };
   }
 
@@ -525,11 +574,12 @@ export class MoneySystem {
     return this.redis.orgKey(o.orgId, 'budget', o.budgetIds[i], String(start));
   }
 
-  /** The counter of a budget's current period, as Redis holds it (null: missing). */
-  async counter(world: World, org: number, i: number, now: number): Promise<CounterReading | null> {
+  /** The counter of a budget's current period, as Redis holds it (null: missing; 'corrupt': a field not an integer). */
+  async counter(world: World, org: number, i: number, now: number): Promise<CounterReading | 'corrupt' | null> {
     const key = this.counterKey(world, org, i, now);
     const [spent, reserved, leased] = await this.redis.client.hmget(key, 'spent', 'reserved', 'leased');
     if (spent === null) return null;
+    if (![spent, reserved, leased].every((v) => v === null || /^-?\d+$/.test(v))) return 'corrupt';
     return { spent: BigInt(spent), reserved: BigInt(reserved ?? '0'), leased: BigInt(leased ?? '0') };
   }
 
@@ -606,19 +656,19 @@ export class MoneySystem {
     return reports;
   }
 
-  /** Whether Redis can be restarted under the run (a redis-server of its own, persisting to an append-only file). */
+  /** Whether Redis can be restarted under the run (a Redis of its own: see RedisRestart). */
   get canRestartRedis(): boolean {
     return this.restartRedisServer !== null;
   }
 
   /**
-   * kill -9 of the redis-server, and a new one started from its append-only file (fsync on every
-   * write): everything Redis acknowledged must still be there. Resolves once this system's
-   * connections answer again.
+   * A Redis restart that loses nothing acknowledged (RedisRestart); resolves with what it was,
+   * once this system's connections answer again.
    */
-  async restartRedis(): Promise<void> {
-    await this.restartRedisServer!();
+  async restartRedis(): Promise<string> {
+    const what = await this.restartRedisServer!();
     await this.redis.client.ping();
+    return what;
   }
 
   /** Sets the epoch where it is missing, as the worker does once Redis holds the deployment's state. */

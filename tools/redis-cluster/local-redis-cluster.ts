@@ -26,6 +26,14 @@ export interface LocalRedisCluster {
   masterPortOf(key: string): Promise<number>;
   /** kill -9 one master and wait until its replica is promoted and the cluster is ok again. */
   killMasterAndAwaitFailover(port: number, timeoutMs?: number): Promise<{ promotedPort: number; tookMs: number }>;
+  /**
+   * A planned failover (CLUSTER FAILOVER on the master's replica, as managed Redis does for
+   * maintenance): the replica catches up with its master before taking over, so nothing
+   * acknowledged is lost. Resolves once the cluster is ok with the replica as master.
+   */
+  plannedFailover(masterPort: number, timeoutMs?: number): Promise<{ promotedPort: number }>;
+  /** kill -9 of a replica and a new redis-server on its port and files; resolves once it is in sync again. */
+  restartReplica(port: number, timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -132,39 +140,41 @@ export async function startLocalRedisCluster(options: LocalRedisClusterOptions =
     rmSync(dir, { recursive: true, force: true });
   };
 
+  const startNode = (port: number) => {
+    const nodeDir = path.join(dir, String(port));
+    mkdirSync(nodeDir, { recursive: true });
+    const args = [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      nodeDir,
+      '--cluster-enabled',
+      'yes',
+      '--cluster-config-file',
+      'nodes.conf',
+      '--cluster-node-timeout',
+      String(options.nodeTimeoutMs ?? 1000),
+      // A replica always takes over, however long it was out of touch (tests kill masters).
+      '--cluster-replica-validity-factor',
+      '0',
+      '--save',
+      '',
+      '--appendonly',
+      options.appendOnly ? 'yes' : 'no',
+      '--daemonize',
+      'no',
+    ];
+    const child = spawn('redis-server', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    child.stderr?.on('data', (chunk: Buffer) => log(`[redis ${port}] ${chunk.toString().trim()}`));
+    children.set(port, child);
+  };
+
   try {
     const ports: number[] = [];
     for (let i = 0; i < 6; i++) ports.push(await freeClusterPort(taken));
-    for (const port of ports) {
-      const nodeDir = path.join(dir, String(port));
-      mkdirSync(nodeDir);
-      const args = [
-        '--port',
-        String(port),
-        '--bind',
-        '127.0.0.1',
-        '--dir',
-        nodeDir,
-        '--cluster-enabled',
-        'yes',
-        '--cluster-config-file',
-        'nodes.conf',
-        '--cluster-node-timeout',
-        String(options.nodeTimeoutMs ?? 1000),
-        // A replica always takes over, however long it was out of touch (tests kill masters).
-        '--cluster-replica-validity-factor',
-        '0',
-        '--save',
-        '',
-        '--appendonly',
-        options.appendOnly ? 'yes' : 'no',
-        '--daemonize',
-        'no',
-      ];
-      const child = spawn('redis-server', args, { stdio: ['ignore', 'ignore', 'pipe'] });
-      child.stderr?.on('data', (chunk: Buffer) => log(`[redis ${port}] ${chunk.toString().trim()}`));
-      children.set(port, child);
-    }
+    for (const port of ports) startNode(port);
     for (const port of ports) {
       await until(`node ${port} answering`, 10_000, async () =>
         (await cli(port, 'ping').catch(() => '')).includes('PONG'),
@@ -180,11 +190,12 @@ export async function startLocalRedisCluster(options: LocalRedisClusterOptions =
       const infos = await Promise.all(ports.map(clusterInfo));
       return infos.every((i) => i.cluster_state === 'ok' && i.cluster_known_nodes === '6');
     });
-    await until('replicas in sync', 30_000, async () => {
+    const inSync = async () => {
       const roles = await Promise.all(ports.map((p) => cli(p, 'info', 'replication').catch(() => '')));
       const replicas = roles.filter((r) => r.includes('role:slave'));
       return replicas.length === 3 && replicas.every((r) => r.includes('master_link_status:up'));
-    });
+    };
+    await until('replicas in sync', 30_000, inSync);
     log(`Redis Cluster up on ${ports.join(', ')} (${dir})`);
 
     const masterPorts = async () => {
@@ -232,6 +243,34 @@ export async function startLocalRedisCluster(options: LocalRedisClusterOptions =
           return infos.every((i) => i.cluster_state === 'ok');
         });
         return { promotedPort, tookMs: Date.now() - started };
+      },
+      async plannedFailover(masterPort, timeoutMs = 30_000) {
+        const nodes = await clusterNodes(masterPort);
+        const master = nodes.find((n) => n.port === masterPort);
+        const replica = nodes.find((n) => !n.master && n.masterId === master?.id && !n.failed);
+        if (!master?.master || !replica) throw new Error(`Redis Cluster: ${masterPort} is not a master with a replica`);
+        await cli(replica.port, 'cluster', 'failover');
+        await until(`planned failover of ${masterPort}`, timeoutMs, async () => {
+          const now = await clusterNodes(replica.port).catch(() => []);
+          if (!now.find((n) => n.port === replica.port)?.master) return false;
+          const infos = await Promise.all(ports.map(clusterInfo));
+          return infos.every((i) => i.cluster_state === 'ok') && (await inSync());
+        });
+        return { promotedPort: replica.port };
+      },
+      async restartReplica(port, timeoutMs = 30_000) {
+        const child = children.get(port)!;
+        if ((await cli(port, 'info', 'replication')).includes('role:master'))
+          throw new Error(`Redis Cluster: ${port} is a master`);
+        await new Promise<void>((resolve) => {
+          child.once('exit', () => resolve());
+          child.kill('SIGKILL');
+        });
+        startNode(port); // the same port, directory and nodes.conf: it rejoins as the replica it was
+        await until(`replica ${port} back in sync`, timeoutMs, async () => {
+          const infos = await Promise.all(ports.map(clusterInfo));
+          return infos.every((i) => i.cluster_state === 'ok') && (await inSync());
+        });
       },
       stop,
     };

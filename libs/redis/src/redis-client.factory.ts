@@ -63,12 +63,18 @@ export function createRedisClient(config: RedisConfig, options: RedisClientOptio
     case 'sentinel':
       return new Redis({ ...options, ...sentinelOptions(config, topology) });
     case 'cluster': {
+      // enableAutoPipelining is left out: off on a cluster (below).
+      // eslint-disable-next-line @typescript-eslint/no-unused-vars
       const { maxRetriesPerRequest, enableOfflineQueue, enableAutoPipelining, lazyConnect, retryStrategy, ...rest } =
         options;
       const clusterOptions: ClusterOptions = {
         redisOptions: { ...rest, ...nodeOptions(config), maxRetriesPerRequest },
         enableOfflineQueue,
-        enableAutoPipelining,
+        // Off on a cluster: an auto-pipeline holds commands of several slots of one node, and
+        // after a planned failover (the old master stays up, answering MOVED for each slot) ioredis
+        // retries a pipeline only when every reply is the same error, so each command failed with
+        // a raw MOVED until the next slot refresh (found by the money model's failover command).
+        enableAutoPipelining: false,
         lazyConnect,
         clusterRetryStrategy: retryStrategy ?? undefined,
         // Managed services (ElastiCache, Memorystore) announce nodes by names that match their
