@@ -150,6 +150,24 @@ describe('audit trail writes', () => {
     expect((await ok<{ timeZone: string }>('GET', `/v1/orgs/${orgId}`, undefined, 200)).timeZone).toBe('UTC');
   });
 
+  it('should leave policies, prices and webhooks unchanged when their audit rows cannot be written', async () => {
+    await refuseAudit('policy.updated', 'price-rule.created', 'alert-webhook.created');
+    try {
+      const policy = { allow: ['*:*'], deny: [] };
+      expect((await admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, policy)).status).toBe(500);
+      expect((await admin('POST', `/v1/orgs/${orgId}/prices`, { toolPattern: '*', perCallMicros: 1000 })).status).toBe(
+        500,
+      );
+      const hook = { url: 'http://127.0.0.1:9/hook' };
+      expect((await admin('POST', `/v1/orgs/${orgId}/alert-webhooks`, hook)).status).toBe(500);
+    } finally {
+      await allowAudit();
+    }
+    expect(await ok<unknown[]>('GET', `/v1/orgs/${orgId}/policies`, undefined, 200)).toEqual([]);
+    expect(await ok<unknown[]>('GET', `/v1/orgs/${orgId}/prices`, undefined, 200)).toEqual([]);
+    expect(await ok<unknown[]>('GET', `/v1/orgs/${orgId}/alert-webhooks`, undefined, 200)).toEqual([]);
+  });
+
   it('should commit the change and its row together once the audit row can be written', async () => {
     await ok('POST', `/v1/orgs/${orgId}/keys/${keyId}/revoke`, undefined, 200);
     await ok('PUT', `/v1/orgs/${orgId}/users/${userId}/org-role`, { role: 'FINANCE' }, 200);

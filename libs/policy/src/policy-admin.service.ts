@@ -1,5 +1,6 @@
+import { AuditedBy, recordAudited } from '@tollgate/audit';
 import { Injectable } from '@nestjs/common';
-import { AccessPolicy, PrismaService, scopeBelongsToOrg } from '@tollgate/db';
+import { AccessPolicy, Prisma, PrismaService, scopeBelongsToOrg } from '@tollgate/db';
 import { StaleWriteException, isValidToolPattern } from '@tollgate/kernel';
 import { isValidResourcePattern } from './resource-pattern';
 import { ORG_CONFIG_CHANGED_CHANNEL, RedisService } from '@tollgate/redis';
@@ -87,6 +88,7 @@ export class PolicyAdminService {
     scope: PolicyScope,
     scopeId: string,
     input: PutPolicyInput,
+    audit: AuditedBy<AccessPolicy>,
     expectedVersion?: number,
   ): Promise<AccessPolicy> {
     const lists = [
@@ -128,10 +130,14 @@ export class PolicyAdminService {
       outputTokenCap: input.outputTokenCap ?? null,
       outputOverflow: input.outputOverflow ?? null,
     };
-    const policy =
-      expectedVersion === undefined
-        ? await this.upsert(orgId, scope, scopeId, data)
-        : await this.updateAt(orgId, scope, scopeId, data, expectedVersion);
+    const policy = await this.prisma.$transaction(async (tx) => {
+      const put =
+        expectedVersion === undefined
+          ? await upsert(tx, orgId, scope, scopeId, data)
+          : await updateAt(tx, orgId, scope, scopeId, data, expectedVersion);
+      await recordAudited(tx, audit, put);
+      return put;
+    });
     await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
     return policy;
   }
@@ -140,32 +146,6 @@ export class PolicyAdminService {
   async getPolicy(orgId: string, scope: PolicyScope, scopeId: string): Promise<AccessPolicy | null> {
     await this.assertScopeInOrg(orgId, scope, scopeId);
     return this.prisma.accessPolicy.findUnique({ where: { orgId_scope_scopeId: { orgId, scope, scopeId } } });
-  }
-
-  private upsert(orgId: string, scope: PolicyScope, scopeId: string, data: PolicyColumns): Promise<AccessPolicy> {
-    return this.prisma.accessPolicy.upsert({
-      where: { orgId_scope_scopeId: { orgId, scope, scopeId } },
-      create: { orgId, scope, scopeId, ...data },
-      update: { ...data, version: { increment: 1 } },
-    });
-  }
-
-  private async updateAt(
-    orgId: string,
-    scope: PolicyScope,
-    scopeId: string,
-    data: PolicyColumns,
-    expectedVersion: number,
-  ): Promise<AccessPolicy> {
-    const { count } = await this.prisma.accessPolicy.updateMany({
-      where: { orgId, scope, scopeId, version: expectedVersion },
-      data: { ...data, version: { increment: 1 } },
-    });
-    const now = await this.prisma.accessPolicy.findUnique({
-      where: { orgId_scope_scopeId: { orgId, scope, scopeId } },
-    });
-    if (count === 0 || !now) throw new StaleWriteException('policy', expectedVersion, now?.version ?? null);
-    return now;
   }
 
   listPolicies(orgId: string): Promise<AccessPolicy[]> {
@@ -181,4 +161,37 @@ export class PolicyAdminService {
       );
     }
   }
+}
+
+function upsert(
+  tx: Prisma.TransactionClient,
+  orgId: string,
+  scope: PolicyScope,
+  scopeId: string,
+  data: PolicyColumns,
+): Promise<AccessPolicy> {
+  return tx.accessPolicy.upsert({
+    where: { orgId_scope_scopeId: { orgId, scope, scopeId } },
+    create: { orgId, scope, scopeId, ...data },
+    update: { ...data, version: { increment: 1 } },
+  });
+}
+
+async function updateAt(
+  tx: Prisma.TransactionClient,
+  orgId: string,
+  scope: PolicyScope,
+  scopeId: string,
+  data: PolicyColumns,
+  expectedVersion: number,
+): Promise<AccessPolicy> {
+  const { count } = await tx.accessPolicy.updateMany({
+    where: { orgId, scope, scopeId, version: expectedVersion },
+    data: { ...data, version: { increment: 1 } },
+  });
+  const now = await tx.accessPolicy.findUnique({
+    where: { orgId_scope_scopeId: { orgId, scope, scopeId } },
+  });
+  if (count === 0 || !now) throw new StaleWriteException('policy', expectedVersion, now?.version ?? null);
+  return now;
 }

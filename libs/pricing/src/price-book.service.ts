@@ -1,3 +1,4 @@
+import { AuditedBy, recordAudited } from '@tollgate/audit';
 import { Injectable } from '@nestjs/common';
 import { PriceRule, PrismaService } from '@tollgate/db';
 import { Micros } from '@tollgate/kernel';
@@ -66,6 +67,12 @@ export function validatePriceRule(input: AddPriceRuleInput, now: Date): { field:
   return null;
 }
 
+/** A rule as ended, and the end it had before. */
+export interface EndedPriceRule {
+  rule: PriceRule;
+  previousUntil: Date | null;
+}
+
 /**
  * The admin side of the price book: rules are only ever added. A price change is a new rule with
  * a later `effectiveFrom`, so a past call can always be explained by the rule in force then.
@@ -77,7 +84,12 @@ export class PriceBookService {
     private readonly redis: RedisService,
   ) {}
 
-  async addPriceRule(orgId: string, input: AddPriceRuleInput, now = new Date()): Promise<PriceRule> {
+  async addPriceRule(
+    orgId: string,
+    input: AddPriceRuleInput,
+    audit: AuditedBy<PriceRule>,
+    now = new Date(),
+  ): Promise<PriceRule> {
     const bad = validatePriceRule(input, now);
     if (bad) throw new PriceBookException(PriceBookExceptionCode.InvalidRule, bad.message, bad.field);
     if (input.upstreamId) {
@@ -89,18 +101,22 @@ export class PriceBookService {
           'upstreamId',
         );
     }
-    const rule = await this.prisma.priceRule.create({
-      data: {
-        orgId,
-        upstreamId: input.upstreamId ?? null,
-        toolPattern: input.toolPattern ?? '*',
-        perCallMicros: input.perCallMicros,
-        perOutputTokenMicros: input.perOutputTokenMicros ?? 0n,
-        acceptReportedCost: input.acceptReportedCost ?? false,
-        reportedCostCapMicros: input.reportedCostCapMicros ?? 0n,
-        chargeFailedCalls: input.chargeFailedCalls ?? false,
-        effectiveFrom: input.effectiveFrom ?? now,
-      },
+    const rule = await this.prisma.$transaction(async (tx) => {
+      const added = await tx.priceRule.create({
+        data: {
+          orgId,
+          upstreamId: input.upstreamId ?? null,
+          toolPattern: input.toolPattern ?? '*',
+          perCallMicros: input.perCallMicros,
+          perOutputTokenMicros: input.perOutputTokenMicros ?? 0n,
+          acceptReportedCost: input.acceptReportedCost ?? false,
+          reportedCostCapMicros: input.reportedCostCapMicros ?? 0n,
+          chargeFailedCalls: input.chargeFailedCalls ?? false,
+          effectiveFrom: input.effectiveFrom ?? now,
+        },
+      });
+      await recordAudited(tx, audit, added);
+      return added;
     });
     await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
     return rule;
@@ -115,8 +131,9 @@ export class PriceBookService {
     orgId: string,
     ruleId: string,
     until: Date | undefined,
+    audit: AuditedBy<EndedPriceRule>,
     now = new Date(),
-  ): Promise<{ rule: PriceRule; previousUntil: Date | null }> {
+  ): Promise<EndedPriceRule> {
     const rule = await this.prisma.priceRule.findFirst({ where: { orgId, id: ruleId } });
     if (!rule)
       throw new PriceBookException(PriceBookExceptionCode.RuleNotFound, `price rule ${ruleId} not found`, 'ruleId');
@@ -143,21 +160,26 @@ export class PriceBookService {
       );
     }
     // Conditional on the end read above, so two concurrent ends cannot move a past end.
-    const { count } = await this.prisma.priceRule.updateMany({
-      where: { id: rule.id, effectiveUntil: rule.effectiveUntil },
-      data: { effectiveUntil: end },
+    const ended = await this.prisma.$transaction(async (tx) => {
+      const { count } = await tx.priceRule.updateMany({
+        where: { id: rule.id, effectiveUntil: rule.effectiveUntil },
+        data: { effectiveUntil: end },
+      });
+      if (count === 0)
+        throw new PriceBookException(
+          PriceBookExceptionCode.InvalidRule,
+          'the rule was ended by another request meanwhile; read it again',
+          'effectiveUntil',
+        );
+      const result = {
+        rule: await tx.priceRule.findUniqueOrThrow({ where: { id: rule.id } }),
+        previousUntil: rule.effectiveUntil,
+      };
+      await recordAudited(tx, audit, result);
+      return result;
     });
-    if (count === 0)
-      throw new PriceBookException(
-        PriceBookExceptionCode.InvalidRule,
-        'the rule was ended by another request meanwhile; read it again',
-        'effectiveUntil',
-      );
     await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
-    return {
-      rule: await this.prisma.priceRule.findUniqueOrThrow({ where: { id: rule.id } }),
-      previousUntil: rule.effectiveUntil,
-    };
+    return ended;
   }
 
   /** Every rule of the organisation, ended ones included, oldest effective date first (the book's history). */

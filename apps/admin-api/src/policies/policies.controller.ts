@@ -10,9 +10,8 @@ import {
   ApiPreconditionFailedResponse,
   ApiTags,
 } from '@nestjs/swagger';
-import type { AdminPrincipal } from '@tollgate/identity';
+import { AdminPrincipal, auditBy } from '@tollgate/identity';
 import { PolicyAdminService, PolicyScope } from '@tollgate/policy';
-import { AuditService } from '../audit/audit.service';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
 import { EnumParam } from '../common/enum-param.decorator';
@@ -27,10 +26,7 @@ import { PutPolicyDto, toPutPolicyInput } from './put-policy.dto';
 @ApiNotFoundResponse({ type: ErrorBodyView, description: 'Unknown organization, or a scope id not in it' })
 @Controller('v1/orgs/:orgId/policies')
 export class PoliciesController {
-  constructor(
-    private readonly policies: PolicyAdminService,
-    private readonly audit: AuditService,
-  ) {}
+  constructor(private readonly policies: PolicyAdminService) {}
 
   @Put(':scope/:scopeId')
   @OrgAccess(OrgAccessLevel.Manage)
@@ -51,14 +47,23 @@ export class PoliciesController {
     @Body() dto: PutPolicyDto,
     @Res({ passthrough: true }) res: Response,
   ): Promise<PolicyView> {
-    const policy = await this.policies.putPolicy(orgId, scope, scopeId, toPutPolicyInput(dto), ifMatch);
-    await this.audit.record(admin, {
+    const policy = await this.policies.putPolicy(
       orgId,
-      action: 'policy.updated',
-      targetType: 'policy',
-      targetId: policy.id,
-      details: { scope, scopeId, ...dto, version: policy.version },
-    });
+      scope,
+      scopeId,
+      toPutPolicyInput(dto),
+      {
+        by: auditBy(admin),
+        entry: (put) => ({
+          orgId,
+          action: 'policy.updated',
+          targetType: 'policy',
+          targetId: put.id,
+          details: { scope, scopeId, ...dto, version: put.version },
+        }),
+      },
+      ifMatch,
+    );
     setEtag(res, policy.version);
     return toPolicyView(policy);
   }

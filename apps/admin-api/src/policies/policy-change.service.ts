@@ -1,3 +1,4 @@
+import type { AuditedBy } from '@tollgate/audit';
 import { Injectable } from '@nestjs/common';
 import { ToolCatalogService } from '@tollgate/catalog';
 import { AccessPolicy, PrismaService } from '@tollgate/db';
@@ -41,6 +42,7 @@ export class PolicyChangeService {
     scope: PolicyScope,
     scopeId: string,
     patch: PolicyPatch,
+    audit: AuditedBy<AccessPolicy>,
     ifMatch?: number,
   ): Promise<AccessPolicy> {
     assertValidPatch(patch);
@@ -49,7 +51,7 @@ export class PolicyChangeService {
       if (ifMatch !== undefined && current?.version !== ifMatch)
         throw new StaleWriteException('policy', ifMatch, current?.version ?? null);
       try {
-        return await this.admin.putPolicy(orgId, scope, scopeId, applyPatch(current, patch), current?.version);
+        return await this.admin.putPolicy(orgId, scope, scopeId, applyPatch(current, patch), audit, current?.version);
       } catch (err) {
         if (!(err instanceof StaleWriteException) || ifMatch !== undefined || attempt === PATCH_ATTEMPTS) throw err;
       }

@@ -9,10 +9,9 @@ import {
   ApiPreconditionFailedResponse,
   ApiTags,
 } from '@nestjs/swagger';
-import type { AdminPrincipal } from '@tollgate/identity';
+import { AdminPrincipal, auditBy } from '@tollgate/identity';
 import { PolicyAdminException, PolicyAdminExceptionCode, PolicyAdminService, PolicyScope } from '@tollgate/policy';
 import type { Response } from 'express';
-import { AuditService } from '../audit/audit.service';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
 import { EnumParam } from '../common/enum-param.decorator';
@@ -33,7 +32,6 @@ export class PolicyChangesController {
   constructor(
     private readonly admin: PolicyAdminService,
     private readonly changes: PolicyChangeService,
-    private readonly audit: AuditService,
   ) {}
 
   @Get(':scope/:scopeId')
@@ -83,14 +81,23 @@ export class PolicyChangesController {
     @Body() dto: PatchPolicyDto,
     @Res({ passthrough: true }) res: Response,
   ): Promise<PolicyView> {
-    const policy = await this.changes.patchPolicy(orgId, scope, scopeId, dto, ifMatch);
-    await this.audit.record(admin, {
+    const policy = await this.changes.patchPolicy(
       orgId,
-      action: 'policy.patched',
-      targetType: 'policy',
-      targetId: policy.id,
-      details: { scope, scopeId, ...dto, version: policy.version },
-    });
+      scope,
+      scopeId,
+      dto,
+      {
+        by: auditBy(admin),
+        entry: (patched) => ({
+          orgId,
+          action: 'policy.patched',
+          targetType: 'policy',
+          targetId: patched.id,
+          details: { scope, scopeId, ...dto, version: patched.version },
+        }),
+      },
+      ifMatch,
+    );
     setEtag(res, policy.version);
     return toPolicyView(policy);
   }

@@ -7,9 +7,8 @@ import {
   ApiOperation,
   ApiTags,
 } from '@nestjs/swagger';
-import type { AdminPrincipal } from '@tollgate/identity';
+import { AdminPrincipal, auditBy } from '@tollgate/identity';
 import { PriceBookService } from '@tollgate/pricing';
-import { AuditService } from '../audit/audit.service';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
 import { ErrorBodyView } from '../common/error-body.view';
@@ -23,10 +22,7 @@ import { PriceRuleHistoryView, PriceRuleView, toPriceHistory, toPriceRuleView } 
 @ApiNotFoundResponse({ type: ErrorBodyView, description: 'Unknown organization or price rule' })
 @Controller('v1/orgs/:orgId/prices')
 export class PriceHistoryController {
-  constructor(
-    private readonly priceBook: PriceBookService,
-    private readonly audit: AuditService,
-  ) {}
+  constructor(private readonly priceBook: PriceBookService) {}
 
   @Get('history')
   @OrgAccess(OrgAccessLevel.Read)
@@ -61,18 +57,21 @@ export class PriceHistoryController {
     @UuidParam('ruleId') ruleId: string,
     @Body() dto: EndPriceRuleDto,
   ): Promise<PriceRuleView> {
-    const { rule, previousUntil } = await this.priceBook.endPriceRule(
+    const { rule } = await this.priceBook.endPriceRule(
       orgId,
       ruleId,
       dto.effectiveUntil ? new Date(dto.effectiveUntil) : undefined,
+      {
+        by: auditBy(admin),
+        entry: (ended) => ({
+          orgId,
+          action: 'price-rule.ended',
+          targetType: 'price-rule',
+          targetId: ended.rule.id,
+          details: { effectiveUntil: ended.rule.effectiveUntil, previousUntil: ended.previousUntil },
+        }),
+      },
     );
-    await this.audit.record(admin, {
-      orgId,
-      action: 'price-rule.ended',
-      targetType: 'price-rule',
-      targetId: rule.id,
-      details: { effectiveUntil: rule.effectiveUntil, previousUntil },
-    });
     return toPriceRuleView(rule);
   }
 }

@@ -8,10 +8,9 @@ import {
   ApiOperation,
   ApiTags,
 } from '@nestjs/swagger';
-import type { AdminPrincipal } from '@tollgate/identity';
+import { AdminPrincipal, auditBy } from '@tollgate/identity';
 import { toMicros } from '@tollgate/kernel';
 import { PriceBookService } from '@tollgate/pricing';
-import { AuditService } from '../audit/audit.service';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
 import { ErrorBodyView } from '../common/error-body.view';
@@ -24,10 +23,7 @@ import { PriceRuleView, toPriceRuleView } from './price-rule.view';
 @ApiNotFoundResponse({ type: ErrorBodyView, description: 'Unknown organization or upstream' })
 @Controller('v1/orgs/:orgId/prices')
 export class PricesController {
-  constructor(
-    private readonly priceBook: PriceBookService,
-    private readonly audit: AuditService,
-  ) {}
+  constructor(private readonly priceBook: PriceBookService) {}
 
   @Post()
   @HttpCode(HttpStatus.CREATED)
@@ -42,25 +38,31 @@ export class PricesController {
     @UuidParam('orgId') orgId: string,
     @Body() dto: CreatePriceRuleDto,
   ): Promise<PriceRuleView> {
-    const rule = await this.priceBook.addPriceRule(orgId, {
-      upstreamId: dto.upstreamId ?? null,
-      toolPattern: dto.toolPattern,
-      perCallMicros: toMicros(dto.perCallMicros),
-      perOutputTokenMicros: dto.perOutputTokenMicros === undefined ? undefined : toMicros(dto.perOutputTokenMicros),
-      acceptReportedCost: dto.acceptReportedCost,
-      reportedCostCapMicros: dto.reportedCostCapMicros === undefined ? undefined : toMicros(dto.reportedCostCapMicros),
-      chargeFailedCalls: dto.chargeFailedCalls,
-      effectiveFrom: dto.effectiveFrom ? new Date(dto.effectiveFrom) : undefined,
-    });
-    const view = toPriceRuleView(rule);
-    await this.audit.record(admin, {
+    const rule = await this.priceBook.addPriceRule(
       orgId,
-      action: 'price-rule.created',
-      targetType: 'price-rule',
-      targetId: rule.id,
-      details: { ...view },
-    });
-    return view;
+      {
+        upstreamId: dto.upstreamId ?? null,
+        toolPattern: dto.toolPattern,
+        perCallMicros: toMicros(dto.perCallMicros),
+        perOutputTokenMicros: dto.perOutputTokenMicros === undefined ? undefined : toMicros(dto.perOutputTokenMicros),
+        acceptReportedCost: dto.acceptReportedCost,
+        reportedCostCapMicros:
+          dto.reportedCostCapMicros === undefined ? undefined : toMicros(dto.reportedCostCapMicros),
+        chargeFailedCalls: dto.chargeFailedCalls,
+        effectiveFrom: dto.effectiveFrom ? new Date(dto.effectiveFrom) : undefined,
+      },
+      {
+        by: auditBy(admin),
+        entry: (added) => ({
+          orgId,
+          action: 'price-rule.created',
+          targetType: 'price-rule',
+          targetId: added.id,
+          details: { ...toPriceRuleView(added) },
+        }),
+      },
+    );
+    return toPriceRuleView(rule);
   }
 
   @Get()
