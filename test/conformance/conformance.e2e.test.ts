@@ -119,6 +119,7 @@ describe.each(UPSTREAMS)('MCP conformance suite through the edge, upstream fixtu
     expect(result.staleBaselineEntries).toEqual([]);
     expect(result.passed, result.output).toEqual(
       expect.arrayContaining([
+        'server-stateless',
         'caching',
         'tools-call-with-progress',
         'input-required-result-basic-elicitation',

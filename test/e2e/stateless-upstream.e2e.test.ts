@@ -316,6 +316,43 @@ describe('a 2026-07-28-only upstream behind the edge', () => {
     const plain = await post('tools/call', { name: 'next__test_simple_text', arguments: {} });
     expect(plain.result).toMatchObject({ resultType: 'complete', content: [{ type: 'text' }] });
   });
+
+  it("should tell a 2026-07-28 agent's listen stream when the upstream announces a tool list change on its own", async () => {
+    // The edge already holds a connection to the upstream (earlier calls), and with it the upstream's listen stream.
+    const listen = await fetch(`${p.edgeUrl}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': REVISION,
+        'mcp-method': 'subscriptions/listen',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: nextId++,
+        method: 'subscriptions/listen',
+        params: {
+          notifications: { toolsListChanged: true },
+          _meta: { [`${META}protocolVersion`]: REVISION, [`${META}clientCapabilities`]: {} },
+        },
+      }),
+    });
+    const reader = listen.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let seen = '';
+    const until = async (method: string) => {
+      while (!seen.includes(`"method":"${method}"`)) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`the listen stream ended before ${method}: ${seen}`);
+        seen += value;
+      }
+    };
+    await until('notifications/subscriptions/acknowledged');
+    const trigger = await post('tools/call', { name: 'next__test_trigger_tool_change', arguments: {} });
+    expect(trigger.result).toMatchObject({ content: [{ text: 'Tool list change announced' }] });
+    await until('notifications/tools/list_changed');
+    await reader.cancel();
+  });
 });
 
 /**

@@ -32,6 +32,21 @@ const RELAYED_LOG_LEVEL = 'debug';
 /** How often an unknown tool name may trigger a new read of the tool list (for its parameter headers). */
 const PARAM_HEADERS_TTL_MS = 10_000;
 
+/** `subscriptions/listen` filters per list capability, and the notifications they bring. */
+const LIST_CHANGED_FILTERS: Record<string, string> = {
+  tools: 'toolsListChanged',
+  prompts: 'promptsListChanged',
+  resources: 'resourcesListChanged',
+};
+const LIST_CHANGED_METHODS = new Set([
+  'notifications/tools/list_changed',
+  'notifications/prompts/list_changed',
+  'notifications/resources/list_changed',
+]);
+/** Pauses before a listen stream is opened again: from one second, doubling, up to half a minute. */
+const LISTEN_RETRY_MIN_MS = 1_000;
+const LISTEN_RETRY_MAX_MS = 30_000;
+
 const DISPATCHER = outboundDispatcher({ connections: 64, keepAliveTimeout: 60_000, headersTimeout: 0, bodyTimeout: 0 });
 
 export interface StatelessRequestOptions {
@@ -63,6 +78,8 @@ export class StatelessUpstreamClient {
   /** Per tool, the arguments its schema mirrors in `Mcp-Param-<Name>` headers (read from tools/list). */
   private paramHeaders?: Map<string, [argument: string, header: string][]>;
   private paramHeadersReadAt = 0;
+  /** The `subscriptions/listen` streams it keeps open, to stop on close. */
+  private readonly listens = new Set<AbortController>();
 
   private constructor(
     private readonly spec: UpstreamSpec,
@@ -179,8 +196,11 @@ export class StatelessUpstreamClient {
     return out;
   }
 
-  /** Nothing to close: no session, and the sockets belong to the shared dispatcher. */
-  async close(): Promise<void> {}
+  /** Stops its listen streams; nothing else to close (no session, the sockets are the shared dispatcher's). */
+  async close(): Promise<void> {
+    for (const stop of this.listens) stop.abort();
+    this.listens.clear();
+  }
 
   /**
    * One request to its final result: each `input_required` round's requests go to the agent's
@@ -277,14 +297,14 @@ export class StatelessUpstreamClient {
     return Object.fromEntries(answers);
   }
 
-  private async exchange(
+  /** One POST of this revision: its id, routing headers and body with the request's `_meta`. */
+  private requestOf(
     method: string,
     params: Record<string, unknown>,
-    relay: UpstreamCallRelay | undefined,
     clientCapabilities: ClientCapabilities,
-    signal: AbortSignal,
     extraHeaders: Record<string, string>,
-  ): Promise<JsonRpcAnswer> {
+    relay?: UpstreamCallRelay,
+  ): { id: string; headers: Record<string, string>; body: string } {
     const id = `tollgate-s${++lastRequestId}`;
     // The call's trace context and request id (set by the edge around a governed call).
     const propagated = currentUpstreamPropagation();
@@ -317,6 +337,87 @@ export class StatelessUpstreamClient {
           : undefined;
     if (typeof named === 'string') headers['mcp-name'] = named;
     const body = JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: meta } });
+    return { id, headers, body };
+  }
+
+  /**
+   * Listens to the upstream's `subscriptions/listen` stream for changes of the lists it declares
+   * `listChanged` for; `onListChanged` hears each. The stream is opened again when it ends (after a
+   * pause that grows while it keeps failing), until the returned function, or `close`, stops it.
+   */
+  listenForListChanges(onListChanged: () => void): () => void {
+    const caps = this.serverCapabilities as Record<string, { listChanged?: boolean } | undefined>;
+    const filters = Object.fromEntries(
+      Object.entries(LIST_CHANGED_FILTERS)
+        .filter(([list]) => caps[list]?.listChanged === true)
+        .map(([, filter]) => [filter, true]),
+    );
+    if (Object.keys(filters).length === 0) return () => undefined;
+    const stop = new AbortController();
+    this.listens.add(stop);
+    void (async () => {
+      let pauseMs = LISTEN_RETRY_MIN_MS;
+      while (!stop.signal.aborted) {
+        const openedAt = Date.now();
+        await this.listenOnce(filters, onListChanged, stop.signal).catch(() => undefined);
+        // A stream that stayed open a while was healthy: the next failure starts the pauses anew.
+        pauseMs = Date.now() - openedAt > LISTEN_RETRY_MAX_MS ? LISTEN_RETRY_MIN_MS : pauseMs;
+        await pause(pauseMs, stop.signal);
+        pauseMs = Math.min(pauseMs * 2, LISTEN_RETRY_MAX_MS);
+      }
+    })();
+    return () => {
+      stop.abort();
+      this.listens.delete(stop);
+    };
+  }
+
+  private async listenOnce(
+    filters: Record<string, boolean>,
+    onListChanged: () => void,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const { headers, body } = this.requestOf('subscriptions/listen', { notifications: filters }, {}, {});
+    const res = await DISPATCHER.request({
+      origin: this.origin,
+      path: this.path,
+      method: 'POST',
+      headers,
+      body,
+      signal,
+    });
+    if (mediaTypeOf(headerValue(res, 'content-type')) !== 'text/event-stream') {
+      await res.body.dump();
+      return;
+    }
+    const parser = createParser({
+      onEvent: (event) => {
+        let m: { method?: unknown };
+        try {
+          m = JSON.parse(event.data) as { method?: unknown };
+        } catch {
+          return;
+        }
+        if (typeof m.method === 'string' && LIST_CHANGED_METHODS.has(m.method)) onListChanged();
+      },
+    });
+    const decoder = new StringDecoder('utf8');
+    await new Promise<void>((resolve) => {
+      res.body.on('data', (chunk: Buffer) => parser.feed(decoder.write(chunk)));
+      res.body.on('error', () => resolve());
+      res.body.on('close', () => resolve());
+    });
+  }
+
+  private async exchange(
+    method: string,
+    params: Record<string, unknown>,
+    relay: UpstreamCallRelay | undefined,
+    clientCapabilities: ClientCapabilities,
+    signal: AbortSignal,
+    extraHeaders: Record<string, string>,
+  ): Promise<JsonRpcAnswer> {
+    const { id, headers, body } = this.requestOf(method, params, clientCapabilities, extraHeaders, relay);
     const res = await DISPATCHER.request({
       origin: this.origin,
       path: this.path,
@@ -414,6 +515,19 @@ export function parseResult<S extends AnySchema>(schema: S, raw: unknown): Schem
       `Invalid result: ${parsed.error instanceof Error ? parsed.error.message : String(parsed.error)}`,
     );
   return parsed.data as SchemaOutput<S>;
+}
+
+/** Waits `ms`, or less if `signal` aborts. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+  });
 }
 
 function headerValue(res: Dispatcher.ResponseData, name: string): string | undefined {

@@ -145,8 +145,12 @@ export class UpstreamClientPool implements OnModuleDestroy {
       onStderr: (line) => this.logger.debug(`[${spec.namespace}] ${line}`),
       capabilities: POOLED_CLIENT_CAPABILITIES,
     }).then((opened) => {
-      // A stateless upstream has no connection to watch: what it asks comes back in its answers.
-      if (opened.revision !== 'session') return (entry.open = { stateless: opened.client, calls: new Set() });
+      // A stateless upstream has no connection to watch: what it asks comes back in its answers, and
+      // its list changes on its subscriptions/listen stream (listened to once per upstream, not per user).
+      if (opened.revision !== 'session') {
+        if (!session) opened.client.listenForListChanges(announceListChanged);
+        return (entry.open = { stateless: opened.client, calls: new Set() });
+      }
       const client = opened.client;
       client.onclose = () => {
         if (this.clients.get(key) === entry) this.clients.delete(key);
@@ -396,11 +400,15 @@ async function retireConnection(pooled: PooledClient): Promise<void> {
   const connection = await pooled.connection.catch(() => undefined);
   if (!connection) return;
   connection.retired = true;
-  if (connection.calls.size === 0) await connection.client?.close().catch(() => undefined);
+  if (connection.calls.size === 0) await closeOpenConnection(connection);
 }
 
 async function closeConnection(pooled: PooledClient): Promise<void> {
-  await pooled.connection.then((c) => c.client?.close()).catch(() => undefined);
+  await pooled.connection.then(closeOpenConnection).catch(() => undefined);
+}
+
+async function closeOpenConnection(connection: PooledConnection): Promise<void> {
+  await (connection.client ?? connection.stateless)?.close().catch(() => undefined);
 }
 
 /**
@@ -484,5 +492,5 @@ function toUpstreamException(err: unknown, spec: UpstreamSpec): UpstreamExceptio
 /** A call or request is done with `pooled`; a connection retired by new settings closes after its last one. */
 function leaveConnection(pooled: PooledConnection, call: { relay?: UpstreamCallRelay }): void {
   pooled.calls.delete(call);
-  if (pooled.retired && pooled.calls.size === 0) void pooled.client?.close().catch(() => undefined);
+  if (pooled.retired && pooled.calls.size === 0) void closeOpenConnection(pooled);
 }
