@@ -25,21 +25,25 @@ const STEP: TrailEvent = {
 describe('trail outbox entries', () => {
   it('should read back the step it wrote, as a trail entry of the outbox', () => {
     const fields = trailEntryFields(STEP);
-    expect(parseTrailEntry(fields)).toEqual({ trail: STEP, trailId: STEP.id });
-    expect(parseOutboxEntry(fields)).toEqual({ trail: STEP });
+    expect(parseTrailEntry(fields)).toEqual({ trail: [STEP], problem: null, trailId: null });
+    expect(parseOutboxEntry(fields)).toEqual({ trail: [STEP] });
+    const second = { ...STEP, id: `${STEP.id}-2`, kind: 'CALL' as const, callId: 'c-1', costMicros: 5 };
+    expect(parseOutboxEntry(trailEntryFields([STEP, second]))).toEqual({ trail: [STEP, second] });
   });
 
-  it('should dead-letter a step the table would refuse, naming the field', () => {
-    const [field, value] = trailEntryFields(STEP);
-    const bad = JSON.stringify({ ...JSON.parse(value), kind: 'GUESS', tokens: -1 });
+  it('should write the valid steps of an entry and dead-letter it for a step the table would refuse, naming the field', () => {
+    const [field, value] = trailEntryFields([STEP, { ...STEP, id: 'bad-step' }]);
+    const [good, badStep] = JSON.parse(value) as Record<string, unknown>[];
+    const bad = JSON.stringify([good, { ...badStep, kind: 'GUESS', tokens: -1 }]);
     const parsed = parseOutboxEntry([field, bad]);
-    expect(parsed.invalid).toMatchObject({ claimedId: STEP.id, field: 't' });
+    expect(parsed.trail).toEqual([STEP]);
+    expect(parsed.invalid).toMatchObject({ claimedId: 'bad-step', field: 't' });
     expect(parsed.invalid?.reason).toContain('kind');
     expect(parsed.invalid?.reason).toContain('tokens');
   });
 
   it('should drop NUL characters, which Postgres jsonb cannot hold', () => {
-    const [field, value] = trailEntryFields({ ...STEP, detail: { query: 'a\u0000b' } });
-    expect(parseTrailEntry([field, value])?.trail?.detail).toEqual({ query: 'ab' });
+    const [field, value] = trailEntryFields({ ...STEP, detail: { query: 'a\u0000b', path: 'c:\\u0000d' } });
+    expect(parseTrailEntry([field, value])?.trail[0].detail).toEqual({ query: 'ab', path: 'c:\\u0000d' });
   });
 });

@@ -83,28 +83,50 @@ const TRAIL_EVENT_PAYLOAD_SCHEMA = z.object({
   occurredAt: z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO date-time'),
 }) satisfies z.ZodType<TrailEventPayload>;
 
-/** The fields of a usage outbox entry for one trail event. */
-export function trailEntryFields(event: TrailEvent): [string, string] {
-  const payload: TrailEventPayload = { ...event, occurredAt: event.occurredAt.toISOString() };
-  // JSON text cannot hold NUL in Postgres jsonb: escape-coded \u0000 is refused, so drop it.
-  return [TRAIL_ENTRY_FIELD, JSON.stringify(payload).replace(/\\u0000/g, '')];
+const ESCAPED_NUL = /(?<!\\)((?:\\\\)*)\\u0000/g;
+
+/** A step as it travels in the outbox (one of the JSON array an entry's TRAIL_ENTRY_FIELD holds). */
+export function trailPayloadOf(event: TrailEvent): TrailEventPayload {
+  return { ...event, occurredAt: event.occurredAt.toISOString() };
 }
 
-export type ParsedTrailEntry =
-  { trail: TrailEvent; problem?: never; trailId: string } | { trail?: never; problem: string; trailId: string | null };
+/**
+ * The fields of a usage outbox entry for trail steps: a JSON array of them, so an edge sends the
+ * steps of a moment in one XADD (a single step, as an object, is read too).
+ */
+export function trailEntryFields(events: TrailEvent | TrailEvent[]): [string, string] {
+  const json = JSON.stringify(Array.isArray(events) ? events.map(trailPayloadOf) : trailPayloadOf(events));
+  // Postgres jsonb cannot hold NUL (escaped \u0000 is refused too): drop each escaped NUL, not an
+  // escaped backslash followed by "u0000".
+  return [TRAIL_ENTRY_FIELD, json.includes('\\u0000') ? json.replace(ESCAPED_NUL, '$1') : json];
+}
 
-/** Decodes and validates an outbox entry that carries a trail event; null for one that does not. */
+/** A trail entry read back: its valid steps, and why the others cannot be written (null: all valid). */
+export interface ParsedTrailEntry {
+  trail: TrailEvent[];
+  problem: string | null;
+  /** The id of the first step that cannot be written, when it names one. */
+  trailId: string | null;
+}
+
+/** Decodes and validates an outbox entry that carries trail steps; null for one that does not. */
 export function parseTrailEntry(fields: readonly string[]): ParsedTrailEntry | null {
   const read = entryJson(fields, TRAIL_ENTRY_FIELD);
   if (read.absent) return null;
-  if ('problem' in read) return { problem: read.problem, trailId: null };
-  const parsed = TRAIL_EVENT_PAYLOAD_SCHEMA.safeParse(read.json);
-  if (!parsed.success) {
-    const claimed = (read.json as { id?: unknown } | null)?.id;
-    return {
-      problem: parsed.error.issues.map((i) => `${i.path.join('.') || 'trail'} ${i.message}`).join(', '),
-      trailId: typeof claimed === 'string' ? claimed : null,
-    };
+  if ('problem' in read) return { trail: [], problem: read.problem, trailId: null };
+  const items = Array.isArray(read.json) ? read.json : [read.json];
+  const trail: TrailEvent[] = [];
+  const problems: string[] = [];
+  let trailId: string | null = null;
+  for (const item of items) {
+    const parsed = TRAIL_EVENT_PAYLOAD_SCHEMA.safeParse(item);
+    if (parsed.success) {
+      trail.push({ ...parsed.data, occurredAt: new Date(parsed.data.occurredAt) });
+      continue;
+    }
+    const claimed = (item as { id?: unknown } | null)?.id;
+    trailId ??= typeof claimed === 'string' ? claimed : null;
+    problems.push(parsed.error.issues.map((i) => `${i.path.join('.') || 'trail'} ${i.message}`).join(', '));
   }
-  return { trail: { ...parsed.data, occurredAt: new Date(parsed.data.occurredAt) }, trailId: parsed.data.id };
+  return { trail, problem: problems.length ? problems.join('; ') : null, trailId };
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Injectable, Logger } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { usageOutboxKeys } from '@tollgate/queue';
 import { RedisService, shardOf } from '@tollgate/redis';
 import { scrubSecrets, TrailMode } from '@tollgate/kernel';
@@ -20,25 +20,35 @@ export type TrailStep = Omit<TrailEvent, 'id' | 'orgId' | 'teamId' | 'userId' | 
   content?: () => Record<string, unknown>;
 };
 
-// A process-unique, sortable id: milliseconds, a counter, then random bytes (unique across edges).
-const ID_RANDOM = randomBytes(4).toString('hex');
+// A sortable id, unique across edges: milliseconds, a counter, then this process's random tag.
+const ID_RANDOM = randomBytes(6).toString('hex');
 let idCounter = 0;
 function trailId(now: number): string {
   idCounter = (idCounter + 1) % 1_000_000;
-  return `${now.toString().padStart(14, '0')}-${idCounter.toString().padStart(6, '0')}-${ID_RANDOM}${randomBytes(2).toString('hex')}`;
+  return `${now.toString().padStart(14, '0')}-${idCounter.toString().padStart(6, '0')}-${ID_RANDOM}`;
 }
 
+/** Steps wait at most this long on the edge before they go out together (one XADD per shard). */
+export const TRAIL_FLUSH_MS = 50;
+/** ...or until this many wait for one shard. */
+export const TRAIL_FLUSH_STEPS = 200;
+
 /**
- * Records an agent's trail in the usage outbox (the stream of the organisation's shard, an entry with
- * TRAIL_ENTRY_FIELD), which the worker drains into "TrailEvent" in its batches. Fire and forget, like
- * refusals: the XADD goes on the shared auto-pipelined connection with what the turn already sends,
- * and the answer does not wait for it. A step Redis did not take is lost (it charged nothing).
- * Content (arguments, answers, script text) is built, and scrubbed of secrets, only in FULL mode.
+ * Records an agent's trail in the usage outbox (the stream of the organisation's shard, entries with
+ * TRAIL_ENTRY_FIELD), which the worker drains into "TrailEvent" in its batches. Never awaited by the
+ * call: steps gather for up to TRAIL_FLUSH_MS (or TRAIL_FLUSH_STEPS) and go out as one XADD per
+ * shard on the shared auto-pipelined connection, so a call pays for building its step, not for a
+ * Redis command (one XADD per step cost the edge about 10 % more CPU per call in bench:overhead).
+ * What is lost: the steps of the last moment of an edge killed without a drain (shutdown flushes),
+ * and steps Redis did not take; none of them charged anything. Content (arguments, answers,
+ * script text) is built, and scrubbed of secrets, only in FULL mode.
  */
 @Injectable()
-export class TrailRecorder {
+export class TrailRecorder implements BeforeApplicationShutdown {
   private readonly logger = new Logger(TrailRecorder.name);
   private lastFailureLogAt = 0;
+  private readonly waiting = new Map<number, TrailEvent[]>();
+  private flushTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly redis: RedisService) {}
 
@@ -61,13 +71,36 @@ export class TrailRecorder {
       content: mode === 'FULL' && content ? (scrubSecrets(content()) as Record<string, unknown>) : null,
       occurredAt: new Date(now),
     };
-    const stream = usageOutboxKeys(this.redis.prefix, shardOf(event.orgId)).events;
-    const [field, value] = trailEntryFields(event);
+    const shard = shardOf(event.orgId);
+    const list = this.waiting.get(shard);
+    if (list) list.push(event);
+    else this.waiting.set(shard, [event]);
+    if ((list?.length ?? 1) >= TRAIL_FLUSH_STEPS) this.send(shard);
+    else this.flushTimer ??= setTimeout(() => this.flush(), TRAIL_FLUSH_MS).unref();
+  }
+
+  /** Sends every waiting step now (the timer does it; shutdown does it last). */
+  flush(): void {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
+    for (const shard of [...this.waiting.keys()]) this.send(shard);
+  }
+
+  beforeApplicationShutdown(): void {
+    this.flush();
+  }
+
+  private send(shard: number): void {
+    const steps = this.waiting.get(shard);
+    this.waiting.delete(shard);
+    if (!steps?.length) return;
+    const stream = usageOutboxKeys(this.redis.prefix, shard).events;
+    const [field, value] = trailEntryFields(steps);
     this.redis.client.xadd(stream, '*', field, value).catch((err: Error) => {
       const at = Date.now();
       if (at - this.lastFailureLogAt < 1_000) return;
       this.lastFailureLogAt = at;
-      this.logger.warn(`trail step not recorded (Redis: ${err.message})`);
+      this.logger.warn(`${steps.length} trail steps not recorded (Redis: ${err.message})`);
     });
   }
 }

@@ -38,7 +38,7 @@ export interface InvalidOutboxEntry {
 export type ParsedOutboxEntry =
   | { event: UsageEvent; refusal?: never; trail?: never; invalid?: never }
   | { event?: never; refusal: RefusedCall; trail?: never; invalid?: never }
-  | { event?: never; refusal?: never; trail: TrailEvent; invalid?: never }
+  | { event?: never; refusal?: never; trail: TrailEvent[]; invalid?: InvalidOutboxEntry }
   | { event?: never; refusal?: never; trail?: never; invalid: InvalidOutboxEntry };
 
 /**
@@ -47,10 +47,12 @@ export type ParsedOutboxEntry =
  */
 export function parseOutboxEntry(fields: readonly string[]): ParsedOutboxEntry {
   const trail = parseTrailEntry(fields);
-  if (trail?.trail) return { trail: trail.trail };
   if (trail) {
+    // Valid steps are written; an entry with steps that are not is also dead-lettered (whole, with the reason).
+    if (trail.problem === null) return { trail: trail.trail };
     const payload = entryField(fields, TRAIL_ENTRY_FIELD) ?? '';
-    return { invalid: { reason: trail.problem, claimedId: trail.trailId, field: TRAIL_ENTRY_FIELD, payload } };
+    const invalid = { reason: trail.problem, claimedId: trail.trailId, field: TRAIL_ENTRY_FIELD, payload };
+    return { trail: trail.trail, invalid };
   }
   const refused = parseRefusalEntry(fields);
   if (refused?.refusal) return { refusal: refused.refusal };

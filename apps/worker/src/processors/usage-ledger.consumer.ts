@@ -259,8 +259,8 @@ class OutboxStreamDrain {
       const entry = parseOutboxEntry(fields);
       if (entry.event) events.push(entry.event);
       else if (entry.refusal) refusals.push(entry.refusal);
-      else if (entry.trail) trail.push(entry.trail);
-      else dead.push({ entryId, ...entry.invalid });
+      else if (entry.trail) trail.push(...entry.trail);
+      if (entry.invalid) dead.push({ entryId, ...entry.invalid });
     }
 
     await this.ledger.write(events);
