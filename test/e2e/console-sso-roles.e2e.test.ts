@@ -393,6 +393,7 @@ describe('console sign-in through single sign-on, for each role', () => {
     const nav = (await page.locator('nav[aria-label="Console pages"] a').allTextContents()).sort();
     expect(nav).toEqual(
       [
+        'Agent trail',
         'Alerts',
         'Audit log',
         'Budgets',

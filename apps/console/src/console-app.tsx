@@ -42,6 +42,7 @@ import { SettingsPage } from './pages/settings-page';
 import { PoliciesPage } from './pages/policies-page';
 import { SignInPage } from './pages/sign-in-page';
 import { SpendExplorerPage } from './pages/spend-explorer-page';
+import { TrailPage } from './pages/trail-page';
 import { UpstreamsPage } from './pages/upstreams-page';
 import { Session, SessionContext } from './session';
 
@@ -49,6 +50,7 @@ const PAGE_TITLES: Record<PageId, string> = {
   overview: 'Overview',
   explorer: 'Spend explorer',
   calls: 'Calls',
+  trail: 'Agent trail',
   keys: 'Keys',
   budgets: 'Budgets',
   upstreams: 'Upstreams and tools',
@@ -195,6 +197,7 @@ function Shell({ session, orgs, onChooseOrg }: { session: Session; orgs: Org[]; 
     if (page === 'overview') return <OverviewPage key={session.org.id} />;
     if (page === 'explorer') return <SpendExplorerPage key={session.org.id} />;
     if (page === 'calls') return <CallsPage key={session.org.id} />;
+    if (page === 'trail') return <TrailPage key={session.org.id} />;
     if (page === 'policies') return <PoliciesPage key={session.org.id} />;
     if (page === 'audit') return <AuditPage key={session.org.id} />;
     if (page === 'alerts') return <AlertsPage key={session.org.id} />;

@@ -9,3 +9,8 @@ export type CallOutcome = CallLogRow['outcome'];
 export type RefusalRow = Schemas['RefusalRowView'];
 export type RefusalReport = Schemas['RefusalReportView'];
 export type BlockingBudgets = Schemas['BlockingBudgetsView'];
+
+/** GET …/trail: what agents were shown and did (docs/disclosure.md, "Reading an agent's trail"). */
+export type TrailPage = Schemas['TrailPageView'];
+export type TrailStep = Schemas['TrailStepView'];
+export type TrailKind = TrailStep['kind'];

@@ -34,8 +34,9 @@ export function governancePages(role: AdminRole): PageId[] {
 }
 
 export function pagesFor(role: AdminRole): PageId[] {
-  // Everyone has the overview, the explorer and the call log, scoped by the API to what the role may see.
-  const pages: PageId[] = ['overview', 'explorer', 'calls', 'keys'];
+  // Everyone has the overview, the explorer, the call log and the agent trail, scoped by the API to
+  // what the role may see.
+  const pages: PageId[] = ['overview', 'explorer', 'calls', 'trail', 'keys'];
   // Policies are org configuration every role reads; audit and alerts are the Audit level;
   // finance may not see anyone's upstream connections, so it has none of its own here.
   pages.push('policies');

@@ -7,6 +7,7 @@ export type PageId =
   | 'overview'
   | 'explorer'
   | 'calls'
+  | 'trail'
   | 'keys'
   | 'budgets'
   | 'upstreams'
@@ -22,6 +23,7 @@ export const PAGE_PATHS: Record<PageId, string> = {
   overview: `${BASE}/`,
   explorer: `${BASE}/explorer`,
   calls: `${BASE}/calls`,
+  trail: `${BASE}/trail`,
   keys: `${BASE}/keys`,
   budgets: `${BASE}/budgets`,
   upstreams: `${BASE}/upstreams`,
@@ -39,6 +41,7 @@ export function pageOf(pathname: string): PageId | null {
   if (p === BASE || p === `${BASE}/overview`) return 'overview';
   if (p === `${BASE}/explorer`) return 'explorer';
   if (p === PAGE_PATHS.calls) return 'calls';
+  if (p === PAGE_PATHS.trail) return 'trail';
   if (p === `${BASE}/keys`) return 'keys';
   for (const id of ['budgets', 'upstreams', 'prices'] as const) if (p === PAGE_PATHS[id]) return id;
   for (const id of ['policies', 'audit', 'alerts', 'connections'] as const) if (p === PAGE_PATHS[id]) return id;
