@@ -1,3 +1,4 @@
+import { AuditedBy, recordAudited } from '@tollgate/audit';
 import { Inject, Injectable } from '@nestjs/common';
 import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { Prisma, PrismaService, UpstreamServer } from '@tollgate/db';
@@ -86,6 +87,7 @@ export class UpstreamLifecycleService {
     orgId: string,
     upstreamId: string,
     input: UpdateUpstreamInput,
+    audit: AuditedBy<UpstreamChange>,
     expectedVersion?: number,
   ): Promise<UpstreamChange> {
     const current = await this.registry.getUpstream(orgId, upstreamId);
@@ -212,7 +214,11 @@ export class UpstreamLifecycleService {
       (data as Record<string, unknown>)[field] = input[field];
       changed.push(field);
     }
-    const upstream = await this.write(current, data, expectedVersion);
+    const upstream = await this.prisma.$transaction(async (tx) => {
+      const written = await this.write(current, data, expectedVersion, tx);
+      await recordAudited(tx, audit, { upstream: written, changed });
+      return written;
+    });
     if (input.syncIntervalSeconds !== undefined) await this.schedule.scheduleUpstreamSync(upstream);
     await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
     return { upstream, changed };
@@ -223,10 +229,11 @@ export class UpstreamLifecycleService {
     orgId: string,
     upstreamId: string,
     enabled: boolean,
+    audit: AuditedBy<UpstreamServer>,
     expectedVersion?: number,
   ): Promise<UpstreamServer> {
     const current = await this.registry.getUpstream(orgId, upstreamId);
-    const upstream = await this.write(current, { enabled }, expectedVersion);
+    const upstream = await this.writeAudited(current, { enabled }, expectedVersion, audit);
     await this.schedule.scheduleUpstreamSync(upstream);
     await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
     return upstream;
@@ -237,10 +244,11 @@ export class UpstreamLifecycleService {
     orgId: string,
     upstreamId: string,
     syncPaused: boolean,
+    audit: AuditedBy<UpstreamServer>,
     expectedVersion?: number,
   ): Promise<UpstreamServer> {
     const current = await this.registry.getUpstream(orgId, upstreamId);
-    const upstream = await this.write(current, { syncPaused }, expectedVersion);
+    const upstream = await this.writeAudited(current, { syncPaused }, expectedVersion, audit);
     await this.schedule.scheduleUpstreamSync(upstream);
     return upstream;
   }
@@ -250,7 +258,12 @@ export class UpstreamLifecycleService {
    * sealed secrets dropped, its scheduler removed. The row stays (deletedAt) so the ledger's past
    * spend is still reported under its namespace; the namespace is free for a new upstream.
    */
-  async deleteUpstream(orgId: string, upstreamId: string, expectedVersion?: number): Promise<UpstreamServer> {
+  async deleteUpstream(
+    orgId: string,
+    upstreamId: string,
+    audit: AuditedBy<UpstreamServer>,
+    expectedVersion?: number,
+  ): Promise<UpstreamServer> {
     const current = await this.registry.getUpstream(orgId, upstreamId);
     const now = new Date();
     const upstream = await this.prisma.$transaction(async (tx) => {
@@ -266,11 +279,26 @@ export class UpstreamLifecycleService {
         data: { removedAt: now },
       });
       await tx.userConnection.deleteMany({ where: { upstreamId: current.id } });
+      await recordAudited(tx, audit, deleted);
       return deleted;
     });
     await this.schedule.scheduleUpstreamSync(upstream);
     await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
     return upstream;
+  }
+
+  /** `write` and its audit row, in one transaction. */
+  private writeAudited(
+    current: UpstreamServer,
+    data: Prisma.UpstreamServerUpdateManyMutationInput,
+    expectedVersion: number | undefined,
+    audit: AuditedBy<UpstreamServer>,
+  ): Promise<UpstreamServer> {
+    return this.prisma.$transaction(async (tx) => {
+      const written = await this.write(current, data, expectedVersion, tx);
+      await recordAudited(tx, audit, written);
+      return written;
+    });
   }
 
   /** One conditional write: only the version read (when given), always the next version. */

@@ -9,6 +9,7 @@ import {
   UpstreamLifecycleService,
   UpstreamRegistry,
 } from '@tollgate/catalog';
+import type { AuditedBy } from '@tollgate/audit';
 import { AdminConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { PrismaService, Tool, UpstreamServer } from '@tollgate/db';
 import type { AdminPrincipal } from '@tollgate/identity';
@@ -69,22 +70,11 @@ export class UpstreamAdminService {
     orgId: string,
     upstreamId: string,
     input: UpdateUpstreamInput,
+    audit: AuditedBy<UpstreamChange>,
     expectedVersion?: number,
   ): Promise<UpstreamChange> {
     if (input.url !== undefined) await checkUpstreamAddress(input.url);
-    return this.lifecycle.updateUpstream(orgId, upstreamId, input, expectedVersion);
-  }
-
-  setEnabled(orgId: string, upstreamId: string, enabled: boolean, expectedVersion?: number): Promise<UpstreamServer> {
-    return this.lifecycle.setEnabled(orgId, upstreamId, enabled, expectedVersion);
-  }
-
-  setSyncPaused(orgId: string, upstreamId: string, paused: boolean, expectedVersion?: number): Promise<UpstreamServer> {
-    return this.lifecycle.setSyncPaused(orgId, upstreamId, paused, expectedVersion);
-  }
-
-  deleteUpstream(orgId: string, upstreamId: string, expectedVersion?: number): Promise<UpstreamServer> {
-    return this.lifecycle.deleteUpstream(orgId, upstreamId, expectedVersion);
+    return this.lifecycle.updateUpstream(orgId, upstreamId, input, audit, expectedVersion);
   }
 
   /** Every tool the catalog knows for the upstream, removed ones included (they carry removedAt). */

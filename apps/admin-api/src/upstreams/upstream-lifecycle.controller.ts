@@ -10,10 +10,10 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { UpstreamServer } from '@tollgate/db';
-import type { AdminPrincipal } from '@tollgate/identity';
+import { AdminPrincipal, auditBy } from '@tollgate/identity';
 import type { Response } from 'express';
-import { AuditService } from '../audit/audit.service';
-import { AuditAction, redactUrl } from '@tollgate/audit';
+import { AuditAction, AuditedBy, AuditEntry, redactUrl } from '@tollgate/audit';
+import { UpstreamChange, UpstreamLifecycleService } from '@tollgate/catalog';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
 import { ErrorBodyView } from '../common/error-body.view';
@@ -38,7 +38,7 @@ import { UpstreamView, toUpstreamView } from './upstream.view';
 export class UpstreamLifecycleController {
   constructor(
     private readonly upstreams: UpstreamAdminService,
-    private readonly audit: AuditService,
+    private readonly lifecycle: UpstreamLifecycleService,
   ) {}
 
   @Patch(':upstreamId')
@@ -60,31 +60,15 @@ export class UpstreamLifecycleController {
     @Body() dto: UpdateUpstreamDto,
     @Res({ passthrough: true }) res: Response,
   ): Promise<UpstreamView> {
-    const { upstream, changed } = await this.upstreams.updateUpstream(orgId, upstreamId, dto, ifMatch);
-    const view = toUpstreamView(upstream);
-    await this.audit.record(admin, {
+    const { upstream } = await this.upstreams.updateUpstream(
       orgId,
-      action: 'upstream.updated',
-      targetType: 'upstream',
-      targetId: upstream.id,
-      // Names of what changed; secret values never reach the audit trail.
-      details: {
-        changed,
-        ...(dto.url !== undefined ? { url: redactUrl(upstream.url) } : {}),
-        headerNames: view.headerNames,
-        ...(dto.syncIntervalSeconds !== undefined ? { syncIntervalSeconds: dto.syncIntervalSeconds } : {}),
-        ...(dto.callTimeoutMs !== undefined ? { callTimeoutMs: dto.callTimeoutMs } : {}),
-        ...(dto.outputTokenCap !== undefined ? { outputTokenCap: dto.outputTokenCap } : {}),
-        ...(dto.autoApproveTools !== undefined ? { autoApproveTools: dto.autoApproveTools } : {}),
-        ...(dto.authMode !== undefined || dto.oauth !== undefined ? { authMode: upstream.authMode } : {}),
-        // The client id and scope are not secret; the client secret is only named in `changed`.
-        ...(dto.oauth?.clientId !== undefined ? { oauthClientId: dto.oauth.clientId } : {}),
-        ...(dto.oauth?.scope !== undefined ? { oauthScope: dto.oauth.scope } : {}),
-        version: upstream.version,
-      },
-    });
+      upstreamId,
+      dto,
+      { by: auditBy(admin), entry: (change) => upstreamUpdatedEntry(orgId, dto, change) },
+      ifMatch,
+    );
     setEtag(res, upstream.version);
-    return view;
+    return toUpstreamView(upstream);
   }
 
   @Post(':upstreamId/disable')
@@ -103,10 +87,8 @@ export class UpstreamLifecycleController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<UpstreamView> {
     return this.changed(
-      admin,
       res,
-      'upstream.disabled',
-      await this.upstreams.setEnabled(orgId, upstreamId, false, ifMatch),
+      await this.lifecycle.setEnabled(orgId, upstreamId, false, lifecycleAudit(admin, 'upstream.disabled'), ifMatch),
     );
   }
 
@@ -126,10 +108,8 @@ export class UpstreamLifecycleController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<UpstreamView> {
     return this.changed(
-      admin,
       res,
-      'upstream.enabled',
-      await this.upstreams.setEnabled(orgId, upstreamId, true, ifMatch),
+      await this.lifecycle.setEnabled(orgId, upstreamId, true, lifecycleAudit(admin, 'upstream.enabled'), ifMatch),
     );
   }
 
@@ -149,10 +129,14 @@ export class UpstreamLifecycleController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<UpstreamView> {
     return this.changed(
-      admin,
       res,
-      'upstream.sync-paused',
-      await this.upstreams.setSyncPaused(orgId, upstreamId, true, ifMatch),
+      await this.lifecycle.setSyncPaused(
+        orgId,
+        upstreamId,
+        true,
+        lifecycleAudit(admin, 'upstream.sync-paused'),
+        ifMatch,
+      ),
     );
   }
 
@@ -169,10 +153,14 @@ export class UpstreamLifecycleController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<UpstreamView> {
     return this.changed(
-      admin,
       res,
-      'upstream.sync-resumed',
-      await this.upstreams.setSyncPaused(orgId, upstreamId, false, ifMatch),
+      await this.lifecycle.setSyncPaused(
+        orgId,
+        upstreamId,
+        false,
+        lifecycleAudit(admin, 'upstream.sync-resumed'),
+        ifMatch,
+      ),
     );
   }
 
@@ -193,20 +181,22 @@ export class UpstreamLifecycleController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<UpstreamView> {
     return this.changed(
-      admin,
       res,
-      'upstream.deleted',
-      await this.upstreams.deleteUpstream(orgId, upstreamId, ifMatch),
+      await this.lifecycle.deleteUpstream(orgId, upstreamId, lifecycleAudit(admin, 'upstream.deleted'), ifMatch),
     );
   }
 
-  private async changed(
-    admin: AdminPrincipal,
-    res: Response,
-    action: AuditAction,
-    upstream: UpstreamServer,
-  ): Promise<UpstreamView> {
-    await this.audit.record(admin, {
+  private changed(res: Response, upstream: UpstreamServer): UpstreamView {
+    setEtag(res, upstream.version);
+    return toUpstreamView(upstream);
+  }
+}
+
+/** The audit of an upstream's lifecycle step: its state after it. */
+function lifecycleAudit(admin: AdminPrincipal, action: AuditAction): AuditedBy<UpstreamServer> {
+  return {
+    by: auditBy(admin),
+    entry: (upstream) => ({
       orgId: upstream.orgId,
       action,
       targetType: 'upstream',
@@ -217,8 +207,35 @@ export class UpstreamLifecycleController {
         syncPaused: upstream.syncPaused,
         version: upstream.version,
       },
-    });
-    setEtag(res, upstream.version);
-    return toUpstreamView(upstream);
-  }
+    }),
+  };
+}
+
+/** Names of what changed; secret values never reach the audit trail. */
+function upstreamUpdatedEntry(
+  orgId: string,
+  dto: UpdateUpstreamDto,
+  { upstream, changed }: UpstreamChange,
+): AuditEntry {
+  const view = toUpstreamView(upstream);
+  return {
+    orgId,
+    action: 'upstream.updated',
+    targetType: 'upstream',
+    targetId: upstream.id,
+    details: {
+      changed,
+      ...(dto.url !== undefined ? { url: redactUrl(upstream.url) } : {}),
+      headerNames: view.headerNames,
+      ...(dto.syncIntervalSeconds !== undefined ? { syncIntervalSeconds: dto.syncIntervalSeconds } : {}),
+      ...(dto.callTimeoutMs !== undefined ? { callTimeoutMs: dto.callTimeoutMs } : {}),
+      ...(dto.outputTokenCap !== undefined ? { outputTokenCap: dto.outputTokenCap } : {}),
+      ...(dto.autoApproveTools !== undefined ? { autoApproveTools: dto.autoApproveTools } : {}),
+      ...(dto.authMode !== undefined || dto.oauth !== undefined ? { authMode: upstream.authMode } : {}),
+      // The client id and scope are not secret; the client secret is only named in `changed`.
+      ...(dto.oauth?.clientId !== undefined ? { oauthClientId: dto.oauth.clientId } : {}),
+      ...(dto.oauth?.scope !== undefined ? { oauthScope: dto.oauth.scope } : {}),
+      version: upstream.version,
+    },
+  };
 }
