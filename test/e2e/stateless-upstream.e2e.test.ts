@@ -1,3 +1,4 @@
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
@@ -445,5 +446,27 @@ describe('the revision the edge speaks to each upstream', () => {
     // The syncs asked the 2025-11-25 upstream; the edge took what they found and did not ask again.
     expect(probesBySyncs).toBeGreaterThan(0);
     expect(legacyProbes).toBe(probesBySyncs);
+  });
+
+  it('should serve a 2.x SDK client that negotiates 2026-07-28, its elicitation answered across the upstream rounds', async () => {
+    const modern = new ModernClient(
+      { name: 'modern-agent', version: '1.0.0' },
+      { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: 'auto' } },
+    );
+    modern.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: { name: 'Lin' } }));
+    await modern.connect(
+      new ModernTransport(new URL(`${p.edgeUrl}/mcp`), {
+        requestInit: { headers: { Authorization: `Bearer ${key}` } },
+      }),
+    );
+    try {
+      expect(modern.getNegotiatedProtocolVersion()).toBe(REVISION);
+      const names = (await modern.listTools()).tools.map((t) => t.name);
+      expect(names).toContain('both__test_input_required_result_elicitation');
+      const hello = await modern.callTool({ name: 'both__test_input_required_result_elicitation', arguments: {} });
+      expect(hello.content).toEqual([{ type: 'text', text: 'Hello, Lin!' }]);
+    } finally {
+      await modern.close();
+    }
   });
 });
