@@ -21,6 +21,7 @@ import { createEdgeApp } from '../../apps/mcp-edge/src/edge-app';
 import { RunningPlatform, startPlatform } from '../support/platform';
 
 const ECHO_PRICE = 100_000;
+const ARCHITECTURE = 'demo://resource/static/document/architecture.md';
 const SUM_PRICE = 50_000;
 
 type CallResult = Awaited<ReturnType<Client['callTool']>>;
@@ -68,6 +69,8 @@ describe('agent trail through two edges', () => {
     await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, {
       allow: ['everything:*'],
       deny: ['everything:get-env'],
+      resourceAllow: ['everything:*'],
+      promptAllow: ['everything:*'],
     });
     for (const [toolPattern, perCallMicros] of [
       ['echo', ECHO_PRICE],
@@ -277,6 +280,47 @@ describe('agent trail through two edges', () => {
     expect(fromTrail.size).toBe(4);
   });
 
+  it('should record a session’s resource reads and prompt gets, and a stateless 2026-07-28 read without a session', async () => {
+    const a = await agent(p.edgeUrl, meta.progressiveKey.secret);
+    const read = await a.readResource({ uri: ARCHITECTURE });
+    await a.getPrompt({ name: 'everything__args-prompt', arguments: { city: 'Paris' } });
+    const stateless = await fetch(`${edge2Url}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${meta.progressiveKey.secret}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'resources/read',
+        'mcp-name': ARCHITECTURE,
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'resources/read',
+        params: {
+          uri: ARCHITECTURE,
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientCapabilities': {},
+          },
+        },
+      }),
+    });
+    expect(stateless.status, await stateless.clone().text()).toBe(200);
+    const sessionId = (a.transport as { sessionId?: string }).sessionId!;
+    const items = () =>
+      db.trailEvent.count({ where: { orgId: meta.orgId, kind: { in: ['RESOURCE_READ', 'PROMPT_GET'] } } });
+    await waitForTrailSteps(p.env.redisUrl, p.env.redisPrefix, items, 3);
+    const steps = (await trailOf(meta.orgId, 'kind=RESOURCE_READ,PROMPT_GET')).body.steps as any[];
+    expect(steps.map((s) => [s.kind, s.name, s.sessionId])).toEqual([
+      ['RESOURCE_READ', ARCHITECTURE, sessionId],
+      ['PROMPT_GET', 'everything__args-prompt', sessionId],
+      ['RESOURCE_READ', ARCHITECTURE, null],
+    ]);
+    expect(steps[0]).toMatchObject({ ok: true, callId: (read._meta as any)['tollgate/call'].callId });
+  });
+
   it('should keep arguments and answers in a full-content org, never a secret-looking value or the key', async () => {
     const a = await agent(edge2Url, full.progressiveKey.secret);
     const res = await a.callTool({
@@ -300,6 +344,15 @@ describe('agent trail through two edges', () => {
     expect((scriptRow.content as any).code).toBe(
       `const api_key = "[redacted]";\nreturn await everything.echo({ message: 'ok' });`,
     );
+    // Each inner call with what the tool returned.
+    expect((scriptRow.content as any).calls).toEqual([
+      {
+        tool: 'everything__echo',
+        line: 2,
+        arguments: { message: 'ok' },
+        returned: [{ type: 'text', text: 'Echo: ok' }],
+      },
+    ]);
     const all = asText(rows);
     for (const secret of [
       full.progressiveKey.secret,

@@ -27,7 +27,7 @@ import { disclosureScopeFor } from '../disclosure/disclosure-scope';
 import { CALL_META_KEY, CallMeta } from '../governed-call/call-meta';
 import { GovernedCallPipeline } from '../governed-call/governed-call.pipeline';
 import { ERROR_META_KEY, ToolErrorCode, toolErrorOf, toolErrorResult } from '../governed-call/tool-error';
-import { TRAIL_VERSION_META_KEY } from '../trail/agent-trail';
+import { TRAIL_VERSION_META_KEY, noteScriptCall } from '../trail/agent-trail';
 
 export const SCRIPT_META_KEY = 'tollgate/script';
 
@@ -143,6 +143,7 @@ export class CodeModeService {
       signal,
       callTool: async (call: SandboxToolCall, callSignal: AbortSignal): Promise<SandboxToolAnswer> => {
         const result = await this.pipeline.callTool(principal, call.tool, call.args, callSignal);
+        noteScriptCall(call.index, { tool: call.tool, line: call.line, args: call.args, result });
         const meta = result._meta?.[CALL_META_KEY] as CallMeta | undefined;
         const refusal = toolErrorOf(result);
         costMicros += meta?.costMicros ?? 0;

@@ -115,8 +115,10 @@ export class ProgressiveDisclosure {
     signal?: AbortSignal,
     session: McpSession | null = null,
   ): Promise<CallToolResult> {
-    const result = await this.answerCall(principal, name, args, signal, session);
-    this.trail.toolAnswer(principal, session, name, args, result);
+    const { result, scriptCalls } = await this.trail.capture(principal, name, () =>
+      this.answerCall(principal, name, args, signal, session),
+    );
+    this.trail.toolAnswer(principal, session, name, args, result, scriptCalls);
     return result;
   }
 

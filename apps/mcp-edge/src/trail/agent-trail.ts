@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { Injectable } from '@nestjs/common';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { CODE_MODE_TOOL_NAMES, META_TOOL_NAMES, READ_RESULT_PAGE_TOOL } from '@tollgate/disclosure';
@@ -25,6 +26,23 @@ const KIND_OF_TOOL: Readonly<Record<string, TrailKind>> = {
 };
 
 type Args = Record<string, unknown> | undefined;
+
+/** One inner call of a script as the governed pipeline answered it (FULL trails keep what it returned). */
+export interface ScriptCallSeen {
+  tool: string;
+  line: number | null;
+  args: unknown;
+  result: CallToolResult;
+}
+
+// The inner calls of the script being run in this async context, when its org keeps FULL trails.
+const SCRIPT_CALLS = new AsyncLocalStorage<ScriptCallSeen[]>();
+
+/** Called by code mode for each inner call of a script: kept only while a FULL trail captures it. */
+export function noteScriptCall(index: number, seen: ScriptCallSeen): void {
+  const calls = SCRIPT_CALLS.getStore();
+  if (calls) calls[index] = seen;
+}
 
 /**
  * Turns what the edge answered into trail steps (`TrailRecorder`): the metadata an operator follows
@@ -57,8 +75,29 @@ export class AgentTrail {
     });
   }
 
+  /**
+   * Runs a `tools/call`; a script of an org that keeps FULL trails runs with its inner calls
+   * captured (what each returned), nothing else pays for it.
+   */
+  async capture(
+    principal: Principal,
+    name: string,
+    run: () => Promise<CallToolResult>,
+  ): Promise<{ result: CallToolResult; scriptCalls?: ScriptCallSeen[] }> {
+    if (name !== CODE_MODE_TOOL_NAMES.runScript || principal.trailMode !== 'FULL') return { result: await run() };
+    const scriptCalls: ScriptCallSeen[] = [];
+    return { result: await SCRIPT_CALLS.run(scriptCalls, run), scriptCalls };
+  }
+
   /** A `tools/call` answer: a meta-tool's, a code-mode tool's, a result page, or a governed call's. */
-  toolAnswer(principal: Principal, session: McpSession | null, name: string, args: Args, result: CallToolResult): void {
+  toolAnswer(
+    principal: Principal,
+    session: McpSession | null,
+    name: string,
+    args: Args,
+    result: CallToolResult,
+    scriptCalls?: ScriptCallSeen[],
+  ): void {
     if (!this.recorder.keeps(principal)) return;
     const kind = KIND_OF_TOOL[name] ?? 'CALL';
     const called = name === META_TOOL_NAMES.callTool && typeof args?.name === 'string' ? args.name : name;
@@ -85,6 +124,20 @@ export class AgentTrail {
       content: () => ({
         ...(kind === 'SCRIPT' ? { code: args?.code } : { arguments: callArgs ?? {} }),
         answer: answer ?? text,
+        // Each inner call of a script with its arguments and what the tool returned.
+        ...(scriptCalls
+          ? {
+              calls: scriptCalls
+                .filter((c) => c !== undefined)
+                .map((c) => ({
+                  tool: c.tool,
+                  line: c.line ?? null,
+                  arguments: c.args,
+                  ...(c.result.isError ? { isError: true } : {}),
+                  returned: c.result.structuredContent ?? c.result.content,
+                })),
+            }
+          : {}),
       }),
     });
   }
