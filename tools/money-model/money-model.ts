@@ -411,14 +411,15 @@ export class MoneyModel {
   }
 
   /**
-   * Whether budget i's counter can be corrupted with nothing in flight on it: present, and no
-   * reservation names it (a settlement or sweep on a corrupt counter refuses the whole script or
-   * moves the record aside, which this model does not follow).
+   * Whether budget i's counter can be corrupted with nothing in flight on it: present, and no call
+   * in flight (crashed or swept ones too) counts against it (a settlement naming a corrupt counter
+   * refuses the organisation's whole completion script, and a sweep moves its record aside, which
+   * this model does not follow).
    */
   canCorrupt(org: number, i: number): boolean {
     const b = this.budgets[org]?.[i];
     if (!b || !b.present || b.corrupt || this.epochLost) return false;
-    for (const c of this.open.values()) if (c.org === org && c.record && c.budgets.includes(i)) return false;
+    for (const c of this.open.values()) if (c.org === org && c.budgets.includes(i)) return false;
     return true;
   }
 
