@@ -3,6 +3,7 @@
 // of libs/admission, libs/budget, libs/rate-limit, libs/reporting, libs/metering on real Redis and
 // Postgres), driven command by command, and read back for comparison with MoneyModel.
 import { randomUUID } from 'node:crypto';
+import { Cluster } from 'ioredis';
 import { INestApplication, Provider } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import {
@@ -638,12 +639,16 @@ export class MoneySystem {
 
   /** Redis loses every key of the deployment (a restart without persistence, a failover to an empty replica). */
   async loseRedis(): Promise<void> {
-    for (const node of await scanTargets(this.redis.client)) {
+    const client = this.redis.client;
+    // On a cluster every node is scanned, replicas too: after a failover the client's idea of
+    // which nodes are masters may be stale. Keys are deleted through the client, which follows MOVED.
+    const nodes = client instanceof Cluster ? client.nodes('all') : await scanTargets(client);
+    for (const node of nodes) {
       let cursor = '0';
       do {
         const [next, keys] = await node.scan(cursor, 'MATCH', `${this.redis.prefix}:*`, 'COUNT', 1000);
         cursor = next;
-        await Promise.all(keys.map((k) => node.unlink(k)));
+        await Promise.all(keys.map((k) => client.unlink(k)));
       } while (cursor !== '0');
     }
   }
