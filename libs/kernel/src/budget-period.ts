@@ -1,6 +1,11 @@
 import { DateTime } from 'luxon';
 
-export type PeriodKind = 'DAY' | 'WEEK' | 'MONTH' | 'QUARTER' | 'TOTAL';
+/** The calendar periods a budget runs over (TOTAL: never resets). */
+export const BUDGET_PERIODS = ['DAY', 'WEEK', 'MONTH', 'QUARTER', 'TOTAL'] as const;
+export type PeriodKind = (typeof BUDGET_PERIODS)[number];
+
+/** HARD refuses a call the budget cannot pay; SOFT only alerts. */
+export const BUDGET_MODES = ['HARD', 'SOFT'] as const;
 
 export interface PeriodWindow {
   /** Inclusive start; epoch for TOTAL. */

@@ -10,3 +10,4 @@ export * from './stale-write.exception';
 export * from './time-zone';
 export * from './secret-scrub';
 export * from './trail-kind';
+export * from './disclosure-mode';

@@ -1,5 +1,6 @@
 /** The four levels budgets, policies and rate limits are set at. */
-export type TenantLevel = 'ORG' | 'TEAM' | 'USER' | 'KEY';
+export const TENANT_LEVELS = ['ORG', 'TEAM', 'USER', 'KEY'] as const;
+export type TenantLevel = (typeof TENANT_LEVELS)[number];
 
 /** The ids of a caller at each level. */
 export interface CallerIds {

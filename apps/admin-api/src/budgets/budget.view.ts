@@ -1,12 +1,11 @@
 import { ApiProperty } from '@nestjs/swagger';
 import type { Budget } from '@tollgate/db';
-import { microsToJson } from '@tollgate/kernel';
-import { BUDGET_MODES, BUDGET_PERIODS, BUDGET_SCOPES } from './put-budget.dto';
+import { BUDGET_MODES, BUDGET_PERIODS, microsToJson, TENANT_LEVELS } from '@tollgate/kernel';
 
 export class BudgetView {
   @ApiProperty({ format: 'uuid' }) id!: string;
   @ApiProperty({ format: 'uuid' }) orgId!: string;
-  @ApiProperty({ enum: BUDGET_SCOPES }) scope!: string;
+  @ApiProperty({ enum: TENANT_LEVELS }) scope!: string;
   @ApiProperty({ format: 'uuid' }) scopeId!: string;
   @ApiProperty({ enum: BUDGET_PERIODS }) period!: string;
   @ApiProperty({ type: 'integer', description: 'Integer micro-units' }) limitMicros!: number;

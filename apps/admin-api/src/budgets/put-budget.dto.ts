@@ -1,28 +1,14 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsIn, IsInt, IsOptional, IsUUID, Max, Min } from 'class-validator';
+import { IsIn, IsOptional, IsUUID } from 'class-validator';
+import { BUDGET_MODES, BUDGET_PERIODS, TENANT_LEVELS } from '@tollgate/kernel';
+import { IsAlertThresholds } from '../common/alert-thresholds.validator';
 import { IsMicros } from '../common/micros.validator';
-import { propertyStack } from '../common/property-stack';
-
-export const BUDGET_SCOPES = ['ORG', 'TEAM', 'USER', 'KEY'] as const;
-export const BUDGET_PERIODS = ['DAY', 'WEEK', 'MONTH', 'QUARTER', 'TOTAL'] as const;
-export const BUDGET_MODES = ['HARD', 'SOFT'] as const;
-
-/** Alert thresholds of a budget: up to 10 whole percentages of its limit, 1 to 1000. */
-export function IsAlertThresholds(): PropertyDecorator {
-  return propertyStack(
-    IsArray(),
-    ArrayMaxSize(10),
-    IsInt({ each: true }),
-    Min(1, { each: true }),
-    Max(1000, { each: true }),
-  );
-}
 
 /** One budget per org, scope, scope id and period: a PUT creates it or replaces its limit, mode and alerts. */
 export class PutBudgetDto {
-  @ApiProperty({ enum: BUDGET_SCOPES })
-  @IsIn(BUDGET_SCOPES, { message: `scope must be one of: ${BUDGET_SCOPES.join(', ')}` })
-  scope!: (typeof BUDGET_SCOPES)[number];
+  @ApiProperty({ enum: TENANT_LEVELS })
+  @IsIn(TENANT_LEVELS, { message: `scope must be one of: ${TENANT_LEVELS.join(', ')}` })
+  scope!: (typeof TENANT_LEVELS)[number];
 
   @ApiProperty({ format: 'uuid', description: 'The team, user or key id; the org id for ORG' })
   @IsUUID(undefined, { message: 'scopeId must be a UUID' })

@@ -1,12 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, IsUUID, Length } from 'class-validator';
+import { DISCLOSURE_MODES, DisclosureModeName } from '@tollgate/kernel';
 import { IsFutureIsoDate } from '../common/future-date.validator';
 import { IsKeyMetadata, IsKeyTagList } from './key-labels.validator';
-
-export const DISCLOSURE_MODES = ['FULL', 'PROGRESSIVE', 'CODE', 'AUTO'] as const;
-export type DisclosureModeName = (typeof DISCLOSURE_MODES)[number];
-/** The modes an agent is served: AUTO is resolved by catalog size before serving. */
-export const SERVED_DISCLOSURE_MODES = ['FULL', 'PROGRESSIVE', 'CODE'] as const;
 
 export class CreateKeyDto {
   @ApiProperty({ format: 'uuid', description: 'The team the key spends for' })

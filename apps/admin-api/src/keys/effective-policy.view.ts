@@ -1,8 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { microsToJson } from '@tollgate/kernel';
 import { KeyView, toKeyView } from './key.view';
 import type { EffectivePolicy, EffectiveTool } from './effective-policy.service';
-import { DISCLOSURE_MODES, SERVED_DISCLOSURE_MODES } from './create-key.dto';
+import { DISCLOSURE_MODES, microsToJson, SERVED_DISCLOSURE_MODES } from '@tollgate/kernel';
 
 const SCOPES = ['ORG', 'TEAM', 'USER', 'KEY'];
 

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { DISCLOSURE_MODES, SERVED_DISCLOSURE_MODES } from './create-key.dto';
+import { DISCLOSURE_MODES, SERVED_DISCLOSURE_MODES } from '@tollgate/kernel';
 
 export class KeyPreviewView {
   @ApiProperty({ format: 'uuid' }) keyId!: string;

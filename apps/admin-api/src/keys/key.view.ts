@@ -2,7 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import type { VirtualKeyView } from '@tollgate/identity';
 import { BudgetView } from '../budgets/budget.view';
 import { RateLimitView } from '../rate-limits/rate-limit.view';
-import { DISCLOSURE_MODES } from './create-key.dto';
+import { DISCLOSURE_MODES } from '@tollgate/kernel';
 
 /** A virtual key as listed: never the secret, never its hash. */
 export class KeyView {

@@ -1,10 +1,10 @@
 import { ApiProperty, ApiPropertyOptional, PickType } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, Length } from 'class-validator';
-import { BUDGET_MODES, BUDGET_PERIODS, IsAlertThresholds } from '../budgets/put-budget.dto';
+import { BUDGET_MODES, BUDGET_PERIODS, DISCLOSURE_MODES, DisclosureModeName } from '@tollgate/kernel';
+import { IsAlertThresholds } from '../common/alert-thresholds.validator';
 import { OptionalExpiresAt } from '../common/future-date.validator';
 import { IsMicros } from '../common/micros.validator';
 import { CreateRateLimitDto } from '../rate-limits/create-rate-limit.dto';
-import { DISCLOSURE_MODES, DisclosureModeName } from './create-key.dto';
 import { IsKeyMetadata, IsKeyTagList } from './key-labels.validator';
 
 /** What PATCH changes on a key; absent fields stay as they are. */

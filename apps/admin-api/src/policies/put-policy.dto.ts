@@ -1,7 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import type { PutPolicyInput } from '@tollgate/policy';
 import { ArrayMaxSize, IsArray, IsIn, IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
-import { DISCLOSURE_MODES, DisclosureModeName } from '../keys/create-key.dto';
+import { DISCLOSURE_MODES, DisclosureModeName } from '@tollgate/kernel';
 
 const RESOURCE_PATTERN_HELP =
   '`namespace:uri` globs: `*` in the URI part matches any characters (URIs hold `:` and `/`); a pattern without a colon means every resource of the namespace';

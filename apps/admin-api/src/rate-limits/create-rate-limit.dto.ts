@@ -1,12 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsInt, IsOptional, IsString, IsUUID, Max, Min } from 'class-validator';
-import { BUDGET_SCOPES } from '../budgets/put-budget.dto';
+import { TENANT_LEVELS } from '@tollgate/kernel';
 
 /** Calls per window and/or concurrent calls for one level (org, team, user, key) and tool pattern. */
 export class CreateRateLimitDto {
-  @ApiProperty({ enum: BUDGET_SCOPES })
-  @IsIn(BUDGET_SCOPES, { message: `scope must be one of: ${BUDGET_SCOPES.join(', ')}` })
-  scope!: (typeof BUDGET_SCOPES)[number];
+  @ApiProperty({ enum: TENANT_LEVELS })
+  @IsIn(TENANT_LEVELS, { message: `scope must be one of: ${TENANT_LEVELS.join(', ')}` })
+  scope!: (typeof TENANT_LEVELS)[number];
 
   @ApiProperty({ format: 'uuid', description: 'The team, user or key id; the org id for ORG' })
   @IsUUID(undefined, { message: 'scopeId must be a UUID' })
