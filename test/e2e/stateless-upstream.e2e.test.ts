@@ -367,6 +367,7 @@ describe('the revision the edge speaks to each upstream', () => {
   let both: ConformanceServer;
   let legacy: FixtureServer;
   let legacyProbes = 0;
+  let orgId: string;
   let key: string;
   let agent: Client;
 
@@ -381,7 +382,7 @@ describe('the revision the edge speaks to each upstream', () => {
         return false;
       },
     });
-    const orgId = (await p.admin('POST', '/v1/orgs', { name: 'Revisions', slug: 'revisions' })).body.id;
+    orgId = (await p.admin('POST', '/v1/orgs', { name: 'Revisions', slug: 'revisions' })).body.id;
     const teamId = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 't' })).body.id;
     const userId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'r@example.test' })).body.id;
     await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId });
@@ -469,4 +470,27 @@ describe('the revision the edge speaks to each upstream', () => {
       await modern.close();
     }
   });
+
+  it('should initialize a 2025-11-25 upstream that leaves server/discover unanswered', async () => {
+    // It never answers a request of the newer revision (the probe times out), but takes initialize.
+    const silent = await startFixtureServer(undefined, {
+      intercept: (req) => req.headers['mcp-protocol-version'] === REVISION,
+    });
+    try {
+      const id = (
+        await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
+          namespace: 'silent',
+          transport: 'STREAMABLE_HTTP',
+          url: silent.url,
+        })
+      ).body.id;
+      const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${id}/sync`);
+      await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
+      const row = await db.upstreamServer.findUniqueOrThrow({ where: { id } });
+      expect([row.lastSyncError, row.protocolRevision]).toEqual([null, '2025-11-25']);
+      expect(await db.tool.count({ where: { upstreamId: id, removedAt: null } })).toBeGreaterThan(0);
+    } finally {
+      await silent.close();
+    }
+  }, 60_000);
 });

@@ -3,7 +3,7 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, LATEST_PROTOCOL_VERSION, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { outboundFetch } from '@tollgate/outbound';
 import { keepAliveFetch } from './keep-alive-fetch';
@@ -60,6 +60,9 @@ export type UpstreamConnection =
       client: StatelessUpstreamClient;
     };
 
+/** How long `server/discover` may take before the upstream is tried as a 2025-11-25 server. */
+const DISCOVER_PROBE_TIMEOUT_MS = 10_000;
+
 /** The revision each Streamable HTTP upstream was found to speak, per settings version (so a changed URL is probed again). */
 const detectedRevisions = new Map<string, UpstreamConnection['revision']>();
 
@@ -95,11 +98,18 @@ export async function connectUpstreamOfEitherRevision(
     : (detectedRevisions.get(memo) ?? (spec.revision ? revisionKindOf(spec.revision) : undefined));
   if (known !== 'session') {
     try {
-      const client = await StatelessUpstreamClient.discover(spec, opts.capabilities ?? {}, timeoutMs);
+      const client = await StatelessUpstreamClient.discover(
+        spec,
+        opts.capabilities ?? {},
+        Math.min(timeoutMs, DISCOVER_PROBE_TIMEOUT_MS),
+      );
       remember(memo, STATELESS_REVISION);
       return { revision: STATELESS_REVISION, protocolVersion: STATELESS_REVISION, client };
     } catch (err) {
-      if (!(err instanceof NotStatelessUpstreamError)) throw err;
+      // A server that leaves a method it does not know unanswered may still take initialize (if it
+      // is down, initialize fails on its own).
+      const unanswered = err instanceof McpError && err.code === ErrorCode.RequestTimeout;
+      if (!(err instanceof NotStatelessUpstreamError) && !unanswered) throw err;
     }
   }
   const connection = sessionConnection(await connectUpstream(spec, opts));
