@@ -1,3 +1,4 @@
+import { AuditedBy, recordAudited } from '@tollgate/audit';
 import { Injectable } from '@nestjs/common';
 import { CatalogEntry, Prisma, PrismaService } from '@tollgate/db';
 import { ORG_CONFIG_CHANGED_CHANNEL, RedisService } from '@tollgate/redis';
@@ -27,22 +28,33 @@ export class CatalogEntryReviewService {
     });
   }
 
-  approve(orgId: string, entryId: string, definitionHash: string): Promise<CatalogEntry> {
-    return this.decide(orgId, entryId, definitionHash, (e) => ({
+  approve(
+    orgId: string,
+    entryId: string,
+    definitionHash: string,
+    audit: AuditedBy<CatalogEntry>,
+  ): Promise<CatalogEntry> {
+    return this.decide(orgId, entryId, definitionHash, audit, (e) => ({
       pinnedDefinition: e.definition as Prisma.InputJsonValue,
       pinnedHash: e.definitionHash,
       reviewStatus: 'APPROVED',
     }));
   }
 
-  reject(orgId: string, entryId: string, definitionHash: string | undefined): Promise<CatalogEntry> {
-    return this.decide(orgId, entryId, definitionHash, () => ({ reviewStatus: 'REJECTED' }));
+  reject(
+    orgId: string,
+    entryId: string,
+    definitionHash: string | undefined,
+    audit: AuditedBy<CatalogEntry>,
+  ): Promise<CatalogEntry> {
+    return this.decide(orgId, entryId, definitionHash, audit, () => ({ reviewStatus: 'REJECTED' }));
   }
 
   private async decide(
     orgId: string,
     entryId: string,
     definitionHash: string | undefined,
+    audit: AuditedBy<CatalogEntry>,
     data: (e: CatalogEntry) => Prisma.CatalogEntryUpdateInput,
   ): Promise<CatalogEntry> {
     const entry = await this.prisma.catalogEntry.findFirst({ where: { orgId, id: entryId } });
@@ -50,17 +62,22 @@ export class CatalogEntryReviewService {
       throw new CatalogException(CatalogExceptionCode.ToolNotFound, `catalog entry ${entryId} not found`, 'entryId');
     // Conditional on the hash the reviewer saw: a definition that changed meanwhile is not decided unseen.
     const expected = definitionHash ?? entry.definitionHash;
-    const { count } = await this.prisma.catalogEntry.updateMany({
-      where: { id: entry.id, definitionHash: expected },
-      data: data(entry) as Prisma.CatalogEntryUpdateManyMutationInput,
+    const decided = await this.prisma.$transaction(async (tx) => {
+      const { count } = await tx.catalogEntry.updateMany({
+        where: { id: entry.id, definitionHash: expected },
+        data: data(entry) as Prisma.CatalogEntryUpdateManyMutationInput,
+      });
+      if (count === 0)
+        throw new CatalogException(
+          CatalogExceptionCode.DefinitionChanged,
+          `the ${entry.kind.toLowerCase()} ${entry.key} changed since ${expected}; look at it again`,
+          'definitionHash',
+        );
+      const after = await tx.catalogEntry.findUniqueOrThrow({ where: { id: entry.id } });
+      await recordAudited(tx, audit, after);
+      return after;
     });
-    if (count === 0)
-      throw new CatalogException(
-        CatalogExceptionCode.DefinitionChanged,
-        `the ${entry.kind.toLowerCase()} ${entry.key} changed since ${expected}; look at it again`,
-        'definitionHash',
-      );
     await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
-    return this.prisma.catalogEntry.findUniqueOrThrow({ where: { id: entry.id } });
+    return decided;
   }
 }

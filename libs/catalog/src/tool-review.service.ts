@@ -1,3 +1,4 @@
+import { AuditedBy, recordAudited } from '@tollgate/audit';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { Prisma, PrismaService, Tool } from '@tollgate/db';
@@ -82,8 +83,13 @@ export class ToolReviewService {
   }
 
   /** Pins the latest definition, if it is still the one with `definitionHash`. */
-  async approve(orgId: string, toolId: string, definitionHash: string): Promise<ReviewDecision> {
-    const decision = await this.decide(orgId, toolId, definitionHash, (tool) => {
+  async approve(
+    orgId: string,
+    toolId: string,
+    definitionHash: string,
+    audit: AuditedBy<ReviewDecision>,
+  ): Promise<ReviewDecision> {
+    const decision = await this.decide(orgId, toolId, definitionHash, audit, (tool) => {
       const reprofile = profiledHash(tool) !== tool.definitionHash || tool.summaryTokens === 0;
       return {
         pinnedDefinition: tool.definition as Prisma.InputJsonValue,
@@ -104,8 +110,13 @@ export class ToolReviewService {
   }
 
   /** Keeps the pinned version (or keeps a never-approved tool hidden); `definitionHash` optional. */
-  async reject(orgId: string, toolId: string, definitionHash: string | undefined): Promise<ReviewDecision> {
-    const decision = await this.decide(orgId, toolId, definitionHash, () => ({ reviewStatus: 'REJECTED' }));
+  async reject(
+    orgId: string,
+    toolId: string,
+    definitionHash: string | undefined,
+    audit: AuditedBy<ReviewDecision>,
+  ): Promise<ReviewDecision> {
+    const decision = await this.decide(orgId, toolId, definitionHash, audit, () => ({ reviewStatus: 'REJECTED' }));
     this.logger.log(`tool ${toolId} of org ${orgId} rejected at ${decision.tool.definitionHash}`);
     return decision;
   }
@@ -114,6 +125,7 @@ export class ToolReviewService {
     orgId: string,
     toolId: string,
     expectedHash: string | undefined,
+    audit: AuditedBy<ReviewDecision>,
     change: (tool: ReviewedTool) => Prisma.ToolUpdateManyMutationInput,
   ): Promise<ReviewDecision> {
     const decision = await this.prisma.$transaction(async (tx) => {
@@ -134,7 +146,9 @@ export class ToolReviewService {
         data: change(tool),
       });
       const updated = await tx.tool.findFirstOrThrow({ where: { orgId, id: toolId }, include: WITH_NAMESPACE });
-      return { tool: updated, previousPinnedHash: tool.pinnedHash };
+      const decided = { tool: updated, previousPinnedHash: tool.pinnedHash };
+      await recordAudited(tx, audit, decided);
+      return decided;
     });
     await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
     return decision;

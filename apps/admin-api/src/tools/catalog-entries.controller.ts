@@ -10,9 +10,8 @@ import {
 } from '@nestjs/swagger';
 import { CatalogEntryReviewService } from '@tollgate/catalog';
 import type { CatalogEntry } from '@tollgate/db';
-import type { AdminPrincipal } from '@tollgate/identity';
+import { AdminPrincipal, auditBy } from '@tollgate/identity';
 import { IsIn, IsOptional, IsUUID } from 'class-validator';
-import { AuditService } from '../audit/audit.service';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
 import { ErrorBodyView } from '../common/error-body.view';
@@ -50,10 +49,7 @@ function toView(e: CatalogEntry): CatalogEntryView {
 @ApiBearerAuth()
 @Controller('v1/orgs/:orgId/catalog-entries')
 export class CatalogEntriesController {
-  constructor(
-    private readonly review: CatalogEntryReviewService,
-    private readonly audit: AuditService,
-  ) {}
+  constructor(private readonly review: CatalogEntryReviewService) {}
 
   @Get()
   @OrgAccess(OrgAccessLevel.Read)
@@ -81,13 +77,15 @@ export class CatalogEntriesController {
     @UuidParam('entryId') entryId: string,
     @Body() dto: ApproveToolDto,
   ): Promise<CatalogEntryView> {
-    const entry = await this.review.approve(orgId, entryId, dto.definitionHash);
-    await this.audit.record(admin, {
-      orgId,
-      action: 'catalog-entry.approved',
-      targetType: 'catalog-entry',
-      targetId: entry.id,
-      details: { kind: entry.kind, key: entry.key, definitionHash: entry.definitionHash, reason: dto.reason },
+    const entry = await this.review.approve(orgId, entryId, dto.definitionHash, {
+      by: auditBy(admin),
+      entry: (e) => ({
+        orgId,
+        action: 'catalog-entry.approved',
+        targetType: 'catalog-entry',
+        targetId: e.id,
+        details: { kind: e.kind, key: e.key, definitionHash: e.definitionHash, reason: dto.reason },
+      }),
     });
     return toView(entry);
   }
@@ -106,13 +104,15 @@ export class CatalogEntriesController {
     @UuidParam('entryId') entryId: string,
     @Body() dto: RejectToolDto,
   ): Promise<CatalogEntryView> {
-    const entry = await this.review.reject(orgId, entryId, dto.definitionHash);
-    await this.audit.record(admin, {
-      orgId,
-      action: 'catalog-entry.rejected',
-      targetType: 'catalog-entry',
-      targetId: entry.id,
-      details: { kind: entry.kind, key: entry.key, definitionHash: entry.definitionHash, reason: dto.reason },
+    const entry = await this.review.reject(orgId, entryId, dto.definitionHash, {
+      by: auditBy(admin),
+      entry: (e) => ({
+        orgId,
+        action: 'catalog-entry.rejected',
+        targetType: 'catalog-entry',
+        targetId: e.id,
+        details: { kind: e.kind, key: e.key, definitionHash: e.definitionHash, reason: dto.reason },
+      }),
     });
     return toView(entry);
   }

@@ -9,23 +9,19 @@ import {
 } from '@nestjs/swagger';
 import { CatalogException, CatalogExceptionCode, ToolReviewService } from '@tollgate/catalog';
 import type { AdminPrincipal } from '@tollgate/identity';
-import { AuditService } from '../audit/audit.service';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
 import { ErrorBodyView } from '../common/error-body.view';
 import { UuidParam } from '../common/uuid-param.decorator';
 import { BulkReviewDto, BulkReviewView, ToolDecisionResultView } from './bulk-review.dto';
-import { toolDecisionAuditEntry } from './tool-decision-audit';
+import { toolDecisionAudit } from './tool-decision-audit';
 
 @ApiTags('tools')
 @ApiBearerAuth()
 @ApiNotFoundResponse({ type: ErrorBodyView, description: 'Unknown organization' })
 @Controller('v1/orgs/:orgId/tools')
 export class ToolBulkReviewController {
-  constructor(
-    private readonly review: ToolReviewService,
-    private readonly audit: AuditService,
-  ) {}
+  constructor(private readonly review: ToolReviewService) {}
 
   @Post('review')
   @HttpCode(HttpStatus.OK)
@@ -46,10 +42,18 @@ export class ToolBulkReviewController {
       try {
         const decision =
           item.decision === 'APPROVE'
-            ? await this.review.approve(orgId, item.toolId, item.definitionHash)
-            : await this.review.reject(orgId, item.toolId, item.definitionHash);
-        const action = item.decision === 'APPROVE' ? 'tool.approved' : 'tool.rejected';
-        await this.audit.record(admin, toolDecisionAuditEntry(orgId, action, decision, dto.reason, true));
+            ? await this.review.approve(
+                orgId,
+                item.toolId,
+                item.definitionHash,
+                toolDecisionAudit(admin, orgId, 'tool.approved', dto.reason, true),
+              )
+            : await this.review.reject(
+                orgId,
+                item.toolId,
+                item.definitionHash,
+                toolDecisionAudit(admin, orgId, 'tool.rejected', dto.reason, true),
+              );
         const { tool } = decision;
         results.push({
           toolId: item.toolId,

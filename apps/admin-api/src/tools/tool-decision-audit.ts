@@ -1,5 +1,6 @@
 import type { ReviewDecision } from '@tollgate/catalog';
-import type { AuditEntry } from '@tollgate/audit';
+import type { AuditedBy, AuditEntry } from '@tollgate/audit';
+import { AdminPrincipal, auditBy } from '@tollgate/identity';
 
 /** The audit entry of an approval or rejection, single or bulk: the hashes before and after, never the definition. */
 export function toolDecisionAuditEntry(
@@ -24,4 +25,15 @@ export function toolDecisionAuditEntry(
       ...(reason ? { reason } : {}),
     },
   };
+}
+
+/** The audit of a review decision, written by the catalog in the decision's transaction. */
+export function toolDecisionAudit(
+  admin: AdminPrincipal,
+  orgId: string,
+  action: 'tool.approved' | 'tool.rejected',
+  reason: string | undefined,
+  bulk = false,
+): AuditedBy<ReviewDecision> {
+  return { by: auditBy(admin), entry: (decision) => toolDecisionAuditEntry(orgId, action, decision, reason, bulk) };
 }

@@ -25,7 +25,7 @@ import {
   toCatalogToolView,
   toToolDiffView,
 } from './tool-review.view';
-import { toolDecisionAuditEntry } from './tool-decision-audit';
+import { toolDecisionAudit } from './tool-decision-audit';
 
 @ApiTags('tools')
 @ApiBearerAuth()
@@ -102,8 +102,12 @@ export class ToolsController {
     @UuidParam('toolId') toolId: string,
     @Body() dto: ApproveToolDto,
   ): Promise<CatalogToolView> {
-    const decision = await this.review.approve(orgId, toolId, dto.definitionHash);
-    await this.audit.record(admin, toolDecisionAuditEntry(orgId, 'tool.approved', decision, dto.reason));
+    const decision = await this.review.approve(
+      orgId,
+      toolId,
+      dto.definitionHash,
+      toolDecisionAudit(admin, orgId, 'tool.approved', dto.reason),
+    );
     return toCatalogToolView(decision.tool);
   }
 
@@ -122,8 +126,12 @@ export class ToolsController {
     @UuidParam('toolId') toolId: string,
     @Body() dto: RejectToolDto,
   ): Promise<CatalogToolView> {
-    const decision = await this.review.reject(orgId, toolId, dto.definitionHash);
-    await this.audit.record(admin, toolDecisionAuditEntry(orgId, 'tool.rejected', decision, dto.reason));
+    const decision = await this.review.reject(
+      orgId,
+      toolId,
+      dto.definitionHash,
+      toolDecisionAudit(admin, orgId, 'tool.rejected', dto.reason),
+    );
     return toCatalogToolView(decision.tool);
   }
 }
