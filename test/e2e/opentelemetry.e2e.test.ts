@@ -240,6 +240,11 @@ describe('OpenTelemetry: traces and metrics over OTLP (edge, admin API and worke
     expect(attr(server, 'tollgate.call.id')).toBe(callId);
     expect(Number(attr(server, 'tollgate.cost.micros'))).toBe(700);
     expect(attr(server, 'tollgate.org.id')).toBe(orgId);
+    // Under the HTTP request's server span, itself the agent's span's child.
+    const http = spans.find((s) => s.spanId === server.parentSpanId)!;
+    expect(`${http.service} ${http.kind} ${http.name}`).toBe(`tollgate-edge ${KIND.SERVER} POST /mcp`);
+    expect(http.parentSpanId).toBe(parent);
+    expect(Number(attr(http, 'http.response.status_code'))).toBe(200);
     const client = spans.find((s) => s.name === 'tools/call ping')!;
     expect(client.kind).toBe(KIND.CLIENT);
     expect(client.parentSpanId).toBe(server.spanId);

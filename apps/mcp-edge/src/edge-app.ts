@@ -4,7 +4,13 @@ import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { EdgeConfig } from '@tollgate/config';
-import { createAppLogger, runWithLogContext, ShutdownDrain, traceCarrierOf } from '@tollgate/observability';
+import {
+  createAppLogger,
+  inHttpServerSpan,
+  runWithLogContext,
+  ShutdownDrain,
+  traceCarrierOf,
+} from '@tollgate/observability';
 import { EdgeModule } from './edge.module';
 import { McpEndpoint, isMcpRequest } from './mcp/mcp-endpoint';
 
@@ -24,6 +30,9 @@ export async function createEdgeApp(config: EdgeConfig): Promise<INestApplicatio
   return app;
 }
 
+// Probes and scrapes are not traffic: no span.
+const PROBES = /^\/(healthz|readyz|metrics)\b/;
+
 /** Every request gets `x-request-id` (the caller's, if sane); /mcp goes to the endpoint, the rest to Express. */
 function routeMcpAroundExpress(server: Server, mcp: McpEndpoint): void {
   const express = server.listeners('request') as RequestListener[];
@@ -35,8 +44,9 @@ function routeMcpAroundExpress(server: Server, mcp: McpEndpoint): void {
     // Every log line written while serving the request carries its id (and later its org, key and call).
     const trace = { carrier: traceCarrierOf(req.headers as Record<string, unknown>), fromMeta: false };
     runWithLogContext({ requestId, trace }, () => {
-      if (isMcpRequest(req.url)) void mcp.handle(req, res);
-      else for (const listener of express) listener(req, res);
+      if (isMcpRequest(req.url)) inHttpServerSpan(req, res, '/mcp', () => void mcp.handle(req, res));
+      else if (PROBES.test(req.url ?? '')) for (const listener of express) listener(req, res);
+      else inHttpServerSpan(req, res, undefined, () => express.forEach((listener) => listener(req, res)));
     });
   });
 }

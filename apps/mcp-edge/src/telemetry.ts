@@ -1,4 +1,5 @@
 import { startTelemetry } from '@tollgate/observability';
 
 // Imported first by main.ts: the instrumentations patch http, undici, pg, ioredis and Prisma before they load.
-startTelemetry('tollgate-edge', process.env);
+// The edge opens its requests' server spans itself (inHttpServerSpan in edge-app.ts).
+startTelemetry('tollgate-edge', process.env, { ownServerSpans: true });

@@ -7,3 +7,4 @@ export * from './queue-telemetry';
 export * from './readiness';
 export * from './shutdown-drain';
 export * from './telemetry';
+export * from './http-server-span';

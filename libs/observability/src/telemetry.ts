@@ -22,8 +22,13 @@ export function telemetryEnabled(env: NodeJS.ProcessEnv): boolean {
  * configured by the standard `OTEL_*` variables (exporters, protocol, sampler, resource
  * attributes), with the instrumentations for http, undici, pg, ioredis and Prisma. Call it before
  * the app's modules load (each app's `telemetry.ts`, imported first by its `main.ts`).
+ * `ownServerSpans`: the app opens its incoming requests' spans itself (inHttpServerSpan).
  */
-export function startTelemetry(serviceName: string, env: NodeJS.ProcessEnv): void {
+export function startTelemetry(
+  serviceName: string,
+  env: NodeJS.ProcessEnv,
+  opts: { ownServerSpans?: boolean } = {},
+): void {
   if (sdk || !telemetryEnabled(env)) return;
   const { NodeSDK } = require('@opentelemetry/sdk-node') as typeof import('@opentelemetry/sdk-node');
   const { HttpInstrumentation } =
@@ -41,6 +46,9 @@ export function startTelemetry(serviceName: string, env: NodeJS.ProcessEnv): voi
       new HttpInstrumentation({
         // Probes and scrapes are not traffic.
         ignoreIncomingRequestHook: (req) => /^\/(healthz|readyz|metrics)\b/.test(req.url ?? ''),
+        // An app that makes its own server spans (the edge, see inHttpServerSpan) skips the
+        // instrumentation's per-request work, which runs whether the request is sampled or not.
+        disableIncomingRequestInstrumentation: opts.ownServerSpans === true,
       }),
       // A request that carries its trace context already (the edge's MCP client span wrote it, in
       // the headers and params._meta alike) is that span's: a second, HTTP span would double what

@@ -1,0 +1,42 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, propagation, trace } from '@opentelemetry/api';
+import { telemetryRunning } from './telemetry';
+
+const tracer = trace.getTracer('tollgate-http');
+
+/**
+ * Runs `fn` (the request's handling) in the request's HTTP server span (`route`: its template, if known), a child of the trace
+ * context its headers carry, named and attributed after the HTTP semantic conventions. An app that
+ * calls this starts telemetry with `ownServerSpans` (the edge): the http instrumentation's own
+ * server span builds its attributes, binds the request's emitters and records a duration histogram
+ * for every request, sampled or not, which was most of what tracing cost an unsampled call. Here an
+ * unsampled request costs the sampler's decision and one context switch.
+ */
+export function inHttpServerSpan(
+  req: IncomingMessage,
+  res: ServerResponse,
+  route: string | undefined,
+  fn: () => void,
+): void {
+  if (!telemetryRunning()) return fn();
+  const parent = propagation.extract(ROOT_CONTEXT, req.headers);
+  const method = req.method ?? 'GET';
+  // Named `{method} {route}`, or the method alone when the route is not known (the conventions' rule).
+  const span = tracer.startSpan(
+    route ? `${method} ${route}` : method,
+    { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, ...(route ? { 'http.route': route } : {}) } },
+    parent,
+  );
+  if (span.isRecording()) {
+    span.setAttribute('url.path', (req.url ?? '/').split('?', 1)[0]);
+    // Ended when the answer is sent, or when the client goes first (a closed stream).
+    const end = () => {
+      res.off('finish', end).off('close', end);
+      span.setAttribute('http.response.status_code', res.statusCode);
+      if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+    };
+    res.once('finish', end).once('close', end);
+  }
+  context.with(trace.setSpan(parent, span), fn);
+}
