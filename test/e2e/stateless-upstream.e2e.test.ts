@@ -7,6 +7,7 @@ import {
   ElicitRequestSchema,
   ListRootsRequestSchema,
   Progress,
+  ResourceUpdatedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { PrismaClient } from '@prisma/client';
 import { PrismaPg } from '@prisma/adapter-pg';
@@ -316,6 +317,20 @@ describe('a 2026-07-28-only upstream behind the edge', () => {
 
     const plain = await post('tools/call', { name: 'next__test_simple_text', arguments: {} });
     expect(plain.result).toMatchObject({ resultType: 'complete', content: [{ type: 'text' }] });
+  });
+
+  it("should relay a 2026-07-28 upstream's resource updates to a 2025-11-25 session that subscribed", async () => {
+    const agent = await connectAgent(p.edgeUrl, key);
+    agents.push(agent);
+    const updated = new Promise<string>((resolve) =>
+      agent.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => resolve(n.params.uri)),
+    );
+    // The revision has no resources/subscribe: the edge's listen stream to the upstream asks for it.
+    await agent.subscribeResource({ uri: 'test://watched-resource' });
+    const trigger = await post('tools/call', { name: 'next__test_trigger_resource_update', arguments: {} });
+    expect(trigger.result).toMatchObject({ content: [{ text: 'Resource update announced' }] });
+    expect(await updated).toBe('test://watched-resource');
+    await agent.unsubscribeResource({ uri: 'test://watched-resource' });
   });
 
   it("should tell a 2026-07-28 agent's listen stream when the upstream announces a tool list change on its own", async () => {

@@ -46,6 +46,8 @@ const LIST_CHANGED_METHODS = new Set([
 /** Pauses before a listen stream is opened again: from one second, doubling, up to half a minute. */
 const LISTEN_RETRY_MIN_MS = 1_000;
 const LISTEN_RETRY_MAX_MS = 30_000;
+/** How long a new resource subscription waits for the listen stream to be open again with it. */
+const LISTEN_REOPEN_WAIT_MS = 5_000;
 
 const DISPATCHER = outboundDispatcher({ connections: 64, keepAliveTimeout: 60_000, headersTimeout: 0, bodyTimeout: 0 });
 
@@ -55,6 +57,21 @@ export interface StatelessRequestOptions {
   relay?: UpstreamCallRelay;
   /** What the upstream is told the client can be asked; the client's own (the sync's) when absent. */
   clientCapabilities?: ClientCapabilities;
+}
+
+/** One listen loop: `stop` ends it, aborting `stream` reopens it; `opened` wait for its next answer. */
+interface ListenStream {
+  stop: AbortController;
+  stream?: AbortController;
+  opened: (() => void)[];
+}
+
+/** What an upstream's `subscriptions/listen` stream is asked for, and who hears what it sends. */
+export interface UpstreamListenEvents {
+  onListChanged(): void;
+  onResourceUpdated(uri: string): void;
+  /** The resources whose updates to ask for. */
+  resourceSubscriptions(): string[];
 }
 
 type JsonRpcAnswer = { result: Record<string, unknown> } | { error: { code: number; message: string; data?: unknown } };
@@ -78,8 +95,8 @@ export class StatelessUpstreamClient {
   /** Per tool, the arguments its schema mirrors in `Mcp-Param-<Name>` headers (read from tools/list). */
   private paramHeaders?: Map<string, [argument: string, header: string][]>;
   private paramHeadersReadAt = 0;
-  /** The `subscriptions/listen` streams it keeps open, to stop on close. */
-  private readonly listens = new Set<AbortController>();
+  /** The `subscriptions/listen` streams it keeps open. */
+  private readonly listens = new Set<ListenStream>();
 
   private constructor(
     private readonly spec: UpstreamSpec,
@@ -198,7 +215,7 @@ export class StatelessUpstreamClient {
 
   /** Stops its listen streams; nothing else to close (no session, the sockets are the shared dispatcher's). */
   async close(): Promise<void> {
-    for (const stop of this.listens) stop.abort();
+    for (const listen of this.listens) listen.stop.abort();
     this.listens.clear();
   }
 
@@ -341,25 +358,42 @@ export class StatelessUpstreamClient {
   }
 
   /**
-   * Listens to the upstream's `subscriptions/listen` stream for changes of the lists it declares
-   * `listChanged` for; `onListChanged` hears each. The stream is opened again when it ends (after a
-   * pause that grows while it keeps failing), until the returned function, or `close`, stops it.
+   * Listens to the upstream's `subscriptions/listen` stream: changes of the lists it declares
+   * `listChanged` for, and updates of the resources `events.resourceSubscriptions()` names (read at
+   * each opening). The stream is opened again when it ends (after a pause that grows while it keeps
+   * failing), or at once after `reopenListens`, until the returned function, or `close`, stops it.
    */
-  listenForListChanges(onListChanged: () => void): () => void {
+  listen(events: UpstreamListenEvents): () => void {
     const caps = this.serverCapabilities as Record<string, { listChanged?: boolean } | undefined>;
-    const filters = Object.fromEntries(
+    const lists = Object.fromEntries(
       Object.entries(LIST_CHANGED_FILTERS)
         .filter(([list]) => caps[list]?.listChanged === true)
         .map(([, filter]) => [filter, true]),
     );
-    if (Object.keys(filters).length === 0) return () => undefined;
     const stop = new AbortController();
-    this.listens.add(stop);
+    const listen: ListenStream = { stop, opened: [] };
+    this.listens.add(listen);
+    // Those waiting for this stream to be (re)opened hear when it answers, or fails.
+    const opened = () => listen.opened.splice(0).forEach((resolve) => resolve());
     void (async () => {
       let pauseMs = LISTEN_RETRY_MIN_MS;
       while (!stop.signal.aborted) {
+        const uris = events.resourceSubscriptions();
+        const filters = uris.length > 0 ? { ...lists, resourceSubscriptions: uris } : lists;
+        if (Object.keys(filters).length === 0) {
+          // Nothing to hear yet: wait for a resource to be watched (reopenListens).
+          listen.stream = new AbortController();
+          opened();
+          await pause(2 ** 31 - 1, AbortSignal.any([stop.signal, listen.stream.signal]));
+          continue;
+        }
+        listen.stream = new AbortController();
         const openedAt = Date.now();
-        await this.listenOnce(filters, onListChanged, stop.signal).catch(() => undefined);
+        await this.listenOnce(filters, events, AbortSignal.any([stop.signal, listen.stream.signal]), opened).catch(
+          () => undefined,
+        );
+        opened();
+        if (listen.stream.signal.aborted) continue; // Reopened on purpose, with new filters.
         // A stream that stayed open a while was healthy: the next failure starts the pauses anew.
         pauseMs = Date.now() - openedAt > LISTEN_RETRY_MAX_MS ? LISTEN_RETRY_MIN_MS : pauseMs;
         await pause(pauseMs, stop.signal);
@@ -368,14 +402,29 @@ export class StatelessUpstreamClient {
     })();
     return () => {
       stop.abort();
-      this.listens.delete(stop);
+      this.listens.delete(listen);
     };
   }
 
+  /**
+   * Opens its listen streams again, with the resources to watch as they are now; resolves once they
+   * answered (or failed, or `LISTEN_REOPEN_WAIT_MS` passed), so an update sent after it is heard.
+   */
+  async reopenListens(): Promise<void> {
+    const reopened = [...this.listens].map((listen) => {
+      const answered = new Promise<void>((resolve) => listen.opened.push(resolve));
+      listen.stream?.abort();
+      return answered;
+    });
+    const signal = AbortSignal.timeout(LISTEN_REOPEN_WAIT_MS);
+    await Promise.race([Promise.all(reopened), pause(LISTEN_REOPEN_WAIT_MS, signal)]);
+  }
+
   private async listenOnce(
-    filters: Record<string, boolean>,
-    onListChanged: () => void,
+    filters: Record<string, unknown>,
+    events: UpstreamListenEvents,
     signal: AbortSignal,
+    opened: () => void,
   ): Promise<void> {
     const { headers, body } = this.requestOf('subscriptions/listen', { notifications: filters }, {}, {});
     const res = await DISPATCHER.request({
@@ -392,13 +441,16 @@ export class StatelessUpstreamClient {
     }
     const parser = createParser({
       onEvent: (event) => {
-        let m: { method?: unknown };
+        opened(); // The first event is the acknowledgment.
+        let m: { method?: unknown; params?: { uri?: unknown } };
         try {
-          m = JSON.parse(event.data) as { method?: unknown };
+          m = JSON.parse(event.data) as typeof m;
         } catch {
           return;
         }
-        if (typeof m.method === 'string' && LIST_CHANGED_METHODS.has(m.method)) onListChanged();
+        if (typeof m.method === 'string' && LIST_CHANGED_METHODS.has(m.method)) events.onListChanged();
+        else if (m.method === 'notifications/resources/updated' && typeof m.params?.uri === 'string')
+          events.onResourceUpdated(m.params.uri);
       },
     });
     const decoder = new StringDecoder('utf8');

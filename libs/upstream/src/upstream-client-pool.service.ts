@@ -86,6 +86,8 @@ export class UpstreamClientPool implements OnModuleDestroy {
   private readonly namespaces = new Map<string, string>();
   private readonly listChangedHandlers = new Set<ListChangedHandler>();
   private readonly resourceUpdatedHandlers = new Set<ResourceUpdatedHandler>();
+  /** Per 2026-07-28 upstream, the resources whose updates its listen stream asks for. */
+  private readonly watchedResources = new Map<string, Set<string>>();
 
   /** Told when an upstream announces that its tools, resources or prompts changed (a sync is due). */
   onToolListChanged(handler: ListChangedHandler): void {
@@ -148,7 +150,14 @@ export class UpstreamClientPool implements OnModuleDestroy {
       // A stateless upstream has no connection to watch: what it asks comes back in its answers, and
       // its list changes on its subscriptions/listen stream (listened to once per upstream, not per user).
       if (opened.revision !== 'session') {
-        if (!session) opened.client.listenForListChanges(announceListChanged);
+        if (!session)
+          opened.client.listen({
+            onListChanged: announceListChanged,
+            onResourceUpdated: (uri) => {
+              for (const h of this.resourceUpdatedHandlers) h(spec, uri);
+            },
+            resourceSubscriptions: () => [...(this.watchedResources.get(spec.id) ?? [])],
+          });
         return (entry.open = { stateless: opened.client, calls: new Set() });
       }
       const client = opened.client;
@@ -173,6 +182,22 @@ export class UpstreamClientPool implements OnModuleDestroy {
       if (this.clients.get(key) === entry) this.clients.delete(key);
     });
     return entry.connection;
+  }
+
+  /**
+   * Asks a 2026-07-28 upstream for `notifications/resources/updated` of `uri` on the listen stream
+   * this process keeps to it, or stops asking (the revision has no resources/subscribe). Updates
+   * reach the `onResourceUpdated` handlers as a session upstream's do.
+   */
+  async watchResource(spec: UpstreamSpec, uri: string, watch: boolean): Promise<void> {
+    const watched = this.watchedResources.get(spec.id) ?? new Set<string>();
+    if (watch) watched.add(uri);
+    else watched.delete(uri);
+    if (watched.size > 0) this.watchedResources.set(spec.id, watched);
+    else this.watchedResources.delete(spec.id);
+    // A connection that cannot open now reads the set when one does.
+    const opened = await this.connectionFor(spec).catch(() => undefined);
+    await opened?.stateless?.reopenListens();
   }
 
   /**

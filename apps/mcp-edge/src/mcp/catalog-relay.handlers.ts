@@ -37,7 +37,7 @@ import { EdgeConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { Principal } from '@tollgate/identity';
 import { normalizeResourceUri } from '@tollgate/policy';
 import { countJsonTokens } from '@tollgate/tokens';
-import { UpstreamSpec, speaksStatelessRevision } from '@tollgate/upstream';
+import { UpstreamClientPool, UpstreamSpec, speaksStatelessRevision } from '@tollgate/upstream';
 import { EmbeddedResources } from '../governed-call/embedded-resources.service';
 import { GovernedItemPipeline } from '../governed-call/governed-item.pipeline';
 import { ResourceSubscriptions } from '../session/resource-subscriptions.service';
@@ -64,6 +64,7 @@ export class CatalogRelayHandlers {
     private readonly items: GovernedItemPipeline,
     private readonly subscriptions: ResourceSubscriptions,
     private readonly embeddedResources: EmbeddedResources,
+    private readonly pool: UpstreamClientPool,
     @Inject(TOLLGATE_CONFIG) private readonly config: EdgeConfig,
   ) {}
 
@@ -152,10 +153,10 @@ export class CatalogRelayHandlers {
     const uri = params.uri;
     const { spec, key } = this.resolveResource(await this.catalog.catalogFor(principal.orgId), uri);
     await this.items.assertAllowed(principal, { kind: 'resource', spec, key, exposed: uri });
-    // 2026-07-28 has no resources/subscribe: the edge alone keeps the subscription (the upstream's
-    // updates are not heard yet: the edge does not listen to upstreams' subscription streams).
-    if (!speaksStatelessRevision(spec))
-      await this.relay(principal, spec, { method: 'resources/subscribe', params: { ...params, uri: key } }, signal);
+    // 2026-07-28 has no resources/subscribe: the edge's listen stream to the upstream asks for the
+    // resource's updates instead.
+    if (speaksStatelessRevision(spec)) await this.pool.watchResource(spec, key, true);
+    else await this.relay(principal, spec, { method: 'resources/subscribe', params: { ...params, uri: key } }, signal);
     // Without a session there is no stream to tell of updates: the upstream still accepted it.
     if (session) await this.subscriptions.subscribe(principal.orgId, session.id, spec.id, key, uri);
     return {};
@@ -173,7 +174,8 @@ export class CatalogRelayHandlers {
     const remaining = session
       ? await this.subscriptions.unsubscribe(principal.orgId, session.id, spec.id, key, uri)
       : 0;
-    if (remaining === 0 && !speaksStatelessRevision(spec))
+    if (remaining === 0 && speaksStatelessRevision(spec)) await this.pool.watchResource(spec, key, false);
+    else if (remaining === 0)
       await this.relay(principal, spec, { method: 'resources/unsubscribe', params: { ...params, uri: key } }, signal);
     return {};
   }
