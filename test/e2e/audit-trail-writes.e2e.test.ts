@@ -168,6 +168,20 @@ describe('audit trail writes', () => {
     expect(await ok<unknown[]>('GET', `/v1/orgs/${orgId}/alert-webhooks`, undefined, 200)).toEqual([]);
   });
 
+  it('should keep an email domain claimed when its release cannot be audited, and release it once it can', async () => {
+    await ok('PUT', `/v1/orgs/${orgId}/email-domains/atomic.test`);
+    await refuseAudit('org.email-domain-released');
+    try {
+      expect((await admin('DELETE', `/v1/orgs/${orgId}/email-domains/atomic.test`)).status).toBe(500);
+    } finally {
+      await allowAudit();
+    }
+    const claimed = await ok<{ domain: string }[]>('GET', `/v1/orgs/${orgId}/email-domains`, undefined, 200);
+    expect(claimed.map((c) => c.domain)).toEqual(['atomic.test']);
+    expect((await admin('DELETE', `/v1/orgs/${orgId}/email-domains/atomic.test`)).status).toBe(204);
+    expect(await auditRows('org.email-domain-released')).toBe(1);
+  });
+
   it('should commit the change and its row together once the audit row can be written', async () => {
     await ok('POST', `/v1/orgs/${orgId}/keys/${keyId}/revoke`, undefined, 200);
     await ok('PUT', `/v1/orgs/${orgId}/users/${userId}/org-role`, { role: 'FINANCE' }, 200);
@@ -187,19 +201,19 @@ describe('audit trail writes', () => {
     await db.$executeRawUnsafe(await readFile(migration, 'utf8'));
     await ok('PATCH', `/v1/orgs/${orgId}`, { name: 'Atomic Ltd' }, 200);
 
-    for (const targetType of ['organization', 'org']) {
-      const page = await ok<{ events: { action: string; targetType: string }[] }>(
-        'GET',
-        `/v1/orgs/${orgId}/audit/search?targetType=${targetType}`,
-        undefined,
-        200,
-      );
-      expect(page.events.map((e) => [e.action, e.targetType])).toEqual([
-        ['org.updated', 'organization'],
-        ['identity-provider.set', 'organization'],
-        ['org.created', 'organization'],
-      ]);
-    }
+    const byType = async (targetType: string) =>
+      (
+        await ok<{ events: { id: string; action: string; targetType: string }[] }>(
+          'GET',
+          `/v1/orgs/${orgId}/audit/search?targetType=${targetType}`,
+          undefined,
+          200,
+        )
+      ).events;
+    const merged = await byType('organization');
+    expect(merged.map((e) => e.action)).toEqual(expect.arrayContaining(['org.updated', 'identity-provider.set']));
+    expect(new Set(merged.map((e) => e.targetType))).toEqual(new Set(['organization']));
+    expect((await byType('org')).map((e) => e.id)).toEqual(merged.map((e) => e.id));
     const facets = await ok<{ targetTypes: string[] }>('GET', `/v1/orgs/${orgId}/audit/facets`, undefined, 200);
     expect(facets.targetTypes).toContain('organization');
     expect(facets.targetTypes).not.toContain('org');

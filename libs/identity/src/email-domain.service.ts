@@ -1,3 +1,4 @@
+import { AuditedBy, recordAudited } from '@tollgate/audit';
 import { Injectable } from '@nestjs/common';
 import { PrismaService } from '@tollgate/db';
 import { IdentityException, IdentityExceptionCode } from './identity.exception';
@@ -69,11 +70,14 @@ export class EmailDomainService {
     return { claim, created: !existing, usersInOtherOrgs };
   }
 
-  async release(orgId: string, rawDomain: string): Promise<boolean> {
-    const { count } = await this.prisma.orgEmailDomain.deleteMany({
-      where: { orgId, domain: normaliseDomain(rawDomain) },
+  /** Releases a claim; false (and no audit row) when the org did not claim the domain. */
+  async release(orgId: string, rawDomain: string, audit: AuditedBy<string>): Promise<boolean> {
+    const domain = normaliseDomain(rawDomain);
+    return this.prisma.$transaction(async (tx) => {
+      const { count } = await tx.orgEmailDomain.deleteMany({ where: { orgId, domain } });
+      if (count > 0) await recordAudited(tx, audit, domain);
+      return count > 0;
     });
-    return count > 0;
   }
 
   /** The org that claims this email's domain when it is not `orgId`; null when free or its own. */

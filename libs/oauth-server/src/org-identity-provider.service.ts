@@ -1,3 +1,4 @@
+import { AuditedBy, recordAudited } from '@tollgate/audit';
 import { Inject, Injectable } from '@nestjs/common';
 import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { PrismaService } from '@tollgate/db';
@@ -62,6 +63,7 @@ export class OrgIdentityProviderService {
       createUsers?: boolean;
       newUserTeamId?: string | null;
     },
+    audit: AuditedBy<OrgIdentityProviderView>,
   ): Promise<OrgIdentityProviderView> {
     const sealed =
       input.clientSecret === undefined ? undefined : this.box.seal(input.clientSecret, secretContext(orgId));
@@ -72,17 +74,25 @@ export class OrgIdentityProviderService {
       createUsers: input.createUsers ?? false,
       newUserTeamId: input.newUserTeamId ?? null,
     };
-    return this.prisma.orgIdentityProvider.upsert({
-      where: { orgId },
-      create: { orgId, ...fields, clientSecretSealed: sealed ?? '' },
-      update: { ...fields, ...(sealed ? { clientSecretSealed: sealed } : {}) },
-      select: VIEW_FIELDS,
+    return this.prisma.$transaction(async (tx) => {
+      const saved = await tx.orgIdentityProvider.upsert({
+        where: { orgId },
+        create: { orgId, ...fields, clientSecretSealed: sealed ?? '' },
+        update: { ...fields, ...(sealed ? { clientSecretSealed: sealed } : {}) },
+        select: VIEW_FIELDS,
+      });
+      await recordAudited(tx, audit, saved);
+      return saved;
     });
   }
 
-  async remove(orgId: string): Promise<boolean> {
-    const { count } = await this.prisma.orgIdentityProvider.deleteMany({ where: { orgId } });
-    return count > 0;
+  /** Removes the connection; false (and no audit row) when there was none. */
+  async remove(orgId: string, audit: AuditedBy<void>): Promise<boolean> {
+    return this.prisma.$transaction(async (tx) => {
+      const { count } = await tx.orgIdentityProvider.deleteMany({ where: { orgId } });
+      if (count > 0) await recordAudited(tx, audit, undefined);
+      return count > 0;
+    });
   }
 
   /** The connection with its secret opened, for the sign-in itself. */

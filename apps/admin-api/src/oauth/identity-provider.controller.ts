@@ -9,9 +9,8 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import { AdminConfig, TOLLGATE_CONFIG } from '@tollgate/config';
-import { AdminPrincipal, IdentityException, IdentityService } from '@tollgate/identity';
+import { AdminPrincipal, auditBy, IdentityException, IdentityService } from '@tollgate/identity';
 import { OrgIdentityProviderService, OrgIdentityProviderView } from '@tollgate/oauth-server';
-import { AuditService } from '../audit/audit.service';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
 import { ErrorBodyView } from '../common/error-body.view';
@@ -52,7 +51,6 @@ export class IdentityProviderController {
   constructor(
     private readonly identity: IdentityService,
     private readonly providers: OrgIdentityProviderService,
-    private readonly audit: AuditService,
     @Inject(TOLLGATE_CONFIG) private readonly config: AdminConfig,
   ) {}
 
@@ -96,21 +94,22 @@ export class IdentityProviderController {
         throw new FieldValidationException('issuer', [`issuer refused: ${err.message}`]);
       throw err;
     }
-    const saved = await this.providers.put(orgId, dto);
-    const details = {
-      issuer: saved.issuer,
-      clientId: saved.clientId,
-      emailClaim: saved.emailClaim,
-      createUsers: saved.createUsers,
-      newUserTeamId: saved.newUserTeamId,
-      secretChanged: dto.clientSecret !== undefined,
-    };
-    await this.audit.record(admin, {
-      orgId,
-      action: 'identity-provider.set',
-      targetType: 'organization',
-      targetId: orgId,
-      details,
+    const saved = await this.providers.put(orgId, dto, {
+      by: auditBy(admin),
+      entry: (set) => ({
+        orgId,
+        action: 'identity-provider.set',
+        targetType: 'organization',
+        targetId: orgId,
+        details: {
+          issuer: set.issuer,
+          clientId: set.clientId,
+          emailClaim: set.emailClaim,
+          createUsers: set.createUsers,
+          newUserTeamId: set.newUserTeamId,
+          secretChanged: dto.clientSecret !== undefined,
+        },
+      }),
     });
     return this.view(saved);
   }
@@ -122,15 +121,17 @@ export class IdentityProviderController {
   @ApiNoContentResponse()
   async remove(@CurrentAdmin() admin: AdminPrincipal, @UuidParam('orgId') orgId: string): Promise<void> {
     await this.identity.getOrganization(orgId);
-    if (!(await this.providers.remove(orgId)))
-      throw new NotFoundException('no identity provider is set for this organization');
-    await this.audit.record(admin, {
-      orgId,
-      action: 'identity-provider.removed',
-      targetType: 'organization',
-      targetId: orgId,
-      details: {},
+    const removed = await this.providers.remove(orgId, {
+      by: auditBy(admin),
+      entry: () => ({
+        orgId,
+        action: 'identity-provider.removed',
+        targetType: 'organization',
+        targetId: orgId,
+        details: {},
+      }),
     });
+    if (!removed) throw new NotFoundException('no identity provider is set for this organization');
   }
 
   private view(p: OrgIdentityProviderView): IdentityProviderView {

@@ -24,7 +24,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { AdminPrincipal, EmailDomainService, IdentityService } from '@tollgate/identity';
+import { AdminPrincipal, auditBy, EmailDomainService, IdentityService } from '@tollgate/identity';
 import { AuditService } from '../audit/audit.service';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
@@ -115,15 +115,17 @@ export class EmailDomainsController {
   ): Promise<void> {
     requirePlatformAdmin(admin);
     await this.identity.getOrganization(orgId);
-    if (!(await this.domains.release(orgId, domain)))
-      throw new NotFoundException(`organization ${orgId} does not claim ${domain.slice(0, 100)}`);
-    await this.audit.record(admin, {
-      orgId,
-      action: 'org.email-domain-released',
-      targetType: 'organization',
-      targetId: orgId,
-      details: { domain: domain.trim().toLowerCase() },
+    const released = await this.domains.release(orgId, domain, {
+      by: auditBy(admin),
+      entry: () => ({
+        orgId,
+        action: 'org.email-domain-released',
+        targetType: 'organization',
+        targetId: orgId,
+        details: { domain: domain.trim().toLowerCase() },
+      }),
     });
+    if (!released) throw new NotFoundException(`organization ${orgId} does not claim ${domain.slice(0, 100)}`);
   }
 }
 
