@@ -33,7 +33,8 @@ const NO_SPAN = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
  * Runs `fn` in a child span `name`; a throw marks it failed with its `error.type`. Under a span that
  * is not recorded (the call was sampled out) no child is made: it would not be recorded either, and
  * its context switch is most of what an unsampled call would pay. `leaf`: `fn`'s own client calls
- * (the admission and completion scripts' Redis commands) get no spans: this span is their span.
+ * (the admission and completion scripts' Redis commands) get no spans, sampled or not: this span is
+ * their span.
  */
 export function inSpan<T>(
   name: string,
@@ -43,10 +44,10 @@ export function inSpan<T>(
 ): Promise<T> {
   if (!telemetryRunning()) return fn(NO_SPAN);
   const parent = trace.getActiveSpan();
-  if (parent && !parent.isRecording()) return fn(parent);
+  if (parent && !parent.isRecording()) return leaf ? context.with(noClientSpans(), fn, undefined, parent) : fn(parent);
   return tracer.startActiveSpan(name, { kind, attributes }, async (span) => {
     try {
-      return await (leaf ? context.with(suppressTracing(context.active()), fn, undefined, span) : fn(span));
+      return await (leaf ? context.with(noClientSpans(), fn, undefined, span) : fn(span));
     } catch (err) {
       failSpan(span, (err as Error).name ?? 'Error', err as Error);
       throw err;
@@ -54,6 +55,15 @@ export function inSpan<T>(
       span.end();
     }
   });
+}
+
+/**
+ * The context a leaf's own client calls run in: no active span and tracing suppressed. The ioredis
+ * instrumentation serializes a command's arguments into span attributes whenever any span is
+ * active, recorded or not (an unsampled call's too); with none active it sends the command as is.
+ */
+function noClientSpans(): Context {
+  return suppressTracing(trace.deleteSpan(context.active()));
 }
 
 /**
