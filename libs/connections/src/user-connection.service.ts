@@ -1,3 +1,4 @@
+import { AuditedBy, recordAudited } from '@tollgate/audit';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { refreshAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
@@ -108,13 +109,16 @@ export class UserConnectionService {
   }
 
   /** Forgets the user's tokens for the upstream; their next call answers AUTH_REQUIRED. */
-  async revoke(orgId: string, userId: string, upstreamId: string): Promise<void> {
-    const { count } = await this.prisma.userConnection.deleteMany({ where: { orgId, userId, upstreamId } });
-    if (count === 0)
-      throw new ConnectionsException(
-        ConnectionsExceptionCode.ConnectionNotFound,
-        `user ${userId} has no connection to upstream ${upstreamId}`,
-      );
+  async revoke(orgId: string, userId: string, upstreamId: string, audit: AuditedBy<void>): Promise<void> {
+    await this.prisma.$transaction(async (tx) => {
+      const { count } = await tx.userConnection.deleteMany({ where: { orgId, userId, upstreamId } });
+      if (count === 0)
+        throw new ConnectionsException(
+          ConnectionsExceptionCode.ConnectionNotFound,
+          `user ${userId} has no connection to upstream ${upstreamId}`,
+        );
+      await recordAudited(tx, audit, undefined);
+    });
   }
 
   /** Offboarding: forgets every upstream token of the user; the upstreams they connected are named in the answer. */

@@ -12,7 +12,7 @@ import {
 } from '@nestjs/swagger';
 import { AdminConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { ConnectFlowService, UserConnectionService, oauthCallbackUrl } from '@tollgate/connections';
-import type { AdminPrincipal } from '@tollgate/identity';
+import { AdminPrincipal, auditBy } from '@tollgate/identity';
 import { AuditService } from '../audit/audit.service';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
@@ -96,13 +96,15 @@ export class ConnectionsController {
     @UuidParam('upstreamId') upstreamId: string,
   ): Promise<void> {
     assertMayManageConnectionsOf(admin, userId);
-    await this.connections.revoke(orgId, userId, upstreamId);
-    await this.audit.record(admin, {
-      orgId,
-      action: 'connection.revoked',
-      targetType: 'user',
-      targetId: userId,
-      details: { upstreamId },
+    await this.connections.revoke(orgId, userId, upstreamId, {
+      by: auditBy(admin),
+      entry: () => ({
+        orgId,
+        action: 'connection.revoked',
+        targetType: 'user',
+        targetId: userId,
+        details: { upstreamId },
+      }),
     });
   }
 
