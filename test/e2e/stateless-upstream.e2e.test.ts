@@ -212,13 +212,16 @@ describe('a 2026-07-28-only upstream behind the edge', () => {
     ]);
   });
 
-  it('should read its resources and get its prompts; a prompt that asks for input goes through rounds with a 2026-07-28 agent', async () => {
+  it("should read its resources and get its prompts; a prompt that asks for input asks a 2025-11-25 agent's client, and goes through rounds with a 2026-07-28 agent", async () => {
     const agent = await capableAgent();
     const read = await agent.readResource({ uri: 'test://static-text' });
     expect(read.contents[0]).toMatchObject({ uri: 'test://static-text', text: expect.any(String) });
     expect(read).not.toHaveProperty('ttlMs');
     const simple = await agent.getPrompt({ name: 'next__test_simple_prompt' });
     expect(simple.messages.length).toBeGreaterThan(0);
+    // A 2025-11-25 session's client is asked what the prompt's upstream needs, on the request's stream.
+    const asked = await agent.getPrompt({ name: 'next__test_input_required_result_prompt' });
+    expect(JSON.stringify(asked.messages)).toContain('Answer with this context in mind: Ada');
 
     const get = { name: 'next__test_input_required_result_prompt' };
     const caps = { elicitation: {} };

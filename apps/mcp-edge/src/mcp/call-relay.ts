@@ -15,17 +15,19 @@ import { AgentRequests } from './agent-requests.service';
 const LOG_LEVELS: LoggingLevel[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
 
 /**
- * Whether a `tools/call` needs an answer stream to its agent rather than one JSON body: it asked
- * for progress, or its session can be sent something during the call (the client answers sampling,
- * elicitation or roots requests, or set a log level). Such a call leaves the lean path.
+ * Whether a `tools/call` (or `prompts/get`) needs an answer stream to its agent rather than one JSON
+ * body: a call asked for progress, or its session can be sent something during it (the client
+ * answers sampling, elicitation or roots requests, or set a log level). Such a call leaves the lean path.
  */
 export function callNeedsStream(body: unknown, session: McpSession | null): boolean {
-  if ((body as { method?: unknown } | null)?.method !== 'tools/call') return false;
+  const method = (body as { method?: unknown } | null)?.method;
+  if (method !== 'tools/call' && method !== 'prompts/get') return false;
   if (
     session &&
     (session.sampling || session.elicitationForm || session.elicitationUrl || session.roots || session.logLevel)
   )
     return true;
+  if (method !== 'tools/call') return false;
   const meta = (body as { params?: { _meta?: { progressToken?: unknown } } } | null)?.params?._meta;
   return meta?.progressToken !== undefined;
 }

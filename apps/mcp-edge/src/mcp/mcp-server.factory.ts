@@ -116,11 +116,26 @@ export class McpServerFactory {
         this.catalogRelay.readResource(principal, request.params, extra.signal),
       ),
     );
-    server.setRequestHandler(GetPromptRequestSchema, (request, extra) =>
-      this.trail.item(principal, session, 'PROMPT_GET', request.params.name, () =>
-        this.catalogRelay.getPrompt(principal, request.params, extra.signal),
-      ),
-    );
+    server.setRequestHandler(GetPromptRequestSchema, (request, extra) => {
+      const get = () =>
+        this.trail.item(principal, session, 'PROMPT_GET', request.params.name, () =>
+          this.catalogRelay.getPrompt(principal, request.params, extra.signal),
+        );
+      if (!session) return get();
+      // A 2025-11-25 session's client is asked what the prompt's upstream needs meanwhile, on the
+      // request's answer stream, as during a tool call. (A 2026-07-28 agent has no session: the
+      // stateless handler's own relay turns such requests into input-required rounds.)
+      const relay = agentCallRelay(this.agentRequests, {
+        principal,
+        session,
+        requestId: extra.requestId,
+        progressToken: undefined,
+        transport: server.transport!,
+        sendNotification: extra.sendNotification,
+        signal: extra.signal,
+      });
+      return runWithCallRelay(relay, get);
+    });
     return server;
   }
 }
