@@ -383,6 +383,13 @@ describe('agent trail through two edges', () => {
       ['keyId=nope', 'keyId'],
       ['cursor=zzz', 'cursor'],
       ['limit=0', 'limit'],
+      ['limit=100000', 'limit'],
+      ['from=2026-13-45T00:00:00Z', 'from'],
+      ['to=%2B275760-09-13T00:00:00Z', 'to'],
+      ['sessionId=%00', 'sessionId'],
+      [`sessionId=${'s'.repeat(300)}`, 'sessionId'],
+      [`kind=${'CALL,'.repeat(100)}`, 'kind'],
+      [`keyId=${Array.from({ length: 101 }, () => randomUUID()).join(',')}`, 'keyId'],
     ]) {
       const bad = await trailOf(meta.orgId, query);
       expect(bad.status, query).toBe(400);
