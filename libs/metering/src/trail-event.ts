@@ -90,15 +90,25 @@ export function trailPayloadOf(event: TrailEvent): TrailEventPayload {
   return { ...event, occurredAt: event.occurredAt.toISOString() };
 }
 
+/** One step as JSON, as it goes in a trail entry (NUL dropped: Postgres jsonb cannot hold it, escaped or not). */
+export function trailStepJson(event: TrailEvent): string {
+  const json = JSON.stringify(trailPayloadOf(event));
+  // Each escaped NUL goes, not an escaped backslash followed by "u0000".
+  return json.includes('\\u0000') ? json.replace(ESCAPED_NUL, '$1') : json;
+}
+
+/** The fields of a usage outbox entry for steps already in JSON (trailStepJson): one JSON array. */
+export function trailEntryOfJson(steps: readonly string[]): [string, string] {
+  return [TRAIL_ENTRY_FIELD, `[${steps.join(',')}]`];
+}
+
 /**
  * The fields of a usage outbox entry for trail steps: a JSON array of them, so an edge sends the
  * steps of a moment in one XADD (a single step, as an object, is read too).
  */
 export function trailEntryFields(events: TrailEvent | TrailEvent[]): [string, string] {
-  const json = JSON.stringify(Array.isArray(events) ? events.map(trailPayloadOf) : trailPayloadOf(events));
-  // Postgres jsonb cannot hold NUL (escaped \u0000 is refused too): drop each escaped NUL, not an
-  // escaped backslash followed by "u0000".
-  return [TRAIL_ENTRY_FIELD, json.includes('\\u0000') ? json.replace(ESCAPED_NUL, '$1') : json];
+  if (!Array.isArray(events)) return [TRAIL_ENTRY_FIELD, trailStepJson(events)];
+  return trailEntryOfJson(events.map(trailStepJson));
 }
 
 /** A trail entry read back: its valid steps, and why the others cannot be written (null: all valid). */

@@ -3,7 +3,7 @@ import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { usageOutboxKeys } from '@tollgate/queue';
 import { RedisService, shardOf } from '@tollgate/redis';
 import { scrubSecrets, TrailMode } from '@tollgate/kernel';
-import { DEFAULT_TRAIL_MODE, TrailEvent, trailEntryFields } from './trail-event';
+import { DEFAULT_TRAIL_MODE, TrailEvent, trailEntryOfJson, trailStepJson } from './trail-event';
 
 /** Who took a step: the caller's identity and its organisation's trail setting. */
 export interface TrailSubject {
@@ -47,7 +47,9 @@ export const TRAIL_FLUSH_STEPS = 200;
 export class TrailRecorder implements BeforeApplicationShutdown {
   private readonly logger = new Logger(TrailRecorder.name);
   private lastFailureLogAt = 0;
-  private readonly waiting = new Map<number, TrailEvent[]>();
+  // Steps waiting to go out, per shard, already as JSON: one string each is all the heap keeps of a
+  // step for those milliseconds, not its object tree.
+  private readonly waiting = new Map<number, string[]>();
   private flushTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly redis: RedisService) {}
@@ -73,8 +75,9 @@ export class TrailRecorder implements BeforeApplicationShutdown {
     };
     const shard = shardOf(event.orgId);
     const list = this.waiting.get(shard);
-    if (list) list.push(event);
-    else this.waiting.set(shard, [event]);
+    const json = trailStepJson(event);
+    if (list) list.push(json);
+    else this.waiting.set(shard, [json]);
     if ((list?.length ?? 1) >= TRAIL_FLUSH_STEPS) this.send(shard);
     else this.flushTimer ??= setTimeout(() => this.flush(), TRAIL_FLUSH_MS).unref();
   }
@@ -95,7 +98,7 @@ export class TrailRecorder implements BeforeApplicationShutdown {
     this.waiting.delete(shard);
     if (!steps?.length) return;
     const stream = usageOutboxKeys(this.redis.prefix, shard).events;
-    const [field, value] = trailEntryFields(steps);
+    const [field, value] = trailEntryOfJson(steps);
     this.redis.client.xadd(stream, '*', field, value).catch((err: Error) => {
       const at = Date.now();
       if (at - this.lastFailureLogAt < 1_000) return;
