@@ -640,9 +640,12 @@ export class MoneySystem {
   /** Redis loses every key of the deployment (a restart without persistence, a failover to an empty replica). */
   async loseRedis(): Promise<void> {
     const client = this.redis.client;
-    // On a cluster every node is scanned, replicas too: after a failover the client's idea of
-    // which nodes are masters may be stale. Keys are deleted through the client, which follows MOVED.
-    const nodes = client instanceof Cluster ? client.nodes('all') : await scanTargets(client);
+    // On a cluster every node that answers is scanned, replicas too: after a failover the client's
+    // idea of which nodes are masters may be stale, and a replica just restarted may still be
+    // reconnecting (its master holds the same keys). Keys are deleted through the client, which
+    // follows MOVED.
+    const nodes =
+      client instanceof Cluster ? client.nodes('all').filter((n) => n.status === 'ready') : await scanTargets(client);
     for (const node of nodes) {
       let cursor = '0';
       do {
