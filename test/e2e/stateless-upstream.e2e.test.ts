@@ -435,10 +435,16 @@ describe('the revision the edge speaks to each upstream', () => {
   });
 
   it('should keep on each upstream the newest revision it offers', async () => {
-    const rows = await db.upstreamServer.findMany({ select: { namespace: true, protocolRevision: true } });
+    const rows = await db.upstreamServer.findMany({ select: { id: true, namespace: true, protocolRevision: true } });
     expect(Object.fromEntries(rows.map((r) => [r.namespace, r.protocolRevision]))).toEqual({
       both: REVISION,
       legacy: '2025-11-25',
+    });
+    // An admin sees it on the upstream.
+    const bothRow = rows.find((r) => r.namespace === 'both')!;
+    expect((await p.admin('GET', `/v1/orgs/${orgId}/upstreams/${bothRow.id}`)).body).toMatchObject({
+      namespace: 'both',
+      protocolRevision: REVISION,
     });
   });
 

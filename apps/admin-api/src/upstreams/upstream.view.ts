@@ -56,6 +56,14 @@ export class UpstreamView {
     description: 'Invalid fields the last sync dropped from the upstream’s tool definitions (the tools were kept)',
   })
   lastSyncWarnings!: string[];
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: '2026-07-28',
+    description:
+      'The MCP revision the last sync negotiated, the newest the upstream offers (`2026-07-28`, or the version a 2025-11-25-or-earlier session agreed on); the edge speaks the same. Null before the first sync',
+  })
+  protocolRevision!: string | null;
   @ApiProperty() createdAt!: Date;
   @ApiProperty() updatedAt!: Date;
 }
@@ -131,6 +139,7 @@ export function toUpstreamView(u: UpstreamServer): UpstreamView {
     lastSyncAt: u.lastSyncAt,
     lastSyncError: u.lastSyncError,
     lastSyncWarnings: u.lastSyncWarnings,
+    protocolRevision: u.protocolRevision,
     createdAt: u.createdAt,
     updatedAt: u.updatedAt,
   };

@@ -3564,6 +3564,11 @@ export interface components {
       /** Format: uuid */
       orgId: string;
       outputTokenCap: number | null;
+      /**
+       * @description The MCP revision the last sync negotiated, the newest the upstream offers (`2026-07-28`, or the version a 2025-11-25-or-earlier session agreed on); the edge speaks the same. Null before the first sync
+       * @example 2026-07-28
+       */
+      protocolRevision: string | null;
       syncIntervalSeconds: number;
       /** @description Scheduled and list_changed syncs are skipped until resumed */
       syncPaused: boolean;
