@@ -327,13 +327,17 @@ describe('agent trail through two edges', () => {
       name: 'everything__echo',
       arguments: { message: 'deploy with Bearer abcdefghijklmnopqrstuvwxyz0123 and sk-live0123456789abcdefghij' },
     });
+    await a.callTool({
+      name: 'tollgate__search_tools',
+      arguments: { query: 'echo with key sk-live0123456789abcdefghij' },
+    });
     const script = await agent(p.edgeUrl, full.codeKey.secret);
     await script.callTool({
       name: 'tollgate__run_script',
       arguments: { code: `const api_key = "ghp_${'A'.repeat(36)}";\nreturn await everything.echo({ message: 'ok' });` },
     });
     await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, [(res._meta as any)['tollgate/call'].callId]);
-    await waitForTrailSteps(p.env.redisUrl, p.env.redisPrefix, stepCount(full.orgId), 2);
+    await waitForTrailSteps(p.env.redisUrl, p.env.redisPrefix, stepCount(full.orgId), 3);
     const rows = await db.trailEvent.findMany({ where: { orgId: full.orgId }, orderBy: { id: 'asc' } });
     const call = rows.find((r) => r.kind === 'CALL')!;
     expect(call.content).toMatchObject({

@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { CODE_MODE_TOOL_NAMES, META_TOOL_NAMES, READ_RESULT_PAGE_TOOL } from '@tollgate/disclosure';
 import { Principal } from '@tollgate/identity';
-import { TrailKind } from '@tollgate/kernel';
+import { TrailKind, scrubSecrets } from '@tollgate/kernel';
 import { TrailRecorder } from '@tollgate/metering';
 import { countJsonTokens } from '@tollgate/tokens';
 import { CALL_META_KEY, CallMeta } from '../governed-call/call-meta';
@@ -235,7 +235,8 @@ function detailOf(
   switch (kind) {
     case 'SEARCH':
       return {
-        query: typeof a.query === 'string' ? a.query.slice(0, 500) : '',
+        // The agent's own words: kept in every mode, so masked like content.
+        query: typeof a.query === 'string' ? (scrubSecrets(a.query.slice(0, 500)) as string) : '',
         ...(typeof a.category === 'string' ? { category: a.category } : {}),
         ...(typeof a.server === 'string' ? { server: a.server } : {}),
         names: names(answer?.tools),
