@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import swc from 'unplugin-swc';
 import { defineConfig } from 'vitest/config';
@@ -26,6 +27,10 @@ export default defineConfig({
     globalSetup: ['test/global-setup.ts'],
     setupFiles: ['test/outbound-setup.ts'],
     pool: 'forks',
+    // The apps run inside each file's process, and most of a file's time is waiting on Postgres,
+    // Redis, upstream processes or Chromium: two files at a time even on 2 cores (Vitest's default
+    // is one fewer than the cores). TEST_MAX_WORKERS overrides.
+    maxWorkers: Number(process.env.TEST_MAX_WORKERS) || Math.max(2, availableParallelism() - 1),
     testTimeout: 60_000,
     hookTimeout: 120_000,
     reporters: ['default'],
