@@ -414,7 +414,8 @@ describe('console governance pages in a real browser: policies, audit log, alert
     await page.getByTestId('upstream-edit-auth').click();
     await page.getByRole('option', { name: 'Static secret (bearer token)' }).click();
     await page.getByTestId('upstream-edit-save').click();
-    expect(await page.getByRole('dialog').getByText('needs a bearerToken').count()).toBe(1);
+    // The API's refusal, shown in the dialog once it answers.
+    await page.getByRole('dialog').getByText('needs a bearerToken').waitFor();
     await page.getByLabel('Bearer token').fill('web-secret-123');
     await page.getByTestId('upstream-edit-save').click();
     await expect
