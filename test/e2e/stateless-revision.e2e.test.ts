@@ -1,5 +1,5 @@
 import { QueueName } from '@tollgate/queue';
-import { SERVER_EVERYTHING, connectAgent, waitForJobs } from '@tollgate/testing';
+import { SERVER_EVERYTHING, TEST_REDIS_MODES, connectAgent, waitForJobs } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadEdgeConfig } from '@tollgate/config';
 import { createEdgeApp } from '../../apps/mcp-edge/src/edge-app';
@@ -9,7 +9,8 @@ const REVISION = '2026-07-28';
 const META = 'io.modelcontextprotocol/';
 
 /** MCP 2026-07-28 through the edge, as raw HTTP (the SDK 1.x client does not speak it). */
-describe('the stateless revision 2026-07-28 at the edge', () => {
+// On both Redis topologies: a requestState signed by one edge is checked by any other, cluster too.
+describe.each(TEST_REDIS_MODES)('the stateless revision 2026-07-28 at the edge, on %s Redis', (mode) => {
   let p: RunningPlatform;
   let key: string;
   let orgId: string;
@@ -52,7 +53,7 @@ describe('the stateless revision 2026-07-28 at the edge', () => {
   };
 
   beforeAll(async () => {
-    p = await startPlatform();
+    p = await startPlatform({}, { redis: mode });
     orgId = (await p.admin('POST', '/v1/orgs', { name: 'Next', slug: 'next' })).body.id;
     const teamId = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 't' })).body.id;
     const userId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'n@example.test' })).body.id;
@@ -64,7 +65,7 @@ describe('the stateless revision 2026-07-28 at the edge', () => {
       ...SERVER_EVERYTHING,
     });
     const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${upstream.body.id}/sync`);
-    await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
+    await waitForJobs(p.env.redis, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
     key = (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'next', disclosureMode: 'FULL' }))
       .body.secret;
   }, 60_000);
