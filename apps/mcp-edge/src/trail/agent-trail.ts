@@ -7,7 +7,7 @@ import { TrailKind, scrubSecrets } from '@tollgate/kernel';
 import { TrailRecorder } from '@tollgate/metering';
 import { countJsonTokens } from '@tollgate/tokens';
 import { CALL_META_KEY, CallMeta } from '../governed-call/call-meta';
-import { ERROR_META_KEY, ToolErrorBody } from '../governed-call/tool-error';
+import { ToolErrorBody, toolErrorOf } from '../governed-call/tool-error';
 import { McpSession } from '../session/mcp-session.store';
 
 /** Where a discovery answer names the catalog version it was rendered from (beside mode and tokens). */
@@ -103,7 +103,7 @@ export class AgentTrail {
     const called = name === META_TOOL_NAMES.callTool && typeof args?.name === 'string' ? args.name : name;
     const callArgs = called !== name ? (args?.arguments as Args) : args;
     const meta = result._meta?.[CALL_META_KEY] as CallMeta | undefined;
-    const error = result._meta?.[ERROR_META_KEY] as ToolErrorBody | undefined;
+    const error = toolErrorOf(result);
     const failed = result.isError === true;
     const text = textOf(result);
     // Discovery answers are compact JSON the agent read; their own `tokens` field is the exact count.
