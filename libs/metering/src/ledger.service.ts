@@ -22,29 +22,24 @@ export class LedgerService {
    * PgBouncer in transaction mode does not keep (before 1.21 it fails with "does not exist").
    */
   async writeUsageEvents(events: UsageEvent[]): Promise<number> {
-    if (events.length === 0) return 0;
-    const col = <K extends keyof UsageEvent>(k: K) => events.map((e) => e[k]);
-    const result = await this.prisma.pool.query({
-      text: INSERT_USAGE_EVENTS,
-      values: [
-        col('id'),
-        col('orgId'),
-        col('teamId'),
-        col('userId'),
-        col('keyId'),
-        col('upstreamId'),
-        col('toolName'),
-        col('outcome'),
-        events.map((e) => e.costMicros.toString()),
-        col('inputTokens'),
-        col('outputTokens'),
-        col('latencyMs'),
-        col('priceRuleId'),
-        events.map((e) => e.occurredAt.toISOString()),
-        events.map((e) => traceIdOf(e.traceparent)),
-      ],
-    });
-    return result.rowCount ?? 0;
+    const col = columnsOf(events);
+    return this.insertBatch(events.length, INSERT_USAGE_EVENTS, [
+      col('id'),
+      col('orgId'),
+      col('teamId'),
+      col('userId'),
+      col('keyId'),
+      col('upstreamId'),
+      col('toolName'),
+      col('outcome'),
+      events.map((e) => e.costMicros.toString()),
+      col('inputTokens'),
+      col('outputTokens'),
+      col('latencyMs'),
+      col('priceRuleId'),
+      events.map((e) => e.occurredAt.toISOString()),
+      events.map((e) => traceIdOf(e.traceparent)),
+    ]);
   }
 
   /**
@@ -53,56 +48,58 @@ export class LedgerService {
    * rows were new.
    */
   async writeRefusedCalls(refusals: RefusedCall[]): Promise<number> {
-    if (refusals.length === 0) return 0;
-    const col = <K extends keyof RefusedCall>(k: K) => refusals.map((r) => r[k]);
-    const result = await this.prisma.pool.query({
-      text: INSERT_REFUSED_CALLS,
-      values: [
-        col('id'),
-        col('orgId'),
-        col('teamId'),
-        col('userId'),
-        col('keyId'),
-        col('upstreamId'),
-        col('toolName'),
-        col('code'),
-        col('budgetId'),
-        col('calls'),
-        col('latencyMs'),
-        refusals.map((r) => r.occurredAt.toISOString()),
-      ],
-    });
-    return result.rowCount ?? 0;
+    const col = columnsOf(refusals);
+    return this.insertBatch(refusals.length, INSERT_REFUSED_CALLS, [
+      col('id'),
+      col('orgId'),
+      col('teamId'),
+      col('userId'),
+      col('keyId'),
+      col('upstreamId'),
+      col('toolName'),
+      col('code'),
+      col('budgetId'),
+      col('calls'),
+      col('latencyMs'),
+      refusals.map((r) => r.occurredAt.toISOString()),
+    ]);
   }
 
   /** Inserts trail events in one statement, like writeUsageEvents (a repeated id writes nothing). */
   async writeTrailEvents(trail: TrailEvent[]): Promise<number> {
-    if (trail.length === 0) return 0;
-    const col = <K extends keyof TrailEvent>(k: K) => trail.map((t) => t[k]);
-    const result = await this.prisma.pool.query({
-      text: INSERT_TRAIL_EVENTS,
-      values: [
-        col('id'),
-        col('orgId'),
-        col('teamId'),
-        col('userId'),
-        col('keyId'),
-        col('sessionId'),
-        col('kind'),
-        col('name'),
-        col('catalogVersion'),
-        col('tokens'),
-        col('ok'),
-        col('code'),
-        col('callId'),
-        trail.map((t) => (t.costMicros === null ? null : String(t.costMicros))),
-        trail.map((t) => JSON.stringify(t.detail)),
-        trail.map((t) => (t.content === null ? null : JSON.stringify(t.content))),
-        trail.map((t) => t.occurredAt.toISOString()),
-      ],
-    });
+    const col = columnsOf(trail);
+    return this.insertBatch(trail.length, INSERT_TRAIL_EVENTS, [
+      col('id'),
+      col('orgId'),
+      col('teamId'),
+      col('userId'),
+      col('keyId'),
+      col('sessionId'),
+      col('kind'),
+      col('name'),
+      col('catalogVersion'),
+      col('tokens'),
+      col('ok'),
+      col('code'),
+      col('callId'),
+      trail.map((t) => (t.costMicros === null ? null : String(t.costMicros))),
+      trail.map((t) => JSON.stringify(t.detail)),
+      trail.map((t) => (t.content === null ? null : JSON.stringify(t.content))),
+      trail.map((t) => t.occurredAt.toISOString()),
+    ]);
+  }
+
+  /** Runs one of the batch inserts (one array per column, unnested); answers how many rows were new. */
+  private async insertBatch(rows: number, text: string, values: unknown[]): Promise<number> {
+    if (rows === 0) return 0;
+    const result = await this.prisma.pool.query({ text, values });
     return result.rowCount ?? 0;
   }
+}
+
+/** Reads one column of a batch: `columnsOf(events)('orgId')` is every event's orgId, in order. */
+function columnsOf<T>(rows: readonly T[]) {
+  return <K extends keyof T>(k: K): T[K][] => rows.map((r) => r[k]);
 }
 
 const INSERT_TRAIL_EVENTS = `
