@@ -17,6 +17,7 @@ import {
   decideResourceAccess,
   describeResourceDecision,
   effectiveOutputLimits,
+  StoredPolicy,
 } from '@tollgate/policy';
 import {
   FREE_PRICE,
@@ -110,14 +111,18 @@ export class GovernedItemPipeline {
       : decideItemAccess(levels, kind, { namespace, tool: key });
   }
 
-  /** Refuses with the rule (or missing allow list) unless the caller may use the item. */
+  /**
+   * Refuses with the rule (or missing allow list) unless the caller may use the item; answers the
+   * policy levels it decided on (run reads the output limits from the same ones).
+   */
   async assertAllowed(
     principal: Principal,
     item: Pick<GovernedItem, 'kind' | 'spec' | 'key' | 'exposed'>,
-  ): Promise<void> {
+  ): Promise<StoredPolicy[]> {
     const startedAt = Date.now();
-    const decision = this.decide(await this.policies.levelsFor(principal), item.kind, item.spec.namespace, item.key);
-    if (decision.allowed) return;
+    const levels = await this.policies.levelsFor(principal);
+    const decision = this.decide(levels, item.kind, item.spec.namespace, item.key);
+    if (decision.allowed) return levels;
     const what = item.kind === 'resource' ? 'Reading resource' : 'Getting prompt';
     const code = item.kind === 'resource' ? 'RESOURCE_NOT_ALLOWED' : 'PROMPT_NOT_ALLOWED';
     this.recordRefusal(principal, item, code, startedAt);
@@ -146,8 +151,7 @@ export class GovernedItemPipeline {
   ): Promise<R> {
     const startedAt = Date.now();
     // Policy
-    await this.assertAllowed(principal, item);
-    const levels = await this.policies.levelsFor(principal);
+    const levels = await this.assertAllowed(principal, item);
     const limits = effectiveOutputLimits(levels);
 
     // Price
