@@ -55,8 +55,11 @@ export function TrailPage() {
   }, []);
   const [filters, setFilters] = useState<Filters>(initial);
   const [sessionTyped, setSessionTyped] = useState(initial.sessionId);
+  // Applied a moment after typing stops. An unchanged id keeps the filters as they are, so the
+  // page opened from a link does not load its trail twice (and blank the table in between).
   useEffect(() => {
-    const t = setTimeout(() => setFilters((f) => ({ ...f, sessionId: sessionTyped.trim() })), 400);
+    const typed = sessionTyped.trim();
+    const t = setTimeout(() => setFilters((f) => (f.sessionId === typed ? f : { ...f, sessionId: typed })), 400);
     return () => clearTimeout(t);
   }, [sessionTyped]);
   const [cursors, setCursors] = useState<(string | null)[]>([null]);
