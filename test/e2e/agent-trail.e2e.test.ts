@@ -280,10 +280,18 @@ describe('agent trail through two edges', () => {
     expect(fromTrail.size).toBe(4);
   });
 
-  it('should record a session’s resource reads and prompt gets, and a stateless 2026-07-28 read without a session', async () => {
+  it('should record a session’s resource reads and prompt gets, each linked to the list that showed it, and a stateless 2026-07-28 read without a session', async () => {
     const a = await agent(p.edgeUrl, meta.progressiveKey.secret);
+    const resources = await a.listResources();
+    expect(resources.resources.map((r) => r.uri)).toContain(ARCHITECTURE);
+    const templates = await a.listResourceTemplates();
+    const dynamic = templates.resourceTemplates.find((t) => t.uriTemplate.includes('dynamic/text'))!.uriTemplate;
+    const prompts = await a.listPrompts();
+    expect(prompts.prompts.map((x) => x.name)).toContain('everything__args-prompt');
     const read = await a.readResource({ uri: ARCHITECTURE });
     await a.getPrompt({ name: 'everything__args-prompt', arguments: { city: 'Paris' } });
+    const fromTemplate = dynamic.replace(/\{[^}]*\}/, '7');
+    await a.readResource({ uri: fromTemplate });
     const stateless = await fetch(`${edge2Url}/mcp`, {
       method: 'POST',
       headers: {
@@ -311,12 +319,29 @@ describe('agent trail through two edges', () => {
     const sessionId = (a.transport as { sessionId?: string }).sessionId!;
     const items = () =>
       db.trailEvent.count({ where: { orgId: meta.orgId, kind: { in: ['RESOURCE_READ', 'PROMPT_GET'] } } });
-    await waitForTrailSteps(p.env.redisUrl, p.env.redisPrefix, items, 3);
+    await waitForTrailSteps(p.env.redisUrl, p.env.redisPrefix, items, 4);
+    const session = (await trailOf(meta.orgId, `sessionId=${sessionId}`)).body.steps as any[];
+    const list = (name: string) => session.find((s) => s.name === name);
+    expect(list('resources/list')).toMatchObject({
+      kind: 'RESOURCES_LIST',
+      detail: { names: expect.arrayContaining([ARCHITECTURE]) },
+    });
+    expect(list('resources/templates/list')).toMatchObject({
+      kind: 'RESOURCES_LIST',
+      detail: { templates: expect.arrayContaining([dynamic]) },
+    });
+    expect(list('prompts/list')).toMatchObject({
+      kind: 'PROMPTS_LIST',
+      detail: { names: expect.arrayContaining(['everything__args-prompt']) },
+    });
     const steps = (await trailOf(meta.orgId, 'kind=RESOURCE_READ,PROMPT_GET')).body.steps as any[];
-    expect(steps.map((s) => [s.kind, s.name, s.sessionId])).toEqual([
-      ['RESOURCE_READ', ARCHITECTURE, sessionId],
-      ['PROMPT_GET', 'everything__args-prompt', sessionId],
-      ['RESOURCE_READ', ARCHITECTURE, null],
+    // The read and the get name the list the agent saw them in, a templated URI its template's list;
+    // a read without a session has no list to follow.
+    expect(steps.map((s) => [s.kind, s.name, s.sessionId, s.ledBy])).toEqual([
+      ['RESOURCE_READ', ARCHITECTURE, sessionId, list('resources/list').id],
+      ['PROMPT_GET', 'everything__args-prompt', sessionId, list('prompts/list').id],
+      ['RESOURCE_READ', fromTemplate, sessionId, list('resources/templates/list').id],
+      ['RESOURCE_READ', ARCHITECTURE, null, null],
     ]);
     expect(steps[0]).toMatchObject({ ok: true, callId: (read._meta as any)['tollgate/call'].callId });
   });
@@ -399,6 +424,78 @@ describe('agent trail through two edges', () => {
       expect(bad.status, query).toBe(400);
       expect(JSON.stringify(bad.body), query).toContain(field);
     }
+  });
+
+  it('should give a team admin exactly the team’s keys’ steps, a member exactly their own, and a key filter exactly that key’s', async () => {
+    // A second team with its own member and key, beside the first team's user and two keys.
+    const teamB = (await p.admin('POST', `/v1/orgs/${meta.orgId}/teams`, { name: 'team-b' })).body.id;
+    const userB = (await p.admin('POST', `/v1/orgs/${meta.orgId}/users`, { email: 'b@example.test' })).body.id;
+    await p.admin('POST', `/v1/orgs/${meta.orgId}/teams/${teamB}/members`, { userId: userB });
+    const keyB = (
+      await p.admin('POST', `/v1/orgs/${meta.orgId}/keys`, {
+        teamId: teamB,
+        userId: userB,
+        name: 'b',
+        disclosureMode: 'PROGRESSIVE',
+      })
+    ).body;
+    const lead = (await p.admin('POST', `/v1/orgs/${meta.orgId}/users`, { email: 'lead@example.test' })).body.id;
+    await p.admin('POST', `/v1/orgs/${meta.orgId}/teams/${meta.teamId}/members`, { userId: lead, isTeamAdmin: true });
+    const b = await agent(edge2Url, keyB.secret);
+    await b.listTools();
+    await b.callTool({ name: 'tollgate__search_tools', arguments: { query: 'echo' } });
+    const code = await agent(p.edgeUrl, meta.codeKey.secret);
+    await code.callTool({ name: 'tollgate__list_files', arguments: {} });
+    const keyCount = (keyId: string) => () => db.trailEvent.count({ where: { orgId: meta.orgId, keyId } });
+    await waitForTrailSteps(p.env.redisUrl, p.env.redisPrefix, keyCount(keyB.key.id), 2);
+    await waitForTrailSteps(p.env.redisUrl, p.env.redisPrefix, keyCount(meta.codeKey.id), 1);
+
+    const token = async (body: Record<string, unknown>) => {
+      const res = await p.admin('POST', '/v1/admin-tokens', { orgId: meta.orgId, name: randomUUID(), ...body });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      return res.body.secret as string;
+    };
+    const ids = async (query: string, tokenSecret?: string): Promise<string[]> => {
+      const res = await trailOf(meta.orgId, `limit=500&${query}`, tokenSecret);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body.nextCursor).toBeNull();
+      expect(res.body.summary.steps).toBe(res.body.steps.length);
+      return (res.body.steps as { id: string }[]).map((s) => s.id).sort();
+    };
+    const stored = async (where: Record<string, unknown>) =>
+      (await db.trailEvent.findMany({ where: { orgId: meta.orgId, ...where }, select: { id: true } }))
+        .map((r) => r.id)
+        .sort();
+
+    // A key filter answers that key's steps, all of them and nothing else (the org admin sees all keys).
+    const progressive = await ids(`keyId=${meta.progressiveKey.id}`);
+    expect(progressive).toEqual(await stored({ keyId: meta.progressiveKey.id }));
+    expect(await ids(`keyId=${meta.codeKey.id}`)).toEqual(await stored({ keyId: meta.codeKey.id }));
+    expect(await ids(`keyId=${keyB.key.id}`)).toEqual(await stored({ keyId: keyB.key.id }));
+    expect(await ids(`keyId=${meta.progressiveKey.id},${keyB.key.id}`)).toEqual(
+      await stored({ keyId: { in: [meta.progressiveKey.id, keyB.key.id] } }),
+    );
+
+    // The first team's admin: both of its keys' steps, none of the second team's.
+    const teamAdmin = await token({ role: 'TEAM_ADMIN', teamId: meta.teamId, userId: lead });
+    const teamSteps = await stored({ teamId: meta.teamId });
+    expect(teamSteps).toEqual(await stored({ keyId: { in: [meta.progressiveKey.id, meta.codeKey.id] } }));
+    expect(await ids('', teamAdmin)).toEqual(teamSteps);
+    expect(await ids(`keyId=${meta.codeKey.id}`, teamAdmin)).toEqual(await stored({ keyId: meta.codeKey.id }));
+    // Another team's key selects nothing (the team filter is forced, as on the call log); naming the
+    // other team is refused.
+    expect(await ids(`keyId=${keyB.key.id}`, teamAdmin)).toEqual([]);
+    expect((await trailOf(meta.orgId, `teamId=${teamB}`, teamAdmin)).status).toBe(403);
+
+    // The second team's member: their own key's steps only.
+    const memberB = await token({ role: 'MEMBER', userId: userB });
+    expect(await ids('', memberB)).toEqual(await stored({ keyId: keyB.key.id }));
+    expect(await ids(`keyId=${meta.progressiveKey.id}`, memberB)).toEqual([]);
+    expect((await trailOf(meta.orgId, `userId=${meta.userId}`, memberB)).status).toBe(403);
+    // The first team's member: both their keys, none of the second team's.
+    expect(await ids('', await token({ role: 'MEMBER', userId: meta.userId }))).toEqual(
+      await stored({ userId: meta.userId }),
+    );
   });
 
   it('should export a session as JSON lines', async () => {

@@ -11,6 +11,8 @@ export const TRAIL_KINDS = [
   'FILES_LIST',
   'FILES_READ',
   'DOCS_READ',
+  'RESOURCES_LIST',
+  'PROMPTS_LIST',
   'RESULT_PAGE',
   'CALL',
   'SCRIPT',
@@ -28,4 +30,6 @@ export const DISCOVERY_TRAIL_KINDS: readonly TrailKind[] = [
   'FILES_LIST',
   'FILES_READ',
   'DOCS_READ',
+  'RESOURCES_LIST',
+  'PROMPTS_LIST',
 ];

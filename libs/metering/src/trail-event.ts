@@ -92,7 +92,8 @@ export function trailPayloadOf(event: TrailEvent): TrailEventPayload {
 
 /** One step as JSON, as it goes in a trail entry (NUL dropped: Postgres jsonb cannot hold it, escaped or not). */
 export function trailStepJson(event: TrailEvent): string {
-  const json = JSON.stringify(trailPayloadOf(event));
+  // A Date serialises as its ISO string (Date#toJSON): the payload's form, without copying the step.
+  const json = JSON.stringify(event);
   // Each escaped NUL goes, not an escaped backslash followed by "u0000".
   return json.includes('\\u0000') ? json.replace(ESCAPED_NUL, '$1') : json;
 }

@@ -62,20 +62,29 @@ export class TrailRecorder implements BeforeApplicationShutdown {
   record(subject: TrailSubject, step: TrailStep, now = Date.now()): void {
     const mode = subject.trailMode ?? DEFAULT_TRAIL_MODE;
     if (mode === 'OFF') return;
-    const { content, ...rest } = step;
-    const event: TrailEvent = {
-      ...rest,
+    // Built once and serialised as it is (no rest copy of the step, no payload copy of the event): a
+    // step is recorded on every call, so what it allocates is paid on every call.
+    const json = trailStepJson({
       id: trailId(now),
       orgId: subject.orgId,
       teamId: subject.teamId,
       userId: subject.userId,
       keyId: subject.keyId,
-      content: mode === 'FULL' && content ? (scrubSecrets(content()) as Record<string, unknown>) : null,
+      sessionId: step.sessionId,
+      kind: step.kind,
+      name: step.name,
+      catalogVersion: step.catalogVersion,
+      tokens: step.tokens,
+      ok: step.ok,
+      code: step.code,
+      callId: step.callId,
+      costMicros: step.costMicros,
+      detail: step.detail,
+      content: mode === 'FULL' && step.content ? (scrubSecrets(step.content()) as Record<string, unknown>) : null,
       occurredAt: new Date(now),
-    };
-    const shard = shardOf(event.orgId);
+    });
+    const shard = shardOf(subject.orgId);
     const list = this.waiting.get(shard);
-    const json = trailStepJson(event);
     if (list) list.push(json);
     else this.waiting.set(shard, [json]);
     if ((list?.length ?? 1) >= TRAIL_FLUSH_STEPS) this.send(shard);

@@ -42,7 +42,10 @@ export interface TrailStepRow {
   detail: Record<string, unknown>;
   /** Null unless the org kept full content when the step was recorded. */
   content: Record<string, unknown> | null;
-  /** A call: the latest earlier discovery step of its session that named the tool (the search that led to it). */
+  /**
+   * A call: the latest earlier discovery step of its session that named the tool (the search that
+   * led to it); a resource read or prompt get: the latest list of its session that showed it.
+   */
   ledBy: string | null;
   /** A script: the stub and doc paths its session read before it (what it was written against). */
   readBefore: string[] | null;
@@ -91,6 +94,11 @@ export function parseTrailInstant(value: string | undefined, field: 'from' | 'to
   return at;
 }
 
+// A URI template as a LIKE pattern: LIKE's own characters escaped, then each {variable} a wildcard.
+const LIKE_SPECIAL = '([\\\\%_])';
+const LIKE_ESCAPED = '\\\\\\1';
+const TEMPLATE_VARIABLE = '\\{[^}]*\\}';
+
 interface RawStep {
   id: string;
   occurredAt: string;
@@ -116,8 +124,9 @@ interface RawStep {
  * An agent's trail: what it was shown and what it did, oldest first, a page at a time (keyset on
  * time and id, through the ("orgId", "sessionId" | "keyId", "occurredAt") indexes), scoped like the
  * call log: org admins everything, a team admin its team's keys, a member their own. Each call is
- * linked to the search (or schema or stub read) of its session that last named its tool, and each
- * script to the stubs and docs its session read before it.
+ * linked to the search (or schema or stub read) of its session that last named its tool, each
+ * resource read and prompt get to the list that last showed it, and each script to the stubs and
+ * docs its session read before it.
  */
 @Injectable()
 export class TrailService {
@@ -138,11 +147,22 @@ export class TrailService {
       FROM "TrailEvent" t
       LEFT JOIN LATERAL (
         SELECT d."id" FROM "TrailEvent" d
-        WHERE t."kind" = 'CALL' AND t."sessionId" IS NOT NULL
+        WHERE t."kind" IN ('CALL', 'RESOURCE_READ', 'PROMPT_GET') AND t."sessionId" IS NOT NULL
           AND d."orgId" = t."orgId" AND d."sessionId" = t."sessionId"
           AND (d."occurredAt", d."id" COLLATE "C") < (t."occurredAt", t."id" COLLATE "C")
-          AND d."kind" IN ('SEARCH', 'SCHEMAS', 'FILES_READ', 'DOCS_READ')
-          AND d."detail"->'names' ? t."name"
+          AND CASE t."kind"
+            WHEN 'CALL' THEN d."kind" IN ('SEARCH', 'SCHEMAS', 'FILES_READ', 'DOCS_READ')
+              AND d."detail"->'names' ? t."name"
+            WHEN 'PROMPT_GET' THEN d."kind" = 'PROMPTS_LIST' AND d."detail"->'names' ? t."name"
+            -- A resource listed by its URI, or matched by a listed URI template ({...} as a wildcard).
+            ELSE d."kind" = 'RESOURCES_LIST' AND (
+              d."detail"->'names' ? t."name"
+              OR EXISTS (
+                SELECT 1 FROM jsonb_array_elements_text(d."detail"->'templates') tpl
+                WHERE t."name" LIKE regexp_replace(
+                  regexp_replace(tpl, ${LIKE_SPECIAL}, ${LIKE_ESCAPED}, 'g'), ${TEMPLATE_VARIABLE}, '%', 'g')
+              ))
+          END
         ORDER BY d."occurredAt" DESC, d."id" COLLATE "C" DESC
         LIMIT 1
       ) led ON true

@@ -44,7 +44,7 @@ export class TrailController {
   @Get()
   @OrgAccess(OrgAccessLevel.Read)
   @ApiOperation({
-    summary: `What agents were shown and did, oldest first: tool lists, searches (query, ranked names), schema, stub and doc reads, result pages, calls, reads, gets and scripts, each with its tokens, cost, catalog version and ledger id; a call names the step that led to it, a script the stubs it was written against. Filter by session, key, user, team, kind and time; a page at a time (keyset cursor). ${SCOPE_NOTE}`,
+    summary: `What agents were shown and did, oldest first: tool, resource and prompt lists, searches (query, ranked names), schema, stub and doc reads, result pages, calls, reads, gets and scripts, each with its tokens, cost, catalog version and ledger id; a call, read or get names the step that led to it, a script the stubs it was written against. Filter by session, key, user, team, kind and time; a page at a time (keyset cursor). ${SCOPE_NOTE}`,
   })
   @ApiOkResponse({ type: TrailPageView })
   async timeline(

@@ -43,7 +43,8 @@ export class TrailStepView {
   @ApiProperty({
     nullable: true,
     type: String,
-    description: 'A call: the step of its session (search, schema, stub or doc read) that last named its tool',
+    description:
+      'A call: the step of its session (search, schema, stub or doc read) that last named its tool. A resource read or prompt get: the list of its session (resources/list, resources/templates/list, prompts/list) that last showed it',
   })
   ledBy!: string | null;
   @ApiProperty({

@@ -1123,7 +1123,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** What agents were shown and did, oldest first: tool lists, searches (query, ranked names), schema, stub and doc reads, result pages, calls, reads, gets and scripts, each with its tokens, cost, catalog version and ledger id; a call names the step that led to it, a script the stubs it was written against. Filter by session, key, user, team, kind and time; a page at a time (keyset cursor). Any role of the org, scoped like the call log: org admins (and finance, platform admins) every key, a team admin its team’s keys, a member their own */
+    /** What agents were shown and did, oldest first: tool, resource and prompt lists, searches (query, ranked names), schema, stub and doc reads, result pages, calls, reads, gets and scripts, each with its tokens, cost, catalog version and ledger id; a call, read or get names the step that led to it, a script the stubs it was written against. Filter by session, key, user, team, kind and time; a page at a time (keyset cursor). Any role of the org, scoped like the call log: org admins (and finance, platform admins) every key, a team admin its team’s keys, a member their own */
     get: operations['TrailController_timeline'];
     put?: never;
     post?: never;
@@ -3359,12 +3359,14 @@ export interface components {
         | 'FILES_LIST'
         | 'FILES_READ'
         | 'DOCS_READ'
+        | 'RESOURCES_LIST'
+        | 'PROMPTS_LIST'
         | 'RESULT_PAGE'
         | 'CALL'
         | 'SCRIPT'
         | 'RESOURCE_READ'
         | 'PROMPT_GET';
-      /** @description A call: the step of its session (search, schema, stub or doc read) that last named its tool */
+      /** @description A call: the step of its session (search, schema, stub or doc read) that last named its tool. A resource read or prompt get: the list of its session (resources/list, resources/templates/list, prompts/list) that last showed it */
       ledBy: string | null;
       /** @description The tool (meta-tool or governed tool), resource URI or prompt */
       name: string;
@@ -6902,7 +6904,7 @@ export interface operations {
         from?: string;
         /** @description Keys (a key's trail across its sessions): comma-separated UUIDs */
         keyId?: string;
-        /** @description Kinds, comma-separated: TOOLS_LIST, CATEGORIES, SEARCH, SCHEMAS, FILES_LIST, FILES_READ, DOCS_READ, RESULT_PAGE, CALL, SCRIPT, RESOURCE_READ, PROMPT_GET */
+        /** @description Kinds, comma-separated: TOOLS_LIST, CATEGORIES, SEARCH, SCHEMAS, FILES_LIST, FILES_READ, DOCS_READ, RESOURCES_LIST, PROMPTS_LIST, RESULT_PAGE, CALL, SCRIPT, RESOURCE_READ, PROMPT_GET */
         kind?: string;
         limit?: number;
         /** @description One MCP session (its Mcp-Session-Id), oldest step first */
@@ -6966,7 +6968,7 @@ export interface operations {
         from?: string;
         /** @description Keys (a key's trail across its sessions): comma-separated UUIDs */
         keyId?: string;
-        /** @description Kinds, comma-separated: TOOLS_LIST, CATEGORIES, SEARCH, SCHEMAS, FILES_LIST, FILES_READ, DOCS_READ, RESULT_PAGE, CALL, SCRIPT, RESOURCE_READ, PROMPT_GET */
+        /** @description Kinds, comma-separated: TOOLS_LIST, CATEGORIES, SEARCH, SCHEMAS, FILES_LIST, FILES_READ, DOCS_READ, RESOURCES_LIST, PROMPTS_LIST, RESULT_PAGE, CALL, SCRIPT, RESOURCE_READ, PROMPT_GET */
         kind?: string;
         /** @description One MCP session (its Mcp-Session-Id), oldest step first */
         sessionId?: string;

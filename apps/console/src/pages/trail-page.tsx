@@ -24,6 +24,8 @@ const KIND_LABELS: Record<TrailKind, string> = {
   FILES_LIST: 'Files listed',
   FILES_READ: 'Stubs read',
   DOCS_READ: 'Docs read',
+  RESOURCES_LIST: 'Resource list',
+  PROMPTS_LIST: 'Prompt list',
   RESULT_PAGE: 'Result page',
   CALL: 'Call',
   SCRIPT: 'Script',
@@ -280,7 +282,10 @@ function StepWhat({ step: s, led }: { step: TrailStep; led: TrailStep | undefine
     case 'SCHEMAS':
     case 'CATEGORIES':
     case 'TOOLS_LIST':
+    case 'PROMPTS_LIST':
       return <Text size="sm">{first(d.names) || '—'}</Text>;
+    case 'RESOURCES_LIST':
+      return <Text size="sm">{first(d.names) || first(d.templates) || '—'}</Text>;
     case 'FILES_LIST':
     case 'FILES_READ':
     case 'DOCS_READ':

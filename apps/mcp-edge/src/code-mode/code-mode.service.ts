@@ -27,7 +27,7 @@ import { disclosureScopeFor } from '../disclosure/disclosure-scope';
 import { CALL_META_KEY, CallMeta } from '../governed-call/call-meta';
 import { GovernedCallPipeline } from '../governed-call/governed-call.pipeline';
 import { ERROR_META_KEY, ToolErrorCode, toolErrorOf, toolErrorResult } from '../governed-call/tool-error';
-import { TRAIL_VERSION_META_KEY, noteScriptCall } from '../trail/agent-trail';
+import { discoveryResult, noteScriptCall, withShownAnswer } from '../trail/agent-trail';
 
 export const SCRIPT_META_KEY = 'tollgate/script';
 
@@ -75,7 +75,7 @@ export class CodeModeService {
     try {
       switch (name) {
         case CODE_MODE_TOOL_NAMES.listFiles:
-          return textResult(
+          return discoveryResult(
             view.files.listFiles(
               {
                 path: optString(a.path),
@@ -84,23 +84,23 @@ export class CodeModeService {
                 cursor: optString(a.cursor),
               },
               view.scope,
-            ).json,
+            ),
             view.files.version,
           );
         case CODE_MODE_TOOL_NAMES.readFiles:
-          return textResult(
+          return discoveryResult(
             view.files.readFiles(
               { paths: stringList(a.paths), maxTokens: optInt(a.maxTokens), cursor: optString(a.cursor) },
               view.scope,
-            ).json,
+            ),
             view.files.version,
           );
         case CODE_MODE_TOOL_NAMES.getToolDocs:
-          return textResult(
+          return discoveryResult(
             view.files.readDocs(
               { paths: stringList(a.paths), maxTokens: optInt(a.maxTokens), cursor: optString(a.cursor) },
               view.scope,
-            ).json,
+            ),
             view.files.version,
           );
         case CODE_MODE_TOOL_NAMES.runScript:
@@ -190,11 +190,14 @@ export class CodeModeService {
       costMicros,
       durationMs: run.durationMs,
     };
-    return {
-      content: [{ type: 'text', text: fitted.json }],
-      ...(answer.ok ? {} : { isError: true }),
-      _meta: { [SCRIPT_META_KEY]: scriptMeta, ...(answer.error ? { [ERROR_META_KEY]: answer.error } : {}) },
-    };
+    return withShownAnswer(
+      {
+        content: [{ type: 'text', text: fitted.json }],
+        ...(answer.ok ? {} : { isError: true }),
+        _meta: { [SCRIPT_META_KEY]: scriptMeta, ...(answer.error ? { [ERROR_META_KEY]: answer.error } : {}) },
+      },
+      answer,
+    );
   }
 
   private logRun(principal: Principal, run: ScriptRunResult, calls: number): void {
@@ -305,11 +308,6 @@ const LIMIT_HINTS: Record<string, string> = {
   TOOL_CALLS: 'Batch the work into fewer calls, or split it over several scripts.',
   OUTPUT: 'Return and log less: the fields or a summary you need.',
 };
-
-/** A discovery answer, naming the catalog version it was rendered from (the trail records it). */
-function textResult(json: string, catalogVersion: string): CallToolResult {
-  return { content: [{ type: 'text', text: json }], _meta: { [TRAIL_VERSION_META_KEY]: { version: catalogVersion } } };
-}
 
 function stringList(v: unknown): string[] {
   return Array.isArray(v) ? v.map(String) : typeof v === 'string' ? [v] : [];

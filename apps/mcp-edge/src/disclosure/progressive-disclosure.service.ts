@@ -27,7 +27,7 @@ import { countJsonTokens } from '@tollgate/tokens';
 import { CodeModeService } from '../code-mode/code-mode.service';
 import { GovernedCallPipeline, VisibleTool } from '../governed-call/governed-call.pipeline';
 import { ToolErrorCode, toolErrorResult } from '../governed-call/tool-error';
-import { AgentTrail, TRAIL_VERSION_META_KEY } from '../trail/agent-trail';
+import { AgentTrail, discoveryResult } from '../trail/agent-trail';
 
 export const DISCLOSURE_META_KEY = 'tollgate/disclosure';
 
@@ -115,9 +115,9 @@ export class ProgressiveDisclosure {
     signal?: AbortSignal,
     session: McpSession | null = null,
   ): Promise<CallToolResult> {
-    const { result, scriptCalls } = await this.trail.capture(principal, name, () =>
-      this.answerCall(principal, name, args, signal, session),
-    );
+    const scriptCalls = this.trail.scriptCallsFor(principal, name);
+    const answer = () => this.answerCall(principal, name, args, signal, session);
+    const result = await (scriptCalls ? this.trail.capturingScriptCalls(scriptCalls, answer) : answer());
     this.trail.toolAnswer(principal, session, name, args, result, scriptCalls);
     return result;
   }
@@ -174,10 +174,7 @@ export class ProgressiveDisclosure {
         );
         if (refused) return refused;
       }
-      return {
-        content: [{ type: 'text', text: answer.json }],
-        _meta: { [TRAIL_VERSION_META_KEY]: { version: view.catalog.version } },
-      };
+      return discoveryResult(answer, view.catalog.version);
     } catch (err) {
       if (err instanceof DisclosureException) return disclosureErrorResult(err, name);
       throw err;

@@ -7,6 +7,9 @@ import {
   ElicitRequest,
   ElicitResultSchema,
   GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListResourcesRequestSchema,
   ListToolsRequestSchema,
   ReadResourceRequestSchema,
   SetLevelRequestSchema,
@@ -110,7 +113,25 @@ export class McpServerFactory {
     });
     // Resources, prompts and completions (tools/call keeps its own handlers above and the lean path).
     this.catalogRelay.register(server, principal, session);
-    // Reads and gets join the session's trail (registered over the relay's own handlers).
+    // Lists, reads and gets join the session's trail (registered over the relay's own handlers).
+    server.setRequestHandler(ListResourcesRequestSchema, async () => {
+      const listed = await this.catalogRelay.listResources(principal);
+      const uris = listed.resources.map((r) => r.uri);
+      this.trail.itemList(principal, session, 'RESOURCES_LIST', 'resources/list', uris, listed);
+      return listed;
+    });
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => {
+      const listed = await this.catalogRelay.listResourceTemplates(principal);
+      const templates = listed.resourceTemplates.map((t) => t.uriTemplate);
+      this.trail.itemList(principal, session, 'RESOURCES_LIST', 'resources/templates/list', templates, listed);
+      return listed;
+    });
+    server.setRequestHandler(ListPromptsRequestSchema, async () => {
+      const listed = await this.catalogRelay.listPrompts(principal);
+      const names = listed.prompts.map((p) => p.name);
+      this.trail.itemList(principal, session, 'PROMPTS_LIST', 'prompts/list', names, listed);
+      return listed;
+    });
     server.setRequestHandler(ReadResourceRequestSchema, (request, extra) =>
       this.trail.item(principal, session, 'RESOURCE_READ', request.params.uri, () =>
         this.catalogRelay.readResource(principal, request.params, extra.signal),

@@ -38,6 +38,27 @@ export interface ScriptCallSeen {
 // The inner calls of the script being run in this async context, when its org keeps FULL trails.
 const SCRIPT_CALLS = new AsyncLocalStorage<ScriptCallSeen[]>();
 
+// The structured answer a discovery tool or script rendered, by the result that carries its JSON:
+// the trail reads names and sizes from it instead of parsing the text the agent got.
+const SHOWN = new WeakMap<CallToolResult, Record<string, unknown>>();
+
+/** Remembers the structured answer behind a result's text, for its trail step. */
+export function withShownAnswer<T extends object>(result: CallToolResult, answer: T): CallToolResult {
+  SHOWN.set(result, answer as Record<string, unknown>);
+  return result;
+}
+
+/** A discovery answer as the agent gets it: its JSON, and the catalog version it was rendered from. */
+export function discoveryResult(rendered: { answer: object; json: string }, catalogVersion: string): CallToolResult {
+  return withShownAnswer(
+    {
+      content: [{ type: 'text', text: rendered.json }],
+      _meta: { [TRAIL_VERSION_META_KEY]: { version: catalogVersion } },
+    },
+    rendered.answer,
+  );
+}
+
 /** Called by code mode for each inner call of a script: kept only while a FULL trail captures it. */
 export function noteScriptCall(index: number, seen: ScriptCallSeen): void {
   const calls = SCRIPT_CALLS.getStore();
@@ -75,18 +96,14 @@ export class AgentTrail {
     });
   }
 
-  /**
-   * Runs a `tools/call`; a script of an org that keeps FULL trails runs with its inner calls
-   * captured (what each returned), nothing else pays for it.
-   */
-  async capture(
-    principal: Principal,
-    name: string,
-    run: () => Promise<CallToolResult>,
-  ): Promise<{ result: CallToolResult; scriptCalls?: ScriptCallSeen[] }> {
-    if (name !== CODE_MODE_TOOL_NAMES.runScript || principal.trailMode !== 'FULL') return { result: await run() };
-    const scriptCalls: ScriptCallSeen[] = [];
-    return { result: await SCRIPT_CALLS.run(scriptCalls, run), scriptCalls };
+  /** Where a script's inner calls are captured: only for a script of an org that keeps FULL trails. */
+  scriptCallsFor(principal: Principal, name: string): ScriptCallSeen[] | undefined {
+    return name === CODE_MODE_TOOL_NAMES.runScript && principal.trailMode === 'FULL' ? [] : undefined;
+  }
+
+  /** Runs a script with its inner calls noted in `scriptCalls` (what each returned). */
+  capturingScriptCalls<T>(scriptCalls: ScriptCallSeen[], run: () => Promise<T>): Promise<T> {
+    return SCRIPT_CALLS.run(scriptCalls, run);
   }
 
   /** A `tools/call` answer: a meta-tool's, a code-mode tool's, a result page, or a governed call's. */
@@ -105,9 +122,9 @@ export class AgentTrail {
     const meta = result._meta?.[CALL_META_KEY] as CallMeta | undefined;
     const error = toolErrorOf(result);
     const failed = result.isError === true;
-    const text = textOf(result);
-    // Discovery answers are compact JSON the agent read; their own `tokens` field is the exact count.
-    const answer = kind !== 'CALL' && kind !== 'RESULT_PAGE' ? parseJson(text) : undefined;
+    // Discovery answers and scripts: the structured answer their JSON was rendered from; its own
+    // `tokens` field is the exact count of what the agent read.
+    const answer = SHOWN.get(result);
     const tokens =
       meta?.outputTokens ?? (typeof answer?.tokens === 'number' ? answer.tokens : countJsonTokens(result.content));
     this.recorder.record(principal, {
@@ -123,7 +140,7 @@ export class AgentTrail {
       detail: detailOf(kind, args, answer, error),
       content: () => ({
         ...(kind === 'SCRIPT' ? { code: args?.code } : { arguments: callArgs ?? {} }),
-        answer: answer ?? text,
+        answer: answer ?? textOf(result),
         // Each inner call of a script with its arguments and what the tool returned.
         ...(scriptCalls
           ? {
@@ -139,6 +156,34 @@ export class AgentTrail {
             }
           : {}),
       }),
+    });
+  }
+
+  /**
+   * A `resources/list`, `resources/templates/list` or `prompts/list` answer: what the agent was shown
+   * to read or get (URIs, URI templates, prompt names), so a later read or get links to it (`ledBy`).
+   */
+  itemList(
+    principal: Principal,
+    session: McpSession | null,
+    kind: 'RESOURCES_LIST' | 'PROMPTS_LIST',
+    name: 'resources/list' | 'resources/templates/list' | 'prompts/list',
+    shown: string[],
+    answer: unknown,
+  ): void {
+    if (!this.recorder.keeps(principal)) return;
+    this.recorder.record(principal, {
+      sessionId: session?.id ?? null,
+      kind,
+      name,
+      catalogVersion: null,
+      tokens: countJsonTokens(answer),
+      ok: true,
+      code: null,
+      callId: null,
+      costMicros: null,
+      detail: name === 'resources/templates/list' ? { templates: shown } : { names: shown },
+      content: () => ({ answer }),
     });
   }
 
@@ -186,15 +231,6 @@ export class AgentTrail {
 function textOf(result: CallToolResult): string {
   const first = result.content?.[0];
   return result.content?.length === 1 && first?.type === 'text' ? first.text : '';
-}
-
-function parseJson(text: string): Record<string, unknown> | undefined {
-  if (!text.startsWith('{')) return undefined;
-  try {
-    return JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    return undefined;
-  }
 }
 
 function catalogVersionOf(result: CallToolResult): string | null {
