@@ -8,6 +8,7 @@ import { launchChromium } from '../support/chromium';
 import {
   SCREENSHOTS,
   buildConsole,
+  eventually,
   expectAccessible,
   newConsoleDir,
   signInWithToken,
@@ -283,6 +284,9 @@ describe('console budgets, upstreams and tools, prices in a real browser', () =>
     await page.screenshot({ path: path.join(SCREENSHOTS, 'tool-review-diff.png') });
     await page.getByTestId('diff-approve').click();
     await page.getByTestId('review-outcome').getByText('1 approved').waitFor();
+    // The queue reloads after the decision: lookup leaves it. Select from the reloaded queue, not the one
+    // about to be replaced.
+    await eventually(() => page.getByTestId('review-row').count()).toBe(1);
     const lookup = (await catalog()).find((t) => t.name === 'lookup')!;
     expect(lookup.reviewStatus).toBe('APPROVED');
     expect(lookup.pinnedHash).toBe(lookup.definitionHash);

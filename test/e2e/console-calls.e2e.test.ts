@@ -20,6 +20,7 @@ import { launchChromium } from '../support/chromium';
 import {
   SCREENSHOTS,
   buildConsole,
+  eventually,
   expectAccessible,
   newConsoleDir,
   signInWithToken,
@@ -186,7 +187,7 @@ describe('console refusals and the call log in a real browser', () => {
     await panel.getByRole('link', { name: 'Budget exceeded' }).click();
     await page.waitForURL(/\/console\/calls\?/);
     const rows = page.getByTestId('call-row');
-    await expect.poll(() => rows.count()).toBe(3);
+    await eventually(() => rows.count()).toBe(3);
     expect(new Set(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-code'))))).toEqual(
       new Set(['BUDGET_EXCEEDED']),
     );
@@ -203,31 +204,44 @@ describe('console refusals and the call log in a real browser', () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await signInWithToken(context, p.adminUrl, tokens.finance, '/console/calls');
     const rows = page.getByTestId('call-row');
-    await page.getByTestId('calls-table').waitFor();
+    const summary = page.getByTestId('calls-summary');
+    const rowTexts = () => rows.evaluateAll((trs) => trs.map((tr) => tr.textContent ?? ''));
+    /**
+     * The rows of page `n` once it has loaded. A click on Older first renders the new page's number over the
+     * last page's rows, then loads: wait for the number and for rows other than `last` (pages share no row).
+     */
+    const pageRows = async (n: number, last: string[]) => {
+      let shown: string[] = [];
+      await eventually(async () => {
+        shown = await rowTexts();
+        const says = (await summary.textContent()) ?? '';
+        return says.startsWith(`Page ${n}: `) && shown.length > 0 && shown.join('\n') !== last.join('\n');
+      }).toBe(true);
+      return shown;
+    };
     const total = SEEDED + 2 + 6;
     const seen: string[] = [];
-    const firstPage = await rows.evaluateAll((trs) => trs.map((tr) => tr.textContent));
-    for (;;) {
-      await page.getByTestId('calls-table').waitFor();
-      seen.push(...(await rows.evaluateAll((trs) => trs.map((tr) => tr.textContent ?? ''))));
+    const firstPage = await pageRows(1, []);
+    for (let n = 1, shown = firstPage; ; n++) {
+      seen.push(...shown);
       if (await page.getByTestId('calls-older').isDisabled()) break;
-      const before = await page.getByTestId('calls-summary').textContent();
       await page.getByTestId('calls-older').click();
-      await expect.poll(() => page.getByTestId('calls-summary').textContent()).not.toBe(before);
+      shown = await pageRows(n + 1, shown);
     }
     expect(seen).toHaveLength(total);
-    expect(await page.getByTestId('calls-summary').textContent()).toContain('Page 3: 28 calls');
+    expect(await summary.textContent()).toContain('Page 3: 28 calls');
     await page.getByTestId('calls-newer').click();
     await page.getByTestId('calls-newer').click();
-    await expect.poll(() => page.getByTestId('calls-summary').textContent()).toContain('Page 1: 50 calls');
-    expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.textContent))).toEqual(firstPage);
+    await eventually(() => summary.textContent()).toContain('Page 1: 50 calls');
+    // The first page's own rows again (not page 2's under page 1's number, before it loads).
+    await eventually(rowTexts).toEqual(firstPage);
 
     // Bob's key, refused calls only.
     await page.getByTestId('calls-key').click();
     await page.getByRole('option', { name: /^bob-agent/ }).click();
     await page.getByTestId('calls-outcome').click();
     await page.getByRole('option', { name: 'Refused' }).click();
-    await expect.poll(() => rows.count()).toBe(2);
+    await eventually(() => rows.count()).toBe(2);
     expect(await rows.first().textContent()).toContain('Rate limited');
     expect(page.url()).toContain(`keyId=${ids.keyBob}`);
     await expectAccessible(page, 'call log');
@@ -240,7 +254,7 @@ describe('console refusals and the call log in a real browser', () => {
     const page = await signInWithToken(context, p.adminUrl, tokens.bob, '/console/calls');
     const rows = page.getByTestId('call-row');
     await page.getByTestId('calls-table').waitFor();
-    await expect.poll(() => rows.count()).toBe(3);
+    await eventually(() => rows.count()).toBe(3);
     for (const text of await rows.evaluateAll((trs) => trs.map((tr) => tr.textContent ?? '')))
       expect(text).toContain('bob-agent');
     expect(await page.getByTestId('calls-user').count()).toBe(0);

@@ -18,6 +18,7 @@ import { launchChromium } from '../support/chromium';
 import {
   SCREENSHOTS,
   buildConsole,
+  eventually,
   expectAccessible,
   newConsoleDir,
   signInWithToken,
@@ -200,7 +201,7 @@ describe('console governance pages in a real browser: policies, audit log, alert
     expect(after.deny).toEqual(['fx:fail', 'fx:ping']);
     expect(after.version).toBe(before.version + 1);
     // The page reloads the applied policy after saying so: wait for its list to show it.
-    await expect.poll(() => page.getByTestId('policy-list-deny').textContent()).toContain('fx:ping');
+    await eventually(() => page.getByTestId('policy-list-deny').textContent()).toContain('fx:ping');
 
     // A change made elsewhere meanwhile: the page's stale version is refused (412), not overwritten.
     expect(
@@ -230,7 +231,10 @@ describe('console governance pages in a real browser: policies, audit log, alert
     const memberContext = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const member = await signInWithToken(memberContext, p.adminUrl, tokens.member, '/console/policies');
     await member.getByTestId('simulator-key').click();
-    expect(await member.getByRole('option').allTextContents()).toEqual([expect.stringContaining('ada-agent')]);
+    // The list opens on the click; read it once it has opened.
+    await eventually(() => member.getByRole('option').allTextContents()).toEqual([
+      expect.stringContaining('ada-agent'),
+    ]);
     expect(await member.getByRole('link', { name: 'Audit log' }).count()).toBe(0);
     await memberContext.close();
   });
@@ -244,7 +248,7 @@ describe('console governance pages in a real browser: policies, audit log, alert
     await page.getByTestId('audit-actor').click();
     await page.getByRole('option', { name: 'Grace Hopper <grace@acme.test>' }).click();
     const rows = page.getByTestId('audit-row');
-    await expect.poll(() => rows.count()).toBe(1); // the browser's apply; the 412 wrote nothing
+    await eventually(() => rows.count()).toBe(1); // the browser's apply; the 412 wrote nothing
     expect(await rows.getByTestId('audit-who').textContent()).toBe('Grace Hoppergrace@acme.test');
     expect(await rows.getByTestId('audit-token').textContent()).toContain('grace console');
     // A range that ends yesterday (the org's days) hides it.
@@ -318,7 +322,7 @@ describe('console governance pages in a real browser: policies, audit log, alert
   /** The error Mantine shows under an input (its `<id>-error` element, named by aria-describedby). */
   async function fieldError(page: Page, testId: string): Promise<string | null> {
     const input = page.getByTestId(testId);
-    await expect.poll(() => input.getAttribute('aria-invalid')).toBe('true');
+    await eventually(() => input.getAttribute('aria-invalid')).toBe('true');
     return page.locator(`#${await input.getAttribute('id')}-error`).textContent();
   }
 
@@ -326,7 +330,7 @@ describe('console governance pages in a real browser: policies, audit log, alert
   async function expectConfirmDialog(page: Page, question: string): Promise<void> {
     const dialog = page.getByRole('dialog', { name: question });
     await dialog.waitFor();
-    await expect.poll(() => page.evaluate('document.activeElement?.textContent')).toBe('Cancel');
+    await eventually(() => page.evaluate('document.activeElement?.textContent')).toBe('Cancel');
     await expectAccessible(page, `confirm: ${question}`);
   }
 
@@ -346,7 +350,7 @@ describe('console governance pages in a real browser: policies, audit log, alert
     // The outbound rule: 0.0.0.0 is outside the test's allowance (loopback only).
     await page.getByTestId('upstream-url').fill('http://0.0.0.0:9/mcp');
     await page.getByTestId('upstream-register-submit').click();
-    await expect.poll(() => fieldError(page, 'upstream-url')).toContain('0.0.0.0 is an unspecified address');
+    await eventually(() => fieldError(page, 'upstream-url')).toContain('0.0.0.0 is an unspecified address');
     await expectAccessible(page, 'register upstream');
 
     await page.getByTestId('upstream-url').fill(fixture.url);
@@ -408,7 +412,9 @@ describe('console governance pages in a real browser: policies, audit log, alert
       oauth: { clientId: 'tollgate-web', registered: false, scope: 'read' },
     });
     expect(JSON.stringify(oauthed)).not.toContain('web-client-secret-9');
-    // ...and back to the static secret, which the form then asks for.
+    // ...and back to the static secret, which the form then asks for. The form opens on the upstream as the
+    // page lists it: wait for the list to have reloaded the saved one (the API may answer the test first).
+    await row.getByText('auth: per-user OAuth').waitFor();
     await row.getByRole('button', { name: 'Edit web' }).click();
     expect(await page.getByTestId('upstream-edit-client-id').inputValue()).toBe('tollgate-web');
     await page.getByTestId('upstream-edit-auth').click();
@@ -459,7 +465,7 @@ describe('console governance pages in a real browser: policies, audit log, alert
     );
     await page.getByTestId('confirm-delete-upstream').click();
     await page.getByTestId('upstream-notice').getByText('web: deleted.').waitFor();
-    await expect.poll(() => row.count()).toBe(0);
+    await eventually(() => row.count()).toBe(0);
     const left = (await p.admin('GET', `/v1/orgs/${orgId}/upstreams`)).body as { namespace: string }[];
     expect(left.map((u) => u.namespace).sort()).toEqual(['fx', 'notes']);
     await context.close();
@@ -514,7 +520,7 @@ describe('console governance pages in a real browser: policies, audit log, alert
     await line.getByRole('button', { name: 'Delete budget of Team data, week' }).click();
     await expectConfirmDialog(page, 'Delete the weekly budget of Team data?');
     await page.getByTestId('confirm-delete-budget').click();
-    await expect.poll(() => line.count(), { timeout: 15_000 }).toBe(0);
+    await eventually(() => line.count()).toBe(0);
     expect(
       ((await p.admin('GET', `/v1/orgs/${orgId}/budgets`)).body as { scope: string }[]).map((b) => b.scope),
     ).toEqual(['ORG']);

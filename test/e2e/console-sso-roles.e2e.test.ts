@@ -9,7 +9,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
 import { AuthorizationServer, startAuthorizationServer } from '../fixtures/oauth-authorization-server';
 import { launchChromium } from '../support/chromium';
-import { buildConsole, decimalToMicros, expectAccessible, newConsoleDir, parseCsv } from '../support/console-browser';
+import {
+  buildConsole,
+  decimalToMicros,
+  eventually,
+  expectAccessible,
+  newConsoleDir,
+  parseCsv,
+} from '../support/console-browser';
 import { freePort } from '../support/oauth-test-client';
 import { RunningPlatform, startPlatform } from '../support/platform';
 
@@ -162,12 +169,12 @@ describe('console sign-in through single sign-on, for each role', () => {
     expect(await spend.getAttribute('data-micros')).toBe(String(month.costMicros));
     expect(await page.getByTestId('overview-calls').textContent()).toBe(String(month.calls));
     // The page says whose spend it is (the team's name arrives with its own request).
-    await expect.poll(() => page.getByTestId('scope-note').textContent()).toContain(scopeNote);
+    await eventually(() => page.getByTestId('scope-note').textContent()).toContain(scopeNote);
     await page.getByRole('link', { name: 'Spend explorer' }).click();
     const total = page.getByTestId('explorer-total-cost');
     await total.waitFor();
     expect(await total.getAttribute('data-micros')).toBe(String(month.costMicros));
-    await expect.poll(() => page.getByTestId('scope-note').textContent()).toContain(scopeNote);
+    await eventually(() => page.getByTestId('scope-note').textContent()).toContain(scopeNote);
   }
 
   async function keyNames(page: Page): Promise<string[]> {

@@ -12,6 +12,7 @@ import {
   SCREENSHOTS,
   buildConsole,
   decimalToMicros,
+  eventually,
   expectAccessible,
   expectNotInVerticalScrollBox,
   newConsoleDir,
@@ -230,18 +231,19 @@ describe('console in a real browser', () => {
     expect(await spend.textContent()).toBe('€1.734567');
     expect(await page.getByTestId('overview-calls').textContent()).toBe('6');
     expect(await page.getByTestId('overview-error-rate').textContent()).toBe('16.7 %');
-    // Budgets: org and team, each with a forecast.
-    await expect(page.getByTestId('budget-row').count()).resolves.toBe(3);
-    expect(await page.getByText('Organisation Acme').count()).toBe(1);
-    expect(await page.getByText('Team data, science').count()).toBe(1);
-    expect(await page.getByTestId('budget-forecast').first().textContent()).toMatch(
+    // Budgets: org and team, each with a forecast (the budgets and their names arrive with their own requests).
+    await eventually(() => page.getByTestId('budget-row').count()).toBe(3);
+    await eventually(() => page.getByText('Organisation Acme').count()).toBe(1);
+    await eventually(() => page.getByText('Team data, science').count()).toBe(1);
+    await eventually(() => page.getByTestId('budget-forecast').first().textContent()).toMatch(
       /runs out on|passes its soft limit on|lasts until the period resets/,
     );
     // Alerts fired this month: the web team's budget crossed 80 % with 0.25 spent.
     const alert = page.getByTestId('alert-row');
     await alert.first().waitFor();
     expect(await alert.count()).toBe(1);
-    expect(await alert.textContent()).toMatch(/Team web \(monthly\).*80 %.*€0\.25/);
+    // The budget's name comes from the budgets' and the names' requests, which may answer after the alerts'.
+    await eventually(() => alert.textContent()).toMatch(/Team web \(monthly\).*80 %.*€0\.25/);
     // Top tools: the dearer tool first.
     expect(await page.getByTestId('top-tools').locator('tbody tr').first().textContent()).toContain('fx / huge');
     await page.locator('.recharts-bar-rectangle').first().waitFor();
@@ -296,9 +298,13 @@ describe('console in a real browser', () => {
         .locator('td [data-micros]')
         .evaluateAll((els) => els.map((e) => e.getAttribute('data-micros')))) as string[];
     const desc = await costs();
-    expect(await page.getByRole('columnheader', { name: /Cost/ }).getAttribute('aria-sort')).toBe('descending');
+    await eventually(() => page.getByRole('columnheader', { name: /Cost/ }).getAttribute('aria-sort')).toBe(
+      'descending',
+    );
     await page.getByTestId('explorer-table-sort-costMicros').click();
-    expect(await page.getByRole('columnheader', { name: /Cost/ }).getAttribute('aria-sort')).toBe('ascending');
+    await eventually(() => page.getByRole('columnheader', { name: /Cost/ }).getAttribute('aria-sort')).toBe(
+      'ascending',
+    );
     expect((await costs()).length).toBe(desc.length);
 
     // Group by user instead of team and day: the table follows.
@@ -492,7 +498,7 @@ describe('console in a real browser', () => {
     await page.getByTestId('explorer-filter-tag').click();
     await page.getByRole('option', { name: 'project:atlas' }).click();
     await page.keyboard.press('Escape');
-    await expect.poll(() => total.getAttribute('data-micros')).toBe(String(adaCost));
+    await eventually(() => total.getAttribute('data-micros')).toBe(String(adaCost));
     const from = `${utcDay().slice(0, 8)}01`; // the explorer opens on the month to date, as the overview
     const api = await p.admin(
       'GET',
@@ -530,7 +536,7 @@ describe('console in a real browser', () => {
     await page.keyboard.press('Escape');
     const pings = await ledger(from, to, { userId: { in: [ids.ada, ids.bob] }, toolName: 'ping' });
     expect(pings.calls).toBe(4);
-    await expect.poll(() => total.getAttribute('data-micros')).toBe(String(pings.costMicros));
+    await eventually(() => total.getAttribute('data-micros')).toBe(String(pings.costMicros));
     const footer = page.getByTestId('explorer-table-total').locator('th');
     expect(await footer.nth(1).textContent()).toBe(String(pings.calls));
     // The report API answers the same for the same filter, and echoes it.
@@ -586,17 +592,23 @@ describe('console in a real browser', () => {
     expect(month.calls).toBe(2);
     const spend = page.getByTestId('overview-total-spend');
     await spend.waitFor();
-    await expect.poll(() => page.getByTestId('scope-note').textContent()).toContain('Your team: web');
+    await eventually(() => page.getByTestId('scope-note').textContent()).toContain('Your team: web');
     expect(await spend.getAttribute('data-micros')).toBe(String(month.costMicros));
     expect(await page.getByTestId('overview-calls').textContent()).toBe(String(month.calls));
     // Its team's budget, no org budget and no other team's; no org alerts.
     // (and the KEY budgets of its team's keys: the key issued earlier in this file has one).
-    const budgetRows = await page.getByTestId('budget-row').allTextContents();
-    expect(budgetRows.filter((r) => r.startsWith('Team'))).toEqual([expect.stringContaining('Team web')]);
-    expect(budgetRows.every((r) => r.startsWith('Team web') || r.startsWith('Key '))).toBe(true);
+    // The budgets and their names arrive with their own requests: wait for the team's row to be named.
+    const budgetRows = page.getByTestId('budget-row');
+    await eventually(async () => (await budgetRows.allTextContents()).filter((r) => r.startsWith('Team'))).toEqual([
+      expect.stringContaining('Team web'),
+    ]);
+    expect((await budgetRows.allTextContents()).every((r) => r.startsWith('Team web') || r.startsWith('Key '))).toBe(
+      true,
+    );
     expect(await page.getByTestId('overview-alerts').count()).toBe(0);
     await page.getByRole('radio', { name: 'By user' }).waitFor({ state: 'attached' });
-    expect(await page.getByTestId('top-users').locator('tbody tr').allTextContents()).toEqual([
+    // The ranking of users is a report of its own.
+    await eventually(() => page.getByTestId('top-users').locator('tbody tr').allTextContents()).toEqual([
       expect.stringContaining('bob@acme.test'),
     ]);
     await page.locator('.recharts-bar-rectangle').first().waitFor();
@@ -609,7 +621,7 @@ describe('console in a real browser', () => {
     const sums = await ledger(from, today, { teamId: ids.web });
     expect(await total.getAttribute('data-micros')).toBe(String(sums.costMicros));
     expect(await page.getByTestId('explorer-filter-teamId').count()).toBe(0);
-    await expect.poll(() => page.getByTestId('scope-note').textContent()).toContain('Your team: web');
+    await eventually(() => page.getByTestId('scope-note').textContent()).toContain('Your team: web');
     expect(await page.getByTestId('explorer-table').textContent()).not.toContain('ada@acme.test');
     await expectAccessible(page, 'explorer (team admin)');
 
@@ -636,8 +648,11 @@ describe('console in a real browser', () => {
     await spend.waitFor();
     expect(await page.getByTestId('scope-note').textContent()).toContain('Your own usage');
     expect(await spend.getAttribute('data-micros')).toBe(String(month.costMicros));
-    // Only its own key's budget (set on ada-agent above): no org or team budget.
-    expect(await page.getByTestId('budget-row').allTextContents()).toEqual([expect.stringMatching(/^Key ada-agent/)]);
+    // Only its own key's budget (set on ada-agent above): no org or team budget. The budgets and the
+    // key's name arrive with their own requests.
+    await eventually(() => page.getByTestId('budget-row').allTextContents()).toEqual([
+      expect.stringMatching(/^Key ada-agent/),
+    ]);
     expect(await page.getByTestId('overview-alerts').count()).toBe(0);
     expect(await page.getByTestId('top-users').count()).toBe(0);
     await page.getByRole('radio', { name: 'By tool' }).waitFor({ state: 'attached' });

@@ -38,6 +38,21 @@ export async function signInWithToken(
   return page;
 }
 
+/** How long a read of the page waits for the state it checks (a loaded two-core CI runner is slow). */
+const SETTLE_TIMEOUT_MS = 15_000;
+
+/**
+ * `expect.poll` for a read of the page (textContent, count, evaluateAll, getAttribute...) whose value
+ * can still change after the last wait: the answer of another request, a refusal after a click, a table
+ * that re-renders. The read is retried until the matcher holds; a page that never shows it still fails.
+ * A check that something is absent passes at once: wait for the final state before it.
+ *
+ *   await eventually(() => page.getByTestId('budget-row').count()).toBe(3);
+ */
+export function eventually<T>(read: () => T | Promise<T>) {
+  return expect.poll(read, { timeout: SETTLE_TIMEOUT_MS, interval: 100 });
+}
+
 let axeSource: Promise<string> | undefined;
 
 /** axe-core in the page (evaluated, so the page's CSP stays on); serious or critical violations fail. */
