@@ -58,18 +58,28 @@ async function seedRefusals(p: BenchPlatform, orgId: string, n: number): Promise
   );
 }
 
-/** The call log over the 90 days: one rare key's calls (the ledger has no key index: the worst filter), and its refusals. */
+/**
+ * The call log over the 90 days filtered as people filter it: by one rare key, by the user with the
+ * fewest calls, by the tool with the fewest calls (each read through its own ledger index), and to
+ * refusals only.
+ */
 async function filteredCallLog(p: BenchPlatform, orgId: string): Promise<Record<string, (typeof PAGES)[string]>> {
-  const { rows } = await p.db.query(
-    `SELECT k.id FROM "VirtualKey" k WHERE k."orgId" = $1 ORDER BY k.name COLLATE "C" DESC LIMIT 1`,
-    [orgId],
+  const one = async (sql: string) => (await p.db.query(sql, [orgId])).rows[0].v as string;
+  const keyId = await one(
+    `SELECT k.id AS v FROM "VirtualKey" k WHERE k."orgId" = $1 ORDER BY k.name COLLATE "C" DESC LIMIT 1`,
   );
+  const fewest = (column: string) =>
+    one(`SELECT "${column}" AS v FROM "UsageEvent" WHERE "orgId" = $1 GROUP BY 1 ORDER BY count(*), 1 LIMIT 1`);
+  const userId = await fewest('userId');
+  const tool = await fewest('toolName');
   const to = new Date().toISOString().slice(0, 10);
   const from = new Date(Date.now() - 91 * 86_400_000).toISOString().slice(0, 10);
-  const base = `/console/calls?from=${from}&to=${to}&keyId=${rows[0].id as string}`;
+  const base = `/console/calls?from=${from}&to=${to}`;
   return {
-    'calls-one-key': { path: base, ready: PAGES.calls.ready },
-    'calls-refused': { path: `/console/calls?from=${from}&to=${to}&outcome=REFUSED`, ready: PAGES.calls.ready },
+    'calls-one-key': { path: `${base}&keyId=${keyId}`, ready: PAGES.calls.ready },
+    'calls-one-user': { path: `${base}&userId=${userId}`, ready: PAGES.calls.ready },
+    'calls-one-tool': { path: `${base}&tool=${encodeURIComponent(tool)}`, ready: PAGES.calls.ready },
+    'calls-refused': { path: `${base}&outcome=REFUSED`, ready: PAGES.calls.ready },
   };
 }
 
