@@ -13,6 +13,7 @@ import { DateTime } from 'luxon';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { BenchPlatform, startBenchPlatform } from './support/bench-platform';
+import { rebuildRollups } from './support/ledger-rollups';
 
 const TARGET_MS = 500;
 const TEAMS = 8;
@@ -21,6 +22,7 @@ const KEYS = 1000;
 const UPSTREAMS = 10;
 const TOOLS = 300;
 const DAYS = 90;
+const SEED_CHUNK = 1_000_000;
 
 interface Org {
   id: string;
@@ -64,11 +66,15 @@ export async function seedOrg(p: BenchPlatform, name: string, timeZone: string, 
   );
   // Skew: key ~ U^3 (a few hot keys), each key mostly calls a dozen tools of its own (~U^2),
   // age ~ 1 - sqrt(U) (usage grew over the 90 days: the last 30 days hold ~56% of the rows).
-  // 97% OK; errors of three tools in four are free. Deterministic per run (setseed). The ledger's
-  // insert trigger fills the report rollups in the same statement, as for the worker's batches.
+  // 97% OK; errors of three tools in four are free. Deterministic per run (setseed). One statement
+  // per million rows with the ledger's triggers off (the session replicates, as a restore would),
+  // then the rollups and running totals rebuilt from the ledger in one pass each: the insert trigger
+  // adding 10,000,000 rows a statement at a time took most of an hour on this loaded machine.
   await q('SELECT setseed(0.17)');
-  await q(
-    `INSERT INTO "UsageEvent" (id, "orgId", "teamId", "userId", "keyId", "upstreamId", "toolName", outcome, "costMicros", "inputTokens", "outputTokens", "latencyMs", "occurredAt")
+  await q('SET session_replication_role = replica');
+  for (let done = 0; done < rows; done += SEED_CHUNK)
+    await q(
+      `INSERT INTO "UsageEvent" (id, "orgId", "teamId", "userId", "keyId", "upstreamId", "toolName", outcome, "costMicros", "inputTokens", "outputTokens", "latencyMs", "occurredAt")
      SELECT $1 || '-' || g, $1::uuid, ${id('team', `((k % ${USERS}) % ${TEAMS})`)}, ${id('user', `(k % ${USERS})`)}, ${id('key', 'k')},
             ${id('up', `(t % ${UPSTREAMS})`)}, 'tool_' || t,
             (CASE WHEN r < 0.97 THEN 'OK' WHEN r < 0.99 THEN 'TOOL_ERROR' ELSE 'UPSTREAM_ERROR' END)::"UsageOutcome",
@@ -76,9 +82,11 @@ export async function seedOrg(p: BenchPlatform, name: string, timeZone: string, 
             date_trunc('second', now() AT TIME ZONE 'UTC' - (${DAYS} * 86400 * (1 - sqrt(random()))) * interval '1 second')
      FROM (SELECT g, k, (k * 37 + floor(12 * power(random(), 2))::int + CASE WHEN random() < 0.1 THEN floor(${TOOLS} * random())::int ELSE 0 END) % ${TOOLS} AS t,
                   random() AS r, floor(2000 * power(random(), 2))::int AS tok
-           FROM (SELECT g, floor(${KEYS} * power(random(), 3))::int AS k FROM generate_series(1, ${rows}) g) s) x`,
-    [o],
-  );
+           FROM (SELECT g, floor(${KEYS} * power(random(), 3))::int AS k FROM generate_series(${done + 1}, ${Math.min(rows, done + SEED_CHUNK)}) g) s) x`,
+      [o],
+    );
+  await q('RESET session_replication_role');
+  await rebuildRollups(p.db, o);
   // Budgets as an org sets them up: the org and each team per month, a few keys per day.
   await p.api('PUT', `/v1/orgs/${o}/budgets`, {
     scope: 'ORG',
