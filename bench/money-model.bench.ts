@@ -2,8 +2,8 @@
  * `npm run bench:money-model`: the model-based run of the money path (tools/money-model, the same
  * model, commands and comparison as test/money-model) for BENCH_MONEY_STEPS steps (10,000 by
  * default) per topology, on standalone Redis and on a Redis Cluster of its own (3 masters, 3
- * replicas, a master failed over as planned or a replica restarted at times), half the steps with admission one call at a time (malformed records planted, single
- * calls crashed) and half under leases (edges killed with their leases); both on a virtual clock
+ * replicas, a master failed over as planned or a replica restarted at times), half the steps with admission one call at a time (single calls crashed) and half under
+ * leases (edges killed with their leases), malformed records planted in both; both on a virtual clock
  * (sweeps after the TTL, windows, lease renewals, Redis data loss and rebuild). Standalone Redis is a redis-server
  * of the bench's own (append-only file, fsync always) that sequences restart from its file
  * (BENCH_REDIS_URL: an existing one instead, not restarted). Prints the steps, the sequences,

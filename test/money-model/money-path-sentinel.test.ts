@@ -5,7 +5,7 @@ import path from 'node:path';
 import { createTestEnv, TestEnv } from '@tollgate/testing';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runMoneyModel } from '../../tools/money-model/money-commands';
+import { runMoneyModel, SUITE_MONEY_MODEL_SEED } from '../../tools/money-model/money-commands';
 import { aofRestarts, MoneySystem } from '../../tools/money-model/money-system';
 import { freePort } from '../../tools/ports/free-port';
 import { OwnRedis, startOwnRedis } from '../support/outages';
@@ -77,7 +77,13 @@ describe('the money path against its reference model through Redis Sentinel', ()
     try {
       // The client asks the Sentinel for the master, not a URL.
       expect((sys.redis.client as Redis).options.sentinels).toEqual([{ host: '127.0.0.1', port: expect.any(Number) }]);
-      const ran = await runMoneyModel({ sys, numRuns: 8, maxCommands: 40 }).catch((err: Error) => {
+      const ran = await runMoneyModel({
+        sys,
+        numRuns: 8,
+        maxCommands: 40,
+        seed: SUITE_MONEY_MODEL_SEED,
+        timeLimitMs: 60_000,
+      }).catch((err: Error) => {
         console.error(err.message);
         throw err;
       });
@@ -86,5 +92,5 @@ describe('the money path against its reference model through Redis Sentinel', ()
     } finally {
       await sys.close();
     }
-  }, 120_000);
+  }, 180_000);
 });

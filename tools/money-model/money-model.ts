@@ -254,9 +254,26 @@ export class MoneyModel {
 
   /**
    * Admits (or refuses) a call of `estimate` by `key` of `org` now. `budgetsOnly`: no rate limit
-   * applies (a top-up for more output, which calls no upstream).
+   * applies (a top-up for more output, which calls no upstream). `underLease`: the edge admitted it
+   * against allowance its leases hold (which calls it admits locally is its choice; see below).
+   *
+   * A hard budget admits a call checked in Redis only if `spent + reserved + estimate <= limit`: a
+   * budget already above its limit refuses every such call, a free one too. It can be above its
+   * limit only by costs settled without their reservation (`unreserved`: a call that outlived its
+   * reservation's TTL, or was in flight when Redis lost its data). Such a cost does not take back
+   * allowance an edge leased before it: that allowance was counted against the limit when granted,
+   * so a call a lease covers is admitted as long as `spent + reserved + estimate <= limit +
+   * unreserved`, the bound the budget may end at (checkInvariants). Beyond that bound a lease
+   * admitting a call is a discrepancy: it held allowance Redis never counted.
    */
-  admit(id: string, org: number, key: number, estimate: bigint, budgetsOnly = false): AdmissionAnswer {
+  admit(
+    id: string,
+    org: number,
+    key: number,
+    estimate: bigint,
+    budgetsOnly = false,
+    underLease = false,
+  ): AdmissionAnswer {
     const o = this.spec.orgs[org];
     const mine = budgetsOfCaller(o, key);
     const call: ModelCall = {
@@ -297,7 +314,8 @@ export class MoneyModel {
         const b = this.budgets[org][i];
         // Checked budget by budget, most specific first: the first corrupt or short one answers.
         if (b.corrupt) return { kind: 'counters-unavailable', reason: 'counter-corrupt' };
-        if (b.spec.hard && b.spent + b.reserved + estimate > b.spec.limit) {
+        const limit = underLease ? b.spec.limit + b.unreserved : b.spec.limit;
+        if (b.spec.hard && b.spent + b.reserved + estimate > limit) {
           this.refusedBy = b;
           return { kind: 'budget', scope: b.spec.scope };
         }
@@ -316,10 +334,10 @@ export class MoneyModel {
    * in force now, a reservation for the tool's likely output (its p99, or the cap without history);
    * refused by a hard budget, fitted to the output tokens that budget has left for, and asked again.
    */
-  admitPriced(id: string, org: number, key: number, tool: ToolSpec): AdmissionAnswer {
+  admitPriced(id: string, org: number, key: number, tool: ToolSpec, underLease = false): AdmissionAnswer {
     const rule = refPriceOf(this.spec.orgs[org].prices, tool.name, this.now - this.start);
     let tokens = likelyTokens(tool);
-    let answer = this.admit(id, org, key, refEstimate(rule, tokens));
+    let answer = this.admit(id, org, key, refEstimate(rule, tokens), false, underLease);
     const short = this.refusedBy;
     if (answer.kind === 'budget' && short && rule && rule.perToken > 0n) {
       const available = short.spec.limit - short.spent - short.reserved;
@@ -327,7 +345,7 @@ export class MoneyModel {
       const fits = left < 0n ? 0n : left / rule.perToken;
       if (fits >= 1n && fits < BigInt(tokens)) {
         tokens = Number(fits);
-        answer = this.admit(id, org, key, refEstimate(rule, tokens));
+        answer = this.admit(id, org, key, refEstimate(rule, tokens), false, underLease);
       }
     }
     const call = this.open.get(id);
@@ -341,14 +359,14 @@ export class MoneyModel {
    * refused, the answer may deliver only the reserved tokens. A result longer than it may deliver
    * is not delivered at all: a failed call. Admits the top-up; settles nothing (see completePriced).
    */
-  pricePriced(id: string, outcome: CallOutcome, topUpId: string): PricedSettlement {
+  pricePriced(id: string, outcome: CallOutcome, topUpId: string, topUpUnderLease = false): PricedSettlement {
     const call = this.open.get(id)!;
     const { tool, rule, reservedTokens } = call.priced!;
     let deliverable = tool.cap;
     let topUp: string | null = null;
     const more = Math.min(outcome.tokens, tool.cap) - reservedTokens;
     if (rule && more > 0 && rule.perToken > 0n) {
-      const answer = this.admit(topUpId, call.org, call.key, rule.perToken * BigInt(more), true);
+      const answer = this.admit(topUpId, call.org, call.key, rule.perToken * BigInt(more), true, topUpUnderLease);
       topUp = answer.kind === 'admitted' ? topUpId : null;
       deliverable = topUp ? reservedTokens + more : reservedTokens;
     }
@@ -408,6 +426,22 @@ export class MoneyModel {
     const corrupt = this.budgets[org].filter((b) => b.corrupt);
     for (const b of corrupt) b.corrupt = false;
     return { malformed, rebuilt: corrupt.length };
+  }
+
+  /**
+   * Reconciliation under leases: the sweep that moves a malformed record aside runs with the
+   * organisation's next script that reaches its budgets, which calls admitted under leases do not
+   * run, so the model cannot say when. What it holds to is that every planted record is in one
+   * place: `unswept` of them still among the reservations (the real system's count), the rest moved
+   * aside and now audited and dropped (`malformed`), none lost, none counted twice.
+   */
+  reconciledUnderLeases(org: number, unswept: number): { malformed: number; rebuilt: number } {
+    const total = this.planted[org].length + this.quarantined[org];
+    this.planted[org] = Array.from({ length: Math.min(unswept, total) }, () => this.now);
+    this.quarantined[org] = 0;
+    const corrupt = this.budgets[org].filter((b) => b.corrupt);
+    for (const b of corrupt) b.corrupt = false;
+    return { malformed: total - unswept, rebuilt: corrupt.length };
   }
 
   /**

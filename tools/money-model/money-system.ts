@@ -128,6 +128,8 @@ export class MoneySystem {
   /** Events the ledger writer has written (drained from the outbox), per organisation id: id -> cost. */
   private readonly ledger = new Map<string, Map<string, bigint>>();
   private plantSeq = 0;
+  /** Malformed records planted per organisation id and not yet seen gone from its reservations. */
+  private readonly planted = new Map<string, string[]>();
   /** Budget leases of edges that died: Redis holds them until it sweeps them after their deadline. */
   private deadLeases: { id: string; recordsKey: string; counterKey: string; held: bigint }[] = [];
   /** The edge's admission and lease book (replaced by new ones when the edge dies), on its clock. */
@@ -452,9 +454,13 @@ export class MoneySystem {
    * and usage event. A call given its `actual` cost settles at it; a priced call, given its result
    * (`outcome`), is settled as the edge does: output beyond the reservation admitted as a top-up
    * (budgets only), the cost from its rule, split between the reservation and the top-up. Resolves
-   * with each call's cost.
+   * with each call's cost, and whether its top-up was admitted under the edge's leases.
    */
-  async complete(world: World, calls: CompletedCall[], now: number): Promise<Micros[]> {
+  async complete(
+    world: World,
+    calls: CompletedCall[],
+    now: number,
+  ): Promise<{ cost: Micros; topUpUnderLease: boolean }[]> {
     const settlements = [];
     for (const c of calls) {
       const hold = this.holds.get(c.id)!;
@@ -497,7 +503,7 @@ export class MoneySystem {
       ]),
     );
     await this.admission.settled();
-    return settlements.map((s) => s.cost);
+    return settlements.map((s) => ({ cost: s.cost, topUpUnderLease: (s.topUp?.leased ?? null) !== null }));
   }
 
   private answerOf(id: string, a: CallAdmission): AdmissionAnswer {
@@ -551,20 +557,44 @@ export class MoneySystem {
     await this.admission.settled();
   }
 
-  /** Plants a malformed reservation record in an organisation's reservations, due `now`. */
+  /**
+   * Plants a malformed record in an organisation's reservations, due `now`: a reservation (amount
+   * not an integer, a counter of another organisation, no counter) or a lease (`L:` id: what it
+   * holds not an integer, or a counter of another organisation).
+   */
   async plantMalformed(world: World, org: number, kind: number, now: number): Promise<void> {
     const orgId = world.orgs[org].orgId;
     const [r, z] = this.budgets.recordKeys(orgId);
-    const id = `malformed-${++this.plantSeq}`;
+    const seq = ++this.plantSeq;
     const other = world.orgs[(org + 1) % world.orgs.length];
-    const records = [
-      `not-a-number|${this.redis.orgKey(orgId, 'budget', 'x', '0')}`,
-      // A counter of another organisation: never written from this one's records.
-      `5|${this.redis.orgKey(other.orgId, 'budget', other.budgetIds[0] ?? 'x', '0')}`,
-      '-7',
+    const own = this.redis.orgKey(orgId, 'budget', world.orgs[org].budgetIds[0] ?? 'x', '0');
+    // A counter of another organisation: never written from this one's records.
+    const foreign = this.redis.orgKey(other.orgId, 'budget', other.budgetIds[0] ?? 'x', '0');
+    const records: [string, Record<string, string>][] = [
+      [`malformed-${seq}`, { [`malformed-${seq}`]: `not-a-number|${this.redis.orgKey(orgId, 'budget', 'x', '0')}` }],
+      [`malformed-${seq}`, { [`malformed-${seq}`]: `5|${foreign}` }],
+      [`malformed-${seq}`, { [`malformed-${seq}`]: '-7' }],
+      [`L:malformed:${seq}`, { [`L:malformed:${seq}`]: own, [`L:malformed:${seq}#`]: 'x' }],
+      [`L:malformed:${seq}`, { [`L:malformed:${seq}`]: foreign, [`L:malformed:${seq}#`]: '5' }],
     ];
-    await this.redis.client.hset(r, id, records[kind % records.length]);
+    const [id, fields] = records[kind % records.length];
+    await this.redis.client.hset(r, fields);
     await this.redis.client.zadd(z, now, id);
+    const planted = this.planted.get(orgId) ?? [];
+    planted.push(id);
+    this.planted.set(orgId, planted);
+  }
+
+  /** How many of the malformed records planted in an organisation are still among its reservations (not swept yet). */
+  async plantedUnswept(world: World, org: number): Promise<number> {
+    const orgId = world.orgs[org].orgId;
+    const ids = this.planted.get(orgId) ?? [];
+    const present = await Promise.all(
+      ids.map((id) => this.redis.client.hexists(this.budgets.recordKeys(orgId)[0], id)),
+    );
+    const left = ids.filter((_, i) => present[i] === 1);
+    this.planted.set(orgId, left);
+    return left.length;
   }
 
   /** The Redis key of a budget's counter for the current period. */

@@ -150,10 +150,15 @@ export function freeCalls(l: Lease): number {
   return Number(freeOf(l));
 }
 
-/** The lease can admit a call of this estimate now. */
+/**
+ * The lease can admit a call of this estimate now: it is valid, still holds allowance in Redis,
+ * and what it has unused covers the estimate. A free call (estimate 0) is no exception: it needs a
+ * lease that holds something, as a priced one does, or goes to Redis, which refuses it only on a
+ * budget already above its limit (docs/architecture.md, "Admission leases").
+ */
 export function covers(l: Lease, estimate: Micros, now: number): boolean {
   if (l.dropped || now >= l.validUntil) return false;
-  if (l.kind === 'budget') return l.free >= estimate && (estimate > 0n || l.held > 0n);
+  if (l.kind === 'budget') return l.held > 0n && l.free >= estimate;
   return freeOf(l) >= 1;
 }
 

@@ -1,11 +1,14 @@
-import { BullModule } from '@nestjs/bullmq';
-import { DynamicModule, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
+import { BullModule, getQueueToken } from '@nestjs/bullmq';
+import { DynamicModule, Injectable, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
 import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { bullConnection } from '@tollgate/redis';
-import type { Telemetry } from 'bullmq';
+import type { Queue, Telemetry } from 'bullmq';
 import { Cluster } from 'ioredis';
 import { JobProducer } from './job-producer.service';
+import { logQueueErrors } from './queue-error-log';
 import { QueueName } from './queue-names';
+
+const QUEUE_ERROR_LOG = Symbol('QUEUE_ERROR_LOG');
 
 /**
  * BullMQ's key prefix: the deployment prefix plus a hash tag, so all keys of a queue share one
@@ -62,7 +65,19 @@ export class QueueModule {
         }),
         BullModule.registerQueue(...queues.map((name) => ({ name }))),
       ],
-      providers: [JobProducer],
+      providers: [
+        JobProducer,
+        {
+          // Every queue's Redis errors logged by message (queue-error-log.ts), from when it is made.
+          provide: QUEUE_ERROR_LOG,
+          inject: queues.map((name) => getQueueToken(name)),
+          useFactory: (...made: Queue[]) => {
+            const logger = new Logger('Queue');
+            for (const q of made) logQueueErrors(q, logger);
+            return true;
+          },
+        },
+      ],
       exports: [BullModule, JobProducer],
     };
   }

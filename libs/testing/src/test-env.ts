@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { parseHostPorts, RedisConfig } from '@tollgate/config';
 import { inject } from 'vitest';
 import { cloneDatabase, databaseUrl, dropDatabase, uniqueName } from './test-database';
@@ -20,6 +21,16 @@ export interface TestEnv {
 
 /** Tests' upstream and webhook fixtures listen on loopback: allowed by default, overridable per platform. */
 export const TEST_OUTBOUND_ALLOW_CIDRS = '127.0.0.0/8,::1/128';
+
+/** An ACL user, password and TLS the variables give (a managed Redis), as the processes read them. */
+function managedRedisAccess(vars: Record<string, string>): Pick<RedisConfig, 'username' | 'password' | 'tls'> {
+  const tls = vars.REDIS_TLS === 'true' || vars.REDIS_URL?.startsWith('rediss:') || Boolean(vars.REDIS_TLS_CA_FILE);
+  return {
+    username: vars.REDIS_USERNAME || undefined,
+    password: vars.REDIS_PASSWORD || undefined,
+    tls: tls ? { ca: vars.REDIS_TLS_CA_FILE ? readFileSync(vars.REDIS_TLS_CA_FILE, 'utf8') : undefined } : undefined,
+  };
+}
 
 /** `redis: 'cluster'` runs the platform on the run's Redis Cluster instead of standalone Redis. */
 export async function createTestEnv(
@@ -56,7 +67,7 @@ export async function createTestEnv(
           nodes: parseHostPorts('REDIS_CLUSTER_NODES', vars.REDIS_CLUSTER_NODES),
         },
       }
-    : redisConfigOf(vars.REDIS_URL, redisPrefix);
+    : { ...redisConfigOf(vars.REDIS_URL, redisPrefix), ...managedRedisAccess(vars) };
   return {
     vars,
     databaseName,

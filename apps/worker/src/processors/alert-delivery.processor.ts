@@ -1,12 +1,12 @@
-import { Processor, WorkerHost } from '@nestjs/bullmq';
+import { Processor } from '@nestjs/bullmq';
 import { Logger } from '@nestjs/common';
-import { JobName, JobOf, QueueName } from '@tollgate/queue';
+import { JobName, JobOf, QueueName, LoggedWorkerHost } from '@tollgate/queue';
 import { AlertDeliveryError, AlertDeliveryService, DeliveryOutcome } from '@tollgate/reporting';
 import { Job, UnrecoverableError } from 'bullmq';
 
 /** Sends one alert to its org's webhooks; a failed attempt is retried with backoff (JOB_OPTIONS). */
 @Processor(QueueName.AlertDelivery, { concurrency: 8 })
-export class AlertDeliveryProcessor extends WorkerHost {
+export class AlertDeliveryProcessor extends LoggedWorkerHost {
   private readonly logger = new Logger(AlertDeliveryProcessor.name);
 
   constructor(private readonly delivery: AlertDeliveryService) {

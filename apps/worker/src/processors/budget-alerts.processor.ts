@@ -1,11 +1,11 @@
-import { Processor, WorkerHost } from '@nestjs/bullmq';
-import { JobName, JobOf, QueueName } from '@tollgate/queue';
+import { Processor } from '@nestjs/bullmq';
+import { JobName, JobOf, QueueName, LoggedWorkerHost } from '@tollgate/queue';
 import { BudgetAlertService, FinanceJobs } from '@tollgate/reporting';
 import { Job, UnrecoverableError } from 'bullmq';
 
 /** Finds newly crossed budget thresholds (one org after a ledger batch, or all on the schedule) and queues their delivery. */
 @Processor(QueueName.BudgetAlerts)
-export class BudgetAlertsProcessor extends WorkerHost {
+export class BudgetAlertsProcessor extends LoggedWorkerHost {
   constructor(
     private readonly alerts: BudgetAlertService,
     private readonly jobs: FinanceJobs,

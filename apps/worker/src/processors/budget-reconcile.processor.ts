@@ -1,5 +1,5 @@
-import { Processor, WorkerHost } from '@nestjs/bullmq';
-import { JobName, JobOf, QueueName } from '@tollgate/queue';
+import { Processor } from '@nestjs/bullmq';
+import { JobName, JobOf, QueueName, LoggedWorkerHost } from '@tollgate/queue';
 import { BudgetReconcileService, ReconcileReport } from '@tollgate/reporting';
 import { Job, UnrecoverableError } from 'bullmq';
 
@@ -9,7 +9,7 @@ import { Job, UnrecoverableError } from 'bullmq';
  * request says whether to).
  */
 @Processor(QueueName.BudgetReconcile)
-export class BudgetReconcileProcessor extends WorkerHost {
+export class BudgetReconcileProcessor extends LoggedWorkerHost {
   constructor(private readonly reconcile: BudgetReconcileService) {
     super();
   }

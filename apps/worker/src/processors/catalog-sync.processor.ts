@@ -1,4 +1,4 @@
-import { Processor, WorkerHost } from '@nestjs/bullmq';
+import { Processor } from '@nestjs/bullmq';
 import { Inject, Logger, OnModuleInit } from '@nestjs/common';
 import { TOLLGATE_CONFIG, WorkerConfig } from '@tollgate/config';
 import {
@@ -8,11 +8,11 @@ import {
   SyncReport,
   TierScoreJobs,
 } from '@tollgate/catalog';
-import { JobName, JobOf, QueueName } from '@tollgate/queue';
+import { JobName, JobOf, QueueName, LoggedWorkerHost } from '@tollgate/queue';
 import { Job, UnrecoverableError } from 'bullmq';
 
 @Processor(QueueName.CatalogSync)
-export class CatalogSyncProcessor extends WorkerHost implements OnModuleInit {
+export class CatalogSyncProcessor extends LoggedWorkerHost implements OnModuleInit {
   private readonly logger = new Logger(CatalogSyncProcessor.name);
 
   constructor(

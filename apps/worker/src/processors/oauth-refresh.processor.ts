@@ -1,13 +1,13 @@
-import { Processor, WorkerHost } from '@nestjs/bullmq';
+import { Processor } from '@nestjs/bullmq';
 import { Inject, Logger } from '@nestjs/common';
 import { TOLLGATE_CONFIG, WorkerConfig } from '@tollgate/config';
 import { UserConnectionService } from '@tollgate/connections';
-import { JobName, JobOf, QueueName } from '@tollgate/queue';
+import { JobName, JobOf, QueueName, LoggedWorkerHost } from '@tollgate/queue';
 import { Job, UnrecoverableError } from 'bullmq';
 
 /** Refreshes per-user OAuth tokens before they expire; a refused refresh marks the connection `refresh_failed`. */
 @Processor(QueueName.OAuthRefresh)
-export class OAuthRefreshProcessor extends WorkerHost {
+export class OAuthRefreshProcessor extends LoggedWorkerHost {
   private readonly logger = new Logger(OAuthRefreshProcessor.name);
 
   constructor(

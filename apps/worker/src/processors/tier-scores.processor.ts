@@ -1,13 +1,13 @@
-import { Processor, WorkerHost } from '@nestjs/bullmq';
+import { Processor } from '@nestjs/bullmq';
 import { Inject, Logger } from '@nestjs/common';
 import { DEFAULT_TIER_SCORE_SETTINGS, TierScoreResult, TierScoreService, TierScoreSettings } from '@tollgate/catalog';
 import { TOLLGATE_CONFIG, WorkerConfig } from '@tollgate/config';
-import { JobName, JobOf, QueueName } from '@tollgate/queue';
+import { JobName, JobOf, QueueName, LoggedWorkerHost } from '@tollgate/queue';
 import { Job, UnrecoverableError } from 'bullmq';
 
 /** Recomputes tier scores from the usage rollups: one organisation, or every one on the schedule. */
 @Processor(QueueName.TierScores)
-export class TierScoresProcessor extends WorkerHost {
+export class TierScoresProcessor extends LoggedWorkerHost {
   private readonly logger = new Logger(TierScoresProcessor.name);
   private readonly settings: TierScoreSettings;
 

@@ -1,7 +1,7 @@
-import { Processor, WorkerHost } from '@nestjs/bullmq';
+import { Processor } from '@nestjs/bullmq';
 import { Logger } from '@nestjs/common';
 import { parseUsageBatch } from '@tollgate/metering';
-import { JobName, QueueName } from '@tollgate/queue';
+import { JobName, QueueName, LoggedWorkerHost } from '@tollgate/queue';
 import { Job, UnrecoverableError } from 'bullmq';
 import { LedgerWriter } from './ledger-writer.service';
 
@@ -13,7 +13,7 @@ import { LedgerWriter } from './ledger-writer.service';
  * they come; the event id makes a repeated delivery a no-op.
  */
 @Processor(QueueName.UsageLedger)
-export class UsageLedgerProcessor extends WorkerHost {
+export class UsageLedgerProcessor extends LoggedWorkerHost {
   private readonly logger = new Logger(UsageLedgerProcessor.name);
 
   constructor(private readonly ledger: LedgerWriter) {

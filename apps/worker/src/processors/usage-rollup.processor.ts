@@ -1,8 +1,8 @@
 import { Inject, Logger, OnApplicationBootstrap } from '@nestjs/common';
-import { Processor, WorkerHost } from '@nestjs/bullmq';
+import { Processor } from '@nestjs/bullmq';
 import { TOLLGATE_CONFIG, WorkerConfig } from '@tollgate/config';
 import { LedgerPartitionsService, TrailRetentionService } from '@tollgate/metering';
-import { JobName, JobOf, QueueName } from '@tollgate/queue';
+import { JobName, JobOf, QueueName, LoggedWorkerHost } from '@tollgate/queue';
 import { ReportingException, UsageRollupService } from '@tollgate/reporting';
 import { Job, UnrecoverableError } from 'bullmq';
 
@@ -27,7 +27,7 @@ export interface UsageRollupResult {
  * is recomputed from the ledger (a repair: the trigger keeps it).
  */
 @Processor(QueueName.UsageRollup)
-export class UsageRollupProcessor extends WorkerHost implements OnApplicationBootstrap {
+export class UsageRollupProcessor extends LoggedWorkerHost implements OnApplicationBootstrap {
   private readonly logger = new Logger(UsageRollupProcessor.name);
 
   constructor(
