@@ -26,7 +26,8 @@
  *   (org, eight teams, five keys, this month and all time) via ledgerSpend; today's equivalents
  *   (recompute of a day from the ledger, SUM over the month's rows) on LedgerToday at 1M.
  * - retention: the oldest month dropped; every budget sum equal before and after.
- * The last line is one JSON object with every figure.
+ * The last line is one JSON object with every figure; a line `partial: {...}` has those of the
+ * small size, before the large seed.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -84,6 +85,8 @@ async function seed(db: Client, table: string, orgId: string, rows: number, offs
     await db.query(`RESET session_replication_role`);
   }
 }
+
+const loadNow = () => loadavg().map((l) => Math.round(l * 100) / 100);
 
 async function time<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }> {
   const t0 = performance.now();
@@ -240,7 +243,7 @@ async function main(): Promise<void> {
   const writeEvents = Number(process.env.BENCH_WRITE_EVENTS ?? 100_000);
   // The worker's own default unless LEDGER_BATCH_SIZE says otherwise.
   const batch = WORKER_ENV_SCHEMA.shape.LEDGER_BATCH_SIZE.parse(process.env.LEDGER_BATCH_SIZE);
-  const loadBefore = loadavg().map((l) => Math.round(l * 100) / 100);
+  const loadBefore = loadNow();
 
   const database = await createBenchDatabase('bench_ledger');
   const db = new Client({ connectionString: database.url });
@@ -463,6 +466,8 @@ async function main(): Promise<void> {
       }
     });
     out.at1M = { ...at1M, today: { rollupJobMs: todayRollup, reconcileMs: todayReconcile } };
+    // The figures so far, in case the large seed does not finish (it takes most of an hour at load 20).
+    console.log(`partial: ${JSON.stringify({ ...out, loadAverage: { before: loadBefore, now: loadNow() } })}`);
 
     // To the large size (new ledger only).
     if (large > small) {
@@ -501,7 +506,7 @@ async function main(): Promise<void> {
     await db.end();
     if (!process.env.BENCH_KEEP_DB) await database.drop();
   }
-  out.loadAverage = { before: loadBefore, after: loadavg().map((l) => Math.round(l * 100) / 100) };
+  out.loadAverage = { before: loadBefore, after: loadNow() };
   console.log(JSON.stringify(out));
 }
 
