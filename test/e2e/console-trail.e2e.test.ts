@@ -127,6 +127,29 @@ describe('console agent trail in a real browser', () => {
     await context.close();
   });
 
+  it('should open a call’s session trail from its row in the call log', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await signInWithToken(context, p.adminUrl, tokens.admin, '/console/calls');
+    await page.getByTestId('call-row').first().waitFor();
+    // The direct call links to its session; the script's inner call is the script's step, not a session call.
+    const links = page.getByTestId('call-row-trail');
+    expect(await links.count()).toBe(1);
+    expect(await links.getAttribute('href')).toBe(
+      `/console/trail?sessionId=${encodeURIComponent(sessions.progressive)}`,
+    );
+    await links.click();
+    await page.getByTestId('trail-table').waitFor();
+    expect(new URL(page.url()).searchParams.get('sessionId')).toBe(sessions.progressive);
+    const rows = page.getByTestId('trail-row');
+    await expect.poll(() => rows.count()).toBe(3);
+    expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-kind')))).toEqual([
+      'SEARCH',
+      'SCHEMAS',
+      'CALL',
+    ]);
+    await context.close();
+  });
+
   it('should show a script’s inner calls by line and the stubs it was written against', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await signInWithToken(

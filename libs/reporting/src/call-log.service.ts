@@ -55,6 +55,8 @@ export interface CallLogRow {
   budgetId: string | null;
   /** The call's trace id (W3C, 32 hex digits) as its ledger row keeps it; null for a refusal or a call without one. */
   traceId: string | null;
+  /** The MCP session the call was made in, from its agent trail step; null without one (no session, no trail kept, a refusal). */
+  sessionId: string | null;
 }
 
 export interface CallLogPage {
@@ -191,7 +193,7 @@ export class CallLogService {
       a.occurredAt !== b.occurredAt ? (a.occurredAt < b.occurredAt ? 1 : -1) : a.id < b.id ? 1 : a.id > b.id ? -1 : 0,
     );
     const page = merged.slice(0, limit);
-    const names = await this.names(page);
+    const [names, sessions] = await Promise.all([this.names(page), this.sessionsOf(orgId, page)]);
     const rows: CallLogRow[] = page.map((r) => ({
       id: r.id,
       occurredAt: new Date(r.occurredAt),
@@ -213,6 +215,7 @@ export class CallLogService {
       calls: Number(r.calls),
       budgetId: r.budgetId,
       traceId: r.traceId,
+      sessionId: r.outcome === 'REFUSED' ? null : (sessions.get(r.id) ?? null),
     }));
     const last = rows[rows.length - 1];
     return {
@@ -222,6 +225,17 @@ export class CallLogService {
       rows,
       nextCursor: merged.length > limit && last ? { occurredAt: last.occurredAt, id: last.id } : null,
     };
+  }
+
+  /** The sessions of the page's ledger calls, by call id, from their trail steps (the ("orgId", "callId") index). */
+  private async sessionsOf(orgId: string, rows: RawCallRow[]): Promise<Map<string, string>> {
+    const callIds = rows.filter((r) => r.outcome !== 'REFUSED').map((r) => r.id);
+    if (callIds.length === 0) return new Map();
+    const steps = await this.prisma.reports.trailEvent.findMany({
+      where: { orgId, callId: { in: callIds }, sessionId: { not: null } },
+      select: { callId: true, sessionId: true },
+    });
+    return new Map(steps.map((s) => [s.callId!, s.sessionId!]));
   }
 
   /** Names of the page's teams, users, keys and upstreams, one query each (a page holds few). */

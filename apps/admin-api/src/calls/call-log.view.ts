@@ -53,6 +53,13 @@ export class CallLogRowView {
       'The call’s OpenTelemetry trace id (the edge’s trace, or the agent’s own traceparent with telemetry off); null for a refused call or one without trace context',
   })
   traceId!: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description:
+      'The MCP session the call was made in, from its agent trail (GET …/trail?sessionId=); null for a refusal, a call without a session, or an org that keeps no trail',
+  })
+  sessionId!: string | null;
 }
 
 export class CallLogPageView {

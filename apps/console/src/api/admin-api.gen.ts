@@ -1838,6 +1838,8 @@ export interface components {
       /** @enum {string} */
       outcome: 'OK' | 'TOOL_ERROR' | 'UPSTREAM_ERROR' | 'REFUSED';
       outputTokens: number;
+      /** @description The MCP session the call was made in, from its agent trail (GET …/trail?sessionId=); null for a refusal, a call without a session, or an org that keeps no trail */
+      sessionId: string | null;
       /** Format: uuid */
       teamId: string;
       teamName: string | null;

@@ -1,4 +1,4 @@
-import { Badge, Button, Card, Group, Select, Stack, Table, Text, TextInput } from '@mantine/core';
+import { Anchor, Badge, Button, Card, Group, Select, Stack, Table, Text, TextInput } from '@mantine/core';
 import { useEffect, useMemo, useState } from 'react';
 import { adminApi, answer } from '../api/admin-client';
 import type { Key, User } from '../api/admin-types';
@@ -10,7 +10,7 @@ import { RangePicker } from '../components/range-picker';
 import { DEFAULT_PRESET, DayRange, presetRange } from '../lib/date-ranges';
 import { dayIn, formatTimestamp, isDay } from '../lib/dates';
 import { OUTCOME_LABELS, REFUSAL_CODE_LABELS, refusalLabel } from '../lib/refusal-codes';
-import { replaceSearch, useSearch } from '../lib/router';
+import { PAGE_PATHS, navigate, replaceSearch, useSearch } from '../lib/router';
 import { spendScopeOf } from '../lib/roles';
 import { useLoad } from '../lib/use-load';
 import { useSession } from '../session';
@@ -253,6 +253,27 @@ function CallsHead() {
   );
 }
 
+/** The agent trail of the call's session: what the agent read before it, and what it did next. */
+function SessionTrailLink({ sessionId }: { sessionId: string }) {
+  const href = `${PAGE_PATHS.trail}?sessionId=${encodeURIComponent(sessionId)}`;
+  return (
+    <Text size="xs">
+      <Anchor
+        href={href}
+        c="var(--tg-info)"
+        title={`What the agent read and did in session ${sessionId}`}
+        onClick={(e) => {
+          e.preventDefault();
+          navigate(href);
+        }}
+        data-testid="call-row-trail"
+      >
+        session trail
+      </Anchor>
+    </Text>
+  );
+}
+
 function CallRow({ row: r, timeZone }: { row: CallLogRow; timeZone: string }) {
   const refused = r.outcome === 'REFUSED';
   return (
@@ -274,6 +295,7 @@ function CallRow({ row: r, timeZone }: { row: CallLogRow; timeZone: string }) {
       </Table.Td>
       <Table.Td style={{ wordBreak: 'break-word' }}>
         {r.upstreamNamespace ? `${r.upstreamNamespace}: ${r.toolName}` : r.toolName}
+        {r.sessionId && <SessionTrailLink sessionId={r.sessionId} />}
       </Table.Td>
       <Table.Td style={{ wordBreak: 'break-word' }}>
         {r.keyName ?? r.keyId}
