@@ -1,5 +1,8 @@
 import { INestApplication } from '@nestjs/common';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { PrismaClient } from '@prisma/client';
 import { loadAdminConfig } from '@tollgate/config';
+import { refuseAuditRows } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminApp } from '../../apps/admin-api/src/admin-app';
 import {
@@ -319,6 +322,28 @@ describe('single sign-on into the admin API', () => {
       (await p.admin('DELETE', `/v1/orgs/${orgId}/teams/${research}/members/${users.finance}`)).status,
     ).toBeLessThan(300);
     expect((await fin.request('/v1/auth/session')).status).toBe(401);
+  });
+
+  it('should create no person on first sign-in when their audit row cannot be written', async () => {
+    const db = new PrismaClient({ adapter: new PrismaPg({ connectionString: p.env.vars.DATABASE_URL }) });
+    try {
+      const allowAudit = await refuseAuditRows(db, 'user.created-on-sign-in');
+      let refused;
+      try {
+        refused = await new CookieBrowser(adminUrl).signIn('/v1/auth/sso/acme/start', 'unaudited@acme.test');
+      } finally {
+        await allowAudit();
+      }
+      expect(refused.status).toBe(500);
+      expect(await db.user.count({ where: { orgId, email: 'unaudited@acme.test' } })).toBe(0);
+      // Nothing half-made blocks the person: the next sign-in creates them, with their row.
+      expect((await new CookieBrowser(adminUrl).signIn('/v1/auth/sso/acme/start', 'unaudited@acme.test')).status).toBe(
+        303,
+      );
+      expect(await db.user.count({ where: { orgId, email: 'unaudited@acme.test' } })).toBe(1);
+    } finally {
+      await db.$disconnect();
+    }
   });
 
   it('should create a person unknown to Tollgate on first sign-in as a member of the chosen team', async () => {

@@ -4,8 +4,10 @@ import { INestApplication } from '@nestjs/common';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '@prisma/client';
 import { loadAdminConfig } from '@tollgate/config';
-import { createTestEnv, TestEnv } from '@tollgate/testing';
+import type { AuditAction } from '@tollgate/audit';
+import { createTestEnv, refuseAuditRows, TestEnv } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
 import { createAdminApp } from '../../apps/admin-api/src/admin-app';
 
 /**
@@ -43,16 +45,10 @@ describe('audit trail writes', () => {
   const auditRows = (action: string) => db.auditEvent.count({ where: { orgId, action } });
 
   /** Postgres refuses every audit row of these actions until `allowAudit`. */
-  const refuseAudit = async (...actions: string[]) => {
-    await db.$executeRawUnsafe(`
-      CREATE OR REPLACE FUNCTION test_refuse_audit() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN RAISE EXCEPTION 'audit row refused by the test'; END $$`);
-    await db.$executeRawUnsafe(`DROP TRIGGER IF EXISTS test_refuse_audit ON "AuditEvent"`);
-    await db.$executeRawUnsafe(`
-      CREATE TRIGGER test_refuse_audit BEFORE INSERT ON "AuditEvent" FOR EACH ROW
-      WHEN (NEW."action" IN (${actions.map((a) => `'${a}'`).join(', ')})) EXECUTE FUNCTION test_refuse_audit()`);
+  let allowAudit = async () => {};
+  const refuseAudit = async (...actions: AuditAction[]) => {
+    allowAudit = await refuseAuditRows(db, ...actions);
   };
-  const allowAudit = () => db.$executeRawUnsafe(`DROP TRIGGER IF EXISTS test_refuse_audit ON "AuditEvent"`);
 
   beforeAll(async () => {
     env = await createTestEnv();
@@ -182,6 +178,96 @@ describe('audit trail writes', () => {
     expect(await auditRows('org.email-domain-released')).toBe(1);
   });
 
+  it('should register no upstream and change no exposure when their audit rows cannot be written', async () => {
+    const stdio = { transport: 'STDIO', command: 'node', args: ['--version'] };
+    await refuseAudit('upstream.created');
+    try {
+      expect((await admin('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'unaudited', ...stdio })).status).toBe(
+        500,
+      );
+    } finally {
+      await allowAudit();
+    }
+    const upstreams = await ok<{ namespace: string }[]>('GET', `/v1/orgs/${orgId}/upstreams`, undefined, 200);
+    expect(upstreams.map((u) => u.namespace)).not.toContain('unaudited');
+
+    const upstream = await ok<{ id: string }>('POST', `/v1/orgs/${orgId}/upstreams`, { namespace: 'kept', ...stdio });
+    await refuseAudit('upstream.exposure-changed');
+    try {
+      const exposure = { exposeUnprefixed: true };
+      expect((await admin('PUT', `/v1/orgs/${orgId}/upstreams/${upstream.id}/exposure`, exposure)).status).toBe(500);
+    } finally {
+      await allowAudit();
+    }
+    const after = await ok<{ exposeUnprefixed: boolean }>(
+      'GET',
+      `/v1/orgs/${orgId}/upstreams/${upstream.id}`,
+      undefined,
+      200,
+    );
+    expect(after.exposeUnprefixed).toBe(false);
+    expect(await auditRows('upstream.created')).toBe(1);
+  });
+
+  it('should claim no email domain when the claim cannot be audited', async () => {
+    await refuseAudit('org.email-domain-claimed');
+    try {
+      expect((await admin('PUT', `/v1/orgs/${orgId}/email-domains/unaudited.test`)).status).toBe(500);
+    } finally {
+      await allowAudit();
+    }
+    const claimed = await ok<{ domain: string }[]>('GET', `/v1/orgs/${orgId}/email-domains`, undefined, 200);
+    expect(claimed.map((c) => c.domain)).not.toContain('unaudited.test');
+    expect((await admin('PUT', `/v1/orgs/${orgId}/email-domains/unaudited.test`)).status).toBe(201);
+    expect((await admin('PUT', `/v1/orgs/${orgId}/email-domains/unaudited.test`)).status).toBe(200);
+    const rows = await db.auditEvent.count({
+      where: { orgId, action: 'org.email-domain-claimed', details: { path: ['domain'], equals: 'unaudited.test' } },
+    });
+    expect(rows).toBe(1);
+  });
+
+  it('should keep a person’s sign-in code, keys and teams when their new code or offboarding cannot be audited', async () => {
+    const grace = (await ok<{ id: string }>('POST', `/v1/orgs/${orgId}/users`, { email: 'grace@atomic.test' })).id;
+    await ok('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId: grace });
+    const graceKey = (
+      await ok<{ key: { id: string } }>('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId: grace, name: 'grace' })
+    ).key.id;
+    await ok('POST', `/v1/orgs/${orgId}/users/${grace}/sign-in-codes`, {});
+    const redis = new Redis(env.vars.REDIS_URL);
+    try {
+      const [codeOf] = await scanKeys(redis, `*sign-in-code-of*${grace}*`);
+      const issued = await redis.get(codeOf);
+      await refuseAudit('user.sign-in-code-issued', 'user.offboarded');
+      try {
+        expect((await admin('POST', `/v1/orgs/${orgId}/users/${grace}/sign-in-codes`, {})).status).toBe(500);
+        expect((await admin('POST', `/v1/orgs/${orgId}/users/${grace}/offboard`)).status).toBe(500);
+      } finally {
+        await allowAudit();
+      }
+      // The code issued before still stands: the refused issue stored none, and offboarding voided nothing.
+      expect(await redis.get(codeOf)).toBe(issued);
+    } finally {
+      redis.disconnect();
+    }
+    const user = await ok<{ offboardedAt: string | null }>('GET', `/v1/orgs/${orgId}/users/${grace}`, undefined, 200);
+    expect(user.offboardedAt).toBeNull();
+    const key = await ok<{ revokedAt: string | null }>('GET', `/v1/orgs/${orgId}/keys/${graceKey}`, undefined, 200);
+    expect(key.revokedAt).toBeNull();
+    const members = await ok<{ userId: string }[]>('GET', `/v1/orgs/${orgId}/teams/${teamId}/members`, undefined, 200);
+    expect(members.map((m) => m.userId)).toContain(grace);
+    expect(await auditRows('user.sign-in-code-issued')).toBe(1);
+    expect(await auditRows('user.offboarded')).toBe(0);
+
+    const done = await ok<{ revokedKeyIds: string[] }>(
+      'POST',
+      `/v1/orgs/${orgId}/users/${grace}/offboard`,
+      undefined,
+      200,
+    );
+    expect(done.revokedKeyIds).toEqual([graceKey]);
+    expect(await auditRows('user.offboarded')).toBe(1);
+  });
+
   it('should commit the change and its row together once the audit row can be written', async () => {
     await ok('POST', `/v1/orgs/${orgId}/keys/${keyId}/revoke`, undefined, 200);
     await ok('PUT', `/v1/orgs/${orgId}/users/${userId}/org-role`, { role: 'FINANCE' }, 200);
@@ -219,3 +305,14 @@ describe('audit trail writes', () => {
     expect(facets.targetTypes).not.toContain('org');
   });
 });
+
+async function scanKeys(redis: Redis, match: string): Promise<string[]> {
+  const found: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', match, 'COUNT', 1000);
+    found.push(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+  return found;
+}

@@ -8,7 +8,7 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '@prisma/client';
-import { callMeta, toolError, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
+import { callMeta, refuseAuditRows, toolError, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
 import { QueueName } from '@tollgate/queue';
 import { connect as netConnect } from 'node:net';
 import { Agent as UndiciAgent, fetch as undiciFetch } from 'undici';
@@ -394,6 +394,31 @@ describe('OAuth for MCP clients, end to end', () => {
     const row = await db.oAuthClient.findUniqueOrThrow({ where: { clientId } });
     expect(row.usedAt).not.toBeNull();
     expect(row.expiresAt!.getTime()).toBeGreaterThan(Date.now() + 86_400_000);
+  });
+
+  it('should make no OAuth key and issue no token when the key’s audit row cannot be written', async () => {
+    const clientId = await registerClient();
+    const oauthKeys = async () => db.virtualKey.count({ where: { orgId, kind: 'OAUTH', oauthClientId: clientId } });
+    const redeem = async () => {
+      const verifier = randomBytes(32).toString('base64url');
+      const code = await authorizationCode(clientId, verifier);
+      const params = { grant_type: 'authorization_code', code, code_verifier: verifier, client_id: clientId };
+      return token({ ...params, redirect_uri: REDIRECT_URL, resource: `${edgeUrl}/mcp` });
+    };
+    const allowAudit = await refuseAuditRows(db, 'key.oauth-authorized');
+    let refused;
+    try {
+      refused = await redeem();
+    } finally {
+      await allowAudit();
+    }
+    expect({ status: refused.status, error: refused.body.error }).toEqual({ status: 500, error: 'server_error' });
+    expect(refused.body.access_token).toBeUndefined();
+    expect(await oauthKeys()).toBe(0);
+    const redeemed = await redeem();
+    expect(redeemed.status).toBe(200);
+    secrets.push(redeemed.body.access_token, redeemed.body.refresh_token);
+    expect(await oauthKeys()).toBe(1);
   });
 
   it('should rotate refresh tokens, refuse a used one, and stop a revoked access token at the edge', async () => {

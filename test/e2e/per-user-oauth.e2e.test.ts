@@ -4,7 +4,15 @@ import { ElicitRequestSchema, type CallToolResult, type ElicitRequest } from '@m
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '@prisma/client';
 import { JOB_OPTIONS, JobName, QueueName } from '@tollgate/queue';
-import { callMeta, connectAgent, textOf, toolError, waitForJobs, testBullOptions } from '@tollgate/testing';
+import {
+  callMeta,
+  connectAgent,
+  refuseAuditRows,
+  textOf,
+  toolError,
+  waitForJobs,
+  testBullOptions,
+} from '@tollgate/testing';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
@@ -169,6 +177,21 @@ describe('per-user OAuth to upstreams, end to end', () => {
     const forged = new URL(callback);
     forged.searchParams.set('state', 'not-a-state-we-issued');
     expect((await deliverCallback(forged)).status).toBe(400);
+  });
+
+  it('should store no connection when its audit row cannot be written', async () => {
+    const carol = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'carol@acme.test' })).body.id;
+    const res = await p.admin('POST', `/v1/orgs/${orgId}/users/${carol}/connections/${notesId}`);
+    const callback = await authorizeInBrowser(res.body.authorizationUrl, 'carol-sub', CALLBACK_PREFIX);
+    const allowAudit = await refuseAuditRows(db, 'connection.connected');
+    try {
+      expect((await deliverCallback(callback)).status).toBe(500);
+    } finally {
+      await allowAudit();
+    }
+    expect(await db.userConnection.count({ where: { userId: carol } })).toBe(0);
+    const connections = await p.admin('GET', `/v1/orgs/${orgId}/users/${carol}/connections`);
+    expect(connections.body).toEqual([]);
   });
 
   it('should keep the tokens in the database unreadable as plain text', async () => {

@@ -1,23 +1,29 @@
 import { Injectable } from '@nestjs/common';
 import { JOB_OPTIONS, JobName, JobProducer, QueueName, SyncTrigger } from '@tollgate/queue';
 
-/** Puts catalog syncs on the queue: on demand, and on each upstream's own interval. */
 /** The id of an upstream's repeating catalog sync. */
 export function upstreamSyncSchedulerId(upstreamId: string): string {
   return `sync-${upstreamId}`;
 }
 
+/** The id of a sync queued now, known before it is queued (an audit row may name it). */
+export function syncJobIdOf(upstreamId: string, trigger: SyncTrigger): string {
+  return `sync-${upstreamId}-${trigger}-${Date.now()}`;
+}
+
+/** Puts catalog syncs on the queue: on demand, and on each upstream's own interval. */
 @Injectable()
 export class CatalogScheduleService {
   constructor(private readonly jobs: JobProducer) {}
 
   /** Queues a sync now; returns the job id to wait on. */
-  async requestSync(orgId: string, upstreamId: string, trigger: SyncTrigger): Promise<string> {
-    const job = await this.jobs.enqueue(
-      JobName.SyncUpstream,
-      { orgId, upstreamId, trigger },
-      `sync-${upstreamId}-${trigger}-${Date.now()}`,
-    );
+  async requestSync(
+    orgId: string,
+    upstreamId: string,
+    trigger: SyncTrigger,
+    jobId = syncJobIdOf(upstreamId, trigger),
+  ): Promise<string> {
+    const job = await this.jobs.enqueue(JobName.SyncUpstream, { orgId, upstreamId, trigger }, jobId);
     return job.id!;
   }
 

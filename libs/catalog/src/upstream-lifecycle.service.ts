@@ -7,7 +7,7 @@ import { ORG_CONFIG_CHANGED_CHANNEL, RedisService } from '@tollgate/redis';
 import { SecretBox } from '@tollgate/secret-box';
 import { UpstreamSecrets, openUpstreamSecrets, sealUpstreamSecrets } from '@tollgate/upstream';
 import { CatalogException, CatalogExceptionCode } from './catalog.exception';
-import { CatalogScheduleService } from './catalog-schedule.service';
+import { CatalogScheduleService, syncJobIdOf } from './catalog-schedule.service';
 import { RegisterUpstreamInput, UpstreamRegistry, UpstreamSettings } from './upstream-registry.service';
 
 /** What an admin may change on a registered upstream; absent fields keep their value. */
@@ -64,21 +64,39 @@ export class UpstreamLifecycleService {
     this.secrets = new SecretBox(config.security.encryptionKeys);
   }
 
-  /** Registers an upstream, schedules its periodic sync and queues the first one (the caller vets stdio and URL). */
+  /**
+   * Registers an upstream with its audit row in one transaction, then schedules its periodic sync
+   * and queues the first one (the caller vets stdio and URL). The audit names the first sync's job.
+   */
   async registerUpstream(
     orgId: string,
     input: RegisterUpstreamInput,
+    audit: AuditedBy<{ upstream: UpstreamServer; jobId: string }>,
   ): Promise<{ upstream: UpstreamServer; jobId: string }> {
-    const upstream = await this.registry.registerUpstream(orgId, input);
-    await this.schedule.scheduleUpstreamSync(upstream);
-    const jobId = await this.schedule.requestSync(orgId, upstream.id, 'created');
+    const registered = await this.prisma.$transaction(async (tx) => {
+      const upstream = await this.registry.registerUpstream(orgId, input, tx);
+      const jobId = syncJobIdOf(upstream.id, 'created');
+      await recordAudited(tx, audit, { upstream, jobId });
+      return { upstream, jobId };
+    });
+    await this.schedule.scheduleUpstreamSync(registered.upstream);
+    await this.schedule.requestSync(orgId, registered.upstream.id, 'created', registered.jobId);
     await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
-    return { upstream, jobId };
+    return registered;
   }
 
-  /** Exposes the upstream's tools and prompts unprefixed (or prefixed again); 409 on a name collision. */
-  async setExposure(orgId: string, upstreamId: string, exposeUnprefixed: boolean): Promise<UpstreamServer> {
-    const upstream = await this.registry.setExposeUnprefixed(orgId, upstreamId, exposeUnprefixed);
+  /** Exposes the upstream's tools and prompts unprefixed (or prefixed again), with its audit row; 409 on a name collision. */
+  async setExposure(
+    orgId: string,
+    upstreamId: string,
+    exposeUnprefixed: boolean,
+    audit: AuditedBy<UpstreamServer>,
+  ): Promise<UpstreamServer> {
+    const upstream = await this.prisma.$transaction(async (tx) => {
+      const written = await this.registry.setExposeUnprefixed(orgId, upstreamId, exposeUnprefixed, tx);
+      await recordAudited(tx, audit, written);
+      return written;
+    });
     await this.redis.publish(ORG_CONFIG_CHANGED_CHANNEL, orgId);
     return upstream;
   }

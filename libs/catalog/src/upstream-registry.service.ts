@@ -58,7 +58,12 @@ export class UpstreamRegistry {
     return upstreamSpecOf(row, this.secrets);
   }
 
-  async registerUpstream(orgId: string, input: RegisterUpstreamInput): Promise<UpstreamServer> {
+  /** Creates the upstream's row with `db` (the caller's transaction, so its audit row joins it). */
+  async registerUpstream(
+    orgId: string,
+    input: RegisterUpstreamInput,
+    db: Prisma.TransactionClient = this.prisma,
+  ): Promise<UpstreamServer> {
     if (input.namespace === RESERVED_NAMESPACE) {
       throw new CatalogException(
         CatalogExceptionCode.InvalidUpstream,
@@ -108,7 +113,7 @@ export class UpstreamRegistry {
         : {}),
     };
     try {
-      return await this.prisma.upstreamServer.create({
+      return await db.upstreamServer.create({
         data: {
           id,
           orgId,
@@ -159,7 +164,12 @@ export class UpstreamRegistry {
    * Refused when one of its names is already exposed by another enabled upstream (a tool or prompt
    * of an unprefixed upstream, or a prefixed name such as `github__search`): no name may route to two.
    */
-  async setExposeUnprefixed(orgId: string, upstreamId: string, exposeUnprefixed: boolean): Promise<UpstreamServer> {
+  async setExposeUnprefixed(
+    orgId: string,
+    upstreamId: string,
+    exposeUnprefixed: boolean,
+    db: Prisma.TransactionClient = this.prisma,
+  ): Promise<UpstreamServer> {
     const upstream = await this.getUpstream(orgId, upstreamId);
     if (exposeUnprefixed) {
       const upstreams = await this.prisma.upstreamServer.findMany({ where: { orgId, enabled: true } });
@@ -202,7 +212,7 @@ export class UpstreamRegistry {
         );
       }
     }
-    return this.prisma.upstreamServer.update({ where: { id: upstream.id }, data: { exposeUnprefixed } });
+    return db.upstreamServer.update({ where: { id: upstream.id }, data: { exposeUnprefixed } });
   }
 
   /** Every enabled upstream whose sync is not paused, for the worker's schedules. */

@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { exchangeAuthorization, startAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
+import { AuditedBy, recordAudited } from '@tollgate/audit';
 import { PrismaService } from '@tollgate/db';
 import { RedisService } from '@tollgate/redis';
 import { outboundFetch } from '@tollgate/outbound';
@@ -92,6 +93,7 @@ export class ConnectFlowService {
     state: string,
     code: string | undefined,
     error: string | undefined,
+    audit: (who: { orgId: string; userId: string }) => AuditedBy<CompletedConnection>,
   ): Promise<CompletedConnection> {
     const raw = await this.redis.client.getdel(this.stateKey(state));
     if (!raw)
@@ -135,15 +137,27 @@ export class ConnectFlowService {
         'code',
       );
     }
-    const row = await this.connections.storeTokens(
-      pending.orgId,
-      pending.userId,
-      pending.upstreamId,
-      tokens,
-      client.client_id,
-    );
+    // The tokens and the audit row naming the connecting user commit together.
+    const done = await this.prisma.$transaction(async (tx) => {
+      const row = await this.connections.storeTokens(
+        pending.orgId,
+        pending.userId,
+        pending.upstreamId,
+        tokens,
+        client.client_id,
+        tx,
+      );
+      const done = {
+        orgId: pending.orgId,
+        userId: pending.userId,
+        upstreamId: pending.upstreamId,
+        connectionId: row.id,
+      };
+      await recordAudited(tx, audit(pending), done);
+      return done;
+    });
     this.logger.log(`user ${pending.userId} connected upstream ${upstream.namespace} (${upstream.id})`);
-    return { orgId: pending.orgId, userId: pending.userId, upstreamId: pending.upstreamId, connectionId: row.id };
+    return done;
   }
 
   private stateKey(state: string): string {

@@ -3,7 +3,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { refreshAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
-import { PrismaService, UserConnection } from '@tollgate/db';
+import { Prisma, PrismaService, UserConnection } from '@tollgate/db';
 import { RedisService } from '@tollgate/redis';
 import { SecretBox } from '@tollgate/secret-box';
 import { outboundExceptionIn, outboundFetch } from '@tollgate/outbound';
@@ -72,6 +72,7 @@ export class UserConnectionService {
     upstreamId: string,
     tokens: OAuthTokens,
     clientId: string,
+    db: Prisma.TransactionClient = this.prisma,
   ): Promise<UserConnection> {
     const sealed: SealedTokens = {
       accessToken: tokens.access_token,
@@ -88,7 +89,7 @@ export class UserConnectionService {
       status: 'valid' satisfies ConnectionStatus,
       lastRefreshError: null,
     };
-    return this.prisma.userConnection.upsert({
+    return db.userConnection.upsert({
       where: { userId_upstreamId: { userId, upstreamId } },
       create: { orgId, userId, upstreamId, ...data },
       update: data,
@@ -122,9 +123,9 @@ export class UserConnectionService {
   }
 
   /** Offboarding: forgets every upstream token of the user; the upstreams they connected are named in the answer. */
-  async disconnectAll(orgId: string, userId: string): Promise<string[]> {
-    const rows = await this.prisma.userConnection.findMany({ where: { orgId, userId }, select: { upstreamId: true } });
-    await this.prisma.userConnection.deleteMany({ where: { orgId, userId } });
+  async disconnectAll(orgId: string, userId: string, db: Prisma.TransactionClient = this.prisma): Promise<string[]> {
+    const rows = await db.userConnection.findMany({ where: { orgId, userId }, select: { upstreamId: true } });
+    await db.userConnection.deleteMany({ where: { orgId, userId } });
     return rows.map((r) => r.upstreamId);
   }
 

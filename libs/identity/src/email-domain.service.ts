@@ -38,36 +38,32 @@ export class EmailDomainService {
     return this.prisma.orgEmailDomain.findMany({ where: { orgId }, orderBy: { domain: 'asc' } });
   }
 
-  /** Claims a domain for the org (idempotent); 409 when another org holds it. */
+  /**
+   * Claims a domain for the org (idempotent); 409 when another org holds it. A new claim and its
+   * audit row commit together; claiming again writes neither. Racing claims meet at the unique
+   * domain (ON CONFLICT DO NOTHING), so exactly one of them creates it.
+   */
   async claim(
     orgId: string,
     rawDomain: string,
+    audit: AuditedBy<{ domain: string; usersInOtherOrgs: number }>,
   ): Promise<{ claim: EmailDomainClaimView; created: boolean; usersInOtherOrgs: number }> {
     const domain = normaliseDomain(rawDomain);
-    const existing = await this.prisma.orgEmailDomain.findUnique({ where: { domain } });
-    if (existing && existing.orgId !== orgId)
-      throw new IdentityException(
-        IdentityExceptionCode.EmailDomainClaimed,
-        `domain ${domain} is claimed by another organization`,
-        'domain',
-      );
-    const claim =
-      existing ??
-      (await this.prisma.orgEmailDomain.create({ data: { domain, orgId } }).catch(async (err: unknown) => {
-        const raced = await this.prisma.orgEmailDomain.findUnique({ where: { domain } });
-        if (raced?.orgId === orgId) return raced;
-        if (raced)
-          throw new IdentityException(
-            IdentityExceptionCode.EmailDomainClaimed,
-            `domain ${domain} is claimed by another organization`,
-            'domain',
-          );
-        throw err;
-      }));
     const usersInOtherOrgs = await this.prisma.user.count({
       where: { orgId: { not: orgId }, email: { endsWith: `@${domain}`, mode: 'insensitive' } },
     });
-    return { claim, created: !existing, usersInOtherOrgs };
+    return this.prisma.$transaction(async (tx) => {
+      const { count } = await tx.orgEmailDomain.createMany({ data: [{ domain, orgId }], skipDuplicates: true });
+      const claim = await tx.orgEmailDomain.findUnique({ where: { domain } });
+      if (claim?.orgId !== orgId)
+        throw new IdentityException(
+          IdentityExceptionCode.EmailDomainClaimed,
+          `domain ${domain} is claimed by another organization`,
+          'domain',
+        );
+      if (count > 0) await recordAudited(tx, audit, { domain, usersInOtherOrgs });
+      return { claim, created: count > 0, usersInOtherOrgs };
+    });
   }
 
   /** Releases a claim; false (and no audit row) when the org did not claim the domain. */

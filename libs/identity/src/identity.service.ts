@@ -229,6 +229,7 @@ export class IdentityService {
   async findOrCreateOAuthKey(
     orgId: string,
     input: { userId: string; teamId: string; clientId: string; clientName: string },
+    db: Prisma.TransactionClient = this.prisma,
   ): Promise<VirtualKeyView> {
     await this.getActiveUser(orgId, input.userId);
     const member = await this.prisma.teamMember.findFirst({
@@ -249,9 +250,9 @@ export class IdentityService {
       oauthClientId: input.clientId,
       revokedAt: null,
     };
-    const existing = await this.prisma.virtualKey.findFirst({ where, select: KEY_PUBLIC_FIELDS });
+    const existing = await db.virtualKey.findFirst({ where, select: KEY_PUBLIC_FIELDS });
     if (existing) return existing;
-    return this.prisma.virtualKey.create({
+    return db.virtualKey.create({
       data: {
         orgId,
         teamId: input.teamId,

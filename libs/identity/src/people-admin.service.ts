@@ -217,12 +217,18 @@ export class PeopleAdminService {
   }
 
   /**
-   * Offboarding, identity part, in one transaction: the user is marked offboarded (no new key,
+   * Offboarding, in one transaction with its audit row: the user is marked offboarded (no new key,
    * token or membership), every live key (static and OAuth, so OAuth tokens and refreshes stop)
-   * and every admin token naming them is revoked, and their memberships end. The user row,
-   * their budgets and the ledger stay, so reports still show their past spend. Idempotent.
+   * and every admin token naming them is revoked, their memberships end, and `also` runs (what
+   * other libs forget of them, e.g. upstream connections). The user row, their budgets and the
+   * ledger stay, so reports still show their past spend. Idempotent.
    */
-  async offboardUser(orgId: string, userId: string): Promise<OffboardedIdentity> {
+  async offboardUser<T extends object>(
+    orgId: string,
+    userId: string,
+    also: (tx: Prisma.TransactionClient) => Promise<T>,
+    audit: AuditedBy<OffboardedIdentity & T>,
+  ): Promise<OffboardedIdentity & T> {
     const user = await this.identity.getUser(orgId, userId);
     const result = await this.prisma.$transaction(async (tx) => {
       // Serialises with key creation, which holds the same row FOR SHARE: no key slips in after.
@@ -237,12 +243,15 @@ export class PeopleAdminService {
       });
       const memberships = await tx.teamMember.findMany({ where: { orgId, userId }, select: { teamId: true } });
       await tx.teamMember.deleteMany({ where: { orgId, userId } });
-      return {
+      const done = {
         offboardedAt,
         revokedKeyIds,
         revokedAdminTokenIds: tokens.map((t) => t.id),
         removedFromTeamIds: memberships.map((m) => m.teamId),
+        ...(await also(tx)),
       };
+      await recordAudited(tx, audit, done);
+      return done;
     });
     await this.announceRevoked(result.revokedKeyIds);
     return result;

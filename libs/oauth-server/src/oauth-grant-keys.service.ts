@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
+import { AuditedBy, recordAudited } from '@tollgate/audit';
 import { PrismaService } from '@tollgate/db';
 import { IdentityService, VirtualKeyView } from '@tollgate/identity';
 
@@ -44,9 +45,10 @@ export class OAuthGrantKeys {
 
   /**
    * The grant's key for a token being issued: made on the first issue (code redemption), checked
-   * live afterwards (refresh); null once the key is revoked or the grant unknown.
+   * live afterwards (refresh); null once the key is revoked or the grant unknown. The binding and
+   * its audit row (by the consenting person, from `audit`) commit together, with the key if made.
    */
-  async keyForToken(grantId: string): Promise<GrantKey | null> {
+  async keyForToken(grantId: string, audit: (choice: ConsentChoice) => AuditedBy<GrantKey>): Promise<GrantKey | null> {
     const row = await this.prisma.oAuthGrantKey.findFirst({
       where: { grantIdHash: hashGrant(grantId), expiresAt: { gt: new Date() } },
     });
@@ -61,13 +63,18 @@ export class OAuthGrantKeys {
       clientName: row.clientName,
       redirectHost: row.redirectHost,
     };
-    const key = await this.identity.findOrCreateOAuthKey(row.orgId, choice);
-    // Only the first issue binds: a concurrent one that lost keeps whatever the winner bound.
-    const { count } = await this.prisma.oAuthGrantKey.updateMany({
-      where: { grantIdHash: row.grantIdHash, keyId: null },
-      data: { keyId: key.id },
+    const bound = await this.prisma.$transaction(async (tx) => {
+      const key = await this.identity.findOrCreateOAuthKey(row.orgId, choice, tx);
+      // Only the first issue binds: a concurrent one that lost keeps whatever the winner bound.
+      const { count } = await tx.oAuthGrantKey.updateMany({
+        where: { grantIdHash: row.grantIdHash, keyId: null },
+        data: { keyId: key.id },
+      });
+      if (count === 0) return null;
+      const bound: GrantKey = { keyId: key.id, created: { ...choice, key } };
+      await recordAudited(tx, audit(choice), bound);
+      return bound;
     });
-    if (count === 0) return this.keyForToken(grantId);
-    return { keyId: key.id, created: { ...choice, key } };
+    return bound ?? this.keyForToken(grantId, audit);
   }
 }

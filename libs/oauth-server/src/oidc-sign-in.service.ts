@@ -1,7 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { createHash, randomBytes } from 'node:crypto';
 import { PrismaService } from '@tollgate/db';
-import { EmailDomainService } from '@tollgate/identity';
+import { recordAudit } from '@tollgate/audit';
+import { auditBy, EmailDomainService } from '@tollgate/identity';
 import { outboundFetch } from '@tollgate/outbound';
 import { RedisService } from '@tollgate/redis';
 import { OAuthSignInException, OAuthSignInExceptionCode } from './oauth-sign-in.exception';
@@ -30,7 +31,7 @@ export interface SessionSignInContext {
 
 /** An admin API sign-in that completed: a person of an org, or a platform admin's verified email. */
 export type SessionSignIn = SessionSignInContext &
-  ({ kind: 'org'; orgId: string; userId: string; createdUser: boolean } | { kind: 'platform'; email: string });
+  ({ kind: 'org'; orgId: string; userId: string } | { kind: 'platform'; email: string });
 
 interface PendingSignIn {
   purpose?: SignInPurpose;
@@ -159,7 +160,7 @@ export class OidcSignInService {
     const conn = await this.orgConnection(pending.orgId, 'Single sign-on is no longer set up for this organisation.');
     const email = await this.verifiedEmail(conn, pending, code, redirectUri);
     const user = await this.matchUser(conn, email);
-    return { kind: 'org', orgId: conn.orgId, userId: user.id, createdUser: user.created, ...context };
+    return { kind: 'org', orgId: conn.orgId, userId: user.id, ...context };
   }
 
   private async redeem(state: string, purpose: SignInPurpose, startAgain: string): Promise<PendingSignIn> {
@@ -266,10 +267,7 @@ export class OidcSignInService {
    * person is refused; an unknown one is created as a member of the connection's team when it
    * creates users, and refused otherwise.
    */
-  private async matchUser(
-    conn: OrgIdentityProviderConnection,
-    email: string,
-  ): Promise<{ id: string; created: boolean }> {
+  private async matchUser(conn: OrgIdentityProviderConnection, email: string): Promise<{ id: string }> {
     if (await this.emailDomains.claimedByOther(conn.orgId, email)) {
       this.logger.warn(`org ${conn.orgId}: its identity provider vouched for an email of a domain another org claims`);
       throw new OAuthSignInException(
@@ -284,7 +282,7 @@ export class OidcSignInService {
         OAuthSignInExceptionCode.UnknownUser,
         `The Tollgate account of ${email} was offboarded. Ask an administrator.`,
       );
-    if (user) return { id: user.id, created: false };
+    if (user) return { id: user.id };
     const teamId = conn.newUserTeamId;
     const team = teamId
       ? await this.prisma.team.findFirst({ where: { id: teamId, orgId: conn.orgId }, select: { id: true } })
@@ -301,14 +299,23 @@ export class OidcSignInService {
           select: { id: true },
         });
         await tx.teamMember.create({ data: { orgId: conn.orgId, teamId: team.id, userId: row.id } });
+        // The person is made by their own first sign-in: the row names them, in the same transaction.
+        const by = { tokenId: `sso-sign-in:user:${row.id}`, role: 'MEMBER' as const, orgId: conn.orgId };
+        await recordAudit(tx, auditBy({ ...by, teamId: team.id, userId: row.id }), {
+          orgId: conn.orgId,
+          action: 'user.created-on-sign-in',
+          targetType: 'user',
+          targetId: row.id,
+          details: { teamId: team.id },
+        });
         return row;
       });
       this.logger.log(`org ${conn.orgId}: user ${created.id} created on first sign-in, member of team ${team.id}`);
-      return { id: created.id, created: true };
+      return { id: created.id };
     } catch (err) {
       // Two first sign-ins at once: the other one created the user.
       const again = await this.prisma.user.findFirst({ where: byEmail, select: { id: true } });
-      if (again) return { id: again.id, created: false };
+      if (again) return { id: again.id };
       throw err;
     }
   }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { createHash, randomBytes } from 'node:crypto';
+import { AuditedBy, recordAudited } from '@tollgate/audit';
 import { PrismaService } from '@tollgate/db';
 import { RedisService } from '@tollgate/redis';
 
@@ -33,11 +34,37 @@ export class SignInCodeService {
     private readonly redis: RedisService,
   ) {}
 
-  async issue(orgId: string, userId: string, ttlSeconds: number): Promise<IssuedSignInCode> {
+  /**
+   * Issues the user a new code, replacing the previous one. The code lives in Redis, so it cannot
+   * join the audit row's transaction: the row is written first, the code stored, then the row
+   * committed; a code whose row did not commit is voided again, so no code works unaudited.
+   */
+  async issue(
+    orgId: string,
+    userId: string,
+    ttlSeconds: number,
+    audit: AuditedBy<{ expiresAt: Date }>,
+  ): Promise<IssuedSignInCode> {
     const bytes = randomBytes(16);
     let code = '';
     for (const b of bytes) code += CODE_ALPHABET[b % CODE_ALPHABET.length];
     code = code.replace(/(.{4})(?!$)/g, '$1-');
+    const expiresAt = new Date(Date.now() + ttlSeconds * 1000);
+    let stored = false;
+    try {
+      await this.prisma.$transaction(async (tx) => {
+        await recordAudited(tx, audit, { expiresAt });
+        await this.store(orgId, userId, code, ttlSeconds);
+        stored = true;
+      });
+    } catch (err) {
+      if (stored) await this.revokeFor(userId);
+      throw err;
+    }
+    return { code, expiresAt };
+  }
+
+  private async store(orgId: string, userId: string, code: string, ttlSeconds: number): Promise<void> {
     const previous = await this.redis.client.get(this.userKey(userId));
     const multi = this.redis.client.multi();
     if (previous) multi.del(this.codeKey(previous));
@@ -45,7 +72,6 @@ export class SignInCodeService {
     multi.set(this.codeKey(hash), JSON.stringify({ orgId, userId }), 'EX', ttlSeconds);
     multi.set(this.userKey(userId), hash, 'EX', ttlSeconds);
     await multi.exec();
-    return { code, expiresAt: new Date(Date.now() + ttlSeconds * 1000) };
   }
 
   /**

@@ -4,7 +4,7 @@ import type { Request, Response } from 'express';
 import { ApiBadRequestResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { CatalogScheduleService } from '@tollgate/catalog';
 import { ConnectFlowService, OAUTH_CALLBACK_PATH } from '@tollgate/connections';
-import { AuditService } from '../audit/audit.service';
+import { auditBy } from '@tollgate/identity';
 import { Public } from '../auth/public.decorator';
 import { ErrorBodyView } from '../common/error-body.view';
 import { FieldValidationException } from '../common/field-validation.exception';
@@ -21,7 +21,6 @@ export class OAuthCallbackController {
   constructor(
     private readonly connectFlow: ConnectFlowService,
     private readonly schedule: CatalogScheduleService,
-    private readonly audit: AuditService,
     private readonly prisma: PrismaService,
   ) {}
 
@@ -77,25 +76,19 @@ export class OAuthCallbackController {
       state,
       typeof code === 'string' ? code : undefined,
       typeof error === 'string' ? error : undefined,
+      ({ orgId, userId }) => ({
+        by: auditBy({ tokenId: `oauth-callback:user:${userId}`, role: 'MEMBER', orgId, teamId: null, userId }),
+        entry: (connected) => ({
+          orgId,
+          action: 'connection.connected',
+          targetType: 'user',
+          targetId: userId,
+          details: { upstreamId: connected.upstreamId, connectionId: connected.connectionId },
+        }),
+      }),
     );
     // The catalog of a per-user upstream can only be listed with some user's token: sync now that one exists.
     const syncJobId = await this.schedule.requestSync(done.orgId, done.upstreamId, 'user-connected');
-    await this.audit.record(
-      {
-        tokenId: `oauth-callback:user:${done.userId}`,
-        role: 'MEMBER',
-        orgId: done.orgId,
-        teamId: null,
-        userId: done.userId,
-      },
-      {
-        orgId: done.orgId,
-        action: 'connection.connected',
-        targetType: 'user',
-        targetId: done.userId,
-        details: { upstreamId: done.upstreamId, connectionId: done.connectionId },
-      },
-    );
     return { status: 'connected', upstreamId: done.upstreamId, syncJobId };
   }
 }

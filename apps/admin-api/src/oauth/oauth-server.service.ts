@@ -3,7 +3,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { NextFunction, Request, Response } from 'express';
 import { AdminConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { PrismaService } from '@tollgate/db';
-import { IdentityException } from '@tollgate/identity';
+import { auditBy, IdentityException } from '@tollgate/identity';
 import {
   clientMetadataDocumentProblem,
   createOAuthProvider,
@@ -251,7 +251,26 @@ export class OAuthServerService implements OnModuleInit, OnModuleDestroy {
   private async keyOfGrant(grantId: string): Promise<string | null> {
     let bound;
     try {
-      bound = await this.grantKeys.keyForToken(grantId);
+      bound = await this.grantKeys.keyForToken(grantId, (choice) => ({
+        by: auditBy({
+          tokenId: `oauth-consent:user:${choice.userId}`,
+          role: 'MEMBER',
+          orgId: choice.orgId,
+          teamId: choice.teamId,
+          userId: choice.userId,
+        }),
+        entry: ({ keyId, created }) => ({
+          orgId: choice.orgId,
+          action: 'key.oauth-authorized',
+          targetType: 'virtual-key',
+          targetId: keyId,
+          details: {
+            clientId: choice.clientId,
+            clientName: created?.key.oauthClientName,
+            redirectHost: choice.redirectHost,
+          },
+        }),
+      }));
     } catch (err) {
       // The person was offboarded or left the team between consent and redemption.
       if (err instanceof IdentityException) return null;
@@ -259,27 +278,10 @@ export class OAuthServerService implements OnModuleInit, OnModuleDestroy {
     }
     if (!bound) return null;
     const made = bound.created;
-    if (made) {
+    if (made)
       this.logger.log(
         `user ${made.userId} authorised client ${made.clientId} for team ${made.teamId} (key ${bound.keyId})`,
       );
-      await this.audit.record(
-        {
-          tokenId: `oauth-consent:user:${made.userId}`,
-          role: 'MEMBER',
-          orgId: made.orgId,
-          teamId: made.teamId,
-          userId: made.userId,
-        },
-        {
-          orgId: made.orgId,
-          action: 'key.oauth-authorized',
-          targetType: 'virtual-key',
-          targetId: bound.keyId,
-          details: { clientId: made.clientId, clientName: made.key.oauthClientName, redirectHost: made.redirectHost },
-        },
-      );
-    }
     return bound.keyId;
   }
 }

@@ -8,9 +8,8 @@ import {
   ApiProperty,
   ApiTags,
 } from '@nestjs/swagger';
-import { AdminPrincipal, IdentityService } from '@tollgate/identity';
+import { AdminPrincipal, auditBy, IdentityService } from '@tollgate/identity';
 import { SignInCodeService } from '@tollgate/oauth-server';
-import { AuditService } from '../audit/audit.service';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
 import { ErrorBodyView } from '../common/error-body.view';
@@ -34,7 +33,6 @@ export class SignInCodesController {
   constructor(
     private readonly identity: IdentityService,
     private readonly codes: SignInCodeService,
-    private readonly audit: AuditService,
   ) {}
 
   @Post()
@@ -54,13 +52,15 @@ export class SignInCodesController {
   ): Promise<SignInCodeView> {
     // An offboarded person gets no way back in (409 USER_OFFBOARDED).
     await this.identity.getActiveUser(orgId, userId);
-    const issued = await this.codes.issue(orgId, userId, dto.ttlSeconds ?? 86_400);
-    await this.audit.record(admin, {
-      orgId,
-      action: 'user.sign-in-code-issued',
-      targetType: 'user',
-      targetId: userId,
-      details: { expiresAt: issued.expiresAt.toISOString() },
+    const issued = await this.codes.issue(orgId, userId, dto.ttlSeconds ?? 86_400, {
+      by: auditBy(admin),
+      entry: ({ expiresAt }) => ({
+        orgId,
+        action: 'user.sign-in-code-issued',
+        targetType: 'user',
+        targetId: userId,
+        details: { expiresAt: expiresAt.toISOString() },
+      }),
     });
     return issued;
   }

@@ -25,7 +25,6 @@ import {
 } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { AdminPrincipal, auditBy, EmailDomainService, IdentityService } from '@tollgate/identity';
-import { AuditService } from '../audit/audit.service';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
 import { ErrorBodyView } from '../common/error-body.view';
@@ -58,7 +57,6 @@ export class EmailDomainsController {
   constructor(
     private readonly domains: EmailDomainService,
     private readonly identity: IdentityService,
-    private readonly audit: AuditService,
   ) {}
 
   @Get()
@@ -88,15 +86,16 @@ export class EmailDomainsController {
   ): Promise<EmailDomainClaimedView> {
     requirePlatformAdmin(admin);
     await this.identity.getOrganization(orgId);
-    const { claim, created, usersInOtherOrgs } = await this.domains.claim(orgId, domain);
-    if (created)
-      await this.audit.record(admin, {
+    const { claim, created, usersInOtherOrgs } = await this.domains.claim(orgId, domain, {
+      by: auditBy(admin),
+      entry: (claimed) => ({
         orgId,
         action: 'org.email-domain-claimed',
         targetType: 'organization',
         targetId: orgId,
-        details: { domain: claim.domain, usersInOtherOrgs },
-      });
+        details: claimed,
+      }),
+    });
     res.status(created ? HttpStatus.CREATED : HttpStatus.OK);
     return { domain: claim.domain, createdAt: claim.createdAt, usersInOtherOrgs };
   }

@@ -179,15 +179,6 @@ export class SsoController {
         ),
       );
     }
-    if (done.createdUser) {
-      await this.audit.record(session.principal, {
-        orgId: done.orgId,
-        action: 'user.created-on-sign-in',
-        targetType: 'user',
-        targetId: done.userId,
-        details: { teamId: session.principal.teamId },
-      });
-    }
     await this.audit.record(session.principal, {
       orgId: done.orgId,
       action: 'session.signed-in',

@@ -34,6 +34,7 @@ export class UpstreamAdminService {
     admin: AdminPrincipal,
     orgId: string,
     input: RegisterUpstreamInput,
+    audit: AuditedBy<{ upstream: UpstreamServer; jobId: string }>,
   ): Promise<{ upstream: UpstreamServer; jobId: string }> {
     // A stdio upstream runs a command on Tollgate's own hosts: a platform decision by default.
     if (input.transport === 'STDIO' && admin.role !== 'PLATFORM_ADMIN' && !this.config.admin.allowStdioForOrgAdmins) {
@@ -44,7 +45,7 @@ export class UpstreamAdminService {
       });
     }
     if (input.transport !== 'STDIO' && input.url) await checkUpstreamAddress(input.url);
-    return this.lifecycle.registerUpstream(orgId, input);
+    return this.lifecycle.registerUpstream(orgId, input, audit);
   }
 
   listUpstreams(orgId: string): Promise<UpstreamServer[]> {
@@ -61,8 +62,13 @@ export class UpstreamAdminService {
   }
 
   /** Exposes the upstream's tools and prompts unprefixed (or prefixed again); 409 on a name collision. */
-  setExposure(orgId: string, upstreamId: string, exposeUnprefixed: boolean): Promise<UpstreamServer> {
-    return this.lifecycle.setExposure(orgId, upstreamId, exposeUnprefixed);
+  setExposure(
+    orgId: string,
+    upstreamId: string,
+    exposeUnprefixed: boolean,
+    audit: AuditedBy<UpstreamServer>,
+  ): Promise<UpstreamServer> {
+    return this.lifecycle.setExposure(orgId, upstreamId, exposeUnprefixed, audit);
   }
 
   /** Edits an upstream; a new URL passes the same outbound rule as at registration. */

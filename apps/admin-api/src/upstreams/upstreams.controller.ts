@@ -12,7 +12,7 @@ import {
   ApiOperation,
   ApiTags,
 } from '@nestjs/swagger';
-import type { AdminPrincipal } from '@tollgate/identity';
+import { AdminPrincipal, auditBy } from '@tollgate/identity';
 import { AuditService } from '../audit/audit.service';
 import { redactUrl } from '@tollgate/audit';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
@@ -51,25 +51,27 @@ export class UpstreamsController {
     @UuidParam('orgId') orgId: string,
     @Body() dto: RegisterUpstreamDto,
   ): Promise<UpstreamView> {
-    const { upstream, jobId } = await this.upstreams.registerUpstream(admin, orgId, dto);
-    await this.audit.record(admin, {
-      orgId,
-      action: 'upstream.created',
-      targetType: 'upstream',
-      targetId: upstream.id,
-      details: {
-        namespace: upstream.namespace,
-        transport: upstream.transport,
-        command: upstream.command,
-        args: upstream.args,
-        url: redactUrl(upstream.url),
-        headerNames: toUpstreamView(upstream).headerNames,
-        authMode: upstream.authMode,
-        syncIntervalSeconds: upstream.syncIntervalSeconds,
-        callTimeoutMs: upstream.callTimeoutMs,
-        outputTokenCap: upstream.outputTokenCap,
-        syncJobId: jobId,
-      },
+    const { upstream } = await this.upstreams.registerUpstream(admin, orgId, dto, {
+      by: auditBy(admin),
+      entry: ({ upstream, jobId }) => ({
+        orgId,
+        action: 'upstream.created',
+        targetType: 'upstream',
+        targetId: upstream.id,
+        details: {
+          namespace: upstream.namespace,
+          transport: upstream.transport,
+          command: upstream.command,
+          args: upstream.args,
+          url: redactUrl(upstream.url),
+          headerNames: toUpstreamView(upstream).headerNames,
+          authMode: upstream.authMode,
+          syncIntervalSeconds: upstream.syncIntervalSeconds,
+          callTimeoutMs: upstream.callTimeoutMs,
+          outputTokenCap: upstream.outputTokenCap,
+          syncJobId: jobId,
+        },
+      }),
     });
     return toUpstreamView(upstream);
   }
@@ -135,13 +137,15 @@ export class UpstreamsController {
     @UuidParam('upstreamId') upstreamId: string,
     @Body() dto: PutExposureDto,
   ): Promise<UpstreamView> {
-    const upstream = await this.upstreams.setExposure(orgId, upstreamId, dto.exposeUnprefixed);
-    await this.audit.record(admin, {
-      orgId,
-      action: 'upstream.exposure-changed',
-      targetType: 'upstream',
-      targetId: upstream.id,
-      details: { exposeUnprefixed: dto.exposeUnprefixed },
+    const upstream = await this.upstreams.setExposure(orgId, upstreamId, dto.exposeUnprefixed, {
+      by: auditBy(admin),
+      entry: (written) => ({
+        orgId,
+        action: 'upstream.exposure-changed',
+        targetType: 'upstream',
+        targetId: written.id,
+        details: { exposeUnprefixed: dto.exposeUnprefixed },
+      }),
     });
     return toUpstreamView(upstream);
   }

@@ -11,7 +11,6 @@ import {
 } from '@nestjs/swagger';
 import { AdminPrincipal, auditBy, IdentityService, MovedUser, PeopleAdminService } from '@tollgate/identity';
 import { changes } from '../audit/audit-changes';
-import { AuditService } from '../audit/audit.service';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
 import { ErrorBodyView } from '../common/error-body.view';
@@ -30,7 +29,6 @@ export class UsersController {
     private readonly identity: IdentityService,
     private readonly people: PeopleAdminService,
     private readonly offboarding: UserOffboardingService,
-    private readonly audit: AuditService,
   ) {}
 
   @Post()
@@ -144,14 +142,15 @@ export class UsersController {
     @UuidParam('orgId') orgId: string,
     @UuidParam('userId') userId: string,
   ): Promise<OffboardedUserView> {
-    const result = await this.offboarding.offboard(orgId, userId);
-    await this.audit.record(admin, {
-      orgId,
-      action: 'user.offboarded',
-      targetType: 'user',
-      targetId: userId,
-      details: { ...result },
+    return this.offboarding.offboard(orgId, userId, {
+      by: auditBy(admin),
+      entry: (done) => ({
+        orgId,
+        action: 'user.offboarded',
+        targetType: 'user',
+        targetId: userId,
+        details: { userId, ...done },
+      }),
     });
-    return result;
   }
 }
