@@ -1,3 +1,6 @@
+import { HttpStatus } from '@nestjs/common';
+import { DomainException, unmappedCode } from '@tollgate/kernel';
+
 export enum ConnectionsExceptionCode {
   UpstreamNotFound = 'UPSTREAM_NOT_FOUND',
   UserNotFound = 'USER_NOT_FOUND',
@@ -14,13 +17,33 @@ export enum ConnectionsExceptionCode {
   AuthorizationFailed = 'OAUTH_AUTHORIZATION_FAILED',
 }
 
-export class ConnectionsException extends Error {
-  constructor(
-    readonly code: ConnectionsExceptionCode,
-    message: string,
-    readonly field?: string,
-  ) {
-    super(message);
+export class ConnectionsException extends DomainException<ConnectionsExceptionCode> {
+  constructor(code: ConnectionsExceptionCode, message: string, field?: string) {
+    super(code, message, field);
     this.name = 'ConnectionsException';
+  }
+
+  get httpStatus(): number {
+    return connectionsHttpStatus(this.code);
+  }
+}
+
+/** The HTTP status each code is answered with. */
+function connectionsHttpStatus(code: ConnectionsExceptionCode): number {
+  switch (code) {
+    case ConnectionsExceptionCode.UpstreamNotFound:
+    case ConnectionsExceptionCode.UserNotFound:
+    case ConnectionsExceptionCode.ConnectionNotFound:
+      return HttpStatus.NOT_FOUND;
+    case ConnectionsExceptionCode.NotPerUserOAuth:
+    case ConnectionsExceptionCode.InvalidState:
+    case ConnectionsExceptionCode.AuthorizationFailed:
+      return HttpStatus.BAD_REQUEST;
+    case ConnectionsExceptionCode.NotConfigured:
+      return HttpStatus.SERVICE_UNAVAILABLE;
+    case ConnectionsExceptionCode.DiscoveryFailed:
+      return HttpStatus.BAD_GATEWAY;
+    default:
+      return unmappedCode(code);
   }
 }

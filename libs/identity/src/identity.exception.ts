@@ -1,3 +1,6 @@
+import { HttpStatus } from '@nestjs/common';
+import { DomainException, unmappedCode } from '@tollgate/kernel';
+
 export enum IdentityExceptionCode {
   OrgNotFound = 'ORG_NOT_FOUND',
   TeamNotFound = 'TEAM_NOT_FOUND',
@@ -16,13 +19,36 @@ export enum IdentityExceptionCode {
   InvalidEmailDomain = 'INVALID_EMAIL_DOMAIN',
 }
 
-export class IdentityException extends Error {
-  constructor(
-    readonly code: IdentityExceptionCode,
-    message: string,
-    readonly field?: string,
-  ) {
-    super(message);
+export class IdentityException extends DomainException<IdentityExceptionCode> {
+  constructor(code: IdentityExceptionCode, message: string, field?: string) {
+    super(code, message, field);
     this.name = 'IdentityException';
+  }
+
+  get httpStatus(): number {
+    return identityHttpStatus(this.code);
+  }
+}
+
+/** The HTTP status each code is answered with. */
+function identityHttpStatus(code: IdentityExceptionCode): number {
+  switch (code) {
+    case IdentityExceptionCode.OrgNotFound:
+    case IdentityExceptionCode.TeamNotFound:
+    case IdentityExceptionCode.UserNotFound:
+    case IdentityExceptionCode.KeyNotFound:
+    case IdentityExceptionCode.AdminTokenNotFound:
+      return HttpStatus.NOT_FOUND;
+    case IdentityExceptionCode.NotATeamMember:
+    case IdentityExceptionCode.InvalidEmailDomain:
+      return HttpStatus.BAD_REQUEST;
+    case IdentityExceptionCode.Conflict:
+    case IdentityExceptionCode.KeyRevoked:
+    case IdentityExceptionCode.OrgNotDisabled:
+    case IdentityExceptionCode.UserOffboarded:
+    case IdentityExceptionCode.EmailDomainClaimed:
+      return HttpStatus.CONFLICT;
+    default:
+      return unmappedCode(code);
   }
 }

@@ -7,6 +7,7 @@ export * from './tenant-level';
 export * from './media-type';
 export * from './dependency-outage';
 export * from './stale-write.exception';
+export * from './domain-exception';
 export * from './time-zone';
 export * from './secret-scrub';
 export * from './trail-kind';

@@ -1,3 +1,6 @@
+import { HttpStatus } from '@nestjs/common';
+import { DomainException, unmappedCode } from '@tollgate/kernel';
+
 export enum ReportingExceptionCode {
   InvalidQuery = 'REPORT_INVALID_QUERY',
   ReportTooLarge = 'REPORT_TOO_LARGE',
@@ -8,13 +11,31 @@ export enum ReportingExceptionCode {
   TooManyWebhooks = 'ALERT_WEBHOOK_LIMIT',
 }
 
-export class ReportingException extends Error {
-  constructor(
-    readonly code: ReportingExceptionCode,
-    message: string,
-    readonly field?: string,
-  ) {
-    super(message);
+export class ReportingException extends DomainException<ReportingExceptionCode> {
+  constructor(code: ReportingExceptionCode, message: string, field?: string) {
+    super(code, message, field);
     this.name = 'ReportingException';
+  }
+
+  get httpStatus(): number {
+    return reportingHttpStatus(this.code);
+  }
+}
+
+/** The HTTP status each code is answered with. */
+function reportingHttpStatus(code: ReportingExceptionCode): number {
+  switch (code) {
+    case ReportingExceptionCode.InvalidQuery:
+    case ReportingExceptionCode.ReportTooLarge:
+    case ReportingExceptionCode.InvalidWebhook:
+      return HttpStatus.BAD_REQUEST;
+    case ReportingExceptionCode.OutOfScope:
+      return HttpStatus.FORBIDDEN;
+    case ReportingExceptionCode.WebhookNotFound:
+      return HttpStatus.NOT_FOUND;
+    case ReportingExceptionCode.TooManyWebhooks:
+      return HttpStatus.CONFLICT;
+    default:
+      return unmappedCode(code);
   }
 }
