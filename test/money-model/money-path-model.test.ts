@@ -75,7 +75,10 @@ describe.each(TEST_REDIS_MODES)('the money path against its reference model on %
     it(
       `should answer, count and meter every step as the model does when calls are admitted ${leases ? 'under leases' : 'one by one'}`,
       async () => {
-        const sys = await MoneySystem.start(vars, { leases, restartRedis });
+        // On the cluster, completions wait for a replica (REDIS_COMPLETION_WAIT_REPLICAS=1) as an
+        // operator may choose, across failovers and a master killed -9.
+        const completionWait = mode === 'cluster' ? { replicas: 1, timeoutMs: 1000 } : undefined;
+        const sys = await MoneySystem.start(vars, { leases, restartRedis, completionWait });
         try {
           const ran = await runMoneyModel({
             sys,

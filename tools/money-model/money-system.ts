@@ -35,7 +35,7 @@ import {
 } from '@tollgate/pricing';
 import { usageOutboxKeys } from '@tollgate/queue';
 import { RateLimitService } from '@tollgate/rate-limit';
-import { ensureRedisEpoch, RedisModule, RedisService, scanTargets, shardOf } from '@tollgate/redis';
+import { ensureRedisEpoch, RedisModule, RedisService, ReplicaWait, scanTargets, shardOf } from '@tollgate/redis';
 import { BUDGET_COUNTERS, BudgetCounters, BudgetReconcileService, ReconcileReport } from '@tollgate/reporting';
 import {
   AdmissionAnswer,
@@ -71,17 +71,25 @@ export function aofRestarts(own: { restart(): Promise<void> }): RedisRestart {
 
 /**
  * A Redis Cluster of the run's own: in turn, a planned failover of a master (its replica takes
- * over once in sync) and a replica killed (-9) and restarted (it syncs again from its master).
- * Neither loses an acknowledged write. (A master killed -9 can: asynchronous replication, see
- * docs/architecture.md "What a failover loses"; bench:crash measures that.)
+ * over once in sync), a replica killed (-9) and restarted (it syncs again from its master), and a
+ * master killed (-9) once its replica holds everything it acknowledged (the replica is promoted,
+ * the dead master restarts as its replica). None loses an acknowledged write: the model compares
+ * exactly. (A master killed -9 with writes not yet replicated loses them: asynchronous
+ * replication, see docs/architecture.md "What a failover loses"; bench:crash measures that, with
+ * and without the opt-in replica wait.)
  */
 export function clusterRestarts(cluster: LocalRedisCluster): RedisRestart {
   let turn = 0;
   return async () => {
     const masters = await cluster.masterPorts();
-    if (turn++ % 2 === 0) {
+    const kind = turn++ % 3;
+    if (kind === 0) {
       await cluster.plannedFailover(masters[turn % masters.length]);
       return 'cluster-failover';
+    }
+    if (kind === 2) {
+      await cluster.killCaughtUpMaster(masters[turn % masters.length]);
+      return 'cluster-master-kill';
     }
     const replicas = cluster.nodes.map((n) => n.port).filter((p) => !masters.includes(p));
     await cluster.restartReplica(replicas[turn % replicas.length]);
@@ -166,7 +174,7 @@ export class MoneySystem {
    */
   static async start(
     vars: Record<string, string>,
-    opts: { leases: boolean; restartRedis?: RedisRestart },
+    opts: { leases: boolean; restartRedis?: RedisRestart; completionWait?: ReplicaWait },
   ): Promise<MoneySystem> {
     const clock = new VirtualClock(Date.now());
     const settings: AdmissionSettings = {
@@ -175,6 +183,7 @@ export class MoneySystem {
       // Leases go back when the model says so (returnLeases) or when idle on the model's clock.
       leaseIdleMs: 60_000,
       clock,
+      completionWait: opts.completionWait,
     };
     const moduleRef = await Test.createTestingModule({
       imports: [

@@ -32,6 +32,12 @@ export interface LocalRedisCluster {
    * acknowledged is lost. Resolves once the cluster is ok with the replica as master.
    */
   plannedFailover(masterPort: number, timeoutMs?: number): Promise<{ promotedPort: number }>;
+  /**
+   * kill -9 of a master once its replica holds every write it acknowledged (replication offsets
+   * equal), so the failover loses nothing; then a new redis-server on its port and files, which
+   * rejoins as the promoted replica's replica. Resolves once that one is in sync.
+   */
+  killCaughtUpMaster(masterPort: number, timeoutMs?: number): Promise<{ promotedPort: number }>;
   /** kill -9 of a replica and a new redis-server on its port and files; resolves once it is in sync again. */
   restartReplica(port: number, timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
@@ -207,6 +213,31 @@ export async function startLocalRedisCluster(options: LocalRedisClusterOptions =
       throw new Error('Redis Cluster: no node answers');
     };
 
+    const killMasterAndAwaitFailover = async (port: number, timeoutMs = 30_000) => {
+      const survivor = ports.find(
+        (p) => p !== port && children.get(p)!.exitCode === null && children.get(p)!.signalCode === null,
+      )!;
+      const before = await clusterNodes(survivor);
+      const dead = before.find((n) => n.port === port);
+      if (!dead?.master) throw new Error(`Redis Cluster: ${port} is not a master`);
+      const started = Date.now();
+      const exited = new Promise<void>((resolve) => children.get(port)!.once('exit', () => resolve()));
+      children.get(port)!.kill('SIGKILL');
+      await exited;
+      let promotedPort = 0;
+      await until(`failover of ${port}`, timeoutMs, async () => {
+        const nodes = await clusterNodes(survivor).catch(() => []);
+        const promoted = nodes.find(
+          (n) => n.master && !n.failed && before.find((b) => b.id === n.id)?.masterId === dead.id,
+        );
+        if (!promoted) return false;
+        promotedPort = promoted.port;
+        const infos = await Promise.all(ports.filter((p) => p !== port).map(clusterInfo));
+        return infos.every((i) => i.cluster_state === 'ok');
+      });
+      return { promotedPort, tookMs: Date.now() - started };
+    };
+
     const livePort = () =>
       ports.find((p) => children.get(p)!.exitCode === null && children.get(p)!.signalCode === null)!;
     return {
@@ -222,27 +253,28 @@ export async function startLocalRedisCluster(options: LocalRedisClusterOptions =
       },
       nodes: ports.map((port) => ({ port, pid: children.get(port)!.pid! })),
       masterPorts,
-      async killMasterAndAwaitFailover(port, timeoutMs = 30_000) {
-        const survivor = ports.find(
-          (p) => p !== port && children.get(p)!.exitCode === null && children.get(p)!.signalCode === null,
-        )!;
-        const before = await clusterNodes(survivor);
-        const dead = before.find((n) => n.port === port);
-        if (!dead?.master) throw new Error(`Redis Cluster: ${port} is not a master`);
-        const started = Date.now();
-        children.get(port)!.kill('SIGKILL');
-        let promotedPort = 0;
-        await until(`failover of ${port}`, timeoutMs, async () => {
-          const nodes = await clusterNodes(survivor).catch(() => []);
-          const promoted = nodes.find(
-            (n) => n.master && !n.failed && before.find((b) => b.id === n.id)?.masterId === dead.id,
-          );
-          if (!promoted) return false;
-          promotedPort = promoted.port;
-          const infos = await Promise.all(ports.filter((p) => p !== port).map(clusterInfo));
-          return infos.every((i) => i.cluster_state === 'ok');
+      killMasterAndAwaitFailover,
+      async killCaughtUpMaster(masterPort, timeoutMs = 30_000) {
+        const nodes = await clusterNodes(masterPort);
+        const master = nodes.find((n) => n.port === masterPort);
+        const replica = nodes.find((n) => !n.master && n.masterId === master?.id && !n.failed);
+        if (!master?.master || !replica) throw new Error(`Redis Cluster: ${masterPort} is not a master with a replica`);
+        const offset = async (port: number, field: string) =>
+          new RegExp(`^${field}:(\\d+)`, 'm').exec(await cli(port, 'info', 'replication'))?.[1];
+        await until(`replica ${replica.port} caught up with ${masterPort}`, timeoutMs, async () => {
+          const [m, r] = await Promise.all([
+            offset(masterPort, 'master_repl_offset'),
+            offset(replica.port, 'slave_repl_offset'),
+          ]);
+          return m !== undefined && m === r;
         });
-        return { promotedPort, tookMs: Date.now() - started };
+        const { promotedPort } = await killMasterAndAwaitFailover(masterPort, timeoutMs);
+        startNode(masterPort); // its nodes.conf names it; the cluster tells it it is a replica now
+        await until(`${masterPort} back as a replica in sync`, timeoutMs, async () => {
+          const infos = await Promise.all(ports.map(clusterInfo));
+          return infos.every((i) => i.cluster_state === 'ok') && (await inSync());
+        });
+        return { promotedPort };
       },
       async plannedFailover(masterPort, timeoutMs = 30_000) {
         const nodes = await clusterNodes(masterPort);

@@ -1,3 +1,4 @@
+import { Cluster } from 'ioredis';
 import { evalCached } from './lua-script';
 import type { RedisClient } from './redis-client.factory';
 
@@ -29,8 +30,21 @@ export async function evalWithReplicaWait(
     const [[scriptErr, result], [waitErr, replicas]] = (await pipeline.exec()) as [Error | null, unknown][];
     return { scriptErr, result, waitErr, replicas: Number(replicas ?? 0) };
   };
-  let out = await attempt(false);
-  if (out.scriptErr?.message.includes('NOSCRIPT')) out = await attempt(true);
+  let bySource = false;
+  let out = await attempt(bySource);
+  for (
+    let redirected = 0;
+    redirected < 3 && out.scriptErr?.message.startsWith('MOVED ') && client instanceof Cluster;
+    redirected++
+  ) {
+    // The slot moved (a failover): the script did not run. ioredis follows MOVED for a lone command
+    // but retries a pipeline only when every reply is the same error, and the WAIT sent to the old
+    // master (now a replica) answers another, so without this every later completion went to the
+    // old node and failed (found by the money model: a master killed -9, back as a replica).
+    await new Promise<void>((resolve, reject) => client.refreshSlotsCache((err) => (err ? reject(err) : resolve())));
+    out = await attempt(bySource);
+  }
+  if (out.scriptErr?.message.includes('NOSCRIPT')) out = await attempt((bySource = true));
   if (out.scriptErr) throw out.scriptErr;
   // The script's writes are applied; a failed WAIT only means no replica is known to have them.
   return { result: out.result, replicas: out.waitErr ? 0 : out.replicas };
