@@ -13,11 +13,13 @@ import { PricingModule } from '@tollgate/pricing';
 import { QueueModule } from '@tollgate/queue';
 import { RateLimitModule } from '@tollgate/rate-limit';
 import { RedisModule } from '@tollgate/redis';
+import { TaskStore } from '@tollgate/tasks';
 import { UpstreamModule } from '@tollgate/upstream';
 import { CodeModeService } from './code-mode/code-mode.service';
 import { ProgressiveDisclosure } from './disclosure/progressive-disclosure.service';
 import { GovernedCallPipeline } from './governed-call/governed-call.pipeline';
 import { ResultPager } from './governed-call/result-pager.service';
+import { TaskRelay } from './governed-call/task-relay.service';
 import { InFlightCalls } from './governed-call/in-flight-calls.service';
 import { McpSessionStore } from './session/mcp-session.store';
 import { AgentRequests } from './mcp/agent-requests.service';
@@ -74,6 +76,8 @@ export class EdgeModule {
         CatalogRelayHandlers,
         ResourceSubscriptions,
         ResultPager,
+        TaskStore,
+        TaskRelay,
         InFlightCalls,
         McpSessionStore,
         SessionHub,

@@ -40,6 +40,15 @@ export const CORRUPT_COUNTER_RETRY_MS = 10_000;
 /** An edge asks again for an organisation's rebuild at most this often (every refused call would ask). */
 const REBUILD_ASK_EVERY_MS = 2_000;
 
+/**
+ * How a call is admitted. `untilMs`: the reservation and concurrency slots are swept only after
+ * this deadline (a call that may outlive its request, a task, is held until its task expires);
+ * such a call is never admitted against this edge's leases, since another edge may settle it.
+ */
+export interface AdmitOptions {
+  untilMs?: number;
+}
+
 /** What an admitted call holds until it completes: its lease share, or its reservation and concurrency slots. */
 export interface CallHold {
   reservation: SpendReservation;
@@ -99,9 +108,10 @@ export class CallAdmissionService implements OnApplicationShutdown {
     callId: string,
     estimate: Micros,
     now: number,
+    options: AdmitOptions = {},
   ): Promise<CallAdmission> {
     try {
-      return await this.admitOrThrow(caller, tool, callId, estimate, now);
+      return await this.admitOrThrow(caller, tool, callId, estimate, now, options);
     } catch (err) {
       // Redis or Postgres down: the caller answers 503 with a retry hint. Anything else (a script
       // error) is logged in full here, and the agent sees a stable code and the call id.
@@ -121,8 +131,9 @@ export class CallAdmissionService implements OnApplicationShutdown {
     callId: string,
     estimate: Micros,
     now: number,
+    options: AdmitOptions,
   ): Promise<CallAdmission> {
-    const deadline = now + this.settings.reservationTtlMs;
+    const deadline = Math.max(now + this.settings.reservationTtlMs, options.untilMs ?? 0);
     const [admission, reservation] = await Promise.all([
       tool ? this.rateLimits.planAdmission(caller, tool, callId, now, deadline) : null,
       this.budgets.planReservation(caller, callId, estimate, new Date(now), deadline),
@@ -136,9 +147,16 @@ export class CallAdmissionService implements OnApplicationShutdown {
       completed: false,
     };
     if (!admission && reservation.keys.length === 0) return { ok: true, hold };
-    const lease = this.leases.enabled
-      ? leaseRequest(caller.orgId, this.budgets.recordKeys(caller.orgId), reservation.reservation, admission, estimate)
-      : null;
+    const lease =
+      this.leases.enabled && options.untilMs === undefined
+        ? leaseRequest(
+            caller.orgId,
+            this.budgets.recordKeys(caller.orgId),
+            reservation.reservation,
+            admission,
+            estimate,
+          )
+        : null;
     hold.leased = lease && (await this.leases.admit(lease, now));
     if (hold.leased) return { ok: true, hold };
 
@@ -228,6 +246,15 @@ export class CallAdmissionService implements OnApplicationShutdown {
     }
     if (work.settlement || work.conversions.length > 0 || work.usage) await this.completion.complete(work);
     return standings;
+  }
+
+  /**
+   * Hands a hold over to whoever settles it later, on any edge (a task, its hold kept as data):
+   * this process's copy is marked done, so the request's own way out does not release it.
+   */
+  handOver(hold: CallHold): void {
+    if (hold.leased) throw new Error(`call ${hold.reservation.id}: a leased call cannot be handed over`);
+    hold.completed = true;
   }
 
   /**

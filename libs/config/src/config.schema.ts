@@ -93,6 +93,14 @@ export const EDGE_ENV_SCHEMA = BASE_ENV_SCHEMA.extend({
   EDGE_PUBLIC_URL: url.optional(),
   // A reservation whose edge died is released after this long.
   RESERVATION_TTL_SECONDS: z.coerce.number().int().min(5).max(3600).default(120),
+  // The longest a task (a tool call the upstream runs as a task) stays reserved and pollable:
+  // an upstream's longer ttlMs is cut to this, and the task expires (cancelled, charged as failed).
+  TASK_TTL_MAX_MS: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .max(7 * 24 * 3_600_000)
+    .default(3_600_000),
   // Edges lease blocks of budget and rate-limit allowance far from the limits and admit calls
   // against them without a round trip to Redis; 'false' checks every call in Redis.
   EDGE_ADMISSION_LEASES: bool.default('true'),

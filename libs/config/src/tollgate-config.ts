@@ -35,6 +35,8 @@ export interface EdgeConfig extends BaseConfig {
     port: number;
     publicUrl: string | undefined;
     reservationTtlSeconds: number;
+    /** The longest a task stays reserved and pollable before it expires. */
+    taskTtlMaxMs: number;
     admissionLeases: boolean;
     leaseIdleMs: number;
     defaultOutputTokenCap: number;
@@ -169,6 +171,7 @@ export function loadEdgeConfig(env: Record<string, string | undefined>): EdgeCon
       port: e.EDGE_PORT,
       publicUrl: e.EDGE_PUBLIC_URL,
       reservationTtlSeconds: e.RESERVATION_TTL_SECONDS,
+      taskTtlMaxMs: e.TASK_TTL_MAX_MS,
       admissionLeases: e.EDGE_ADMISSION_LEASES,
       leaseIdleMs: e.EDGE_LEASE_IDLE_MS,
       defaultOutputTokenCap: e.DEFAULT_OUTPUT_TOKEN_CAP,

@@ -260,6 +260,9 @@ export class StatelessUpstreamClient {
           throw upstreamAnswerError(code, message, data);
         }
         // The caching hints are the upstream's to us; the edge gives its agents its own.
+        // A call the upstream runs as a task (tasks extension) answers a CreateTaskResult: it says
+        // so, and its ttlMs is the task's, not a caching hint.
+        if (answer.result.resultType === 'task') return answer.result;
         const { resultType, ttlMs: _ttl, cacheScope: _scope, ...result } = answer.result;
         if (resultType !== 'input_required') return result;
         const inputResponses = await this.askTheAgent(result.inputRequests, options.relay, call.signal);

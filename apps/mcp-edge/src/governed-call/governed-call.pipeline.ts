@@ -36,7 +36,21 @@ import {
 } from '@tollgate/pricing';
 import { RateLimitRule } from '@tollgate/rate-limit';
 import { TokenEncodingName, countJsonTokens } from '@tollgate/tokens';
-import { UpstreamException, UpstreamExceptionCode, runWithUpstreamPropagation } from '@tollgate/upstream';
+import {
+  TaskRecord,
+  TaskStore,
+  declaresTasks,
+  isCreatedTask,
+  parseWithBigInts,
+  stringifyWithBigInts,
+} from '@tollgate/tasks';
+import {
+  UpstreamException,
+  UpstreamExceptionCode,
+  currentCallRelay,
+  runWithUpstreamPropagation,
+} from '@tollgate/upstream';
+import { randomUUID } from 'node:crypto';
 import { SpanKind } from '@opentelemetry/api';
 import { inSpan, inToolCallSpan, upstreamPropagation, upstreamSpanAttributes, usageTraceparent } from './call-tracing';
 import { EdgeAccessLog } from '../health/edge-access-log';
@@ -70,6 +84,26 @@ interface PricedCall {
   startedAt: number;
 }
 
+/** How a task ended, for its settlement: a completed task's result is answered like a call's. */
+export type TaskEnding =
+  { status: 'completed'; result: CallToolResult } | { status: 'failed' | 'cancelled' | 'expired' };
+
+/** What settling a task gives every later poll: the agent's result (completed), or the call's cost. */
+export interface TaskSettled {
+  result?: CallToolResult;
+  meta: Record<string, unknown>;
+}
+
+/** A task's settlement as its record keeps it: who called, the priced call and its hold. */
+interface TaskSettlement {
+  principal: Principal;
+  call: Omit<PricedCall, 'tool'> & { tool: Pick<ServedTool, 'exposedName' | 'upstreamId' | 'name' | 'namespace'> };
+  hold: CallHold;
+}
+
+/** A task's reservation outlives its expiry by this much, so its expiry settles it before any sweep. */
+const TASK_SETTLE_GRACE_MS = 5 * 60_000;
+
 /** What a usage event and a call's `_meta` name: a tool call, a page read of one's result, a resource read or prompt get. */
 export interface MeteredCall {
   callId: string;
@@ -102,6 +136,7 @@ export class GovernedCallPipeline {
     private readonly embeddedResources: EmbeddedResources,
     private readonly hostileInput: HostileInputAllowance,
     private readonly refusals: RefusalRecorder,
+    private readonly tasks: TaskStore,
     @Inject(TOLLGATE_CONFIG) private readonly config: EdgeConfig,
   ) {}
 
@@ -165,13 +200,20 @@ export class GovernedCallPipeline {
     );
     addToLogContext({ callId: call.callId });
 
+    // A call its upstream may run as a task (the agent declared the tasks extension; the upstream
+    // decides, SEP-2663) is reserved in Redis, not against this edge's leases, until the task could
+    // expire: whichever edge sees the task end settles it.
+    const taskUntil = declaresTasks(currentCallRelay()?.clientCapabilities)
+      ? startedAt + this.config.edge.taskTtlMaxMs + TASK_SETTLE_GRACE_MS
+      : undefined;
+
     // Rate limit and reserve the likely cost, in one round trip (or none, against this edge's leases)
     const admissionStart = performance.now();
     const admission = await inSpan(
       'tollgate.admission',
       {},
       async (span) => {
-        const admitted = await this.admitCall(principal, call);
+        const admitted = await this.admitCall(principal, call, taskUntil);
         const path = admitted.ok && admitted.hold.leased ? 'lease' : 'redis';
         span.setAttribute('tollgate.admission.path', path);
         this.metrics.recordAdmission(path, performance.now() - admissionStart);
@@ -208,7 +250,7 @@ export class GovernedCallPipeline {
    * can cover the per-call price and some output gets the call fitted to what it has left: the
    * reservation pays for fewer tokens, and the answer delivers no more unless a top-up is admitted.
    */
-  private async admitCall(principal: Principal, call: PricedCall): Promise<CallAdmission> {
+  private async admitCall(principal: Principal, call: PricedCall, untilMs?: number): Promise<CallAdmission> {
     const tool = { namespace: call.tool.namespace, tool: call.tool.name };
     const admit = () =>
       this.admission.admit(
@@ -217,6 +259,7 @@ export class GovernedCallPipeline {
         call.callId,
         estimateCallCost(call.rule, call.reservedTokens),
         call.startedAt,
+        { untilMs },
       );
     const admission = await admit();
     if (admission.ok || !('budgetExceeded' in admission)) return admission;
@@ -264,6 +307,8 @@ export class GovernedCallPipeline {
       result = called.result;
       const outcome = result.isError ? 'tool_error' : 'ok';
       this.metrics.recordUpstreamCall(tool.namespace, tool.name, Date.now() - upstreamStart, outcome);
+      // The upstream runs the call as a task: it stays reserved until the task ends (settleTask).
+      if (isCreatedTask(result)) return await this.openTask(principal, call, held, result);
     } catch (err) {
       this.metrics.recordUpstreamCall(
         tool.namespace,
@@ -387,6 +432,86 @@ export class GovernedCallPipeline {
     if (!more.ok) return call.reservedTokens;
     call.topUp = more.hold;
     return call.reservedTokens + topUp.tokens;
+  }
+
+  /**
+   * A task the upstream created for this call: recorded in Redis with everything its settlement
+   * needs (any edge settles it), the hold handed over, and the agent answered a CreateTaskResult of
+   * the edge's own task id; its ttl is the upstream's, at most TASK_TTL_MAX_MS.
+   */
+  private async openTask(
+    principal: Principal,
+    call: PricedCall,
+    held: CallHold,
+    created: Record<string, unknown>,
+  ): Promise<CallToolResult> {
+    const now = Date.now();
+    const upstreamTtl = typeof created.ttlMs === 'number' && created.ttlMs > 0 ? created.ttlMs : Infinity;
+    const ttlMs = Math.min(upstreamTtl, this.config.edge.taskTtlMaxMs);
+    const { exposedName, upstreamId, name, namespace } = call.tool;
+    const settlement: TaskSettlement = {
+      principal,
+      call: { ...call, tool: { exposedName, upstreamId, name, namespace } },
+      hold: { ...held, completed: false },
+    };
+    const pollIntervalMs = typeof created.pollIntervalMs === 'number' ? created.pollIntervalMs : undefined;
+    const record: TaskRecord = {
+      taskId: randomUUID(),
+      orgId: principal.orgId,
+      keyId: principal.keyId,
+      upstreamId,
+      upstreamTaskId: String(created.taskId),
+      createdAt: typeof created.createdAt === 'string' ? created.createdAt : new Date(now).toISOString(),
+      ttlMs,
+      expiresAt: now + ttlMs,
+      ...(pollIntervalMs !== undefined ? { pollIntervalMs } : {}),
+      state: 'open',
+      settlement: stringifyWithBigInts(settlement),
+    };
+    await this.tasks.open(record);
+    this.admission.handOver(held);
+    return {
+      resultType: 'task',
+      taskId: record.taskId,
+      status: created.status,
+      createdAt: record.createdAt,
+      lastUpdatedAt: typeof created.lastUpdatedAt === 'string' ? created.lastUpdatedAt : record.createdAt,
+      ttlMs,
+      ...(pollIntervalMs !== undefined ? { pollIntervalMs } : {}),
+      // Charged when the task ends: for now its reservation, and no output delivered yet.
+      _meta: { [CALL_META_KEY]: { callId: call.callId, outputTokens: 0, reservedMicros: microsToJson(held.estimate) } },
+    } as unknown as CallToolResult;
+  }
+
+  /**
+   * Settles and meters a task once it ended, on whichever edge saw it end (a poll, its expiry):
+   * a completed task's result is answered like a call's (embedded resources, output budget, top-up,
+   * paging), any other ending is a failed call. The caller holds the task's settlement claim.
+   */
+  async settleTask(settlementJson: string, ending: TaskEnding): Promise<TaskSettled> {
+    const { principal, call: stored, hold } = parseWithBigInts<TaskSettlement>(settlementJson);
+    // The tool as a settlement needs it (names and upstream); the definition is not kept.
+    const call = { ...stored, topUp: null } as PricedCall;
+    try {
+      if (ending.status !== 'completed') {
+        const cost = failedCallCost(call);
+        const standings = await this.settleAndMeter(principal, call, hold, 'UPSTREAM_ERROR', cost, 0);
+        return { meta: { [CALL_META_KEY]: callMeta(call, cost, 0), [BUDGET_META_KEY]: budgetMeta(standings) } };
+      }
+      const levels = await this.policies.levelsFor(principal);
+      const content = await this.embeddedResources.withholdDenied(
+        principal,
+        call.tool.namespace,
+        ending.result.content ?? [],
+        levels,
+      );
+      const result = content !== ending.result.content ? { ...ending.result, content } : ending.result;
+      const answered = await this.answerFromResult(principal, call, hold, result, effectiveOutputLimits(levels));
+      return { result: answered, meta: answered._meta ?? {} };
+    } finally {
+      if (!hold.completed) this.admission.release(hold);
+      if (call.topUp) this.admission.release(call.topUp);
+    }
   }
 
   /**

@@ -4,9 +4,11 @@ import { ErrorCode, JSONRPCMessage, LATEST_PROTOCOL_VERSION } from '@modelcontex
 import { ToolCatalogService } from '@tollgate/catalog';
 import { EdgeConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { Principal } from '@tollgate/identity';
+import { TASKS_EXTENSION, TASKS_REQUIRED_CAPABILITIES, TASK_METHODS, declaresTasks } from '@tollgate/tasks';
 import { UpstreamCallRelay, runWithCallRelay } from '@tollgate/upstream';
 import { ProgressiveDisclosure } from '../disclosure/progressive-disclosure.service';
 import { InFlightCalls } from '../governed-call/in-flight-calls.service';
+import { TaskRelay } from '../governed-call/task-relay.service';
 import { LIST_CHANGED_METHODS, ListKind } from '../session/list-changed';
 import { VisibleListWatch } from '../session/visible-list-watch.service';
 import { HeldCall, HeldCalls, inputResponsesOf } from './input-required-bridge';
@@ -66,6 +68,7 @@ export class StatelessRevisionHandler implements OnApplicationShutdown {
     private readonly inFlight: InFlightCalls,
     private readonly catalog: ToolCatalogService,
     private readonly listWatch: VisibleListWatch,
+    private readonly tasks: TaskRelay,
     @Inject(TOLLGATE_CONFIG) config: EdgeConfig,
   ) {
     // Signed with the deployment's key, so another edge can check a retry's requestState.
@@ -93,6 +96,7 @@ export class StatelessRevisionHandler implements OnApplicationShutdown {
         case 'prompts/get':
           return await this.answerInRounds(req, res, principal, request);
       }
+      if (TASK_METHODS.has(request.method)) return await this.answerTask(res, principal, request);
       await this.dispatch(req, res, principal, request);
     } catch (err) {
       const e =
@@ -301,6 +305,20 @@ export class StatelessRevisionHandler implements OnApplicationShutdown {
     return call;
   }
 
+  /** tasks/get, tasks/update, tasks/cancel: only for a request that declares the tasks extension. */
+  private async answerTask(res: ServerResponse, principal: Principal, request: StatelessRequest): Promise<void> {
+    if (!declaresTasks(request.clientCapabilities))
+      throw new StatelessRevisionError(
+        400,
+        MISSING_CAPABILITY,
+        `${request.method} needs the ${TASKS_EXTENSION} extension in the client's capabilities`,
+        TASKS_REQUIRED_CAPABILITIES,
+      );
+    const answer = await this.tasks.answer(principal, request.method, request.params, request.clientCapabilities);
+    if ('error' in answer) return sendJson(res, 200, { jsonrpc: '2.0', id: request.id, error: answer.error });
+    sendAnswer(res, { id: request.id, result: completeResult(request.method, answer.result) }, false);
+  }
+
   // server/discover: what initialize told a 2025-11-25 client, for this key, without a session.
   private async discover(principal: Principal, req: IncomingMessage): Promise<Record<string, unknown>> {
     const server = this.servers.createServer(principal, null);
@@ -328,6 +346,8 @@ export class StatelessRevisionHandler implements OnApplicationShutdown {
     for (const list of ['tools', 'prompts', 'resources'])
       if (capabilities[list]) capabilities[list] = { ...capabilities[list], listChanged: true };
     if (capabilities.resources) delete capabilities.resources.subscribe;
+    // Tasks of upstreams that run calls as tasks are relayed (and governed) by the edge.
+    capabilities.extensions = { ...capabilities.extensions, [TASKS_EXTENSION]: {} };
     return {
       supportedVersions: supportedVersions(),
       capabilities,

@@ -123,6 +123,10 @@ export function checkStatelessEnvelope(req: IncomingMessage, body: unknown): Sta
         : undefined;
   if (named !== undefined && header('mcp-name') !== named)
     throw new StatelessRevisionError(400, -32020, 'Mcp-Name header does not match the request');
+  // A task's methods may name the task in Mcp-Name (SEP-2663); if they do, it must be the body's.
+  const mcpName = header('mcp-name');
+  if (method.startsWith('tasks/') && mcpName !== undefined && mcpName !== params.taskId)
+    throw new StatelessRevisionError(400, -32020, 'Mcp-Name header does not match the task id');
   if (REMOVED_METHODS.has(method))
     throw new StatelessRevisionError(
       404,

@@ -1,0 +1,2 @@
+export * from './task-wire';
+export * from './task-store.service';

@@ -1,0 +1,269 @@
+import type { INestApplication } from '@nestjs/common';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { PrismaClient } from '@prisma/client';
+import { loadEdgeConfig } from '@tollgate/config';
+import { QueueName } from '@tollgate/queue';
+import { waitForJobs, waitForUsageEvents } from '@tollgate/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEdgeApp } from '../../apps/mcp-edge/src/edge-app';
+import { runConformance } from '../conformance/run-conformance';
+import { TasksServer, startTasksServer } from '../fixtures/tasks-server';
+import { EdgeProcess, startEdgeProcess } from '../support/edge-process';
+import { RunningPlatform, startPlatform } from '../support/platform';
+
+const TASKS = 'io.modelcontextprotocol/tasks';
+const WITH_TASKS = { extensions: { [TASKS]: {} } };
+const TASK_SCENARIOS = [
+  'tasks-lifecycle',
+  'tasks-capability-negotiation',
+  'tasks-wire-fields',
+  'tasks-request-state-removal',
+  'tasks-mrtr-input',
+  'tasks-request-headers',
+  'tasks-dispatch-and-envelope',
+  'tasks-required-task-error',
+  'tasks-mrtr-composition',
+];
+const PER_CALL = 1000n;
+const PER_TOKEN = 10n;
+
+type Answer = { status: number; result?: Record<string, any>; error?: { code: number; message: string; data?: any } };
+
+let lastId = 0;
+/** One 2026-07-28 request to an edge, as a client of that revision sends it. */
+async function rpc(
+  edgeUrl: string,
+  key: string,
+  method: string,
+  params: Record<string, unknown>,
+  capabilities: Record<string, unknown> = WITH_TASKS,
+): Promise<Answer> {
+  const res = await fetch(`${edgeUrl}/mcp`, {
+    method: 'POST',
+    headers: {
+      Authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': method,
+      ...(method === 'tools/call' ? { 'mcp-name': String(params.name) } : {}),
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: ++lastId,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientCapabilities': capabilities,
+          'io.modelcontextprotocol/clientInfo': { name: 'tasks-e2e', version: '1' },
+        },
+      },
+    }),
+  });
+  const text = await res.text();
+  // An SSE answer's last data line is the response; a JSON answer is the body.
+  const body = res.headers.get('content-type')?.includes('text/event-stream')
+    ? JSON.parse(
+        text
+          .split('\n')
+          .filter((l) => l.startsWith('data: '))
+          .pop()!
+          .slice(6),
+      )
+    : JSON.parse(text);
+  return { status: res.status, result: body.result, error: body.error };
+}
+
+/** Polls tasks/get (on the edge given) until `done` says so. */
+async function pollUntil(edgeUrl: string, key: string, taskId: string, done: (a: Answer) => boolean): Promise<Answer> {
+  for (;;) {
+    const a = await rpc(edgeUrl, key, 'tasks/get', { taskId });
+    if (done(a)) return a;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const terminal = (a: Answer) => ['completed', 'failed', 'cancelled'].includes(a.result?.status);
+
+// The tasks extension through the governed edge: an upstream that runs calls as tasks (the
+// project's tasks fixture, 2026-07-28 only) behind the edge, unprefixed, with a price and a budget.
+describe('Tasks through the edge: relayed, admitted at creation, settled and metered once', () => {
+  let p: RunningPlatform;
+  let db: PrismaClient;
+  let fixture: TasksServer;
+  let shortTtlEdge: INestApplication;
+  let shortTtlUrl: string;
+  let crashing: EdgeProcess | undefined;
+  let orgId: string;
+  let teamId: string;
+  let userId: string;
+
+  async function newKey(name: string): Promise<{ key: string; keyId: string }> {
+    const created = (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name })).body;
+    return { key: created.secret, keyId: created.key.id };
+  }
+
+  async function ledgerOf(keyId: string, callId: string) {
+    await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, [callId]);
+    return db.usageEvent.findMany({ where: { keyId } });
+  }
+
+  beforeAll(async () => {
+    p = await startPlatform();
+    db = new PrismaClient({ adapter: new PrismaPg({ connectionString: p.env.vars.DATABASE_URL }) });
+    fixture = await startTasksServer();
+    orgId = (await p.admin('POST', '/v1/orgs', { name: 'Tasks', slug: 'tasks' })).body.id;
+    teamId = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 't' })).body.id;
+    userId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 't@example.test' })).body.id;
+    await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId });
+    const upstreamId = (
+      await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
+        namespace: 'jobs',
+        transport: 'STREAMABLE_HTTP',
+        url: fixture.url,
+        callTimeoutMs: 20_000,
+      })
+    ).body.id;
+    const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${upstreamId}/sync`);
+    await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
+    expect(
+      (await p.admin('PUT', `/v1/orgs/${orgId}/upstreams/${upstreamId}/exposure`, { exposeUnprefixed: true })).status,
+    ).toBe(200);
+    expect(
+      (await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['jobs:*'], deny: [] })).status,
+    ).toBe(200);
+    expect(
+      (
+        await p.admin('POST', `/v1/orgs/${orgId}/prices`, {
+          upstreamId,
+          toolPattern: '*',
+          perCallMicros: Number(PER_CALL),
+          perOutputTokenMicros: Number(PER_TOKEN),
+        })
+      ).status,
+    ).toBe(201);
+    expect(
+      (
+        await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, {
+          scope: 'ORG',
+          scopeId: orgId,
+          period: 'MONTH',
+          limitMicros: 50_000_000,
+        })
+      ).status,
+    ).toBe(200);
+    // A second edge of the same deployment, whose tasks expire after 1.5 s.
+    shortTtlEdge = await createEdgeApp(loadEdgeConfig({ ...p.env.vars, TASK_TTL_MAX_MS: '1500' }));
+    await shortTtlEdge.listen(0, '127.0.0.1');
+    shortTtlUrl = (await shortTtlEdge.getUrl()).replace('[::1]', '127.0.0.1');
+  }, 120_000);
+
+  afterAll(async () => {
+    crashing?.child.kill('SIGKILL');
+    await shortTtlEdge?.close();
+    await db?.$disconnect();
+    await p?.close();
+    await fixture?.close();
+  });
+
+  it('should pass the conformance suite’s tasks scenarios through the edge', async () => {
+    const { key } = await newKey('conformance');
+    const failed: Record<string, string[]> = {};
+    for (const scenario of TASK_SCENARIOS) {
+      const result = await runConformance({
+        url: `${p.edgeUrl}/mcp`,
+        headers: { Authorization: `Bearer ${key}` },
+        scenario,
+        timeoutMs: 3 * 60_000,
+      });
+      if (result.failed.length > 0) failed[scenario] = result.errors[scenario] ?? [result.output];
+    }
+    expect(failed).toEqual({});
+  }, 900_000);
+
+  it('should settle and meter a completed task once, whichever edge polls it, and keep polls free', async () => {
+    const { key, keyId } = await newKey('completed');
+    const created = await rpc(p.edgeUrl, key, 'tools/call', { name: 'slow_compute', arguments: { seconds: 1 } });
+    expect(created.result).toMatchObject({ resultType: 'task', status: 'working' });
+    expect(created.result).not.toHaveProperty('content');
+    const taskId = created.result!.taskId as string;
+    const callId = created.result!._meta['tollgate/call'].callId as string;
+    // Polled on the other edge until it ends, then again on the first: the same settled answer.
+    const done = await pollUntil(shortTtlUrl, key, taskId, terminal);
+    expect(done.result).toMatchObject({ taskId, status: 'completed', resultType: 'complete' });
+    const text = done.result!.result.content[0].text as string;
+    expect(text).toContain('Computed');
+    const meta = done.result!.result._meta['tollgate/call'];
+    expect(meta.callId).toBe(callId);
+    const again = await rpc(p.edgeUrl, key, 'tasks/get', { taskId });
+    expect(again.result!.result).toEqual(done.result!.result);
+    const rows = await ledgerOf(keyId, callId);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ id: callId, outcome: 'OK', toolName: 'slow_compute' });
+    expect(rows[0].outputTokens).toBeGreaterThan(0);
+    expect(rows[0].costMicros).toBe(PER_CALL + PER_TOKEN * BigInt(rows[0].outputTokens));
+    expect(String(rows[0].costMicros)).toBe(String(meta.costMicros));
+  }, 60_000);
+
+  it('should answer another key’s poll as an unknown task, and a client without the extension -32021', async () => {
+    const { key } = await newKey('owner');
+    const { key: other } = await newKey('other');
+    const created = await rpc(p.edgeUrl, key, 'tools/call', { name: 'slow_compute', arguments: { seconds: 60 } });
+    const taskId = created.result!.taskId as string;
+    const foreign = await rpc(p.edgeUrl, other, 'tasks/get', { taskId });
+    expect(foreign.error).toMatchObject({ code: -32602, message: `Unknown task: ${taskId}` });
+    const undeclared = await rpc(p.edgeUrl, key, 'tasks/get', { taskId }, {});
+    expect(undeclared.error).toMatchObject({ code: -32021, data: { requiredCapabilities: WITH_TASKS } });
+    expect((await rpc(p.edgeUrl, key, 'tasks/cancel', { taskId })).result).toEqual({ resultType: 'complete' });
+  }, 60_000);
+
+  it('should settle a cancelled task once, as a failed call, and cancel it upstream', async () => {
+    const { key, keyId } = await newKey('cancelled');
+    const created = await rpc(p.edgeUrl, key, 'tools/call', { name: 'slow_compute', arguments: { seconds: 60 } });
+    const taskId = created.result!.taskId as string;
+    const callId = created.result!._meta['tollgate/call'].callId as string;
+    const upstreamTask = [...fixture.tasks.values()].at(-1)!;
+    expect((await rpc(shortTtlUrl, key, 'tasks/cancel', { taskId })).result).toEqual({ resultType: 'complete' });
+    expect((await rpc(p.edgeUrl, key, 'tasks/cancel', { taskId })).result).toEqual({ resultType: 'complete' });
+    expect((await rpc(p.edgeUrl, key, 'tasks/get', { taskId })).result).toMatchObject({ status: 'cancelled' });
+    expect(upstreamTask.status).toBe('cancelled');
+    const rows = await ledgerOf(keyId, callId);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ id: callId, outcome: 'UPSTREAM_ERROR', costMicros: 0n });
+  }, 60_000);
+
+  it('should expire a task past its ttl with a clear error, cancelled upstream and settled once', async () => {
+    const { key, keyId } = await newKey('expiring');
+    const created = await rpc(shortTtlUrl, key, 'tools/call', { name: 'slow_compute', arguments: { seconds: 60 } });
+    expect(created.result).toMatchObject({ resultType: 'task', ttlMs: 1500 });
+    const taskId = created.result!.taskId as string;
+    const callId = created.result!._meta['tollgate/call'].callId as string;
+    const upstreamTask = [...fixture.tasks.values()].at(-1)!;
+    const expired = await pollUntil(p.edgeUrl, key, taskId, (a) => a.error !== undefined);
+    expect(expired.error).toMatchObject({ code: -32602, data: { code: 'TASK_EXPIRED', taskId, ttlMs: 1500 } });
+    expect(expired.error!.message).toContain('expired');
+    expect(upstreamTask.status).toBe('cancelled');
+    const rows = await ledgerOf(keyId, callId);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ id: callId, outcome: 'UPSTREAM_ERROR' });
+  }, 60_000);
+
+  it('should settle a task once when the edge that created it is killed', async () => {
+    const { key, keyId } = await newKey('crash');
+    crashing = await startEdgeProcess(p.env.vars);
+    const url = `http://127.0.0.1:${crashing.port}`;
+    const created = await rpc(url, key, 'tools/call', { name: 'slow_compute', arguments: { seconds: 1 } });
+    const taskId = created.result!.taskId as string;
+    const callId = created.result!._meta['tollgate/call'].callId as string;
+    crashing.child.kill('SIGKILL');
+    await crashing.exited;
+    const done = await pollUntil(p.edgeUrl, key, taskId, terminal);
+    expect(done.result).toMatchObject({ status: 'completed' });
+    await rpc(shortTtlUrl, key, 'tasks/get', { taskId });
+    const rows = await ledgerOf(keyId, callId);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ id: callId, outcome: 'OK' });
+  }, 120_000);
+});
