@@ -68,8 +68,8 @@ export async function seedOrg(p: BenchPlatform, name: string, timeZone: string, 
   // age ~ 1 - sqrt(U) (usage grew over the 90 days: the last 30 days hold ~56% of the rows).
   // 97% OK; errors of three tools in four are free. Deterministic per run (setseed). One statement
   // per million rows with the ledger's triggers off (the session replicates, as a restore would),
-  // then the rollups and running totals rebuilt from the ledger in one pass each: the insert trigger
-  // adding 10,000,000 rows a statement at a time took most of an hour on this loaded machine.
+  // then the rollups and running totals rebuilt from the ledger in one pass each, as bench:ledger
+  // seeds (each statement's size bounded; at load ~20 a million rows took 4-5 min either way).
   await q('SELECT setseed(0.17)');
   await q('SET session_replication_role = replica');
   for (let done = 0; done < rows; done += SEED_CHUNK)
