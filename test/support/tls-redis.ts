@@ -3,7 +3,7 @@
 // the test's own and a server certificate for 127.0.0.1 signed by it.
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
@@ -26,8 +26,8 @@ function openssl(dir: string, ...args: string[]): void {
   execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
 }
 
-export async function startTlsRedis(): Promise<TlsRedis> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'tg-redis-tls-'));
+/** A CA of the test's own, a certificate for 127.0.0.1 signed by it, and a CA that signed nothing here. */
+function makeCertificates(dir: string): { caFile: string; otherCaFile: string; certFile: string; keyFile: string } {
   for (const ca of ['ca', 'other-ca'])
     openssl(
       dir,
@@ -77,49 +77,56 @@ export async function startTlsRedis(): Promise<TlsRedis> {
     '-out',
     'server.pem',
   );
+  return {
+    caFile: path.join(dir, 'ca.pem'),
+    otherCaFile: path.join(dir, 'other-ca.pem'),
+    certFile: path.join(dir, 'server.pem'),
+    keyFile: path.join(dir, 'server.key'),
+  };
+}
 
-  const port = await freePort();
-  const username = 'tollgate';
-  const password = randomBytes(18).toString('base64url');
-  const child: ChildProcess = spawn(
-    'redis-server',
-    [
-      '--port',
-      '0',
-      '--tls-port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--tls-cert-file',
-      path.join(dir, 'server.pem'),
-      '--tls-key-file',
-      path.join(dir, 'server.key'),
-      '--tls-ca-cert-file',
-      path.join(dir, 'ca.pem'),
-      '--tls-auth-clients',
-      'no',
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--dir',
-      dir,
-      // Managed services' shape: no anonymous access, one user with a password.
-      '--user',
-      'default',
-      'off',
-      '--user',
-      username,
-      'on',
-      `>${password}`,
-      '~*',
-      '&*',
-      '+@all',
-    ],
-    { stdio: 'ignore' },
-  );
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const caFile = path.join(dir, 'ca.pem');
+/** redis-server arguments for TLS only on `port`, one ACL user, the default user off. */
+function tlsServerArgs(
+  port: number,
+  certs: ReturnType<typeof makeCertificates>,
+  username: string,
+  password: string,
+): string[] {
+  return [
+    '--port',
+    '0',
+    '--tls-port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--tls-cert-file',
+    certs.certFile,
+    '--tls-key-file',
+    certs.keyFile,
+    '--tls-ca-cert-file',
+    certs.caFile,
+    '--tls-auth-clients',
+    'no',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    // Managed services' shape: no anonymous access, one user with a password.
+    '--user',
+    'default',
+    'off',
+    '--user',
+    username,
+    'on',
+    `>${password}`,
+    '~*',
+    '&*',
+    '+@all',
+  ];
+}
+
+/** Resolves once a TLS client of the user gets PONG from the server on `port`. */
+async function awaitPong(port: number, username: string, password: string, caFile: string): Promise<void> {
   const probe = new Redis({
     host: '127.0.0.1',
     port,
@@ -134,17 +141,118 @@ export async function startTlsRedis(): Promise<TlsRedis> {
   await probe.connect().catch(() => undefined);
   await probe.ping();
   probe.disconnect();
+}
+
+function killAndWait(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+}
+
+export async function startTlsRedis(): Promise<TlsRedis> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'tg-redis-tls-'));
+  const certs = makeCertificates(dir);
+  const port = await freePort();
+  const username = 'tollgate';
+  const password = randomBytes(18).toString('base64url');
+  const child = spawn('redis-server', [...tlsServerArgs(port, certs, username, password), '--dir', dir], {
+    stdio: 'ignore',
+  });
+  await awaitPong(port, username, password, certs.caFile);
   return {
     url: `rediss://127.0.0.1:${port}`,
     port,
     username,
     password,
-    caFile,
-    otherCaFile: path.join(dir, 'other-ca.pem'),
+    caFile: certs.caFile,
+    otherCaFile: certs.otherCaFile,
     async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      await exited;
+      await killAndWait(child);
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+export interface TlsRedisCluster {
+  /** REDIS_CLUSTER_NODES. */
+  seeds: string;
+  username: string;
+  password: string;
+  caFile: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * A Redis Cluster shaped like a managed one in cluster mode: 3 masters and 3 replicas on TLS only
+ * (client, cluster bus and replication links), the ACL user the replicas also sync as.
+ */
+export async function startTlsRedisCluster(): Promise<TlsRedisCluster> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'tg-redis-tls-cluster-'));
+  const certs = makeCertificates(dir);
+  const username = 'tollgate';
+  const password = randomBytes(18).toString('base64url');
+  const ports: number[] = [];
+  // A port whose cluster bus port (+10000) is free too.
+  while (ports.length < 6) {
+    const port = await freePort();
+    if (port + 10_000 < 65_536 && !ports.includes(port)) ports.push(port);
+  }
+  const children = ports.map((port) => {
+    const nodeDir = path.join(dir, String(port));
+    mkdirSync(nodeDir);
+    return spawn(
+      'redis-server',
+      [
+        ...tlsServerArgs(port, certs, username, password),
+        '--dir',
+        nodeDir,
+        '--tls-cluster',
+        'yes',
+        '--tls-replication',
+        'yes',
+        '--masteruser',
+        username,
+        '--masterauth',
+        password,
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        'nodes.conf',
+        '--cluster-node-timeout',
+        '1000',
+      ],
+      { stdio: 'ignore' },
+    );
+  });
+  const stop = async () => {
+    await Promise.all(children.map(killAndWait));
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await Promise.all(ports.map((port) => awaitPong(port, username, password, certs.caFile)));
+    const cli = (...args: string[]) =>
+      execFileSync(
+        'redis-cli',
+        ['--tls', '--cacert', certs.caFile, '--user', username, '--pass', password, '--no-auth-warning', ...args],
+        { timeout: 60_000 },
+      ).toString();
+    cli('--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '1', '--cluster-yes');
+    // Every node sees the cluster ok and every replica's link to its master is up.
+    for (let tries = 0; ; tries++) {
+      const infos = ports.map(
+        (p) => cli('-p', String(p), 'cluster', 'info') + cli('-p', String(p), 'info', 'replication'),
+      );
+      const ok = infos.every((i) => i.includes('cluster_state:ok'));
+      const linked = infos.filter((i) => i.includes('role:slave')).filter((i) => i.includes('master_link_status:up'));
+      if (ok && linked.length === 3) break;
+      if (tries > 300) throw new Error('TLS Redis Cluster: not ok after 30 s');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { seeds: ports.map((p) => `127.0.0.1:${p}`).join(','), username, password, caFile: certs.caFile, stop };
 }
