@@ -270,5 +270,5 @@ describe('console audit log in a real browser', () => {
     await expectAccessible(small, 'audit log at 390 px');
     await small.screenshot({ path: path.join(SCREENSHOTS, 'audit-log-phone.png') });
     await phone.close();
-  });
+  }, 150_000); // two exports and a second context: on a busy two-core machine it outlasts the default minute
 });
