@@ -22,12 +22,12 @@ export function inHttpServerSpan(
   const parent = propagation.extract(ROOT_CONTEXT, req.headers);
   const method = req.method ?? 'GET';
   // Named `{method} {route}`, or the method alone when the route is not known (the conventions' rule).
-  const span = tracer.startSpan(
-    route ? `${method} ${route}` : method,
-    { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, ...(route ? { 'http.route': route } : {}) } },
-    parent,
-  );
+  // Attributes once sampled: the samplers OTEL_TRACES_SAMPLER can name decide on the trace id and
+  // parent alone, and a sampled-out request should not pay for the SDK's copy of them.
+  const span = tracer.startSpan(route ? `${method} ${route}` : method, { kind: SpanKind.SERVER }, parent);
   if (span.isRecording()) {
+    span.setAttribute('http.request.method', method);
+    if (route) span.setAttribute('http.route', route);
     span.setAttribute('url.path', (req.url ?? '/').split('?', 1)[0]);
     // Ended when the answer is sent, or when the client goes first (a closed stream).
     const end = () => {

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Context } from '@opentelemetry/api';
 
 /** Who and what a log line is about; every line written inside a request carries these fields. */
 export interface LogContext {
@@ -36,24 +37,55 @@ export function traceCarrierOf(source: Record<string, unknown> | undefined): Rec
 
 /** The fields every log line carries (the trace context is not one of them). */
 export function loggedContext(): Omit<LogContext, 'trace'> {
-  const c = CONTEXT.getStore();
+  const c = SCOPE.getStore()?.log;
   if (!c) return {};
   return { requestId: c.requestId, callId: c.callId, orgId: c.orgId, keyId: c.keyId };
 }
 
-const CONTEXT = new AsyncLocalStorage<LogContext>();
+/**
+ * What runs inside a request or job: its log context and, with telemetry on, the OpenTelemetry
+ * context (RequestScopeContextManager keeps it here). One AsyncLocalStorage for both: each one a
+ * process has enabled costs something on every promise it makes, and the SDK's own context manager
+ * would be one more.
+ */
+interface RequestScope {
+  log?: LogContext;
+  otel?: Context;
+}
+
+const SCOPE = new AsyncLocalStorage<RequestScope>();
 
 /** Runs `fn` with a log context of its own (one per HTTP request or job). */
 export function runWithLogContext<T>(context: LogContext, fn: () => T): T {
-  return CONTEXT.run(context, fn);
+  return SCOPE.run({ log: context, otel: SCOPE.getStore()?.otel }, fn);
 }
 
 /** Adds fields (the org and key once authenticated, the call id once priced) to the current context. */
 export function addToLogContext(fields: LogContext): void {
-  const current = CONTEXT.getStore();
+  const current = SCOPE.getStore()?.log;
   if (current) Object.assign(current, fields);
 }
 
 export function currentLogContext(): LogContext | undefined {
-  return CONTEXT.getStore();
+  return SCOPE.getStore()?.log;
+}
+
+/** The active OpenTelemetry context, if one was set (for RequestScopeContextManager). */
+export function activeOtelContext(): Context | undefined {
+  return SCOPE.getStore()?.otel;
+}
+
+/** Runs `fn` with `otel` as the active OpenTelemetry context, in the same log context (for RequestScopeContextManager). */
+export function runWithOtelContext<A extends unknown[], R>(otel: Context, fn: (...args: A) => R, ...args: A): R {
+  return SCOPE.run({ log: SCOPE.getStore()?.log, otel }, fn, ...args);
+}
+
+/**
+ * Makes `otel` the active OpenTelemetry context for the rest of this execution (for
+ * RequestScopeContextManager's `attach`); answers the scope to restore.
+ */
+export function enterOtelContext(otel: Context): () => void {
+  const previous = SCOPE.getStore();
+  SCOPE.enterWith({ log: previous?.log, otel });
+  return () => SCOPE.enterWith(previous ?? {});
 }

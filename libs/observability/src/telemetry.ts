@@ -40,8 +40,12 @@ export function startTelemetry(
   const { IORedisInstrumentation } =
     require('@opentelemetry/instrumentation-ioredis') as typeof import('@opentelemetry/instrumentation-ioredis');
   const { PrismaInstrumentation } = require('@prisma/instrumentation') as typeof import('@prisma/instrumentation');
+  const { RequestScopeContextManager } =
+    require('./request-scope-context-manager') as typeof import('./request-scope-context-manager');
   sdk = new NodeSDK({
     serviceName: env.OTEL_SERVICE_NAME ?? serviceName,
+    // The active context lives beside the log context, in one AsyncLocalStorage (see the class).
+    contextManager: new RequestScopeContextManager(),
     instrumentations: [
       new HttpInstrumentation({
         // Probes and scrapes are not traffic.

@@ -63,8 +63,17 @@ export function inSpan<T>(
  * active, recorded or not (an unsampled call's too); with none active it sends the command as is.
  */
 function noClientSpans(): Context {
-  return suppressTracing(trace.deleteSpan(context.active()));
+  const active = context.active();
+  let leafContext = LEAF_CONTEXTS.get(active);
+  if (!leafContext) {
+    leafContext = suppressTracing(trace.deleteSpan(active));
+    LEAF_CONTEXTS.set(active, leafContext);
+  }
+  return leafContext;
 }
+
+// A sampled-out call's admission and completion run under the same context: its leaf context is made once.
+const LEAF_CONTEXTS = new WeakMap<Context, Context>();
 
 /**
  * The `tools/call` span (kind SERVER): child of the HTTP request's span, or of the trace context
