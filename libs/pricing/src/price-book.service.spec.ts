@@ -28,6 +28,14 @@ describe('validatePriceRule', () => {
     expect(validatePriceRule({ perCallMicros: 1n, toolPattern: 'a b' }, NOW)).toMatchObject({ field: 'toolPattern' });
   });
 
+  it('should accept completion and subscription patterns, and refuse one with nothing after its kind', () => {
+    expect(validatePriceRule({ perCallMicros: 1n, toolPattern: 'completion:*' }, NOW)).toBeNull();
+    expect(validatePriceRule({ perCallMicros: 1n, toolPattern: 'subscription:file:///logs/*' }, NOW)).toBeNull();
+    expect(validatePriceRule({ perCallMicros: 1n, toolPattern: 'completion:' }, NOW)).toMatchObject({
+      field: 'toolPattern',
+    });
+  });
+
   it('should refuse an effective date in the past, beyond clock skew', () => {
     expect(
       validatePriceRule({ perCallMicros: 1n, effectiveFrom: new Date(NOW.getTime() - 3_600_000) }, NOW),

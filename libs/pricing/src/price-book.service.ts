@@ -18,9 +18,12 @@ export interface AddPriceRuleInput {
 
 /**
  * A glob over a tool's name within its upstream (`*`, `search_*`, `echo`), or over what a resource
- * read or prompt get is priced under: `resource:<uri glob>`, `prompt:<name glob>`.
+ * read or prompt get is priced under: `resource:<uri glob>`, `prompt:<name glob>`; a completion
+ * under `completion:<prompt name or URI template glob>`, a resource subscription under
+ * `subscription:<uri glob>`.
  */
-const TOOL_NAME_GLOB = /^(?:[A-Za-z0-9_*?.\-/]{1,200}|resource:\S{1,500}|prompt:[A-Za-z0-9_*?.\-/]{1,200})$/;
+const TOOL_NAME_GLOB =
+  /^(?:[A-Za-z0-9_*?.\-/]{1,200}|resource:\S{1,500}|prompt:[A-Za-z0-9_*?.\-/]{1,200}|completion:\S{1,500}|subscription:\S{1,500})$/;
 
 // Clocks of the admin API and its client differ a little; "now" from a client may arrive late.
 const EFFECTIVE_FROM_SKEW_MS = 60_000;
@@ -37,7 +40,7 @@ export function validatePriceRule(input: AddPriceRuleInput, now: Date): { field:
   if (!TOOL_NAME_GLOB.test(pattern)) {
     return {
       field: 'toolPattern',
-      message: `toolPattern "${pattern}" must be a glob over tool names (letters, digits, _ . - /, * and ?, at most 200 characters), or resource:<uri glob> or prompt:<name glob>`,
+      message: `toolPattern "${pattern}" must be a glob over tool names (letters, digits, _ . - /, * and ?, at most 200 characters), or resource:<uri glob>, prompt:<name glob>, completion:<prompt or URI template glob>, subscription:<uri glob>`,
     };
   }
   const amounts: [string, Micros | undefined][] = [

@@ -95,6 +95,18 @@ describe('price rules', () => {
     expect(selectPriceRule([all], 'u1', 'prompt:simple', T1)).toBeNull();
   });
 
+  it('should price completions and subscriptions only with rules of their own kind', () => {
+    const all = rule({ toolPattern: '*', perCallMicros: 1n, effectiveFrom: T0 });
+    const prompts = rule({ toolPattern: 'prompt:*', perCallMicros: 3n, effectiveFrom: T0 });
+    const completions = rule({ toolPattern: 'completion:*', perCallMicros: 4n, effectiveFrom: T0 });
+    const subscriptions = rule({ toolPattern: 'subscription:test://*', perCallMicros: 5n, effectiveFrom: T0 });
+    const rules = [all, prompts, completions, subscriptions];
+    expect(selectPriceRule(rules, 'u1', 'completion:simple', T1)).toBe(completions);
+    expect(selectPriceRule(rules, 'u1', 'subscription:test://watched', T1)).toBe(subscriptions);
+    expect(selectPriceRule(rules, 'u1', 'subscription:file:///x', T1)).toBeNull();
+    expect(selectPriceRule([all, prompts], 'u1', 'completion:simple', T1)).toBeNull();
+  });
+
   it('should not price with a rule from its effectiveUntil on, falling back to the next in line', () => {
     const older = rule({ toolPattern: '*', perCallMicros: 1n, effectiveFrom: T0 });
     const ended = rule({ toolPattern: 'echo', perCallMicros: 9n, effectiveFrom: T0, effectiveUntil: T1 });

@@ -45,16 +45,22 @@ function toolGlobMatches(pattern: string, toolName: string): boolean {
   return re.test(toolName);
 }
 
+/** What is priced besides tool calls, each under `<kind>:<key>`. */
+export const PRICED_ITEM_KINDS = ['resource', 'prompt', 'completion', 'subscription'] as const;
+export type PricedItemKind = (typeof PRICED_ITEM_KINDS)[number];
+
 /**
- * What a priced name is: a tool (`search`), a resource read (`resource:<uri>`) or a prompt get
- * (`prompt:<name>`). A rule prices only names of its own kind, so `*` never prices a read or a get.
+ * What a priced name is: a tool (`search`), a resource read (`resource:<uri>`), a prompt get
+ * (`prompt:<name>`), a completion (`completion:<prompt name or URI template>`) or a resource
+ * subscription (`subscription:<uri>`). A rule prices only names of its own kind, so `*` never
+ * prices a read, a get, a completion or a subscription.
  */
-export function pricedKindOf(nameOrPattern: string): 'tool' | 'resource' | 'prompt' {
-  return nameOrPattern.startsWith('resource:') ? 'resource' : nameOrPattern.startsWith('prompt:') ? 'prompt' : 'tool';
+export function pricedKindOf(nameOrPattern: string): 'tool' | PricedItemKind {
+  return PRICED_ITEM_KINDS.find((kind) => nameOrPattern.startsWith(`${kind}:`)) ?? 'tool';
 }
 
-/** The name a resource read or prompt get is priced and metered under. */
-export function pricedItemName(kind: 'resource' | 'prompt', key: string): string {
+/** The name a resource read, prompt get, completion or subscription is priced and metered under. */
+export function pricedItemName(kind: PricedItemKind, key: string): string {
   return `${kind}:${key}`;
 }
 

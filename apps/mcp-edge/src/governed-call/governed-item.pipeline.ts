@@ -62,6 +62,12 @@ export interface GovernedItem {
   exposed: string;
   /** The upstream's own output token cap (null: none); the tighter of it and the policy's applies. */
   outputTokenCap: number | null;
+  /**
+   * Priced and metered as a completion of the prompt or template, or a subscription to the
+   * resource (`completion:<key>`, `subscription:<key>`), rather than a read or get; the policy of
+   * `kind` decides it all the same.
+   */
+  meteredAs?: 'completion' | 'subscription';
 }
 
 /** What the upstream answered, and how much of the agent's context it takes. */
@@ -75,8 +81,9 @@ export interface ItemAnswer<R> {
 type ItemResult = { _meta?: Record<string, unknown> };
 
 /**
- * Resource reads and prompt gets, governed like tool calls and through the same steps:
- * policy (the policy's resource or prompt lists) -> price (`resource:<uri>` / `prompt:<name>` rules)
+ * Resource reads, prompt gets, completions and resource subscriptions, governed like tool calls
+ * and through the same steps: policy (the policy's resource or prompt lists) -> price
+ * (`resource:<uri>` / `prompt:<name>` / `completion:<key>` / `subscription:<uri>` rules)
  * -> reserve (budgets; rate-limit rules are tool patterns and do not apply) -> upstream -> output
  * budget (a large text read is paged) -> settle and meter (GovernedCallPipeline.settleAndMeter).
  */
@@ -117,7 +124,7 @@ export class GovernedItemPipeline {
    */
   async assertAllowed(
     principal: Principal,
-    item: Pick<GovernedItem, 'kind' | 'spec' | 'key' | 'exposed'>,
+    item: Pick<GovernedItem, 'kind' | 'spec' | 'key' | 'exposed' | 'meteredAs'>,
   ): Promise<StoredPolicy[]> {
     const startedAt = Date.now();
     const levels = await this.policies.levelsFor(principal);
@@ -155,7 +162,7 @@ export class GovernedItemPipeline {
     const limits = effectiveOutputLimits(levels);
 
     // Price
-    const meteredName = pricedItemName(item.kind, item.key);
+    const meteredName = meteredNameOf(item);
     const rule =
       (await this.pricing.priceFor(principal.orgId, item.spec.id, meteredName, new Date(startedAt))) ?? FREE_PRICE;
     const caps = [item.outputTokenCap, limits.cap].filter((c): c is number => c !== null);
@@ -319,7 +326,7 @@ export class GovernedItemPipeline {
    */
   private recordRefusal(
     principal: Principal,
-    item: Pick<GovernedItem, 'kind' | 'spec' | 'key'>,
+    item: Pick<GovernedItem, 'kind' | 'spec' | 'key' | 'meteredAs'>,
     code: string,
     startedAt: number,
     budgetId: string | null = null,
@@ -330,7 +337,7 @@ export class GovernedItemPipeline {
       userId: principal.userId,
       keyId: principal.keyId,
       upstreamId: item.spec.id,
-      toolName: pricedItemName(item.kind, item.key),
+      toolName: meteredNameOf(item),
       code,
       budgetId,
       latencyMs: Date.now() - startedAt,
@@ -349,4 +356,9 @@ export class GovernedItemPipeline {
     this.metrics.recordRefusal(name, body.code, currentLogContext()?.orgId ?? 'unknown');
     return new McpError(TOLLGATE_REFUSAL_ERROR, body.message, body);
   }
+}
+
+/** What an item is priced and metered under: `resource:`, `prompt:`, `completion:` or `subscription:<key>`. */
+function meteredNameOf(item: Pick<GovernedItem, 'kind' | 'key' | 'meteredAs'>): string {
+  return pricedItemName(item.meteredAs ?? item.kind, item.key);
 }

@@ -39,7 +39,8 @@ import { normalizeResourceUri } from '@tollgate/policy';
 import { countJsonTokens } from '@tollgate/tokens';
 import { UpstreamClientPool, UpstreamSpec, speaksStatelessRevision } from '@tollgate/upstream';
 import { EmbeddedResources } from '../governed-call/embedded-resources.service';
-import { GovernedItemPipeline } from '../governed-call/governed-item.pipeline';
+import { GovernedItem, GovernedItemPipeline } from '../governed-call/governed-item.pipeline';
+import { UpstreamOutcome } from '../governed-call/upstream-caller.service';
 import { ResourceSubscriptions } from '../session/resource-subscriptions.service';
 import { McpSession } from '../session/mcp-session.store';
 
@@ -55,7 +56,8 @@ interface ResolvedResource {
 /**
  * Resources, prompts and completions through the edge's MCP server: lists show what the caller's
  * policies allow (names and URIs mapped to what agents see), reads and gets are governed by
- * GovernedItemPipeline, subscriptions and completions are relayed to the upstream that owns the item.
+ * GovernedItemPipeline, and so are resource subscriptions and completions (priced and metered as
+ * `subscription:<uri>` and `completion:<prompt or template>`), relayed to the upstream that owns the item.
  */
 @Injectable()
 export class CatalogRelayHandlers {
@@ -151,15 +153,40 @@ export class CatalogRelayHandlers {
     signal?: AbortSignal,
   ): Promise<Record<string, never>> {
     const uri = params.uri;
-    const { spec, key } = this.resolveResource(await this.catalog.catalogFor(principal.orgId), uri);
-    await this.items.assertAllowed(principal, { kind: 'resource', spec, key, exposed: uri });
-    // 2026-07-28 has no resources/subscribe: the edge's listen stream to the upstream asks for the
-    // resource's updates instead.
-    if (speaksStatelessRevision(spec)) await this.pool.watchResource(spec, key, true);
-    else await this.relay(principal, spec, { method: 'resources/subscribe', params: { ...params, uri: key } }, signal);
+    const catalog = await this.catalog.catalogFor(principal.orgId);
+    const { spec, key } = this.resolveResource(catalog, uri);
+    // Governed like a read (resource policy, `subscription:<uri>` price rules, budgets, one usage event).
+    const answer = await this.items.run<Record<string, never>>(
+      principal,
+      {
+        kind: 'resource',
+        meteredAs: 'subscription',
+        spec,
+        key,
+        exposed: uri,
+        outputTokenCap: catalog.outputTokenCaps.get(spec.id) ?? null,
+      },
+      async (upstreams) => {
+        // 2026-07-28 has no resources/subscribe: the edge's listen stream to the upstream asks for
+        // the resource's updates instead.
+        if (speaksStatelessRevision(spec)) {
+          await this.pool.watchResource(spec, key, true);
+          return { ok: true, result: {} };
+        }
+        return upstreams.request(
+          principal,
+          spec,
+          { method: 'resources/subscribe', params: { ...params, uri: key } },
+          EmptyResultSchema,
+          signal,
+        ) as Promise<UpstreamOutcome<Record<string, never>>>;
+      },
+      (result) => ({ result, pageableText: null, tokens: 0 }),
+      (result) => result,
+    );
     // Without a session there is no stream to tell of updates: the upstream still accepted it.
     if (session) await this.subscriptions.subscribe(principal.orgId, session.id, spec.id, key, uri);
-    return {};
+    return answer;
   }
 
   async unsubscribe(
@@ -236,32 +263,39 @@ export class CatalogRelayHandlers {
   ): Promise<CompleteResult> {
     const catalog = await this.catalog.catalogFor(principal.orgId);
     const ref = params.ref;
+    let item: GovernedItem;
+    let upstreamRef: CompleteRequest['params']['ref'];
     if (ref.type === 'ref/prompt') {
       const prompt = catalog.promptsByExposedName.get(ref.name);
       if (!prompt) throw new McpError(ErrorCode.InvalidParams, `No prompt named "${ref.name}" is available.`);
       const spec = this.specOf(catalog, prompt.upstreamId);
-      await this.items.assertAllowed(principal, { kind: 'prompt', spec, key: prompt.key, exposed: ref.name });
-      return this.relay(
-        principal,
-        spec,
-        { method: 'completion/complete', params: { ...params, ref: { ...ref, name: prompt.key } } },
-        signal,
-        CompleteResultSchema,
-      );
+      item = { kind: 'prompt', spec, key: prompt.key, exposed: ref.name, outputTokenCap: null };
+      upstreamRef = { ...ref, name: prompt.key };
+    } else {
+      const template = this.resolveTemplate(catalog, ref.uri);
+      item = { kind: 'resource', spec: template.spec, key: template.key, exposed: ref.uri, outputTokenCap: null };
+      upstreamRef = { ...ref, uri: template.key };
     }
-    const template = this.resolveTemplate(catalog, ref.uri);
-    await this.items.assertAllowed(principal, {
-      kind: 'resource',
-      spec: template.spec,
-      key: template.key,
-      exposed: ref.uri,
-    });
-    return this.relay(
+    // Governed like a get (the prompt's or template's policy, `completion:<key>` price rules,
+    // budgets, one usage event), its suggestions counted as output tokens.
+    item.outputTokenCap = catalog.outputTokenCaps.get(item.spec.id) ?? null;
+    return this.items.run<CompleteResult>(
       principal,
-      template.spec,
-      { method: 'completion/complete', params: { ...params, ref: { ...ref, uri: template.key } } },
-      signal,
-      CompleteResultSchema,
+      { ...item, meteredAs: 'completion' },
+      (upstreams) =>
+        upstreams.request(
+          principal,
+          item.spec,
+          { method: 'completion/complete', params: { ...params, ref: upstreamRef } },
+          CompleteResultSchema,
+          signal,
+        ),
+      (result) => ({
+        result,
+        pageableText: null,
+        tokens: countJsonTokens(result.completion, this.config.tokens.encoding),
+      }),
+      (result) => result,
     );
   }
 
