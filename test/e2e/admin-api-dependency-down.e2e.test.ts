@@ -155,5 +155,12 @@ describe('admin API when Postgres or Redis is down', () => {
     while (Date.now() < deadline && (status = (await http().get('/readyz')).status) !== 200)
       await new Promise((r) => setTimeout(r, 200));
     expect(status).toBe(200);
+    // Jobs go through again too, once BullMQ's own connection is back (it reconnects on its own timer).
+    await expect
+      .poll(async () => (await http().post(`/v1/orgs/${orgId}/tools/tier-scores`).set(platform()).send({})).status, {
+        timeout: 20_000,
+        interval: 200,
+      })
+      .toBeLessThan(300);
   });
 });

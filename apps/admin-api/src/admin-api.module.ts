@@ -1,72 +1,45 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { PassportModule } from '@nestjs/passport';
-import { BudgetModule } from '@tollgate/budget';
-import { ReportingModule } from '@tollgate/reporting';
-import { RateLimitModule } from '@tollgate/rate-limit';
-import { CatalogModule } from '@tollgate/catalog';
 import { AdminConfig, ConfigModule } from '@tollgate/config';
-import { ConnectionsModule } from '@tollgate/connections';
 import { DbModule } from '@tollgate/db';
-import { IdentityModule } from '@tollgate/identity';
-import { PolicyModule } from '@tollgate/policy';
-import { PricingModule } from '@tollgate/pricing';
+import { queueTelemetry } from '@tollgate/observability';
 import { QueueModule } from '@tollgate/queue';
 import { RedisModule } from '@tollgate/redis';
-import { AdminTokenAdminService } from './admin-tokens/admin-token-admin.service';
-import { AdminTokensController } from './admin-tokens/admin-tokens.controller';
-import { AlertsController } from './alerts/alerts.controller';
-import { AuditController } from './audit/audit.controller';
-import { AuditService } from './audit/audit.service';
 import { AdminAuthGuard } from './auth/admin-auth.guard';
 import { ADMIN_BEARER_STRATEGY, AdminBearerStrategy } from './auth/admin-bearer.strategy';
 import { OrgScopeGuard } from './auth/org-scope.guard';
-import { BudgetsController } from './budgets/budgets.controller';
-import { ConnectionsController } from './connections/connections.controller';
-import { OAuthCallbackController } from './connections/oauth-callback.controller';
-import { RateLimitsController } from './rate-limits/rate-limits.controller';
 import { AdminExceptionFilter } from './common/admin-exception.filter';
 import { AdminValidationPipe } from './common/admin-validation.pipe';
-import { HealthController } from './health/health.controller';
-import { AdminMetrics } from './health/admin-metrics.service';
-import { queueTelemetry, ShutdownDrain } from '@tollgate/observability';
-import { BUDGET_COUNTERS_PROVIDER } from './reports/budget-counters.provider';
-import { BudgetReconcileController } from './reports/budget-reconcile.controller';
-import { ReportsController } from './reports/reports.controller';
-import { RefusalsController } from './reports/refusals.controller';
-import { CallsController } from './calls/calls.controller';
-import { TrailController } from './trail/trail.controller';
-import { PlatformReportsController } from './reports/platform-reports.controller';
-import { UserOffboardingService } from './users/user-offboarding.service';
-import { KeyAdminService } from './keys/key-admin.service';
-import { KeysController } from './keys/keys.controller';
-import { OAuthServerModule } from '@tollgate/oauth-server';
-import { EmailDomainsController } from './orgs/email-domains.controller';
+import { DomainLibsModule } from './domain-libs.module';
+import { KeyScopeGuard } from './keys/key-scope.guard';
 import { OAuthModule } from './oauth/oauth.module';
 import { SsoModule } from './sso/sso.module';
-import { OrgsController } from './orgs/orgs.controller';
-import { PoliciesController } from './policies/policies.controller';
-import { PolicyChangesController } from './policies/policy-changes.controller';
-import { PolicyChangeService } from './policies/policy-change.service';
-import { PricesController } from './prices/prices.controller';
-import { PriceHistoryController } from './prices/price-history.controller';
-import { TeamsController } from './teams/teams.controller';
-import { UpstreamAdminService } from './upstreams/upstream-admin.service';
-import { UpstreamsController } from './upstreams/upstreams.controller';
-import { UpstreamLifecycleController } from './upstreams/upstream-lifecycle.controller';
-import { UsersController } from './users/users.controller';
-import { KeyPreviewController } from './keys/key-preview.controller';
-import { KeyPreviewService } from './keys/key-preview.service';
-import { EffectivePolicyController } from './keys/effective-policy.controller';
-import { EffectivePolicyService } from './keys/effective-policy.service';
-import { KeyScopeGuard } from './keys/key-scope.guard';
 import { ToolProfilerModule } from './tools/tool-profiler.module';
-import { ToolsController } from './tools/tools.controller';
-import { CatalogEntriesController } from './tools/catalog-entries.controller';
-import { CatalogEntryReviewService } from '@tollgate/catalog';
-import { ToolBulkReviewController } from './tools/tool-bulk-review.controller';
+import { HealthModule } from './health/health.module';
+import { ConnectionsFeatureModule } from './connections/connections.module';
+import { OrgsModule } from './orgs/orgs.module';
+import { AdminTokensModule } from './admin-tokens/admin-tokens.module';
+import { TeamsModule } from './teams/teams.module';
+import { UsersModule } from './users/users.module';
+import { KeysModule } from './keys/keys.module';
+import { UpstreamsModule } from './upstreams/upstreams.module';
+import { PoliciesModule } from './policies/policies.module';
+import { PricesModule } from './prices/prices.module';
+import { BudgetsModule } from './budgets/budgets.module';
+import { RateLimitsModule } from './rate-limits/rate-limits.module';
+import { AuditFeatureModule } from './audit/audit.module';
+import { ReportsModule } from './reports/reports.module';
+import { CallsModule } from './calls/calls.module';
+import { TrailModule } from './trail/trail.module';
+import { AlertsModule } from './alerts/alerts.module';
+import { ToolsModule } from './tools/tools.module';
 
-/** The admin API process: REST controllers over the domain libs, nothing more. */
+/**
+ * The admin API process: one Nest module per feature (each folder's `<feature>.module.ts`, its
+ * controllers and use cases over the domain libs), plus the stores, authentication, and the guards,
+ * filter and pipe every request passes.
+ */
 @Module({})
 export class AdminApiModule {
   static forRoot(config: AdminConfig): DynamicModule {
@@ -77,64 +50,31 @@ export class AdminApiModule {
         DbModule,
         RedisModule,
         QueueModule.forRoot({ producerOnly: true, telemetry: queueTelemetry() }),
-        IdentityModule,
         ToolProfilerModule,
-        CatalogModule,
-        ConnectionsModule,
-        BudgetModule,
-        ReportingModule.register({ imports: [BudgetModule], budgetCounters: BUDGET_COUNTERS_PROVIDER }),
-        RateLimitModule,
-        PricingModule,
-        PolicyModule,
+        DomainLibsModule,
         PassportModule.register({ defaultStrategy: ADMIN_BEARER_STRATEGY, session: false }),
-        OAuthServerModule,
         OAuthModule,
         SsoModule,
-      ],
-      controllers: [
-        HealthController,
-        ConnectionsController,
-        OAuthCallbackController,
-        OrgsController,
-        EmailDomainsController,
-        AdminTokensController,
-        TeamsController,
-        UsersController,
-        KeysController,
-        UpstreamsController,
-        UpstreamLifecycleController,
-        PoliciesController,
-        PolicyChangesController,
-        PricesController,
-        PriceHistoryController,
-        BudgetsController,
-        RateLimitsController,
-        AuditController,
-        ReportsController,
-        RefusalsController,
-        CallsController,
-        TrailController,
-        PlatformReportsController,
-        BudgetReconcileController,
-        AlertsController,
-        ToolBulkReviewController,
-        ToolsController,
-        CatalogEntriesController,
-        KeyPreviewController,
-        EffectivePolicyController,
+        HealthModule,
+        ConnectionsFeatureModule,
+        OrgsModule,
+        AdminTokensModule,
+        TeamsModule,
+        UsersModule,
+        KeysModule,
+        UpstreamsModule,
+        PoliciesModule,
+        PricesModule,
+        BudgetsModule,
+        RateLimitsModule,
+        AuditFeatureModule,
+        ReportsModule,
+        CallsModule,
+        TrailModule,
+        AlertsModule,
+        ToolsModule,
       ],
       providers: [
-        AuditService,
-        KeyAdminService,
-        AdminTokenAdminService,
-        UserOffboardingService,
-        UpstreamAdminService,
-        CatalogEntryReviewService,
-        KeyPreviewService,
-        EffectivePolicyService,
-        PolicyChangeService,
-        ShutdownDrain,
-        AdminMetrics,
         AdminBearerStrategy,
         // Guards run in this order: authenticate, then check the org and the role, then the key's owner.
         { provide: APP_GUARD, useClass: AdminAuthGuard },

@@ -1,8 +1,6 @@
 import { Module } from '@nestjs/common';
 import { DbModule } from '@tollgate/db';
-import { IdentityModule } from '@tollgate/identity';
-import { OAuthServerModule } from '@tollgate/oauth-server';
-import { AuditService } from '../audit/audit.service';
+import { DomainLibsModule } from '../domain-libs.module';
 import { OAuthInteractionHandler } from './oauth-interaction.handler';
 import { OAuthServerService } from './oauth-server.service';
 import { IdentityProviderController } from './identity-provider.controller';
@@ -10,8 +8,8 @@ import { SignInCodesController } from './sign-in-codes.controller';
 
 /** The OAuth authorization server for MCP clients, and local sign-in codes. */
 @Module({
-  imports: [DbModule, IdentityModule, OAuthServerModule],
+  imports: [DbModule, DomainLibsModule],
   controllers: [SignInCodesController, IdentityProviderController],
-  providers: [OAuthServerService, OAuthInteractionHandler, AuditService],
+  providers: [OAuthServerService, OAuthInteractionHandler],
 })
 export class OAuthModule {}
