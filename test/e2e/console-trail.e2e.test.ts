@@ -11,6 +11,7 @@ import { launchChromium } from '../support/chromium';
 import {
   SCREENSHOTS,
   buildConsole,
+  eventually,
   expectAccessible,
   newConsoleDir,
   signInWithToken,
@@ -141,7 +142,7 @@ describe('console agent trail in a real browser', () => {
     await page.getByTestId('trail-table').waitFor();
     expect(new URL(page.url()).searchParams.get('sessionId')).toBe(sessions.progressive);
     const rows = page.getByTestId('trail-row');
-    await expect.poll(() => rows.count()).toBe(3);
+    await eventually(() => rows.count()).toBe(3);
     expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-kind')))).toEqual([
       'SEARCH',
       'SCHEMAS',

@@ -582,7 +582,7 @@ describe('console in a real browser', () => {
     await again.getByTestId('explorer-total-cost').waitFor();
     expect(new URL(again.url()).search).toBe('');
     await context.close();
-  });
+  }, 150_000); // filters, two navigations and a download: on a busy two-core machine it outlasts a minute
 
   it('should show a team admin only their team: overview and explorer totals equal the ledger for that team', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
