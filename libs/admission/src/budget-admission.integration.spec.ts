@@ -4,7 +4,7 @@ import { ConfigModule, loadEdgeConfig } from '@tollgate/config';
 import { DbModule, PrismaService } from '@tollgate/db';
 import { ensureRedisEpoch, RedisModule, RedisService, orgKeyOf } from '@tollgate/redis';
 import { createTestEnv, deleteRedisKeys, TestEnv } from '@tollgate/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AdmissionModule } from './admission.module';
 import { CallAdmissionService, CallHold, CORRUPT_COUNTER_RETRY_MS } from './call-admission.service';
 
@@ -53,12 +53,19 @@ describe('Budget admission on real Redis and Postgres', () => {
     prisma = app.get(PrismaService);
     redis = app.get(RedisService);
     await ensureRedisEpoch(redis.client, redis.prefix); // what the worker sets at its first start
+  });
 
-    const org = await prisma.organization.create({ data: { name: 'o', slug: 'o', timeZone: 'Europe/Berlin' } });
+  // Each test has an organisation, key and ledger of its own: none reads what another left behind.
+  let orgs = 0;
+  beforeEach(async () => {
+    const n = ++orgs;
+    const org = await prisma.organization.create({
+      data: { name: `o${n}`, slug: `o${n}`, timeZone: 'Europe/Berlin' },
+    });
     const team = await prisma.team.create({ data: { orgId: org.id, name: 't' } });
     const user = await prisma.user.create({ data: { orgId: org.id, email: 'u@x' } });
     const key = await prisma.virtualKey.create({
-      data: { orgId: org.id, teamId: team.id, userId: user.id, name: 'k', prefix: 'tg_x', secretHash: 'h' },
+      data: { orgId: org.id, teamId: team.id, userId: user.id, name: 'k', prefix: `tg_x${n}`, secretHash: `h${n}` },
     });
     scopes = { orgId: org.id, teamId: team.id, userId: user.id, keyId: key.id, timeZone: org.timeZone };
   });
@@ -180,9 +187,9 @@ describe('Budget admission on real Redis and Postgres', () => {
   });
 
   it('should not invent a counter when Redis lost it while a call was in flight', async () => {
-    // The ledger already holds 9,500 for this key (the test above); 4,000 more here.
     await setBudgets([{ scope: 'KEY', limit: 20_000n, period: 'TOTAL' }]);
-    await recordSpend('ledger-2', 4_000n);
+    await recordSpend('ledger-2a', 9_500n);
+    await recordSpend('ledger-2b', 4_000n);
     const inFlight = await reserve('in-flight', 1_000n);
     expect(inFlight.ok).toBe(true);
     // Redis loses the counter (and the reservation) while the upstream works; the call then settles.
@@ -196,7 +203,7 @@ describe('Budget admission on real Redis and Postgres', () => {
   });
 
   it('should sweep a dead reservation once, across every budget it held', async () => {
-    // This month's ledger holds 13,500 for the key and the org (the tests above).
+    await recordSpend('ledger-3', 13_500n);
     await setBudgets([
       { scope: 'KEY', limit: 100_000n },
       { scope: 'ORG', limit: 100_000n },
@@ -219,7 +226,6 @@ describe('Budget admission on real Redis and Postgres', () => {
   });
 
   it('should refuse calls on a corrupt counter with a structured answer, writing nothing, and admit again once it is rebuilt from the ledger', async () => {
-    // Last: the ledger keeps what this key spent in the tests before.
     const limit = 10_000_000n;
     await setBudgets([{ scope: 'KEY', limit, period: 'TOTAL' }]);
     await recordSpend('ledger-c', 2_000n);
