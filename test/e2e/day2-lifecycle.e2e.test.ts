@@ -114,7 +114,17 @@ describe('day-2 lifecycle', () => {
   });
 
   it('should let calls running on the replaced client finish when an SSE upstream’s headers change under load', async () => {
-    const sse = await startSseFixtureServer();
+    // The upstream says when each slow call has started, so the change comes while all four run.
+    let started = 0;
+    let allStarted: () => void = () => undefined;
+    const running4 = new Promise<void>((resolve) => (allStarted = resolve));
+    const sse = await startSseFixtureServer(
+      STANDARD_FIXTURE_TOOLS.map((t) =>
+        t.definition.name === 'slow'
+          ? { ...t, run: (args, extra) => (++started === 4 && allStarted(), t.run(args, extra)) }
+          : t,
+      ),
+    );
     const up = (
       await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
         namespace: 'rot-sse',
@@ -130,10 +140,10 @@ describe('day-2 lifecycle', () => {
       // Long calls on the pooled SDK client are still running when the settings change replaces it.
       const running = Promise.all(
         [0, 1, 2, 3].map(
-          async () => (await agent.callTool({ name: 'rot-sse__slow', arguments: { ms: 400 } })) as CallToolResult,
+          async () => (await agent.callTool({ name: 'rot-sse__slow', arguments: { ms: 1_500 } })) as CallToolResult,
         ),
       );
-      await new Promise((r) => setTimeout(r, 100));
+      await running4;
       expect(
         (await p.admin('PATCH', `/v1/orgs/${orgId}/upstreams/${up.id}`, { headers: { 'X-Rot': 'v2' } })).status,
       ).toBe(200);
