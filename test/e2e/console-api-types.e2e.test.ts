@@ -28,7 +28,8 @@ describe('console API types', () => {
   it('should equal what openapi-typescript makes of the served OpenAPI (fails when the API changed and they were not regenerated)', async () => {
     const spec = (await (await fetch(`${p.adminUrl}/docs-json`)).json()) as Record<string, unknown>;
     delete spec.servers; // the public URL of this run, not part of any type
-    const raw = HEADER + astToString(await openapiTS(spec as never, { alphabetize: true }));
+    // defaultNonNullable off: a request field with a default (an org's currency in a PATCH) stays optional.
+    const raw = HEADER + astToString(await openapiTS(spec as never, { alphabetize: true, defaultNonNullable: false }));
     const generated = await format(raw, { ...(await resolveConfig(TYPES)), filepath: TYPES });
     if (process.env.UPDATE_API_TYPES === '1') await writeFile(TYPES, generated);
     expect(await readFile(TYPES, 'utf8').catch(() => '(missing)'), 'run with UPDATE_API_TYPES=1 to regenerate').toBe(

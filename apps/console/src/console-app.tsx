@@ -11,16 +11,15 @@ import {
   Title,
   VisuallyHidden,
 } from '@mantine/core';
-import type { BudgetAlert } from './api/oversight-types';
 import { useDisclosure } from '@mantine/hooks';
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import {
   ApiError,
-  api,
-  get,
-  post,
+  adminApi,
+  answer,
   setCsrfToken,
   setUnauthorizedHandler,
+  signInApi,
   storeToken,
   storedToken,
 } from './api/admin-client';
@@ -102,9 +101,9 @@ interface Identity {
  * before every page's first data, not two.
  */
 async function loadIdentity(): Promise<Identity> {
-  const session = api<Me>('GET', '/v1/auth/session', undefined, storedToken(), true);
+  const session = answer(signInApi.GET('/v1/auth/session'));
   // A 401 here is the session's own (read below once the session is known).
-  const orgs = api<Org[]>('GET', '/v1/orgs', undefined, storedToken(), true);
+  const orgs = answer(signInApi.GET('/v1/orgs'));
   orgs.catch(() => undefined);
   try {
     const me = await session;
@@ -122,7 +121,7 @@ function SignedIn({ onSignedOut, onSignedIn }: { onSignedOut: () => void; onSign
   const signOut = useCallback(async () => {
     // A cookie session is ended at the server (every replica); a token is just forgotten.
     if (identity.state === 'ready' && identity.data.me && identity.data.me.via !== 'bearer')
-      await post('/v1/auth/logout').catch(() => undefined);
+      await answer(adminApi.POST('/v1/auth/logout')).catch(() => undefined);
     onSignedOut();
   }, [identity, onSignedOut]);
 
@@ -167,16 +166,16 @@ function Shell({ session, orgs, onChooseOrg }: { session: Session; orgs: Org[]; 
   const page: PageId = asked && allowed.includes(asked) ? asked : allowed[0];
   // What waits for someone: tools held for review, alerts whose webhook delivery is failing (looked at again on each page change).
   const attention = useLoad(async () => {
-    const orgPath = `/v1/orgs/${session.org.id}`;
+    const path = { orgId: session.org.id };
     const [pending, failing] = await Promise.all([
       allowed.includes('upstreams') && session.me.role !== 'TEAM_ADMIN'
-        ? get<unknown[]>(`${orgPath}/tools?reviewStatus=PENDING`).then(
+        ? answer(adminApi.GET('/v1/orgs/{orgId}/tools', { params: { path, query: { reviewStatus: 'PENDING' } } })).then(
             (l) => l.length,
             () => 0,
           )
         : 0,
       allowed.includes('alerts')
-        ? get<BudgetAlert[]>(`${orgPath}/alerts?limit=100`).then(
+        ? answer(adminApi.GET('/v1/orgs/{orgId}/alerts', { params: { path, query: { limit: 100 } } })).then(
             (l) => l.filter((a) => !a.deliveredAt && a.lastError).length,
             () => 0,
           )

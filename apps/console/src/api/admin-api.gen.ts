@@ -1472,7 +1472,7 @@ export interface components {
   schemas: {
     AddTeamMemberDto: {
       /** @default false */
-      isTeamAdmin: boolean;
+      isTeamAdmin?: boolean;
       /** Format: uuid */
       userId: string;
     };
@@ -2064,25 +2064,25 @@ export interface components {
        * @default *:*
        * @example github:search_*
        */
-      toolPattern: string;
+      toolPattern?: string;
       /**
        * @description Sliding window length in seconds
        * @default 60
        */
-      windowSeconds: number;
+      windowSeconds?: number;
     };
     CreateOrgDto: {
       /**
        * @description Serve new or changed tool definitions at once (true) or hold them for review (false)
        * @default true
        */
-      autoApproveTools: boolean;
+      autoApproveTools?: boolean;
       /**
        * @description ISO 4217 code naming the unit of the org’s amounts (micro-units; nothing is converted)
        * @default USD
        * @example EUR
        */
-      currency: string;
+      currency?: string;
       /** @example Acme Corp */
       name: string;
       /**
@@ -2095,19 +2095,19 @@ export interface components {
        * @default UTC
        * @example Europe/Paris
        */
-      timeZone: string;
+      timeZone?: string;
     };
     CreatePriceRuleDto: {
       /**
        * @description Add the cost a tool reports in its result _meta, capped by reportedCostCapMicros
        * @default false
        */
-      acceptReportedCost: boolean;
+      acceptReportedCost?: boolean;
       /**
        * @description Whether calls that fail upstream are charged
        * @default false
        */
-      chargeFailedCalls: boolean;
+      chargeFailedCalls?: boolean;
       /**
        * @description When the rule takes effect (default now; never in the past)
        * @example 2030-01-01T00:00:00Z
@@ -2123,18 +2123,18 @@ export interface components {
        * @default 0
        * @example 3
        */
-      perOutputTokenMicros: number;
+      perOutputTokenMicros?: number;
       /**
        * @description Most a reported cost may add. Integer micro-units (1 USD = 1,000,000); a JSON integer, no fractions
        * @default 0
        */
-      reportedCostCapMicros: number;
+      reportedCostCapMicros?: number;
       /**
        * @description Glob over tool names within the upstream; the most specific match wins
        * @default *
        * @example search_*
        */
-      toolPattern: string;
+      toolPattern?: string;
       /**
        * Format: uuid
        * @description The upstream the rule prices; omitted: every upstream of the org
@@ -2158,12 +2158,12 @@ export interface components {
        * @default *:*
        * @example github:search_*
        */
-      toolPattern: string;
+      toolPattern?: string;
       /**
        * @description Sliding window length in seconds
        * @default 60
        */
-      windowSeconds: number;
+      windowSeconds?: number;
     };
     CreateSessionDto: {
       /** @description The bootstrap token (ADMIN_BOOTSTRAP_TOKEN): a platform admin opens a console session with it */
@@ -2513,7 +2513,7 @@ export interface components {
        * @description Move their live keys to the new team (true) or revoke them (false)
        * @default true
        */
-      moveKeys: boolean;
+      moveKeys?: boolean;
       /**
        * Format: uuid
        * @description The team the user joins
@@ -2751,7 +2751,7 @@ export interface components {
        *       100
        *     ]
        */
-      alertThresholds: number[];
+      alertThresholds?: number[];
       /**
        * @description Integer micro-units (1 USD = 1,000,000); a JSON integer, no fractions
        * @example 50000000
@@ -2762,7 +2762,7 @@ export interface components {
        * @default HARD
        * @enum {string}
        */
-      mode: 'HARD' | 'SOFT';
+      mode?: 'HARD' | 'SOFT';
       /**
        * @description Calendar periods in the org’s time zone; TOTAL never resets
        * @enum {string}
@@ -2789,7 +2789,7 @@ export interface components {
        * @description Create a person the provider vouches for but Tollgate does not know, on first sign-in (needs newUserTeamId)
        * @default false
        */
-      createUsers: boolean;
+      createUsers?: boolean;
       /**
        * @description The ID-token claim with the email users are matched by (`email` also needs `email_verified: true`)
        * @example email
@@ -2813,7 +2813,7 @@ export interface components {
        *       100
        *     ]
        */
-      alertThresholds: number[];
+      alertThresholds?: number[];
       /**
        * @description Integer micro-units
        * @example 5000000
@@ -2823,7 +2823,7 @@ export interface components {
        * @default HARD
        * @enum {string}
        */
-      mode: 'HARD' | 'SOFT';
+      mode?: 'HARD' | 'SOFT';
       /** @enum {string} */
       period: 'DAY' | 'WEEK' | 'MONTH' | 'QUARTER' | 'TOTAL';
     };
@@ -2998,7 +2998,7 @@ export interface components {
       /** @description Static secret auth: sent as `Authorization: Bearer <value>`. Write-only: stored encrypted, never returned. */
       bearerToken?: string;
       /** @default 30000 */
-      callTimeoutMs: number;
+      callTimeoutMs?: number;
       /**
        * @description STDIO only: the command to run
        * @example npx
@@ -3027,7 +3027,7 @@ export interface components {
        * @description How often the tool catalog is re-read
        * @default 3600
        */
-      syncIntervalSeconds: number;
+      syncIntervalSeconds?: number;
       /**
        * @description STDIO runs a command on Tollgate’s hosts (platform admins only by default)
        * @enum {string}
@@ -3069,7 +3069,7 @@ export interface components {
        * @description Set drifted counters' spent back to the ledger plus the outbox (audited); the 5-minute schedule always repairs
        * @default false
        */
-      repair: boolean;
+      repair?: boolean;
     };
     RequiredChangeView: {
       after: string[];
@@ -3437,7 +3437,7 @@ export interface components {
        * @default USD
        * @example EUR
        */
-      currency: string;
+      currency?: string;
       /** @example Acme Corporation */
       name?: string;
       /**

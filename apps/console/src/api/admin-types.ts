@@ -1,9 +1,9 @@
-/** The admin API's answers, as far as the console reads them (see /docs-json for the full spec). */
+/** Names for the admin API's answers the console reads, all taken from the served OpenAPI (admin-api.gen.ts). */
 import type { components } from './admin-api.gen';
 
 type Schemas = components['schemas'];
 
-export type AdminRole = 'PLATFORM_ADMIN' | 'ORG_ADMIN' | 'TEAM_ADMIN' | 'FINANCE' | 'MEMBER';
+export type AdminRole = Schemas['SessionView']['role'];
 
 /** GET /v1/auth/session: who is signed in, by SSO cookie or bearer token. */
 export type Me = Schemas['SessionView'];
@@ -21,23 +21,25 @@ export type KeyLimits = Schemas['KeyLimitsView'];
 
 export type Figures = Schemas['SpendFiguresView'];
 
+/**
+ * A report row. The OpenAPI leaves a row's columns open (they follow `groupBy`); their values are
+ * ids, names, days and figures: strings, numbers or null.
+ */
 export type ReportRow = Record<string, string | number | null>;
 
-export interface SpendReport {
-  from: string;
-  to: string;
-  timeZone: string;
-  groupBy: string[];
-  columns: string[];
-  rows: ReportRow[];
-  totals: Figures;
-  /** The filters the API applied, those it forced for the caller's role included. */
-  filters?: Partial<Record<'teamId' | 'userId' | 'keyId' | 'upstreamId' | 'tool' | 'tag', string[] | string | null>>;
-  /** Whose spend this is: the org's, a team admin's team's or a member's own. */
-  scope?: { kind: 'org' | 'team' | 'user'; id: string | null };
-}
+/** GET …/reports/spend, its rows read as ReportRow. */
+export type SpendReport = Omit<Schemas['SpendReportView'], 'rows'> & { rows: ReportRow[] };
 
 export type BudgetUtilisation = Schemas['BudgetUtilisationView'];
 
-export const REPORT_DIMENSIONS = ['team', 'user', 'key', 'upstream', 'tool', 'day', 'tag'] as const;
-export type ReportDimension = (typeof REPORT_DIMENSIONS)[number];
+export type ReportDimension = Schemas['SpendReportView']['groupBy'][number];
+/** Every breakdown, in the order the explorer offers them (checked against the OpenAPI's list). */
+export const REPORT_DIMENSIONS = [
+  'team',
+  'user',
+  'key',
+  'upstream',
+  'tool',
+  'day',
+  'tag',
+] as const satisfies readonly ReportDimension[];

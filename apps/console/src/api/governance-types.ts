@@ -1,21 +1,22 @@
-/** Admin API answers read by the budgets, upstreams-and-tools and prices pages. */
+/** Admin API answers read by the budgets, upstreams-and-tools and prices pages (from admin-api.gen.ts). */
 import type { components } from './admin-api.gen';
 
 type Schemas = components['schemas'];
 
-export type BudgetScope = 'ORG' | 'TEAM' | 'USER' | 'KEY';
-export const BUDGET_PERIODS = ['DAY', 'WEEK', 'MONTH', 'QUARTER', 'TOTAL'] as const;
-export type BudgetPeriod = (typeof BUDGET_PERIODS)[number];
-
 /** GET /v1/orgs/:orgId/budgets: limits and thresholds, with the version to send as If-Match. */
 export type Budget = Schemas['BudgetView'];
 
-export type Upstream = Schemas['UpstreamView'];
+export type BudgetScope = Budget['scope'];
+export type BudgetPeriod = Budget['period'];
+/** Every period, shortest first, as the forms offer them (checked against the OpenAPI's list). */
+export const BUDGET_PERIODS = ['DAY', 'WEEK', 'MONTH', 'QUARTER', 'TOTAL'] as const satisfies readonly BudgetPeriod[];
 
-export type ReviewStatus = 'APPROVED' | 'PENDING' | 'REJECTED';
+export type Upstream = Schemas['UpstreamView'];
 
 /** GET /v1/orgs/:orgId/tools */
 export type CatalogTool = Schemas['CatalogToolView'];
+
+export type ReviewStatus = CatalogTool['reviewStatus'];
 
 export type TextChange = Schemas['TextChangeView'];
 
@@ -24,7 +25,7 @@ export type ToolDiff = Schemas['ToolDiffView'];
 
 export type BulkReviewResult = Schemas['BulkReviewView'];
 
-export type PriceRuleState = 'SCHEDULED' | 'IN_FORCE' | 'SUPERSEDED' | 'ENDED';
-
 /** GET /v1/orgs/:orgId/prices/history */
 export type PriceRule = Schemas['PriceRuleHistoryView'];
+
+export type PriceRuleState = PriceRule['state'];

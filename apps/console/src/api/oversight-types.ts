@@ -1,12 +1,25 @@
-/** Admin API answers read by the policies, audit log, alerts and my-connections pages. */
+/** Admin API answers read by the policies, audit log, alerts and my-connections pages (from admin-api.gen.ts). */
 import type { components } from './admin-api.gen';
 
 type Schemas = components['schemas'];
 
-export type PolicyScope = 'ORG' | 'TEAM' | 'USER' | 'KEY';
+/** GET …/policies/:scope/:scopeId: a level's patterns, with the version to send as If-Match. */
+export type Policy = Schemas['PolicyView'];
 
-/** The pattern lists of a policy level, as PATCH `{add, remove}` knows them. */
-export const POLICY_LISTS = ['allow', 'deny', 'resourceAllow', 'resourceDeny', 'promptAllow', 'promptDeny'] as const;
+export type PolicyScope = Policy['scope'];
+
+/** PATCH …/policies/:scope/:scopeId: `{add, remove}` per pattern list. */
+export type PolicyPatch = Schemas['PatchPolicyDto'];
+
+/** The pattern lists of a policy level the editor shows (checked against the OpenAPI's PATCH body). */
+export const POLICY_LISTS = [
+  'allow',
+  'deny',
+  'resourceAllow',
+  'resourceDeny',
+  'promptAllow',
+  'promptDeny',
+] as const satisfies readonly (keyof PolicyPatch & keyof Policy)[];
 export type PolicyList = (typeof POLICY_LISTS)[number];
 
 export const POLICY_LIST_LABELS: Record<PolicyList, string> = {
@@ -17,17 +30,6 @@ export const POLICY_LIST_LABELS: Record<PolicyList, string> = {
   promptAllow: 'Allowed prompts',
   promptDeny: 'Denied prompts',
 };
-
-export interface Policy extends Record<PolicyList, string[]> {
-  id: string;
-  scope: PolicyScope;
-  scopeId: string;
-  version: number;
-  autoExecute: string[];
-  updatedAt: string;
-}
-
-export type PolicyPatch = Partial<Record<PolicyList, { add?: string[]; remove?: string[] }>>;
 
 export type PolicyDryRun = Schemas['PolicyDryRunView'];
 
@@ -41,21 +43,5 @@ export type AuditEvent = Schemas['AuditEventView'];
 export type AlertWebhook = Schemas['AlertWebhookView'];
 
 export type BudgetAlert = Schemas['BudgetAlertView'];
-
-/** A budget as the alert history names it. */
-export interface AlertedBudget {
-  id: string;
-  scope: PolicyScope;
-  scopeId: string;
-  period: string;
-  mode: 'HARD' | 'SOFT';
-}
-
-export interface OAuthUpstream {
-  id: string;
-  namespace: string;
-  authMode: 'NONE' | 'STATIC_SECRET' | 'PER_USER_OAUTH';
-  enabled: boolean;
-}
 
 export type Connection = Schemas['ConnectionView'];

@@ -1,3 +1,4 @@
+import type { SpendQuery } from '../api/spend-report';
 import { REPORT_DIMENSIONS, ReportDimension } from '../api/admin-types';
 
 /**
@@ -68,11 +69,11 @@ export function searchOfView(view: ExplorerView, defaults: ExplorerView): string
 }
 
 /** The report API's query for a view (every parameter spelled out; CSV asks the same with format=csv). */
-export function reportQuery(view: ExplorerView): string {
-  const q = new URLSearchParams({ from: view.from, to: view.to });
-  if (view.groupBy.length) q.set('groupBy', REPORT_DIMENSIONS.filter((d) => view.groupBy.includes(d)).join(','));
-  for (const p of FILTER_PARAMS) if (view.filters[p].length) q.set(p, view.filters[p].join(','));
-  return readable(q);
+export function reportQuery(view: ExplorerView): SpendQuery {
+  const q: SpendQuery = { from: view.from, to: view.to };
+  if (view.groupBy.length) q.groupBy = REPORT_DIMENSIONS.filter((d) => view.groupBy.includes(d)).join(',');
+  for (const p of FILTER_PARAMS) if (view.filters[p].length) q[p] = view.filters[p].join(',');
+  return q;
 }
 
 // Commas and colons are legal in a query; left unescaped, a shared link stays readable.

@@ -1,8 +1,8 @@
 import { Badge, Button, Card, Code, Group, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useState } from 'react';
-import { api, get, post } from '../api/admin-client';
-import type { Key, Team, User } from '../api/admin-types';
-import type { AlertWebhook, AlertedBudget, BudgetAlert } from '../api/oversight-types';
+import { adminApi, answer } from '../api/admin-client';
+import type { Budget as AlertedBudget } from '../api/governance-types';
+import type { AlertWebhook, BudgetAlert } from '../api/oversight-types';
 import { ConfirmModal } from '../components/confirm-modal';
 import { FormActions, FormError } from '../components/form-actions';
 import { FormModal } from '../components/form-modal';
@@ -43,12 +43,12 @@ export function AlertsPage() {
   const mayManage = canManageOrg(me.role);
   const data = useLoad<AlertsData>(async () => {
     const [webhooks, alerts, budgets, teams, users, keys] = await Promise.all([
-      get<AlertWebhook[]>(`${orgPath}/alert-webhooks`),
-      get<BudgetAlert[]>(`${orgPath}/alerts?limit=200`),
-      get<AlertedBudget[]>(`${orgPath}/budgets`),
-      get<Team[]>(`${orgPath}/teams`),
-      get<User[]>(`${orgPath}/users`),
-      get<Key[]>(`${orgPath}/keys`),
+      answer(adminApi.GET('/v1/orgs/{orgId}/alert-webhooks', { params: { path: { orgId: org.id } } })),
+      answer(adminApi.GET('/v1/orgs/{orgId}/alerts', { params: { path: { orgId: org.id }, query: { limit: 200 } } })),
+      answer(adminApi.GET('/v1/orgs/{orgId}/budgets', { params: { path: { orgId: org.id } } })),
+      answer(adminApi.GET('/v1/orgs/{orgId}/teams', { params: { path: { orgId: org.id } } })),
+      answer(adminApi.GET('/v1/orgs/{orgId}/users', { params: { path: { orgId: org.id } } })),
+      answer(adminApi.GET('/v1/orgs/{orgId}/keys', { params: { path: { orgId: org.id } } })),
     ]);
     const names = scopeNames({ org, teams, users, keys });
     return { webhooks, alerts, budgets, names };
@@ -199,16 +199,18 @@ export function AlertsPage() {
 }
 
 function AddWebhookModal({ onClose, onAdded }: { onClose: () => void; onAdded: () => void }) {
-  const orgPath = useOrgPath();
+  const { org } = useSession();
   const [url, setUrl] = useState('');
   const [description, setDescription] = useState('');
   const form = useFormSubmit(['url', 'description']);
   const [secret, setSecret] = useState<string | null>(null);
   const submit = form.onSubmit(async () => {
-    const res = await post<{ secret: string }>(`${orgPath}/alert-webhooks`, {
-      url: url.trim(),
-      description: description.trim() || undefined,
-    });
+    const res = await answer(
+      adminApi.POST('/v1/orgs/{orgId}/alert-webhooks', {
+        params: { path: { orgId: org.id } },
+        body: { url: url.trim(), description: description.trim() || undefined },
+      }),
+    );
     setSecret(res.secret);
     onAdded();
   });
@@ -263,7 +265,6 @@ function DeleteWebhookModal({
   onClose: () => void;
   onDeleted: () => void;
 }) {
-  const orgPath = useOrgPath();
   return (
     <ConfirmModal
       title="Delete this alert webhook?"
@@ -271,7 +272,11 @@ function DeleteWebhookModal({
       testId="confirm-delete-webhook"
       onClose={onClose}
       onConfirm={async () => {
-        await api('DELETE', `${orgPath}/alert-webhooks/${hook.id}`);
+        await answer(
+          adminApi.DELETE('/v1/orgs/{orgId}/alert-webhooks/{webhookId}', {
+            params: { path: { orgId: hook.orgId, webhookId: hook.id } },
+          }),
+        );
         onDeleted();
       }}
     >

@@ -1,7 +1,8 @@
 import { Button, Card, Group, Select, Stack, Text, TextInput } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { useMemo, useState } from 'react';
-import { ApiError, get, toApiError } from '../api/admin-client';
+import { ApiError, adminApi, answer, toApiError } from '../api/admin-client';
+import type { components, operations } from '../api/admin-api.gen';
 import type { AuditEvent } from '../api/oversight-types';
 import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
 import { auditCsv } from '../lib/audit-log';
@@ -17,20 +18,11 @@ import { AuditTable, actorLabel } from './audit-table';
 const PAGE_SIZE = 50;
 
 /** `GET …/audit/search`: a page, latest first, and the cursor of the next (null on the last). */
-interface AuditSearchPage {
-  events: AuditEvent[];
-  nextCursor: string | null;
-}
-
-type AuditActor = NonNullable<AuditEvent['actor']>;
+type AuditSearchPage = components['schemas']['AuditPageView'];
+type AuditQuery = NonNullable<operations['AuditController_searchAuditEvents']['parameters']['query']>;
 
 /** `GET …/audit/facets`: what the org's trail holds, offered as filters. */
-interface AuditFacets {
-  actions: string[];
-  targetTypes: string[];
-  /** `id`: the person's user id, else the token id (what the `actor` filter takes). */
-  actors: { id: string; actorId: string; actor: AuditActor | null }[];
-}
+type AuditFacets = components['schemas']['AuditFacetsView'];
 
 /** Action choices: a category (`key.*`) for each `key.…` family, then every action seen. */
 function actionOptions(actions: string[]) {
@@ -52,27 +44,27 @@ interface Filters {
 
 const NO_FILTERS: Filters = { action: null, actor: null, targetType: null, targetId: '', from: '', to: '' };
 
-/** The search's query string, or null while a date is incomplete or the range is backwards. */
-function searchQuery(f: Filters): string | null {
+/** The search's parameters, or null while a date is incomplete or the range is backwards. */
+function searchQuery(f: Filters): AuditQuery | null {
   if ((f.from && !isDay(f.from)) || (f.to && !isDay(f.to))) return null;
   if (f.from && f.to && f.from > f.to) return null;
-  const q = new URLSearchParams({ limit: String(PAGE_SIZE) });
-  appendFilters(q, f);
-  return q.toString();
+  return { limit: PAGE_SIZE, ...filterParams(f) };
 }
 
 /** An export reads the whole match, page after page, up to this many changes (then it says it stopped). */
 const EXPORT_LIMIT = 20_000;
 const EXPORT_PAGE = 500;
 
-function appendFilters(q: URLSearchParams, f: Filters) {
-  if (f.action) q.set('action', f.action);
-  if (f.actor) q.set('actor', f.actor);
-  if (f.targetType) q.set('targetType', f.targetType);
-  if (f.targetId.trim()) q.set('targetId', f.targetId.trim());
+function filterParams(f: Filters): AuditQuery {
+  const q: AuditQuery = {};
+  if (f.action) q.action = f.action;
+  if (f.actor) q.actor = f.actor;
+  if (f.targetType) q.targetType = f.targetType;
+  if (f.targetId.trim()) q.targetId = f.targetId.trim();
   // Days of the org's calendar: the API counts them in the org's time zone, as the reports do.
-  if (f.from) q.set('from', f.from);
-  if (f.to) q.set('to', f.to);
+  if (f.from) q.from = f.from;
+  if (f.to) q.to = f.to;
+  return q;
 }
 
 export function AuditPage() {
@@ -87,12 +79,19 @@ export function AuditPage() {
   // Typing a target id asks once the typing pauses, not at every key.
   const [targetId] = useDebouncedValue(filters.targetId, 300);
   const query = searchQuery({ ...filters, targetId });
+  // The loads follow the query's value, not the object made anew at each render.
+  const queryKey = query === null ? null : JSON.stringify(query);
+  const search = (q: AuditQuery) =>
+    answer(adminApi.GET('/v1/orgs/{orgId}/audit/search', { params: { path: { orgId: org.id }, query: q } }));
   const filtered = JSON.stringify({ ...filters, targetId: filters.targetId.trim() }) !== JSON.stringify(NO_FILTERS);
 
-  const facets = useLoad<AuditFacets>(() => get<AuditFacets>(`${orgPath}/audit/facets`), [orgPath]);
+  const facets = useLoad<AuditFacets>(
+    () => answer(adminApi.GET('/v1/orgs/{orgId}/audit/facets', { params: { path: { orgId: org.id } } })),
+    [orgPath],
+  );
   const first = useLoad<AuditSearchPage | null>(
-    () => (query === null ? Promise.resolve(null) : get<AuditSearchPage>(`${orgPath}/audit/search?${query}`)),
-    [orgPath, query],
+    () => (query === null ? Promise.resolve(null) : search(query)),
+    [orgPath, queryKey],
   );
   // Pages after the first, and the state of the next one, tied to the first page they follow: a new
   // query or a reloaded first page is a new object, so whatever arrives for an older one is ignored.
@@ -124,7 +123,7 @@ export function AuditPage() {
     if (!page || !nextCursor || query === null) return;
     const after = page;
     setMoreState({ after, status: 'loading' });
-    get<AuditSearchPage>(`${orgPath}/audit/search?${query}&cursor=${encodeURIComponent(nextCursor)}`).then(
+    search({ ...query, cursor: nextCursor }).then(
       (next) => {
         setMore((m) => ({
           after,
@@ -146,10 +145,11 @@ export function AuditPage() {
       const all: AuditEvent[] = [];
       let cursor: string | null = null;
       do {
-        const q = new URLSearchParams({ limit: String(EXPORT_PAGE) });
-        appendFilters(q, { ...filters, targetId });
-        if (cursor) q.set('cursor', cursor);
-        const next: AuditSearchPage = await get<AuditSearchPage>(`${orgPath}/audit/search?${q}`);
+        const next: AuditSearchPage = await search({
+          limit: EXPORT_PAGE,
+          ...filterParams({ ...filters, targetId }),
+          ...(cursor ? { cursor } : {}),
+        });
         all.push(...next.events);
         cursor = next.nextCursor;
       } while (cursor && all.length < EXPORT_LIMIT);

@@ -1,6 +1,6 @@
 import { Select, Text, TextInput } from '@mantine/core';
 import { useState } from 'react';
-import { api, send } from '../api/admin-client';
+import { adminApi, answer } from '../api/admin-client';
 import { BUDGET_PERIODS, type Budget, type BudgetPeriod, type BudgetScope } from '../api/governance-types';
 import { FormActions, FormError } from '../components/form-actions';
 import { FormModal } from '../components/form-modal';
@@ -8,7 +8,7 @@ import { StaleAlert } from '../components/stale-alert';
 import { useFormSubmit } from '../lib/form-submit';
 import { decimalToMicros } from '../lib/money-input';
 import { microsToDecimal } from '../lib/money';
-import { useOrgPath, useSession } from '../session';
+import { useSession } from '../session';
 import { periodLabel } from '../lib/labels';
 import { type BudgetLimit } from '../lib/budget-parents';
 import { type BudgetsData, ParentWarning, SCOPE_LABELS, SCOPE_ORDER } from './budget-display';
@@ -16,7 +16,7 @@ import { type BudgetsData, ParentWarning, SCOPE_LABELS, SCOPE_ORDER } from './bu
 /** What a budget's create and edit forms both set, as typed. */
 interface LimitSettings {
   limit: string;
-  mode: string | null;
+  mode: Budget['mode'];
   thresholds: string;
 }
 
@@ -64,7 +64,7 @@ function LimitSettingsFields({
           { value: 'SOFT', label: 'Soft: alert only, calls go on' },
         ]}
         value={settings.mode}
-        onChange={(mode) => onChange({ ...settings, mode })}
+        onChange={(mode) => onChange({ ...settings, mode: mode === 'SOFT' ? 'SOFT' : 'HARD' })}
         allowDeselect={false}
         error={errors.mode}
         data-testid={testIds.mode}
@@ -97,7 +97,6 @@ export function EditBudgetModal({
   onClose: () => void;
   onSaved: () => void;
 }) {
-  const orgPath = useOrgPath();
   const [settings, setSettings] = useState<LimitSettings>({
     limit: microsToDecimal(budget.limitMicros),
     mode: budget.mode,
@@ -110,18 +109,18 @@ export function EditBudgetModal({
   const save = form.onSubmit(async () => {
     if (!limitOk || alertThresholds === null) return;
     // If-Match: the version this form was opened on, so a change made meanwhile is not overwritten.
-    await send(
-      'PUT',
-      `${orgPath}/budgets`,
-      {
-        scope: budget.scope,
-        scopeId: budget.scopeId,
-        period: budget.period,
-        limitMicros: Number(micros),
-        mode: settings.mode,
-        alertThresholds,
-      },
-      { 'If-Match': `"${budget.version}"` },
+    await answer(
+      adminApi.PUT('/v1/orgs/{orgId}/budgets', {
+        params: { path: { orgId: budget.orgId }, header: { 'If-Match': `"${budget.version}"` } },
+        body: {
+          scope: budget.scope,
+          scopeId: budget.scopeId,
+          period: budget.period,
+          limitMicros: Number(micros),
+          mode: settings.mode,
+          alertThresholds,
+        },
+      }),
     );
     onSaved();
   });
@@ -195,7 +194,6 @@ export function CreateBudgetModal({
   onClose: () => void;
   onCreated: () => void;
 }) {
-  const orgPath = useOrgPath();
   const [scope, setScope] = useState<BudgetScope>('TEAM');
   const [scopeId, setScopeId] = useState<string | null>(null);
   const [period, setPeriod] = useState<BudgetPeriod>('MONTH');
@@ -210,14 +208,12 @@ export function CreateBudgetModal({
   const create = form.onSubmit(async () => {
     setTried(true);
     if (!target || !limitOk || alertThresholds === null || existing) return;
-    await api('PUT', `${orgPath}/budgets`, {
-      scope,
-      scopeId: target,
-      period,
-      limitMicros: Number(micros),
-      mode: settings.mode,
-      alertThresholds,
-    });
+    await answer(
+      adminApi.PUT('/v1/orgs/{orgId}/budgets', {
+        params: { path: { orgId } },
+        body: { scope, scopeId: target, period, limitMicros: Number(micros), mode: settings.mode, alertThresholds },
+      }),
+    );
     onCreated();
   });
 

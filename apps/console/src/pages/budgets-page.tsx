@@ -1,7 +1,6 @@
 import { Button, Card, Group, SegmentedControl, Stack, Table, Text } from '@mantine/core';
 import { useState } from 'react';
-import { api, get } from '../api/admin-client';
-import type { BudgetUtilisation, Key, Team, User } from '../api/admin-types';
+import { adminApi, answer } from '../api/admin-client';
 import { type Budget, type BudgetScope } from '../api/governance-types';
 import { ConfirmModal } from '../components/confirm-modal';
 import { Money } from '../components/money-text';
@@ -9,7 +8,6 @@ import { EmptyState, ErrorState, LoadingState } from '../components/page-states'
 import { RowAction } from '../components/row-action';
 import { canManageOrg } from '../lib/roles';
 import { useLoad } from '../lib/use-load';
-import type { BlockingBudgets } from '../api/calls-types';
 import { useOrgPath, useSession } from '../session';
 import { scopeNames } from '../lib/scope-names';
 import { DataTable } from '../components/data-table';
@@ -31,11 +29,11 @@ export function BudgetsPage() {
   const data = useLoad<BudgetsData>(async () => {
     // Both lists come scoped to the caller's role by the API (a team admin: its team's and its keys').
     const [budgets, usage, teams, users, keys] = await Promise.all([
-      get<Budget[]>(`${orgPath}/budgets`),
-      get<BudgetUtilisation[]>(`${orgPath}/reports/budgets`),
-      get<Team[]>(`${orgPath}/teams`),
-      get<User[]>(`${orgPath}/users`),
-      get<Key[]>(`${orgPath}/keys`),
+      answer(adminApi.GET('/v1/orgs/{orgId}/budgets', { params: { path: { orgId: org.id } } })),
+      answer(adminApi.GET('/v1/orgs/{orgId}/reports/budgets', { params: { path: { orgId: org.id } } })),
+      answer(adminApi.GET('/v1/orgs/{orgId}/teams', { params: { path: { orgId: org.id } } })),
+      answer(adminApi.GET('/v1/orgs/{orgId}/users', { params: { path: { orgId: org.id } } })),
+      answer(adminApi.GET('/v1/orgs/{orgId}/keys', { params: { path: { orgId: org.id } } })),
     ]);
     const names = scopeNames({ org, teams, users, keys });
     budgets.sort(
@@ -61,7 +59,10 @@ export function BudgetsPage() {
     };
   }, [orgPath]);
   // Its own load: without it the budgets still show, only "blocking now" does not.
-  const blockingLoad = useLoad(() => get<BlockingBudgets>(`${orgPath}/reports/refusals/blocking`), [orgPath]);
+  const blockingLoad = useLoad(
+    () => answer(adminApi.GET('/v1/orgs/{orgId}/reports/refusals/blocking', { params: { path: { orgId: org.id } } })),
+    [orgPath],
+  );
   const blocking = new Map(
     blockingLoad.state === 'ready' ? blockingLoad.data.budgets.map((b) => [b.budgetId, b.refusedCalls]) : [],
   );
@@ -220,7 +221,11 @@ export function BudgetsPage() {
           testId="confirm-delete-budget"
           onClose={() => setDeleting(null)}
           onConfirm={async () => {
-            await api('DELETE', `${orgPath}/budgets/${deleting.id}`);
+            await answer(
+              adminApi.DELETE('/v1/orgs/{orgId}/budgets/{budgetId}', {
+                params: { path: { orgId: org.id, budgetId: deleting.id } },
+              }),
+            );
             setDeleting(null);
             data.reload();
           }}

@@ -1,7 +1,8 @@
 import { Alert, Badge, Button, Card, Code, Group, Stack, Table, Text } from '@mantine/core';
 import { useEffect, useState } from 'react';
-import { ApiError, api, get, post, toApiError } from '../api/admin-client';
-import type { Connection, OAuthUpstream } from '../api/oversight-types';
+import { ApiError, adminApi, answer, toApiError } from '../api/admin-client';
+import type { Upstream as OAuthUpstream } from '../api/governance-types';
+import type { Connection } from '../api/oversight-types';
 import { ConfirmModal } from '../components/confirm-modal';
 import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
 import { RowAction } from '../components/row-action';
@@ -34,8 +35,10 @@ export function ConnectionsPage() {
   const data = useLoad<ConnectionsData | null>(async () => {
     if (!userId) return null;
     const [upstreams, connections] = await Promise.all([
-      get<OAuthUpstream[]>(`${orgPath}/upstreams`),
-      get<Connection[]>(`${orgPath}/users/${userId}/connections`),
+      answer(adminApi.GET('/v1/orgs/{orgId}/upstreams', { params: { path: { orgId: org.id } } })),
+      answer(
+        adminApi.GET('/v1/orgs/{orgId}/users/{userId}/connections', { params: { path: { orgId: org.id, userId } } }),
+      ),
     ]);
     return { upstreams: upstreams.filter((u) => u.authMode === 'PER_USER_OAUTH'), connections };
   }, [orgPath, userId]);
@@ -90,7 +93,12 @@ export function ConnectionsPage() {
     const tab = window.open('', '_blank');
     if (tab) tab.opener = null; // the upstream's page gets no handle on the console
     try {
-      const started = await post<{ authorizationUrl: string }>(`${orgPath}/users/${userId}/connections/${u.id}`);
+      if (!userId) return;
+      const started = await answer(
+        adminApi.POST('/v1/orgs/{orgId}/users/{userId}/connections/{upstreamId}', {
+          params: { path: { orgId: org.id, userId, upstreamId: u.id } },
+        }),
+      );
       if (tab) tab.location.href = started.authorizationUrl;
       else window.location.assign(started.authorizationUrl);
       setOpened({ upstream: u, before });
@@ -103,7 +111,12 @@ export function ConnectionsPage() {
   }
 
   async function disconnect(u: OAuthUpstream) {
-    await api('DELETE', `${orgPath}/users/${userId}/connections/${u.id}`);
+    if (!userId) return;
+    await answer(
+      adminApi.DELETE('/v1/orgs/{orgId}/users/{userId}/connections/{upstreamId}', {
+        params: { path: { orgId: org.id, userId, upstreamId: u.id } },
+      }),
+    );
     setDisconnecting(null);
     data.reload();
   }

@@ -1,6 +1,8 @@
 import { Code, Group, Select, TagsInput, Text, TextInput } from '@mantine/core';
 import { ReactNode, useState } from 'react';
-import { api, get, post, toApiError } from '../api/admin-client';
+import { adminApi, answer, toApiError } from '../api/admin-client';
+import { BUDGET_PERIODS, type Budget, type BudgetPeriod } from '../api/governance-types';
+import { oneOf } from '../lib/choice';
 import type { Team, User } from '../api/admin-types';
 import { FormActions, FormError } from '../components/form-actions';
 import { FormModal } from '../components/form-modal';
@@ -41,7 +43,11 @@ export function IssueKeyModal({
   const [userId, setUserId] = useState<string | null>(fixedUser);
   const [tags, setTags] = useState<string[]>([]);
   const [expires, setExpires] = useState('');
-  const [budget, setBudget] = useState({ amount: '', period: 'MONTH', mode: 'HARD' });
+  const [budget, setBudget] = useState<{ amount: string; period: BudgetPeriod; mode: Budget['mode'] }>({
+    amount: '',
+    period: 'MONTH',
+    mode: 'HARD',
+  });
   const form = useFormSubmit(['name', 'teamId', 'userId', 'tags', 'expiresAt']);
   const [secret, setSecret] = useState<string | null>(null);
   // The key is issued even if its budget is then refused (a team admin above the team's): say so with the secret.
@@ -50,8 +56,13 @@ export function IssueKeyModal({
   const badBudget =
     budget.amount.trim() !== '' && (budgetMicros === null || budgetMicros > BigInt(Number.MAX_SAFE_INTEGER));
 
-  const members = useLoad<{ userId: string }[]>(
-    async () => (teamId ? get(`${orgPath}/teams/${teamId}/members`) : []),
+  const members = useLoad(
+    async () =>
+      teamId
+        ? answer(
+            adminApi.GET('/v1/orgs/{orgId}/teams/{teamId}/members', { params: { path: { orgId: org.id, teamId } } }),
+          )
+        : [],
     [orgPath, teamId],
   );
   const memberOptions =
@@ -67,21 +78,28 @@ export function IssueKeyModal({
 
   const submit = form.onSubmit(async () => {
     if (badBudget) return;
-    const issued = await post<{ secret: string; key: { id: string } }>(`${orgPath}/keys`, {
-      name: name.trim(),
-      teamId,
-      userId,
-      ...(tags.length ? { tags } : {}),
-      // The start of that day in the org's zone, as every other date of the console.
-      ...(expires ? { expiresAt: zonedToUtc(expires, '00:00', org.timeZone).toISOString() } : {}),
-    });
+    if (!teamId || !userId) return;
+    const issued = await answer(
+      adminApi.POST('/v1/orgs/{orgId}/keys', {
+        params: { path: { orgId: org.id } },
+        body: {
+          name: name.trim(),
+          teamId,
+          userId,
+          ...(tags.length ? { tags } : {}),
+          // The start of that day in the org's zone, as every other date of the console.
+          ...(expires ? { expiresAt: zonedToUtc(expires, '00:00', org.timeZone).toISOString() } : {}),
+        },
+      }),
+    );
     if (budgetMicros !== null) {
       try {
-        await api('PUT', `${orgPath}/keys/${issued.key.id}/budget`, {
-          period: budget.period,
-          mode: budget.mode,
-          limitMicros: Number(budgetMicros),
-        });
+        await answer(
+          adminApi.PUT('/v1/orgs/{orgId}/keys/{keyId}/budget', {
+            params: { path: { orgId: org.id, keyId: issued.key.id } },
+            body: { period: budget.period, mode: budget.mode, limitMicros: Number(budgetMicros) },
+          }),
+        );
       } catch (err) {
         setBudgetProblem(toApiError(err).message);
       }
@@ -174,7 +192,7 @@ export function IssueKeyModal({
           description="Calendar period"
           data={KEY_BUDGET_PERIODS}
           value={budget.period}
-          onChange={(v) => setBudget({ ...budget, period: v ?? 'MONTH' })}
+          onChange={(v) => setBudget({ ...budget, period: oneOf(BUDGET_PERIODS, v, 'MONTH') })}
           allowDeselect={false}
           data-testid="issue-key-budget-period"
         />
@@ -186,7 +204,7 @@ export function IssueKeyModal({
             { value: 'SOFT', label: 'Soft: alert only' },
           ]}
           value={budget.mode}
-          onChange={(v) => setBudget({ ...budget, mode: v ?? 'HARD' })}
+          onChange={(v) => setBudget({ ...budget, mode: v === 'SOFT' ? 'SOFT' : 'HARD' })}
           allowDeselect={false}
           data-testid="issue-key-budget-mode"
         />

@@ -1,7 +1,9 @@
 import { Button, Divider, Group, NumberInput, Select, Stack, TagsInput, Text, TextInput, Title } from '@mantine/core';
 import { FormEvent, useState } from 'react';
-import { api, get, post, toApiError } from '../api/admin-client';
-import type { Key, KeyLimits } from '../api/admin-types';
+import { adminApi, answer, toApiError } from '../api/admin-client';
+import type { Key } from '../api/admin-types';
+import { BUDGET_PERIODS, type Budget, type BudgetPeriod } from '../api/governance-types';
+import { oneOf } from '../lib/choice';
 import { FormActions, FormError } from '../components/form-actions';
 import { Money } from '../components/money-text';
 import { ErrorState, LoadingState } from '../components/page-states';
@@ -22,7 +24,10 @@ const DISCLOSURE_OPTIONS = [
   { value: 'CODE', label: 'Code: tools as a typed API' },
   { value: 'AUTO', label: 'Auto: by catalogue size' },
 ];
-const PERIODS = ['DAY', 'WEEK', 'MONTH', 'QUARTER', 'TOTAL'];
+const DISCLOSURE_MODES = ['FULL', 'PROGRESSIVE', 'CODE', 'AUTO'] as const satisfies readonly NonNullable<
+  Key['disclosureMode']
+>[];
+const MODES = ['HARD', 'SOFT'] as const satisfies readonly Budget['mode'][];
 
 /** `2030-01-01T00:00:00.000Z` -> `2030-01-01` for a date input (the day in UTC, as it is sent back). */
 
@@ -41,17 +46,26 @@ export function KeySettingsModal({
   const orgPath = useOrgPath();
   const { currency, org } = useSession();
   const [tags, setTags] = useState<string[]>(k.tags);
-  const [disclosure, setDisclosure] = useState<string>(k.disclosureMode ?? '');
+  const [disclosure, setDisclosure] = useState<Key['disclosureMode']>(k.disclosureMode ?? null);
   const [expires, setExpires] = useState(k.expiresAt ? dayIn(org.timeZone, new Date(k.expiresAt)) : '');
   const form = useFormSubmit(['tags', 'disclosureMode', 'expiresAt']);
-  const limits = useLoad(() => get<KeyLimits>(`${orgPath}/keys/${k.id}/limits`), [orgPath, k.id]);
+  const path = { orgId: org.id, keyId: k.id };
+  const limits = useLoad(
+    () => answer(adminApi.GET('/v1/orgs/{orgId}/keys/{keyId}/limits', { params: { path } })),
+    [orgPath, k.id],
+  );
 
   const save = form.onSubmit(async () => {
-    await api('PATCH', `${orgPath}/keys/${k.id}`, {
-      tags,
-      disclosureMode: disclosure || null,
-      expiresAt: expires ? zonedToUtc(expires, '00:00', org.timeZone).toISOString() : null,
-    });
+    await answer(
+      adminApi.PATCH('/v1/orgs/{orgId}/keys/{keyId}', {
+        params: { path },
+        body: {
+          tags,
+          disclosureMode: disclosure,
+          expiresAt: expires ? zonedToUtc(expires, '00:00', org.timeZone).toISOString() : null,
+        },
+      }),
+    );
     onSaved();
     onClose();
   });
@@ -78,8 +92,8 @@ export function KeySettingsModal({
             label="Disclosure mode"
             description="How the key's agent sees the tool catalogue"
             data={DISCLOSURE_OPTIONS}
-            value={disclosure}
-            onChange={(v) => setDisclosure(v ?? '')}
+            value={disclosure ?? ''}
+            onChange={(v) => setDisclosure(DISCLOSURE_MODES.find((m) => m === v) ?? null)}
             allowDeselect={false}
             error={form.at('disclosureMode')}
             data-testid="key-disclosure"
@@ -135,9 +149,9 @@ export function KeySettingsModal({
 }
 
 function BudgetForm({ keyId, currency, onSaved }: { keyId: string; currency: string; onSaved: () => void }) {
-  const orgPath = useOrgPath();
-  const [period, setPeriod] = useState('MONTH');
-  const [mode, setMode] = useState('HARD');
+  const { org } = useSession();
+  const [period, setPeriod] = useState<BudgetPeriod>('MONTH');
+  const [mode, setMode] = useState<Budget['mode']>('HARD');
   const [amount, setAmount] = useState('');
   const [error, setError] = useState<string | null>(null);
   const micros = decimalToMicros(amount);
@@ -148,7 +162,12 @@ function BudgetForm({ keyId, currency, onSaved }: { keyId: string; currency: str
     if (micros > BigInt(Number.MAX_SAFE_INTEGER)) return setError('That amount is too large');
     setError(null);
     try {
-      await api('PUT', `${orgPath}/keys/${keyId}/budget`, { period, mode, limitMicros: Number(micros) });
+      await answer(
+        adminApi.PUT('/v1/orgs/{orgId}/keys/{keyId}/budget', {
+          params: { path: { orgId: org.id, keyId } },
+          body: { period, mode, limitMicros: Number(micros) },
+        }),
+      );
       setAmount('');
       onSaved();
     } catch (err) {
@@ -161,9 +180,9 @@ function BudgetForm({ keyId, currency, onSaved }: { keyId: string; currency: str
       <Group align="flex-end" gap="xs">
         <Select
           label="Budget period"
-          data={PERIODS}
+          data={BUDGET_PERIODS}
           value={period}
-          onChange={(v) => setPeriod(v ?? 'MONTH')}
+          onChange={(v) => setPeriod(oneOf(BUDGET_PERIODS, v, 'MONTH'))}
           allowDeselect={false}
           w={120}
         />
@@ -171,7 +190,7 @@ function BudgetForm({ keyId, currency, onSaved }: { keyId: string; currency: str
           label="Mode"
           data={['HARD', 'SOFT']}
           value={mode}
-          onChange={(v) => setMode(v ?? 'HARD')}
+          onChange={(v) => setMode(oneOf(MODES, v, 'HARD'))}
           allowDeselect={false}
           w={100}
         />
@@ -193,7 +212,7 @@ function BudgetForm({ keyId, currency, onSaved }: { keyId: string; currency: str
 }
 
 function RateLimitForm({ keyId, onSaved }: { keyId: string; onSaved: () => void }) {
-  const orgPath = useOrgPath();
+  const { org } = useSession();
   const [toolPattern, setToolPattern] = useState('*:*');
   const [calls, setCalls] = useState<number | string>(60);
   const [windowSeconds, setWindowSeconds] = useState<number | string>(60);
@@ -203,11 +222,12 @@ function RateLimitForm({ keyId, onSaved }: { keyId: string; onSaved: () => void 
     e.preventDefault();
     errors.setError(null);
     try {
-      await post(`${orgPath}/keys/${keyId}/rate-limits`, {
-        toolPattern,
-        callsPerWindow: Number(calls),
-        windowSeconds: Number(windowSeconds),
-      });
+      await answer(
+        adminApi.POST('/v1/orgs/{orgId}/keys/{keyId}/rate-limits', {
+          params: { path: { orgId: org.id, keyId } },
+          body: { toolPattern, callsPerWindow: Number(calls), windowSeconds: Number(windowSeconds) },
+        }),
+      );
       onSaved();
     } catch (err) {
       errors.setError(asApiError(err));

@@ -1,6 +1,6 @@
 import { Badge, Button, Card, Code, Group, Select, Stack, Switch, Table, Text, TextInput } from '@mantine/core';
 import { useMemo, useState } from 'react';
-import { get, post } from '../api/admin-client';
+import { adminApi, answer } from '../api/admin-client';
 import type { Key, Team, User } from '../api/admin-types';
 import { KeySettingsModal } from './key-settings-modal';
 import { ConfirmModal } from '../components/confirm-modal';
@@ -37,9 +37,9 @@ export function KeysPage() {
   const orgPath = useOrgPath();
   const data = useLoad<KeysData>(async () => {
     const [keys, teams, users] = await Promise.all([
-      get<Key[]>(`${orgPath}/keys`),
-      get<Team[]>(`${orgPath}/teams`),
-      get<User[]>(`${orgPath}/users`),
+      answer(adminApi.GET('/v1/orgs/{orgId}/keys', { params: { path: { orgId: org.id } } })),
+      answer(adminApi.GET('/v1/orgs/{orgId}/teams', { params: { path: { orgId: org.id } } })),
+      answer(adminApi.GET('/v1/orgs/{orgId}/users', { params: { path: { orgId: org.id } } })),
     ]);
     return { keys, teams, users };
   }, [orgPath]);
@@ -264,7 +264,6 @@ function RevokeKeyModal({
   onClose: () => void;
   onRevoked: () => void;
 }) {
-  const orgPath = useOrgPath();
   return (
     <ConfirmModal
       title={`Revoke the key ${k.name}?`}
@@ -272,7 +271,9 @@ function RevokeKeyModal({
       testId="confirm-revoke"
       onClose={onClose}
       onConfirm={async () => {
-        await post(`${orgPath}/keys/${k.id}/revoke`);
+        await answer(
+          adminApi.POST('/v1/orgs/{orgId}/keys/{keyId}/revoke', { params: { path: { orgId: k.orgId, keyId: k.id } } }),
+        );
         onRevoked();
       }}
     >
@@ -294,7 +295,6 @@ function RotateKeyModal({
   onClose: () => void;
   onRotated: () => void;
 }) {
-  const orgPath = useOrgPath();
   const [secret, setSecret] = useState<string | null>(null);
   if (secret) {
     return <KeySecret title="Key rotated" secret={secret} onClose={onClose} />;
@@ -306,7 +306,9 @@ function RotateKeyModal({
       testId="confirm-rotate"
       onClose={onClose}
       onConfirm={async () => {
-        const issued = await post<{ secret: string }>(`${orgPath}/keys/${k.id}/rotate`);
+        const issued = await answer(
+          adminApi.POST('/v1/orgs/{orgId}/keys/{keyId}/rotate', { params: { path: { orgId: k.orgId, keyId: k.id } } }),
+        );
         setSecret(issued.secret);
         onRotated();
       }}

@@ -1,7 +1,7 @@
 import { Card, Group, SegmentedControl, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
 import { useState } from 'react';
-import { get } from '../api/admin-client';
-import type { BudgetUtilisation, Key, SpendReport, Team, User } from '../api/admin-types';
+import { adminApi, answer } from '../api/admin-client';
+import { spendReport } from '../api/spend-report';
 import { Money } from '../components/money-text';
 import { EmptyState, ErrorState, LoadingState, ScopeNote } from '../components/page-states';
 import { SpendPerDayChart } from '../components/spend-chart';
@@ -15,10 +15,8 @@ import { DIMENSION_LABELS, topBy } from '../lib/spend-table';
 import { useLoad } from '../lib/use-load';
 import { useOrgPath, useSession } from '../session';
 import { scopeNames } from '../lib/scope-names';
-import type { BudgetAlert } from '../api/oversight-types';
 import { DataTable } from '../components/data-table';
 import { periodLabel } from '../lib/labels';
-import type { BlockingBudgets } from '../api/calls-types';
 import { RefusalsPanel } from '../components/refusals-panel';
 import { BudgetRow, SCOPE_LABELS, TopList } from './overview-panels';
 
@@ -40,56 +38,59 @@ export function OverviewPage() {
   // The same range picker and default (the month to date) as the explorer.
   const [range, setRange] = useState<DayRange>(() => presetRange(DEFAULT_PRESET, today));
   const q = `from=${range.from}&to=${range.to}`;
+  const path = { orgId: org.id };
   const previous = previousPeriod(range);
   const previousTotal = useLoad(
-    () => get<SpendReport>(`${orgPath}/reports/spend?from=${previous.from}&to=${previous.to}`),
+    () => spendReport(org.id, { from: previous.from, to: previous.to }),
     [orgPath, previous.from, previous.to],
   );
   const [stackBy, setStackBy] = useState<StackBy>(STACKS[scope][0]);
 
   // Each panel loads on its own: one failed report shows its error in its panel, the rest stays.
-  const total = useLoad(() => get<SpendReport>(`${orgPath}/reports/spend?${q}`), [orgPath, q]);
-  const budgetsLoad = useLoad(() => get<BudgetUtilisation[]>(`${orgPath}/reports/budgets`), [orgPath]);
+  const total = useLoad(() => spendReport(org.id, range), [orgPath, q]);
+  const budgetsLoad = useLoad(
+    () => answer(adminApi.GET('/v1/orgs/{orgId}/reports/budgets', { params: { path } })),
+    [orgPath],
+  );
   // Budgets refusing calls now (BUDGET_EXCEEDED in the last minutes): their forecast is not a future date.
-  const blockingLoad = useLoad(() => get<BlockingBudgets>(`${orgPath}/reports/refusals/blocking`), [orgPath]);
+  const blockingLoad = useLoad(
+    () => answer(adminApi.GET('/v1/orgs/{orgId}/reports/refusals/blocking', { params: { path } })),
+    [orgPath],
+  );
   const blocking = new Map(
     blockingLoad.state === 'ready' ? blockingLoad.data.budgets.map((b) => [b.budgetId, b.refusedCalls]) : [],
   );
   // Names only label rows: without them the ids show, nothing else is lost.
   const namesLoad = useLoad(async () => {
     const [teams, users, keys] = await Promise.all([
-      get<Team[]>(`${orgPath}/teams`).catch(() => []),
-      get<User[]>(`${orgPath}/users`).catch(() => []),
-      get<Key[]>(`${orgPath}/keys`).catch(() => []),
+      answer(adminApi.GET('/v1/orgs/{orgId}/teams', { params: { path } })).catch(() => []),
+      answer(adminApi.GET('/v1/orgs/{orgId}/users', { params: { path } })).catch(() => []),
+      answer(adminApi.GET('/v1/orgs/{orgId}/keys', { params: { path } })).catch(() => []),
     ]);
     return scopeNames({ org, teams, users, keys });
   }, [orgPath]);
   const topTools = useLoad(
-    async () => topBy(await get<SpendReport>(`${orgPath}/reports/spend?${q}&groupBy=tool`), 'tool', 5),
+    async () => topBy(await spendReport(org.id, { ...range, groupBy: 'tool' }), 'tool', 5),
     [orgPath, q],
   );
   const topKeys = useLoad(
-    async () => topBy(await get<SpendReport>(`${orgPath}/reports/spend?${q}&groupBy=key`), 'key', 5),
+    async () => topBy(await spendReport(org.id, { ...range, groupBy: 'key' }), 'key', 5),
     [orgPath, q],
   );
   // A member's own usage has one user: no ranking of users.
   const topUsers = useLoad(
-    async () =>
-      scope === 'user' ? null : topBy(await get<SpendReport>(`${orgPath}/reports/spend?${q}&groupBy=user`), 'user', 5),
+    async () => (scope === 'user' ? null : topBy(await spendReport(org.id, { ...range, groupBy: 'user' }), 'user', 5)),
     [orgPath, q],
   );
 
   // Its own load: an alerts failure leaves the rest of the overview shown.
   const alerts = useLoad(async () => {
     if (!readsAlerts) return [];
-    const all = await get<BudgetAlert[]>(`${orgPath}/alerts?limit=100`);
+    const all = await answer(adminApi.GET('/v1/orgs/{orgId}/alerts', { params: { path, query: { limit: 100 } } }));
     return all.filter((a) => dayIn(org.timeZone, new Date(a.createdAt)) >= range.from);
   }, [orgPath, q]);
 
-  const perDay = useLoad(
-    () => get<SpendReport>(`${orgPath}/reports/spend?${q}&groupBy=day,${stackBy}`),
-    [orgPath, q, stackBy],
-  );
+  const perDay = useLoad(() => spendReport(org.id, { ...range, groupBy: `day,${stackBy}` }), [orgPath, q, stackBy]);
 
   const names = namesLoad.state === 'ready' ? namesLoad.data : new Map<string, string>();
   const report = total.state === 'ready' ? total.data : null;

@@ -1,12 +1,12 @@
 import { Checkbox, Select, Stack, Text, TextInput } from '@mantine/core';
 import { useState } from 'react';
-import { api, post } from '../api/admin-client';
+import { adminApi, answer } from '../api/admin-client';
 import type { Key, Team } from '../api/admin-types';
 import { ConfirmModal } from '../components/confirm-modal';
 import { FormActions, FormError } from '../components/form-actions';
 import { FormModal } from '../components/form-modal';
 import { useFormSubmit } from '../lib/form-submit';
-import { useOrgPath } from '../session';
+import { useSession } from '../session';
 import type { Person } from './people-page';
 
 export function TeamNameModal({
@@ -18,12 +18,17 @@ export function TeamNameModal({
   onClose: () => void;
   onSaved: (m: string) => void;
 }) {
-  const orgPath = useOrgPath();
+  const { org } = useSession();
   const [name, setName] = useState(team?.name ?? '');
   const form = useFormSubmit(['name']);
   const submit = form.onSubmit(async () => {
-    if (team) await api('PATCH', `${orgPath}/teams/${team.id}`, { name: name.trim() });
-    else await post(`${orgPath}/teams`, { name: name.trim() });
+    const path = { orgId: org.id };
+    const body = { name: name.trim() };
+    if (team)
+      await answer(
+        adminApi.PATCH('/v1/orgs/{orgId}/teams/{teamId}', { params: { path: { ...path, teamId: team.id } }, body }),
+      );
+    else await answer(adminApi.POST('/v1/orgs/{orgId}/teams', { params: { path }, body }));
     onSaved(team ? `Team renamed to ${name.trim()}.` : `Team ${name.trim()} created.`);
   });
   return (
@@ -55,12 +60,17 @@ export function TeamNameModal({
 }
 
 export function PersonModal({ onClose, onSaved }: { onClose: () => void; onSaved: (m: string) => void }) {
-  const orgPath = useOrgPath();
+  const { org } = useSession();
   const [email, setEmail] = useState('');
   const [name, setName] = useState('');
   const form = useFormSubmit(['email', 'name']);
   const submit = form.onSubmit(async () => {
-    await post(`${orgPath}/users`, { email: email.trim(), ...(name.trim() ? { name: name.trim() } : {}) });
+    await answer(
+      adminApi.POST('/v1/orgs/{orgId}/users', {
+        params: { path: { orgId: org.id } },
+        body: { email: email.trim(), ...(name.trim() ? { name: name.trim() } : {}) },
+      }),
+    );
     onSaved(`${name.trim() || email.trim()} added; add them to a team so they can have keys.`);
   });
   return (
@@ -106,13 +116,18 @@ export function AddMemberModal({
   onClose: () => void;
   onSaved: (m: string) => void;
 }) {
-  const orgPath = useOrgPath();
+  const { org } = useSession();
   const [userId, setUserId] = useState<string | null>(null);
   const [isTeamAdmin, setTeamAdmin] = useState(false);
   const form = useFormSubmit(['userId', 'isTeamAdmin']);
   const submit = form.onSubmit(async () => {
     if (!userId) return;
-    await post(`${orgPath}/teams/${team.id}/members`, { userId, isTeamAdmin });
+    await answer(
+      adminApi.POST('/v1/orgs/{orgId}/teams/{teamId}/members', {
+        params: { path: { orgId: org.id, teamId: team.id } },
+        body: { userId, isTeamAdmin },
+      }),
+    );
     const p = people.find((x) => x.id === userId);
     onSaved(`${p?.name ?? p?.email} joined ${team.name}${isTeamAdmin ? ' as its admin' : ''}.`);
   });
@@ -146,13 +161,6 @@ export function AddMemberModal({
   );
 }
 
-interface Offboarded {
-  revokedKeyIds: string[];
-  revokedAdminTokenIds: string[];
-  removedFromTeamIds: string[];
-  forgottenConnectionUpstreamIds?: string[];
-}
-
 /** Offboarding in two steps: what it will revoke, then the API's account of what it did. */
 export function OffboardModal({
   person,
@@ -168,7 +176,7 @@ export function OffboardModal({
   onClose: () => void;
   onDone: (m: string) => void;
 }) {
-  const orgPath = useOrgPath();
+  const { org } = useSession();
   const who = person.name ?? person.email;
   return (
     <ConfirmModal
@@ -177,7 +185,11 @@ export function OffboardModal({
       testId="confirm-offboard"
       onClose={onClose}
       onConfirm={async () => {
-        const r = await post<Offboarded>(`${orgPath}/users/${person.id}/offboard`);
+        const r = await answer(
+          adminApi.POST('/v1/orgs/{orgId}/users/{userId}/offboard', {
+            params: { path: { orgId: org.id, userId: person.id } },
+          }),
+        );
         onDone(
           `${who} is offboarded: ${r.revokedKeyIds.length} key(s) and ${r.revokedAdminTokenIds.length} admin token(s) revoked, ${r.removedFromTeamIds.length} team(s) left.`,
         );

@@ -1,6 +1,7 @@
 import { Badge, Button, Card, Group, NativeSelect, Stack, Table, Text, Title } from '@mantine/core';
 import { useState } from 'react';
-import { api, get, toApiError } from '../api/admin-client';
+import { adminApi, answer, toApiError } from '../api/admin-client';
+import type { components } from '../api/admin-api.gen';
 import type { Key, Team, User } from '../api/admin-types';
 import { ConfirmModal } from '../components/confirm-modal';
 import { DataTable } from '../components/data-table';
@@ -12,16 +13,8 @@ import { useLoad } from '../lib/use-load';
 import { useOrgPath, useSession } from '../session';
 import { TeamNameModal, PersonModal, AddMemberModal, OffboardModal } from './people-modals';
 
-type OrgRole = 'ORG_ADMIN' | 'FINANCE' | null;
-export interface Person extends User {
-  offboardedAt: string | null;
-  orgRole: OrgRole;
-}
-interface Membership {
-  teamId: string;
-  userId: string;
-  isTeamAdmin: boolean;
-}
+export type Person = User;
+type Membership = Pick<components['schemas']['TeamMemberView'], 'teamId' | 'userId' | 'isTeamAdmin'>;
 interface PeopleData {
   teams: Team[];
   people: Person[];
@@ -44,23 +37,29 @@ export function PeoplePage() {
   const orgPath = useOrgPath();
   const mayManage = canManageOrg(me.role);
   const data = useLoad<PeopleData>(async () => {
-    const [teams, users] = await Promise.all([
-      get<Team[]>(`${orgPath}/teams`),
-      get<(User & { offboardedAt: string | null })[]>(`${orgPath}/users`),
+    const path = { orgId: org.id };
+    const [teams, people] = await Promise.all([
+      answer(adminApi.GET('/v1/orgs/{orgId}/teams', { params: { path } })),
+      answer(adminApi.GET('/v1/orgs/{orgId}/users', { params: { path } })),
     ]);
     // One request per team for its members; org roles come with the users list.
-    const memberLists = await Promise.all(teams.map((t) => get<Membership[]>(`${orgPath}/teams/${t.id}/members`)));
-    return {
-      teams,
-      people: users.map((u) => ({ ...u, orgRole: u.orgRole ?? null })),
-      memberships: memberLists.flat(),
-    };
+    const memberLists = await Promise.all(
+      teams.map((t) =>
+        answer(
+          adminApi.GET('/v1/orgs/{orgId}/teams/{teamId}/members', { params: { path: { ...path, teamId: t.id } } }),
+        ),
+      ),
+    );
+    return { teams, people, memberships: memberLists.flat() };
   }, [orgPath]);
   // Only the removal and offboarding dialogs count a person's keys: an org's thousands of keys are
   // read once the page is shown, not before it (nor beside its own calls).
   const shown = data.state === 'ready';
   const keyList = useLoad(
-    () => (shown ? get<Key[]>(`${orgPath}/keys`).catch(() => null) : Promise.resolve(null)),
+    () =>
+      shown
+        ? answer(adminApi.GET('/v1/orgs/{orgId}/keys', { params: { path: { orgId: org.id } } })).catch(() => null)
+        : Promise.resolve(null),
     [orgPath, shown],
   );
   const keys = keyList.state === 'ready' ? keyList.data : null;
@@ -285,9 +284,10 @@ export function PeoplePage() {
           testId="confirm-remove-member"
           onClose={() => setDialog(null)}
           onConfirm={async () => {
-            const r = await api<{ revokedKeyIds: string[] }>(
-              'DELETE',
-              `${orgPath}/teams/${dialog.team.id}/members/${dialog.person.id}`,
+            const r = await answer(
+              adminApi.DELETE('/v1/orgs/{orgId}/teams/{teamId}/members/{userId}', {
+                params: { path: { orgId: org.id, teamId: dialog.team.id, userId: dialog.person.id } },
+              }),
             );
             close(`Removed from ${dialog.team.name}; ${r.revokedKeyIds.length} key(s) of theirs in the team revoked.`);
           }}
@@ -326,7 +326,7 @@ function activeKeys(keys: Key[], userId: string, teamId?: string): Key[] {
 }
 
 function OrgRoleSelect({ person, onChanged }: { person: Person; onChanged: (message: string) => void }) {
-  const orgPath = useOrgPath();
+  const { org } = useSession();
   const [error, setError] = useState<string | null>(null);
   return (
     // A native select: a combobox per person (hundreds) made the page take seconds to render, each
@@ -342,7 +342,12 @@ function OrgRoleSelect({ person, onChanged }: { person: Person; onChanged: (mess
         const v = e.currentTarget.value;
         setError(null);
         try {
-          await api('PUT', `${orgPath}/users/${person.id}/org-role`, { role: v === 'NONE' ? null : v });
+          await answer(
+            adminApi.PUT('/v1/orgs/{orgId}/users/{userId}/org-role', {
+              params: { path: { orgId: org.id, userId: person.id } },
+              body: { role: v === 'ORG_ADMIN' || v === 'FINANCE' ? v : null },
+            }),
+          );
           onChanged(
             `${person.name ?? person.email} is now ${ORG_ROLE_OPTIONS.find((o) => o.value === v)?.label.toLowerCase()}.`,
           );

@@ -1,7 +1,6 @@
 import { Stack } from '@mantine/core';
 import { useMemo } from 'react';
-import { get } from '../api/admin-client';
-import type { Key, Team, User } from '../api/admin-types';
+import { adminApi, answer } from '../api/admin-client';
 import { ErrorState, LoadingState } from '../components/page-states';
 import { useLoad } from '../lib/use-load';
 import { useOrgPath, useSession } from '../session';
@@ -25,9 +24,9 @@ export function PoliciesPage() {
   const orgPath = useOrgPath();
   const dir = useLoad<Directory>(async () => {
     const [teams, users, keys] = await Promise.all([
-      get<Team[]>(`${orgPath}/teams`),
-      get<User[]>(`${orgPath}/users`),
-      get<Key[]>(`${orgPath}/keys`),
+      answer(adminApi.GET('/v1/orgs/{orgId}/teams', { params: { path: { orgId: org.id } } })),
+      answer(adminApi.GET('/v1/orgs/{orgId}/users', { params: { path: { orgId: org.id } } })),
+      answer(adminApi.GET('/v1/orgs/{orgId}/keys', { params: { path: { orgId: org.id } } })),
     ]);
     return { teams, users, keys: keys.filter((k) => !k.revokedAt) };
   }, [orgPath]);

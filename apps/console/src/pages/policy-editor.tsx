@@ -15,7 +15,7 @@ import {
   Title,
 } from '@mantine/core';
 import { FormEvent, useState } from 'react';
-import { ApiError, get, post, send, toApiError } from '../api/admin-client';
+import { ApiError, adminApi, answer, toApiError } from '../api/admin-client';
 import { POLICY_LISTS, POLICY_LIST_LABELS } from '../api/oversight-types';
 import type { Policy, PolicyDryRun, PolicyList, PolicyPatch, PolicyScope } from '../api/oversight-types';
 import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
@@ -38,7 +38,11 @@ export function PolicyEditor({ dir, names }: { dir: Directory; names: Map<string
   const policy = useLoad<Policy | null>(async () => {
     if (!scopeId) return null;
     try {
-      return await get<Policy>(`${orgPath}/policies/${scope}/${scopeId}`);
+      return await answer(
+        adminApi.GET('/v1/orgs/{orgId}/policies/{scope}/{scopeId}', {
+          params: { path: { orgId: org.id, scope, scopeId } },
+        }),
+      );
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) return null; // the level has no policy of its own
       throw err;
@@ -74,7 +78,15 @@ export function PolicyEditor({ dir, names }: { dir: Directory; names: Map<string
     setBusy('dry-run');
     setError(null);
     try {
-      setDryRun(await post<PolicyDryRun>(`${orgPath}/policies/${scope}/${scopeId}/dry-run`, patch));
+      if (!scopeId) return;
+      setDryRun(
+        await answer(
+          adminApi.POST('/v1/orgs/{orgId}/policies/{scope}/{scopeId}/dry-run', {
+            params: { path: { orgId: org.id, scope, scopeId } },
+            body: patch,
+          }),
+        ),
+      );
     } catch (err) {
       setError(toApiError(err));
     } finally {
@@ -88,11 +100,15 @@ export function PolicyEditor({ dir, names }: { dir: Directory; names: Map<string
     try {
       const current = policy.state === 'ready' ? policy.data : null;
       // If-Match: a change made by someone else since this page read the policy is refused (412), not overwritten.
-      const written = await send<Policy>(
-        'PATCH',
-        `${orgPath}/policies/${scope}/${scopeId}`,
-        patch,
-        current ? { 'If-Match': `"${current.version}"` } : {},
+      if (!scopeId) return;
+      const written = await answer(
+        adminApi.PATCH('/v1/orgs/{orgId}/policies/{scope}/{scopeId}', {
+          params: {
+            path: { orgId: org.id, scope, scopeId },
+            header: current ? { 'If-Match': `"${current.version}"` } : {},
+          },
+          body: patch,
+        }),
       );
       setApplied(written.version);
       reset();

@@ -1,12 +1,12 @@
 import { Badge, Card, Code, Group, Select, Stack, Switch, Table, Text, Title } from '@mantine/core';
 import { useState } from 'react';
-import { get } from '../api/admin-client';
+import { adminApi, answer } from '../api/admin-client';
 import type { Key } from '../api/admin-types';
 import type { EffectivePolicy } from '../api/oversight-types';
 import { Money } from '../components/money-text';
 import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
 import { useLoad } from '../lib/use-load';
-import { useOrgPath } from '../session';
+import { useOrgPath, useSession } from '../session';
 import { DataTable } from '../components/data-table';
 import { keyStatusLabel } from '../lib/labels';
 import { REFUSAL_LABELS, SCOPE_LABELS } from './policy-labels';
@@ -14,10 +14,18 @@ import { REFUSAL_LABELS, SCOPE_LABELS } from './policy-labels';
 /** The effective policy of one key: every tool of the catalog, its price, or the rule that refused it. */
 export function Simulator({ keys, names }: { keys: Key[]; names: Map<string, string> }) {
   const orgPath = useOrgPath();
+  const { org } = useSession();
   const [keyId, setKeyId] = useState<string | null>(null);
   const [refusedOnly, setRefusedOnly] = useState(false);
   const result = useLoad<EffectivePolicy | null>(
-    async () => (keyId ? get<EffectivePolicy>(`${orgPath}/keys/${keyId}/effective-policy`) : null),
+    async () =>
+      keyId
+        ? answer(
+            adminApi.GET('/v1/orgs/{orgId}/keys/{keyId}/effective-policy', {
+              params: { path: { orgId: org.id, keyId } },
+            }),
+          )
+        : null,
     [orgPath, keyId],
   );
   const tools =

@@ -1,6 +1,6 @@
 import { Autocomplete, Group, Select, Stack, Switch, Text, TextInput } from '@mantine/core';
 import { useState } from 'react';
-import { get, post } from '../api/admin-client';
+import { adminApi, answer } from '../api/admin-client';
 import type { CatalogTool, PriceRule, Upstream } from '../api/governance-types';
 import { globMatches, takeover } from '../lib/price-match';
 import { FormActions, FormError } from '../components/form-actions';
@@ -81,7 +81,10 @@ export function CreatePriceModal({
   // Empty, not `*`: a pre-filled `*` turned a typed `read_graph` into `*read_graph`.
   const [pattern, setPattern] = useState('');
   const [tried, setTried] = useState(false);
-  const tools = useLoad(() => get<CatalogTool[]>(`${orgPath}/tools`), [orgPath]);
+  const tools = useLoad(
+    () => answer(adminApi.GET('/v1/orgs/{orgId}/tools', { params: { path: { orgId: org.id } } })),
+    [orgPath],
+  );
   const [perCall, setPerCall] = useState('');
   const [perToken, setPerToken] = useState('0');
   const [chargeFailed, setChargeFailed] = useState(false);
@@ -138,14 +141,19 @@ export function CreatePriceModal({
     setTried(true);
     if (!typed) return;
     if (callMicros === null || tokenMicros === null || !whenOk) return;
-    await post(`${orgPath}/prices`, {
-      ...(upstreamId && upstreamId !== 'ALL' ? { upstreamId } : {}),
-      toolPattern: pattern.trim(),
-      perCallMicros: Number(callMicros),
-      perOutputTokenMicros: Number(tokenMicros),
-      chargeFailedCalls: chargeFailed,
-      ...(day ? { effectiveFrom: instantOf(day, time, org.timeZone) } : {}),
-    });
+    await answer(
+      adminApi.POST('/v1/orgs/{orgId}/prices', {
+        params: { path: { orgId: org.id } },
+        body: {
+          ...(upstreamId && upstreamId !== 'ALL' ? { upstreamId } : {}),
+          toolPattern: pattern.trim(),
+          perCallMicros: Number(callMicros),
+          perOutputTokenMicros: Number(tokenMicros),
+          chargeFailedCalls: chargeFailed,
+          ...(day ? { effectiveFrom: instantOf(day, time, org.timeZone) } : {}),
+        },
+      }),
+    );
     onCreated();
   });
   return (

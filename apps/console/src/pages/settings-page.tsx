@@ -1,7 +1,8 @@
 import { Badge, Button, Card, Code, Group, Select, Stack, Switch, Table, Text, TextInput, Title } from '@mantine/core';
 import { useMemo, useState } from 'react';
-import { api, get, post } from '../api/admin-client';
-import type { Team, User } from '../api/admin-types';
+import { adminApi, answer } from '../api/admin-client';
+import type { components } from '../api/admin-api.gen';
+import type { Org, Team, User } from '../api/admin-types';
 import { ConfirmModal } from '../components/confirm-modal';
 import { SecretShownOnce } from '../components/secret-shown-once';
 import { DataTable } from '../components/data-table';
@@ -16,26 +17,7 @@ import { canManageOrg } from '../lib/roles';
 import { useLoad } from '../lib/use-load';
 import { useOrgPath, useSession } from '../session';
 
-interface OrgSettings {
-  id: string;
-  name: string;
-  timeZone: string;
-  currency: string;
-  autoApproveTools: boolean;
-}
-interface AdminToken {
-  id: string;
-  name: string;
-  prefix: string;
-  role: string;
-  teamId: string | null;
-  user: { id: string; name: string | null; email: string } | null;
-  ownerLabel: string | null;
-  createdAt: string;
-  lastUsedAt: string | null;
-  expiresAt: string | null;
-  revokedAt: string | null;
-}
+type AdminToken = components['schemas']['AdminTokenView'];
 
 /** Every IANA zone and ISO 4217 code this browser knows (the API checks the same lists). */
 const supported = (kind: 'timeZone' | 'currency'): string[] =>
@@ -43,10 +25,13 @@ const supported = (kind: 'timeZone' | 'currency'): string[] =>
 
 /** The organisation's settings (name, time zone, currency, tool review) and its admin tokens. */
 export function SettingsPage() {
-  const { me } = useSession();
+  const { me, org: signedInOrg } = useSession();
   const orgPath = useOrgPath();
   const mayManage = canManageOrg(me.role);
-  const org = useLoad(() => get<OrgSettings>(orgPath), [orgPath]);
+  const org = useLoad(
+    () => answer(adminApi.GET('/v1/orgs/{orgId}', { params: { path: { orgId: signedInOrg.id } } })),
+    [orgPath],
+  );
   return (
     <Stack gap="xl">
       {org.state === 'loading' && <LoadingState label="Loading the organisation…" />}
@@ -59,8 +44,7 @@ export function SettingsPage() {
   );
 }
 
-function OrgForm({ org, mayManage, onSaved }: { org: OrgSettings; mayManage: boolean; onSaved: () => void }) {
-  const orgPath = useOrgPath();
+function OrgForm({ org, mayManage, onSaved }: { org: Org; mayManage: boolean; onSaved: () => void }) {
   const [name, setName] = useState(org.name);
   const [timeZone, setTimeZone] = useState(org.timeZone);
   const [currency, setCurrency] = useState(org.currency);
@@ -69,7 +53,7 @@ function OrgForm({ org, mayManage, onSaved }: { org: OrgSettings; mayManage: boo
   const [saved, setSaved] = useState(false);
   const zones = useMemo(() => supported('timeZone'), []);
   const currencies = useMemo(() => supported('currency'), []);
-  const changed: Partial<OrgSettings> = {
+  const changed: components['schemas']['UpdateOrgDto'] = {
     ...(name.trim() !== org.name ? { name: name.trim() } : {}),
     ...(timeZone !== org.timeZone ? { timeZone } : {}),
     ...(currency !== org.currency ? { currency } : {}),
@@ -77,7 +61,7 @@ function OrgForm({ org, mayManage, onSaved }: { org: OrgSettings; mayManage: boo
   };
 
   const save = form.onSubmit(async () => {
-    await api('PATCH', orgPath, changed);
+    await answer(adminApi.PATCH('/v1/orgs/{orgId}', { params: { path: { orgId: org.id } }, body: changed }));
     setSaved(true);
     // The whole console shows times and money in these: sign-in data is read again.
     if (changed.timeZone || changed.currency || changed.name) window.location.reload();
@@ -164,9 +148,13 @@ function AdminTokens() {
   const [showRevoked, setShowRevoked] = useState(false);
   const data = useLoad(async () => {
     const [tokens, teams, users] = await Promise.all([
-      get<AdminToken[]>(`/v1/admin-tokens?orgId=${org.id}${showRevoked ? '&includeRevoked=true' : ''}`),
-      get<Team[]>(`${orgPath}/teams`),
-      get<User[]>(`${orgPath}/users`),
+      answer(
+        adminApi.GET('/v1/admin-tokens', {
+          params: { query: { orgId: org.id, ...(showRevoked ? { includeRevoked: 'true' } : {}) } },
+        }),
+      ),
+      answer(adminApi.GET('/v1/orgs/{orgId}/teams', { params: { path: { orgId: org.id } } })),
+      answer(adminApi.GET('/v1/orgs/{orgId}/users', { params: { path: { orgId: org.id } } })),
     ]);
     return { tokens, teams, users };
   }, [orgPath, showRevoked]);
@@ -225,7 +213,7 @@ function AdminTokens() {
                   {roleLabel(t.role)}
                   {t.teamId && ` of ${data.data.teams.find((x) => x.id === t.teamId)?.name ?? t.teamId}`}
                 </Table.Td>
-                <Table.Td>{t.user ? (t.user.name ?? t.user.email) : (t.ownerLabel ?? '—')}</Table.Td>
+                <Table.Td>{t.owner ? (t.owner.name ?? t.owner.email) : (t.ownerLabel ?? '—')}</Table.Td>
                 <Table.Td>{t.lastUsedAt ? formatTimestamp(t.lastUsedAt, org.timeZone) : 'never'}</Table.Td>
                 <Table.Td>{t.expiresAt ? formatTimestamp(t.expiresAt, org.timeZone) : 'never'}</Table.Td>
                 <Table.Td>
@@ -258,7 +246,7 @@ function AdminTokens() {
           testId="confirm-revoke-token"
           onClose={() => setRevoking(null)}
           onConfirm={async () => {
-            await api('DELETE', `/v1/admin-tokens/${revoking.id}`);
+            await answer(adminApi.DELETE('/v1/admin-tokens/{tokenId}', { params: { path: { tokenId: revoking.id } } }));
             setRevoking(null);
             data.reload();
           }}
@@ -270,7 +258,7 @@ function AdminTokens() {
   );
 }
 
-const TOKEN_ROLES = ['ORG_ADMIN', 'FINANCE', 'TEAM_ADMIN', 'MEMBER'];
+const TOKEN_ROLES = ['ORG_ADMIN', 'FINANCE', 'TEAM_ADMIN', 'MEMBER'] as const satisfies readonly AdminToken['role'][];
 
 function IssueTokenModal({
   teams,
@@ -285,7 +273,7 @@ function IssueTokenModal({
 }) {
   const { org } = useSession();
   const [name, setName] = useState('');
-  const [role, setRole] = useState('FINANCE');
+  const [role, setRole] = useState<(typeof TOKEN_ROLES)[number]>('FINANCE');
   const [teamId, setTeamId] = useState<string | null>(null);
   const [userId, setUserId] = useState<string | null>(null);
   const form = useFormSubmit(['name', 'role', 'teamId', 'userId']);
@@ -293,13 +281,17 @@ function IssueTokenModal({
   const needsTeam = role === 'TEAM_ADMIN' || role === 'MEMBER';
 
   const submit = form.onSubmit(async () => {
-    const issued = await post<{ secret: string }>('/v1/admin-tokens', {
-      orgId: org.id,
-      name: name.trim(),
-      role,
-      ...(needsTeam && teamId ? { teamId } : {}),
-      ...(userId ? { userId } : {}),
-    });
+    const issued = await answer(
+      adminApi.POST('/v1/admin-tokens', {
+        body: {
+          orgId: org.id,
+          name: name.trim(),
+          role,
+          ...(needsTeam && teamId ? { teamId } : {}),
+          ...(userId ? { userId } : {}),
+        },
+      }),
+    );
     setSecret(issued.secret);
     onIssued();
   });
@@ -331,7 +323,10 @@ function IssueTokenModal({
         label="Role"
         data={TOKEN_ROLES.map((r) => ({ value: r, label: roleLabel(r) }))}
         value={role}
-        onChange={(v) => v && setRole(v)}
+        onChange={(v) => {
+          const chosen = TOKEN_ROLES.find((r) => r === v);
+          if (chosen) setRole(chosen);
+        }}
         allowDeselect={false}
         error={form.at('role')}
         data-testid="admin-token-role"

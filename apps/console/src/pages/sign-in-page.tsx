@@ -1,7 +1,6 @@
 import { Alert, Button, Center, Divider, Paper, PasswordInput, Stack, TextInput, Title } from '@mantine/core';
 import { FormEvent, useState } from 'react';
-import { ApiError, api } from '../api/admin-client';
-import type { Me } from '../api/admin-types';
+import { ApiError, answer, signInApi } from '../api/admin-client';
 
 // The organisation last tried in this tab, so a failed sign-in comes back with it filled in.
 const SSO_ORG_KEY = 'tollgate.console.ssoOrg';
@@ -64,7 +63,7 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (token: string) => void
     setBusy(true);
     setError(null);
     try {
-      await api<Me>('GET', '/v1/auth/session', undefined, t, true);
+      await answer(signInApi.GET('/v1/auth/session', { headers: { Authorization: `Bearer ${t}` } }));
       onSignedIn(t);
     } catch (err) {
       setError(

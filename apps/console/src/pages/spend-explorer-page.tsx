@@ -1,8 +1,8 @@
 import { Button, Card, Chip, Group, MultiSelect, Select, Stack, Text } from '@mantine/core';
 import { useEffect, useMemo, useState } from 'react';
-import { get } from '../api/admin-client';
-import { Key, REPORT_DIMENSIONS, ReportDimension, ReportRow, SpendReport, Team, User } from '../api/admin-types';
-import type { CatalogTool } from '../api/governance-types';
+import { adminApi, answer } from '../api/admin-client';
+import { spendReport } from '../api/spend-report';
+import { REPORT_DIMENSIONS, ReportDimension, ReportRow, SpendReport } from '../api/admin-types';
 import { ErrorState, LoadingState, ScopeNote } from '../components/page-states';
 import { dayIn, isDay } from '../lib/dates';
 import { DEFAULT_PRESET, presetRange } from '../lib/date-ranges';
@@ -55,16 +55,17 @@ const FILTER_LABELS: Record<FilterParam, string> = {
 type Option = { value: string; label: string };
 
 /** Choices for each filter, from the lists the role may read (keys come back already scoped). */
-async function loadFilterOptions(orgPath: string, scope: SpendScope, teamId: string | null) {
+async function loadFilterOptions(orgId: string, scope: SpendScope, teamId: string | null) {
+  const path = { orgId };
   const [teams, users, members, keys, upstreams, tools] = await Promise.all([
-    scope === 'user' ? Promise.resolve([]) : get<Team[]>(`${orgPath}/teams`),
-    scope === 'user' ? Promise.resolve([]) : get<User[]>(`${orgPath}/users`),
+    scope === 'user' ? Promise.resolve([]) : answer(adminApi.GET('/v1/orgs/{orgId}/teams', { params: { path } })),
+    scope === 'user' ? Promise.resolve([]) : answer(adminApi.GET('/v1/orgs/{orgId}/users', { params: { path } })),
     scope === 'team' && teamId
-      ? get<{ userId: string }[]>(`${orgPath}/teams/${teamId}/members`)
+      ? answer(adminApi.GET('/v1/orgs/{orgId}/teams/{teamId}/members', { params: { path: { orgId, teamId } } }))
       : Promise.resolve(null),
-    get<Key[]>(`${orgPath}/keys`),
-    get<{ id: string; namespace: string }[]>(`${orgPath}/upstreams`),
-    get<CatalogTool[]>(`${orgPath}/tools`),
+    answer(adminApi.GET('/v1/orgs/{orgId}/keys', { params: { path } })),
+    answer(adminApi.GET('/v1/orgs/{orgId}/upstreams', { params: { path } })),
+    answer(adminApi.GET('/v1/orgs/{orgId}/tools', { params: { path } })),
   ]);
   const inTeam = members ? new Set(members.map((m) => m.userId)) : null;
   const options: Record<FilterParam, Option[]> = {
@@ -107,11 +108,13 @@ export function SpendExplorerPage() {
         : null;
 
   const filterParams = activeFilters(filters);
-  const query = reportQuery(view);
+  const params = reportQuery(view);
+  // The load follows the query's value, not the object made anew at each render.
+  const query = JSON.stringify(params);
 
   // The API filters, groups and totals; the page shows its answer as it is.
   const report = useLoad<SpendReport | null>(
-    async () => (rangeError ? null : get<SpendReport>(`${orgPath}/reports/spend?${query}`)),
+    async () => (rangeError ? null : spendReport(org.id, params)),
     [orgPath, query, rangeError],
   );
   // The filters' choices are asked once the first report is in: the report goes first to the API.
@@ -120,7 +123,7 @@ export function SpendExplorerPage() {
     if (report.state !== 'loading') setOptionsWanted(true);
   }, [report.state]);
   const options = useLoad(
-    () => (optionsWanted ? loadFilterOptions(orgPath, scope, me.teamId) : new Promise<never>(() => undefined)),
+    () => (optionsWanted ? loadFilterOptions(org.id, scope, me.teamId) : new Promise<never>(() => undefined)),
     [orgPath, scope, me.teamId, optionsWanted],
   );
   const ordered = REPORT_DIMENSIONS.filter((d) => dims.includes(d));

@@ -1,6 +1,6 @@
 import { Alert, Badge, Button, Card, Checkbox, Code, Group, Select, Stack, Table, Text } from '@mantine/core';
 import { useState } from 'react';
-import { ApiError, get, post, toApiError } from '../api/admin-client';
+import { ApiError, adminApi, answer, toApiError } from '../api/admin-client';
 import type { BulkReviewResult, CatalogTool, ToolDiff } from '../api/governance-types';
 import { DefinitionDiff } from '../components/definition-diff';
 import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
@@ -25,8 +25,7 @@ export function ReviewBadge({ status }: { status: CatalogTool['reviewStatus'] })
 }
 
 export function ReviewQueue({ data, reload }: { data: CatalogData; reload: () => void }) {
-  const { me } = useSession();
-  const orgPath = useOrgPath();
+  const { me, org } = useSession();
   const mayReview = canManageOrg(me.role);
   const [upstreamId, setUpstreamId] = useState<string | null>(null);
   const [selected, setSelected] = useState<Set<string>>(new Set());
@@ -42,9 +41,12 @@ export function ReviewQueue({ data, reload }: { data: CatalogData; reload: () =>
     setBusy(true);
     setError(null);
     try {
-      const result = await post<BulkReviewResult>(`${orgPath}/tools/review`, {
-        decisions: tools.map((t) => ({ toolId: t.id, decision, definitionHash: t.definitionHash })),
-      });
+      const result = await answer(
+        adminApi.POST('/v1/orgs/{orgId}/tools/review', {
+          params: { path: { orgId: org.id } },
+          body: { decisions: tools.map((t) => ({ toolId: t.id, decision, definitionHash: t.definitionHash })) },
+        }),
+      );
       setOutcome({ result, decision });
       setSelected(new Set());
       setViewing(null);
@@ -231,7 +233,14 @@ function DiffModal({
   onDecide: (d: 'APPROVE' | 'REJECT', hash: string) => void;
 }) {
   const orgPath = useOrgPath();
-  const diff = useLoad<ToolDiff>(() => get<ToolDiff>(`${orgPath}/tools/${tool.id}/diff`), [orgPath, tool.id]);
+  const { org } = useSession();
+  const diff = useLoad<ToolDiff>(
+    () =>
+      answer(
+        adminApi.GET('/v1/orgs/{orgId}/tools/{toolId}/diff', { params: { path: { orgId: org.id, toolId: tool.id } } }),
+      ),
+    [orgPath, tool.id],
+  );
   return (
     <ConsoleModal
       opened

@@ -105,7 +105,7 @@ export function TrailPage() {
           parseAs: 'text',
         }),
       );
-      downloadText(`trail-${filters.sessionId || org.slug}.jsonl`, text as unknown as string, 'application/x-ndjson');
+      downloadText(`trail-${filters.sessionId || org.slug}.jsonl`, text, 'application/x-ndjson');
     } finally {
       setExporting(false);
     }

@@ -1,12 +1,12 @@
 import { Checkbox, Code, Group, Select, Stack, Text, TextInput } from '@mantine/core';
 import { useState } from 'react';
-import { api, send } from '../api/admin-client';
+import { adminApi, answer } from '../api/admin-client';
+import type { components } from '../api/admin-api.gen';
 import { FormActions, FormError } from '../components/form-actions';
 import { FormModal } from '../components/form-modal';
 import { StaleAlert } from '../components/stale-alert';
 import { useFormSubmit } from '../lib/form-submit';
 import { authModeLabel, transportLabel } from '../lib/labels';
-import { useOrgPath } from '../session';
 import {
   AUTH_MODES,
   SecretInput,
@@ -52,7 +52,6 @@ export function EditUpstreamModal({
   onClose: () => void;
   onSaved: () => void;
 }) {
-  const orgPath = useOrgPath();
   const [displayName, setDisplayName] = useState(u.displayName ?? '');
   const [url, setUrl] = useState(u.url ?? '');
   const [bearerToken, setBearerToken] = useState('');
@@ -82,8 +81,8 @@ export function EditUpstreamModal({
   // Leaving the static secret drops it (and its headers) in the same change: NONE and OAuth send none of them.
   const dropsSecrets = modeChanged && authMode !== 'STATIC_SECRET' && u.headerNames.length > 0;
 
-  function patchBody(): Record<string, unknown> {
-    const body: Record<string, unknown> = {};
+  function patchBody(): components['schemas']['UpdateUpstreamDto'] {
+    const body: components['schemas']['UpdateUpstreamDto'] = {};
     if (displayName.trim() !== (u.displayName ?? '')) body.displayName = displayName.trim() || null;
     if (http && url.trim() !== (u.url ?? '')) body.url = url.trim();
     if (modeChanged) body.authMode = authMode;
@@ -97,7 +96,7 @@ export function EditUpstreamModal({
       if (headerName.trim()) body.headers = { [headerName.trim()]: headerValue };
     }
     if (authMode === 'PER_USER_OAUTH') {
-      const oauth: Record<string, string | null> = {};
+      const oauth: NonNullable<typeof body.oauth> = {};
       const shownId = u.oauth && !u.oauth.registered ? (u.oauth.clientId ?? '') : '';
       if (clientId.trim() !== shownId) oauth.clientId = clientId.trim() || null;
       if (clientSecret) oauth.clientSecret = clientSecret;
@@ -121,9 +120,21 @@ export function EditUpstreamModal({
     if (Object.keys(body).length === 0 && !exposureChanged) return onClose();
     // The PATCH carries If-Match; the exposure (its own route, no version) goes first so a name
     // collision (409) refuses the whole form before anything else is saved.
-    if (exposureChanged) await api('PUT', `${orgPath}/upstreams/${u.id}/exposure`, { exposeUnprefixed: unprefixed });
+    const path = { orgId: u.orgId, upstreamId: u.id };
+    if (exposureChanged)
+      await answer(
+        adminApi.PUT('/v1/orgs/{orgId}/upstreams/{upstreamId}/exposure', {
+          params: { path },
+          body: { exposeUnprefixed: unprefixed },
+        }),
+      );
     if (Object.keys(body).length > 0)
-      await send('PATCH', `${orgPath}/upstreams/${u.id}`, body, { 'If-Match': `"${u.version}"` });
+      await answer(
+        adminApi.PATCH('/v1/orgs/{orgId}/upstreams/{upstreamId}', {
+          params: { path, header: { 'If-Match': `"${u.version}"` } },
+          body,
+        }),
+      );
     onSaved();
   });
 

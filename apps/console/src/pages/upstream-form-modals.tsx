@@ -1,21 +1,21 @@
 import { Group, NumberInput, PasswordInput, Select, Text, Textarea, TextInput } from '@mantine/core';
 import { Dispatch, ReactNode, SetStateAction, useState } from 'react';
-import { api } from '../api/admin-client';
+import { adminApi, answer } from '../api/admin-client';
 import type { Upstream } from '../api/governance-types';
 import { FormActions, FormError } from '../components/form-actions';
 import { FormModal } from '../components/form-modal';
 import { useFormSubmit } from '../lib/form-submit';
-import { useOrgPath } from '../session';
+import { useSession } from '../session';
 
 /** GET …/upstreams/:id as the forms read it (the generated UpstreamView). */
 export type UpstreamDetail = Upstream;
 
-const TRANSPORTS = [
+const TRANSPORTS: { value: Upstream['transport']; label: string }[] = [
   { value: 'STREAMABLE_HTTP', label: 'Streamable HTTP' },
   { value: 'SSE', label: 'SSE (legacy HTTP)' },
   { value: 'STDIO', label: 'stdio (a command on Tollgate’s hosts)' },
 ];
-export const AUTH_MODES = [
+export const AUTH_MODES: { value: Upstream['authMode']; label: string }[] = [
   { value: 'NONE', label: 'None' },
   { value: 'STATIC_SECRET', label: 'Static secret (bearer token)' },
   { value: 'PER_USER_OAUTH', label: 'Per-user OAuth (each user connects their account)' },
@@ -47,14 +47,14 @@ export function RegisterUpstreamModal({
   onClose: () => void;
   onRegistered: (u: UpstreamDetail) => void;
 }) {
-  const orgPath = useOrgPath();
+  const { org } = useSession();
   const [namespace, setNamespace] = useState('');
   const [displayName, setDisplayName] = useState('');
-  const [transport, setTransport] = useState('STREAMABLE_HTTP');
+  const [transport, setTransport] = useState<Upstream['transport']>('STREAMABLE_HTTP');
   const [url, setUrl] = useState('');
   const [command, setCommand] = useState('');
   const [args, setArgs] = useState('');
-  const [authMode, setAuthMode] = useState('NONE');
+  const [authMode, setAuthMode] = useState<Upstream['authMode']>('NONE');
   const [bearerToken, setBearerToken] = useState('');
   const [clientId, setClientId] = useState('');
   const [clientSecret, setClientSecret] = useState('');
@@ -73,20 +73,25 @@ export function RegisterUpstreamModal({
       ...(clientSecret ? { clientSecret } : {}),
       ...(scope ? { scope } : {}),
     };
-    const created = await api<UpstreamDetail>('POST', `${orgPath}/upstreams`, {
-      namespace: namespace.trim(),
-      ...(displayName.trim() ? { displayName: displayName.trim() } : {}),
-      transport,
-      ...(stdio
-        ? { command: command.trim(), args: args.split('\n').filter((a) => a.trim() !== '') }
-        : { url: url.trim() }),
-      authMode,
-      ...(authMode === 'STATIC_SECRET' && bearerToken ? { bearerToken } : {}),
-      ...(authMode === 'PER_USER_OAUTH' && Object.keys(oauth).length ? { oauth } : {}),
-      syncIntervalSeconds: numberOrUndefined(settings.syncIntervalSeconds),
-      callTimeoutMs: numberOrUndefined(settings.callTimeoutMs),
-      outputTokenCap: numberOrUndefined(settings.outputTokenCap),
-    });
+    const created = await answer(
+      adminApi.POST('/v1/orgs/{orgId}/upstreams', {
+        params: { path: { orgId: org.id } },
+        body: {
+          namespace: namespace.trim(),
+          ...(displayName.trim() ? { displayName: displayName.trim() } : {}),
+          transport,
+          ...(stdio
+            ? { command: command.trim(), args: args.split('\n').filter((a) => a.trim() !== '') }
+            : { url: url.trim() }),
+          authMode,
+          ...(authMode === 'STATIC_SECRET' && bearerToken ? { bearerToken } : {}),
+          ...(authMode === 'PER_USER_OAUTH' && Object.keys(oauth).length ? { oauth } : {}),
+          syncIntervalSeconds: numberOrUndefined(settings.syncIntervalSeconds),
+          callTimeoutMs: numberOrUndefined(settings.callTimeoutMs),
+          outputTokenCap: numberOrUndefined(settings.outputTokenCap),
+        },
+      }),
+    );
     onRegistered(created);
   });
 
@@ -114,7 +119,7 @@ export function RegisterUpstreamModal({
         label="Transport"
         data={TRANSPORTS}
         value={transport}
-        onChange={(v) => setTransport(v ?? 'STREAMABLE_HTTP')}
+        onChange={(v) => setTransport(TRANSPORTS.find((t) => t.value === v)?.value ?? 'STREAMABLE_HTTP')}
         allowDeselect={false}
         error={form.at('transport')}
         data-testid="upstream-transport"
@@ -154,7 +159,7 @@ export function RegisterUpstreamModal({
         label="Authentication"
         data={stdio ? AUTH_MODES.filter((m) => m.value !== 'PER_USER_OAUTH') : AUTH_MODES}
         value={authMode}
-        onChange={(v) => setAuthMode(v ?? 'NONE')}
+        onChange={(v) => setAuthMode(AUTH_MODES.find((m) => m.value === v)?.value ?? 'NONE')}
         allowDeselect={false}
         error={form.at('authMode')}
         data-testid="upstream-auth"

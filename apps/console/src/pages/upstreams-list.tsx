@@ -1,13 +1,13 @@
 import { Alert, Badge, Button, Card, Code, Group, List, Stack, Table, Text } from '@mantine/core';
 import { useEffect, useState } from 'react';
-import { post, send, toApiError } from '../api/admin-client';
+import { adminApi, answer, toApiError } from '../api/admin-client';
 import { ConfirmModal } from '../components/confirm-modal';
 import { EmptyState } from '../components/page-states';
 import { RowAction } from '../components/row-action';
 import { formatTimestamp } from '../lib/dates';
 import { canManageOrg } from '../lib/roles';
 import { syncErrorKind } from '../lib/sync-error-kind';
-import { useOrgPath, useSession } from '../session';
+import { useSession } from '../session';
 import { EditUpstreamModal } from './upstream-edit-modal';
 import { RegisterUpstreamModal, type UpstreamDetail } from './upstream-form-modals';
 import { UpstreamTools } from './upstream-tools-table';
@@ -16,6 +16,20 @@ import { authModeLabel, transportLabel } from '../lib/labels';
 import type { CatalogData } from './upstreams-page';
 
 type LifecycleAction = 'disable' | 'enable' | 'pause-sync' | 'resume-sync';
+/** Each change of an upstream's state, at the version shown (If-Match). */
+function changeUpstream(u: UpstreamDetail, action: LifecycleAction) {
+  const params = { path: { orgId: u.orgId, upstreamId: u.id }, header: { 'If-Match': `"${u.version}"` } };
+  switch (action) {
+    case 'disable':
+      return answer(adminApi.POST('/v1/orgs/{orgId}/upstreams/{upstreamId}/disable', { params }));
+    case 'enable':
+      return answer(adminApi.POST('/v1/orgs/{orgId}/upstreams/{upstreamId}/enable', { params }));
+    case 'pause-sync':
+      return answer(adminApi.POST('/v1/orgs/{orgId}/upstreams/{upstreamId}/pause-sync', { params }));
+    case 'resume-sync':
+      return answer(adminApi.POST('/v1/orgs/{orgId}/upstreams/{upstreamId}/resume-sync', { params }));
+  }
+}
 const ACTION_DONE: Record<LifecycleAction | 'delete' | 'sync', string> = {
   disable: 'disabled: its tools are hidden from every key',
   enable: 'enabled: its approved tools are served again',
@@ -30,7 +44,6 @@ const syncMark = (u: Pick<UpstreamDetail, 'lastSyncAt' | 'lastSyncError'>) => `$
 
 export function UpstreamsList({ data, reload }: { data: CatalogData; reload: () => void }) {
   const { me, org } = useSession();
-  const orgPath = useOrgPath();
   const mayManage = canManageOrg(me.role);
   const [open, setOpen] = useState<string | null>(data.upstreams[0]?.id ?? null);
   const [notice, setNotice] = useState<{ ok: boolean; text: string } | null>(null);
@@ -69,7 +82,7 @@ export function UpstreamsList({ data, reload }: { data: CatalogData; reload: () 
     setBusy(`${u.id}:${action}`);
     setNotice(null);
     try {
-      await send('POST', `${orgPath}/upstreams/${u.id}/${action}`, undefined, { 'If-Match': `"${u.version}"` });
+      await changeUpstream(u, action);
       say(u, action);
     } catch (err) {
       refused(u, err);
@@ -83,7 +96,11 @@ export function UpstreamsList({ data, reload }: { data: CatalogData; reload: () 
     setBusy(`${u.id}:sync`);
     setNotice(null);
     try {
-      await post(`${orgPath}/upstreams/${u.id}/sync`);
+      await answer(
+        adminApi.POST('/v1/orgs/{orgId}/upstreams/{upstreamId}/sync', {
+          params: { path: { orgId: u.orgId, upstreamId: u.id } },
+        }),
+      );
       say(u, 'sync');
       setWatch({ id: u.id, since: syncMark(u), until: Date.now() + 60_000 });
     } catch (err) {
@@ -156,7 +173,11 @@ export function UpstreamsList({ data, reload }: { data: CatalogData; reload: () 
           onConfirm={async () => {
             const u = confirming.upstream;
             try {
-              await send('DELETE', `${orgPath}/upstreams/${u.id}`, undefined, { 'If-Match': `"${u.version}"` });
+              await answer(
+                adminApi.DELETE('/v1/orgs/{orgId}/upstreams/{upstreamId}', {
+                  params: { path: { orgId: u.orgId, upstreamId: u.id }, header: { 'If-Match': `"${u.version}"` } },
+                }),
+              );
             } catch (err) {
               if (toApiError(err).status !== 412) throw err;
               setConfirming(null);

@@ -1,10 +1,10 @@
 import { Tabs } from '@mantine/core';
 import { useState } from 'react';
-import { get } from '../api/admin-client';
+import { adminApi, answer } from '../api/admin-client';
 import type { CatalogTool, PriceRule } from '../api/governance-types';
 import { ErrorState, LoadingState } from '../components/page-states';
 import { useLoad } from '../lib/use-load';
-import { useOrgPath } from '../session';
+import { useOrgPath, useSession } from '../session';
 import { type UpstreamDetail } from './upstream-form-modals';
 import { ReviewQueue } from './tool-review-queue';
 import { UpstreamsList } from './upstreams-list';
@@ -17,11 +17,12 @@ export interface CatalogData {
 
 export function UpstreamsPage() {
   const orgPath = useOrgPath();
+  const { org } = useSession();
   const data = useLoad<CatalogData>(async () => {
     const [upstreams, tools, prices] = await Promise.all([
-      get<UpstreamDetail[]>(`${orgPath}/upstreams`),
-      get<CatalogTool[]>(`${orgPath}/tools`),
-      get<PriceRule[]>(`${orgPath}/prices/history`),
+      answer(adminApi.GET('/v1/orgs/{orgId}/upstreams', { params: { path: { orgId: org.id } } })),
+      answer(adminApi.GET('/v1/orgs/{orgId}/tools', { params: { path: { orgId: org.id } } })),
+      answer(adminApi.GET('/v1/orgs/{orgId}/prices/history', { params: { path: { orgId: org.id } } })),
     ]);
     upstreams.sort((a, b) => a.namespace.localeCompare(b.namespace));
     return { upstreams, tools, prices };
