@@ -446,7 +446,11 @@ describe('console governance pages in a real browser: policies, audit log, alert
     const refused = (await agent.callTool({ name: 'web__ping', arguments: {} })) as CallToolResult;
     expect(toolError(refused)).toMatchObject({ code: 'UPSTREAM_DISABLED' });
     await row.getByRole('button', { name: 'Enable web' }).click();
-    await row.getByText('Enabled').waitFor();
+    // The Disable button comes with the list reloaded after the change (the upstream's new version):
+    // pausing before it would send the old version and be refused (412). A text match of "Enabled"
+    // could be met before the enable was even answered.
+    await row.getByRole('button', { name: 'Disable web' }).waitFor();
+    await row.getByText('Enabled', { exact: true }).waitFor();
 
     await row.getByRole('button', { name: 'Pause sync of web' }).click();
     await row.getByTestId('sync-paused').waitFor();
