@@ -1,8 +1,10 @@
-import { Anchor, Badge, Button, Card, Group, Select, Stack, Table, Text, TextInput } from '@mantine/core';
+import { Anchor, Badge, Card, Group, Select, Stack, Table, Text, TextInput } from '@mantine/core';
 import { useEffect, useMemo, useState } from 'react';
 import { adminApi, answer } from '../api/admin-client';
+import type { operations } from '../api/admin-api.gen';
 import type { Key, User } from '../api/admin-types';
 import type { CallLogRow } from '../api/calls-types';
+import { CursorPager } from '../components/cursor-pager';
 import { DataTable } from '../components/data-table';
 import { Money } from '../components/money-text';
 import { EmptyState, ErrorState, LoadingState, ScopeNote } from '../components/page-states';
@@ -12,6 +14,7 @@ import { dayIn, formatTimestamp, isDay } from '../lib/dates';
 import { OUTCOME_LABELS, REFUSAL_CODE_LABELS, refusalLabel } from '../lib/refusal-codes';
 import { PAGE_PATHS, navigate, replaceSearch, useSearch } from '../lib/router';
 import { spendScopeOf } from '../lib/roles';
+import { useCursorPages } from '../lib/use-cursor-pages';
 import { useLoad } from '../lib/use-load';
 import { useSession } from '../session';
 
@@ -27,6 +30,7 @@ interface Filters {
 }
 
 const FILTER_KEYS = ['keyId', 'userId', 'tool', 'outcome', 'code'] as const;
+type CallsQuery = NonNullable<operations['CallsController_callLog']['parameters']['query']>;
 
 /** The filters and range a URL names (a link from the Overview, a shared page). */
 function readSearch(search: string, today: string): { filters: Filters; range: DayRange } {
@@ -68,34 +72,31 @@ export function CallsPage() {
     );
     return () => clearTimeout(t);
   }, [toolTyped]);
-  // The cursors of the pages opened so far: [null (the newest page), cursor of page 2, …].
-  const [cursors, setCursors] = useState<(string | null)[]>([null]);
-
   const params = useMemo(() => {
-    const p: Record<string, string> = { from: range.from, to: range.to };
+    const p: CallsQuery = { from: range.from, to: range.to };
     for (const k of FILTER_KEYS) if (filters[k]) p[k] = filters[k]!;
-    return p as { from: string; to: string } & Partial<Record<(typeof FILTER_KEYS)[number], string>>;
+    return p;
   }, [range, filters]);
-  const query = useMemo(() => new URLSearchParams(params).toString(), [params]);
+  const query = useMemo(
+    () => new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)])).toString(),
+    [params],
+  );
   // The URL holds what the page shows; a new query starts again at the newest page.
-  useEffect(() => {
-    replaceSearch(query);
-    setCursors([null]);
-  }, [query]);
-
-  const cursor = cursors[cursors.length - 1];
-  const page = useLoad(
-    () =>
+  useEffect(() => replaceSearch(query), [query]);
+  const pages = useCursorPages(
+    query,
+    (cursor) =>
       answer(
         adminApi.GET('/v1/orgs/{orgId}/calls', {
-          params: { path: { orgId: org.id }, query: { ...params, limit: PAGE_SIZE, cursor: cursor ?? undefined } },
+          params: { path: { orgId: org.id }, query: { ...params, limit: PAGE_SIZE, cursor } },
         }),
       ),
-    [org.id, params, cursor],
+    [org.id],
   );
+  const page = pages.page;
   // Choices only: without them the filters still take what a link put in the URL. Asked once the
   // first page is shown, so thousands of keys do not compete with the page's own call.
-  const firstShown = page.state !== 'loading' || cursors.length > 1;
+  const firstShown = page.state !== 'loading' || pages.hasPrevious;
   const [askChoices, setAskChoices] = useState(false);
   useEffect(() => {
     if (firstShown) setAskChoices(true);
@@ -193,7 +194,7 @@ export function CallsPage() {
         {page.state === 'error' && <ErrorState error={page.error} what="the calls" onRetry={page.reload} />}
         {page.state === 'ready' &&
           (page.data.rows.length === 0 ? (
-            <EmptyState title={cursors.length > 1 ? 'No older calls' : 'No call matches'}>
+            <EmptyState title={pages.hasPrevious ? 'No older calls' : 'No call matches'}>
               Calls through the edge, and calls it refused, appear here within seconds.
             </EmptyState>
           ) : (
@@ -207,33 +208,16 @@ export function CallsPage() {
             </div>
           ))}
       </Card>
-      <Group justify="space-between">
-        <Text size="sm" c="dimmed" data-testid="calls-summary" aria-live="polite">
-          {page.state === 'ready'
-            ? `Page ${cursors.length}: ${page.data.rows.length} ${page.data.rows.length === 1 ? 'call' : 'calls'}, newest first. Times in ${org.timeZone}.`
-            : ''}
-        </Text>
-        <Group gap="xs">
-          <Button
-            variant="default"
-            disabled={cursors.length === 1}
-            onClick={() => setCursors((c) => c.slice(0, -1))}
-            data-testid="calls-newer"
-          >
-            Newer
-          </Button>
-          <Button
-            variant="default"
-            disabled={page.state !== 'ready' || !page.data.nextCursor}
-            onClick={() =>
-              page.state === 'ready' && page.data.nextCursor && setCursors((c) => [...c, page.data.nextCursor])
-            }
-            data-testid="calls-older"
-          >
-            Older
-          </Button>
-        </Group>
-      </Group>
+      <CursorPager
+        pages={pages}
+        summary={
+          page.state === 'ready' &&
+          `Page ${pages.number}: ${page.data.rows.length} ${page.data.rows.length === 1 ? 'call' : 'calls'}, newest first. Times in ${org.timeZone}.`
+        }
+        previousLabel="Newer"
+        nextLabel="Older"
+        testIdPrefix="calls"
+      />
     </Stack>
   );
 }

@@ -3,6 +3,7 @@ import { useEffect, useMemo, useState } from 'react';
 import { adminApi, answer } from '../api/admin-client';
 import type { Key } from '../api/admin-types';
 import type { TrailKind, TrailStep } from '../api/calls-types';
+import { CursorPager } from '../components/cursor-pager';
 import { DataTable } from '../components/data-table';
 import { Money } from '../components/money-text';
 import { EmptyState, ErrorState, LoadingState, ScopeNote } from '../components/page-states';
@@ -10,6 +11,7 @@ import { formatTimestamp } from '../lib/dates';
 import { downloadText } from '../lib/download';
 import { replaceSearch, useSearch } from '../lib/router';
 import { spendScopeOf } from '../lib/roles';
+import { useCursorPages } from '../lib/use-cursor-pages';
 import { useLoad } from '../lib/use-load';
 import { useSession } from '../session';
 
@@ -64,7 +66,6 @@ export function TrailPage() {
     const t = setTimeout(() => setFilters((f) => (f.sessionId === typed ? f : { ...f, sessionId: typed })), 400);
     return () => clearTimeout(t);
   }, [sessionTyped]);
-  const [cursors, setCursors] = useState<(string | null)[]>([null]);
   const params = useMemo(() => {
     const p: Record<string, string> = {};
     if (filters.sessionId) p.sessionId = filters.sessionId;
@@ -73,20 +74,19 @@ export function TrailPage() {
     return p;
   }, [filters]);
   const query = useMemo(() => new URLSearchParams(params).toString(), [params]);
-  useEffect(() => {
-    replaceSearch(query);
-    setCursors([null]);
-  }, [query]);
-  const cursor = cursors[cursors.length - 1];
-  const page = useLoad(
-    () =>
+  // The URL holds what the page shows; a new query starts again at the first page.
+  useEffect(() => replaceSearch(query), [query]);
+  const pages = useCursorPages(
+    query,
+    (cursor) =>
       answer(
         adminApi.GET('/v1/orgs/{orgId}/trail', {
-          params: { path: { orgId: org.id }, query: { ...params, limit: PAGE_SIZE, cursor: cursor ?? undefined } },
+          params: { path: { orgId: org.id }, query: { ...params, limit: PAGE_SIZE, cursor } },
         }),
       ),
-    [org.id, params, cursor],
+    [org.id],
   );
+  const page = pages.page;
   const keys = useLoad(
     () =>
       answer(adminApi.GET('/v1/orgs/{orgId}/keys', { params: { path: { orgId: org.id } } })).catch(() => [] as Key[]),
@@ -181,26 +181,13 @@ export function TrailPage() {
             </div>
           ))}
       </Card>
-      <Group justify="space-between">
-        <Text size="sm" c="dimmed" aria-live="polite">
-          {page.state === 'ready' ? `Page ${cursors.length}, oldest first. Times in ${org.timeZone}.` : ''}
-        </Text>
-        <Group gap="xs">
-          <Button variant="default" disabled={cursors.length === 1} onClick={() => setCursors((c) => c.slice(0, -1))}>
-            Earlier
-          </Button>
-          <Button
-            variant="default"
-            disabled={page.state !== 'ready' || !page.data.nextCursor}
-            onClick={() =>
-              page.state === 'ready' && page.data.nextCursor && setCursors((c) => [...c, page.data.nextCursor])
-            }
-            data-testid="trail-later"
-          >
-            Later
-          </Button>
-        </Group>
-      </Group>
+      <CursorPager
+        pages={pages}
+        summary={`Page ${pages.number}, oldest first. Times in ${org.timeZone}.`}
+        previousLabel="Earlier"
+        nextLabel="Later"
+        testIdPrefix="trail"
+      />
     </Stack>
   );
 }
