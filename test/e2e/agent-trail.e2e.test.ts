@@ -444,11 +444,14 @@ describe('agent trail through two edges', () => {
     const b = await agent(edge2Url, keyB.secret);
     await b.listTools();
     await b.callTool({ name: 'tollgate__search_tools', arguments: { query: 'echo' } });
+    const keyCount = (keyId: string) => () => db.trailEvent.count({ where: { orgId: meta.orgId, keyId } });
+    // The code key has steps from the tests before: wait for this one on top of them, so no step
+    // of it can land between the API's answer and the database's below.
+    const codeStepsBefore = await keyCount(meta.codeKey.id)();
     const code = await agent(p.edgeUrl, meta.codeKey.secret);
     await code.callTool({ name: 'tollgate__list_files', arguments: {} });
-    const keyCount = (keyId: string) => () => db.trailEvent.count({ where: { orgId: meta.orgId, keyId } });
     await waitForTrailSteps(p.env.redisUrl, p.env.redisPrefix, keyCount(keyB.key.id), 2);
-    await waitForTrailSteps(p.env.redisUrl, p.env.redisPrefix, keyCount(meta.codeKey.id), 1);
+    await waitForTrailSteps(p.env.redisUrl, p.env.redisPrefix, keyCount(meta.codeKey.id), codeStepsBefore + 1);
 
     const token = async (body: Record<string, unknown>) => {
       const res = await p.admin('POST', '/v1/admin-tokens', { orgId: meta.orgId, name: randomUUID(), ...body });

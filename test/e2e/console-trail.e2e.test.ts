@@ -1,8 +1,16 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '@prisma/client';
 import { QueueName } from '@tollgate/queue';
-import { SERVER_EVERYTHING, connectAgent, waitForJobs, waitForTrailSteps } from '@tollgate/testing';
+import {
+  SERVER_EVERYTHING,
+  callMeta,
+  connectAgent,
+  waitForJobs,
+  waitForTrailSteps,
+  waitForUsageEvents,
+} from '@tollgate/testing';
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Browser } from 'playwright-core';
@@ -70,7 +78,7 @@ describe('console agent trail in a real browser', () => {
     agents.push(progressive);
     await progressive.callTool({ name: 'tollgate__search_tools', arguments: { query: 'add two numbers' } });
     await progressive.callTool({ name: 'tollgate__get_tool_schemas', arguments: { names: ['everything__get-sum'] } });
-    await progressive.callTool({ name: 'everything__get-sum', arguments: { a: 1, b: 2 } });
+    const direct = await progressive.callTool({ name: 'everything__get-sum', arguments: { a: 1, b: 2 } });
     const coder = await connectAgent(p.edgeUrl, await key('coder', 'CODE'));
     agents.push(coder);
     await coder.callTool({ name: 'tollgate__read_files', arguments: { paths: ['servers/everything/get-sum.d.ts'] } });
@@ -81,6 +89,8 @@ describe('console agent trail in a real browser', () => {
     sessions.progressive = (progressive.transport as { sessionId?: string }).sessionId!;
     sessions.code = (coder.transport as { sessionId?: string }).sessionId!;
     await waitForTrailSteps(p.env.redisUrl, p.env.redisPrefix, () => db.trailEvent.count({ where: { orgId } }), 5);
+    // The call log's test needs the direct call's ledger row, which the worker may write in a later batch.
+    await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, [callMeta(direct as CallToolResult)!.callId]);
     await built;
     browser = await launchChromium();
   });

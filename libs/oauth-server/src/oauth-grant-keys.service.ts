@@ -63,18 +63,26 @@ export class OAuthGrantKeys {
       clientName: row.clientName,
       redirectHost: row.redirectHost,
     };
-    const bound = await this.prisma.$transaction(async (tx) => {
-      const key = await this.identity.findOrCreateOAuthKey(row.orgId, choice, tx);
-      // Only the first issue binds: a concurrent one that lost keeps whatever the winner bound.
-      const { count } = await tx.oAuthGrantKey.updateMany({
-        where: { grantIdHash: row.grantIdHash, keyId: null },
-        data: { keyId: key.id },
+    try {
+      return await this.prisma.$transaction(async (tx) => {
+        const key = await this.identity.findOrCreateOAuthKey(row.orgId, choice, tx);
+        // Only the first issue binds. One that lost rolls back (a key it made goes with it) and
+        // reads what the winner bound.
+        const { count } = await tx.oAuthGrantKey.updateMany({
+          where: { grantIdHash: row.grantIdHash, keyId: null },
+          data: { keyId: key.id },
+        });
+        if (count === 0) throw new LostGrantRace();
+        const bound: GrantKey = { keyId: key.id, created: { ...choice, key } };
+        await recordAudited(tx, audit(choice), bound);
+        return bound;
       });
-      if (count === 0) return null;
-      const bound: GrantKey = { keyId: key.id, created: { ...choice, key } };
-      await recordAudited(tx, audit(choice), bound);
-      return bound;
-    });
-    return bound ?? this.keyForToken(grantId, audit);
+    } catch (err) {
+      if (err instanceof LostGrantRace) return this.keyForToken(grantId, audit);
+      throw err;
+    }
   }
 }
+
+/** Thrown inside the binding's transaction to roll it back when another issue bound the grant first. */
+class LostGrantRace extends Error {}
