@@ -19,7 +19,7 @@ describe('the money path against its reference model on a TLS Redis Cluster with
   beforeAll(async () => {
     env = await createTestEnv({});
     cluster = await startTlsRedisCluster();
-  }, 120_000);
+  }, 180_000);
 
   afterAll(async () => {
     await cluster?.stop();

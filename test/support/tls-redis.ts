@@ -1,13 +1,15 @@
 // A redis-server of a test's own as managed services run it: TLS only (no plaintext port), an ACL
 // user with a password, the default user off. Certificates are made here with openssl: a CA of
 // the test's own and a server certificate for 127.0.0.1 signed by it.
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { freePort } from '../../tools/ports/free-port';
+import { freeClusterPort } from '../../tools/redis-cluster/local-redis-cluster';
 
 export interface TlsRedis {
   /** `rediss://127.0.0.1:<port>` (no credentials in it). */
@@ -21,6 +23,8 @@ export interface TlsRedis {
   otherCaFile: string;
   stop(): Promise<void>;
 }
+
+const execFileAsync = promisify(execFile);
 
 function openssl(dir: string, ...args: string[]): void {
   execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
@@ -125,8 +129,17 @@ function tlsServerArgs(
   ];
 }
 
-/** Resolves once a TLS client of the user gets PONG from the server on `port`. */
-async function awaitPong(port: number, username: string, password: string, caFile: string): Promise<void> {
+/**
+ * Resolves once a TLS client of the user gets PONG from the server on `port`; rejects if the
+ * server exits first (a port taken since it was chosen) or does not answer within 30 s.
+ */
+async function awaitPong(
+  port: number,
+  username: string,
+  password: string,
+  caFile: string,
+  child: ChildProcess,
+): Promise<void> {
   const probe = new Redis({
     host: '127.0.0.1',
     port,
@@ -138,9 +151,23 @@ async function awaitPong(port: number, username: string, password: string, caFil
     maxRetriesPerRequest: null,
   });
   probe.on('error', () => undefined);
-  await probe.connect().catch(() => undefined);
-  await probe.ping();
-  probe.disconnect();
+  let timer: NodeJS.Timeout | undefined;
+  const failed = new Promise<never>((_, reject) => {
+    child.once('exit', (code) => reject(new Error(`redis-server on ${port} exited (${code}) before answering`)));
+    timer = setTimeout(() => reject(new Error(`redis-server on ${port} did not answer within 30 s`)), 30_000);
+  });
+  try {
+    await Promise.race([
+      probe
+        .connect()
+        .catch(() => undefined) // refused until it listens: retried
+        .then(() => probe.ping()),
+      failed,
+    ]);
+  } finally {
+    clearTimeout(timer);
+    probe.disconnect();
+  }
 }
 
 function killAndWait(child: ChildProcess): Promise<void> {
@@ -160,7 +187,7 @@ export async function startTlsRedis(): Promise<TlsRedis> {
   const child = spawn('redis-server', [...tlsServerArgs(port, certs, username, password), '--dir', dir], {
     stdio: 'ignore',
   });
-  await awaitPong(port, username, password, certs.caFile);
+  await awaitPong(port, username, password, certs.caFile, child);
   return {
     url: `rediss://127.0.0.1:${port}`,
     port,
@@ -193,12 +220,10 @@ export async function startTlsRedisCluster(): Promise<TlsRedisCluster> {
   const certs = makeCertificates(dir);
   const username = 'tollgate';
   const password = randomBytes(18).toString('base64url');
+  // Ports whose cluster bus ports (+10000) are free too.
+  const taken = new Set<number>();
   const ports: number[] = [];
-  // A port whose cluster bus port (+10000) is free too.
-  while (ports.length < 6) {
-    const port = await freePort();
-    if (port + 10_000 < 65_536 && !ports.includes(port)) ports.push(port);
-  }
+  for (let i = 0; i < 6; i++) ports.push(await freeClusterPort(taken));
   const children = ports.map((port) => {
     const nodeDir = path.join(dir, String(port));
     mkdirSync(nodeDir);
@@ -231,24 +256,30 @@ export async function startTlsRedisCluster(): Promise<TlsRedisCluster> {
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    await Promise.all(ports.map((port) => awaitPong(port, username, password, certs.caFile)));
-    const cli = (...args: string[]) =>
-      execFileSync(
-        'redis-cli',
-        ['--tls', '--cacert', certs.caFile, '--user', username, '--pass', password, '--no-auth-warning', ...args],
-        { timeout: 60_000 },
-      ).toString();
-    cli('--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '1', '--cluster-yes');
+    await Promise.all(ports.map((port, i) => awaitPong(port, username, password, certs.caFile, children[i])));
+    const cli = async (...args: string[]) =>
+      (
+        await execFileAsync(
+          'redis-cli',
+          ['--tls', '--cacert', certs.caFile, '--user', username, '--pass', password, '--no-auth-warning', ...args],
+          { timeout: 60_000 },
+        )
+      ).stdout;
+    await cli('--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '1', '--cluster-yes');
     // Every node sees the cluster ok and every replica's link to its master is up.
-    for (let tries = 0; ; tries++) {
-      const infos = ports.map(
-        (p) => cli('-p', String(p), 'cluster', 'info') + cli('-p', String(p), 'info', 'replication'),
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const infos = await Promise.all(
+        ports.map(
+          async (p) =>
+            (await cli('-p', String(p), 'cluster', 'info')) + (await cli('-p', String(p), 'info', 'replication')),
+        ),
       );
       const ok = infos.every((i) => i.includes('cluster_state:ok'));
-      const linked = infos.filter((i) => i.includes('role:slave')).filter((i) => i.includes('master_link_status:up'));
+      const linked = infos.filter((i) => i.includes('role:slave') && i.includes('master_link_status:up'));
       if (ok && linked.length === 3) break;
-      if (tries > 300) throw new Error('TLS Redis Cluster: not ok after 30 s');
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      if (Date.now() > deadline) throw new Error('TLS Redis Cluster: not ok after 60 s');
+      await new Promise((resolve) => setTimeout(resolve, 200));
     }
   } catch (err) {
     await stop();

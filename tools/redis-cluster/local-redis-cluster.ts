@@ -52,7 +52,7 @@ export interface LocalRedisClusterOptions {
 }
 
 /** A free port P whose cluster bus port P+10000 is free too. */
-async function freeClusterPort(taken: Set<number>): Promise<number> {
+export async function freeClusterPort(taken: Set<number>): Promise<number> {
   for (let attempt = 0; attempt < 200; attempt++) {
     const port = 20_000 + Math.floor(Math.random() * 25_000);
     if (taken.has(port) || taken.has(port + 10_000)) continue;
