@@ -100,14 +100,36 @@ describe('Tasks through the edge: relayed, admitted at creation, settled and met
   let teamId: string;
   let userId: string;
 
+  // Each key has a budget of its own, so a test reads its own tasks' counters (settledOnce).
   async function newKey(name: string): Promise<{ key: string; keyId: string }> {
     const created = (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name })).body;
-    return { key: created.secret, keyId: created.key.id };
+    const keyId = created.key.id as string;
+    const budget = { scope: 'KEY', scopeId: keyId, period: 'MONTH', limitMicros: 50_000_000 };
+    expect((await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, budget)).status).toBe(200);
+    return { key: created.secret, keyId };
   }
 
   async function ledgerOf(keyId: string, callId: string) {
     await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, [callId]);
     return db.usageEvent.findMany({ where: { keyId } });
+  }
+
+  /**
+   * The key's one task settled once: one ledger row (the ledger dedups a second settlement, so
+   * that alone proves nothing) and its budget counter charged that row's cost once, nothing held.
+   */
+  async function expectSettledOnce(keyId: string, callId: string) {
+    const rows = await ledgerOf(keyId, callId);
+    expect(rows).toHaveLength(1);
+    const standings = (await p.admin('GET', `/v1/orgs/${orgId}/reports/budgets`)).body as Record<string, unknown>[];
+    const standing = standings.find((b) => b.scope === 'KEY' && b.scopeId === keyId);
+    expect(standing).toMatchObject({
+      source: 'counter',
+      spentMicros: Number(rows[0].costMicros),
+      reservedMicros: 0,
+      leasedMicros: 0,
+    });
+    return rows;
   }
 
   beforeAll(async () => {
@@ -199,8 +221,7 @@ describe('Tasks through the edge: relayed, admitted at creation, settled and met
     expect(meta.callId).toBe(callId);
     const again = await rpc(p.edgeUrl, key, 'tasks/get', { taskId });
     expect(again.result!.result).toEqual(done.result!.result);
-    const rows = await ledgerOf(keyId, callId);
-    expect(rows).toHaveLength(1);
+    const rows = await expectSettledOnce(keyId, callId);
     expect(rows[0]).toMatchObject({ id: callId, outcome: 'OK', toolName: 'slow_compute' });
     expect(rows[0].outputTokens).toBeGreaterThan(0);
     expect(rows[0].costMicros).toBe(PER_CALL + PER_TOKEN * BigInt(rows[0].outputTokens));
@@ -229,8 +250,7 @@ describe('Tasks through the edge: relayed, admitted at creation, settled and met
     expect((await rpc(p.edgeUrl, key, 'tasks/cancel', { taskId })).result).toEqual({ resultType: 'complete' });
     expect((await rpc(p.edgeUrl, key, 'tasks/get', { taskId })).result).toMatchObject({ status: 'cancelled' });
     expect(upstreamTask.status).toBe('cancelled');
-    const rows = await ledgerOf(keyId, callId);
-    expect(rows).toHaveLength(1);
+    const rows = await expectSettledOnce(keyId, callId);
     expect(rows[0]).toMatchObject({ id: callId, outcome: 'UPSTREAM_ERROR', costMicros: 0n });
   }, 60_000);
 
@@ -245,8 +265,7 @@ describe('Tasks through the edge: relayed, admitted at creation, settled and met
     expect(expired.error).toMatchObject({ code: -32602, data: { code: 'TASK_EXPIRED', taskId, ttlMs: 1500 } });
     expect(expired.error!.message).toContain('expired');
     expect(upstreamTask.status).toBe('cancelled');
-    const rows = await ledgerOf(keyId, callId);
-    expect(rows).toHaveLength(1);
+    const rows = await expectSettledOnce(keyId, callId);
     expect(rows[0]).toMatchObject({ id: callId, outcome: 'UPSTREAM_ERROR' });
   }, 60_000);
 
@@ -262,8 +281,7 @@ describe('Tasks through the edge: relayed, admitted at creation, settled and met
     const done = await pollUntil(p.edgeUrl, key, taskId, terminal);
     expect(done.result).toMatchObject({ status: 'completed' });
     await rpc(shortTtlUrl, key, 'tasks/get', { taskId });
-    const rows = await ledgerOf(keyId, callId);
-    expect(rows).toHaveLength(1);
+    const rows = await expectSettledOnce(keyId, callId);
     expect(rows[0]).toMatchObject({ id: callId, outcome: 'OK' });
   }, 120_000);
 });
