@@ -240,6 +240,26 @@ describe('Tasks through the edge: relayed, admitted at creation, settled and met
     expect((await rpc(p.edgeUrl, key, 'tasks/cancel', { taskId })).result).toEqual({ resultType: 'complete' });
   }, 60_000);
 
+  it('should answer a task the agent did not ask for as a failed call, settled and metered at once', async () => {
+    const { key, keyId } = await newKey('undeclared');
+    fixture.misbehave.tasksRegardless = true;
+    let answered: Answer;
+    try {
+      answered = await rpc(p.edgeUrl, key, 'tools/call', { name: 'slow_compute', arguments: { seconds: 1 } }, {});
+    } finally {
+      fixture.misbehave.tasksRegardless = false;
+    }
+    // Not a task the agent could never poll, left open with its reservation and unbilled.
+    expect(answered.result).toMatchObject({ isError: true });
+    expect(answered.result).not.toHaveProperty('taskId');
+    const error = answered.result!._meta['tollgate/error'];
+    expect(error).toMatchObject({ code: 'UPSTREAM_ERROR' });
+    expect(error.message).toContain('did not declare the tasks extension');
+    const callId = answered.result!._meta['tollgate/call'].callId as string;
+    const rows = await expectSettledOnce(keyId, callId);
+    expect(rows[0]).toMatchObject({ id: callId, outcome: 'UPSTREAM_ERROR' });
+  }, 60_000);
+
   it('should settle a cancelled task once, as a failed call, and cancel it upstream', async () => {
     const { key, keyId } = await newKey('cancelled');
     const created = await rpc(p.edgeUrl, key, 'tools/call', { name: 'slow_compute', arguments: { seconds: 60 } });

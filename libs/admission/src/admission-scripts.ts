@@ -275,3 +275,22 @@ export const LEASE_RELEASE: ScriptCodec<LeaseReleaseInput, { budgetsReturned: Mi
   },
   decode: (reply) => ({ budgetsReturned: replyArray(reply).map(replyAmount) }),
 };
+
+export interface ExtendHoldInput {
+  callId: string;
+  /** The organisation's reservation records and deadlines (R, Z); null when the call reserved no budget. */
+  recordKeys: [string, string] | null;
+  slotKeys: string[];
+  deadline: number;
+  now: number;
+}
+
+/** extend-hold.lua: a call's reservation and concurrency slots held until `deadline`; false when its reservation was swept. */
+export const EXTEND_HOLD: ScriptCodec<ExtendHoldInput, boolean> = {
+  script: luaScript('extend-hold', readLuaFile(__dirname, 'extend-hold.lua')),
+  encode: (i) => ({
+    keys: [...(i.recordKeys ?? []), ...i.slotKeys],
+    args: [i.callId, i.deadline, i.now, i.recordKeys ? '1' : '0'],
+  }),
+  decode: (reply) => replyInt(reply) === 1,
+};

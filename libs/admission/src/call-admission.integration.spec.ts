@@ -365,4 +365,54 @@ describe('Call admission with leases, on real Redis and Postgres (two edges)', (
     edges.splice(edges.indexOf(edge), 1);
     await edge.app.close();
   });
+
+  it('should hold a call that may become a task like any call, in Redis, until extendHold pushes its deadline out', async () => {
+    const edge = await startEdge();
+    await newKey(1_000_000_000n, { callsPerWindow: 100_000, maxConcurrent: 1_000 });
+    const [, zKey] = edge.app.get(BudgetService).recordKeys(orgId);
+    const seeding = await admit(edge, 1_000n);
+    if (seeding.ok) await edge.admission.complete(seeding.hold, 1_000n, null);
+    const leased = await admit(edge, 1_000n);
+    expect(leased.ok && leased.hold.leased).toBeTruthy();
+    if (leased.ok) await edge.admission.complete(leased.hold, 1_000n, null);
+
+    // Never against the lease this edge holds, and with a call's deadline (30 s here), not a task's.
+    const now = Date.now();
+    const a = await edge.admission.admit(caller, tool, 'may-be-task', 1_000n, now, { unleased: true });
+    expect(a.ok && a.hold.leased).toBe(null);
+    const hold = a.ok ? a.hold : (undefined as never);
+    const slotKey = hold.admission!.slots[0].key;
+    const deadlines = async () => [
+      Number(await edge.redis.client.zscore(zKey, 'may-be-task')),
+      Number(await edge.redis.client.zscore(slotKey, 'may-be-task')),
+    ];
+    expect(await deadlines()).toEqual([now + 30_000, now + 30_000]);
+
+    // It became a task: reservation and concurrency slot held until the task's deadline, the set too.
+    const until = now + 3_600_000;
+    expect(await edge.admission.extendHold(hold, until, now)).toBe(true);
+    expect(await deadlines()).toEqual([until, until]);
+    expect(await edge.redis.client.pttl(slotKey)).toBeGreaterThan(3_500_000);
+
+    // Settled: nothing is left to extend (a reservation swept already answers the same).
+    await edge.admission.complete(hold, 1_000n, null);
+    expect(await edge.admission.extendHold(hold, until + 1, now)).toBe(false);
+    expect(await edge.redis.client.zscore(slotKey, 'may-be-task')).toBe(null);
+    edges.splice(edges.indexOf(edge), 1);
+    await edge.app.close();
+  });
+
+  it('should refuse to extend a call admitted against a lease', async () => {
+    const edge = await startEdge();
+    await newKey(1_000_000_000n);
+    const seeding = await admit(edge, 1_000n);
+    if (seeding.ok) await edge.admission.complete(seeding.hold, 1_000n, null);
+    const leased = await admit(edge, 1_000n);
+    expect(leased.ok && leased.hold.leased).toBeTruthy();
+    const hold = leased.ok ? leased.hold : (undefined as never);
+    await expect(edge.admission.extendHold(hold, Date.now() + 60_000)).rejects.toThrow(/leased/);
+    await edge.admission.complete(hold, 1_000n, null);
+    edges.splice(edges.indexOf(edge), 1);
+    await edge.app.close();
+  });
 });

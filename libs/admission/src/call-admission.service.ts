@@ -14,7 +14,7 @@ import { ALL_SHARDS, duplicateRedisClient, RedisClient, RedisService, redisEpoch
 import { AdmissionException, AdmissionExceptionCode } from './admission.exception';
 import { SYSTEM_CLOCK } from './admission-clock';
 import { AdmissionLeases } from './admission-leases';
-import { ADMIT_AND_RESERVE } from './admission-scripts';
+import { ADMIT_AND_RESERVE, EXTEND_HOLD } from './admission-scripts';
 import { ADMISSION_SETTINGS, AdmissionSettings } from './admission-settings';
 import { CallCompletion, CompletionWork } from './call-completion';
 import { LeasedCall, LeaseRequest } from './lease-kinds';
@@ -41,12 +41,12 @@ export const CORRUPT_COUNTER_RETRY_MS = 10_000;
 const REBUILD_ASK_EVERY_MS = 2_000;
 
 /**
- * How a call is admitted. `untilMs`: the reservation and concurrency slots are swept only after
- * this deadline (a call that may outlive its request, a task, is held until its task expires);
- * such a call is never admitted against this edge's leases, since another edge may settle it.
+ * How a call is admitted. `unleased`: never against this edge's leases, always in Redis, for a
+ * call that may become a task (its hold is then handed over to whichever edge settles it, and its
+ * deadline pushed out with extendHold). Its deadline is any call's until then.
  */
 export interface AdmitOptions {
-  untilMs?: number;
+  unleased?: boolean;
 }
 
 /** What an admitted call holds until it completes: its lease share, or its reservation and concurrency slots. */
@@ -133,7 +133,7 @@ export class CallAdmissionService implements OnApplicationShutdown {
     now: number,
     options: AdmitOptions,
   ): Promise<CallAdmission> {
-    const deadline = Math.max(now + this.settings.reservationTtlMs, options.untilMs ?? 0);
+    const deadline = now + this.settings.reservationTtlMs;
     const [admission, reservation] = await Promise.all([
       tool ? this.rateLimits.planAdmission(caller, tool, callId, now, deadline) : null,
       this.budgets.planReservation(caller, callId, estimate, new Date(now), deadline),
@@ -148,7 +148,7 @@ export class CallAdmissionService implements OnApplicationShutdown {
     };
     if (!admission && reservation.keys.length === 0) return { ok: true, hold };
     const lease =
-      this.leases.enabled && options.untilMs === undefined
+      this.leases.enabled && !options.unleased
         ? leaseRequest(
             caller.orgId,
             this.budgets.recordKeys(caller.orgId),
@@ -246,6 +246,26 @@ export class CallAdmissionService implements OnApplicationShutdown {
     }
     if (work.settlement || work.conversions.length > 0 || work.usage) await this.completion.complete(work);
     return standings;
+  }
+
+  /**
+   * Holds a call admitted in Redis until `untilMs` (a call its upstream made a task, settled when
+   * the task ends): its reservation and concurrency slots are swept at that deadline, not at the
+   * call's own. False when its reservation was already swept (nothing changed); throws for a
+   * leased call (its share is this edge's, which cannot outlive the request).
+   */
+  async extendHold(hold: CallHold, untilMs: number, now = Date.now()): Promise<boolean> {
+    if (hold.leased) throw new Error(`call ${hold.reservation.id}: a leased call cannot be held longer`);
+    const reserved = hold.reservation.budgets.length > 0;
+    const slotKeys = hold.admission?.slots.map((s) => s.key) ?? [];
+    if (!reserved && slotKeys.length === 0) return true;
+    return this.redis.run(EXTEND_HOLD, {
+      callId: hold.reservation.id,
+      recordKeys: reserved ? this.budgets.recordKeys(hold.reservation.orgId) : null,
+      slotKeys,
+      deadline: untilMs,
+      now,
+    });
   }
 
   /**

@@ -201,11 +201,10 @@ export class GovernedCallPipeline {
     addToLogContext({ callId: call.callId });
 
     // A call its upstream may run as a task (the agent declared the tasks extension; the upstream
-    // decides, SEP-2663) is reserved in Redis, not against this edge's leases, until the task could
-    // expire: whichever edge sees the task end settles it.
-    const taskUntil = declaresTasks(currentCallRelay()?.clientCapabilities)
-      ? startedAt + this.config.edge.taskTtlMaxMs + TASK_SETTLE_GRACE_MS
-      : undefined;
+    // decides, SEP-2663) is reserved in Redis, not against this edge's leases: whichever edge sees
+    // the task end settles it. It is held like any call until it is one (acceptTask). Every call of
+    // such an agent takes this path: the catalog does not keep a tool's execution.taskSupport.
+    const mayBecomeTask = declaresTasks(currentCallRelay()?.clientCapabilities);
 
     // Rate limit and reserve the likely cost, in one round trip (or none, against this edge's leases)
     const admissionStart = performance.now();
@@ -213,7 +212,7 @@ export class GovernedCallPipeline {
       'tollgate.admission',
       {},
       async (span) => {
-        const admitted = await this.admitCall(principal, call, taskUntil);
+        const admitted = await this.admitCall(principal, call, mayBecomeTask);
         const path = admitted.ok && admitted.hold.leased ? 'lease' : 'redis';
         span.setAttribute('tollgate.admission.path', path);
         this.metrics.recordAdmission(path, performance.now() - admissionStart);
@@ -250,7 +249,7 @@ export class GovernedCallPipeline {
    * can cover the per-call price and some output gets the call fitted to what it has left: the
    * reservation pays for fewer tokens, and the answer delivers no more unless a top-up is admitted.
    */
-  private async admitCall(principal: Principal, call: PricedCall, untilMs?: number): Promise<CallAdmission> {
+  private async admitCall(principal: Principal, call: PricedCall, unleased: boolean): Promise<CallAdmission> {
     const tool = { namespace: call.tool.namespace, tool: call.tool.name };
     const admit = () =>
       this.admission.admit(
@@ -259,7 +258,7 @@ export class GovernedCallPipeline {
         call.callId,
         estimateCallCost(call.rule, call.reservedTokens),
         call.startedAt,
-        { untilMs },
+        { unleased },
       );
     const admission = await admit();
     if (admission.ok || !('budgetExceeded' in admission)) return admission;
@@ -305,6 +304,8 @@ export class GovernedCallPipeline {
           tool,
         );
       result = called.result;
+      // A task nobody can poll or settle elsewhere is a failed call (charged as one), never a free one.
+      if (isCreatedTask(result)) await this.acceptTask(call, held, result);
       const outcome = result.isError ? 'tool_error' : 'ok';
       this.metrics.recordUpstreamCall(tool.namespace, tool.name, Date.now() - upstreamStart, outcome);
       // The upstream runs the call as a task: it stays reserved until the task ends (settleTask).
@@ -435,7 +436,28 @@ export class GovernedCallPipeline {
   }
 
   /**
-   * A task the upstream created for this call: recorded in Redis with everything its settlement
+   * Whether the task the upstream made of this call can be the edge's: only if the agent declared
+   * the extension (else it cannot poll it), the call holds a reservation in Redis (a lease share is
+   * this edge's alone, another edge could not settle it), and that reservation and its concurrency
+   * slots are now held until the task's expiry settles it. Throws UpstreamException otherwise.
+   */
+  private async acceptTask(call: PricedCall, held: CallHold, created: Record<string, unknown>): Promise<void> {
+    const refused = (why: string) => unacceptedTask(call, why);
+    if (!declaresTasks(currentCallRelay()?.clientCapabilities))
+      throw refused('the agent did not declare the tasks extension');
+    if (held.leased) throw refused('the call was admitted against a lease, which another edge could not settle');
+    const until = Date.now() + this.taskTtlOf(created) + TASK_SETTLE_GRACE_MS;
+    if (!(await this.admission.extendHold(held, until))) throw refused('its reservation lapsed before the answer came');
+  }
+
+  /** The task's ttl: the upstream's, at most TASK_TTL_MAX_MS. */
+  private taskTtlOf(created: Record<string, unknown>): number {
+    const upstreamTtl = typeof created.ttlMs === 'number' && created.ttlMs > 0 ? created.ttlMs : Infinity;
+    return Math.min(upstreamTtl, this.config.edge.taskTtlMaxMs);
+  }
+
+  /**
+   * A task the upstream created for this call (accepted: acceptTask): recorded in Redis with everything its settlement
    * needs (any edge settles it), the hold handed over, and the agent answered a CreateTaskResult of
    * the edge's own task id; its ttl is the upstream's, at most TASK_TTL_MAX_MS.
    */
@@ -446,8 +468,7 @@ export class GovernedCallPipeline {
     created: Record<string, unknown>,
   ): Promise<CallToolResult> {
     const now = Date.now();
-    const upstreamTtl = typeof created.ttlMs === 'number' && created.ttlMs > 0 ? created.ttlMs : Infinity;
-    const ttlMs = Math.min(upstreamTtl, this.config.edge.taskTtlMaxMs);
+    const ttlMs = this.taskTtlOf(created);
     const { exposedName, upstreamId, name, namespace } = call.tool;
     const settlement: TaskSettlement = {
       principal,
@@ -468,7 +489,14 @@ export class GovernedCallPipeline {
       state: 'open',
       settlement: stringifyWithBigInts(settlement),
     };
-    await this.tasks.open(record);
+    // Recorded, then handed over (acceptTask made sure it can be): no record is left whose hold was
+    // released. Not recorded, nobody could poll or settle it: charged here as a failed call.
+    try {
+      await this.tasks.open(record);
+    } catch (err) {
+      this.logger.warn(`call ${call.callId}: task not recorded: ${(err as Error).message}`);
+      throw unacceptedTask(call, 'it could not be recorded');
+    }
     this.admission.handOver(held);
     return {
       resultType: 'task',
@@ -707,6 +735,15 @@ export function callMeta(call: MeteredCall, cost: Micros, outputTokens: number):
     outputTokens,
     latencyMs: Date.now() - call.startedAt,
   };
+}
+
+/** A task the edge cannot take on for the agent: a failed call of its upstream (UPSTREAM_ERROR). */
+function unacceptedTask(call: PricedCall, why: string): UpstreamException {
+  return new UpstreamException(
+    UpstreamExceptionCode.ProtocolError,
+    `The server behind "${call.tool.exposedName}" answered with a task, but ${why}; it is a failed call`,
+    call.tool.upstreamId,
+  );
 }
 
 /** What a call that delivered nothing costs (free unless its rule charges failed calls). */
