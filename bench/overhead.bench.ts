@@ -14,7 +14,9 @@
  *
  * The agent trail (issue 29) is an organisation's setting, METADATA by default: the first edge also
  * serves a second, identical organisation with the trail OFF, in the same rounds, so the cost of
- * recording a call's trail step is the difference of the edge's CPU per call between the two.
+ * recording a call's trail step is the difference of the edge's CPU per call between the two. A
+ * third organisation, also OFF, is measured the same way as a control: its ratio to the second is
+ * the bench's own noise in that run (two identical paths), to read the trail's ratio against.
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
@@ -169,8 +171,10 @@ async function main(): Promise<void> {
     const org = await seedGovernedOrg(p, 1);
     const untrailed = await seedGovernedOrg(p, 1);
     await p.api('PATCH', `/v1/orgs/${untrailed.orgId}`, { trailMode: 'OFF' });
+    const control = await seedGovernedOrg(p, 1);
+    await p.api('PATCH', `/v1/orgs/${control.orgId}`, { trailMode: 'OFF' });
     // Every level has a budget and a rate limit, far from their limits, so every check runs.
-    for (const o of [org, untrailed]) {
+    for (const o of [org, untrailed, control]) {
       const ids = { ORG: o.orgId, TEAM: o.teamId, USER: o.userId, KEY: o.keyId };
       for (const [scope, scopeId] of Object.entries(ids)) {
         await p.api('PUT', `/v1/orgs/${o.orgId}/budgets`, {
@@ -200,6 +204,7 @@ async function main(): Promise<void> {
     };
     // The same edge and calls, for the organisation that keeps no trail.
     const trailOff: Target = { ...edge, headers: { ...edge.headers, Authorization: `Bearer ${untrailed.key}` } };
+    const trailOffControl: Target = { ...edge, headers: { ...edge.headers, Authorization: `Bearer ${control.key}` } };
     const withTelemetry: Target[] = TELEMETRY.map((_, i) => ({ ...edge, url: new URL(`${p!.edgeUrls[i + 1]}/mcp`) }));
     const proxy: Target = { url: new URL(started.url), headers: direct.headers };
     const edgeBody = BODY.replace('"ping"', '"fixture__ping"');
@@ -211,6 +216,7 @@ async function main(): Promise<void> {
       [proxy, BODY],
       [edge, edgeBody],
       [trailOff, edgeBody],
+      [trailOffControl, edgeBody],
       ...withTelemetry.map((t) => [t, edgeBody] as const),
     ] as const) {
       await run(target, body, 1, warmUp / 4);
@@ -271,6 +277,8 @@ async function main(): Promise<void> {
     const cpuTelemetry = TELEMETRY.map(emptyCpu);
     const cpuTrailOff = emptyCpu();
     const o64 = emptyRun();
+    const cpuControl = emptyCpu();
+    const c64 = emptyRun();
     for (let r = 0; r < ROUNDS; r++) {
       const before = cpuNow();
       addRun(d64, await run(direct, BODY, 64, total64 / ROUNDS));
@@ -279,12 +287,13 @@ async function main(): Promise<void> {
       const afterProxy = cpuNow();
       addCpu(cpuDirect, before, afterDirect);
       addCpu(cpuProxy, afterDirect, afterProxy);
-      // Trail on and off take turns going first, so warming or drift weighs on both alike.
+      // Trail on, off and the control take turns going first, so warming or drift weighs on all alike.
       const edgeRuns = [
         { target: edge, latencies: e64, cpuSum: cpuEdge },
         { target: trailOff, latencies: o64, cpuSum: cpuTrailOff },
+        { target: trailOffControl, latencies: c64, cpuSum: cpuControl },
       ];
-      for (const e of r % 2 === 0 ? edgeRuns : edgeRuns.reverse()) {
+      for (const e of [...edgeRuns.slice(r % 3), ...edgeRuns.slice(0, r % 3)]) {
         const beforeE = cpuNow();
         addRun(e.latencies, await run(e.target, edgeBody, 64, total64 / ROUNDS));
         addCpu(e.cpuSum, beforeE, cpuNow());
@@ -303,6 +312,7 @@ async function main(): Promise<void> {
       proxy: cpuPerCall(cpuProxy, total64),
       edge: cpuPerCall(cpuEdge, total64),
       trailOff: cpuPerCall(cpuTrailOff, total64),
+      trailOffControl: cpuPerCall(cpuControl, total64),
     };
     const [edgeAddedP50, proxyAddedP50] = [pct(se1, 50) - pct(sd1, 50), pct(sp1, 50) - pct(sd1, 50)];
     const figures = {
@@ -363,6 +373,9 @@ async function main(): Promise<void> {
         redisCpuMsPerCallTrailOff: cpu.trailOff.redis,
         c64Rps: Math.round(total64 / e64.seconds),
         c64RpsTrailOff: Math.round(total64 / o64.seconds),
+        // Two organisations with the trail OFF on the same edge: how far apart identical paths measure.
+        controlEdgeCpuMsPerCall: cpu.trailOffControl.edge,
+        controlEdgeCpuPerCallVsOff: round(cpu.trailOffControl.edge / cpu.trailOff.edge, 3),
       },
       otlpRequests: otlp.requests(),
       targets: {
@@ -395,7 +408,7 @@ async function main(): Promise<void> {
       );
     const tr = figures.trailMetadataOn;
     console.log(
-      `  trail METADATA (default) vs OFF, same edge and rounds: edge CPU per call ${tr.edgeCpuMsPerCall} ms vs ${tr.edgeCpuMsPerCallTrailOff} ms -> x${tr.edgeCpuPerCallVsOff} (target at most x1.05); worker ${tr.workerCpuMsPerCall} vs ${tr.workerCpuMsPerCallTrailOff} ms, redis ${tr.redisCpuMsPerCall} vs ${tr.redisCpuMsPerCallTrailOff} ms; c64 ${tr.c64Rps} vs ${tr.c64RpsTrailOff} calls/s`,
+      `  trail METADATA (default) vs OFF, same edge and rounds: edge CPU per call ${tr.edgeCpuMsPerCall} ms vs ${tr.edgeCpuMsPerCallTrailOff} ms -> x${tr.edgeCpuPerCallVsOff} (target at most x1.05); worker ${tr.workerCpuMsPerCall} vs ${tr.workerCpuMsPerCallTrailOff} ms, redis ${tr.redisCpuMsPerCall} vs ${tr.redisCpuMsPerCallTrailOff} ms; c64 ${tr.c64Rps} vs ${tr.c64RpsTrailOff} calls/s; control (both OFF) x${tr.controlEdgeCpuPerCallVsOff}`,
     );
     console.log(`  ${figures.otlpRequests} OTLP requests received`);
     console.log(JSON.stringify(figures));
