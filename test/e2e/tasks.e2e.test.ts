@@ -3,7 +3,9 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '@prisma/client';
 import { loadEdgeConfig } from '@tollgate/config';
 import { QueueName } from '@tollgate/queue';
+import { orgKeyOf } from '@tollgate/redis';
 import { waitForJobs, waitForUsageEvents } from '@tollgate/testing';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEdgeApp } from '../../apps/mcp-edge/src/edge-app';
 import { runConformance } from '../conformance/run-conformance';
@@ -226,6 +228,29 @@ describe('Tasks through the edge: relayed, admitted at creation, settled and met
     expect(rows[0].outputTokens).toBeGreaterThan(0);
     expect(rows[0].costMicros).toBe(PER_CALL + PER_TOKEN * BigInt(rows[0].outputTokens));
     expect(String(rows[0].costMicros)).toBe(String(meta.costMicros));
+  }, 60_000);
+
+  it('should not charge a task again when an edge died after charging it and before marking it settled', async () => {
+    const { key, keyId } = await newKey('retaken');
+    const created = await rpc(p.edgeUrl, key, 'tools/call', { name: 'slow_compute', arguments: { seconds: 1 } });
+    const taskId = created.result!.taskId as string;
+    const callId = created.result!._meta['tollgate/call'].callId as string;
+    const done = await pollUntil(p.edgeUrl, key, taskId, terminal);
+    await expectSettledOnce(keyId, callId);
+    // What the next poll finds when the settling edge died between its completion script and
+    // marking the task settled (its claim lapsed): the task open, no answer recorded.
+    const redis = new Redis(p.env.redisUrl);
+    try {
+      const recordKey = orgKeyOf(p.env.redisPrefix, orgId, 'task', taskId);
+      await redis.hset(recordKey, 'state', 'open');
+      await redis.hdel(recordKey, 'final');
+    } finally {
+      redis.disconnect();
+    }
+    const again = await pollUntil(shortTtlUrl, key, taskId, terminal);
+    expect(again.result).toMatchObject({ status: 'completed' });
+    expect(again.result!.result.content).toEqual(done.result!.result.content);
+    await expectSettledOnce(keyId, callId);
   }, 60_000);
 
   it('should answer another key’s poll as an unknown task, and a client without the extension -32021', async () => {

@@ -269,6 +269,16 @@ export class CallAdmissionService implements OnApplicationShutdown {
   }
 
   /**
+   * Whether a hold's reservation is still in Redis (a settlement, or the sweep at its deadline,
+   * drops it). True for a hold that reserved no budget: there is nothing to tell.
+   */
+  async stillReserved(hold: CallHold): Promise<boolean> {
+    if (hold.leased || hold.reservation.budgets.length === 0) return true;
+    const [rKey] = this.budgets.recordKeys(hold.reservation.orgId);
+    return (await this.redis.client.hexists(rKey, hold.reservation.id)) === 1;
+  }
+
+  /**
    * Hands a hold over to whoever settles it later, on any edge (a task, its hold kept as data):
    * this process's copy is marked done, so the request's own way out does not release it.
    */

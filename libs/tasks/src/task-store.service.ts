@@ -109,16 +109,18 @@ export class TaskStore {
   }
 
   /**
-   * Claims the settlement of a task for `ms`: true for one caller at a time, none once it is
-   * settled. The claim lapses if its edge dies before `settled`, so another edge can finish.
+   * Claims the settlement of a task for `ms`: for one caller at a time, none once it is settled
+   * (null). The claim lapses if its edge dies before `settled`, so another edge can finish:
+   * `retaken` then says an earlier claim may have charged it already.
    */
-  async claimSettlement(orgId: string, taskId: string, ms: number): Promise<boolean> {
-    const ok = await this.redis.client.set(this.recordKey(orgId, taskId) + ':settling', '1', 'PX', ms, 'NX');
-    if (ok !== 'OK') return false;
-    const state = await this.redis.client.hget(this.recordKey(orgId, taskId), 'state');
-    if (state === 'open') return true;
+  async claimSettlement(orgId: string, taskId: string, ms: number): Promise<{ retaken: boolean } | null> {
+    const key = this.recordKey(orgId, taskId);
+    const ok = await this.redis.client.set(key + ':settling', '1', 'PX', ms, 'NX');
+    if (ok !== 'OK') return null;
+    const state = await this.redis.client.hget(key, 'state');
+    if (state === 'open') return { retaken: (await this.redis.client.hincrby(key, 'claims', 1)) > 1 };
     await this.releaseClaim(orgId, taskId);
-    return false;
+    return null;
   }
 
   async releaseClaim(orgId: string, taskId: string): Promise<void> {

@@ -81,6 +81,8 @@ interface PricedCall {
   reservedTokens: number;
   /** More output admitted once the result was known (see outputTopUp); settled with the call. */
   topUp: CallHold | null;
+  /** A task's settlement made again whose charge is already in the counters: no top-up is admitted. */
+  alreadyCharged?: boolean;
   startedAt: number;
 }
 
@@ -429,6 +431,8 @@ export class GovernedCallPipeline {
     const topUp = outputTopUp(call.rule, call.reservedTokens, resultTokens, call.outputTokenCap);
     // No top-up needed: the result fits the reservation, or output is not priced.
     if (!topUp) return call.outputTokenCap;
+    // Charged already (settleTask): what the reservation paid for, never output no one pays for.
+    if (call.alreadyCharged) return call.reservedTokens;
     const more = await this.admission.admit(callerOf(principal), null, newCallId(), topUp.micros, Date.now());
     if (!more.ok) return call.reservedTokens;
     call.topUp = more.hold;
@@ -516,10 +520,17 @@ export class GovernedCallPipeline {
    * a completed task's result is answered like a call's (embedded resources, output budget, top-up,
    * paging), any other ending is a failed call. The caller holds the task's settlement claim.
    */
-  async settleTask(settlementJson: string, ending: TaskEnding): Promise<TaskSettled> {
+  async settleTask(settlementJson: string, ending: TaskEnding, retaken = false): Promise<TaskSettled> {
     const { principal, call: stored, hold } = parseWithBigInts<TaskSettlement>(settlementJson);
     // The tool as a settlement needs it (names and upstream); the definition is not kept.
     const call = { ...stored, topUp: null } as PricedCall;
+    // An earlier claim lapsed after its completion script had run (its edge died, or marking the
+    // task settled failed): the counters and the outbox hold the call already, and its reservation
+    // is gone. The answer is made again, with nothing charged or metered twice.
+    if (retaken && !(await this.admission.stillReserved(hold))) {
+      this.admission.handOver(hold);
+      call.alreadyCharged = true;
+    }
     try {
       if (ending.status !== 'completed') {
         const cost = failedCallCost(call);

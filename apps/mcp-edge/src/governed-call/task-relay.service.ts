@@ -127,13 +127,14 @@ export class TaskRelay implements OnModuleInit, OnApplicationShutdown {
     ending: TaskEnding,
     upstream?: Detailed,
   ): Promise<Record<string, unknown> | null> {
-    if (!(await this.store.claimSettlement(record.orgId, record.taskId, SETTLEMENT_CLAIM_MS))) {
+    const claim = await this.store.claimSettlement(record.orgId, record.taskId, SETTLEMENT_CLAIM_MS);
+    if (!claim) {
       const now = await this.store.read(record.orgId, record.taskId);
       return now?.final ? (JSON.parse(now.final) as Record<string, unknown>) : null;
     }
     let settled: TaskSettled;
     try {
-      settled = await this.pipeline.settleTask(record.settlement, ending);
+      settled = await this.pipeline.settleTask(record.settlement, ending, claim.retaken);
     } catch (err) {
       await this.store.releaseClaim(record.orgId, record.taskId);
       throw err;
