@@ -270,10 +270,13 @@ describe('Tasks through the edge: relayed, admitted at creation, settled and met
     fixture.misbehave.tasksRegardless = true;
     let answered: Answer;
     try {
-      answered = await rpc(p.edgeUrl, key, 'tools/call', { name: 'slow_compute', arguments: { seconds: 1 } }, {});
+      answered = await rpc(p.edgeUrl, key, 'tools/call', { name: 'slow_compute', arguments: { seconds: 60 } }, {});
     } finally {
       fixture.misbehave.tasksRegardless = false;
     }
+    // The upstream is told to stop the task no one will poll.
+    const upstreamTask = [...fixture.tasks.values()].at(-1)!;
+    await expect.poll(() => upstreamTask.status).toBe('cancelled');
     // Not a task the agent could never poll, left open with its reservation and unbilled.
     expect(answered.result).toMatchObject({ isError: true });
     expect(answered.result).not.toHaveProperty('taskId');

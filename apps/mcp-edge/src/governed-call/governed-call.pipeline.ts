@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, ResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
   AdmissionException,
   AdmissionExceptionCode,
@@ -37,6 +37,7 @@ import {
 import { RateLimitRule } from '@tollgate/rate-limit';
 import { TokenEncodingName, countJsonTokens } from '@tollgate/tokens';
 import {
+  TASKS_EXTENSION,
   TaskRecord,
   TaskStore,
   declaresTasks,
@@ -47,8 +48,11 @@ import {
 import {
   UpstreamException,
   UpstreamExceptionCode,
+  UpstreamSpec,
   currentCallRelay,
+  runWithCallRelay,
   runWithUpstreamPropagation,
+  unrelayableRequest,
 } from '@tollgate/upstream';
 import { randomUUID } from 'node:crypto';
 import { SpanKind } from '@opentelemetry/api';
@@ -307,7 +311,7 @@ export class GovernedCallPipeline {
         );
       result = called.result;
       // A task nobody can poll or settle elsewhere is a failed call (charged as one), never a free one.
-      if (isCreatedTask(result)) await this.acceptTask(call, held, result);
+      if (isCreatedTask(result)) await this.acceptTask(principal, upstreamOf(catalog, tool), call, held, result);
       const outcome = result.isError ? 'tool_error' : 'ok';
       this.metrics.recordUpstreamCall(tool.namespace, tool.name, Date.now() - upstreamStart, outcome);
       // The upstream runs the call as a task: it stays reserved until the task ends (settleTask).
@@ -445,13 +449,36 @@ export class GovernedCallPipeline {
    * this edge's alone, another edge could not settle it), and that reservation and its concurrency
    * slots are now held until the task's expiry settles it. Throws UpstreamException otherwise.
    */
-  private async acceptTask(call: PricedCall, held: CallHold, created: Record<string, unknown>): Promise<void> {
-    const refused = (why: string) => unacceptedTask(call, why);
+  private async acceptTask(
+    principal: Principal,
+    upstream: UpstreamSpec,
+    call: PricedCall,
+    held: CallHold,
+    created: Record<string, unknown>,
+  ): Promise<void> {
+    const refused = (why: string) => {
+      this.cancelRefusedTask(principal, upstream, String(created.taskId));
+      return unacceptedTask(call, why);
+    };
     if (!declaresTasks(currentCallRelay()?.clientCapabilities))
       throw refused('the agent did not declare the tasks extension');
     if (held.leased) throw refused('the call was admitted against a lease, which another edge could not settle');
     const until = Date.now() + this.taskTtlOf(created) + TASK_SETTLE_GRACE_MS;
     if (!(await this.admission.extendHold(held, until))) throw refused('its reservation lapsed before the answer came');
+  }
+
+  /** Asks the upstream to stop a task the edge did not take on: best effort, the agent's answer does not wait. */
+  private cancelRefusedTask(principal: Principal, upstream: UpstreamSpec, taskId: string): void {
+    const relay = {
+      clientCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
+      log: () => undefined,
+      request: async (method: string): Promise<never> => {
+        throw unrelayableRequest(method, 'a task the edge did not take on is being cancelled');
+      },
+    };
+    runWithCallRelay(relay, () =>
+      this.upstreams.request(principal, upstream, { method: 'tasks/cancel', params: { taskId } }, ResultSchema),
+    ).catch((err: Error) => this.logger.warn(`upstream task ${taskId} not cancelled: ${err.message}`));
   }
 
   /** The task's ttl: the upstream's, at most TASK_TTL_MAX_MS. */
