@@ -158,6 +158,18 @@ describe('the money path on a Redis that takes only TLS and an ACL user', () => 
         printed.push(args.map((a) => inspect(a)).join(' '));
       }),
     );
+    // The apps' own logger writes to the streams, not through console: read those too.
+    const written: string[] = [];
+    const streamSpies: { mockRestore(): void }[] = [];
+    for (const stream of [process.stdout, process.stderr]) {
+      const write = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
+      streamSpies.push(
+        vi.spyOn(stream, 'write').mockImplementation(((chunk: unknown, ...rest: unknown[]) => {
+          written.push(String(chunk));
+          return write(chunk, ...rest);
+        }) as never),
+      );
+    }
     try {
       const edge = await createEdgeApp(loadEdgeConfig({ ...p.env.vars, REDIS_PASSWORD: 'not-the-password' }));
       const started = await edge.listen(0, '127.0.0.1').then(
@@ -170,9 +182,10 @@ describe('the money path on a Redis that takes only TLS and an ACL user', () => 
       // Its queues' reconnection attempts may still answer for a moment.
       await new Promise((resolve) => setTimeout(resolve, 500));
     } finally {
-      for (const spy of spies) spy.mockRestore();
+      for (const spy of [...spies, ...streamSpies]) spy.mockRestore();
     }
     expect(printed.filter((line) => /WRONGPASS|not-the-password/.test(line))).toEqual([]);
+    expect(written.filter((line) => line.includes('not-the-password'))).toEqual([]);
     // A direct client with the right settings works (the refusals above are the settings, not the server).
     const ok = new Redis(redis.url, {
       username: redis.username,
