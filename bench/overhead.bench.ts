@@ -255,8 +255,10 @@ async function main(): Promise<void> {
       Object.fromEntries(Object.entries(sum).map(([k, v]) => [k, round(v / calls, 4)]));
 
     // Each measurement alternates direct and edge rounds, so a machine that drifts (a shared host
-    // speeding up or slowing down) weighs on both paths alike; CPU is summed per path.
-    const ROUNDS = 4;
+    // speeding up or slowing down) weighs on both paths alike; CPU is summed per path. A multiple of
+    // three, so trail on, off and the control each go first equally often (BENCH_ROUNDS: more,
+    // shorter rounds spread one run's garbage collection, paid in the next, more evenly).
+    const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
     const d1 = emptyRun();
     const p1 = emptyRun();
     const e1 = emptyRun();
