@@ -111,6 +111,8 @@ async function clusterNodes(port: number) {
     });
 }
 
+type ClusterNode = Awaited<ReturnType<typeof clusterNodes>>[number];
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function until(what: string, timeoutMs: number, check: () => Promise<boolean>): Promise<void> {
@@ -213,6 +215,20 @@ export async function startLocalRedisCluster(options: LocalRedisClusterOptions =
       throw new Error('Redis Cluster: no node answers');
     };
 
+    // A master and a live replica of it, as the master's own node table says. Right after a
+    // failover the old master may not yet be listed as the new one's replica: wait for it.
+    const masterWithReplica = async (masterPort: number, timeoutMs: number) => {
+      let found: { master: ClusterNode; replica: ClusterNode } | undefined;
+      await until(`${masterPort} a master with a replica`, timeoutMs, async () => {
+        const nodes = await clusterNodes(masterPort).catch(() => []);
+        const master = nodes.find((n) => n.port === masterPort && n.master);
+        const replica = nodes.find((n) => !n.master && n.masterId === master?.id && !n.failed);
+        found = master && replica ? { master, replica } : undefined;
+        return found !== undefined;
+      });
+      return found!;
+    };
+
     const killMasterAndAwaitFailover = async (port: number, timeoutMs = 30_000) => {
       const survivor = ports.find(
         (p) => p !== port && children.get(p)!.exitCode === null && children.get(p)!.signalCode === null,
@@ -220,6 +236,7 @@ export async function startLocalRedisCluster(options: LocalRedisClusterOptions =
       const before = await clusterNodes(survivor);
       const dead = before.find((n) => n.port === port);
       if (!dead?.master) throw new Error(`Redis Cluster: ${port} is not a master`);
+      const deadSlot = dead.slots[0]?.[0];
       const started = Date.now();
       const exited = new Promise<void>((resolve) => children.get(port)!.once('exit', () => resolve()));
       children.get(port)!.kill('SIGKILL');
@@ -227,8 +244,16 @@ export async function startLocalRedisCluster(options: LocalRedisClusterOptions =
       let promotedPort = 0;
       await until(`failover of ${port}`, timeoutMs, async () => {
         const nodes = await clusterNodes(survivor).catch(() => []);
+        // The node now serving the dead master's slots (a replica list read before the kill may be
+        // stale right after an earlier failover; the slots are not).
         const promoted = nodes.find(
-          (n) => n.master && !n.failed && before.find((b) => b.id === n.id)?.masterId === dead.id,
+          (n) =>
+            n.master &&
+            !n.failed &&
+            n.port !== port &&
+            (deadSlot === undefined
+              ? before.find((b) => b.id === n.id)?.masterId === dead.id
+              : n.slots.some(([from, to]) => deadSlot >= from && deadSlot <= to)),
         );
         if (!promoted) return false;
         promotedPort = promoted.port;
@@ -255,10 +280,7 @@ export async function startLocalRedisCluster(options: LocalRedisClusterOptions =
       masterPorts,
       killMasterAndAwaitFailover,
       async killCaughtUpMaster(masterPort, timeoutMs = 30_000) {
-        const nodes = await clusterNodes(masterPort);
-        const master = nodes.find((n) => n.port === masterPort);
-        const replica = nodes.find((n) => !n.master && n.masterId === master?.id && !n.failed);
-        if (!master?.master || !replica) throw new Error(`Redis Cluster: ${masterPort} is not a master with a replica`);
+        const { replica } = await masterWithReplica(masterPort, timeoutMs);
         const offset = async (port: number, field: string) =>
           new RegExp(`^${field}:(\\d+)`, 'm').exec(await cli(port, 'info', 'replication'))?.[1];
         await until(`replica ${replica.port} caught up with ${masterPort}`, timeoutMs, async () => {
@@ -277,10 +299,7 @@ export async function startLocalRedisCluster(options: LocalRedisClusterOptions =
         return { promotedPort };
       },
       async plannedFailover(masterPort, timeoutMs = 30_000) {
-        const nodes = await clusterNodes(masterPort);
-        const master = nodes.find((n) => n.port === masterPort);
-        const replica = nodes.find((n) => !n.master && n.masterId === master?.id && !n.failed);
-        if (!master?.master || !replica) throw new Error(`Redis Cluster: ${masterPort} is not a master with a replica`);
+        const { replica } = await masterWithReplica(masterPort, timeoutMs);
         await cli(replica.port, 'cluster', 'failover');
         await until(`planned failover of ${masterPort}`, timeoutMs, async () => {
           const now = await clusterNodes(replica.port).catch(() => []);
