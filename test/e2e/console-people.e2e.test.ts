@@ -126,7 +126,11 @@ describe('console teams, people and organisation settings, in a real browser', (
     await page.getByTestId('org-time-zone').click();
     await page.getByTestId('org-time-zone').fill('Asia/Tok');
     await page.getByRole('option', { name: 'Asia/Tokyo' }).click();
+    // A new time zone reloads the console (every date on it moves): wait for that reload, not only
+    // for the API, before reading the page again.
+    const reloaded = page.waitForEvent('load');
     await page.getByTestId('org-save').click();
+    await reloaded;
     await expect
       .poll(async () => (await p.admin('GET', `/v1/orgs/${orgId}`)).body.timeZone, { timeout: 20_000 })
       .toBe('Asia/Tokyo');

@@ -562,7 +562,16 @@ describe('day-2: organisations, people, keys, admin tokens, reports', () => {
       owner: { id: alfred, name: 'Alfred Pennyworth', email: 'alfred@wayne.test' },
       revokedAt: null,
     });
-    expect(mine.lastUsedAt).not.toBeNull();
+    // The last use is written off the request's path (at most once a minute): wait for it.
+    await expect
+      .poll(
+        async () =>
+          (await p.admin('GET', '/v1/admin-tokens', undefined, personal.body.secret)).body.find(
+            (t: { id: string }) => t.id === personal.body.id,
+          ).lastUsedAt,
+        { timeout: 15_000 },
+      )
+      .not.toBeNull();
     expect(list.body.find((t: { id: string }) => t.id === ci.body.id)).toMatchObject({
       role: 'FINANCE',
       owner: null,
