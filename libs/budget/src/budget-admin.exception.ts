@@ -1,5 +1,5 @@
 import { HttpStatus } from '@nestjs/common';
-import { DomainException, unmappedCode } from '@tollgate/kernel';
+import { DomainException } from '@tollgate/kernel';
 
 export enum BudgetAdminExceptionCode {
   InvalidBudget = 'BUDGET_INVALID',
@@ -7,26 +7,15 @@ export enum BudgetAdminExceptionCode {
   BudgetNotFound = 'BUDGET_NOT_FOUND',
 }
 
+/** The HTTP status each code is answered with (a Record over the codes: a new code does not compile without one). */
+const HTTP_STATUS: Record<BudgetAdminExceptionCode, number> = {
+  [BudgetAdminExceptionCode.InvalidBudget]: HttpStatus.BAD_REQUEST,
+  [BudgetAdminExceptionCode.ScopeNotFound]: HttpStatus.NOT_FOUND,
+  [BudgetAdminExceptionCode.BudgetNotFound]: HttpStatus.NOT_FOUND,
+};
+
 export class BudgetAdminException extends DomainException<BudgetAdminExceptionCode> {
-  constructor(code: BudgetAdminExceptionCode, message: string, field?: string) {
-    super(code, message, field);
-    this.name = 'BudgetAdminException';
-  }
-
   get httpStatus(): number {
-    return budgetAdminHttpStatus(this.code);
-  }
-}
-
-/** The HTTP status each code is answered with. */
-function budgetAdminHttpStatus(code: BudgetAdminExceptionCode): number {
-  switch (code) {
-    case BudgetAdminExceptionCode.InvalidBudget:
-      return HttpStatus.BAD_REQUEST;
-    case BudgetAdminExceptionCode.ScopeNotFound:
-    case BudgetAdminExceptionCode.BudgetNotFound:
-      return HttpStatus.NOT_FOUND;
-    default:
-      return unmappedCode(code);
+    return HTTP_STATUS[this.code];
   }
 }

@@ -1,5 +1,5 @@
 import { HttpStatus } from '@nestjs/common';
-import { DomainException, unmappedCode } from '@tollgate/kernel';
+import { DomainException } from '@tollgate/kernel';
 
 export enum CatalogExceptionCode {
   UpstreamNotFound = 'UPSTREAM_NOT_FOUND',
@@ -13,32 +13,19 @@ export enum CatalogExceptionCode {
   NameCollision = 'NAME_COLLISION',
 }
 
+/** The HTTP status each code is answered with (a Record over the codes: a new code does not compile without one). */
+const HTTP_STATUS: Record<CatalogExceptionCode, number> = {
+  [CatalogExceptionCode.UpstreamNotFound]: HttpStatus.NOT_FOUND,
+  [CatalogExceptionCode.ToolNotFound]: HttpStatus.NOT_FOUND,
+  [CatalogExceptionCode.NamespaceTaken]: HttpStatus.CONFLICT,
+  [CatalogExceptionCode.DefinitionChanged]: HttpStatus.CONFLICT,
+  [CatalogExceptionCode.NameCollision]: HttpStatus.CONFLICT,
+  [CatalogExceptionCode.InvalidUpstream]: HttpStatus.BAD_REQUEST,
+  [CatalogExceptionCode.SyncFailed]: HttpStatus.BAD_GATEWAY,
+};
+
 export class CatalogException extends DomainException<CatalogExceptionCode> {
-  constructor(code: CatalogExceptionCode, message: string, field?: string) {
-    super(code, message, field);
-    this.name = 'CatalogException';
-  }
-
   get httpStatus(): number {
-    return catalogHttpStatus(this.code);
-  }
-}
-
-/** The HTTP status each code is answered with. */
-function catalogHttpStatus(code: CatalogExceptionCode): number {
-  switch (code) {
-    case CatalogExceptionCode.UpstreamNotFound:
-    case CatalogExceptionCode.ToolNotFound:
-      return HttpStatus.NOT_FOUND;
-    case CatalogExceptionCode.NamespaceTaken:
-    case CatalogExceptionCode.DefinitionChanged:
-    case CatalogExceptionCode.NameCollision:
-      return HttpStatus.CONFLICT;
-    case CatalogExceptionCode.InvalidUpstream:
-      return HttpStatus.BAD_REQUEST;
-    case CatalogExceptionCode.SyncFailed:
-      return HttpStatus.BAD_GATEWAY;
-    default:
-      return unmappedCode(code);
+    return HTTP_STATUS[this.code];
   }
 }

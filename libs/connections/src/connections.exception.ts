@@ -1,5 +1,5 @@
 import { HttpStatus } from '@nestjs/common';
-import { DomainException, unmappedCode } from '@tollgate/kernel';
+import { DomainException } from '@tollgate/kernel';
 
 export enum ConnectionsExceptionCode {
   UpstreamNotFound = 'UPSTREAM_NOT_FOUND',
@@ -17,33 +17,20 @@ export enum ConnectionsExceptionCode {
   AuthorizationFailed = 'OAUTH_AUTHORIZATION_FAILED',
 }
 
+/** The HTTP status each code is answered with (a Record over the codes: a new code does not compile without one). */
+const HTTP_STATUS: Record<ConnectionsExceptionCode, number> = {
+  [ConnectionsExceptionCode.UpstreamNotFound]: HttpStatus.NOT_FOUND,
+  [ConnectionsExceptionCode.UserNotFound]: HttpStatus.NOT_FOUND,
+  [ConnectionsExceptionCode.ConnectionNotFound]: HttpStatus.NOT_FOUND,
+  [ConnectionsExceptionCode.NotPerUserOAuth]: HttpStatus.BAD_REQUEST,
+  [ConnectionsExceptionCode.InvalidState]: HttpStatus.BAD_REQUEST,
+  [ConnectionsExceptionCode.AuthorizationFailed]: HttpStatus.BAD_REQUEST,
+  [ConnectionsExceptionCode.NotConfigured]: HttpStatus.SERVICE_UNAVAILABLE,
+  [ConnectionsExceptionCode.DiscoveryFailed]: HttpStatus.BAD_GATEWAY,
+};
+
 export class ConnectionsException extends DomainException<ConnectionsExceptionCode> {
-  constructor(code: ConnectionsExceptionCode, message: string, field?: string) {
-    super(code, message, field);
-    this.name = 'ConnectionsException';
-  }
-
   get httpStatus(): number {
-    return connectionsHttpStatus(this.code);
-  }
-}
-
-/** The HTTP status each code is answered with. */
-function connectionsHttpStatus(code: ConnectionsExceptionCode): number {
-  switch (code) {
-    case ConnectionsExceptionCode.UpstreamNotFound:
-    case ConnectionsExceptionCode.UserNotFound:
-    case ConnectionsExceptionCode.ConnectionNotFound:
-      return HttpStatus.NOT_FOUND;
-    case ConnectionsExceptionCode.NotPerUserOAuth:
-    case ConnectionsExceptionCode.InvalidState:
-    case ConnectionsExceptionCode.AuthorizationFailed:
-      return HttpStatus.BAD_REQUEST;
-    case ConnectionsExceptionCode.NotConfigured:
-      return HttpStatus.SERVICE_UNAVAILABLE;
-    case ConnectionsExceptionCode.DiscoveryFailed:
-      return HttpStatus.BAD_GATEWAY;
-    default:
-      return unmappedCode(code);
+    return HTTP_STATUS[this.code];
   }
 }

@@ -1,5 +1,5 @@
 import { HttpStatus } from '@nestjs/common';
-import { DomainException, unmappedCode } from '@tollgate/kernel';
+import { DomainException } from '@tollgate/kernel';
 
 export enum IdentityExceptionCode {
   OrgNotFound = 'ORG_NOT_FOUND',
@@ -19,36 +19,24 @@ export enum IdentityExceptionCode {
   InvalidEmailDomain = 'INVALID_EMAIL_DOMAIN',
 }
 
+/** The HTTP status each code is answered with (a Record over the codes: a new code does not compile without one). */
+const HTTP_STATUS: Record<IdentityExceptionCode, number> = {
+  [IdentityExceptionCode.OrgNotFound]: HttpStatus.NOT_FOUND,
+  [IdentityExceptionCode.TeamNotFound]: HttpStatus.NOT_FOUND,
+  [IdentityExceptionCode.UserNotFound]: HttpStatus.NOT_FOUND,
+  [IdentityExceptionCode.KeyNotFound]: HttpStatus.NOT_FOUND,
+  [IdentityExceptionCode.AdminTokenNotFound]: HttpStatus.NOT_FOUND,
+  [IdentityExceptionCode.NotATeamMember]: HttpStatus.BAD_REQUEST,
+  [IdentityExceptionCode.InvalidEmailDomain]: HttpStatus.BAD_REQUEST,
+  [IdentityExceptionCode.Conflict]: HttpStatus.CONFLICT,
+  [IdentityExceptionCode.KeyRevoked]: HttpStatus.CONFLICT,
+  [IdentityExceptionCode.OrgNotDisabled]: HttpStatus.CONFLICT,
+  [IdentityExceptionCode.UserOffboarded]: HttpStatus.CONFLICT,
+  [IdentityExceptionCode.EmailDomainClaimed]: HttpStatus.CONFLICT,
+};
+
 export class IdentityException extends DomainException<IdentityExceptionCode> {
-  constructor(code: IdentityExceptionCode, message: string, field?: string) {
-    super(code, message, field);
-    this.name = 'IdentityException';
-  }
-
   get httpStatus(): number {
-    return identityHttpStatus(this.code);
-  }
-}
-
-/** The HTTP status each code is answered with. */
-function identityHttpStatus(code: IdentityExceptionCode): number {
-  switch (code) {
-    case IdentityExceptionCode.OrgNotFound:
-    case IdentityExceptionCode.TeamNotFound:
-    case IdentityExceptionCode.UserNotFound:
-    case IdentityExceptionCode.KeyNotFound:
-    case IdentityExceptionCode.AdminTokenNotFound:
-      return HttpStatus.NOT_FOUND;
-    case IdentityExceptionCode.NotATeamMember:
-    case IdentityExceptionCode.InvalidEmailDomain:
-      return HttpStatus.BAD_REQUEST;
-    case IdentityExceptionCode.Conflict:
-    case IdentityExceptionCode.KeyRevoked:
-    case IdentityExceptionCode.OrgNotDisabled:
-    case IdentityExceptionCode.UserOffboarded:
-    case IdentityExceptionCode.EmailDomainClaimed:
-      return HttpStatus.CONFLICT;
-    default:
-      return unmappedCode(code);
+    return HTTP_STATUS[this.code];
   }
 }

@@ -2,8 +2,8 @@ import type { UnavailableDependency } from './dependency-outage';
 
 /**
  * A lib's refusal: a stable code, a message for the caller, the field at fault, and the HTTP status
- * an API answers it with. Each lib decides that status beside its codes, in an exhaustive switch,
- * so a new code does not compile until it has one.
+ * an API answers it with. Each lib decides that status beside its codes, in a table over all of
+ * them, so a new code does not compile until it has one.
  */
 export abstract class DomainException<Code extends string = string> extends Error {
   constructor(
@@ -12,6 +12,7 @@ export abstract class DomainException<Code extends string = string> extends Erro
     readonly field?: string,
   ) {
     super(message);
+    this.name = new.target.name;
   }
 
   /** The HTTP status an API answers this refusal with. */
@@ -21,9 +22,4 @@ export abstract class DomainException<Code extends string = string> extends Erro
   get dependency(): UnavailableDependency | undefined {
     return undefined;
   }
-}
-
-/** The exhaustive switch's default: a code without a status is a type error, and a 500 at run time. */
-export function unmappedCode(code: never): never {
-  throw new Error(`unmapped error code: ${String(code)}`);
 }

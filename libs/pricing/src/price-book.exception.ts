@@ -1,5 +1,5 @@
 import { HttpStatus } from '@nestjs/common';
-import { DomainException, unmappedCode } from '@tollgate/kernel';
+import { DomainException } from '@tollgate/kernel';
 
 export enum PriceBookExceptionCode {
   InvalidRule = 'PRICE_RULE_INVALID',
@@ -7,26 +7,15 @@ export enum PriceBookExceptionCode {
   RuleNotFound = 'PRICE_RULE_NOT_FOUND',
 }
 
+/** The HTTP status each code is answered with (a Record over the codes: a new code does not compile without one). */
+const HTTP_STATUS: Record<PriceBookExceptionCode, number> = {
+  [PriceBookExceptionCode.InvalidRule]: HttpStatus.BAD_REQUEST,
+  [PriceBookExceptionCode.UpstreamNotFound]: HttpStatus.NOT_FOUND,
+  [PriceBookExceptionCode.RuleNotFound]: HttpStatus.NOT_FOUND,
+};
+
 export class PriceBookException extends DomainException<PriceBookExceptionCode> {
-  constructor(code: PriceBookExceptionCode, message: string, field?: string) {
-    super(code, message, field);
-    this.name = 'PriceBookException';
-  }
-
   get httpStatus(): number {
-    return priceBookHttpStatus(this.code);
-  }
-}
-
-/** The HTTP status each code is answered with. */
-function priceBookHttpStatus(code: PriceBookExceptionCode): number {
-  switch (code) {
-    case PriceBookExceptionCode.InvalidRule:
-      return HttpStatus.BAD_REQUEST;
-    case PriceBookExceptionCode.UpstreamNotFound:
-    case PriceBookExceptionCode.RuleNotFound:
-      return HttpStatus.NOT_FOUND;
-    default:
-      return unmappedCode(code);
+    return HTTP_STATUS[this.code];
   }
 }

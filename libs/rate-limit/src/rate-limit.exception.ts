@@ -1,5 +1,5 @@
 import { HttpStatus } from '@nestjs/common';
-import { DomainException, unmappedCode } from '@tollgate/kernel';
+import { DomainException } from '@tollgate/kernel';
 
 export enum RateLimitExceptionCode {
   InvalidRule = 'INVALID_RATE_LIMIT',
@@ -7,26 +7,15 @@ export enum RateLimitExceptionCode {
   RuleNotFound = 'RATE_LIMIT_NOT_FOUND',
 }
 
+/** The HTTP status each code is answered with (a Record over the codes: a new code does not compile without one). */
+const HTTP_STATUS: Record<RateLimitExceptionCode, number> = {
+  [RateLimitExceptionCode.InvalidRule]: HttpStatus.BAD_REQUEST,
+  [RateLimitExceptionCode.ScopeNotFound]: HttpStatus.NOT_FOUND,
+  [RateLimitExceptionCode.RuleNotFound]: HttpStatus.NOT_FOUND,
+};
+
 export class RateLimitException extends DomainException<RateLimitExceptionCode> {
-  constructor(code: RateLimitExceptionCode, message: string, field?: string) {
-    super(code, message, field);
-    this.name = 'RateLimitException';
-  }
-
   get httpStatus(): number {
-    return rateLimitHttpStatus(this.code);
-  }
-}
-
-/** The HTTP status each code is answered with. */
-function rateLimitHttpStatus(code: RateLimitExceptionCode): number {
-  switch (code) {
-    case RateLimitExceptionCode.InvalidRule:
-      return HttpStatus.BAD_REQUEST;
-    case RateLimitExceptionCode.ScopeNotFound:
-    case RateLimitExceptionCode.RuleNotFound:
-      return HttpStatus.NOT_FOUND;
-    default:
-      return unmappedCode(code);
+    return HTTP_STATUS[this.code];
   }
 }

@@ -1,5 +1,5 @@
 import { HttpStatus } from '@nestjs/common';
-import { DomainException, unmappedCode } from '@tollgate/kernel';
+import { DomainException } from '@tollgate/kernel';
 
 export enum ReportingExceptionCode {
   InvalidQuery = 'REPORT_INVALID_QUERY',
@@ -11,31 +11,18 @@ export enum ReportingExceptionCode {
   TooManyWebhooks = 'ALERT_WEBHOOK_LIMIT',
 }
 
+/** The HTTP status each code is answered with (a Record over the codes: a new code does not compile without one). */
+const HTTP_STATUS: Record<ReportingExceptionCode, number> = {
+  [ReportingExceptionCode.InvalidQuery]: HttpStatus.BAD_REQUEST,
+  [ReportingExceptionCode.ReportTooLarge]: HttpStatus.BAD_REQUEST,
+  [ReportingExceptionCode.InvalidWebhook]: HttpStatus.BAD_REQUEST,
+  [ReportingExceptionCode.OutOfScope]: HttpStatus.FORBIDDEN,
+  [ReportingExceptionCode.WebhookNotFound]: HttpStatus.NOT_FOUND,
+  [ReportingExceptionCode.TooManyWebhooks]: HttpStatus.CONFLICT,
+};
+
 export class ReportingException extends DomainException<ReportingExceptionCode> {
-  constructor(code: ReportingExceptionCode, message: string, field?: string) {
-    super(code, message, field);
-    this.name = 'ReportingException';
-  }
-
   get httpStatus(): number {
-    return reportingHttpStatus(this.code);
-  }
-}
-
-/** The HTTP status each code is answered with. */
-function reportingHttpStatus(code: ReportingExceptionCode): number {
-  switch (code) {
-    case ReportingExceptionCode.InvalidQuery:
-    case ReportingExceptionCode.ReportTooLarge:
-    case ReportingExceptionCode.InvalidWebhook:
-      return HttpStatus.BAD_REQUEST;
-    case ReportingExceptionCode.OutOfScope:
-      return HttpStatus.FORBIDDEN;
-    case ReportingExceptionCode.WebhookNotFound:
-      return HttpStatus.NOT_FOUND;
-    case ReportingExceptionCode.TooManyWebhooks:
-      return HttpStatus.CONFLICT;
-    default:
-      return unmappedCode(code);
+    return HTTP_STATUS[this.code];
   }
 }
