@@ -38,7 +38,14 @@ import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { BaseConfig, WORKER_ENV_SCHEMA, WorkerConfig } from '@tollgate/config';
 import { ledgerSpend, PrismaService, SpendWindow } from '@tollgate/db';
-import { LedgerPartitionsService, LedgerService, UsageEvent, usageEntryFields, utcMonth } from '@tollgate/metering';
+import {
+  LedgerPartitionsService,
+  LedgerService,
+  UsageEvent,
+  usageEntryFields,
+  usageEventColumns,
+  utcMonth,
+} from '@tollgate/metering';
 import { allUsageOutboxKeys, USAGE_LEDGER_WRITTEN_CHANNEL, UsageLedgerNotice, usageOutboxKeys } from '@tollgate/queue';
 import { REDIS_SHARDS, RedisService, shardOf } from '@tollgate/redis';
 import { UsageRollupService } from '@tollgate/reporting';
@@ -521,24 +528,9 @@ function readTodayInsert(): string {
   ON CONFLICT ("id") DO NOTHING`;
 }
 
+/** Today's layout has every column of the ledger's insert but the last (the trace id). */
 function columns(events: UsageEvent[]): unknown[] {
-  const col = <K extends keyof UsageEvent>(k: K) => events.map((e) => e[k]);
-  return [
-    col('id'),
-    col('orgId'),
-    col('teamId'),
-    col('userId'),
-    col('keyId'),
-    col('upstreamId'),
-    col('toolName'),
-    col('outcome'),
-    events.map((e) => e.costMicros.toString()),
-    col('inputTokens'),
-    col('outputTokens'),
-    col('latencyMs'),
-    col('priceRuleId'),
-    events.map((e) => e.occurredAt.toISOString()),
-  ];
+  return usageEventColumns(events).slice(0, -1);
 }
 
 main().catch((err) => {

@@ -22,24 +22,7 @@ export class LedgerService {
    * PgBouncer in transaction mode does not keep (before 1.21 it fails with "does not exist").
    */
   async writeUsageEvents(events: UsageEvent[]): Promise<number> {
-    const col = columnsOf(events);
-    return this.insertBatch(events.length, INSERT_USAGE_EVENTS, [
-      col('id'),
-      col('orgId'),
-      col('teamId'),
-      col('userId'),
-      col('keyId'),
-      col('upstreamId'),
-      col('toolName'),
-      col('outcome'),
-      events.map((e) => e.costMicros.toString()),
-      col('inputTokens'),
-      col('outputTokens'),
-      col('latencyMs'),
-      col('priceRuleId'),
-      events.map((e) => e.occurredAt.toISOString()),
-      events.map((e) => traceIdOf(e.traceparent)),
-    ]);
+    return this.insertBatch(events.length, INSERT_USAGE_EVENTS, usageEventColumns(events));
   }
 
   /**
@@ -95,6 +78,31 @@ export class LedgerService {
     const result = await this.prisma.pool.query({ text, values });
     return result.rowCount ?? 0;
   }
+}
+
+/**
+ * A batch of usage events as INSERT_USAGE_EVENTS takes it: one array per column, in its order
+ * (the trace id last).
+ */
+export function usageEventColumns(events: readonly UsageEvent[]): unknown[] {
+  const col = columnsOf(events);
+  return [
+    col('id'),
+    col('orgId'),
+    col('teamId'),
+    col('userId'),
+    col('keyId'),
+    col('upstreamId'),
+    col('toolName'),
+    col('outcome'),
+    events.map((e) => e.costMicros.toString()),
+    col('inputTokens'),
+    col('outputTokens'),
+    col('latencyMs'),
+    col('priceRuleId'),
+    events.map((e) => e.occurredAt.toISOString()),
+    events.map((e) => traceIdOf(e.traceparent)),
+  ];
 }
 
 /** Reads one column of a batch: `columnsOf(events)('orgId')` is every event's orgId, in order. */

@@ -85,11 +85,6 @@ const TRAIL_EVENT_PAYLOAD_SCHEMA = z.object({
 
 const ESCAPED_NUL = /(?<!\\)((?:\\\\)*)\\u0000/g;
 
-/** A step as it travels in the outbox (one of the JSON array an entry's TRAIL_ENTRY_FIELD holds). */
-export function trailPayloadOf(event: TrailEvent): TrailEventPayload {
-  return { ...event, occurredAt: event.occurredAt.toISOString() };
-}
-
 /** One step as JSON, as it goes in a trail entry (NUL dropped: Postgres jsonb cannot hold it, escaped or not). */
 export function trailStepJson(event: TrailEvent): string {
   // A Date serialises as its ISO string (Date#toJSON): the payload's form, without copying the step.
