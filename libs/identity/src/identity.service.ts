@@ -229,10 +229,12 @@ export class IdentityService {
   async findOrCreateOAuthKey(
     orgId: string,
     input: { userId: string; teamId: string; clientId: string; clientName: string },
-    db: Prisma.TransactionClient = this.prisma,
+    db: Prisma.TransactionClient,
   ): Promise<VirtualKeyView> {
-    await this.getActiveUser(orgId, input.userId);
-    const member = await this.prisma.teamMember.findFirst({
+    // Holds the user row FOR SHARE, as a static key's creation does: offboarding (FOR UPDATE) waits,
+    // and no key is made for a person being offboarded.
+    await lockActiveUser(db, orgId, input.userId);
+    const member = await db.teamMember.findFirst({
       where: { orgId, teamId: input.teamId, userId: input.userId },
     });
     if (!member) {
