@@ -575,7 +575,8 @@ export class GovernedCallPipeline {
       const answered = await this.answerFromResult(principal, call, hold, result, effectiveOutputLimits(levels));
       return { result: answered, meta: answered._meta ?? {} };
     } finally {
-      if (!hold.completed) this.admission.release(hold);
+      // The hold is not released when settling fails: the task's settlement is retried (the next
+      // poll or the expiry sweep), and a released reservation would read as "already charged".
       if (call.topUp) this.admission.release(call.topUp);
     }
   }
