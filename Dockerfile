@@ -15,4 +15,4 @@ WORKDIR /app
 ENV NODE_ENV=production
 COPY --from=build /app /app
 USER node
-CMD ["node", "--enable-source-maps", "dist/apps/mcp-edge/src/main.js"]
+CMD ["node", "--enable-source-maps", "--experimental-async-context-frame", "dist/apps/mcp-edge/src/main.js"]

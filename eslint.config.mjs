@@ -20,11 +20,20 @@ function boundaries(inTests, declared = []) {
   };
 }
 
-/** Lib-to-lib dependencies of the same layer, declared on purpose: admission composes budget's and rate-limit's Lua and services. */
+/**
+ * Lib-to-lib dependencies of the same layer, declared on purpose: admission composes budget's and
+ * rate-limit's Lua and services, and appends usage to libs/usage's outbox in its completion script.
+ */
 const DECLARED = [
-  { lib: 'admission', dependsOn: ['lib:budget', 'lib:rate-limit'] },
+  { lib: 'admission', dependsOn: ['lib:budget', 'lib:rate-limit', 'lib:usage'] },
+  // Disclosure's profiler is bound to the upstream registry's TOOL_PROFILER port once, for both apps.
+  { lib: 'disclosure', dependsOn: ['lib:upstream-registry'] },
+  // Reconciliation counts the usage still in the outbox (libs/usage owns its streams) as spent.
+  { lib: 'reporting', dependsOn: ['lib:usage'] },
   // The authorization server issues tokens for keys of kind OAUTH, which identity owns.
   { lib: 'oauth-server', dependsOn: ['lib:identity'] },
+  // Single sign-on finds or makes the person (and audits it) through identity.
+  { lib: 'sso', dependsOn: ['lib:identity'] },
   // BullMQ runs on the Redis client libs/redis builds from the deployment's settings (cluster, TLS...).
   { lib: 'queue', dependsOn: ['lib:redis'] },
   // The audit trail's rows are written in the change's own Prisma transaction.

@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import swc from 'unplugin-swc';
-import { defineConfig } from 'vitest/config';
+import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 import tsconfig from './tsconfig.base.json';
 
 // `@tollgate/*` path aliases from tsconfig, so tests import libs exactly as the apps do.
@@ -9,8 +9,9 @@ const alias = Object.fromEntries(
   Object.entries(tsconfig.compilerOptions.paths).map(([name, [target]]) => [name, path.resolve(__dirname, target)]),
 );
 
-export default defineConfig({
-  // SWC, not esbuild: NestJS dependency injection needs emitted decorator metadata.
+// What every project needs: SWC, not esbuild (NestJS dependency injection needs emitted decorator
+// metadata), the aliases, the per-file setup and the timeouts.
+const shared = {
   plugins: [
     swc.vite({
       jsc: {
@@ -22,17 +23,45 @@ export default defineConfig({
     }),
   ],
   resolve: { alias },
+} satisfies Omit<TestProjectInlineConfiguration, 'test'>;
+
+const sharedTest = {
+  setupFiles: ['test/outbound-setup.ts'],
+  pool: 'forks',
+  testTimeout: 60_000,
+  hookTimeout: 120_000,
+} satisfies TestProjectInlineConfiguration['test'];
+
+export default defineConfig({
+  ...shared,
   test: {
-    include: ['libs/**/*.spec.ts', 'apps/**/*.spec.ts', 'test/**/*.test.ts'],
+    // Run once for the whole run by the root project; both projects read what it provides.
     globalSetup: ['test/global-setup.ts'],
-    setupFiles: ['test/outbound-setup.ts'],
-    pool: 'forks',
     // The apps run inside each file's process, and most of a file's time is waiting on Postgres,
     // Redis, upstream processes or Chromium: two files at a time even on 2 cores (Vitest's default
     // is one fewer than the cores). TEST_MAX_WORKERS overrides.
     maxWorkers: Number(process.env.TEST_MAX_WORKERS) || Math.max(2, availableParallelism() - 1),
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
     reporters: ['default'],
+    projects: [
+      {
+        ...shared,
+        test: {
+          ...sharedTest,
+          name: 'unit',
+          include: ['libs/**/*.spec.ts', 'apps/**/*.spec.ts'],
+          // The specs keep no state in modules between files: a worker runs file after file on one
+          // module graph instead of importing Nest, Prisma and the libs again for each.
+          isolate: false,
+        },
+      },
+      {
+        ...shared,
+        test: {
+          ...sharedTest,
+          name: 'e2e',
+          include: ['test/**/*.test.ts'],
+        },
+      },
+    ],
   },
 });

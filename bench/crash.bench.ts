@@ -23,7 +23,7 @@ import {
   seedGovernedOrg,
   startBenchPlatform,
 } from './support/bench-platform';
-import { usageOutboxKeys } from '@tollgate/queue';
+import { usageOutboxKeys } from '@tollgate/usage';
 import { orgKeyOf, shardOf } from '@tollgate/redis';
 
 const PRICE = 1_000;

@@ -16,7 +16,8 @@
  *   with pg_waldump where the bench can run it.
  * - drain: events/s of one worker's outbox consumer (UsageLedgerConsumer, as the worker runs it),
  *   end to end: the same number of events from DRAIN_ORGS orgs put in their shard streams first,
- *   then timed until the last is written; today's write (as above, 500 a batch) vs the new one.
+ *   then timed until the last is written; today's write (as above, 500 a batch) vs the new one; and
+ *   the CPU per event of Postgres' backends, the worker and Redis meanwhile (/proc).
  * - bytes per row: the table with its indexes, over its rows (LedgerToday filled with the same
  *   first rows).
  * - upkeep and a month-end reconcile at BENCH_SMALL_ROWS (1M) and BENCH_LARGE_ROWS (10M), seeded
@@ -45,15 +46,18 @@ import {
   usageEntryFields,
   usageEventColumns,
   utcMonth,
-} from '@tollgate/metering';
-import { allUsageOutboxKeys, USAGE_LEDGER_WRITTEN_CHANNEL, UsageLedgerNotice, usageOutboxKeys } from '@tollgate/queue';
+  allUsageOutboxKeys,
+  USAGE_LEDGER_WRITTEN_CHANNEL,
+  UsageLedgerNotice,
+  usageOutboxKeys,
+  LedgerWriter,
+  UsageLedgerConsumer,
+} from '@tollgate/usage';
 import { REDIS_SHARDS, RedisService, shardOf } from '@tollgate/redis';
 import { UsageRollupService } from '@tollgate/reporting';
 import { Client } from 'pg';
 import { createBenchDatabase, ROOT } from './support/bench-platform';
-import { rebuildRollups } from './support/ledger-rollups';
-import { LedgerWriter } from '../apps/worker/src/processors/ledger-writer.service';
-import { UsageLedgerConsumer } from '../apps/worker/src/processors/usage-ledger.consumer';
+import { rebuildRollups, withoutIndexes } from './support/ledger-rollups';
 
 const KEYS = 1000;
 const TEAMS = 8;
@@ -68,11 +72,16 @@ const uuidOf = (kind: string, n: string) =>
 /**
  * `rows` ledger rows for org $1 over the last MONTHS months (skewed to recent), set-based: one
  * INSERT ... SELECT FROM generate_series per 1M rows with the ledger's triggers off (the session
- * replicates, as a restore would), routed to the month partitions by Postgres. The rollups are then
- * rebuilt from the ledger in one pass each (`rebuildRollups`), instead of the insert trigger
- * adding every 1M-row statement (what made 1M rows take minutes).
+ * replicates, as a restore would) and its indexes dropped (built again after, one sort each:
+ * `withoutIndexes`), routed to the month partitions by Postgres. The rollups are then rebuilt from
+ * the ledger in one pass (`rebuildRollups`), instead of the insert trigger adding every 1M-row
+ * statement (what made 1M rows take minutes).
  */
 async function seed(db: Client, table: string, orgId: string, rows: number, offset: number): Promise<void> {
+  await withoutIndexes(db, table, () => fill(db, table, orgId, rows, offset));
+}
+
+async function fill(db: Client, table: string, orgId: string, rows: number, offset: number): Promise<void> {
   await db.query(`SET session_replication_role = replica`);
   try {
     for (let done = 0; done < rows; done += CHUNK) {
@@ -185,17 +194,53 @@ async function databaseWal(db: Client, from: string, to: string): Promise<number
   return bytes;
 }
 
+/** CPU time (ms, user + system) a process has used, from /proc; null where it cannot be read (another host). */
+function processCpuMs(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime, in clock ticks (100 a second on Linux).
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return null;
+  }
+}
+
+/** CPU time (ms) of this database's client backends now, by pid. */
+async function backendCpuMs(db: Client): Promise<Map<number, number>> {
+  const { rows } = await db.query<{ pid: number }>(
+    `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend'`,
+  );
+  const out = new Map<number, number>();
+  for (const { pid } of rows) {
+    const ms = processCpuMs(pid);
+    if (ms !== null) out.set(pid, ms);
+  }
+  return out;
+}
+
+/** CPU per event of a drain, in microseconds: Postgres' backends, the worker (this process), Redis. */
+interface DrainCpu {
+  postgres: number | null;
+  worker: number;
+  redis: number | null;
+}
+
 /**
  * One worker's drain of the usage outbox, end to end: `events` put in their orgs' shard streams
  * (the fields an edge's completion script writes), then the worker's consumer started and timed
- * until every event is written (its `usage-ledger-written` notices), through `write`. Returns events/s.
+ * until every event is written (its `usage-ledger-written` notices), through `write`. Returns
+ * events/s and the CPU each process spent per event meanwhile (read from /proc where Postgres and
+ * Redis run on this host): on a machine shared with other work, wall time follows the load, the CPU
+ * an event costs much less so.
  */
 async function drainRate(
+  db: Client,
   prefix: string,
   events: UsageEvent[],
   batchSize: number,
   write: (events: UsageEvent[]) => Promise<number>,
-): Promise<number> {
+): Promise<{ perSecond: number; cpuUsPerEvent: DrainCpu }> {
   const url = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
   const config = {
     redis: { url, prefix, topology: { kind: 'standalone', url }, completionWait: { replicas: 0, timeoutMs: 1 } },
@@ -224,12 +269,30 @@ async function drainRate(
       writeTrail: async () => 0,
     };
     const consumer = new UsageLedgerConsumer(redis, writer as LedgerWriter, config);
+    const redisPid = Number(/process_id:(\d+)/.exec(await redis.client.info('server'))?.[1]);
+    const pg0 = await backendCpuMs(db);
+    const redis0 = processCpuMs(redisPid);
+    const worker0 = process.cpuUsage();
     const t0 = performance.now();
     await consumer.onApplicationBootstrap();
     await done;
     const ms = performance.now() - t0;
+    const worker = process.cpuUsage(worker0);
+    const redis1 = processCpuMs(redisPid);
+    const pg1 = await backendCpuMs(db);
     await consumer.onModuleDestroy();
-    return Math.round(events.length / (ms / 1000));
+    // A backend the pool opened during the drain counts from 0; one it closed is not counted.
+    let pgMs = 0;
+    for (const [pid, cpu] of pg1) pgMs += cpu - (pg0.get(pid) ?? 0);
+    const perEvent = (msTotal: number) => Math.round((msTotal * 1000) / events.length);
+    return {
+      perSecond: Math.round(events.length / (ms / 1000)),
+      cpuUsPerEvent: {
+        postgres: pg1.size > 0 ? perEvent(pgMs) : null,
+        worker: perEvent((worker.user + worker.system) / 1000),
+        redis: redis0 !== null && redis1 !== null ? perEvent(redis1 - redis0) : null,
+      },
+    };
   } finally {
     await redis.client.del(...keys);
     await redis.onApplicationShutdown();
@@ -290,6 +353,10 @@ async function main(): Promise<void> {
     await db.query(`ALTER TABLE bench_today."UsageRollupCoverage" ADD PRIMARY KEY ("orgId")`);
     await db.query(`ALTER FUNCTION bench_today_rollups_on_insert() SET search_path = bench_today, public`);
     await db.query(`CREATE TABLE "LedgerToday" (LIKE "UsageEvent" INCLUDING DEFAULTS)`);
+    // Today's text keys compare with the database's collation (LIKE copies the ledger's "C").
+    await db.query(
+      `ALTER TABLE "LedgerToday" ALTER COLUMN "id" TYPE text COLLATE "default", ALTER COLUMN "toolName" TYPE text COLLATE "default"`,
+    );
     await db.query(`ALTER TABLE "LedgerToday" ADD PRIMARY KEY ("id")`);
     await db.query(`CREATE INDEX ON "LedgerToday" ("orgId", "occurredAt") INCLUDE ("costMicros")`);
     await db.query(`CREATE INDEX ON "LedgerToday" ("keyId", "occurredAt")`);
@@ -402,7 +469,7 @@ async function main(): Promise<void> {
     const todayDrainEvents = spread(await drainOrgs('drain-today'));
     const newDrainEvents = spread(await drainOrgs('drain-new'));
     const drainPrefix = `tgbench-ledger-${randomBytes(4).toString('hex')}`;
-    const todayDrain = await drainRate(`${drainPrefix}-today`, todayDrainEvents, 500, async (b) => {
+    const todayDrain = await drainRate(db, `${drainPrefix}-today`, todayDrainEvents, 500, async (b) => {
       let n = 0;
       for (let i = 0; i < b.length; i += 500) {
         const r = await prisma.pool.query({
@@ -414,12 +481,22 @@ async function main(): Promise<void> {
       }
       return n;
     });
-    const newDrain = await drainRate(`${drainPrefix}-new`, newDrainEvents, batch, (b) => ledger.writeUsageEvents(b));
+    const newDrain = await drainRate(db, `${drainPrefix}-new`, newDrainEvents, batch, (b) =>
+      ledger.writeUsageEvents(b),
+    );
     out.drainEventsPerSecond = {
-      today: todayDrain,
-      partitioned: newDrain,
-      ratio: Math.round((newDrain / todayDrain) * 100) / 100,
+      today: todayDrain.perSecond,
+      partitioned: newDrain.perSecond,
+      ratio: Math.round((newDrain.perSecond / todayDrain.perSecond) * 100) / 100,
       orgs: DRAIN_ORGS,
+    };
+    // What an event of the drain costs each process (the worker's figure includes this bench's notice
+    // listener); the ratio is today's total over the new one's, as the rate's is new over today.
+    const cpuTotal = (c: DrainCpu) => (c.postgres ?? 0) + c.worker + (c.redis ?? 0);
+    out.drainCpuUsPerEvent = {
+      today: todayDrain.cpuUsPerEvent,
+      partitioned: newDrain.cpuUsPerEvent,
+      ratio: Math.round((cpuTotal(todayDrain.cpuUsPerEvent) / cpuTotal(newDrain.cpuUsPerEvent)) * 100) / 100,
     };
 
     // Budget windows a reconcile of this org reads: org, teams, five keys; this month and all time.

@@ -31,6 +31,7 @@ import {
   seedGovernedOrg,
   startBenchPlatform,
 } from './support/bench-platform';
+import { otlpEnv, startOtlpSink } from './support/otlp-sink';
 
 interface Target {
   url: URL;
@@ -121,20 +122,6 @@ function startProxy(target: string): Promise<{ child: ChildProcess; url: string 
 }
 
 /** An OTLP/HTTP receiver that reads and drops what it gets (the bench's stand-in for a collector). */
-async function startOtlpSink(): Promise<{ url: string; requests: () => number; close(): void }> {
-  let requests = 0;
-  const server = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      requests++;
-      res.writeHead(200, { 'Content-Type': 'application/x-protobuf' }).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as import('node:net').AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, requests: () => requests, close: () => server.close() };
-}
-
 /** The edges with telemetry on, beside the one with it off (edge 0). */
 const TELEMETRY: { label: string; env: Record<string, string> }[] = [
   { label: 'every call traced', env: {} },
@@ -157,11 +144,7 @@ async function main(): Promise<void> {
   try {
     // Edge 0: telemetry off. The others: traces and metrics on, exporting to the sink; every call
     // traced (the SDK's default sampler), then one call in ten and one in a hundred (docs/operations.md).
-    const otelEnv = {
-      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
-      OTEL_SERVICE_NAME: 'tollgate-edge-bench',
-      OTEL_METRIC_EXPORT_INTERVAL: '10000',
-    };
+    const otelEnv = otlpEnv(otlp.url);
     p = await startBenchPlatform({
       edges: 1 + TELEMETRY.length,
       edgeEnv: [{}, ...TELEMETRY.map((t) => ({ ...otelEnv, ...t.env }))],

@@ -11,7 +11,7 @@
  */
 import { Client } from 'pg';
 import { performance } from 'node:perf_hooks';
-import { TrailRetentionService } from '@tollgate/metering';
+import { TrailRetentionService } from '@tollgate/usage';
 import type { PrismaService } from '@tollgate/db';
 import { createBenchDatabase } from './support/bench-platform';
 

@@ -12,6 +12,7 @@ import { promisify } from 'node:util';
 import { Client } from 'pg';
 import { loadWorkerConfig } from '@tollgate/config';
 import { createRedisClient, RedisClient, scanTargets } from '@tollgate/redis';
+import { ASYNC_CONTEXT_FRAME_FLAG } from '@tollgate/observability';
 import { LocalRedisCluster, startLocalRedisCluster } from '../../tools/redis-cluster/local-redis-cluster';
 
 export const ROOT = path.resolve(__dirname, '../../..');
@@ -173,7 +174,8 @@ export async function startBenchPlatform(opts: {
           ? 'FIXTURE'
           : 'ADMIN';
     const flags = process.env[`BENCH_${app}_NODE_ARGS`];
-    const nodeArgs = flags ? flags.split(' ') : [];
+    // The apps run as every shipped launcher runs them (see ASYNC_CONTEXT_FRAME_FLAG).
+    const nodeArgs = [ASYNC_CONTEXT_FRAME_FLAG, ...(flags ? flags.split(' ') : [])];
     const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'dist', script)], {
       env: { ...env, ...extra },
       stdio: ['ignore', 'pipe', 'inherit'],

@@ -3,12 +3,14 @@ import type { INestApplication } from '@nestjs/common';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '@prisma/client';
 import { loadEdgeConfig } from '@tollgate/config';
-import { TrailEvent, trailEntryFields } from '@tollgate/metering';
-import { QueueName, usageOutboxKeys } from '@tollgate/queue';
+import { TrailEvent, trailEntryFields, usageOutboxKeys } from '@tollgate/usage';
+import { JobName, QueueName } from '@tollgate/queue';
+import { Queue } from 'bullmq';
 import { shardOf } from '@tollgate/redis';
 import {
   SERVER_EVERYTHING,
   connectAgent,
+  testBullOptions,
   testRedisClient,
   textOf,
   waitForJobs,
@@ -23,6 +25,9 @@ import { RunningPlatform, startPlatform } from '../support/platform';
 const ECHO_PRICE = 100_000;
 const ARCHITECTURE = 'demo://resource/static/document/architecture.md';
 const SUM_PRICE = 50_000;
+// The sandbox's longest wall time, not its 10 s default: on a loaded machine an inner call took
+// longer than that, the run stopped with SCRIPT_LIMIT_EXCEEDED, and the script steps differed.
+const SCRIPT_TIME_MS = 60_000;
 
 type CallResult = Awaited<ReturnType<Client['callTool']>>;
 const answerOf = (res: CallResult): any => JSON.parse(textOf(res as never));
@@ -218,12 +223,18 @@ describe('agent trail through two edges', () => {
     const ok = answerOf(
       await a.callTool({
         name: 'tollgate__run_script',
-        arguments: { code: `const s = await everything.get_sum({ a: 1, b: 2 });\nreturn s;` },
+        arguments: {
+          code: `const s = await everything.get_sum({ a: 1, b: 2 });\nreturn s;`,
+          timeoutMs: SCRIPT_TIME_MS,
+        },
       }),
     );
     const failed = await a.callTool({
       name: 'tollgate__run_script',
-      arguments: { code: `await everything.echo({ message: 'x' });\nawait callTool('everything__get-env', {});` },
+      arguments: {
+        code: `await everything.echo({ message: 'x' });\nawait callTool('everything__get-env', {});`,
+        timeoutMs: SCRIPT_TIME_MS,
+      },
     });
     expect(failed.isError).toBe(true);
     const failedAnswer = answerOf(failed);
@@ -542,10 +553,11 @@ describe('agent trail through two edges', () => {
     await redis.xadd(usageOutboxKeys(p.env.redisPrefix, shardOf(meta.orgId)).events, '*', ...trailEntryFields(old));
     redis.disconnect();
     await waitForTrailSteps(p.env.redisUrl, p.env.redisPrefix, stepCount(meta.orgId), before + 1);
-    const job = await p.admin('POST', `/v1/orgs/${meta.orgId}/reports/rollups`, {
-      day: new Date().toISOString().slice(0, 10),
-    });
-    await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.UsageRollup, [job.body.jobId]);
+    // The worker's upkeep (every 10 minutes), run now.
+    const upkeep = new Queue(QueueName.UsageRollup, testBullOptions(p.env.redisUrl, p.env.redisPrefix));
+    const job = await upkeep.add(JobName.RollupUsage, { orgId: meta.orgId }, { jobId: `test-upkeep-${Date.now()}` });
+    await upkeep.close();
+    await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.UsageRollup, [job.id!]);
     expect(await db.trailEvent.count({ where: { orgId: meta.orgId, sessionId: 'old-session' } })).toBe(0);
     expect(await db.trailEvent.count({ where: { orgId: meta.orgId } })).toBe(before);
   });

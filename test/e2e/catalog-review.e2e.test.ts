@@ -102,6 +102,19 @@ describe('pinning review through the admin API and the edge', () => {
     expect(lookup.stubTokens).toBeGreaterThan(0);
   });
 
+  it('should serve a tool’s new execution.taskSupport at once, with nothing to review, when only that changed', async () => {
+    const taskSupport = async () =>
+      (await agent.listTools()).tools.find((t) => t.name === 'dict__translate')?.execution?.taskSupport;
+    expect(await taskSupport()).toBeUndefined();
+    tools[1] = { ...tools[1], definition: { ...tools[1].definition, execution: { taskSupport: 'optional' } } };
+    await sync();
+    await expect.poll(taskSupport).toBe('optional');
+    expect(await pending()).toEqual([]);
+    tools[1] = { ...tools[1], definition: { ...tools[1].definition, execution: undefined } };
+    await sync();
+    await expect.poll(taskSupport).toBeUndefined();
+  });
+
   it('should keep serving the pinned description, show the diff, and serve the new one once approved when an upstream changes a tool', async () => {
     tools[0] = tool('lookup', 'Looks up a word in any language.', {
       word: { type: 'string' },

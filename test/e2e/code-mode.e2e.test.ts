@@ -262,6 +262,31 @@ describe('code mode through the edge', () => {
     expect(toolError(res as never)).toMatchObject({ code: 'SCRIPT_LIMIT_EXCEEDED', limit: 'TIME' });
   });
 
+  it('should list a call its time limit cut off, with the id and cost the ledger has for it', async () => {
+    const res = await agent.callTool({
+      name: 'tollgate__run_script',
+      arguments: {
+        code: `await callTool('everything__trigger-long-running-operation', { duration: 30, steps: 2 });`,
+        timeoutMs: 500,
+      },
+    });
+    expect(toolError(res as never)).toMatchObject({ code: 'SCRIPT_LIMIT_EXCEEDED', limit: 'TIME' });
+    const calls = answerOf(res).calls;
+    expect(calls).toEqual([
+      {
+        tool: 'everything__trigger-long-running-operation',
+        line: 1,
+        ok: false,
+        code: 'CANCELLED',
+        callId: expect.any(String),
+        costMicros: 0,
+      },
+    ]);
+    await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, [calls[0].callId]);
+    const rows = await db.usageEvent.findMany({ where: { id: calls[0].callId } });
+    expect(rows.map((r) => [Number(r.costMicros), r.outcome])).toEqual([[0, 'UPSTREAM_ERROR']]);
+  });
+
   it('should report a script error with its line when the script throws', async () => {
     const res = await agent.callTool({
       name: 'tollgate__run_script',

@@ -172,6 +172,10 @@ describe('console budgets, upstreams and tools, prices in a real browser', () =>
     expect(await teamLine.getByTestId('budget-spent').getAttribute('data-micros')).toBe('3750000');
     expect(await teamLine.getByTestId('budget-spent').textContent()).toBe('$3.75');
     expect(await teamLine.getByText('(75.0 %)').count()).toBe(1);
+    // Each mode badge shows its whole label (cut to "HARD: REFUSES CA…" it hid what the mode does).
+    const modeLabels = page.getByTestId('budget-line').locator('.mantine-Badge-label');
+    expect(await modeLabels.allTextContents()).toEqual(expect.arrayContaining(['Hard: refuses calls']));
+    expect(await modeLabels.evaluateAll((els) => els.filter((e) => e.scrollWidth > e.clientWidth).length)).toBe(0);
     await expectAccessible(page, 'budgets');
     await page.screenshot({ path: path.join(SCREENSHOTS, 'budgets.png'), fullPage: true });
 

@@ -1,7 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { BaseConfig } from '@tollgate/config';
 import { PrismaService } from '@tollgate/db';
-import { LedgerService, UsageEvent } from '@tollgate/metering';
+import { LedgerService, UsageEvent } from '@tollgate/usage';
 import { QueueName } from '@tollgate/queue';
 import {
   SERVER_EVERYTHING,
@@ -30,6 +30,8 @@ import { RunningPlatform, startPlatform } from '../support/platform';
 const ECHO_PRICE = 250_000;
 /** Older ledger rows of Ada's key, so the log has more than two pages. */
 const SEEDED = 120;
+/** Ledger rows of another team's key (Cy's, in ops), older still: what the team filter tells apart. */
+const OPS_CALLS = 3;
 
 /**
  * Refused calls in the console, by role, against real agents refused by a hard budget, a policy
@@ -43,7 +45,7 @@ describe('console refusals and the call log in a real browser', () => {
   let browser: Browser;
   let consoleDir: string;
   let orgId: string;
-  const ids = { team: '', ada: '', bob: '', keyAda: '', keyBob: '', budget: '' };
+  const ids = { team: '', ops: '', ada: '', bob: '', cy: '', keyAda: '', keyBob: '', keyCy: '', budget: '' };
   const tokens = { finance: '', bob: '' };
   const agents: Client[] = [];
 
@@ -69,6 +71,16 @@ describe('console refusals and the call log in a real browser', () => {
       ids[name === 'ada' ? 'keyAda' : 'keyBob'] = key.body.key.id;
       secrets.push(key.body.secret);
     }
+    ids.ops = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'ops' })).body.id;
+    ids.cy = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'cy@callers.test' })).body.id;
+    expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${ids.ops}/members`, { userId: ids.cy })).status).toBe(201);
+    const keyCy = await p.admin('POST', `/v1/orgs/${orgId}/keys`, {
+      teamId: ids.ops,
+      userId: ids.cy,
+      name: 'cy-agent',
+    });
+    expect(keyCy.status).toBe(201);
+    ids.keyCy = keyCy.body.key.id;
     const everything = await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
       namespace: 'everything',
       transport: 'STDIO',
@@ -127,7 +139,17 @@ describe('console refusals and the call log in a real browser', () => {
       priceRuleId: null,
       occurredAt: new Date(Date.now() - 3_600_000 - i * 1_000),
     }));
-    expect(await new LedgerService(prisma).writeUsageEvents(events)).toBe(SEEDED);
+    // And Cy's, in ops, two hours and more ago.
+    for (let i = 0; i < OPS_CALLS; i++)
+      events.push({
+        ...events[0],
+        id: randomUUID(),
+        teamId: ids.ops,
+        userId: ids.cy,
+        keyId: ids.keyCy,
+        occurredAt: new Date(Date.now() - 7_200_000 - i * 1_000),
+      });
+    expect(await new LedgerService(prisma).writeUsageEvents(events)).toBe(SEEDED + OPS_CALLS);
 
     for (const secret of secrets) agents.push(await connectAgent(p.edgeUrl, secret));
     const [ada, bob] = agents;
@@ -219,7 +241,7 @@ describe('console refusals and the call log in a real browser', () => {
       }).toBe(true);
       return shown;
     };
-    const total = SEEDED + 2 + 6;
+    const total = SEEDED + OPS_CALLS + 2 + 6;
     const seen: string[] = [];
     const firstPage = await pageRows(1, []);
     for (let n = 1, shown = firstPage; ; n++) {
@@ -229,7 +251,7 @@ describe('console refusals and the call log in a real browser', () => {
       shown = await pageRows(n + 1, shown);
     }
     expect(seen).toHaveLength(total);
-    expect(await summary.textContent()).toContain('Page 3: 28 calls');
+    expect(await summary.textContent()).toContain(`Page 3: ${total - 100} calls`);
     await page.getByTestId('calls-newer').click();
     await page.getByTestId('calls-newer').click();
     await eventually(() => summary.textContent()).toContain('Page 1: 50 calls');
@@ -249,6 +271,30 @@ describe('console refusals and the call log in a real browser', () => {
     await context.close();
   });
 
+  it('should filter the log by team, from a link and from the Team list', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    // A link naming a team (as a bookmark or a shared view would): only that team's calls, and the
+    // filter shows it by name.
+    const page = await signInWithToken(context, p.adminUrl, tokens.finance, `/console/calls?teamId=${ids.ops}`);
+    const rows = page.getByTestId('call-row');
+    await page.getByTestId('calls-table').waitFor();
+    await eventually(() => rows.count()).toBe(OPS_CALLS);
+    for (const text of await rows.evaluateAll((trs) => trs.map((tr) => tr.textContent ?? '')))
+      expect(text).toContain('cy-agent');
+    expect(page.url()).toContain(`teamId=${ids.ops}`);
+    await eventually(() => page.getByTestId('calls-team').inputValue()).toBe('ops');
+
+    // The other team from the list: none of Cy's calls, a full first page of the agents team's.
+    await page.getByTestId('calls-team').click();
+    await page.getByRole('option', { name: 'agents' }).click();
+    await eventually(() => page.url()).toContain(`teamId=${ids.team}`);
+    await eventually(() => rows.count()).toBe(50);
+    for (const text of await rows.evaluateAll((trs) => trs.map((tr) => tr.textContent ?? '')))
+      expect(text).not.toContain('cy-agent');
+    await expectAccessible(page, 'call log filtered by team');
+    await context.close();
+  });
+
   it('should show a member only their own calls, on a phone', async () => {
     const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
     const page = await signInWithToken(context, p.adminUrl, tokens.bob, '/console/calls');
@@ -258,6 +304,7 @@ describe('console refusals and the call log in a real browser', () => {
     for (const text of await rows.evaluateAll((trs) => trs.map((tr) => tr.textContent ?? '')))
       expect(text).toContain('bob-agent');
     expect(await page.getByTestId('calls-user').count()).toBe(0);
+    expect(await page.getByTestId('calls-team').count()).toBe(0);
     await expectAccessible(page, 'call log at 390 px');
     await context.close();
   });

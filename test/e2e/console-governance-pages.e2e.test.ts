@@ -427,6 +427,9 @@ describe('console governance pages in a real browser: policies, audit log, alert
     await expect
       .poll(async () => (await p.admin('GET', `/v1/orgs/${orgId}/upstreams/${registered.id}`)).body.authMode)
       .toBe('STATIC_SECRET');
+    // Once saved the dialog closes; the page then holds the secret nowhere (while the dialog is open,
+    // its own field still holds what was typed: the API can answer before the page has handled it).
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
     expect(await page.content()).not.toContain('web-secret-123');
 
     // Disable: a connected agent hears list_changed and no longer lists the tools; calls are refused.

@@ -30,6 +30,32 @@ const PAGES = [
  */
 const QUIET_MS = 600;
 
+/**
+ * What the console itself asks for, before identical GETs in flight share one request (sharedFetch in
+ * admin-client.ts): each GET sends a `tollgate:api-get` event with its URL, collected here. The
+ * network alone would hide a page that asks twice at once.
+ */
+const COLLECT_ASKED = `window.__tgAsked = []; addEventListener('tollgate:api-get', (e) => window.__tgAsked.push(e.detail));`;
+const TAKE_ASKED = `(window.__tgAsked ?? []).splice(0)`;
+
+/**
+ * Asked twice on purpose, and sent once: the shell's attention badge reads the latest alerts on each
+ * page change and the Overview shows them; sharedFetch makes it one request.
+ */
+const SHARED_ON_PURPOSE: Record<string, Record<string, number>> = {
+  overview: { '/alerts?limit=100': 2 },
+};
+
+/** Each URL asked more than once, with its count; the org's path left out so the names read. */
+function repeatedOf(urls: string[]): Record<string, number> {
+  const counts = new Map<string, number>();
+  for (const u of urls) {
+    const short = u.replace(/^\/v1\/orgs\/[0-9a-f-]{36}/, '');
+    counts.set(short, (counts.get(short) ?? 0) + 1);
+  }
+  return Object.fromEntries([...counts].filter(([, n]) => n > 1));
+}
+
 function watchRequests(page: Page, adminUrl: string) {
   const sent: string[] = [];
   let inFlight = 0;
@@ -48,13 +74,15 @@ function watchRequests(page: Page, adminUrl: string) {
   page.on('requestfinished', done);
   page.on('requestfailed', done);
   return {
-    reset: () => sent.splice(0),
-    /** Each URL sent more than once since the last reset, with its count. */
-    repeated: () => {
-      const counts = new Map<string, number>();
-      for (const u of sent) counts.set(u, (counts.get(u) ?? 0) + 1);
-      return Object.fromEntries([...counts].filter(([, n]) => n > 1));
+    reset: async () => {
+      sent.splice(0);
+      await page.evaluate(TAKE_ASKED);
     },
+    /** Each URL sent over the network more than once since the last reset, with its count. */
+    repeated: () => repeatedOf(sent),
+    /** Each URL the console asked for more than once since the last reset (shared requests counted apart). */
+    askedTwice: async () =>
+      repeatedOf(((await page.evaluate(TAKE_ASKED)) as string[]).map((u) => new URL(u).pathname + new URL(u).search)),
     sent: () => [...sent],
     /** Waits until the page is quiet, running its timers ahead so a pending debounce fires. */
     async settle(): Promise<void> {
@@ -130,22 +158,27 @@ describe('console pages ask for their data once', () => {
   it('should send each API request once when each page is opened from the navigation', async () => {
     const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
     await context.clock.install();
+    await context.addInitScript(COLLECT_ASKED);
     const page = await signInWithToken(context, p.adminUrl, token);
     const requests = watchRequests(page, p.adminUrl);
     await requests.settle();
     const repeats: Record<string, Record<string, number>> = {};
+    const asked: Record<string, Record<string, number>> = {};
     const sent: Record<string, string[]> = {};
     // The overview is shown after sign-in: open another page first, so it is opened like the rest.
     for (const name of [...PAGES.slice(1), PAGES[0]]) {
-      requests.reset();
+      await requests.reset();
       await page.locator(`#console-navigation a[href="/console/${name === 'overview' ? '' : name}"]`).click();
       await requests.settle();
       sent[name] = requests.sent();
       repeats[name] = requests.repeated();
+      asked[name] = await requests.askedTwice();
     }
-    // Every page asked for something (the count is real), and nothing twice.
+    // Every page asked for something (the count is real), and nothing twice: not over the network,
+    // and not in the page either (but for what the shell and a page share on purpose).
     for (const name of PAGES) expect(sent[name].length, name).toBeGreaterThan(0);
     expect(repeats).toEqual(Object.fromEntries(PAGES.map((n) => [n, {}])));
+    expect(asked).toEqual(Object.fromEntries(PAGES.map((n) => [n, SHARED_ON_PURPOSE[n] ?? {}])));
     await context.close();
   }, 180_000);
 
@@ -158,19 +191,23 @@ describe('console pages ask for their data once', () => {
     ];
     const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
     await context.clock.install();
+    await context.addInitScript(COLLECT_ASKED);
     const page = await signInWithToken(context, p.adminUrl, token);
     const repeats: Record<string, Record<string, number>> = {};
+    const asked: Record<string, Record<string, number>> = {};
     for (const link of links) {
       const requests = watchRequests(page, p.adminUrl);
       await page.goto(`${p.adminUrl}${link}`);
       await requests.settle();
       expect(requests.sent().length, link).toBeGreaterThan(0);
       repeats[link] = requests.repeated();
+      asked[link] = await requests.askedTwice();
       page.removeAllListeners('request');
       page.removeAllListeners('requestfinished');
       page.removeAllListeners('requestfailed');
     }
     expect(repeats).toEqual(Object.fromEntries(links.map((l) => [l, {}])));
+    expect(asked).toEqual(Object.fromEntries(links.map((l) => [l, {}])));
     await context.close();
   }, 120_000);
 });

@@ -105,6 +105,11 @@ describe('console agent trail in a real browser', () => {
 
   it('should show a session’s search, schema read and call in order, with the API’s totals and the step that led to the call', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+    const keyPaths: URL[] = [];
+    context.on('request', (r) => {
+      const url = new URL(r.url());
+      if (url.pathname.includes('/keys')) keyPaths.push(url);
+    });
     const page = await signInWithToken(
       context,
       p.adminUrl,
@@ -126,6 +131,10 @@ describe('console agent trail in a real browser', () => {
     );
     expect(await rows.nth(0).textContent()).toContain('“add two numbers” → everything__get-sum');
     expect(await page.getByTestId('trail-led-by').textContent()).toBe('after schemas read');
+    // The steps' key is named by a lookup of the ids on the page, not from every key of the org.
+    await eventually(() => rows.nth(0).textContent()).toContain('planner');
+    expect(keyPaths.filter((u) => u.pathname.endsWith('/keys'))).toEqual([]);
+    expect(keyPaths.filter((u) => u.searchParams.has('ids')).length).toBe(1);
     await expectAccessible(page, 'agent trail');
     await page.screenshot({ path: path.join(SCREENSHOTS, 'agent-trail.png'), fullPage: true });
 

@@ -17,18 +17,29 @@ const PAGES: Record<string, { path: string; ready: (page: Page) => Promise<void>
     path: '/console/explorer',
     ready: (page) => page.getByTestId('explorer-table').or(page.getByText('No calls in this range')).waitFor(),
   },
-  budgets: { path: '/console/budgets', ready: (page) => page.getByTestId('budgets-table').waitFor() },
+  budgets: {
+    path: '/console/budgets',
+    // A member without a budget of their own sees the empty state.
+    ready: (page) => page.getByTestId('budgets-table').or(page.getByTestId('empty-state')).first().waitFor(),
+  },
   prices: { path: '/console/prices', ready: (page) => page.getByTestId('prices-table').waitFor() },
   audit: { path: '/console/audit', ready: (page) => page.getByTestId('audit-table').waitFor() },
   keys: { path: '/console/keys', ready: (page) => page.getByTestId('keys-table').waitFor() },
 };
-const ROLES: Record<string, string[]> = {
-  admin: ['explorer', 'budgets', 'prices', 'audit', 'keys'],
-  finance: ['explorer', 'budgets', 'audit'],
-  teamAdmin: ['explorer', 'budgets', 'keys'],
-  member: ['explorer', 'keys'],
-};
+const ROLES = ['admin', 'finance', 'teamAdmin', 'member'];
 const WIDTHS = [390, 1024, 1440];
+
+/** Any other page: shown in the main landmark, with no loading state left (aria-busy). */
+async function settled(page: Page): Promise<void> {
+  await page.locator('main').waitFor();
+  await expect.poll(() => page.locator('[aria-busy="true"]').count(), { timeout: 20_000 }).toBe(0);
+}
+
+/** Every page the navigation offers the signed-in role, by path (`/console/…`). */
+async function navigationPaths(page: Page): Promise<string[]> {
+  const links = await page.locator('#console-navigation a[href^="/console"]').all();
+  return Promise.all(links.map(async (l) => (await l.getAttribute('href')) as string));
+}
 
 describe('console pages per role and width', () => {
   let p: RunningPlatform;
@@ -86,20 +97,48 @@ describe('console pages per role and width', () => {
     if (consoleDir) await rm(consoleDir, { recursive: true, force: true });
   });
 
-  for (const [role, pages] of Object.entries(ROLES)) {
-    it(`should show ${role} ${pages.join(', ')} at ${WIDTHS.join(', ')} px with no serious axe finding`, async () => {
+  // Every page each role's navigation offers, at each width (issue 28's proof: per role, per width, axe).
+  for (const role of ROLES) {
+    it(`should show every page of ${role} at ${WIDTHS.join(', ')} px with no serious axe finding`, async () => {
       for (const width of WIDTHS) {
         const context = await browser.newContext({ viewport: { width, height: 900 } });
         const page = await signInWithToken(context, p.adminUrl, tokens[role]);
-        for (const name of pages) {
-          await page.goto(`${p.adminUrl}${PAGES[name].path}`);
-          await PAGES[name].ready(page);
-          await expectAccessible(page, `${role} ${name} at ${width} px`);
-          if (name === 'explorer' && (await page.getByTestId('explorer-table-total').count()) > 0)
+        const paths = await navigationPaths(page);
+        expect(paths.length, role).toBeGreaterThanOrEqual(7);
+        for (const path of paths) {
+          const known = Object.values(PAGES).find((pg) => pg.path === path);
+          await page.goto(`${p.adminUrl}${path}`);
+          await (known ? known.ready(page) : settled(page));
+          await expectAccessible(page, `${role} ${path} at ${width} px`);
+          if (path === PAGES.explorer.path && (await page.getByTestId('explorer-table-total').count()) > 0)
             await expectNotInVerticalScrollBox(page.getByTestId('explorer-table-total'));
         }
         await context.close();
       }
-    }, 180_000);
+    }, 420_000);
   }
+
+  // Dark mode follows the system setting (prefers-color-scheme); its colours pass axe as the light ones do.
+  it('should follow a dark system setting on every page of the org admin, with no serious axe finding', async () => {
+    const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, colorScheme: 'dark' });
+    const page = await signInWithToken(context, p.adminUrl, tokens.admin);
+    expect(await page.locator('html').getAttribute('data-mantine-color-scheme')).toBe('dark');
+    // The page itself is dark, not only the attribute: its background is darker than its text.
+    const luminance = (css: string) => {
+      const [r, g, b] = (css.match(/\d+(\.\d+)?/g) ?? []).map(Number);
+      return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    };
+    // A string: the test's types have no DOM (getComputedStyle).
+    const colours = (await page.evaluate(
+      '(() => { const s = getComputedStyle(document.body); return { background: s.backgroundColor, text: s.color }; })()',
+    )) as { background: string; text: string };
+    expect(luminance(colours.background)).toBeLessThan(luminance(colours.text));
+    for (const path of await navigationPaths(page)) {
+      const known = Object.values(PAGES).find((pg) => pg.path === path);
+      await page.goto(`${p.adminUrl}${path}`);
+      await (known ? known.ready(page) : settled(page));
+      await expectAccessible(page, `admin ${path} in dark mode`);
+    }
+    await context.close();
+  }, 420_000);
 });

@@ -1,9 +1,10 @@
 import type { INestApplication } from '@nestjs/common';
 import { loadEdgeConfig } from '@tollgate/config';
 import { QueueName } from '@tollgate/queue';
-import { waitForJobs } from '@tollgate/testing';
+import { TestClock, waitForJobs } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createEdgeApp } from '../../apps/mcp-edge/src/edge-app';
+import { REFUSED_INPUT_WINDOW_MS } from '../../apps/mcp-edge/src/endpoint/hostile-input-allowance.service';
 import {
   FixtureServer,
   PROTOCOL_FIXTURE_TOOLS,
@@ -43,6 +44,8 @@ const nested = (depth: number) => new DeepJson(depth);
  * circuit breaker, which every key of the organisation shares.
  */
 describe('edge: a hostile key and the shared upstream', () => {
+  // The first edge's time: a throttle window passes when the test moves it.
+  const clock = new TestClock();
   let p: RunningPlatform;
   let upstream: FixtureServer;
   let hostileKey: string;
@@ -88,7 +91,7 @@ describe('edge: a hostile key and the shared upstream', () => {
       { code: string; limit?: string; allowed?: number; measured?: number; message: string; hint: string } | undefined;
 
   beforeAll(async () => {
-    p = await startPlatform();
+    p = await startPlatform({}, { clock });
     upstream = await startFixtureServer([...STANDARD_FIXTURE_TOOLS, ...PROTOCOL_FIXTURE_TOOLS]);
     const orgId = (await p.admin('POST', '/v1/orgs', { name: 'Shared', slug: 'shared' })).body.id;
     const teamId = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 't' })).body.id;
@@ -247,6 +250,9 @@ describe('edge: a hostile key and the shared upstream', () => {
     expect(upstream.calls.length).toBe(callsBefore);
     // Another key of the same organisation is not held back.
     expect((await call(honestKey, 'fx__ping')).result?.content[0].text).toBe('pong');
+    // Once the window has passed (on the edge's clock, moved rather than waited for), the key is served again.
+    clock.advance(REFUSED_INPUT_WINDOW_MS);
+    expect((await postText(floodKey, toJson(toolsCall(3, 'fx__ping', {})))).status).toBe(200);
   });
 
   it("should count a key's refused requests on all edges together: 5 on each of two edges use up its allowance of 10 on both", async () => {

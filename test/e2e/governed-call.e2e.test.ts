@@ -1,8 +1,8 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '@prisma/client';
-import { usageEntryFields } from '@tollgate/metering';
-import { QueueName, usageOutboxKeys } from '@tollgate/queue';
+import { usageEntryFields, usageOutboxKeys } from '@tollgate/usage';
+import { QueueName } from '@tollgate/queue';
 import { Redis } from 'ioredis';
 import {
   SERVER_EVERYTHING,

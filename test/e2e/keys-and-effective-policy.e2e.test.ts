@@ -3,7 +3,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '@prisma/client';
 import { KEY_REVOKED_CHANNEL } from '@tollgate/identity';
 import { QueueName } from '@tollgate/queue';
-import { callMeta, connectAgent, toolError, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
+import { callMeta, connectAgent, TestClock, toolError, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
@@ -56,6 +56,7 @@ interface Standing {
 }
 
 describe('keys: effective policy, rotation, expiry, last use', () => {
+  const clock = new TestClock();
   let p: RunningPlatform;
   let db: PrismaClient;
   let redis: Redis;
@@ -121,7 +122,7 @@ describe('keys: effective policy, rotation, expiry, last use', () => {
   }
 
   beforeAll(async () => {
-    p = await startPlatform();
+    p = await startPlatform({}, { clock });
     db = new PrismaClient({ adapter: new PrismaPg({ connectionString: p.env.vars.DATABASE_URL }) });
     redis = new Redis(p.env.redisUrl);
     fixture = await startFixtureServer();
@@ -507,16 +508,22 @@ describe('keys: effective policy, rotation, expiry, last use', () => {
     });
 
     it('should answer 401 for a key whose expiry has passed, even while the edge has it cached', async () => {
-      // Long enough for the first call to land before it on a loaded machine; the test waits it out.
-      const short = await newKey('short', { expiresAt: new Date(Date.now() + 5_000).toISOString() });
+      const short = await newKey('short', { expiresAt: new Date(Date.now() + 60_000).toISOString() });
       const agent = await connect(short.secret);
       expect((await agent.callTool({ name: 'fixture__ping', arguments: {} })).isError ?? false).toBe(false);
-      // No cache drop here: the resolver checks the cached expiry on every request.
+      // No cache drop here: the resolver checks the cached expiry on every request. The edge's
+      // clock is moved to the expiry rather than waited for: served 1 ms before it, refused at it.
       const expiresAt = new Date(
         (await p.admin('GET', `/v1/orgs/${orgId}/keys/${short.key.id}`)).body.expiresAt,
       ).getTime();
-      await new Promise((r) => setTimeout(r, Math.max(0, expiresAt - Date.now() + 50)));
-      expect(await edgeStatus(short.secret)).toBe(401);
+      try {
+        clock.freeze(expiresAt - 1);
+        expect(await edgeStatus(short.secret)).toBe(200);
+        clock.advance(1);
+        expect(await edgeStatus(short.secret)).toBe(401);
+      } finally {
+        clock.resume();
+      }
     });
 
     it('should answer 401 once a key’s expiry is moved into the past, and show it as expired', async () => {

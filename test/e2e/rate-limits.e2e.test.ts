@@ -1,11 +1,12 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { QueueName } from '@tollgate/queue';
-import { connectAgent, toolError, waitForJobs } from '@tollgate/testing';
+import { connectAgent, TestClock, toolError, waitForJobs } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
 import { RunningPlatform, startPlatform } from '../support/platform';
 
 describe('rate limits through the edge', () => {
+  const clock = new TestClock();
   let p: RunningPlatform;
   let fixture: FixtureServer;
   let agent: Client;
@@ -15,7 +16,7 @@ describe('rate limits through the edge', () => {
   let userId: string;
 
   beforeAll(async () => {
-    p = await startPlatform();
+    p = await startPlatform({}, { clock });
     fixture = await startFixtureServer();
     orgId = (await p.admin('POST', '/v1/orgs', { name: 'Rl', slug: 'rl' })).body.id;
     teamId = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 't' })).body.id;
@@ -99,23 +100,21 @@ describe('rate limits through the edge', () => {
     const exact = await connectAgent(p.edgeUrl, key.body.secret);
     const ping = async () =>
       toolError((await exact.callTool({ name: 'fixture__ping', arguments: {} })) as never)?.code ?? 'OK';
-    const until = (t: number) => new Promise((r) => setTimeout(r, Math.max(0, t - Date.now())));
     try {
-      // Two calls early in a window fill it.
-      await until(Math.ceil(Date.now() / 2_000) * 2_000 + 50);
+      // The edge's clock stands still 50 ms into a window and moves only as told: no waiting, and
+      // no call's own duration eats into a margin.
+      clock.freeze(Math.ceil(clock.now() / 2_000) * 2_000 + 50);
       expect([await ping(), await ping()]).toEqual(['OK', 'OK']);
       // Refused with a full window, then with the previous window still weighing: each time the
-      // call is refused 300 ms before the time said, and admitted at it.
+      // call is refused 1 ms before the time said, and admitted at it.
       for (let round = 0; round < 2; round++) {
-        const sent = Date.now();
         const refused = toolError((await exact.callTool({ name: 'fixture__ping', arguments: {} })) as never)!;
-        const answered = Date.now();
         expect(refused).toMatchObject({ code: 'RATE_LIMITED', limitKind: 'WINDOW' });
         const retryAfterMs = refused.retryAfterMs as number;
         expect(retryAfterMs).toBeGreaterThan(400);
-        await until(sent + retryAfterMs - 300);
+        clock.advance(retryAfterMs - 1);
         expect(await ping()).toBe('RATE_LIMITED');
-        await until(answered + retryAfterMs);
+        clock.advance(1);
         expect(await ping()).toBe('OK');
       }
     } finally {

@@ -1,6 +1,6 @@
 import { BaseConfig } from '@tollgate/config';
 import { PrismaService } from '@tollgate/db';
-import { LedgerService, UsageEvent } from '@tollgate/metering';
+import { LedgerService, UsageEvent } from '@tollgate/usage';
 import {
   ReportDimension,
   SpendFilters,
@@ -63,6 +63,7 @@ describe('spend report rollups, against the ledger', () => {
     groupBy: ReportDimension[],
     tag?: string,
     filters: Partial<SpendFilters> = {},
+    range = { from, to },
   ): Promise<Map<string, { calls: number; errors: number; outputTokens: number; costMicros: bigint }>> {
     const kept = (values: string[] | undefined, v: string) => !values?.length || values.includes(v);
     const rows = await prisma.usageEvent.findMany({ where: { orgId } });
@@ -70,7 +71,7 @@ describe('spend report rollups, against the ledger', () => {
     const out = new Map<string, { calls: number; errors: number; outputTokens: number; costMicros: bigint }>();
     for (const r of rows) {
       const day = DateTime.fromJSDate(r.occurredAt).setZone(zone).toISODate() as string;
-      if (day < from || day > to) continue;
+      if (day < range.from || day > range.to) continue;
       if (tag && !tags.get(r.keyId)?.includes(tag)) continue;
       if (
         !kept(filters.teamId, r.teamId) ||
@@ -111,10 +112,13 @@ describe('spend report rollups, against the ledger', () => {
     groupBy: ReportDimension[],
     tag?: string,
     filters: Partial<SpendFilters> = {},
+    range = { from, to },
   ): Promise<void> {
-    const report = await reports.spendReport(orgId, from, to, groupBy, { filters: { ...filters, tag: tag ?? null } });
+    const report = await reports.spendReport(orgId, range.from, range.to, groupBy, {
+      filters: { ...filters, tag: tag ?? null },
+    });
     expect(report.timeZone).toBe(zone);
-    const expected = await ledgerGroups(zone, groupBy, tag, filters);
+    const expected = await ledgerGroups(zone, groupBy, tag, filters, range);
     const got = new Map(
       report.rows.map((r) => [
         groupBy
@@ -141,9 +145,9 @@ describe('spend report rollups, against the ledger', () => {
     );
     expect(
       got,
-      `groupBy ${groupBy.join(',') || '(none)'}${tag ? ` tag ${tag}` : ''} filters ${JSON.stringify(filters)}`,
+      `groupBy ${groupBy.join(',') || '(none)'}${tag ? ` tag ${tag}` : ''} filters ${JSON.stringify(filters)} ${range.from}..${range.to}`,
     ).toEqual(expected);
-    const all = await ledgerGroups(zone, [], tag, filters);
+    const all = await ledgerGroups(zone, [], tag, filters, range);
     const total = all.get('') ?? { calls: 0, errors: 0, outputTokens: 0, costMicros: 0n };
     expect(report.totals).toEqual({
       calls: BigInt(total.calls),
@@ -151,6 +155,25 @@ describe('spend report rollups, against the ledger', () => {
       outputTokens: BigInt(total.outputTokens),
       costMicros: total.costMicros,
     });
+  }
+
+  /**
+   * Tools by tag over ranges that take months whole from the month rows (a month before the calls,
+   * this month with no calls after the range) or only in part from the day rows (calls before or
+   * after the range in its first or last month): equal to the ledger either way.
+   */
+  async function expectToolsByTagOverMonthsEqualLedger(zone: string): Promise<void> {
+    const day = (d: DateTime) => d.setZone(zone).toISODate() as string;
+    const ranges = [
+      { from: day(now.minus({ days: 40 }).startOf('month')), to },
+      { from: day(now.minus({ days: 2 })), to },
+      { from: day(now.minus({ days: 40 })), to: day(now.minus({ days: 2 })) },
+      { from: day(now.minus({ days: 3 })), to: day(now.minus({ days: 1 })) },
+    ];
+    for (const range of ranges) {
+      await expectReportEqualsLedger(zone, ['tool', 'tag'], undefined, {}, range);
+      await expectReportEqualsLedger(zone, ['tool'], 'env:prod', {}, range);
+    }
   }
 
   const BREAKDOWNS: ReportDimension[][] = [
@@ -179,6 +202,8 @@ describe('spend report rollups, against the ledger', () => {
     [['tool'], { upstreamId: [upstreams[0]], tool: ['tool_1', 'tool_2'] }],
     [['team', 'tag'], { upstreamId: [upstreams[1]] }],
     [['tool', 'tag'], { keyId: [keys[0], keys[2]] }, 'env:prod'],
+    [['tool'], { upstreamId: [upstreams[0]] }, 'env:prod'],
+    [['tag', 'day'], { tool: ['tool_1', 'tool_2'] }, 'project:a'],
     [[], { teamId: [teams[1]], userId: [users[0], users[2]], tool: ['tool_4'] }],
     [['user'], { teamId: [randomUUID()] }],
   ];
@@ -229,7 +254,13 @@ describe('spend report rollups, against the ledger', () => {
     const [ledgerSum] = await prisma.$queryRaw<
       { calls: bigint; cost: bigint }[]
     >`SELECT count(*) AS calls, sum("costMicros")::bigint AS cost FROM "UsageEvent" WHERE "orgId" = ${orgId}::uuid`;
-    for (const table of ['UsageKeyDayRollup', 'UsageToolDayRollup', 'UsageCallDayRollup']) {
+    for (const table of [
+      'UsageKeyDayRollup',
+      'UsageToolDayRollup',
+      'UsageCallDayRollup',
+      'UsageToolTagDayRollup',
+      'UsageToolTagMonthRollup',
+    ]) {
       const [r] = await prisma.$queryRawUnsafe<{ calls: bigint; cost: bigint }[]>(
         `SELECT sum(calls)::bigint AS calls, sum("costMicros")::bigint AS cost FROM "${table}" WHERE "orgId" = $1::uuid`,
         orgId,
@@ -246,7 +277,10 @@ describe('spend report rollups, against the ledger', () => {
     expect(reportSource(['tool', 'day'], {}, true)).toBe('toolDays');
     expect(reportSource([], {}, true)).toBe('toolDays');
     expect(reportSource(['upstream'], { tool: ['tool_1'] }, true)).toBe('toolDays');
-    expect(reportSource(['tool'], { tag: 'env:prod' }, true)).toBe('callDays');
+    expect(reportSource(['tool'], { tag: 'env:prod' }, true)).toBe('toolTagDays');
+    expect(reportSource(['tool', 'tag'], {}, true)).toBe('toolTagDays');
+    expect(reportSource(['tag', 'upstream', 'day'], { tool: ['tool_1'] }, true)).toBe('toolTagDays');
+    expect(reportSource(['tool', 'tag'], { keyId: [keys[0]] }, true)).toBe('callDays');
     expect(reportSource(['team', 'tool'], {}, true)).toBe('callDays');
     expect(reportSource(['key'], { tool: ['tool_1'] }, true)).toBe('callDays');
     expect(reportSource(['tool'], { userId: [users[0]] }, true)).toBe('callDays');
@@ -264,6 +298,27 @@ describe('spend report rollups, against the ledger', () => {
       await expectReportEqualsLedger('America/New_York', groupBy, tag, filters);
   });
 
+  it('should follow a key’s tags when they change or the key goes: tools by tag stay equal to the ledger', async () => {
+    // keys[1] had env:prod only, keys[2] none: sums move between tag sets, one to a set no row had yet.
+    await prisma.virtualKey.update({ where: { id: keys[1] }, data: { tags: ['project:a', 'env:dev'] } });
+    await prisma.virtualKey.update({ where: { id: keys[2] }, data: { tags: ['env:prod'] } });
+    // A deleted key's calls have no tags (the reports' join to it finds none).
+    await prisma.virtualKey.delete({ where: { id: keys[3] } });
+    for (const groupBy of [
+      ['tool', 'tag'],
+      ['tag', 'upstream'],
+      ['tool', 'tag', 'day'],
+    ] as ReportDimension[][])
+      await expectReportEqualsLedger('America/New_York', groupBy);
+    for (const tag of ['env:prod', 'env:dev', 'project:a'])
+      await expectReportEqualsLedger('America/New_York', ['tool'], tag);
+    await expectToolsByTagOverMonthsEqualLedger('America/New_York');
+    const [emptied] = await prisma.$queryRaw<{ n: bigint }[]>`
+      SELECT (SELECT count(*) FROM "UsageToolTagDayRollup" WHERE "orgId" = ${orgId}::uuid AND "calls" = 0)
+           + (SELECT count(*) FROM "UsageToolTagMonthRollup" WHERE "orgId" = ${orgId}::uuid AND "calls" = 0) AS n`;
+    expect(emptied.n).toBe(0n);
+  });
+
   it('should stay equal to the ledger after the org’s zone changes, before and after the rollups are rebuilt', async () => {
     await prisma.organization.update({ where: { id: orgId }, data: { timeZone: 'Asia/Tokyo' } });
     // New calls after the change: the trigger marks the rollups as of another zone.
@@ -279,5 +334,6 @@ describe('spend report rollups, against the ledger', () => {
     for (const groupBy of BREAKDOWNS) await expectReportEqualsLedger('Asia/Tokyo', groupBy);
     for (const [groupBy, filters, tag] of FILTERED) await expectReportEqualsLedger('Asia/Tokyo', groupBy, tag, filters);
     await expectReportEqualsLedger('Asia/Tokyo', ['day'], 'project:a');
+    await expectToolsByTagOverMonthsEqualLedger('Asia/Tokyo');
   });
 });

@@ -1,6 +1,6 @@
 import { BaseConfig } from '@tollgate/config';
 import { PrismaService } from '@tollgate/db';
-import { LedgerService, UsageEvent } from '@tollgate/metering';
+import { LedgerService, UsageEvent } from '@tollgate/usage';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunningPlatform, startPlatform } from '../support/platform';

@@ -196,6 +196,46 @@ describe('spend reports, end to end', () => {
     expect(res.body.totals).toEqual(await ledgerTotals());
   });
 
+  it('should page a report sorted on the server, with each group’s subtotal over every page, and keep the CSV whole', async () => {
+    const base = `/v1/orgs/${orgId}/reports/spend?from=${from}&to=${to}&groupBy=key,tool,day`;
+    const all = (await p.admin('GET', base, undefined, tokens.finance)).body;
+    const pages: {
+      rows: Record<string, unknown>[];
+      totals: Record<string, number>;
+      page: { totalRows: number; totalLines: number; subtotals: { group: string; figures: Record<string, number> }[] };
+    }[] = [];
+    for (let offset = 0; ; offset += 2) {
+      const res = await p.admin(
+        'GET',
+        `${base}&sort=costMicros:desc&limit=2&offset=${offset}`,
+        undefined,
+        tokens.finance,
+      );
+      expect(res.status).toBe(200);
+      pages.push(res.body);
+      if (offset + 2 >= res.body.page.totalLines) break;
+    }
+    const keys = new Set(all.rows.map((r: { keyId: string }) => r.keyId));
+    // Every row once, and one subtotal line per key, over all pages.
+    expect(pages[0].page).toMatchObject({ totalRows: all.rows.length, totalLines: all.rows.length + keys.size });
+    expect(pages.flatMap((pg) => pg.rows)).toHaveLength(all.rows.length);
+    const subtotals = pages.flatMap((pg) => pg.page.subtotals);
+    expect(subtotals).toHaveLength(keys.size);
+    // The costliest key first, each subtotal its key's ledger sum, in descending order.
+    const sums = subtotals.map((s) => s.figures.costMicros);
+    expect(sums).toEqual([...sums].sort((a, b) => b - a));
+    for (const s of subtotals) {
+      const keyId = s.group.startsWith('ada-agent') ? ids.keyA : ids.keyB;
+      expect(s.figures).toEqual(await ledgerTotals({ keyId }));
+    }
+    expect(pages[0].totals).toEqual(await ledgerTotals());
+    // The CSV ignores paging: every row.
+    const csv = await fetch(`${p.adminUrl}${base}&limit=2&format=csv`, {
+      headers: { Authorization: `Bearer ${tokens.finance}` },
+    });
+    expect(parseCsv(await csv.text())).toHaveLength(all.rows.length + 1);
+  });
+
   it('should give the same rows as CSV with Accept: text/csv and with format=csv', async () => {
     const json = await p.admin(
       'GET',
@@ -293,6 +333,8 @@ describe('spend reports, end to end', () => {
       [`from=${to}&to=${from}`, 'to'],
       [`from=${from}&to=${to}&groupBy=team,planet`, 'groupBy'],
       [`from=${from}&to=${to}&format=xml`, 'format'],
+      [`from=${from}&to=${to}&groupBy=key&sort=team:asc`, 'sort'],
+      [`from=${from}&to=${to}&limit=0`, 'limit'],
       [`from=yesterday&to=${to}`, 'from'],
       [`from=${from}&to=${to}&teamId=not-a-uuid`, 'teamId'],
       [`from=${from}&to=${to}&userId=${ids.ada},`, 'userId'],
@@ -356,36 +398,68 @@ describe('spend reports, end to end', () => {
       spentMicros: ada.costMicros,
       reservedMicros: 0,
       source: 'counter',
+      // Named by the API, so a page labels it without reading every key.
+      scopeName: expect.stringMatching(/^ada-agent \(tg/),
     });
     expect(res.body[0].utilisationBp).toBe(Math.floor((ada.costMicros * 10_000) / 1_000_000));
     expect(new Date(res.body[0].resetsAt).getUTCDate()).toBe(1);
   });
 
-  it('should roll up each day from the ledger with equal totals, and give the same rows when run again', async () => {
-    const snapshot = async () =>
-      db.usageDailyRollup.findMany({
-        where: { orgId },
-        orderBy: [{ day: 'asc' }, { keyId: 'asc' }, { toolName: 'asc' }],
-      });
-    for (let run = 0; run < 2; run++) {
-      const jobIds: string[] = [];
-      for (const day of [utcDay(-1), utcDay(0)]) {
-        const res = await p.admin('POST', `/v1/orgs/${orgId}/reports/rollups`, { day });
-        expect(res.status).toBe(202);
-        jobIds.push(res.body.jobId);
-      }
-      await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.UsageRollup, jobIds);
-      const rows = await snapshot();
-      const ledger = await ledgerTotals();
-      expect({
+  it('should repair corrupted rollups from the ledger when an admin asks, for a day or all, so reports and tool scores agree with it again', async () => {
+    const day = (await db.usageEvent.findFirst({
+      where: { orgId, keyId: ids.keyA },
+      orderBy: { occurredAt: 'desc' },
+    }))!.occurredAt
+      .toISOString()
+      .slice(0, 10);
+    const report = async () =>
+      (
+        await p.admin(
+          'GET',
+          `/v1/orgs/${orgId}/reports/spend?from=${from}&to=${to}&groupBy=key`,
+          undefined,
+          tokens.finance,
+        )
+      ).body;
+    // What tool scores read: the UTC daily rollup.
+    const dailyTotals = async () => {
+      const rows = await db.usageDailyRollup.findMany({ where: { orgId } });
+      return {
         calls: rows.reduce((s, r) => s + r.calls, 0),
         errors: rows.reduce((s, r) => s + r.errors, 0),
         outputTokens: Number(rows.reduce((s, r) => s + r.outputTokens, 0n)),
         costMicros: Number(rows.reduce((s, r) => s + r.costMicros, 0n)),
-      }).toEqual(ledger);
-      const byKeyTool = rows.find((r) => r.keyId === ids.keyA && r.toolName === 'ping');
+      };
+    };
+    const right = await report();
+    expect(right.totals).toEqual(await ledgerTotals());
+    expect(await dailyTotals()).toEqual(await ledgerTotals());
+    // Rows gone wrong (as a bug or a hand edit would leave them): the report and the scores' input disagree with the ledger.
+    const corrupt = async () => {
+      const wrong = { calls: { increment: 5 }, costMicros: { increment: 777n } };
+      await db.usageKeyDayRollup.updateMany({ where: { orgId, keyId: ids.keyA, day: new Date(day) }, data: wrong });
+      await db.usageDailyRollup.updateMany({ where: { orgId, keyId: ids.keyA, day: new Date(day) }, data: wrong });
+      expect((await report()).totals).not.toEqual(right.totals);
+      expect(await dailyTotals()).not.toEqual(await ledgerTotals());
+    };
+    for (const asked of [{ day }, {}]) {
+      await corrupt();
+      const res = await p.admin('POST', `/v1/orgs/${orgId}/reports/rollups`, asked);
+      expect(res.status).toBe(202);
+      expect(res.body.day).toBe(asked.day ?? null);
+      await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.UsageRollup, [res.body.jobId]);
+      expect(await report()).toEqual(right);
+      expect(await dailyTotals()).toEqual(await ledgerTotals());
+      const byKeyTool = await db.usageDailyRollup.findFirst({ where: { orgId, keyId: ids.keyA, toolName: 'ping' } });
       expect(byKeyTool).toMatchObject({ teamId: ids.teamData, userId: ids.ada, upstreamId: ids.upstream });
+      const audit = await db.auditEvent.findFirst({
+        where: { orgId, action: 'rollup.requested' },
+        orderBy: { createdAt: 'desc' },
+      });
+      expect(audit?.details).toEqual({ day: asked.day ?? null, jobId: res.body.jobId });
     }
-    expect((await p.admin('POST', `/v1/orgs/${orgId}/reports/rollups`, { day: '2026-02-30' })).body.field).toBe('day');
+    const bad = await p.admin('POST', `/v1/orgs/${orgId}/reports/rollups`, { day: '2026-02-30' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.field).toBe('day');
   });
 });

@@ -1,19 +1,19 @@
 import type { INestApplication } from '@nestjs/common';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '@prisma/client';
-import { loadEdgeConfig } from '@tollgate/config';
-import { QueueName } from '@tollgate/queue';
 import { orgKeyOf } from '@tollgate/redis';
-import { waitForJobs, waitForUsageEvents } from '@tollgate/testing';
+import { TestClock, waitForUsageEvents } from '@tollgate/testing';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEdgeApp } from '../../apps/mcp-edge/src/edge-app';
 import { runConformance } from '../conformance/run-conformance';
 import { TasksServer, startTasksServer } from '../fixtures/tasks-server';
 import { EdgeProcess, startEdgeProcess } from '../support/edge-process';
+import { GovernedUpstream, governUpstream, startAnotherEdge } from '../support/governed-upstream';
 import { RunningPlatform, startPlatform } from '../support/platform';
 
 const TASKS = 'io.modelcontextprotocol/tasks';
+/** The second edge's longest task ttl: longer than the test runs on real time. */
+const TTL_MS = 60_000;
 const WITH_TASKS = { extensions: { [TASKS]: {} } };
 const TASK_SCENARIOS = [
   'tasks-lifecycle',
@@ -95,20 +95,20 @@ describe('Tasks through the edge: relayed, admitted at creation, settled and met
   let p: RunningPlatform;
   let db: PrismaClient;
   let fixture: TasksServer;
-  let shortTtlEdge: INestApplication;
-  let shortTtlUrl: string;
+  // The second edge's time: a task's ttl passes when the test moves it (the other edges' is real).
+  const clock = new TestClock();
+  let clockedEdge: INestApplication;
+  let clockedUrl: string;
   let crashing: EdgeProcess | undefined;
   let orgId: string;
-  let teamId: string;
-  let userId: string;
+  let newKeyOfOrg: GovernedUpstream['newKey'];
 
   // Each key has a budget of its own, so a test reads its own tasks' counters (settledOnce).
   async function newKey(name: string): Promise<{ key: string; keyId: string }> {
-    const created = (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name })).body;
-    const keyId = created.key.id as string;
+    const { key, keyId } = await newKeyOfOrg(name);
     const budget = { scope: 'KEY', scopeId: keyId, period: 'MONTH', limitMicros: 50_000_000 };
     expect((await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, budget)).status).toBe(200);
-    return { key: created.secret, keyId };
+    return { key, keyId };
   }
 
   async function ledgerOf(keyId: string, callId: string) {
@@ -138,55 +138,20 @@ describe('Tasks through the edge: relayed, admitted at creation, settled and met
     p = await startPlatform();
     db = new PrismaClient({ adapter: new PrismaPg({ connectionString: p.env.vars.DATABASE_URL }) });
     fixture = await startTasksServer();
-    orgId = (await p.admin('POST', '/v1/orgs', { name: 'Tasks', slug: 'tasks' })).body.id;
-    teamId = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 't' })).body.id;
-    userId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 't@example.test' })).body.id;
-    await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId });
-    const upstreamId = (
-      await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
-        namespace: 'jobs',
-        transport: 'STREAMABLE_HTTP',
-        url: fixture.url,
-        callTimeoutMs: 20_000,
-      })
-    ).body.id;
-    const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${upstreamId}/sync`);
-    await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.CatalogSync, [sync.body.jobId]);
-    expect(
-      (await p.admin('PUT', `/v1/orgs/${orgId}/upstreams/${upstreamId}/exposure`, { exposeUnprefixed: true })).status,
-    ).toBe(200);
-    expect(
-      (await p.admin('PUT', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: ['jobs:*'], deny: [] })).status,
-    ).toBe(200);
-    expect(
-      (
-        await p.admin('POST', `/v1/orgs/${orgId}/prices`, {
-          upstreamId,
-          toolPattern: '*',
-          perCallMicros: Number(PER_CALL),
-          perOutputTokenMicros: Number(PER_TOKEN),
-        })
-      ).status,
-    ).toBe(201);
-    expect(
-      (
-        await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, {
-          scope: 'ORG',
-          scopeId: orgId,
-          period: 'MONTH',
-          limitMicros: 50_000_000,
-        })
-      ).status,
-    ).toBe(200);
-    // A second edge of the same deployment, whose tasks expire after 1.5 s.
-    shortTtlEdge = await createEdgeApp(loadEdgeConfig({ ...p.env.vars, TASK_TTL_MAX_MS: '1500' }));
-    await shortTtlEdge.listen(0, '127.0.0.1');
-    shortTtlUrl = (await shortTtlEdge.getUrl()).replace('[::1]', '127.0.0.1');
+    ({ orgId, newKey: newKeyOfOrg } = await governUpstream(p, {
+      org: { name: 'Tasks', slug: 'tasks' },
+      upstream: { namespace: 'jobs', url: fixture.url, callTimeoutMs: 20_000 },
+      price: { perCallMicros: PER_CALL, perOutputTokenMicros: PER_TOKEN },
+      exposeUnprefixed: true,
+      orgMonthlyBudgetMicros: 50_000_000,
+    }));
+    // A second edge of the same deployment, whose tasks expire after a minute of its clock (moved by the test).
+    ({ app: clockedEdge, url: clockedUrl } = await startAnotherEdge(p, { TASK_TTL_MAX_MS: String(TTL_MS) }, clock));
   }, 120_000);
 
   afterAll(async () => {
     crashing?.child.kill('SIGKILL');
-    await shortTtlEdge?.close();
+    await clockedEdge?.close();
     await db?.$disconnect();
     await p?.close();
     await fixture?.close();
@@ -215,7 +180,7 @@ describe('Tasks through the edge: relayed, admitted at creation, settled and met
     const taskId = created.result!.taskId as string;
     const callId = created.result!._meta['tollgate/call'].callId as string;
     // Polled on the other edge until it ends, then again on the first: the same settled answer.
-    const done = await pollUntil(shortTtlUrl, key, taskId, terminal);
+    const done = await pollUntil(clockedUrl, key, taskId, terminal);
     expect(done.result).toMatchObject({ taskId, status: 'completed', resultType: 'complete' });
     const text = done.result!.result.content[0].text as string;
     expect(text).toContain('Computed');
@@ -247,7 +212,7 @@ describe('Tasks through the edge: relayed, admitted at creation, settled and met
     } finally {
       redis.disconnect();
     }
-    const again = await pollUntil(shortTtlUrl, key, taskId, terminal);
+    const again = await pollUntil(clockedUrl, key, taskId, terminal);
     expect(again.result).toMatchObject({ status: 'completed' });
     expect(again.result!.result.content).toEqual(done.result!.result.content);
     await expectSettledOnce(keyId, callId);
@@ -288,13 +253,42 @@ describe('Tasks through the edge: relayed, admitted at creation, settled and met
     expect(rows[0]).toMatchObject({ id: callId, outcome: 'UPSTREAM_ERROR' });
   }, 60_000);
 
+  it('should answer a task that could not be recorded as a failed call, and cancel it upstream', async () => {
+    const { key, keyId } = await newKey('unrecorded');
+    // The deployment's expiry index holds something else: recording any task fails.
+    const redis = new Redis(p.env.redisUrl);
+    const indexKey = `${p.env.redisPrefix}:tasks:expiring`;
+    const index = await redis.zrange(indexKey, '0', '-1', 'WITHSCORES');
+    await redis.del(indexKey);
+    await redis.set(indexKey, 'not a sorted set');
+    let answered: Answer;
+    try {
+      answered = await rpc(p.edgeUrl, key, 'tools/call', { name: 'slow_compute', arguments: { seconds: 60 } });
+    } finally {
+      await redis.del(indexKey);
+      for (let i = 0; i < index.length; i += 2) await redis.zadd(indexKey, index[i + 1], index[i]);
+      redis.disconnect();
+    }
+    // The upstream is told to stop the task nobody could poll or settle.
+    const upstreamTask = [...fixture.tasks.values()].at(-1)!;
+    await expect.poll(() => upstreamTask.status).toBe('cancelled');
+    expect(answered.result).toMatchObject({ isError: true });
+    expect(answered.result).not.toHaveProperty('taskId');
+    const error = answered.result!._meta['tollgate/error'];
+    expect(error).toMatchObject({ code: 'UPSTREAM_ERROR' });
+    expect(error.message).toContain('could not be recorded');
+    const callId = answered.result!._meta['tollgate/call'].callId as string;
+    const rows = await expectSettledOnce(keyId, callId);
+    expect(rows[0]).toMatchObject({ id: callId, outcome: 'UPSTREAM_ERROR' });
+  }, 60_000);
+
   it('should settle a cancelled task once, as a failed call, and cancel it upstream', async () => {
     const { key, keyId } = await newKey('cancelled');
     const created = await rpc(p.edgeUrl, key, 'tools/call', { name: 'slow_compute', arguments: { seconds: 60 } });
     const taskId = created.result!.taskId as string;
     const callId = created.result!._meta['tollgate/call'].callId as string;
     const upstreamTask = [...fixture.tasks.values()].at(-1)!;
-    expect((await rpc(shortTtlUrl, key, 'tasks/cancel', { taskId })).result).toEqual({ resultType: 'complete' });
+    expect((await rpc(clockedUrl, key, 'tasks/cancel', { taskId })).result).toEqual({ resultType: 'complete' });
     expect((await rpc(p.edgeUrl, key, 'tasks/cancel', { taskId })).result).toEqual({ resultType: 'complete' });
     expect((await rpc(p.edgeUrl, key, 'tasks/get', { taskId })).result).toMatchObject({ status: 'cancelled' });
     expect(upstreamTask.status).toBe('cancelled');
@@ -304,13 +298,21 @@ describe('Tasks through the edge: relayed, admitted at creation, settled and met
 
   it('should expire a task past its ttl with a clear error, cancelled upstream and settled once', async () => {
     const { key, keyId } = await newKey('expiring');
-    const created = await rpc(shortTtlUrl, key, 'tools/call', { name: 'slow_compute', arguments: { seconds: 60 } });
-    expect(created.result).toMatchObject({ resultType: 'task', ttlMs: 1500 });
+    // The clocked edge's time stands still meanwhile: its ttl passes only as the test moves it.
+    clock.freeze();
+    const created = await rpc(clockedUrl, key, 'tools/call', { name: 'slow_compute', arguments: { seconds: 600 } });
+    expect(created.result).toMatchObject({ resultType: 'task', ttlMs: TTL_MS });
     const taskId = created.result!.taskId as string;
     const callId = created.result!._meta['tollgate/call'].callId as string;
     const upstreamTask = [...fixture.tasks.values()].at(-1)!;
-    const expired = await pollUntil(p.edgeUrl, key, taskId, (a) => a.error !== undefined);
-    expect(expired.error).toMatchObject({ code: -32602, data: { code: 'TASK_EXPIRED', taskId, ttlMs: 1500 } });
+    // A millisecond before its expiry (the edge's sweep has run): still working.
+    await clock.elapse(TTL_MS - 1);
+    expect((await rpc(p.edgeUrl, key, 'tasks/get', { taskId })).result).toMatchObject({ status: 'working' });
+    // At its expiry: the sweep it triggers has cancelled and settled it when elapse resolves.
+    await clock.elapse(1);
+    clock.resume();
+    const expired = await rpc(p.edgeUrl, key, 'tasks/get', { taskId });
+    expect(expired.error).toMatchObject({ code: -32602, data: { code: 'TASK_EXPIRED', taskId, ttlMs: TTL_MS } });
     expect(expired.error!.message).toContain('expired');
     expect(upstreamTask.status).toBe('cancelled');
     const rows = await expectSettledOnce(keyId, callId);
@@ -328,7 +330,7 @@ describe('Tasks through the edge: relayed, admitted at creation, settled and met
     await crashing.exited;
     const done = await pollUntil(p.edgeUrl, key, taskId, terminal);
     expect(done.result).toMatchObject({ status: 'completed' });
-    await rpc(shortTtlUrl, key, 'tasks/get', { taskId });
+    await rpc(clockedUrl, key, 'tasks/get', { taskId });
     const rows = await expectSettledOnce(keyId, callId);
     expect(rows[0]).toMatchObject({ id: callId, outcome: 'OK' });
   }, 120_000);

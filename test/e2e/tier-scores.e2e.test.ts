@@ -74,17 +74,15 @@ describe('tier scores from usage, the hot list and the key preview', () => {
     expect(upstreamNames((await agent.listTools()).tools).length).toBeGreaterThan(0);
   });
 
-  it('should make the most used reliable tool HOT and put it first in the progressive hot list when usage is rolled up', async () => {
+  it('should make the most used reliable tool HOT and put it first in the progressive hot list once its usage is in the ledger', async () => {
     const callIds: string[] = [];
     const call = async (name: string, args: Record<string, unknown> = {}) =>
       callIds.push(callMeta((await fullAgent.callTool({ name, arguments: args })) as never)!.callId);
     for (let i = 0; i < 6; i++) await call('fx__ping');
     for (let i = 0; i < 2; i++) await call('fx__huge', { lines: 3 });
     for (let i = 0; i < 3; i++) await call('fx__fail');
+    // In the ledger is rolled up: its insert trigger adds the calls to the daily rollup scores read.
     await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, callIds);
-    const day = new Date().toISOString().slice(0, 10);
-    const rollup = await p.admin('POST', `/v1/orgs/${orgId}/reports/rollups`, { day });
-    await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.UsageRollup, [rollup.body.jobId]);
     const scores = await p.admin('POST', `/v1/orgs/${orgId}/tools/tier-scores`);
     expect(scores.status).toBe(202);
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.TierScores, [scores.body.jobId]);

@@ -1,7 +1,8 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '@prisma/client';
-import { QueueName, usageOutboxKeys } from '@tollgate/queue';
+import { QueueName } from '@tollgate/queue';
+import { usageOutboxKeys } from '@tollgate/usage';
 import { callMeta, waitForJobs } from '@tollgate/testing';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

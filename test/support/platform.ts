@@ -1,6 +1,6 @@
 import { INestApplication } from '@nestjs/common';
 import { loadAdminConfig, loadEdgeConfig, loadWorkerConfig } from '@tollgate/config';
-import { createTestEnv, TestEnv, TestRedisMode } from '@tollgate/testing';
+import { createTestEnv, TestClock, TestEnv, TestRedisMode } from '@tollgate/testing';
 import { createAdminApp } from '../../apps/admin-api/src/admin-app';
 import { createEdgeApp } from '../../apps/mcp-edge/src/edge-app';
 import { createWorkerApp } from '../../apps/worker/src/worker-app';
@@ -29,16 +29,17 @@ async function listen(app: INestApplication, port = 0): Promise<string> {
 
 /**
  * Boots the three real apps in this process on their own database and Redis prefix; `redis:
- * 'cluster'` runs them on the run's Redis Cluster instead of standalone Redis.
+ * 'cluster'` runs them on the run's Redis Cluster instead of standalone Redis. `clock`: the
+ * edge's time (a TestClock the test moves), else the system clock.
  */
 export async function startPlatform(
   overrides: Record<string, string> = {},
-  options: { redis?: TestRedisMode } = {},
+  options: { redis?: TestRedisMode; clock?: TestClock } = {},
 ): Promise<RunningPlatform> {
   const env = await createTestEnv(overrides, options);
   const worker = await createWorkerApp(loadWorkerConfig(env.vars));
   const adminApp = await createAdminApp(loadAdminConfig(env.vars));
-  const edge = await createEdgeApp(loadEdgeConfig(env.vars));
+  const edge = await createEdgeApp(loadEdgeConfig(env.vars), options.clock);
   const [workerUrl, adminUrl, edgeUrl] = [
     await listen(worker),
     await listen(adminApp, Number(env.vars.ADMIN_PORT ?? 0)),

@@ -21,6 +21,12 @@ export interface TlsRedis {
   caFile: string;
   /** A CA that signed nothing here: a client trusting only it must refuse the server. */
   otherCaFile: string;
+  /** The server's certificate and key (for 127.0.0.1; a sentinel beside it uses them too). */
+  certFile: string;
+  keyFile: string;
+  /** A client certificate and key signed by the CA (required when the server requires client certificates). */
+  clientCertFile: string;
+  clientKeyFile: string;
   stop(): Promise<void>;
 }
 
@@ -31,7 +37,14 @@ function openssl(dir: string, ...args: string[]): void {
 }
 
 /** A CA of the test's own, a certificate for 127.0.0.1 signed by it, and a CA that signed nothing here. */
-function makeCertificates(dir: string): { caFile: string; otherCaFile: string; certFile: string; keyFile: string } {
+function makeCertificates(dir: string): {
+  caFile: string;
+  otherCaFile: string;
+  certFile: string;
+  keyFile: string;
+  clientCertFile: string;
+  clientKeyFile: string;
+} {
   for (const ca of ['ca', 'other-ca'])
     openssl(
       dir,
@@ -81,11 +94,43 @@ function makeCertificates(dir: string): { caFile: string; otherCaFile: string; c
     '-out',
     'server.pem',
   );
+  // A client certificate signed by the same CA, for servers that require one (tls-auth-clients yes).
+  openssl(
+    dir,
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-subj',
+    '/CN=tollgate',
+    '-keyout',
+    'client.key',
+    '-out',
+    'client.csr',
+  );
+  openssl(
+    dir,
+    'x509',
+    '-req',
+    '-in',
+    'client.csr',
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-days',
+    '2',
+    '-out',
+    'client.pem',
+  );
   return {
     caFile: path.join(dir, 'ca.pem'),
     otherCaFile: path.join(dir, 'other-ca.pem'),
     certFile: path.join(dir, 'server.pem'),
     keyFile: path.join(dir, 'server.key'),
+    clientCertFile: path.join(dir, 'client.pem'),
+    clientKeyFile: path.join(dir, 'client.key'),
   };
 }
 
@@ -95,6 +140,7 @@ function tlsServerArgs(
   certs: ReturnType<typeof makeCertificates>,
   username: string,
   password: string,
+  authClients = false,
 ): string[] {
   return [
     '--port',
@@ -110,7 +156,7 @@ function tlsServerArgs(
     '--tls-ca-cert-file',
     certs.caFile,
     '--tls-auth-clients',
-    'no',
+    authClients ? 'yes' : 'no',
     '--save',
     '',
     '--appendonly',
@@ -137,7 +183,7 @@ async function awaitPong(
   port: number,
   username: string,
   password: string,
-  caFile: string,
+  certs: { caFile: string; clientCertFile?: string; clientKeyFile?: string },
   child: ChildProcess,
 ): Promise<void> {
   const probe = new Redis({
@@ -145,7 +191,12 @@ async function awaitPong(
     port,
     username,
     password,
-    tls: { ca: readFileSync(caFile, 'utf8') },
+    tls: {
+      ca: readFileSync(certs.caFile, 'utf8'),
+      ...(certs.clientCertFile && certs.clientKeyFile
+        ? { cert: readFileSync(certs.clientCertFile, 'utf8'), key: readFileSync(certs.clientKeyFile, 'utf8') }
+        : {}),
+    },
     lazyConnect: true,
     retryStrategy: () => 50,
     maxRetriesPerRequest: null,
@@ -178,16 +229,19 @@ function killAndWait(child: ChildProcess): Promise<void> {
   });
 }
 
-export async function startTlsRedis(): Promise<TlsRedis> {
+/**
+ * `clientCertificates`: the server also requires a client certificate signed by its CA
+ * (`tls-auth-clients yes`), as a deployment with mutual TLS does.
+ */
+export async function startTlsRedis(options: { clientCertificates?: boolean } = {}): Promise<TlsRedis> {
   const dir = mkdtempSync(path.join(tmpdir(), 'tg-redis-tls-'));
   const certs = makeCertificates(dir);
   const port = await freePort();
   const username = 'tollgate';
   const password = randomBytes(18).toString('base64url');
-  const child = spawn('redis-server', [...tlsServerArgs(port, certs, username, password), '--dir', dir], {
-    stdio: 'ignore',
-  });
-  await awaitPong(port, username, password, certs.caFile, child);
+  const args = tlsServerArgs(port, certs, username, password, options.clientCertificates);
+  const child = spawn('redis-server', [...args, '--dir', dir], { stdio: 'ignore' });
+  await awaitPong(port, username, password, certs, child);
   return {
     url: `rediss://127.0.0.1:${port}`,
     port,
@@ -195,11 +249,97 @@ export async function startTlsRedis(): Promise<TlsRedis> {
     password,
     caFile: certs.caFile,
     otherCaFile: certs.otherCaFile,
+    certFile: certs.certFile,
+    keyFile: certs.keyFile,
+    clientCertFile: certs.clientCertFile,
+    clientKeyFile: certs.clientKeyFile,
     async stop() {
       await killAndWait(child);
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+export interface TlsSentinel {
+  /** `host:port` of the sentinel (REDIS_SENTINELS, or the hosts of a rediss+sentinel:// URL). */
+  seeds: string;
+  masterName: string;
+  /** The sentinel's own password (REDIS_SENTINEL_PASSWORD). */
+  password: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * A Sentinel on TLS only (same CA and certificates as `redis`, client certificates required when
+ * the server requires them), with a password of its own, watching `redis` as its master and
+ * talking to it over TLS as the ACL user.
+ */
+export async function startTlsSentinel(redis: TlsRedis, authClients: boolean): Promise<TlsSentinel> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'tg-sentinel-tls-'));
+  const port = await freePort();
+  const masterName = 'tgmaster';
+  const password = randomBytes(18).toString('base64url');
+  const conf = path.join(dir, 'sentinel.conf');
+  writeFileSync(
+    conf,
+    [
+      'port 0',
+      `tls-port ${port}`,
+      'bind 127.0.0.1',
+      `dir ${dir}`,
+      `tls-cert-file ${redis.certFile}`,
+      `tls-key-file ${redis.keyFile}`,
+      `tls-ca-cert-file ${redis.caFile}`,
+      // The sentinel's own links to the master are TLS too, with the client certificate if needed.
+      'tls-replication yes',
+      ...(authClients
+        ? [`tls-client-cert-file ${redis.clientCertFile}`, `tls-client-key-file ${redis.clientKeyFile}`]
+        : []),
+      `tls-auth-clients ${authClients ? 'yes' : 'no'}`,
+      `requirepass ${password}`,
+      `sentinel monitor ${masterName} 127.0.0.1 ${redis.port} 1`,
+      `sentinel auth-user ${masterName} ${redis.username}`,
+      `sentinel auth-pass ${masterName} ${redis.password}`,
+      `sentinel down-after-milliseconds ${masterName} 5000`,
+    ].join('\n'),
+  );
+  const child = spawn('redis-server', [conf, '--sentinel'], { stdio: 'ignore' });
+  const stop = async () => {
+    await killAndWait(child);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  const probe = new Redis({
+    host: '127.0.0.1',
+    port,
+    password,
+    tls: {
+      ca: readFileSync(redis.caFile, 'utf8'),
+      cert: readFileSync(redis.clientCertFile, 'utf8'),
+      key: readFileSync(redis.clientKeyFile, 'utf8'),
+    },
+    lazyConnect: true,
+    retryStrategy: () => 50,
+    maxRetriesPerRequest: null,
+  });
+  probe.on('error', () => undefined);
+  try {
+    await probe.connect().catch(() => undefined); // refused until it listens: retried
+    // Answers once it listens and has reached the master (over TLS, as the ACL user).
+    for (let i = 0; ; i++) {
+      const master = (await probe.call('SENTINEL', 'master', masterName)) as string[];
+      const flags = master[master.indexOf('flags') + 1];
+      if (flags === 'master') break;
+      if (i >= 600 || child.exitCode !== null)
+        throw new Error(`sentinel on ${port} never reached its master (flags ${flags})`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  } catch (err) {
+    await stop();
+    throw err;
+  } finally {
+    probe.disconnect();
+  }
+  return { seeds: `127.0.0.1:${port}`, masterName, password, stop };
 }
 
 export interface TlsRedisCluster {
@@ -256,7 +396,7 @@ export async function startTlsRedisCluster(): Promise<TlsRedisCluster> {
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    await Promise.all(ports.map((port, i) => awaitPong(port, username, password, certs.caFile, children[i])));
+    await Promise.all(ports.map((port, i) => awaitPong(port, username, password, certs, children[i])));
     const cli = async (...args: string[]) =>
       (
         await execFileAsync(

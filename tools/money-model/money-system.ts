@@ -1,6 +1,6 @@
 // The real money path for the model-based test and `bench:money-model`: admission, completion,
 // leases, reconciliation and the ledger writer as the edge and the worker run them (the services
-// of libs/admission, libs/budget, libs/rate-limit, libs/reporting, libs/metering on real Redis and
+// of libs/admission, libs/budget, libs/rate-limit, libs/reporting, libs/usage on real Redis and
 // Postgres), driven command by command, and read back for comparison with MoneyModel.
 import { randomUUID } from 'node:crypto';
 import { Cluster } from 'ioredis';
@@ -18,7 +18,14 @@ import { availableMicros, BudgetModule, BudgetService } from '@tollgate/budget';
 import { ConfigModule, loadEdgeConfig } from '@tollgate/config';
 import { DbModule, PrismaService } from '@tollgate/db';
 import { Micros, periodWindow } from '@tollgate/kernel';
-import { LedgerService, MeteringModule, MeteringService, parseUsageEntry, UsageEvent } from '@tollgate/metering';
+import {
+  LedgerService,
+  MeteringModule,
+  MeteringService,
+  parseUsageEntry,
+  UsageEvent,
+  usageOutboxKeys,
+} from '@tollgate/usage';
 import {
   actualCallCost,
   estimateCallCost,
@@ -33,7 +40,6 @@ import {
   splitSettlement,
   validatePriceRule,
 } from '@tollgate/pricing';
-import { usageOutboxKeys } from '@tollgate/queue';
 import { RateLimitService } from '@tollgate/rate-limit';
 import { ensureRedisEpoch, RedisModule, RedisService, ReplicaWait, scanTargets, shardOf } from '@tollgate/redis';
 import { BUDGET_COUNTERS, BudgetCounters, BudgetReconcileService, ReconcileReport } from '@tollgate/reporting';

@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { ASYNC_CONTEXT_FRAME_FLAG } from '@tollgate/observability';
 import { seedDemo } from './demo-seed';
 import { startLocalRedisCluster } from '../redis-cluster/local-redis-cluster';
 import { ensurePostgres, ensureRedis, LocalService } from './local-infra';
@@ -70,10 +71,14 @@ function prefixLines(name: string, stream: NodeJS.ReadableStream, out: NodeJS.Wr
 }
 
 function startApp(name: string, env: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(process.execPath, ['--enable-source-maps', path.join(ROOT, 'dist/apps', name, 'src/main.js')], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--enable-source-maps', ASYNC_CONTEXT_FRAME_FLAG, path.join(ROOT, 'dist/apps', name, 'src/main.js')],
+    {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   prefixLines(name, child.stdout!, process.stdout);
   prefixLines(name, child.stderr!, process.stderr);
   return child;

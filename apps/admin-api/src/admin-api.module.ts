@@ -9,13 +9,13 @@ import { RedisModule } from '@tollgate/redis';
 import { AdminAuthGuard } from './auth/admin-auth.guard';
 import { ADMIN_BEARER_STRATEGY, AdminBearerStrategy } from './auth/admin-bearer.strategy';
 import { OrgScopeGuard } from './auth/org-scope.guard';
-import { AdminExceptionFilter } from './common/admin-exception.filter';
-import { AdminValidationPipe } from './common/admin-validation.pipe';
-import { DomainLibsModule } from './domain-libs.module';
+import { AdminExceptionFilter } from './common/errors/admin-exception.filter';
+import { AdminValidationPipe } from './common/validation/admin-validation.pipe';
+import { IdentityModule } from '@tollgate/identity';
 import { KeyScopeGuard } from './keys/key-scope.guard';
 import { OAuthModule } from './oauth/oauth.module';
 import { SsoModule } from './sso/sso.module';
-import { ToolProfilerModule } from './tools/tool-profiler.module';
+import { ToolProfilerModule } from '@tollgate/disclosure';
 import { HealthModule } from './health/health.module';
 import { ConnectionsFeatureModule } from './connections/connections.module';
 import { OrgsModule } from './orgs/orgs.module';
@@ -51,7 +51,8 @@ export class AdminApiModule {
         RedisModule,
         QueueModule.forRoot({ producerOnly: true, telemetry: queueTelemetry() }),
         ToolProfilerModule,
-        DomainLibsModule,
+        // The guards below resolve admin tokens and scopes through the identity lib.
+        IdentityModule,
         PassportModule.register({ defaultStrategy: ADMIN_BEARER_STRATEGY, session: false }),
         OAuthModule,
         SsoModule,

@@ -9,9 +9,9 @@ import type { Server } from 'node:http';
 import { AdminMetrics } from './health/admin-metrics.service';
 import { AdminApiModule } from './admin-api.module';
 import { findConsoleDir, mountConsole } from './console/console-static';
-import { jsonBodyMiddleware, queryInputMiddleware } from './common/json-body.middleware';
-import { requestIdMiddleware } from './common/request-id.middleware';
-import { requestLogMiddleware } from './common/request-log.middleware';
+import { jsonBodyMiddleware, queryInputMiddleware } from './common/request/json-body.middleware';
+import { requestIdMiddleware } from './common/request/request-id.middleware';
+import { requestLogMiddleware } from './common/request/request-log.middleware';
 
 function setupOpenApi(app: INestApplication, config: AdminConfig): void {
   const builder = new DocumentBuilder()

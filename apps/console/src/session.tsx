@@ -17,8 +17,3 @@ export function useSession(): Session {
   if (!s) throw new Error('useSession outside a signed-in console');
   return s;
 }
-
-/** `/v1/orgs/<id>` of the org shown. */
-export function useOrgPath(): string {
-  return `/v1/orgs/${useSession().org.id}`;
-}

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { AdmissionClock } from '@tollgate/admission';
 import { EdgeConfig } from '@tollgate/config';
 import {
   createAppLogger,
@@ -12,15 +13,15 @@ import {
   traceCarrierOf,
 } from '@tollgate/observability';
 import { EdgeModule } from './edge.module';
-import { McpEndpoint, isMcpRequest } from './mcp/mcp-endpoint';
+import { McpEndpoint, isMcpRequest } from './endpoint/mcp-endpoint';
 
 /**
  * Builds the edge app (not listening). `/mcp` is served by McpEndpoint straight off the Node HTTP
  * server; Express (through Nest) serves the rest: health, metrics, protected-resource metadata.
- * Body parsing is left to the MCP endpoint.
+ * Body parsing is left to the MCP endpoint. `clock`: what it reads as now (tests pass a TestClock).
  */
-export async function createEdgeApp(config: EdgeConfig): Promise<INestApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(EdgeModule.forRoot(config), {
+export async function createEdgeApp(config: EdgeConfig, clock?: AdmissionClock): Promise<INestApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(EdgeModule.forRoot(config, clock), {
     bodyParser: false,
     logger: createAppLogger({ app: 'edge', ...config.log }),
   });
@@ -42,11 +43,12 @@ function routeMcpAroundExpress(server: Server, mcp: McpEndpoint): void {
     const requestId = typeof incoming === 'string' && incoming.length <= 128 ? incoming : randomUUID();
     res.setHeader('x-request-id', requestId);
     // Every log line written while serving the request carries its id (and later its org, key and call).
-    const trace = { carrier: traceCarrierOf(req.headers as Record<string, unknown>), fromMeta: false };
-    runWithLogContext({ requestId, trace }, () => {
-      if (isMcpRequest(req.url)) inHttpServerSpan(req, res, '/mcp', () => void mcp.handle(req, res));
-      else if (PROBES.test(req.url ?? '')) for (const listener of express) listener(req, res);
-      else inHttpServerSpan(req, res, undefined, () => express.forEach((listener) => listener(req, res)));
-    });
+    const log = {
+      requestId,
+      trace: { carrier: traceCarrierOf(req.headers as Record<string, unknown>), fromMeta: false },
+    };
+    if (isMcpRequest(req.url)) inHttpServerSpan(req, res, '/mcp', log, () => void mcp.handle(req, res));
+    else if (PROBES.test(req.url ?? '')) runWithLogContext(log, () => express.forEach((l) => l(req, res)));
+    else inHttpServerSpan(req, res, undefined, log, () => express.forEach((l) => l(req, res)));
   });
 }

@@ -1,54 +1,59 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { AdmissionModule } from '@tollgate/admission';
+import { AdmissionClock, AdmissionModule, SYSTEM_CLOCK } from '@tollgate/admission';
 import { BudgetModule } from '@tollgate/budget';
-import { CatalogModule } from '@tollgate/catalog';
+import { CatalogModule } from '@tollgate/upstream-registry';
 import { ConfigModule, EdgeConfig } from '@tollgate/config';
 import { queueTelemetry, ShutdownDrain } from '@tollgate/observability';
 import { ConnectionsModule } from '@tollgate/connections';
 import { DbModule } from '@tollgate/db';
 import { IdentityModule } from '@tollgate/identity';
-import { MeteringModule } from '@tollgate/metering';
+import { MeteringModule } from '@tollgate/usage';
 import { PolicyModule } from '@tollgate/policy';
 import { PricingModule } from '@tollgate/pricing';
 import { QueueModule } from '@tollgate/queue';
 import { RateLimitModule } from '@tollgate/rate-limit';
 import { RedisModule } from '@tollgate/redis';
 import { TaskStore } from '@tollgate/tasks';
-import { UpstreamModule } from '@tollgate/upstream';
+import { UpstreamModule } from '@tollgate/mcp-client';
+import { AnswerEventStore } from '@tollgate/answer-events';
+import { AnswerStreamResumption } from './answer-streams/answer-stream-resumption';
 import { CodeModeService } from './code-mode/code-mode.service';
-import { ProgressiveDisclosure } from './disclosure/progressive-disclosure.service';
+import { ToolDisclosure } from './disclosure/tool-disclosure.service';
+import { ToolRouter } from './dispatch/tool-router.service';
 import { GovernedCallPipeline } from './governed-call/governed-call.pipeline';
 import { ResultPager } from './governed-call/result-pager.service';
 import { TaskRelay } from './governed-call/task-relay.service';
-import { InFlightCalls } from './governed-call/in-flight-calls.service';
+import { InFlightCalls } from './dispatch/in-flight-calls.service';
+import { CallDispatcher } from './dispatch/call-dispatcher.service';
 import { McpSessionStore } from './session/mcp-session.store';
-import { AgentRequests } from './mcp/agent-requests.service';
-import { StatelessRevisionHandler } from './mcp/stateless-revision.handler';
+import { AgentRequests } from './dispatch/agent-requests.service';
+import { StatelessRevisionHandler } from './transports/stateless-revision.handler';
 import { SessionHub } from './session/session-hub.service';
 import { VisibleListWatch } from './session/visible-list-watch.service';
 import { ResourceSubscriptions } from './session/resource-subscriptions.service';
 import { GovernedItemPipeline } from './governed-call/governed-item.pipeline';
 import { EmbeddedResources } from './governed-call/embedded-resources.service';
-import { CatalogRelayHandlers } from './mcp/catalog-relay.handlers';
+import { CatalogRelayHandlers } from './dispatch/catalog-relay.handlers';
 import { UpstreamCaller } from './governed-call/upstream-caller.service';
 import { EdgeAccessLog } from './health/edge-access-log';
 import { EdgeMetrics } from './health/edge-metrics.service';
 import { HealthController } from './health/health.controller';
-import { McpServerFactory } from './mcp/mcp-server.factory';
-import { LeanToolCallHandler } from './mcp/lean-tool-call.handler';
-import { McpController } from './mcp/mcp.controller';
-import { McpEndpoint } from './mcp/mcp-endpoint';
-import { HostileInputAllowance } from './mcp/hostile-input-allowance.service';
+import { McpServerFactory } from './transports/mcp-server.factory';
+import { LeanToolCallHandler } from './transports/lean-tool-call.handler';
+import { McpController } from './endpoint/mcp.controller';
+import { McpEndpoint } from './endpoint/mcp-endpoint';
+import { HostileInputAllowance } from './endpoint/hostile-input-allowance.service';
 import { UpstreamListChangedRelay } from './upstream-list-changed.relay';
 import { AgentTrail } from './trail/agent-trail';
 
 @Module({})
 export class EdgeModule {
-  static forRoot(config: EdgeConfig): DynamicModule {
+  /** `clock`: what the edge reads as now (a test's TestClock; production, the system clock). */
+  static forRoot(config: EdgeConfig, clock: AdmissionClock = SYSTEM_CLOCK): DynamicModule {
     return {
       module: EdgeModule,
       imports: [
-        ConfigModule.forRoot(config),
+        ConfigModule.forRoot(config, clock),
         DbModule,
         RedisModule,
         QueueModule.forRoot({ telemetry: queueTelemetry() }),
@@ -62,6 +67,7 @@ export class EdgeModule {
           leases: config.edge.admissionLeases,
           leaseIdleMs: config.edge.leaseIdleMs,
           completionWait: config.redis.completionWait,
+          clock,
         }),
         CatalogModule,
         UpstreamModule,
@@ -78,12 +84,16 @@ export class EdgeModule {
         ResultPager,
         TaskStore,
         TaskRelay,
+        AnswerEventStore,
+        AnswerStreamResumption,
         InFlightCalls,
+        CallDispatcher,
         McpSessionStore,
         SessionHub,
         VisibleListWatch,
         UpstreamCaller,
-        ProgressiveDisclosure,
+        ToolDisclosure,
+        ToolRouter,
         CodeModeService,
         McpServerFactory,
         LeanToolCallHandler,

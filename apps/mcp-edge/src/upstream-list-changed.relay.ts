@@ -1,6 +1,6 @@
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
-import { CatalogScheduleService } from '@tollgate/catalog';
-import { UpstreamClientPool } from '@tollgate/upstream';
+import { CatalogScheduleService } from '@tollgate/upstream-registry';
+import { UpstreamClientPool } from '@tollgate/mcp-client';
 
 /** When an upstream announces `tools/list_changed` on a pooled connection, queue a catalog sync. */
 @Injectable()

@@ -5,7 +5,7 @@ import {
   TierScoreJobs,
   UpstreamRegistry,
   upstreamSyncSchedulerId,
-} from '@tollgate/catalog';
+} from '@tollgate/upstream-registry';
 import { TOLLGATE_CONFIG, WorkerConfig } from '@tollgate/config';
 import { JOB_OPTIONS, JobName, JobOf, JobProducer, QueueName } from '@tollgate/queue';
 import { FINANCE_SCHEDULERS, FINANCE_SCHEDULES, FinanceJobs } from '@tollgate/reporting';

@@ -1,5 +1,5 @@
 import { Global, Module } from '@nestjs/common';
-import { UPSTREAM_SYNC_AUTH } from '@tollgate/catalog';
+import { UPSTREAM_SYNC_AUTH } from '@tollgate/upstream-registry';
 import { ConnectionsModule, UserConnectionService } from '@tollgate/connections';
 
 /**

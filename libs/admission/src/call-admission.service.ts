@@ -8,7 +8,7 @@ import {
   SpendScopes,
 } from '@tollgate/budget';
 import { Micros, ToolRef, unavailableDependency } from '@tollgate/kernel';
-import type { UsageOutboxEntry } from '@tollgate/queue';
+import type { UsageOutboxEntry } from '@tollgate/usage';
 import { AdmissionPlan, RateLimitCaller, RateLimitRefusal, RateLimitService } from '@tollgate/rate-limit';
 import { ALL_SHARDS, duplicateRedisClient, RedisClient, RedisService, redisEpochKey, shardOf } from '@tollgate/redis';
 import { AdmissionException, AdmissionExceptionCode } from './admission.exception';

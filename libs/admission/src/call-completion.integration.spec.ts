@@ -5,7 +5,7 @@ import { ConfigModule, loadEdgeConfig } from '@tollgate/config';
 import { DbModule, PrismaService } from '@tollgate/db';
 import { RateLimitAdminService } from '@tollgate/rate-limit';
 import { ensureRedisEpoch, orgKeyOf, redisEpochKey, RedisModule, runScript, shardKey, shardOf } from '@tollgate/redis';
-import { UsageOutboxEntry, usageOutboxKeys } from '@tollgate/queue';
+import { UsageOutboxEntry, usageOutboxKeys } from '@tollgate/usage';
 import { createTestEnv, TestEnv, auditedByTest } from '@tollgate/testing';
 import { ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
-import type { UsageOutboxEntry } from '@tollgate/queue';
+import type { UsageOutboxEntry } from '@tollgate/usage';
 import { evalWithReplicaWait, type RedisClient, type ReplicaWait } from '@tollgate/redis';
 import { redisEpochKey, shardKey, shardOf } from '@tollgate/redis';
 import { AdmissionException, AdmissionExceptionCode } from './admission.exception';

@@ -45,6 +45,9 @@ export const BASE_ENV_SCHEMA = z.object({
   // TLS to every node (rediss:// says the same for a standalone URL); a PEM file of the CA to trust.
   REDIS_TLS: bool.optional(),
   REDIS_TLS_CA_FILE: z.string().min(1).max(1000).optional(),
+  // A client certificate and its key (PEM files), for servers that require one (tls-auth-clients).
+  REDIS_TLS_CERT_FILE: z.string().min(1).max(1000).optional(),
+  REDIS_TLS_KEY_FILE: z.string().min(1).max(1000).optional(),
   // Opt-in: a completion waits until this many replicas have its writes (WAIT), at most the timeout.
   REDIS_COMPLETION_WAIT_REPLICAS: z.coerce.number().int().min(0).max(16).default(0),
   REDIS_COMPLETION_WAIT_TIMEOUT_MS: z.coerce.number().int().min(1).max(60_000).default(200),
@@ -101,6 +104,9 @@ export const EDGE_ENV_SCHEMA = BASE_ENV_SCHEMA.extend({
     .min(1000)
     .max(7 * 24 * 3_600_000)
     .default(3_600_000),
+  // The `retry` of an SSE answer stream's priming event: how long a client whose stream broke waits
+  // before it resumes it (with Last-Event-ID, on any edge).
+  SSE_RETRY_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   // Edges lease blocks of budget and rate-limit allowance far from the limits and admit calls
   // against them without a round trip to Redis; 'false' checks every call in Redis.
   EDGE_ADMISSION_LEASES: bool.default('true'),

@@ -12,6 +12,12 @@ export type RedisTopology =
   | { kind: 'cluster'; nodes: RedisHostPort[] }
   | { kind: 'sentinel'; sentinels: RedisHostPort[]; masterName: string; sentinelPassword?: string; db: number };
 
+export interface RedisTls {
+  ca?: string;
+  cert?: string;
+  key?: string;
+}
+
 export interface RedisConfig {
   /** REDIS_URL as given (the standalone server; for Sentinel, the redis+sentinel:// URL). */
   url: string;
@@ -20,8 +26,8 @@ export interface RedisConfig {
   /** ACL user and password (managed services); for standalone they may come from the URL instead. */
   username?: string;
   password?: string;
-  /** TLS to every node; `ca` is a PEM to trust besides the system's. */
-  tls?: { ca?: string };
+  /** TLS to every node (and sentinel); `ca` is a PEM to trust besides the system's; `cert` and `key` a client certificate. */
+  tls?: RedisTls;
   /** Opt-in: completions wait for this many replicas to acknowledge their writes (0: never wait). */
   completionWait: { replicas: number; timeoutMs: number };
 }
@@ -74,16 +80,37 @@ function parseSentinelUrl(url: string): {
   };
 }
 
-function readCa(file: string): string {
+/** A PEM file's text, checked to hold what `variable` names; the error names the variable, never the content. */
+function readPem(variable: string, what: string, marker: RegExp, file: string): string {
   try {
     const pem = readFileSync(file, 'utf8');
-    if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new Error('no PEM certificate in it');
+    if (!marker.test(pem)) throw new Error(`no PEM ${what} in it`);
     return pem;
   } catch (err) {
-    throw new RedisSettingsError([
-      `REDIS_TLS_CA_FILE: cannot read a CA certificate from ${file}: ${(err as Error).message}`,
-    ]);
+    throw new RedisSettingsError([`${variable}: cannot read a ${what} from ${file}: ${(err as Error).message}`]);
   }
+}
+
+/** TLS settings from REDIS_TLS_* (a client certificate needs its key, and the other way round). */
+function tlsFrom(env: BaseEnv, on: boolean): RedisTls | undefined {
+  if (Boolean(env.REDIS_TLS_CERT_FILE) !== Boolean(env.REDIS_TLS_KEY_FILE))
+    throw new RedisSettingsError([
+      env.REDIS_TLS_CERT_FILE
+        ? 'REDIS_TLS_KEY_FILE: required with REDIS_TLS_CERT_FILE'
+        : 'REDIS_TLS_CERT_FILE: required with REDIS_TLS_KEY_FILE',
+    ]);
+  const certificate = /-----BEGIN CERTIFICATE-----/;
+  const tls: RedisTls = {
+    ca: env.REDIS_TLS_CA_FILE && readPem('REDIS_TLS_CA_FILE', 'CA certificate', certificate, env.REDIS_TLS_CA_FILE),
+    cert:
+      env.REDIS_TLS_CERT_FILE &&
+      readPem('REDIS_TLS_CERT_FILE', 'client certificate', certificate, env.REDIS_TLS_CERT_FILE),
+    key:
+      env.REDIS_TLS_KEY_FILE &&
+      readPem('REDIS_TLS_KEY_FILE', 'private key', /-----BEGIN [A-Z ]*PRIVATE KEY-----/, env.REDIS_TLS_KEY_FILE),
+  };
+  // Any TLS file turns TLS on, as rediss:// or REDIS_TLS does.
+  return on || tls.ca || tls.cert ? tls : undefined;
 }
 
 /** The Redis part of the configuration, checked once at boot; every error names its variable. */
@@ -139,14 +166,13 @@ export function redisConfigFrom(env: BaseEnv): RedisConfig {
     topology = { kind: 'standalone', url: env.REDIS_URL };
     tls ||= u.protocol === 'rediss:';
   }
-  const ca = env.REDIS_TLS_CA_FILE ? readCa(env.REDIS_TLS_CA_FILE) : undefined;
   return {
     url: env.REDIS_URL,
     prefix: env.REDIS_PREFIX,
     topology,
     username,
     password,
-    tls: tls || ca ? { ca } : undefined,
+    tls: tlsFrom(env, tls),
     completionWait: { replicas: env.REDIS_COMPLETION_WAIT_REPLICAS, timeoutMs: env.REDIS_COMPLETION_WAIT_TIMEOUT_MS },
   };
 }

@@ -117,6 +117,14 @@ describe('config', () => {
       expect(failure({ REDIS_TLS_CA_FILE: '/nonexistent/ca.pem' })).toContain('REDIS_TLS_CA_FILE');
     });
 
+    it('should want a client certificate and its key together, and name the file it cannot read', () => {
+      expect(failure({ REDIS_TLS_CERT_FILE: '/etc/hostname' })).toContain('REDIS_TLS_KEY_FILE: required with');
+      expect(failure({ REDIS_TLS_KEY_FILE: '/etc/hostname' })).toContain('REDIS_TLS_CERT_FILE: required with');
+      expect(failure({ REDIS_TLS_CERT_FILE: '/etc/hostname', REDIS_TLS_KEY_FILE: '/etc/hostname' })).toMatch(
+        /REDIS_TLS_CERT_FILE: cannot read a client certificate from \/etc\/hostname: no PEM client certificate in it/,
+      );
+    });
+
     it('should name the variable of every bad or conflicting Redis setting', () => {
       expect(failure({ REDIS_CLUSTER_NODES: 'host-without-port' })).toMatch(/REDIS_CLUSTER_NODES: "host-without-port"/);
       expect(failure({ REDIS_CLUSTER_NODES: 'a:1', REDIS_URL: 'redis://b:6379' })).toMatch(

@@ -37,6 +37,8 @@ export interface EdgeConfig extends BaseConfig {
     reservationTtlSeconds: number;
     /** The longest a task stays reserved and pollable before it expires. */
     taskTtlMaxMs: number;
+    /** The `retry` (ms) of SSE answer streams' priming events. */
+    sseRetryMs: number;
     admissionLeases: boolean;
     leaseIdleMs: number;
     defaultOutputTokenCap: number;
@@ -172,6 +174,7 @@ export function loadEdgeConfig(env: Record<string, string | undefined>): EdgeCon
       publicUrl: e.EDGE_PUBLIC_URL,
       reservationTtlSeconds: e.RESERVATION_TTL_SECONDS,
       taskTtlMaxMs: e.TASK_TTL_MAX_MS,
+      sseRetryMs: e.SSE_RETRY_MS,
       admissionLeases: e.EDGE_ADMISSION_LEASES,
       leaseIdleMs: e.EDGE_LEASE_IDLE_MS,
       defaultOutputTokenCap: e.DEFAULT_OUTPUT_TOKEN_CAP,

@@ -8,7 +8,7 @@ import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { Prisma, PrismaService, UpstreamServer } from '@tollgate/db';
 import { SecretBox } from '@tollgate/secret-box';
 import { outboundExceptionIn, outboundFetch } from '@tollgate/outbound';
-import { openUpstreamSecrets, sealUpstreamSecrets } from '@tollgate/upstream';
+import { openUpstreamSecrets, sealUpstreamSecrets } from '@tollgate/mcp-client';
 import { ConnectionsException, ConnectionsExceptionCode } from './connections.exception';
 
 /** Where an upstream's tokens come from, and for which resource they are asked. */

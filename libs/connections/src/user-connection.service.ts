@@ -72,7 +72,7 @@ export class UserConnectionService {
     upstreamId: string,
     tokens: OAuthTokens,
     clientId: string,
-    db: Prisma.TransactionClient = this.prisma,
+    db: Prisma.TransactionClient,
   ): Promise<UserConnection> {
     const sealed: SealedTokens = {
       accessToken: tokens.access_token,
@@ -123,7 +123,7 @@ export class UserConnectionService {
   }
 
   /** Offboarding: forgets every upstream token of the user; the upstreams they connected are named in the answer. */
-  async disconnectAll(orgId: string, userId: string, db: Prisma.TransactionClient = this.prisma): Promise<string[]> {
+  async disconnectAll(orgId: string, userId: string, db: Prisma.TransactionClient): Promise<string[]> {
     const rows = await db.userConnection.findMany({ where: { orgId, userId }, select: { upstreamId: true } });
     await db.userConnection.deleteMany({ where: { orgId, userId } });
     return rows.map((r) => r.upstreamId);
@@ -228,6 +228,7 @@ export class UserConnectionService {
         current.upstreamId,
         { ...tokens, refresh_token: tokens.refresh_token ?? sealed.refreshToken },
         sealed.clientId,
+        this.prisma,
       );
     } finally {
       // Release only our own lock (it may have expired and been taken by another replica).

@@ -17,6 +17,8 @@ export interface DisclosureTool {
   description?: string;
   inputSchema: JsonSchema;
   annotations?: Record<string, unknown>;
+  /** `execution.taskSupport` as the upstream declared it, if it did. */
+  taskSupport?: string;
   /** Category given by the upstream's registration; guessed from keywords when absent. */
   category?: string;
   /** The upstream server's own description, indexed for search. */
@@ -37,6 +39,7 @@ export interface ServedToolDefinition {
   description?: string;
   inputSchema: JsonSchema;
   annotations?: Record<string, unknown>;
+  execution?: { taskSupport: string };
 }
 
 export function servedDefinition(tool: DisclosureTool): ServedToolDefinition {
@@ -46,6 +49,7 @@ export function servedDefinition(tool: DisclosureTool): ServedToolDefinition {
   if (tool.description !== undefined) def.description = tool.description;
   def.inputSchema = tool.inputSchema;
   if (tool.annotations !== undefined) def.annotations = tool.annotations;
+  if (tool.taskSupport !== undefined) def.execution = { taskSupport: tool.taskSupport };
   return def as ServedToolDefinition;
 }
 

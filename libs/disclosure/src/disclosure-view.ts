@@ -55,6 +55,7 @@ export interface CatalogToolInput {
   namespace: string;
   definition: { title?: string; description?: string; inputSchema: unknown; annotations?: unknown };
   category: string | null;
+  taskSupport?: string | null;
   tier: 'HOT' | 'WARM' | 'STANDARD' | 'COLD';
   tierScore: number;
   schemaTokens: number;
@@ -69,6 +70,7 @@ export function disclosureToolOf(t: CatalogToolInput, perCallMicros: bigint | un
     description: t.definition.description,
     inputSchema: t.definition.inputSchema as Record<string, unknown>,
     ...(t.definition.annotations ? { annotations: t.definition.annotations as Record<string, unknown> } : {}),
+    ...(t.taskSupport ? { taskSupport: t.taskSupport } : {}),
     ...(t.category ? { category: t.category } : {}),
     ...(perCallMicros !== undefined ? { priceMicros: perCallMicros } : {}),
     tier: t.tier.toLowerCase() as DisclosureTool['tier'],

@@ -15,3 +15,4 @@ export * from './code-mode-files';
 export * from './code-mode-tools';
 export * from './agent-tool-list';
 export * from './catalog-version';
+export * from './tool-profiler.module';

@@ -7,6 +7,7 @@ import { EmailDomainService } from './email-domain.service';
 import { IdentityException, IdentityExceptionCode } from './identity.exception';
 import { randomBytes } from 'node:crypto';
 import { issueSecret } from './secret-token';
+import { KeySort, keyOrderBy } from './key-sort';
 
 export const KEY_REVOKED_CHANNEL = 'key-revoked';
 /** An organisation was disabled, enabled, deleted or changed its zone: edges drop its cached principals. */
@@ -51,6 +52,14 @@ const KEY_PUBLIC_FIELDS = {
 } satisfies Prisma.VirtualKeySelect;
 
 export type VirtualKeyView = Prisma.VirtualKeyGetPayload<{ select: typeof KEY_PUBLIC_FIELDS }>;
+
+/** A page of keys, the total that match, every tag in reach, and the page's team and owner names. */
+export interface VirtualKeyPage {
+  keys: VirtualKeyView[];
+  total: number;
+  tags: string[];
+  names: { id: string; name: string }[];
+}
 
 /** A key before and after a change. */
 export interface ChangedVirtualKey {
@@ -287,6 +296,85 @@ export class IdentityService {
       select: KEY_PUBLIC_FIELDS,
       orderBy: { createdAt: 'asc' },
     });
+  }
+
+  /**
+   * One page of the keys within `filter` (oldest first, as the full list, unless `sort` orders them), matching `search` (name, prefix, tag, OAuth
+   * client, team name, owner's name or email; case-insensitive) and `tag`; only usable keys unless
+   * `inactive`; only `ids` when given. With the total that match, every tag within `filter`, and the names of the page's
+   * teams and owners: what a console lists without reading every key of a large organisation.
+   */
+  async pageVirtualKeys(
+    orgId: string,
+    filter: { teamId?: string; userId?: string },
+    query: {
+      search?: string;
+      tag?: string;
+      /** Only these keys (those a page names), still within `filter`. */
+      ids?: string[];
+      inactive?: boolean;
+      sort?: KeySort;
+      limit: number;
+      offset: number;
+      now: Date;
+    },
+  ): Promise<VirtualKeyPage> {
+    const search = query.search?.trim();
+    const contains = search ? { contains: search, mode: 'insensitive' as const } : undefined;
+    const where: Prisma.VirtualKeyWhereInput = {
+      orgId,
+      ...filter,
+      ...(query.tag ? { tags: { has: query.tag } } : {}),
+      ...(query.ids ? { id: { in: query.ids } } : {}),
+      ...(query.inactive ? {} : { revokedAt: null, OR: [{ expiresAt: null }, { expiresAt: { gt: query.now } }] }),
+      ...(contains
+        ? {
+            AND: [
+              {
+                OR: [
+                  { name: contains },
+                  { prefix: contains },
+                  { oauthClientName: contains },
+                  { tags: { has: search } },
+                  { team: { name: contains } },
+                  { user: { OR: [{ name: contains }, { email: contains }] } },
+                ],
+              },
+            ],
+          }
+        : {}),
+    };
+    const [keys, total, tagRows] = await Promise.all([
+      this.prisma.virtualKey.findMany({
+        where,
+        select: {
+          ...KEY_PUBLIC_FIELDS,
+          team: { select: { name: true } },
+          user: { select: { name: true, email: true } },
+        },
+        orderBy: [...keyOrderBy(query.sort), { createdAt: 'asc' }, { id: 'asc' }],
+        take: query.limit,
+        skip: query.offset,
+      }),
+      this.prisma.virtualKey.count({ where }),
+      this.prisma.$queryRaw<{ tag: string }[]>`
+        SELECT DISTINCT unnest("tags") AS "tag" FROM "VirtualKey"
+        WHERE "orgId" = ${orgId}::uuid
+          AND (${filter.teamId ?? null}::uuid IS NULL OR "teamId" = ${filter.teamId ?? null}::uuid)
+          AND (${filter.userId ?? null}::uuid IS NULL OR "userId" = ${filter.userId ?? null}::uuid)
+        ORDER BY 1`,
+    ]);
+    const names = new Map<string, string>();
+    for (const k of keys) {
+      names.set(k.teamId, k.team.name);
+      names.set(k.userId, k.user.name ?? k.user.email);
+    }
+    return {
+      keys: keys.map(({ team: _team, user: _user, ...key }) => key),
+      total,
+      tags: tagRows.map((r) => r.tag),
+      names: [...names].map(([id, name]) => ({ id, name })),
+    };
   }
 
   async getVirtualKey(orgId: string, keyId: string): Promise<VirtualKeyView> {

@@ -9,3 +9,4 @@ export * from './oauth-token-store';
 export * from './org-lifecycle.service';
 export * from './people-admin.service';
 export * from './email-domain.service';
+export * from './key-sort';

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { PrismaService } from '@tollgate/db';
-import { budgetClock } from '@tollgate/kernel';
+import { budgetClock, CLOCK, Clock } from '@tollgate/kernel';
 import { RedisService } from '@tollgate/redis';
 import { KEY_REVOKED_CHANNEL, ORG_CHANGED_CHANNEL } from './identity.service';
 import { looksLikeOAuthAccessToken, OAUTH_KEY_CLAIM, oauthStoreKey, StoredOAuthAccessToken } from './oauth-token-store';
@@ -49,6 +49,7 @@ export class PrincipalResolver implements OnModuleInit {
     private readonly prisma: PrismaService,
     private readonly redis: RedisService,
     @Inject(TOLLGATE_CONFIG) private readonly config: BaseConfig,
+    @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -95,7 +96,7 @@ export class PrincipalResolver implements OnModuleInit {
   private async resolveEntry(secret: string): Promise<CacheEntry | null> {
     if (!looksLikeVirtualKey(secret)) return this.resolveOAuthAccessToken(secret);
     const hash = this.hashBySecret.get(secret) ?? hashSecret(secret, this.config.security.keyHashSecret);
-    const now = Date.now();
+    const now = this.clock.now();
     let entry = this.cache.get(hash);
     if (!entry || entry.cachedUntilMs <= now) {
       entry = await this.load(hash, now);
@@ -120,7 +121,7 @@ export class PrincipalResolver implements OnModuleInit {
     const raw = await this.redis.client.get(oauthStoreKey(this.config.redis.prefix, 'AccessToken', token));
     if (!raw) return null;
     const stored = JSON.parse(raw) as StoredOAuthAccessToken;
-    const now = Date.now();
+    const now = this.clock.now();
     const audience = Array.isArray(stored.aud) ? stored.aud : [stored.aud];
     if (!stored.exp || stored.exp * 1000 <= now || !audience.includes(resource)) return null;
     const keyId = stored.extra?.[OAUTH_KEY_CLAIM];

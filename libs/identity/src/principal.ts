@@ -41,3 +41,20 @@ export function auditBy(p: AdminPrincipal): AuditBy {
     },
   };
 }
+
+/**
+ * A person acting for themselves, with no admin token: an MCP client's OAuth consent, the callback
+ * of their own upstream connection, their first single sign-on. `via` names the flow in `actorId`.
+ */
+export function selfActor(
+  via: 'oauth-consent' | 'oauth-callback' | 'sso-sign-in',
+  who: { orgId: string; teamId: string | null; userId: string },
+): AuditBy {
+  return auditBy({
+    tokenId: `${via}:user:${who.userId}`,
+    role: 'MEMBER',
+    orgId: who.orgId,
+    teamId: who.teamId,
+    userId: who.userId,
+  });
+}

@@ -12,3 +12,4 @@ export * from './time-zone';
 export * from './secret-scrub';
 export * from './trail-kind';
 export * from './disclosure-mode';
+export * from './clock';

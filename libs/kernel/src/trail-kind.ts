@@ -1,4 +1,4 @@
-/** What an organisation keeps of its agents' trails (see DEFAULT_TRAIL_MODE in `@tollgate/metering`). */
+/** What an organisation keeps of its agents' trails (see DEFAULT_TRAIL_MODE in `@tollgate/usage`). */
 export const TRAIL_MODES = ['OFF', 'METADATA', 'FULL'] as const;
 export type TrailMode = (typeof TRAIL_MODES)[number];
 

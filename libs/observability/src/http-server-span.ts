@@ -1,12 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, propagation, trace } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, propagation, trace } from '@opentelemetry/api';
+import { LogContext, runWithLogContext } from './log-context';
 import { telemetryRunning } from './telemetry';
 
 const tracer = trace.getTracer('tollgate-http');
 
 /**
- * Runs `fn` (the request's handling) in the request's HTTP server span (`route`: its template, if known), a child of the trace
- * context its headers carry, named and attributed after the HTTP semantic conventions. An app that
+ * Runs `fn` (the request's handling) with the request's log context `log` and in the request's HTTP
+ * server span (`route`: its template, if known), a child of the trace context its headers carry,
+ * named and attributed after the HTTP semantic conventions. Both go into the one request scope
+ * (runWithLogContext): a scope each would copy the async context once more per request. An app that
  * calls this starts telemetry with `ownServerSpans` (the edge): the http instrumentation's own
  * server span builds its attributes, binds the request's emitters and records a duration histogram
  * for every request, sampled or not, which was most of what tracing cost an unsampled call. Here an
@@ -16,9 +19,10 @@ export function inHttpServerSpan(
   req: IncomingMessage,
   res: ServerResponse,
   route: string | undefined,
+  log: LogContext,
   fn: () => void,
 ): void {
-  if (!telemetryRunning()) return fn();
+  if (!telemetryRunning()) return runWithLogContext(log, fn);
   const parent = propagation.extract(ROOT_CONTEXT, req.headers);
   const method = req.method ?? 'GET';
   // Named `{method} {route}`, or the method alone when the route is not known (the conventions' rule).
@@ -38,5 +42,5 @@ export function inHttpServerSpan(
     };
     res.once('finish', end).once('close', end);
   }
-  context.with(trace.setSpan(parent, span), fn);
+  runWithLogContext(log, fn, trace.setSpan(parent, span));
 }

@@ -1,4 +1,5 @@
 export * from './app-logger';
+export * from './async-context-frame';
 export * from './client-latency.metrics';
 export * from './label-guard';
 export * from './log-context';

@@ -55,9 +55,12 @@ interface RequestScope {
 
 const SCOPE = new AsyncLocalStorage<RequestScope>();
 
-/** Runs `fn` with a log context of its own (one per HTTP request or job). */
-export function runWithLogContext<T>(context: LogContext, fn: () => T): T {
-  return SCOPE.run({ log: context, otel: SCOPE.getStore()?.otel }, fn);
+/**
+ * Runs `fn` with a log context of its own (one per HTTP request or job); `otel`: the OpenTelemetry
+ * context it runs in (the request's span, see inHttpServerSpan), else the one active now.
+ */
+export function runWithLogContext<T>(context: LogContext, fn: () => T, otel?: Context): T {
+  return SCOPE.run({ log: context, otel: otel ?? SCOPE.getStore()?.otel }, fn);
 }
 
 /** Adds fields (the org and key once authenticated, the call id once priced) to the current context. */

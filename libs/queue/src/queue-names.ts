@@ -1,9 +1,11 @@
 import type { JobsOptions } from 'bullmq';
 
-/** Queue names are part of the data in Redis: never change a value. */
+/**
+ * Queue names are part of the data in Redis: never change a value. (`usage-ledger` and its
+ * `record-usage` jobs, from before the usage outbox, are gone: usage goes through libs/usage.)
+ */
 export enum QueueName {
   CatalogSync = 'catalog-sync',
-  UsageLedger = 'usage-ledger',
   UsageRollup = 'usage-rollup',
   BudgetAlerts = 'budget-alerts',
   AlertDelivery = 'alert-delivery',
@@ -14,8 +16,8 @@ export enum QueueName {
 
 export enum JobName {
   SyncUpstream = 'sync-upstream',
-  RecordUsage = 'record-usage',
   RollupUsage = 'rollup-usage',
+  RebuildUsageRollups = 'rebuild-usage-rollups',
   CheckBudgetAlerts = 'check-budget-alerts',
   DeliverBudgetAlert = 'deliver-budget-alert',
   ReconcileBudgets = 'reconcile-budgets',
@@ -26,43 +28,16 @@ export enum JobName {
 /** Why a catalog sync runs; kept in the job for the logs and the admin API. */
 export type SyncTrigger = 'schedule' | 'admin' | 'list-changed' | 'created' | 'user-connected';
 
-/** A usage event as it travels through the usage outbox (and legacy jobs): money as a decimal string of micro-units. */
-export interface UsageEventPayload {
-  id: string;
-  orgId: string;
-  teamId: string;
-  userId: string;
-  keyId: string;
-  upstreamId: string;
-  toolName: string;
-  outcome: 'OK' | 'TOOL_ERROR' | 'UPSTREAM_ERROR';
-  costMicros: string;
-  inputTokens: number;
-  outputTokens: number;
-  latencyMs: number;
-  priceRuleId: string | null;
-  occurredAt: string;
-  /**
-   * The call's W3C trace context (`traceparent`), so the worker's ledger write joins the call's
-   * trace and the ledger row keeps its trace id. Absent (entries written before it) or null: none.
-   */
-  traceparent?: string | null;
-}
-
-/**
- * Legacy: usage events queued together in one job, as edges did before the usage outbox. Only the
- * worker still reads these, to drain jobs left in the queue across an upgrade.
- */
-export interface UsageBatchPayload {
-  events: UsageEventPayload[];
-}
-
 /** The payload of each job follows from its name. */
 export interface JobPayloads {
   [JobName.SyncUpstream]: { orgId: string; upstreamId: string; trigger: SyncTrigger };
-  [JobName.RecordUsage]: UsageBatchPayload;
-  /** `day` (UTC, YYYY-MM-DD) null: today and yesterday; `orgId` null: every organisation. */
-  [JobName.RollupUsage]: { day: string | null; orgId: string | null };
+  /**
+   * The ledger's upkeep (partitions, retention, rollups of a changed zone rebuilt, trail retention);
+   * `orgId` null: every organisation. A job queued before `day` left it may still carry one: ignored.
+   */
+  [JobName.RollupUsage]: { orgId: string | null };
+  /** An org's rollups rebuilt from the ledger: of one day (YYYY-MM-DD), or all of them (`day` null). */
+  [JobName.RebuildUsageRollups]: { orgId: string; day: string | null };
   /** `orgId` null: every organisation with budgets. */
   [JobName.CheckBudgetAlerts]: { orgId: string | null };
   [JobName.DeliverBudgetAlert]: { orgId: string; alertId: string };
@@ -82,8 +57,8 @@ export type JobOf<N extends JobName> = JobPayloads[N];
 /** Which queue carries which job. */
 export const JOB_QUEUE: Record<JobName, QueueName> = {
   [JobName.SyncUpstream]: QueueName.CatalogSync,
-  [JobName.RecordUsage]: QueueName.UsageLedger,
   [JobName.RollupUsage]: QueueName.UsageRollup,
+  [JobName.RebuildUsageRollups]: QueueName.UsageRollup,
   [JobName.CheckBudgetAlerts]: QueueName.BudgetAlerts,
   [JobName.DeliverBudgetAlert]: QueueName.AlertDelivery,
   [JobName.ReconcileBudgets]: QueueName.BudgetReconcile,
@@ -91,7 +66,7 @@ export const JOB_QUEUE: Record<JobName, QueueName> = {
   [JobName.ComputeTierScores]: QueueName.TierScores,
 };
 
-/** How many finished jobs Redis keeps for inspection; the ledger and alert jobs keep more. */
+/** How many finished jobs Redis keeps for inspection; alert deliveries keep more. */
 const KEEP_SOME = { removeOnComplete: 100, removeOnFail: 500 } as const;
 const KEEP_MANY = { removeOnComplete: 1000, removeOnFail: 5000 } as const;
 
@@ -103,9 +78,9 @@ function exponentialRetry(attempts: number, delayMs: number, keep: JobsOptions =
 /** Retry policy lives next to the names. */
 export const JOB_OPTIONS: Record<JobName, JobsOptions> = {
   [JobName.SyncUpstream]: exponentialRetry(3, 2000),
-  [JobName.RecordUsage]: exponentialRetry(10, 500, KEEP_MANY),
-  // Recomputing a day is idempotent, so a retry is always safe.
+  // The upkeep and a rebuild are idempotent, so a retry is always safe.
   [JobName.RollupUsage]: exponentialRetry(5, 1000),
+  [JobName.RebuildUsageRollups]: exponentialRetry(5, 1000),
   // The 30 s schedule is the backstop, so a failed check needs only a couple of quick retries.
   [JobName.CheckBudgetAlerts]: exponentialRetry(3, 500),
   // A webhook receiver may be down for a while: 8 attempts over about 4 minutes (1 s, 2 s, 4 s ... 64 s).

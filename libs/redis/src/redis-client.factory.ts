@@ -24,7 +24,7 @@ function nodeOptions(config: RedisConfig): RedisOptions {
   return {
     username: config.username,
     password: config.password,
-    tls: config.tls ? { ca: config.tls.ca } : undefined,
+    tls: config.tls ? { ...config.tls } : undefined,
   };
 }
 
@@ -37,7 +37,7 @@ function sentinelOptions(config: RedisConfig, topology: Extract<RedisTopology, {
     db: topology.db,
     sentinelPassword: topology.sentinelPassword,
     enableTLSForSentinelMode: Boolean(config.tls),
-    sentinelTLS: config.tls ? { ca: config.tls.ca } : undefined,
+    sentinelTLS: config.tls ? { ...config.tls } : undefined,
   };
 }
 

@@ -27,5 +27,20 @@ export function shardKey(prefix: string, shard: number, ...parts: string[]): str
 
 /** A tenant key: `<prefix>:{s<n>}:org:<id>:...`, in the organisation's shard. */
 export function orgKeyOf(prefix: string, orgId: string, ...parts: string[]): string {
-  return shardKey(prefix, shardOf(orgId), 'org', orgId, ...parts);
+  let head = ORG_KEY_HEADS.get(prefix)?.get(orgId);
+  if (head === undefined) {
+    head = shardKey(prefix, shardOf(orgId), 'org', orgId);
+    let heads = ORG_KEY_HEADS.get(prefix);
+    if (!heads) ORG_KEY_HEADS.set(prefix, (heads = new Map()));
+    if (heads.size >= MAX_ORG_KEY_HEADS) heads.clear();
+    heads.set(orgId, head);
+  }
+  let key = head;
+  for (const part of parts) key += `:${part}`;
+  return key;
 }
+
+// An edge builds a dozen of an organisation's keys per call (budgets, reservations, rate limits):
+// its key head (shard hash and all) is made once per organisation, not once per key.
+const ORG_KEY_HEADS = new Map<string, Map<string, string>>();
+const MAX_ORG_KEY_HEADS = 10_000;

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AuditEntry, recordAudit, systemActor } from '@tollgate/audit';
 import { Prisma, PrismaService, SpendWindow, ledgerSpend } from '@tollgate/db';
-import { USAGE_ENTRY_FIELD, usageOutboxKeys } from '@tollgate/queue';
+import { USAGE_ENTRY_FIELD, usageOutboxKeys } from '@tollgate/usage';
 import { Counter, Registry } from 'prom-client';
 import { RedisService, shardOf } from '@tollgate/redis';
 import { BUDGET_COUNTERS, BudgetCounterReading, BudgetCounters } from './budget-counters.port';

@@ -21,6 +21,11 @@ export interface BudgetUtilisation {
   resetsAt: Date | null;
   /** Where `spent` came from: the live Redis counter, or the ledger when the counter is missing. */
   source: 'counter' | 'ledger';
+  /**
+   * What the scope is called: the org's or team's name, a person's name (else email), a key's
+   * `name (prefix)`; null when it no longer exists. Pages need no list of every key to label a budget.
+   */
+  scopeName: string | null;
 }
 
 /** Each budget's spend for its current period (calendar period in the org's time zone). */
@@ -42,8 +47,12 @@ export class BudgetUtilisationService {
       this.counters.checkCounters(orgId, timeZone),
       this.visibleBudgetScopes(orgId, scope),
     ]);
-    return readings
-      .filter(({ standing: s }) => budgetVisible(visible, s))
+    const shown = readings.filter(({ standing: s }) => budgetVisible(visible, s));
+    const names = await this.scopeNames(
+      orgId,
+      shown.map(({ standing: s }) => s),
+    );
+    return shown
       .map(({ standing: s, counterSpentMicros }) => ({
         budgetId: s.budgetId,
         scope: s.scope,
@@ -58,8 +67,40 @@ export class BudgetUtilisationService {
         periodStart: s.periodStart,
         resetsAt: s.resetsAt,
         source: counterSpentMicros === null ? ('ledger' as const) : ('counter' as const),
+        scopeName: names.get(s.scopeId) ?? null,
       }))
       .sort((a, b) => (b.utilisationBp ?? -1) - (a.utilisationBp ?? -1) || a.budgetId.localeCompare(b.budgetId));
+  }
+
+  /** Names of the budgets' scopes, by id: one read per kind of scope, of the ids asked only. */
+  private async scopeNames(orgId: string, budgets: { scope: string; scopeId: string }[]): Promise<Map<string, string>> {
+    const ids = (scope: string) => [...new Set(budgets.filter((b) => b.scope === scope).map((b) => b.scopeId))];
+    const [orgs, teams, users, keys] = await Promise.all([
+      ids('ORG').length
+        ? this.prisma.organization.findMany({ where: { id: { in: ids('ORG') } }, select: { id: true, name: true } })
+        : [],
+      ids('TEAM').length
+        ? this.prisma.team.findMany({ where: { orgId, id: { in: ids('TEAM') } }, select: { id: true, name: true } })
+        : [],
+      ids('USER').length
+        ? this.prisma.user.findMany({
+            where: { orgId, id: { in: ids('USER') } },
+            select: { id: true, name: true, email: true },
+          })
+        : [],
+      ids('KEY').length
+        ? this.prisma.virtualKey.findMany({
+            where: { orgId, id: { in: ids('KEY') } },
+            select: { id: true, name: true, prefix: true },
+          })
+        : [],
+    ]);
+    return new Map<string, string>([
+      ...orgs.map((o) => [o.id, o.name] as [string, string]),
+      ...teams.map((t) => [t.id, t.name] as [string, string]),
+      ...users.map((u) => [u.id, u.name ?? u.email] as [string, string]),
+      ...keys.map((k) => [k.id, `${k.name} (${k.prefix})`] as [string, string]),
+    ]);
   }
 
   /**

@@ -1,10 +1,24 @@
 import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable } from '@nestjs/common';
+import { AuditedBy, recordAudited } from '@tollgate/audit';
+import { PrismaService } from '@tollgate/db';
 import { JOB_OPTIONS, JOB_QUEUE, JobName, JobOf, QueueName } from '@tollgate/queue';
 import type { Job, JobsOptions, Queue } from 'bullmq';
+import { parseUtcDay } from './report-dates';
+import { ReportingException, ReportingExceptionCode } from './reporting.exception';
 
 export type FinanceJobName =
-  JobName.RollupUsage | JobName.CheckBudgetAlerts | JobName.DeliverBudgetAlert | JobName.ReconcileBudgets;
+  | JobName.RollupUsage
+  | JobName.RebuildUsageRollups
+  | JobName.CheckBudgetAlerts
+  | JobName.DeliverBudgetAlert
+  | JobName.ReconcileBudgets;
+
+/** A requested rebuild, as its audit row records it. */
+export interface RollupRebuildRequest {
+  jobId: string;
+  day: string | null;
+}
 
 /** How often the scheduled finance jobs run. */
 export const FINANCE_SCHEDULES = {
@@ -34,6 +48,7 @@ export class FinanceJobs {
   private readonly queues: Record<FinanceJobName, Queue>;
 
   constructor(
+    private readonly prisma: PrismaService,
     @InjectQueue(QueueName.UsageRollup) rollup: Queue,
     @InjectQueue(QueueName.BudgetAlerts) alerts: Queue,
     @InjectQueue(QueueName.AlertDelivery) delivery: Queue,
@@ -48,6 +63,7 @@ export class FinanceJobs {
     const pick = (n: FinanceJobName) => byQueue[JOB_QUEUE[n]]!;
     this.queues = {
       [JobName.RollupUsage]: pick(JobName.RollupUsage),
+      [JobName.RebuildUsageRollups]: pick(JobName.RebuildUsageRollups),
       [JobName.CheckBudgetAlerts]: pick(JobName.CheckBudgetAlerts),
       [JobName.DeliverBudgetAlert]: pick(JobName.DeliverBudgetAlert),
       [JobName.ReconcileBudgets]: pick(JobName.ReconcileBudgets),
@@ -74,14 +90,26 @@ export class FinanceJobs {
     );
   }
 
-  /** An on-demand rollup of one UTC day; the job id names the day and the moment. */
-  async requestRollup(day: string, orgId: string | null): Promise<string> {
-    const job = await this.enqueue(
-      JobName.RollupUsage,
-      { day, orgId },
-      { jobId: `rollup-${orgId ?? 'all'}-${day}-${Date.now()}` },
-    );
-    return job.id!;
+  /**
+   * A repair: the worker rebuilds the org's rollups from the ledger, those of `day` (YYYY-MM-DD: the
+   * org's local day in the report rollups, the UTC day in UsageDailyRollup) or all of them (null),
+   * with the one rebuild the upkeep runs after a zone change (`tollgate_rebuild_usage_rollups`).
+   * The audit row's transaction commits only once the job is queued, so no row names a job never
+   * queued; a queued job whose row then failed to commit rebuilds what was already right.
+   */
+  async requestRollupRebuild(
+    orgId: string,
+    day: string | null,
+    audit: AuditedBy<RollupRebuildRequest>,
+  ): Promise<RollupRebuildRequest> {
+    if (day !== null && !parseUtcDay(day))
+      throw new ReportingException(ReportingExceptionCode.InvalidQuery, 'day must be a real date YYYY-MM-DD', 'day');
+    const request = { jobId: `rebuild-rollups-${orgId}-${day ?? 'all'}-${Date.now()}`, day };
+    await this.prisma.$transaction(async (tx) => {
+      await recordAudited(tx, audit, request);
+      await this.enqueue(JobName.RebuildUsageRollups, { orgId, day }, { jobId: request.jobId });
+    });
+    return request;
   }
 
   /**
@@ -112,7 +140,7 @@ export class FinanceJobs {
     await this.queues[JobName.RollupUsage].upsertJobScheduler(
       FINANCE_SCHEDULER_IDS.rollup,
       { every: FINANCE_SCHEDULES.rollupEveryMs },
-      { name: JobName.RollupUsage, data: { day: null, orgId: null }, opts: JOB_OPTIONS[JobName.RollupUsage] },
+      { name: JobName.RollupUsage, data: { orgId: null }, opts: JOB_OPTIONS[JobName.RollupUsage] },
     );
     await this.queues[JobName.CheckBudgetAlerts].upsertJobScheduler(
       FINANCE_SCHEDULER_IDS.alerts,

@@ -17,3 +17,4 @@ export * from './reporting.module';
 export * from './refusal-report.service';
 export * from './call-log.service';
 export * from './trail.service';
+export * from './spend-report-page';

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Prisma, PrismaService } from '@tollgate/db';
 import { DateTime } from 'luxon';
+import type { PoolClient } from 'pg';
 import { DayRange, dayRange } from './report-dates';
 import { ReportingException, ReportingExceptionCode } from './reporting.exception';
 import {
@@ -43,10 +44,13 @@ const dimensionSql = (daySql: string): Record<ReportDimension, { select: string[
  * tool (same), and per key, upstream and tool (20261203091500_usage_call_day_rollup). A report reads
  * the smallest one that holds its breakdown and filters (same sums, far fewer rows than the ledger);
  * the ledger only while the rollups are of another zone than the org's (until they are rebuilt).
+ * A fourth, per tool and the key's tag set (20261230020000_usage_tool_tag_rollup), serves tools by
+ * tag: tag sets instead of keys per tool and day.
  */
-type ReportSource = 'ledger' | 'keyDays' | 'toolDays' | 'callDays';
+type ReportSource = 'ledger' | 'keyDays' | 'toolDays' | 'callDays' | 'toolTagDays';
 const KEY_DAY_DIMENSIONS: readonly ReportDimension[] = ['team', 'user', 'key', 'tag', 'day'];
 const TOOL_DAY_DIMENSIONS: readonly ReportDimension[] = ['upstream', 'tool', 'day'];
+const TOOL_TAG_DAY_DIMENSIONS: readonly ReportDimension[] = ['upstream', 'tool', 'tag', 'day'];
 
 export function reportSource(
   groupBy: readonly ReportDimension[],
@@ -58,9 +62,12 @@ export function reportSource(
     const v = filters[f];
     return Array.isArray(v) ? v.length > 0 : Boolean(v);
   };
-  const byPeople = has('teamId') || has('userId') || has('keyId') || has('tag');
-  const byTools = has('upstreamId') || has('tool');
+  const byKeys = has('teamId') || has('userId') || has('keyId');
+  const byPeople = byKeys || has('tag');
+  const byTools = has('upstreamId') || has('tool') || groupBy.includes('upstream') || groupBy.includes('tool');
   if (!byPeople && groupBy.every((d) => TOOL_DAY_DIMENSIONS.includes(d))) return 'toolDays';
+  // Tools by tag; tags alone (or by day) stay on the key rollup, which has fewer rows for them.
+  if (!byKeys && byTools && groupBy.every((d) => TOOL_TAG_DAY_DIMENSIONS.includes(d))) return 'toolTagDays';
   if (!byTools && groupBy.every((d) => KEY_DAY_DIMENSIONS.includes(d))) return 'keyDays';
   return 'callDays';
 }
@@ -79,7 +86,77 @@ const SOURCE_SQL: Record<ReportSource, { table: string; figures: string; day: (z
   keyDays: { table: '"UsageKeyDayRollup"', figures: ROLLUP_FIGURES, day: () => 'e."day"' },
   toolDays: { table: '"UsageToolDayRollup"', figures: ROLLUP_FIGURES, day: () => 'e."day"' },
   callDays: { table: '"UsageCallDayRollup"', figures: ROLLUP_FIGURES, day: () => 'e."day"' },
+  toolTagDays: { table: '"UsageToolTagDayRollup"', figures: ROLLUP_FIGURES, day: () => 'e."day"' },
 };
+
+/** Sources whose rows carry the key's tag set (`tags`) instead of the key. */
+const TAGGED_SOURCES: readonly string[] = [SOURCE_SQL.toolTagDays.table];
+
+/** Which days of a range the tool-by-tag rollup is read from its month rows, and which from its day rows. */
+interface ToolTagMonths {
+  /** Months (first days) read whole from "UsageToolTagMonthRollup". */
+  whole: string[];
+  /** Day ranges [from, to] read from "UsageToolTagDayRollup" (the range's parts in the other months). */
+  days: [string, string][];
+}
+
+/** `YYYY-MM-DD` of a month's first day, `n` months after the month of `day`. */
+const monthOf = (day: string, n = 0) => DateTime.fromISO(day, { zone: 'UTC' }).startOf('month').plus({ months: n });
+const isoDay = (d: DateTime) => d.toISODate() as string;
+
+/**
+ * The tool-by-tag rollup's rows of a range, with the day rows' columns: a month of the range is read
+ * from its month rows when the range holds every day of it that has calls (a month inside the range,
+ * or at an edge with no calls on the days left out, as this month after today), else from its day
+ * rows in the range. A month row's "day" is its first day in the range, so the range filter on "day"
+ * still holds. 90 days read ~3 month rows and a few days per group instead of ~90 day rows.
+ */
+function toolTagRows(orgId: string, range: DayRange, months: ToolTagMonths): Prisma.Sql {
+  const figures = '"calls", "errors", "outputTokens", "costMicros"';
+  const parts: Prisma.Sql[] = [];
+  if (months.whole.length > 0)
+    parts.push(Prisma.sql`SELECT "orgId", GREATEST("month", ${range.from}::date) AS "day", "upstreamId", "toolName", "tags", ${Prisma.raw(figures)}
+      FROM "UsageToolTagMonthRollup" WHERE "orgId" = ${orgId}::uuid AND "month" = ANY(${months.whole}::date[])`);
+  for (const [from, to] of months.days)
+    parts.push(Prisma.sql`SELECT "orgId", "day", "upstreamId", "toolName", "tags", ${Prisma.raw(figures)}
+      FROM "UsageToolTagDayRollup" WHERE "orgId" = ${orgId}::uuid AND "day" BETWEEN ${from}::date AND ${to}::date`);
+  return Prisma.sql`(${Prisma.join(parts, ' UNION ALL ')})`;
+}
+
+type ReportClient = Pick<PoolClient, 'query'>;
+
+/**
+ * The range's months read whole from the month rows, and the days read from day rows: the months
+ * between its first and last are whole; the first (or last) is whole unless it has day rows before
+ * the range's first day (after its last), found by one index probe each.
+ */
+async function toolTagMonths(client: ReportClient, orgId: string, range: DayRange): Promise<ToolTagMonths> {
+  const first = monthOf(range.from);
+  const last = monthOf(range.to);
+  const dayBefore = (day: string) => isoDay(DateTime.fromISO(day, { zone: 'UTC' }).minus({ days: 1 }));
+  const dayAfter = (day: string) => isoDay(DateTime.fromISO(day, { zone: 'UTC' }).plus({ days: 1 }));
+  const hasRows = async (from: string, to: string) =>
+    (
+      await client.query<{ found: boolean }>(
+        `SELECT EXISTS (SELECT 1 FROM "UsageToolTagDayRollup" WHERE "orgId" = $1::uuid AND "day" BETWEEN $2::date AND $3::date) AS found`,
+        [orgId, from, to],
+      )
+    ).rows[0].found;
+  const firstLeftOut = range.from !== isoDay(first) && (await hasRows(isoDay(first), dayBefore(range.from)));
+  const lastEnd = isoDay(last.plus({ months: 1 }).minus({ days: 1 }));
+  const lastLeftOut = range.to !== lastEnd && (await hasRows(dayAfter(range.to), lastEnd));
+  const out: ToolTagMonths = { whole: [], days: [] };
+  for (let m = first; m <= last; m = m.plus({ months: 1 })) {
+    const partial = (m.equals(first) && firstLeftOut) || (m.equals(last) && lastLeftOut);
+    if (!partial) out.whole.push(isoDay(m));
+    else {
+      const from = m.equals(first) ? range.from : isoDay(m);
+      const to = m.equals(last) ? range.to : isoDay(m.plus({ months: 1 }).minus({ days: 1 }));
+      out.days.push([from, to]);
+    }
+  }
+  return out;
+}
 
 function rollupFigures(alias: string): string {
   return ['calls', 'errors', 'outputTokens', 'costMicros']
@@ -87,14 +164,18 @@ function rollupFigures(alias: string): string {
     .join(', ');
 }
 
-/** The filters as `AND ...` conditions on the row alias `alias` (every source has these columns). */
-function filterSql(alias: string, f: SpendFilters): Prisma.Sql {
+/**
+ * The filters as `AND ...` conditions on the row alias `alias` (every source has the columns of the
+ * filters it is chosen for); `tagged`: the rows carry the tag set, not the key.
+ */
+function filterSql(alias: string, f: SpendFilters, tagged = false): Prisma.Sql {
   const col = (c: string) => Prisma.raw(`${alias}."${c}"`);
   const parts: Prisma.Sql[] = [];
   for (const field of ID_FILTERS)
     if (f[field].length > 0) parts.push(Prisma.sql`AND ${col(field)} = ANY(${f[field]}::uuid[])`);
   if (f.tool.length > 0) parts.push(Prisma.sql`AND ${col('toolName')} = ANY(${f.tool}::text[])`);
-  if (f.tag)
+  if (f.tag && tagged) parts.push(Prisma.sql`AND ${f.tag} = ANY(${col('tags')})`);
+  else if (f.tag)
     parts.push(
       Prisma.sql`AND EXISTS (SELECT 1 FROM "VirtualKey" fk WHERE fk."id" = ${col('keyId')} AND ${f.tag} = ANY(fk."tags"))`,
     );
@@ -118,6 +199,7 @@ const ROLLUP_COLUMNS: Record<Exclude<ReportDimension, 'tag'>, string[]> = {
  */
 function rollupPerTagSet(
   table: string,
+  rows: Prisma.Sql,
   orgId: string,
   range: DayRange,
   groupBy: readonly ReportDimension[],
@@ -127,10 +209,14 @@ function rollupPerTagSet(
   for (const d of groupBy)
     if (d !== 'tag') for (const c of ROLLUP_COLUMNS[d]) if (!columns.includes(c)) columns.push(c);
   const list = columns.map((c) => `r."${c}"`).join(', ');
-  return Prisma.sql`(SELECT ${Prisma.raw(list)}, tk."tags", ${Prisma.raw(rollupFigures('r'))}
-    FROM ${Prisma.raw(table)} r LEFT JOIN "VirtualKey" tk ON tk."id" = r."keyId"
-    WHERE r."orgId" = ${orgId}::uuid AND r."day" BETWEEN ${range.from}::date AND ${range.to}::date ${filterSql('r', filters)}
-    GROUP BY ${Prisma.raw(list)}, tk."tags")`;
+  const tagged = TAGGED_SOURCES.includes(table);
+  // A tagged rollup has the tag set on its rows already; the others join their key's.
+  const tags = tagged ? 'r."tags"' : 'tk."tags"';
+  const join = tagged ? '' : 'LEFT JOIN "VirtualKey" tk ON tk."id" = r."keyId"';
+  return Prisma.sql`(SELECT ${Prisma.raw(list)}, ${Prisma.raw(tags)} AS "tags", ${Prisma.raw(rollupFigures('r'))}
+    FROM ${rows} r ${Prisma.raw(join)}
+    WHERE r."orgId" = ${orgId}::uuid AND r."day" BETWEEN ${range.from}::date AND ${range.to}::date ${filterSql('r', filters, tagged)}
+    GROUP BY ${Prisma.raw(list)}, ${Prisma.raw(tags)})`;
 }
 
 // Tags as rows (one NULL row for none): per ledger row, its key's tags; per tag set, its tags.
@@ -246,15 +332,18 @@ export class SpendReportService {
     const groupSql = groups.size > 0 ? `GROUP BY ${[...groups].join(', ')}` : '';
     // A rollup grouped by tag is summed per tag set first, with the range and filters applied inside.
     const perTagSet = source !== SOURCE_SQL.ledger && byTag;
-    const fromSql = perTagSet
-      ? rollupPerTagSet(source.table, orgId, range, groupBy, filters)
-      : Prisma.raw(source.table);
+    // Tools by tag without days: whole months from the month rows (see toolTagRows).
+    const byMonths = source === SOURCE_SQL.toolTagDays && !groupBy.includes('day');
+    const fromSql = (months: ToolTagMonths | null) => {
+      const table = months ? toolTagRows(orgId, range, months) : Prisma.raw(source.table);
+      return perTagSet ? rollupPerTagSet(source.table, table, orgId, range, groupBy, filters) : table;
+    };
     const tagJoin = !byTag ? '' : perTagSet ? TAG_SET_UNNEST : LEDGER_TAG_JOIN;
     const whereSql = perTagSet
       ? Prisma.empty
       : source === SOURCE_SQL.ledger
         ? Prisma.sql`AND e."occurredAt" >= ${isoTimestamp(range.start)}::timestamp AND e."occurredAt" < ${isoTimestamp(range.end)}::timestamp ${filterSql('e', filters)}`
-        : Prisma.sql`AND e."day" BETWEEN ${range.from}::date AND ${range.to}::date ${filterSql('e', filters)}`;
+        : Prisma.sql`AND e."day" BETWEEN ${range.from}::date AND ${range.to}::date ${filterSql('e', filters, TAGGED_SOURCES.includes(source.table))}`;
     // Sorted once, after the names are joined, as sortRows orders them (byte order, nulls first), so
     // that sort finds them in order. The LIMIT needs no order: more rows than the cap is refused.
     const outerOrder =
@@ -263,10 +352,11 @@ export class SpendReportService {
             .map((c) => `a."${c}"${c === 'toolName' || c === 'tag' || c === 'day' ? ' COLLATE "C"' : ''} NULLS FIRST`)
             .join(', ')}`
         : '';
-    const rows = await this.reportRows(Prisma.sql`
+    const rows = await this.reportRows(
+      async (client) => Prisma.sql`
       WITH a AS (
         SELECT ${Prisma.raw(selectSql)} ${Prisma.raw(source.figures)}
-        FROM ${fromSql} e ${Prisma.raw(tagJoin)}
+        FROM ${fromSql(byMonths ? await toolTagMonths(client, orgId, range) : null)} e ${Prisma.raw(tagJoin)}
         WHERE e."orgId" = ${orgId}::uuid
           ${whereSql}
         ${Prisma.raw(groupSql)}
@@ -275,7 +365,8 @@ export class SpendReportService {
       SELECT a.*${Prisma.raw(names.map((n) => `, ${n}`).join(''))}
       FROM a ${Prisma.raw(joins.join(' '))}
       ${Prisma.raw(outerOrder)}
-    `);
+    `,
+    );
     if (rows.length > MAX_REPORT_ROWS) {
       throw new ReportingException(
         ReportingExceptionCode.ReportTooLarge,
@@ -327,12 +418,14 @@ export class SpendReportService {
    * Runs a report statement on the pg pool under the reports' client (the read replica when
    * DATABASE_READ_URL is set; rows of tens of thousands cost far less there than through Prisma), read-only, with room to aggregate in memory (SET LOCAL: this transaction only).
    */
-  private async reportRows(sql: Prisma.Sql): Promise<RawRow[]> {
+  private async reportRows(statement: (client: ReportClient) => Promise<Prisma.Sql>): Promise<RawRow[]> {
     const client = await this.prisma.reportsPool.connect();
     let broken: Error | undefined;
     try {
-      await client.query('BEGIN READ ONLY');
+      // One snapshot for what the statement is built from (the months read whole) and the statement.
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
       await client.query(`SET LOCAL work_mem = '${REPORT_WORK_MEM}'`);
+      const sql = await statement(client);
       const res = await client.query<RawRow>({ text: sql.text, values: sql.values });
       await client.query('COMMIT');
       return res.rows;

@@ -25,6 +25,8 @@ export interface TaskRecord {
   settlement: string;
   /** Once settled: what every later poll answers (status, result or error), as JSON. */
   final?: string;
+  /** The 2025-11-25 session that created it, told its status when it ends (`notifications/tasks/status`). */
+  sessionId?: string;
 }
 
 /** A task whose expiry came, as the expiry index names it. */
@@ -43,6 +45,12 @@ const CLAIM_DUE_TASKS: ScriptCodec<{ indexKey: string; now: number; until: numbe
     }),
 };
 
+const CLAIM_SETTLEMENT: ScriptCodec<{ recordKey: string; ms: number }, { retaken: boolean } | null> = {
+  script: luaScript('claim-settlement', readLuaFile(__dirname, 'claim-settlement.lua')),
+  encode: (i) => ({ keys: [i.recordKey, i.recordKey + ':settling'], args: [i.ms] }),
+  decode: (reply) => (Number(reply) < 0 ? null : { retaken: Number(reply) === 1 }),
+};
+
 /**
  * Task records in Redis: one hash per task under its organisation's shard tag, an index of
  * expiries (one sorted set for the deployment), and a short claim per settlement so a task is
@@ -56,11 +64,19 @@ export class TaskStore {
     return this.redis.orgKey(orgId, 'task', taskId);
   }
 
+  // The key's tasks, newest first (tasks/list): under the org's shard tag, beside the records.
+  private keyIndexKey(orgId: string, keyId: string): string {
+    return this.redis.orgKey(orgId, 'key', keyId, 'tasks');
+  }
+
   private get indexKey(): string {
     return this.redis.key('tasks', 'expiring');
   }
 
-  /** Records a new task, and schedules its expiry. */
+  /**
+   * Records a new task, and schedules its expiry; a task recorded already ended (`settled`, with
+   * what its polls answer) has no expiry to schedule, only its record's life.
+   */
   async open(record: TaskRecord): Promise<void> {
     const key = this.recordKey(record.orgId, record.taskId);
     const fields: Record<string, string> = {
@@ -73,13 +89,22 @@ export class TaskStore {
       state: record.state,
       settlement: record.settlement,
       ...(record.pollIntervalMs !== undefined ? { pollIntervalMs: String(record.pollIntervalMs) } : {}),
+      ...(record.final !== undefined ? { final: record.final } : {}),
     };
+    const forgottenAt = record.expiresAt + EXPIRED_RECORD_KEPT_MS;
+    const keyIndex = this.keyIndexKey(record.orgId, record.keyId);
     await this.redis.client
       .multi()
       .hset(key, fields)
-      .pexpireat(key, record.expiresAt + EXPIRED_RECORD_KEPT_MS)
+      .pexpireat(key, forgottenAt)
+      // Ordered by when the edge took it on (the upstreams' clocks may differ).
+      .zadd(keyIndex, record.expiresAt - record.ttlMs, record.taskId)
+      // The index lives as long as its longest-lived task: set if it had no expiry, else only pushed later.
+      .pexpireat(keyIndex, forgottenAt, 'NX')
+      .pexpireat(keyIndex, forgottenAt, 'GT')
       .exec();
-    await this.redis.client.zadd(this.indexKey, record.expiresAt, `${record.orgId}|${record.taskId}`);
+    if (record.state === 'open')
+      await this.redis.client.zadd(this.indexKey, record.expiresAt, `${record.orgId}|${record.taskId}`);
   }
 
   /** The task, if `keyId` made it; another key's task is not found (its existence is not disclosed). */
@@ -105,7 +130,34 @@ export class TaskStore {
       state: h.state as TaskRecord['state'],
       settlement: h.settlement,
       ...(h.final ? { final: h.final } : {}),
+      ...(h.sessionId ? { sessionId: h.sessionId } : {}),
     };
+  }
+
+  /** Notes the 2025-11-25 session that created the task (its status notifications go there). */
+  async bindSession(orgId: string, taskId: string, sessionId: string): Promise<void> {
+    await this.redis.client.hset(this.recordKey(orgId, taskId), 'sessionId', sessionId);
+  }
+
+  /**
+   * The key's tasks, newest first, `limit` from `offset` (tasks past their record's life are
+   * dropped from the index as they are met), and whether more follow.
+   */
+  async listForKey(
+    orgId: string,
+    keyId: string,
+    offset: number,
+    limit: number,
+  ): Promise<{ records: TaskRecord[]; more: boolean }> {
+    const keyIndex = this.keyIndexKey(orgId, keyId);
+    const ids = await this.redis.client.zrevrange(keyIndex, offset, offset + limit);
+    const records: TaskRecord[] = [];
+    for (const taskId of ids.slice(0, limit)) {
+      const record = await this.find(orgId, keyId, taskId);
+      if (record) records.push(record);
+      else await this.redis.client.zrem(keyIndex, taskId);
+    }
+    return { records, more: ids.length > limit };
   }
 
   /**
@@ -113,14 +165,8 @@ export class TaskStore {
    * (null). The claim lapses if its edge dies before `settled`, so another edge can finish:
    * `retaken` then says an earlier claim may have charged it already.
    */
-  async claimSettlement(orgId: string, taskId: string, ms: number): Promise<{ retaken: boolean } | null> {
-    const key = this.recordKey(orgId, taskId);
-    const ok = await this.redis.client.set(key + ':settling', '1', 'PX', ms, 'NX');
-    if (ok !== 'OK') return null;
-    const state = await this.redis.client.hget(key, 'state');
-    if (state === 'open') return { retaken: (await this.redis.client.hincrby(key, 'claims', 1)) > 1 };
-    await this.releaseClaim(orgId, taskId);
-    return null;
+  claimSettlement(orgId: string, taskId: string, ms: number): Promise<{ retaken: boolean } | null> {
+    return this.redis.run(CLAIM_SETTLEMENT, { recordKey: this.recordKey(orgId, taskId), ms });
   }
 
   async releaseClaim(orgId: string, taskId: string): Promise<void> {

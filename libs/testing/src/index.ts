@@ -8,3 +8,4 @@ export * from './test-redis';
 export * from './refusal-helpers';
 export * from './audit-helpers';
 export * from './trail-helpers';
+export * from './test-clock';

@@ -1,11 +1,11 @@
 import { Job, Queue, QueueEvents } from 'bullmq';
+import { QueueName } from '@tollgate/queue';
 import {
-  QueueName,
   USAGE_ENTRY_FIELD,
   USAGE_LEDGER_WRITTEN_CHANNEL,
   UsageLedgerNotice,
   allUsageOutboxKeys,
-} from '@tollgate/queue';
+} from '@tollgate/usage';
 import { channelName, duplicateRedisClient, REDIS_SHARDS, RedisClient } from '@tollgate/redis';
 import { RedisTarget, testBullOptions, testRedisClient } from './test-redis';
 
@@ -19,9 +19,8 @@ export async function waitForJobs(
 ): Promise<void> {
   const bull = testBullOptions(redis, prefix);
   const q = new Queue(queue, bull);
-  const events = new QueueEvents(queue, bull);
+  const events = await queueEventsFromNow(redis, q, bull);
   try {
-    await events.waitUntilReady();
     await Promise.all(
       jobIds.map(async (id) => {
         const job = await Job.fromId(q, id);
@@ -34,6 +33,23 @@ export async function waitForJobs(
     await q.close();
     await bull.close();
   }
+}
+
+/**
+ * QueueEvents that hear every event of the queue from this moment. BullMQ's default ('$') starts
+ * at its first XREAD, which a busy machine can send after the caller has looked at the job and
+ * after the job then finished: that event was lost and the wait ran out (seen in CI at load ~20).
+ */
+async function queueEventsFromNow(
+  redis: RedisTarget,
+  q: Queue,
+  bull: ReturnType<typeof testBullOptions>,
+): Promise<QueueEvents> {
+  const client = testRedisClient(redis);
+  const [last] = await client.xrevrange(q.backend.keys.events, '+', '-', 'COUNT', 1).finally(() => client.quit());
+  const events = new QueueEvents(q.name, { ...bull, lastEventId: last?.[0] ?? '0-0' });
+  await events.waitUntilReady();
+  return events;
 }
 
 /**
@@ -139,9 +155,8 @@ export async function waitForQueueIdle(
 ): Promise<void> {
   const bull = testBullOptions(redis, prefix);
   const q = new Queue(queue, bull);
-  const events = new QueueEvents(queue, bull);
+  const events = await queueEventsFromNow(redis, q, bull);
   try {
-    await events.waitUntilReady();
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const c = await q.getJobCounts('waiting', 'active', 'delayed', 'prioritized');

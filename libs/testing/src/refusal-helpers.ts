@@ -1,4 +1,4 @@
-import { USAGE_LEDGER_WRITTEN_CHANNEL, UsageLedgerNotice } from '@tollgate/queue';
+import { USAGE_LEDGER_WRITTEN_CHANNEL, UsageLedgerNotice } from '@tollgate/usage';
 import { channelName } from '@tollgate/redis';
 import { RedisTarget, testRedisClient } from './test-redis';
 

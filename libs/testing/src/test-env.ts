@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { parseHostPorts, RedisConfig } from '@tollgate/config';
+import { BASE_ENV_SCHEMA, parseHostPorts, RedisConfig, redisConfigFrom } from '@tollgate/config';
 import { inject } from 'vitest';
 import { cloneDatabase, databaseUrl, dropDatabase, uniqueName } from './test-database';
 import { deleteRedisKeys, redisConfigOf, testRedisClusterNodes, TestRedisMode, testRedisUrl } from './test-redis';
@@ -22,14 +21,15 @@ export interface TestEnv {
 /** Tests' upstream and webhook fixtures listen on loopback: allowed by default, overridable per platform. */
 export const TEST_OUTBOUND_ALLOW_CIDRS = '127.0.0.0/8,::1/128';
 
-/** An ACL user, password and TLS the variables give (a managed Redis), as the processes read them. */
+/**
+ * An ACL user, password and TLS the variables give (a managed Redis), read by the processes' own
+ * parser. Variables it refuses (a test of bad settings) give none: the apps refuse them anyway.
+ */
 function managedRedisAccess(vars: Record<string, string>): Pick<RedisConfig, 'username' | 'password' | 'tls'> {
-  const tls = vars.REDIS_TLS === 'true' || vars.REDIS_URL?.startsWith('rediss:') || Boolean(vars.REDIS_TLS_CA_FILE);
-  return {
-    username: vars.REDIS_USERNAME || undefined,
-    password: vars.REDIS_PASSWORD || undefined,
-    tls: tls ? { ca: vars.REDIS_TLS_CA_FILE ? readFileSync(vars.REDIS_TLS_CA_FILE, 'utf8') : undefined } : undefined,
-  };
+  const env = BASE_ENV_SCHEMA.safeParse(vars);
+  if (!env.success) return {};
+  const { username, password, tls } = redisConfigFrom(env.data);
+  return { username, password, tls };
 }
 
 /** `redis: 'cluster'` runs the platform on the run's Redis Cluster instead of standalone Redis. */

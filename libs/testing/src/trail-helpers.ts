@@ -1,4 +1,4 @@
-import { USAGE_LEDGER_WRITTEN_CHANNEL } from '@tollgate/queue';
+import { USAGE_LEDGER_WRITTEN_CHANNEL } from '@tollgate/usage';
 import { channelName, duplicateRedisClient } from '@tollgate/redis';
 import { RedisTarget, testRedisClient } from './test-redis';
 

@@ -1,6 +1,5 @@
-import { usageOutboxKeys } from '@tollgate/queue';
+import { usageOutboxKeys, UsageEvent, usageEntryFields } from '@tollgate/usage';
 import { shardOf } from '@tollgate/redis';
-import { UsageEvent, usageEntryFields } from '@tollgate/metering';
 import type { Redis } from 'ioredis';
 
 /**

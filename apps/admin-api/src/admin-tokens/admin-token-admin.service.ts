@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { PrismaService } from '@tollgate/db';
 import { AdminPrincipal, AdminTokenService, auditBy, IdentityService } from '@tollgate/identity';
 import { changes } from '../audit/audit-changes';
-import { FieldValidationException } from '../common/field-validation.exception';
+import { FieldValidationException } from '../common/errors/field-validation.exception';
 import { decideTeamAdminHolder } from './admin-token-grant';
 import { AdminTokenView, toAdminTokenView } from './admin-token.view';
 import { CreateAdminTokenDto, UpdateAdminTokenDto } from './create-admin-token.dto';

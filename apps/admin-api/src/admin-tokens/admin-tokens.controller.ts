@@ -22,9 +22,9 @@ import {
 } from '@nestjs/swagger';
 import { AdminPrincipal, AdminTokenService, IdentityException, IdentityExceptionCode } from '@tollgate/identity';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
-import { ErrorBodyView } from '../common/error-body.view';
-import { FieldValidationException } from '../common/field-validation.exception';
-import { UuidParam } from '../common/uuid-param.decorator';
+import { ErrorBodyView } from '../common/errors/error-body.view';
+import { FieldValidationException } from '../common/errors/field-validation.exception';
+import { UuidParam } from '../common/request/uuid-param.decorator';
 import { AdminTokenAdminService } from './admin-token-admin.service';
 import { decideAdminTokenGrant } from './admin-token-grant';
 import { AdminTokenView, toAdminTokenView } from './admin-token.view';

@@ -1,11 +1,11 @@
 import { Module } from '@nestjs/common';
-import { DomainLibsModule } from '../domain-libs.module';
+import { IdentityModule } from '@tollgate/identity';
 import { AdminTokensController } from './admin-tokens.controller';
 import { AdminTokenAdminService } from './admin-token-admin.service';
 
 /** Admin tokens: list, issue, revoke. */
 @Module({
-  imports: [DomainLibsModule],
+  imports: [IdentityModule],
   controllers: [AdminTokensController],
   providers: [AdminTokenAdminService],
 })

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, IsUUID, Length } from 'class-validator';
-import { IsFutureIsoDate, OptionalExpiresAt } from '../common/future-date.validator';
+import { IsFutureIsoDate, OptionalExpiresAt } from '../common/validation/future-date.validator';
 import { AdminRole } from './admin-token-grant';
 
 export const ADMIN_ROLES: readonly AdminRole[] = ['PLATFORM_ADMIN', 'ORG_ADMIN', 'TEAM_ADMIN', 'FINANCE', 'MEMBER'];

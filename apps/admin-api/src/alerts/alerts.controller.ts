@@ -16,8 +16,8 @@ import { AdminPrincipal, auditBy } from '@tollgate/identity';
 import { AlertWebhookService, BudgetAlertService, MAX_ALERTS_PAGE } from '@tollgate/reporting';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
-import { ErrorBodyView } from '../common/error-body.view';
-import { UuidParam } from '../common/uuid-param.decorator';
+import { ErrorBodyView } from '../common/errors/error-body.view';
+import { UuidParam } from '../common/request/uuid-param.decorator';
 import {
   AlertWebhookView,
   BudgetAlertView,

@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
-import { DomainLibsModule } from '../domain-libs.module';
+import { ReportingLib } from '../reports/reporting-lib';
 import { AlertsController } from './alerts.controller';
 
 /** Budget alerts and their webhooks. */
 @Module({
-  imports: [DomainLibsModule],
+  imports: [ReportingLib],
   controllers: [AlertsController],
 })
 export class AlertsModule {}

@@ -1,4 +1,4 @@
-import { FieldValidationException } from '../common/field-validation.exception';
+import { FieldValidationException } from '../common/errors/field-validation.exception';
 
 /** Where a page of the audit trail ended: the last row's time and id (rows are ordered by both, newest first). */
 export interface AuditPosition {

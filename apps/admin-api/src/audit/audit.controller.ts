@@ -8,8 +8,8 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
-import { ErrorBodyView } from '../common/error-body.view';
-import { UuidParam } from '../common/uuid-param.decorator';
+import { ErrorBodyView } from '../common/errors/error-body.view';
+import { UuidParam } from '../common/request/uuid-param.decorator';
 import { AuditEventView, AuditFacetsView, AuditPageView, toAuditEventView } from './audit-event.view';
 import { AuditService } from './audit.service';
 import { ListAuditQuery } from './list-audit.query';

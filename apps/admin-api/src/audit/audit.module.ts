@@ -1,10 +1,11 @@
 import { Module } from '@nestjs/common';
-import { DomainLibsModule } from '../domain-libs.module';
 import { AuditController } from './audit.controller';
+import { AuditService } from './audit.service';
 
-/** Reading the audit trail. */
+/** The audit trail: reading it, and the service the features that still write rows on their own use. */
 @Module({
-  imports: [DomainLibsModule],
   controllers: [AuditController],
+  providers: [AuditService],
+  exports: [AuditService],
 })
 export class AuditFeatureModule {}

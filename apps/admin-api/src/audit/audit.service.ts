@@ -3,7 +3,7 @@ import { AuditEntry, recordAudit, targetTypeFilter } from '@tollgate/audit';
 import { AuditEvent, Prisma, PrismaService } from '@tollgate/db';
 import { AdminActor, AdminPrincipal, auditBy } from '@tollgate/identity';
 import { DateTime } from 'luxon';
-import { FieldValidationException } from '../common/field-validation.exception';
+import { FieldValidationException } from '../common/errors/field-validation.exception';
 import { FieldChange, fieldChanges } from './audit-changes';
 import { decodeAuditCursor, encodeAuditCursor } from './audit-cursor';
 import { recordedName, targetNames } from './audit-target-names';

@@ -3,7 +3,7 @@ import { PassportStrategy } from '@nestjs/passport';
 import { AdminConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { AdminPrincipal, AdminTokenService } from '@tollgate/identity';
 import { Strategy } from 'passport-http-bearer';
-import { ADMIN_REALM } from '../common/admin-exception.filter';
+import { ADMIN_REALM } from '../common/errors/admin-exception.filter';
 
 export const ADMIN_BEARER_STRATEGY = 'admin-bearer';
 

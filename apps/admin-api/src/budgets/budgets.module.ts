@@ -1,10 +1,11 @@
 import { Module } from '@nestjs/common';
-import { DomainLibsModule } from '../domain-libs.module';
+import { BudgetModule } from '@tollgate/budget';
+import { ReportingLib } from '../reports/reporting-lib';
 import { BudgetsController } from './budgets.controller';
 
 /** Budgets at every level. */
 @Module({
-  imports: [DomainLibsModule],
+  imports: [BudgetModule, ReportingLib],
   controllers: [BudgetsController],
 })
 export class BudgetsModule {}

@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsUUID } from 'class-validator';
 import { BUDGET_MODES, BUDGET_PERIODS, TENANT_LEVELS } from '@tollgate/kernel';
-import { IsAlertThresholds } from '../common/alert-thresholds.validator';
-import { IsMicros } from '../common/micros.validator';
+import { IsAlertThresholds } from '../common/validation/alert-thresholds.validator';
+import { IsMicros } from '../common/validation/micros.validator';
 
 /** One budget per org, scope, scope id and period: a PUT creates it or replaces its limit, mode and alerts. */
 export class PutBudgetDto {

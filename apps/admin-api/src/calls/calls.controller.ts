@@ -18,8 +18,8 @@ import {
 } from '@tollgate/reporting';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
-import { ErrorBodyView } from '../common/error-body.view';
-import { UuidParam } from '../common/uuid-param.decorator';
+import { ErrorBodyView } from '../common/errors/error-body.view';
+import { UuidParam } from '../common/request/uuid-param.decorator';
 import { reportScopeOf } from '../reports/report-scope';
 import { CallLogQuery } from './call-log.query';
 import { CallLogPageView, toCallLogPageView } from './call-log.view';

@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
-import { DomainLibsModule } from '../domain-libs.module';
+import { ReportingLib } from '../reports/reporting-lib';
 import { CallsController } from './calls.controller';
 
 /** The per-call log. */
 @Module({
-  imports: [DomainLibsModule],
+  imports: [ReportingLib],
   controllers: [CallsController],
 })
 export class CallsModule {}

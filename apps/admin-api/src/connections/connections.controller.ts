@@ -16,9 +16,9 @@ import { AdminPrincipal, auditBy } from '@tollgate/identity';
 import { AuditService } from '../audit/audit.service';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
-import { ErrorBodyView } from '../common/error-body.view';
-import { FieldValidationException } from '../common/field-validation.exception';
-import { UuidParam } from '../common/uuid-param.decorator';
+import { ErrorBodyView } from '../common/errors/error-body.view';
+import { FieldValidationException } from '../common/errors/field-validation.exception';
+import { UuidParam } from '../common/request/uuid-param.decorator';
 import { assertMayManageConnectionsOf } from './connection-access';
 import { ConnectionView, StartedConnectionView, toConnectionView, toStartedConnectionView } from './connection.view';
 

@@ -2,12 +2,12 @@ import { Controller, Get, HttpException, Query, Req, Res } from '@nestjs/common'
 import { PrismaService } from '@tollgate/db';
 import type { Request, Response } from 'express';
 import { ApiBadRequestResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { CatalogScheduleService } from '@tollgate/catalog';
+import { CatalogScheduleService } from '@tollgate/upstream-registry';
 import { ConnectFlowService, OAUTH_CALLBACK_PATH } from '@tollgate/connections';
-import { auditBy } from '@tollgate/identity';
+import { selfActor } from '@tollgate/identity';
 import { Public } from '../auth/public.decorator';
-import { ErrorBodyView } from '../common/error-body.view';
-import { FieldValidationException } from '../common/field-validation.exception';
+import { ErrorBodyView } from '../common/errors/error-body.view';
+import { FieldValidationException } from '../common/errors/field-validation.exception';
 import { ConnectedView } from './connection.view';
 import { connectionResultPage } from './oauth-callback-page';
 
@@ -77,7 +77,7 @@ export class OAuthCallbackController {
       typeof code === 'string' ? code : undefined,
       typeof error === 'string' ? error : undefined,
       ({ orgId, userId }) => ({
-        by: auditBy({ tokenId: `oauth-callback:user:${userId}`, role: 'MEMBER', orgId, teamId: null, userId }),
+        by: selfActor('oauth-callback', { orgId, teamId: null, userId }),
         entry: (connected) => ({
           orgId,
           action: 'connection.connected',

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, IsUUID, Length } from 'class-validator';
 import { DISCLOSURE_MODES, DisclosureModeName } from '@tollgate/kernel';
-import { IsFutureIsoDate } from '../common/future-date.validator';
+import { IsFutureIsoDate } from '../common/validation/future-date.validator';
 import { IsKeyMetadata, IsKeyTagList } from './key-labels.validator';
 
 export class CreateKeyDto {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { BudgetService, BudgetStanding } from '@tollgate/budget';
-import { ServedTool, ToolCatalogService } from '@tollgate/catalog';
+import { ServedTool, ToolCatalogService } from '@tollgate/upstream-registry';
 import { IdentityService, VirtualKeyView } from '@tollgate/identity';
 import { budgetClock, firstMatchingPattern } from '@tollgate/kernel';
 import {

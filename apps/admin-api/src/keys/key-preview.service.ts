@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ToolCatalogService } from '@tollgate/catalog';
+import { ToolCatalogService } from '@tollgate/upstream-registry';
 import {
   DisclosureCatalog,
   DisclosureScope,

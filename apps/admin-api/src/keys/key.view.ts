@@ -33,6 +33,22 @@ export class KeyView {
   @ApiProperty() createdAt!: Date;
 }
 
+export class NamedIdView {
+  @ApiProperty({ format: 'uuid' }) id!: string;
+  @ApiProperty() name!: string;
+}
+
+/** One page of the key list, with what a list screen needs beside it. */
+export class KeyPageView {
+  @ApiProperty({ type: [KeyView] }) keys!: KeyView[];
+  @ApiProperty({ description: 'Keys that match, over every page' }) total!: number;
+  @ApiProperty() offset!: number;
+  @ApiProperty() limit!: number;
+  @ApiProperty({ type: [String], description: 'Every tag of the keys within the caller’s reach' }) tags!: string[];
+  @ApiProperty({ type: [NamedIdView], description: 'The names of this page’s teams and owners' })
+  names!: NamedIdView[];
+}
+
 export class IssuedKeyView {
   @ApiProperty({ type: KeyView }) key!: KeyView;
   @ApiProperty({ example: 'tg_…', description: 'The whole key. Shown once: store it now, it cannot be read again.' })

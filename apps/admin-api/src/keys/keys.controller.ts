@@ -1,4 +1,15 @@
-import { Body, Controller, ForbiddenException, Get, HttpCode, HttpStatus, Patch, Post, Put } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  ForbiddenException,
+  Get,
+  HttpCode,
+  HttpStatus,
+  Patch,
+  Post,
+  Put,
+  Query,
+} from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiBearerAuth,
@@ -10,17 +21,18 @@ import {
   ApiOperation,
   ApiTags,
 } from '@nestjs/swagger';
-import { AdminPrincipal, IdentityService } from '@tollgate/identity';
+import { AdminPrincipal, IdentityService, parseKeySort } from '@tollgate/identity';
 import { BudgetView } from '../budgets/budget.view';
 import { RateLimitView } from '../rate-limits/rate-limit.view';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
-import { ErrorBodyView } from '../common/error-body.view';
-import { UuidParam } from '../common/uuid-param.decorator';
+import { ErrorBodyView } from '../common/errors/error-body.view';
+import { UuidParam } from '../common/request/uuid-param.decorator';
 import { CreateKeyDto } from './create-key.dto';
 import { KeyAdminService } from './key-admin.service';
 import { decideKeyCreation, keyListFilter, keyReachOf } from './key-access';
-import { IssuedKeyView, KeyLimitsView, KeyView, toKeyView } from './key.view';
+import { KeyPageQuery } from './key-page.query';
+import { IssuedKeyView, KeyLimitsView, KeyPageView, KeyView, toKeyView } from './key.view';
 import { CreateKeyRateLimitDto, PutKeyBudgetDto, UpdateKeyDto } from './update-key.dto';
 
 @ApiTags('virtual keys')
@@ -70,6 +82,37 @@ export class KeysController {
     const filter = keyListFilter(keyReachOf(admin));
     if (!filter) return [];
     return (await this.identity.listVirtualKeys(orgId, filter)).map(toKeyView);
+  }
+
+  // Before ':keyId', so `page` is not read as a key id.
+  @Get('page')
+  @OrgAccess(OrgAccessLevel.Read)
+  @ApiOperation({
+    summary:
+      'A page of the keys the caller reaches, filtered by a search, a tag, a list of ids and whether revoked or expired keys count; with the total, the tags in reach and the page’s team and owner names',
+  })
+  @ApiOkResponse({ type: KeyPageView })
+  @ApiBadRequestResponse({ type: ErrorBodyView, description: 'A query value out of range, naming it' })
+  async pageKeys(
+    @CurrentAdmin() admin: AdminPrincipal,
+    @UuidParam('orgId') orgId: string,
+    @Query() query: KeyPageQuery,
+  ): Promise<KeyPageView> {
+    const limit = query.limit ?? 50;
+    const offset = query.offset ?? 0;
+    const filter = keyListFilter(keyReachOf(admin));
+    if (!filter) return { keys: [], total: 0, offset, limit, tags: [], names: [] };
+    const page = await this.identity.pageVirtualKeys(orgId, filter, {
+      search: query.search,
+      tag: query.tag,
+      ids: query.ids ? [...new Set(query.ids.toLowerCase().split(','))] : undefined,
+      inactive: query.inactive,
+      sort: query.sort ? parseKeySort(query.sort) : undefined,
+      limit,
+      offset,
+      now: new Date(),
+    });
+    return { ...page, keys: page.keys.map(toKeyView), offset, limit };
   }
 
   @Get(':keyId')

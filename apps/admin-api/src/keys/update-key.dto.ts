@@ -1,9 +1,9 @@
 import { ApiProperty, ApiPropertyOptional, PickType } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, Length } from 'class-validator';
 import { BUDGET_MODES, BUDGET_PERIODS, DISCLOSURE_MODES, DisclosureModeName } from '@tollgate/kernel';
-import { IsAlertThresholds } from '../common/alert-thresholds.validator';
-import { OptionalExpiresAt } from '../common/future-date.validator';
-import { IsMicros } from '../common/micros.validator';
+import { IsAlertThresholds } from '../common/validation/alert-thresholds.validator';
+import { OptionalExpiresAt } from '../common/validation/future-date.validator';
+import { IsMicros } from '../common/validation/micros.validator';
 import { CreateRateLimitDto } from '../rate-limits/create-rate-limit.dto';
 import { IsKeyMetadata, IsKeyTagList } from './key-labels.validator';
 

@@ -3,16 +3,8 @@ import type { Request, Response } from 'express';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { AdminConfig } from '@tollgate/config';
 import { PrismaService } from '@tollgate/db';
-import {
-  MCP_SCOPE,
-  OAUTH_INTERACTION_PATH,
-  OAuthGrantKeys,
-  OAuthProvider,
-  OAuthSignInException,
-  OidcSignInService,
-  OrgIdentityProviderService,
-  SignInCodeService,
-} from '@tollgate/oauth-server';
+import { MCP_SCOPE, OAUTH_INTERACTION_PATH, OAuthGrantKeys, OAuthProvider } from '@tollgate/oauth-server';
+import { SsoSignInException, OidcSignInService, OrgIdentityProviderService, SignInCodeService } from '@tollgate/sso';
 import { RedisService } from '@tollgate/redis';
 import { consentPage, messagePage, orgChoicePage, signInPage } from './oauth-pages';
 
@@ -226,7 +218,7 @@ export class OAuthInteractionHandler {
       try {
         res.redirect(303, await this.oidcSignIn.start(orgId, details.uid, `${this.issuer}${SSO_CALLBACK_PATH}`));
       } catch (err) {
-        if (err instanceof OAuthSignInException) return this.showOrgChoice(res, details, email, err.message);
+        if (err instanceof SsoSignInException) return this.showOrgChoice(res, details, email, err.message);
         throw err;
       }
       return;
@@ -327,7 +319,7 @@ export class OAuthInteractionHandler {
       await this.redis.client.set(this.ssoDoneKey(ticket), JSON.stringify(done), 'EX', SSO_DONE_TTL_SECONDS);
       res.redirect(303, `${OAUTH_INTERACTION_PATH}/${encodeURIComponent(done.interactionUid)}/sso?ticket=${ticket}`);
     } catch (err) {
-      if (err instanceof OAuthSignInException) return this.send(res, 400, messagePage('Sign-in failed', err.message));
+      if (err instanceof SsoSignInException) return this.send(res, 400, messagePage('Sign-in failed', err.message));
       throw err;
     }
   }

@@ -3,7 +3,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { NextFunction, Request, Response } from 'express';
 import { AdminConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { PrismaService } from '@tollgate/db';
-import { auditBy, IdentityException } from '@tollgate/identity';
+import { selfActor, IdentityException } from '@tollgate/identity';
 import {
   clientMetadataDocumentProblem,
   createOAuthProvider,
@@ -252,13 +252,7 @@ export class OAuthServerService implements OnModuleInit, OnModuleDestroy {
     let bound;
     try {
       bound = await this.grantKeys.keyForToken(grantId, (choice) => ({
-        by: auditBy({
-          tokenId: `oauth-consent:user:${choice.userId}`,
-          role: 'MEMBER',
-          orgId: choice.orgId,
-          teamId: choice.teamId,
-          userId: choice.userId,
-        }),
+        by: selfActor('oauth-consent', { orgId: choice.orgId, teamId: choice.teamId, userId: choice.userId }),
         entry: ({ keyId, created }) => ({
           orgId: choice.orgId,
           action: 'key.oauth-authorized',

@@ -1,15 +1,13 @@
 import { Module } from '@nestjs/common';
-import { DbModule } from '@tollgate/db';
-import { DomainLibsModule } from '../domain-libs.module';
+import { OAuthServerModule } from '@tollgate/oauth-server';
+import { SingleSignOnModule } from '@tollgate/sso';
+import { AuditFeatureModule } from '../audit/audit.module';
 import { OAuthInteractionHandler } from './oauth-interaction.handler';
 import { OAuthServerService } from './oauth-server.service';
-import { IdentityProviderController } from './identity-provider.controller';
-import { SignInCodesController } from './sign-in-codes.controller';
 
-/** The OAuth authorization server for MCP clients, and local sign-in codes. */
+/** The OAuth authorization server for MCP clients. */
 @Module({
-  imports: [DbModule, DomainLibsModule],
-  controllers: [SignInCodesController, IdentityProviderController],
+  imports: [OAuthServerModule, SingleSignOnModule, AuditFeatureModule],
   providers: [OAuthServerService, OAuthInteractionHandler],
 })
 export class OAuthModule {}

@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsOptional, IsString, Length, Matches } from 'class-validator';
-import { IsCurrencyCode } from '../common/currency.validator';
-import { propertyStack } from '../common/property-stack';
-import { IsIanaTimeZone } from '../common/time-zone.validator';
+import { IsCurrencyCode } from '../common/validation/currency.validator';
+import { propertyStack } from '../common/validation/property-stack';
+import { IsIanaTimeZone } from '../common/validation/time-zone.validator';
 
 /** The org's currency, in a create or a PATCH body (absent: USD at creation, unchanged in a PATCH). */
 export function OptionalOrgCurrency(): PropertyDecorator {

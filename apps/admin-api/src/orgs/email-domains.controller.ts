@@ -27,8 +27,8 @@ import type { Response } from 'express';
 import { AdminPrincipal, auditBy, EmailDomainService, IdentityService } from '@tollgate/identity';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
-import { ErrorBodyView } from '../common/error-body.view';
-import { UuidParam } from '../common/uuid-param.decorator';
+import { ErrorBodyView } from '../common/errors/error-body.view';
+import { UuidParam } from '../common/request/uuid-param.decorator';
 
 export class EmailDomainView {
   @ApiProperty({ example: 'acme.com', description: 'Lower case; every address @ this domain belongs to the org' })

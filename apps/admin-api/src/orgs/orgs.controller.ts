@@ -25,8 +25,8 @@ import { AdminPrincipal, auditBy, IdentityService, OrgLifecycleService } from '@
 import { changes } from '../audit/audit-changes';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
-import { ErrorBodyView } from '../common/error-body.view';
-import { UuidParam } from '../common/uuid-param.decorator';
+import { ErrorBodyView } from '../common/errors/error-body.view';
+import { UuidParam } from '../common/request/uuid-param.decorator';
 import { CreateOrgDto } from './create-org.dto';
 import { OrgView, toOrgView } from './org.view';
 import { DeleteOrgQuery, UpdateOrgDto } from './update-org.dto';

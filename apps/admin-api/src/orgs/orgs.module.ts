@@ -1,11 +1,11 @@
 import { Module } from '@nestjs/common';
-import { DomainLibsModule } from '../domain-libs.module';
+import { IdentityModule } from '@tollgate/identity';
 import { OrgsController } from './orgs.controller';
 import { EmailDomainsController } from './email-domains.controller';
 
 /** Organisations, their settings and claimed email domains. */
 @Module({
-  imports: [DomainLibsModule],
+  imports: [IdentityModule],
   controllers: [OrgsController, EmailDomainsController],
 })
 export class OrgsModule {}

@@ -1,7 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
 import { TRAIL_MODES, TrailMode } from '@tollgate/kernel';
-import { IsIanaTimeZone } from '../common/time-zone.validator';
+import { IsIanaTimeZone } from '../common/validation/time-zone.validator';
 import { OptionalOrgCurrency } from './create-org.dto';
 
 export class UpdateOrgDto {

@@ -1,6 +1,6 @@
 import type { AuditedBy } from '@tollgate/audit';
 import { Injectable } from '@nestjs/common';
-import { ToolCatalogService } from '@tollgate/catalog';
+import { ToolCatalogService } from '@tollgate/upstream-registry';
 import { AccessPolicy, PrismaService } from '@tollgate/db';
 import { StaleWriteException } from '@tollgate/kernel';
 import {

@@ -14,10 +14,10 @@ import { PolicyAdminException, PolicyAdminExceptionCode, PolicyAdminService, Pol
 import type { Response } from 'express';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
-import { EnumParam } from '../common/enum-param.decorator';
-import { ErrorBodyView } from '../common/error-body.view';
-import { IfMatch, setEtag } from '../common/if-match.decorator';
-import { UuidParam } from '../common/uuid-param.decorator';
+import { EnumParam } from '../common/request/enum-param.decorator';
+import { ErrorBodyView } from '../common/errors/error-body.view';
+import { IfMatch, setEtag } from '../common/request/if-match.decorator';
+import { UuidParam } from '../common/request/uuid-param.decorator';
 import { PatchPolicyDto, PolicyDryRunDto, PolicyDryRunView } from './patch-policy.dto';
 import { PolicyChangeService } from './policy-change.service';
 import { POLICY_SCOPES, PolicyView, toPolicyView } from './policy.view';

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsISO8601, IsOptional, IsString, IsUUID, Length } from 'class-validator';
-import { IsMicros } from '../common/micros.validator';
+import { IsMicros } from '../common/validation/micros.validator';
 
 const MICROS_HELP = 'Integer micro-units (1 USD = 1,000,000); a JSON integer, no fractions';
 

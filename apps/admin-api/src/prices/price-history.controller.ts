@@ -11,8 +11,8 @@ import { AdminPrincipal, auditBy } from '@tollgate/identity';
 import { PriceBookService } from '@tollgate/pricing';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
-import { ErrorBodyView } from '../common/error-body.view';
-import { UuidParam } from '../common/uuid-param.decorator';
+import { ErrorBodyView } from '../common/errors/error-body.view';
+import { UuidParam } from '../common/request/uuid-param.decorator';
 import { EndPriceRuleDto, PriceHistoryQuery } from './end-price-rule.dto';
 import { PriceRuleHistoryView, PriceRuleView, toPriceHistory, toPriceRuleView } from './price-rule.view';
 

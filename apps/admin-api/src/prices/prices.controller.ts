@@ -13,8 +13,8 @@ import { toMicros } from '@tollgate/kernel';
 import { PriceBookService } from '@tollgate/pricing';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
-import { ErrorBodyView } from '../common/error-body.view';
-import { UuidParam } from '../common/uuid-param.decorator';
+import { ErrorBodyView } from '../common/errors/error-body.view';
+import { UuidParam } from '../common/request/uuid-param.decorator';
 import { CreatePriceRuleDto } from './create-price-rule.dto';
 import { PriceRuleView, toPriceRuleView } from './price-rule.view';
 

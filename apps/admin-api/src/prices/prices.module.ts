@@ -1,11 +1,11 @@
 import { Module } from '@nestjs/common';
-import { DomainLibsModule } from '../domain-libs.module';
+import { PricingModule } from '@tollgate/pricing';
 import { PricesController } from './prices.controller';
 import { PriceHistoryController } from './price-history.controller';
 
 /** Price rules and their history. */
 @Module({
-  imports: [DomainLibsModule],
+  imports: [PricingModule],
   controllers: [PricesController, PriceHistoryController],
 })
 export class PricesModule {}

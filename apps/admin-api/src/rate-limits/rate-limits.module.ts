@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
-import { DomainLibsModule } from '../domain-libs.module';
+import { RateLimitModule } from '@tollgate/rate-limit';
 import { RateLimitsController } from './rate-limits.controller';
 
 /** Rate and concurrency limits. */
 @Module({
-  imports: [DomainLibsModule],
+  imports: [RateLimitModule],
   controllers: [RateLimitsController],
 })
 export class RateLimitsModule {}

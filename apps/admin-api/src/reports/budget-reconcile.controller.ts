@@ -16,8 +16,8 @@ import { BudgetDrift, BudgetReconcileService, BudgetRepair, FinanceJobs, Reconci
 import { AuditService } from '../audit/audit.service';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
-import { ErrorBodyView } from '../common/error-body.view';
-import { UuidParam } from '../common/uuid-param.decorator';
+import { ErrorBodyView } from '../common/errors/error-body.view';
+import { UuidParam } from '../common/request/uuid-param.decorator';
 
 export class BudgetDriftView {
   @ApiProperty({ format: 'uuid' }) budgetId!: string;

@@ -16,7 +16,7 @@ import {
   ReportingExceptionCode,
 } from '@tollgate/reporting';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
-import { ErrorBodyView } from '../common/error-body.view';
+import { ErrorBodyView } from '../common/errors/error-body.view';
 import { PlatformSpendReportQuery } from './spend-report.query';
 import { PlatformSpendReportView, toPlatformSpendReportView } from './spend-report.view';
 

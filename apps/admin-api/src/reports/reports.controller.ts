@@ -1,5 +1,6 @@
 import { Body, Controller, Get, Headers, HttpCode, HttpStatus, Post, Query, Res } from '@nestjs/common';
 import {
+  ApiAcceptedResponse,
   ApiBadRequestResponse,
   ApiBearerAuth,
   ApiForbiddenResponse,
@@ -9,30 +10,31 @@ import {
   ApiProduces,
   ApiTags,
 } from '@nestjs/swagger';
-import { AdminPrincipal, IdentityService } from '@tollgate/identity';
+import { AdminPrincipal, auditBy, IdentityService } from '@tollgate/identity';
 import {
   BudgetUtilisationService,
   FinanceJobs,
-  ReportingException,
-  ReportingExceptionCode,
   SpendReportService,
+  pageSpendReport,
   parseFilterList,
   parseGroupBy,
-  parseUtcDay,
+  parseReportSort,
+  reportLines,
   spendReportCsv,
 } from '@tollgate/reporting';
 import type { Response } from 'express';
-import { AuditService } from '../audit/audit.service';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
-import { ErrorBodyView } from '../common/error-body.view';
-import { UuidParam } from '../common/uuid-param.decorator';
+import { ErrorBodyView } from '../common/errors/error-body.view';
+import { UuidParam } from '../common/request/uuid-param.decorator';
 import { reportScopeOf } from './report-scope';
 import { RollupRequestDto, SpendReportQuery } from './spend-report.query';
 import {
   BudgetUtilisationView,
+  RollupRebuildView,
   SpendReportView,
   toBudgetUtilisationView,
+  toPagedSpendReportView,
   toSpendReportView,
 } from './spend-report.view';
 import { callerFilters } from './report-query';
@@ -46,7 +48,6 @@ export class ReportsController {
     private readonly spend: SpendReportService,
     private readonly utilisation: BudgetUtilisationService,
     private readonly jobs: FinanceJobs,
-    private readonly audit: AuditService,
     private readonly identity: IdentityService,
   ) {}
 
@@ -80,6 +81,7 @@ export class ReportsController {
       tag: query.tag ?? null,
     };
     const groupBy = parseGroupBy(query.groupBy);
+    const sort = parseReportSort(query.sort, groupBy);
     const scope = reportScopeOf(admin);
     const [report, org] = await Promise.all([
       this.spend.spendReport(orgId, query.from, query.to, groupBy, { filters, scope }),
@@ -90,7 +92,15 @@ export class ReportsController {
       res.setHeader('Content-Disposition', `attachment; filename="spend-${report.from}-${report.to}.csv"`);
       return spendReportCsv(report);
     }
-    return toSpendReportView(report, org.currency);
+    if (query.limit !== undefined)
+      return toPagedSpendReportView(
+        report,
+        org.currency,
+        pageSpendReport(report, { offset: query.offset ?? 0, limit: query.limit, sort }),
+      );
+    if (!sort) return toSpendReportView(report, org.currency);
+    const rows = reportLines(report.rows, [], sort).flatMap((l) => (l.kind === 'row' ? [l.row] : []));
+    return toSpendReportView({ ...report, rows }, org.currency);
   }
 
   @Get('budgets')
@@ -112,25 +122,25 @@ export class ReportsController {
   @OrgAccess(OrgAccessLevel.Manage)
   @ApiOperation({
     summary:
-      'Recompute the daily rollup of one UTC day for this organization (the worker also does today and yesterday every 10 minutes)',
+      'Repair this organization’s rollups: the worker rebuilds them from the ledger, those of one day (the org’s local day in spend reports, the UTC day in tool scores) or, without a day, all of them. The ledger’s insert trigger keeps them; this is for rollups found wrong. Days of months retention dropped keep their tool-score rollup',
   })
-  @ApiOkResponse({ schema: { type: 'object', properties: { jobId: { type: 'string' } } } })
+  @ApiAcceptedResponse({ type: RollupRebuildView })
+  @ApiBadRequestResponse({ type: ErrorBodyView, description: '`day` is not a real date YYYY-MM-DD' })
   async requestRollup(
     @CurrentAdmin() admin: AdminPrincipal,
     @UuidParam('orgId') orgId: string,
     @Body() dto: RollupRequestDto,
-  ): Promise<{ jobId: string }> {
-    if (!parseUtcDay(dto.day))
-      throw new ReportingException(ReportingExceptionCode.InvalidQuery, 'day must be a real date YYYY-MM-DD', 'day');
-    const jobId = await this.jobs.requestRollup(dto.day, orgId);
-    await this.audit.record(admin, {
-      orgId,
-      action: 'rollup.requested',
-      targetType: 'usage-rollup',
-      targetId: null,
-      details: { day: dto.day, jobId },
+  ): Promise<RollupRebuildView> {
+    return this.jobs.requestRollupRebuild(orgId, dto.day ?? null, {
+      by: auditBy(admin),
+      entry: ({ jobId, day }) => ({
+        orgId,
+        action: 'rollup.requested',
+        targetType: 'usage-rollup',
+        targetId: null,
+        details: { day, jobId },
+      }),
     });
-    return { jobId };
   }
 }
 

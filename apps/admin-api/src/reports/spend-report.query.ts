@@ -1,6 +1,13 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
-import { MAX_FILTER_VALUES, PLATFORM_REPORT_DIMENSIONS, REPORT_DIMENSIONS } from '@tollgate/reporting';
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import {
+  MAX_FILTER_VALUES,
+  MAX_REPORT_PAGE,
+  PLATFORM_REPORT_DIMENSIONS,
+  REPORT_DIMENSIONS,
+  REPORT_METRICS,
+} from '@tollgate/reporting';
 import { IsKeyTag } from '../keys/key-labels.validator';
 import { ListFilterParam, ReportDaysQuery } from './report-query';
 
@@ -52,6 +59,36 @@ export class SpendReportQuery extends ReportDaysQuery {
   )
   tool?: string;
 
+  @ApiPropertyOptional({
+    example: 'costMicros:desc',
+    description: `Order of the rows: <column>:asc or <column>:desc, the column a breakdown asked for or one of ${REPORT_METRICS.join(', ')} (text by its name, figures as integers; ties keep the report's order). With two breakdowns or more the groups of the first follow it (by their subtotal on a figure)`,
+  })
+  @IsOptional()
+  @IsString({ message: 'sort must be <column>:asc or <column>:desc' })
+  @MaxLength(40)
+  sort?: string;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: MAX_REPORT_PAGE,
+    description:
+      'Lines per page: the answer carries that page of the table (rows, and the subtotal lines of the first breakdown with two or more), `page` with the counts, and `perDay` for a breakdown by day. Absent: every row (the CSV is always every row)',
+  })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: 'limit must be a whole number' })
+  @Min(1)
+  @Max(MAX_REPORT_PAGE)
+  limit?: number;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, default: 0, description: 'Lines skipped before the page' })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: 'offset must be a whole number' })
+  @Min(0)
+  offset?: number;
+
   @ApiPropertyOptional({ enum: REPORT_FORMATS, description: 'csv, or send Accept: text/csv' })
   @IsOptional()
   @IsIn(REPORT_FORMATS, { message: `format must be one of: ${REPORT_FORMATS.join(', ')}` })
@@ -59,9 +96,14 @@ export class SpendReportQuery extends ReportDaysQuery {
 }
 
 export class RollupRequestDto {
-  @ApiProperty({ example: '2026-11-22', description: 'UTC day to recompute (YYYY-MM-DD)' })
+  @ApiPropertyOptional({
+    example: '2026-11-22',
+    description:
+      'The day whose rollups are rebuilt (YYYY-MM-DD: the org’s local day in spend reports, the UTC day in tool scores); absent: every day',
+  })
+  @IsOptional()
   @Matches(/^\d{4}-\d{2}-\d{2}$/, { message: 'day must be a date YYYY-MM-DD' })
-  day!: string;
+  day?: string;
 }
 
 export class PlatformSpendReportQuery {

@@ -1,7 +1,8 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { microsToJson } from '@tollgate/kernel';
 import {
   BudgetUtilisation,
+  PagedSpendReport,
   PLATFORM_REPORT_DIMENSIONS,
   PlatformSpendReport,
   REPORT_DIMENSIONS,
@@ -36,6 +37,40 @@ export class ReportScopeView {
   id!: string | null;
 }
 
+export class SubtotalLineView {
+  @ApiProperty({
+    type: 'integer',
+    description:
+      'Index in `rows` of the row this subtotal follows; -1: before the first (its rows were on the page before)',
+  })
+  afterRow!: number;
+  @ApiProperty({ description: 'The first breakdown’s value, by name' }) group!: string;
+  @ApiProperty({ type: 'integer', description: 'Rows in the group (on every page)' }) rows!: number;
+  @ApiProperty({ type: SpendFiguresView }) figures!: SpendFiguresView;
+}
+
+export class SpendReportPageView {
+  @ApiProperty({ type: 'integer' }) offset!: number;
+  @ApiProperty({ type: 'integer' }) limit!: number;
+  @ApiProperty({ type: 'integer', description: 'Lines of the whole table: rows and subtotal lines' })
+  totalLines!: number;
+  @ApiProperty({ type: 'integer', description: 'Rows of the whole report' }) totalRows!: number;
+  @ApiProperty({ type: [SubtotalLineView] }) subtotals!: SubtotalLineView[];
+}
+
+export class PerDayPointView {
+  @ApiProperty({ example: '2026-11-02' }) day!: string;
+  @ApiProperty({ type: 'integer', isArray: true, description: 'Micro-units per series, in the order of `series`' })
+  costMicros!: number[];
+}
+
+export class PerDaySeriesView {
+  @ApiProperty({ enum: REPORT_DIMENSIONS, nullable: true, type: String }) stackBy!: string | null;
+  @ApiProperty({ type: [String], description: 'Series by name, biggest first; the rest summed as "Other"' })
+  series!: string[];
+  @ApiProperty({ type: [PerDayPointView], description: 'Every day of the range' }) days!: PerDayPointView[];
+}
+
 export class SpendReportView {
   @ApiProperty({ format: 'uuid' }) orgId!: string;
   @ApiProperty({ example: '2026-11-01' }) from!: string;
@@ -64,6 +99,39 @@ export class SpendReportView {
   })
   rows!: Record<string, string | number | null>[];
   @ApiProperty({ type: SpendFiguresView }) totals!: SpendFiguresView;
+  @ApiPropertyOptional({
+    type: SpendReportPageView,
+    description: 'With `limit`: which lines `rows` are, and the subtotal lines among them',
+  })
+  page?: SpendReportPageView;
+  @ApiPropertyOptional({
+    type: PerDaySeriesView,
+    description: 'With `limit` and a breakdown by day: spend per day stacked by the other breakdown, from every row',
+  })
+  perDay?: PerDaySeriesView;
+}
+
+/** A report cut to one page (pageSpendReport): the page's rows, its subtotal lines and the chart's series. */
+export function toPagedSpendReportView(r: SpendReport, currency: string, paged: PagedSpendReport): SpendReportView {
+  return {
+    ...toSpendReportView({ ...r, rows: paged.page.rows }, currency),
+    page: {
+      offset: paged.page.offset,
+      limit: paged.page.limit,
+      totalLines: paged.page.totalLines,
+      totalRows: paged.page.totalRows,
+      subtotals: paged.page.subtotals.map((s) => ({ ...s, figures: toFiguresView(s.figures) })),
+    },
+    ...(paged.perDay
+      ? {
+          perDay: {
+            stackBy: paged.perDay.stackBy,
+            series: paged.perDay.series,
+            days: paged.perDay.days.map((d) => ({ day: d.day, costMicros: d.costMicros.map(microsToJson) })),
+          },
+        }
+      : {}),
+  };
 }
 
 export function toFiguresView(f: SpendFigures): SpendFiguresView {
@@ -122,6 +190,13 @@ export class BudgetUtilisationView {
   })
   resetsAt!: Date | null;
   @ApiProperty({ enum: ['counter', 'ledger'] }) source!: string;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description:
+      'What the scope is called: the organization’s or team’s name, the person’s name (else email), the key’s `name (prefix)`; null once it is gone',
+  })
+  scopeName!: string | null;
 }
 
 export function toBudgetUtilisationView(u: BudgetUtilisation): BudgetUtilisationView {
@@ -170,4 +245,12 @@ export function toPlatformSpendReportView(r: PlatformSpendReport): PlatformSpend
     })),
     totals: toFiguresView(r.totals),
   };
+}
+
+export class RollupRebuildView {
+  @ApiProperty({ description: 'The worker’s job: wait for it, the rollups are rebuilt when it completes' })
+  jobId!: string;
+
+  @ApiProperty({ type: String, nullable: true, example: '2026-11-22', description: 'The day rebuilt; null: every day' })
+  day!: string | null;
 }

@@ -27,7 +27,7 @@ import { AdminSession, AdminSessionService } from '../auth/admin-session.service
 import type { SessionRequest } from '../auth/admin-auth.guard';
 import { Public } from '../auth/public.decorator';
 import { readCookie, secureCookies, sessionCookieName, setCookie } from '../auth/session-cookie';
-import { ErrorBodyView } from '../common/error-body.view';
+import { ErrorBodyView } from '../common/errors/error-body.view';
 import { CreateSessionDto } from './create-session.dto';
 import { SessionView } from './session.view';
 

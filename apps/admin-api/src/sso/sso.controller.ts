@@ -18,17 +18,17 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { AdminConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import {
-  OAuthSignInException,
-  OAuthSignInExceptionCode,
+  SsoSignInException,
+  SsoSignInExceptionCode,
   OidcSignInService,
   OrgIdentityProviderService,
   SessionSignIn,
-} from '@tollgate/oauth-server';
+} from '@tollgate/sso';
 import { AuditService } from '../audit/audit.service';
 import { AdminSessionService } from '../auth/admin-session.service';
 import { Public } from '../auth/public.decorator';
 import { readCookie, secureCookies, sessionCookieName, setCookie } from '../auth/session-cookie';
-import { FieldValidationException } from '../common/field-validation.exception';
+import { FieldValidationException } from '../common/errors/field-validation.exception';
 
 /** Where identity providers send people back after an admin API sign-in (register it at the provider). */
 export const SESSION_SSO_CALLBACK_PATH = '/v1/auth/sso/callback';
@@ -239,13 +239,13 @@ async function signInStep<T>(step: () => Promise<T>): Promise<T> {
   try {
     return await step();
   } catch (err) {
-    if (!(err instanceof OAuthSignInException)) throw err;
+    if (!(err instanceof SsoSignInException)) throw err;
     switch (err.code) {
-      case OAuthSignInExceptionCode.ProviderUnavailable:
+      case SsoSignInExceptionCode.ProviderUnavailable:
         throw refusal('idp_unavailable', new BadGatewayException(err.message));
-      case OAuthSignInExceptionCode.UnknownUser:
+      case SsoSignInExceptionCode.UnknownUser:
         throw refusal('unknown_user', new ForbiddenException(err.message));
-      case OAuthSignInExceptionCode.SignInFailed:
+      case SsoSignInExceptionCode.SignInFailed:
         throw refusal('failed', new BadRequestException(err.message));
     }
   }

@@ -1,14 +1,21 @@
 import { Module } from '@nestjs/common';
-import { DbModule } from '@tollgate/db';
-import { DomainLibsModule } from '../domain-libs.module';
+import { SingleSignOnModule } from '@tollgate/sso';
+import { IdentityModule } from '@tollgate/identity';
+import { AuditFeatureModule } from '../audit/audit.module';
 import { AdminSessionService } from '../auth/admin-session.service';
 import { SessionController } from './session.controller';
 import { SsoController } from './sso.controller';
+import { IdentityProviderController } from './identity-provider.controller';
+import { SignInCodesController } from './sign-in-codes.controller';
 
-/** Single sign-on into the admin API: cookie sessions (the auth guard resolves them). */
+/**
+ * Signing people in: single sign-on into the admin API with cookie sessions (the auth guard
+ * resolves them), an organisation's identity provider, and local sign-in codes.
+ */
 @Module({
-  imports: [DbModule, DomainLibsModule],
-  controllers: [SsoController, SessionController],
+  imports: [SingleSignOnModule, IdentityModule, AuditFeatureModule],
+  // First: the OpenAPI document lists them where the OAuth module used to register them.
+  controllers: [SignInCodesController, IdentityProviderController, SsoController, SessionController],
   providers: [AdminSessionService],
   exports: [AdminSessionService],
 })

@@ -13,8 +13,8 @@ import { AdminPrincipal, auditBy, IdentityService, PeopleAdminService } from '@t
 import { changes } from '../audit/audit-changes';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
-import { ErrorBodyView } from '../common/error-body.view';
-import { UuidParam } from '../common/uuid-param.decorator';
+import { ErrorBodyView } from '../common/errors/error-body.view';
+import { UuidParam } from '../common/request/uuid-param.decorator';
 import { AddTeamMemberDto } from './add-team-member.dto';
 import { CreateTeamDto } from './create-team.dto';
 import { TeamMemberRemovedView, TeamMemberView, TeamView, toTeamMemberView, toTeamView } from './team.view';

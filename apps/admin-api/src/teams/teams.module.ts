@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
-import { DomainLibsModule } from '../domain-libs.module';
+import { IdentityModule } from '@tollgate/identity';
 import { TeamsController } from './teams.controller';
 
 /** Teams and their members. */
 @Module({
-  imports: [DomainLibsModule],
+  imports: [IdentityModule],
   controllers: [TeamsController],
 })
 export class TeamsModule {}

@@ -8,14 +8,14 @@ import {
   ApiPropertyOptional,
   ApiTags,
 } from '@nestjs/swagger';
-import { CatalogEntryReviewService } from '@tollgate/catalog';
+import { CatalogEntryReviewService } from '@tollgate/upstream-registry';
 import type { CatalogEntry } from '@tollgate/db';
 import { AdminPrincipal, auditBy } from '@tollgate/identity';
 import { IsIn, IsOptional, IsUUID } from 'class-validator';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
-import { ErrorBodyView } from '../common/error-body.view';
-import { UuidParam } from '../common/uuid-param.decorator';
+import { ErrorBodyView } from '../common/errors/error-body.view';
+import { UuidParam } from '../common/request/uuid-param.decorator';
 import { ApproveToolDto, RejectToolDto } from './review-tool.dto';
 
 const KINDS = ['RESOURCE', 'RESOURCE_TEMPLATE', 'PROMPT'] as const;

@@ -7,12 +7,12 @@ import {
   ApiOperation,
   ApiTags,
 } from '@nestjs/swagger';
-import { CatalogException, CatalogExceptionCode, ToolReviewService } from '@tollgate/catalog';
+import { CatalogException, CatalogExceptionCode, ToolReviewService } from '@tollgate/upstream-registry';
 import type { AdminPrincipal } from '@tollgate/identity';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
-import { ErrorBodyView } from '../common/error-body.view';
-import { UuidParam } from '../common/uuid-param.decorator';
+import { ErrorBodyView } from '../common/errors/error-body.view';
+import { UuidParam } from '../common/request/uuid-param.decorator';
 import { BulkReviewDto, BulkReviewView, ToolDecisionResultView } from './bulk-review.dto';
 import { toolDecisionAudit } from './tool-decision-audit';
 

@@ -1,4 +1,4 @@
-import type { ReviewDecision } from '@tollgate/catalog';
+import type { ReviewDecision } from '@tollgate/upstream-registry';
 import type { AuditedBy, AuditEntry } from '@tollgate/audit';
 import { AdminPrincipal, auditBy } from '@tollgate/identity';
 

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import type { ReviewedTool, ToolDiffResult } from '@tollgate/catalog';
+import type { ReviewedTool, ToolDiffResult } from '@tollgate/upstream-registry';
 import { ToolView, toToolView } from '../upstreams/upstream.view';
 
 /** A catalog tool with its stored disclosure data (summary, tier token counts, tier score). */

@@ -9,13 +9,13 @@ import {
   ApiOperation,
   ApiTags,
 } from '@nestjs/swagger';
-import { TierScoreJobs, ToolReviewService } from '@tollgate/catalog';
+import { TierScoreJobs, ToolReviewService } from '@tollgate/upstream-registry';
 import type { AdminPrincipal } from '@tollgate/identity';
 import { AuditService } from '../audit/audit.service';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
-import { ErrorBodyView } from '../common/error-body.view';
-import { UuidParam } from '../common/uuid-param.decorator';
+import { ErrorBodyView } from '../common/errors/error-body.view';
+import { UuidParam } from '../common/request/uuid-param.decorator';
 import { ListToolsQuery } from './list-tools.query';
 import { ApproveToolDto, RejectToolDto } from './review-tool.dto';
 import {

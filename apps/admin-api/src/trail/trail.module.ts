@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
-import { DomainLibsModule } from '../domain-libs.module';
+import { ReportingLib } from '../reports/reporting-lib';
 import { TrailController } from './trail.controller';
 
 /** Agents' trails: what each session read and did. */
 @Module({
-  imports: [DomainLibsModule],
+  imports: [ReportingLib],
   controllers: [TrailController],
 })
 export class TrailModule {}

@@ -16,8 +16,8 @@ import {
   Min,
   ValidateNested,
 } from 'class-validator';
-import { propertyStack } from '../common/property-stack';
-import { IsHeaderRecord } from '../common/string-record.validator';
+import { propertyStack } from '../common/validation/property-stack';
+import { IsHeaderRecord } from '../common/validation/string-record.validator';
 
 export const UPSTREAM_TRANSPORTS = ['STDIO', 'STREAMABLE_HTTP', 'SSE'] as const;
 export type UpstreamTransportName = (typeof UPSTREAM_TRANSPORTS)[number];

@@ -12,7 +12,7 @@ import {
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
-import { IsHeaderRecord } from '../common/string-record.validator';
+import { IsHeaderRecord } from '../common/validation/string-record.validator';
 import {
   IsCallTimeoutMs,
   IsOutputTokenCap,

@@ -8,7 +8,7 @@ import {
   UpstreamChange,
   UpstreamLifecycleService,
   UpstreamRegistry,
-} from '@tollgate/catalog';
+} from '@tollgate/upstream-registry';
 import type { AuditedBy } from '@tollgate/audit';
 import { AdminConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { PrismaService, Tool, UpstreamServer } from '@tollgate/db';
@@ -17,7 +17,7 @@ import { OutboundException, checkOutboundUrl } from '@tollgate/outbound';
 
 /**
  * The admin use cases around upstreams: the stdio gate, registration with its sync schedule and
- * first sync, on-demand syncs, and the tool listing. Catalog rules stay in @tollgate/catalog.
+ * first sync, on-demand syncs, and the tool listing. Catalog rules stay in @tollgate/upstream-registry.
  */
 @Injectable()
 export class UpstreamAdminService {

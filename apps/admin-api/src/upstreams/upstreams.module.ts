@@ -1,12 +1,13 @@
 import { Module } from '@nestjs/common';
-import { DomainLibsModule } from '../domain-libs.module';
+import { CatalogModule } from '@tollgate/upstream-registry';
+import { AuditFeatureModule } from '../audit/audit.module';
 import { UpstreamsController } from './upstreams.controller';
 import { UpstreamLifecycleController } from './upstream-lifecycle.controller';
 import { UpstreamAdminService } from './upstream-admin.service';
 
 /** Upstream MCP servers: registration, sync, exposure and lifecycle. */
 @Module({
-  imports: [DomainLibsModule],
+  imports: [CatalogModule, AuditFeatureModule],
   controllers: [UpstreamsController, UpstreamLifecycleController],
   providers: [UpstreamAdminService],
 })

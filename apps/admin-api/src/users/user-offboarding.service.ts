@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { AuditedBy } from '@tollgate/audit';
 import { UserConnectionService } from '@tollgate/connections';
 import { PeopleAdminService } from '@tollgate/identity';
-import { SignInCodeService } from '@tollgate/oauth-server';
+import { SignInCodeService } from '@tollgate/sso';
 import type { OffboardedUserView } from './user.view';
 
 /**

@@ -13,8 +13,8 @@ import { AdminPrincipal, auditBy, IdentityService, MovedUser, PeopleAdminService
 import { changes } from '../audit/audit-changes';
 import { CurrentAdmin } from '../auth/current-admin.decorator';
 import { OrgAccess, OrgAccessLevel } from '../auth/org-access';
-import { ErrorBodyView } from '../common/error-body.view';
-import { UuidParam } from '../common/uuid-param.decorator';
+import { ErrorBodyView } from '../common/errors/error-body.view';
+import { UuidParam } from '../common/request/uuid-param.decorator';
 import { CreateUserDto } from './create-user.dto';
 import { MoveUserDto, UpdateUserDto } from './update-user.dto';
 import { UserOffboardingService } from './user-offboarding.service';

@@ -1,12 +1,14 @@
 import { Module } from '@nestjs/common';
-import { DomainLibsModule } from '../domain-libs.module';
+import { IdentityModule } from '@tollgate/identity';
+import { SingleSignOnModule } from '@tollgate/sso';
+import { ConnectionsModule } from '@tollgate/connections';
 import { UsersController } from './users.controller';
 import { UserOrgRoleController } from './user-org-role.controller';
 import { UserOffboardingService } from './user-offboarding.service';
 
 /** People: users, org roles, moves and offboarding. */
 @Module({
-  imports: [DomainLibsModule],
+  imports: [IdentityModule, SingleSignOnModule, ConnectionsModule],
   controllers: [UsersController, UserOrgRoleController],
   providers: [UserOffboardingService],
 })

@@ -701,6 +701,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/orgs/{orgId}/keys/page': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A page of the keys the caller reaches, filtered by a search, a tag, a list of ids and whether revoked or expired keys count; with the total, the tags in reach and the page’s team and owner names */
+    get: operations['KeysController_pageKeys'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/orgs/{orgId}/policies': {
     parameters: {
       query?: never;
@@ -901,7 +918,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Recompute the daily rollup of one UTC day for this organization (the worker also does today and yesterday every 10 minutes) */
+    /** Repair this organization’s rollups: the worker rebuilds them from the ledger, those of one day (the org’s local day in spend reports, the UTC day in tool scores) or, without a day, all of them. The ledger’s insert trigger keeps them; this is for rollups found wrong. Days of months retention dropped keep their tool-score rollup */
     post: operations['ReportsController_requestRollup'];
     delete?: never;
     options?: never;
@@ -1758,6 +1775,8 @@ export interface components {
       scope: 'ORG' | 'TEAM' | 'USER' | 'KEY';
       /** Format: uuid */
       scopeId: string;
+      /** @description What the scope is called: the organization’s or team’s name, the person’s name (else email), the key’s `name (prefix)`; null once it is gone */
+      scopeName: string | null;
       /** @enum {string} */
       source: 'counter' | 'ledger';
       /** @description Settled spend in the current period */
@@ -2347,9 +2366,9 @@ export interface components {
        */
       newUserTeamId: string | null;
       /** @description The redirect URI to register at the identity provider (null until ADMIN_PUBLIC_URL is set) */
-      redirectUri: Record<string, never> | null;
+      redirectUri: string | null;
       /** @description The redirect URI for signing in to the admin API and the console (register it too) */
-      sessionRedirectUri: Record<string, never> | null;
+      sessionRedirectUri: string | null;
       /** Format: date-time */
       updatedAt: string;
     };
@@ -2418,6 +2437,17 @@ export interface components {
       /** Format: uuid */
       keyId: string;
       rateLimits: components['schemas']['RateLimitView'][];
+    };
+    KeyPageView: {
+      keys: components['schemas']['KeyView'][];
+      limit: number;
+      /** @description The names of this page’s teams and owners */
+      names: components['schemas']['NamedIdView'][];
+      offset: number;
+      /** @description Every tag of the keys within the caller’s reach */
+      tags: string[];
+      /** @description Keys that match, over every page */
+      total: number;
     };
     KeyPreviewView: {
       /** @description Progressive: the hot tools (T0), best first */
@@ -2520,6 +2550,11 @@ export interface components {
        */
       toTeamId: string;
     };
+    NamedIdView: {
+      /** Format: uuid */
+      id: string;
+      name: string;
+    };
     OffboardedUserView: {
       /** @description Upstreams whose per-user OAuth tokens were forgotten */
       disconnectedUpstreamIds: string[];
@@ -2595,6 +2630,20 @@ export interface components {
        *     ]
        */
       remove?: string[];
+    };
+    PerDayPointView: {
+      /** @description Micro-units per series, in the order of `series` */
+      costMicros: number[];
+      /** @example 2026-11-02 */
+      day: string;
+    };
+    PerDaySeriesView: {
+      /** @description Every day of the range */
+      days: components['schemas']['PerDayPointView'][];
+      /** @description Series by name, biggest first; the rest summed as "Other" */
+      series: string[];
+      /** @enum {string|null} */
+      stackBy: 'team' | 'user' | 'key' | 'upstream' | 'tool' | 'day' | 'tag' | null;
     };
     PlatformSpendReportView: {
       /** @example 2026-11-01 */
@@ -2804,7 +2853,7 @@ export interface components {
        * Format: uuid
        * @description The team people created on first sign-in join, as members
        */
-      newUserTeamId?: Record<string, never> | null;
+      newUserTeamId?: string | null;
     };
     PutKeyBudgetDto: {
       /**
@@ -3075,12 +3124,21 @@ export interface components {
       after: string[];
       before: string[];
     };
-    RollupRequestDto: {
+    RollupRebuildView: {
       /**
-       * @description UTC day to recompute (YYYY-MM-DD)
+       * @description The day rebuilt; null: every day
        * @example 2026-11-22
        */
-      day: string;
+      day: string | null;
+      /** @description The worker’s job: wait for it, the rollups are rebuilt when it completes */
+      jobId: string;
+    };
+    RollupRequestDto: {
+      /**
+       * @description The day whose rollups are rebuilt (YYYY-MM-DD: the org’s local day in spend reports, the UTC day in tool scores); absent: every day
+       * @example 2026-11-22
+       */
+      day?: string;
     };
     SessionUserView: {
       email: string;
@@ -3150,6 +3208,15 @@ export interface components {
       /** @description User ids (UUIDs); empty: not filtered */
       userId: string[];
     };
+    SpendReportPageView: {
+      limit: number;
+      offset: number;
+      subtotals: components['schemas']['SubtotalLineView'][];
+      /** @description Lines of the whole table: rows and subtotal lines */
+      totalLines: number;
+      /** @description Rows of the whole report */
+      totalRows: number;
+    };
     SpendReportView: {
       /** @description Columns of each row, as in the CSV header */
       columns: string[];
@@ -3165,6 +3232,10 @@ export interface components {
       groupBy: ('team' | 'user' | 'key' | 'upstream' | 'tool' | 'day' | 'tag')[];
       /** Format: uuid */
       orgId: string;
+      /** @description With `limit`: which lines `rows` are, and the subtotal lines among them */
+      page?: components['schemas']['SpendReportPageView'];
+      /** @description With `limit` and a breakdown by day: spend per day stacked by the other breakdown, from every row */
+      perDay?: components['schemas']['PerDaySeriesView'];
       /** @description Dimension columns (ids and names) and the figures; ordered by the dimensions */
       rows: {
         [key: string]: unknown;
@@ -3189,6 +3260,15 @@ export interface components {
       expiresAt: string;
       /** @description The state bound to this user and upstream; single use */
       state: string;
+    };
+    SubtotalLineView: {
+      /** @description Index in `rows` of the row this subtotal follows; -1: before the first (its rows were on the page before) */
+      afterRow: number;
+      figures: components['schemas']['SpendFiguresView'];
+      /** @description The first breakdown’s value, by name */
+      group: string;
+      /** @description Rows in the group (on every page) */
+      rows: number;
     };
     SyncRequestedView: {
       /** @description The catalog-sync job id */
@@ -5634,6 +5714,67 @@ export interface operations {
       };
     };
   };
+  KeysController_pageKeys: {
+    parameters: {
+      query?: {
+        /** @description Only these keys: comma-separated UUIDs, at most 200. Names the keys a page shows (a budget's, a step's) without listing the org's; with inactive=true, revoked and expired ones too */
+        ids?: string;
+        /** @description Include revoked and expired keys */
+        inactive?: boolean;
+        limit?: number;
+        offset?: number;
+        /** @description Matches name, prefix, a tag, the OAuth client, the team’s name or the owner’s name or email */
+        search?: string;
+        /** @description Order of the whole list before paging: `<column>:asc|desc`, a column of name, kind, prefix, team, owner, lastUsedAt, expiresAt, createdAt (empty times last either way; ties oldest first). Default: oldest first (createdAt:asc) */
+        sort?: string;
+        /** @description Only keys carrying this tag */
+        tag?: string;
+      };
+      header?: never;
+      path: {
+        orgId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['KeyPageView'];
+        };
+      };
+      /** @description A query value out of range, naming it */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBodyView'];
+        };
+      };
+      /** @description The role may not change keys, or not for this team or user */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBodyView'];
+        };
+      };
+      /** @description Unknown organization, team, user or key, or a key outside the caller’s reach */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBodyView'];
+        };
+      };
+    };
+  };
   PoliciesController_listPolicies: {
     parameters: {
       query?: never;
@@ -6252,14 +6393,21 @@ export interface operations {
       };
     };
     responses: {
-      200: {
+      202: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            jobId?: string;
-          };
+          'application/json': components['schemas']['RollupRebuildView'];
+        };
+      };
+      /** @description `day` is not a real date YYYY-MM-DD */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBodyView'];
         };
       };
       /** @description Unknown organization (or another organization’s) */
@@ -6284,6 +6432,12 @@ export interface operations {
         groupBy?: string;
         /** @description Only calls of these keys: comma-separated UUIDs, at most 100 */
         keyId?: string;
+        /** @description Lines per page: the answer carries that page of the table (rows, and the subtotal lines of the first breakdown with two or more), `page` with the counts, and `perDay` for a breakdown by day. Absent: every row (the CSV is always every row) */
+        limit?: number;
+        /** @description Lines skipped before the page */
+        offset?: number;
+        /** @description Order of the rows: <column>:asc or <column>:desc, the column a breakdown asked for or one of calls, errors, outputTokens, costMicros (text by its name, figures as integers; ties keep the report's order). With two breakdowns or more the groups of the first follow it (by their subtotal on a figure) */
+        sort?: string;
         /** @description Only calls of keys carrying this tag (as the keys carry it now) */
         tag?: string;
         /** @description Only calls of these teams: comma-separated UUIDs, at most 100. A team admin's own team is forced */

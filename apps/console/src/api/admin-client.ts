@@ -61,6 +61,9 @@ const UNREACHABLE = 'The admin API could not be reached. Check your connection a
 
 const inFlight = new Map<string, Promise<Response>>();
 
+/** The window event each GET asked of the API sends (detail: its URL), before any sharing. */
+export const API_GET_EVENT = 'tollgate:api-get';
+
 /**
  * Identical GETs in flight at the same moment share one request, each caller reading its own copy
  * of the answer: the shell's attention badges and the Overview both read the latest alerts when the
@@ -68,6 +71,9 @@ const inFlight = new Map<string, Promise<Response>>();
  * made after a change never gets an answer read before it.
  */
 function sharedFetch(request: Request): Promise<Response> {
+  // Each GET a page asks for is announced, shared or not: a test counts what pages ask (a page asking
+  // twice is a bug the sharing would otherwise hide from the network).
+  if (request.method === 'GET') globalThis.dispatchEvent?.(new CustomEvent(API_GET_EVENT, { detail: request.url }));
   if (request.method !== 'GET') {
     inFlight.clear();
     return fetch(request).finally(() => inFlight.clear());

@@ -15,11 +15,7 @@ export type Team = Schemas['TeamView'];
 export type User = Schemas['UserView'];
 
 export type Key = Schemas['KeyView'];
-
-/** GET …/keys/:id/limits: the key's own budgets and rate limits. */
-export type KeyLimits = Schemas['KeyLimitsView'];
-
-export type Figures = Schemas['SpendFiguresView'];
+export type KeyPage = Schemas['KeyPageView'];
 
 /**
  * A report row. The OpenAPI leaves a row's columns open (they follow `groupBy`); their values are

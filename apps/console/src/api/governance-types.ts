@@ -16,10 +16,6 @@ export type Upstream = Schemas['UpstreamView'];
 /** GET /v1/orgs/:orgId/tools */
 export type CatalogTool = Schemas['CatalogToolView'];
 
-export type ReviewStatus = CatalogTool['reviewStatus'];
-
-export type TextChange = Schemas['TextChangeView'];
-
 /** GET /v1/orgs/:orgId/tools/:toolId/diff: the pinned definition against the latest, part by part. */
 export type ToolDiff = Schemas['ToolDiffView'];
 
@@ -27,5 +23,3 @@ export type BulkReviewResult = Schemas['BulkReviewView'];
 
 /** GET /v1/orgs/:orgId/prices/history */
 export type PriceRule = Schemas['PriceRuleHistoryView'];
-
-export type PriceRuleState = PriceRule['state'];

@@ -33,8 +33,6 @@ export const POLICY_LIST_LABELS: Record<PolicyList, string> = {
 
 export type PolicyDryRun = Schemas['PolicyDryRunView'];
 
-export type ToolRefusal = Schemas['ToolRefusalView'];
-
 /** GET …/keys/:keyId/effective-policy, as far as the simulator shows it. */
 export type EffectivePolicy = Schemas['EffectivePolicyView'];
 

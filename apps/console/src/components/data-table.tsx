@@ -1,4 +1,4 @@
-import { Group, Pagination, Select, Table, Text, UnstyledButton, type TableProps } from '@mantine/core';
+import { Group, Pagination, Select, Table, Text, type TableProps } from '@mantine/core';
 import { type ReactNode, useMemo, useState } from 'react';
 import { formatCount, formatMoneyFixed, microsToDecimal } from '../lib/money';
 import {
@@ -7,10 +7,12 @@ import {
   type SortState,
   type TableLine,
   linesWithSubtotals,
+  nextSort,
   pageOf,
   sortRows,
 } from '../lib/table-model';
 import { useSession } from '../session';
+import { SortableTh } from './sortable-th';
 
 /**
  * A table with one header row, its body rows as children and, given minWidth, a sideways scroll below that
@@ -94,36 +96,24 @@ function Figure<R>({ column, value }: { column: FigureColumn<R>; value: CellValu
  * A finance table: columns sort on a click (figures as exact integers), every row is reachable by pages
  * (no cap), figures read alike (money at one precision, counts with separators), optional subtotals per
  * group, and the total line stays under the table on every page. It scrolls sideways on narrow screens in
- * a region a keyboard can reach; it never scrolls up and down inside the page.
+ * a region a keyboard can reach; it never scrolls up and down inside the page. The rows are all here;
+ * for a table the API sorts and pages, use FigureTableView.
  */
 export function FigureTable<R>({
   columns,
   rows,
-  rowKey,
-  label,
-  testId,
-  rowTestId,
-  total,
   groups,
   defaultSort = null,
   pageSize: initialPageSize = 50,
-  minWidth,
+  ...shown
 }: {
   columns: FigureColumn<R>[];
   rows: readonly R[];
-  rowKey: (row: R, index: number) => string;
-  /** The table's accessible name (and its scroll region's). */
-  label: string;
-  testId?: string;
-  rowTestId?: string;
-  /** The total line: a value per figure column (what the API totalled; a tag breakdown's rows overlap). */
-  total?: Record<string, CellValue>;
   /** Subtotals per value of one column (a text column), each group's rows together. */
   groups?: { column: string; of: (row: R) => string };
   defaultSort?: SortState | null;
   pageSize?: number;
-  minWidth?: number;
-}) {
+} & FigureTableShown<R>) {
   const [sort, setSort] = useState<SortState | null>(defaultSort);
   const [page, setPage] = useState(1);
   const [pageSize, setPageSize] = useState(initialPageSize);
@@ -134,51 +124,99 @@ export function FigureTable<R>({
       : sorted.map((row) => ({ kind: 'row', row }));
     // columns are rebuilt on each render by the pages; their ids and kinds are what sorting reads.
   }, [rows, sort, groups?.column, columns.map((c) => c.id).join()]);
-  const shown = pageOf(lines, page, pageSize);
+  const current = pageOf(lines, page, pageSize);
+  return (
+    <FigureTableView
+      {...shown}
+      columns={columns}
+      lines={current.lines}
+      sort={sort}
+      onSort={(column) => {
+        setPage(1);
+        setSort((s) => nextSort(s, column, columns.find((c) => c.id === column)?.kind ?? 'text'));
+      }}
+      pager={{
+        page: current.page,
+        pages: current.pages,
+        pageSize,
+        totalLines: lines.length,
+        onPage: setPage,
+        onPageSize: (size) => {
+          setPageSize(size);
+          setPage(1);
+        },
+      }}
+    />
+  );
+}
+
+/** What a finance table shows besides its lines. */
+interface FigureTableShown<R> {
+  rowKey: (row: R, index: number) => string;
+  /** The table's accessible name (and its scroll region's). */
+  label: string;
+  testId?: string;
+  rowTestId?: string;
+  /** The total line: a value per figure column (what the API totalled; a tag breakdown's rows overlap). */
+  total?: Record<string, CellValue>;
+  minWidth?: number;
+}
+
+/** Which page of lines a table shows, of how many; the owner fetches or cuts the page. */
+export interface TablePager {
+  page: number;
+  pages: number;
+  pageSize: number;
+  totalLines: number;
+  onPage: (page: number) => void;
+  onPageSize: (size: number) => void;
+}
+
+/** A finance table showing one page of lines as given: the owner sorts and pages (FigureTable, or the API). */
+export function FigureTableView<R>({
+  columns,
+  lines,
+  rowKey,
+  label,
+  testId,
+  rowTestId,
+  total,
+  sort,
+  onSort,
+  pager,
+  minWidth,
+}: {
+  columns: FigureColumn<R>[];
+  /** The page's lines, in order. */
+  lines: readonly TableLine<R>[];
+  sort: SortState | null;
+  onSort: (column: string) => void;
+  pager: TablePager;
+} & FigureTableShown<R>) {
   const firstFigure = columns.findIndex((c) => c.kind !== 'text');
   const textColumns = firstFigure === -1 ? columns.length : firstFigure;
-
-  function toggle(column: string) {
-    setPage(1);
-    setSort((s) =>
-      s?.column !== column
-        ? { column, direction: columns.find((c) => c.id === column)?.kind === 'text' ? 'asc' : 'desc' }
-        : s.direction === 'desc'
-          ? { column, direction: 'asc' }
-          : { column, direction: 'desc' },
-    );
-  }
+  const { page, pages, pageSize, totalLines } = pager;
 
   const align = (c: FigureColumn<R>) => (c.kind === 'text' ? undefined : ('right' as const));
   const table = (
     <Table striped data-testid={testId} aria-label={label}>
       <Table.Thead>
         <Table.Tr>
-          {columns.map((c) => {
-            const dir = sort?.column === c.id ? sort.direction : null;
-            return (
-              <Table.Th
-                key={c.id}
-                ta={align(c)}
-                aria-sort={dir === 'asc' ? 'ascending' : dir === 'desc' ? 'descending' : undefined}
-              >
-                <UnstyledButton
-                  onClick={() => toggle(c.id)}
-                  fw={600}
-                  fz="sm"
-                  data-testid={testId ? `${testId}-sort-${c.id}` : undefined}
-                  aria-label={`${c.header}: sort ${dir === 'desc' ? 'ascending' : 'descending'}`}
-                >
-                  {c.header}
-                  <span aria-hidden="true">{dir === 'asc' ? ' ▲' : dir === 'desc' ? ' ▼' : ' ↕'}</span>
-                </UnstyledButton>
-              </Table.Th>
-            );
-          })}
+          {columns.map((c) => (
+            <SortableTh
+              key={c.id}
+              column={c.id}
+              header={c.header}
+              kind={c.kind}
+              sorting={{ sort, toggle: onSort }}
+              align={align(c)}
+              testIdPrefix={testId}
+            />
+          ))}
         </Table.Tr>
       </Table.Thead>
       <Table.Tbody>
-        {shown.lines.map((line, i) =>
+        {lines.map((line, i) =>
           line.kind === 'row' ? (
             <Table.Tr key={rowKey(line.row, i)} data-testid={rowTestId}>
               {columns.map((c) => (
@@ -222,33 +260,30 @@ export function FigureTable<R>({
       <SidewaysScroll label={label} minWidth={minWidth}>
         {table}
       </SidewaysScroll>
-      {lines.length > PAGE_SIZE_FLOOR && (
+      {totalLines > PAGE_SIZE_FLOOR && (
         <Group justify="space-between" mt="sm" gap="sm">
           <Text size="sm" c="dimmed" data-testid={testId ? `${testId}-range` : undefined}>
-            {shown.pages === 1
-              ? `${formatCount(lines.length)} lines`
-              : `Lines ${formatCount((shown.page - 1) * pageSize + 1)}–${formatCount(
-                  Math.min(shown.page * pageSize, lines.length),
-                )} of ${formatCount(lines.length)}`}
+            {pages === 1
+              ? `${formatCount(totalLines)} lines`
+              : `Lines ${formatCount((page - 1) * pageSize + 1)}–${formatCount(
+                  Math.min(page * pageSize, totalLines),
+                )} of ${formatCount(totalLines)}`}
           </Text>
           <Group gap="sm">
             <Select
               aria-label="Lines per page"
               data={PAGE_SIZES}
               value={String(pageSize)}
-              onChange={(v) => {
-                setPageSize(Number(v ?? initialPageSize));
-                setPage(1);
-              }}
+              onChange={(v) => pager.onPageSize(Number(v ?? pageSize))}
               allowDeselect={false}
               w={90}
               size="xs"
             />
-            {shown.pages > 1 && (
+            {pages > 1 && (
               <Pagination
-                total={shown.pages}
-                value={shown.page}
-                onChange={setPage}
+                total={pages}
+                value={page}
+                onChange={pager.onPage}
                 size="sm"
                 siblings={1}
                 boundaries={1}

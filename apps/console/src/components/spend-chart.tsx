@@ -14,57 +14,63 @@ interface Series {
   label: string;
 }
 
+/** Spend per day by series: labels biggest first, and each day's cost per series (micro-units, same order). */
+export interface PerDay {
+  series: string[];
+  days: { day: string; costMicros: (bigint | number | string)[] }[];
+}
+
+/**
+ * A report broken down by day (and one other breakdown, the stack) as the chart's series: the seven
+ * biggest by cost and the rest as "Other", every day of the range. The explorer gets this from the API
+ * (its perDay, from every row of a report it pages); the Overview's small reports are summed here.
+ */
+export function perDayOfReport(report: SpendReport, stackBy: ReportDimension | null): PerDay {
+  const labels = report.rows.map((r) => (stackBy ? dimensionLabel(r, stackBy) : 'Spend'));
+  const costs = report.rows.map((r) => toMicros(r.costMicros as number | string));
+  const totals = new Map<string, bigint>();
+  labels.forEach((label, i) => totals.set(label, (totals.get(label) ?? 0n) + costs[i]));
+  const ranked = [...totals.entries()].sort((a, b) => (b[1] > a[1] ? 1 : b[1] < a[1] ? -1 : 0)).map(([label]) => label);
+  const kept = new Set(ranked.slice(0, MAX_SERIES - 1));
+  const labelOf = (l: string) => (ranked.length <= MAX_SERIES || kept.has(l) ? l : 'Other');
+  const series = [...new Set(ranked.map(labelOf))];
+  const index = new Map(series.map((s, i) => [s, i]));
+  const byDay = new Map<string, bigint[]>();
+  for (const day of daysBetween(report.from, report.to))
+    byDay.set(
+      day,
+      series.map(() => 0n),
+    );
+  report.rows.forEach((r, i) => {
+    const day = String(r.day);
+    const sums = byDay.get(day) ?? series.map(() => 0n);
+    sums[index.get(labelOf(labels[i]))!] += costs[i];
+    byDay.set(day, sums);
+  });
+  return { series, days: [...byDay.entries()].map(([day, costMicros]) => ({ day, costMicros })) };
+}
+
 /**
  * Spend per day stacked by one dimension. Bar heights are floats (geometry only); every figure
  * the tooltip shows is formatted from the row's micro-units. The table beside it is the
  * accessible, exact reading of the same numbers.
  */
-export function SpendPerDayChart({
-  report,
-  stackBy,
-  currency,
-  title,
-}: {
-  report: SpendReport;
-  stackBy: ReportDimension | null;
-  currency: string;
-  title: string;
-}) {
-  // Tens of thousands of rows (keys by day): computed once per report, not on every render
-  // (the page re-renders as its filter choices arrive).
+export function SpendPerDayChart({ perDay, currency, title }: { perDay: PerDay; currency: string; title: string }) {
+  // Converted to chart units once per answer, not on every render (the page re-renders as its filter choices arrive).
   const { series, data } = useMemo(() => {
-    const labels = report.rows.map((r) => (stackBy ? dimensionLabel(r, stackBy) : 'Spend'));
-    const costs = report.rows.map((r) => toMicros(r.costMicros as number | string));
-    const totals = new Map<string, bigint>();
-    labels.forEach((label, i) => totals.set(label, (totals.get(label) ?? 0n) + costs[i]));
-    const ranked = [...totals.entries()]
-      .sort((a, b) => (b[1] > a[1] ? 1 : b[1] < a[1] ? -1 : 0))
-      .map(([label]) => label);
-    const kept = new Set(ranked.slice(0, MAX_SERIES - 1));
-    const labelOf = (l: string) => (ranked.length <= MAX_SERIES || kept.has(l) ? l : 'Other');
-    const series: Series[] = [...new Set(ranked.map(labelOf))].map((label, i) => ({ key: `s${i}`, label }));
-    const keyOf = new Map(series.map((s) => [s.label, s.key]));
-
-    // Summed per day and series first, converted to chart units once per bar.
-    const byDay = new Map<string, Map<string, bigint>>();
-    for (const day of daysBetween(report.from, report.to)) byDay.set(day, new Map());
-    report.rows.forEach((r, i) => {
-      const day = String(r.day);
-      const key = keyOf.get(labelOf(labels[i]))!;
-      const sums = byDay.get(day) ?? new Map<string, bigint>();
-      sums.set(key, (sums.get(key) ?? 0n) + costs[i]);
-      byDay.set(day, sums);
-    });
-    const data = [...byDay.entries()].map(([day, sums]) => {
+    const series: Series[] = perDay.series.map((label, i) => ({ key: `s${i}`, label }));
+    const data = perDay.days.map(({ day, costMicros }) => {
       const point: Record<string, number | string> = { day };
-      for (const [key, m] of sums) {
-        point[key] = microsToChartUnits(m);
-        point[`${key}__micros`] = m.toString();
-      }
+      costMicros.forEach((c, i) => {
+        const m = toMicros(c);
+        if (m === 0n) return;
+        point[`s${i}`] = microsToChartUnits(m);
+        point[`s${i}__micros`] = m.toString();
+      });
       return point;
     });
     return { series, data };
-  }, [report, stackBy]);
+  }, [perDay]);
 
   return (
     <figure style={{ margin: 0 }} aria-label={title}>

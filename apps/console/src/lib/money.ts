@@ -108,3 +108,12 @@ const countFormat = new Intl.NumberFormat(undefined, { maximumFractionDigits: 0 
 export function formatCount(value: bigint | number | string): string {
   return countFormat.format(String(value) as unknown as number);
 }
+
+/** `+12.5 %`, `-3.0 %`, or `new` when the previous period had no spend: integer arithmetic on micro-units. */
+export function formatChange(now: MicrosInput, before: MicrosInput): string {
+  const n = toMicros(now);
+  const b = toMicros(before);
+  if (b === 0n) return n === 0n ? 'No change' : 'New spend';
+  const ratio = formatRatio(n > b ? n - b : b - n, b);
+  return `${n >= b ? '+' : '−'}${ratio}`;
+}

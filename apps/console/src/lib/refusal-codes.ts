@@ -11,6 +11,7 @@ export const REFUSAL_CODE_LABELS: Record<string, string> = {
   COUNTERS_UNAVAILABLE: 'Counters rebuilding',
   USAGE_NOT_RECORDED: 'Usage not recorded',
   OUTPUT_BUDGET_EXCEEDED: 'Output too large',
+  TASK_NOT_SUPPORTED: 'Task not supported',
 };
 
 /** The code in words, with the code itself for anything this console does not know yet. */

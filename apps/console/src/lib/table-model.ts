@@ -36,6 +36,12 @@ function isFigure<R>(c: ColumnSpec<R>): boolean {
   return c.kind !== 'text';
 }
 
+/** A click on a column's header: a new column sorts text A→Z and figures largest first; the same one flips. */
+export function nextSort(current: SortState | null, column: string, kind: ColumnSpec<unknown>['kind']): SortState {
+  if (current?.column !== column) return { column, direction: kind === 'text' ? 'asc' : 'desc' };
+  return { column, direction: current.direction === 'desc' ? 'asc' : 'desc' };
+}
+
 /** Rows ordered by one column (stable: ties keep the API's order); null: the API's order. */
 export function sortRows<R>(rows: readonly R[], columns: readonly ColumnSpec<R>[], sort: SortState | null): R[] {
   const column = sort && columns.find((c) => c.id === sort.column);

@@ -13,7 +13,7 @@ import { formatTimestamp } from '../lib/dates';
 import { useFormSubmit } from '../lib/form-submit';
 import { canManageOrg } from '../lib/roles';
 import { useLoad } from '../lib/use-load';
-import { useOrgPath, useSession } from '../session';
+import { useSession } from '../session';
 import { scopeNames } from '../lib/scope-names';
 import { SCOPE_LABELS, periodLabel } from '../lib/labels';
 import { DataTable } from '../components/data-table';
@@ -39,7 +39,6 @@ function delivery(a: BudgetAlert, webhooks: number): { label: string; color: str
 
 export function AlertsPage() {
   const { me, org } = useSession();
-  const orgPath = useOrgPath();
   const mayManage = canManageOrg(me.role);
   const data = useLoad<AlertsData>(async () => {
     const [webhooks, alerts, budgets, teams, users, keys] = await Promise.all([
@@ -52,7 +51,7 @@ export function AlertsPage() {
     ]);
     const names = scopeNames({ org, teams, users, keys });
     return { webhooks, alerts, budgets, names };
-  }, [orgPath]);
+  }, [org.id]);
   const [adding, setAdding] = useState(false);
   const [deleting, setDeleting] = useState<AlertWebhook | null>(null);
 

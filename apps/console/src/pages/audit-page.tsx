@@ -11,7 +11,7 @@ import { dayIn, isDay, sortableTimestamp } from '../lib/dates';
 import { downloadText } from '../lib/download';
 import { tableToCsv } from '../lib/table-csv';
 import { useLoad } from '../lib/use-load';
-import { useOrgPath, useSession } from '../session';
+import { useSession } from '../session';
 import { AuditTable, actorLabel } from './audit-table';
 
 /** Rows fetched per page; "Load more" asks for the next page with the API's cursor. */
@@ -70,7 +70,6 @@ function filterParams(f: Filters): AuditQuery {
 export function AuditPage() {
   const { org, currency } = useSession();
   const today = dayIn(org.timeZone);
-  const orgPath = useOrgPath();
   const [filters, setFilters] = useState<Filters>(NO_FILTERS);
   const set =
     <K extends keyof Filters>(key: K) =>
@@ -87,11 +86,11 @@ export function AuditPage() {
 
   const facets = useLoad<AuditFacets>(
     () => answer(adminApi.GET('/v1/orgs/{orgId}/audit/facets', { params: { path: { orgId: org.id } } })),
-    [orgPath],
+    [org.id],
   );
   const first = useLoad<AuditSearchPage | null>(
     () => (query === null ? Promise.resolve(null) : search(query)),
-    [orgPath, queryKey],
+    [org.id, queryKey],
   );
   // Pages after the first, and the state of the next one, tied to the first page they follow: a new
   // query or a reloaded first page is a new object, so whatever arrives for an older one is ignored.

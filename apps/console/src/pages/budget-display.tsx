@@ -15,8 +15,8 @@ export interface BudgetsData {
   names: Map<string, string>;
   /** Each key's team and person: the budgets above a key budget. */
   keyPlaces: Map<string, KeyPlace>;
-  /** What a new budget may be set on: the org's teams, users and live keys. */
-  targets: Record<Exclude<BudgetScope, 'ORG'>, { value: string; label: string }[]>;
+  /** What a new budget may be set on: the org's teams and users (a key is searched for). */
+  targets: Record<'TEAM' | 'USER', { value: string; label: string }[]>;
 }
 
 export const SCOPE_LABELS: Record<BudgetScope, string> = {
@@ -34,6 +34,8 @@ export function ModeBadge({ mode }: { mode: 'HARD' | 'SOFT' }) {
       variant="outline"
       color={mode === 'HARD' ? 'red.9' : 'gray.8'}
       c="var(--tg-strong)"
+      // The whole label, even in a crowded table: cut to "HARD: REFUSES CA…" it hid what the mode does.
+      styles={{ root: { maxWidth: 'none', flexShrink: 0 }, label: { overflow: 'visible' } }}
       title={mode === 'HARD' ? 'Calls over the limit are refused' : 'Calls go on over the limit; alerts fire'}
     >
       {mode === 'HARD' ? 'Hard: refuses calls' : 'Soft: alerts only'}

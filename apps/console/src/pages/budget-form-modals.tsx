@@ -10,7 +10,9 @@ import { decimalToMicros } from '../lib/money-input';
 import { microsToDecimal } from '../lib/money';
 import { useSession } from '../session';
 import { periodLabel } from '../lib/labels';
-import { type BudgetLimit } from '../lib/budget-parents';
+import { type BudgetLimit, type KeyPlace } from '../lib/budget-parents';
+import type { Key } from '../api/admin-types';
+import { KeyPicker } from '../components/key-picker';
 import { type BudgetsData, ParentWarning, SCOPE_LABELS, SCOPE_ORDER } from './budget-display';
 
 /** What a budget's create and edit forms both set, as typed. */
@@ -190,12 +192,14 @@ export function CreateBudgetModal({
   targets: BudgetsData['targets'];
   budgets: Budget[];
   labelOf: (b: Budget) => string;
-  parentsBelow: (b: BudgetLimit) => Budget[];
+  parentsBelow: (b: BudgetLimit, key?: KeyPlace & { id: string }) => Budget[];
   onClose: () => void;
   onCreated: () => void;
 }) {
   const [scope, setScope] = useState<BudgetScope>('TEAM');
   const [scopeId, setScopeId] = useState<string | null>(null);
+  // The key searched for and chosen: its team and owner are the budgets above a new key budget.
+  const [chosenKey, setChosenKey] = useState<Key | null>(null);
   const [period, setPeriod] = useState<BudgetPeriod>('MONTH');
   const [settings, setSettings] = useState<LimitSettings>({ limit: '', mode: 'HARD', thresholds: '80, 100' });
   const [tried, setTried] = useState(false);
@@ -233,6 +237,18 @@ export function CreateBudgetModal({
       />
       {scope === 'ORG' ? (
         <Text size="sm">The whole organisation: {orgName}</Text>
+      ) : scope === 'KEY' ? (
+        <KeyPicker
+          live
+          placeholder="Type to search the keys"
+          value={scopeId}
+          onChange={(id, key) => {
+            setScopeId(id);
+            setChosenKey(key ?? null);
+          }}
+          error={tried && !scopeId ? 'Choose a key' : form.at('scopeId')}
+          testId="new-budget-target"
+        />
       ) : (
         <Select
           label={SCOPE_LABELS[scope]}
@@ -273,7 +289,10 @@ export function CreateBudgetModal({
       />
       {target && micros !== null && (
         <ParentWarning
-          parents={parentsBelow({ scope, scopeId: target, period, limitMicros: String(micros) })}
+          parents={parentsBelow(
+            { scope, scopeId: target, period, limitMicros: String(micros) },
+            scope === 'KEY' && chosenKey ? chosenKey : undefined,
+          )}
           labelOf={labelOf}
         />
       )}

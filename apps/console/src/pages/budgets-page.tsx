@@ -1,6 +1,7 @@
 import { Button, Card, Group, SegmentedControl, Stack, Table, Text } from '@mantine/core';
 import { useState } from 'react';
 import { adminApi, answer } from '../api/admin-client';
+import { keysByIds } from '../lib/keys-by-ids';
 import { type Budget, type BudgetScope } from '../api/governance-types';
 import { ConfirmModal } from '../components/confirm-modal';
 import { Money } from '../components/money-text';
@@ -8,9 +9,11 @@ import { EmptyState, ErrorState, LoadingState } from '../components/page-states'
 import { RowAction } from '../components/row-action';
 import { canManageOrg } from '../lib/roles';
 import { useLoad } from '../lib/use-load';
-import { useOrgPath, useSession } from '../session';
+import { useSession } from '../session';
 import { scopeNames } from '../lib/scope-names';
 import { DataTable } from '../components/data-table';
+import { sortableHeads, sortedBy, useTableSort } from '../components/sortable-th';
+import type { ColumnSpec } from '../lib/table-model';
 import { periodLabel } from '../lib/labels';
 import { type BudgetLimit, lowerParents } from '../lib/budget-parents';
 import { EditBudgetModal, CreateBudgetModal } from './budget-form-modals';
@@ -25,16 +28,19 @@ import {
 
 export function BudgetsPage() {
   const { me, org } = useSession();
-  const orgPath = useOrgPath();
   const data = useLoad<BudgetsData>(async () => {
     // Both lists come scoped to the caller's role by the API (a team admin: its team's and its keys').
-    const [budgets, usage, teams, users, keys] = await Promise.all([
+    const [budgets, usage, teams, users] = await Promise.all([
       answer(adminApi.GET('/v1/orgs/{orgId}/budgets', { params: { path: { orgId: org.id } } })),
       answer(adminApi.GET('/v1/orgs/{orgId}/reports/budgets', { params: { path: { orgId: org.id } } })),
       answer(adminApi.GET('/v1/orgs/{orgId}/teams', { params: { path: { orgId: org.id } } })),
       answer(adminApi.GET('/v1/orgs/{orgId}/users', { params: { path: { orgId: org.id } } })),
-      answer(adminApi.GET('/v1/orgs/{orgId}/keys', { params: { path: { orgId: org.id } } })),
     ]);
+    // Only the keys that have a budget, looked up by id: not every key of the org (10,000 on the bench).
+    const keys = await keysByIds(
+      org.id,
+      budgets.filter((b) => b.scope === 'KEY').map((b) => b.scopeId),
+    );
     const names = scopeNames({ org, teams, users, keys });
     budgets.sort(
       (a, b) =>
@@ -42,13 +48,10 @@ export function BudgetsPage() {
         (names.get(a.scopeId) ?? '').localeCompare(names.get(b.scopeId) ?? ''),
     );
     const byLabel = (a: { label: string }, b: { label: string }) => a.label.localeCompare(b.label);
+    // A key is chosen by a search of the API (KeyPicker), not from a list of them all.
     const targets = {
       TEAM: teams.map((t) => ({ value: t.id, label: t.name })).sort(byLabel),
       USER: users.map((u) => ({ value: u.id, label: u.name ? `${u.name} <${u.email}>` : u.email })).sort(byLabel),
-      KEY: keys
-        .filter((k) => !k.revokedAt)
-        .map((k) => ({ value: k.id, label: `${k.name} (${k.prefix})` }))
-        .sort(byLabel),
     };
     return {
       budgets,
@@ -57,11 +60,11 @@ export function BudgetsPage() {
       keyPlaces: new Map(keys.map((k) => [k.id, { teamId: k.teamId, userId: k.userId }])),
       targets,
     };
-  }, [orgPath]);
+  }, [org.id]);
   // Its own load: without it the budgets still show, only "blocking now" does not.
   const blockingLoad = useLoad(
     () => answer(adminApi.GET('/v1/orgs/{orgId}/reports/refusals/blocking', { params: { path: { orgId: org.id } } })),
-    [orgPath],
+    [org.id],
   );
   const blocking = new Map(
     blockingLoad.state === 'ready' ? blockingLoad.data.budgets.map((b) => [b.budgetId, b.refusedCalls]) : [],
@@ -71,13 +74,27 @@ export function BudgetsPage() {
   const [creating, setCreating] = useState(false);
   const [deleting, setDeleting] = useState<Budget | null>(null);
   const mayEdit = canManageOrg(me.role);
+  const sorting = useTableSort();
 
   if (data.state === 'loading') return <LoadingState label="Loading budgets…" />;
   if (data.state === 'error') return <ErrorState error={data.error} what="budgets" onRetry={data.reload} />;
   const { budgets, usage, names, targets, keyPlaces } = data.data;
   const labelOf = (b: Budget) => `${SCOPE_LABELS[b.scope]} ${names.get(b.scopeId) ?? b.scopeId}`;
   const parentsBelow = (b: BudgetLimit) => lowerParents(b, budgets, org.id, keyPlaces) as Budget[];
-  const shown = budgets.filter((b) => scope === 'ALL' || b.scope === scope);
+  const columns: ColumnSpec<Budget>[] = [
+    { id: 'scope', header: 'Scope', kind: 'text', value: labelOf },
+    { id: 'period', header: 'Period', kind: 'text', value: (b) => periodLabel(b.period) },
+    { id: 'mode', header: 'Mode', kind: 'text', value: (b) => b.mode },
+    { id: 'utilisation', header: 'Utilisation', kind: 'count', value: (b) => usage.get(b.id)?.utilisationBp ?? null },
+    { id: 'limit', header: 'Limit', kind: 'money', value: (b) => b.limitMicros },
+    { id: 'alerts', header: 'Alerts at', kind: 'count', value: (b) => b.alertThresholds[0] ?? null },
+  ];
+  const shown = sortedBy(
+    budgets.filter((b) => scope === 'ALL' || b.scope === scope),
+    columns,
+    sorting,
+  );
+  const th = sortableHeads(columns, sorting, 'budgets');
 
   return (
     <Stack gap="md">
@@ -116,12 +133,12 @@ export function BudgetsPage() {
             label="Budgets"
             head={
               <>
-                <Table.Th>Scope</Table.Th>
-                <Table.Th>Period</Table.Th>
-                <Table.Th>Mode</Table.Th>
-                <Table.Th w={320}>Utilisation</Table.Th>
-                <Table.Th>Limit</Table.Th>
-                <Table.Th>Alerts at</Table.Th>
+                {th('scope')}
+                {th('period')}
+                {th('mode')}
+                {th('utilisation', { w: 320 })}
+                {th('limit')}
+                {th('alerts')}
                 {mayEdit && <Table.Th>Actions</Table.Th>}
               </>
             }
@@ -206,7 +223,9 @@ export function BudgetsPage() {
           targets={targets}
           budgets={budgets}
           labelOf={labelOf}
-          parentsBelow={(b) => lowerParents(b, budgets, org.id, keyPlaces) as Budget[]}
+          parentsBelow={(b, key) =>
+            lowerParents(b, budgets, org.id, key ? new Map([...keyPlaces, [key.id, key]]) : keyPlaces) as Budget[]
+          }
           onClose={() => setCreating(false)}
           onCreated={() => {
             setCreating(false);

@@ -2,10 +2,11 @@ import { Anchor, Badge, Card, Group, Select, Stack, Table, Text, TextInput } fro
 import { useEffect, useMemo, useState } from 'react';
 import { adminApi, answer } from '../api/admin-client';
 import type { operations } from '../api/admin-api.gen';
-import type { Key, User } from '../api/admin-types';
+import type { Team, User } from '../api/admin-types';
 import type { CallLogRow } from '../api/calls-types';
 import { CursorPager } from '../components/cursor-pager';
 import { DataTable } from '../components/data-table';
+import { KeyPicker } from '../components/key-picker';
 import { Money } from '../components/money-text';
 import { EmptyState, ErrorState, LoadingState, ScopeNote } from '../components/page-states';
 import { RangePicker } from '../components/range-picker';
@@ -22,6 +23,7 @@ import { useSession } from '../session';
 const PAGE_SIZE = 50;
 
 interface Filters {
+  teamId: string | null;
   keyId: string | null;
   userId: string | null;
   tool: string;
@@ -29,7 +31,7 @@ interface Filters {
   code: string | null;
 }
 
-const FILTER_KEYS = ['keyId', 'userId', 'tool', 'outcome', 'code'] as const;
+const FILTER_KEYS = ['teamId', 'keyId', 'userId', 'tool', 'outcome', 'code'] as const;
 type CallsQuery = NonNullable<operations['CallsController_callLog']['parameters']['query']>;
 
 /** The filters and range a URL names (a link from the Overview, a shared page). */
@@ -41,6 +43,7 @@ function readSearch(search: string, today: string): { filters: Filters; range: D
   return {
     range,
     filters: {
+      teamId: p.get('teamId'),
       keyId: p.get('keyId'),
       userId: p.get('userId'),
       tool: p.get('tool') ?? '',
@@ -102,9 +105,14 @@ export function CallsPage() {
     if (firstShown) setAskChoices(true);
   }, [firstShown]);
   const choices = useLoad(async () => {
-    if (!askChoices) return { keys: [], users: [] };
-    const [keys, users] = await Promise.all([
-      answer(adminApi.GET('/v1/orgs/{orgId}/keys', { params: { path: { orgId: org.id } } })).catch(() => [] as Key[]),
+    if (!askChoices) return { teams: [], users: [] };
+    // Keys are searched as typed (KeyPicker): an org has thousands.
+    const [teams, users] = await Promise.all([
+      scope === 'org'
+        ? answer(adminApi.GET('/v1/orgs/{orgId}/teams', { params: { path: { orgId: org.id } } })).catch(
+            () => [] as Team[],
+          )
+        : Promise.resolve([] as Team[]),
       scope === 'user'
         ? Promise.resolve([] as User[])
         : answer(adminApi.GET('/v1/orgs/{orgId}/users', { params: { path: { orgId: org.id } } })).catch(
@@ -112,15 +120,13 @@ export function CallsPage() {
           ),
     ]);
     return {
-      keys: keys
-        .map((k) => ({ value: k.id, label: `${k.name} (${k.prefix})` }))
-        .sort((a, b) => a.label.localeCompare(b.label)),
+      teams: teams.map((t) => ({ value: t.id, label: t.name })).sort((a, b) => a.label.localeCompare(b.label)),
       users: users
         .map((u) => ({ value: u.id, label: u.name ? `${u.name} <${u.email}>` : u.email }))
         .sort((a, b) => a.label.localeCompare(b.label)),
     };
   }, [org.id, askChoices]);
-  const options = choices.state === 'ready' ? choices.data : { keys: [], users: [] };
+  const options = choices.state === 'ready' ? choices.data : { teams: [], users: [] };
   const withCurrent = (list: { value: string; label: string }[], id: string | null) =>
     id && !list.some((o) => o.value === id) ? [...list, { value: id, label: id }] : list;
   const set = (k: keyof Filters) => (v: string | null) => setFilters((f) => ({ ...f, [k]: v }));
@@ -130,18 +136,21 @@ export function CallsPage() {
       <ScopeNote scope={scope} />
       <RangePicker range={range} today={today} timeZone={org.timeZone} onChange={setRange} testIdPrefix="calls" />
       <Group align="flex-end" wrap="wrap" gap="sm">
-        <Select
-          label="Key"
-          placeholder="Any key"
-          clearable
-          searchable
-          limit={50}
-          data={withCurrent(options.keys, filters.keyId)}
-          value={filters.keyId}
-          onChange={set('keyId')}
-          data-testid="calls-key"
-          w={260}
-        />
+        {/* A team admin's team and a member's own calls are forced by the API: no team to choose. */}
+        {scope === 'org' && (
+          <Select
+            label="Team"
+            placeholder="Any team"
+            clearable
+            searchable
+            data={withCurrent(options.teams, filters.teamId)}
+            value={filters.teamId}
+            onChange={set('teamId')}
+            data-testid="calls-team"
+            w={200}
+          />
+        )}
+        <KeyPicker value={filters.keyId} onChange={set('keyId')} testId="calls-key" w={260} />
         {scope !== 'user' && (
           <Select
             label="User"

@@ -8,7 +8,7 @@ import { EmptyState, ErrorState, LoadingState } from '../components/page-states'
 import { RowAction } from '../components/row-action';
 import { formatTimestamp } from '../lib/dates';
 import { useLoad } from '../lib/use-load';
-import { useOrgPath, useSession } from '../session';
+import { useSession } from '../session';
 import { DataTable } from '../components/data-table';
 
 const HEALTH: Record<Connection['health'], { label: string; color: string; hint?: string }> = {
@@ -30,7 +30,6 @@ interface ConnectionsData {
 /** The signed-in person's own accounts at per-user OAuth upstreams: connect or disconnect. */
 export function ConnectionsPage() {
   const { me, org } = useSession();
-  const orgPath = useOrgPath();
   const userId = me.user?.id ?? null;
   const data = useLoad<ConnectionsData | null>(async () => {
     if (!userId) return null;
@@ -41,7 +40,7 @@ export function ConnectionsPage() {
       ),
     ]);
     return { upstreams: upstreams.filter((u) => u.authMode === 'PER_USER_OAUTH'), connections };
-  }, [orgPath, userId]);
+  }, [org.id, userId]);
   const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   // The upstream being connected in the other tab, and its connection as it was then (a reconnect changes it).

@@ -11,7 +11,7 @@ import { useFormSubmit } from '../lib/form-submit';
 import { decimalToMicros } from '../lib/money-input';
 import { useLoad } from '../lib/use-load';
 import { zonedToUtc } from '../lib/zoned-time';
-import { useOrgPath, useSession } from '../session';
+import { useSession } from '../session';
 
 const KEY_BUDGET_PERIODS = [
   { value: 'DAY', label: 'Day' },
@@ -34,7 +34,6 @@ export function IssueKeyModal({
   onIssued: () => void;
 }) {
   const { me, org, currency } = useSession();
-  const orgPath = useOrgPath();
   // Members issue keys for themselves; team admins within their team.
   const fixedTeam = me.role === 'MEMBER' || me.role === 'TEAM_ADMIN' ? me.teamId : null;
   const fixedUser = me.role === 'MEMBER' ? (me.user?.id ?? null) : null;
@@ -63,7 +62,7 @@ export function IssueKeyModal({
             adminApi.GET('/v1/orgs/{orgId}/teams/{teamId}/members', { params: { path: { orgId: org.id, teamId } } }),
           )
         : [],
-    [orgPath, teamId],
+    [org.id, teamId],
   );
   const memberOptions =
     members.state === 'ready'

@@ -11,7 +11,7 @@ import { useFieldErrors } from '../lib/field-errors';
 import { useFormSubmit } from '../lib/form-submit';
 import { decimalToMicros } from '../lib/money-input';
 import { useLoad } from '../lib/use-load';
-import { useOrgPath, useSession } from '../session';
+import { useSession } from '../session';
 import { ConsoleModal } from '../components/console-modal';
 import { periodLabel } from '../lib/labels';
 import { dayIn } from '../lib/dates';
@@ -43,7 +43,6 @@ export function KeySettingsModal({
   onClose: () => void;
   onSaved: () => void;
 }) {
-  const orgPath = useOrgPath();
   const { currency, org } = useSession();
   const [tags, setTags] = useState<string[]>(k.tags);
   const [disclosure, setDisclosure] = useState<Key['disclosureMode']>(k.disclosureMode ?? null);
@@ -52,7 +51,7 @@ export function KeySettingsModal({
   const path = { orgId: org.id, keyId: k.id };
   const limits = useLoad(
     () => answer(adminApi.GET('/v1/orgs/{orgId}/keys/{keyId}/limits', { params: { path } })),
-    [orgPath, k.id],
+    [org.id, k.id],
   );
 
   const save = form.onSubmit(async () => {

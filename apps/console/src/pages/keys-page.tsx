@@ -1,7 +1,8 @@
 import { Badge, Button, Card, Code, Group, Select, Stack, Switch, Table, Text, TextInput } from '@mantine/core';
-import { useMemo, useState } from 'react';
+import { useDebouncedValue } from '@mantine/hooks';
+import { useEffect, useMemo, useState } from 'react';
 import { adminApi, answer } from '../api/admin-client';
-import type { Key, Team, User } from '../api/admin-types';
+import type { Key, KeyPage } from '../api/admin-types';
 import { KeySettingsModal } from './key-settings-modal';
 import { ConfirmModal } from '../components/confirm-modal';
 import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
@@ -9,16 +10,10 @@ import { RowAction } from '../components/row-action';
 import { formatTimestamp } from '../lib/dates';
 import { canManageKeys } from '../lib/roles';
 import { useLoad } from '../lib/use-load';
-import { useOrgPath, useSession } from '../session';
-import { scopeNames } from '../lib/scope-names';
+import { useSession } from '../session';
 import { DataTable } from '../components/data-table';
+import { SortableTh, type TableSort, useTableSort } from '../components/sortable-th';
 import { IssueKeyModal, KeySecret } from './issue-key-modal';
-
-interface KeysData {
-  keys: Key[];
-  teams: Team[];
-  users: User[];
-}
 
 // Badges in a crowded table keep their whole label (Mantine truncates it by default).
 const BADGE_FULL = { label: { overflow: 'visible' } };
@@ -29,57 +24,58 @@ function keyStatus(k: Key): { label: string; color: string } {
   return { label: 'Active', color: 'green.9' };
 }
 
-/** Rows the table renders at once; the filters find the rest (an org may have thousands of keys). */
-const KEY_ROWS_SHOWN = 200;
+/** Rows a page shows; the API filters and pages (an org may have thousands of keys). */
+const KEYS_PER_PAGE = 100;
 
 export function KeysPage() {
   const { me, org } = useSession();
-  const orgPath = useOrgPath();
-  const data = useLoad<KeysData>(async () => {
-    const [keys, teams, users] = await Promise.all([
-      answer(adminApi.GET('/v1/orgs/{orgId}/keys', { params: { path: { orgId: org.id } } })),
-      answer(adminApi.GET('/v1/orgs/{orgId}/teams', { params: { path: { orgId: org.id } } })),
-      answer(adminApi.GET('/v1/orgs/{orgId}/users', { params: { path: { orgId: org.id } } })),
-    ]);
-    return { keys, teams, users };
-  }, [orgPath]);
   const [search, setSearch] = useState('');
+  // The API searches once typing pauses, not per keystroke.
+  const [query] = useDebouncedValue(search.trim(), 300);
   const [showInactive, setShowInactive] = useState(false);
+  const [tagFilter, setTagFilter] = useState<string | null>(null);
+  // The page chosen, for the filters it was chosen under: new filters start at their first page.
+  const [paged, setPaged] = useState({ filters: '', offset: 0 });
   const [issuing, setIssuing] = useState(false);
   const [revoking, setRevoking] = useState<Key | null>(null);
   const [rotating, setRotating] = useState<Key | null>(null);
   const [editing, setEditing] = useState<Key | null>(null);
-  const [tagFilter, setTagFilter] = useState<string | null>(null);
   const mayManage = canManageKeys(me.role);
+  // The API sorts the whole list before paging (`sort`), so page 2 continues page 1's order.
+  const sorting = useTableSort();
+  const sortParam = sorting.sort ? `${sorting.sort.column}:${sorting.sort.direction}` : null;
+  const filters = JSON.stringify([query, tagFilter, showInactive, sortParam]);
+  const offset = paged.filters === filters ? paged.offset : 0;
 
-  const names = useMemo(
+  const data = useLoad<KeyPage>(
     () =>
-      data.state === 'ready'
-        ? scopeNames({ teams: data.data.teams, users: data.data.users })
-        : new Map<string, string>(),
+      answer(
+        adminApi.GET('/v1/orgs/{orgId}/keys/page', {
+          params: {
+            path: { orgId: org.id },
+            query: {
+              ...(query ? { search: query } : {}),
+              ...(tagFilter ? { tag: tagFilter } : {}),
+              ...(sortParam ? { sort: sortParam } : {}),
+              inactive: showInactive,
+              limit: KEYS_PER_PAGE,
+              offset,
+            },
+          },
+        }),
+      ),
+    [org.id, filters, offset],
+  );
+  // The tag choices of the last answer stay while the next page loads.
+  const [allTags, setAllTags] = useState<string[]>([]);
+  useEffect(() => {
+    if (data.state === 'ready') setAllTags(data.data.tags);
+  }, [data]);
+  const names = useMemo(
+    () => new Map(data.state === 'ready' ? data.data.names.map((n) => [n.id, n.name] as const) : []),
     [data],
   );
-
-  if (data.state === 'loading') return <LoadingState label="Loading keys…" />;
-  if (data.state === 'error') return <ErrorState error={data.error} what="keys" onRetry={data.reload} />;
-
-  const needle = search.trim().toLowerCase();
-  const allTags = [...new Set(data.data.keys.flatMap((k) => k.tags ?? []))].sort();
-  const shown = data.data.keys
-    .filter((k) => showInactive || keyStatus(k).label === 'Active')
-    .filter((k) => !tagFilter || (k.tags ?? []).includes(tagFilter))
-    .filter(
-      (k) =>
-        !needle ||
-        [
-          k.name,
-          k.prefix,
-          ...(k.tags ?? []),
-          k.oauthClientName ?? '',
-          names.get(k.teamId) ?? '',
-          names.get(k.userId) ?? '',
-        ].some((s) => s.toLowerCase().includes(needle)),
-    );
+  const filtered = Boolean(query || tagFilter);
 
   return (
     <Stack gap="md">
@@ -87,7 +83,7 @@ export function KeysPage() {
         <Group>
           <TextInput
             aria-label="Filter keys"
-            placeholder="Filter by name, prefix, team or owner"
+            placeholder="Filter by name, prefix, tag, team or owner"
             value={search}
             onChange={(e) => setSearch(e.currentTarget.value)}
             w={320}
@@ -114,36 +110,117 @@ export function KeysPage() {
           </Button>
         )}
       </Group>
+      {data.state === 'loading' ? (
+        <LoadingState label="Loading keys…" />
+      ) : data.state === 'error' ? (
+        <ErrorState error={data.error} what="keys" onRetry={data.reload} />
+      ) : (
+        <KeysTable
+          page={data.data}
+          names={names}
+          filtered={filtered}
+          sorting={sorting}
+          mayManage={mayManage}
+          timeZone={org.timeZone}
+          onPage={(next) => setPaged({ filters, offset: next })}
+          onEdit={setEditing}
+          onRotate={setRotating}
+          onRevoke={setRevoking}
+        />
+      )}
+      {issuing && <IssueKeyLoader onClose={() => setIssuing(false)} onIssued={data.reload} />}
+      {editing && <KeySettingsModal keyToEdit={editing} onClose={() => setEditing(null)} onSaved={data.reload} />}
+      {rotating && <RotateKeyModal keyToRotate={rotating} onClose={() => setRotating(null)} onRotated={data.reload} />}
+      {revoking && (
+        <RevokeKeyModal
+          keyToRevoke={revoking}
+          onClose={() => setRevoking(null)}
+          onRevoked={() => {
+            setRevoking(null);
+            data.reload();
+          }}
+        />
+      )}
+    </Stack>
+  );
+}
+
+/** The issue form, once the teams and people it offers are loaded (the list itself does not need them). */
+function IssueKeyLoader({ onClose, onIssued }: { onClose: () => void; onIssued: () => void }) {
+  const { org } = useSession();
+  const choices = useLoad(async () => {
+    const [teams, users] = await Promise.all([
+      answer(adminApi.GET('/v1/orgs/{orgId}/teams', { params: { path: { orgId: org.id } } })),
+      answer(adminApi.GET('/v1/orgs/{orgId}/users', { params: { path: { orgId: org.id } } })),
+    ]);
+    return { teams, users };
+  }, [org.id]);
+  if (choices.state !== 'ready') return null;
+  return <IssueKeyModal teams={choices.data.teams} users={choices.data.users} onClose={onClose} onIssued={onIssued} />;
+}
+
+function KeysTable({
+  page,
+  names,
+  filtered,
+  sorting,
+  mayManage,
+  timeZone,
+  onPage,
+  onEdit: setEditing,
+  onRotate: setRotating,
+  onRevoke: setRevoking,
+}: {
+  page: KeyPage;
+  names: Map<string, string>;
+  filtered: boolean;
+  sorting: TableSort;
+  mayManage: boolean;
+  timeZone: string;
+  onPage: (offset: number) => void;
+  onEdit: (k: Key) => void;
+  onRotate: (k: Key) => void;
+  onRevoke: (k: Key) => void;
+}) {
+  const shown = page.keys;
+  const th = (column: string, header: string, kind: 'text' | 'count' = 'text') => (
+    <SortableTh column={column} header={header} kind={kind} sorting={sorting} testIdPrefix="keys" />
+  );
+  return (
+    <>
       <Card withBorder p={0}>
         {shown.length === 0 ? (
-          <EmptyState title={data.data.keys.length === 0 ? 'No keys yet' : 'No key matches'}>
-            {data.data.keys.length === 0
-              ? 'Issue a virtual key for an agent, or connect a client by OAuth: its key shows here too.'
-              : 'Change the filter to see more keys.'}
+          <EmptyState title={filtered || page.total > 0 ? 'No key matches' : 'No keys yet'}>
+            {filtered || page.total > 0
+              ? 'Change the filter to see more keys.'
+              : 'Issue a virtual key for an agent, or connect a client by OAuth: its key shows here too.'}
           </EmptyState>
         ) : (
-          <Table.ScrollContainer minWidth={900}>
+          // Its own sideways scroll region, focusable: finance's rows have no control a keyboard could reach it by.
+          <>
             <DataTable
               striped
+              minWidth={900}
+              label="Keys"
               data-testid="keys-table"
               head={
                 <>
-                  <Table.Th>Name</Table.Th>
-                  <Table.Th>Kind</Table.Th>
-                  <Table.Th>Prefix</Table.Th>
-                  <Table.Th>Team</Table.Th>
-                  <Table.Th>Owner</Table.Th>
+                  {th('name', 'Name')}
+                  {th('kind', 'Kind')}
+                  {th('prefix', 'Prefix')}
+                  {th('team', 'Team')}
+                  {th('owner', 'Owner')}
                   <Table.Th>Tags</Table.Th>
                   <Table.Th>Disclosure</Table.Th>
-                  <Table.Th>Last used</Table.Th>
-                  <Table.Th>Expires</Table.Th>
-                  <Table.Th>Created</Table.Th>
+                  {th('lastUsedAt', 'Last used', 'count')}
+                  {th('expiresAt', 'Expires')}
+                  {th('createdAt', 'Created')}
                   <Table.Th>Status</Table.Th>
                   {mayManage && <Table.Th>Actions</Table.Th>}
                 </>
               }
             >
-              {shown.slice(0, KEY_ROWS_SHOWN).map((k) => {
+              {shown.map((k) => {
                 const status = keyStatus(k);
                 return (
                   <Table.Tr key={k.id} data-testid="key-row" data-key-id={k.id}>
@@ -174,11 +251,11 @@ export function KeysPage() {
                       </Group>
                     </Table.Td>
                     <Table.Td>{k.disclosureMode ? k.disclosureMode.toLowerCase() : 'policy'}</Table.Td>
-                    <Table.Td>{k.lastUsedAt ? formatTimestamp(k.lastUsedAt, org.timeZone) : 'Never'}</Table.Td>
+                    <Table.Td>{k.lastUsedAt ? formatTimestamp(k.lastUsedAt, timeZone) : 'Never'}</Table.Td>
                     <Table.Td data-testid="key-expires">
-                      {k.expiresAt ? formatTimestamp(k.expiresAt, org.timeZone) : 'Never'}
+                      {k.expiresAt ? formatTimestamp(k.expiresAt, timeZone) : 'Never'}
                     </Table.Td>
-                    <Table.Td>{formatTimestamp(k.createdAt, org.timeZone)}</Table.Td>
+                    <Table.Td>{formatTimestamp(k.createdAt, timeZone)}</Table.Td>
                     <Table.Td>
                       <Badge variant="outline" color={status.color} c="var(--tg-strong)" styles={BADGE_FULL}>
                         {status.label}
@@ -222,36 +299,37 @@ export function KeysPage() {
                 );
               })}
             </DataTable>
-            {shown.length > KEY_ROWS_SHOWN && (
-              <Text size="sm" p="sm" data-testid="keys-truncated">
-                Showing {KEY_ROWS_SHOWN} of {shown.length} keys: filter by name, prefix, team, owner or tag to find the
-                others.
-              </Text>
-            )}
-          </Table.ScrollContainer>
+          </>
         )}
       </Card>
-      {issuing && (
-        <IssueKeyModal
-          teams={data.data.teams}
-          users={data.data.users}
-          onClose={() => setIssuing(false)}
-          onIssued={data.reload}
-        />
+      {page.total > 0 && (
+        <Group justify="space-between">
+          <Text size="sm" c="dimmed" data-testid="keys-summary" aria-live="polite">
+            {shown.length === 0
+              ? `No keys on this page of ${page.total.toLocaleString('en-US')}`
+              : `Keys ${(page.offset + 1).toLocaleString('en-US')}–${(page.offset + shown.length).toLocaleString('en-US')} of ${page.total.toLocaleString('en-US')}`}
+          </Text>
+          <Group gap="xs">
+            <Button
+              variant="default"
+              disabled={page.offset === 0}
+              onClick={() => onPage(Math.max(0, page.offset - page.limit))}
+              data-testid="keys-previous"
+            >
+              Previous
+            </Button>
+            <Button
+              variant="default"
+              disabled={page.offset + shown.length >= page.total}
+              onClick={() => onPage(page.offset + page.limit)}
+              data-testid="keys-next"
+            >
+              Next
+            </Button>
+          </Group>
+        </Group>
       )}
-      {editing && <KeySettingsModal keyToEdit={editing} onClose={() => setEditing(null)} onSaved={data.reload} />}
-      {rotating && <RotateKeyModal keyToRotate={rotating} onClose={() => setRotating(null)} onRotated={data.reload} />}
-      {revoking && (
-        <RevokeKeyModal
-          keyToRevoke={revoking}
-          onClose={() => setRevoking(null)}
-          onRevoked={() => {
-            setRevoking(null);
-            data.reload();
-          }}
-        />
-      )}
-    </Stack>
+    </>
   );
 }
 

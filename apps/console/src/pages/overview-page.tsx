@@ -4,16 +4,17 @@ import { adminApi, answer } from '../api/admin-client';
 import { spendReport } from '../api/spend-report';
 import { Money } from '../components/money-text';
 import { EmptyState, ErrorState, LoadingState, ScopeNote } from '../components/page-states';
-import { SpendPerDayChart } from '../components/spend-chart';
+import { SpendPerDayChart, perDayOfReport } from '../components/spend-chart';
 import { dayIn, formatDay, formatTimestamp } from '../lib/dates';
-import { MicrosInput, formatMoney, formatRatio, toMicros } from '../lib/money';
-import { DEFAULT_PRESET, DayRange, presetOf, presetRange, previousPeriod } from '../lib/date-ranges';
+import { formatRatio } from '../lib/money';
+import { DEFAULT_PRESET, DayRange, presetOf, presetRange } from '../lib/date-ranges';
+import { PreviousPeriod } from '../components/previous-period';
 import { RangePicker } from '../components/range-picker';
 import { UpdatedAgo } from '../components/updated-ago';
 import { SpendScope, canReadSpend, spendScopeOf } from '../lib/roles';
 import { DIMENSION_LABELS, topBy } from '../lib/spend-table';
 import { useLoad } from '../lib/use-load';
-import { useOrgPath, useSession } from '../session';
+import { useSession } from '../session';
 import { scopeNames } from '../lib/scope-names';
 import { DataTable } from '../components/data-table';
 import { periodLabel } from '../lib/labels';
@@ -28,9 +29,11 @@ const STACKS: Record<SpendScope, [StackBy, StackBy]> = {
   user: ['upstream', 'tool'],
 };
 
+/** The Overview compares the whole scope's spend: no filter. */
+const NO_REPORT_FILTERS = {};
+
 export function OverviewPage() {
   const { org, currency, me } = useSession();
-  const orgPath = useOrgPath();
   const scope = spendScopeOf(me.role);
   // Org alerts are the Audit level: a team admin or a member would only be refused them.
   const readsAlerts = canReadSpend(me.role);
@@ -39,48 +42,39 @@ export function OverviewPage() {
   const [range, setRange] = useState<DayRange>(() => presetRange(DEFAULT_PRESET, today));
   const q = `from=${range.from}&to=${range.to}`;
   const path = { orgId: org.id };
-  const previous = previousPeriod(range);
-  const previousTotal = useLoad(
-    () => spendReport(org.id, { from: previous.from, to: previous.to }),
-    [orgPath, previous.from, previous.to],
-  );
   const [stackBy, setStackBy] = useState<StackBy>(STACKS[scope][0]);
 
   // Each panel loads on its own: one failed report shows its error in its panel, the rest stays.
-  const total = useLoad(() => spendReport(org.id, range), [orgPath, q]);
+  const total = useLoad(() => spendReport(org.id, range), [org.id, q]);
   const budgetsLoad = useLoad(
     () => answer(adminApi.GET('/v1/orgs/{orgId}/reports/budgets', { params: { path } })),
-    [orgPath],
+    [org.id],
   );
   // Budgets refusing calls now (BUDGET_EXCEEDED in the last minutes): their forecast is not a future date.
   const blockingLoad = useLoad(
     () => answer(adminApi.GET('/v1/orgs/{orgId}/reports/refusals/blocking', { params: { path } })),
-    [orgPath],
+    [org.id],
   );
   const blocking = new Map(
     blockingLoad.state === 'ready' ? blockingLoad.data.budgets.map((b) => [b.budgetId, b.refusedCalls]) : [],
   );
-  // Names only label rows: without them the ids show, nothing else is lost.
+  // A team admin's team by name (budgets come with their scope's name): without it the id shows.
   const namesLoad = useLoad(async () => {
-    const [teams, users, keys] = await Promise.all([
-      answer(adminApi.GET('/v1/orgs/{orgId}/teams', { params: { path } })).catch(() => []),
-      answer(adminApi.GET('/v1/orgs/{orgId}/users', { params: { path } })).catch(() => []),
-      answer(adminApi.GET('/v1/orgs/{orgId}/keys', { params: { path } })).catch(() => []),
-    ]);
-    return scopeNames({ org, teams, users, keys });
-  }, [orgPath]);
+    const teams = await answer(adminApi.GET('/v1/orgs/{orgId}/teams', { params: { path } })).catch(() => []);
+    return scopeNames({ org, teams });
+  }, [org.id]);
   const topTools = useLoad(
     async () => topBy(await spendReport(org.id, { ...range, groupBy: 'tool' }), 'tool', 5),
-    [orgPath, q],
+    [org.id, q],
   );
   const topKeys = useLoad(
     async () => topBy(await spendReport(org.id, { ...range, groupBy: 'key' }), 'key', 5),
-    [orgPath, q],
+    [org.id, q],
   );
   // A member's own usage has one user: no ranking of users.
   const topUsers = useLoad(
     async () => (scope === 'user' ? null : topBy(await spendReport(org.id, { ...range, groupBy: 'user' }), 'user', 5)),
-    [orgPath, q],
+    [org.id, q],
   );
 
   // Its own load: an alerts failure leaves the rest of the overview shown.
@@ -88,9 +82,12 @@ export function OverviewPage() {
     if (!readsAlerts) return [];
     const all = await answer(adminApi.GET('/v1/orgs/{orgId}/alerts', { params: { path, query: { limit: 100 } } }));
     return all.filter((a) => dayIn(org.timeZone, new Date(a.createdAt)) >= range.from);
-  }, [orgPath, q]);
+  }, [org.id, q]);
 
-  const perDay = useLoad(() => spendReport(org.id, { ...range, groupBy: `day,${stackBy}` }), [orgPath, q, stackBy]);
+  const perDay = useLoad(async () => {
+    const r = await spendReport(org.id, { ...range, groupBy: `day,${stackBy}` });
+    return { empty: r.rows.length === 0, chart: perDayOfReport(r, stackBy) };
+  }, [org.id, q, stackBy]);
 
   const names = namesLoad.state === 'ready' ? namesLoad.data : new Map<string, string>();
   const report = total.state === 'ready' ? total.data : null;
@@ -106,18 +103,7 @@ export function OverviewPage() {
           stamp={report}
           testId="overview-updated"
           onRefresh={() => {
-            for (const l of [
-              total,
-              previousTotal,
-              budgetsLoad,
-              blockingLoad,
-              topTools,
-              topKeys,
-              topUsers,
-              alerts,
-              perDay,
-            ])
-              l.reload();
+            for (const l of [total, budgetsLoad, blockingLoad, topTools, topKeys, topUsers, alerts, perDay]) l.reload();
           }}
         />
       </Group>
@@ -132,13 +118,13 @@ export function OverviewPage() {
           <SimpleGrid cols={{ base: 1, sm: 3 }}>
             <Kpi label={presetOf(range, today) === 'this-month' ? KPI_SPEND_LABELS[scopeShown] : 'Spend in this range'}>
               <Money micros={report.totals.costMicros} testId="overview-total-spend" />
-              <Text size="xs" c="dimmed" component="div" fw={400} data-testid="overview-previous">
-                {previousTotal.state === 'ready'
-                  ? `${formatChange(report.totals.costMicros, previousTotal.data.totals.costMicros)} vs ${formatDay(previous.from)} – ${formatDay(previous.to)} (${formatMoney(previousTotal.data.totals.costMicros, currency)})`
-                  : previousTotal.state === 'error'
-                    ? 'The previous period could not be loaded.'
-                    : 'Comparing with the previous period…'}
-              </Text>
+              <PreviousPeriod
+                range={range}
+                filters={NO_REPORT_FILTERS}
+                current={report.totals}
+                testId="overview-previous"
+                size="xs"
+              />
             </Kpi>
             <Kpi label="Calls">
               <span data-testid="overview-calls">{report.totals.calls.toLocaleString()}</span>
@@ -179,7 +165,7 @@ export function OverviewPage() {
                 <BudgetRow
                   key={b.budgetId}
                   budget={b}
-                  name={names.get(b.scopeId) ?? b.scopeId}
+                  name={b.scopeName ?? b.scopeId}
                   refusedNow={blocking.get(b.budgetId) ?? 0}
                 />
               ))}
@@ -219,7 +205,7 @@ export function OverviewPage() {
                       <Table.Td>{formatTimestamp(a.createdAt, org.timeZone)}</Table.Td>
                       <Table.Td>
                         {b
-                          ? `${SCOPE_LABELS[b.scope]} ${names.get(b.scopeId) ?? b.scopeId} (${periodLabel(b.period)})`
+                          ? `${SCOPE_LABELS[b.scope]} ${b.scopeName ?? b.scopeId} (${periodLabel(b.period)})`
                           : a.budgetId}
                       </Table.Td>
                       <Table.Td ta="right">{a.threshold} %</Table.Td>
@@ -259,14 +245,13 @@ export function OverviewPage() {
         {perDay.state === 'loading' && <LoadingState label="Loading spend per day…" />}
         {perDay.state === 'error' && <ErrorState error={perDay.error} what="spend per day" onRetry={perDay.reload} />}
         {perDay.state === 'ready' &&
-          (perDay.data.rows.length === 0 ? (
+          (perDay.data.empty ? (
             <EmptyState title="No spend this month yet">
               Governed calls through the edge appear here within seconds of the ledger recording them.
             </EmptyState>
           ) : (
             <SpendPerDayChart
-              report={perDay.data}
-              stackBy={stackBy}
+              perDay={perDay.data.chart}
               currency={currency}
               title={`Spend per day, stacked by ${stackBy}`}
             />
@@ -280,15 +265,6 @@ export function OverviewPage() {
       </SimpleGrid>
     </Stack>
   );
-}
-
-/** `+12.5 %`, `-3.0 %`, or `new` when the previous period had no spend: integer arithmetic on micro-units. */
-function formatChange(now: MicrosInput, before: MicrosInput): string {
-  const n = toMicros(now);
-  const b = toMicros(before);
-  if (b === 0n) return n === 0n ? 'No change' : 'New spend';
-  const ratio = formatRatio(n > b ? n - b : b - n, b);
-  return `${n >= b ? '+' : '−'}${ratio}`;
 }
 
 const KPI_SPEND_LABELS: Record<SpendScope, string> = {

@@ -5,12 +5,14 @@ import type { components } from '../api/admin-api.gen';
 import type { Key, Team, User } from '../api/admin-types';
 import { ConfirmModal } from '../components/confirm-modal';
 import { DataTable } from '../components/data-table';
+import { sortableHeads, sortedBy, useTableSort } from '../components/sortable-th';
+import type { ColumnSpec } from '../lib/table-model';
 import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
 import { RowAction } from '../components/row-action';
 import { formatTimestamp } from '../lib/dates';
 import { canManageOrg } from '../lib/roles';
 import { useLoad } from '../lib/use-load';
-import { useOrgPath, useSession } from '../session';
+import { useSession } from '../session';
 import { TeamNameModal, PersonModal, AddMemberModal, OffboardModal } from './people-modals';
 
 export type Person = User;
@@ -34,7 +36,6 @@ const ORG_ROLE_OPTIONS = [
  */
 export function PeoplePage() {
   const { me, org } = useSession();
-  const orgPath = useOrgPath();
   const mayManage = canManageOrg(me.role);
   const data = useLoad<PeopleData>(async () => {
     const path = { orgId: org.id };
@@ -51,7 +52,7 @@ export function PeoplePage() {
       ),
     );
     return { teams, people, memberships: memberLists.flat() };
-  }, [orgPath]);
+  }, [org.id]);
   // Only the removal and offboarding dialogs count a person's keys: an org's thousands of keys are
   // read once the page is shown, not before it (nor beside its own calls).
   const shown = data.state === 'ready';
@@ -60,7 +61,7 @@ export function PeoplePage() {
       shown
         ? answer(adminApi.GET('/v1/orgs/{orgId}/keys', { params: { path: { orgId: org.id } } })).catch(() => null)
         : Promise.resolve(null),
-    [orgPath, shown],
+    [org.id, shown],
   );
   const keys = keyList.state === 'ready' ? keyList.data : null;
   const [dialog, setDialog] = useState<
@@ -73,6 +74,7 @@ export function PeoplePage() {
     | null
   >(null);
   const [done, setDone] = useState<string | null>(null);
+  const sorting = useTableSort();
 
   if (data.state === 'loading') return <LoadingState label="Loading teams and people…" />;
   if (data.state === 'error') return <ErrorState error={data.error} what="teams and people" onRetry={data.reload} />;
@@ -81,6 +83,26 @@ export function PeoplePage() {
     const p = people.find((x) => x.id === id);
     return p ? (p.name ?? p.email) : id;
   };
+  const teamsOf = (p: Person) =>
+    memberships
+      .filter((m) => m.userId === p.id)
+      .map((m) => `${teams.find((t) => t.id === m.teamId)?.name ?? m.teamId}${m.isTeamAdmin ? ' (admin)' : ''}`)
+      .join(', ');
+  const roleOf = (p: Person) => ORG_ROLE_OPTIONS.find((o) => o.value === (p.orgRole ?? 'NONE'))?.label ?? '—';
+  const columns: ColumnSpec<Person>[] = [
+    { id: 'name', header: 'Name', kind: 'text', value: (p) => p.name ?? p.email },
+    { id: 'teams', header: 'Teams', kind: 'text', value: (p) => teamsOf(p) || null },
+    { id: 'role', header: 'Org role', kind: 'text', value: roleOf },
+    // Active before offboarded (A→Z), the offboarded by when.
+    {
+      id: 'status',
+      header: 'Status',
+      kind: 'text',
+      value: (p) => (p.offboardedAt ? `Offboarded ${p.offboardedAt}` : 'Active'),
+    },
+  ];
+  const th = sortableHeads(columns, sorting, 'people');
+  const sortedPeople = sortedBy(people, columns, sorting);
   const close = (message?: string) => {
     setDialog(null);
     if (message) setDone(message);
@@ -200,16 +222,16 @@ export function PeoplePage() {
             data-testid="people-table"
             head={
               <>
-                <Table.Th>Name</Table.Th>
-                <Table.Th>Teams</Table.Th>
-                <Table.Th>Org role</Table.Th>
-                <Table.Th>Status</Table.Th>
+                {th('name')}
+                {th('teams')}
+                {th('role')}
+                {th('status')}
                 {mayManage && <Table.Th>Actions</Table.Th>}
               </>
             }
           >
-            {people.map((p) => {
-              const mine = memberships.filter((m) => m.userId === p.id);
+            {sortedPeople.map((p) => {
+              const mine = teamsOf(p);
               return (
                 <Table.Tr key={p.id} data-testid="person-row" data-email={p.email}>
                   <Table.Td>
@@ -222,21 +244,12 @@ export function PeoplePage() {
                       </Text>
                     )}
                   </Table.Td>
-                  <Table.Td>
-                    {mine.length === 0
-                      ? '—'
-                      : mine
-                          .map(
-                            (m) =>
-                              `${teams.find((t) => t.id === m.teamId)?.name ?? m.teamId}${m.isTeamAdmin ? ' (admin)' : ''}`,
-                          )
-                          .join(', ')}
-                  </Table.Td>
+                  <Table.Td>{mine || '—'}</Table.Td>
                   <Table.Td>
                     {mayManage && !p.offboardedAt ? (
                       <OrgRoleSelect person={p} onChanged={(m) => close(m)} />
                     ) : (
-                      (ORG_ROLE_OPTIONS.find((o) => o.value === (p.orgRole ?? 'NONE'))?.label ?? '—')
+                      roleOf(p)
                     )}
                   </Table.Td>
                   <Table.Td data-testid="person-status">

@@ -3,7 +3,7 @@ import { useMemo } from 'react';
 import { adminApi, answer } from '../api/admin-client';
 import { ErrorState, LoadingState } from '../components/page-states';
 import { useLoad } from '../lib/use-load';
-import { useOrgPath, useSession } from '../session';
+import { useSession } from '../session';
 import { Simulator } from './policy-simulator';
 import { PolicyEditor } from './policy-editor';
 import type { Directory } from './policy-labels';
@@ -21,7 +21,6 @@ function useNames(dir: Directory | null, orgId: string, orgName: string) {
 
 export function PoliciesPage() {
   const { org } = useSession();
-  const orgPath = useOrgPath();
   const dir = useLoad<Directory>(async () => {
     const [teams, users, keys] = await Promise.all([
       answer(adminApi.GET('/v1/orgs/{orgId}/teams', { params: { path: { orgId: org.id } } })),
@@ -29,7 +28,7 @@ export function PoliciesPage() {
       answer(adminApi.GET('/v1/orgs/{orgId}/keys', { params: { path: { orgId: org.id } } })),
     ]);
     return { teams, users, keys: keys.filter((k) => !k.revokedAt) };
-  }, [orgPath]);
+  }, [org.id]);
   const names = useNames(dir.state === 'ready' ? dir.data : null, org.id, org.name);
 
   if (dir.state === 'loading') return <LoadingState label="Loading policies…" />;

@@ -22,14 +22,13 @@ import { EmptyState, ErrorState, LoadingState } from '../components/page-states'
 import { formatTimestamp } from '../lib/dates';
 import { canManageOrg } from '../lib/roles';
 import { useLoad } from '../lib/use-load';
-import { useOrgPath, useSession } from '../session';
+import { useSession } from '../session';
 import { DataTable } from '../components/data-table';
 import { type Directory, SCOPE_LABELS } from './policy-labels';
 
 /** One level's policy: its lists, pending additions and removals, the dry run, then the PATCH. */
 export function PolicyEditor({ dir, names }: { dir: Directory; names: Map<string, string> }) {
   const { me, org } = useSession();
-  const orgPath = useOrgPath();
   const mayEdit = canManageOrg(me.role);
   const [scope, setScope] = useState<PolicyScope>('ORG');
   const [scopeId, setScopeId] = useState<string | null>(org.id);
@@ -47,7 +46,7 @@ export function PolicyEditor({ dir, names }: { dir: Directory; names: Map<string
       if (err instanceof ApiError && err.status === 404) return null; // the level has no policy of its own
       throw err;
     }
-  }, [orgPath, scope, scopeId]);
+  }, [org.id, scope, scopeId]);
   const [patch, setPatch] = useState<PolicyPatch>({});
   const [dryRun, setDryRun] = useState<PolicyDryRun | null>(null);
   const [error, setError] = useState<ApiError | null>(null);

@@ -6,14 +6,13 @@ import type { EffectivePolicy } from '../api/oversight-types';
 import { Money } from '../components/money-text';
 import { EmptyState, ErrorState, LoadingState } from '../components/page-states';
 import { useLoad } from '../lib/use-load';
-import { useOrgPath, useSession } from '../session';
+import { useSession } from '../session';
 import { DataTable } from '../components/data-table';
 import { keyStatusLabel } from '../lib/labels';
 import { REFUSAL_LABELS, SCOPE_LABELS } from './policy-labels';
 
 /** The effective policy of one key: every tool of the catalog, its price, or the rule that refused it. */
 export function Simulator({ keys, names }: { keys: Key[]; names: Map<string, string> }) {
-  const orgPath = useOrgPath();
   const { org } = useSession();
   const [keyId, setKeyId] = useState<string | null>(null);
   const [refusedOnly, setRefusedOnly] = useState(false);
@@ -26,7 +25,7 @@ export function Simulator({ keys, names }: { keys: Key[]; names: Map<string, str
             }),
           )
         : null,
-    [orgPath, keyId],
+    [org.id, keyId],
   );
   const tools =
     result.state === 'ready' && result.data ? result.data.tools.filter((t) => !refusedOnly || !t.callable) : [];

@@ -11,7 +11,7 @@ import { dayIn, formatTimestamp, isDay } from '../lib/dates';
 import { useFormSubmit } from '../lib/form-submit';
 import { useLoad } from '../lib/use-load';
 import { zonedToUtc } from '../lib/zoned-time';
-import { useOrgPath, useSession } from '../session';
+import { useSession } from '../session';
 
 /** A day and time in the org's zone, or empty for "now": the ISO instant the API takes. */
 export function instantOf(day: string, time: string, timeZone: string): string | undefined {
@@ -76,14 +76,13 @@ export function CreatePriceModal({
   onCreated: () => void;
 }) {
   const { org, currency } = useSession();
-  const orgPath = useOrgPath();
   const [upstreamId, setUpstreamId] = useState<string | null>(upstreams[0]?.id ?? null);
   // Empty, not `*`: a pre-filled `*` turned a typed `read_graph` into `*read_graph`.
   const [pattern, setPattern] = useState('');
   const [tried, setTried] = useState(false);
   const tools = useLoad(
     () => answer(adminApi.GET('/v1/orgs/{orgId}/tools', { params: { path: { orgId: org.id } } })),
-    [orgPath],
+    [org.id],
   );
   const [perCall, setPerCall] = useState('');
   const [perToken, setPerToken] = useState('0');

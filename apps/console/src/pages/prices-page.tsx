@@ -12,6 +12,8 @@ import { errorAt } from '../lib/field-errors';
 import { useLoad } from '../lib/use-load';
 import { useSession } from '../session';
 import { DataTable } from '../components/data-table';
+import { sortableHeads, sortedBy, useTableSort } from '../components/sortable-th';
+import type { ColumnSpec } from '../lib/table-model';
 import { CreatePriceModal, WhenFields, instantOf, isWhen } from './price-form-modal';
 
 const STATE_COLORS: Record<PriceRule['state'], string> = {
@@ -42,11 +44,29 @@ export function PricesPage() {
   const [ending, setEnding] = useState<PriceRule | null>(null);
   const [showPast, setShowPast] = useState(true);
   const mayChange = me.role === 'ORG_ADMIN' || me.role === 'PLATFORM_ADMIN';
+  const sorting = useTableSort();
 
   if (data.state === 'loading') return <LoadingState label="Loading prices…" />;
   if (data.state === 'error') return <ErrorState error={data.error} what="prices" onRetry={data.reload} />;
   const namespaces = new Map(data.data.upstreams.map((u) => [u.id, u.namespace]));
-  const shown = data.data.rules.filter((r) => showPast || r.state === 'IN_FORCE' || r.state === 'SCHEDULED');
+  const upstreamOf = (r: PriceRule) =>
+    r.upstreamId ? (namespaces.get(r.upstreamId) ?? r.upstreamId) : 'Every upstream';
+  // Times sort as their ISO text; "open-ended" (null) goes last either way.
+  const columns: ColumnSpec<PriceRule>[] = [
+    { id: 'upstream', header: 'Upstream', kind: 'text', value: upstreamOf },
+    { id: 'tool', header: 'Tool pattern', kind: 'text', value: (r) => r.toolPattern },
+    { id: 'perCall', header: 'Per call', kind: 'money', value: (r) => r.perCallMicros },
+    { id: 'perToken', header: 'Per output token', kind: 'money', value: (r) => r.perOutputTokenMicros },
+    { id: 'from', header: 'Effective from', kind: 'text', value: (r) => r.effectiveFrom },
+    { id: 'until', header: 'Until', kind: 'text', value: (r) => r.effectiveUntil },
+    { id: 'state', header: 'State', kind: 'text', value: (r) => PRICE_STATE_LABELS[r.state] },
+  ];
+  const th = sortableHeads(columns, sorting, 'prices');
+  const shown = sortedBy(
+    data.data.rules.filter((r) => showPast || r.state === 'IN_FORCE' || r.state === 'SCHEDULED'),
+    columns,
+    sorting,
+  );
 
   return (
     <Stack gap="md">
@@ -58,7 +78,8 @@ export function PricesPage() {
             onChange={(e) => setShowPast(e.currentTarget.checked)}
           />
           <Text size="sm" c="dimmed">
-            Newest first; times in {org.timeZone}. Rules are never edited: a change is a new rule, or an end date.
+            Newest first (a header sorts); times in {org.timeZone}. Rules are never edited: a change is a new rule, or
+            an end date.
           </Text>
         </Group>
         {mayChange && (
@@ -82,20 +103,20 @@ export function PricesPage() {
             label="Price rules"
             head={
               <>
-                <Table.Th>Upstream</Table.Th>
-                <Table.Th>Tool pattern</Table.Th>
-                <Table.Th>Per call</Table.Th>
-                <Table.Th>Per output token</Table.Th>
-                <Table.Th>Effective from</Table.Th>
-                <Table.Th>Until</Table.Th>
-                <Table.Th>State</Table.Th>
+                {th('upstream')}
+                {th('tool')}
+                {th('perCall')}
+                {th('perToken')}
+                {th('from')}
+                {th('until')}
+                {th('state')}
                 {mayChange && <Table.Th>Actions</Table.Th>}
               </>
             }
           >
             {shown.map((r) => (
               <Table.Tr key={r.id} data-testid="price-row" data-rule-id={r.id}>
-                <Table.Td>{r.upstreamId ? (namespaces.get(r.upstreamId) ?? r.upstreamId) : 'Every upstream'}</Table.Td>
+                <Table.Td>{upstreamOf(r)}</Table.Td>
                 <Table.Td>{r.toolPattern}</Table.Td>
                 <Table.Td>
                   <Money micros={r.perCallMicros} />

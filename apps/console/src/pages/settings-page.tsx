@@ -15,7 +15,8 @@ import { useFormSubmit } from '../lib/form-submit';
 import { roleLabel } from '../lib/labels';
 import { canManageOrg } from '../lib/roles';
 import { useLoad } from '../lib/use-load';
-import { useOrgPath, useSession } from '../session';
+import { useSession } from '../session';
+import { SsoSettings } from './sso-settings';
 
 type AdminToken = components['schemas']['AdminTokenView'];
 
@@ -26,12 +27,20 @@ const supported = (kind: 'timeZone' | 'currency'): string[] =>
 /** The organisation's settings (name, time zone, currency, tool review) and its admin tokens. */
 export function SettingsPage() {
   const { me, org: signedInOrg } = useSession();
-  const orgPath = useOrgPath();
   const mayManage = canManageOrg(me.role);
   const org = useLoad(
     () => answer(adminApi.GET('/v1/orgs/{orgId}', { params: { path: { orgId: signedInOrg.id } } })),
-    [orgPath],
+    [signedInOrg.id],
   );
+  // Both the SSO form (the team new people join) and the admin tokens name teams: asked once, here.
+  const teams = useLoad(
+    () =>
+      mayManage
+        ? answer(adminApi.GET('/v1/orgs/{orgId}/teams', { params: { path: { orgId: signedInOrg.id } } }))
+        : Promise.resolve([] as Team[]),
+    [signedInOrg.id, mayManage],
+  );
+  const teamList = teams.state === 'ready' ? teams.data : [];
   return (
     <Stack gap="xl">
       {org.state === 'loading' && <LoadingState label="Loading the organisation…" />}
@@ -39,7 +48,8 @@ export function SettingsPage() {
       {org.state === 'ready' && (
         <OrgForm key={JSON.stringify(org.data)} org={org.data} mayManage={mayManage} onSaved={org.reload} />
       )}
-      {mayManage && <AdminTokens />}
+      <SsoSettings mayManage={mayManage} teams={teamList} />
+      {mayManage && <AdminTokens teams={teamList} />}
     </Stack>
   );
 }
@@ -132,32 +142,26 @@ function OrgForm({ org, mayManage, onSaved }: { org: Org; mayManage: boolean; on
               )}
             </Group>
           )}
-          <Text size="sm" c="dimmed">
-            Single sign-on is set through the admin API (`PUT /v1/orgs/{'{'}id{'}'}/identity-provider`, see
-            docs/oauth.md).
-          </Text>
         </Stack>
       </form>
     </Card>
   );
 }
 
-function AdminTokens() {
+function AdminTokens({ teams }: { teams: Team[] }) {
   const { org } = useSession();
-  const orgPath = useOrgPath();
   const [showRevoked, setShowRevoked] = useState(false);
   const data = useLoad(async () => {
-    const [tokens, teams, users] = await Promise.all([
+    const [tokens, users] = await Promise.all([
       answer(
         adminApi.GET('/v1/admin-tokens', {
           params: { query: { orgId: org.id, ...(showRevoked ? { includeRevoked: 'true' } : {}) } },
         }),
       ),
-      answer(adminApi.GET('/v1/orgs/{orgId}/teams', { params: { path: { orgId: org.id } } })),
       answer(adminApi.GET('/v1/orgs/{orgId}/users', { params: { path: { orgId: org.id } } })),
     ]);
-    return { tokens, teams, users };
-  }, [orgPath, showRevoked]);
+    return { tokens, users };
+  }, [org.id, showRevoked]);
   const [issuing, setIssuing] = useState(false);
   const [revoking, setRevoking] = useState<AdminToken | null>(null);
 
@@ -211,7 +215,7 @@ function AdminTokens() {
                 </Table.Td>
                 <Table.Td>
                   {roleLabel(t.role)}
-                  {t.teamId && ` of ${data.data.teams.find((x) => x.id === t.teamId)?.name ?? t.teamId}`}
+                  {t.teamId && ` of ${teams.find((x) => x.id === t.teamId)?.name ?? t.teamId}`}
                 </Table.Td>
                 <Table.Td>{t.owner ? (t.owner.name ?? t.owner.email) : (t.ownerLabel ?? '—')}</Table.Td>
                 <Table.Td>{t.lastUsedAt ? formatTimestamp(t.lastUsedAt, org.timeZone) : 'never'}</Table.Td>
@@ -233,7 +237,7 @@ function AdminTokens() {
         ))}
       {issuing && data.state === 'ready' && (
         <IssueTokenModal
-          teams={data.data.teams}
+          teams={teams}
           users={data.data.users}
           onClose={() => setIssuing(false)}
           onIssued={data.reload}

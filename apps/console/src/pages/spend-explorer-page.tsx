@@ -1,6 +1,6 @@
 import { Button, Card, Chip, Group, MultiSelect, Select, Stack, Text } from '@mantine/core';
-import { useEffect, useMemo, useState } from 'react';
-import { adminApi, answer } from '../api/admin-client';
+import { useEffect, useMemo, useRef, useState } from 'react';
+import { adminApi, answer, toApiError } from '../api/admin-client';
 import { spendReport } from '../api/spend-report';
 import { REPORT_DIMENSIONS, ReportDimension, ReportRow, SpendReport } from '../api/admin-types';
 import { ErrorState, LoadingState, ScopeNote } from '../components/page-states';
@@ -8,6 +8,9 @@ import { dayIn, isDay } from '../lib/dates';
 import { DEFAULT_PRESET, presetRange } from '../lib/date-ranges';
 import { RangePicker } from '../components/range-picker';
 import { UpdatedAgo } from '../components/updated-ago';
+import { PreviousPeriod } from '../components/previous-period';
+import { KeyMultiPicker } from '../components/key-multi-picker';
+import { keysByIds } from '../lib/keys-by-ids';
 import {
   ExplorerView,
   FilterParam,
@@ -23,8 +26,8 @@ import { DIMENSION_LABELS, spendCsv } from '../lib/spend-table';
 import { tableToCsv } from '../lib/table-csv';
 import { downloadText } from '../lib/download';
 import { useLoad } from '../lib/use-load';
-import { useOrgPath, useSession } from '../session';
-import { ExplorerResult } from './explorer-result';
+import { useSession } from '../session';
+import { ExplorerResult, type ExplorerTableState } from './explorer-result';
 
 /** Breakdowns worth offering a scope: a member's own usage has one team and one user. */
 const DIMENSIONS_FOR: Record<SpendScope, readonly ReportDimension[]> = {
@@ -54,16 +57,20 @@ const FILTER_LABELS: Record<FilterParam, string> = {
 
 type Option = { value: string; label: string };
 
-/** Choices for each filter, from the lists the role may read (keys come back already scoped). */
+/**
+ * Choices for each filter, from the lists the role may read (keys come back already scoped). Keys are not
+ * listed (10,000 on the bench): the key filter searches them (KeyMultiPicker), and the key tags in reach come
+ * with a one-key page.
+ */
 async function loadFilterOptions(orgId: string, scope: SpendScope, teamId: string | null) {
   const path = { orgId };
-  const [teams, users, members, keys, upstreams, tools] = await Promise.all([
+  const [teams, users, members, keyPage, upstreams, tools] = await Promise.all([
     scope === 'user' ? Promise.resolve([]) : answer(adminApi.GET('/v1/orgs/{orgId}/teams', { params: { path } })),
     scope === 'user' ? Promise.resolve([]) : answer(adminApi.GET('/v1/orgs/{orgId}/users', { params: { path } })),
     scope === 'team' && teamId
       ? answer(adminApi.GET('/v1/orgs/{orgId}/teams/{teamId}/members', { params: { path: { orgId, teamId } } }))
       : Promise.resolve(null),
-    answer(adminApi.GET('/v1/orgs/{orgId}/keys', { params: { path } })),
+    answer(adminApi.GET('/v1/orgs/{orgId}/keys/page', { params: { path, query: { limit: 1, inactive: true } } })),
     answer(adminApi.GET('/v1/orgs/{orgId}/upstreams', { params: { path } })),
     answer(adminApi.GET('/v1/orgs/{orgId}/tools', { params: { path } })),
   ]);
@@ -71,21 +78,19 @@ async function loadFilterOptions(orgId: string, scope: SpendScope, teamId: strin
   const options: Record<FilterParam, Option[]> = {
     teamId: teams.map((t) => ({ value: t.id, label: t.name })),
     userId: users.filter((u) => !inTeam || inTeam.has(u.id)).map((u) => ({ value: u.id, label: u.name ?? u.email })),
-    keyId: keys.map((k) => ({ value: k.id, label: `${k.name} (${k.prefix})` })),
+    keyId: [],
     upstreamId: upstreams.map((u) => ({ value: u.id, label: u.namespace })),
     tool: [...new Set(tools.map((t) => t.name))].sort().map((n) => ({ value: n, label: n })),
-    tag: [...new Set(keys.flatMap((k) => k.tags ?? []))].sort().map((t) => ({ value: t, label: t })),
+    tag: keyPage.tags.map((t) => ({ value: t, label: t })),
   };
   return {
     options,
     teamNames: new Map(teams.map((t) => [t.id, t.name])),
-    keyTeams: new Map(keys.map((k) => [k.id, k.teamId])),
   };
 }
 
 export function SpendExplorerPage() {
   const { org, currency, me } = useSession();
-  const orgPath = useOrgPath();
   const scope = spendScopeOf(me.role);
   const today = dayIn(org.timeZone);
   const defaults = useMemo<ExplorerView>(
@@ -109,14 +114,48 @@ export function SpendExplorerPage() {
 
   const filterParams = activeFilters(filters);
   const params = reportQuery(view);
+  // The previous period is compared under the same filters, as totals (no breakdown).
+  const comparedFilters = useMemo(
+    () => Object.fromEntries(Object.entries(params).filter(([k]) => k !== 'from' && k !== 'to' && k !== 'groupBy')),
+    [JSON.stringify(params)],
+  );
   // The load follows the query's value, not the object made anew at each render.
   const query = JSON.stringify(params);
+  // The table's page and order belong to this report: another report starts on its first page.
+  const [tableState, setTableState] = useState<ExplorerTableState & { query: string }>({
+    query,
+    sort: null,
+    page: 1,
+    pageSize: 50,
+  });
+  const table = tableState.query === query ? tableState : { ...tableState, query, sort: null, page: 1 };
+  const tableQuery = `${table.sort ? `${table.sort.column}:${table.sort.direction}` : ''}|${table.page}|${table.pageSize}`;
 
-  // The API filters, groups and totals; the page shows its answer as it is.
+  // The API filters, groups, totals, sorts and pages (keys by day run to tens of thousands of rows);
+  // the page shows its answer as it is.
   const report = useLoad<SpendReport | null>(
-    async () => (rangeError ? null : spendReport(org.id, params)),
-    [orgPath, query, rangeError],
+    async () =>
+      rangeError
+        ? null
+        : spendReport(org.id, {
+            ...params,
+            limit: table.pageSize,
+            offset: (table.page - 1) * table.pageSize,
+            ...(table.sort ? { sort: `${table.sort.column}:${table.sort.direction}` } : {}),
+          }),
+    [org.id, query, rangeError, tableQuery],
   );
+  // While another page or order of the same report loads, the one shown stays (and keeps the focus).
+  const lastShown = useRef<{ query: string; report: SpendReport } | null>(null);
+  if (report.state === 'ready' && report.data) lastShown.current = { query, report: report.data };
+  const shownReport =
+    report.state === 'ready'
+      ? report.data
+      : report.state === 'loading' && lastShown.current?.query === query
+        ? lastShown.current.report
+        : null;
+  const [csvBusy, setCsvBusy] = useState(false);
+  const [csvError, setCsvError] = useState<string | null>(null);
   // The filters' choices are asked once the first report is in: the report goes first to the API.
   const [optionsWanted, setOptionsWanted] = useState(false);
   useEffect(() => {
@@ -124,7 +163,7 @@ export function SpendExplorerPage() {
   }, [report.state]);
   const options = useLoad(
     () => (optionsWanted ? loadFilterOptions(org.id, scope, me.teamId) : new Promise<never>(() => undefined)),
-    [orgPath, scope, me.teamId, optionsWanted],
+    [org.id, scope, me.teamId, optionsWanted],
   );
   const ordered = REPORT_DIMENSIONS.filter((d) => dims.includes(d));
   // useLoad answers a new object each render: the memo keys on the report it loaded.
@@ -133,17 +172,33 @@ export function SpendExplorerPage() {
   const scopeTeamId = (reportData?.scope?.kind === 'team' && reportData.scope.id) || me.teamId;
   const teamName = scopeTeamId ? optionsData?.teamNames.get(scopeTeamId) : undefined;
 
-  function downloadCsv() {
+  async function downloadCsv() {
     if (!reportData) return;
+    // The CSV is every row of the report, not the page shown: asked in full when wanted.
+    setCsvBusy(true);
+    setCsvError(null);
+    let full: SpendReport;
+    let keyTeams: Map<string, string>;
+    try {
+      full = await spendReport(org.id, params);
+      // Each key line's team: only the report's keys are looked up, by id.
+      const keyIds = full.rows.flatMap((r) => (typeof r.keyId === 'string' ? [r.keyId] : []));
+      keyTeams = new Map((await keysByIds(org.id, keyIds)).map((k) => [k.id, k.teamId]));
+    } catch (err) {
+      setCsvError(toApiError(err).message);
+      return;
+    } finally {
+      setCsvBusy(false);
+    }
     // The team of a line: its key's, else a team admin's own; names from the lists the role may read.
     const teamOf = (row: ReportRow) => {
       const id =
-        (typeof row.keyId === 'string' && optionsData?.keyTeams.get(row.keyId)) ||
+        (typeof row.keyId === 'string' && keyTeams.get(row.keyId)) ||
         (reportData.scope?.kind === 'team' ? reportData.scope.id : null) ||
         (scope === 'user' ? me.teamId : null);
       return id ? { id, name: optionsData?.teamNames.get(id) ?? '' } : null;
     };
-    const csv = tableToCsv(spendCsv(reportData, ordered, { currency, teamOf }));
+    const csv = tableToCsv(spendCsv(full, ordered, { currency, teamOf }));
     downloadText(
       `spend-${from}-${to}${ordered.length ? `-by-${ordered.join('-')}` : ''}${filterParams.length ? '-filtered' : ''}.csv`,
       csv,
@@ -207,11 +262,17 @@ export function SpendExplorerPage() {
             onClick={downloadCsv}
             // The CSV names each line's team from the filter lists: wait for them unless they failed.
             disabled={!reportData || options.state === 'loading'}
+            loading={csvBusy}
             data-testid="explorer-download"
           >
             Download CSV
           </Button>
         </Group>
+        {csvError && (
+          <Text size="sm" c="var(--tg-danger)" mt="xs" role="alert">
+            The CSV could not be made: {csvError}
+          </Text>
+        )}
         {options.state === 'error' && (
           <Text size="sm" c="var(--tg-danger)" mt="xs" role="alert">
             The filters’ choices could not be loaded ({options.error.message}); the report itself is unaffected.{' '}
@@ -238,7 +299,7 @@ export function SpendExplorerPage() {
         )}
       </Card>
 
-      {report.state === 'loading' && <LoadingState label="Running the report…" />}
+      {report.state === 'loading' && !shownReport && <LoadingState label="Running the report…" />}
       {report.state === 'error' && (
         <ErrorState
           error={report.error}
@@ -258,13 +319,24 @@ export function SpendExplorerPage() {
           }
         />
       )}
-      {report.state === 'ready' && report.data && (
+      {shownReport && (
         <ExplorerResult
-          report={report.data}
+          report={shownReport}
           dims={ordered}
           currency={currency}
           filtered={filterParams.length > 0}
           onClearFilters={() => setView({ filters: NO_FILTERS })}
+          table={table}
+          onTable={(change) => setTableState({ ...table, ...change })}
+          busy={report.state === 'loading'}
+          comparison={
+            <PreviousPeriod
+              range={{ from, to }}
+              filters={comparedFilters}
+              current={shownReport.totals}
+              testId="explorer-previous"
+            />
+          }
         />
       )}
     </Stack>
@@ -285,6 +357,7 @@ function FilterSelect({
   loading: boolean;
 }) {
   const label = FILTER_LABELS[param];
+  if (param === 'keyId') return <KeyMultiPicker label={label} value={value} onChange={onChange} w={200} />;
   // A value from a shared link that is not among the choices (a deleted key, a tool gone) stays visible.
   const known = new Set(data.map((o) => o.value));
   const all = [...data, ...value.filter((v) => !known.has(v)).map((v) => ({ value: v, label: v }))];

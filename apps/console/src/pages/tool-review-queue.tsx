@@ -7,7 +7,7 @@ import { EmptyState, ErrorState, LoadingState } from '../components/page-states'
 import { RowAction } from '../components/row-action';
 import { canManageOrg } from '../lib/roles';
 import { useLoad } from '../lib/use-load';
-import { useOrgPath, useSession } from '../session';
+import { useSession } from '../session';
 import { DataTable } from '../components/data-table';
 import { ConsoleModal } from '../components/console-modal';
 import { reviewLabel } from '../lib/labels';
@@ -232,14 +232,13 @@ function DiffModal({
   onClose: () => void;
   onDecide: (d: 'APPROVE' | 'REJECT', hash: string) => void;
 }) {
-  const orgPath = useOrgPath();
   const { org } = useSession();
   const diff = useLoad<ToolDiff>(
     () =>
       answer(
         adminApi.GET('/v1/orgs/{orgId}/tools/{toolId}/diff', { params: { path: { orgId: org.id, toolId: tool.id } } }),
       ),
-    [orgPath, tool.id],
+    [org.id, tool.id],
   );
   return (
     <ConsoleModal

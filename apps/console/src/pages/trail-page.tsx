@@ -1,6 +1,8 @@
 import { Badge, Button, Card, Group, Select, Stack, Table, Text, TextInput } from '@mantine/core';
 import { useEffect, useMemo, useState } from 'react';
 import { adminApi, answer } from '../api/admin-client';
+import { KeyPicker } from '../components/key-picker';
+import { keysByIds } from '../lib/keys-by-ids';
 import type { Key } from '../api/admin-types';
 import type { TrailKind, TrailStep } from '../api/calls-types';
 import { CursorPager } from '../components/cursor-pager';
@@ -87,13 +89,12 @@ export function TrailPage() {
     [org.id],
   );
   const page = pages.page;
+  // The names of the keys on this page of steps only, looked up by id (not every key of the org).
+  const stepKeyIds = page.state === 'ready' ? [...new Set(page.data.steps.map((s) => s.keyId))].sort().join(',') : '';
   const keys = useLoad(
-    () =>
-      answer(adminApi.GET('/v1/orgs/{orgId}/keys', { params: { path: { orgId: org.id } } })).catch(() => [] as Key[]),
-    [org.id],
+    () => (stepKeyIds ? keysByIds(org.id, stepKeyIds.split(',')).catch(() => [] as Key[]) : Promise.resolve([])),
+    [org.id, stepKeyIds],
   );
-  const keyOptions =
-    keys.state === 'ready' ? keys.data.map((k) => ({ value: k.id, label: `${k.name} (${k.prefix})` })) : [];
   const keyName = (id: string) => (keys.state === 'ready' ? keys.data.find((k) => k.id === id)?.name : undefined) ?? id;
   const [exporting, setExporting] = useState(false);
   const exportLines = async () => {
@@ -124,15 +125,10 @@ export function TrailPage() {
           data-testid="trail-session"
           w={300}
         />
-        <Select
-          label="Key"
-          placeholder="Any key"
-          clearable
-          searchable
-          data={keyOptions}
+        <KeyPicker
           value={filters.keyId}
           onChange={(v) => setFilters((f) => ({ ...f, keyId: v }))}
-          data-testid="trail-key"
+          testId="trail-key"
           w={240}
         />
         <Select

@@ -4,7 +4,7 @@ import { adminApi, answer } from '../api/admin-client';
 import type { CatalogTool, PriceRule } from '../api/governance-types';
 import { ErrorState, LoadingState } from '../components/page-states';
 import { useLoad } from '../lib/use-load';
-import { useOrgPath, useSession } from '../session';
+import { useSession } from '../session';
 import { type UpstreamDetail } from './upstream-form-modals';
 import { ReviewQueue } from './tool-review-queue';
 import { UpstreamsList } from './upstreams-list';
@@ -16,7 +16,6 @@ export interface CatalogData {
 }
 
 export function UpstreamsPage() {
-  const orgPath = useOrgPath();
   const { org } = useSession();
   const data = useLoad<CatalogData>(async () => {
     const [upstreams, tools, prices] = await Promise.all([
@@ -26,7 +25,7 @@ export function UpstreamsPage() {
     ]);
     upstreams.sort((a, b) => a.namespace.localeCompare(b.namespace));
     return { upstreams, tools, prices };
-  }, [orgPath]);
+  }, [org.id]);
   const [tab, setTab] = useState<string | null>('upstreams');
 
   if (data.state === 'loading') return <LoadingState label="Loading upstreams and tools…" />;

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { OrgCatalog, ToolCatalogService } from '@tollgate/catalog';
+import { OrgCatalog, ToolCatalogService } from '@tollgate/upstream-registry';
 import {
   CodeSandbox,
   SandboxToolAnswer,
@@ -136,38 +136,48 @@ export class CodeModeService {
     const timeoutMs = optInt(a.timeoutMs);
     const calls: ScriptCallReport[] = [];
     let costMicros = 0;
+    const inFlight = new Set<Promise<unknown>>();
+    const innerCall = async (call: SandboxToolCall, callSignal: AbortSignal): Promise<SandboxToolAnswer> => {
+      const result = await this.pipeline.callTool(principal, call.tool, call.args, callSignal);
+      noteScriptCall(call.index, { tool: call.tool, line: call.line, args: call.args, result });
+      const meta = result._meta?.[CALL_META_KEY] as CallMeta | undefined;
+      const refusal = toolErrorOf(result);
+      costMicros += meta?.costMicros ?? 0;
+      const failed = result.isError === true;
+      calls[call.index] = {
+        tool: call.tool,
+        line: call.line,
+        ok: !failed,
+        ...(failed ? { code: refusal?.code ?? ToolErrorCode.ToolFailed } : {}),
+        ...(meta ? { callId: meta.callId, costMicros: meta.costMicros } : {}),
+      };
+      if (!failed) return { ok: true, value: scriptValue(result) };
+      if (refusal) return { ok: false, error: refusal };
+      return {
+        ok: false,
+        error: {
+          code: ToolErrorCode.ToolFailed,
+          message: `The tool answered with an error: ${contentText(result)}`,
+          hint: 'Check the arguments against the tool docs.',
+          toolAnswer: result.content,
+        },
+      };
+    };
     const run = await this.sandbox.run({
       code: a.code,
       tools: view.files.bindings(view.scope),
       limits: timeoutMs ? { wallTimeMs: timeoutMs } : {},
       signal,
-      callTool: async (call: SandboxToolCall, callSignal: AbortSignal): Promise<SandboxToolAnswer> => {
-        const result = await this.pipeline.callTool(principal, call.tool, call.args, callSignal);
-        noteScriptCall(call.index, { tool: call.tool, line: call.line, args: call.args, result });
-        const meta = result._meta?.[CALL_META_KEY] as CallMeta | undefined;
-        const refusal = toolErrorOf(result);
-        costMicros += meta?.costMicros ?? 0;
-        const failed = result.isError === true;
-        calls[call.index] = {
-          tool: call.tool,
-          line: call.line,
-          ok: !failed,
-          ...(failed ? { code: refusal?.code ?? ToolErrorCode.ToolFailed } : {}),
-          ...(meta ? { callId: meta.callId, costMicros: meta.costMicros } : {}),
-        };
-        if (!failed) return { ok: true, value: scriptValue(result) };
-        if (refusal) return { ok: false, error: refusal };
-        return {
-          ok: false,
-          error: {
-            code: ToolErrorCode.ToolFailed,
-            message: `The tool answered with an error: ${contentText(result)}`,
-            hint: 'Check the arguments against the tool docs.',
-            toolAnswer: result.content,
-          },
-        };
+      callTool: (call: SandboxToolCall, callSignal: AbortSignal): Promise<SandboxToolAnswer> => {
+        const answered = innerCall(call, callSignal);
+        inFlight.add(answered);
+        return answered;
       },
     });
+    // A run stopped (time limit, an uncaught error) while a call was in flight has aborted it; the
+    // call still ends as a metered one (a cancelled call has its ledger row), so the answer and the
+    // trail wait for it and list it with its id and cost, as the ledger does.
+    await Promise.allSettled(inFlight);
     const error = run.error ? errorReport(run.error) : undefined;
     const fitted = fitScriptAnswer(
       {

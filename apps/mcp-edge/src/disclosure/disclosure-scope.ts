@@ -1,4 +1,4 @@
-import { OrgCatalog } from '@tollgate/catalog';
+import { OrgCatalog } from '@tollgate/upstream-registry';
 import { DisclosureScope, answerTokenCeiling } from '@tollgate/disclosure';
 import { StoredPolicy, decideAccess } from '@tollgate/policy';
 

@@ -14,8 +14,8 @@ import {
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { suppressTracing } from '@opentelemetry/core';
 import { currentLogContext, telemetryRunning } from '@tollgate/observability';
-import { validTraceparent } from '@tollgate/metering';
-import { UpstreamPropagation } from '@tollgate/upstream';
+import { validTraceparent } from '@tollgate/usage';
+import { UpstreamPropagation } from '@tollgate/mcp-client';
 import { toolErrorOf } from './tool-error';
 
 /**
@@ -44,10 +44,10 @@ export function inSpan<T>(
 ): Promise<T> {
   if (!telemetryRunning()) return fn(NO_SPAN);
   const parent = trace.getActiveSpan();
-  if (parent && !parent.isRecording()) return leaf ? context.with(noClientSpans(), fn, undefined, parent) : fn(parent);
+  if (parent && !parent.isRecording()) return leaf ? context.with(LEAF_CONTEXT, fn, undefined, parent) : fn(parent);
   return tracer.startActiveSpan(name, { kind, attributes }, async (span) => {
     try {
-      return await (leaf ? context.with(noClientSpans(), fn, undefined, span) : fn(span));
+      return await (leaf ? context.with(LEAF_CONTEXT, fn, undefined, span) : fn(span));
     } catch (err) {
       failSpan(span, (err as Error).name ?? 'Error', err as Error);
       throw err;
@@ -61,19 +61,10 @@ export function inSpan<T>(
  * The context a leaf's own client calls run in: no active span and tracing suppressed. The ioredis
  * instrumentation serializes a command's arguments into span attributes whenever any span is
  * active, recorded or not (an unsampled call's too); with none active it sends the command as is.
+ * One context for every leaf: a leaf's client calls read nothing else of the context (no span, no
+ * baggage goes to Redis), and one made per call would be one more allocation on every call.
  */
-function noClientSpans(): Context {
-  const active = context.active();
-  let leafContext = LEAF_CONTEXTS.get(active);
-  if (!leafContext) {
-    leafContext = suppressTracing(trace.deleteSpan(active));
-    LEAF_CONTEXTS.set(active, leafContext);
-  }
-  return leafContext;
-}
-
-// A sampled-out call's admission and completion run under the same context: its leaf context is made once.
-const LEAF_CONTEXTS = new WeakMap<Context, Context>();
+const LEAF_CONTEXT: Context = suppressTracing(ROOT_CONTEXT);
 
 /**
  * The `tools/call` span (kind SERVER): child of the HTTP request's span, or of the trace context

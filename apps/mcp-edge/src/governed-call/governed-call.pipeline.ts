@@ -8,21 +8,14 @@ import {
   CallHold,
 } from '@tollgate/admission';
 import { availableMicros, BudgetStanding } from '@tollgate/budget';
-import { OrgCatalog, ServedTool, ToolCatalogService } from '@tollgate/catalog';
+import { OrgCatalog, ServedTool, ToolCatalogService } from '@tollgate/upstream-registry';
 import { EdgeConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { READ_RESULT_PAGE_TOOL } from '@tollgate/disclosure';
 import { Principal } from '@tollgate/identity';
 import { addToLogContext } from '@tollgate/observability';
-import { Micros, microsToJson, parseExposedToolName } from '@tollgate/kernel';
-import { MeteringService, RefusalRecorder, UsageEvent, newCallId } from '@tollgate/metering';
-import {
-  AccessDecision,
-  ItemPolicyLevel,
-  PolicyService,
-  decideAccess,
-  describeDecision,
-  effectiveOutputLimits,
-} from '@tollgate/policy';
+import { Clock, CLOCK, Micros, microsToJson, parseExposedToolName } from '@tollgate/kernel';
+import { MeteringService, RefusalRecorder, UsageEvent, newCallId } from '@tollgate/usage';
+import { ItemPolicyLevel, PolicyService, decideAccess, effectiveOutputLimits } from '@tollgate/policy';
 import {
   FREE_PRICE,
   PriceRuleData,
@@ -34,13 +27,13 @@ import {
   outputTopUp,
   splitSettlement,
 } from '@tollgate/pricing';
-import { RateLimitRule } from '@tollgate/rate-limit';
 import { TokenEncodingName, countJsonTokens } from '@tollgate/tokens';
 import {
   TASKS_EXTENSION,
   TaskRecord,
   TaskStore,
   declaresTasks,
+  flatCreatedTask,
   isCreatedTask,
   parseWithBigInts,
   stringifyWithBigInts,
@@ -48,12 +41,13 @@ import {
 import {
   UpstreamException,
   UpstreamExceptionCode,
+  UpstreamCallRelay,
   UpstreamSpec,
   currentCallRelay,
   runWithCallRelay,
   runWithUpstreamPropagation,
   unrelayableRequest,
-} from '@tollgate/upstream';
+} from '@tollgate/mcp-client';
 import { randomUUID } from 'node:crypto';
 import { SpanKind } from '@opentelemetry/api';
 import { inSpan, inToolCallSpan, upstreamPropagation, upstreamSpanAttributes, usageTraceparent } from './call-tracing';
@@ -62,11 +56,23 @@ import { EdgeMetrics } from '../health/edge-metrics.service';
 import { EmbeddedResources } from './embedded-resources.service';
 import { BUDGET_META_KEY, CALL_META_KEY, CallMeta, budgetMeta } from './call-meta';
 import { PagedCallOrigin, ResultPager, StoredPage } from './result-pager.service';
-import { ToolErrorCode, toolErrorOf, toolErrorResult } from './tool-error';
-import { AuthRequired, UpstreamCaller } from './upstream-caller.service';
-import { ARGUMENT_LIMITS, checkArguments, describeArgumentCheck } from '../mcp/argument-limits';
-import { checkArgumentSchema } from '../mcp/argument-schema';
-import { HostileInputAllowance } from '../mcp/hostile-input-allowance.service';
+import { toolErrorOf } from './tool-error';
+import { UpstreamCaller } from './upstream-caller.service';
+import {
+  admissionRefusedResult,
+  argumentLimitsResult,
+  argumentSchemaResult,
+  authRequiredResult,
+  cancelledResult,
+  notAllowedResult,
+  notRecordedResult,
+  outputBudgetExceededResult,
+  refusingBudgetOf,
+  taskNotSupportedResult,
+  unknownToolResult,
+  upstreamFailureResult,
+} from './call-refusals';
+import { HostileInputAllowance } from '../endpoint/hostile-input-allowance.service';
 
 type OutputLimits = ReturnType<typeof effectiveOutputLimits>;
 
@@ -109,6 +115,8 @@ interface TaskSettlement {
 
 /** A task's reservation outlives its expiry by this much, so its expiry settles it before any sweep. */
 const TASK_SETTLE_GRACE_MS = 5 * 60_000;
+/** How much longer than the edge keeps a task a 2025-11-25 upstream is asked to keep it. */
+const UPSTREAM_TASK_TTL_MARGIN_MS = 60_000;
 
 /** What a usage event and a call's `_meta` name: a tool call, a page read of one's result, a resource read or prompt get. */
 export interface MeteredCall {
@@ -121,9 +129,14 @@ export interface MeteredCall {
 }
 
 /**
- * The governed call, top to bottom: authenticate (done by the transport guard, which hands us the
- * principal) -> policy -> rate limit -> price -> reserve -> upstream -> output budget -> settle -> meter.
- * Every refusal or failure is a tool result with `isError: true` and a structured body.
+ * The governed call of a `tools/call`, in the order it runs. The caller is already authenticated
+ * (McpEndpoint resolved the key to this principal) and the call routed here (ToolRouter):
+ * argument limits -> the tool in the org's catalog -> policy -> arguments against the pinned schema
+ * -> price -> admission (rate limits and the reservation in one Lua script, or this edge's lease)
+ * -> upstream -> embedded resources (resource policy) -> output budget (top-up or paging)
+ * -> settle and meter (one completion script) -> the answer, with its cost in `_meta`.
+ * Every refusal or failure is a tool result with `isError: true` (call-refusals.ts builds them).
+ * A call its upstream runs as a task leaves after the upstream step; settleTask finishes it.
  */
 @Injectable()
 export class GovernedCallPipeline {
@@ -144,22 +157,9 @@ export class GovernedCallPipeline {
     private readonly refusals: RefusalRecorder,
     private readonly tasks: TaskStore,
     @Inject(TOLLGATE_CONFIG) private readonly config: EdgeConfig,
+    // The time a call is admitted, recorded and timed at (a rate-limit window, a budget period).
+    @Inject(CLOCK) private readonly clock: Clock,
   ) {}
-
-  /** The tools this caller may call, in a stable order, each with the price in force now. */
-  async visibleTools(principal: Principal): Promise<VisibleTool[]> {
-    const [catalog, levels] = await Promise.all([
-      this.catalog.catalogFor(principal.orgId),
-      this.policies.levelsFor(principal),
-    ]);
-    const now = new Date();
-    const out: VisibleTool[] = [];
-    for (const tool of catalog.tools) {
-      if (!decideAccess(levels, { namespace: tool.namespace, tool: tool.name }).allowed) continue;
-      out.push({ tool, price: await this.pricing.priceFor(principal.orgId, tool.upstreamId, tool.name, now) });
-    }
-    return out;
-  }
 
   async callTool(
     principal: Principal,
@@ -176,7 +176,7 @@ export class GovernedCallPipeline {
     args: Record<string, unknown> | undefined,
     signal?: AbortSignal,
   ): Promise<CallToolResult> {
-    const startedAt = Date.now();
+    const startedAt = this.clock.now();
     // Arguments: over the limits, refused before any work (no admission, no upstream)
     const argumentsRefused = argumentLimitsResult(exposedName, args);
     if (argumentsRefused) {
@@ -194,6 +194,10 @@ export class GovernedCallPipeline {
     const decision = decideAccess(levels, { namespace: tool.namespace, tool: tool.name });
     if (!decision.allowed)
       return this.refuse(principal, startedAt, exposedName, notAllowedResult(exposedName, decision), tool);
+    // A 2025-11-25 task-augmented call (params.task) of a tool that lists no task support
+    // (execution.taskSupport forbidden, the default): refused before any work, answered -32601.
+    if (currentCallRelay()?.task !== undefined && !toolTakesTasks(tool))
+      return this.refuse(principal, startedAt, exposedName, taskNotSupportedResult(tool), tool);
     const outputLimits = effectiveOutputLimits(levels);
 
     // Arguments: checked against the pinned (approved) input schema, the contract with the upstream
@@ -206,11 +210,12 @@ export class GovernedCallPipeline {
     );
     addToLogContext({ callId: call.callId });
 
-    // A call its upstream may run as a task (the agent declared the tasks extension; the upstream
-    // decides, SEP-2663) is reserved in Redis, not against this edge's leases: whichever edge sees
-    // the task end settles it. It is held like any call until it is one (acceptTask). Every call of
-    // such an agent takes this path: the catalog does not keep a tool's execution.taskSupport.
-    const mayBecomeTask = declaresTasks(currentCallRelay()?.clientCapabilities);
+    // A call its upstream may run as a task (the agent can poll one, and the tool's latest listing
+    // says `execution.taskSupport` optional or required; the upstream decides) is reserved in
+    // Redis, not against this edge's leases: whichever edge sees the task end settles it. It is
+    // held like any call until it is one (acceptTask). A tool that lists no task support is
+    // forbidden tasks (both revisions), so its calls keep the leases.
+    const mayBecomeTask = agentTakesTasks() && toolTakesTasks(tool);
 
     // Rate limit and reserve the likely cost, in one round trip (or none, against this edge's leases)
     const admissionStart = performance.now();
@@ -237,7 +242,7 @@ export class GovernedCallPipeline {
       );
     const held = admission.hold;
     try {
-      return await this.pricedCall(principal, call, held, args, catalog, levels, outputLimits, signal);
+      return await this.pricedCall(principal, call, held, args, catalog, levels, outputLimits, signal, mayBecomeTask);
     } catch (err) {
       // Settle and meter failed: the upstream ran but Redis did not record it, so no success is said.
       if (err instanceof AdmissionException && err.code === AdmissionExceptionCode.CompletionNotRecorded)
@@ -248,6 +253,22 @@ export class GovernedCallPipeline {
       this.admission.release(held);
       if (call.topUp) this.admission.release(call.topUp);
     }
+  }
+
+  private async priceCall(
+    principal: Principal,
+    tool: ServedTool,
+    callId: string,
+    startedAt: number,
+    policyCap: number | null,
+  ): Promise<PricedCall> {
+    const rule =
+      (await this.pricing.priceFor(principal.orgId, tool.upstreamId, tool.name, new Date(startedAt))) ?? FREE_PRICE;
+    // The tighter of the upstream's cap and the policy's; the deployment default when neither sets one.
+    const caps = [tool.outputTokenCap, policyCap].filter((c): c is number => c !== null);
+    const outputTokenCap = caps.length ? Math.min(...caps) : this.config.edge.defaultOutputTokenCap;
+    const reservedTokens = likelyOutputTokens(tool.outputTokensP99, outputTokenCap);
+    return { callId, tool, rule, outputTokenCap, reservedTokens, topUp: null, startedAt };
   }
 
   /**
@@ -283,20 +304,27 @@ export class GovernedCallPipeline {
     levels: readonly ItemPolicyLevel[],
     outputLimits: OutputLimits,
     signal: AbortSignal | undefined,
+    mayBecomeTask: boolean,
   ): Promise<CallToolResult> {
     const tool = call.tool;
     const exposedName = tool.exposedName;
+    // A 2025-11-25 agent's params.task, read once: the call's relay does not change while it runs.
+    const askedTask = currentCallRelay()?.task;
 
     // Upstream
     let result: CallToolResult;
     const upstreamStart = Date.now();
     try {
+      const upstream = upstreamOf(catalog, tool);
+      // Asked as a task in the upstream's own revision, whichever revision the agent asked in.
+      const taskRelay = mayBecomeTask ? taskAskingRelay(currentCallRelay()!, this.config.edge.taskTtlMaxMs) : null;
+      const callUpstream = () => this.upstreams.callTool(principal, upstream, tool.name, args, signal);
       const called = await inSpan(
         `tools/call ${tool.name}`,
         upstreamSpanAttributes(tool.name, tool.namespace),
         () =>
           runWithUpstreamPropagation(upstreamPropagation(), () =>
-            this.upstreams.callTool(principal, upstreamOf(catalog, tool), tool.name, args, signal),
+            taskRelay ? runWithCallRelay(taskRelay, callUpstream) : callUpstream(),
           ),
         { kind: SpanKind.CLIENT },
       );
@@ -310,12 +338,17 @@ export class GovernedCallPipeline {
           tool,
         );
       result = called.result;
+      // A 2025-11-25 upstream's CreateTaskResult (`{ task }`, asked with params.task) in the one shape
+      // kept inside; also of a tool that lists no task support (acceptTask then refuses it, if leased).
+      const sessionTask = taskRelay || askedTask ? flatCreatedTask(result) : null;
+      if (sessionTask) result = sessionTask as unknown as CallToolResult;
+      const task = isCreatedTask(result);
       // A task nobody can poll or settle elsewhere is a failed call (charged as one), never a free one.
-      if (isCreatedTask(result)) await this.acceptTask(principal, upstreamOf(catalog, tool), call, held, result);
+      if (task) await this.acceptTask(principal, upstream, call, held, result);
       const outcome = result.isError ? 'tool_error' : 'ok';
       this.metrics.recordUpstreamCall(tool.namespace, tool.name, Date.now() - upstreamStart, outcome);
       // The upstream runs the call as a task: it stays reserved until the task ends (settleTask).
-      if (isCreatedTask(result)) return await this.openTask(principal, call, held, result);
+      if (task) return await this.openTask(principal, upstream, call, held, result);
     } catch (err) {
       this.metrics.recordUpstreamCall(
         tool.namespace,
@@ -328,12 +361,12 @@ export class GovernedCallPipeline {
         // The agent cancelled (or hung up): the upstream was told, and the call is a failed one.
         const cost = failedCallCost(call);
         const standings = await this.settleAndMeter(principal, call, held, 'UPSTREAM_ERROR', cost, 0);
-        return cancelledResult(exposedName, callMeta(call, cost, 0), standings);
+        return cancelledResult(exposedName, callMeta(call, cost, 0, this.clock.now()), standings);
       }
       if (!(err instanceof UpstreamException)) throw err;
       const cost = failedCallCost(call);
       const standings = await this.settleAndMeter(principal, call, held, 'UPSTREAM_ERROR', cost, 0);
-      return upstreamFailureResult(exposedName, err, callMeta(call, cost, 0), standings);
+      return upstreamFailureResult(exposedName, err, callMeta(call, cost, 0, this.clock.now()), standings);
     }
 
     try {
@@ -345,7 +378,9 @@ export class GovernedCallPipeline {
         levels,
       );
       if (content !== result.content) result = { ...result, content };
-      return await this.answerFromResult(principal, call, held, result, outputLimits);
+      const answered = await this.answerFromResult(principal, call, held, result, outputLimits);
+      // A 2025-11-25 agent asked for a task (params.task) and the upstream answered at once.
+      return askedTask ? await this.completedTask(principal, call, askedTask, answered) : answered;
     } catch (err) {
       // The upstream did the work, but the answer could not be made (a failure of ours, paging
       // for instance): the call is charged and metered as one that returned nothing, never free.
@@ -396,7 +431,7 @@ export class GovernedCallPipeline {
         outputTokens,
         deliverable,
         call.outputTokenCap,
-        callMeta(call, cost, 0),
+        callMeta(call, cost, 0, this.clock.now()),
         standings,
       );
     }
@@ -420,7 +455,7 @@ export class GovernedCallPipeline {
       ...result,
       _meta: {
         ...(result._meta ?? {}),
-        [CALL_META_KEY]: callMeta(call, cost, outputTokens),
+        [CALL_META_KEY]: callMeta(call, cost, outputTokens, this.clock.now()),
         [BUDGET_META_KEY]: budgetMeta(standings),
       },
     };
@@ -437,204 +472,10 @@ export class GovernedCallPipeline {
     if (!topUp) return call.outputTokenCap;
     // Charged already (settleTask): what the reservation paid for, never output no one pays for.
     if (call.alreadyCharged) return call.reservedTokens;
-    const more = await this.admission.admit(callerOf(principal), null, newCallId(), topUp.micros, Date.now());
+    const more = await this.admission.admit(callerOf(principal), null, newCallId(), topUp.micros, this.clock.now());
     if (!more.ok) return call.reservedTokens;
     call.topUp = more.hold;
     return call.reservedTokens + topUp.tokens;
-  }
-
-  /**
-   * Whether the task the upstream made of this call can be the edge's: only if the agent declared
-   * the extension (else it cannot poll it), the call holds a reservation in Redis (a lease share is
-   * this edge's alone, another edge could not settle it), and that reservation and its concurrency
-   * slots are now held until the task's expiry settles it. Throws UpstreamException otherwise.
-   */
-  private async acceptTask(
-    principal: Principal,
-    upstream: UpstreamSpec,
-    call: PricedCall,
-    held: CallHold,
-    created: Record<string, unknown>,
-  ): Promise<void> {
-    const refused = (why: string) => {
-      this.cancelRefusedTask(principal, upstream, String(created.taskId));
-      return unacceptedTask(call, why);
-    };
-    if (!declaresTasks(currentCallRelay()?.clientCapabilities))
-      throw refused('the agent did not declare the tasks extension');
-    if (held.leased) throw refused('the call was admitted against a lease, which another edge could not settle');
-    const until = Date.now() + this.taskTtlOf(created) + TASK_SETTLE_GRACE_MS;
-    if (!(await this.admission.extendHold(held, until))) throw refused('its reservation lapsed before the answer came');
-  }
-
-  /** Asks the upstream to stop a task the edge did not take on: best effort, the agent's answer does not wait. */
-  private cancelRefusedTask(principal: Principal, upstream: UpstreamSpec, taskId: string): void {
-    const relay = {
-      clientCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
-      log: () => undefined,
-      request: async (method: string): Promise<never> => {
-        throw unrelayableRequest(method, 'a task the edge did not take on is being cancelled');
-      },
-    };
-    runWithCallRelay(relay, () =>
-      this.upstreams.request(principal, upstream, { method: 'tasks/cancel', params: { taskId } }, ResultSchema),
-    ).catch((err: Error) => this.logger.warn(`upstream task ${taskId} not cancelled: ${err.message}`));
-  }
-
-  /** The task's ttl: the upstream's, at most TASK_TTL_MAX_MS. */
-  private taskTtlOf(created: Record<string, unknown>): number {
-    const upstreamTtl = typeof created.ttlMs === 'number' && created.ttlMs > 0 ? created.ttlMs : Infinity;
-    return Math.min(upstreamTtl, this.config.edge.taskTtlMaxMs);
-  }
-
-  /**
-   * A task the upstream created for this call (accepted: acceptTask): recorded in Redis with everything its settlement
-   * needs (any edge settles it), the hold handed over, and the agent answered a CreateTaskResult of
-   * the edge's own task id; its ttl is the upstream's, at most TASK_TTL_MAX_MS.
-   */
-  private async openTask(
-    principal: Principal,
-    call: PricedCall,
-    held: CallHold,
-    created: Record<string, unknown>,
-  ): Promise<CallToolResult> {
-    const now = Date.now();
-    const ttlMs = this.taskTtlOf(created);
-    const { exposedName, upstreamId, name, namespace } = call.tool;
-    const settlement: TaskSettlement = {
-      principal,
-      call: { ...call, tool: { exposedName, upstreamId, name, namespace } },
-      hold: { ...held, completed: false },
-    };
-    const pollIntervalMs = typeof created.pollIntervalMs === 'number' ? created.pollIntervalMs : undefined;
-    const record: TaskRecord = {
-      taskId: randomUUID(),
-      orgId: principal.orgId,
-      keyId: principal.keyId,
-      upstreamId,
-      upstreamTaskId: String(created.taskId),
-      createdAt: typeof created.createdAt === 'string' ? created.createdAt : new Date(now).toISOString(),
-      ttlMs,
-      expiresAt: now + ttlMs,
-      ...(pollIntervalMs !== undefined ? { pollIntervalMs } : {}),
-      state: 'open',
-      settlement: stringifyWithBigInts(settlement),
-    };
-    // Recorded, then handed over (acceptTask made sure it can be): no record is left whose hold was
-    // released. Not recorded, nobody could poll or settle it: charged here as a failed call.
-    try {
-      await this.tasks.open(record);
-    } catch (err) {
-      this.logger.warn(`call ${call.callId}: task not recorded: ${(err as Error).message}`);
-      throw unacceptedTask(call, 'it could not be recorded');
-    }
-    this.admission.handOver(held);
-    return {
-      resultType: 'task',
-      taskId: record.taskId,
-      status: created.status,
-      createdAt: record.createdAt,
-      lastUpdatedAt: typeof created.lastUpdatedAt === 'string' ? created.lastUpdatedAt : record.createdAt,
-      ttlMs,
-      ...(pollIntervalMs !== undefined ? { pollIntervalMs } : {}),
-      // Charged when the task ends: for now its reservation, and no output delivered yet.
-      _meta: { [CALL_META_KEY]: { callId: call.callId, outputTokens: 0, reservedMicros: microsToJson(held.estimate) } },
-    } as unknown as CallToolResult;
-  }
-
-  /**
-   * Settles and meters a task once it ended, on whichever edge saw it end (a poll, its expiry):
-   * a completed task's result is answered like a call's (embedded resources, output budget, top-up,
-   * paging), any other ending is a failed call. The caller holds the task's settlement claim.
-   */
-  async settleTask(settlementJson: string, ending: TaskEnding, retaken = false): Promise<TaskSettled> {
-    const { principal, call: stored, hold } = parseWithBigInts<TaskSettlement>(settlementJson);
-    // The tool as a settlement needs it (names and upstream); the definition is not kept.
-    const call = { ...stored, topUp: null } as PricedCall;
-    // An earlier claim lapsed after its completion script had run (its edge died, or marking the
-    // task settled failed): the counters and the outbox hold the call already, and its reservation
-    // is gone. The answer is made again, with nothing charged or metered twice.
-    if (retaken && !(await this.admission.stillReserved(hold))) {
-      this.admission.handOver(hold);
-      call.alreadyCharged = true;
-    }
-    try {
-      if (ending.status !== 'completed') {
-        const cost = failedCallCost(call);
-        const standings = await this.settleAndMeter(principal, call, hold, 'UPSTREAM_ERROR', cost, 0);
-        return { meta: { [CALL_META_KEY]: callMeta(call, cost, 0), [BUDGET_META_KEY]: budgetMeta(standings) } };
-      }
-      const levels = await this.policies.levelsFor(principal);
-      const content = await this.embeddedResources.withholdDenied(
-        principal,
-        call.tool.namespace,
-        ending.result.content ?? [],
-        levels,
-      );
-      const result = content !== ending.result.content ? { ...ending.result, content } : ending.result;
-      const answered = await this.answerFromResult(principal, call, hold, result, effectiveOutputLimits(levels));
-      return { result: answered, meta: answered._meta ?? {} };
-    } finally {
-      // The hold is not released when settling fails: the task's settlement is retried (the next
-      // poll or the expiry sweep), and a released reservation would read as "already charged".
-      if (call.topUp) this.admission.release(call.topUp);
-    }
-  }
-
-  /**
-   * `tollgate__read_result_page`: a page read is governed like a call. Its page's tokens at the
-   * original call's per-output-token price are admitted against the budgets (no rate limits: the
-   * upstream is not called again), settled and metered as a usage event of the same tool and rule
-   * (its own id; `resultOf` in its `_meta` names the call), so the ledger holds what was delivered.
-   */
-  async readResultPage(principal: Principal, args: Record<string, unknown> | undefined): Promise<CallToolResult> {
-    const startedAt = Date.now();
-    const page = await this.pager.findPage(principal, args);
-    if (!isStoredPage(page)) return this.refuse(principal, startedAt, READ_RESULT_PAGE_TOOL, page);
-    const origin = page.origin;
-    const read: MeteredCall = {
-      callId: newCallId(),
-      tool: { exposedName: origin.exposedName, upstreamId: origin.upstreamId, name: origin.toolName },
-      rule: { id: origin.priceRuleId },
-      startedAt,
-    };
-    const cost = BigInt(origin.perOutputTokenMicros) * BigInt(page.tokens);
-    const admission = await this.admission.admit(callerOf(principal), null, read.callId, cost, startedAt);
-    // Only budgets are checked for a page read (no rate limit applies to it).
-    if (!admission.ok)
-      return this.refuse(
-        principal,
-        startedAt,
-        READ_RESULT_PAGE_TOOL,
-        admissionRefusedResult(READ_RESULT_PAGE_TOOL, admission),
-        { upstreamId: origin.upstreamId, name: origin.toolName },
-        refusingBudgetOf(admission),
-      );
-    const standings = await this.settleAndMeter(principal, read, admission.hold, 'OK', cost, page.tokens);
-    return this.pager.answerWithPage(page, {
-      [CALL_META_KEY]: { ...callMeta(read, cost, page.tokens), resultOf: origin.callId },
-      [BUDGET_META_KEY]: budgetMeta(standings),
-    });
-  }
-
-  private get tokenEncoding(): TokenEncodingName {
-    return this.config.tokens.encoding;
-  }
-
-  private async priceCall(
-    principal: Principal,
-    tool: ServedTool,
-    callId: string,
-    startedAt: number,
-    policyCap: number | null,
-  ): Promise<PricedCall> {
-    const rule =
-      (await this.pricing.priceFor(principal.orgId, tool.upstreamId, tool.name, new Date(startedAt))) ?? FREE_PRICE;
-    // The tighter of the upstream's cap and the policy's; the deployment default when neither sets one.
-    const caps = [tool.outputTokenCap, policyCap].filter((c): c is number => c !== null);
-    const outputTokenCap = caps.length ? Math.min(...caps) : this.config.edge.defaultOutputTokenCap;
-    const reservedTokens = likelyOutputTokens(tool.outputTokensP99, outputTokenCap);
-    return { callId, tool, rule, outputTokenCap, reservedTokens, topUp: null, startedAt };
   }
 
   /**
@@ -653,7 +494,7 @@ export class GovernedCallPipeline {
     cost: Micros,
     outputTokens: number,
   ): Promise<BudgetStanding[]> {
-    const latencyMs = Date.now() - call.startedAt;
+    const latencyMs = this.clock.now() - call.startedAt;
     const event: UsageEvent = {
       id: call.callId,
       orgId: principal.orgId,
@@ -710,7 +551,7 @@ export class GovernedCallPipeline {
     budgetId: string | null = null,
   ): CallToolResult {
     const code = toolErrorOf(result)!.code;
-    const latencyMs = Date.now() - startedAt;
+    const latencyMs = this.clock.now() - startedAt;
     this.metrics.recordRefusal(exposedName, code, principal.orgId, latencyMs);
     this.refusals.record({
       orgId: principal.orgId,
@@ -734,11 +575,257 @@ export class GovernedCallPipeline {
     });
     return result;
   }
-}
 
-/** The budget that refused an admission, for the refusal's record (budgets "blocking now"). */
-export function refusingBudgetOf(refused: Exclude<CallAdmission, { ok: true }>): string | null {
-  return 'budgetExceeded' in refused ? refused.budgetExceeded.exceeded.budgetId : null;
+  // A call its upstream runs as a task: accepted, recorded, and settled once it ends (on any edge).
+
+  /**
+   * Whether the task the upstream made of this call can be the edge's: only if the agent declared
+   * the extension (else it cannot poll it), the call holds a reservation in Redis (a lease share is
+   * this edge's alone, another edge could not settle it), and that reservation and its concurrency
+   * slots are now held until the task's expiry settles it. Throws UpstreamException otherwise.
+   */
+  private async acceptTask(
+    principal: Principal,
+    upstream: UpstreamSpec,
+    call: PricedCall,
+    held: CallHold,
+    created: Record<string, unknown>,
+  ): Promise<void> {
+    const refused = (why: string) => {
+      this.cancelRefusedTask(principal, upstream, String(created.taskId));
+      return unacceptedTask(call, why);
+    };
+    if (!agentTakesTasks()) throw refused('the agent did not declare the tasks extension');
+    if (held.leased) throw refused('the call was admitted against a lease, which another edge could not settle');
+    const now = this.clock.now();
+    const until = now + this.taskTtlOf(created) + TASK_SETTLE_GRACE_MS;
+    if (!(await this.admission.extendHold(held, until, now)))
+      throw refused('its reservation lapsed before the answer came');
+  }
+
+  /** Asks the upstream to stop a task the edge did not take on: best effort, the agent's answer does not wait. */
+  private cancelRefusedTask(principal: Principal, upstream: UpstreamSpec, taskId: string): void {
+    const relay = {
+      clientCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
+      log: () => undefined,
+      request: async (method: string): Promise<never> => {
+        throw unrelayableRequest(method, 'a task the edge did not take on is being cancelled');
+      },
+    };
+    runWithCallRelay(relay, () =>
+      this.upstreams.request(principal, upstream, { method: 'tasks/cancel', params: { taskId } }, ResultSchema),
+    ).catch((err: Error) => this.logger.warn(`upstream task ${taskId} not cancelled: ${err.message}`));
+  }
+
+  /** The task's ttl: the upstream's, at most TASK_TTL_MAX_MS. */
+  private taskTtlOf(created: Record<string, unknown>): number {
+    const upstreamTtl = typeof created.ttlMs === 'number' && created.ttlMs > 0 ? created.ttlMs : Infinity;
+    return Math.min(upstreamTtl, this.config.edge.taskTtlMaxMs);
+  }
+
+  /**
+   * A task the upstream created for this call (accepted: acceptTask): recorded in Redis with everything its settlement
+   * needs (any edge settles it), the hold handed over, and the agent answered a CreateTaskResult of
+   * the edge's own task id; its ttl is the upstream's, at most TASK_TTL_MAX_MS.
+   */
+  private async openTask(
+    principal: Principal,
+    upstream: UpstreamSpec,
+    call: PricedCall,
+    held: CallHold,
+    created: Record<string, unknown>,
+  ): Promise<CallToolResult> {
+    // Its expiry is on the edge's clock, as the expiry sweep reads it (TaskRelay.expireDue).
+    const now = this.clock.now();
+    const ttlMs = this.taskTtlOf(created);
+    const { exposedName, upstreamId, name, namespace } = call.tool;
+    const settlement: TaskSettlement = {
+      principal,
+      call: { ...call, tool: { exposedName, upstreamId, name, namespace } },
+      hold: { ...held, completed: false },
+    };
+    const pollIntervalMs = typeof created.pollIntervalMs === 'number' ? created.pollIntervalMs : undefined;
+    const record: TaskRecord = {
+      taskId: randomUUID(),
+      orgId: principal.orgId,
+      keyId: principal.keyId,
+      upstreamId,
+      upstreamTaskId: String(created.taskId),
+      createdAt: typeof created.createdAt === 'string' ? created.createdAt : new Date(now).toISOString(),
+      ttlMs,
+      expiresAt: now + ttlMs,
+      ...(pollIntervalMs !== undefined ? { pollIntervalMs } : {}),
+      state: 'open',
+      settlement: stringifyWithBigInts(settlement),
+    };
+    // Recorded, then handed over (acceptTask made sure it can be): no record is left whose hold was
+    // released. Not recorded, nobody could poll or settle it: charged here as a failed call, and
+    // the upstream told to stop it (it would run on, unbilled, for a client that cannot poll it).
+    try {
+      await this.tasks.open(record);
+    } catch (err) {
+      this.logger.warn(`call ${call.callId}: task not recorded: ${(err as Error).message}`);
+      this.cancelRefusedTask(principal, upstream, record.upstreamTaskId);
+      throw unacceptedTask(call, 'it could not be recorded');
+    }
+    this.admission.handOver(held);
+    return {
+      resultType: 'task',
+      taskId: record.taskId,
+      status: created.status,
+      createdAt: record.createdAt,
+      lastUpdatedAt: typeof created.lastUpdatedAt === 'string' ? created.lastUpdatedAt : record.createdAt,
+      ttlMs,
+      ...(pollIntervalMs !== undefined ? { pollIntervalMs } : {}),
+      // Charged when the task ends: for now its reservation, and no output delivered yet.
+      _meta: { [CALL_META_KEY]: { callId: call.callId, outputTokens: 0, reservedMicros: microsToJson(held.estimate) } },
+    } as unknown as CallToolResult;
+  }
+
+  /**
+   * A 2025-11-25 agent's task-augmented call its upstream answered with a plain result (tasks are
+   * the upstream's to decide; a tool result or an `isError` one), already settled and metered as a
+   * call: the agent gets what that revision lets it read, a CreateTaskResult, of a task recorded
+   * completed (its `tasks/get` says so, its `tasks/result` answers the result, free and the key's
+   * own, on any edge, like any task's), kept for the ttl the agent asked (at most TASK_TTL_MAX_MS).
+   * Answered as the result, the SDK client would reject it (-32602 "Invalid task creation result").
+   */
+  private async completedTask(
+    principal: Principal,
+    call: PricedCall,
+    asked: { ttl?: number | null },
+    answered: CallToolResult,
+  ): Promise<CallToolResult> {
+    const now = this.clock.now();
+    const askedTtl = typeof asked.ttl === 'number' && asked.ttl > 0 ? asked.ttl : Infinity;
+    const ttlMs = Math.min(askedTtl, this.config.edge.taskTtlMaxMs);
+    const createdAt = new Date(now).toISOString();
+    const record: TaskRecord = {
+      taskId: randomUUID(),
+      orgId: principal.orgId,
+      keyId: principal.keyId,
+      upstreamId: call.tool.upstreamId,
+      // The upstream made no task: nothing of it is ever asked or settled.
+      upstreamTaskId: '',
+      createdAt,
+      ttlMs,
+      expiresAt: now + ttlMs,
+      state: 'settled',
+      settlement: '',
+      final: JSON.stringify({ status: 'completed', lastUpdatedAt: createdAt, result: answered }),
+    };
+    await this.tasks.open(record);
+    return {
+      resultType: 'task',
+      taskId: record.taskId,
+      status: 'completed',
+      createdAt,
+      lastUpdatedAt: createdAt,
+      ttlMs,
+      _meta: answered._meta,
+    } as unknown as CallToolResult;
+  }
+
+  /**
+   * Settles and meters a task once it ended, on whichever edge saw it end (a poll, its expiry):
+   * a completed task's result is answered like a call's (embedded resources, output budget, top-up,
+   * paging), any other ending is a failed call. The caller holds the task's settlement claim.
+   */
+  async settleTask(settlementJson: string, ending: TaskEnding, retaken = false): Promise<TaskSettled> {
+    const { principal, call: stored, hold } = parseWithBigInts<TaskSettlement>(settlementJson);
+    // The tool as a settlement needs it (names and upstream); the definition is not kept.
+    const call = { ...stored, topUp: null } as PricedCall;
+    // An earlier claim lapsed after its completion script had run (its edge died, or marking the
+    // task settled failed): the counters and the outbox hold the call already, and its reservation
+    // is gone. The answer is made again, with nothing charged or metered twice.
+    if (retaken && !(await this.admission.stillReserved(hold))) {
+      this.admission.handOver(hold);
+      call.alreadyCharged = true;
+    }
+    try {
+      if (ending.status !== 'completed') {
+        const cost = failedCallCost(call);
+        const standings = await this.settleAndMeter(principal, call, hold, 'UPSTREAM_ERROR', cost, 0);
+        return {
+          meta: {
+            [CALL_META_KEY]: callMeta(call, cost, 0, this.clock.now()),
+            [BUDGET_META_KEY]: budgetMeta(standings),
+          },
+        };
+      }
+      const levels = await this.policies.levelsFor(principal);
+      const content = await this.embeddedResources.withholdDenied(
+        principal,
+        call.tool.namespace,
+        ending.result.content ?? [],
+        levels,
+      );
+      const result = content !== ending.result.content ? { ...ending.result, content } : ending.result;
+      const answered = await this.answerFromResult(principal, call, hold, result, effectiveOutputLimits(levels));
+      return { result: answered, meta: answered._meta ?? {} };
+    } finally {
+      // The hold is not released when settling fails: the task's settlement is retried (the next
+      // poll or the expiry sweep), and a released reservation would read as "already charged".
+      if (call.topUp) this.admission.release(call.topUp);
+    }
+  }
+
+  // Beside the call: a page of a paged result, and the tools a caller may list.
+
+  /**
+   * `tollgate__read_result_page`: a page read is governed like a call. Its page's tokens at the
+   * original call's per-output-token price are admitted against the budgets (no rate limits: the
+   * upstream is not called again), settled and metered as a usage event of the same tool and rule
+   * (its own id; `resultOf` in its `_meta` names the call), so the ledger holds what was delivered.
+   */
+  async readResultPage(principal: Principal, args: Record<string, unknown> | undefined): Promise<CallToolResult> {
+    const startedAt = this.clock.now();
+    const page = await this.pager.findPage(principal, args);
+    if (!isStoredPage(page)) return this.refuse(principal, startedAt, READ_RESULT_PAGE_TOOL, page);
+    const origin = page.origin;
+    const read: MeteredCall = {
+      callId: newCallId(),
+      tool: { exposedName: origin.exposedName, upstreamId: origin.upstreamId, name: origin.toolName },
+      rule: { id: origin.priceRuleId },
+      startedAt,
+    };
+    const cost = BigInt(origin.perOutputTokenMicros) * BigInt(page.tokens);
+    const admission = await this.admission.admit(callerOf(principal), null, read.callId, cost, startedAt);
+    // Only budgets are checked for a page read (no rate limit applies to it).
+    if (!admission.ok)
+      return this.refuse(
+        principal,
+        startedAt,
+        READ_RESULT_PAGE_TOOL,
+        admissionRefusedResult(READ_RESULT_PAGE_TOOL, admission),
+        { upstreamId: origin.upstreamId, name: origin.toolName },
+        refusingBudgetOf(admission),
+      );
+    const standings = await this.settleAndMeter(principal, read, admission.hold, 'OK', cost, page.tokens);
+    return this.pager.answerWithPage(page, {
+      [CALL_META_KEY]: { ...callMeta(read, cost, page.tokens, this.clock.now()), resultOf: origin.callId },
+      [BUDGET_META_KEY]: budgetMeta(standings),
+    });
+  }
+
+  /** The tools this caller may call, in a stable order, each with the price in force now. */
+  async visibleTools(principal: Principal): Promise<VisibleTool[]> {
+    const [catalog, levels] = await Promise.all([
+      this.catalog.catalogFor(principal.orgId),
+      this.policies.levelsFor(principal),
+    ]);
+    const now = new Date();
+    const out: VisibleTool[] = [];
+    for (const tool of catalog.tools) {
+      if (!decideAccess(levels, { namespace: tool.namespace, tool: tool.name }).allowed) continue;
+      out.push({ tool, price: await this.pricing.priceFor(principal.orgId, tool.upstreamId, tool.name, now) });
+    }
+    return out;
+  }
+
+  private get tokenEncoding(): TokenEncodingName {
+    return this.config.tokens.encoding;
+  }
 }
 
 function isStoredPage(page: StoredPage | CallToolResult): page is StoredPage {
@@ -766,13 +853,14 @@ function upstreamOf(catalog: OrgCatalog, tool: ServedTool) {
   return spec;
 }
 
-export function callMeta(call: MeteredCall, cost: Micros, outputTokens: number): CallMeta {
+/** `now`: the edge's clock when the answer is sent (the call's latency runs from its start on it). */
+export function callMeta(call: MeteredCall, cost: Micros, outputTokens: number, now: number): CallMeta {
   return {
     callId: call.callId,
     tool: call.tool.exposedName,
     costMicros: microsToJson(cost),
     outputTokens,
-    latencyMs: Date.now() - call.startedAt,
+    latencyMs: now - call.startedAt,
   };
 }
 
@@ -796,278 +884,34 @@ function reportedCost(result: CallToolResult): Micros | null {
   return typeof reported === 'number' && Number.isSafeInteger(reported) ? BigInt(reported) : null;
 }
 
-/** INVALID_ARGUMENTS when the call's arguments exceed a limit of ARGUMENT_LIMITS, else null. */
-function argumentLimitsResult(name: string, args: Record<string, unknown> | undefined): CallToolResult | null {
-  const check = checkArguments(args);
-  if (check.ok) return null;
-  return toolErrorResult({
-    code: ToolErrorCode.InvalidArguments,
-    message: describeArgumentCheck(name, check),
-    hint: `Send smaller, flatter arguments (at most ${ARGUMENT_LIMITS.maxDepth} levels deep, ${ARGUMENT_LIMITS.maxBytes} bytes as JSON, ${ARGUMENT_LIMITS.maxKeys} keys in all and ${ARGUMENT_LIMITS.maxKeysPerObject} per object). Nothing was charged.`,
-    tool: name,
-    limit: check.limit,
-    allowed: check.allowed,
-    measured: check.measured,
-    charged: false,
-  });
+/**
+ * Whether the agent of the call running here can poll a task: it declared the extension
+ * (2026-07-28) or augmented its 2025-11-25 `tools/call` with `params.task`.
+ */
+function agentTakesTasks(): boolean {
+  const relay = currentCallRelay();
+  return declaresTasks(relay?.clientCapabilities) || relay?.task !== undefined;
 }
 
-/** INVALID_ARGUMENTS naming the parameter when the arguments do not fit the tool's pinned input schema, else null. */
-function argumentSchemaResult(tool: ServedTool, args: Record<string, unknown> | undefined): CallToolResult | null {
-  const violation = checkArgumentSchema(tool.pinnedHash, tool.definition.inputSchema, args);
-  if (!violation) return null;
-  const what = violation.parameter ? `parameter "${violation.parameter}"` : 'the arguments';
-  return toolErrorResult({
-    code: ToolErrorCode.InvalidArguments,
-    message: `The arguments of "${tool.exposedName}" do not fit its approved definition: ${what} ${violation.problem}.`,
-    hint: violation.notInApprovedDefinition
-      ? 'Call the tool with the parameters its listed schema names; a newer definition may add this one once an administrator approves it. Nothing was charged.'
-      : 'Fix the arguments to match the input schema listed for this tool. Nothing was charged.',
-    tool: tool.exposedName,
-    parameter: violation.parameter,
-    problem: violation.problem,
-    charged: false,
-  });
-}
-
-/** The upstream answered but Redis did not acknowledge the call's settlement and usage event. */
-export function notRecordedResult(name: string, callId: string): CallToolResult {
-  return toolErrorResult({
-    code: ToolErrorCode.UsageNotRecorded,
-    message: `"${name}" ran, but Tollgate could not record the call (its store did not acknowledge it), so its result is withheld.`,
-    hint: 'The tool may have acted (maybe executed): check its effects before calling it again. Retry in a second or two.',
-    tool: name,
-    callId,
-    maybeExecuted: true,
-    retryAfterMs: 1000,
-  });
-}
-
-function unknownToolResult(name: string, disabledNamespaces: ReadonlySet<string>): CallToolResult {
-  const parsed = parseExposedToolName(name);
-  if (parsed && disabledNamespaces.has(parsed.namespace)) {
-    return toolErrorResult({
-      code: ToolErrorCode.UpstreamDisabled,
-      message: `"${name}" is not available: its server "${parsed.namespace}" is disabled by an administrator.`,
-      hint: 'Use another tool, or ask an administrator to enable the server again.',
-      tool: name,
-      namespace: parsed.namespace,
-    });
-  }
-  return toolErrorResult({
-    code: ToolErrorCode.UnknownTool,
-    message: `No tool named "${name}" is available.`,
-    hint: parsed
-      ? 'List tools again: the tool may have been removed or renamed upstream.'
-      : 'Tool names look like "<server>__<tool>"; list tools to see them.',
-    tool: name,
-  });
-}
-
-function notAllowedResult(name: string, decision: Exclude<AccessDecision, { allowed: true }>): CallToolResult {
-  return toolErrorResult({
-    code: ToolErrorCode.ToolNotAllowed,
-    message: `Calling "${name}" is not allowed for this key: ${describeDecision(decision)}.`,
-    hint: 'Use one of the tools listed for this key, or ask an administrator to allow this tool.',
-    tool: name,
-    reason: decision.reason,
-    ...('scope' in decision ? { scope: decision.scope } : {}),
-    ...('rule' in decision ? { rule: decision.rule } : {}),
-  });
-}
-
-/** A call admission refused: by a rate limit, a budget, or because counters are being rebuilt. */
-export function admissionRefusedResult(
-  name: string,
-  refused: Exclude<CallAdmission, { ok: true }>,
-  call?: Pick<PricedCall, 'rule' | 'reservedTokens' | 'outputTokenCap'>,
-): CallToolResult {
-  if ('rateLimited' in refused)
-    return rateLimitedResult(
-      name,
-      refused.rateLimited.rule,
-      refused.rateLimited.kind,
-      refused.rateLimited.retryAfterMs,
-    );
-  if ('budgetExceeded' in refused)
-    return budgetExceededResult(name, refused.budgetExceeded.exceeded, refused.budgetExceeded.requestedMicros, call);
-  return toolErrorResult({
-    code: ToolErrorCode.CountersUnavailable,
-    message:
-      refused.countersUnavailable.reason === 'counter-corrupt'
-        ? `"${name}" cannot be admitted now: a budget counter of this call is unreadable and is being rebuilt from the ledger.`
-        : `"${name}" cannot be admitted now: Tollgate's budget and rate-limit counters are being rebuilt (their store lost its data).`,
-    hint: `Nothing ran and nothing was charged. Retry after ${Math.ceil(refused.countersUnavailable.retryAfterMs / 1000)} s.`,
-    tool: name,
-    retryAfterMs: refused.countersUnavailable.retryAfterMs,
-    charged: false,
-  });
-}
-
-function rateLimitedResult(
-  name: string,
-  rule: RateLimitRule,
-  kind: 'WINDOW' | 'CONCURRENCY',
-  retryAfterMs: number,
-): CallToolResult {
-  const what =
-    kind === 'WINDOW'
-      ? `${rule.callsPerWindow} calls per ${rule.windowSeconds} s`
-      : `${rule.maxConcurrent} concurrent calls`;
-  return toolErrorResult({
-    code: ToolErrorCode.RateLimited,
-    message: `The ${rule.scope.toLowerCase()} rate limit of ${what} for "${rule.toolPattern}" is reached.`,
-    hint:
-      kind === 'WINDOW'
-        ? `Retry after ${Math.ceil(retryAfterMs / 1000)} s.`
-        : `A slot frees when one of the ${rule.maxConcurrent} calls in flight ends; retry then, or after ${Math.ceil(retryAfterMs / 1000)} s at the latest.`,
-    tool: name,
-    scope: rule.scope,
-    toolPattern: rule.toolPattern,
-    limitKind: kind,
-    ...(kind === 'WINDOW'
-      ? { callsPerWindow: rule.callsPerWindow, windowSeconds: rule.windowSeconds }
-      : { maxConcurrent: rule.maxConcurrent }),
-    retryAfterMs,
-  });
-}
-
-function budgetExceededResult(
-  name: string,
-  b: BudgetStanding,
-  requested: Micros,
-  call?: Pick<PricedCall, 'rule' | 'reservedTokens' | 'outputTokenCap'>,
-): CallToolResult {
-  const available = availableMicros(b);
-  // Priced per output token: say how many tokens the request reserved for, and what is left buys.
-  const perToken = call && call.rule.perOutputTokenMicros > 0n ? call : null;
-  const affordable = perToken ? outputTokensAffordable(perToken.rule, available)! : null;
-  const tokens = perToken
-    ? `It reserves for ${perToken.reservedTokens} output tokens (output token cap ${perToken.outputTokenCap}); what is left ${
-        affordable! > 0
-          ? `pays for ${affordable} after the per-call price: lower the output token cap (outputTokenCap of a policy or the upstream) to ${affordable} or less, or`
-          : 'does not cover the per-call price:'
-      } `
-    : '';
-  const reset = b.resetsAt
-    ? `The budget resets at ${b.resetsAt.toISOString()}; ask an administrator to raise it before then.`
-    : 'This budget does not reset; ask an administrator to raise it.';
-  // Allowance other edges hold as leases comes back within seconds if their calls do not use it.
-  const leased =
-    b.leasedMicros > 0n
-      ? `Other edges hold ${b.leasedMicros} micro-units of it for calls they are admitting; what they do not use comes back within seconds. `
-      : '';
-  return toolErrorResult({
-    code: ToolErrorCode.BudgetExceeded,
-    message: `The ${b.period.toLowerCase()} ${b.scope.toLowerCase()} budget cannot cover this call.`,
-    hint: tokens + leased + reset,
-    tool: name,
-    scope: b.scope,
-    period: b.period,
-    limitMicros: microsToJson(b.limitMicros),
-    spentMicros: microsToJson(b.spentMicros),
-    reservedMicros: microsToJson(b.reservedMicros),
-    leasedMicros: microsToJson(b.leasedMicros),
-    availableMicros: microsToJson(available),
-    requestedMicros: microsToJson(requested),
-    resetsAt: b.resetsAt?.toISOString() ?? null,
-    ...(perToken
-      ? {
-          reservedOutputTokens: perToken.reservedTokens,
-          outputTokenCap: perToken.outputTokenCap,
-          affordableOutputTokens: affordable,
-        }
-      : {}),
-  });
-}
-
-/** The user has no usable token for a per-user OAuth upstream: the same answer on every path, with the URL to connect. */
-export function authRequiredResult(name: string, auth: AuthRequired): CallToolResult {
-  const what =
-    auth.reason === 'not_connected'
-      ? `has not connected an account at "${auth.namespace}"`
-      : `has a connection to "${auth.namespace}" that expired and could not be renewed`;
-  return toolErrorResult({
-    code: ToolErrorCode.AuthRequired,
-    message: `"${name}" acts as the calling user, who ${what}.`,
-    hint: auth.connectUrl
-      ? `Ask the user to open ${auth.connectUrl} in a browser, sign in and allow access (the link works once, until ${auth.connectUrlExpiresAt}), then call the tool again.`
-      : `The user must connect their "${auth.namespace}" account, but no connect link could be made (${auth.connectError ?? 'unknown reason'}); ask an administrator.`,
-    tool: name,
-    upstream: auth.namespace,
-    upstreamId: auth.upstreamId,
-    reason: auth.reason,
-    connectUrl: auth.connectUrl,
-    connectUrlExpiresAt: auth.connectUrlExpiresAt,
-    charged: false,
-  });
-}
-
-export function upstreamFailureResult(
-  name: string,
-  err: UpstreamException,
-  meta: CallMeta,
-  standings: BudgetStanding[],
-): CallToolResult {
-  const code = {
-    [UpstreamExceptionCode.Unavailable]: ToolErrorCode.UpstreamUnavailable,
-    [UpstreamExceptionCode.Timeout]: ToolErrorCode.UpstreamTimeout,
-    [UpstreamExceptionCode.CircuitOpen]: ToolErrorCode.UpstreamCircuitOpen,
-    [UpstreamExceptionCode.ProtocolError]: ToolErrorCode.UpstreamError,
-    [UpstreamExceptionCode.Unauthorized]: ToolErrorCode.UpstreamUnauthorized,
-  }[err.code];
-  return toolErrorResult(
-    {
-      code,
-      message: err.message,
-      hint: err.retryAfterMs
-        ? `Try again in ${Math.ceil(err.retryAfterMs / 1000)} s.`
-        : 'The server behind this tool failed; try again later or use another tool.',
-      tool: name,
-      charged: meta.costMicros > 0,
-      ...(err.retryAfterMs ? { retryAfterMs: err.retryAfterMs } : {}),
+/**
+ * The agent's relay, saying to the upstream that the call may become a task in either revision: a
+ * 2026-07-28 upstream sees the tasks extension among the client's capabilities (a 2025-11-25 agent
+ * that set params.task never declares it), a 2025-11-25 upstream gets `params.task` (a 2026-07-28
+ * agent never sends one; its ttl is the edge's longest and a margin, so the upstream still knows
+ * the task when the edge's expiry asks how it ended; the upstream may answer a shorter one).
+ */
+function taskAskingRelay(relay: UpstreamCallRelay, ttlMaxMs: number): UpstreamCallRelay {
+  return {
+    ...relay,
+    clientCapabilities: {
+      ...relay.clientCapabilities,
+      extensions: { ...relay.clientCapabilities?.extensions, [TASKS_EXTENSION]: {} },
     },
-    { [CALL_META_KEY]: meta, [BUDGET_META_KEY]: budgetMeta(standings) },
-  );
+    task: relay.task ?? { ttl: ttlMaxMs + UPSTREAM_TASK_TTL_MARGIN_MS },
+  };
 }
 
-function cancelledResult(name: string, meta: CallMeta, standings: BudgetStanding[]): CallToolResult {
-  return toolErrorResult(
-    {
-      code: ToolErrorCode.Cancelled,
-      message: `The call of "${name}" was cancelled by the agent; the upstream was told to stop.`,
-      hint: 'Call the tool again if its result is still needed.',
-      tool: name,
-      charged: meta.costMicros > 0,
-    },
-    { [CALL_META_KEY]: meta, [BUDGET_META_KEY]: budgetMeta(standings) },
-  );
-}
-
-function outputBudgetExceededResult(
-  name: string,
-  tokens: number,
-  deliverable: number,
-  cap: number,
-  meta: CallMeta,
-  standings: BudgetStanding[],
-): CallToolResult {
-  const byBudget = deliverable < cap;
-  return toolErrorResult(
-    {
-      code: ToolErrorCode.OutputBudgetExceeded,
-      message: byBudget
-        ? `The result of "${name}" is ${tokens} tokens; a hard budget pays for ${deliverable} of them (the output token cap is ${cap}).`
-        : `The result of "${name}" is ${tokens} tokens, over the cap of ${cap}.`,
-      hint: byBudget
-        ? `The result is not plain text, so it cannot be paged: ask for ${deliverable} tokens or less, lower the output token cap (outputTokenCap of a policy or the upstream) to ${deliverable}, or ask an administrator to raise the budget.`
-        : 'The result is not plain text, so it cannot be paged: ask for less (narrow the query, fewer items, a smaller page).',
-      tool: name,
-      outputTokens: tokens,
-      outputTokenCap: cap,
-      ...(byBudget ? { affordableOutputTokens: deliverable } : {}),
-      charged: meta.costMicros > 0,
-    },
-    { [CALL_META_KEY]: meta, [BUDGET_META_KEY]: budgetMeta(standings) },
-  );
+/** Whether the tool's latest listing lets it run as a task. */
+function toolTakesTasks(tool: ServedTool): boolean {
+  return tool.taskSupport === 'optional' || tool.taskSupport === 'required';
 }

@@ -6,8 +6,8 @@ import { AdmissionException, AdmissionExceptionCode, CallAdmissionService } from
 import { BudgetStanding } from '@tollgate/budget';
 import { EdgeConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { Principal } from '@tollgate/identity';
-import { Micros } from '@tollgate/kernel';
-import { RefusalRecorder, newCallId } from '@tollgate/metering';
+import { CLOCK, Clock, Micros } from '@tollgate/kernel';
+import { RefusalRecorder, newCallId } from '@tollgate/usage';
 import {
   GovernedItemKind,
   ItemPolicyLevel,
@@ -27,30 +27,20 @@ import {
   estimateCallCost,
   pricedItemName,
 } from '@tollgate/pricing';
-import { UpstreamException, UpstreamSpec } from '@tollgate/upstream';
+import { UpstreamException, UpstreamSpec } from '@tollgate/mcp-client';
 import { EdgeMetrics } from '../health/edge-metrics.service';
 import { BUDGET_META_KEY, CALL_META_KEY, budgetMeta } from './call-meta';
 import {
-  GovernedCallPipeline,
-  MeteredCall,
   admissionRefusedResult,
   authRequiredResult,
-  callMeta,
-  callerOf,
   notRecordedResult,
   refusingBudgetOf,
   upstreamFailureResult,
-} from './governed-call.pipeline';
+} from './call-refusals';
+import { GovernedCallPipeline, MeteredCall, callMeta, callerOf } from './governed-call.pipeline';
 import { ResultPager } from './result-pager.service';
-import { ERROR_META_KEY, ToolErrorBody, toolErrorOf } from './tool-error';
+import { ERROR_META_KEY, TOLLGATE_REFUSAL_ERROR, ToolErrorBody, toolErrorOf } from './tool-error';
 import { UpstreamCaller, UpstreamOutcome } from './upstream-caller.service';
-
-/**
- * The JSON-RPC error code of a read or get Tollgate refused (policy, budget, output budget,
- * upstream down): `resources/read` and `prompts/get` results have no `isError`, so the refusal is
- * an error whose `data` is the same structured body a refused tool call carries.
- */
-export const TOLLGATE_REFUSAL_ERROR = -32003;
 
 /** A resource read or a prompt get of one upstream, as the policy, price book and ledger name it. */
 export interface GovernedItem {
@@ -99,6 +89,8 @@ export class GovernedItemPipeline {
     private readonly metrics: EdgeMetrics,
     private readonly refusals: RefusalRecorder,
     @Inject(TOLLGATE_CONFIG) private readonly config: EdgeConfig,
+    // The time a call is admitted, recorded and timed at (a rate-limit window, a budget period).
+    @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
   /** Whether the caller's policies allow the item (for lists, completions and subscriptions). */
@@ -126,7 +118,7 @@ export class GovernedItemPipeline {
     principal: Principal,
     item: Pick<GovernedItem, 'kind' | 'spec' | 'key' | 'exposed' | 'meteredAs'>,
   ): Promise<StoredPolicy[]> {
-    const startedAt = Date.now();
+    const startedAt = this.clock.now();
     const levels = await this.policies.levelsFor(principal);
     const decision = this.decide(levels, item.kind, item.spec.namespace, item.key);
     if (decision.allowed) return levels;
@@ -156,7 +148,7 @@ export class GovernedItemPipeline {
     measure: (result: R) => ItemAnswer<R>,
     withPage: (result: R, page: CallToolResult) => R,
   ): Promise<R> {
-    const startedAt = Date.now();
+    const startedAt = this.clock.now();
     // Policy
     const levels = await this.assertAllowed(principal, item);
     const limits = effectiveOutputLimits(levels);
@@ -204,7 +196,7 @@ export class GovernedItemPipeline {
         const standings = await this.calls.settleAndMeter(principal, call, held, 'UPSTREAM_ERROR', cost, 0);
         throw this.refusalOf(
           item.exposed,
-          upstreamFailureResult(item.exposed, err, callMeta(call, cost, 0), standings),
+          upstreamFailureResult(item.exposed, err, callMeta(call, cost, 0, this.clock.now()), standings),
         );
       }
       if (!outcome.ok) throw this.refusalOf(item.exposed, authRequiredResult(item.exposed, outcome.authRequired));
@@ -231,7 +223,7 @@ export class GovernedItemPipeline {
             outputTokens: tokens,
             outputTokenCap,
             charged: cost > 0n,
-            [CALL_META_KEY]: callMeta(call, cost, 0),
+            [CALL_META_KEY]: callMeta(call, cost, 0, this.clock.now()),
             [BUDGET_META_KEY]: budgetMeta(standings),
           });
         }
@@ -264,7 +256,7 @@ export class GovernedItemPipeline {
         ...result,
         _meta: {
           ...(result._meta ?? {}),
-          [CALL_META_KEY]: callMeta(call, cost, tokens),
+          [CALL_META_KEY]: callMeta(call, cost, tokens, this.clock.now()),
           [BUDGET_META_KEY]: budgetMeta(standings),
         },
       };
@@ -340,7 +332,7 @@ export class GovernedItemPipeline {
       toolName: meteredNameOf(item),
       code,
       budgetId,
-      latencyMs: Date.now() - startedAt,
+      latencyMs: this.clock.now() - startedAt,
       occurredAt: new Date(startedAt),
     });
   }

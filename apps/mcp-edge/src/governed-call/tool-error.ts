@@ -21,6 +21,8 @@ export enum ToolErrorCode {
   InvalidRequest = 'INVALID_REQUEST',
   /** The call's arguments exceed a documented limit (depth, size, keys); refused before any work. */
   InvalidArguments = 'INVALID_ARGUMENTS',
+  /** A 2025-11-25 task-augmented call (`params.task`) of a tool that lists no task support; answered -32601. */
+  TaskNotSupported = 'TASK_NOT_SUPPORTED',
   SessionSchemaBudgetExceeded = 'SESSION_SCHEMA_BUDGET_EXCEEDED',
   InternalError = 'INTERNAL_ERROR',
   /** The upstream ran, but Redis did not acknowledge the call's settlement and usage event: result withheld, maybe executed. */
@@ -44,6 +46,14 @@ export interface ToolErrorBody {
 }
 
 export const ERROR_META_KEY = 'tollgate/error';
+
+/**
+ * The JSON-RPC error code of a request Tollgate refused (policy, budget, output budget, upstream
+ * down) where a tool result cannot say it: `resources/read` and `prompts/get` results have no
+ * `isError`, and a 2025-11-25 task-augmented `tools/call` must answer a task. Its `data` is the
+ * same structured body a refused tool call carries.
+ */
+export const TOLLGATE_REFUSAL_ERROR = -32003;
 
 /**
  * A refused or failed call is a tool result, not a protocol error, so the model sees why: the

@@ -10,7 +10,7 @@ import {
   UpstreamExceptionCode,
   UpstreamSession,
   UpstreamSpec,
-} from '@tollgate/upstream';
+} from '@tollgate/mcp-client';
 
 /** Why a per-user OAuth upstream cannot be called as this user, and where they can fix it. */
 export interface AuthRequired {

@@ -5,7 +5,7 @@ import { Micros } from '@tollgate/kernel';
 import { PrismaService } from '@tollgate/db';
 import { ClientLatencyMetrics, LabelGuard, ShutdownDrain, telemetryRunning } from '@tollgate/observability';
 import { RedisService } from '@tollgate/redis';
-import { UpstreamClientPool } from '@tollgate/upstream';
+import { UpstreamClientPool } from '@tollgate/mcp-client';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 const CALL_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30];

@@ -1,7 +1,7 @@
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { sha256Hex } from '@tollgate/kernel';
 import { RedisService } from '@tollgate/redis';
-import { UpstreamClientPool } from '@tollgate/upstream';
+import { UpstreamClientPool } from '@tollgate/mcp-client';
 import { SessionHub } from './session-hub.service';
 
 // A subscription lasts at most as long as a session is likely to (sessions expire on their own too).

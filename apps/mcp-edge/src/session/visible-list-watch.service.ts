@@ -2,9 +2,9 @@ import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { Principal } from '@tollgate/identity';
 import { ORG_CONFIG_CHANGED_CHANNEL, RedisService } from '@tollgate/redis';
-import { UpstreamClientPool } from '@tollgate/upstream';
-import { ProgressiveDisclosure } from '../disclosure/progressive-disclosure.service';
-import { CatalogRelayHandlers } from '../mcp/catalog-relay.handlers';
+import { UpstreamClientPool } from '@tollgate/mcp-client';
+import { ToolDisclosure } from '../disclosure/tool-disclosure.service';
+import { CatalogRelayHandlers } from '../dispatch/catalog-relay.handlers';
 import { LIST_KINDS, ListKind } from './list-changed';
 import { McpSessionStore } from './mcp-session.store';
 import { SessionHub } from './session-hub.service';
@@ -47,7 +47,7 @@ export class VisibleListWatch implements OnModuleInit {
   constructor(
     private readonly redis: RedisService,
     private readonly hub: SessionHub,
-    private readonly disclosure: ProgressiveDisclosure,
+    private readonly disclosure: ToolDisclosure,
     private readonly catalogRelay: CatalogRelayHandlers,
     private readonly sessions: McpSessionStore,
     private readonly pool: UpstreamClientPool,

@@ -4,7 +4,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { CODE_MODE_TOOL_NAMES, META_TOOL_NAMES, READ_RESULT_PAGE_TOOL } from '@tollgate/disclosure';
 import { Principal } from '@tollgate/identity';
 import { TrailKind, scrubSecrets } from '@tollgate/kernel';
-import { TrailRecorder } from '@tollgate/metering';
+import { TrailRecorder } from '@tollgate/usage';
 import { countJsonTokens } from '@tollgate/tokens';
 import { CALL_META_KEY, CallMeta } from '../governed-call/call-meta';
 import { ToolErrorBody, toolErrorOf } from '../governed-call/tool-error';

@@ -4,8 +4,7 @@ import { JobProducer, QueueName } from '@tollgate/queue';
 import { RedisService } from '@tollgate/redis';
 import { BudgetReconcileService } from '@tollgate/reporting';
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
-import { LedgerWriter } from '../processors/ledger-writer.service';
-import { UsageLedgerConsumer } from '../processors/usage-ledger.consumer';
+import { LedgerWriter, UsageLedgerConsumer } from '@tollgate/usage';
 import { RedisStateWatch } from '../redis-state-watch.service';
 import {
   ClientLatencyMetrics,
@@ -90,7 +89,7 @@ export class HealthController {
       const counts = await this.jobs.queue(name).getJobCounts('waiting', 'active', 'delayed', 'failed');
       for (const [state, n] of Object.entries(counts)) this.depth.set({ queue: name, state }, n);
     }
-    // Usage events travel through the outbox stream; the usage-ledger queue only drains legacy jobs.
+    // Usage events travel through the outbox streams (libs/usage), not a queue.
     const backlog = await this.usageLedger.backlog();
     this.outbox.set({ state: 'waiting' }, backlog.waiting);
     this.outbox.set({ state: 'pending' }, backlog.pending);

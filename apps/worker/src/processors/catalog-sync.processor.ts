@@ -7,7 +7,7 @@ import {
   CatalogSyncService,
   SyncReport,
   TierScoreJobs,
-} from '@tollgate/catalog';
+} from '@tollgate/upstream-registry';
 import { JobName, JobOf, QueueName, LoggedWorkerHost } from '@tollgate/queue';
 import { Job, UnrecoverableError } from 'bullmq';
 
@@ -28,12 +28,13 @@ export class CatalogSyncProcessor extends LoggedWorkerHost implements OnModuleIn
     this.worker.concurrency = this.config.worker.concurrency;
   }
 
-  async process(job: Job<JobOf<JobName.SyncUpstream>>): Promise<SyncReport> {
+  /** `signal`: aborted when the worker shuts down (see LoggedWorkerHost); the job is retried later. */
+  async process(job: Job<JobOf<JobName.SyncUpstream>>, _token?: string, signal?: AbortSignal): Promise<SyncReport> {
     if (job.name !== JobName.SyncUpstream)
       throw new UnrecoverableError(`unknown job ${job.name} on ${QueueName.CatalogSync}`);
     const { orgId, upstreamId, trigger } = job.data;
     try {
-      const report = await this.sync.syncUpstream(orgId, upstreamId, trigger);
+      const report = await this.sync.syncUpstream(orgId, upstreamId, trigger, signal);
       // New tools get their default score (and a hot list) without waiting for the schedule.
       if (report.added + report.changed + report.removed > 0) await this.tierScores.requestSoon(orgId);
       return report;

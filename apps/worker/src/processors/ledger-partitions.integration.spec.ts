@@ -5,7 +5,7 @@ import { createTestEnv, TestEnv } from '@tollgate/testing';
 import fc from 'fast-check';
 import { DateTime } from 'luxon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LedgerPartitionsService, LedgerService, RefusedCall, UsageEvent, utcMonth } from '@tollgate/metering';
+import { LedgerPartitionsService, LedgerService, RefusedCall, UsageEvent, utcMonth } from '@tollgate/usage';
 
 /** The partitioned ledger and its retention on a real Postgres (the migrations as deployed). */
 describe('ledger partitions and retention', () => {
@@ -83,7 +83,7 @@ describe('ledger partitions and retention', () => {
   it('should create a new month once, without an error, when workers ask for it at the same moment', async () => {
     // Hold the creation lock, let three callers queue behind it, then let them go: the first creates
     // the month, the others find it (a worker booting beside another exited on "already exists").
-    const LOCK = Prisma.sql`hashtextextended('tollgate:usage-partition', 0)`;
+    const LOCK = Prisma.sql`hashtextextended('tollgate:partition:UsageEvent', 0)`;
     const blocker = await prisma.$transaction(async (tx) => {
       await tx.$executeRaw`SELECT pg_advisory_xact_lock(${LOCK})`;
       const callers = [0, 1, 2].map(() => partitions.ensureAhead(new Date('2033-06-10T00:00:00Z'), 0));
@@ -184,6 +184,24 @@ describe('ledger partitions and retention', () => {
           const kept = await prisma.usageEvent.count({ where: { orgId } });
           expect(kept).toBe(events.filter((e) => e.occurredAt >= new Date('2030-03-01T00:00:00Z')).length);
           expect(await partitions.months()).not.toContain('2030-02-01');
+          // The tool-by-tag rollup lost what the per-key one lost: same sums per day, upstream and tool.
+          const perTool = (table: string) =>
+            prisma.$queryRawUnsafe<{ g: string; calls: bigint; cost: bigint }[]>(
+              `SELECT "day"::text || "upstreamId"::text || "toolName" AS g, sum("calls")::bigint AS calls, sum("costMicros")::bigint AS cost
+               FROM "${table}" WHERE "orgId" = $1::uuid AND "calls" <> 0 GROUP BY 1 ORDER BY 1`,
+              orgId,
+            );
+          expect(await perTool('UsageToolTagDayRollup')).toEqual(await perTool('UsageCallDayRollup'));
+          // Its month rows too: the day rows' sums per month, tag set, upstream and tool, no emptied row left.
+          const perMonth = (table: string, month: string) =>
+            prisma.$queryRawUnsafe<{ g: string; calls: bigint; cost: bigint }[]>(
+              `SELECT ${month}::text || "upstreamId"::text || "toolName" || "tags"::text AS g, sum("calls")::bigint AS calls, sum("costMicros")::bigint AS cost
+               FROM "${table}" WHERE "orgId" = $1::uuid GROUP BY 1 ORDER BY 1`,
+              orgId,
+            );
+          expect(await perMonth('UsageToolTagMonthRollup', '"month"')).toEqual(
+            await perMonth('UsageToolTagDayRollup', `date_trunc('month', "day")::date`),
+          );
         },
       ),
       { numRuns: 12 },

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { loadWorkerConfig } from '@tollgate/config';
 import { PrismaService } from '@tollgate/db';
-import { LedgerPartitionsService, LedgerService, UsageEvent } from '@tollgate/metering';
+import { LedgerPartitionsService, LedgerService, UsageEvent } from '@tollgate/usage';
 import { SpendReportService } from '@tollgate/reporting';
 import { createTestEnv, TestEnv } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,6 +1,11 @@
 import { Processor } from '@nestjs/bullmq';
 import { Inject, Logger } from '@nestjs/common';
-import { DEFAULT_TIER_SCORE_SETTINGS, TierScoreResult, TierScoreService, TierScoreSettings } from '@tollgate/catalog';
+import {
+  DEFAULT_TIER_SCORE_SETTINGS,
+  TierScoreResult,
+  TierScoreService,
+  TierScoreSettings,
+} from '@tollgate/upstream-registry';
 import { TOLLGATE_CONFIG, WorkerConfig } from '@tollgate/config';
 import { JobName, JobOf, QueueName, LoggedWorkerHost } from '@tollgate/queue';
 import { Job, UnrecoverableError } from 'bullmq';

@@ -2,15 +2,22 @@ import { randomUUID } from 'node:crypto';
 import { ConsoleLogger, INestApplication } from '@nestjs/common';
 import { loadWorkerConfig } from '@tollgate/config';
 import { PrismaService } from '@tollgate/db';
-import { toPayload, UsageEvent, usageEntryFields } from '@tollgate/metering';
-import { USAGE_ENTRY_FIELD, USAGE_LEDGER_GROUP, usageOutboxKeys, UsageOutboxKeys } from '@tollgate/queue';
+import {
+  toPayload,
+  UsageEvent,
+  usageEntryFields,
+  USAGE_ENTRY_FIELD,
+  USAGE_LEDGER_GROUP,
+  usageOutboxKeys,
+  UsageOutboxKeys,
+  UsageLedgerConsumer,
+} from '@tollgate/usage';
 import { shardOf } from '@tollgate/redis';
 import { appendToUsageOutbox, createTestEnv, TestEnv, waitForUsageEvents } from '@tollgate/testing';
 import { Redis } from 'ioredis';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorkerApp } from '../worker-app';
-import { UsageLedgerConsumer } from './usage-ledger.consumer';
 
 /** The worker's log, so a test can await a line the worker writes instead of sleeping. */
 class WatchedLogger extends ConsoleLogger {
