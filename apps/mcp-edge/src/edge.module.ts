@@ -23,6 +23,7 @@ import { ToolRouter } from './dispatch/tool-router.service';
 import { GovernedCallPipeline } from './governed-call/governed-call.pipeline';
 import { ResultPager } from './governed-call/result-pager.service';
 import { TaskRelay } from './governed-call/task-relay.service';
+import { TaskInputHold } from './governed-call/task-input-hold.service';
 import { InFlightCalls } from './dispatch/in-flight-calls.service';
 import { CallDispatcher } from './dispatch/call-dispatcher.service';
 import { McpSessionStore } from './session/mcp-session.store';
@@ -84,6 +85,7 @@ export class EdgeModule {
         ResultPager,
         TaskStore,
         TaskRelay,
+        TaskInputHold,
         AnswerEventStore,
         AnswerStreamResumption,
         InFlightCalls,

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
 import { luaScript, readLuaFile, RedisService, replyArray, ScriptCodec } from '@tollgate/redis';
 
 /** How long a task's record answers "expired" after its expiry, before it is unknown. */
@@ -27,6 +28,18 @@ export interface TaskRecord {
   final?: string;
   /** The 2025-11-25 session that created it, told its status when it ends (`notifications/tasks/status`). */
   sessionId?: string;
+  /**
+   * The edge (`TaskStore.edgeId`) whose upstream MCP session created the task, for a 2025-11-25
+   * upstream: its input requests come only on that session's `tasks/result`, so only that edge
+   * can hold them (TaskInputHold).
+   */
+  heldBy?: string;
+}
+
+/** A request an upstream's task made of the client (elicitation, sampling, roots), awaiting its answer. */
+export interface TaskInputRequest {
+  method: string;
+  params?: Record<string, unknown>;
 }
 
 /** A task whose expiry came, as the expiry index names it. */
@@ -58,6 +71,9 @@ const CLAIM_SETTLEMENT: ScriptCodec<{ recordKey: string; ms: number }, { retaken
  */
 @Injectable()
 export class TaskStore {
+  /** This process's name among the edges (what a task's `heldBy` names). */
+  readonly edgeId = randomBytes(6).toString('hex');
+
   constructor(private readonly redis: RedisService) {}
 
   private recordKey(orgId: string, taskId: string): string {
@@ -67,6 +83,11 @@ export class TaskStore {
   // The key's tasks, newest first (tasks/list): under the org's shard tag, beside the records.
   private keyIndexKey(orgId: string, keyId: string): string {
     return this.redis.orgKey(orgId, 'key', keyId, 'tasks');
+  }
+
+  // The input requests a held task is waiting on, by key (TaskInputHold).
+  private inputKey(orgId: string, taskId: string): string {
+    return this.redis.orgKey(orgId, 'task', taskId, 'input');
   }
 
   private get indexKey(): string {
@@ -90,6 +111,7 @@ export class TaskStore {
       settlement: record.settlement,
       ...(record.pollIntervalMs !== undefined ? { pollIntervalMs: String(record.pollIntervalMs) } : {}),
       ...(record.final !== undefined ? { final: record.final } : {}),
+      ...(record.heldBy !== undefined ? { heldBy: record.heldBy } : {}),
     };
     const forgottenAt = record.expiresAt + EXPIRED_RECORD_KEPT_MS;
     const keyIndex = this.keyIndexKey(record.orgId, record.keyId);
@@ -131,7 +153,40 @@ export class TaskStore {
       settlement: h.settlement,
       ...(h.final ? { final: h.final } : {}),
       ...(h.sessionId ? { sessionId: h.sessionId } : {}),
+      ...(h.heldBy ? { heldBy: h.heldBy } : {}),
     };
+  }
+
+  /** Keeps a request the task's upstream made, under `key` (stable: every poll inlines it under it). */
+  async addInputRequest(record: TaskRecord, key: string, request: TaskInputRequest): Promise<void> {
+    const inputKey = this.inputKey(record.orgId, record.taskId);
+    await this.redis.client
+      .multi()
+      .hset(inputKey, key, JSON.stringify(request))
+      .pexpireat(inputKey, record.expiresAt + EXPIRED_RECORD_KEPT_MS)
+      .exec();
+  }
+
+  /** The requests the task is waiting on, by key. */
+  async inputRequests(orgId: string, taskId: string): Promise<Record<string, TaskInputRequest>> {
+    const h = await this.redis.client.hgetall(this.inputKey(orgId, taskId));
+    return Object.fromEntries(Object.entries(h).map(([k, v]) => [k, JSON.parse(v) as TaskInputRequest]));
+  }
+
+  /** One pending request, without taking it. */
+  async inputRequest(orgId: string, taskId: string, key: string): Promise<TaskInputRequest | null> {
+    const raw = await this.redis.client.hget(this.inputKey(orgId, taskId), key);
+    return raw ? (JSON.parse(raw) as TaskInputRequest) : null;
+  }
+
+  /** Takes a pending request off the task, for its answer: true for one caller only. */
+  async takeInputRequest(orgId: string, taskId: string, key: string): Promise<boolean> {
+    return (await this.redis.client.hdel(this.inputKey(orgId, taskId), key)) === 1;
+  }
+
+  /** Drops what the task was waiting on (it ended, or the session that asked is gone). */
+  async clearInputRequests(orgId: string, taskId: string): Promise<void> {
+    await this.redis.client.del(this.inputKey(orgId, taskId));
   }
 
   /** Notes the 2025-11-25 session that created the task (its status notifications go there). */

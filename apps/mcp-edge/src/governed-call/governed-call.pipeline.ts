@@ -348,7 +348,7 @@ export class GovernedCallPipeline {
       const outcome = result.isError ? 'tool_error' : 'ok';
       this.metrics.recordUpstreamCall(tool.namespace, tool.name, Date.now() - upstreamStart, outcome);
       // The upstream runs the call as a task: it stays reserved until the task ends (settleTask).
-      if (task) return await this.openTask(principal, upstream, call, held, result);
+      if (task) return await this.openTask(principal, upstream, call, held, result, sessionTask !== null);
     } catch (err) {
       this.metrics.recordUpstreamCall(
         tool.namespace,
@@ -634,6 +634,7 @@ export class GovernedCallPipeline {
     call: PricedCall,
     held: CallHold,
     created: Record<string, unknown>,
+    ofSession: boolean,
   ): Promise<CallToolResult> {
     // Its expiry is on the edge's clock, as the expiry sweep reads it (TaskRelay.expireDue).
     const now = this.clock.now();
@@ -657,6 +658,8 @@ export class GovernedCallPipeline {
       ...(pollIntervalMs !== undefined ? { pollIntervalMs } : {}),
       state: 'open',
       settlement: stringifyWithBigInts(settlement),
+      // A 2025-11-25 upstream's task: its input requests come only on this edge's upstream session.
+      ...(ofSession ? { heldBy: this.tasks.edgeId } : {}),
     };
     // Recorded, then handed over (acceptTask made sure it can be): no record is left whose hold was
     // released. Not recorded, nobody could poll or settle it: charged here as a failed call, and

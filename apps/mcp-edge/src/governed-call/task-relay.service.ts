@@ -23,6 +23,7 @@ import {
 import { UpstreamCallRelay, currentCallRelay, runWithCallRelay, unrelayableRequest } from '@tollgate/mcp-client';
 import { GovernedCallPipeline, TaskEnding, TaskSettled } from './governed-call.pipeline';
 import { UpstreamCaller } from './upstream-caller.service';
+import { TaskInputHold } from './task-input-hold.service';
 import { SessionHub } from '../session/session-hub.service';
 
 /** How long one edge holds a task's settlement (an edge that dies holding it lets another retry then). */
@@ -64,6 +65,7 @@ export class TaskRelay implements OnModuleInit, OnApplicationShutdown {
     private readonly upstreams: UpstreamCaller,
     private readonly catalog: ToolCatalogService,
     private readonly hub: SessionHub,
+    private readonly inputs: TaskInputHold,
     // The edge's clock (EdgeModule gives ConfigModule its AdmissionClock): a task's expiry is on
     // it, and the sweep runs on it (a test moves it, TestClock.elapse, instead of waiting).
     @Inject(CLOCK) private readonly clock: AdmissionClock,
@@ -86,10 +88,10 @@ export class TaskRelay implements OnModuleInit, OnApplicationShutdown {
         return { result: await this.detailed(principal, record, clientCapabilities) };
       case 'tasks/update': {
         if (record.state !== 'open') return { result: {} };
-        const answered = await this.ask(principal, record, 'tasks/update', clientCapabilities, {
-          inputResponses: params.inputResponses ?? {},
-        });
-        return 'error' in answered ? answered : { result: {} };
+        const responses = params.inputResponses ?? {};
+        if (typeof responses !== 'object' || responses === null || Array.isArray(responses))
+          return invalid('params.inputResponses must be an object');
+        return this.update(principal, record, responses as Record<string, unknown>, clientCapabilities);
       }
       default: {
         // Cancelling an ended task is acknowledged like any other (idempotent).
@@ -195,6 +197,9 @@ export class TaskRelay implements OnModuleInit, OnApplicationShutdown {
     const asked = await this.ask(principal, record, 'tasks/get', clientCapabilities);
     if (!('result' in asked) || !('ttl' in asked.result) || 'ttlMs' in asked.result) return asked;
     const task = fromSessionTask(asked.result);
+    // Its requests come on the creating edge's tasks/result, held there and kept on the task (TaskInputHold).
+    if (task.status === 'input_required' && record.heldBy)
+      return { result: { ...task, inputRequests: await this.inputs.pending(record) } };
     if (task.status !== 'completed') return { result: task };
     const payload = await this.ask(principal, record, 'tasks/result', clientCapabilities);
     return {
@@ -284,10 +289,26 @@ export class TaskRelay implements OnModuleInit, OnApplicationShutdown {
       };
     }
     const caps = { ...relay.clientCapabilities, extensions: { [TASKS_EXTENSION]: {} } };
-    const updated = await this.ask(principal, record, 'tasks/update', caps, {
-      inputResponses: Object.fromEntries(responses),
-    });
+    const updated = await this.update(principal, record, Object.fromEntries(responses), caps);
     return 'error' in updated ? updated : 'answered';
+  }
+
+  /**
+   * Answers a task's input requests: a 2026-07-28 upstream's with its `tasks/update`, a 2025-11-25
+   * upstream's (held on the edge that created the task) through that edge (TaskInputHold.answer).
+   */
+  private async update(
+    principal: Principal,
+    record: TaskRecord,
+    inputResponses: Record<string, unknown>,
+    clientCapabilities: Record<string, unknown>,
+  ): Promise<TaskAnswer> {
+    if (record.heldBy) {
+      const refused = await this.inputs.answer(record, inputResponses, clientCapabilities);
+      return refused ? { error: refused } : { result: {} };
+    }
+    const answered = await this.ask(principal, record, 'tasks/update', clientCapabilities, { inputResponses });
+    return 'error' in answered ? answered : { result: {} };
   }
 
   /**
@@ -353,6 +374,13 @@ export class TaskRelay implements OnModuleInit, OnApplicationShutdown {
 
   onModuleInit(): void {
     this.stopSweep = this.clock.every(EXPIRY_SWEEP_MS, () => this.expireDue());
+    // A held tasks/result that ended brought the task's end (or lost its stream): polled, settled here if it ended.
+    this.inputs.onHeldResultEnded(async (held) => {
+      const record = await this.store.read(held.orgId, held.taskId);
+      if (record?.state !== 'open') return;
+      const { principal } = parseWithBigInts<{ principal: Principal }>(record.settlement);
+      await this.detailed(principal, record, { extensions: { [TASKS_EXTENSION]: {} } });
+    });
   }
 
   onApplicationShutdown(): void {
