@@ -1,6 +1,14 @@
 import type { INestApplication } from '@nestjs/common';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '@prisma/client';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
+  ElicitRequest,
+  ElicitRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { waitForUsageEvents } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionTasksServer, startSessionTasksServer } from '../fixtures/session-tasks-server';
@@ -98,6 +106,7 @@ describe('A 2025-11-25 upstream’s task that needs input, for a 2026-07-28 agen
   let gov: GovernedUpstream;
   let otherEdge: INestApplication;
   let otherUrl: string;
+  const clients: Client[] = [];
 
   beforeAll(async () => {
     p = await startPlatform();
@@ -113,6 +122,7 @@ describe('A 2025-11-25 upstream’s task that needs input, for a 2026-07-28 agen
   }, 120_000);
 
   afterAll(async () => {
+    for (const c of clients) await c.close().catch(() => undefined);
     await otherEdge?.close();
     await db?.$disconnect();
     await p?.close();
@@ -212,6 +222,47 @@ describe('A 2025-11-25 upstream’s task that needs input, for a 2026-07-28 agen
       status: 'completed',
       result: { content: [{ type: 'text', text: 'Kept b.txt' }] },
     });
+    await waitForUsageEvents(p.env.redis, p.env.redisPrefix, [callId]);
+    const rows = await db.usageEvent.findMany({ where: { keyId } });
+    expect(rows.map((r) => [r.id, r.outcome])).toEqual([[callId, 'OK']]);
+  }, 90_000);
+
+  it('should ask a 2025-11-25 agent on its tasks/result stream on another edge, and answer the upstream through the holder', async () => {
+    const { key, keyId } = await gov.newKey('old-agent');
+    const asked: ElicitRequest[] = [];
+    const connect = async (edgeUrl: string) => {
+      const client = new Client(
+        { name: 'task-input-reverse-e2e', version: '1.0.0' },
+        { capabilities: { elicitation: { form: {} } } },
+      );
+      client.setRequestHandler(ElicitRequestSchema, async (request) => {
+        asked.push(request);
+        return { action: 'accept', content: { confirm: 'yes' } };
+      });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${edgeUrl}/mcp`), {
+          requestInit: { headers: { Authorization: `Bearer ${key}` } },
+        }),
+      );
+      clients.push(client);
+      return client;
+    };
+    const creating = await connect(otherUrl);
+    const created = await creating.request(
+      {
+        method: 'tools/call',
+        params: { name: 'v1__confirm_job', arguments: { filename: 'c.txt' }, task: { ttl: 60_000 } },
+      },
+      CreateTaskResultSchema,
+    );
+    const taskId = created.task.taskId;
+    // Awaited on the edge that did not create it: asked there once, answered through the holder.
+    const waiting = await connect(p.edgeUrl);
+    const result = await waiting.request({ method: 'tasks/result', params: { taskId } }, CallToolResultSchema);
+    expect(result.content).toEqual([{ type: 'text', text: 'Deleted c.txt' }]);
+    expect(asked).toHaveLength(1);
+    expect(asked[0].params).toMatchObject({ message: 'Delete c.txt?', _meta: { [RELATED]: { taskId } } });
+    const callId = (result._meta as any)['tollgate/call'].callId as string;
     await waitForUsageEvents(p.env.redis, p.env.redisPrefix, [callId]);
     const rows = await db.usageEvent.findMany({ where: { keyId } });
     expect(rows.map((r) => [r.id, r.outcome])).toEqual([[callId, 'OK']]);
