@@ -267,4 +267,24 @@ describe('A 2025-11-25 upstream’s task that needs input, for a 2026-07-28 agen
     const rows = await db.usageEvent.findMany({ where: { keyId } });
     expect(rows.map((r) => [r.id, r.outcome])).toEqual([[callId, 'OK']]);
   }, 90_000);
+
+  it('should cancel a task waiting for input from the edge that does not hold it, settled once as a failed call', async () => {
+    const { key, keyId } = await gov.newKey('cancels');
+    const created = await rpc(p.edgeUrl, key, 'tools/call', {
+      name: 'v1__confirm_job',
+      arguments: { filename: 'd.txt' },
+    });
+    const taskId = created.result!.taskId as string;
+    const callId = created.result!._meta['tollgate/call'].callId as string;
+    const upstreamTaskId = upstream.created.at(-1)!;
+    expect(Object.keys((await untilAsked(otherUrl, key, taskId)).result?.inputRequests ?? {})).toHaveLength(1);
+    expect((await rpc(otherUrl, key, 'tasks/cancel', { taskId })).error).toBeUndefined();
+    expect((await upstream.task(upstreamTaskId))?.status).toBe('cancelled');
+    const after = await rpc(p.edgeUrl, key, 'tasks/get', { taskId });
+    expect(after.result).toMatchObject({ status: 'cancelled' });
+    expect(after.result).not.toHaveProperty('inputRequests');
+    await waitForUsageEvents(p.env.redis, p.env.redisPrefix, [callId]);
+    const rows = await db.usageEvent.findMany({ where: { keyId } });
+    expect(rows.map((r) => [r.id, r.outcome])).toEqual([[callId, 'UPSTREAM_ERROR']]);
+  }, 90_000);
 });

@@ -14,7 +14,10 @@ import {
 } from '@tollgate/mcp-client';
 import { UpstreamCaller } from './upstream-caller.service';
 
-/** `<edge id> <org id> <task id>`: the edge that created a task is asked to hold its `tasks/result`. */
+/**
+ * `<hold|drop> <edge id> <org id> <task id>`: the edge that created a task is asked to hold its
+ * `tasks/result`, or told that the task ended (its unanswered requests are dropped).
+ */
 const HOLD_CHANNEL = 'task-input-hold';
 /** An agent's answer to one held input request, for the edge that holds it. */
 const ANSWER_CHANNEL = 'task-input-answer';
@@ -56,8 +59,9 @@ export class TaskInputHold implements OnModuleInit {
 
   async onModuleInit(): Promise<void> {
     await this.redis.subscribe(HOLD_CHANNEL, (message) => {
-      const [edgeId, orgId, taskId] = message.split(' ');
+      const [verb, edgeId, orgId, taskId] = message.split(' ');
       if (edgeId !== this.store.edgeId) return;
+      if (verb === 'drop') return this.dropWaiters(orgId, taskId);
       void this.store.read(orgId, taskId).then(
         (record) => record && this.hold(record),
         (err: Error) => this.logger.warn(`task ${taskId}: not held: ${err.message}`),
@@ -82,8 +86,28 @@ export class TaskInputHold implements OnModuleInit {
    */
   async pending(record: TaskRecord): Promise<Record<string, TaskInputRequest>> {
     if (record.heldBy === this.store.edgeId) void this.hold(record);
-    else if (record.heldBy) await this.redis.publish(HOLD_CHANNEL, `${record.heldBy} ${record.orgId} ${record.taskId}`);
+    else if (record.heldBy)
+      await this.redis.publish(HOLD_CHANNEL, `hold ${record.heldBy} ${record.orgId} ${record.taskId}`);
     return this.store.inputRequests(record.orgId, record.taskId);
+  }
+
+  /**
+   * A held task ended (settled on any edge): its unanswered requests are dropped, here and on its
+   * holder (whose upstream no longer waits on them).
+   */
+  async taskEnded(record: TaskRecord): Promise<void> {
+    if (!record.heldBy) return;
+    await this.store.clearInputRequests(record.orgId, record.taskId);
+    if (record.heldBy === this.store.edgeId) this.dropWaiters(record.orgId, record.taskId);
+    else await this.redis.publish(HOLD_CHANNEL, `drop ${record.heldBy} ${record.orgId} ${record.taskId}`);
+  }
+
+  private dropWaiters(orgId: string, taskId: string): void {
+    for (const [key, waiter] of this.waiters)
+      if (key.startsWith(`${orgId}|${taskId}|`)) {
+        this.waiters.delete(key);
+        waiter.reject(new ClientRequestError(ErrorCode.InvalidRequest, 'The task ended'));
+      }
   }
 
   /**
@@ -131,7 +155,6 @@ export class TaskInputHold implements OnModuleInit {
   private async hold(record: TaskRecord): Promise<void> {
     if (this.holding.has(record.taskId) || record.state !== 'open') return;
     this.holding.add(record.taskId);
-    let ended = false;
     try {
       const { principal } = parseWithBigInts<{ principal: Principal }>(record.settlement);
       for (;;) {
@@ -141,21 +164,10 @@ export class TaskInputHold implements OnModuleInit {
         if (now?.state !== 'open' || outcome !== 'timed out') break;
       }
       await this.ended(record);
-      const now = await this.store.read(record.orgId, record.taskId);
-      ended = !now || now.state !== 'open';
     } catch (err) {
       this.logger.warn(`task ${record.taskId}: held tasks/result ended: ${(err as Error).message}`);
     } finally {
       this.holding.delete(record.taskId);
-      // An ended task's unanswered requests are dropped (its upstream no longer waits on them).
-      if (ended) {
-        await this.store.clearInputRequests(record.orgId, record.taskId).catch(() => undefined);
-        for (const [key, waiter] of this.waiters)
-          if (key.startsWith(`${record.orgId}|${record.taskId}|`)) {
-            this.waiters.delete(key);
-            waiter.reject(new ClientRequestError(ErrorCode.InvalidRequest, 'The task ended'));
-          }
-      }
     }
   }
 

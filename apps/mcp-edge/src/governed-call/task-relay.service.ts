@@ -173,6 +173,10 @@ export class TaskRelay implements OnModuleInit, OnApplicationShutdown {
           ? { status: 'failed', lastUpdatedAt, error: upstream?.error ?? failedError(), _meta: settled.meta }
           : { status: 'cancelled', lastUpdatedAt, _meta: settled.meta };
     await this.store.settled(record.orgId, record.taskId, ending.status === 'expired' ? 'expired' : 'settled', final);
+    // What it still asked of the client is dropped, on the edge holding it too.
+    await this.inputs
+      .taskEnded(record)
+      .catch((err: Error) => this.logger.warn(`task ${record.taskId}: input requests not dropped: ${err.message}`));
     // The 2025-11-25 session that made it hears that it ended, on its stream, wherever that is held.
     if (record.sessionId)
       await this.hub
