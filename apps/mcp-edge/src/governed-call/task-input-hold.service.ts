@@ -229,7 +229,7 @@ function related(record: TaskRecord, params: Record<string, unknown>): Record<st
 }
 
 /** The client capability a request needs, as the 2026-07-28 `requiredCapabilities` names it. */
-function requiredCapability(request: TaskInputRequest): Record<string, Record<string, unknown>> | null {
+export function requiredCapability(request: TaskInputRequest): Record<string, Record<string, unknown>> | null {
   switch (request.method) {
     case 'sampling/createMessage':
       return { sampling: {} };
@@ -242,8 +242,8 @@ function requiredCapability(request: TaskInputRequest): Record<string, Record<st
   }
 }
 
-// Declared: the capability, and each sub-capability named (URL-mode elicitation).
-function declares(caps: Record<string, unknown>, required: Record<string, Record<string, unknown>>): boolean {
+/** Whether `caps` declare the capability and each sub-capability `required` names (URL-mode elicitation). */
+export function declares(caps: Record<string, unknown>, required: Record<string, Record<string, unknown>>): boolean {
   return Object.entries(required).every(([name, sub]) => {
     const declared = caps[name];
     if (typeof declared !== 'object' || declared === null) return false;
