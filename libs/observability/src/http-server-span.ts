@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, propagation, trace } from '@opentelemetry/api';
 import { LogContext, runWithLogContext } from './log-context';
+import { sampledOutContext } from './sampled-out-context';
 import { telemetryRunning } from './telemetry';
 
 const tracer = trace.getTracer('tollgate-http');
@@ -29,18 +30,17 @@ export function inHttpServerSpan(
   // Attributes once sampled: the samplers OTEL_TRACES_SAMPLER can name decide on the trace id and
   // parent alone, and a sampled-out request should not pay for the SDK's copy of them.
   const span = tracer.startSpan(route ? `${method} ${route}` : method, { kind: SpanKind.SERVER }, parent);
-  if (span.isRecording()) {
-    span.setAttribute('http.request.method', method);
-    if (route) span.setAttribute('http.route', route);
-    span.setAttribute('url.path', (req.url ?? '/').split('?', 1)[0]);
-    // Ended when the answer is sent, or when the client goes first (a closed stream).
-    const end = () => {
-      res.off('finish', end).off('close', end);
-      span.setAttribute('http.response.status_code', res.statusCode);
-      if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-      span.end();
-    };
-    res.once('finish', end).once('close', end);
-  }
+  if (!span.isRecording()) return runWithLogContext(log, fn, sampledOutContext(parent, span));
+  span.setAttribute('http.request.method', method);
+  if (route) span.setAttribute('http.route', route);
+  span.setAttribute('url.path', (req.url ?? '/').split('?', 1)[0]);
+  // Ended when the answer is sent, or when the client goes first (a closed stream).
+  const end = () => {
+    res.off('finish', end).off('close', end);
+    span.setAttribute('http.response.status_code', res.statusCode);
+    if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end();
+  };
+  res.once('finish', end).once('close', end);
   runWithLogContext(log, fn, trace.setSpan(parent, span));
 }

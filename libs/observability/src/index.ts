@@ -9,3 +9,4 @@ export * from './readiness';
 export * from './shutdown-drain';
 export * from './telemetry';
 export * from './http-server-span';
+export * from './sampled-out-context';

@@ -13,7 +13,7 @@ import {
 } from '@opentelemetry/api';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { suppressTracing } from '@opentelemetry/core';
-import { currentLogContext, telemetryRunning } from '@tollgate/observability';
+import { currentLogContext, sampledOutContext, sampledOutTrace, telemetryRunning } from '@tollgate/observability';
 import { validTraceparent } from '@tollgate/usage';
 import { UpstreamPropagation } from '@tollgate/mcp-client';
 import { toolErrorOf } from './tool-error';
@@ -30,11 +30,11 @@ const tracer = trace.getTracer('tollgate-edge');
 const NO_SPAN = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 
 /**
- * Runs `fn` in a child span `name`; a throw marks it failed with its `error.type`. Under a span that
- * is not recorded (the call was sampled out) no child is made: it would not be recorded either, and
- * its context switch is most of what an unsampled call would pay. `leaf`: `fn`'s own client calls
- * (the admission and completion scripts' Redis commands) get no spans, sampled or not: this span is
- * their span.
+ * Runs `fn` in a child span `name`; a throw marks it failed with its `error.type`. In a sampled-out
+ * call (sampledOutContext: tracing suppressed, no active span) no child is made: it would not be
+ * recorded either, and its context switch is most of what an unsampled call would pay. `leaf`:
+ * `fn`'s own client calls (the admission and completion scripts' Redis commands) get no spans,
+ * sampled or not: this span is their span.
  */
 export function inSpan<T>(
   name: string,
@@ -43,8 +43,8 @@ export function inSpan<T>(
   { kind = SpanKind.INTERNAL, leaf = false }: { kind?: SpanKind; leaf?: boolean } = {},
 ): Promise<T> {
   if (!telemetryRunning()) return fn(NO_SPAN);
-  const parent = trace.getActiveSpan();
-  if (parent && !parent.isRecording()) return leaf ? context.with(LEAF_CONTEXT, fn, undefined, parent) : fn(parent);
+  const active = context.active();
+  if (sampledOutTrace(active)) return fn(NO_SPAN);
   return tracer.startActiveSpan(name, { kind, attributes }, async (span) => {
     try {
       return await (leaf ? context.with(LEAF_CONTEXT, fn, undefined, span) : fn(span));
@@ -77,9 +77,8 @@ export function inToolCallSpan(
 ): Promise<CallToolResult> {
   if (!telemetryRunning()) return fn(NO_SPAN);
   const requestTrace = currentLogContext()?.trace;
-  const active = trace.getActiveSpan();
   // The HTTP request's span was sampled out, and the agent's _meta does not say otherwise.
-  if (!requestTrace?.fromMeta && active && !active.isRecording()) return fn(active);
+  if (!requestTrace?.fromMeta && sampledOutTrace(context.active())) return fn(NO_SPAN);
   const attributes: Attributes = {
     'mcp.method.name': 'tools/call',
     'gen_ai.operation.name': 'execute_tool',
@@ -92,23 +91,21 @@ export function inToolCallSpan(
   const parent: Context = requestTrace?.fromMeta
     ? propagation.extract(ROOT_CONTEXT, requestTrace.carrier)
     : context.active();
-  return tracer.startActiveSpan(
-    `tools/call ${exposedName}`,
-    { kind: SpanKind.SERVER, attributes },
-    parent,
-    async (span) => {
-      try {
-        const result = await fn(span);
-        describeResult(span, result);
-        return result;
-      } catch (err) {
-        failSpan(span, (err as Error).name ?? 'Error', err as Error);
-        throw err;
-      } finally {
-        span.end();
-      }
-    },
-  );
+  const span = tracer.startSpan(`tools/call ${exposedName}`, { kind: SpanKind.SERVER, attributes }, parent);
+  // The agent's _meta marked the call not sampled: as a sampled-out HTTP request (inHttpServerSpan).
+  if (!span.isRecording()) return context.with(sampledOutContext(parent, span), fn, undefined, NO_SPAN);
+  return context.with(trace.setSpan(parent, span), async () => {
+    try {
+      const result = await fn(span);
+      describeResult(span, result);
+      return result;
+    } catch (err) {
+      failSpan(span, (err as Error).name ?? 'Error', err as Error);
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
 }
 
 /** The call's outcome on its span: cost, tokens, call id, and `error.type` for a refusal or failure. */
@@ -136,7 +133,7 @@ function failSpan(span: Span, errorType: string, err?: Error): void {
 export function upstreamPropagation(): UpstreamPropagation {
   const logContext = currentLogContext();
   const carrier: Record<string, string> = {};
-  if (telemetryRunning()) propagation.inject(context.active(), carrier);
+  if (telemetryRunning()) propagation.inject(tracedContext(), carrier);
   const traceContext = carrier.traceparent !== undefined ? carrier : (logContext?.trace?.carrier ?? {});
   const headers: Record<string, string> = { ...traceContext };
   if (logContext?.requestId) headers['x-request-id'] = logContext.requestId;
@@ -150,12 +147,18 @@ export function upstreamPropagation(): UpstreamPropagation {
  */
 export function usageTraceparent(): string | null {
   if (telemetryRunning()) {
-    const active = trace.getActiveSpan()?.spanContext();
+    const active = trace.getSpanContext(tracedContext());
     if (active && isSpanContextValid(active)) {
       return `00-${active.traceId}-${active.spanId}-${active.traceFlags.toString(16).padStart(2, '0')}`;
     }
   }
   return validTraceparent(currentLogContext()?.trace?.carrier.traceparent);
+}
+
+/** The active context, or the one a sampled-out call would have had: what carries its trace on. */
+function tracedContext(): Context {
+  const active = context.active();
+  return sampledOutTrace(active) ?? active;
 }
 
 /** The upstream `tools/call` client span. */
