@@ -38,6 +38,8 @@ const KIND = { INTERNAL: 1, SERVER: 2, CLIENT: 3, PRODUCER: 4, CONSUMER: 5 };
 async function startOtlpReceiver() {
   const spans: OtlpSpan[] = [];
   const metricNames = new Set<string>();
+  // The latest histogram points of each metric (cumulative: each export has them all).
+  const histograms = new Map<string, OtlpHistogramPoint[]>();
   const server = http.createServer((req, res) => {
     let body = '';
     req.setEncoding('utf8');
@@ -55,14 +57,36 @@ async function startOtlpReceiver() {
         }
       if (req.url === '/v1/metrics')
         for (const rm of json.resourceMetrics ?? [])
-          for (const sm of rm.scopeMetrics ?? []) for (const m of sm.metrics ?? []) metricNames.add(m.name);
+          for (const sm of rm.scopeMetrics ?? [])
+            for (const m of sm.metrics ?? []) {
+              metricNames.add(m.name);
+              if (m.histogram) histograms.set(m.name, m.histogram.dataPoints.map(histogramPoint));
+            }
       res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
     });
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url, spans, metricNames, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return { url, spans, metricNames, histograms, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+interface OtlpHistogramPoint {
+  attributes: Record<string, unknown>;
+  count: number;
+  explicitBounds: number[];
+}
+
+function histogramPoint(p: {
+  attributes?: { key: string; value: Record<string, unknown> }[];
+  count: string | number;
+  explicitBounds?: number[];
+}): OtlpHistogramPoint {
+  return {
+    attributes: Object.fromEntries((p.attributes ?? []).map((a) => [a.key, Object.values(a.value)[0]])),
+    count: Number(p.count),
+    explicitBounds: p.explicitBounds ?? [],
+  };
 }
 
 const attr = (span: OtlpSpan, key: string) => {
@@ -365,9 +389,24 @@ describe('OpenTelemetry: traces and metrics over OTLP (edge, admin API and worke
     expect(spans.filter((s) => s.parentSpanId === consumer.spanId).length).toBeGreaterThan(0);
   });
 
-  it('should export mcp.server.operation.duration and mcp.client.operation.duration over OTLP', async () => {
-    await expect
-      .poll(() => [...receiver.metricNames], { timeout: 20_000 })
-      .toEqual(expect.arrayContaining(['mcp.server.operation.duration', 'mcp.client.operation.duration']));
+  it('should export mcp.server.operation.duration and mcp.client.operation.duration over OTLP, by tool, upstream and outcome', async () => {
+    // The tool is the agent's name for it on the server side, the upstream's own on the client side;
+    // the outcome the ledger's on the server side (OK), the upstream call's on the client side (ok).
+    const okPing = () => [
+      receiver.histograms
+        .get('mcp.server.operation.duration')
+        ?.find(
+          (p) => p.attributes['gen_ai.tool.name'] === 'fixture__ping' && p.attributes['tollgate.outcome'] === 'OK',
+        ),
+      receiver.histograms
+        .get('mcp.client.operation.duration')
+        ?.find((p) => p.attributes['gen_ai.tool.name'] === 'ping' && p.attributes['tollgate.outcome'] === 'ok'),
+    ];
+    await expect.poll(okPing, { timeout: 20_000 }).toEqual([expect.anything(), expect.anything()]);
+    for (const point of okPing()) {
+      expect(point!.attributes).toMatchObject({ 'mcp.method.name': 'tools/call', 'tollgate.upstream': 'fixture' });
+      expect(point!.count).toBeGreaterThan(0);
+      expect(point!.explicitBounds).toEqual([0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30]);
+    }
   });
 });

@@ -10,3 +10,4 @@ export * from './shutdown-drain';
 export * from './telemetry';
 export * from './http-server-span';
 export * from './sampled-out-context';
+export * from './prom-otel-histogram';

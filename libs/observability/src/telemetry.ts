@@ -1,4 +1,6 @@
 /* eslint-disable @typescript-eslint/no-require-imports -- the SDK loads only when telemetry is on */
+import { diag } from '@opentelemetry/api';
+import type { MetricReader } from '@opentelemetry/sdk-metrics';
 import type { NodeSDK } from '@opentelemetry/sdk-node';
 
 let sdk: NodeSDK | null = null;
@@ -46,6 +48,7 @@ export function startTelemetry(
     serviceName: env.OTEL_SERVICE_NAME ?? serviceName,
     // The active context lives beside the log context, in one AsyncLocalStorage (see the class).
     contextManager: new RequestScopeContextManager(),
+    metricReaders: metricReadersFromEnv(env, serviceName),
     instrumentations: [
       new HttpInstrumentation({
         // Probes and scrapes are not traffic.
@@ -66,6 +69,56 @@ export function startTelemetry(
     ],
   });
   sdk.start();
+}
+
+/**
+ * The metric readers the SDK would build from `OTEL_METRICS_EXPORTER` (otlp by default, console,
+ * prometheus, none), `OTEL_EXPORTER_OTLP_METRICS_PROTOCOL` / `OTEL_EXPORTER_OTLP_PROTOCOL` and
+ * `OTEL_METRIC_EXPORT_INTERVAL` / `_TIMEOUT` (each exporter reads its own endpoint and headers), built
+ * here because they also export the PromOtelHistograms (otelHistogramsProducer): the SDK's own
+ * readers take no producer.
+ */
+function metricReadersFromEnv(env: NodeJS.ProcessEnv, scopeName: string): MetricReader[] {
+  const { PeriodicExportingMetricReader, ConsoleMetricExporter } =
+    require('@opentelemetry/sdk-metrics') as typeof import('@opentelemetry/sdk-metrics');
+  const { otelHistogramsProducer } = require('./prom-otel-histogram') as typeof import('./prom-otel-histogram');
+  const exporters = new Set((env.OTEL_METRICS_EXPORTER || 'otlp').split(',').map((e) => e.trim()));
+  if (exporters.has('none')) return [];
+  const metricProducers = [otelHistogramsProducer(scopeName)];
+  const positive = (v: string | undefined) => (Number(v) > 0 ? Number(v) : undefined);
+  const exportIntervalMillis = positive(env.OTEL_METRIC_EXPORT_INTERVAL) ?? 60_000;
+  const exportTimeoutMillis = Math.min(positive(env.OTEL_METRIC_EXPORT_TIMEOUT) ?? 30_000, exportIntervalMillis);
+  const periodic = (exporter: import('@opentelemetry/sdk-metrics').PushMetricExporter) =>
+    new PeriodicExportingMetricReader({ exporter, exportIntervalMillis, exportTimeoutMillis, metricProducers });
+  const readers: MetricReader[] = [];
+  for (const name of exporters) {
+    if (name === 'otlp') readers.push(periodic(otlpMetricExporter(env)));
+    else if (name === 'console') readers.push(periodic(new ConsoleMetricExporter()));
+    else if (name === 'prometheus') {
+      const { PrometheusExporter } =
+        require('@opentelemetry/exporter-prometheus') as typeof import('@opentelemetry/exporter-prometheus');
+      const port = positive(env.OTEL_EXPORTER_PROMETHEUS_PORT);
+      readers.push(new PrometheusExporter({ host: env.OTEL_EXPORTER_PROMETHEUS_HOST, port, metricProducers }));
+    } else diag.warn(`Unsupported OTEL_METRICS_EXPORTER value: "${name}" (otlp, console, prometheus or none)`);
+  }
+  return readers;
+}
+
+function otlpMetricExporter(env: NodeJS.ProcessEnv): import('@opentelemetry/sdk-metrics').PushMetricExporter {
+  const protocol = (env.OTEL_EXPORTER_OTLP_METRICS_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? '').trim();
+  if (protocol === 'grpc') {
+    const { OTLPMetricExporter } =
+      require('@opentelemetry/exporter-metrics-otlp-grpc') as typeof import('@opentelemetry/exporter-metrics-otlp-grpc');
+    return new OTLPMetricExporter();
+  }
+  if (protocol === 'http/json') {
+    const { OTLPMetricExporter } =
+      require('@opentelemetry/exporter-metrics-otlp-http') as typeof import('@opentelemetry/exporter-metrics-otlp-http');
+    return new OTLPMetricExporter();
+  }
+  const { OTLPMetricExporter } =
+    require('@opentelemetry/exporter-metrics-otlp-proto') as typeof import('@opentelemetry/exporter-metrics-otlp-proto');
+  return new OTLPMetricExporter();
 }
 
 /** Whether an undici request's headers (a string, or name and value pairs) hold a `traceparent`. */

@@ -1,9 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { CallAdmissionService } from '@tollgate/admission';
-import { metrics } from '@opentelemetry/api';
 import { Micros } from '@tollgate/kernel';
 import { PrismaService } from '@tollgate/db';
-import { ClientLatencyMetrics, LabelGuard, ShutdownDrain, telemetryRunning } from '@tollgate/observability';
+import { ClientLatencyMetrics, LabelGuard, PromOtelHistogram, ShutdownDrain } from '@tollgate/observability';
 import { RedisService } from '@tollgate/redis';
 import { UpstreamClientPool } from '@tollgate/mcp-client';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
@@ -54,8 +53,7 @@ export class EdgeMetrics {
     registers: [this.registry],
   });
   // `mcp.server.operation.duration` and `mcp.client.operation.duration`, in Prometheus and through
-  // OpenTelemetry (exported over OTLP when telemetry is on, not recorded otherwise).
-  private readonly otelMeter = metrics.getMeter('tollgate-edge');
+  // OpenTelemetry (exported over OTLP when telemetry is on): recorded once for both.
   private readonly operations = {
     server: this.operationHistograms('server', 'MCP requests served to agents'),
     client: this.operationHistograms('client', 'MCP requests sent to upstreams'),
@@ -123,7 +121,12 @@ export class EdgeMetrics {
     this.refusals.inc({ code, org: this.orgs.value(orgId) });
     // Prometheus only: refusals are not recorded in the OpenTelemetry histogram.
     if (latencyMs !== undefined)
-      this.operations.server.prom.observe(operationLabels(this.tools.value(tool), '', code), latencyMs / 1000);
+      this.operations.server.record(
+        operationLabels(this.tools.value(tool), '', code),
+        latencyMs / 1000,
+        undefined,
+        false,
+      );
   }
 
   /** One upstream `tools/call`: `ok`, `tool_error` (answered isError) or `error` (with its type). */
@@ -143,21 +146,18 @@ export class EdgeMetrics {
     this.admissions.observe({ path }, latencyMs / 1000);
   }
 
-  private operationHistograms(side: 'server' | 'client', description: string) {
-    return {
-      prom: new Histogram({
-        name: `mcp_${side}_operation_duration_seconds`,
-        help: `${description} (mcp.${side}.operation.duration), by method, tool, upstream and outcome`,
-        labelNames: ['mcp_method_name', 'gen_ai_tool_name', 'upstream', 'outcome'],
-        buckets: CALL_BUCKETS,
-        registers: [this.registry],
-      }),
-      otel: this.otelMeter.createHistogram(`mcp.${side}.operation.duration`, {
-        unit: 's',
-        description,
-        advice: { explicitBucketBoundaries: CALL_BUCKETS },
-      }),
-    };
+  private operationHistograms(side: 'server' | 'client', description: string): PromOtelHistogram {
+    return new PromOtelHistogram({
+      name: `mcp_${side}_operation_duration_seconds`,
+      help: `${description} (mcp.${side}.operation.duration), by method, tool, upstream and outcome`,
+      labelNames: ['mcp_method_name', 'gen_ai_tool_name', 'upstream', 'outcome'],
+      otelName: `mcp.${side}.operation.duration`,
+      otelDescription: description,
+      unit: 's',
+      attributeNames: ['mcp.method.name', 'gen_ai.tool.name', 'tollgate.upstream', 'tollgate.outcome'],
+      buckets: CALL_BUCKETS,
+      registry: this.registry,
+    });
   }
 
   private observeOperation(
@@ -168,19 +168,11 @@ export class EdgeMetrics {
     latencyMs: number,
     errorType?: string,
   ): void {
-    const histograms = this.operations[side];
-    histograms.prom.observe(operationLabels(toolLabel, upstreamLabel, outcome), latencyMs / 1000);
-    if (!telemetryRunning()) return;
-    histograms.otel.record(latencyMs / 1000, {
-      'mcp.method.name': 'tools/call',
-      'gen_ai.tool.name': toolLabel,
-      'tollgate.upstream': upstreamLabel,
-      'tollgate.outcome': outcome,
-      ...(errorType ? { 'error.type': errorType } : {}),
-    });
+    this.operations[side].record(operationLabels(toolLabel, upstreamLabel, outcome), latencyMs / 1000, errorType);
   }
 }
 
-function operationLabels(tool: string, upstream: string, outcome: string) {
-  return { mcp_method_name: 'tools/call', gen_ai_tool_name: tool, upstream, outcome };
+/** The label values of both operation histograms, in their `labelNames` order. */
+function operationLabels(tool: string, upstream: string, outcome: string): string[] {
+  return ['tools/call', tool, upstream, outcome];
 }
