@@ -184,6 +184,11 @@ describe('/mcp fuzz: bad protocol input never answers 5xx', () => {
           c.expectToolError,
         );
     }
+    // What they left in the outbox (refused calls and trail steps holding a NUL or a lone
+    // surrogate) does not hold back the org's ledger: a good call after them is written.
+    const good = (await send(JSON.stringify(toolsCall(7, 'fx__ping')))).json() as Answer;
+    const callId = good.result!._meta!['tollgate/call'].callId as string;
+    await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, [callId]);
   });
 
   it('should never answer 5xx to generated JSON-RPC messages and batches, and keep serving', async () => {

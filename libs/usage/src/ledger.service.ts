@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { PrismaService } from '@tollgate/db';
+import { jsonbText } from './jsonb-text';
 import { RefusedCall } from './refused-call';
 import { TrailEvent } from './trail-event';
 import { traceIdOf, UsageEvent } from './usage-event';
@@ -66,8 +67,8 @@ export class LedgerService {
       col('code'),
       col('callId'),
       trail.map((t) => (t.costMicros === null ? null : String(t.costMicros))),
-      trail.map((t) => JSON.stringify(t.detail)),
-      trail.map((t) => (t.content === null ? null : JSON.stringify(t.content))),
+      trail.map((t) => jsonbText(t.detail)),
+      trail.map((t) => (t.content === null ? null : jsonbText(t.content))),
       trail.map((t) => t.occurredAt.toISOString()),
     ]);
   }

@@ -2,6 +2,7 @@ import { TRAIL_KINDS, TrailKind, TrailMode } from '@tollgate/kernel';
 import { TRAIL_ENTRY_FIELD } from './outbox-streams';
 import { z } from 'zod';
 import { entryJson } from './outbox-fields';
+import { jsonbText } from './jsonb-text';
 
 /**
  * METADATA: what an operator needs to follow an agent (what it asked the catalog, what came back by
@@ -83,14 +84,10 @@ const TRAIL_EVENT_PAYLOAD_SCHEMA = z.object({
   occurredAt: z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO date-time'),
 }) satisfies z.ZodType<TrailEventPayload>;
 
-const ESCAPED_NUL = /(?<!\\)((?:\\\\)*)\\u0000/g;
-
-/** One step as JSON, as it goes in a trail entry (NUL dropped: Postgres jsonb cannot hold it, escaped or not). */
+/** One step as JSON, as it goes in a trail entry, in the form Postgres jsonb takes (see jsonbText). */
 export function trailStepJson(event: TrailEvent): string {
   // A Date serialises as its ISO string (Date#toJSON): the payload's form, without copying the step.
-  const json = JSON.stringify(event);
-  // Each escaped NUL goes, not an escaped backslash followed by "u0000".
-  return json.includes('\\u0000') ? json.replace(ESCAPED_NUL, '$1') : json;
+  return jsonbText(event);
 }
 
 /** The fields of a usage outbox entry for steps already in JSON (trailStepJson): one JSON array. */

@@ -2,10 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { TOLLGATE_CONFIG, WorkerConfig } from '@tollgate/config';
-import { InvalidOutboxEntry, parseOutboxEntry } from './outbox-entry';
-import { RefusedCall } from './refused-call';
-import { TrailEvent } from './trail-event';
-import { UsageEvent } from './usage-event';
+import { InvalidOutboxEntry, ParsedOutboxEntry, parseOutboxEntry } from './outbox-entry';
 import {
   USAGE_DEAD_LETTER_MAX,
   USAGE_LEDGER_GROUP,
@@ -248,27 +245,25 @@ class OutboxStreamDrain {
   /**
    * Valid events in one INSERT; invalid entries to the dead-letter stream; then all of them
    * acknowledged and deleted in one transaction. A failed INSERT throws before anything is
-   * acknowledged, so the same entries are read again (as pending) after the back-off.
+   * acknowledged, so the same entries are read again (as pending) after the back-off; unless
+   * Postgres refused the data itself (see writeIsolating).
    */
   private async writeBatch(entries: StreamEntry[]): Promise<void> {
-    const events: UsageEvent[] = [];
-    const refusals: RefusedCall[] = [];
-    const trail: TrailEvent[] = [];
-    const dead: (InvalidOutboxEntry & { entryId: string })[] = [];
+    const parsed: ReadEntry[] = [];
+    const dead: DeadEntry[] = [];
     for (const [entryId, fields] of entries) {
       // Deleted from the stream while pending (by hand): nothing left to write, only to acknowledge.
       if (fields === null) continue;
       // A trail event or a refused call (each its own entry kind and table), a usage event, or a dead letter.
       const entry = parseOutboxEntry(fields);
-      if (entry.event) events.push(entry.event);
-      else if (entry.refusal) refusals.push(entry.refusal);
-      else if (entry.trail) trail.push(...entry.trail);
       if (entry.invalid) dead.push({ entryId, ...entry.invalid });
+      if (!entry.invalid || entry.trail) parsed.push({ entryId, fields, entry });
     }
 
-    await this.ledger.write(events);
-    await this.ledger.writeRefusals(refusals);
-    await this.ledger.writeTrail(trail);
+    const written = await this.writeIsolating(parsed, dead);
+    const events = written.flatMap((w) => (w.entry.event ? [w.entry.event] : []));
+    const refusals = written.flatMap((w) => (w.entry.refusal ? [w.entry.refusal] : []));
+    const trail = written.flatMap((w) => w.entry.trail ?? []);
 
     const ids = entries.map(([id]) => id);
     // Dead letters first, then the acknowledgement (one key, one slot): a crash between them
@@ -313,6 +308,42 @@ class OutboxStreamDrain {
     this.redis
       .publish(USAGE_LEDGER_WRITTEN_CHANNEL, JSON.stringify(notice))
       .catch((err: Error) => this.logger.warn(`usage ledger notice not published: ${err.message}`));
+  }
+
+  /**
+   * Writes the entries, and returns those written. If Postgres refuses the batch's data itself
+   * (SQLSTATE class 22 or 23: a value no column takes, a row no partition holds), retrying would
+   * fail forever and hold back every entry of the stream behind it; so the entries are written one
+   * by one, and each one refused is dead-lettered with Postgres' reason. Any other failure (Postgres
+   * down, a lost connection) throws, and the batch is retried whole.
+   */
+  private async writeIsolating(parsed: ReadEntry[], dead: DeadEntry[]): Promise<ReadEntry[]> {
+    try {
+      await this.writeEntries(parsed);
+      return parsed;
+    } catch (err) {
+      if (!isDataError(err) || parsed.length === 0) throw err;
+      this.logger.warn(
+        `usage ledger batch refused by Postgres (${(err as Error).message}): writing its entries one by one`,
+      );
+    }
+    const written: ReadEntry[] = [];
+    for (const one of parsed) {
+      try {
+        await this.writeEntries([one]);
+        written.push(one);
+      } catch (err) {
+        if (!isDataError(err)) throw err;
+        dead.push(refusedEntry(one, (err as Error).message));
+      }
+    }
+    return written;
+  }
+
+  private async writeEntries(parsed: ReadEntry[]): Promise<void> {
+    await this.ledger.write(parsed.flatMap((p) => (p.entry.event ? [p.entry.event] : [])));
+    await this.ledger.writeRefusals(parsed.flatMap((p) => (p.entry.refusal ? [p.entry.refusal] : [])));
+    await this.ledger.writeTrail(parsed.flatMap((p) => p.entry.trail ?? []));
   }
 
   /**
@@ -390,6 +421,33 @@ class OutboxStreamDrain {
     if (!this.conn) throw new Error('usage ledger consumer not started');
     return this.conn;
   }
+}
+
+/** An outbox entry read and decoded (it holds something to write). */
+interface ReadEntry {
+  entryId: string;
+  fields: string[];
+  entry: ParsedOutboxEntry;
+}
+
+type DeadEntry = InvalidOutboxEntry & { entryId: string };
+
+/** Postgres refused the data (data exception, or an integrity constraint such as a missing partition). */
+function isDataError(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' && /^2[23]/.test(code);
+}
+
+/** A decoded entry Postgres would not take, as the dead-letter stream keeps it. */
+function refusedEntry({ entryId, fields, entry }: ReadEntry, message: string): DeadEntry {
+  const claimedId = entry.event?.id ?? entry.refusal?.id ?? entry.trail?.[0]?.id ?? null;
+  return {
+    entryId,
+    reason: `Postgres refused it: ${message}`,
+    claimedId,
+    field: fields[0] ?? '',
+    payload: fields[1] ?? '',
+  };
 }
 
 function streamEntries(reply: unknown): StreamEntry[] {

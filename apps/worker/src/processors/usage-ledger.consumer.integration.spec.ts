@@ -4,6 +4,7 @@ import { loadWorkerConfig } from '@tollgate/config';
 import { PrismaService } from '@tollgate/db';
 import {
   toPayload,
+  TRAIL_ENTRY_FIELD,
   UsageEvent,
   usageEntryFields,
   USAGE_ENTRY_FIELD,
@@ -185,6 +186,60 @@ describe('usage ledger consumer: outbox stream to ledger, on real Redis and Post
     expect(metrics.text).toContain('tollgate_usage_outbox_entries{state="waiting"} 0');
     expect(metrics.text).toContain('tollgate_usage_outbox_entries{state="pending"} 0');
     expect(metrics.text).toContain('tollgate_usage_outbox_entries{state="dead_lettered"} 3');
+  });
+
+  it('should dead-letter an entry Postgres refuses, write the rest of its batch, and keep a lone surrogate as U+FFFD', async () => {
+    const [good1, good2] = [usageEvent(), usageEvent()];
+    // Year 0 passes the event's schema (an ISO date-time) but not Postgres' timestamp: retrying
+    // its batch would fail for ever and hold back the stream behind it.
+    const yearZero = { ...usageEvent(), occurredAt: new Date('0000-06-01T00:00:00.000Z') };
+    // A step written as an edge without jsonbText would write it: jsonb refuses the `\ud800` escape.
+    const step = {
+      id: `${Date.now()}-lone-surrogate`,
+      orgId,
+      teamId: good1.teamId,
+      userId: good1.userId,
+      keyId: good1.keyId,
+      sessionId: null,
+      kind: 'CALL',
+      name: 'fx__\ud800',
+      catalogVersion: null,
+      tokens: 0,
+      ok: false,
+      code: 'UNKNOWN_TOOL',
+      callId: null,
+      costMicros: null,
+      detail: { ['arg\udc00']: 'x\ud800y' },
+      content: null,
+      occurredAt: new Date().toISOString(),
+    };
+    const added = (await redis
+      .multi()
+      .xadd(keys.events, '*', ...usageEntryFields(good1))
+      .xadd(keys.events, '*', ...usageEntryFields(yearZero))
+      .xadd(keys.events, '*', TRAIL_ENTRY_FIELD, JSON.stringify([step]))
+      .xadd(keys.events, '*', ...usageEntryFields(good2))
+      .exec())!.map(([, id]) => id as string);
+    const deadBefore = await redis.xlen(keys.dead);
+
+    await waitForUsageEvents(env.redisUrl, env.redisPrefix, [good1.id, good2.id]);
+    expect(await ledgerCount([good1.id, good2.id, yearZero.id])).toBe(2);
+    const [trail] = await prisma.$queryRawUnsafe<{ name: string; detail: unknown }[]>(
+      'SELECT name, detail FROM "TrailEvent" WHERE id = $1',
+      step.id,
+    );
+    expect(trail).toEqual({ name: 'fx__\ufffd', detail: { ['arg\ufffd']: 'x\ufffdy' } });
+
+    const dead = (await redis.xrange(keys.dead, '-', '+')).slice(deadBefore).map(([, fields]) => fields);
+    expect(dead).toHaveLength(1);
+    expect(dead[0].slice(0, 4)).toEqual([
+      'reason',
+      expect.stringMatching(/^Postgres refused it: .*out of range/),
+      'entry',
+      added[1],
+    ]);
+    expect(JSON.parse(dead[0][5]).id).toBe(yearZero.id);
+    expect(await outbox()).toEqual({ length: 0, pending: 0 });
   });
 
   it('should write the entries a consumer that died left unacknowledged, once they have been idle for the claim time', async () => {
