@@ -158,7 +158,7 @@ describe('spend report rollups, against the ledger', () => {
   }
 
   /**
-   * Tools by tag over ranges that take months whole from the month rows (a month before the calls,
+   * Tools by tag (org-wide and per team) over ranges that take months whole from the month rows (a month before the calls,
    * this month with no calls after the range) or only in part from the day rows (calls before or
    * after the range in its first or last month): equal to the ledger either way.
    */
@@ -173,6 +173,10 @@ describe('spend report rollups, against the ledger', () => {
     for (const range of ranges) {
       await expectReportEqualsLedger(zone, ['tool', 'tag'], undefined, {}, range);
       await expectReportEqualsLedger(zone, ['tool'], 'env:prod', {}, range);
+      // The team rows' months, the same way.
+      await expectReportEqualsLedger(zone, ['tool', 'tag'], undefined, { teamId: [teams[0]] }, range);
+      await expectReportEqualsLedger(zone, ['team', 'upstream'], undefined, {}, range);
+      await expectReportEqualsLedger(zone, ['team', 'tool'], 'project:a', { upstreamId: [upstreams[1]] }, range);
     }
   }
 
@@ -206,6 +210,9 @@ describe('spend report rollups, against the ledger', () => {
     [['tag', 'day'], { tool: ['tool_1', 'tool_2'] }, 'project:a'],
     [[], { teamId: [teams[1]], userId: [users[0], users[2]], tool: ['tool_4'] }],
     [['user'], { teamId: [randomUUID()] }],
+    [['tool', 'tag'], { teamId: [teams[1]] }],
+    [['team', 'upstream'], { tool: ['tool_1', 'tool_2'] }, 'env:prod'],
+    [['tag', 'day'], { teamId: [teams[0]], upstreamId: [upstreams[0]] }],
   ];
 
   beforeAll(async () => {
@@ -260,6 +267,8 @@ describe('spend report rollups, against the ledger', () => {
       'UsageCallDayRollup',
       'UsageToolTagDayRollup',
       'UsageToolTagMonthRollup',
+      'UsageTeamToolTagDayRollup',
+      'UsageTeamToolTagMonthRollup',
     ]) {
       const [r] = await prisma.$queryRawUnsafe<{ calls: bigint; cost: bigint }[]>(
         `SELECT sum(calls)::bigint AS calls, sum("costMicros")::bigint AS cost FROM "${table}" WHERE "orgId" = $1::uuid`,
@@ -281,7 +290,10 @@ describe('spend report rollups, against the ledger', () => {
     expect(reportSource(['tool', 'tag'], {}, true)).toBe('toolTagDays');
     expect(reportSource(['tag', 'upstream', 'day'], { tool: ['tool_1'] }, true)).toBe('toolTagDays');
     expect(reportSource(['tool', 'tag'], { keyId: [keys[0]] }, true)).toBe('callDays');
-    expect(reportSource(['team', 'tool'], {}, true)).toBe('callDays');
+    expect(reportSource(['tool', 'tag'], { teamId: [teams[0]] }, true)).toBe('teamToolTagDays');
+    expect(reportSource(['team', 'tool'], {}, true)).toBe('teamToolTagDays');
+    expect(reportSource(['team', 'upstream', 'day'], { tag: 'env:prod' }, true)).toBe('teamToolTagDays');
+    expect(reportSource(['user', 'tool'], {}, true)).toBe('callDays');
     expect(reportSource(['key'], { tool: ['tool_1'] }, true)).toBe('callDays');
     expect(reportSource(['tool'], { userId: [users[0]] }, true)).toBe('callDays');
     expect(reportSource(['team'], {}, false)).toBe('ledger');
@@ -315,7 +327,9 @@ describe('spend report rollups, against the ledger', () => {
     await expectToolsByTagOverMonthsEqualLedger('America/New_York');
     const [emptied] = await prisma.$queryRaw<{ n: bigint }[]>`
       SELECT (SELECT count(*) FROM "UsageToolTagDayRollup" WHERE "orgId" = ${orgId}::uuid AND "calls" = 0)
-           + (SELECT count(*) FROM "UsageToolTagMonthRollup" WHERE "orgId" = ${orgId}::uuid AND "calls" = 0) AS n`;
+           + (SELECT count(*) FROM "UsageToolTagMonthRollup" WHERE "orgId" = ${orgId}::uuid AND "calls" = 0)
+           + (SELECT count(*) FROM "UsageTeamToolTagDayRollup" WHERE "orgId" = ${orgId}::uuid AND "calls" = 0)
+           + (SELECT count(*) FROM "UsageTeamToolTagMonthRollup" WHERE "orgId" = ${orgId}::uuid AND "calls" = 0) AS n`;
     expect(emptied.n).toBe(0n);
   });
 

@@ -45,12 +45,15 @@ const dimensionSql = (daySql: string): Record<ReportDimension, { select: string[
  * the smallest one that holds its breakdown and filters (same sums, far fewer rows than the ledger);
  * the ledger only while the rollups are of another zone than the org's (until they are rebuilt).
  * A fourth, per tool and the key's tag set (20261230020000_usage_tool_tag_rollup), serves tools by
- * tag: tag sets instead of keys per tool and day.
+ * tag: tag sets instead of keys per tool and day. A fifth, the same per team
+ * (20261231120000_usage_team_tool_tag_rollup), serves a team's reports across tools and tags: the
+ * team's tools and tag sets instead of its keys. Both also have month rows, read for a long range.
  */
-type ReportSource = 'ledger' | 'keyDays' | 'toolDays' | 'callDays' | 'toolTagDays';
+type ReportSource = 'ledger' | 'keyDays' | 'toolDays' | 'callDays' | 'toolTagDays' | 'teamToolTagDays';
 const KEY_DAY_DIMENSIONS: readonly ReportDimension[] = ['team', 'user', 'key', 'tag', 'day'];
 const TOOL_DAY_DIMENSIONS: readonly ReportDimension[] = ['upstream', 'tool', 'day'];
 const TOOL_TAG_DAY_DIMENSIONS: readonly ReportDimension[] = ['upstream', 'tool', 'tag', 'day'];
+const TEAM_TOOL_TAG_DAY_DIMENSIONS: readonly ReportDimension[] = ['team', ...TOOL_TAG_DAY_DIMENSIONS];
 
 export function reportSource(
   groupBy: readonly ReportDimension[],
@@ -69,6 +72,9 @@ export function reportSource(
   // Tools by tag; tags alone (or by day) stay on the key rollup, which has fewer rows for them.
   if (!byKeys && byTools && groupBy.every((d) => TOOL_TAG_DAY_DIMENSIONS.includes(d))) return 'toolTagDays';
   if (!byTools && groupBy.every((d) => KEY_DAY_DIMENSIONS.includes(d))) return 'keyDays';
+  // Teams across tools: the team rows (each sums rows of the per-key-and-tool rollup, never more rows).
+  if (!has('userId') && !has('keyId') && groupBy.every((d) => TEAM_TOOL_TAG_DAY_DIMENSIONS.includes(d)))
+    return 'teamToolTagDays';
   return 'callDays';
 }
 
@@ -87,16 +93,36 @@ const SOURCE_SQL: Record<ReportSource, { table: string; figures: string; day: (z
   toolDays: { table: '"UsageToolDayRollup"', figures: ROLLUP_FIGURES, day: () => 'e."day"' },
   callDays: { table: '"UsageCallDayRollup"', figures: ROLLUP_FIGURES, day: () => 'e."day"' },
   toolTagDays: { table: '"UsageToolTagDayRollup"', figures: ROLLUP_FIGURES, day: () => 'e."day"' },
+  teamToolTagDays: { table: '"UsageTeamToolTagDayRollup"', figures: ROLLUP_FIGURES, day: () => 'e."day"' },
 };
 
 /** Sources whose rows carry the key's tag set (`tags`) instead of the key. */
-const TAGGED_SOURCES: readonly string[] = [SOURCE_SQL.toolTagDays.table];
+const TAGGED_SOURCES: readonly string[] = [SOURCE_SQL.toolTagDays.table, SOURCE_SQL.teamToolTagDays.table];
 
-/** Which days of a range the tool-by-tag rollup is read from its month rows, and which from its day rows. */
-interface ToolTagMonths {
-  /** Months (first days) read whole from "UsageToolTagMonthRollup". */
+/** Rollups with month rows: the day table (unquoted), its month table, and the columns their rows share. */
+interface MonthlyRollup {
+  days: string;
+  months: string;
+  columns: string;
+}
+const MONTHLY_ROLLUPS: Partial<Record<ReportSource, MonthlyRollup>> = {
+  toolTagDays: {
+    days: 'UsageToolTagDayRollup',
+    months: 'UsageToolTagMonthRollup',
+    columns: '"upstreamId", "toolName", "tags"',
+  },
+  teamToolTagDays: {
+    days: 'UsageTeamToolTagDayRollup',
+    months: 'UsageTeamToolTagMonthRollup',
+    columns: '"teamId", "upstreamId", "toolName", "tags"',
+  },
+};
+
+/** Which days of a range a rollup with month rows is read from its month rows, and which from its day rows. */
+interface RangeMonths {
+  /** Months (first days) read whole from the month rows. */
   whole: string[];
-  /** Day ranges [from, to] read from "UsageToolTagDayRollup" (the range's parts in the other months). */
+  /** Day ranges [from, to] read from the day rows (the range's parts in the other months). */
   days: [string, string][];
 }
 
@@ -105,21 +131,21 @@ const monthOf = (day: string, n = 0) => DateTime.fromISO(day, { zone: 'UTC' }).s
 const isoDay = (d: DateTime) => d.toISODate() as string;
 
 /**
- * The tool-by-tag rollup's rows of a range, with the day rows' columns: a month of the range is read
+ * A monthly rollup's rows of a range, with the day rows' columns: a month of the range is read
  * from its month rows when the range holds every day of it that has calls (a month inside the range,
  * or at an edge with no calls on the days left out, as this month after today), else from its day
  * rows in the range. A month row's "day" is its first day in the range, so the range filter on "day"
  * still holds. 90 days read ~3 month rows and a few days per group instead of ~90 day rows.
  */
-function toolTagRows(orgId: string, range: DayRange, months: ToolTagMonths): Prisma.Sql {
-  const figures = '"calls", "errors", "outputTokens", "costMicros"';
+function monthlyRows(rollup: MonthlyRollup, orgId: string, range: DayRange, months: RangeMonths): Prisma.Sql {
+  const columns = Prisma.raw(`${rollup.columns}, "calls", "errors", "outputTokens", "costMicros"`);
   const parts: Prisma.Sql[] = [];
   if (months.whole.length > 0)
-    parts.push(Prisma.sql`SELECT "orgId", GREATEST("month", ${range.from}::date) AS "day", "upstreamId", "toolName", "tags", ${Prisma.raw(figures)}
-      FROM "UsageToolTagMonthRollup" WHERE "orgId" = ${orgId}::uuid AND "month" = ANY(${months.whole}::date[])`);
+    parts.push(Prisma.sql`SELECT "orgId", GREATEST("month", ${range.from}::date) AS "day", ${columns}
+      FROM ${Prisma.raw(`"${rollup.months}"`)} WHERE "orgId" = ${orgId}::uuid AND "month" = ANY(${months.whole}::date[])`);
   for (const [from, to] of months.days)
-    parts.push(Prisma.sql`SELECT "orgId", "day", "upstreamId", "toolName", "tags", ${Prisma.raw(figures)}
-      FROM "UsageToolTagDayRollup" WHERE "orgId" = ${orgId}::uuid AND "day" BETWEEN ${from}::date AND ${to}::date`);
+    parts.push(Prisma.sql`SELECT "orgId", "day", ${columns}
+      FROM ${Prisma.raw(`"${rollup.days}"`)} WHERE "orgId" = ${orgId}::uuid AND "day" BETWEEN ${from}::date AND ${to}::date`);
   return Prisma.sql`(${Prisma.join(parts, ' UNION ALL ')})`;
 }
 
@@ -130,7 +156,12 @@ type ReportClient = Pick<PoolClient, 'query'>;
  * between its first and last are whole; the first (or last) is whole unless it has day rows before
  * the range's first day (after its last), found by one index probe each.
  */
-async function toolTagMonths(client: ReportClient, orgId: string, range: DayRange): Promise<ToolTagMonths> {
+async function rangeMonths(
+  client: ReportClient,
+  rollup: MonthlyRollup,
+  orgId: string,
+  range: DayRange,
+): Promise<RangeMonths> {
   const first = monthOf(range.from);
   const last = monthOf(range.to);
   const dayBefore = (day: string) => isoDay(DateTime.fromISO(day, { zone: 'UTC' }).minus({ days: 1 }));
@@ -138,14 +169,14 @@ async function toolTagMonths(client: ReportClient, orgId: string, range: DayRang
   const hasRows = async (from: string, to: string) =>
     (
       await client.query<{ found: boolean }>(
-        `SELECT EXISTS (SELECT 1 FROM "UsageToolTagDayRollup" WHERE "orgId" = $1::uuid AND "day" BETWEEN $2::date AND $3::date) AS found`,
+        `SELECT EXISTS (SELECT 1 FROM "${rollup.days}" WHERE "orgId" = $1::uuid AND "day" BETWEEN $2::date AND $3::date) AS found`,
         [orgId, from, to],
       )
     ).rows[0].found;
   const firstLeftOut = range.from !== isoDay(first) && (await hasRows(isoDay(first), dayBefore(range.from)));
   const lastEnd = isoDay(last.plus({ months: 1 }).minus({ days: 1 }));
   const lastLeftOut = range.to !== lastEnd && (await hasRows(dayAfter(range.to), lastEnd));
-  const out: ToolTagMonths = { whole: [], days: [] };
+  const out: RangeMonths = { whole: [], days: [] };
   for (let m = first; m <= last; m = m.plus({ months: 1 })) {
     const partial = (m.equals(first) && firstLeftOut) || (m.equals(last) && lastLeftOut);
     if (!partial) out.whole.push(isoDay(m));
@@ -299,7 +330,8 @@ export class SpendReportService {
       WHERE o."id" = ${orgId}::uuid`;
     const timeZone = org?.timeZone ?? 'UTC';
     const range = zonedDayRange(from, to, timeZone);
-    const source = SOURCE_SQL[reportSource(groupBy, filters, org !== undefined && org.rollupZone === timeZone)];
+    const sourceName = reportSource(groupBy, filters, org !== undefined && org.rollupZone === timeZone);
+    const source = SOURCE_SQL[sourceName];
     const GROUP_SQL = dimensionSql(source.day(zoneLiteral(timeZone)));
     const selects = new Set<string>();
     const groups = new Set<string>();
@@ -332,10 +364,10 @@ export class SpendReportService {
     const groupSql = groups.size > 0 ? `GROUP BY ${[...groups].join(', ')}` : '';
     // A rollup grouped by tag is summed per tag set first, with the range and filters applied inside.
     const perTagSet = source !== SOURCE_SQL.ledger && byTag;
-    // Tools by tag without days: whole months from the month rows (see toolTagRows).
-    const byMonths = source === SOURCE_SQL.toolTagDays && !groupBy.includes('day');
-    const fromSql = (months: ToolTagMonths | null) => {
-      const table = months ? toolTagRows(orgId, range, months) : Prisma.raw(source.table);
+    // Without days, a rollup with month rows reads whole months from them (see monthlyRows).
+    const monthly = groupBy.includes('day') ? undefined : MONTHLY_ROLLUPS[sourceName];
+    const fromSql = (months: RangeMonths | null) => {
+      const table = monthly && months ? monthlyRows(monthly, orgId, range, months) : Prisma.raw(source.table);
       return perTagSet ? rollupPerTagSet(source.table, table, orgId, range, groupBy, filters) : table;
     };
     const tagJoin = !byTag ? '' : perTagSet ? TAG_SET_UNNEST : LEDGER_TAG_JOIN;
@@ -356,7 +388,7 @@ export class SpendReportService {
       async (client) => Prisma.sql`
       WITH a AS (
         SELECT ${Prisma.raw(selectSql)} ${Prisma.raw(source.figures)}
-        FROM ${fromSql(byMonths ? await toolTagMonths(client, orgId, range) : null)} e ${Prisma.raw(tagJoin)}
+        FROM ${fromSql(monthly ? await rangeMonths(client, monthly, orgId, range) : null)} e ${Prisma.raw(tagJoin)}
         WHERE e."orgId" = ${orgId}::uuid
           ${whereSql}
         ${Prisma.raw(groupSql)}

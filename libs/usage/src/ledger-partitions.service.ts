@@ -159,6 +159,8 @@ const ROLLUPS = [
   // Keyed by the key's tag set now, as the insert trigger and a tag change keep it.
   { table: 'UsageToolTagDayRollup', period: 'day', keys: ['upstreamId', 'toolName', 'tags'] },
   { table: 'UsageToolTagMonthRollup', period: 'month', keys: ['upstreamId', 'toolName', 'tags'] },
+  { table: 'UsageTeamToolTagDayRollup', period: 'day', keys: ['teamId', 'upstreamId', 'toolName', 'tags'] },
+  { table: 'UsageTeamToolTagMonthRollup', period: 'month', keys: ['teamId', 'upstreamId', 'toolName', 'tags'] },
 ] as const;
 
 /** A rollup key column of a dropped row (alias e; `tags` from its key, joined as vk). */

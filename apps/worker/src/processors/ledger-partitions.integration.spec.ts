@@ -202,6 +202,22 @@ describe('ledger partitions and retention', () => {
           expect(await perMonth('UsageToolTagMonthRollup', '"month"')).toEqual(
             await perMonth('UsageToolTagDayRollup', `date_trunc('month', "day")::date`),
           );
+          // The team rows likewise: per day, team, upstream and tool as the per-key rows, months as their
+          // days, no emptied row left.
+          const perTeamTool = (table: string, period = '"day"') =>
+            prisma.$queryRawUnsafe<{ g: string; calls: bigint; cost: bigint }[]>(
+              `SELECT ${period}::text || "teamId"::text || "upstreamId"::text || "toolName" AS g, sum("calls")::bigint AS calls, sum("costMicros")::bigint AS cost
+               FROM "${table}" WHERE "orgId" = $1::uuid AND "calls" <> 0 GROUP BY 1 ORDER BY 1`,
+              orgId,
+            );
+          expect(await perTeamTool('UsageTeamToolTagDayRollup')).toEqual(await perTeamTool('UsageCallDayRollup'));
+          expect(await perTeamTool('UsageTeamToolTagMonthRollup', '"month"')).toEqual(
+            await perTeamTool('UsageTeamToolTagDayRollup', `date_trunc('month', "day")::date`),
+          );
+          const [emptied] = await prisma.$queryRaw<{ n: bigint }[]>`
+            SELECT (SELECT count(*) FROM "UsageTeamToolTagDayRollup" WHERE "orgId" = ${orgId}::uuid AND "calls" = 0)
+                 + (SELECT count(*) FROM "UsageTeamToolTagMonthRollup" WHERE "orgId" = ${orgId}::uuid AND "calls" = 0) AS n`;
+          expect(emptied.n).toBe(0n);
         },
       ),
       { numRuns: 12 },

@@ -10,13 +10,14 @@
 -- as new_rows): adds each batch of ledger rows to the report rollups by the organisation's local day
 -- (per key, per tool, per call, per tool and tag set: UsageKeyDayRollup, UsageToolDayRollup,
 -- UsageCallDayRollup, UsageToolTagDayRollup, and per local month UsageToolTagMonthRollup, which long
--- ranges read for their whole months), the UTC day rollup (UsageDailyRollup) and the running
+-- ranges read for their whole months; the same two per team, UsageTeamToolTagDayRollup and
+-- UsageTeamToolTagMonthRollup, for a team's reports), the UTC day rollup (UsageDailyRollup) and the running
 -- totals per scope (UsageScopeTotal). The first loop marks an organisation whose zone changed since its rollups were built (UsageRollupCoverage),
 -- so reports read the ledger until the worker's upkeep rebuilds them (tollgate_rebuild_usage_rollups,
 -- which also repairs an org's rollups, or one day of them, on an admin's request).
 -- tollgate_usage_key_tags_moved ("VirtualKey_usage_tags_moved"): a key's tags changed (or the key
--- was deleted) moves its sums in UsageToolTagDayRollup and UsageToolTagMonthRollup from the old tag
--- set to the new one.
+-- was deleted) moves its sums in the tool-by-tag rollups (org-wide and per team, by day and by month)
+-- from the old tag set to the new one.
 -- tollgate_refused_rollup_on_insert ("RefusedCall_rollup"): refused calls counted in 15-minute
 -- buckets (RefusedCallRollup).
 
@@ -101,6 +102,30 @@ BEGIN
       "outputTokens" = "UsageToolTagMonthRollup"."outputTokens" + EXCLUDED."outputTokens",
       "costMicros" = "UsageToolTagMonthRollup"."costMicros" + EXCLUDED."costMicros"
   ),
+  -- The same per team, by day and by month: a team's reports across tools and tags read its own
+  -- groups, however many keys and users the team has.
+  team_tool_tags AS (
+    INSERT INTO "UsageTeamToolTagDayRollup" ("orgId", "day", "teamId", "upstreamId", "toolName", "tags", "calls", "errors", "outputTokens", "costMicros")
+    SELECT g.org, g.day, g.team, g.up, g.tool, COALESCE(vk."tags", '{}'), sum(g.calls), sum(g.errors), sum(g.tokens), sum(g.cost)
+    FROM g LEFT JOIN "VirtualKey" vk ON vk."id" = g.key
+    GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6
+    ON CONFLICT ("orgId", "day", "teamId", "upstreamId", "toolName", "tags") DO UPDATE SET
+      "calls" = "UsageTeamToolTagDayRollup"."calls" + EXCLUDED."calls",
+      "errors" = "UsageTeamToolTagDayRollup"."errors" + EXCLUDED."errors",
+      "outputTokens" = "UsageTeamToolTagDayRollup"."outputTokens" + EXCLUDED."outputTokens",
+      "costMicros" = "UsageTeamToolTagDayRollup"."costMicros" + EXCLUDED."costMicros"
+  ),
+  team_tool_tag_months AS (
+    INSERT INTO "UsageTeamToolTagMonthRollup" ("orgId", "month", "teamId", "upstreamId", "toolName", "tags", "calls", "errors", "outputTokens", "costMicros")
+    SELECT g.org, date_trunc('month', g.day)::date, g.team, g.up, g.tool, COALESCE(vk."tags", '{}'), sum(g.calls), sum(g.errors), sum(g.tokens), sum(g.cost)
+    FROM g LEFT JOIN "VirtualKey" vk ON vk."id" = g.key
+    GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6
+    ON CONFLICT ("orgId", "month", "teamId", "upstreamId", "toolName", "tags") DO UPDATE SET
+      "calls" = "UsageTeamToolTagMonthRollup"."calls" + EXCLUDED."calls",
+      "errors" = "UsageTeamToolTagMonthRollup"."errors" + EXCLUDED."errors",
+      "outputTokens" = "UsageTeamToolTagMonthRollup"."outputTokens" + EXCLUDED."outputTokens",
+      "costMicros" = "UsageTeamToolTagMonthRollup"."costMicros" + EXCLUDED."costMicros"
+  ),
   -- UTC days, a key belongs to one team and one user, the first seen stays.
   utc_days AS (
     INSERT INTO "UsageDailyRollup" ("orgId", "day", "teamId", "userId", "keyId", "upstreamId", "toolName", "calls", "errors", "costMicros", "outputTokens", "latencyMsSum")
@@ -131,7 +156,7 @@ CREATE TRIGGER "UsageEvent_report_rollups" AFTER INSERT ON "UsageEvent" REFERENC
 
 -- tollgate_rebuild_usage_rollups(target, only_day): the one rebuild of an org's rollups from the
 -- ledger still held (retention took the rest into "UsageLedgerClosing", which stays as it is): the
--- four report rollups by local day (and the tool-by-tag one's months) and UsageDailyRollup by UTC day. only_day NULL rebuilds them all
+-- report rollups by local day (and the tool-by-tag ones' months) and UsageDailyRollup by UTC day. only_day NULL rebuilds them all
 -- (the worker's upkeep after a zone change, or an admin's repair of everything); a day rebuilds that
 -- local day of the report rollups and that UTC day of UsageDailyRollup (an admin's repair). Rollups
 -- not in the org's zone now are rebuilt whole, whatever the day. UsageDailyRollup keeps the days of
@@ -157,6 +182,7 @@ BEGIN
   DELETE FROM "UsageToolDayRollup" WHERE "orgId" = target AND (only_day IS NULL OR "day" = only_day);
   DELETE FROM "UsageCallDayRollup" WHERE "orgId" = target AND (only_day IS NULL OR "day" = only_day);
   DELETE FROM "UsageToolTagDayRollup" WHERE "orgId" = target AND (only_day IS NULL OR "day" = only_day);
+  DELETE FROM "UsageTeamToolTagDayRollup" WHERE "orgId" = target AND (only_day IS NULL OR "day" = only_day);
   INSERT INTO "UsageCallDayRollup" ("orgId", "day", "keyId", "teamId", "userId", "upstreamId", "toolName", "calls", "errors", "outputTokens", "costMicros")
   SELECT e."orgId", ((e."occurredAt" AT TIME ZONE 'UTC') AT TIME ZONE zone)::date, e."keyId", e."teamId", e."userId", e."upstreamId", e."toolName",
          count(*), count(*) FILTER (WHERE e."outcome" <> 'OK'), COALESCE(sum(e."outputTokens"), 0), COALESCE(sum(e."costMicros"), 0)
@@ -174,6 +200,11 @@ BEGIN
          sum(r."calls"), sum(r."errors"), sum(r."outputTokens"), sum(r."costMicros")
   FROM "UsageCallDayRollup" r LEFT JOIN "VirtualKey" vk ON vk."id" = r."keyId"
   WHERE r."orgId" = target AND (only_day IS NULL OR r."day" = only_day) GROUP BY 1, 2, 3, 4, 5;
+  INSERT INTO "UsageTeamToolTagDayRollup" ("orgId", "day", "teamId", "upstreamId", "toolName", "tags", "calls", "errors", "outputTokens", "costMicros")
+  SELECT r."orgId", r."day", r."teamId", r."upstreamId", r."toolName", COALESCE(vk."tags", ARRAY[]::TEXT[]),
+         sum(r."calls"), sum(r."errors"), sum(r."outputTokens"), sum(r."costMicros")
+  FROM "UsageCallDayRollup" r LEFT JOIN "VirtualKey" vk ON vk."id" = r."keyId"
+  WHERE r."orgId" = target AND (only_day IS NULL OR r."day" = only_day) GROUP BY 1, 2, 3, 4, 5, 6;
   -- The month rows of the months rebuilt, from their day rows (a day's repair: that whole month).
   DELETE FROM "UsageToolTagMonthRollup" WHERE "orgId" = target AND (only_day IS NULL OR "month" = date_trunc('month', only_day)::date);
   INSERT INTO "UsageToolTagMonthRollup" ("orgId", "month", "upstreamId", "toolName", "tags", "calls", "errors", "outputTokens", "costMicros")
@@ -181,6 +212,12 @@ BEGIN
   FROM "UsageToolTagDayRollup" r
   WHERE r."orgId" = target AND (only_day IS NULL OR date_trunc('month', r."day") = date_trunc('month', only_day))
   GROUP BY 1, 2, 3, 4, 5;
+  DELETE FROM "UsageTeamToolTagMonthRollup" WHERE "orgId" = target AND (only_day IS NULL OR "month" = date_trunc('month', only_day)::date);
+  INSERT INTO "UsageTeamToolTagMonthRollup" ("orgId", "month", "teamId", "upstreamId", "toolName", "tags", "calls", "errors", "outputTokens", "costMicros")
+  SELECT r."orgId", date_trunc('month', r."day")::date, r."teamId", r."upstreamId", r."toolName", r."tags", sum(r."calls"), sum(r."errors"), sum(r."outputTokens"), sum(r."costMicros")
+  FROM "UsageTeamToolTagDayRollup" r
+  WHERE r."orgId" = target AND (only_day IS NULL OR date_trunc('month', r."day") = date_trunc('month', only_day))
+  GROUP BY 1, 2, 3, 4, 5, 6;
   -- UTC days, as the trigger adds them (a key belongs to one team and one user).
   DELETE FROM "UsageDailyRollup" d WHERE d."orgId" = target AND (only_day IS NULL OR d."day" = only_day)
     AND NOT EXISTS (SELECT 1 FROM "UsageLedgerRetention" m WHERE m."month" = date_trunc('month', d."day"::timestamp)::date);
@@ -253,6 +290,47 @@ BEGIN
   WHERE t."orgId" = m."orgId" AND t."month" = m."month" AND t."upstreamId" = m."upstreamId" AND t."toolName" = m."toolName"
     AND t."tags" = old_tags;
   DELETE FROM "UsageToolTagMonthRollup" t
+  WHERE t."orgId" = OLD."orgId" AND t."tags" = old_tags AND t."calls" = 0;
+  -- The same moves in the team's rows, by day and by month.
+  INSERT INTO "UsageTeamToolTagDayRollup" ("orgId", "day", "teamId", "upstreamId", "toolName", "tags", "calls", "errors", "outputTokens", "costMicros")
+  SELECT r."orgId", r."day", r."teamId", r."upstreamId", r."toolName", new_tags, sum(r."calls"), sum(r."errors"), sum(r."outputTokens"), sum(r."costMicros")
+  FROM "UsageCallDayRollup" r WHERE r."orgId" = OLD."orgId" AND r."keyId" = OLD."id"
+  GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
+  ON CONFLICT ("orgId", "day", "teamId", "upstreamId", "toolName", "tags") DO UPDATE SET
+    "calls" = "UsageTeamToolTagDayRollup"."calls" + EXCLUDED."calls",
+    "errors" = "UsageTeamToolTagDayRollup"."errors" + EXCLUDED."errors",
+    "outputTokens" = "UsageTeamToolTagDayRollup"."outputTokens" + EXCLUDED."outputTokens",
+    "costMicros" = "UsageTeamToolTagDayRollup"."costMicros" + EXCLUDED."costMicros";
+  UPDATE "UsageTeamToolTagDayRollup" t SET "calls" = t."calls" - m.calls, "errors" = t."errors" - m.errors,
+    "outputTokens" = t."outputTokens" - m.tokens, "costMicros" = t."costMicros" - m.cost
+  FROM (
+    SELECT r."orgId", r."day", r."teamId", r."upstreamId", r."toolName",
+           sum(r."calls") AS calls, sum(r."errors") AS errors, sum(r."outputTokens") AS tokens, sum(r."costMicros") AS cost
+    FROM "UsageCallDayRollup" r WHERE r."orgId" = OLD."orgId" AND r."keyId" = OLD."id" GROUP BY 1, 2, 3, 4, 5
+  ) m
+  WHERE t."orgId" = m."orgId" AND t."day" = m."day" AND t."teamId" = m."teamId" AND t."upstreamId" = m."upstreamId"
+    AND t."toolName" = m."toolName" AND t."tags" = old_tags;
+  DELETE FROM "UsageTeamToolTagDayRollup" t
+  WHERE t."orgId" = OLD."orgId" AND t."tags" = old_tags AND t."calls" = 0;
+  INSERT INTO "UsageTeamToolTagMonthRollup" ("orgId", "month", "teamId", "upstreamId", "toolName", "tags", "calls", "errors", "outputTokens", "costMicros")
+  SELECT r."orgId", date_trunc('month', r."day")::date, r."teamId", r."upstreamId", r."toolName", new_tags, sum(r."calls"), sum(r."errors"), sum(r."outputTokens"), sum(r."costMicros")
+  FROM "UsageCallDayRollup" r WHERE r."orgId" = OLD."orgId" AND r."keyId" = OLD."id"
+  GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
+  ON CONFLICT ("orgId", "month", "teamId", "upstreamId", "toolName", "tags") DO UPDATE SET
+    "calls" = "UsageTeamToolTagMonthRollup"."calls" + EXCLUDED."calls",
+    "errors" = "UsageTeamToolTagMonthRollup"."errors" + EXCLUDED."errors",
+    "outputTokens" = "UsageTeamToolTagMonthRollup"."outputTokens" + EXCLUDED."outputTokens",
+    "costMicros" = "UsageTeamToolTagMonthRollup"."costMicros" + EXCLUDED."costMicros";
+  UPDATE "UsageTeamToolTagMonthRollup" t SET "calls" = t."calls" - m.calls, "errors" = t."errors" - m.errors,
+    "outputTokens" = t."outputTokens" - m.tokens, "costMicros" = t."costMicros" - m.cost
+  FROM (
+    SELECT r."orgId", date_trunc('month', r."day")::date AS "month", r."teamId", r."upstreamId", r."toolName",
+           sum(r."calls") AS calls, sum(r."errors") AS errors, sum(r."outputTokens") AS tokens, sum(r."costMicros") AS cost
+    FROM "UsageCallDayRollup" r WHERE r."orgId" = OLD."orgId" AND r."keyId" = OLD."id" GROUP BY 1, 2, 3, 4, 5
+  ) m
+  WHERE t."orgId" = m."orgId" AND t."month" = m."month" AND t."teamId" = m."teamId" AND t."upstreamId" = m."upstreamId"
+    AND t."toolName" = m."toolName" AND t."tags" = old_tags;
+  DELETE FROM "UsageTeamToolTagMonthRollup" t
   WHERE t."orgId" = OLD."orgId" AND t."tags" = old_tags AND t."calls" = 0;
   RETURN NULL;
 END $body$;
