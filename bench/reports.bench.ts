@@ -347,7 +347,7 @@ async function main(): Promise<void> {
     // rollup for a dozen rows and sorts instead of hashing).
     const t1 = performance.now();
     await p.db.query(
-      'VACUUM (ANALYZE) "UsageEvent", "UsageKeyDayRollup", "UsageToolDayRollup", "UsageCallDayRollup", "UsageToolTagDayRollup", "UsageToolTagMonthRollup", "VirtualKey"',
+      'VACUUM (ANALYZE) "UsageEvent", "UsageKeyDayRollup", "UsageToolDayRollup", "UsageCallDayRollup", "UsageToolTagDayRollup", "UsageToolTagMonthRollup", "UsageTeamToolTagDayRollup", "UsageTeamToolTagMonthRollup", "VirtualKey"',
     );
     const vacuumSeconds = Math.round((performance.now() - t1) / 100) / 10;
     const seeded = Number(
@@ -358,7 +358,9 @@ async function main(): Promise<void> {
         `SELECT (SELECT count(*) FROM "UsageKeyDayRollup" WHERE "orgId" = $1)::int AS "keyDays", (SELECT count(*) FROM "UsageToolDayRollup" WHERE "orgId" = $1)::int AS "toolDays",
                 (SELECT count(*) FROM "UsageCallDayRollup" WHERE "orgId" = $1)::int AS "callDays",
                 (SELECT count(*) FROM "UsageToolTagDayRollup" WHERE "orgId" = $1)::int AS "toolTagDays",
-                (SELECT count(*) FROM "UsageToolTagMonthRollup" WHERE "orgId" = $1)::int AS "toolTagMonths"`,
+                (SELECT count(*) FROM "UsageToolTagMonthRollup" WHERE "orgId" = $1)::int AS "toolTagMonths",
+                (SELECT count(*) FROM "UsageTeamToolTagDayRollup" WHERE "orgId" = $1)::int AS "teamToolTagDays",
+                (SELECT count(*) FROM "UsageTeamToolTagMonthRollup" WHERE "orgId" = $1)::int AS "teamToolTagMonths"`,
         [big.id],
       )
     ).rows[0];

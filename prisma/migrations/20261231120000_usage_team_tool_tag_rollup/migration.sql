@@ -8,7 +8,15 @@
 -- - The ledger's insert trigger adds each batch to both, from the groups it already sums.
 -- - A key's tags changing moves its sums between tag sets as in the org-wide tool-by-tag rows.
 -- - tollgate_rebuild_usage_rollups rebuilds them, and retention subtracts from them
---   (LedgerPartitionsService), as the org-wide ones.
+--   (LedgerPartitionsService), as the org-wide ones. The rebuild now writes every rollup in its
+--   key's order (as the trigger's day-by-day writes leave them): a range of days, or one key's
+--   rows of a day, on adjacent pages instead of one page a row (a member's 30 days of tools by day:
+--   10,000 pages read before, 470 after, at 10,000,000 ledger rows).
+--
+-- And an index on the per-key-and-tool rollup by tool: keys by tool over 90 days read that tool's
+-- rows (17,600) instead of every row of the range (a parallel scan of 49,000 pages).
+
+CREATE INDEX "UsageCallDayRollup_orgId_toolName_day_idx" ON "UsageCallDayRollup"("orgId", "toolName", "day");
 
 CREATE TABLE "UsageTeamToolTagDayRollup" (
   "orgId" UUID NOT NULL,
@@ -195,37 +203,39 @@ BEGIN
   SELECT e."orgId", ((e."occurredAt" AT TIME ZONE ''UTC'') AT TIME ZONE zone)::date, e."keyId", e."teamId", e."userId", e."upstreamId", e."toolName",
          count(*), count(*) FILTER (WHERE e."outcome" <> ''OK''), COALESCE(sum(e."outputTokens"), 0), COALESCE(sum(e."costMicros"), 0)
   FROM "UsageEvent" e WHERE e."orgId" = target AND (only_day IS NULL OR (e."occurredAt" >= lo AND e."occurredAt" < hi))
-  GROUP BY 1, 2, 3, 4, 5, 6, 7\073
-  -- The coarser rollups from the finest one: one pass over the ledger instead of three.
+  GROUP BY 1, 2, 3, 4, 5, 6, 7 ORDER BY 1, 2, 3, 4, 5, 6, 7\073
+  -- The coarser rollups from the finest one: one pass over the ledger instead of three. Every rollup
+  -- is written in its key''s order, as the trigger''s day-by-day writes leave it: a range of days, or
+  -- a key''s or a team''s rows of a day, on adjacent pages rather than one page a row.
   INSERT INTO "UsageKeyDayRollup" ("orgId", "day", "keyId", "teamId", "userId", "calls", "errors", "outputTokens", "costMicros")
   SELECT r."orgId", r."day", r."keyId", r."teamId", r."userId", sum(r."calls"), sum(r."errors"), sum(r."outputTokens"), sum(r."costMicros")
-  FROM "UsageCallDayRollup" r WHERE r."orgId" = target AND (only_day IS NULL OR r."day" = only_day) GROUP BY 1, 2, 3, 4, 5\073
+  FROM "UsageCallDayRollup" r WHERE r."orgId" = target AND (only_day IS NULL OR r."day" = only_day) GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5\073
   INSERT INTO "UsageToolDayRollup" ("orgId", "day", "upstreamId", "toolName", "calls", "errors", "outputTokens", "costMicros")
   SELECT r."orgId", r."day", r."upstreamId", r."toolName", sum(r."calls"), sum(r."errors"), sum(r."outputTokens"), sum(r."costMicros")
-  FROM "UsageCallDayRollup" r WHERE r."orgId" = target AND (only_day IS NULL OR r."day" = only_day) GROUP BY 1, 2, 3, 4\073
+  FROM "UsageCallDayRollup" r WHERE r."orgId" = target AND (only_day IS NULL OR r."day" = only_day) GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4\073
   INSERT INTO "UsageToolTagDayRollup" ("orgId", "day", "upstreamId", "toolName", "tags", "calls", "errors", "outputTokens", "costMicros")
   SELECT r."orgId", r."day", r."upstreamId", r."toolName", COALESCE(vk."tags", ARRAY[]::TEXT[]),
          sum(r."calls"), sum(r."errors"), sum(r."outputTokens"), sum(r."costMicros")
   FROM "UsageCallDayRollup" r LEFT JOIN "VirtualKey" vk ON vk."id" = r."keyId"
-  WHERE r."orgId" = target AND (only_day IS NULL OR r."day" = only_day) GROUP BY 1, 2, 3, 4, 5\073
+  WHERE r."orgId" = target AND (only_day IS NULL OR r."day" = only_day) GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5\073
   INSERT INTO "UsageTeamToolTagDayRollup" ("orgId", "day", "teamId", "upstreamId", "toolName", "tags", "calls", "errors", "outputTokens", "costMicros")
   SELECT r."orgId", r."day", r."teamId", r."upstreamId", r."toolName", COALESCE(vk."tags", ARRAY[]::TEXT[]),
          sum(r."calls"), sum(r."errors"), sum(r."outputTokens"), sum(r."costMicros")
   FROM "UsageCallDayRollup" r LEFT JOIN "VirtualKey" vk ON vk."id" = r."keyId"
-  WHERE r."orgId" = target AND (only_day IS NULL OR r."day" = only_day) GROUP BY 1, 2, 3, 4, 5, 6\073
+  WHERE r."orgId" = target AND (only_day IS NULL OR r."day" = only_day) GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6\073
   -- The month rows of the months rebuilt, from their day rows (a day''s repair: that whole month).
   DELETE FROM "UsageToolTagMonthRollup" WHERE "orgId" = target AND (only_day IS NULL OR "month" = date_trunc(''month'', only_day)::date)\073
   INSERT INTO "UsageToolTagMonthRollup" ("orgId", "month", "upstreamId", "toolName", "tags", "calls", "errors", "outputTokens", "costMicros")
   SELECT r."orgId", date_trunc(''month'', r."day")::date, r."upstreamId", r."toolName", r."tags", sum(r."calls"), sum(r."errors"), sum(r."outputTokens"), sum(r."costMicros")
   FROM "UsageToolTagDayRollup" r
   WHERE r."orgId" = target AND (only_day IS NULL OR date_trunc(''month'', r."day") = date_trunc(''month'', only_day))
-  GROUP BY 1, 2, 3, 4, 5\073
+  GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5\073
   DELETE FROM "UsageTeamToolTagMonthRollup" WHERE "orgId" = target AND (only_day IS NULL OR "month" = date_trunc(''month'', only_day)::date)\073
   INSERT INTO "UsageTeamToolTagMonthRollup" ("orgId", "month", "teamId", "upstreamId", "toolName", "tags", "calls", "errors", "outputTokens", "costMicros")
   SELECT r."orgId", date_trunc(''month'', r."day")::date, r."teamId", r."upstreamId", r."toolName", r."tags", sum(r."calls"), sum(r."errors"), sum(r."outputTokens"), sum(r."costMicros")
   FROM "UsageTeamToolTagDayRollup" r
   WHERE r."orgId" = target AND (only_day IS NULL OR date_trunc(''month'', r."day") = date_trunc(''month'', only_day))
-  GROUP BY 1, 2, 3, 4, 5, 6\073
+  GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6\073
   -- UTC days, as the trigger adds them (a key belongs to one team and one user).
   DELETE FROM "UsageDailyRollup" d WHERE d."orgId" = target AND (only_day IS NULL OR d."day" = only_day)
     AND NOT EXISTS (SELECT 1 FROM "UsageLedgerRetention" m WHERE m."month" = date_trunc(''month'', d."day"::timestamp)::date)\073
@@ -236,7 +246,7 @@ BEGIN
   FROM "UsageEvent" e
   WHERE e."orgId" = target AND (only_day IS NULL OR (e."occurredAt" >= only_day::timestamp AND e."occurredAt" < (only_day + 1)::timestamp))
     AND NOT EXISTS (SELECT 1 FROM "UsageLedgerRetention" m WHERE m."month" = date_trunc(''month'', e."occurredAt")::date)
-  GROUP BY 1, 2, 5, 6, 7\073
+  GROUP BY 1, 2, 5, 6, 7 ORDER BY 1, 2, 5, 6, 7\073
   IF only_day IS NULL THEN
     INSERT INTO "UsageRollupCoverage" ("orgId", "timeZone", "builtAt") VALUES (target, zone, CURRENT_TIMESTAMP)
     ON CONFLICT ("orgId") DO UPDATE SET "timeZone" = EXCLUDED."timeZone", "builtAt" = EXCLUDED."builtAt"\073
@@ -346,8 +356,8 @@ INSERT INTO "UsageTeamToolTagDayRollup" ("orgId", "day", "teamId", "upstreamId",
 SELECT r."orgId", r."day", r."teamId", r."upstreamId", r."toolName", COALESCE(vk."tags", ARRAY[]::TEXT[]),
        sum(r."calls"), sum(r."errors"), sum(r."outputTokens"), sum(r."costMicros")
 FROM "UsageCallDayRollup" r LEFT JOIN "VirtualKey" vk ON vk."id" = r."keyId"
-GROUP BY 1, 2, 3, 4, 5, 6;
+GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6;
 INSERT INTO "UsageTeamToolTagMonthRollup" ("orgId", "month", "teamId", "upstreamId", "toolName", "tags", "calls", "errors", "outputTokens", "costMicros")
 SELECT r."orgId", date_trunc('month', r."day")::date, r."teamId", r."upstreamId", r."toolName", r."tags", sum(r."calls"), sum(r."errors"), sum(r."outputTokens"), sum(r."costMicros")
 FROM "UsageTeamToolTagDayRollup" r
-GROUP BY 1, 2, 3, 4, 5, 6;
+GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6;

@@ -187,37 +187,39 @@ BEGIN
   SELECT e."orgId", ((e."occurredAt" AT TIME ZONE 'UTC') AT TIME ZONE zone)::date, e."keyId", e."teamId", e."userId", e."upstreamId", e."toolName",
          count(*), count(*) FILTER (WHERE e."outcome" <> 'OK'), COALESCE(sum(e."outputTokens"), 0), COALESCE(sum(e."costMicros"), 0)
   FROM "UsageEvent" e WHERE e."orgId" = target AND (only_day IS NULL OR (e."occurredAt" >= lo AND e."occurredAt" < hi))
-  GROUP BY 1, 2, 3, 4, 5, 6, 7;
-  -- The coarser rollups from the finest one: one pass over the ledger instead of three.
+  GROUP BY 1, 2, 3, 4, 5, 6, 7 ORDER BY 1, 2, 3, 4, 5, 6, 7;
+  -- The coarser rollups from the finest one: one pass over the ledger instead of three. Every rollup
+  -- is written in its key's order, as the trigger's day-by-day writes leave it: a range of days, or
+  -- a key's or a team's rows of a day, on adjacent pages rather than one page a row.
   INSERT INTO "UsageKeyDayRollup" ("orgId", "day", "keyId", "teamId", "userId", "calls", "errors", "outputTokens", "costMicros")
   SELECT r."orgId", r."day", r."keyId", r."teamId", r."userId", sum(r."calls"), sum(r."errors"), sum(r."outputTokens"), sum(r."costMicros")
-  FROM "UsageCallDayRollup" r WHERE r."orgId" = target AND (only_day IS NULL OR r."day" = only_day) GROUP BY 1, 2, 3, 4, 5;
+  FROM "UsageCallDayRollup" r WHERE r."orgId" = target AND (only_day IS NULL OR r."day" = only_day) GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5;
   INSERT INTO "UsageToolDayRollup" ("orgId", "day", "upstreamId", "toolName", "calls", "errors", "outputTokens", "costMicros")
   SELECT r."orgId", r."day", r."upstreamId", r."toolName", sum(r."calls"), sum(r."errors"), sum(r."outputTokens"), sum(r."costMicros")
-  FROM "UsageCallDayRollup" r WHERE r."orgId" = target AND (only_day IS NULL OR r."day" = only_day) GROUP BY 1, 2, 3, 4;
+  FROM "UsageCallDayRollup" r WHERE r."orgId" = target AND (only_day IS NULL OR r."day" = only_day) GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4;
   INSERT INTO "UsageToolTagDayRollup" ("orgId", "day", "upstreamId", "toolName", "tags", "calls", "errors", "outputTokens", "costMicros")
   SELECT r."orgId", r."day", r."upstreamId", r."toolName", COALESCE(vk."tags", ARRAY[]::TEXT[]),
          sum(r."calls"), sum(r."errors"), sum(r."outputTokens"), sum(r."costMicros")
   FROM "UsageCallDayRollup" r LEFT JOIN "VirtualKey" vk ON vk."id" = r."keyId"
-  WHERE r."orgId" = target AND (only_day IS NULL OR r."day" = only_day) GROUP BY 1, 2, 3, 4, 5;
+  WHERE r."orgId" = target AND (only_day IS NULL OR r."day" = only_day) GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5;
   INSERT INTO "UsageTeamToolTagDayRollup" ("orgId", "day", "teamId", "upstreamId", "toolName", "tags", "calls", "errors", "outputTokens", "costMicros")
   SELECT r."orgId", r."day", r."teamId", r."upstreamId", r."toolName", COALESCE(vk."tags", ARRAY[]::TEXT[]),
          sum(r."calls"), sum(r."errors"), sum(r."outputTokens"), sum(r."costMicros")
   FROM "UsageCallDayRollup" r LEFT JOIN "VirtualKey" vk ON vk."id" = r."keyId"
-  WHERE r."orgId" = target AND (only_day IS NULL OR r."day" = only_day) GROUP BY 1, 2, 3, 4, 5, 6;
+  WHERE r."orgId" = target AND (only_day IS NULL OR r."day" = only_day) GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6;
   -- The month rows of the months rebuilt, from their day rows (a day's repair: that whole month).
   DELETE FROM "UsageToolTagMonthRollup" WHERE "orgId" = target AND (only_day IS NULL OR "month" = date_trunc('month', only_day)::date);
   INSERT INTO "UsageToolTagMonthRollup" ("orgId", "month", "upstreamId", "toolName", "tags", "calls", "errors", "outputTokens", "costMicros")
   SELECT r."orgId", date_trunc('month', r."day")::date, r."upstreamId", r."toolName", r."tags", sum(r."calls"), sum(r."errors"), sum(r."outputTokens"), sum(r."costMicros")
   FROM "UsageToolTagDayRollup" r
   WHERE r."orgId" = target AND (only_day IS NULL OR date_trunc('month', r."day") = date_trunc('month', only_day))
-  GROUP BY 1, 2, 3, 4, 5;
+  GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5;
   DELETE FROM "UsageTeamToolTagMonthRollup" WHERE "orgId" = target AND (only_day IS NULL OR "month" = date_trunc('month', only_day)::date);
   INSERT INTO "UsageTeamToolTagMonthRollup" ("orgId", "month", "teamId", "upstreamId", "toolName", "tags", "calls", "errors", "outputTokens", "costMicros")
   SELECT r."orgId", date_trunc('month', r."day")::date, r."teamId", r."upstreamId", r."toolName", r."tags", sum(r."calls"), sum(r."errors"), sum(r."outputTokens"), sum(r."costMicros")
   FROM "UsageTeamToolTagDayRollup" r
   WHERE r."orgId" = target AND (only_day IS NULL OR date_trunc('month', r."day") = date_trunc('month', only_day))
-  GROUP BY 1, 2, 3, 4, 5, 6;
+  GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6;
   -- UTC days, as the trigger adds them (a key belongs to one team and one user).
   DELETE FROM "UsageDailyRollup" d WHERE d."orgId" = target AND (only_day IS NULL OR d."day" = only_day)
     AND NOT EXISTS (SELECT 1 FROM "UsageLedgerRetention" m WHERE m."month" = date_trunc('month', d."day"::timestamp)::date);
@@ -228,7 +230,7 @@ BEGIN
   FROM "UsageEvent" e
   WHERE e."orgId" = target AND (only_day IS NULL OR (e."occurredAt" >= only_day::timestamp AND e."occurredAt" < (only_day + 1)::timestamp))
     AND NOT EXISTS (SELECT 1 FROM "UsageLedgerRetention" m WHERE m."month" = date_trunc('month', e."occurredAt")::date)
-  GROUP BY 1, 2, 5, 6, 7;
+  GROUP BY 1, 2, 5, 6, 7 ORDER BY 1, 2, 5, 6, 7;
   IF only_day IS NULL THEN
     INSERT INTO "UsageRollupCoverage" ("orgId", "timeZone", "builtAt") VALUES (target, zone, CURRENT_TIMESTAMP)
     ON CONFLICT ("orgId") DO UPDATE SET "timeZone" = EXCLUDED."timeZone", "builtAt" = EXCLUDED."builtAt";
