@@ -28,6 +28,7 @@ describe('Task-augmented calls answered without a task', () => {
   let gone: TasksServer;
   let gov: GovernedUpstream;
   let govGone: GovernedUpstream;
+  let govSlow: GovernedUpstream;
   let otherEdge: INestApplication;
   let otherUrl: string;
   const clients: Client[] = [];
@@ -49,17 +50,25 @@ describe('Task-augmented calls answered without a task', () => {
     db = new PrismaClient({ adapter: new PrismaPg({ connectionString: p.env.vars.DATABASE_URL }) });
     upstream = await startTasksServer();
     upstream.misbehave.answersInline = true;
+    // A call timeout no answer here comes near (failing_job takes a second): a short one would time
+    // out these calls, and the sync, whenever the machine stalls for the difference.
     gov = await governUpstream(p, {
       org: { name: 'Inline answers', slug: 'inline-answers' },
-      upstream: { namespace: 'v2', url: upstream.url, callTimeoutMs: 1500 },
+      upstream: { namespace: 'v2', url: upstream.url, callTimeoutMs: 20_000 },
       price: { perCallMicros: PER_CALL, perOutputTokenMicros: PER_TOKEN },
       orgMonthlyBudgetMicros: 50_000_000,
+    });
+    // The same upstream with a short call timeout, for a call that never answers within it.
+    govSlow = await governUpstream(p, {
+      org: { name: 'Slow upstream', slug: 'slow-upstream' },
+      upstream: { namespace: 'slow', url: upstream.url, callTimeoutMs: 5_000 },
+      price: { perCallMicros: PER_CALL, perOutputTokenMicros: PER_TOKEN },
     });
     // An upstream synced, then gone.
     gone = await startTasksServer();
     govGone = await governUpstream(p, {
       org: { name: 'Gone upstream', slug: 'gone-upstream' },
-      upstream: { namespace: 'gone', url: gone.url, callTimeoutMs: 1500 },
+      upstream: { namespace: 'gone', url: gone.url, callTimeoutMs: 20_000 },
       price: { perCallMicros: PER_CALL, perOutputTokenMicros: PER_TOKEN },
     });
     await gone.close();
@@ -146,14 +155,14 @@ describe('Task-augmented calls answered without a task', () => {
       data: { code: 'UPSTREAM_UNAVAILABLE', tool: 'gone__slow_compute', charged: false, hint: expect.any(String) },
     });
 
-    // Run in the request, 3 s against a 1.5 s call timeout.
-    const slow = await askTask(await agent(p.edgeUrl, (await gov.newKey('slow')).key), 'v2__slow_compute', {
-      seconds: 3,
+    // Run in the request, for ten minutes against a 5 s call timeout.
+    const slow = await askTask(await agent(p.edgeUrl, (await govSlow.newKey('slow')).key), 'slow__slow_compute', {
+      seconds: 600,
     }).catch((e: McpError) => e);
     expect(slow).toBeInstanceOf(McpError);
     expect(slow).toMatchObject({
       code: -32003,
-      data: { code: 'UPSTREAM_TIMEOUT', tool: 'v2__slow_compute', charged: false, hint: expect.any(String) },
+      data: { code: 'UPSTREAM_TIMEOUT', tool: 'slow__slow_compute', charged: false, hint: expect.any(String) },
     });
   }, 60_000);
 });
