@@ -23,11 +23,7 @@ import { RunningPlatform, startPlatform } from '../support/platform';
 const TASKS = 'io.modelcontextprotocol/tasks';
 const PER_CALL = 1000n;
 const PER_TOKEN = 10n;
-/**
- * The second edge's longest task ttl: longer than the test runs on real time, and shorter than the
- * 60 s the agents ask elsewhere, so that edge, a ttl ahead after the expiry test, takes none of the
- * later tests' tasks as due.
- */
+/** The expiry test's edge's longest task ttl: shorter than the 60 s the agents ask. */
 const TTL_MS = 30_000;
 
 type Answer = { result?: Record<string, any>; error?: { code: number; message: string; data?: any } };
@@ -80,8 +76,6 @@ describe('Tasks across revisions: admitted at creation, polled free on any edge,
   let db: PrismaClient;
   let newTasks: TasksServer;
   let oldTasks: SessionTasksServer;
-  // The second edge's time: a task's ttl passes when the test moves it (the other edges' is real).
-  const clock = new TestClock();
   let otherEdge: INestApplication;
   let otherUrl: string;
   let orgId: string;
@@ -141,8 +135,8 @@ describe('Tasks across revisions: admitted at creation, polled free on any edge,
     ).toBe(200);
     const budget = { scope: 'ORG', scopeId: orgId, period: 'MONTH', limitMicros: 50_000_000 };
     expect((await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, budget)).status).toBe(200);
-    // A second edge of the same deployment, whose tasks expire after a minute of its clock.
-    ({ app: otherEdge, url: otherUrl } = await startAnotherEdge(p, { TASK_TTL_MAX_MS: String(TTL_MS) }, clock));
+    // A second edge of the same deployment.
+    ({ app: otherEdge, url: otherUrl } = await startAnotherEdge(p));
   }, 120_000);
 
   afterAll(async () => {
@@ -367,41 +361,55 @@ describe('Tasks across revisions: admitted at creation, polled free on any edge,
 
   it('should expire a bridged task past its ttl with a clear error, in both directions, settled once', async () => {
     const { key, keyId } = await newKey('expiring');
-    // 2026-07-28 agent, 2025-11-25 upstream: the clocked edge keeps the task a minute of its clock.
-    const created = await rpc(otherUrl, key, 'tools/call', { name: 'v1__gated_job', arguments: { label: 'c' } });
-    expect(created.result).toMatchObject({ resultType: 'task', ttlMs: TTL_MS });
-    const taskId = created.result!.taskId as string;
-    const callId = created.result!._meta['tollgate/call'].callId as string;
-    const upstreamTaskId = oldTasks.created.at(-1)!;
-    // 2025-11-25 agent, 2026-07-28 upstream: tasks/result waits for the end, here the expiry.
-    const old = await agent(otherUrl, key);
-    const oldCreated = await old.request(
-      { method: 'tools/call', params: { name: 'v2__slow_compute', arguments: { seconds: 60 }, task: { ttl: 60_000 } } },
-      CreateTaskResultSchema,
-    );
-    expect(oldCreated.task.ttl).toBe(TTL_MS);
-    const oldCallId = (oldCreated._meta as any)['tollgate/call'].callId as string;
-    const upstreamTask = [...newTasks.tasks.values()].at(-1)!;
-    const expiringOld = (await agent(p.edgeUrl, key))
-      .request({ method: 'tasks/result', params: { taskId: oldCreated.task.taskId } }, CallToolResultSchema)
-      .catch((e: McpError) => e);
-    // The ttl passes on the clocked edge; the sweep that move runs ends both before elapse resolves.
-    await clock.elapse(TTL_MS);
-    const expiredOld = await expiringOld;
-    expect(expiredOld).toMatchObject({ code: -32602, data: { code: 'TASK_EXPIRED', ttlMs: TTL_MS } });
-    expect(upstreamTask.status).toBe('cancelled');
-    const expired = await rpc(p.edgeUrl, key, 'tasks/get', { taskId });
-    expect(expired.error).toMatchObject({ code: -32602, data: { code: 'TASK_EXPIRED', taskId, ttlMs: TTL_MS } });
-    expect((await oldTasks.task(upstreamTaskId))?.status).toBe('cancelled');
-    await waitForUsageEvents(p.env.redis, p.env.redisPrefix, [callId, oldCallId]);
-    const rows = await db.usageEvent.findMany({ where: { keyId } });
-    expect(rows.map((r) => [r.id, r.outcome]).sort()).toEqual(
-      [
-        [callId, 'UPSTREAM_ERROR'],
-        [oldCallId, 'UPSTREAM_ERROR'],
-      ].sort(),
-    );
-  }, 60_000);
+    // An edge of its own whose clock the test moves a ttl ahead, closed after this test: an edge left
+    // ahead would take the later tests' tasks as due once they ran longer than that lead.
+    const clock = new TestClock();
+    const clocked = await startAnotherEdge(p, { TASK_TTL_MAX_MS: String(TTL_MS) }, clock);
+    // Its agent's session closes first: an edge closes once its open streams have ended.
+    const old = await connectAgent(clocked.url, key, 'cross-revision-tasks-e2e');
+    try {
+      // 2026-07-28 agent, 2025-11-25 upstream: the clocked edge keeps the task TTL_MS of its clock.
+      const created = await rpc(clocked.url, key, 'tools/call', { name: 'v1__gated_job', arguments: { label: 'c' } });
+      expect(created.result).toMatchObject({ resultType: 'task', ttlMs: TTL_MS });
+      const taskId = created.result!.taskId as string;
+      const callId = created.result!._meta['tollgate/call'].callId as string;
+      const upstreamTaskId = oldTasks.created.at(-1)!;
+      // 2025-11-25 agent, 2026-07-28 upstream: tasks/result waits for the end, here the expiry.
+      const oldCreated = await old.request(
+        {
+          method: 'tools/call',
+          params: { name: 'v2__slow_compute', arguments: { seconds: 60 }, task: { ttl: 60_000 } },
+        },
+        CreateTaskResultSchema,
+      );
+      expect(oldCreated.task.ttl).toBe(TTL_MS);
+      const oldCallId = (oldCreated._meta as any)['tollgate/call'].callId as string;
+      const upstreamTask = [...newTasks.tasks.values()].at(-1)!;
+      const expiringOld = (await agent(p.edgeUrl, key))
+        .request({ method: 'tasks/result', params: { taskId: oldCreated.task.taskId } }, CallToolResultSchema)
+        .catch((e: McpError) => e);
+      // The ttl passes on the clocked edge; the sweep that move runs ends both before elapse resolves.
+      await clock.elapse(TTL_MS);
+      const expiredOld = await expiringOld;
+      expect(expiredOld).toMatchObject({ code: -32602, data: { code: 'TASK_EXPIRED', ttlMs: TTL_MS } });
+      expect(upstreamTask.status).toBe('cancelled');
+      const expired = await rpc(p.edgeUrl, key, 'tasks/get', { taskId });
+      expect(expired.error).toMatchObject({ code: -32602, data: { code: 'TASK_EXPIRED', taskId, ttlMs: TTL_MS } });
+      expect((await oldTasks.task(upstreamTaskId))?.status).toBe('cancelled');
+      await waitForUsageEvents(p.env.redis, p.env.redisPrefix, [callId, oldCallId]);
+      const rows = await db.usageEvent.findMany({ where: { keyId } });
+      expect(rows.map((r) => [r.id, r.outcome]).sort()).toEqual(
+        [
+          [callId, 'UPSTREAM_ERROR'],
+          [oldCallId, 'UPSTREAM_ERROR'],
+        ].sort(),
+      );
+    } finally {
+      await old.close().catch(() => undefined);
+      await clocked.app.close();
+    }
+  }, 120_000);
+
   it('should list only the key’s own tasks to a 2025-11-25 agent, and tell its session when one ends', async () => {
     const { key } = await newKey('lister');
     const here = await agent(p.edgeUrl, key);
