@@ -164,20 +164,27 @@ describe('Tasks across revisions: admitted at creation, polled free on any edge,
     const { key, keyId } = await newKey('old-agent');
     const here = await agent(p.edgeUrl, key);
     const there = await agent(otherUrl, key);
+    // Working until the test ends it (a timed job could end before the other edge's poll on a slow machine).
     const created = await here.request(
-      { method: 'tools/call', params: { name: 'v2__slow_compute', arguments: { seconds: 1 }, task: { ttl: 60_000 } } },
+      {
+        method: 'tools/call',
+        params: { name: 'v2__slow_compute', arguments: { seconds: 600 }, task: { ttl: 60_000 } },
+      },
       CreateTaskResultSchema,
     );
     const taskId = created.task.taskId;
     expect(created.task.status).toBe('working');
     expect(newTasks.tasks.has(taskId)).toBe(false);
+    const upstreamTaskId = [...newTasks.tasks.values()].at(-1)!.taskId;
     const callId = (created._meta as any)['tollgate/call'].callId as string;
     expect((await there.request({ method: 'tasks/get', params: { taskId } }, GetTaskResultSchema)).status).toBe(
       'working',
     );
     // tasks/result waits for the end, on the other edge.
-    const result = await there.request({ method: 'tasks/result', params: { taskId } }, CallToolResultSchema);
-    expect((result.content[0] as { text: string }).text).toContain('Computed');
+    const answer = there.request({ method: 'tasks/result', params: { taskId } }, CallToolResultSchema);
+    newTasks.finish(upstreamTaskId, 'Computed on request');
+    const result = await answer;
+    expect((result.content[0] as { text: string }).text).toBe('Computed on request');
     expect(result._meta?.['io.modelcontextprotocol/related-task']).toEqual({ taskId });
     const meta = (result._meta as any)['tollgate/call'];
     expect(meta.callId).toBe(callId);
