@@ -30,6 +30,11 @@ const sharedTest = {
   pool: 'forks',
   testTimeout: 60_000,
   hookTimeout: 120_000,
+  // expect.poll waits for something another part does in its own time (an invalidation over
+  // pub/sub, a call reaching an upstream fixture): Vitest's default bound of 1 s is a wall-clock
+  // margin a loaded 2-core machine breaks. The bound only limits waiting; a poll returns as soon as
+  // the condition holds, and the test's own timeout still ends one that never does.
+  expect: { poll: { timeout: 30_000 } },
 } satisfies TestProjectInlineConfiguration['test'];
 
 export default defineConfig({
