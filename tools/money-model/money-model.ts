@@ -500,9 +500,12 @@ export class MoneyModel {
     return n;
   }
 
-  /** A call whose live edge renews the lease it was admitted under: its allowance stays past its deadline. */
+  /**
+   * A call whose edge lives renews what it holds (its lease, or its reservation and slot in Redis):
+   * it stays past its deadline. Only a crashed call's hold is swept.
+   */
   private renewed(c: ModelCall): boolean {
-    return c.leased === true && !c.crashed;
+    return !c.crashed;
   }
 
   /** What the next admission of an organisation that reaches its budgets frees: every record past its deadline. */

@@ -255,7 +255,7 @@ export class MoneySystem {
   async crashEdge(now: number): Promise<void> {
     this.deadLeases.push(...this.leaseBook.budgetLeases());
     await this.admission.settled();
-    // Its completion connection closes; the dead lease book's timers stop with its clock.
+    // Its completion connection closes and its hold renewal stops; the dead lease book's timers stop with its clock.
     await this.admission.onApplicationShutdown();
     this.holds.clear();
     this.priced.clear();
@@ -270,6 +270,7 @@ export class MoneySystem {
       this.leaseBook,
       settings,
     );
+    this.admission.onModuleInit();
   }
 
   /**
@@ -560,8 +561,13 @@ export class MoneySystem {
     await this.admission.settled();
   }
 
-  /** The edge died holding the call: nothing completes it (its reservation is left to the sweep). */
+  /**
+   * The edge died holding the call: nothing completes or renews it (its reservation is left to the
+   * sweep). Handed over to nobody, so this edge stops renewing it (a leased call's share is its lease's).
+   */
   crash(id: string): void {
+    const hold = this.holds.get(id)!;
+    if (!hold.leased) this.admission.handOver(hold);
     this.holds.delete(id);
     this.priced.delete(id);
   }

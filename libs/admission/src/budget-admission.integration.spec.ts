@@ -3,7 +3,7 @@ import { BudgetService, BudgetStanding, SpendScopes } from '@tollgate/budget';
 import { ConfigModule, loadEdgeConfig } from '@tollgate/config';
 import { DbModule, PrismaService } from '@tollgate/db';
 import { ensureRedisEpoch, RedisModule, RedisService, orgKeyOf } from '@tollgate/redis';
-import { createTestEnv, deleteRedisKeys, TestEnv } from '@tollgate/testing';
+import { createTestEnv, deleteRedisKeys, TestClock, TestEnv } from '@tollgate/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AdmissionModule } from './admission.module';
 import { CallAdmissionService, CallHold, CORRUPT_COUNTER_RETRY_MS } from './call-admission.service';
@@ -18,11 +18,13 @@ describe('Budget admission on real Redis and Postgres', () => {
   let close: () => Promise<void>;
   let scopes: SpendScopes;
   const tool = { namespace: 'fixture', tool: 'echo' };
+  // The edge's clock, frozen: its holds are renewed (to now + TTL) only as far as a test moves it.
+  const clock = new TestClock();
 
   type Reserved = { ok: true; hold: CallHold; standings: BudgetStanding[] } | { ok: false; exceeded: BudgetStanding };
 
   /** Admits a call of `amount` (its reservation), as the edge does before the upstream. */
-  async function reserve(id: string, amount: bigint, at = new Date()): Promise<Reserved> {
+  async function reserve(id: string, amount: bigint, at = new Date(clock.now())): Promise<Reserved> {
     const a = await admission.admit(scopes, tool, id, amount, at.getTime());
     if (a.ok) return { ok: true, hold: a.hold, standings: a.hold.standings };
     if ('budgetExceeded' in a) return { ok: false, exceeded: a.budgetExceeded.exceeded };
@@ -37,12 +39,13 @@ describe('Budget admission on real Redis and Postgres', () => {
 
   beforeAll(async () => {
     env = await createTestEnv({ RESERVATION_TTL_SECONDS: '5' });
+    clock.freeze();
     const moduleRef = await Test.createTestingModule({
       imports: [
         ConfigModule.forRoot(loadEdgeConfig(env.vars)),
         DbModule,
         RedisModule,
-        AdmissionModule.forSettings({ reservationTtlMs: 5_000, leases: false, leaseIdleMs: 1_000 }),
+        AdmissionModule.forSettings({ reservationTtlMs: 5_000, leases: false, leaseIdleMs: 1_000, clock }),
       ],
     }).compile();
     const app = moduleRef.createNestApplication();
@@ -166,13 +169,27 @@ describe('Budget admission on real Redis and Postgres', () => {
 
   it('should release a reservation whose edge died once its deadline passes', async () => {
     await setBudgets([{ scope: 'KEY', limit: 1_000n }]);
-    const start = new Date();
+    const start = new Date(clock.now());
     const held = await reserve('dead-edge', 1_000n, start);
     expect(held.ok).toBe(true);
     expect((await reserve('next', 1_000n, new Date(start.getTime() + 1000))).ok).toBe(false);
     // Six seconds later (TTL is 5 s) the dead reservation is swept by the next reservation.
     const later = await reserve('later', 1_000n, new Date(start.getTime() + 6000));
     expect(later.ok).toBe(true);
+  });
+
+  it('should refuse a call on the money a live edge’s slow call holds when that call runs past the TTL', async () => {
+    await setBudgets([{ scope: 'KEY', limit: 1_000n }]);
+    const slow = await reserve('slow', 1_000n);
+    expect(slow.ok).toBe(true);
+    // The call runs on past the 5 s TTL; the edge renews its hold every TTL/3 as its clock moves.
+    for (let i = 0; i < 4; i++) await clock.elapse(1_600);
+    const during = await reserve('during-slow', 1_000n);
+    expect(during.ok).toBe(false);
+    if (!during.ok) expect(during.exceeded).toMatchObject({ spentMicros: 0n, reservedMicros: 1_000n });
+    // The slow call settles within its budget: the limit is never exceeded.
+    expect((await settle(slow, 1_000n))[0]).toMatchObject({ spentMicros: 1_000n, remainingMicros: 0n });
+    expect((await budgets.standingsFor(scopes))[0]).toMatchObject({ spentMicros: 1_000n, reservedMicros: 0n });
   });
 
   it('should rebuild a lost counter from the ledger before allowing the next call', async () => {
@@ -208,7 +225,7 @@ describe('Budget admission on real Redis and Postgres', () => {
       { scope: 'KEY', limit: 100_000n },
       { scope: 'ORG', limit: 100_000n },
     ]);
-    const start = new Date();
+    const start = new Date(clock.now());
     expect((await reserve('dead-two', 60_000n, start)).ok).toBe(true);
     expect((await reserve('while-held', 60_000n, new Date(start.getTime() + 1000))).ok).toBe(false);
     // Past the 5 s deadline the dead reservation leaves both budgets; only the new one is held.

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import {
   BudgetService,
   BudgetStanding,
@@ -17,6 +17,7 @@ import { AdmissionLeases } from './admission-leases';
 import { ADMIT_AND_RESERVE, EXTEND_HOLD } from './admission-scripts';
 import { ADMISSION_SETTINGS, AdmissionSettings } from './admission-settings';
 import { CallCompletion, CompletionWork } from './call-completion';
+import { HoldRenewal } from './hold-renewal';
 import { LeasedCall, LeaseRequest } from './lease-kinds';
 
 export type CallAdmission =
@@ -68,14 +69,16 @@ export interface CallHold {
  * limits and budget reservation run in one script (one round trip, all or nothing). After the
  * upstream, the completion step (CallCompletion) writes the settlement and the usage event in one
  * script per turn of the event loop, and the answer waits for it. The scripts are the rate-limit
- * and budget libraries' own Lua functions, run together.
+ * and budget libraries' own Lua functions, run together. While a call admitted in Redis runs, this
+ * edge renews its hold (HoldRenewal), so only a dead edge's holds are ever swept.
  */
 @Injectable()
-export class CallAdmissionService implements OnApplicationShutdown {
+export class CallAdmissionService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(CallAdmissionService.name);
   /** Completions go on a connection of their own, without auto-pipelining: each script leaves at once. */
   private readonly connection: RedisClient;
   private readonly completion: CallCompletion;
+  private readonly renewal: HoldRenewal;
   /** When this edge last asked for each organisation's corrupt counter to be rebuilt. */
   private readonly rebuildAsked = new Map<string, number>();
 
@@ -96,6 +99,13 @@ export class CallAdmissionService implements OnApplicationShutdown {
       epochLost,
       settings.completionWait && settings.completionWait.replicas > 0 ? settings.completionWait : null,
     );
+    this.renewal = new HoldRenewal(settings.clock ?? SYSTEM_CLOCK, settings.reservationTtlMs, (hold, until, now) =>
+      this.extendHold(hold, until, now),
+    );
+  }
+
+  onModuleInit(): void {
+    this.renewal.start();
   }
 
   /**
@@ -182,7 +192,9 @@ export class CallAdmissionService implements OnApplicationShutdown {
       return { ok: false, countersUnavailable: { retryAfterMs: CORRUPT_COUNTER_RETRY_MS, reason: 'counter-corrupt' } };
     }
     if (!outcome.ok) return { ok: false, budgetExceeded: outcome };
-    return { ok: true, hold: { ...hold, reservation: outcome.reservation, standings: outcome.standings } };
+    const held = { ...hold, reservation: outcome.reservation, standings: outcome.standings };
+    this.renewal.track(held);
+    return { ok: true, hold: held };
   }
 
   /**
@@ -226,6 +238,7 @@ export class CallAdmissionService implements OnApplicationShutdown {
   async complete(hold: CallHold, actual: Micros, usage: UsageOutboxEntry | null): Promise<BudgetStanding[]> {
     if (hold.completed) return [];
     hold.completed = true;
+    this.renewal.forget(hold);
     const work: CompletionWork = {
       orgId: hold.reservation.orgId,
       callId: hold.reservation.id,
@@ -280,11 +293,13 @@ export class CallAdmissionService implements OnApplicationShutdown {
 
   /**
    * Hands a hold over to whoever settles it later, on any edge (a task, its hold kept as data):
-   * this process's copy is marked done, so the request's own way out does not release it.
+   * this process's copy is marked done, so the request's own way out does not release it, and
+   * this edge no longer renews it (its deadline is the task's, set with extendHold).
    */
   handOver(hold: CallHold): void {
     if (hold.leased) throw new Error(`call ${hold.reservation.id}: a leased call cannot be handed over`);
     hold.completed = true;
+    this.renewal.forget(hold);
   }
 
   /**
@@ -324,13 +339,15 @@ export class CallAdmissionService implements OnApplicationShutdown {
   async settled(): Promise<void> {
     await this.completion.settled();
     await this.leases.settled();
+    await this.renewal.settled();
   }
 
   /**
    * After the HTTP server has closed (calls still being answered need this connection): the
-   * completions sent are answered before it closes.
+   * completions sent are answered before it closes. No call is in flight any more: renewal stops.
    */
   async onApplicationShutdown(): Promise<void> {
+    await this.renewal.stop();
     await this.completion.settled();
     await this.connection.quit().catch(() => undefined);
   }

@@ -4,7 +4,7 @@ import { DbModule, PrismaService } from '@tollgate/db';
 import { ToolRef } from '@tollgate/kernel';
 import { RateLimitAdminService, RateLimitService } from '@tollgate/rate-limit';
 import { ensureRedisEpoch, RedisModule, RedisService } from '@tollgate/redis';
-import { createTestEnv, TestEnv, auditedByTest } from '@tollgate/testing';
+import { createTestEnv, TestClock, TestEnv, auditedByTest } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdmissionModule } from './admission.module';
 import { CallAdmission, CallAdmissionService } from './call-admission.service';
@@ -18,6 +18,8 @@ describe('Rate-limit admission on real Redis', () => {
   let close: () => Promise<void>;
   let caller: { orgId: string; teamId: string; userId: string; keyId: string; timeZone: string };
   const tool = { namespace: 'github', tool: 'search_code' };
+  // The edge's clock, frozen: its calls' slots are renewed (to now + TTL) only as far as a test moves it.
+  const clock = new TestClock();
 
   /** The call's admission, as rl_check sees it: admitted, or the refusal (rule, kind, retryAfterMs). */
   async function admitCall(t: ToolRef, callId: string, now: number) {
@@ -33,12 +35,13 @@ describe('Rate-limit admission on real Redis', () => {
 
   beforeAll(async () => {
     env = await createTestEnv();
+    clock.freeze();
     const moduleRef = await Test.createTestingModule({
       imports: [
         ConfigModule.forRoot(loadEdgeConfig(env.vars)),
         DbModule,
         RedisModule,
-        AdmissionModule.forSettings({ reservationTtlMs: 120_000, leases: false, leaseIdleMs: 1_000 }),
+        AdmissionModule.forSettings({ reservationTtlMs: 120_000, leases: false, leaseIdleMs: 1_000, clock }),
       ],
       providers: [RateLimitAdminService],
     }).compile();
@@ -98,7 +101,7 @@ describe('Rate-limit admission on real Redis', () => {
       auditedByTest('rate-limit.created', 'rate-limit'),
     );
     await expect.poll(async () => (await limits.rulesFor(caller, tool)).map((r) => r.id)).toEqual([rule.id]);
-    const now = Date.now();
+    const now = clock.now();
     const a = await admitCall(tool, 'x1', now);
     const b = await admitCall(tool, 'x2', now);
     expect(a.admitted && b.admitted).toBe(true);
@@ -151,7 +154,7 @@ describe('Rate-limit admission on real Redis', () => {
       auditedByTest('rate-limit.created', 'rate-limit'),
     );
     await expect.poll(async () => (await limits.rulesFor(caller, exact)).map((r) => r.id)).toEqual([rule.id]);
-    const now = Date.now();
+    const now = clock.now();
     expect((await admitCall(exact, 's1', now)).admitted).toBe(true);
     expect((await admitCall(exact, 's2', now + 5_000)).admitted).toBe(true);
     const refused = await admitCall(exact, 's3', now + 6_000);
@@ -159,6 +162,24 @@ describe('Rate-limit admission on real Redis', () => {
     expect(refused).toMatchObject({ admitted: false, kind: 'CONCURRENCY', retryAfterMs: 114_000 });
     expect((await admitCall(exact, 's4', now + 119_999)).admitted).toBe(false);
     expect((await admitCall(exact, 's5', now + 120_000)).admitted).toBe(true);
+    await admin.deleteRateLimit(caller.orgId, rule.id, auditedByTest('rate-limit.deleted', 'rate-limit'));
+  });
+
+  it('should keep a live edge’s concurrency slot taken while its call runs past the TTL', async () => {
+    const slow = { namespace: 'github', tool: 'slow_slots' };
+    const rule = await admin.createRateLimit(
+      caller.orgId,
+      { scope: 'KEY', scopeId: caller.keyId, toolPattern: 'github:slow_slots', maxConcurrent: 1 },
+      auditedByTest('rate-limit.created', 'rate-limit'),
+    );
+    await expect.poll(async () => (await limits.rulesFor(caller, slow)).map((r) => r.id)).toEqual([rule.id]);
+    const running = await admitCall(slow, 'long', clock.now());
+    expect(running.admitted).toBe(true);
+    // 160 s on (the TTL is 120 s), renewed every 40 s as the edge's clock moves: the slot is still taken.
+    for (let i = 0; i < 4; i++) await clock.elapse(40_000);
+    expect(await admitCall(slow, 'meanwhile', clock.now())).toMatchObject({ admitted: false, kind: 'CONCURRENCY' });
+    if (running.admitted) await running.release();
+    expect((await admitCall(slow, 'after', clock.now())).admitted).toBe(true);
     await admin.deleteRateLimit(caller.orgId, rule.id, auditedByTest('rate-limit.deleted', 'rate-limit'));
   });
 
