@@ -804,7 +804,13 @@ export class GovernedCallPipeline {
         { upstreamId: origin.upstreamId, name: origin.toolName },
         refusingBudgetOf(admission),
       );
-    const standings = await this.settleAndMeter(principal, read, admission.hold, 'OK', cost, page.tokens);
+    let standings: BudgetStanding[];
+    try {
+      standings = await this.settleAndMeter(principal, read, admission.hold, 'OK', cost, page.tokens);
+    } finally {
+      // Settled, or freed uncharged: the edge renews a hold until one of the two.
+      this.admission.release(admission.hold);
+    }
     return this.pager.answerWithPage(page, {
       [CALL_META_KEY]: { ...callMeta(read, cost, page.tokens, this.clock.now()), resultOf: origin.callId },
       [BUDGET_META_KEY]: budgetMeta(standings),
