@@ -5,7 +5,7 @@ import { ConfigModule, loadEdgeConfig } from '@tollgate/config';
 import { DbModule, PrismaService } from '@tollgate/db';
 import { RateLimitAdminService, RateLimitService } from '@tollgate/rate-limit';
 import { ensureRedisEpoch, RedisModule, RedisService, orgKeyOf } from '@tollgate/redis';
-import { createTestEnv, TestEnv, auditedByTest } from '@tollgate/testing';
+import { createTestEnv, TestEnv, TestClock, auditedByTest } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AdmissionLeases } from './admission-leases';
 import { AdmissionModule } from './admission.module';
@@ -367,7 +367,11 @@ describe('Call admission with leases, on real Redis and Postgres (two edges)', (
   });
 
   it('should hold a call that may become a task like any call, in Redis, until extendHold pushes its deadline out', async () => {
-    const edge = await startEdge();
+    // Frozen: the edge's renewal of its calls in flight (every 10 s here) then moves no deadline
+    // between the admission and the checks below.
+    const clock = new TestClock();
+    clock.freeze();
+    const edge = await startEdge({ clock });
     await newKey(1_000_000_000n, { callsPerWindow: 100_000, maxConcurrent: 1_000 });
     const [, zKey] = edge.app.get(BudgetService).recordKeys(orgId);
     const seeding = await admit(edge, 1_000n);
@@ -377,7 +381,7 @@ describe('Call admission with leases, on real Redis and Postgres (two edges)', (
     if (leased.ok) await edge.admission.complete(leased.hold, 1_000n, null);
 
     // Never against the lease this edge holds, and with a call's deadline (30 s here), not a task's.
-    const now = Date.now();
+    const now = clock.now();
     const a = await edge.admission.admit(caller, tool, 'may-be-task', 1_000n, now, { unleased: true });
     expect(a.ok && a.hold.leased).toBe(null);
     const hold = a.ok ? a.hold : (undefined as never);
