@@ -55,6 +55,10 @@ export async function createTestEnv(
     ADMIN_PORT: '0',
     WORKER_PORT: '0',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
+    // Two files run at once, each with up to five apps (two edges, admin API, worker) and its own
+    // client; at the default 20 connections each they can reach Postgres' default 100, and a file's
+    // app then fails to start with "too many clients" (seen with two runs on one machine).
+    DATABASE_POOL_SIZE: '10',
     OUTBOUND_ALLOW_CIDRS: TEST_OUTBOUND_ALLOW_CIDRS,
     ...overrides,
   };
