@@ -19,6 +19,7 @@ import { TasksServer, startTasksServer } from '../fixtures/tasks-server';
 import { startEdgeProcess } from '../support/edge-process';
 import { startAnotherEdge } from '../support/governed-upstream';
 import { RunningPlatform, startPlatform } from '../support/platform';
+import { StatelessAnswer, statelessRpc } from '../support/stateless-rpc';
 
 const TASKS = 'io.modelcontextprotocol/tasks';
 const PER_CALL = 1000n;
@@ -26,47 +27,14 @@ const PER_TOKEN = 10n;
 /** The expiry test's edge's longest task ttl: shorter than the 60 s the agents ask. */
 const TTL_MS = 30_000;
 
-type Answer = { result?: Record<string, any>; error?: { code: number; message: string; data?: any } };
+type Answer = StatelessAnswer;
 
-let lastId = 0;
 /** One 2026-07-28 request (tasks extension declared), as a client of that revision sends it. */
-async function rpc(edgeUrl: string, key: string, method: string, params: Record<string, unknown>): Promise<Answer> {
-  const res = await fetch(`${edgeUrl}/mcp`, {
-    method: 'POST',
-    headers: {
-      Authorization: `Bearer ${key}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': method,
-      ...(method === 'tools/call' ? { 'mcp-name': String(params.name) } : {}),
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: ++lastId,
-      method,
-      params: {
-        ...params,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS]: {} } },
-          'io.modelcontextprotocol/clientInfo': { name: 'cross-revision-tasks-e2e', version: '1' },
-        },
-      },
-    }),
+const rpc = (edgeUrl: string, key: string, method: string, params: Record<string, unknown>) =>
+  statelessRpc(edgeUrl, key, method, params, {
+    name: 'cross-revision-tasks-e2e',
+    capabilities: { extensions: { [TASKS]: {} } },
   });
-  const text = await res.text();
-  const body = res.headers.get('content-type')?.includes('text/event-stream')
-    ? JSON.parse(
-        text
-          .split('\n')
-          .filter((l) => l.startsWith('data: '))
-          .pop()!
-          .slice(6),
-      )
-    : JSON.parse(text);
-  return { result: body.result, error: body.error };
-}
 
 // Tasks bridged between revisions through the governed edge: an SDK 1.32 agent (2025-11-25,
 // `params.task`) to an upstream of 2026-07-28 only (the tasks fixture, server-directed tasks), and

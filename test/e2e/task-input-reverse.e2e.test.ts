@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionTasksServer, startSessionTasksServer } from '../fixtures/session-tasks-server';
 import { GovernedUpstream, governUpstream, startAnotherEdge } from '../support/governed-upstream';
 import { RunningPlatform, startPlatform } from '../support/platform';
+import { StatelessAnswer, statelessRpc } from '../support/stateless-rpc';
 
 const TASKS = 'io.modelcontextprotocol/tasks';
 const RELATED = 'io.modelcontextprotocol/related-task';
@@ -24,53 +25,16 @@ const ELICITING = { extensions: { [TASKS]: {} }, elicitation: {} };
 /** One that declared the tasks extension and nothing it could be asked. */
 const TASKS_ONLY = { extensions: { [TASKS]: {} } };
 
-type Answer = { result?: Record<string, any>; error?: { code: number; message: string; data?: any } };
+type Answer = StatelessAnswer;
 
-let lastId = 0;
 /** One 2026-07-28 request, as a client of that revision sends it, declaring `caps`. */
-async function rpc(
+const rpc = (
   edgeUrl: string,
   key: string,
   method: string,
   params: Record<string, unknown>,
-  caps: Record<string, unknown> = ELICITING,
-): Promise<Answer> {
-  const res = await fetch(`${edgeUrl}/mcp`, {
-    method: 'POST',
-    headers: {
-      Authorization: `Bearer ${key}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': method,
-      'mcp-name': String(method === 'tools/call' ? params.name : params.taskId),
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: ++lastId,
-      method,
-      params: {
-        ...params,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientCapabilities': caps,
-          'io.modelcontextprotocol/clientInfo': { name: 'task-input-reverse-e2e', version: '1' },
-        },
-      },
-    }),
-  });
-  const text = await res.text();
-  const body = res.headers.get('content-type')?.includes('text/event-stream')
-    ? JSON.parse(
-        text
-          .split('\n')
-          .filter((l) => l.startsWith('data: '))
-          .pop()!
-          .slice(6),
-      )
-    : JSON.parse(text);
-  return { result: body.result, error: body.error };
-}
+  capabilities: Record<string, unknown> = ELICITING,
+) => statelessRpc(edgeUrl, key, method, params, { name: 'task-input-reverse-e2e', capabilities });
 
 /**
  * Polls until the task asks for input with its requests inlined (or ends, or reads input_required

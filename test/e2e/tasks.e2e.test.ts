@@ -10,6 +10,7 @@ import { TasksServer, startTasksServer } from '../fixtures/tasks-server';
 import { EdgeProcess, startEdgeProcess } from '../support/edge-process';
 import { GovernedUpstream, governUpstream, startAnotherEdge } from '../support/governed-upstream';
 import { RunningPlatform, startPlatform } from '../support/platform';
+import { StatelessAnswer, statelessRpc } from '../support/stateless-rpc';
 
 const TASKS = 'io.modelcontextprotocol/tasks';
 /** The second edge's longest task ttl: longer than the test runs on real time. */
@@ -29,54 +30,16 @@ const TASK_SCENARIOS = [
 const PER_CALL = 1000n;
 const PER_TOKEN = 10n;
 
-type Answer = { status: number; result?: Record<string, any>; error?: { code: number; message: string; data?: any } };
+type Answer = StatelessAnswer;
 
-let lastId = 0;
 /** One 2026-07-28 request to an edge, as a client of that revision sends it. */
-async function rpc(
+const rpc = (
   edgeUrl: string,
   key: string,
   method: string,
   params: Record<string, unknown>,
   capabilities: Record<string, unknown> = WITH_TASKS,
-): Promise<Answer> {
-  const res = await fetch(`${edgeUrl}/mcp`, {
-    method: 'POST',
-    headers: {
-      Authorization: `Bearer ${key}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': method,
-      ...(method === 'tools/call' ? { 'mcp-name': String(params.name) } : {}),
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: ++lastId,
-      method,
-      params: {
-        ...params,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientCapabilities': capabilities,
-          'io.modelcontextprotocol/clientInfo': { name: 'tasks-e2e', version: '1' },
-        },
-      },
-    }),
-  });
-  const text = await res.text();
-  // An SSE answer's last data line is the response; a JSON answer is the body.
-  const body = res.headers.get('content-type')?.includes('text/event-stream')
-    ? JSON.parse(
-        text
-          .split('\n')
-          .filter((l) => l.startsWith('data: '))
-          .pop()!
-          .slice(6),
-      )
-    : JSON.parse(text);
-  return { status: res.status, result: body.result, error: body.error };
-}
+) => statelessRpc(edgeUrl, key, method, params, { name: 'tasks-e2e', capabilities });
 
 /** Polls tasks/get (on the edge given) until `done` says so. */
 async function pollUntil(edgeUrl: string, key: string, taskId: string, done: (a: Answer) => boolean): Promise<Answer> {
