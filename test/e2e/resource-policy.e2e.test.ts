@@ -5,11 +5,10 @@ import { connectAgent, waitForJobs } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
 import { RunningPlatform, startPlatform } from '../support/platform';
+import { statelessRpc } from '../support/stateless-rpc';
 
 const SECRET = 'hunter2-the-password';
 const PUBLIC = 'read me, anyone';
-const REVISION = '2026-07-28';
-const META = 'io.modelcontextprotocol/';
 
 // Ways to name the denied file from under the allowed folder (the upstream resolves each to /secret/passwords.txt).
 const WALKS = [
@@ -38,39 +37,10 @@ describe('resource policy on normalised URIs, for reads, subscriptions and embed
   let agent: Client;
   let coder: Client;
   let key: string;
-  let nextId = 1;
 
   /** A 2026-07-28 request as raw HTTP (the SDK 1.x client does not speak it). */
-  const stateless = async (method: string, params: Record<string, unknown>) => {
-    const res = await fetch(`${p.edgeUrl}/mcp`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${key}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': REVISION,
-        'mcp-method': method,
-        'mcp-name': String(params.name ?? params.uri),
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: nextId++,
-        method,
-        params: { ...params, _meta: { [`${META}protocolVersion`]: REVISION, [`${META}clientCapabilities`]: {} } },
-      }),
-    });
-    const text = await res.text();
-    const body = res.headers.get('content-type')?.includes('text/event-stream')
-      ? JSON.parse(
-          text
-            .split('\n')
-            .filter((l) => l.startsWith('data: '))
-            .at(-1)!
-            .slice(6),
-        )
-      : JSON.parse(text);
-    return body as { result?: Record<string, any>; error?: { code: number; message: string; data?: any } };
-  };
+  const stateless = (method: string, params: Record<string, unknown>) =>
+    statelessRpc(p.edgeUrl, key, method, params, { name: 'resource-policy-e2e', capabilities: {} });
 
   const failureOf = async (call: Promise<unknown>): Promise<McpError> => {
     const err = await call.then(

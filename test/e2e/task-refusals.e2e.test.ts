@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TasksServer, startTasksServer } from '../fixtures/tasks-server';
 import { GovernedUpstream, governUpstream } from '../support/governed-upstream';
 import { RunningPlatform, startPlatform } from '../support/platform';
+import { statelessRpc } from '../support/stateless-rpc';
 
 // A 2025-11-25 agent's task-augmented tools/call (`params.task`) that the edge itself refuses: how
 // the refusal reaches a real SDK 1.32 client, and that it is counted like any refusal.
@@ -179,42 +180,14 @@ describe('Task-augmented calls the edge refuses', () => {
 
   it('should answer a 2026-07-28 agent’s refused call as a tool result with the body (the upstream decides on tasks there)', async () => {
     const { key } = await gov.newKey('stateless-refused');
-    const res = await fetch(`${p.edgeUrl}/mcp`, {
-      method: 'POST',
-      headers: {
-        Authorization: `Bearer ${key}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2026-07-28',
-        'mcp-method': 'tools/call',
-        'mcp-name': 'v2__failing_job',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: {
-          name: 'v2__failing_job',
-          arguments: {},
-          _meta: {
-            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-            'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } },
-            'io.modelcontextprotocol/clientInfo': { name: 'task-refusals-e2e', version: '1' },
-          },
-        },
-      }),
-    });
-    expect(res.status).toBe(200);
-    const text = await res.text();
-    const body = JSON.parse(
-      text.startsWith('{')
-        ? text
-        : text
-            .split('\n')
-            .filter((l) => l.startsWith('data: '))
-            .pop()!
-            .slice(6),
+    const answer = await statelessRpc(
+      p.edgeUrl,
+      key,
+      'tools/call',
+      { name: 'v2__failing_job', arguments: {} },
+      { name: 'task-refusals-e2e', capabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } } },
     );
-    expect(body.result).toMatchObject({ isError: true, _meta: { 'tollgate/error': { code: 'TOOL_NOT_ALLOWED' } } });
+    expect(answer.status).toBe(200);
+    expect(answer.result).toMatchObject({ isError: true, _meta: { 'tollgate/error': { code: 'TOOL_NOT_ALLOWED' } } });
   }, 60_000);
 });

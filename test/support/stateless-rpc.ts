@@ -19,7 +19,15 @@ export async function statelessRpc(
   params: Record<string, unknown>,
   client: { name: string; capabilities: Record<string, unknown> },
 ): Promise<StatelessAnswer> {
-  const named = method === 'tools/call' ? params.name : method.startsWith('tasks/') ? params.taskId : undefined;
+  // What the edge checks Mcp-Name against: the tool or prompt, the resource, or the task.
+  const named =
+    method === 'tools/call' || method === 'prompts/get'
+      ? params.name
+      : method === 'resources/read'
+        ? params.uri
+        : method.startsWith('tasks/')
+          ? params.taskId
+          : undefined;
   const res = await fetch(`${edgeUrl}/mcp`, {
     method: 'POST',
     headers: {
