@@ -21,6 +21,13 @@ const NET_UNAVAILABLE = new Set([
   'ENOTFOUND',
   'EAI_AGAIN',
 ]);
+// The pg driver adapter's error kinds (Prisma's `driverAdapterError.cause.kind`) for the same.
+const ADAPTER_UNAVAILABLE = new Set([
+  'DatabaseNotReachable',
+  'ConnectionClosed',
+  'SocketTimeout',
+  'TooManyConnections',
+]);
 const CONNECTION_LOST =
   /Connection terminated|Connection is closed|connection (?:was )?closed|Can't reach database server|Server has closed the connection/i;
 // ioredis: a command that gave up after its retries, or one sent on a closed or unwritable connection.
@@ -32,6 +39,9 @@ interface ErrorLike {
   code?: unknown;
   message?: unknown;
   cause?: unknown;
+  /** The driver adapter's error (`driverAdapterError.cause`): the SQLSTATE and its kind. */
+  originalCode?: unknown;
+  kind?: unknown;
   meta?: { driverAdapterError?: unknown };
   clientVersion?: unknown;
 }
@@ -70,6 +80,10 @@ export function unavailableDependency(err: unknown): UnavailableDependency | nul
     if (fromPrisma) {
       if (name === 'PrismaClientInitializationError' || PRISMA_UNAVAILABLE.has(code)) return 'database';
       if (PG_UNAVAILABLE.test(code) || NET_UNAVAILABLE.has(code) || CONNECTION_LOST.test(message)) return 'database';
+      // A raw query's error (P2010) says it only here: `{ originalCode: '53300', kind: 'TooManyConnections' }`.
+      const sqlState = typeof e.originalCode === 'string' ? e.originalCode : '';
+      if (PG_UNAVAILABLE.test(sqlState) || (typeof e.kind === 'string' && ADAPTER_UNAVAILABLE.has(e.kind)))
+        return 'database';
       continue;
     }
     // pg's own errors, should one reach us unwrapped: a SQLSTATE with a severity, or its lost-connection message.

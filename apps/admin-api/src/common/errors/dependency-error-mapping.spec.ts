@@ -26,6 +26,17 @@ describe('unavailableDependency', () => {
     ).toBe('database');
   });
 
+  it('should call a raw query refused for too many connections the database being down', () => {
+    // As Prisma 6.19 with the pg adapter throws it ($queryRaw against a role at its connection limit).
+    const err = known('P2010', 'Raw query failed. Code: `53300`');
+    const cause = { originalCode: '53300', originalMessage: 'too many connections', kind: 'TooManyConnections' };
+    (err as unknown as { meta: unknown }).meta = { driverAdapterError: { name: 'DriverAdapterError', cause } };
+    expect(unavailableDependency(err)).toBe('database');
+    const unique = { originalCode: '23505', originalMessage: 'duplicate key', kind: 'postgres' };
+    (err as unknown as { meta: unknown }).meta = { driverAdapterError: { name: 'DriverAdapterError', cause: unique } };
+    expect(unavailableDependency(err)).toBeNull();
+  });
+
   it('should call pg errors of a server going away the database being down', () => {
     expect(
       unavailableDependency(
