@@ -33,27 +33,14 @@ export function traceIdOf(traceparent: string | null | undefined): string | null
   return traceparent ? traceparent.slice(3, 35) : null;
 }
 
-/** A usage event as it travels through the usage outbox: money as a decimal string of micro-units. */
-export interface UsageEventPayload {
-  id: string;
-  orgId: string;
-  teamId: string;
-  userId: string;
-  keyId: string;
-  upstreamId: string;
-  toolName: string;
-  outcome: 'OK' | 'TOOL_ERROR' | 'UPSTREAM_ERROR';
+/**
+ * A usage event as it travels through the usage outbox: money as a decimal string of micro-units,
+ * the time as an ISO string. Its `traceparent` lets the worker's ledger write join the call's trace;
+ * entries written before it have none.
+ */
+export interface UsageEventPayload extends Omit<UsageEvent, 'costMicros' | 'occurredAt'> {
   costMicros: string;
-  inputTokens: number;
-  outputTokens: number;
-  latencyMs: number;
-  priceRuleId: string | null;
   occurredAt: string;
-  /**
-   * The call's W3C trace context (`traceparent`), so the worker's ledger write joins the call's
-   * trace and the ledger row keeps its trace id. Absent (entries written before it) or null: none.
-   */
-  traceparent?: string | null;
 }
 
 /** A fresh idempotency key for one governed call: ledger row id and reservation id. */
