@@ -80,6 +80,28 @@ const CAPABILITY_OF: Record<string, string> = {
   'roots/list': 'roots',
 };
 
+/**
+ * The client capability a request from an upstream needs, as the 2026-07-28 `requiredCapabilities`
+ * names it (URL-mode elicitation needs its `url` sub-capability); null for a method that needs none.
+ */
+export function requiredCapability(request: {
+  method: string;
+  params?: Record<string, unknown>;
+}): Record<string, Record<string, unknown>> | null {
+  const capability = CAPABILITY_OF[request.method];
+  if (!capability) return null;
+  return { [capability]: capability === 'elicitation' && request.params?.mode === 'url' ? { url: {} } : {} };
+}
+
+/** Whether `caps` (2026-07-28 client capabilities) declare the capability and each sub-capability `required` names. */
+export function declares(caps: Record<string, unknown>, required: Record<string, Record<string, unknown>>): boolean {
+  return Object.entries(required).every(([name, sub]) => {
+    const declared = caps[name];
+    if (typeof declared !== 'object' || declared === null) return false;
+    return Object.keys(sub).every((k) => k in declared);
+  });
+}
+
 /** The error an upstream gets for a request no agent call can take. */
 export function unrelayableRequest(method: string, why: string): ClientRequestError {
   return new ClientRequestError(ErrorCode.MethodNotFound, `Tollgate cannot relay ${method} to the agent: ${why}`);

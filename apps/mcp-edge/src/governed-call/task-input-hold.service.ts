@@ -10,6 +10,8 @@ import {
   UpstreamCallRelay,
   UpstreamException,
   UpstreamExceptionCode,
+  declares,
+  requiredCapability,
   runWithCallRelay,
 } from '@tollgate/mcp-client';
 import { UpstreamCaller } from './upstream-caller.service';
@@ -226,27 +228,4 @@ function related(record: TaskRecord, params: Record<string, unknown>): Record<st
   const meta = params._meta as Record<string, unknown> | undefined;
   if (!meta?.[RELATED_TASK_META_KEY]) return params;
   return { ...params, _meta: { ...meta, [RELATED_TASK_META_KEY]: { taskId: record.taskId } } };
-}
-
-/** The client capability a request needs, as the 2026-07-28 `requiredCapabilities` names it. */
-export function requiredCapability(request: TaskInputRequest): Record<string, Record<string, unknown>> | null {
-  switch (request.method) {
-    case 'sampling/createMessage':
-      return { sampling: {} };
-    case 'elicitation/create':
-      return { elicitation: request.params?.mode === 'url' ? { url: {} } : {} };
-    case 'roots/list':
-      return { roots: {} };
-    default:
-      return null;
-  }
-}
-
-/** Whether `caps` declare the capability and each sub-capability `required` names (URL-mode elicitation). */
-export function declares(caps: Record<string, unknown>, required: Record<string, Record<string, unknown>>): boolean {
-  return Object.entries(required).every(([name, sub]) => {
-    const declared = caps[name];
-    if (typeof declared !== 'object' || declared === null) return false;
-    return Object.keys(sub).every((k) => k in declared);
-  });
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { declares, requiredCapability } from './task-input-hold.service';
+import { declares, requiredCapability } from '@tollgate/mcp-client';
 
 describe('the capability a held input request needs', () => {
   it('should name elicitation for a form request and its url sub-capability for a URL request', () => {

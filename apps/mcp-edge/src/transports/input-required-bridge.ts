@@ -1,6 +1,6 @@
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
-import { undeclaredCapability } from '@tollgate/mcp-client';
+import { declares, requiredCapability, undeclaredCapability } from '@tollgate/mcp-client';
 import { StatelessRevisionError } from './stateless-revision';
 
 /** How long a call waits for its agent to come back with the inputs it asked for. */
@@ -67,10 +67,11 @@ export class HeldCall {
     signal: AbortSignal,
     inputKey?: string,
   ): Promise<Record<string, unknown>> {
-    const missing = missingCapability(method, requestParams, this.clientCapabilities);
-    if (missing) {
-      this.refused[CAPABILITY_OF[method] ?? method] = requestParams?.mode === 'url' ? { url: {} } : {};
-      return Promise.reject(undeclaredCapability(method, missing));
+    const required = requiredCapability({ method, params: requestParams });
+    if (!required || !declares(this.clientCapabilities, required)) {
+      Object.assign(this.refused, required ?? { [method]: {} });
+      const capability = requestParams?.mode === 'url' ? 'elicitation (URL mode)' : undefined;
+      return Promise.reject(undeclaredCapability(method, required ? capability : method));
     }
     const { key: namedInMeta, params } = withoutInputKey(requestParams);
     const named = inputKey ?? namedInMeta;
@@ -211,30 +212,4 @@ export function inputResponsesOf(params: Record<string, unknown>): Record<string
       throw new StatelessRevisionError(200, ErrorCode.InvalidParams, `inputResponses.${key} must be an object`);
   }
   return raw as Record<string, Record<string, unknown>>;
-}
-
-const CAPABILITY_OF: Record<string, string> = {
-  'sampling/createMessage': 'sampling',
-  'elicitation/create': 'elicitation',
-  'roots/list': 'roots',
-};
-
-function missingCapability(
-  method: string,
-  params: Record<string, unknown> | undefined,
-  caps: Record<string, unknown>,
-): string | null {
-  switch (method) {
-    case 'sampling/createMessage':
-      return caps.sampling ? null : 'sampling';
-    case 'elicitation/create': {
-      const elicitation = caps.elicitation as { url?: unknown } | undefined;
-      if (params?.mode === 'url') return elicitation?.url ? null : 'elicitation (URL mode)';
-      return elicitation ? null : 'elicitation';
-    }
-    case 'roots/list':
-      return caps.roots ? null : 'roots';
-    default:
-      return method;
-  }
 }
