@@ -18,8 +18,10 @@ export interface CatalogData {
 export function UpstreamsPage() {
   const { org } = useSession();
   const data = useLoad<CatalogData>(async () => {
-    const [upstreams, tools, prices] = await Promise.all([
-      answer(adminApi.GET('/v1/orgs/{orgId}/upstreams', { params: { path: { orgId: org.id } } })),
+    // Upstreams first: a sync writes its tools and lastSyncAt in one transaction, so a sync the
+    // list shows (which ends the page's watch) has its tools in the tools read that follows.
+    const upstreams = await answer(adminApi.GET('/v1/orgs/{orgId}/upstreams', { params: { path: { orgId: org.id } } }));
+    const [tools, prices] = await Promise.all([
       answer(adminApi.GET('/v1/orgs/{orgId}/tools', { params: { path: { orgId: org.id } } })),
       answer(adminApi.GET('/v1/orgs/{orgId}/prices/history', { params: { path: { orgId: org.id } } })),
     ]);
