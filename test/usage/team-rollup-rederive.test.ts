@@ -1,0 +1,175 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { cloneDatabase, databaseUrl, dropDatabase, REPO_ROOT } from '@tollgate/testing';
+import { Client } from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+
+const MIGRATION = '20261231140000_usage_team_rollup_rederive';
+const ZONE = 'Asia/Kolkata';
+
+/**
+ * Migration 20261231140000 re-derives the team rollups that 20261231120000 filled in statements of
+ * their own while the ledger kept being written. Here it runs through `prisma migrate deploy`, as an
+ * operator runs it, on a ledger whose team rollups are wrong (as that race leaves them), with a
+ * batch in flight when it starts and another batch and a tag move arriving while it waits: once
+ * all have committed, the team rollups must equal the ledger's own GROUP BY.
+ */
+describe('migration 20261231140000: the team rollups re-derived under the ledger lock', () => {
+  let database: string;
+  const clients: Client[] = [];
+  const orgId = randomUUID();
+  const teams = [randomUUID(), randomUUID()];
+  const users = [randomUUID(), randomUUID(), randomUUID()];
+  const keys = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+  const upstreams = [randomUUID(), randomUUID()];
+
+  async function connect(): Promise<Client> {
+    const c = new Client({ connectionString: databaseUrl(database) });
+    await c.connect();
+    clients.push(c);
+    return c;
+  }
+
+  /** A batch of n events in one INSERT (the ledger's statement trigger sees it as one), spread over 70 days. */
+  function insertBatch(c: Client, n: number, seed: number) {
+    return c.query(
+      `INSERT INTO "UsageEvent" ("id", "orgId", "teamId", "userId", "keyId", "upstreamId", "toolName", "outcome",
+                                 "costMicros", "outputTokens", "latencyMs", "occurredAt")
+       SELECT gen_random_uuid()::text, $1::uuid, ($2::uuid[])[1 + (k % 2)], ($3::uuid[])[1 + (k % 3)], ($4::uuid[])[1 + k],
+              ($5::uuid[])[1 + (i % 2)], 'tool_' || (i % 5),
+              (CASE WHEN i % 7 = 0 THEN 'TOOL_ERROR' ELSE 'OK' END)::"UsageOutcome",
+              1000 + (i * 7919) % 5000, (i * 31) % 700, 20,
+              date_trunc('hour', now()) - make_interval(mins => (i * 97) % (70 * 24 * 60))
+       FROM (SELECT i, (i * 13 + $6::int) % 4 AS k FROM generate_series($6::int, $6::int + $7::int - 1) AS i) s`,
+      [orgId, teams, users, keys, upstreams, seed, n],
+    );
+  }
+
+  /** Rows of a query as sorted lines, to compare whole tables. */
+  async function lines(c: Client, sql: string): Promise<string[]> {
+    return (await c.query<{ line: string }>(sql)).rows.map((r) => r.line).sort();
+  }
+
+  const groups = (period: 'day' | 'month') => {
+    const local = `((e."occurredAt" AT TIME ZONE 'UTC') AT TIME ZONE o."timeZone")::date`;
+    const at = period === 'day' ? local : `date_trunc('month', ${local})::date`;
+    return `SELECT concat_ws('|', ${at}, e."teamId", e."upstreamId", e."toolName", COALESCE(vk."tags", '{}')::text,
+                             count(*), count(*) FILTER (WHERE e."outcome" <> 'OK'), sum(e."outputTokens"), sum(e."costMicros")) AS line
+            FROM "UsageEvent" e JOIN "Organization" o ON o."id" = e."orgId" LEFT JOIN "VirtualKey" vk ON vk."id" = e."keyId"
+            WHERE e."orgId" = '${orgId}' GROUP BY ${at}, e."teamId", e."upstreamId", e."toolName", vk."tags"`;
+  };
+  const rollup = (table: string, period: 'day' | 'month') =>
+    `SELECT concat_ws('|', "${period}", "teamId", "upstreamId", "toolName", "tags"::text, "calls", "errors", "outputTokens", "costMicros") AS line
+     FROM "${table}" WHERE "orgId" = '${orgId}'`;
+
+  /** Whether a session of this database waits for a lock on a relation of that name. */
+  async function waitsOn(c: Client, pid: number, relation: string): Promise<boolean> {
+    const { rows } = await c.query(
+      `SELECT 1 FROM pg_locks l JOIN pg_class r ON r.oid = l.relation
+       WHERE l.pid = $1 AND NOT l.granted AND r.relname = $2`,
+      [pid, relation],
+    );
+    return rows.length > 0;
+  }
+
+  beforeAll(async () => {
+    database = await cloneDatabase(inject('templateDatabase'));
+    const db = await connect();
+    await db.query(
+      `INSERT INTO "Organization" ("id", "name", "slug", "timeZone", "updatedAt") VALUES ($1, 'Rederive', $2, $3, now())`,
+      [orgId, `rederive-${orgId.slice(0, 8)}`, ZONE],
+    );
+    for (const [i, id] of teams.entries())
+      await db.query(`INSERT INTO "Team" ("id", "orgId", "name", "updatedAt") VALUES ($1, $2, $3, now())`, [
+        id,
+        orgId,
+        `team-${i}`,
+      ]);
+    for (const [i, id] of users.entries())
+      await db.query(`INSERT INTO "User" ("id", "orgId", "email", "updatedAt") VALUES ($1, $2, $3, now())`, [
+        id,
+        orgId,
+        `u${i}@rederive.test`,
+      ]);
+    const tagSets = [['env:prod', 'project:a'], ['env:prod'], [], ['project:a']];
+    for (const [i, id] of keys.entries())
+      await db.query(
+        `INSERT INTO "VirtualKey" ("id", "orgId", "teamId", "userId", "name", "prefix", "secretHash", "tags", "updatedAt")
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now())`,
+        [id, orgId, teams[i % 2], users[i % 3], `k${i}`, `tg_d${i}`, randomUUID(), tagSets[i]],
+      );
+  });
+
+  afterAll(async () => {
+    await Promise.allSettled(clients.map((c) => c.end()));
+    if (database) await dropDatabase(database);
+  });
+
+  it('should leave team rollups equal to the ledger after running with a batch in flight and others waiting', async () => {
+    const db = await connect();
+    for (let b = 0; b < 3; b++) await insertBatch(db, 400, b * 400);
+    // What the old migration's race leaves: a batch's groups counted twice, some not at all.
+    await db.query(
+      `UPDATE "UsageTeamToolTagDayRollup" SET "calls" = "calls" * 2, "costMicros" = "costMicros" * 2
+       WHERE "orgId" = $1 AND "toolName" IN ('tool_0', 'tool_3')`,
+      [orgId],
+    );
+    await db.query(`DELETE FROM "UsageTeamToolTagDayRollup" WHERE "orgId" = $1 AND "toolName" = 'tool_1'`, [orgId]);
+    await db.query(`DELETE FROM "UsageTeamToolTagMonthRollup" WHERE "orgId" = $1 AND "toolName" = 'tool_2'`, [orgId]);
+    expect(await lines(db, rollup('UsageTeamToolTagDayRollup', 'day'))).not.toEqual(await lines(db, groups('day')));
+    // The database as one that applied 20261231120000 and not this one yet.
+    await db.query(`DELETE FROM "_prisma_migrations" WHERE "migration_name" = $1`, [MIGRATION]);
+
+    // A worker's batch written and not yet committed when the migration starts.
+    const inFlight = await connect();
+    await inFlight.query('BEGIN');
+    await insertBatch(inFlight, 300, 5000);
+
+    const migrated = promisify(execFile)(
+      process.execPath,
+      [path.join(REPO_ROOT, 'node_modules/prisma/build/index.js'), 'migrate', 'deploy'],
+      {
+        cwd: REPO_ROOT,
+        env: { ...process.env, DATABASE_URL: databaseUrl(database), PRISMA_HIDE_UPDATE_MESSAGE: '1' },
+      },
+    );
+    // The migration waits for the batch in flight: it holds the ledger's lock for writers.
+    await expect
+      .poll(async () => {
+        const { rows } = await db.query(
+          `SELECT 1 FROM pg_locks l JOIN pg_class r ON r.oid = l.relation
+           WHERE NOT l.granted AND l.mode = 'ShareLock' AND r.relname = 'UsageEvent'`,
+        );
+        return rows.length;
+      })
+      .toBe(1);
+
+    // The next batch arrives meanwhile and queues behind the migration.
+    const next = await connect();
+    const nextPid = (await next.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+    const nextBatch = insertBatch(next, 300, 9000);
+    await expect.poll(() => waitsOn(db, nextPid, 'UsageEvent')).toBe(true);
+    // And a key's tags change (its sums move between tag sets in the team rollups).
+    const admin = await connect();
+    const moved = admin.query(`UPDATE "VirtualKey" SET "tags" = ARRAY['env:dev'] WHERE "id" = $1`, [keys[1]]);
+
+    await inFlight.query('COMMIT');
+    await migrated;
+    await nextBatch;
+    await moved;
+
+    const applied = await db.query(
+      `SELECT 1 FROM "_prisma_migrations" WHERE "migration_name" = $1 AND "finished_at" IS NOT NULL`,
+      [MIGRATION],
+    );
+    expect(applied.rows).toHaveLength(1);
+    const { rows } = await db.query<{ n: string }>(`SELECT count(*) AS n FROM "UsageEvent" WHERE "orgId" = $1`, [
+      orgId,
+    ]);
+    expect(Number(rows[0].n)).toBe(3 * 400 + 300 + 300);
+    expect(await lines(db, rollup('UsageTeamToolTagDayRollup', 'day'))).toEqual(await lines(db, groups('day')));
+    expect(await lines(db, rollup('UsageTeamToolTagMonthRollup', 'month'))).toEqual(await lines(db, groups('month')));
+  });
+});
