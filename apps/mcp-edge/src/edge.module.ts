@@ -21,6 +21,8 @@ import { CodeModeService } from './code-mode/code-mode.service';
 import { ToolDisclosure } from './disclosure/tool-disclosure.service';
 import { ToolRouter } from './dispatch/tool-router.service';
 import { GovernedCallPipeline } from './governed-call/governed-call.pipeline';
+import { TaskOpening } from './governed-call/task-opening.service';
+import { TaskSettler } from './governed-call/task-settler.service';
 import { ResultPager } from './governed-call/result-pager.service';
 import { TaskRelay } from './governed-call/task-relay.service';
 import { TaskInputHold } from './governed-call/task-input-hold.service';
@@ -84,6 +86,8 @@ export class EdgeModule {
         ResourceSubscriptions,
         ResultPager,
         TaskStore,
+        TaskOpening,
+        TaskSettler,
         TaskRelay,
         TaskInputHold,
         AnswerEventStore,

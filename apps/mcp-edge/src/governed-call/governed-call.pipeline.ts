@@ -1,5 +1,5 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
-import { type CallToolResult, ResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Inject, Injectable } from '@nestjs/common';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import {
   AdmissionException,
   AdmissionExceptionCode,
@@ -28,34 +28,22 @@ import {
   splitSettlement,
 } from '@tollgate/pricing';
 import { TokenEncodingName, countJsonTokens } from '@tollgate/tokens';
-import {
-  TASKS_EXTENSION,
-  TaskRecord,
-  TaskStore,
-  declaresTasks,
-  flatCreatedTask,
-  isCreatedTask,
-  parseWithBigInts,
-  stringifyWithBigInts,
-} from '@tollgate/tasks';
+import { flatCreatedTask, isCreatedTask } from '@tollgate/tasks';
 import {
   UpstreamException,
-  UpstreamExceptionCode,
-  UpstreamCallRelay,
-  UpstreamSpec,
   currentCallRelay,
   runWithCallRelay,
   runWithUpstreamPropagation,
-  unrelayableRequest,
 } from '@tollgate/mcp-client';
-import { randomUUID } from 'node:crypto';
 import { SpanKind } from '@opentelemetry/api';
 import { inSpan, inToolCallSpan, upstreamPropagation, upstreamSpanAttributes, usageTraceparent } from './call-tracing';
 import { EdgeAccessLog } from '../health/edge-access-log';
 import { EdgeMetrics } from '../health/edge-metrics.service';
 import { EmbeddedResources } from './embedded-resources.service';
 import { BUDGET_META_KEY, CALL_META_KEY, CallMeta, budgetMeta } from './call-meta';
+import { PricedCall, failedCallCost } from './priced-call';
 import { PagedCallOrigin, ResultPager, StoredPage } from './result-pager.service';
+import { TaskOpening, agentTakesTasks, toolTakesTasks } from './task-opening.service';
 import { toolErrorOf } from './tool-error';
 import { UpstreamCaller } from './upstream-caller.service';
 import {
@@ -82,42 +70,6 @@ export interface VisibleTool {
   price: PriceRuleData | null;
 }
 
-interface PricedCall {
-  callId: string;
-  tool: ServedTool;
-  rule: PriceRuleData;
-  outputTokenCap: number;
-  /** Output tokens its reservation pays for: the likely count, or fewer to fit a hard budget. */
-  reservedTokens: number;
-  /** More output admitted once the result was known (see outputTopUp); settled with the call. */
-  topUp: CallHold | null;
-  /** A task's settlement made again whose charge is already in the counters: no top-up is admitted. */
-  alreadyCharged?: boolean;
-  startedAt: number;
-}
-
-/** How a task ended, for its settlement: a completed task's result is answered like a call's. */
-export type TaskEnding =
-  { status: 'completed'; result: CallToolResult } | { status: 'failed' | 'cancelled' | 'expired' };
-
-/** What settling a task gives every later poll: the agent's result (completed), or the call's cost. */
-export interface TaskSettled {
-  result?: CallToolResult;
-  meta: Record<string, unknown>;
-}
-
-/** A task's settlement as its record keeps it: who called, the priced call and its hold. */
-interface TaskSettlement {
-  principal: Principal;
-  call: Omit<PricedCall, 'tool'> & { tool: Pick<ServedTool, 'exposedName' | 'upstreamId' | 'name' | 'namespace'> };
-  hold: CallHold;
-}
-
-/** A task's reservation outlives its expiry by this much, so its expiry settles it before any sweep. */
-const TASK_SETTLE_GRACE_MS = 5 * 60_000;
-/** How much longer than the edge keeps a task a 2025-11-25 upstream is asked to keep it. */
-const UPSTREAM_TASK_TTL_MARGIN_MS = 60_000;
-
 /** What a usage event and a call's `_meta` name: a tool call, a page read of one's result, a resource read or prompt get. */
 export interface MeteredCall {
   callId: string;
@@ -131,17 +83,18 @@ export interface MeteredCall {
 /**
  * The governed call of a `tools/call`, in the order it runs. The caller is already authenticated
  * (McpEndpoint resolved the key to this principal) and the call routed here (ToolRouter):
- * argument limits -> the tool in the org's catalog -> policy -> arguments against the pinned schema
- * -> price -> admission (rate limits and the reservation in one Lua script, or this edge's lease)
- * -> upstream -> embedded resources (resource policy) -> output budget (top-up or paging)
- * -> settle and meter (one completion script) -> the answer, with its cost in `_meta`.
+ * argument limits -> the tool in the org's catalog -> policy (and a 2025-11-25 task-augmented
+ * call's task support) -> arguments against the pinned schema -> price -> admission (rate limits
+ * and the reservation in one Lua script, or this edge's lease) -> upstream -> embedded resources
+ * (resource policy) -> output budget (top-up or paging) -> settle and meter (one completion
+ * script) -> the answer, with its cost in `_meta`.
  * Every refusal or failure is a tool result with `isError: true` (call-refusals.ts builds them).
- * A call its upstream runs as a task leaves after the upstream step; settleTask finishes it.
+ * A call its upstream runs as a task leaves after the upstream step (TaskOpening records it);
+ * TaskSettler finishes it once the task ends, through answerResult and settleAndMeter.
+ * Beside the call: a page read of a paged result (readResultPage) and the tools a caller may list.
  */
 @Injectable()
 export class GovernedCallPipeline {
-  private readonly logger = new Logger(GovernedCallPipeline.name);
-
   constructor(
     private readonly catalog: ToolCatalogService,
     private readonly policies: PolicyService,
@@ -155,7 +108,7 @@ export class GovernedCallPipeline {
     private readonly embeddedResources: EmbeddedResources,
     private readonly hostileInput: HostileInputAllowance,
     private readonly refusals: RefusalRecorder,
-    private readonly tasks: TaskStore,
+    private readonly tasks: TaskOpening,
     @Inject(TOLLGATE_CONFIG) private readonly config: EdgeConfig,
     // The time a call is admitted, recorded and timed at (a rate-limit window, a budget period).
     @Inject(CLOCK) private readonly clock: Clock,
@@ -213,7 +166,7 @@ export class GovernedCallPipeline {
     // A call its upstream may run as a task (the agent can poll one, and the tool's latest listing
     // says `execution.taskSupport` optional or required; the upstream decides) is reserved in
     // Redis, not against this edge's leases: whichever edge sees the task end settles it. It is
-    // held like any call until it is one (acceptTask). A tool that lists no task support is
+    // held like any call until it is one (TaskOpening.accept). A tool that lists no task support is
     // forbidden tasks (both revisions), so its calls keep the leases.
     const mayBecomeTask = agentTakesTasks() && toolTakesTasks(tool);
 
@@ -317,7 +270,7 @@ export class GovernedCallPipeline {
     try {
       const upstream = upstreamOf(catalog, tool);
       // Asked as a task in the upstream's own revision, whichever revision the agent asked in.
-      const taskRelay = mayBecomeTask ? taskAskingRelay(currentCallRelay()!, this.config.edge.taskTtlMaxMs) : null;
+      const taskRelay = mayBecomeTask ? this.tasks.askingRelay() : null;
       const callUpstream = () => this.upstreams.callTool(principal, upstream, tool.name, args, signal);
       const called = await inSpan(
         `tools/call ${tool.name}`,
@@ -339,16 +292,16 @@ export class GovernedCallPipeline {
         );
       result = called.result;
       // A 2025-11-25 upstream's CreateTaskResult (`{ task }`, asked with params.task) in the one shape
-      // kept inside; also of a tool that lists no task support (acceptTask then refuses it, if leased).
+      // kept inside; also of a tool that lists no task support (TaskOpening.accept then refuses it, if leased).
       const sessionTask = taskRelay || askedTask ? flatCreatedTask(result) : null;
       if (sessionTask) result = sessionTask as unknown as CallToolResult;
       const task = isCreatedTask(result);
       // A task nobody can poll or settle elsewhere is a failed call (charged as one), never a free one.
-      if (task) await this.acceptTask(principal, upstream, call, held, result);
+      if (task) await this.tasks.accept(principal, upstream, call, held, result);
       const outcome = result.isError ? 'tool_error' : 'ok';
       this.metrics.recordUpstreamCall(tool.namespace, tool.name, Date.now() - upstreamStart, outcome);
-      // The upstream runs the call as a task: it stays reserved until the task ends (settleTask).
-      if (task) return await this.openTask(principal, upstream, call, held, result, sessionTask !== null);
+      // The upstream runs the call as a task: it stays reserved until the task ends (TaskSettler).
+      if (task) return await this.tasks.open(principal, upstream, call, held, result, sessionTask !== null);
     } catch (err) {
       this.metrics.recordUpstreamCall(
         tool.namespace,
@@ -370,17 +323,9 @@ export class GovernedCallPipeline {
     }
 
     try {
-      // Resources embedded or linked in the result are decided by the resource policy, like a read.
-      const content = await this.embeddedResources.withholdDenied(
-        principal,
-        tool.namespace,
-        result.content ?? [],
-        levels,
-      );
-      if (content !== result.content) result = { ...result, content };
-      const answered = await this.answerFromResult(principal, call, held, result, outputLimits);
+      const answered = await this.answerResult(principal, call, held, result, levels, outputLimits);
       // A 2025-11-25 agent asked for a task (params.task) and the upstream answered at once.
-      return askedTask ? await this.completedTask(principal, call, askedTask, answered) : answered;
+      return askedTask ? await this.tasks.openCompleted(principal, call, askedTask, answered) : answered;
     } catch (err) {
       // The upstream did the work, but the answer could not be made (a failure of ours, paging
       // for instance): the call is charged and metered as one that returned nothing, never free.
@@ -397,16 +342,27 @@ export class GovernedCallPipeline {
     }
   }
 
-  /** The agent's answer to a result the upstream gave: within the output budget, settled and metered. */
-  private async answerFromResult(
+  /**
+   * The agent's answer to a result the upstream gave (at once, or as a task's: TaskSettler): its
+   * embedded resources decided, within the output budget, settled and metered.
+   */
+  async answerResult(
     principal: Principal,
     call: PricedCall,
     held: CallHold,
     upstreamResult: CallToolResult,
+    levels: readonly ItemPolicyLevel[],
     outputLimits: OutputLimits,
   ): Promise<CallToolResult> {
     const exposedName = call.tool.exposedName;
-    let result = upstreamResult;
+    // Resources embedded or linked in the result are decided by the resource policy, like a read.
+    const content = await this.embeddedResources.withholdDenied(
+      principal,
+      call.tool.namespace,
+      upstreamResult.content ?? [],
+      levels,
+    );
+    let result = content !== upstreamResult.content ? { ...upstreamResult, content } : upstreamResult;
     let outputTokens = countJsonTokens(result.content, this.tokenEncoding);
     // Output beyond what the reservation paid for is admitted now, like a page read; refused (a hard
     // budget cannot cover it), the answer delivers what the reservation paid for.
@@ -470,7 +426,7 @@ export class GovernedCallPipeline {
     const topUp = outputTopUp(call.rule, call.reservedTokens, resultTokens, call.outputTokenCap);
     // No top-up needed: the result fits the reservation, or output is not priced.
     if (!topUp) return call.outputTokenCap;
-    // Charged already (settleTask): what the reservation paid for, never output no one pays for.
+    // Charged already (TaskSettler): what the reservation paid for, never output no one pays for.
     if (call.alreadyCharged) return call.reservedTokens;
     const more = await this.admission.admit(callerOf(principal), null, newCallId(), topUp.micros, this.clock.now());
     if (!more.ok) return call.reservedTokens;
@@ -576,203 +532,6 @@ export class GovernedCallPipeline {
     return result;
   }
 
-  // A call its upstream runs as a task: accepted, recorded, and settled once it ends (on any edge).
-
-  /**
-   * Whether the task the upstream made of this call can be the edge's: only if the agent declared
-   * the extension (else it cannot poll it), the call holds a reservation in Redis (a lease share is
-   * this edge's alone, another edge could not settle it), and that reservation and its concurrency
-   * slots are now held until the task's expiry settles it. Throws UpstreamException otherwise.
-   */
-  private async acceptTask(
-    principal: Principal,
-    upstream: UpstreamSpec,
-    call: PricedCall,
-    held: CallHold,
-    created: Record<string, unknown>,
-  ): Promise<void> {
-    const refused = (why: string) => {
-      this.cancelRefusedTask(principal, upstream, String(created.taskId));
-      return unacceptedTask(call, why);
-    };
-    if (!agentTakesTasks()) throw refused('the agent did not declare the tasks extension');
-    if (held.leased) throw refused('the call was admitted against a lease, which another edge could not settle');
-    const now = this.clock.now();
-    const until = now + this.taskTtlOf(created) + TASK_SETTLE_GRACE_MS;
-    if (!(await this.admission.extendHold(held, until, now)))
-      throw refused('its reservation lapsed before the answer came');
-  }
-
-  /** Asks the upstream to stop a task the edge did not take on: best effort, the agent's answer does not wait. */
-  private cancelRefusedTask(principal: Principal, upstream: UpstreamSpec, taskId: string): void {
-    const relay = {
-      clientCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
-      log: () => undefined,
-      request: async (method: string): Promise<never> => {
-        throw unrelayableRequest(method, 'a task the edge did not take on is being cancelled');
-      },
-    };
-    runWithCallRelay(relay, () =>
-      this.upstreams.request(principal, upstream, { method: 'tasks/cancel', params: { taskId } }, ResultSchema),
-    ).catch((err: Error) => this.logger.warn(`upstream task ${taskId} not cancelled: ${err.message}`));
-  }
-
-  /** The task's ttl: the upstream's, at most TASK_TTL_MAX_MS. */
-  private taskTtlOf(created: Record<string, unknown>): number {
-    const upstreamTtl = typeof created.ttlMs === 'number' && created.ttlMs > 0 ? created.ttlMs : Infinity;
-    return Math.min(upstreamTtl, this.config.edge.taskTtlMaxMs);
-  }
-
-  /**
-   * A task the upstream created for this call (accepted: acceptTask): recorded in Redis with everything its settlement
-   * needs (any edge settles it), the hold handed over, and the agent answered a CreateTaskResult of
-   * the edge's own task id; its ttl is the upstream's, at most TASK_TTL_MAX_MS.
-   */
-  private async openTask(
-    principal: Principal,
-    upstream: UpstreamSpec,
-    call: PricedCall,
-    held: CallHold,
-    created: Record<string, unknown>,
-    ofSession: boolean,
-  ): Promise<CallToolResult> {
-    // Its expiry is on the edge's clock, as the expiry sweep reads it (TaskRelay.expireDue).
-    const now = this.clock.now();
-    const ttlMs = this.taskTtlOf(created);
-    const { exposedName, upstreamId, name, namespace } = call.tool;
-    const settlement: TaskSettlement = {
-      principal,
-      call: { ...call, tool: { exposedName, upstreamId, name, namespace } },
-      hold: { ...held, completed: false },
-    };
-    const pollIntervalMs = typeof created.pollIntervalMs === 'number' ? created.pollIntervalMs : undefined;
-    const record: TaskRecord = {
-      taskId: randomUUID(),
-      orgId: principal.orgId,
-      keyId: principal.keyId,
-      upstreamId,
-      upstreamTaskId: String(created.taskId),
-      createdAt: typeof created.createdAt === 'string' ? created.createdAt : new Date(now).toISOString(),
-      ttlMs,
-      expiresAt: now + ttlMs,
-      ...(pollIntervalMs !== undefined ? { pollIntervalMs } : {}),
-      state: 'open',
-      settlement: stringifyWithBigInts(settlement),
-      // A 2025-11-25 upstream's task: its input requests come only on this edge's upstream session.
-      ...(ofSession ? { heldBy: this.tasks.edgeId } : {}),
-    };
-    // Recorded, then handed over (acceptTask made sure it can be): no record is left whose hold was
-    // released. Not recorded, nobody could poll or settle it: charged here as a failed call, and
-    // the upstream told to stop it (it would run on, unbilled, for a client that cannot poll it).
-    try {
-      await this.tasks.open(record);
-    } catch (err) {
-      this.logger.warn(`call ${call.callId}: task not recorded: ${(err as Error).message}`);
-      this.cancelRefusedTask(principal, upstream, record.upstreamTaskId);
-      throw unacceptedTask(call, 'it could not be recorded');
-    }
-    this.admission.handOver(held);
-    return {
-      resultType: 'task',
-      taskId: record.taskId,
-      status: created.status,
-      createdAt: record.createdAt,
-      lastUpdatedAt: typeof created.lastUpdatedAt === 'string' ? created.lastUpdatedAt : record.createdAt,
-      ttlMs,
-      ...(pollIntervalMs !== undefined ? { pollIntervalMs } : {}),
-      // Charged when the task ends: for now its reservation, and no output delivered yet.
-      _meta: { [CALL_META_KEY]: { callId: call.callId, outputTokens: 0, reservedMicros: microsToJson(held.estimate) } },
-    } as unknown as CallToolResult;
-  }
-
-  /**
-   * A 2025-11-25 agent's task-augmented call its upstream answered with a plain result (tasks are
-   * the upstream's to decide; a tool result or an `isError` one), already settled and metered as a
-   * call: the agent gets what that revision lets it read, a CreateTaskResult, of a task recorded
-   * completed (its `tasks/get` says so, its `tasks/result` answers the result, free and the key's
-   * own, on any edge, like any task's), kept for the ttl the agent asked (at most TASK_TTL_MAX_MS).
-   * Answered as the result, the SDK client would reject it (-32602 "Invalid task creation result").
-   */
-  private async completedTask(
-    principal: Principal,
-    call: PricedCall,
-    asked: { ttl?: number | null },
-    answered: CallToolResult,
-  ): Promise<CallToolResult> {
-    const now = this.clock.now();
-    const askedTtl = typeof asked.ttl === 'number' && asked.ttl > 0 ? asked.ttl : Infinity;
-    const ttlMs = Math.min(askedTtl, this.config.edge.taskTtlMaxMs);
-    const createdAt = new Date(now).toISOString();
-    const record: TaskRecord = {
-      taskId: randomUUID(),
-      orgId: principal.orgId,
-      keyId: principal.keyId,
-      upstreamId: call.tool.upstreamId,
-      // The upstream made no task: nothing of it is ever asked or settled.
-      upstreamTaskId: '',
-      createdAt,
-      ttlMs,
-      expiresAt: now + ttlMs,
-      state: 'settled',
-      settlement: '',
-      final: JSON.stringify({ status: 'completed', lastUpdatedAt: createdAt, result: answered }),
-    };
-    await this.tasks.open(record);
-    return {
-      resultType: 'task',
-      taskId: record.taskId,
-      status: 'completed',
-      createdAt,
-      lastUpdatedAt: createdAt,
-      ttlMs,
-      _meta: answered._meta,
-    } as unknown as CallToolResult;
-  }
-
-  /**
-   * Settles and meters a task once it ended, on whichever edge saw it end (a poll, its expiry):
-   * a completed task's result is answered like a call's (embedded resources, output budget, top-up,
-   * paging), any other ending is a failed call. The caller holds the task's settlement claim.
-   */
-  async settleTask(settlementJson: string, ending: TaskEnding, retaken = false): Promise<TaskSettled> {
-    const { principal, call: stored, hold } = parseWithBigInts<TaskSettlement>(settlementJson);
-    // The tool as a settlement needs it (names and upstream); the definition is not kept.
-    const call = { ...stored, topUp: null } as PricedCall;
-    // An earlier claim lapsed after its completion script had run (its edge died, or marking the
-    // task settled failed): the counters and the outbox hold the call already, and its reservation
-    // is gone. The answer is made again, with nothing charged or metered twice.
-    if (retaken && !(await this.admission.stillReserved(hold))) {
-      this.admission.handOver(hold);
-      call.alreadyCharged = true;
-    }
-    try {
-      if (ending.status !== 'completed') {
-        const cost = failedCallCost(call);
-        const standings = await this.settleAndMeter(principal, call, hold, 'UPSTREAM_ERROR', cost, 0);
-        return {
-          meta: {
-            [CALL_META_KEY]: callMeta(call, cost, 0, this.clock.now()),
-            [BUDGET_META_KEY]: budgetMeta(standings),
-          },
-        };
-      }
-      const levels = await this.policies.levelsFor(principal);
-      const content = await this.embeddedResources.withholdDenied(
-        principal,
-        call.tool.namespace,
-        ending.result.content ?? [],
-        levels,
-      );
-      const result = content !== ending.result.content ? { ...ending.result, content } : ending.result;
-      const answered = await this.answerFromResult(principal, call, hold, result, effectiveOutputLimits(levels));
-      return { result: answered, meta: answered._meta ?? {} };
-    } finally {
-      // The hold is not released when settling fails: the task's settlement is retried (the next
-      // poll or the expiry sweep), and a released reservation would read as "already charged".
-      if (call.topUp) this.admission.release(call.topUp);
-    }
-  }
-
   // Beside the call: a page of a paged result, and the tools a caller may list.
 
   /**
@@ -873,54 +632,8 @@ export function callMeta(call: MeteredCall, cost: Micros, outputTokens: number, 
   };
 }
 
-/** A task the edge cannot take on for the agent: a failed call of its upstream (UPSTREAM_ERROR). */
-function unacceptedTask(call: PricedCall, why: string): UpstreamException {
-  return new UpstreamException(
-    UpstreamExceptionCode.ProtocolError,
-    `The server behind "${call.tool.exposedName}" answered with a task, but ${why}; it is a failed call`,
-    call.tool.upstreamId,
-  );
-}
-
-/** What a call that delivered nothing costs (free unless its rule charges failed calls). */
-function failedCallCost(call: PricedCall): Micros {
-  return actualCallCost(call.rule, { failed: true, outputTokens: 0, reportedCostMicros: null }, call.outputTokenCap);
-}
-
 /** A cost the tool reported in `_meta["tollgate/cost"].costMicros`; honoured only where the price rule allows. */
 function reportedCost(result: CallToolResult): Micros | null {
   const reported = (result._meta?.['tollgate/cost'] as { costMicros?: unknown } | undefined)?.costMicros;
   return typeof reported === 'number' && Number.isSafeInteger(reported) ? BigInt(reported) : null;
-}
-
-/**
- * Whether the agent of the call running here can poll a task: it declared the extension
- * (2026-07-28) or augmented its 2025-11-25 `tools/call` with `params.task`.
- */
-function agentTakesTasks(): boolean {
-  const relay = currentCallRelay();
-  return declaresTasks(relay?.clientCapabilities) || relay?.task !== undefined;
-}
-
-/**
- * The agent's relay, saying to the upstream that the call may become a task in either revision: a
- * 2026-07-28 upstream sees the tasks extension among the client's capabilities (a 2025-11-25 agent
- * that set params.task never declares it), a 2025-11-25 upstream gets `params.task` (a 2026-07-28
- * agent never sends one; its ttl is the edge's longest and a margin, so the upstream still knows
- * the task when the edge's expiry asks how it ended; the upstream may answer a shorter one).
- */
-function taskAskingRelay(relay: UpstreamCallRelay, ttlMaxMs: number): UpstreamCallRelay {
-  return {
-    ...relay,
-    clientCapabilities: {
-      ...relay.clientCapabilities,
-      extensions: { ...relay.clientCapabilities?.extensions, [TASKS_EXTENSION]: {} },
-    },
-    task: relay.task ?? { ttl: ttlMaxMs + UPSTREAM_TASK_TTL_MARGIN_MS },
-  };
-}
-
-/** Whether the tool's latest listing lets it run as a task. */
-function toolTakesTasks(tool: ServedTool): boolean {
-  return tool.taskSupport === 'optional' || tool.taskSupport === 'required';
 }

@@ -21,7 +21,7 @@ import {
   parseWithBigInts,
 } from '@tollgate/tasks';
 import { UpstreamCallRelay, currentCallRelay, runWithCallRelay, unrelayableRequest } from '@tollgate/mcp-client';
-import { GovernedCallPipeline, TaskEnding, TaskSettled } from './governed-call.pipeline';
+import { TaskEnding, TaskSettled, TaskSettler } from './task-settler.service';
 import { UpstreamCaller } from './upstream-caller.service';
 import { TaskInputHold } from './task-input-hold.service';
 import { SessionHub } from '../session/session-hub.service';
@@ -45,7 +45,7 @@ type InputRequest = { method?: unknown; params?: Record<string, unknown> & { _me
 
 /**
  * The tasks extension through the edge, after a task-augmented call was admitted and reserved
- * (GovernedCallPipeline.openTask): `tasks/get`, `tasks/update` and `tasks/cancel` of the key that
+ * (TaskOpening.open): `tasks/get`, `tasks/update` and `tasks/cancel` of the key that
  * made the task, relayed to its upstream on any edge (the task is in Redis, TaskStore); free, no
  * usage event of their own. The first edge that sees the task end (completed, failed, cancelled)
  * settles and meters it, once; a task that outlives its ttl is cancelled upstream and settled as a
@@ -61,7 +61,7 @@ export class TaskRelay implements OnModuleInit, OnApplicationShutdown {
 
   constructor(
     private readonly store: TaskStore,
-    private readonly pipeline: GovernedCallPipeline,
+    private readonly settler: TaskSettler,
     private readonly upstreams: UpstreamCaller,
     private readonly catalog: ToolCatalogService,
     private readonly hub: SessionHub,
@@ -144,7 +144,7 @@ export class TaskRelay implements OnModuleInit, OnApplicationShutdown {
 
   /**
    * Settles a task that ended, once across every edge: the first to claim it settles and meters
-   * it (GovernedCallPipeline.settleTask) and records what later polls answer. Null when another
+   * it (TaskSettler.settle) and records what later polls answer. Null when another
    * edge holds the claim.
    */
   private async settle(
@@ -159,7 +159,7 @@ export class TaskRelay implements OnModuleInit, OnApplicationShutdown {
     }
     let settled: TaskSettled;
     try {
-      settled = await this.pipeline.settleTask(record.settlement, ending, claim.retaken);
+      settled = await this.settler.settle(record.settlement, ending, claim.retaken);
     } catch (err) {
       await this.store.releaseClaim(record.orgId, record.taskId);
       throw err;
