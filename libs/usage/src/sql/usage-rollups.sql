@@ -78,12 +78,19 @@ BEGIN
       "outputTokens" = "UsageCallDayRollup"."outputTokens" + EXCLUDED."outputTokens",
       "costMicros" = "UsageCallDayRollup"."costMicros" + EXCLUDED."costMicros"
   ),
-  -- Per tool and the key's tag set now (a tag change moves the key's sums: tollgate_usage_key_tags_moved).
+  -- Per team, tool and the key's tag set now (a tag change moves the key's sums:
+  -- tollgate_usage_key_tags_moved), each key's tags read once: the four tool-by-tag rollups below
+  -- sum these groups, not the batch's per-key ones.
+  t AS MATERIALIZED (
+    SELECT g.org, g.day, g.team, g.up, g.tool, COALESCE(vk."tags", '{}') AS tags,
+           sum(g.calls) AS calls, sum(g.errors) AS errors, sum(g.tokens) AS tokens, sum(g.cost) AS cost
+    FROM g LEFT JOIN "VirtualKey" vk ON vk."id" = g.key
+    GROUP BY 1, 2, 3, 4, 5, 6
+  ),
   tool_tags AS (
     INSERT INTO "UsageToolTagDayRollup" ("orgId", "day", "upstreamId", "toolName", "tags", "calls", "errors", "outputTokens", "costMicros")
-    SELECT g.org, g.day, g.up, g.tool, COALESCE(vk."tags", '{}'), sum(g.calls), sum(g.errors), sum(g.tokens), sum(g.cost)
-    FROM g LEFT JOIN "VirtualKey" vk ON vk."id" = g.key
-    GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
+    SELECT org, day, up, tool, tags, sum(calls), sum(errors), sum(tokens), sum(cost)
+    FROM t GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
     ON CONFLICT ("orgId", "day", "upstreamId", "toolName", "tags") DO UPDATE SET
       "calls" = "UsageToolTagDayRollup"."calls" + EXCLUDED."calls",
       "errors" = "UsageToolTagDayRollup"."errors" + EXCLUDED."errors",
@@ -93,9 +100,8 @@ BEGIN
   -- The same per local month: a long range reads its whole months from here instead of ~30 day rows each.
   tool_tag_months AS (
     INSERT INTO "UsageToolTagMonthRollup" ("orgId", "month", "upstreamId", "toolName", "tags", "calls", "errors", "outputTokens", "costMicros")
-    SELECT g.org, date_trunc('month', g.day)::date, g.up, g.tool, COALESCE(vk."tags", '{}'), sum(g.calls), sum(g.errors), sum(g.tokens), sum(g.cost)
-    FROM g LEFT JOIN "VirtualKey" vk ON vk."id" = g.key
-    GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
+    SELECT org, date_trunc('month', day)::date, up, tool, tags, sum(calls), sum(errors), sum(tokens), sum(cost)
+    FROM t GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
     ON CONFLICT ("orgId", "month", "upstreamId", "toolName", "tags") DO UPDATE SET
       "calls" = "UsageToolTagMonthRollup"."calls" + EXCLUDED."calls",
       "errors" = "UsageToolTagMonthRollup"."errors" + EXCLUDED."errors",
@@ -106,9 +112,8 @@ BEGIN
   -- groups, however many keys and users the team has.
   team_tool_tags AS (
     INSERT INTO "UsageTeamToolTagDayRollup" ("orgId", "day", "teamId", "upstreamId", "toolName", "tags", "calls", "errors", "outputTokens", "costMicros")
-    SELECT g.org, g.day, g.team, g.up, g.tool, COALESCE(vk."tags", '{}'), sum(g.calls), sum(g.errors), sum(g.tokens), sum(g.cost)
-    FROM g LEFT JOIN "VirtualKey" vk ON vk."id" = g.key
-    GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6
+    SELECT org, day, team, up, tool, tags, calls, errors, tokens, cost
+    FROM t ORDER BY 1, 2, 3, 4, 5, 6
     ON CONFLICT ("orgId", "day", "teamId", "upstreamId", "toolName", "tags") DO UPDATE SET
       "calls" = "UsageTeamToolTagDayRollup"."calls" + EXCLUDED."calls",
       "errors" = "UsageTeamToolTagDayRollup"."errors" + EXCLUDED."errors",
@@ -117,9 +122,8 @@ BEGIN
   ),
   team_tool_tag_months AS (
     INSERT INTO "UsageTeamToolTagMonthRollup" ("orgId", "month", "teamId", "upstreamId", "toolName", "tags", "calls", "errors", "outputTokens", "costMicros")
-    SELECT g.org, date_trunc('month', g.day)::date, g.team, g.up, g.tool, COALESCE(vk."tags", '{}'), sum(g.calls), sum(g.errors), sum(g.tokens), sum(g.cost)
-    FROM g LEFT JOIN "VirtualKey" vk ON vk."id" = g.key
-    GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6
+    SELECT org, date_trunc('month', day)::date, team, up, tool, tags, sum(calls), sum(errors), sum(tokens), sum(cost)
+    FROM t GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6
     ON CONFLICT ("orgId", "month", "teamId", "upstreamId", "toolName", "tags") DO UPDATE SET
       "calls" = "UsageTeamToolTagMonthRollup"."calls" + EXCLUDED."calls",
       "errors" = "UsageTeamToolTagMonthRollup"."errors" + EXCLUDED."errors",
