@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { AdminConfig } from '@tollgate/config';
-import { createAppLogger, ShutdownDrain } from '@tollgate/observability';
+import { createNamedApp, ShutdownDrain } from '@tollgate/observability';
 import type { NextFunction, Request, Response } from 'express';
 import type { Server } from 'node:http';
 import { AdminMetrics } from './health/admin-metrics.service';
@@ -35,11 +35,13 @@ function setupOpenApi(app: INestApplication, config: AdminConfig): void {
  * and `listen` are the caller's business.
  */
 export async function createAdminApp(config: AdminConfig): Promise<INestApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AdminApiModule.forRoot(config), {
-    logger: createAppLogger({ app: 'admin-api', ...config.log }),
-    // Our own JSON parser (below) names the body in a 400 for malformed JSON.
-    bodyParser: false,
-  });
+  const app = await createNamedApp({ app: 'admin-api', ...config.log }, (logger) =>
+    NestFactory.create<NestExpressApplication>(AdminApiModule.forRoot(config), {
+      logger,
+      // Our own JSON parser (below) names the body in a 400 for malformed JSON.
+      bodyParser: false,
+    }),
+  );
   app.disable('x-powered-by');
   app.use(requestIdMiddleware);
   app.use(requestLogMiddleware);

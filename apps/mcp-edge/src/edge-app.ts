@@ -6,7 +6,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { AdmissionClock } from '@tollgate/admission';
 import { EdgeConfig } from '@tollgate/config';
 import {
-  createAppLogger,
+  createNamedApp,
   inHttpServerSpan,
   runWithLogContext,
   ShutdownDrain,
@@ -21,10 +21,9 @@ import { McpEndpoint, isMcpRequest } from './endpoint/mcp-endpoint';
  * Body parsing is left to the MCP endpoint. `clock`: what it reads as now (tests pass a TestClock).
  */
 export async function createEdgeApp(config: EdgeConfig, clock?: AdmissionClock): Promise<INestApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(EdgeModule.forRoot(config, clock), {
-    bodyParser: false,
-    logger: createAppLogger({ app: 'edge', ...config.log }),
-  });
+  const app = await createNamedApp({ app: 'edge', ...config.log }, (logger) =>
+    NestFactory.create<NestExpressApplication>(EdgeModule.forRoot(config, clock), { bodyParser: false, logger }),
+  );
   app.set('trust proxy', true);
   routeMcpAroundExpress(app.getHttpServer() as Server, app.get(McpEndpoint));
   app.get(ShutdownDrain).attach(app.getHttpServer() as Server);

@@ -1,6 +1,6 @@
-import { ConsoleLogger, LoggerService, LogLevel } from '@nestjs/common';
+import { ConsoleLogger, INestApplication, LoggerService, LogLevel } from '@nestjs/common';
 import pino, { DestinationStream, Logger as PinoLogger } from 'pino';
-import { loggedContext } from './log-context';
+import { currentApp, loggedContext, runInAppScope } from './log-context';
 
 /** Nest's level names, as LOG_LEVEL spells them. */
 export type AppLogLevel = 'error' | 'warn' | 'log' | 'debug' | 'verbose';
@@ -42,9 +42,41 @@ export function createAppLogger(options: AppLoggerOptions): LoggerService {
 }
 
 /**
- * A Nest LoggerService over pino: `time`, `level` (a name), `app`, `context` (the Nest logger's
- * name), `msg`, and the request's ids (request, call, org, key) from the log context. Never
- * headers or bodies: callers log what they mean to, and no secret is ever one of them.
+ * Creates an app (`create`, given the app's logger) whose log lines name it, `options.app`, also
+ * when other apps share the process. Nest keeps one logger per process (NestFactory.create's
+ * `logger` replaces its static one), so the last app created would name every line: the name
+ * comes from the app's scope instead (runInAppScope), entered for its creation, init, listen and
+ * close, and kept by every request and job it serves (one scope per request, as before).
+ */
+export async function createNamedApp<A extends INestApplication>(
+  options: AppLoggerOptions,
+  create: (logger: LoggerService) => Promise<A>,
+): Promise<A> {
+  const app = await runInAppScope(options.app, () => create(createAppLogger(options)));
+  // Nest's own proxy around the app ignores assignments, so its lifecycle methods are wrapped here.
+  const named: A = new Proxy(app, {
+    get(target, prop) {
+      const value: unknown = Reflect.get(target, prop);
+      if (typeof value !== 'function' || !APP_SCOPED_METHODS.has(prop)) return value;
+      return (...args: unknown[]) =>
+        runInAppScope(options.app, async () => {
+          const result: unknown = await value.apply(target, args);
+          // init() answers the app: this one, so what is started through it later is named too.
+          return prop === 'init' ? named : result;
+        });
+    },
+  });
+  return named;
+}
+
+/** What an app starts from: its modules' init hooks, its HTTP server, its shutdown hooks. */
+const APP_SCOPED_METHODS: ReadonlySet<string | symbol> = new Set(['init', 'listen', 'close']);
+
+/**
+ * A Nest LoggerService over pino: `time`, `level` (a name), `app` (the scope's, runInAppScope, else
+ * this logger's), `context` (the Nest logger's name), `msg`, and the request's ids (request, call,
+ * org, key) from the log context. Never headers or bodies: callers log what they mean to, and no
+ * secret is ever one of them.
  */
 export class JsonLogger implements LoggerService {
   private readonly pino: PinoLogger;
@@ -53,10 +85,10 @@ export class JsonLogger implements LoggerService {
     this.pino = pino(
       {
         level: PINO_LEVEL[options.level],
-        base: { app: options.app, pid: process.pid },
+        base: { pid: process.pid },
         timestamp: pino.stdTimeFunctions.isoTime,
         formatters: { level: (label) => ({ level: label }) },
-        mixin: () => loggedContext(),
+        mixin: () => ({ app: currentApp() ?? options.app, ...loggedContext() }),
       },
       // process.stdout, not a file descriptor of pino's own: on Linux it writes synchronously to a
       // file, pipe or terminal, and whatever reads this process's stdout in-process (a test that

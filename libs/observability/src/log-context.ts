@@ -43,12 +43,13 @@ export function loggedContext(): Omit<LogContext, 'trace'> {
 }
 
 /**
- * What runs inside a request or job: its log context and, with telemetry on, the OpenTelemetry
- * context (RequestScopeContextManager keeps it here). One AsyncLocalStorage for both: each one a
- * process has enabled costs something on every promise it makes, and the SDK's own context manager
- * would be one more.
+ * What runs inside a request or job: the app it belongs to, its log context and, with telemetry
+ * on, the OpenTelemetry context (RequestScopeContextManager keeps it here). One AsyncLocalStorage
+ * for all three: each one a process has enabled costs something on every promise it makes, and the
+ * SDK's own context manager would be one more. Every scope made inside an app's keeps its `app`.
  */
 interface RequestScope {
+  app?: string;
   log?: LogContext;
   otel?: Context;
 }
@@ -56,11 +57,27 @@ interface RequestScope {
 const SCOPE = new AsyncLocalStorage<RequestScope>();
 
 /**
- * Runs `fn` with a log context of its own (one per HTTP request or job); `otel`: the OpenTelemetry
- * context it runs in (the request's span, see inHttpServerSpan), else the one active now.
+ * Runs `fn` (an app's creation, init, listen or close: see createNamedApp) as the app named `app`:
+ * what it starts (servers, connections, timers, queue workers) runs in this scope too, so their
+ * log lines name the app even where other apps share the process (tests run all three in one).
+ */
+export function runInAppScope<T>(app: string, fn: () => T): T {
+  return SCOPE.run({ app }, fn);
+}
+
+/** The app whose scope this runs in (runInAppScope), if any. */
+export function currentApp(): string | undefined {
+  return SCOPE.getStore()?.app;
+}
+
+/**
+ * Runs `fn` with a log context of its own (one per HTTP request or job), in the same app; `otel`:
+ * the OpenTelemetry context it runs in (the request's span, see inHttpServerSpan), else the one
+ * active now.
  */
 export function runWithLogContext<T>(context: LogContext, fn: () => T, otel?: Context): T {
-  return SCOPE.run({ log: context, otel: otel ?? SCOPE.getStore()?.otel }, fn);
+  const current = SCOPE.getStore();
+  return SCOPE.run({ app: current?.app, log: context, otel: otel ?? current?.otel }, fn);
 }
 
 /** Adds fields (the org and key once authenticated, the call id once priced) to the current context. */
@@ -80,7 +97,8 @@ export function activeOtelContext(): Context | undefined {
 
 /** Runs `fn` with `otel` as the active OpenTelemetry context, in the same log context (for RequestScopeContextManager). */
 export function runWithOtelContext<A extends unknown[], R>(otel: Context, fn: (...args: A) => R, ...args: A): R {
-  return SCOPE.run({ log: SCOPE.getStore()?.log, otel }, fn, ...args);
+  const current = SCOPE.getStore();
+  return SCOPE.run({ app: current?.app, log: current?.log, otel }, fn, ...args);
 }
 
 /**
@@ -89,6 +107,6 @@ export function runWithOtelContext<A extends unknown[], R>(otel: Context, fn: (.
  */
 export function enterOtelContext(otel: Context): () => void {
   const previous = SCOPE.getStore();
-  SCOPE.enterWith({ log: previous?.log, otel });
+  SCOPE.enterWith({ app: previous?.app, log: previous?.log, otel });
   return () => SCOPE.enterWith(previous ?? {});
 }
