@@ -11,6 +11,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { PrismaClient } from '@prisma/client';
 import { PrismaPg } from '@prisma/adapter-pg';
+import { Redis } from 'ioredis';
 import { QueueName } from '@tollgate/queue';
 import { callMeta, connectAgent, textOf, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,6 +33,8 @@ describe('a 2026-07-28-only upstream behind the edge', () => {
   let db: PrismaClient;
   let fixture: ConformanceServer;
   let key: string;
+  let orgId: string;
+  let upstreamId: string;
   let nextId = 1;
   const agents: Client[] = [];
 
@@ -104,7 +107,7 @@ describe('a 2026-07-28-only upstream behind the edge', () => {
     p = await startPlatform();
     db = new PrismaClient({ adapter: new PrismaPg({ connectionString: p.env.vars.DATABASE_URL }) });
     fixture = await startConformanceServer({ statelessOnly: true });
-    const orgId = (await p.admin('POST', '/v1/orgs', { name: 'Stateless up', slug: 'stateless-up' })).body.id;
+    orgId = (await p.admin('POST', '/v1/orgs', { name: 'Stateless up', slug: 'stateless-up' })).body.id;
     const teamId = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 't' })).body.id;
     const userId = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 's@example.test' })).body.id;
     await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId });
@@ -114,7 +117,7 @@ describe('a 2026-07-28-only upstream behind the edge', () => {
       resourceAllow: ['next:*'],
       promptAllow: ['next:*'],
     });
-    const upstreamId = (
+    upstreamId = (
       await p.admin('POST', `/v1/orgs/${orgId}/upstreams`, {
         namespace: 'next',
         transport: 'STREAMABLE_HTTP',
@@ -336,9 +339,10 @@ describe('a 2026-07-28-only upstream behind the edge', () => {
     await agent.unsubscribeResource({ uri: 'test://watched-resource' });
   });
 
-  it("should tell a 2026-07-28 agent's listen stream when the upstream announces a tool list change on its own", async () => {
-    // The edge already holds a connection to the upstream (earlier calls), and with it the upstream's listen stream.
-    const listen = await fetch(`${p.edgeUrl}/mcp`, {
+  /** A 2026-07-28 agent's `subscriptions/listen` stream, read message by message. */
+  async function openListen(notifications: Record<string, unknown>) {
+    const id = nextId++;
+    const response = await fetch(`${p.edgeUrl}/mcp`, {
       method: 'POST',
       headers: {
         authorization: `Bearer ${key}`,
@@ -349,28 +353,100 @@ describe('a 2026-07-28-only upstream behind the edge', () => {
       },
       body: JSON.stringify({
         jsonrpc: '2.0',
-        id: nextId++,
+        id,
         method: 'subscriptions/listen',
-        params: {
-          notifications: { toolsListChanged: true },
-          _meta: { [`${META}protocolVersion`]: REVISION, [`${META}clientCapabilities`]: {} },
-        },
+        params: { notifications, _meta: { [`${META}protocolVersion`]: REVISION, [`${META}clientCapabilities`]: {} } },
       }),
     });
-    const reader = listen.body!.pipeThrough(new TextDecoderStream()).getReader();
-    let seen = '';
-    const until = async (method: string) => {
-      while (!seen.includes(`"method":"${method}"`)) {
-        const { value, done } = await reader.read();
-        if (done) throw new Error(`the listen stream ended before ${method}: ${seen}`);
-        seen += value;
-      }
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let buffered = '';
+    const messages: Record<string, any>[] = [];
+    return {
+      id,
+      /** The first message of `method` not yet taken (waits for it). */
+      async next(method: string): Promise<Record<string, any>> {
+        for (;;) {
+          const at = messages.findIndex((m) => m.method === method);
+          if (at >= 0) return messages.splice(at, 1)[0];
+          const { value, done } = await reader.read();
+          if (done) throw new Error(`the listen stream ended before ${method}: ${JSON.stringify(messages)}`);
+          buffered += value;
+          const events = buffered.split('\n\n');
+          buffered = events.pop()!;
+          for (const e of events)
+            for (const line of e.split('\n')) if (line.startsWith('data: ')) messages.push(JSON.parse(line.slice(6)));
+        }
+      },
+      close: () => reader.cancel(),
     };
-    await until('notifications/subscriptions/acknowledged');
+  }
+
+  it("should tell a 2026-07-28 agent's listen stream when the upstream announces a tool list change on its own", async () => {
+    // The edge already holds a connection to the upstream (earlier calls), and with it the upstream's listen stream.
+    const listen = await openListen({ toolsListChanged: true });
+    const ack = await listen.next('notifications/subscriptions/acknowledged');
+    expect(ack.params.notifications).toEqual({ toolsListChanged: true });
     const trigger = await post('tools/call', { name: 'next__test_trigger_tool_change', arguments: {} });
     expect(trigger.result).toMatchObject({ content: [{ text: 'Tool list change announced' }] });
-    await until('notifications/tools/list_changed');
-    await reader.cancel();
+    await listen.next('notifications/tools/list_changed');
+    await listen.close();
+  });
+
+  it("should govern the resources a 2026-07-28 agent's listen stream subscribes to: charged once each, the refused one named, updates relayed, released on close", async () => {
+    expect(
+      (
+        await p.admin('POST', `/v1/orgs/${orgId}/prices`, {
+          upstreamId,
+          toolPattern: 'subscription:test://*',
+          perCallMicros: 500,
+        })
+      ).status,
+    ).toBe(201);
+    const listen = await openListen({ resourceSubscriptions: ['test://watched-resource', 'test://no-such-resource'] });
+    const ack = await listen.next('notifications/subscriptions/acknowledged');
+    // Only what the edge honors is acknowledged; the rest is named with the reason.
+    expect(ack.params.notifications).toEqual({ resourceSubscriptions: ['test://watched-resource'] });
+    expect(ack.params._meta[`${META}subscriptionId`]).toBe(String(listen.id));
+    expect(ack.params._meta['tollgate/refused']).toEqual([
+      expect.objectContaining({ uri: 'test://no-such-resource', message: expect.stringContaining('no-such-resource') }),
+    ]);
+    const [charged] = ack.params._meta['tollgate/calls'];
+    expect(charged).toMatchObject({ uri: 'test://watched-resource', costMicros: 500 });
+    await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, [charged.callId]);
+    expect(await db.usageEvent.findFirstOrThrow({ where: { id: charged.callId } })).toMatchObject({
+      toolName: 'subscription:test://watched-resource',
+      costMicros: 500n,
+      outcome: 'OK',
+    });
+
+    // The upstream's update reaches the stream, under the stream's subscription id.
+    const trigger = await post('tools/call', { name: 'next__test_trigger_resource_update', arguments: {} });
+    expect(trigger.result).toMatchObject({ content: [{ text: 'Resource update announced' }] });
+    const updated = await listen.next('notifications/resources/updated');
+    expect(updated.params).toEqual({
+      uri: 'test://watched-resource',
+      _meta: { [`${META}subscriptionId`]: String(listen.id) },
+    });
+
+    // Closing the stream releases its subscription: no subscriber of the resource is left.
+    await listen.close();
+    const redis = new Redis(p.env.redisUrl);
+    try {
+      const subscribers = async () => {
+        const keys = await redis.keys(`${p.env.redisPrefix}*res-subs*`);
+        return keys.length === 0 ? 0 : Number(await redis.scard(keys[0]));
+      };
+      await expect.poll(subscribers).toBe(0);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('should refuse a listen stream whose resourceSubscriptions is not a list of URIs, naming the field', async () => {
+    const answer = await post('subscriptions/listen', {
+      notifications: { resourceSubscriptions: 'test://watched-resource' },
+    });
+    expect(answer.error).toMatchObject({ code: -32602, message: expect.stringContaining('resourceSubscriptions') });
   });
 });
 

@@ -83,14 +83,25 @@ export class CallDispatcher {
     return this.dispatch(call, (signal) => this.items.complete(call.principal, params, signal));
   }
 
-  /** `resources/subscribe`, priced and metered as `subscription:<uri>`. */
-  subscribe(call: AgentCall, params: SubscribeRequest['params']): Promise<Record<string, never>> {
-    return this.dispatch(call, (signal) => this.items.subscribe(call.principal, call.session, params, signal));
+  /**
+   * `resources/subscribe`, priced and metered as `subscription:<uri>`. Updates go to `subscriber`:
+   * the call's session, or a 2026-07-28 agent's listen stream (its resource subscriptions).
+   */
+  subscribe(
+    call: AgentCall,
+    params: SubscribeRequest['params'],
+    subscriber: string | null = call.session?.id ?? null,
+  ): Promise<Record<string, never>> {
+    return this.dispatch(call, (signal) => this.items.subscribe(call.principal, subscriber, params, signal));
   }
 
-  /** `resources/unsubscribe`. */
-  unsubscribe(call: AgentCall, params: UnsubscribeRequest['params']): Promise<Record<string, never>> {
-    return this.dispatch(call, (signal) => this.items.unsubscribe(call.principal, call.session, params, signal));
+  /** `resources/unsubscribe`, for the call's session or the listen stream `subscriber`. */
+  unsubscribe(
+    call: AgentCall,
+    params: UnsubscribeRequest['params'],
+    subscriber: string | null = call.session?.id ?? null,
+  ): Promise<Record<string, never>> {
+    return this.dispatch(call, (signal) => this.items.unsubscribe(call.principal, subscriber, params, signal));
   }
 
   /**

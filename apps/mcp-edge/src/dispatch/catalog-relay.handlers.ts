@@ -33,7 +33,6 @@ import { EmbeddedResources } from '../governed-call/embedded-resources.service';
 import { GovernedItem, GovernedItemPipeline } from '../governed-call/governed-item.pipeline';
 import { UpstreamOutcome } from '../governed-call/upstream-caller.service';
 import { ResourceSubscriptions } from '../session/resource-subscriptions.service';
-import { McpSession } from '../session/mcp-session.store';
 
 /** The MCP `resource not found` error (spec: -32002). */
 const RESOURCE_NOT_FOUND = -32002;
@@ -115,9 +114,10 @@ export class CatalogRelayHandlers {
     );
   }
 
+  /** Subscribes `subscriber` (a session, or a 2026-07-28 listen stream) to the resource's updates. */
   async subscribe(
     principal: Principal,
-    session: McpSession | null,
+    subscriber: string | null,
     params: SubscribeRequest['params'],
     signal?: AbortSignal,
   ): Promise<Record<string, never>> {
@@ -153,22 +153,22 @@ export class CatalogRelayHandlers {
       (result) => ({ result, pageableText: null, tokens: 0 }),
       (result) => result,
     );
-    // Without a session there is no stream to tell of updates: the upstream still accepted it.
-    if (session) await this.subscriptions.subscribe(principal.orgId, session.id, spec.id, key, uri);
+    // Without a subscriber there is no stream to tell of updates: the upstream still accepted it.
+    if (subscriber) await this.subscriptions.subscribe(principal.orgId, subscriber, spec.id, key, uri);
     return answer;
   }
 
   async unsubscribe(
     principal: Principal,
-    session: McpSession | null,
+    subscriber: string | null,
     params: UnsubscribeRequest['params'],
     signal?: AbortSignal,
   ): Promise<Record<string, never>> {
     const uri = params.uri;
     const { spec, key } = this.resolveResource(await this.catalog.catalogFor(principal.orgId), uri);
-    // The upstream keeps the subscription while another session of the org still wants its updates.
-    const remaining = session
-      ? await this.subscriptions.unsubscribe(principal.orgId, session.id, spec.id, key, uri)
+    // The upstream keeps the subscription while another subscriber of the org still wants its updates.
+    const remaining = subscriber
+      ? await this.subscriptions.unsubscribe(principal.orgId, subscriber, spec.id, key, uri)
       : 0;
     if (remaining === 0 && speaksStatelessRevision(spec)) await this.pool.watchResource(spec, key, false);
     else if (remaining === 0)

@@ -8,9 +8,10 @@ import { SessionHub } from './session-hub.service';
 const SUBSCRIPTION_TTL_SECONDS = 24 * 3600;
 
 /**
- * Which sessions subscribed to which upstream resource, kept in Redis so any edge can relay: the
- * edge whose pooled connection hears `notifications/resources/updated` looks the URI up and sends
- * the notification, under the URI the agent subscribed with, to each session wherever its stream is.
+ * Which subscribers (2025-11-25 sessions, 2026-07-28 listen streams) subscribed to which upstream
+ * resource, kept in Redis so any edge can relay: the edge whose pooled connection hears
+ * `notifications/resources/updated` looks the URI up and sends the notification, under the URI the
+ * agent subscribed with, to each subscriber wherever its stream is held (SessionHub).
  */
 @Injectable()
 export class ResourceSubscriptions implements OnModuleInit {
@@ -32,7 +33,7 @@ export class ResourceSubscriptions implements OnModuleInit {
 
   async subscribe(
     orgId: string,
-    sessionId: string,
+    subscriber: string,
     upstreamId: string,
     uri: string,
     exposedUri: string,
@@ -40,15 +41,15 @@ export class ResourceSubscriptions implements OnModuleInit {
     const key = this.key(orgId, upstreamId, uri);
     await this.redis.client
       .multi()
-      .sadd(key, JSON.stringify([sessionId, exposedUri]))
+      .sadd(key, JSON.stringify([subscriber, exposedUri]))
       .expire(key, SUBSCRIPTION_TTL_SECONDS)
       .exec();
   }
 
-  /** Forgets the session's subscription; answers how many sessions still want the resource's updates. */
+  /** Forgets the subscriber's subscription; answers how many subscribers still want the resource's updates. */
   async unsubscribe(
     orgId: string,
-    sessionId: string,
+    subscriber: string,
     upstreamId: string,
     uri: string,
     exposedUri: string,
@@ -57,7 +58,7 @@ export class ResourceSubscriptions implements OnModuleInit {
     const [, remaining] =
       (await this.redis.client
         .multi()
-        .srem(key, JSON.stringify([sessionId, exposedUri]))
+        .srem(key, JSON.stringify([subscriber, exposedUri]))
         .scard(key)
         .exec()) ?? [];
     return Number(remaining?.[1] ?? 0);
@@ -66,8 +67,8 @@ export class ResourceSubscriptions implements OnModuleInit {
   private async relayUpdated(orgId: string, upstreamId: string, uri: string): Promise<void> {
     const members = await this.redis.client.smembers(this.key(orgId, upstreamId, uri));
     for (const m of members) {
-      const [sessionId, exposedUri] = JSON.parse(m) as [string, string];
-      await this.hub.notifySession(sessionId, {
+      const [subscriber, exposedUri] = JSON.parse(m) as [string, string];
+      await this.hub.notifySession(subscriber, {
         method: 'notifications/resources/updated',
         params: { uri: exposedUri },
       });

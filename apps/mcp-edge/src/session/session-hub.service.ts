@@ -27,6 +27,8 @@ interface Stream {
 export class SessionHub implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(SessionHub.name);
   private readonly streams = new Map<string, Set<Stream>>();
+  /** 2026-07-28 listen streams held here, by subscriber id: each writes a message its own way. */
+  private readonly listeners = new Map<string, (message: Record<string, unknown>) => void>();
 
   private draining = false;
   private readonly sessionToolListeners: ((sessionId: string) => void)[] = [];
@@ -49,8 +51,11 @@ export class SessionHub implements OnModuleInit, OnApplicationShutdown {
     });
     await this.redis.subscribe(SESSION_MESSAGE_CHANNEL, (message) => {
       const space = message.indexOf(' ');
-      if (space > 0)
-        this.send(this.streams.get(message.slice(0, space)), JSON.parse(message.slice(space + 1)) as object);
+      if (space <= 0) return;
+      const id = message.slice(0, space);
+      const parsed = JSON.parse(message.slice(space + 1)) as Record<string, unknown>;
+      this.send(this.streams.get(id), parsed);
+      this.listeners.get(id)?.(parsed);
     });
   }
 
@@ -86,6 +91,15 @@ export class SessionHub implements OnModuleInit, OnApplicationShutdown {
     });
   }
 
+  /**
+   * Hands `deliver` what is sent to `subscriberId` (notifySession) until the returned function is
+   * called: how a 2026-07-28 listen stream held by this replica hears of its resources' updates.
+   */
+  attachListener(subscriberId: string, deliver: (message: Record<string, unknown>) => void): () => void {
+    this.listeners.set(subscriberId, deliver);
+    return () => this.listeners.delete(subscriberId);
+  }
+
   /** Calls `listener` with the session id whenever a session's own tool list changed (it loaded tools). */
   onSessionToolListChanged(listener: (sessionId: string) => void): void {
     this.sessionToolListeners.push(listener);
@@ -96,7 +110,10 @@ export class SessionHub implements OnModuleInit, OnApplicationShutdown {
     await this.redis.publish(SESSION_NOTIFY_CHANNEL, sessionId);
   }
 
-  /** Sends a notification (`notifications/resources/updated`...) to the session, wherever its stream is held. */
+  /**
+   * Sends a notification (`notifications/resources/updated`...) to the session or listen stream
+   * `sessionId` names, wherever its stream is held.
+   */
   async notifySession(
     sessionId: string,
     notification: { method: string; params?: Record<string, unknown> },

@@ -1,12 +1,15 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ErrorCode, JSONRPCMessage, LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, JSONRPCMessage, LATEST_PROTOCOL_VERSION, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { ToolCatalogService } from '@tollgate/upstream-registry';
 import { EdgeConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { Principal } from '@tollgate/identity';
 import { TASKS_EXTENSION, TASKS_REQUIRED_CAPABILITIES, TASK_METHODS, declaresTasks } from '@tollgate/tasks';
 import { UpstreamCallRelay, runWithCallRelay } from '@tollgate/mcp-client';
-import { CallDispatcher } from '../dispatch/call-dispatcher.service';
+import { AgentCall, CallDispatcher } from '../dispatch/call-dispatcher.service';
+import { CALL_META_KEY } from '../governed-call/call-meta';
+import { SessionHub } from '../session/session-hub.service';
 import { LIST_CHANGED_METHODS, ListKind } from '../session/list-changed';
 import { VisibleListWatch } from '../session/visible-list-watch.service';
 import { HeldCall, HeldCalls, inputResponsesOf } from './input-required-bridge';
@@ -37,6 +40,12 @@ const LIST_FILTERS: Record<ListKind, string> = {
   resources: 'resourcesListChanged',
 };
 
+/** What a listen stream's acknowledgement says of its resource subscriptions: charged, and refused. */
+const CALLS_META_KEY = 'tollgate/calls';
+const REFUSED_META_KEY = 'tollgate/refused';
+/** Each one is a governed subscription: a bound on what one request may ask for. */
+const MAX_RESOURCE_SUBSCRIPTIONS = 100;
+
 interface Listener {
   res: ServerResponse;
   subscriptionId: string;
@@ -65,6 +74,7 @@ export class StatelessRevisionHandler implements OnApplicationShutdown {
     private readonly dispatcher: CallDispatcher,
     private readonly catalog: ToolCatalogService,
     private readonly listWatch: VisibleListWatch,
+    private readonly hub: SessionHub,
     @Inject(TOLLGATE_CONFIG) config: EdgeConfig,
   ) {
     // Signed with the deployment's key, so another edge can check a retry's requestState.
@@ -85,7 +95,7 @@ export class StatelessRevisionHandler implements OnApplicationShutdown {
             false,
           );
         case 'subscriptions/listen':
-          return this.listen(res, principal, request);
+          return await this.listen(res, principal, request);
         case 'tools/call':
           await this.checkToolHeaders(req, principal, request);
           return await this.answerInRounds(req, res, principal, request);
@@ -366,10 +376,35 @@ export class StatelessRevisionHandler implements OnApplicationShutdown {
     checkParamHeaders(req, tool?.definition.inputSchema, (request.params.arguments ?? {}) as Record<string, unknown>);
   }
 
-  // subscriptions/listen: an event stream that hears of list changes until the client closes it.
-  private listen(res: ServerResponse, principal: Principal, request: StatelessRequest): void {
+  /**
+   * subscriptions/listen: an event stream that hears of list changes, and of updates to the
+   * resources it names, until the client closes it. Each resource subscription is governed like a
+   * 2025-11-25 `resources/subscribe` (resource policy, `subscription:<uri>` prices, budgets, one
+   * ledger row) and released when the stream closes; the acknowledgement names what is honored, and
+   * says why any resource is not.
+   */
+  private async listen(res: ServerResponse, principal: Principal, request: StatelessRequest): Promise<void> {
     const wants = (request.params.notifications ?? {}) as Record<string, unknown>;
+    const uris = resourceSubscriptionsOf(wants);
     const listener: Listener = { res, subscriptionId: String(request.id), wants };
+    const call: AgentCall = { principal, session: null, requestId: request.id };
+    const subscriber = `listen:${randomUUID()}`;
+    // The acknowledgement is the stream's first message: an update heard before it waits for it.
+    const early: Record<string, unknown>[] = [];
+    let acknowledged = false;
+    const detach = this.hub.attachListener(subscriber, (message) =>
+      acknowledged ? this.relayToListener(listener, message) : early.push(message),
+    );
+    const { honored, charged, refused } = await this.subscribeResources(call, subscriber, uris);
+    const release = () => {
+      detach();
+      for (const uri of honored)
+        this.dispatcher
+          .unsubscribe(call, { uri }, subscriber)
+          .catch((err: Error) => this.logger.warn(`could not release a listen stream's subscription: ${err.message}`));
+    };
+    if (res.destroyed) return release(); // the client left while its subscriptions were made
+
     this.listeners.add(listener);
     // Catalog and policy changes (an upstream's own announcement included, through the sync it
     // queues) reach this stream when they change what its key sees.
@@ -377,14 +412,73 @@ export class StatelessRevisionHandler implements OnApplicationShutdown {
     writeEvent(res, {
       jsonrpc: '2.0',
       method: 'notifications/subscriptions/acknowledged',
-      params: { _meta: { [`${META_PREFIX}subscriptionId`]: listener.subscriptionId } },
+      params: {
+        notifications: {
+          ...Object.fromEntries(
+            Object.values(LIST_FILTERS)
+              .map((f) => [f, wants[f] === true])
+              .filter(([, on]) => on),
+          ),
+          ...(uris.length > 0 ? { resourceSubscriptions: honored } : {}),
+        },
+        _meta: {
+          [`${META_PREFIX}subscriptionId`]: listener.subscriptionId,
+          ...(charged.length > 0 ? { [CALLS_META_KEY]: charged } : {}),
+          ...(refused.length > 0 ? { [REFUSED_META_KEY]: refused } : {}),
+        },
+      },
     });
+    acknowledged = true;
+    for (const message of early.splice(0)) this.relayToListener(listener, message);
     const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
     res.on('close', () => {
       clearInterval(keepAlive);
       unwatch();
+      release();
       this.listeners.delete(listener);
     });
+  }
+
+  /** Subscribes the listen stream to each resource it names, one governed subscription each. */
+  private async subscribeResources(
+    call: AgentCall,
+    subscriber: string,
+    uris: string[],
+  ): Promise<{ honored: string[]; charged: Record<string, unknown>[]; refused: Record<string, unknown>[] }> {
+    const honored: string[] = [];
+    const charged: Record<string, unknown>[] = [];
+    const refused: Record<string, unknown>[] = [];
+    for (const uri of uris) {
+      try {
+        const answer = (await this.dispatcher.subscribe(call, { uri }, subscriber)) as {
+          _meta?: Record<string, unknown>;
+        };
+        honored.push(uri);
+        const meta = answer._meta?.[CALL_META_KEY];
+        if (meta) charged.push({ uri, ...(meta as object) });
+      } catch (err) {
+        // A refusal carries the governed body (code, message, hint...); anything else its JSON-RPC error.
+        const data = err instanceof McpError ? (err.data as Record<string, unknown> | undefined) : undefined;
+        refused.push({
+          uri,
+          ...(data && typeof data.code === 'string'
+            ? data
+            : { code: err instanceof McpError ? err.code : ErrorCode.InternalError, message: (err as Error).message }),
+        });
+      }
+    }
+    return { honored, charged, refused };
+  }
+
+  /** A notification for the stream's subscriber, under the stream's subscription id. */
+  private relayToListener(l: Listener, message: Record<string, unknown>): void {
+    const params = (message.params ?? {}) as Record<string, unknown>;
+    const meta = { ...(params._meta as object), [`${META_PREFIX}subscriptionId`]: l.subscriptionId };
+    try {
+      writeEvent(l.res, { ...message, params: { ...params, _meta: meta } });
+    } catch (err) {
+      this.logger.warn(`could not notify a listen stream: ${(err as Error).message}`);
+    }
   }
 
   private announceListChanges(l: Listener, kinds: ListKind[]): void {
@@ -412,4 +506,23 @@ function sendAnswer(res: ServerResponse, answer: JsonRpcAnswer, streamed: boolea
   if (!streamed) return sendJson(res, 200, { jsonrpc: '2.0', ...answer });
   writeEvent(res, { jsonrpc: '2.0', ...answer });
   res.end();
+}
+
+/** The listen filter's `resourceSubscriptions`: URIs, each once (-32602 for anything else). */
+function resourceSubscriptionsOf(wants: Record<string, unknown>): string[] {
+  const uris = wants.resourceSubscriptions;
+  if (uris === undefined) return [];
+  if (!Array.isArray(uris) || !uris.every((u) => typeof u === 'string' && u.length > 0))
+    throw new StatelessRevisionError(
+      400,
+      ErrorCode.InvalidParams,
+      'notifications.resourceSubscriptions must be an array of resource URIs',
+    );
+  if (uris.length > MAX_RESOURCE_SUBSCRIPTIONS)
+    throw new StatelessRevisionError(
+      400,
+      ErrorCode.InvalidParams,
+      `notifications.resourceSubscriptions names ${uris.length} resources; at most ${MAX_RESOURCE_SUBSCRIPTIONS} per stream`,
+    );
+  return [...new Set(uris as string[])];
 }
