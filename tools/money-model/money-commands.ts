@@ -4,7 +4,8 @@
 // rules taking effect or ending later) and command sequences (admit at boundary amounts, call a
 // priced tool, complete at 0, part or all of the estimate or with a result the price book prices,
 // complete calls of several organisations in one turn, cancel,
-// crash an edge, let time pass the reservation TTL, plant malformed records, reconcile, lose
+// crash an edge, stall an edge's event loop past the TTL while another edge admits a call, let
+// time pass the reservation TTL, plant malformed records, reconcile, lose
 // Redis and rebuild from the ledger, return leases), runs each command on MoneyModel and on the
 // real services (MoneySystem), and compares answers, counters and usage events after every step.
 import { randomUUID } from 'node:crypto';
@@ -125,6 +126,10 @@ export async function verify(m: MoneyModel, r: Real, leasesReturned = false): Pr
     if (seen.size !== m.events[org].size || [...m.events[org]].some(([id, cost]) => seen.get(id) !== cost))
       differ(`org ${org} usage events (ledger + outbox)`, m.events[org], seen);
   }
+  // Which calls the edge renews no more: those whose renewal found part of their hold gone.
+  for (const c of live(m))
+    if ((c.lapsed === true) !== r.sys.lapsed(c.id))
+      differ(`call ${c.id} lapsed (its hold renewed no more)`, c.lapsed === true, !c.lapsed);
   if (r.sys.leases && unusedTotal > r.sys.leaseHoldings() + deadTotal)
     differ(
       'allowance held in Redis beyond the calls in flight vs what the leases hold',
@@ -181,7 +186,10 @@ class AdmitCommand implements Cmd {
     return this.org < m.spec.orgs.length;
   }
   async run(m: MoneyModel, r: Real) {
-    const now = await clock(m, r);
+    await this.admitAt(m, r, await clock(m, r));
+  }
+  /** Admits it at `now` (the edge's clock there already). */
+  async admitAt(m: MoneyModel, r: Real, now: number) {
     const asked = 'fixed' in this.amount ? this.amount.fixed : this.nearLimit(m, this.amount.nearLimit);
     const largest = m.largestEstimate(this.org, this.key);
     const estimate = asked < largest ? asked : largest;
@@ -362,11 +370,49 @@ class CrashEdgeCommand implements Cmd {
     const now = await clock(m, r);
     for (const c of live(m)) m.crash(c.id);
     await r.sys.crashEdge(now);
+    m.edgeRestarted();
     m.advance(MODEL_RESERVATION_TTL_MS + 1);
     await clock(m, r);
   }
   toString() {
     return 'crashEdge';
+  }
+}
+
+/**
+ * The edge's event loop stalls past the TTL (a long GC pause, a CPU-starved container) while
+ * another edge admits a call of `org`'s `key` (the same services here), which sweeps what the
+ * stalled edge's calls held (their reservations if a budget applies, their slots if the key's
+ * concurrency set is full). Then the stalled loop runs again: its late renewal finds each of its
+ * holds whole (renewed) or with a part gone (lapsed: renewed no more, settled without its
+ * reservation), whatever the hold's shape; verify compares which calls lapsed.
+ */
+class StallCommand implements Cmd {
+  private readonly admit: AdmitCommand;
+  constructor(
+    readonly org: number,
+    readonly key: number,
+    readonly amount: Amount,
+  ) {
+    this.admit = new AdmitCommand(org, key, amount);
+  }
+  check(m: Readonly<MoneyModel>) {
+    return this.admit.check(m) && live(m as MoneyModel).length > 0;
+  }
+  async run(m: MoneyModel, r: Real) {
+    await clock(m, r);
+    m.stall(MODEL_RESERVATION_TTL_MS + 1);
+    r.sys.stall(m.now);
+    await this.admit.admitAt(m, r, m.now);
+    m.resume();
+    await clock(m, r);
+    tally(
+      r.counter,
+      `stall:${[...m.open.values()].filter((c) => c.lapsed && !c.crashed).length > 0 ? 'lapsed' : 'whole'}`,
+    );
+  }
+  toString() {
+    return `stall(then admit org ${this.org}, key ${this.key}, ${show(this.amount)})`;
   }
 }
 
@@ -677,7 +723,10 @@ export function commandsArb(leases: boolean, maxCommands: number, restarts = fal
         admit,
         priced,
       ]
-    : [pick.map((p) => new CrashCommand(p))];
+    : [
+        pick.map((p) => new CrashCommand(p)),
+        fc.tuple(org, key, amountArb).map(([o, k, a]) => new StallCommand(o, k, a)),
+      ];
   // About one restart a sequence: each takes a new redis-server reading its append-only file.
   const restart = restarts
     ? [fc.oneof({ arbitrary: fc.constant<Cmd>(new RestartRedisCommand()), weight: 1 }, { arbitrary: admit, weight: 6 })]
@@ -720,7 +769,7 @@ export function moneyModelProperty(run: MoneyModelRun, counter: RunCounts) {
     commandsArb(sys.leases, run.maxCommands, sys.canRestartRedis),
     async (spec, cmds) => {
       const start = virtualStart();
-      await sys.at(start);
+      sys.startSequence(start);
       const t0 = performance.now();
       await sys.ensureEpoch(); // a previous sequence may have ended with Redis' data lost
       const world = await sys.createWorld(spec, start);

@@ -16,6 +16,9 @@ export const PRICED_HEADROOM_MICROS = 10_000_000n;
 /** How long a reservation lives without its edge (virtual ms); the sweep frees it after that. */
 export const MODEL_RESERVATION_TTL_MS = 120_000;
 
+/** A live edge renews its holds this often (HoldRenewal: every TTL/3, from when its clock starts). */
+export const MODEL_RENEWAL_MS = Math.floor(MODEL_RESERVATION_TTL_MS / 3);
+
 /** The rate-limit window of the organisation-wide calls-per-window rule (ms). */
 export const MODEL_WINDOW_MS = 60_000;
 
@@ -160,15 +163,25 @@ export interface ModelCall {
   org: number;
   key: number;
   estimate: bigint;
+  /** When Redis may sweep its hold: its admission's, then its edge's last renewal, plus the TTL. */
   deadline: number;
   /** Indexes into the organisation's budgets that applied to the call. */
   budgets: number[];
   /** The reservation record is in Redis (not yet settled, swept or lost). */
   record: boolean;
-  /** The call holds a concurrency slot of its key. */
+  /** The call holds a concurrency slot of its key (not yet settled, swept or lost). */
   slot: boolean;
+  /** It was admitted with a concurrency slot: its edge's renewal names the slot. */
+  slotted?: boolean;
   /** Its edge died: it never completes; its reservation is left to the sweep. */
   crashed: boolean;
+  /** Its edge's event loop stalled past the TTL: not renewed until the loop runs again (resume). */
+  stalled?: boolean;
+  /**
+   * Its edge's renewal found part of its hold gone (swept while the edge stalled, or lost with
+   * Redis' data): the edge renews it no more, and it settles without its reservation.
+   */
+  lapsed?: boolean;
   /**
    * Admitted against the edge's leases (told by the real edge: which calls it admits locally is
    * its choice): while the edge lives it renews them, so the call's allowance is never swept.
@@ -229,6 +242,8 @@ export class MoneyModel {
   readonly start: number;
   /** The budget that refused the last admission refused for its budget. */
   private refusedBy: ModelBudget | null = null;
+  /** The live edge renews its holds at renewalOrigin + k * MODEL_RENEWAL_MS (k >= 1): its clock's start. */
+  private renewalOrigin: number;
 
   constructor(
     readonly spec: WorldSpec,
@@ -236,6 +251,7 @@ export class MoneyModel {
   ) {
     this.now = now;
     this.start = now;
+    this.renewalOrigin = now;
     this.budgets = spec.orgs.map((o) =>
       o.budgets.map((b) => ({ spec: b, spent: 0n, reserved: 0n, present: true, unreserved: 0n, corrupt: false })),
     );
@@ -296,6 +312,7 @@ export class MoneyModel {
 
     // Rate limits first (they refuse before any budget is looked at, and before the sweep).
     const max = budgetsOnly ? null : o.keyConcurrency[key];
+    if (max !== null) this.sweepSlots(org, key, max);
     if (max !== null && this.slotsInUse(org, key) >= max) return { kind: 'rate-limit' };
     const windowIndex = Math.floor(this.now / MODEL_WINDOW_MS);
     const windowed = !budgetsOnly && o.callsPerWindow !== null;
@@ -325,6 +342,7 @@ export class MoneyModel {
     }
     if (windowed) this.windows[org].set(windowIndex, (this.windows[org].get(windowIndex) ?? 0) + 1);
     call.slot = max !== null;
+    call.slotted = call.slot;
     this.open.set(id, call);
     return { kind: 'admitted' };
   }
@@ -407,8 +425,57 @@ export class MoneyModel {
     this.open.get(id)!.crashed = true;
   }
 
+  /**
+   * Time passes; the live edge renews the holds of its calls at each of its renewal times on the
+   * way (a renewal only moves a deadline later).
+   */
   advance(ms: number): void {
+    const from = this.now;
     this.now += ms;
+    const last = this.lastRenewal();
+    if (last <= from) return;
+    for (const c of this.open.values()) if (this.renewed(c)) this.renew(c, last);
+  }
+
+  /** The edge died and a new one took over now: its renewals run from now. */
+  edgeRestarted(): void {
+    this.renewalOrigin = this.now;
+  }
+
+  /**
+   * The live edge's event loop stalls for `ms` (more than the TTL): none of its renewals runs
+   * meanwhile, so every hold it renews is past its deadline by the end, left to the sweep.
+   */
+  stall(ms: number): void {
+    for (const c of this.open.values()) if (this.renewed(c)) c.stalled = true;
+    this.now += ms;
+  }
+
+  /**
+   * The stalled loop runs again: its late renewal moves each stalled call's whole hold to now +
+   * TTL, or finds a part of it gone (the sweep took it meanwhile, or Redis lost it) and renews that
+   * call no more (EXTEND_HOLD answers it gone, whatever the hold's shape).
+   */
+  resume(): void {
+    for (const c of this.open.values()) {
+      if (!c.stalled) continue;
+      c.stalled = false;
+      this.renew(c, this.now);
+    }
+  }
+
+  /**
+   * The edge's renewal of a call at `t`: its whole hold held until t + TTL, or, with a part of it
+   * gone from Redis (swept, lost), lapsed. A leased call's share is its lease's, renewed with it.
+   */
+  private renew(c: ModelCall, t: number): void {
+    if (!c.leased && ((c.budgets.length > 0 && !c.record) || (c.slotted === true && !c.slot))) c.lapsed = true;
+    else c.deadline = Math.max(c.deadline, t + MODEL_RESERVATION_TTL_MS);
+  }
+
+  /** The live edge's last renewal time up to now (its clock's start before the first). */
+  private lastRenewal(): number {
+    return this.renewalOrigin + Math.floor((this.now - this.renewalOrigin) / MODEL_RENEWAL_MS) * MODEL_RENEWAL_MS;
   }
 
   /** A malformed record planted in an organisation's reservations, due now. */
@@ -502,10 +569,22 @@ export class MoneyModel {
 
   /**
    * A call whose edge lives renews what it holds (its lease, or its reservation and slot in Redis):
-   * it stays past its deadline. Only a crashed call's hold is swept.
+   * it stays past its deadline. Only a crashed call's hold is swept, a stalled edge's (until its
+   * loop runs again) and a lapsed one's.
    */
   private renewed(c: ModelCall): boolean {
-    return !c.crashed;
+    return !c.crashed && !c.stalled && !c.lapsed;
+  }
+
+  /**
+   * An admission on a key's concurrency limit drops the slots past their deadline from its set,
+   * only when the set holds as many as the limit (rl_check): a slot can be gone before the limit
+   * is reached only by its settlement.
+   */
+  private sweepSlots(org: number, key: number, max: number): void {
+    const held = [...this.open.values()].filter((c) => c.org === org && c.key === key && c.slot);
+    if (held.length < max) return;
+    for (const c of held) if (c.deadline <= this.now && !this.renewed(c)) c.slot = false;
   }
 
   /** What the next admission of an organisation that reaches its budgets frees: every record past its deadline. */

@@ -234,12 +234,26 @@ export class MoneySystem {
   }
 
   /**
-   * The edge's clock moves to `now` (the model's): the lease book's renewals and idle returns due
-   * on the way run at their times. An earlier `now` starts a new sequence.
+   * The edge's clock moves to `now` (the model's): the lease book's and the hold renewal's timers
+   * due on the way run at their times.
    */
   async at(now: number): Promise<void> {
-    if (now < this.clock.now()) this.clock.reset(now);
-    else await this.clock.advanceTo(now, () => this.admission.settled());
+    await this.clock.advanceTo(now, () => this.admission.settled());
+  }
+
+  /** A new sequence starts at `now` (which may be earlier): the edge's timers run from it, as the model's. */
+  startSequence(now: number): void {
+    this.clock.reset(now);
+  }
+
+  /** The edge's event loop stalls until `now`: nothing of its own runs meanwhile (its timers fire late, at the next `at`). */
+  stall(now: number): void {
+    this.clock.jump(now);
+  }
+
+  /** Whether the edge's renewal of a call in flight found part of its hold gone, and renews it no more. */
+  lapsed(id: string): boolean {
+    return this.holds.get(id)?.lapsed === true;
   }
 
   /** Whether a call in flight was admitted against the edge's leases (which the edge renews while it lives). */

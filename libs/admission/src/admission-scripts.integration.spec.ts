@@ -6,6 +6,7 @@ import {
   ADMIT_AND_RESERVE,
   COMPLETE_CALLS,
   CompleteCallsInput,
+  EXTEND_HOLD,
   LEASE_GRANT,
   LEASE_RELEASE,
   LEASE_RENEW,
@@ -336,6 +337,93 @@ describe.each(TEST_REDIS_MODES)('the money scripts on %s Redis', (mode) => {
       expect(await redis.xlen(a.outbox)).toBe(0);
       expect(await redis.hget(a.h, 'spent')).toBe('0');
     });
+  });
+
+  describe('extend-hold', () => {
+    type Shape = 'a reservation and slots' | 'slots alone' | 'a reservation alone';
+    const reserves = (shape: Shape) => shape !== 'slots alone';
+    const slotted = (shape: Shape) => shape !== 'a reservation alone';
+
+    /** Concurrency rules on two sets (at most one call in the first), as rl_check takes them. */
+    function rules(k: Keys, id: string, now: number, sets: 1 | 2) {
+      const keys = [`${k.rl}:a:w0`, `${k.rl}:a:w1`, `${k.rl}:a:c`, `${k.rl}:b:w0`, `${k.rl}:b:w1`, `${k.rl}:b:c`];
+      const args = [now, id, now + 1000, 0, 60_000, 0, 1, 0, 60_000, 0, 5];
+      return { keys: keys.slice(0, 3 * sets), args: args.slice(0, 3 + 4 * sets) };
+    }
+    const sets = (k: Keys) => [`${k.rl}:a:c`, `${k.rl}:b:c`];
+
+    /** A call of `shape` admitted at `now` (its deadline 1 s on): slots in both sets, a reservation of 5. */
+    async function hold(k: Keys, shape: Shape, id: string, now: number) {
+      const res = await run(ADMIT_AND_RESERVE, {
+        epochKey: k.epoch,
+        rateLimits: slotted(shape) ? rules(k, id, now, 2) : null,
+        budgets: reserves(shape)
+          ? { keys: [k.r, k.z, k.h], args: [now, id, now + 1000, '5', LARGEST.toString(), '1'] }
+          : null,
+      });
+      expect(res).toMatchObject({ kind: 'budget', answer: { kind: 'reserved' } });
+    }
+    const extend = (k: Keys, shape: Shape, id: string, deadline: number, now: number) =>
+      run(EXTEND_HOLD, {
+        callId: id,
+        recordKeys: reserves(shape) ? [k.r, k.z] : null,
+        slotKeys: slotted(shape) ? sets(k) : [],
+        deadline,
+        now,
+      });
+    /** The hold's deadlines where Redis keeps them (null where it is gone). */
+    const deadlines = async (k: Keys, shape: Shape, id: string) =>
+      Promise.all([
+        ...(reserves(shape) ? [redis.zscore(k.z, id)] : []),
+        ...(slotted(shape) ? sets(k).map((set) => redis.zscore(set, id)) : []),
+      ]);
+
+    for (const shape of ['a reservation and slots', 'slots alone', 'a reservation alone'] as const) {
+      it(`should renew a hold of ${shape} whole, and answer it gone, writing nothing, once the sweep took any part`, async () => {
+        const k = await org();
+        await hold(k, shape, 'c1', 1_000);
+        expect(await extend(k, shape, 'c1', 9_000, 1_500)).toBe(true);
+        expect(new Set(await deadlines(k, shape, 'c1'))).toEqual(new Set(['9000']));
+        if (slotted(shape)) for (const set of sets(k)) expect(await redis.pttl(set)).toBeGreaterThan(7_000);
+        // A later deadline (a task's) is kept.
+        expect(await extend(k, shape, 'c1', 5_000, 1_500)).toBe(true);
+        expect(new Set(await deadlines(k, shape, 'c1'))).toEqual(new Set(['9000']));
+
+        // Past its deadline, another call sweeps part of it: the slot of the first set (which holds
+        // one call) when it holds slots, else its reservation. The rest is still there.
+        const sweeper = await run(ADMIT_AND_RESERVE, {
+          epochKey: k.epoch,
+          rateLimits: slotted(shape) ? rules(k, 'c2', 10_000, 1) : null,
+          budgets: slotted(shape)
+            ? null
+            : { keys: [k.r, k.z, k.h], args: [10_000, 'c2', 11_000, '1', LARGEST.toString(), '1'] },
+        });
+        expect(sweeper).toMatchObject({ kind: 'budget', answer: { kind: 'reserved' } });
+        const left = await deadlines(k, shape, 'c1');
+        expect(left).toContain(null);
+        expect(await extend(k, shape, 'c1', 20_000, 10_500)).toBe(false);
+        expect(await deadlines(k, shape, 'c1')).toEqual(left);
+      });
+
+      it(`should answer a settled hold of ${shape} gone`, async () => {
+        const k = await org();
+        await hold(k, shape, 'c1', 1_000);
+        await complete(k, {
+          settlements: [
+            {
+              callId: 'c1',
+              budgetKeys: reserves(shape) ? [k.r, k.z, k.h] : [],
+              slotKeys: slotted(shape) ? sets(k) : [],
+              actual: 5n,
+            },
+          ],
+        });
+        expect(await extend(k, shape, 'c1', 9_000, 1_500)).toBe(false);
+        expect(await deadlines(k, shape, 'c1')).toEqual(
+          reserves(shape) && slotted(shape) ? [null, null, null] : slotted(shape) ? [null, null] : [null],
+        );
+      });
+    }
   });
 
   describe('the lease scripts', () => {

@@ -285,7 +285,10 @@ export interface ExtendHoldInput {
   now: number;
 }
 
-/** extend-hold.lua: a call's reservation and concurrency slots held until `deadline`; false when its reservation was swept. */
+/**
+ * extend-hold.lua: a call's reservation and concurrency slots held until `deadline`, all or nothing;
+ * false, having written nothing, when any of them is gone (swept, settled or lost): the hold lapsed.
+ */
 export const EXTEND_HOLD: ScriptCodec<ExtendHoldInput, boolean> = {
   script: luaScript('extend-hold', readLuaFile(__dirname, 'extend-hold.lua')),
   encode: (i) => ({

@@ -61,6 +61,12 @@ export interface CallHold {
   leased: LeasedCall | null;
   /** Set by the first `complete`: a hold settles once (a second settlement would charge twice). */
   completed: boolean;
+  /**
+   * Set when this edge's renewal found part of the hold gone from Redis (swept: the edge stalled
+   * past its deadline, or Redis lost its data): it is no longer renewed, and what it costs is
+   * charged when it settles, beyond what was reserved.
+   */
+  lapsed?: true;
 }
 
 /**
@@ -263,8 +269,10 @@ export class CallAdmissionService implements OnModuleInit, OnApplicationShutdown
 
   /**
    * Holds a call admitted in Redis until `untilMs` (a call its upstream made a task, settled when
-   * the task ends): its reservation and concurrency slots are swept at that deadline, not at the
-   * call's own. False when its reservation was already swept (nothing changed); throws for a
+   * the task ends), or renews it (HoldRenewal): its reservation and concurrency slots are swept at
+   * that deadline, not at the call's own. False, with nothing changed, when any of them is gone
+   * already (swept, settled or lost), whatever the hold's shape: a reservation and slots, a
+   * reservation alone, slots alone. True for a hold with nothing in Redis to lose. Throws for a
    * leased call (its share is this edge's, which cannot outlive the request).
    */
   async extendHold(hold: CallHold, untilMs: number, now = Date.now()): Promise<boolean> {

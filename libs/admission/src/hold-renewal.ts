@@ -17,8 +17,8 @@ export class HoldRenewal {
   private stopTimer: (() => void) | null = null;
 
   /**
-   * @param extend pushes one hold's deadline to `until` (EXTEND_HOLD); false when its reservation
-   *   was already swept
+   * @param extend pushes one hold's deadline to `until` (EXTEND_HOLD); false when any part of it
+   *   (its reservation, a concurrency slot) was already swept
    */
   constructor(
     private readonly clock: AdmissionClock,
@@ -63,10 +63,12 @@ export class HoldRenewal {
   private async renew(hold: CallHold, now: number): Promise<void> {
     try {
       if ((await this.extend(hold, now + this.ttlMs, now)) || hold.completed) return;
-      // Swept: this edge did not renew it in time. Its cost still settles, without the reservation.
+      // Swept, whatever the hold's shape: this edge did not renew it in time. Its cost still
+      // settles, without the reservation; a slot it held may already be another call's.
       this.held.delete(hold);
+      hold.lapsed = true;
       this.logger.warn(
-        `call ${hold.reservation.id}: its reservation was swept before this edge renewed it (the edge stalled past its deadline); what it costs is charged when it settles, beyond what was reserved`,
+        `call ${hold.reservation.id}: its hold (reservation or concurrency slots) was swept before this edge renewed it (the edge stalled past its deadline, or Redis lost its data); what it costs is charged when it settles, beyond what was reserved`,
       );
     } catch (err) {
       this.logger.warn(

@@ -91,7 +91,7 @@ export class TaskOpening {
     const now = this.clock.now();
     const until = now + this.taskTtlOf(created) + TASK_SETTLE_GRACE_MS;
     if (!(await this.admission.extendHold(held, until, now)))
-      throw refused('its reservation lapsed before the answer came');
+      throw refused('its hold (reservation or concurrency slots) lapsed before the answer came');
   }
 
   /**
