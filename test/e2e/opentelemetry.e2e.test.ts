@@ -38,8 +38,10 @@ const KIND = { INTERNAL: 1, SERVER: 2, CLIENT: 3, PRODUCER: 4, CONSUMER: 5 };
 async function startOtlpReceiver() {
   const spans: OtlpSpan[] = [];
   const metricNames = new Set<string>();
-  // The latest histogram points of each metric (cumulative: each export has them all).
+  // The latest histogram points of each metric of the edge (cumulative: each export has them all).
   const histograms = new Map<string, OtlpHistogramPoint[]>();
+  // Every histogram export of every service, in the order received.
+  const histogramExports: OtlpHistogramExport[] = [];
   const server = http.createServer((req, res) => {
     let body = '';
     req.setEncoding('utf8');
@@ -48,44 +50,76 @@ async function startOtlpReceiver() {
       const json = JSON.parse(body || '{}');
       if (req.url === '/v1/traces')
         for (const rs of json.resourceSpans ?? []) {
-          const service = String(
-            Object.values(
-              (rs.resource?.attributes ?? []).find((a: { key: string }) => a.key === 'service.name')?.value ?? {},
-            )[0],
-          );
+          const service = serviceOf(rs.resource);
           for (const ss of rs.scopeSpans ?? []) for (const s of ss.spans ?? []) spans.push({ ...s, service });
         }
       if (req.url === '/v1/metrics')
-        for (const rm of json.resourceMetrics ?? [])
+        for (const rm of json.resourceMetrics ?? []) {
+          const service = serviceOf(rm.resource);
           for (const sm of rm.scopeMetrics ?? [])
             for (const m of sm.metrics ?? []) {
               metricNames.add(m.name);
-              if (m.histogram) histograms.set(m.name, m.histogram.dataPoints.map(histogramPoint));
+              if (!m.histogram) continue;
+              const points = m.histogram.dataPoints.map(histogramPoint);
+              if (service === 'tollgate-edge') histograms.set(m.name, points);
+              histogramExports.push({
+                service,
+                name: m.name,
+                temporality: m.histogram.aggregationTemporality,
+                points,
+              });
             }
+        }
       res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
     });
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url, spans, metricNames, histograms, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    url,
+    spans,
+    metricNames,
+    histograms,
+    histogramExports,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
+/** A resource's `service.name`. */
+function serviceOf(resource: { attributes?: { key: string; value: Record<string, unknown> }[] } | undefined): string {
+  return String(Object.values(resource?.attributes?.find((a) => a.key === 'service.name')?.value ?? {})[0]);
 }
 
 interface OtlpHistogramPoint {
   attributes: Record<string, unknown>;
   count: number;
   explicitBounds: number[];
+  startTimeUnixNano: string;
+  timeUnixNano: string;
+}
+
+/** One histogram of one export: OTLP's AggregationTemporality, 1 delta, 2 cumulative. */
+interface OtlpHistogramExport {
+  service: string;
+  name: string;
+  temporality: number;
+  points: OtlpHistogramPoint[];
 }
 
 function histogramPoint(p: {
   attributes?: { key: string; value: Record<string, unknown> }[];
   count: string | number;
   explicitBounds?: number[];
+  startTimeUnixNano: string | number;
+  timeUnixNano: string | number;
 }): OtlpHistogramPoint {
   return {
     attributes: Object.fromEntries((p.attributes ?? []).map((a) => [a.key, Object.values(a.value)[0]])),
     count: Number(p.count),
     explicitBounds: p.explicitBounds ?? [],
+    startTimeUnixNano: String(p.startTimeUnixNano),
+    timeUnixNano: String(p.timeUnixNano),
   };
 }
 
@@ -195,8 +229,14 @@ describe('OpenTelemetry: traces and metrics over OTLP (edge, admin API and worke
     rmSync(tapDir, { recursive: true, force: true });
   });
 
-  const call = (id: number, tool: string, headers: Record<string, string>, meta?: Record<string, string>) =>
-    fetch(`http://127.0.0.1:${edge.port}/mcp`, {
+  const call = (
+    id: number,
+    tool: string,
+    headers: Record<string, string>,
+    meta?: Record<string, string>,
+    port = edge.port,
+  ) =>
+    fetch(`http://127.0.0.1:${port}/mcp`, {
       method: 'POST',
       headers: {
         Authorization: `Bearer ${keySecret}`,
@@ -408,5 +448,60 @@ describe('OpenTelemetry: traces and metrics over OTLP (edge, admin API and worke
       expect(point!.count).toBeGreaterThan(0);
       expect(point!.explicitBounds).toEqual([0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30]);
     }
+  });
+
+  it('should export the operation histograms with delta temporality when OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE asks for it (delta, lowmemory)', async () => {
+    for (const preference of ['delta', 'lowmemory']) {
+      const service = `tollgate-edge-${preference}`;
+      const other = await startAppProcess('edge', {
+        ...env.vars,
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_METRIC_EXPORT_INTERVAL: '300',
+        OTEL_SERVICE_NAME: service,
+        OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: preference,
+      });
+      try {
+        const served = (at: number) =>
+          receiver.histogramExports
+            .slice(at)
+            .filter((e) => e.service === service && e.name === 'mcp.server.operation.duration');
+        const pings = (exports: OtlpHistogramExport[]) =>
+          exports.flatMap((e) =>
+            e.points.filter(
+              (p) => p.attributes['gen_ai.tool.name'] === 'fixture__ping' && p.attributes['tollgate.outcome'] === 'OK',
+            ),
+          );
+        const callsTo = (n: number) =>
+          Promise.all(
+            Array.from({ length: n }, async (_, i) => {
+              const res = await call(i, 'fixture__ping', {}, undefined, other.port);
+              expect(res.status).toBe(200);
+              await res.text();
+            }),
+          );
+        // Three calls, then two: each export counts only the calls since the one before, so the
+        // points add up to the calls made, every one of them delta (1), back to back in time.
+        await callsTo(3);
+        await expect.poll(() => pings(served(0)).reduce((n, p) => n + p.count, 0), { timeout: 20_000 }).toBe(3);
+        const mark = receiver.histogramExports.length;
+        await callsTo(2);
+        await expect.poll(() => pings(served(mark)).reduce((n, p) => n + p.count, 0), { timeout: 20_000 }).toBe(2);
+        const exports = served(0);
+        expect(new Set(exports.map((e) => e.temporality))).toEqual(new Set([1]));
+        const points = pings(exports);
+        expect(points.reduce((n, p) => n + p.count, 0)).toBe(5);
+        for (const [i, p] of points.entries()) {
+          expect(BigInt(p.startTimeUnixNano)).toBeLessThan(BigInt(p.timeUnixNano));
+          if (i > 0) expect(BigInt(p.startTimeUnixNano)).toBeGreaterThanOrEqual(BigInt(points[i - 1].timeUnixNano));
+        }
+      } finally {
+        await stopAppProcess(other);
+      }
+    }
+    // The edge left at its default exports cumulative points (2).
+    const cumulative = receiver.histogramExports.filter((e) => e.service === 'tollgate-edge');
+    expect(cumulative.length).toBeGreaterThan(0);
+    expect(new Set(cumulative.map((e) => e.temporality))).toEqual(new Set([2]));
   });
 });

@@ -40,6 +40,36 @@ function newHistogram(registry: Registry) {
   });
 }
 
+/**
+ * A PromOtelHistogram exported with `temporality` beside the OpenTelemetry SDK's own histogram,
+ * exported the same way; `record` records the same calls into both (the refusals into ours only).
+ */
+function sideBySide(temporality: AggregationTemporality) {
+  const h = newHistogram(new Registry());
+  const reader = new PeriodicExportingMetricReader({
+    exporter: new InMemoryMetricExporter(temporality),
+    metricProducers: [otelHistogramsProducer('tollgate-edge', [h], temporality)],
+  });
+  const provider = new MeterProvider({ readers: [reader] });
+  const referenceReader = new PeriodicExportingMetricReader({ exporter: new InMemoryMetricExporter(temporality) });
+  const referenceProvider = new MeterProvider({ readers: [referenceReader] });
+  const reference = referenceProvider.getMeter('tollgate-edge').createHistogram('mcp.client.operation.duration', {
+    unit: 's',
+    description: 'MCP requests sent to upstreams',
+    advice: { explicitBucketBoundaries: BUCKETS },
+  });
+  const record = (records: typeof RECORDS) => {
+    for (const [labels, seconds, errorType, exported] of records) {
+      h.record(labels, seconds, errorType, exported);
+      if (!exported) continue;
+      const attributes: Record<string, string> = Object.fromEntries(ATTRIBUTES.map((a, i) => [a, labels[i]]));
+      if (errorType) attributes['error.type'] = errorType;
+      reference.record(seconds, attributes);
+    }
+  };
+  return { reader, provider, referenceReader, referenceProvider, record };
+}
+
 async function collect(provider: MeterProvider, reader: PeriodicExportingMetricReader) {
   const { resourceMetrics } = await reader.collect();
   await provider.shutdown();
@@ -67,28 +97,10 @@ describe('PromOtelHistogram', () => {
   });
 
   it("should export over OTLP what the OpenTelemetry SDK's own histogram would, with error.type and without the refusals", async () => {
-    const h = newHistogram(new Registry());
-    const reader = new PeriodicExportingMetricReader({
-      exporter: new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE),
-      metricProducers: [otelHistogramsProducer('tollgate-edge', [h])],
-    });
-    const provider = new MeterProvider({ readers: [reader] });
-    const referenceReader = new PeriodicExportingMetricReader({
-      exporter: new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE),
-    });
-    const referenceProvider = new MeterProvider({ readers: [referenceReader] });
-    const reference = referenceProvider.getMeter('tollgate-edge').createHistogram('mcp.client.operation.duration', {
-      unit: 's',
-      description: 'MCP requests sent to upstreams',
-      advice: { explicitBucketBoundaries: BUCKETS },
-    });
-    for (const [labels, seconds, errorType, exported] of RECORDS) {
-      h.record(labels, seconds, errorType, exported);
-      if (!exported) continue;
-      const attributes: Record<string, string> = Object.fromEntries(ATTRIBUTES.map((a, i) => [a, labels[i]]));
-      if (errorType) attributes['error.type'] = errorType;
-      reference.record(seconds, attributes);
-    }
+    const { reader, provider, referenceReader, referenceProvider, record } = sideBySide(
+      AggregationTemporality.CUMULATIVE,
+    );
+    record(RECORDS);
 
     const [metric] = await collect(provider, reader);
     const [expected] = await collect(referenceProvider, referenceReader);
@@ -106,5 +118,37 @@ describe('PromOtelHistogram', () => {
         .sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
     expect(points(metric)).toEqual(points(expected));
     expect(metric.dataPoints).toHaveLength(4);
+  });
+
+  it("should export delta histograms as the OpenTelemetry SDK's own do when the exporter asks for delta temporality", async () => {
+    const { reader, provider, referenceReader, referenceProvider, record } = sideBySide(AggregationTemporality.DELTA);
+    const points = async (r: PeriodicExportingMetricReader) => {
+      const { resourceMetrics } = await r.collect();
+      const [m] = resourceMetrics.scopeMetrics.flatMap((s) => s.metrics) as HistogramMetricData[];
+      // Nothing new since the last export: the SDK reports no metric at all.
+      if (!m) return [];
+      expect(m.aggregationTemporality).toBe(AggregationTemporality.DELTA);
+      return m.dataPoints
+        .map((p) => ({ attributes: p.attributes, value: p.value }))
+        .sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
+    };
+
+    // Three exports: everything, then the first series again and a new one, then nothing new.
+    record(RECORDS);
+    const first = await points(reader);
+    expect(first).toEqual(await points(referenceReader));
+    expect(first).toHaveLength(4);
+    record([
+      [['tools/call', 'gh__search', 'gh', 'ok'], 0.03, undefined, true],
+      [['tools/call', 'gh__search', 'gh', 'ok'], 0.0001, undefined, true],
+      [['tools/call', 'fs__read', 'fs', 'ok'], 7, undefined, true],
+    ]);
+    const second = await points(reader);
+    expect(second).toEqual(await points(referenceReader));
+    expect(second.map((p) => p.value.count)).toEqual([1, 2]);
+    expect(await points(reader)).toEqual([]);
+    expect(await points(referenceReader)).toEqual([]);
+    await provider.shutdown();
+    await referenceProvider.shutdown();
   });
 });

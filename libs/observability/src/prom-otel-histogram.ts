@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-require-imports -- the metrics SDK loads only when telemetry is on */
 import { ValueType, type Attributes, type HrTime } from '@opentelemetry/api';
-import type { HistogramMetricData, MetricProducer } from '@opentelemetry/sdk-metrics';
+import type { AggregationTemporality, HistogramMetricData, MetricProducer } from '@opentelemetry/sdk-metrics';
 import type { Registry } from 'prom-client';
 import { telemetryRunning } from './telemetry';
 
@@ -17,6 +17,17 @@ interface Series {
   count: number;
   min: number;
   max: number;
+  /** Sum, min and max since the delta export last took them (takeWindow). */
+  windowSum: number;
+  windowMin: number;
+  windowMax: number;
+}
+
+/** One exported data point's counts (the histogram's value without its bounds). */
+interface Counts {
+  buckets: number[];
+  sum: number;
+  count: number;
 }
 
 /** What a PromOtelHistogram is called in Prometheus and in OpenTelemetry. */
@@ -74,6 +85,9 @@ export class PromOtelHistogram {
         count: 0,
         min: Infinity,
         max: -Infinity,
+        windowSum: 0,
+        windowMin: Infinity,
+        windowMax: -Infinity,
       };
       this.series.set(key, series);
     }
@@ -85,6 +99,9 @@ export class PromOtelHistogram {
     series.count++;
     if (value < series.min) series.min = value;
     if (value > series.max) series.max = value;
+    series.windowSum += value;
+    if (value < series.windowMin) series.windowMin = value;
+    if (value > series.windowMax) series.windowMax = value;
   }
 
   /** prom-client's metric interface: the family in the shape its Histogram's `get` answers. */
@@ -161,28 +178,87 @@ export class PromOtelHistogram {
 
   /** The OpenTelemetry data (cumulative, explicit buckets) of the series `record` exported. */
   otelData(endTime: HrTime) {
+    return this.otelPoints(endTime, (s) => ({
+      startTime: this.startTime,
+      value: { buckets: [...s.buckets], sum: s.sum, count: s.count, min: s.min, max: s.max },
+    }));
+  }
+
+  /**
+   * The same series as delta points for `deltas` (one delta reader's state): what each counted since
+   * that reader's previous export (from its time, or from the start), and no point for a series that
+   * counted nothing since. The first delta reader's points take their sum, min and max from the
+   * series' one window (`takeWindow`: a sum of the interval's values, as the SDK's, not a difference
+   * of two large floats); another delta reader's sum is that difference and its points carry no min
+   * or max (both optional in OTLP).
+   */
+  otelDeltaData(endTime: HrTime, deltas: DeltaState) {
+    const previous = deltas.last.get(this) ?? new Map<Series, Counts>();
+    const startTime = deltas.time.get(this) ?? this.startTime;
+    const ownsWindow = (this.windowOwner ??= deltas) === deltas;
+    const next = new Map<Series, Counts>();
+    const data = this.otelPoints(endTime, (s) => {
+      const before = previous.get(s);
+      const now: Counts = { buckets: [...s.buckets], sum: s.sum, count: s.count };
+      next.set(s, now);
+      const window = ownsWindow ? takeWindow(s) : undefined;
+      if (before && before.count === now.count) return undefined;
+      return {
+        startTime,
+        value: {
+          buckets: before ? now.buckets.map((c, i) => c - before.buckets[i]) : now.buckets,
+          sum: now.sum - (before?.sum ?? 0),
+          count: now.count - (before?.count ?? 0),
+          ...(ownsWindow ? window : {}),
+        },
+      };
+    });
+    deltas.last.set(this, next);
+    deltas.time.set(this, endTime);
+    return data;
+  }
+
+  /** The delta reader whose exports take the series' min and max windows (the first to export). */
+  private windowOwner: DeltaState | undefined;
+
+  private otelPoints(
+    endTime: HrTime,
+    point: (s: Series) => { startTime: HrTime; value: Counts & { min?: number; max?: number } } | undefined,
+  ) {
     const { otelName, otelDescription, unit, attributeNames, buckets } = this.options;
     const dataPoints = [];
     for (const s of this.series.values()) {
       if (!s.exported) continue;
+      const p = point(s);
+      if (!p) continue;
       const attributes: Attributes = {};
       attributeNames.forEach((a, i) => (attributes[a] = s.labels[i]));
       if (s.errorType !== undefined) attributes['error.type'] = s.errorType;
+      const { buckets: counts, ...rest } = p.value;
       dataPoints.push({
         attributes,
-        startTime: this.startTime,
+        startTime: p.startTime,
         endTime,
-        value: {
-          buckets: { boundaries: [...buckets], counts: [...s.buckets] },
-          sum: s.sum,
-          count: s.count,
-          min: s.min,
-          max: s.max,
-        },
+        value: { buckets: { boundaries: [...buckets], counts }, ...rest },
       });
     }
     return { name: otelName, description: otelDescription, unit, dataPoints };
   }
+}
+
+/** A delta reader's state: the counts each series had at its last export, and when that was. */
+interface DeltaState {
+  last: Map<PromOtelHistogram, Map<Series, Counts>>;
+  time: Map<PromOtelHistogram, HrTime>;
+}
+
+/** The series' sum, min and max since the last call (none if it counted nothing since), and a new window. */
+function takeWindow(s: Series): { sum: number; min: number; max: number } | undefined {
+  const window = s.windowMin <= s.windowMax ? { sum: s.windowSum, min: s.windowMin, max: s.windowMax } : undefined;
+  s.windowSum = 0;
+  s.windowMin = Infinity;
+  s.windowMax = -Infinity;
+  return window;
 }
 
 function nowHrTime(): HrTime {
@@ -191,30 +267,41 @@ function nowHrTime(): HrTime {
 }
 
 /**
- * The OpenTelemetry MetricProducer of every PromOtelHistogram (startTelemetry hands it to the metric
- * readers): at each export, their series as cumulative explicit-bucket histograms, in one scope.
+ * The OpenTelemetry MetricProducer of every PromOtelHistogram (startTelemetry hands one to each
+ * metric reader): at each export, their series as explicit-bucket histograms, in one scope, with the
+ * reader's exporter's temporality for histograms (`temporality`; an OTLP exporter takes it from
+ * OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: delta for `delta` and `lowmemory`). A delta
+ * producer keeps what it last exported, so each reader needs its own.
  */
 export function otelHistogramsProducer(
   scopeName: string,
   histograms: Iterable<PromOtelHistogram> = OTEL_HISTOGRAMS,
+  temporality?: AggregationTemporality,
 ): MetricProducer {
   const { AggregationTemporality, DataPointType } =
     require('@opentelemetry/sdk-metrics') as typeof import('@opentelemetry/sdk-metrics');
   const { emptyResource } = require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
+  const aggregationTemporality = temporality ?? AggregationTemporality.CUMULATIVE;
+  const deltas: DeltaState | undefined =
+    aggregationTemporality === AggregationTemporality.DELTA ? { last: new Map(), time: new Map() } : undefined;
   return {
     async collect() {
       const endTime = nowHrTime();
-      const metrics: HistogramMetricData[] = [...histograms].map((h) => {
-        const { name, description, unit, dataPoints } = h.otelData(endTime);
-        return {
+      const metrics: HistogramMetricData[] = [];
+      for (const h of histograms) {
+        const { name, description, unit, dataPoints } = deltas ? h.otelDeltaData(endTime, deltas) : h.otelData(endTime);
+        // As the SDK: a histogram with nothing to report (nothing recorded, or nothing since the last
+        // delta export) is left out.
+        if (dataPoints.length === 0) continue;
+        metrics.push({
           descriptor: { name, description, unit, valueType: ValueType.DOUBLE },
-          aggregationTemporality: AggregationTemporality.CUMULATIVE,
+          aggregationTemporality,
           dataPointType: DataPointType.HISTOGRAM,
           dataPoints,
-        };
-      });
+        });
+      }
       // The reader keeps its own resource (the SDK's): a producer's is not exported. No histograms
-      // (the admin API, the worker): no scope.
+      // (the admin API, the worker) or no points: no scope.
       const scopeMetrics = metrics.length > 0 ? [{ scope: { name: scopeName }, metrics }] : [];
       return { resourceMetrics: { resource: emptyResource(), scopeMetrics }, errors: [] };
     },

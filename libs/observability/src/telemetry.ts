@@ -49,47 +49,84 @@ export function startTelemetry(
     // The active context lives beside the log context, in one AsyncLocalStorage (see the class).
     contextManager: new RequestScopeContextManager(),
     metricReaders: metricReadersFromEnv(env, serviceName),
-    instrumentations: [
-      new HttpInstrumentation({
-        // Probes and scrapes are not traffic.
-        ignoreIncomingRequestHook: (req) => /^\/(healthz|readyz|metrics)\b/.test(req.url ?? ''),
-        // An app that makes its own server spans (the edge, see inHttpServerSpan) skips the
-        // instrumentation's per-request work, which runs whether the request is sampled or not.
-        disableIncomingRequestInstrumentation: opts.ownServerSpans === true,
-      }),
+    instrumentations: instrumentationsFromEnv(env, {
+      http: () =>
+        new HttpInstrumentation({
+          // Probes and scrapes are not traffic.
+          ignoreIncomingRequestHook: (req) => /^\/(healthz|readyz|metrics)\b/.test(req.url ?? ''),
+          // An app that makes its own server spans (the edge, see inHttpServerSpan) skips the
+          // instrumentation's per-request work, which runs whether the request is sampled or not.
+          disableIncomingRequestInstrumentation: opts.ownServerSpans === true,
+        }),
       // A request that carries its trace context already (the edge's MCP client span wrote it, in
       // the headers and params._meta alike) is that span's: a second, HTTP span would double what
       // each upstream call costs to trace and export.
-      new UndiciInstrumentation({ ignoreRequestHook: carriesTraceContext }),
+      undici: () => new UndiciInstrumentation({ ignoreRequestHook: carriesTraceContext }),
       // Commands outside any span are background polling (the usage outbox's blocking reads, BullMQ's
       // own): recorded, each would be a trace of its own every second or so.
-      new PgInstrumentation({ requireParentSpan: true }),
-      new IORedisInstrumentation({ requireParentSpan: true }),
-      new PrismaInstrumentation(),
-    ],
+      pg: () => new PgInstrumentation({ requireParentSpan: true }),
+      ioredis: () => new IORedisInstrumentation({ requireParentSpan: true }),
+      prisma: () => new PrismaInstrumentation(),
+    }),
   });
   sdk.start();
 }
 
 /**
+ * The instrumentations `OTEL_NODE_ENABLED_INSTRUMENTATIONS` and `OTEL_NODE_DISABLED_INSTRUMENTATIONS`
+ * leave on (comma-separated names, as @opentelemetry/auto-instrumentations-node reads them: `http`,
+ * `undici`, `pg`, `ioredis`, `prisma`); all by default.
+ */
+function instrumentationsFromEnv(
+  env: NodeJS.ProcessEnv,
+  all: Record<string, () => import('@opentelemetry/instrumentation').Instrumentation>,
+): import('@opentelemetry/instrumentation').Instrumentation[] {
+  const names = (v: string | undefined) =>
+    v === undefined || v.trim() === ''
+      ? undefined
+      : new Set(
+          v
+            .split(',')
+            .map((n) => n.trim())
+            .filter(Boolean),
+        );
+  const enabled = names(env.OTEL_NODE_ENABLED_INSTRUMENTATIONS);
+  const disabled = names(env.OTEL_NODE_DISABLED_INSTRUMENTATIONS);
+  for (const n of [...(enabled ?? []), ...(disabled ?? [])])
+    if (!(n in all)) diag.warn(`Unknown instrumentation "${n}" (${Object.keys(all).join(', ')})`);
+  return Object.entries(all)
+    .filter(([n]) => (enabled?.has(n) ?? true) && !disabled?.has(n))
+    .map(([, make]) => make());
+}
+
+/**
  * The metric readers the SDK would build from `OTEL_METRICS_EXPORTER` (otlp by default, console,
  * prometheus, none), `OTEL_EXPORTER_OTLP_METRICS_PROTOCOL` / `OTEL_EXPORTER_OTLP_PROTOCOL` and
- * `OTEL_METRIC_EXPORT_INTERVAL` / `_TIMEOUT` (each exporter reads its own endpoint and headers), built
+ * `OTEL_METRIC_EXPORT_INTERVAL` / `_TIMEOUT` (each exporter reads its own endpoint, headers and
+ * temporality preference), built
  * here because they also export the PromOtelHistograms (otelHistogramsProducer): the SDK's own
  * readers take no producer.
  */
 function metricReadersFromEnv(env: NodeJS.ProcessEnv, scopeName: string): MetricReader[] {
-  const { PeriodicExportingMetricReader, ConsoleMetricExporter } =
+  const { PeriodicExportingMetricReader, ConsoleMetricExporter, InstrumentType } =
     require('@opentelemetry/sdk-metrics') as typeof import('@opentelemetry/sdk-metrics');
   const { otelHistogramsProducer } = require('./prom-otel-histogram') as typeof import('./prom-otel-histogram');
   const exporters = new Set((env.OTEL_METRICS_EXPORTER || 'otlp').split(',').map((e) => e.trim()));
   if (exporters.has('none')) return [];
-  const metricProducers = [otelHistogramsProducer(scopeName)];
   const positive = (v: string | undefined) => (Number(v) > 0 ? Number(v) : undefined);
   const exportIntervalMillis = positive(env.OTEL_METRIC_EXPORT_INTERVAL) ?? 60_000;
   const exportTimeoutMillis = Math.min(positive(env.OTEL_METRIC_EXPORT_TIMEOUT) ?? 30_000, exportIntervalMillis);
+  // Each reader's producer exports the histograms with the temporality its exporter asks for
+  // histograms (an OTLP exporter's follows OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE).
   const periodic = (exporter: import('@opentelemetry/sdk-metrics').PushMetricExporter) =>
-    new PeriodicExportingMetricReader({ exporter, exportIntervalMillis, exportTimeoutMillis, metricProducers });
+    new PeriodicExportingMetricReader({
+      exporter,
+      exportIntervalMillis,
+      exportTimeoutMillis,
+      metricProducers: [
+        otelHistogramsProducer(scopeName, undefined, exporter.selectAggregationTemporality?.(InstrumentType.HISTOGRAM)),
+      ],
+    });
   const readers: MetricReader[] = [];
   for (const name of exporters) {
     if (name === 'otlp') readers.push(periodic(otlpMetricExporter(env)));
@@ -98,7 +135,13 @@ function metricReadersFromEnv(env: NodeJS.ProcessEnv, scopeName: string): Metric
       const { PrometheusExporter } =
         require('@opentelemetry/exporter-prometheus') as typeof import('@opentelemetry/exporter-prometheus');
       const port = positive(env.OTEL_EXPORTER_PROMETHEUS_PORT);
-      readers.push(new PrometheusExporter({ host: env.OTEL_EXPORTER_PROMETHEUS_HOST, port, metricProducers }));
+      readers.push(
+        new PrometheusExporter({
+          host: env.OTEL_EXPORTER_PROMETHEUS_HOST,
+          port,
+          metricProducers: [otelHistogramsProducer(scopeName)],
+        }),
+      );
     } else diag.warn(`Unsupported OTEL_METRICS_EXPORTER value: "${name}" (otlp, console, prometheus or none)`);
   }
   return readers;
