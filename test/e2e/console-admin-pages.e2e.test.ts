@@ -1,21 +1,12 @@
 import { QueueName } from '@tollgate/queue';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { callMeta, connectAgent, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
-import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Browser } from 'playwright-core';
-import { launchChromium } from '../support/chromium';
-import {
-  SCREENSHOTS,
-  buildConsole,
-  eventually,
-  expectAccessible,
-  newConsoleDir,
-  signInWithToken,
-} from '../support/console-browser';
+import { SCREENSHOTS, eventually, expectAccessible, signInWithToken } from '../support/console-browser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, FixtureTool, startFixtureServer } from '../fixtures/http-fixture-server';
-import { RunningPlatform, startPlatform } from '../support/platform';
+import { ConsolePlatform, startConsolePlatform } from '../support/console-platform';
 
 const tool = (name: string, description: string, properties: Record<string, object> = {}): FixtureTool => ({
   definition: { name, description, inputSchema: { type: 'object', properties } },
@@ -23,10 +14,9 @@ const tool = (name: string, description: string, properties: Record<string, obje
 });
 
 describe('console budgets, upstreams and tools, prices in a real browser', () => {
-  let p: RunningPlatform;
+  let p: ConsolePlatform;
   let fixture: FixtureServer;
   let browser: Browser;
-  let consoleDir: string;
   let orgId: string;
   let upstreamId: string;
   let teamId: string;
@@ -46,9 +36,7 @@ describe('console budgets, upstreams and tools, prices in a real browser', () =>
   const catalog = async () => (await p.admin('GET', `/v1/orgs/${orgId}/tools`)).body as ToolRow[];
 
   beforeAll(async () => {
-    consoleDir = await newConsoleDir('console-admin');
-    const built = buildConsole(consoleDir);
-    p = await startPlatform({ ADMIN_CONSOLE_DIR: consoleDir });
+    p = await startConsolePlatform('console-admin');
     fixture = await startFixtureServer(tools);
 
     orgId = (
@@ -143,20 +131,15 @@ describe('console budgets, upstreams and tools, prices in a real browser', () =>
         callMeta((await agent.callTool({ name: 'dict__translate', arguments: { text: 'hi' } })) as never)!.callId,
       );
     await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, callIds);
-    const issue = async (body: Record<string, unknown>) =>
-      (await p.admin('POST', '/v1/admin-tokens', body)).body.secret as string;
-    tokens.admin = await issue({ role: 'ORG_ADMIN', orgId, name: 'careful admin' });
-    tokens.finance = await issue({ role: 'FINANCE', orgId, name: 'careful finance' });
-    await built;
-    browser = await launchChromium();
+    tokens.admin = await p.issueToken({ role: 'ORG_ADMIN', orgId, name: 'careful admin' });
+    tokens.finance = await p.issueToken({ role: 'FINANCE', orgId, name: 'careful finance' });
+    browser = await p.launchBrowser();
   });
 
   afterAll(async () => {
-    await browser?.close();
     await agent?.close();
     await fixture?.close();
     await p?.close();
-    if (consoleDir) await rm(consoleDir, { recursive: true, force: true });
   });
 
   it('should show budgets with utilisation and refuse a stale edit with a clear 412, then save a fresh one', async () => {

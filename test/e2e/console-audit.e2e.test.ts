@@ -1,38 +1,25 @@
 import { PrismaClient } from '@prisma/client';
 import { PrismaPg } from '@prisma/adapter-pg';
-import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Browser, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../support/chromium';
 import { readFile } from 'node:fs/promises';
-import {
-  SCREENSHOTS,
-  buildConsole,
-  eventually,
-  expectAccessible,
-  newConsoleDir,
-  parseCsv,
-  signInWithToken,
-} from '../support/console-browser';
-import { RunningPlatform, startPlatform } from '../support/platform';
+import { SCREENSHOTS, eventually, expectAccessible, parseCsv, signInWithToken } from '../support/console-browser';
+import { ConsolePlatform, startConsolePlatform } from '../support/console-platform';
 
 const SQUADS = 55;
 
 describe('console audit log in a real browser', () => {
-  let p: RunningPlatform;
+  let p: ConsolePlatform;
   let db: PrismaClient;
   let browser: Browser;
-  let consoleDir: string;
   let orgId: string;
   let oldEventId: string;
   let total: number;
   const tokens: Record<string, string> = {};
 
   beforeAll(async () => {
-    consoleDir = await newConsoleDir('console-audit');
-    const built = buildConsole(consoleDir);
-    p = await startPlatform({ ADMIN_CONSOLE_DIR: consoleDir });
+    p = await startConsolePlatform('console-audit');
     db = new PrismaClient({ adapter: new PrismaPg({ connectionString: p.env.vars.DATABASE_URL }) });
 
     // New York: 03:30 UTC on 15 January is still 14 January there.
@@ -45,13 +32,8 @@ describe('console audit log in a real browser', () => {
     const ada = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'ada@ledgerly.test', name: 'Ada Lovelace' }))
       .body.id;
     expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${teamId}/members`, { userId: ada })).status).toBe(201);
-    const issue = async (body: Record<string, unknown>) => {
-      const res = await p.admin('POST', '/v1/admin-tokens', body);
-      expect(res.status, JSON.stringify(res.body)).toBe(201);
-      return res.body.secret as string;
-    };
-    tokens.grace = await issue({ role: 'ORG_ADMIN', orgId, userId: grace, name: 'grace laptop' });
-    tokens.finance = await issue({ role: 'FINANCE', orgId, name: 'ledgerly finance' });
+    tokens.grace = await p.issueToken({ role: 'ORG_ADMIN', orgId, userId: grace, name: 'grace laptop' });
+    tokens.finance = await p.issueToken({ role: 'FINANCE', orgId, name: 'ledgerly finance' });
 
     // Grace's first key, long ago; then a busy day of changes buries it under more than a page.
     const legacy = await p.admin(
@@ -82,15 +64,12 @@ describe('console audit log in a real browser', () => {
     expect((await p.admin('PATCH', `/v1/orgs/${orgId}/teams/${teamId}`, { name: 'agents-eu' })).status).toBe(200);
     total = await db.auditEvent.count({ where: { orgId } });
     expect(total).toBeGreaterThan(50);
-    await built;
-    browser = await launchChromium();
+    browser = await p.launchBrowser();
   });
 
   afterAll(async () => {
-    await browser?.close();
     await db?.$disconnect();
     await p?.close();
-    if (consoleDir) await rm(consoleDir, { recursive: true, force: true });
   });
 
   it('should page through every change with Load more, the oldest one last', async () => {

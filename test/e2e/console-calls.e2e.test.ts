@@ -12,20 +12,11 @@ import {
   watchRefusedCalls,
 } from '@tollgate/testing';
 import { randomUUID } from 'node:crypto';
-import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../support/chromium';
-import {
-  SCREENSHOTS,
-  buildConsole,
-  eventually,
-  expectAccessible,
-  newConsoleDir,
-  signInWithToken,
-} from '../support/console-browser';
-import { RunningPlatform, startPlatform } from '../support/platform';
+import { SCREENSHOTS, eventually, expectAccessible, signInWithToken } from '../support/console-browser';
+import { ConsolePlatform, startConsolePlatform } from '../support/console-platform';
 
 const ECHO_PRICE = 250_000;
 /** Older ledger rows of Ada's key, so the log has more than two pages. */
@@ -40,19 +31,16 @@ const OPS_CALLS = 3;
  * ledger's calls and the refusals with filters and keyset pages; axe clean at 1280 and 390 px.
  */
 describe('console refusals and the call log in a real browser', () => {
-  let p: RunningPlatform;
+  let p: ConsolePlatform;
   let prisma: PrismaService;
   let browser: Browser;
-  let consoleDir: string;
   let orgId: string;
   const ids = { team: '', ops: '', ada: '', bob: '', cy: '', keyAda: '', keyBob: '', keyCy: '', budget: '' };
   const tokens = { finance: '', bob: '' };
   const agents: Client[] = [];
 
   beforeAll(async () => {
-    consoleDir = await newConsoleDir('console-calls');
-    const built = buildConsole(consoleDir);
-    p = await startPlatform({ ADMIN_CONSOLE_DIR: consoleDir });
+    p = await startConsolePlatform('console-calls');
     prisma = new PrismaService({ db: { url: p.env.vars.DATABASE_URL } } as BaseConfig);
     orgId = (await p.admin('POST', '/v1/orgs', { name: 'Callers', slug: 'callers' })).body.id;
     ids.team = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'agents' })).body.id;
@@ -114,11 +102,7 @@ describe('console refusals and the call log in a real browser', () => {
       callsPerWindow: 1,
       windowSeconds: 60,
     });
-    const issue = async (body: Record<string, unknown>) => {
-      const res = await p.admin('POST', '/v1/admin-tokens', { orgId, ...body });
-      expect(res.status).toBe(201);
-      return res.body.secret as string;
-    };
+    const issue = (body: Record<string, unknown>) => p.issueToken({ orgId, ...body });
     tokens.finance = await issue({ role: 'FINANCE', name: 'finance' });
     tokens.bob = await issue({ role: 'MEMBER', userId: ids.bob, name: 'bob' });
 
@@ -170,16 +154,13 @@ describe('console refusals and the call log in a real browser', () => {
     await watch.written(6);
     await watch.close();
     await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, ok);
-    await built;
-    browser = await launchChromium();
+    browser = await p.launchBrowser();
   });
 
   afterAll(async () => {
-    await browser?.close();
     await Promise.all(agents.map((a) => a.close()));
     await prisma?.onApplicationShutdown();
     await p?.close();
-    if (consoleDir) await rm(consoleDir, { recursive: true, force: true });
   });
 
   it('should count refusals on the Overview, say which budget blocks now, and open them in the call log', async () => {

@@ -1,21 +1,12 @@
 import { QueueName } from '@tollgate/queue';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { callMeta, connectAgent, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
-import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, FixtureTool, startFixtureServer } from '../fixtures/http-fixture-server';
-import { launchChromium } from '../support/chromium';
-import {
-  SCREENSHOTS,
-  buildConsole,
-  eventually,
-  expectAccessible,
-  newConsoleDir,
-  signInWithToken,
-} from '../support/console-browser';
-import { RunningPlatform, startPlatform } from '../support/platform';
+import { SCREENSHOTS, eventually, expectAccessible, signInWithToken } from '../support/console-browser';
+import { ConsolePlatform, startConsolePlatform } from '../support/console-platform';
 
 const tool = (name: string, description: string): FixtureTool => ({
   definition: { name, description, inputSchema: { type: 'object', properties: { text: { type: 'string' } } } },
@@ -36,10 +27,9 @@ const focused = (page: Page) =>
  * a key budget's alert, and the org admin, finance and a team admin.
  */
 describe('console defects, in a real browser', () => {
-  let p: RunningPlatform;
+  let p: ConsolePlatform;
   let fixture: FixtureServer;
   let browser: Browser;
-  let consoleDir: string;
   let agent: Client | undefined;
   let orgId: string;
   let upstreamId: string;
@@ -53,9 +43,7 @@ describe('console defects, in a real browser', () => {
   };
 
   beforeAll(async () => {
-    consoleDir = await newConsoleDir('console-defects');
-    const built = buildConsole(consoleDir);
-    p = await startPlatform({ ADMIN_CONSOLE_DIR: consoleDir });
+    p = await startConsolePlatform('console-defects');
     fixture = await startFixtureServer(tools);
     orgId = (
       await p.admin('POST', '/v1/orgs', {
@@ -120,20 +108,15 @@ describe('console defects, in a real browser', () => {
       await new Promise((r) => setTimeout(r, 100));
     }
 
-    const issue = async (body: Record<string, unknown>) =>
-      (await p.admin('POST', '/v1/admin-tokens', body)).body.secret as string;
-    tokens.admin = await issue({ role: 'ORG_ADMIN', orgId, name: 'hudson admin' });
-    tokens.teamAdmin = await issue({ role: 'TEAM_ADMIN', orgId, teamId: ids.ops, name: 'ops lead' });
-    await built;
-    browser = await launchChromium();
+    tokens.admin = await p.issueToken({ role: 'ORG_ADMIN', orgId, name: 'hudson admin' });
+    tokens.teamAdmin = await p.issueToken({ role: 'TEAM_ADMIN', orgId, teamId: ids.ops, name: 'ops lead' });
+    browser = await p.launchBrowser();
   });
 
   afterAll(async () => {
-    await browser?.close();
     await agent?.close();
     await fixture?.close();
     await p?.close();
-    if (consoleDir) await rm(consoleDir, { recursive: true, force: true });
   });
 
   it('should save a typed tool pattern as typed (no `*` in front), preview what it matches, and ask for an empty one', async () => {

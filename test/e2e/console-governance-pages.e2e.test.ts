@@ -9,20 +9,11 @@ import {
   waitForUsageEvents,
 } from '@tollgate/testing';
 import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { Browser, Page } from 'playwright-core';
-import { launchChromium } from '../support/chromium';
-import {
-  SCREENSHOTS,
-  buildConsole,
-  eventually,
-  expectAccessible,
-  newConsoleDir,
-  signInWithToken,
-} from '../support/console-browser';
+import { SCREENSHOTS, eventually, expectAccessible, signInWithToken } from '../support/console-browser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
 import {
@@ -31,7 +22,7 @@ import {
   startAuthorizationServer,
 } from '../fixtures/oauth-authorization-server';
 import { ProtectedServer, startProtectedServer } from '../fixtures/protected-mcp-server';
-import { RunningPlatform, startPlatform } from '../support/platform';
+import { ConsolePlatform, startConsolePlatform } from '../support/console-platform';
 
 const PRICE = 125_000;
 // The admin API's public URL as the authorization server knows it (the OAuth redirect URI).
@@ -39,7 +30,7 @@ const ADMIN_PUBLIC_URL = 'http://tollgate-admin.test';
 const CALLBACK_PREFIX = `${ADMIN_PUBLIC_URL}/v1/oauth/callback`;
 
 describe('console governance pages in a real browser: policies, audit log, alerts, my connections', () => {
-  let p: RunningPlatform;
+  let p: ConsolePlatform;
   let fixture: FixtureServer;
   let as: AuthorizationServer;
   let notes: ProtectedServer;
@@ -47,15 +38,12 @@ describe('console governance pages in a real browser: policies, audit log, alert
   let hookHits = 0;
   let browser: Browser;
   let orgId: string;
-  let consoleDir: string;
   const agents: Client[] = [];
   const ids = { data: '', ada: '', grace: '', adaKey: '', notes: '' };
   const tokens = { admin: '', finance: '', member: '' };
   let adaSecret = '';
 
   beforeAll(async () => {
-    consoleDir = await newConsoleDir('console-gov');
-    const built = buildConsole(consoleDir);
     as = await startAuthorizationServer({ scope: 'mcp' });
     notes = await startProtectedServer(as.issuer);
     fixture = await startFixtureServer();
@@ -66,7 +54,7 @@ describe('console governance pages in a real browser: policies, audit log, alert
       req.resume().on('end', () => (hookHits++, res.writeHead(204).end(), delivered())),
     );
     await new Promise<void>((r) => hooks.listen(0, '127.0.0.1', r));
-    p = await startPlatform({ ADMIN_CONSOLE_DIR: consoleDir, ADMIN_PUBLIC_URL });
+    p = await startConsolePlatform('console-gov', { ADMIN_PUBLIC_URL });
 
     orgId = (await p.admin('POST', '/v1/orgs', { name: 'Acme', slug: 'acme' })).body.id;
     ids.data = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'data' })).body.id;
@@ -134,14 +122,9 @@ describe('console governance pages in a real browser: policies, audit log, alert
     });
     expect(hook.status, JSON.stringify(hook.body)).toBe(201);
 
-    const issue = async (body: Record<string, unknown>) => {
-      const res = await p.admin('POST', '/v1/admin-tokens', body);
-      expect(res.status, JSON.stringify(res.body)).toBe(201);
-      return res.body.secret as string;
-    };
-    tokens.admin = await issue({ role: 'ORG_ADMIN', orgId, userId: ids.grace, name: 'grace console' });
-    tokens.finance = await issue({ role: 'FINANCE', orgId, name: 'acme finance' });
-    tokens.member = await issue({ role: 'MEMBER', orgId, userId: ids.ada, teamId: ids.data, name: 'ada' });
+    tokens.admin = await p.issueToken({ role: 'ORG_ADMIN', orgId, userId: ids.grace, name: 'grace console' });
+    tokens.finance = await p.issueToken({ role: 'FINANCE', orgId, name: 'acme finance' });
+    tokens.member = await p.issueToken({ role: 'MEMBER', orgId, userId: ids.ada, teamId: ids.data, name: 'ada' });
 
     const agent = await connectAgent(p.edgeUrl, keyA.body.secret, 'ada');
     agents.push(agent);
@@ -150,16 +133,13 @@ describe('console governance pages in a real browser: policies, audit log, alert
     await firstHit;
     // The receiver answered; the delivery job records it before the queue is idle.
     await waitForQueueIdle(p.env.redisUrl, p.env.redisPrefix, QueueName.AlertDelivery);
-    await built;
-    browser = await launchChromium();
+    browser = await p.launchBrowser();
   });
 
   afterAll(async () => {
-    await browser?.close();
     for (const a of agents) await a.close();
     await p?.close();
     await Promise.allSettled([fixture?.close(), notes?.close(), as?.close(), new Promise((r) => hooks?.close(r))]);
-    if (consoleDir) await rm(consoleDir, { recursive: true, force: true });
   });
 
   it('should simulate a key (a refused tool names its rule), dry-run a deny (the lost tool), then apply it with If-Match', async () => {

@@ -1,17 +1,8 @@
-import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../support/chromium';
-import {
-  SCREENSHOTS,
-  buildConsole,
-  eventually,
-  expectAccessible,
-  newConsoleDir,
-  signInWithToken,
-} from '../support/console-browser';
-import { RunningPlatform, startPlatform } from '../support/platform';
+import { SCREENSHOTS, eventually, expectAccessible, signInWithToken } from '../support/console-browser';
+import { ConsolePlatform, startConsolePlatform } from '../support/console-platform';
 
 /**
  * Running an organisation from the console (issue 28): a new org's admin creates a team, adds a
@@ -19,9 +10,8 @@ import { RunningPlatform, startPlatform } from '../support/platform';
  * and revokes an admin token and moves the org's time zone; finance reads and changes nothing.
  */
 describe('console teams, people and organisation settings, in a real browser', () => {
-  let p: RunningPlatform;
+  let p: ConsolePlatform;
   let browser: Browser;
-  let consoleDir: string;
   let orgId: string;
   // A step that cannot happen fails on its own line (with the page's errors), not as a test time-out.
   const errors: string[] = [];
@@ -33,23 +23,16 @@ describe('console teams, people and organisation settings, in a real browser', (
   const tokens: Record<string, string> = {};
 
   beforeAll(async () => {
-    consoleDir = await newConsoleDir('console-people');
-    const built = buildConsole(consoleDir);
-    p = await startPlatform({ ADMIN_CONSOLE_DIR: consoleDir });
+    p = await startConsolePlatform('console-people');
     orgId = (await p.admin('POST', '/v1/orgs', { name: 'Northwind', slug: 'northwind-people' })).body.id;
-    const issue = async (body: Record<string, unknown>) =>
-      (await p.admin('POST', '/v1/admin-tokens', body)).body.secret as string;
-    tokens.admin = await issue({ role: 'ORG_ADMIN', orgId, name: 'northwind admin' });
-    tokens.finance = await issue({ role: 'FINANCE', orgId, name: 'northwind finance' });
-    await built;
-    browser = await launchChromium();
+    tokens.admin = await p.issueToken({ role: 'ORG_ADMIN', orgId, name: 'northwind admin' });
+    tokens.finance = await p.issueToken({ role: 'FINANCE', orgId, name: 'northwind finance' });
+    browser = await p.launchBrowser();
   });
 
   afterAll(async () => {
     expect(errors).toEqual([]);
-    await browser?.close();
     await p?.close();
-    if (consoleDir) await rm(consoleDir, { recursive: true, force: true });
   });
 
   it('should let an org admin create a team, add a person as its admin, set an org role, then offboard them after a preview', async () => {

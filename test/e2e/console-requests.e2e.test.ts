@@ -1,9 +1,7 @@
-import { rm } from 'node:fs/promises';
 import { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../support/chromium';
-import { buildConsole, newConsoleDir, signInWithToken } from '../support/console-browser';
-import { RunningPlatform, startPlatform } from '../support/platform';
+import { signInWithToken } from '../support/console-browser';
+import { ConsolePlatform, startConsolePlatform } from '../support/console-platform';
 
 /** Every page an org admin has, as the navigation names it. */
 const PAGES = [
@@ -109,16 +107,13 @@ function watchRequests(page: Page, adminUrl: string) {
  * shown (what made the trail page flaky in CI, e1d1631).
  */
 describe('console pages ask for their data once', () => {
-  let p: RunningPlatform;
+  let p: ConsolePlatform;
   let browser: Browser;
-  let consoleDir: string;
   let token: string;
   let keyId: string;
 
   beforeAll(async () => {
-    consoleDir = await newConsoleDir('console-requests');
-    const built = buildConsole(consoleDir);
-    p = await startPlatform({ ADMIN_CONSOLE_DIR: consoleDir });
+    p = await startConsolePlatform('console-requests');
     const orgId = (await p.admin('POST', '/v1/orgs', { name: 'Once', slug: 'once-only' })).body.id as string;
     const teams = [
       (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'platform' })).body.id as string,
@@ -143,16 +138,12 @@ describe('console pages ask for their data once', () => {
     expect((await p.admin('POST', `/v1/orgs/${orgId}/prices`, { toolPattern: '*', perCallMicros: 2_500 })).status).toBe(
       201,
     );
-    token = (await p.admin('POST', '/v1/admin-tokens', { role: 'ORG_ADMIN', orgId, name: 'once admin' })).body
-      .secret as string;
-    await built;
-    browser = await launchChromium();
+    token = await p.issueToken({ role: 'ORG_ADMIN', orgId, name: 'once admin' });
+    browser = await p.launchBrowser();
   });
 
   afterAll(async () => {
-    await browser?.close();
     await p?.close();
-    if (consoleDir) await rm(consoleDir, { recursive: true, force: true });
   });
 
   it('should send each API request once when each page is opened from the navigation', async () => {

@@ -3,22 +3,14 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '@prisma/client';
 import { QueueName } from '@tollgate/queue';
 import { callMeta, connectAgent, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
-import { readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
 import { AuthorizationServer, startAuthorizationServer } from '../fixtures/oauth-authorization-server';
-import { launchChromium } from '../support/chromium';
-import {
-  buildConsole,
-  decimalToMicros,
-  eventually,
-  expectAccessible,
-  newConsoleDir,
-  parseCsv,
-} from '../support/console-browser';
+import { decimalToMicros, eventually, expectAccessible, parseCsv } from '../support/console-browser';
 import { freePort } from '../support/oauth-test-client';
-import { RunningPlatform, startPlatform } from '../support/platform';
+import { ConsolePlatform, startConsolePlatform } from '../support/console-platform';
 
 /**
  * Every role signs in to the console through single sign-on in Chromium: the sign-in page, the
@@ -40,14 +32,13 @@ const EMAILS = {
 };
 
 describe('console sign-in through single sign-on, for each role', () => {
-  let p: RunningPlatform;
+  let p: ConsolePlatform;
   let idp: AuthorizationServer;
   let db: PrismaClient;
   let fixture: FixtureServer;
   let browser: Browser;
   let adminUrl: string;
   let orgId: string;
-  let consoleDir: string;
   const agents: Client[] = [];
   const ids = { data: '', web: '', upstream: '', orgAdmin: '', finance: '', teamAdmin: '', member: '', bob: '' };
   const teamBudgets = { data: '', web: '' };
@@ -183,8 +174,6 @@ describe('console sign-in through single sign-on, for each role', () => {
   }
 
   beforeAll(async () => {
-    consoleDir = await newConsoleDir('console-sso');
-    const built = buildConsole(consoleDir);
     idp = await startAuthorizationServer();
     const adminPort = await freePort();
     adminUrl = `http://127.0.0.1:${adminPort}`;
@@ -200,10 +189,9 @@ describe('console sign-in through single sign-on, for each role', () => {
         }),
       })
     ).json()) as { client_id: string; client_secret: string };
-    p = await startPlatform({
+    p = await startConsolePlatform('console-sso', {
       ADMIN_PORT: String(adminPort),
       ADMIN_PUBLIC_URL: adminUrl,
-      ADMIN_CONSOLE_DIR: consoleDir,
     });
     db = new PrismaClient({ adapter: new PrismaPg({ connectionString: p.env.vars.DATABASE_URL }) });
     fixture = await startFixtureServer();
@@ -321,18 +309,15 @@ describe('console sign-in through single sign-on, for each role', () => {
       callIds.push(callMeta(res as never)!.callId);
     }
     await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, callIds);
-    await built;
-    browser = await launchChromium();
+    browser = await p.launchBrowser();
   });
 
   afterAll(async () => {
-    await browser?.close();
     for (const a of agents) await a.close();
     await fixture?.close();
     await db?.$disconnect();
     await p?.close();
     await idp?.close();
-    if (consoleDir) await rm(consoleDir, { recursive: true, force: true });
   });
 
   it('should say why on the sign-in page when single sign-on fails, not show a blank page or JSON', async () => {

@@ -2,19 +2,11 @@ import { BaseConfig } from '@tollgate/config';
 import { PrismaService } from '@tollgate/db';
 import { LedgerService, UsageEvent } from '@tollgate/usage';
 import { randomUUID } from 'node:crypto';
-import { readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../support/chromium';
-import {
-  buildConsole,
-  eventually,
-  expectAccessible,
-  newConsoleDir,
-  parseCsv,
-  signInWithToken,
-} from '../support/console-browser';
-import { RunningPlatform, startPlatform } from '../support/platform';
+import { eventually, expectAccessible, parseCsv, signInWithToken } from '../support/console-browser';
+import { ConsolePlatform, startConsolePlatform } from '../support/console-platform';
 
 /** The client secret typed in the SSO form: it must never come back, to the page or from the API. */
 const SSO_SECRET = 'sso-client-secret-4b1d9e';
@@ -29,9 +21,8 @@ const BULK_KEYS = 24;
  * filters, with the days just before.
  */
 describe('console single sign-on settings, table sorting, period comparison and key search, in a real browser', () => {
-  let p: RunningPlatform;
+  let p: ConsolePlatform;
   let browser: Browser;
-  let consoleDir: string;
   let orgId: string;
   const ids = { alpha: '', ada: '', zeta: '' };
   const tokens = { admin: '', finance: '' };
@@ -43,14 +34,10 @@ describe('console single sign-on settings, table sorting, period comparison and 
   };
 
   beforeAll(async () => {
-    consoleDir = await newConsoleDir('console-sso-tables');
-    const built = buildConsole(consoleDir);
-    p = await startPlatform({ ADMIN_CONSOLE_DIR: consoleDir });
+    p = await startConsolePlatform('console-sso-tables');
     orgId = (await p.admin('POST', '/v1/orgs', { name: 'Sortable', slug: 'sortable' })).body.id;
-    const issue = async (body: Record<string, unknown>) =>
-      (await p.admin('POST', '/v1/admin-tokens', body)).body.secret as string;
-    tokens.admin = await issue({ role: 'ORG_ADMIN', orgId, name: 'sortable admin' });
-    tokens.finance = await issue({ role: 'FINANCE', orgId, name: 'sortable finance' });
+    tokens.admin = await p.issueToken({ role: 'ORG_ADMIN', orgId, name: 'sortable admin' });
+    tokens.finance = await p.issueToken({ role: 'FINANCE', orgId, name: 'sortable finance' });
     ids.alpha = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'alpha' })).body.id;
     ids.ada = (await p.admin('POST', `/v1/orgs/${orgId}/users`, { email: 'ada@sortable.test', name: 'Ada' })).body.id;
     expect((await p.admin('POST', `/v1/orgs/${orgId}/teams/${ids.alpha}/members`, { userId: ids.ada })).status).toBe(
@@ -66,15 +53,12 @@ describe('console single sign-on settings, table sorting, period comparison and 
     ids.zeta = (
       await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId: ids.alpha, userId: ids.ada, name: 'zeta-agent' })
     ).body.key.id;
-    await built;
-    browser = await launchChromium();
+    browser = await p.launchBrowser();
   });
 
   afterAll(async () => {
     expect(errors).toEqual([]);
-    await browser?.close();
     await p?.close();
-    if (consoleDir) await rm(consoleDir, { recursive: true, force: true });
   });
 
   it('should let an org admin set up single sign-on with a secret never shown again, and show finance it read-only', async () => {

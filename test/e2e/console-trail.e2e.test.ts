@@ -11,20 +11,12 @@ import {
   waitForTrailSteps,
   waitForUsageEvents,
 } from '@tollgate/testing';
-import { readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../support/chromium';
-import {
-  SCREENSHOTS,
-  buildConsole,
-  eventually,
-  expectAccessible,
-  newConsoleDir,
-  signInWithToken,
-} from '../support/console-browser';
-import { RunningPlatform, startPlatform } from '../support/platform';
+import { SCREENSHOTS, eventually, expectAccessible, signInWithToken } from '../support/console-browser';
+import { ConsolePlatform, startConsolePlatform } from '../support/console-platform';
 
 const SUM_PRICE = 50_000;
 
@@ -35,19 +27,16 @@ const SUM_PRICE = 50_000;
  * lines equal to the API; a member of another user sees nothing of it.
  */
 describe('console agent trail in a real browser', () => {
-  let p: RunningPlatform;
+  let p: ConsolePlatform;
   let db: PrismaClient;
   let browser: Browser;
-  let consoleDir: string;
   let orgId: string;
   const sessions = { progressive: '', code: '' };
   const tokens = { admin: '', stranger: '' };
   const agents: Client[] = [];
 
   beforeAll(async () => {
-    consoleDir = await newConsoleDir('console-trail');
-    const built = buildConsole(consoleDir);
-    p = await startPlatform({ ADMIN_CONSOLE_DIR: consoleDir });
+    p = await startConsolePlatform('console-trail');
     db = new PrismaClient({ adapter: new PrismaPg({ connectionString: p.env.vars.DATABASE_URL }) });
     orgId = (await p.admin('POST', '/v1/orgs', { name: 'Trails', slug: 'trails' })).body.id;
     const teamId = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'agents' })).body.id;
@@ -69,8 +58,7 @@ describe('console agent trail in a real browser', () => {
     });
     const key = async (name: string, disclosureMode: string) =>
       (await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name, disclosureMode })).body.secret as string;
-    const issue = async (body: Record<string, unknown>) =>
-      (await p.admin('POST', '/v1/admin-tokens', { orgId, ...body })).body.secret as string;
+    const issue = (body: Record<string, unknown>) => p.issueToken({ orgId, ...body });
     tokens.admin = await issue({ role: 'ORG_ADMIN', name: 'admin' });
     tokens.stranger = await issue({ role: 'MEMBER', userId: otherId, name: 'bob' });
 
@@ -91,16 +79,13 @@ describe('console agent trail in a real browser', () => {
     await waitForTrailSteps(p.env.redisUrl, p.env.redisPrefix, () => db.trailEvent.count({ where: { orgId } }), 5);
     // The call log's test needs the direct call's ledger row, which the worker may write in a later batch.
     await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, [callMeta(direct as CallToolResult)!.callId]);
-    await built;
-    browser = await launchChromium();
+    browser = await p.launchBrowser();
   });
 
   afterAll(async () => {
-    await browser?.close();
     await Promise.allSettled(agents.map((a) => a.close()));
     await db?.$disconnect();
     await p?.close();
-    if (consoleDir) await rm(consoleDir, { recursive: true, force: true });
   });
 
   it('should show a session’s search, schema read and call in order, with the API’s totals and the step that led to the call', async () => {

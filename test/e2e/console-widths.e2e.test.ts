@@ -1,15 +1,7 @@
-import { rm } from 'node:fs/promises';
 import { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../support/chromium';
-import {
-  buildConsole,
-  expectAccessible,
-  expectNotInVerticalScrollBox,
-  newConsoleDir,
-  signInWithToken,
-} from '../support/console-browser';
-import { RunningPlatform, startPlatform } from '../support/platform';
+import { expectAccessible, expectNotInVerticalScrollBox, signInWithToken } from '../support/console-browser';
+import { ConsolePlatform, startConsolePlatform } from '../support/console-platform';
 
 /** What each role opens of the pages this round changed, and what shows once a page has its data. */
 const PAGES: Record<string, { path: string; ready: (page: Page) => Promise<void> }> = {
@@ -42,15 +34,12 @@ async function navigationPaths(page: Page): Promise<string[]> {
 }
 
 describe('console pages per role and width', () => {
-  let p: RunningPlatform;
+  let p: ConsolePlatform;
   let browser: Browser;
-  let consoleDir: string;
   const tokens: Record<string, string> = {};
 
   beforeAll(async () => {
-    consoleDir = await newConsoleDir('console-widths');
-    const built = buildConsole(consoleDir);
-    p = await startPlatform({ ADMIN_CONSOLE_DIR: consoleDir });
+    p = await startConsolePlatform('console-widths');
     const orgId = (await p.admin('POST', '/v1/orgs', { name: 'Widthwise', slug: 'widthwise', currency: 'EUR' })).body
       .id;
     const teamId = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'platform' })).body.id;
@@ -81,20 +70,15 @@ describe('console pages per role and width', () => {
         })
       ).status,
     ).toBe(201);
-    const issue = async (body: Record<string, unknown>) =>
-      (await p.admin('POST', '/v1/admin-tokens', body)).body.secret as string;
-    tokens.admin = await issue({ role: 'ORG_ADMIN', orgId, name: 'widths admin' });
-    tokens.finance = await issue({ role: 'FINANCE', orgId, name: 'widths finance' });
-    tokens.teamAdmin = await issue({ role: 'TEAM_ADMIN', orgId, teamId, name: 'widths lead' });
-    tokens.member = await issue({ role: 'MEMBER', orgId, teamId, userId, name: 'widths member' });
-    await built;
-    browser = await launchChromium();
+    tokens.admin = await p.issueToken({ role: 'ORG_ADMIN', orgId, name: 'widths admin' });
+    tokens.finance = await p.issueToken({ role: 'FINANCE', orgId, name: 'widths finance' });
+    tokens.teamAdmin = await p.issueToken({ role: 'TEAM_ADMIN', orgId, teamId, name: 'widths lead' });
+    tokens.member = await p.issueToken({ role: 'MEMBER', orgId, teamId, userId, name: 'widths member' });
+    browser = await p.launchBrowser();
   });
 
   afterAll(async () => {
-    await browser?.close();
     await p?.close();
-    if (consoleDir) await rm(consoleDir, { recursive: true, force: true });
   });
 
   // Every page each role's navigation offers, at each width (issue 28's proof: per role, per width, axe).

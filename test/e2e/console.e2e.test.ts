@@ -4,31 +4,28 @@ import { Prisma, PrismaClient } from '@prisma/client';
 import { JobName, QueueName } from '@tollgate/queue';
 import { callMeta, connectAgent, waitForJobs, waitForUsageEvents, testBullOptions } from '@tollgate/testing';
 import { Queue } from 'bullmq';
-import { readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Browser } from 'playwright-core';
-import { launchChromium } from '../support/chromium';
 import {
   SCREENSHOTS,
-  buildConsole,
   decimalToMicros,
   eventually,
   expectAccessible,
   expectNotInVerticalScrollBox,
-  newConsoleDir,
   parseCsv,
   signInWithToken,
 } from '../support/console-browser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
-import { RunningPlatform, startPlatform } from '../support/platform';
+import { ConsolePlatform, startConsolePlatform } from '../support/console-platform';
 
 const PRICE = 125_000; // 0.125 per call: sums that floats would not keep exact at scale
 const BIG_PRICE = 1_234_567;
 const utcDay = (d = new Date()) => d.toISOString().slice(0, 10);
 
 describe('console in a real browser', () => {
-  let p: RunningPlatform;
+  let p: ConsolePlatform;
   let db: PrismaClient;
   let fixture: FixtureServer;
   let browser: Browser;
@@ -36,7 +33,6 @@ describe('console in a real browser', () => {
   const agents: Client[] = [];
   const ids = { data: '', web: '', ada: '', bob: '', upstream: '' };
   const tokens = { admin: '', finance: '', member: '', teamAdmin: '' };
-  let consoleDir: string;
 
   /** The ledger's own sums over [from, to] (UTC days: the org's zone here), optionally for some calls only. */
   async function ledger(from: string, to: string, only: Prisma.UsageEventWhereInput = {}) {
@@ -55,9 +51,7 @@ describe('console in a real browser', () => {
   }
 
   beforeAll(async () => {
-    consoleDir = await newConsoleDir('console');
-    const built = buildConsole(consoleDir);
-    p = await startPlatform({ ADMIN_CONSOLE_DIR: consoleDir });
+    p = await startConsolePlatform('console');
     db = new PrismaClient({ adapter: new PrismaPg({ connectionString: p.env.vars.DATABASE_URL }) });
     fixture = await startFixtureServer();
 
@@ -149,12 +143,10 @@ describe('console in a real browser', () => {
       ).status,
     ).toBe(200);
 
-    const issue = async (body: Record<string, unknown>) =>
-      (await p.admin('POST', '/v1/admin-tokens', body)).body.secret as string;
-    tokens.admin = await issue({ role: 'ORG_ADMIN', orgId, name: 'acme admin' });
-    tokens.finance = await issue({ role: 'FINANCE', orgId, name: 'acme finance' });
-    tokens.member = await issue({ role: 'MEMBER', orgId, userId: ids.ada, teamId: ids.data, name: 'ada' });
-    tokens.teamAdmin = await issue({ role: 'TEAM_ADMIN', orgId, teamId: ids.web, name: 'web lead' });
+    tokens.admin = await p.issueToken({ role: 'ORG_ADMIN', orgId, name: 'acme admin' });
+    tokens.finance = await p.issueToken({ role: 'FINANCE', orgId, name: 'acme finance' });
+    tokens.member = await p.issueToken({ role: 'MEMBER', orgId, userId: ids.ada, teamId: ids.data, name: 'ada' });
+    tokens.teamAdmin = await p.issueToken({ role: 'TEAM_ADMIN', orgId, teamId: ids.web, name: 'web lead' });
 
     // Real governed calls through the edge: ada 3 ok (one priced higher) + 1 tool error, bob 2 ok.
     const callIds: string[] = [];
@@ -177,17 +169,14 @@ describe('console in a real browser', () => {
     const check = await alertQueue.add(JobName.CheckBudgetAlerts, { orgId }, { jobId: `console-check-${Date.now()}` });
     await alertQueue.close();
     await waitForJobs(p.env.redisUrl, p.env.redisPrefix, QueueName.BudgetAlerts, [check.id!]);
-    await built;
-    browser = await launchChromium();
+    browser = await p.launchBrowser();
   });
 
   afterAll(async () => {
-    await browser?.close();
     for (const a of agents) await a.close();
     await fixture?.close();
     await db?.$disconnect();
     await p?.close();
-    if (consoleDir) await rm(consoleDir, { recursive: true, force: true });
   });
 
   it('should serve the console on the admin origin with cache headers and a CSP', async () => {
