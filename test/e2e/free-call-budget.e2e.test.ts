@@ -2,7 +2,8 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '@prisma/client';
 import { QueueName } from '@tollgate/queue';
-import { orgKeyOf } from '@tollgate/redis';
+import { COUNTER_CORRUPT_CHANNEL } from '@tollgate/budget';
+import { channelName, orgKeyOf } from '@tollgate/redis';
 import {
   SERVER_EVERYTHING,
   callMeta,
@@ -108,8 +109,9 @@ describe('free calls under a budget, end to end', () => {
   });
 
   // A counter field that is not an integer (HINCRBY refuses it) makes the edge refuse the call
-  // cleanly and ask the worker to rebuild the counter at once, so the retry hint is true.
-  it('should refuse a call on a corrupt counter with a retry hint, and admit it again within that hint', async () => {
+  // cleanly and ask the worker to rebuild the counter at once (not at the next scheduled
+  // reconciliation, minutes away), so the retry hint is true: each step is awaited as it happens.
+  it('should refuse a call on a corrupt counter with a retry hint, ask for its rebuild at once, and admit it again once rebuilt', async () => {
     const key = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'corrupt' });
     const budget = await p.admin('PUT', `/v1/orgs/${orgId}/budgets`, {
       scope: 'KEY',
@@ -119,16 +121,15 @@ describe('free calls under a budget, end to end', () => {
     });
     expect(budget.status).toBe(200);
     const redis = new Redis(p.env.redisUrl);
-    try {
-      await redis.hset(`${orgKeyOf(p.env.redisPrefix, orgId)}:budget:${budget.body.id}:0`, 'spent', '1.5');
-    } finally {
-      redis.disconnect();
-    }
+    const listener = new Redis(p.env.redisUrl);
     const corrupt = await connectAgent(p.edgeUrl, key.body.secret);
     try {
+      await redis.hset(`${orgKeyOf(p.env.redisPrefix, orgId)}:budget:${budget.body.id}:0`, 'spent', '1.5');
+      // What the edge asks the worker, heard as the worker hears it.
+      await listener.subscribe(channelName(p.env.redisPrefix, COUNTER_CORRUPT_CHANNEL));
+      const rebuildAsked = new Promise<string>((resolve) => listener.once('message', (_channel, org) => resolve(org)));
       const call = () => corrupt.callTool({ name: 'everything__echo', arguments: { message: 'again' } });
       const refused = await call();
-      const asked = Date.now();
       expect(toolError(refused as never)).toMatchObject({
         code: 'COUNTERS_UNAVAILABLE',
         charged: false,
@@ -136,21 +137,20 @@ describe('free calls under a budget, end to end', () => {
       });
       const hintMs = toolError(refused as never)!.retryAfterMs as number;
       expect(toolError(refused as never)!.hint).toContain(`Retry after ${hintMs / 1000} s`);
-      // Polled, not slept: each retry is a call an agent could make.
-      let answered = refused;
-      while (answered.isError && Date.now() - asked < hintMs) {
-        await new Promise((r) => setTimeout(r, 200));
-        answered = await call();
-      }
+      // Asked by the refusal itself, then rebuilt from the ledger by the worker (its audit row).
+      expect(await rebuildAsked).toBe(orgId);
+      await expect
+        .poll(() =>
+          db.auditEvent.count({ where: { orgId, action: 'budget.counter-rebuilt', targetId: budget.body.id } }),
+        )
+        .toBe(1);
+      const answered = await call();
       expect(textOf(answered as never)).toBe('Echo: again');
-      expect(Date.now() - asked).toBeLessThan(hintMs);
       expect(callMeta(answered as never)!.costMicros).toBe(PRICE_PER_ECHO);
-      const rebuilt = await db.auditEvent.findMany({
-        where: { orgId, action: 'budget.counter-rebuilt', targetId: budget.body.id },
-      });
-      expect(rebuilt).toHaveLength(1);
     } finally {
       await corrupt.close();
+      listener.disconnect();
+      redis.disconnect();
     }
   });
 });

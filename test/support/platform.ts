@@ -30,15 +30,15 @@ async function listen(app: INestApplication, port = 0): Promise<string> {
 /**
  * Boots the three real apps in this process on their own database and Redis prefix; `redis:
  * 'cluster'` runs them on the run's Redis Cluster instead of standalone Redis. `clock`: the
- * edge's time (a TestClock the test moves), else the system clock.
+ * edge's time (a TestClock the test moves), else the system clock; `adminClock`: the admin API's.
  */
 export async function startPlatform(
   overrides: Record<string, string> = {},
-  options: { redis?: TestRedisMode; clock?: TestClock } = {},
+  options: { redis?: TestRedisMode; clock?: TestClock; adminClock?: TestClock } = {},
 ): Promise<RunningPlatform> {
   const env = await createTestEnv(overrides, options);
   const worker = await createWorkerApp(loadWorkerConfig(env.vars));
-  const adminApp = await createAdminApp(loadAdminConfig(env.vars));
+  const adminApp = await createAdminApp(loadAdminConfig(env.vars), options.adminClock);
   const edge = await createEdgeApp(loadEdgeConfig(env.vars), options.clock);
   const [workerUrl, adminUrl, edgeUrl] = [
     await listen(worker),

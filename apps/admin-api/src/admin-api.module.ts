@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { PassportModule } from '@nestjs/passport';
 import { AdminConfig, ConfigModule } from '@tollgate/config';
+import type { Clock } from '@tollgate/kernel';
 import { DbModule } from '@tollgate/db';
 import { queueTelemetry } from '@tollgate/observability';
 import { QueueModule } from '@tollgate/queue';
@@ -42,11 +43,11 @@ import { ToolsModule } from './tools/tools.module';
  */
 @Module({})
 export class AdminApiModule {
-  static forRoot(config: AdminConfig): DynamicModule {
+  static forRoot(config: AdminConfig, clock?: Clock): DynamicModule {
     return {
       module: AdminApiModule,
       imports: [
-        ConfigModule.forRoot(config),
+        ConfigModule.forRoot(config, clock),
         DbModule,
         RedisModule,
         QueueModule.forRoot({ producerOnly: true, telemetry: queueTelemetry() }),

@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { AdminConfig } from '@tollgate/config';
+import type { Clock } from '@tollgate/kernel';
 import { createNamedApp, ShutdownDrain } from '@tollgate/observability';
 import type { NextFunction, Request, Response } from 'express';
 import type { Server } from 'node:http';
@@ -32,11 +33,11 @@ function setupOpenApi(app: INestApplication, config: AdminConfig): void {
 /**
  * Builds the admin API, fully set up and initialised (database and Redis connected, routes,
  * validation, error mapping, OpenAPI at /docs and /docs-json) but not listening. Shutdown hooks
- * and `listen` are the caller's business.
+ * and `listen` are the caller's business. `clock`: what it reads as now (tests pass a TestClock).
  */
-export async function createAdminApp(config: AdminConfig): Promise<INestApplication> {
+export async function createAdminApp(config: AdminConfig, clock?: Clock): Promise<INestApplication> {
   const app = await createNamedApp({ app: 'admin-api', ...config.log }, (logger) =>
-    NestFactory.create<NestExpressApplication>(AdminApiModule.forRoot(config), {
+    NestFactory.create<NestExpressApplication>(AdminApiModule.forRoot(config, clock), {
       logger,
       // Our own JSON parser (below) names the body in a 400 for malformed JSON.
       bodyParser: false,

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AuditedBy, recordAudited } from '@tollgate/audit';
 import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { AdminToken, Prisma, PrismaService } from '@tollgate/db';
+import { CLOCK, Clock } from '@tollgate/kernel';
 import { IdentityException, IdentityExceptionCode } from './identity.exception';
 import { AdminActor, AdminPrincipal } from './principal';
 import { constantTimeEqual, hashSecret, issueSecret } from './secret-token';
@@ -35,6 +36,8 @@ export class AdminTokenService {
   constructor(
     private readonly prisma: PrismaService,
     @Inject(TOLLGATE_CONFIG) private readonly config: BaseConfig,
+    // What a token's expiry is read against (a test moves it instead of waiting).
+    @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
   async createAdminToken(
@@ -87,7 +90,7 @@ export class AdminTokenService {
     const token = await this.prisma.adminToken.findUnique({
       where: { secretHash: hashSecret(secret, this.config.security.keyHashSecret) },
     });
-    const now = Date.now();
+    const now = this.clock.now();
     if (!token || token.revokedAt || (token.expiresAt && token.expiresAt.getTime() <= now)) return null;
     const user = token.userId
       ? await this.prisma.user.findUnique({
