@@ -1,5 +1,6 @@
 /* eslint-disable @typescript-eslint/no-require-imports -- the SDK loads only when telemetry is on */
 import { diag } from '@opentelemetry/api';
+import type { Instrumentation } from '@opentelemetry/instrumentation';
 import type { MetricReader } from '@opentelemetry/sdk-metrics';
 import type { NodeSDK } from '@opentelemetry/sdk-node';
 
@@ -49,7 +50,7 @@ export function startTelemetry(
     // The active context lives beside the log context, in one AsyncLocalStorage (see the class).
     contextManager: new RequestScopeContextManager(),
     metricReaders: metricReadersFromEnv(env, serviceName),
-    instrumentations: instrumentationsFromEnv(env, {
+    instrumentations: instrumentationsFromEnv<Instrumentation>(env, {
       http: () =>
         new HttpInstrumentation({
           // Probes and scrapes are not traffic.
@@ -77,10 +78,7 @@ export function startTelemetry(
  * leave on (comma-separated names, as @opentelemetry/auto-instrumentations-node reads them: `http`,
  * `undici`, `pg`, `ioredis`, `prisma`); all by default.
  */
-function instrumentationsFromEnv(
-  env: NodeJS.ProcessEnv,
-  all: Record<string, () => import('@opentelemetry/instrumentation').Instrumentation>,
-): import('@opentelemetry/instrumentation').Instrumentation[] {
+export function instrumentationsFromEnv<I>(env: NodeJS.ProcessEnv, all: Record<string, () => I>): I[] {
   const names = (v: string | undefined) =>
     v === undefined || v.trim() === ''
       ? undefined
