@@ -11,6 +11,10 @@ export default defineConfig({
   root: here,
   base: '/console/',
   plugins: [react()],
+  // The few lib modules the console shares with the API: each imports nothing (browser-safe).
+  resolve: {
+    alias: { '@tollgate/reporting/row-label': path.resolve(here, '../../libs/reporting/src/row-label.ts') },
+  },
   build: {
     outDir: path.resolve(here, '../../dist/console'),
     emptyOutDir: true,

@@ -10,6 +10,7 @@ import {
   addFigures,
   zeroFigures,
 } from './spend-report';
+import { rowLabel } from './row-label';
 
 /**
  * One page of a spend report, as a table shows it: sorted on one column, with a subtotal line after
@@ -41,28 +42,6 @@ export function parseReportSort(value: string | undefined, groupBy: readonly Rep
       'sort',
     );
   return { column: column as ReportSortColumn, direction };
-}
-
-const text = (v: string | null | undefined) => (v === null || v === undefined || v === '' ? '(none)' : v);
-
-/** What a row is called along one breakdown (the console shows the same): names first, ids when a name is missing. */
-export function rowLabel(row: SpendRow, dim: ReportDimension): string {
-  switch (dim) {
-    case 'team':
-      return text(row.teamName ?? row.teamId);
-    case 'user':
-      return text(row.userEmail ?? row.userId);
-    case 'key':
-      return row.keyName ? `${row.keyName} (${row.keyPrefix ?? '?'})` : text(row.keyId);
-    case 'upstream':
-      return text(row.upstreamNamespace ?? row.upstreamId);
-    case 'tool':
-      return `${text(row.upstreamNamespace ?? row.upstreamId)} / ${text(row.toolName)}`;
-    case 'day':
-      return text(row.day);
-    case 'tag':
-      return row.tag === null || row.tag === undefined ? '(untagged)' : row.tag;
-  }
 }
 
 // Names as people read them: numbers inside text in numeric order, case and accents aside.

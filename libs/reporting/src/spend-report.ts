@@ -1,9 +1,8 @@
 import { ReportingException, ReportingExceptionCode } from './reporting.exception';
+import { REPORT_DIMENSIONS, ReportDimension } from './row-label';
 
-/** What a spend report can be broken down by. */
-/** `tag`: one row per key tag (a call of a key with two tags counts in both rows; keys without tags in a null row). */
-export const REPORT_DIMENSIONS = ['team', 'user', 'key', 'upstream', 'tool', 'day', 'tag'] as const;
-export type ReportDimension = (typeof REPORT_DIMENSIONS)[number];
+// The breakdowns live beside the row label, which the console bundles too.
+export { REPORT_DIMENSIONS, type ReportDimension };
 
 /** The figures of every row and of the totals: integers (money in micro-units). */
 export const REPORT_METRICS = ['calls', 'errors', 'outputTokens', 'costMicros'] as const;

@@ -3,7 +3,7 @@ import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAx
 import type { ReportDimension, SpendReport } from '../api/admin-types';
 import { daysBetween } from '../lib/dates';
 import { formatMoney, microsToChartUnits, toMicros } from '../lib/money';
-import { dimensionLabel } from '../lib/spend-table';
+import { rowLabel } from '@tollgate/reporting/row-label';
 
 // Colour-blind-safe palette (Okabe–Ito), dark enough on white.
 const PALETTE = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', '#7a5c00', '#000000'];
@@ -26,7 +26,7 @@ export interface PerDay {
  * (its perDay, from every row of a report it pages); the Overview's small reports are summed here.
  */
 export function perDayOfReport(report: SpendReport, stackBy: ReportDimension | null): PerDay {
-  const labels = report.rows.map((r) => (stackBy ? dimensionLabel(r, stackBy) : 'Spend'));
+  const labels = report.rows.map((r) => (stackBy ? rowLabel(r, stackBy) : 'Spend'));
   const costs = report.rows.map((r) => toMicros(r.costMicros as number | string));
   const totals = new Map<string, bigint>();
   labels.forEach((label, i) => totals.set(label, (totals.get(label) ?? 0n) + costs[i]));

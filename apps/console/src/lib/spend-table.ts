@@ -1,3 +1,4 @@
+import { rowLabel } from '@tollgate/reporting/row-label';
 import type { ReportDimension, ReportRow, SpendReport } from '../api/admin-types';
 import { microsToDecimal, sumMicros, toMicros } from './money';
 import type { ShownTable } from './table-csv';
@@ -11,29 +12,6 @@ export const DIMENSION_LABELS: Record<ReportDimension, string> = {
   day: 'Day',
   tag: 'Key tag',
 };
-
-const text = (v: string | number | null | undefined) =>
-  v === null || v === undefined || v === '' ? '(none)' : String(v);
-
-/** What a row is called along one dimension: names first, ids when a name is missing. */
-export function dimensionLabel(row: ReportRow, dim: ReportDimension): string {
-  switch (dim) {
-    case 'team':
-      return text(row.teamName ?? row.teamId);
-    case 'user':
-      return text(row.userEmail ?? row.userId);
-    case 'key':
-      return row.keyName ? `${row.keyName} (${row.keyPrefix ?? '?'})` : text(row.keyId);
-    case 'upstream':
-      return text(row.upstreamNamespace ?? row.upstreamId);
-    case 'tool':
-      return `${text(row.upstreamNamespace ?? row.upstreamId)} / ${text(row.toolName)}`;
-    case 'day':
-      return text(row.day);
-    case 'tag':
-      return row.tag === null || row.tag === undefined ? '(untagged)' : String(row.tag);
-  }
-}
 
 /** The CSV's columns for one dimension: the name as shown, then the ids a spreadsheet can join on. */
 const CSV_DIMENSION_COLUMNS: Record<ReportDimension, readonly [header: string, column: string][]> = {
@@ -136,7 +114,7 @@ export interface Ranked {
 export function topBy(report: SpendReport, dim: ReportDimension, n: number): Ranked[] {
   return report.rows
     .map((r) => ({
-      label: dimensionLabel(r, dim),
+      label: rowLabel(r, dim),
       costMicros: toMicros(r.costMicros as number | string),
       calls: Number(r.calls),
     }))

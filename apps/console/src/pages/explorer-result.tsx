@@ -5,7 +5,8 @@ import { FigureTableView, type FigureColumn } from '../components/data-table';
 import { Money } from '../components/money-text';
 import { EmptyState } from '../components/page-states';
 import { SpendPerDayChart } from '../components/spend-chart';
-import { DIMENSION_LABELS, dimensionLabel, rowsCost } from '../lib/spend-table';
+import { rowLabel } from '@tollgate/reporting/row-label';
+import { DIMENSION_LABELS, rowsCost } from '../lib/spend-table';
 import { nextSort, type SortState, type TableLine } from '../lib/table-model';
 
 /** Which page of the report's table is asked for, on which column sorted: the API sorts and pages. */
@@ -156,7 +157,7 @@ function explorerColumns(dims: ReportDimension[]): FigureColumn<ReportRow>[] {
       id: d,
       header: DIMENSION_LABELS[d],
       kind: 'text',
-      value: (r) => dimensionLabel(r, d),
+      value: (r) => rowLabel(r, d),
       wrap: true,
     })),
     { id: 'calls', header: 'Calls', kind: 'count', value: (r) => r.calls },
