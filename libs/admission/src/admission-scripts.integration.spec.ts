@@ -378,6 +378,31 @@ describe.each(TEST_REDIS_MODES)('the money scripts on %s Redis', (mode) => {
         ...(slotted(shape) ? sets(k).map((set) => redis.zscore(set, id)) : []),
       ]);
 
+    it("should keep a task's slot when calls admitted after it, and leases renewed on its set, hold theirs shorter", async () => {
+      const k = await org();
+      const [, set] = sets(k);
+      await hold(k, 'slots alone', 'task', 1_000);
+      expect(await extend(k, 'slots alone', 'task', 3_601_000, 1_000)).toBe(true);
+      // A call on the second set only (its deadline 1 s on), then a lease renewed there for 1 s.
+      const call = await run(ADMIT_AND_RESERVE, {
+        epochKey: k.epoch,
+        rateLimits: { keys: [`${k.rl}:b:w0`, `${k.rl}:b:w1`, set], args: [1_500, 'c2', 2_500, 0, 60_000, 0, 5] },
+        budgets: null,
+      });
+      expect(call).toMatchObject({ kind: 'budget', answer: { kind: 'reserved' } });
+      await run(LEASE_RENEW, {
+        rKey: k.r,
+        zKey: k.z,
+        epochKey: k.epoch,
+        now: 1_500,
+        deadline: 2_500,
+        budgetLeaseIds: [],
+        slots: [{ key: set, members: ['c2'] }],
+      });
+      expect(await redis.pttl(set)).toBeGreaterThan(3_500_000);
+      expect(await redis.zscore(set, 'task')).toBe('3601000');
+    });
+
     for (const shape of ['a reservation and slots', 'slots alone', 'a reservation alone'] as const) {
       it(`should renew a hold of ${shape} whole, and answer it gone, writing nothing, once the sweep took any part`, async () => {
         const k = await org();

@@ -29,7 +29,9 @@ for k = 3, #KEYS - 1 do
     if s then present = present + 1 end
   end
   redis.call('ZADD', KEYS[k], 'XX', unpack(args))
-  redis.call('PEXPIRE', KEYS[k], math.max(deadline - now, 1000))
+  -- The set's TTL only rises: it may hold a slot kept longer than the lease's (a task's).
+  local keep = math.max(deadline - now, 1000)
+  if redis.call('PTTL', KEYS[k]) < keep then redis.call('PEXPIRE', KEYS[k], keep) end
   out[#out+1] = present == n and 1 or 0
   a = a + 1 + n
 end

@@ -58,6 +58,12 @@ local function rl_check(K, A)
   return worst
 end
 
+-- Concurrency set c lives at least `ms` more. Its TTL is only ever raised: a slot held longer than
+-- the calls admitted after it (a task's, pushed out by extend-hold.lua) must not expire with them.
+local function rl_keep_set(c, ms)
+  if redis.call('PTTL', c) < ms then redis.call('PEXPIRE', c, ms) end
+end
+
 local function rl_apply(K, A)
   local now = tonumber(A[1])
   local id = A[2]
@@ -72,7 +78,7 @@ local function rl_apply(K, A)
     end
     if maxConc > 0 then
       redis.call('ZADD', K[3*i], deadline, id)
-      redis.call('PEXPIRE', K[3*i], math.max(deadline - now, 1000))
+      rl_keep_set(K[3*i], math.max(deadline - now, 1000))
     end
   end
 end
@@ -121,6 +127,6 @@ local function rl_lease_slots(c, now, deadline, max, want, minGrant, div, prefix
     args[#args+1] = prefix .. (first + i)
   end
   redis.call('ZADD', c, unpack(args))
-  redis.call('PEXPIRE', c, math.max(deadline - now, 1000))
+  rl_keep_set(c, math.max(deadline - now, 1000))
   return grant
 end
