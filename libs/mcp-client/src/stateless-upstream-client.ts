@@ -1,6 +1,3 @@
-import { StringDecoder } from 'node:string_decoder';
-import { Dispatcher } from 'undici';
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   CallToolResult,
   CallToolResultSchema,
@@ -10,9 +7,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { AnySchema, SchemaOutput, safeParse } from '@modelcontextprotocol/sdk/server/zod-compat.js';
-import { mediaTypeOf } from '@tollgate/kernel';
-import { outboundDispatcher } from '@tollgate/outbound';
-import { createParser } from 'eventsource-parser';
+import { HttpStatelessWire } from './http-stateless-wire';
+import { JsonRpcAnswer, StatelessWire, StatelessWireRequest } from './stateless-wire';
 import { CONNECTION_HEADERS } from './streamable-http-tool-caller';
 import { upstreamAnswerError } from './upstream-answer';
 import { UpstreamCallRelay, undeclaredCapability } from './upstream-call-relay';
@@ -49,8 +45,6 @@ const LISTEN_RETRY_MAX_MS = 30_000;
 /** How long a new resource subscription waits for the listen stream to be open again with it. */
 const LISTEN_REOPEN_WAIT_MS = 5_000;
 
-const DISPATCHER = outboundDispatcher({ connections: 64, keepAliveTimeout: 60_000, headersTimeout: 0, bodyTimeout: 0 });
-
 export interface StatelessRequestOptions {
   timeoutMs: number;
   signal?: AbortSignal;
@@ -74,24 +68,23 @@ export interface UpstreamListenEvents {
   resourceSubscriptions(): string[];
 }
 
-type JsonRpcAnswer = { result: Record<string, unknown> } | { error: { code: number; message: string; data?: unknown } };
-
 /** Thrown when the upstream does not speak 2026-07-28 (its `server/discover` failed or does not list it). */
 export class NotStatelessUpstreamError extends Error {}
 
 let lastRequestId = 0;
 
 /**
- * A client of an upstream that speaks only MCP 2026-07-28 over Streamable HTTP. SDK 1.32 has no
- * client for that revision, so this is the edge's own: one POST per request (no session), the
- * `Mcp-Method`/`Mcp-Name` routing headers, `_meta` with the version and our capabilities; an event
- * stream answer relays progress and log messages; an `input_required` result is answered through
- * the call's relay (the agent's client) and the request retried with `inputResponses` and the
- * upstream's `requestState`, so to the caller it is one request with one result.
+ * A client of an upstream that speaks MCP 2026-07-28, over Streamable HTTP or stdio (its `wire`).
+ * SDK 1.32 has no client for that revision, so this is the edge's own: no session, each request
+ * with `_meta` giving the version and our capabilities (and on HTTP, one POST with the
+ * `Mcp-Method`/`Mcp-Name` routing headers); progress and log messages are relayed while it runs;
+ * an `input_required` result is answered through the call's relay (the agent's client) and the
+ * request retried with `inputResponses` and the upstream's `requestState`, so to the caller it is
+ * one request with one result.
  */
 export class StatelessUpstreamClient {
-  private readonly origin: string;
-  private readonly path: string;
+  /** Told once when the upstream can no longer be reached on this client (its stdio process exited). */
+  onclose?: () => void;
   /** Per tool, the arguments its schema mirrors in `Mcp-Param-<Name>` headers (read from tools/list). */
   private paramHeaders?: Map<string, [argument: string, header: string][]>;
   private paramHeadersReadAt = 0;
@@ -102,21 +95,27 @@ export class StatelessUpstreamClient {
     private readonly spec: UpstreamSpec,
     private readonly capabilities: ClientCapabilities,
     private serverCapabilities: ServerCapabilities,
+    private readonly wire: StatelessWire,
   ) {
-    const url = new URL(spec.url!);
-    this.origin = url.origin;
-    this.path = `${url.pathname}${url.search}`;
+    wire.onclose = () => {
+      this.stopListens();
+      this.onclose?.();
+    };
   }
 
-  /** Asks the upstream's `server/discover`; rejects with `NotStatelessUpstreamError` if 2026-07-28 is not among its versions. */
+  /**
+   * Asks the upstream's `server/discover` (on `wire`; by default a POST to the spec's URL);
+   * rejects with `NotStatelessUpstreamError` if 2026-07-28 is not among its versions.
+   */
   static async discover(
     spec: UpstreamSpec,
     capabilities: ClientCapabilities,
     timeoutMs: number,
     signal?: AbortSignal,
+    wire?: StatelessWire,
   ): Promise<StatelessUpstreamClient> {
-    if (!spec.url) throw new NotStatelessUpstreamError(`upstream ${spec.namespace} has no url`);
-    const client = new StatelessUpstreamClient(spec, capabilities, {});
+    if (!wire && !spec.url) throw new NotStatelessUpstreamError(`upstream ${spec.namespace} has no url`);
+    const client = new StatelessUpstreamClient(spec, capabilities, {}, wire ?? new HttpStatelessWire(spec.url!));
     let result: Record<string, unknown>;
     try {
       result = await client.send('server/discover', undefined, { timeoutMs, signal });
@@ -160,7 +159,8 @@ export class StatelessUpstreamClient {
     args: Record<string, unknown> | undefined,
     options: StatelessRequestOptions,
   ): Promise<CallToolResult> {
-    const headers = await this.paramHeadersOf(name, args, options.timeoutMs);
+    // stdio has no headers: the tool list need not be read for them.
+    const headers = this.wire.routingHeaders ? await this.paramHeadersOf(name, args, options.timeoutMs) : {};
     const raw = await this.send('tools/call', { name, arguments: args }, options, headers);
     const parsed = CallToolResultSchema.safeParse(raw);
     if (!parsed.success) throw parsed.error;
@@ -214,8 +214,13 @@ export class StatelessUpstreamClient {
     return out;
   }
 
-  /** Stops its listen streams; nothing else to close (no session, the sockets are the shared dispatcher's). */
+  /** Stops its listen streams and closes its wire (ends a stdio process; no session to end). */
   async close(): Promise<void> {
+    this.stopListens();
+    await this.wire.close();
+  }
+
+  private stopListens(): void {
     for (const listen of this.listens) listen.stop.abort();
     this.listens.clear();
   }
@@ -318,14 +323,14 @@ export class StatelessUpstreamClient {
     return Object.fromEntries(answers);
   }
 
-  /** One POST of this revision: its id, routing headers and body with the request's `_meta`. */
+  /** One request of this revision: its id, message with the request's `_meta`, and routing headers. */
   private requestOf(
     method: string,
     params: Record<string, unknown>,
     clientCapabilities: ClientCapabilities,
     extraHeaders: Record<string, string>,
     relay?: UpstreamCallRelay,
-  ): { id: string; headers: Record<string, string>; body: string } {
+  ): StatelessWireRequest {
     const id = `tollgate-s${++lastRequestId}`;
     // The call's trace context and request id (set by the edge around a governed call).
     const propagated = currentUpstreamPropagation();
@@ -357,8 +362,7 @@ export class StatelessUpstreamClient {
           ? params.uri
           : undefined;
     if (typeof named === 'string') headers['mcp-name'] = named;
-    const body = JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: meta } });
-    return { id, headers, body };
+    return { id, headers, message: { jsonrpc: '2.0', id, method, params: { ...params, _meta: meta } } };
   }
 
   /**
@@ -430,38 +434,12 @@ export class StatelessUpstreamClient {
     signal: AbortSignal,
     opened: () => void,
   ): Promise<void> {
-    const { headers, body } = this.requestOf('subscriptions/listen', { notifications: filters }, {}, {});
-    const res = await DISPATCHER.request({
-      origin: this.origin,
-      path: this.path,
-      method: 'POST',
-      headers,
-      body,
-      signal,
-    });
-    if (mediaTypeOf(headerValue(res, 'content-type')) !== 'text/event-stream') {
-      await res.body.dump();
-      return;
-    }
-    const parser = createParser({
-      onEvent: (event) => {
-        opened(); // The first event is the acknowledgment.
-        let m: { method?: unknown; params?: { uri?: unknown } };
-        try {
-          m = JSON.parse(event.data) as typeof m;
-        } catch {
-          return;
-        }
-        if (typeof m.method === 'string' && LIST_CHANGED_METHODS.has(m.method)) events.onListChanged();
-        else if (m.method === 'notifications/resources/updated' && typeof m.params?.uri === 'string')
-          events.onResourceUpdated(m.params.uri);
-      },
-    });
-    const decoder = new StringDecoder('utf8');
-    await new Promise<void>((resolve) => {
-      res.body.on('data', (chunk: Buffer) => parser.feed(decoder.write(chunk)));
-      res.body.on('error', () => resolve());
-      res.body.on('close', () => resolve());
+    const request = this.requestOf('subscriptions/listen', { notifications: filters }, {}, {});
+    await this.wire.listen(request, signal, (m) => {
+      opened(); // The first message is the acknowledgment.
+      if (typeof m.method === 'string' && LIST_CHANGED_METHODS.has(m.method)) events.onListChanged();
+      else if (m.method === 'notifications/resources/updated' && typeof m.params?.uri === 'string')
+        events.onResourceUpdated(m.params.uri);
     });
   }
 
@@ -473,93 +451,8 @@ export class StatelessUpstreamClient {
     signal: AbortSignal,
     extraHeaders: Record<string, string>,
   ): Promise<JsonRpcAnswer> {
-    const { id, headers, body } = this.requestOf(method, params, clientCapabilities, extraHeaders, relay);
-    const res = await DISPATCHER.request({
-      origin: this.origin,
-      path: this.path,
-      method: 'POST',
-      headers,
-      body,
-      signal,
-    });
-    const type = mediaTypeOf(headerValue(res, 'content-type'));
-    if (type === 'text/event-stream') return readAnswerStream(res, id, relay);
-    const text = await res.body.text();
-    // A refused credential, or an answer that is not MCP, is an HTTP error as the SDK transport
-    // raises it (the pool tells the upstream's health and a 401 from it).
-    if (res.statusCode === 401) throw new StreamableHTTPError(401, 'the upstream refused the credential');
-    let message: unknown;
-    try {
-      message = JSON.parse(text);
-    } catch {
-      throw new StreamableHTTPError(
-        res.statusCode >= 300 ? res.statusCode : -1,
-        `the upstream answered HTTP ${res.statusCode} without JSON-RPC`,
-      );
-    }
-    const answer = answerOf(message, id);
-    if (!answer)
-      throw new StreamableHTTPError(
-        res.statusCode >= 300 ? res.statusCode : -1,
-        `the upstream answered HTTP ${res.statusCode} without a response to the request`,
-      );
-    return answer;
+    return this.wire.exchange(this.requestOf(method, params, clientCapabilities, extraHeaders, relay), relay, signal);
   }
-}
-
-function answerOf(message: unknown, id: string): JsonRpcAnswer | undefined {
-  const m = message as Record<string, unknown> | null;
-  if (typeof m !== 'object' || m === null || (m.id !== id && m.id !== null)) return undefined;
-  if (typeof m.result === 'object' && m.result !== null) return { result: m.result as Record<string, unknown> };
-  const error = m.error as { code?: unknown; message?: unknown; data?: unknown } | undefined;
-  if (error && typeof error.code === 'number')
-    return { error: { code: error.code, message: String(error.message ?? ''), data: error.data } };
-  return undefined;
-}
-
-// Progress (under our token) and log messages go to the relay until the response arrives.
-function readAnswerStream(
-  res: Dispatcher.ResponseData,
-  id: string,
-  relay: UpstreamCallRelay | undefined,
-): Promise<JsonRpcAnswer> {
-  return new Promise((resolve, reject) => {
-    let answer: JsonRpcAnswer | undefined;
-    const parser = createParser({
-      onEvent: (event) => {
-        if (answer || !event.data) return;
-        let m: Record<string, unknown>;
-        try {
-          m = JSON.parse(event.data) as Record<string, unknown>;
-        } catch {
-          return;
-        }
-        const params = (m.params ?? {}) as Record<string, unknown>;
-        if (
-          m.method === 'notifications/progress' &&
-          params.progressToken === id &&
-          typeof params.progress === 'number'
-        ) {
-          const { progressToken: _token, _meta: _ignored, ...progress } = params;
-          relay?.progress?.(progress as { progress: number; total?: number; message?: string });
-        } else if (m.method === 'notifications/message' && typeof params.level === 'string') {
-          relay?.log(params as never);
-        } else if ((answer = answerOf(m, id))) {
-          resolve(answer);
-          res.body.destroy();
-        }
-      },
-    });
-    const decoder = new StringDecoder('utf8');
-    res.body.on('data', (chunk: Buffer) => parser.feed(decoder.write(chunk)));
-    res.body.on('error', (err) => {
-      if (!answer) reject(err);
-    });
-    res.body.on('close', () => {
-      if (!answer)
-        reject(new McpError(ErrorCode.ConnectionClosed, 'the upstream closed the answer stream before answering'));
-    });
-  });
 }
 
 /** A result the lean callers read, checked as the SDK client checks it (an invalid one throws as there). */
@@ -584,9 +477,4 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
       resolve();
     }
   });
-}
-
-function headerValue(res: Dispatcher.ResponseData, name: string): string | undefined {
-  const value = res.headers[name];
-  return Array.isArray(value) ? value[0] : value;
 }

@@ -150,6 +150,10 @@ export class UpstreamClientPool implements OnModuleDestroy {
       // A stateless upstream has no connection to watch: what it asks comes back in its answers, and
       // its list changes on its subscriptions/listen stream (listened to once per upstream, not per user).
       if (opened.revision !== 'session') {
+        // A stdio process that exited: the next call spawns a new one.
+        opened.client.onclose = () => {
+          if (this.clients.get(key) === entry) this.clients.delete(key);
+        };
         if (!session)
           opened.client.listen({
             onListChanged: announceListChanged,

@@ -7,23 +7,28 @@ import { ErrorCode, LATEST_PROTOCOL_VERSION, McpError } from '@modelcontextproto
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { outboundFetch } from '@tollgate/outbound';
 import { keepAliveFetch } from './keep-alive-fetch';
+import { SpawnedStdioTransport } from './spawned-stdio-transport';
+import { StdioStatelessWire } from './stdio-stateless-wire';
 import { NotStatelessUpstreamError, STATELESS_REVISION, StatelessUpstreamClient } from './stateless-upstream-client';
 import { TOLLGATE_CLIENT_INFO } from './upstream-client-capabilities';
 import { UpstreamSpec } from './upstream-spec';
 
+function stdioTransportFor(spec: UpstreamSpec, onStderr: (line: string) => void): StdioClientTransport {
+  if (!spec.command) throw new Error(`upstream ${spec.namespace} has no command`);
+  const t = new StdioClientTransport({
+    command: spec.command,
+    args: spec.args,
+    env: { ...getDefaultEnvironment(), ...spec.env },
+    stderr: 'pipe',
+  });
+  t.stderr?.on('data', (chunk: Buffer) => onStderr(chunk.toString('utf8').trimEnd()));
+  return t;
+}
+
 function transportFor(spec: UpstreamSpec, onStderr: (line: string) => void): Transport {
   switch (spec.transport) {
-    case 'STDIO': {
-      if (!spec.command) throw new Error(`upstream ${spec.namespace} has no command`);
-      const t = new StdioClientTransport({
-        command: spec.command,
-        args: spec.args,
-        env: { ...getDefaultEnvironment(), ...spec.env },
-        stderr: 'pipe',
-      });
-      t.stderr?.on('data', (chunk: Buffer) => onStderr(chunk.toString('utf8').trimEnd()));
-      return t;
-    }
+    case 'STDIO':
+      return stdioTransportFor(spec, onStderr);
     // Both HTTP transports connect only to addresses the outbound rule allows.
     case 'STREAMABLE_HTTP':
       if (!spec.url) throw new Error(`upstream ${spec.namespace} has no url`);
@@ -52,10 +57,12 @@ export async function connectUpstream(
     capabilities?: ClientCapabilities;
     /** Aborts the handshake (the SDK then closes the transport: a stdio process is ended). */
     signal?: AbortSignal;
+    /** A transport over a stdio process already spawned (instead of spawning one). */
+    transport?: Transport;
   } = {},
 ): Promise<Client> {
   const client = new Client(TOLLGATE_CLIENT_INFO, { capabilities: opts.capabilities ?? {} });
-  const transport = transportFor(spec, opts.onStderr ?? (() => undefined));
+  const transport = opts.transport ?? transportFor(spec, opts.onStderr ?? (() => undefined));
   try {
     await client.connect(transport, { timeout: opts.timeoutMs ?? spec.callTimeoutMs, signal: opts.signal });
   } catch (err) {
@@ -90,7 +97,7 @@ export type UpstreamConnection =
 /** How long `server/discover` may take before the upstream is tried as a 2025-11-25 server. */
 const DISCOVER_PROBE_TIMEOUT_MS = 10_000;
 
-/** The revision each Streamable HTTP upstream was found to speak, per settings version (so a changed URL is probed again). */
+/** The revision each Streamable HTTP or stdio upstream was found to speak, per settings version (so a changed URL is probed again). */
 const detectedRevisions = new Map<string, UpstreamConnection['revision']>();
 
 /** What was found about an upstream's revision, if anything yet (tests, diagnostics). */
@@ -99,14 +106,15 @@ export function detectedRevisionOf(spec: UpstreamSpec): UpstreamConnection['revi
 }
 
 /**
- * Connects in the newest revision the upstream speaks. A Streamable HTTP upstream is asked its
+ * Connects in the newest revision the upstream speaks. A Streamable HTTP or stdio upstream is asked its
  * `server/discover` first: one that lists 2026-07-28 gets the stateless client, whatever else it
  * serves (an upstream may list tools and prompts only on that path). One that does not answer it
  * (a 2025-11-25 server refuses a request without a session) is initialized as 2025-11-25. What
  * was found is remembered per upstream and settings version, so the probe runs once per process;
  * `spec.revision` (what the last catalog sync found) skips the probe of an upstream known to speak
  * only an older revision. `renegotiate` probes anew (the sync, which keeps `spec.revision` current).
- * stdio and legacy SSE upstreams are 2025-11-25 sessions.
+ * A stdio upstream is asked on the process spawned for the connection (the probe costs no second
+ * spawn): see `connectStdioUpstream`. Legacy SSE upstreams are 2025-11-25 sessions.
  */
 export async function connectUpstreamOfEitherRevision(
   spec: UpstreamSpec,
@@ -118,12 +126,17 @@ export async function connectUpstreamOfEitherRevision(
     signal?: AbortSignal;
   } = {},
 ): Promise<UpstreamConnection> {
-  if (spec.transport !== 'STREAMABLE_HTTP') return sessionConnection(await connectUpstream(spec, opts));
+  if (spec.transport === 'SSE') return sessionConnection(await connectUpstream(spec, opts));
   const memo = `${spec.id}:${spec.version}`;
   const timeoutMs = opts.timeoutMs ?? spec.callTimeoutMs;
   const known = opts.renegotiate
     ? undefined
     : (detectedRevisions.get(memo) ?? (spec.revision ? revisionKindOf(spec.revision) : undefined));
+  if (known !== 'session' && spec.transport === 'STDIO') {
+    const connection = await connectStdioUpstream(spec, opts);
+    remember(memo, connection.revision);
+    return connection;
+  }
   if (known !== 'session') {
     try {
       const client = await StatelessUpstreamClient.discover(
@@ -137,14 +150,59 @@ export async function connectUpstreamOfEitherRevision(
     } catch (err) {
       // A server that leaves a method it does not know unanswered may still take initialize (if it
       // is down, initialize fails on its own).
-      opts.signal?.throwIfAborted();
-      const unanswered = err instanceof McpError && err.code === ErrorCode.RequestTimeout;
-      if (!(err instanceof NotStatelessUpstreamError) && !unanswered) throw err;
+      if (!mayStillInitialize(err, opts.signal)) throw err;
     }
   }
   const connection = sessionConnection(await connectUpstream(spec, opts));
   remember(memo, 'session');
   return connection;
+}
+
+/** After a failed `server/discover`: whether the upstream may be a 2025-11-25 server (else the error is final). */
+function mayStillInitialize(err: unknown, signal: AbortSignal | undefined): boolean {
+  signal?.throwIfAborted();
+  const unanswered = err instanceof McpError && err.code === ErrorCode.RequestTimeout;
+  return err instanceof NotStatelessUpstreamError || unanswered;
+}
+
+/**
+ * A stdio upstream in the newest revision it speaks, on one process: spawned once and asked its
+ * `server/discover`; one that lists 2026-07-28 is spoken to statelessly on that process. Any other
+ * answer (a 2025-11-25 server's -32601), or none in time, hands the same process to the SDK client,
+ * which initializes it as 2025-11-25; the probe's late answer is dropped. A server that leaves the
+ * request unanswered costs the handshake's timeout, once per process and settings version (what is
+ * found is remembered, and kept by the sync as `spec.revision`).
+ */
+async function connectStdioUpstream(
+  spec: UpstreamSpec,
+  opts: Parameters<typeof connectUpstreamOfEitherRevision>[1] & object,
+): Promise<UpstreamConnection> {
+  const spawned = stdioTransportFor(spec, opts.onStderr ?? (() => undefined));
+  await spawned.start();
+  const wire = new StdioStatelessWire(spawned);
+  try {
+    // The whole handshake's time, not the HTTP probe's: a process still starting (an npx download,
+    // a loaded host) reads the request when it is ready, and a 2026-07-28-only server asked
+    // initialize instead would refuse it. A 2025-11-25 server answers -32601 at once.
+    const client = await StatelessUpstreamClient.discover(
+      spec,
+      opts.capabilities ?? {},
+      opts.timeoutMs ?? spec.callTimeoutMs,
+      opts.signal,
+      wire,
+    );
+    return { revision: STATELESS_REVISION, protocolVersion: STATELESS_REVISION, client };
+  } catch (err) {
+    if (wire.exited || opts.signal?.aborted || !mayStillInitialize(err, undefined)) {
+      await spawned.close();
+      opts.signal?.throwIfAborted();
+      // Exited before answering: what the SDK client says of a process that exits during initialize.
+      throw wire.exited ? new McpError(ErrorCode.ConnectionClosed, 'Connection closed') : err;
+    }
+  }
+  wire.release();
+  const transport = new SpawnedStdioTransport(spawned);
+  return sessionConnection(await connectUpstream(spec, { ...opts, transport }));
 }
 
 /** Whether the edge speaks 2026-07-28 to the upstream (found by this process, or by the last sync). */

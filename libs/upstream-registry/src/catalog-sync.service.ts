@@ -323,7 +323,8 @@ export class CatalogSyncService {
  * leaves it open on the server until it expires), a stdio process is stopped by close().
  */
 async function closeSyncSession(connection: UpstreamConnection): Promise<void> {
-  if (connection.revision !== 'session') return;
+  // A 2026-07-28 upstream has no session; over stdio its process is ended.
+  if (connection.revision !== 'session') return connection.client.close().catch(() => undefined);
   const client = connection.client;
   const transport = client.transport as { sessionId?: string; terminateSession?: () => Promise<void> } | undefined;
   if (transport?.terminateSession && transport.sessionId) await transport.terminateSession().catch(() => undefined);
