@@ -16,7 +16,8 @@
  *   with pg_waldump where the bench can run it.
  * - drain: events/s of one worker's outbox consumer (UsageLedgerConsumer, as the worker runs it),
  *   end to end: the same number of events from DRAIN_ORGS orgs put in their shard streams first,
- *   then timed until the last is written; today's write (as above, 500 a batch) vs the new one; and
+ *   then timed until the last is written; today's write (as above, 500 a batch, one batch of a stream
+ *   at a time as today's consumer) vs the new one (LEDGER_BATCHES_IN_FLIGHT, the worker's default); and
  *   the CPU per event of Postgres' backends, the worker and Redis meanwhile (/proc). BENCH_DRAIN_REPS
  *   (3) pairs, one path right after the other; the medians, and each pair's rates.
  * - bytes per row: the table with its indexes, over its rows (LedgerToday filled with the same
@@ -45,7 +46,6 @@ import {
   LedgerService,
   UsageEvent,
   usageEntryFields,
-  usageEventColumns,
   utcMonth,
   allUsageOutboxKeys,
   USAGE_LEDGER_WRITTEN_CHANNEL,
@@ -240,12 +240,13 @@ async function drainRate(
   prefix: string,
   events: UsageEvent[],
   batchSize: number,
+  batchesInFlight: number,
   write: (events: UsageEvent[]) => Promise<number>,
 ): Promise<{ perSecond: number; cpuUsPerEvent: DrainCpu }> {
   const url = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
   const config = {
     redis: { url, prefix, topology: { kind: 'standalone', url }, completionWait: { replicas: 0, timeoutMs: 1 } },
-    worker: { ledgerBatchSize: batchSize, ledgerClaimIdleMs: 60_000 },
+    worker: { ledgerBatchSize: batchSize, ledgerBatchesInFlight: batchesInFlight, ledgerClaimIdleMs: 60_000 },
   } as WorkerConfig;
   const redis = new RedisService(config);
   const keys = allUsageOutboxKeys(prefix, REDIS_SHARDS).flatMap((k) => [k.events, k.dead]);
@@ -314,6 +315,7 @@ async function main(): Promise<void> {
   const writeEvents = Number(process.env.BENCH_WRITE_EVENTS ?? 100_000);
   // The worker's own default unless LEDGER_BATCH_SIZE says otherwise.
   const batch = WORKER_ENV_SCHEMA.shape.LEDGER_BATCH_SIZE.parse(process.env.LEDGER_BATCH_SIZE);
+  const inFlight = WORKER_ENV_SCHEMA.shape.LEDGER_BATCHES_IN_FLIGHT.parse(process.env.LEDGER_BATCHES_IN_FLIGHT);
   const loadBefore = loadNow();
 
   const database = await createBenchDatabase('bench_ledger');
@@ -323,7 +325,7 @@ async function main(): Promise<void> {
   const ledger = new LedgerService(prisma);
   const partitions = new LedgerPartitionsService(prisma);
   const rollups = new UsageRollupService(prisma);
-  const out: Record<string, unknown> = { small, large, writeEvents, batch };
+  const out: Record<string, unknown> = { small, large, writeEvents, batch, batchesInFlight: inFlight };
   try {
     // Today's ledger, beside the new one: same columns, today's key, indexes and trigger.
     const todayTrigger = readFileSync(
@@ -471,7 +473,7 @@ async function main(): Promise<void> {
     const newOrgs = await drainOrgs('drain-new');
     const drainPrefix = `tgbench-ledger-${randomBytes(4).toString('hex')}`;
     const drainToday = (rep: number) =>
-      drainRate(db, `${drainPrefix}-today-${rep}`, spread(todayOrgs), 500, async (b) => {
+      drainRate(db, `${drainPrefix}-today-${rep}`, spread(todayOrgs), 500, 1, async (b) => {
         let n = 0;
         for (let i = 0; i < b.length; i += 500) {
           const r = await prisma.pool.query({
@@ -484,7 +486,7 @@ async function main(): Promise<void> {
         return n;
       });
     const drainNew = (rep: number) =>
-      drainRate(db, `${drainPrefix}-new-${rep}`, spread(newOrgs), batch, (b) => ledger.writeUsageEvents(b));
+      drainRate(db, `${drainPrefix}-new-${rep}`, spread(newOrgs), batch, inFlight, (b) => ledger.writeUsageEvents(b));
     // Pairs of drains, one path right after the other (the order alternating): on a shared machine
     // the load moves within seconds, so each pair's ratio compares two drains under about the same
     // load, and the medians say more than one pair does.
@@ -638,9 +640,27 @@ function readTodayInsert(): string {
   ON CONFLICT ("id") DO NOTHING`;
 }
 
-/** Today's layout has every column of the ledger's insert but the last (the trace id). */
+/**
+ * Today's layout has every column of the ledger's insert but the last (the trace id), and today's
+ * worker passed them as arrays for the driver to convert element by element.
+ */
 function columns(events: UsageEvent[]): unknown[] {
-  return usageEventColumns(events).slice(0, -1);
+  return [
+    events.map((e) => e.id),
+    events.map((e) => e.orgId),
+    events.map((e) => e.teamId),
+    events.map((e) => e.userId),
+    events.map((e) => e.keyId),
+    events.map((e) => e.upstreamId),
+    events.map((e) => e.toolName),
+    events.map((e) => e.outcome),
+    events.map((e) => e.costMicros.toString()),
+    events.map((e) => e.inputTokens),
+    events.map((e) => e.outputTokens),
+    events.map((e) => e.latencyMs),
+    events.map((e) => e.priceRuleId),
+    events.map((e) => e.occurredAt.toISOString()),
+  ];
 }
 
 main().catch((err) => {

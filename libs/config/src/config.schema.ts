@@ -164,6 +164,9 @@ export const WORKER_ENV_SCHEMA = BASE_ENV_SCHEMA.extend({
   // Events per ledger INSERT: the rollups add per group of a batch (key, tool, day), not per event, so
   // bigger batches cost less per event (see docs/architecture.md, "Capacity").
   LEDGER_BATCH_SIZE: z.coerce.number().int().min(1).max(20_000).default(5000),
+  // Batches of one outbox stream written at once: the next batch is read and decoded while the last
+  // is written, and written beside it (each acknowledged after its own commit). 1: one at a time.
+  LEDGER_BATCHES_IN_FLIGHT: z.coerce.number().int().min(1).max(8).default(2),
   // Monthly ledger partitions the worker keeps created ahead of the current UTC month.
   LEDGER_PARTITIONS_AHEAD: z.coerce.number().int().min(1).max(24).default(3),
   // Whole UTC months of ledger rows kept before the current one; older months are dropped (their

@@ -88,6 +88,8 @@ export interface WorkerConfig extends BaseConfig {
     host: string;
     port: number;
     ledgerBatchSize: number;
+    /** Batches of one outbox stream being written at once (1: read, write, acknowledge, then the next). */
+    ledgerBatchesInFlight: number;
     /** Ledger partitions: months created ahead, months kept (0: all), archive table for dropped months. */
     ledgerPartitionsAhead: number;
     ledgerRetentionMonths: number;
@@ -253,6 +255,7 @@ export function loadWorkerConfig(env: Record<string, string | undefined>): Worke
       host: e.HOST,
       port: e.WORKER_PORT,
       ledgerBatchSize: e.LEDGER_BATCH_SIZE,
+      ledgerBatchesInFlight: e.LEDGER_BATCHES_IN_FLIGHT,
       ledgerPartitionsAhead: e.LEDGER_PARTITIONS_AHEAD,
       ledgerRetentionMonths: e.LEDGER_RETENTION_MONTHS,
       ledgerArchiveTable: e.LEDGER_ARCHIVE_TABLE,

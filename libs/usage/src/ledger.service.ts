@@ -82,29 +82,46 @@ export class LedgerService {
 }
 
 /**
- * A batch of usage events as INSERT_USAGE_EVENTS takes it: one array per column, in its order
- * (the trace id last).
+ * A batch of usage events as INSERT_USAGE_EVENTS takes it: one array literal per column, in its
+ * order (the trace id last), built with one join each. Given arrays, the driver would convert and
+ * escape every element on its own (a call, two regular expressions and a string each: 15 columns of
+ * 5,000 events), a fifth of the drain's CPU in the worker with the garbage it leaves.
  */
-export function usageEventColumns(events: readonly UsageEvent[]): unknown[] {
-  const col = columnsOf(events);
+export function usageEventColumns(events: readonly UsageEvent[]): string[] {
+  const text = (f: (e: UsageEvent) => string | null) => textArray(events, f);
+  const num = (f: (e: UsageEvent) => number | bigint) => `{${events.map((e) => String(f(e))).join(',')}}`;
   return [
-    col('id'),
-    col('orgId'),
-    col('teamId'),
-    col('userId'),
-    col('keyId'),
-    col('upstreamId'),
-    col('toolName'),
-    col('outcome'),
-    events.map((e) => e.costMicros.toString()),
-    col('inputTokens'),
-    col('outputTokens'),
-    col('latencyMs'),
-    col('priceRuleId'),
-    events.map((e) => e.occurredAt.toISOString()),
-    events.map((e) => traceIdOf(e.traceparent)),
+    text((e) => e.id),
+    text((e) => e.orgId),
+    text((e) => e.teamId),
+    text((e) => e.userId),
+    text((e) => e.keyId),
+    text((e) => e.upstreamId),
+    text((e) => e.toolName),
+    text((e) => e.outcome),
+    num((e) => e.costMicros),
+    num((e) => e.inputTokens),
+    num((e) => e.outputTokens),
+    num((e) => e.latencyMs),
+    text((e) => e.priceRuleId),
+    text((e) => e.occurredAt.toISOString()),
+    text((e) => traceIdOf(e.traceparent)),
   ];
 }
+
+/** A Postgres array literal of text values: each quoted (`"` and `\` escaped), null as NULL. */
+function textArray<T>(rows: readonly T[], f: (row: T) => string | null): string {
+  return `{${rows
+    .map((r) => {
+      const v = f(r);
+      if (v === null) return 'NULL';
+      return NEEDS_ESCAPE.test(v) ? `"${v.replace(ESCAPED, '\\$&')}"` : `"${v}"`;
+    })
+    .join(',')}}`;
+}
+
+const NEEDS_ESCAPE = /["\\]/;
+const ESCAPED = /["\\]/g;
 
 /** Reads one column of a batch: `columnsOf(events)('orgId')` is every event's orgId, in order. */
 function columnsOf<T>(rows: readonly T[]) {

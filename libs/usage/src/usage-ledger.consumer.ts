@@ -61,6 +61,7 @@ export class UsageLedgerConsumer implements OnApplicationBootstrap, OnModuleDest
           config.worker.ledgerBatchSize,
           config.worker.ledgerClaimIdleMs,
           this.consumerName,
+          config.worker.ledgerBatchesInFlight ?? 1,
         ),
     );
   }
@@ -110,8 +111,12 @@ class OutboxStreamDrain {
   private conn: RedisClient | null = null;
   private loop: Promise<void> | null = null;
   private stopping = false;
-  /** True while a batch is being written: shutdown lets it finish; anything else it cuts short. */
-  private writingBatch = false;
+  /**
+   * Batches being written and acknowledged (at most `batchesInFlight`): shutdown lets them finish;
+   * anything else it cuts short. The first one's failure, until the loop has seen it.
+   */
+  private readonly inFlight = new Set<Promise<void>>();
+  private failed: { err: unknown } | null = null;
   /** Ends a retry back-off early (shutdown). */
   private wake: (() => void) | null = null;
   private groupReady = false;
@@ -126,6 +131,7 @@ class OutboxStreamDrain {
     private readonly batchSize: number,
     private readonly claimIdleMs: number,
     private readonly consumerName: string,
+    private readonly batchesInFlight: number,
   ) {}
 
   async start(): Promise<void> {
@@ -147,7 +153,7 @@ class OutboxStreamDrain {
     this.wake?.();
     // Closing the connection ends a blocking read (or a claim, or a read waiting on Redis) at once;
     // nothing read is lost, it stays pending. A batch being written needs it to acknowledge.
-    if (!this.writingBatch) this.conn?.disconnect();
+    if (this.inFlight.size === 0) this.conn?.disconnect();
     await this.loop;
     if (this.conn?.status === 'ready') await this.conn.quit().catch(() => undefined);
     else this.conn?.disconnect();
@@ -200,6 +206,10 @@ class OutboxStreamDrain {
         const gather = startedAt + USAGE_BATCH_INTERVAL_MS - Date.now();
         if (read > 0 && read < this.batchSize && gather > 0 && !this.stopping) await this.pause(gather);
       } catch (err) {
+        // Whatever else was in flight finishes first (written and acknowledged, or left pending: the
+        // retry reads those again, so their failures are this one's).
+        await this.settled();
+        this.failed = null;
         if (this.stopping) break;
         const message = (err as Error).message;
         this.logger.error(`usage ledger batch not written, retrying in ${retryMs} ms: ${message}`);
@@ -210,33 +220,74 @@ class OutboxStreamDrain {
         retryMs = Math.min(retryMs * 2, RETRY_MAX_MS);
       }
     }
+    await this.settled();
   }
 
-  /** One batch: our own pending entries first (a failed batch, or taken over), else new ones. Returns how many entries it read. */
+  /**
+   * One batch read and decoded: our own pending entries first (a failed batch, or taken over), else
+   * new ones; its write and acknowledgement then run while the next batch is read and decoded, up
+   * to `batchesInFlight` batches at once (each acknowledged after its own INSERT committed; the
+   * INSERT ignores an event id already there). Pending entries are only read, and idle ones only
+   * taken over, with nothing in flight: those in flight are pending too. Returns how many entries
+   * it read.
+   */
   private async drainOnce(): Promise<number> {
+    this.throwIfFailed();
     if (!this.groupReady) await this.ensureGroup();
-    if (Date.now() >= this.nextClaimAt) await this.claimIdleEntries();
+    if (Date.now() >= this.nextClaimAt) {
+      await this.idle();
+      await this.claimIdleEntries();
+    }
     let entries: StreamEntry[] = [];
     if (this.mayHavePending) {
+      await this.idle();
       entries = await this.read('0');
       this.mayHavePending = entries.length >= this.batchSize;
     }
-    if (entries.length === 0) entries = await this.read('>');
-    if (entries.length === 0) return 0;
-    this.writingBatch = true;
-    try {
-      await this.writeBatch(entries);
-    } finally {
-      this.writingBatch = false;
+    // A blocking read would hold back the acknowledgements in flight on this connection.
+    if (entries.length === 0) entries = await this.read(this.inFlight.size > 0 ? 'next' : '>');
+    if (entries.length === 0) {
+      await this.idle();
+      return 0;
     }
+    const batch = decodeBatch(entries);
+    while (this.inFlight.size >= this.batchesInFlight) await Promise.race(this.inFlight);
+    this.throwIfFailed();
+    const writing: Promise<void> = this.writeBatch(batch)
+      .catch((err: unknown) => {
+        this.failed ??= { err };
+      })
+      .finally(() => this.inFlight.delete(writing));
+    this.inFlight.add(writing);
     return entries.length;
   }
 
-  /** `0`: this consumer's pending entries, at once; `>`: new entries, waiting up to USAGE_READ_BLOCK_MS. */
-  private async read(from: '0' | '>'): Promise<StreamEntry[]> {
+  /** Waits for every batch in flight; throws the first failure among them. */
+  private async idle(): Promise<void> {
+    await this.settled();
+    this.throwIfFailed();
+  }
+
+  /** Waits for every batch in flight (their failures are kept for throwIfFailed). */
+  private async settled(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.all(this.inFlight);
+  }
+
+  private throwIfFailed(): void {
+    const failed = this.failed;
+    this.failed = null;
+    if (failed) throw failed.err;
+  }
+
+  /**
+   * `0`: this consumer's pending entries, at once; `>`: new entries, waiting up to
+   * USAGE_READ_BLOCK_MS; `next`: new entries, at once.
+   */
+  private async read(from: '0' | '>' | 'next'): Promise<StreamEntry[]> {
     const conn = this.connection();
     const group = ['GROUP', USAGE_LEDGER_GROUP, this.consumerName, 'COUNT', this.batchSize] as const;
-    if (from === '0') return streamEntries(await conn.xreadgroup(...group, 'STREAMS', this.keys.events, from));
+    if (from !== '>')
+      return streamEntries(await conn.xreadgroup(...group, 'STREAMS', this.keys.events, from === '0' ? '0' : '>'));
     return streamEntries(
       await conn.xreadgroup(...group, 'BLOCK', USAGE_READ_BLOCK_MS, 'STREAMS', this.keys.events, from),
     );
@@ -248,18 +299,7 @@ class OutboxStreamDrain {
    * acknowledged, so the same entries are read again (as pending) after the back-off; unless
    * Postgres refused the data itself (see writeIsolating).
    */
-  private async writeBatch(entries: StreamEntry[]): Promise<void> {
-    const parsed: ReadEntry[] = [];
-    const dead: DeadEntry[] = [];
-    for (const [entryId, fields] of entries) {
-      // Deleted from the stream while pending (by hand): nothing left to write, only to acknowledge.
-      if (fields === null) continue;
-      // A trail event or a refused call (each its own entry kind and table), a usage event, or a dead letter.
-      const entry = parseOutboxEntry(fields);
-      if (entry.invalid) dead.push({ entryId, ...entry.invalid });
-      if (!entry.invalid || entry.trail) parsed.push({ entryId, fields, entry });
-    }
-
+  private async writeBatch({ entries, parsed, dead }: DecodedBatch): Promise<void> {
     const written = await this.writeIsolating(parsed, dead);
     const events = written.flatMap((w) => (w.entry.event ? [w.entry.event] : []));
     const refusals = written.flatMap((w) => (w.entry.refusal ? [w.entry.refusal] : []));
@@ -431,6 +471,27 @@ interface ReadEntry {
 }
 
 type DeadEntry = InvalidOutboxEntry & { entryId: string };
+
+/** A batch as read: every entry (to acknowledge), those holding something to write, and dead letters. */
+interface DecodedBatch {
+  entries: StreamEntry[];
+  parsed: ReadEntry[];
+  dead: DeadEntry[];
+}
+
+function decodeBatch(entries: StreamEntry[]): DecodedBatch {
+  const parsed: ReadEntry[] = [];
+  const dead: DeadEntry[] = [];
+  for (const [entryId, fields] of entries) {
+    // Deleted from the stream while pending (by hand): nothing left to write, only to acknowledge.
+    if (fields === null) continue;
+    // A trail event or a refused call (each its own entry kind and table), a usage event, or a dead letter.
+    const entry = parseOutboxEntry(fields);
+    if (entry.invalid) dead.push({ entryId, ...entry.invalid });
+    if (!entry.invalid || entry.trail) parsed.push({ entryId, fields, entry });
+  }
+  return { entries, parsed, dead };
+}
 
 /** Postgres refused the data (data exception, or an integrity constraint such as a missing partition). */
 function isDataError(err: unknown): boolean {

@@ -80,6 +80,53 @@ describe('ledger partitions and retention', () => {
     expect(total).toEqual({ micros: 18n, source: 'total' });
   });
 
+  it('should write every column of a batch as given, whatever characters its text holds (property)', async () => {
+    const { orgId, keys } = await newOrg('UTC');
+    // Characters an array literal treats specially, the word NULL, and some beyond ASCII.
+    const char = fc.constantFrom('"', '\\', '{', '}', ',', ' ', "'", '\n', 'N', 'U', 'L', 'x', 'é', '😀');
+    const row = fc.record({
+      toolName: fc.string({ unit: char, maxLength: 12 }),
+      priceRuleId: fc.option(fc.uuid(), { nil: null }),
+      traced: fc.boolean(),
+      costMicros: fc.bigInt({ min: 0n, max: 10n ** 12n }),
+      latencyMs: fc.nat({ max: 600_000 }),
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(row, { minLength: 1, maxLength: 8 }), async (rows) => {
+        const events = rows.map((r, i) => ({
+          ...event(orgId, keys[i % keys.length], new Date(Date.UTC(2026, 10, 1, 0, 0, i, 7)), r.costMicros),
+          toolName: r.toolName,
+          priceRuleId: r.priceRuleId,
+          latencyMs: r.latencyMs,
+          traceparent: r.traced ? `00-${randomUUID().replace(/-/g, '')}-00f067aa0ba902b7-01` : null,
+        }));
+        expect(await ledger.writeUsageEvents(events)).toBe(events.length);
+        const got = await prisma.usageEvent.findMany({ where: { id: { in: events.map((e) => e.id) } } });
+        const byId = new Map(got.map((g) => [g.id, g]));
+        for (const e of events) {
+          const g = byId.get(e.id)!;
+          expect([g.toolName, g.priceRuleId, g.costMicros, g.latencyMs, g.occurredAt, g.traceId]).toEqual([
+            e.toolName,
+            e.priceRuleId,
+            e.costMicros,
+            e.latencyMs,
+            e.occurredAt,
+            e.traceparent ? e.traceparent.slice(3, 35) : null,
+          ]);
+          expect([g.teamId, g.userId, g.keyId, g.inputTokens, g.outputTokens, g.outcome]).toEqual([
+            e.teamId,
+            e.userId,
+            e.keyId,
+            e.inputTokens,
+            e.outputTokens,
+            e.outcome,
+          ]);
+        }
+      }),
+      { numRuns: 40 },
+    );
+  });
+
   it('should create a new month once, without an error, when workers ask for it at the same moment', async () => {
     // Hold the creation lock, let three callers queue behind it, then let them go: the first creates
     // the month, the others find it (a worker booting beside another exited on "already exists").

@@ -17,7 +17,8 @@ import { shardOf } from '@tollgate/redis';
 import { appendToUsageOutbox, createTestEnv, TestEnv, waitForUsageEvents } from '@tollgate/testing';
 import { Redis } from 'ioredis';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from 'pg';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createWorkerApp } from '../worker-app';
 
 /** The worker's log, so a test can await a line the worker writes instead of sleeping. */
@@ -42,6 +43,25 @@ class WatchedLogger extends ConsoleLogger {
   }
 }
 
+function usageEventOf(orgId: string): UsageEvent {
+  return {
+    id: randomUUID(),
+    orgId,
+    teamId: randomUUID(),
+    userId: randomUUID(),
+    keyId: randomUUID(),
+    upstreamId: randomUUID(),
+    toolName: 'echo',
+    outcome: 'OK',
+    costMicros: 250_000n,
+    inputTokens: 0,
+    outputTokens: 12,
+    latencyMs: 3,
+    priceRuleId: null,
+    occurredAt: new Date(),
+  };
+}
+
 describe('usage ledger consumer: outbox stream to ledger, on real Redis and Postgres', () => {
   let env: TestEnv;
   let worker: INestApplication;
@@ -51,24 +71,7 @@ describe('usage ledger consumer: outbox stream to ledger, on real Redis and Post
   const log = new WatchedLogger();
   const orgId = randomUUID();
 
-  function usageEvent(): UsageEvent {
-    return {
-      id: randomUUID(),
-      orgId,
-      teamId: randomUUID(),
-      userId: randomUUID(),
-      keyId: randomUUID(),
-      upstreamId: randomUUID(),
-      toolName: 'echo',
-      outcome: 'OK',
-      costMicros: 250_000n,
-      inputTokens: 0,
-      outputTokens: 12,
-      latencyMs: 3,
-      priceRuleId: null,
-      occurredAt: new Date(),
-    };
-  }
+  const usageEvent = () => usageEventOf(orgId);
 
   async function startWorker(): Promise<INestApplication> {
     const app = await createWorkerApp(loadWorkerConfig(env.vars));
@@ -312,5 +315,93 @@ describe('usage ledger consumer: outbox stream to ledger, on real Redis and Post
     }
     expect(await consumerNames()).not.toContain(secondName);
     expect(await consumerNames()).toContain(worker.get(UsageLedgerConsumer).consumerName);
+  });
+});
+
+/**
+ * Several batches of one outbox stream in flight (LEDGER_BATCHES_IN_FLIGHT): the next batch is read
+ * while the last is written, and written beside it; each is acknowledged after its own commit.
+ */
+describe('usage ledger consumer: batches of one stream in flight at once, on real Redis and Postgres', () => {
+  let env: TestEnv;
+  let worker: INestApplication;
+  let prisma: PrismaService;
+  let redis: Redis;
+  let db: Client;
+  const log = new WatchedLogger();
+  const orgId = randomUUID();
+  const keys = () => usageOutboxKeys(env.redisPrefix, shardOf(orgId));
+
+  const usageEvent = () => usageEventOf(orgId);
+
+  /** Ledger INSERTs of this database waiting for a lock, by backend pid. */
+  async function blockedInserts(): Promise<number[]> {
+    const { rows } = await db.query<{ pid: number }>(
+      `SELECT pid FROM pg_stat_activity
+       WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO "UsageEvent"%'`,
+    );
+    return rows.map((r) => r.pid);
+  }
+
+  async function outbox(): Promise<{ length: number; pending: number }> {
+    const [length, [pending]] = await Promise.all([
+      redis.xlen(keys().events),
+      redis.xpending(keys().events, USAGE_LEDGER_GROUP) as Promise<[number]>,
+    ]);
+    return { length, pending: Number(pending) };
+  }
+
+  beforeAll(async () => {
+    env = await createTestEnv({ LEDGER_BATCH_SIZE: '50', LEDGER_BATCHES_IN_FLIGHT: '2' });
+    const app = await createWorkerApp(loadWorkerConfig(env.vars));
+    app.useLogger(log);
+    worker = await app.init();
+    prisma = worker.get(PrismaService);
+    redis = new Redis(env.redisUrl);
+    db = new Client({ connectionString: env.vars.DATABASE_URL });
+    await db.connect();
+  });
+
+  afterAll(async () => {
+    await db?.end();
+    await redis?.quit();
+    await worker?.close();
+    await env?.cleanup();
+  });
+
+  it('should write two batches of one stream at once, and every entry exactly once when both lose their connection mid-write', async () => {
+    const events = Array.from({ length: 300 }, usageEvent);
+    const ids = events.map((e) => e.id);
+    const locker = new Client({ connectionString: env.vars.DATABASE_URL });
+    await locker.connect();
+    try {
+      // The ledger takes no rows while this transaction holds the lock: the batches wait in Postgres.
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE "UsageEvent" IN SHARE ROW EXCLUSIVE MODE');
+      await appendToUsageOutbox(redis, env.redisPrefix, events);
+      // Two batches of the one stream are being written, no more; at most one more is read, waiting.
+      await vi.waitFor(async () => expect(await blockedInserts()).toHaveLength(2), { timeout: 10_000 });
+      expect((await outbox()).pending).toBeLessThanOrEqual(150);
+
+      // Their connections die before anything is committed: both batches fail and stay pending.
+      const failed = log.nextError(/usage ledger batch not written/);
+      for (const pid of await blockedInserts()) await db.query('SELECT pg_terminate_backend($1)', [pid]);
+      await locker.query('ROLLBACK');
+      await failed;
+    } finally {
+      await locker.end();
+    }
+
+    await waitForUsageEvents(env.redisUrl, env.redisPrefix, ids);
+    const { rows } = await db.query<{ id: string; n: number }>(
+      'SELECT id, count(*)::int AS n FROM "UsageEvent" WHERE id = ANY($1) GROUP BY id',
+      [ids],
+    );
+    expect(rows).toHaveLength(300);
+    expect(rows.every((r) => r.n === 1)).toBe(true);
+    const [{ calls }] = await prisma.$queryRaw<{ calls: bigint }[]>`
+      SELECT sum(calls)::bigint AS calls FROM "UsageKeyDayRollup" WHERE "orgId" = ${orgId}::uuid`;
+    expect(calls).toBe(300n);
+    expect(await outbox()).toEqual({ length: 0, pending: 0 });
   });
 });
