@@ -64,8 +64,11 @@ const KEYS = 1000;
 const TEAMS = 8;
 const MONTHS = 12;
 const CHUNK = 1_000_000;
-/** Orgs of the drain measure: their events spread over the outbox's shard streams. */
-const DRAIN_ORGS = 64;
+/**
+ * Orgs of the drain measure (BENCH_DRAIN_ORGS): their events spread over the outbox's shard streams;
+ * 1 puts every event in one stream.
+ */
+const DRAIN_ORGS = Number(process.env.BENCH_DRAIN_ORGS ?? 64);
 
 const uuidOf = (kind: string, n: string) =>
   `overlay(overlay(md5($1 || '${kind}' || ${n}) placing '4' from 13) placing '8' from 17)::uuid`;
