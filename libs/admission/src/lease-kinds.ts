@@ -91,31 +91,17 @@ export interface LeasedCall {
   estimate: Micros;
 }
 
-// The lease map's keys, made once per budget rule and period, and per plan entry (the budget and
-// rate-limit services hand out the same rule objects and entries to every call of a period or
-// window): a key built on every call cost a string concatenation and, in the lookup, its hashing.
-const budgetLeaseKeys = new WeakMap<BoundBudget['rule'], { hashKey: string; key: string }>();
-const planLeaseKeys = new WeakMap<object, string>();
-
 /** The lease map key of each kind: a change of limit makes a new lease. */
 export function budgetLeaseKey(b: BoundBudget): string {
-  const hit = budgetLeaseKeys.get(b.rule);
-  if (hit && hit.hashKey === b.hashKey) return hit.key;
-  const key = `${b.hashKey}|${b.rule.limitMicros}|${b.rule.mode}`;
-  budgetLeaseKeys.set(b.rule, { hashKey: b.hashKey, key });
-  return key;
+  return `${b.hashKey}|${b.rule.limitMicros}|${b.rule.mode}`;
 }
 
 export function windowLeaseKey(w: AdmissionPlan['windows'][number]): string {
-  let key = planLeaseKeys.get(w);
-  if (key === undefined) planLeaseKeys.set(w, (key = `${w.key}|${w.limit}`));
-  return key;
+  return `${w.key}|${w.limit}`;
 }
 
 export function slotLeaseKey(s: AdmissionPlan['slots'][number]): string {
-  let key = planLeaseKeys.get(s);
-  if (key === undefined) planLeaseKeys.set(s, (key = `${s.key}|${s.max}`));
-  return key;
+  return `${s.key}|${s.max}`;
 }
 
 export function newBudgetLease(base: LeaseBase, b: BoundBudget, id: string): BudgetLease {

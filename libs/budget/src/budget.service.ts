@@ -97,8 +97,6 @@ const COUNTER_GRACE_SECONDS = 7 * 24 * 3600;
 /** Edges publish an organisation's id here when they find one of its budget counters corrupt; the worker rebuilds it. */
 export const COUNTER_CORRUPT_CHANNEL = 'budget-counter-corrupt';
 const SCOPE_ORDER: BudgetScope[] = ['KEY', 'USER', 'TEAM', 'ORG'];
-/** Organisations whose record keys are kept built; past this many the cache starts over. */
-const MAX_CACHED_ORGS = 10_000;
 
 /**
  * The key, user, team and organisation budgets of a call, bound to their current periods and Redis
@@ -110,14 +108,6 @@ export class BudgetService implements OnModuleInit {
   private readonly logger = new Logger(BudgetService.name);
   private readonly cache: OrgConfigCache<BudgetRule[]>;
   private readonly windows = new Map<string, PeriodWindow>();
-  /** recordKeys per organisation, built once (every call reads them). */
-  private readonly recordKeysOf = new Map<string, [string, string]>();
-  /**
-   * Per budget (the cache's objects, replaced when the budgets change), its counter key for the
-   * period it was last bound in: built once per period rather than on every call, and the same
-   * string each time (the lease book looks leases up by it).
-   */
-  private readonly counterKeys = new WeakMap<BudgetRule, { orgId: string; start: number; key: string }>();
 
   constructor(
     private readonly prisma: PrismaService,
@@ -152,28 +142,16 @@ export class BudgetService implements OnModuleInit {
 
   private bind(rule: BudgetRule, scopes: SpendScopes, now: Date): BoundBudget {
     const window = this.currentWindow(rule.period, scopes.timeZone, now);
-    const start = window.start.getTime();
-    let counter = this.counterKeys.get(rule);
-    if (!counter || counter.start !== start || counter.orgId !== scopes.orgId) {
-      counter = { orgId: scopes.orgId, start, key: this.redis.orgKey(scopes.orgId, 'budget', rule.id, String(start)) };
-      this.counterKeys.set(rule, counter);
-    }
-    const base = counter.key;
+    const base = this.redis.orgKey(scopes.orgId, 'budget', rule.id, String(window.start.getTime()));
     const ttlSeconds = window.end
       ? Math.ceil((window.end.getTime() - now.getTime()) / 1000) + COUNTER_GRACE_SECONDS
       : 0;
     return { rule, periodStart: window.start, resetsAt: window.end, hashKey: base, ttlSeconds };
   }
 
-  /** The organisation's reservation records and their deadlines (R and Z of BUDGET_LUA). Not to be changed: shared. */
+  /** The organisation's reservation records and their deadlines (R and Z of BUDGET_LUA). */
   recordKeys(orgId: string): [string, string] {
-    let keys = this.recordKeysOf.get(orgId);
-    if (!keys) {
-      if (this.recordKeysOf.size >= MAX_CACHED_ORGS) this.recordKeysOf.clear();
-      keys = [this.redis.orgKey(orgId, 'budget-resv'), this.redis.orgKey(orgId, 'budget-resv', 'deadlines')];
-      this.recordKeysOf.set(orgId, keys);
-    }
-    return keys;
+    return [this.redis.orgKey(orgId, 'budget-resv'), this.redis.orgKey(orgId, 'budget-resv', 'deadlines')];
   }
 
   /** The scripts' keys for a call: the organisation's reservations (records, deadlines), then each budget's counter. */

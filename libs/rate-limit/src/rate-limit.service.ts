@@ -43,28 +43,10 @@ export interface RateLimitRefusal {
   retryAfterMs: number;
 }
 
-/** A rule's keys for one window, and its plan entries (shared by every call in that window: never changed). */
-interface RuleWindowKeys {
-  orgId: string;
-  index: number;
-  windowMs: number;
-  cur: string;
-  prev: string;
-  conc: string;
-  window: AdmissionPlan['windows'][number] | null;
-  slot: AdmissionPlan['slots'][number] | null;
-}
-
 /** Calls per window and concurrent calls, per level and per tool pattern, counted in Redis. */
 @Injectable()
 export class RateLimitService implements OnModuleInit {
   private readonly cache: OrgConfigCache<RateLimitRule[]>;
-  /**
-   * Per rule (the cache's objects, replaced when the rules change), its keys for the current
-   * window: built once per window rather than on every call, and the same strings each time, so
-   * the lease book's lookups by them find their hashes computed.
-   */
-  private readonly windowKeys = new WeakMap<RateLimitRule, RuleWindowKeys>();
 
   constructor(
     private readonly prisma: PrismaService,
@@ -100,36 +82,23 @@ export class RateLimitService implements OnModuleInit {
     if (rules.length === 0) return null;
     const plan: AdmissionPlan = { callId, rules, keys: [], args: [now, callId, deadline], windows: [], slots: [] };
     for (const r of rules) {
-      const k = this.keysOf(caller.orgId, r, now);
-      plan.keys.push(k.cur, k.prev, k.conc);
-      plan.args.push(r.callsPerWindow ?? 0, k.windowMs, k.index * k.windowMs, r.maxConcurrent ?? 0);
-      if (k.window) plan.windows.push(k.window);
-      if (k.slot) plan.slots.push(k.slot);
+      const windowMs = r.windowSeconds * 1000;
+      const index = Math.floor(now / windowMs);
+      const base = this.redis.orgKey(caller.orgId, 'rl', r.id);
+      const [cur, prev, conc] = [`${base}:w:${index}`, `${base}:w:${index - 1}`, `${base}:c`];
+      plan.keys.push(cur, prev, conc);
+      plan.args.push(r.callsPerWindow ?? 0, windowMs, index * windowMs, r.maxConcurrent ?? 0);
+      if (r.callsPerWindow)
+        plan.windows.push({
+          key: cur,
+          prevKey: prev,
+          limit: r.callsPerWindow,
+          windowMs,
+          windowStart: index * windowMs,
+        });
+      if (r.maxConcurrent) plan.slots.push({ key: conc, max: r.maxConcurrent });
     }
     return plan;
-  }
-
-  private keysOf(orgId: string, r: RateLimitRule, now: number): RuleWindowKeys {
-    const windowMs = r.windowSeconds * 1000;
-    const index = Math.floor(now / windowMs);
-    const hit = this.windowKeys.get(r);
-    if (hit && hit.index === index && hit.windowMs === windowMs && hit.orgId === orgId) return hit;
-    const base = this.redis.orgKey(orgId, 'rl', r.id);
-    const [cur, prev, conc] = [`${base}:w:${index}`, `${base}:w:${index - 1}`, `${base}:c`];
-    const keys: RuleWindowKeys = {
-      orgId,
-      index,
-      windowMs,
-      cur,
-      prev,
-      conc,
-      window: r.callsPerWindow
-        ? { key: cur, prevKey: prev, limit: r.callsPerWindow, windowMs, windowStart: index * windowMs }
-        : null,
-      slot: r.maxConcurrent ? { key: conc, max: r.maxConcurrent } : null,
-    };
-    this.windowKeys.set(r, keys);
-    return keys;
   }
 
   /** The refusal in rl_check's answer (decoded by decodeRateLimitRefusal). */
