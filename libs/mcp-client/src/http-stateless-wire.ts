@@ -11,9 +11,10 @@ import {
   StatelessWire,
   StatelessWireRequest,
   answerOf,
-  relayedProgressOf,
+  relayToRequest,
 } from './stateless-wire';
 import { UpstreamCallRelay } from './upstream-call-relay';
+import { headerValue } from './streamable-http-tool-caller';
 
 const DISPATCHER = outboundDispatcher({ connections: 64, keepAliveTimeout: 60_000, headersTimeout: 0, bodyTimeout: 0 });
 
@@ -120,14 +121,8 @@ function readAnswerStream(
         } catch {
           return;
         }
-        const params = (m.params ?? {}) as Record<string, unknown>;
-        const progress =
-          m.method === 'notifications/progress' && params.progressToken === id && relayedProgressOf(params);
-        if (progress) {
-          relay?.progress?.(progress);
-        } else if (m.method === 'notifications/message' && typeof params.level === 'string') {
-          relay?.log(params as never);
-        } else if ((answer = answerOf(m, id))) {
+        if (relayToRequest(m.method, (m.params ?? {}) as Record<string, unknown>, id, relay)) return;
+        if ((answer = answerOf(m, id))) {
           resolve(answer);
           res.body.destroy();
         }
@@ -143,9 +138,4 @@ function readAnswerStream(
         reject(new McpError(ErrorCode.ConnectionClosed, 'the upstream closed the answer stream before answering'));
     });
   });
-}
-
-function headerValue(res: Dispatcher.ResponseData, name: string): string | undefined {
-  const value = res.headers[name];
-  return Array.isArray(value) ? value[0] : value;
 }

@@ -7,7 +7,6 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { AnySchema, SchemaOutput, safeParse } from '@modelcontextprotocol/sdk/server/zod-compat.js';
-import { HttpStatelessWire } from './http-stateless-wire';
 import { JsonRpcAnswer, StatelessWire, StatelessWireRequest } from './stateless-wire';
 import { CONNECTION_HEADERS } from './streamable-http-tool-caller';
 import { upstreamAnswerError } from './upstream-answer';
@@ -111,11 +110,10 @@ export class StatelessUpstreamClient {
     spec: UpstreamSpec,
     capabilities: ClientCapabilities,
     timeoutMs: number,
-    signal?: AbortSignal,
-    wire?: StatelessWire,
+    signal: AbortSignal | undefined,
+    wire: StatelessWire,
   ): Promise<StatelessUpstreamClient> {
-    if (!wire && !spec.url) throw new NotStatelessUpstreamError(`upstream ${spec.namespace} has no url`);
-    const client = new StatelessUpstreamClient(spec, capabilities, {}, wire ?? new HttpStatelessWire(spec.url!));
+    const client = new StatelessUpstreamClient(spec, capabilities, {}, wire);
     let result: Record<string, unknown>;
     try {
       result = await client.send('server/discover', undefined, { timeoutMs, signal });

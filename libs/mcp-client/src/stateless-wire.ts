@@ -60,3 +60,23 @@ export function relayedProgressOf(
   const { progressToken: _token, _meta: _ignored, ...progress } = params;
   return progress as { progress: number; total?: number; message?: string };
 }
+
+/**
+ * Progress under the request's own token `id`, and log messages, go to the request's relay; true
+ * if `method` was one of them (an answer stream's other messages are the answer, or ignored).
+ */
+export function relayToRequest(
+  method: unknown,
+  params: Record<string, unknown>,
+  id: string,
+  relay: UpstreamCallRelay | undefined,
+): boolean {
+  if (method === 'notifications/progress') {
+    const progress = params.progressToken === id ? relayedProgressOf(params) : undefined;
+    if (progress) relay?.progress?.(progress);
+    return progress !== undefined;
+  }
+  if (method !== 'notifications/message' || typeof params.level !== 'string') return false;
+  relay?.log(params as never);
+  return true;
+}

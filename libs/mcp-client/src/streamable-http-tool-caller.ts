@@ -17,6 +17,7 @@ import { RELAYED_CLIENT_REQUESTS, UpstreamCallRelay, undeclaredCapability } from
 import { throughSdkClient, upstreamAnswerError } from './upstream-answer';
 import { UpstreamSessionExpiredError } from './upstream-session-expired.error';
 import { currentUpstreamPropagation } from './upstream-propagation';
+import { relayToRequest } from './stateless-wire';
 
 const ACCEPT_ANSWER = 'application/json, text/event-stream';
 /** The redirects the SDK transport follows for a POST (same-origin, method kept). */
@@ -359,7 +360,7 @@ export class StreamableHttpToolCaller {
         typeof m.params === 'object' && m.params !== null ? (m.params as Record<string, unknown>) : undefined;
       if (typeof m.id === 'string' || typeof m.id === 'number') this.answerServerRequest(m.method, m.id, params, call);
       else if (LIST_CHANGED.has(m.method)) this.onToolListChanged();
-      else if (call.relay && params) relayNotification(m.method, params, call);
+      else if (call.relay && params) relayToRequest(m.method, params, call.id, call.relay);
       // Without a relay (the agent has no stream), progress and log messages go unheard.
       return undefined;
     }
@@ -438,16 +439,6 @@ export class StreamableHttpToolCaller {
   }
 }
 
-/** Progress for this call (matched by its token) and log messages go to the agent. */
-function relayNotification(method: string, params: Record<string, unknown>, call: LeanCall): void {
-  if (method === 'notifications/progress' && params.progressToken === call.id && typeof params.progress === 'number') {
-    const { progressToken: _token, _meta: _ignored, ...progress } = params;
-    call.relay?.progress?.(progress as { progress: number; total?: number; message?: string });
-  } else if (method === 'notifications/message' && typeof params.level === 'string') {
-    call.relay?.log(params as never);
-  }
-}
-
 function errorOf(err: unknown): { code: number; message: string; data?: unknown } {
   const e = err as { code?: unknown; message?: unknown; data?: unknown };
   if (typeof e?.code !== 'number' || typeof e.message !== 'string')
@@ -461,7 +452,8 @@ function discard(res: UpstreamResponse): void {
   res.body.dump().catch(() => undefined);
 }
 
-function headerValue(res: UpstreamResponse, name: string): string | undefined {
+/** A response header's (first) value. */
+export function headerValue(res: UpstreamResponse, name: string): string | undefined {
   const value = res.headers[name];
   return Array.isArray(value) ? value[0] : value;
 }

@@ -8,6 +8,7 @@ import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { outboundFetch } from '@tollgate/outbound';
 import { keepAliveFetch } from './keep-alive-fetch';
 import { SpawnedStdioTransport } from './spawned-stdio-transport';
+import { HttpStatelessWire } from './http-stateless-wire';
 import { StdioStatelessWire } from './stdio-stateless-wire';
 import { NotStatelessUpstreamError, STATELESS_REVISION, StatelessUpstreamClient } from './stateless-upstream-client';
 import { TOLLGATE_CLIENT_INFO } from './upstream-client-capabilities';
@@ -139,11 +140,13 @@ export async function connectUpstreamOfEitherRevision(
   }
   if (known !== 'session') {
     try {
+      if (!spec.url) throw new NotStatelessUpstreamError(`upstream ${spec.namespace} has no url`);
       const client = await StatelessUpstreamClient.discover(
         spec,
         opts.capabilities ?? {},
         Math.min(timeoutMs, DISCOVER_PROBE_TIMEOUT_MS),
         opts.signal,
+        new HttpStatelessWire(spec.url),
       );
       remember(memo, STATELESS_REVISION);
       return { revision: STATELESS_REVISION, protocolVersion: STATELESS_REVISION, client };
@@ -193,7 +196,8 @@ async function connectStdioUpstream(
     );
     return { revision: STATELESS_REVISION, protocolVersion: STATELESS_REVISION, client };
   } catch (err) {
-    if (wire.exited || opts.signal?.aborted || !mayStillInitialize(err, undefined)) {
+    // discover fails only as unanswered (a timeout) or not of this revision: both may initialize.
+    if (wire.exited || opts.signal?.aborted) {
       await spawned.close();
       opts.signal?.throwIfAborted();
       // Exited before answering: what the SDK client says of a process that exits during initialize.
