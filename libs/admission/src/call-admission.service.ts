@@ -63,8 +63,9 @@ export interface CallHold {
   completed: boolean;
   /**
    * Set when this edge's renewal found part of the hold gone from Redis (swept: the edge stalled
-   * past its deadline, or Redis lost its data): it is no longer renewed, and what it costs is
-   * charged when it settles, beyond what was reserved.
+   * past its deadline, or Redis lost its data): it is no longer renewed. Nothing on the call path
+   * reads it (the call still settles: its cost is charged without the reservation); it says what
+   * became of the hold (the money model compares it).
    */
   lapsed?: true;
 }

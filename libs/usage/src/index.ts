@@ -12,3 +12,5 @@ export * from './trail-recorder.service';
 export * from './trail-retention.service';
 export * from './ledger-writer.service';
 export * from './usage-ledger.consumer';
+// A complete event for specs (here and in the worker's), not used by the apps.
+export { sampleUsageEvent } from './sample-usage-event';

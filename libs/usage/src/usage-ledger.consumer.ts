@@ -61,7 +61,7 @@ export class UsageLedgerConsumer implements OnApplicationBootstrap, OnModuleDest
           config.worker.ledgerBatchSize,
           config.worker.ledgerClaimIdleMs,
           this.consumerName,
-          config.worker.ledgerBatchesInFlight ?? 1,
+          config.worker.ledgerBatchesInFlight,
         ),
     );
   }

@@ -3,6 +3,7 @@ import { ConsoleLogger, INestApplication } from '@nestjs/common';
 import { loadWorkerConfig } from '@tollgate/config';
 import { PrismaService } from '@tollgate/db';
 import {
+  sampleUsageEvent,
   toPayload,
   TRAIL_ENTRY_FIELD,
   UsageEvent,
@@ -43,23 +44,20 @@ class WatchedLogger extends ConsoleLogger {
   }
 }
 
+/** A usage event of `orgId` with ids of its own (nothing it names needs to exist). */
 function usageEventOf(orgId: string): UsageEvent {
-  return {
+  return sampleUsageEvent({
     id: randomUUID(),
     orgId,
     teamId: randomUUID(),
     userId: randomUUID(),
     keyId: randomUUID(),
     upstreamId: randomUUID(),
-    toolName: 'echo',
-    outcome: 'OK',
     costMicros: 250_000n,
-    inputTokens: 0,
-    outputTokens: 12,
-    latencyMs: 3,
     priceRuleId: null,
     occurredAt: new Date(),
-  };
+    traceparent: undefined,
+  });
 }
 
 describe('usage ledger consumer: outbox stream to ledger, on real Redis and Postgres', () => {
