@@ -22,7 +22,13 @@ import { McpEndpoint, isMcpRequest } from './endpoint/mcp-endpoint';
  */
 export async function createEdgeApp(config: EdgeConfig, clock?: AdmissionClock): Promise<INestApplication> {
   const app = await createNamedApp({ app: 'edge', ...config.log }, (logger) =>
-    NestFactory.create<NestExpressApplication>(EdgeModule.forRoot(config, clock), { bodyParser: false, logger }),
+    // forceCloseConnections: closing the app ends the connections still open (an agent's GET stream,
+    // a kept-alive socket) instead of waiting for their clients to leave; main.ts drains before that.
+    NestFactory.create<NestExpressApplication>(EdgeModule.forRoot(config, clock), {
+      bodyParser: false,
+      logger,
+      forceCloseConnections: true,
+    }),
   );
   app.set('trust proxy', true);
   routeMcpAroundExpress(app.getHttpServer() as Server, app.get(McpEndpoint));
