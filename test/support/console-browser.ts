@@ -75,7 +75,8 @@ let axeSource: Promise<string> | undefined;
 export async function expectAccessible(page: Page, name: string): Promise<void> {
   axeSource ??= readFile(require.resolve('axe-core/axe.min.js'), 'utf8');
   await page.mouse.move(1, 1); // no hover state left from the last click
-  await page.evaluate(`${await axeSource}\n;undefined`);
+  // Once per loaded document: the console's own navigation keeps it.
+  if (await page.evaluate('typeof axe === "undefined"')) await page.evaluate(`${await axeSource}\n;undefined`);
   // A string, not a function: the tests are type-checked without the DOM library.
   const violations =
     (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((res) => res.violations.map((v) => ({
