@@ -182,6 +182,11 @@ describe('Outbound requests on a tenant’s behalf (SSRF)', () => {
       /^localhost resolves to (127\.0\.0\.1|::1), a loopback address: .*OUTBOUND_ADDRESS_REFUSED.*OUTBOUND_ALLOW_CIDRS/,
     );
     expect(internalHits).toEqual([]);
+    // The rule would refuse a retry the same way: the admin's sync is tried once, not three times.
+    const queue = new Queue(QueueName.CatalogSync, testBullOptions(p.env.redisUrl, p.env.redisPrefix));
+    const failed = (await queue.getJobs(['failed'])).filter((j) => j?.data?.upstreamId === res.body.id);
+    await queue.close();
+    expect(failed.map((j) => [j.data.trigger, j.attemptsMade])).toContainEqual(['admin', 1]);
   });
 
   it('should not follow an upstream’s redirect to loopback', async () => {

@@ -102,7 +102,13 @@ export class CatalogSyncService {
         where: { id: upstream.id },
         data: { lastSyncError: message.slice(0, 1000) },
       });
-      throw new CatalogException(CatalogExceptionCode.SyncFailed, `sync of ${upstream.namespace} failed: ${message}`);
+      const failed = new CatalogException(
+        CatalogExceptionCode.SyncFailed,
+        `sync of ${upstream.namespace} failed: ${message}`,
+      );
+      // The worker reads the cause to tell a refusal no retry can change from a transient failure.
+      failed.cause = err;
+      throw failed;
     }
     const org = await this.prisma.organization.findUniqueOrThrow({ where: { id: orgId } });
     const report = await this.prisma.$transaction(

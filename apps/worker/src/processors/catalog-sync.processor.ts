@@ -8,6 +8,7 @@ import {
   SyncReport,
   TierScoreJobs,
 } from '@tollgate/upstream-registry';
+import { OutboundExceptionCode, outboundExceptionIn } from '@tollgate/outbound';
 import { JobName, JobOf, QueueName, LoggedWorkerHost } from '@tollgate/queue';
 import { Job, UnrecoverableError } from 'bullmq';
 
@@ -43,6 +44,12 @@ export class CatalogSyncProcessor extends LoggedWorkerHost implements OnModuleIn
         // The upstream was deleted after the job was queued: retrying cannot help.
         this.logger.warn(`discarding ${trigger} sync of upstream ${upstreamId}: it no longer exists`);
         throw new UnrecoverableError(err.message);
+      }
+      const refused = outboundExceptionIn(err);
+      if (refused && refused.code !== OutboundExceptionCode.NameUnresolved) {
+        // The outbound rule refused the address or URL (lastSyncError says why): the same rule
+        // refuses a retry; the schedule tries again after an operator changed the rule or the URL.
+        throw new UnrecoverableError(refused.message);
       }
       throw err;
     }
