@@ -149,22 +149,16 @@ describe('relay during a call (server-everything over stdio)', () => {
   it('should relay upstream log messages during a call at or above the level the agent set', async () => {
     const verbose = await capableAgent();
     await verbose.agent.setLoggingLevel('debug');
+    const quiet = await capableAgent();
+    await quiet.agent.setLoggingLevel('emergency');
     await verbose.agent.callTool({ name: 'everything__toggle-simulated-logging', arguments: {} });
     try {
-      // The simulated logging fires every 5 s: a 5.5 s call hears at least one message.
-      await verbose.agent.callTool({
-        name: 'everything__trigger-long-running-operation',
-        arguments: { duration: 5.5, steps: 1 },
-      });
+      // The simulated logging fires every 5 s: two 5.5 s calls at once each overlap at least one
+      // message; the agent that asked for debug hears it, the one that asked for emergency does not.
+      const longCall = { name: 'everything__trigger-long-running-operation', arguments: { duration: 5.5, steps: 1 } };
+      await Promise.all([verbose.agent.callTool(longCall), quiet.agent.callTool(longCall)]);
       expect(verbose.logs.length).toBeGreaterThanOrEqual(1);
       expect(verbose.logs[0]).toMatchObject({ level: expect.any(String), data: expect.stringContaining('message') });
-
-      const quiet = await capableAgent();
-      await quiet.agent.setLoggingLevel('emergency');
-      await quiet.agent.callTool({
-        name: 'everything__trigger-long-running-operation',
-        arguments: { duration: 5.5, steps: 1 },
-      });
       expect(quiet.logs.filter((l) => l.level !== 'emergency')).toEqual([]);
     } finally {
       await verbose.agent.callTool({ name: 'everything__toggle-simulated-logging', arguments: {} });
