@@ -143,10 +143,7 @@ export class GovernedCallPipeline {
     const tool = catalog.byExposedName.get(exposedName);
     if (!tool)
       return this.refuse(principal, startedAt, exposedName, unknownToolResult(exposedName, catalog.disabledNamespaces));
-    // The policy and price (below) look-ups make no spans of their own: each reads a per-org cache,
-    // so its span would time microseconds for a span's work on every traced call; a cache miss's
-    // queries show under the call's span all the same.
-    const levels = await this.policies.levelsFor(principal);
+    const levels = await inSpan('tollgate.policy', {}, () => this.policies.levelsFor(principal));
     const decision = decideAccess(levels, { namespace: tool.namespace, tool: tool.name });
     if (!decision.allowed)
       return this.refuse(principal, startedAt, exposedName, notAllowedResult(exposedName, decision), tool);
@@ -161,7 +158,9 @@ export class GovernedCallPipeline {
     if (schemaRefused) return this.refuse(principal, startedAt, exposedName, schemaRefused, tool);
 
     // Price (from the in-memory price book)
-    const call = await this.priceCall(principal, tool, newCallId(), startedAt, outputLimits.cap);
+    const call = await inSpan('tollgate.pricing', {}, () =>
+      this.priceCall(principal, tool, newCallId(), startedAt, outputLimits.cap),
+    );
     addToLogContext({ callId: call.callId });
 
     // A call its upstream may run as a task (the agent can poll one, and the tool's latest listing
