@@ -332,11 +332,12 @@ describe('usage ledger consumer: batches of one stream in flight at once, on rea
 
   const usageEvent = () => usageEventOf(orgId);
 
-  /** Ledger INSERTs of this database waiting for a lock, by backend pid. */
+  /** Ledger writes (a COPY, or the INSERT after a repeated id) of this database waiting for a lock, by backend pid. */
   async function blockedInserts(): Promise<number[]> {
     const { rows } = await db.query<{ pid: number }>(
       `SELECT pid FROM pg_stat_activity
-       WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO "UsageEvent"%'`,
+       WHERE datname = current_database() AND wait_event_type = 'Lock'
+         AND (query LIKE '%COPY "UsageEvent"%' OR query LIKE '%INSERT INTO "UsageEvent"%')`,
     );
     return rows.map((r) => r.pid);
   }
