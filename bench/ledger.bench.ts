@@ -52,6 +52,7 @@ import {
   UsageLedgerNotice,
   usageOutboxKeys,
   LedgerWriter,
+  newCallId,
   UsageLedgerConsumer,
 } from '@tollgate/usage';
 import { REDIS_SHARDS, RedisService, shardOf } from '@tollgate/redis';
@@ -405,11 +406,16 @@ async function main(): Promise<void> {
       n: i,
     });
     const keys = Array.from({ length: 200 }, (_, i) => key(i));
-    const makeEvents = (org: string): UsageEvent[] =>
+    // Ids as each path's edge made them: today's random (version 4), the new path's of version 7
+    // (newCallId), made one after the other through the run, ten a millisecond (10,000 calls a second).
+    const todayId = () => randomUUID();
+    let idsMade = 0;
+    const newId = () => newCallId(now.getTime() + Math.floor(idsMade++ / 10));
+    const makeEvents = (org: string, id: () => string): UsageEvent[] =>
       Array.from({ length: writeEvents }, (_, i) => {
         const k = keys[i % keys.length];
         return {
-          id: randomUUID(),
+          id: id(),
           orgId: org,
           teamId: k.teamId,
           userId: k.userId,
@@ -426,7 +432,7 @@ async function main(): Promise<void> {
         };
       });
     const todayInsert = readTodayInsert();
-    const todayEvents = makeEvents(todayOrg);
+    const todayEvents = makeEvents(todayOrg, todayId);
     let todayWal: WalBytes | null = null;
     const todayWrite = await time(async () => {
       todayWal = await measureWal(db, async () => {
@@ -441,7 +447,7 @@ async function main(): Promise<void> {
         }
       });
     });
-    const newEvents = makeEvents(orgId);
+    const newEvents = makeEvents(orgId, newId);
     let newWal: WalBytes | null = null;
     const newWrite = await time(async () => {
       newWal = await measureWal(db, async () => {
@@ -471,12 +477,13 @@ async function main(): Promise<void> {
         ]);
       return ids;
     };
-    const spread = (orgs: string[]) => makeEvents(orgs[0]).map((e, i) => ({ ...e, orgId: orgs[i % orgs.length] }));
+    const spread = (orgs: string[], id: () => string) =>
+      makeEvents(orgs[0], id).map((e, i) => ({ ...e, orgId: orgs[i % orgs.length] }));
     const todayOrgs = await drainOrgs('drain-today');
     const newOrgs = await drainOrgs('drain-new');
     const drainPrefix = `tgbench-ledger-${randomBytes(4).toString('hex')}`;
     const drainToday = (rep: number) =>
-      drainRate(db, `${drainPrefix}-today-${rep}`, spread(todayOrgs), 500, 1, async (b) => {
+      drainRate(db, `${drainPrefix}-today-${rep}`, spread(todayOrgs, todayId), 500, 1, async (b) => {
         let n = 0;
         for (let i = 0; i < b.length; i += 500) {
           const r = await prisma.pool.query({
@@ -489,7 +496,9 @@ async function main(): Promise<void> {
         return n;
       });
     const drainNew = (rep: number) =>
-      drainRate(db, `${drainPrefix}-new-${rep}`, spread(newOrgs), batch, inFlight, (b) => ledger.writeUsageEvents(b));
+      drainRate(db, `${drainPrefix}-new-${rep}`, spread(newOrgs, newId), batch, inFlight, (b) =>
+        ledger.writeUsageEvents(b),
+      );
     // Pairs of drains, one path right after the other (the order alternating): on a shared machine
     // the load moves within seconds, so each pair's ratio compares two drains under about the same
     // load, and the medians say more than one pair does.

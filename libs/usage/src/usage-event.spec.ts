@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { sampleUsageEvent } from './sample-usage-event';
-import { parseUsageEvent, toPayload, USAGE_EVENT_PAYLOAD_SCHEMA, UsageEvent, validPayload } from './usage-event';
+import {
+  newCallId,
+  parseUsageEvent,
+  toPayload,
+  USAGE_EVENT_PAYLOAD_SCHEMA,
+  UsageEvent,
+  validPayload,
+} from './usage-event';
 
 const EVENT: UsageEvent = sampleUsageEvent();
 
@@ -66,5 +73,24 @@ describe('usage event payloads', () => {
       );
     }
     expect(fast).toBeGreaterThan(50);
+  });
+});
+
+describe('call ids', () => {
+  it('should make UUIDs of version 7 that sort by their time, byte by byte, when made at different milliseconds', () => {
+    const at = Date.UTC(2026, 10, 27, 6, 30);
+    const ids = [newCallId(at + 2), newCallId(at), newCallId(at + 1), newCallId(at + 1_000_000)];
+    for (const id of ids) {
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(USAGE_EVENT_PAYLOAD_SCHEMA.shape.orgId.safeParse(id).success).toBe(true);
+      expect(parseInt(id.replace(/-/g, '').slice(0, 12), 16)).toBe(at + [2, 0, 1, 1_000_000][ids.indexOf(id)]);
+    }
+    expect([...ids].sort()).toEqual([ids[1], ids[2], ids[0], ids[3]]);
+  });
+
+  it('should never repeat an id when many are made in the same millisecond', () => {
+    const at = Date.now();
+    const ids = new Set(Array.from({ length: 10_000 }, () => newCallId(at)));
+    expect(ids.size).toBe(10_000);
   });
 });
