@@ -30,6 +30,13 @@ export interface AgentCall {
   /** Aborted when the transport can no longer answer: the agent hung up, or its round expired. */
   ended?: AbortSignal;
   /**
+   * Instead of `ended`: the transport's own controller, which it aborts when it can no longer
+   * answer; the call runs on its signal and a cancellation aborts it too (one controller a call,
+   * not a second one tied to the first by a listener). The transport tells a hang-up from a
+   * cancellation itself.
+   */
+  abort?: AbortController;
+  /**
    * How what the upstream sends during the call (progress, log messages, requests to the client)
    * reaches the agent on this transport, given the call's own signal; none: the relay in force.
    */
@@ -139,8 +146,8 @@ export class CallDispatcher {
   }
 
   private async dispatch<T>(call: AgentCall, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    const abort = new AbortController();
-    const ended = call.ended;
+    const abort = call.abort ?? new AbortController();
+    const ended = call.abort ? undefined : call.ended;
     const onEnded = () => abort.abort(ended?.reason);
     if (ended?.aborted) onEnded();
     else ended?.addEventListener('abort', onEnded, { once: true });

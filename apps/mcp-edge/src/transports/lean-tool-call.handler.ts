@@ -49,16 +49,19 @@ export class LeanToolCallHandler {
     session: McpSession | null,
     call: LeanToolCall,
   ): Promise<void> {
-    // The agent hung up before its answer: the dispatcher aborts the call (and the upstream's).
-    const hangUp = new AbortController();
+    // The agent hung up before its answer: the call (and the upstream's) is aborted. The dispatcher
+    // aborts the same controller for a cancellation, which still gets its answer.
+    const abort = new AbortController();
+    let hungUp = false;
     const onClose = () => {
-      if (!res.writableFinished) hangUp.abort();
+      hungUp = !res.writableFinished;
+      if (hungUp) abort.abort();
     };
     res.once('close', onClose);
     let message: object;
     try {
       const result = await this.dispatcher.callTool(
-        { principal, session, requestId: call.id, ended: hangUp.signal },
+        { principal, session, requestId: call.id, abort },
         call.name,
         call.args,
       );
@@ -86,7 +89,7 @@ export class LeanToolCallHandler {
     }
     res.off('close', onClose);
     // A cancelled call still ends its POST, with the CANCELLED result (the client ignores it).
-    if (hangUp.signal.aborted || res.destroyed) return;
+    if (hungUp || res.destroyed) return;
     // With its length known (sendJson sets it), the head and the body leave in one plain write.
     sendJson(res, 200, message);
   }
