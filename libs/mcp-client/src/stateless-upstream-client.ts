@@ -12,7 +12,7 @@ import { CONNECTION_HEADERS } from './streamable-http-tool-caller';
 import { upstreamAnswerError } from './upstream-answer';
 import { UpstreamCallRelay, undeclaredCapability } from './upstream-call-relay';
 import { TOLLGATE_CLIENT_INFO } from './upstream-client-capabilities';
-import { currentUpstreamPropagation } from './upstream-propagation';
+import type { UpstreamPropagation } from './upstream-propagation';
 import { UpstreamSpec } from './upstream-spec';
 
 /** The stateless revision (SEP-2575): no session, each request carries its `_meta` and routing headers. */
@@ -50,6 +50,8 @@ export interface StatelessRequestOptions {
   relay?: UpstreamCallRelay;
   /** What the upstream is told the client can be asked; the client's own (the sync's) when absent. */
   clientCapabilities?: ClientCapabilities;
+  /** The call's trace context and request id, in the headers and `_meta` (a governed `tools/call`'s). */
+  propagation?: UpstreamPropagation;
 }
 
 /** One listen loop: `stop` ends it, aborting `stream` reopens it; `opened` wait for its next answer. */
@@ -158,7 +160,7 @@ export class StatelessUpstreamClient {
     options: StatelessRequestOptions,
   ): Promise<CallToolResult> {
     // stdio has no headers: the tool list need not be read for them.
-    const headers = this.wire.routingHeaders ? await this.paramHeadersOf(name, args, options.timeoutMs) : {};
+    const headers = this.wire.routingHeaders ? await this.paramHeadersOf(name, args, options) : {};
     const raw = await this.send('tools/call', { name, arguments: args }, options, headers);
     const parsed = CallToolResultSchema.safeParse(raw);
     if (!parsed.success) throw parsed.error;
@@ -170,14 +172,16 @@ export class StatelessUpstreamClient {
   private async paramHeadersOf(
     name: string,
     args: Record<string, unknown> | undefined,
-    timeoutMs: number,
+    { timeoutMs, propagation }: StatelessRequestOptions,
   ): Promise<Record<string, string>> {
     if (
       !this.paramHeaders ||
       (!this.paramHeaders.has(name) && Date.now() - this.paramHeadersReadAt > PARAM_HEADERS_TTL_MS)
     ) {
       this.paramHeadersReadAt = Date.now();
-      this.paramHeaders = await this.readParamHeaders(timeoutMs).catch(() => this.paramHeaders ?? new Map());
+      this.paramHeaders = await this.readParamHeaders(timeoutMs, propagation).catch(
+        () => this.paramHeaders ?? new Map(),
+      );
     }
     const headers: Record<string, string> = {};
     for (const [argument, header] of this.paramHeaders.get(name) ?? []) {
@@ -193,11 +197,14 @@ export class StatelessUpstreamClient {
     return headers;
   }
 
-  private async readParamHeaders(timeoutMs: number): Promise<Map<string, [string, string][]>> {
+  private async readParamHeaders(
+    timeoutMs: number,
+    propagation: UpstreamPropagation | undefined,
+  ): Promise<Map<string, [string, string][]>> {
     const out = new Map<string, [string, string][]>();
     let cursor: string | undefined;
     for (let page = 0; page < 100; page++) {
-      const res = await this.send('tools/list', cursor ? { cursor } : undefined, { timeoutMs });
+      const res = await this.send('tools/list', cursor ? { cursor } : undefined, { timeoutMs, propagation });
       for (const tool of Array.isArray(res.tools)
         ? (res.tools as { name?: unknown; inputSchema?: { properties?: Record<string, Record<string, unknown>> } }[])
         : []) {
@@ -252,6 +259,7 @@ export class StatelessUpstreamClient {
           options.clientCapabilities ?? this.capabilities,
           call.signal,
           extraHeaders,
+          options.propagation,
         ).catch((err: unknown) => {
           throw call.signal.aborted ? call.signal.reason : err;
         });
@@ -328,10 +336,10 @@ export class StatelessUpstreamClient {
     clientCapabilities: ClientCapabilities,
     extraHeaders: Record<string, string>,
     relay?: UpstreamCallRelay,
+    propagated?: UpstreamPropagation,
   ): StatelessWireRequest {
     const id = `tollgate-s${++lastRequestId}`;
-    // The call's trace context and request id (set by the edge around a governed call).
-    const propagated = currentUpstreamPropagation();
+    // The call's trace context and request id (made by the edge for a governed call).
     const meta: Record<string, unknown> = {
       ...(params._meta as Record<string, unknown> | undefined),
       ...propagated?.meta,
@@ -448,8 +456,13 @@ export class StatelessUpstreamClient {
     clientCapabilities: ClientCapabilities,
     signal: AbortSignal,
     extraHeaders: Record<string, string>,
+    propagation: UpstreamPropagation | undefined,
   ): Promise<JsonRpcAnswer> {
-    return this.wire.exchange(this.requestOf(method, params, clientCapabilities, extraHeaders, relay), relay, signal);
+    return this.wire.exchange(
+      this.requestOf(method, params, clientCapabilities, extraHeaders, relay, propagation),
+      relay,
+      signal,
+    );
   }
 }
 

@@ -16,7 +16,7 @@ import { createParser } from 'eventsource-parser';
 import { RELAYED_CLIENT_REQUESTS, UpstreamCallRelay, undeclaredCapability } from './upstream-call-relay';
 import { throughSdkClient, upstreamAnswerError } from './upstream-answer';
 import { UpstreamSessionExpiredError } from './upstream-session-expired.error';
-import { currentUpstreamPropagation } from './upstream-propagation';
+import type { UpstreamPropagation } from './upstream-propagation';
 import { relayToRequest } from './stateless-wire';
 
 const ACCEPT_ANSWER = 'application/json, text/event-stream';
@@ -82,13 +82,16 @@ export interface ToolCallOptions {
   signal?: AbortSignal;
   /** The agent's side of the call: progress, log messages and requests on the answer stream go to it. */
   relay?: UpstreamCallRelay;
+  /** The call's trace context and request id, in the headers and `params._meta` (a governed `tools/call`'s). */
+  propagation?: UpstreamPropagation;
 }
 
-/** One call's exchange: its id, the agent's relay, and the signal that ends it. */
+/** One call's exchange: its id, the agent's relay, the signal that ends it, and what its POSTs carry. */
 interface LeanCall {
   id: string;
   relay?: UpstreamCallRelay;
   signal: AbortSignal;
+  propagation?: UpstreamPropagation;
 }
 
 // Our calls take string ids: the SDK client numbers its own requests 0, 1, 2... on the same session.
@@ -109,6 +112,8 @@ let lastCallId = 0;
 export class StreamableHttpToolCaller {
   private readonly origin: string;
   private readonly path: string;
+  // The upstream's (or user's) configured headers less the connection-level ones, filtered once.
+  private readonly ownHeaders: [string, string][];
   // Set once the upstream redirected a call: from then on the SDK client, which follows same-origin redirects, makes the calls.
   private redirected = false;
 
@@ -116,11 +121,12 @@ export class StreamableHttpToolCaller {
     private readonly client: Client,
     private readonly transport: StreamableHTTPClientTransport,
     url: URL,
-    private readonly headers: Record<string, string>,
+    headers: Record<string, string>,
     private readonly onToolListChanged: () => void,
   ) {
     this.origin = url.origin;
     this.path = `${url.pathname}${url.search}`;
+    this.ownHeaders = Object.entries(headers).filter(([name]) => !CONNECTION_HEADERS.has(name.toLowerCase()));
   }
 
   /** A caller for `client`'s session, or undefined if the client is not connected over Streamable HTTP. */
@@ -182,20 +188,18 @@ export class StreamableHttpToolCaller {
   private async call(
     method: string,
     requestParams: Record<string, unknown> | undefined,
-    { timeoutMs, signal, relay }: ToolCallOptions,
+    { timeoutMs, signal, relay, propagation }: ToolCallOptions,
   ): Promise<unknown> {
     signal?.throwIfAborted();
     const id = `tollgate-${++lastCallId}`;
-    // The call's own id is its progress token: progress on the answer stream is matched to it.
-    const propagated = currentUpstreamPropagation()?.meta;
-    const extraMeta = {
-      ...(propagated ?? {}),
-      ...(relay?.progress ? { progressToken: id } : {}),
-    };
-    const params =
-      Object.keys(extraMeta).length > 0
-        ? { ...requestParams, _meta: { ...(requestParams?._meta as object | undefined), ...extraMeta } }
-        : requestParams;
+    // The trace context, and the call's own id as its progress token (progress on the answer stream
+    // is matched to it); most calls carry neither, and get no `_meta` object made for nothing.
+    let extraMeta: Record<string, unknown> | undefined;
+    if (propagation && !isEmpty(propagation.meta)) extraMeta = { ...propagation.meta };
+    if (relay?.progress) (extraMeta ??= {}).progressToken = id;
+    const params = extraMeta
+      ? { ...requestParams, _meta: { ...(requestParams?._meta as object | undefined), ...extraMeta } }
+      : requestParams;
     const body = JSON.stringify({ jsonrpc: '2.0', id, method, ...(params ? { params } : {}) });
     // One signal for the whole exchange: the call's timeout and the caller's abort both end it.
     const call = new AbortController();
@@ -207,10 +211,10 @@ export class StreamableHttpToolCaller {
     signal?.addEventListener('abort', onCallerAbort, { once: true });
     let answer: JsonRpcAnswer | typeof REDIRECTED;
     try {
-      answer = await this.exchange({ id, relay, signal: call.signal }, body);
+      answer = await this.exchange({ id, relay, signal: call.signal, propagation }, body);
     } catch (err) {
       if (!call.signal.aborted) throw err;
-      this.notifyCancelled(id, call.signal.reason);
+      this.notifyCancelled(id, call.signal.reason, propagation);
       throw call.signal.reason;
     } finally {
       clearTimeout(timer);
@@ -241,7 +245,7 @@ export class StreamableHttpToolCaller {
   // POSTs the call and reads the answer, a JSON body or an event stream. Every wait ends when `signal` aborts.
   private async exchange(call: LeanCall, body: string): Promise<JsonRpcAnswer | typeof REDIRECTED> {
     const sessionSent = this.transport.sessionId !== undefined;
-    const res = await this.send('POST', this.postHeaders(), body, call.signal);
+    const res = await this.send('POST', this.postHeaders(call.propagation), body, call.signal);
     const status = res.statusCode;
     if (status < 200 || status > 299) {
       if (status === 404 && sessionSent) {
@@ -379,7 +383,7 @@ export class StreamableHttpToolCaller {
     call: LeanCall,
   ): void {
     const answer = (outcome: { result: unknown } | { error: { code: number; message: string; data?: unknown } }) =>
-      this.postAndForget({ jsonrpc: '2.0', id: requestId, ...outcome });
+      this.postAndForget({ jsonrpc: '2.0', id: requestId, ...outcome }, call.propagation);
     if (method === 'ping') return answer({ result: {} });
     if (!RELAYED_CLIENT_REQUESTS.has(method))
       return answer({ error: { code: ErrorCode.MethodNotFound, message: 'Method not found' } });
@@ -390,39 +394,42 @@ export class StreamableHttpToolCaller {
     );
   }
 
-  private notifyCancelled(id: string, reason: unknown): void {
-    this.postAndForget({
-      jsonrpc: '2.0',
-      method: 'notifications/cancelled',
-      params: { requestId: id, reason: reason instanceof Error ? reason.message : String(reason) },
-    });
+  private notifyCancelled(id: string, reason: unknown, propagation: UpstreamPropagation | undefined): void {
+    this.postAndForget(
+      {
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId: id, reason: reason instanceof Error ? reason.message : String(reason) },
+      },
+      propagation,
+    );
   }
 
-  private postAndForget(message: object): void {
+  private postAndForget(message: object, propagation: UpstreamPropagation | undefined): void {
     const body = JSON.stringify(message);
     // Nothing waits on these (a cancellation, an answer to the server): if one is lost, only the
     // upstream's side of it fails, as with the SDK client, which reports them to no one either.
-    this.send('POST', this.postHeaders(), body).then(
+    this.send('POST', this.postHeaders(propagation), body).then(
       (res) => discard(res),
       () => undefined,
     );
   }
 
-  // The headers the SDK transport sends: session and protocol version, then the upstream's (or user's) own, which win.
-  private commonHeaders(): Headers {
-    const headers: Headers = {};
+  // The headers the SDK transport sends: session and protocol version, then the upstream's (or
+  // user's) own, which win; after `first`, if given.
+  private commonHeaders(first?: Headers): Headers {
+    const headers: Headers = first ? { ...first } : {};
     const sessionId = this.transport.sessionId;
     if (sessionId) headers['mcp-session-id'] = sessionId;
     const protocolVersion = this.transport.protocolVersion;
     if (protocolVersion) headers['mcp-protocol-version'] = protocolVersion;
-    for (const [name, value] of Object.entries(this.headers))
-      if (!CONNECTION_HEADERS.has(name.toLowerCase())) headers[name] = value;
+    for (const [name, value] of this.ownHeaders) headers[name] = value;
     return headers;
   }
 
-  private postHeaders(): Headers {
+  private postHeaders(propagation: UpstreamPropagation | undefined): Headers {
     // Trace context and request id first: the upstream's own configured headers win.
-    const headers = { ...currentUpstreamPropagation()?.headers, ...this.commonHeaders() };
+    const headers = this.commonHeaders(propagation?.headers);
     headers['content-type'] = 'application/json';
     headers.accept = ACCEPT_ANSWER;
     return headers;
@@ -437,6 +444,11 @@ export class StreamableHttpToolCaller {
   ): Promise<UpstreamResponse> {
     return UPSTREAM_DISPATCHER.request({ origin: this.origin, path: this.path, method, headers, body, signal });
   }
+}
+
+function isEmpty(record: Record<string, unknown>): boolean {
+  for (const _ in record) return false;
+  return true;
 }
 
 function errorOf(err: unknown): { code: number; message: string; data?: unknown } {

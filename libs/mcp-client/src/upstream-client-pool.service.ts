@@ -30,7 +30,7 @@ import {
 import { StatelessUpstreamClient, parseResult } from './stateless-upstream-client';
 import { isUpstreamAnswer, throughSdkClient } from './upstream-answer';
 import { connectUpstreamOfEitherRevision } from './upstream-connector';
-import { currentUpstreamPropagation } from './upstream-propagation';
+import type { UpstreamPropagation } from './upstream-propagation';
 import { UpstreamSessionExpiredError } from './upstream-session-expired.error';
 import { UpstreamException, UpstreamExceptionCode } from './upstream.exception';
 import { UpstreamSpec } from './upstream-spec';
@@ -214,10 +214,11 @@ export class UpstreamClientPool implements OnModuleDestroy {
     args: Record<string, unknown> | undefined,
     signal?: AbortSignal,
     session?: UpstreamSession,
+    propagation?: UpstreamPropagation,
   ): Promise<CallToolResult> {
     const breaker = this.closedBreaker(spec, 'calls');
     try {
-      const result = await this.callOnPooledConnection(spec, name, args, signal, session);
+      const result = await this.callOnPooledConnection(spec, name, args, signal, session, propagation);
       breaker.recordSuccess();
       return result;
     } catch (err) {
@@ -308,6 +309,7 @@ export class UpstreamClientPool implements OnModuleDestroy {
     args: Record<string, unknown> | undefined,
     signal: AbortSignal | undefined,
     session: UpstreamSession | undefined,
+    propagation: UpstreamPropagation | undefined,
   ): Promise<CallToolResult> {
     const relay = currentCallRelay();
     for (let attempt = 1; ; attempt++) {
@@ -321,12 +323,13 @@ export class UpstreamClientPool implements OnModuleDestroy {
             signal,
             relay,
             clientCapabilities: agentCapabilitiesOf(relay),
+            propagation,
           });
         if (!pooled.toolCaller) {
           const progress = relay?.progress ? { onprogress: relay.progress, resetTimeoutOnProgress: true } : {};
           // stdio and SSE have no request headers of their own: the trace context goes in params._meta
           // only (the SDK adds the progress token beside it).
-          const meta = currentUpstreamPropagation()?.meta;
+          const meta = propagation?.meta;
           const params = {
             name,
             arguments: args,
@@ -341,7 +344,12 @@ export class UpstreamClientPool implements OnModuleDestroy {
             }),
           )) as CallToolResult;
         }
-        return await pooled.toolCaller.callTool(name, args, { timeoutMs: spec.callTimeoutMs, signal, relay });
+        return await pooled.toolCaller.callTool(name, args, {
+          timeoutMs: spec.callTimeoutMs,
+          signal,
+          relay,
+          propagation,
+        });
       } catch (err) {
         if (!(err instanceof UpstreamSessionExpiredError)) throw err;
         // The upstream forgot our session (it restarted, or expired it) and ran nothing: set up a

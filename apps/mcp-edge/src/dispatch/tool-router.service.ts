@@ -36,8 +36,9 @@ export class ToolRouter {
     session: McpSession | null = null,
   ): Promise<CallToolResult> {
     const scriptCalls = this.trail.scriptCallsFor(principal, name);
-    const answer = () => this.route(principal, name, args, signal, session);
-    const result = await (scriptCalls ? this.trail.capturingScriptCalls(scriptCalls, answer) : answer());
+    const result = await (scriptCalls
+      ? this.trail.capturingScriptCalls(scriptCalls, () => this.route(principal, name, args, signal, session))
+      : this.route(principal, name, args, signal, session));
     this.trail.toolAnswer(principal, session, name, args, result, scriptCalls);
     return result;
   }

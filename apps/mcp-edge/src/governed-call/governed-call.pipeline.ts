@@ -29,13 +29,8 @@ import {
 } from '@tollgate/pricing';
 import { TokenEncodingName, countJsonTokens } from '@tollgate/tokens';
 import { flatCreatedTask, isCreatedTask } from '@tollgate/tasks';
-import {
-  UpstreamException,
-  currentCallRelay,
-  runWithCallRelay,
-  runWithUpstreamPropagation,
-} from '@tollgate/mcp-client';
-import { SpanKind } from '@opentelemetry/api';
+import { UpstreamException, currentCallRelay, runWithCallRelay } from '@tollgate/mcp-client';
+import { Span, SpanKind } from '@opentelemetry/api';
 import { inSpan, inToolCallSpan, upstreamPropagation, upstreamSpanAttributes, usageTraceparent } from './call-tracing';
 import { EdgeAccessLog } from '../health/edge-access-log';
 import { EdgeMetrics } from '../health/edge-metrics.service';
@@ -63,6 +58,11 @@ import {
 import { HostileInputAllowance } from '../endpoint/hostile-input-allowance.service';
 
 type OutputLimits = ReturnType<typeof effectiveOutputLimits>;
+
+// Made once, not on every call: a span without attributes of its own, and a leaf span's options.
+const NO_ATTRIBUTES = Object.freeze({});
+const LEAF_SPAN = Object.freeze({ leaf: true });
+const CLIENT_SPAN = Object.freeze({ kind: SpanKind.CLIENT });
 
 /** A tool the caller may see, with its price, for `tools/list`. */
 export interface VisibleTool {
@@ -143,7 +143,7 @@ export class GovernedCallPipeline {
     const tool = catalog.byExposedName.get(exposedName);
     if (!tool)
       return this.refuse(principal, startedAt, exposedName, unknownToolResult(exposedName, catalog.disabledNamespaces));
-    const levels = await inSpan('tollgate.policy', {}, () => this.policies.levelsFor(principal));
+    const levels = await inSpan('tollgate.policy', NO_ATTRIBUTES, () => this.policies.levelsFor(principal));
     const decision = decideAccess(levels, { namespace: tool.namespace, tool: tool.name });
     if (!decision.allowed)
       return this.refuse(principal, startedAt, exposedName, notAllowedResult(exposedName, decision), tool);
@@ -158,7 +158,7 @@ export class GovernedCallPipeline {
     if (schemaRefused) return this.refuse(principal, startedAt, exposedName, schemaRefused, tool);
 
     // Price (from the in-memory price book)
-    const call = await inSpan('tollgate.pricing', {}, () =>
+    const call = await inSpan('tollgate.pricing', NO_ATTRIBUTES, () =>
       this.priceCall(principal, tool, newCallId(), startedAt, outputLimits.cap),
     );
     addToLogContext({ callId: call.callId });
@@ -171,18 +171,11 @@ export class GovernedCallPipeline {
     const mayBecomeTask = agentTakesTasks() && toolTakesTasks(tool);
 
     // Rate limit and reserve the likely cost, in one round trip (or none, against this edge's leases)
-    const admissionStart = performance.now();
     const admission = await inSpan(
       'tollgate.admission',
-      {},
-      async (span) => {
-        const admitted = await this.admitCall(principal, call, mayBecomeTask);
-        const path = admitted.ok && admitted.hold.leased ? 'lease' : 'redis';
-        span.setAttribute('tollgate.admission.path', path);
-        this.metrics.recordAdmission(path, performance.now() - admissionStart);
-        return admitted;
-      },
-      { leaf: true },
+      NO_ATTRIBUTES,
+      (span) => this.admitCall(principal, call, mayBecomeTask, span),
+      LEAF_SPAN,
     );
     if (!admission.ok)
       return this.refuse(
@@ -229,23 +222,36 @@ export class GovernedCallPipeline {
    * can cover the per-call price and some output gets the call fitted to what it has left: the
    * reservation pays for fewer tokens, and the answer delivers no more unless a top-up is admitted.
    */
-  private async admitCall(principal: Principal, call: PricedCall, unleased: boolean): Promise<CallAdmission> {
-    const tool = { namespace: call.tool.namespace, tool: call.tool.name };
-    const admit = () =>
-      this.admission.admit(
-        callerOf(principal),
-        tool,
-        call.callId,
-        estimateCallCost(call.rule, call.reservedTokens),
-        call.startedAt,
-        { unleased },
-      );
-    const admission = await admit();
-    if (admission.ok || !('budgetExceeded' in admission)) return admission;
-    const fits = outputTokensAffordable(call.rule, availableMicros(admission.budgetExceeded.exceeded));
-    if (fits === null || fits < 1 || fits >= call.reservedTokens) return admission;
-    call.reservedTokens = fits;
-    return admit();
+  private async admitCall(
+    principal: Principal,
+    call: PricedCall,
+    unleased: boolean,
+    span: Span,
+  ): Promise<CallAdmission> {
+    const started = performance.now();
+    let admission = await this.admitOnce(principal, call, unleased);
+    if (!admission.ok && 'budgetExceeded' in admission) {
+      const fits = outputTokensAffordable(call.rule, availableMicros(admission.budgetExceeded.exceeded));
+      if (fits !== null && fits >= 1 && fits < call.reservedTokens) {
+        call.reservedTokens = fits;
+        admission = await this.admitOnce(principal, call, unleased);
+      }
+    }
+    const path = admission.ok && admission.hold.leased ? 'lease' : 'redis';
+    span.setAttribute('tollgate.admission.path', path);
+    this.metrics.recordAdmission(path, performance.now() - started);
+    return admission;
+  }
+
+  private admitOnce(principal: Principal, call: PricedCall, unleased: boolean): Promise<CallAdmission> {
+    return this.admission.admit(
+      callerOf(principal),
+      { namespace: call.tool.namespace, tool: call.tool.name },
+      call.callId,
+      estimateCallCost(call.rule, call.reservedTokens),
+      call.startedAt,
+      { unleased },
+    );
   }
 
   private async pricedCall(
@@ -271,15 +277,16 @@ export class GovernedCallPipeline {
       const upstream = upstreamOf(catalog, tool);
       // Asked as a task in the upstream's own revision, whichever revision the agent asked in.
       const taskRelay = mayBecomeTask ? this.tasks.askingRelay() : null;
-      const callUpstream = () => this.upstreams.callTool(principal, upstream, tool.name, args, signal);
       const called = await inSpan(
         `tools/call ${tool.name}`,
         upstreamSpanAttributes(tool.name, tool.namespace),
-        () =>
-          runWithUpstreamPropagation(upstreamPropagation(), () =>
-            taskRelay ? runWithCallRelay(taskRelay, callUpstream) : callUpstream(),
-          ),
-        { kind: SpanKind.CLIENT },
+        () => {
+          // Made inside the client span: with telemetry on, the upstream gets that span's context.
+          const propagation = upstreamPropagation();
+          const callUpstream = () => this.upstreams.callTool(principal, upstream, tool.name, args, signal, propagation);
+          return taskRelay ? runWithCallRelay(taskRelay, callUpstream) : callUpstream();
+        },
+        CLIENT_SPAN,
       );
       // Nothing reached the upstream: no charge (callTool's finally releases the hold).
       if (!called.ok)
@@ -471,15 +478,17 @@ export class GovernedCallPipeline {
     // A call with a top-up settles it in the same turn, so both go in one completion script.
     const topUp = call.topUp ?? null;
     const split = topUp ? splitSettlement(cost, held.estimate) : { reservation: cost, topUp: 0n };
-    const [standings] = await inSpan(
+    const standings = await inSpan(
       'tollgate.completion',
       { 'tollgate.outcome': outcome },
-      () =>
-        Promise.all([
-          this.admission.complete(held, split.reservation, this.metering.outboxEntry(event)),
-          topUp ? this.admission.complete(topUp, split.topUp, null) : null,
-        ]),
-      { leaf: true },
+      () => {
+        const completed = this.admission.complete(held, split.reservation, this.metering.outboxEntry(event));
+        // Without a top-up (most calls) its own promise, not a Promise.all of one.
+        return topUp
+          ? Promise.all([completed, this.admission.complete(topUp, split.topUp, null)]).then(([s]) => s)
+          : completed;
+      },
+      LEAF_SPAN,
     );
     const upstream = call.tool.namespace ?? parseExposedToolName(call.tool.exposedName)?.namespace ?? '';
     this.metrics.recordCall(call.tool.exposedName, upstream, outcome, latencyMs, cost);

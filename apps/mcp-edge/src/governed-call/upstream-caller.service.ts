@@ -8,6 +8,7 @@ import {
   UpstreamClientPool,
   UpstreamException,
   UpstreamExceptionCode,
+  UpstreamPropagation,
   UpstreamSession,
   UpstreamSpec,
 } from '@tollgate/mcp-client';
@@ -44,14 +45,18 @@ export class UpstreamCaller {
     @Inject(TOLLGATE_CONFIG) private readonly config: EdgeConfig,
   ) {}
 
+  /** `propagation`: the call's trace context and request id, sent with it. */
   async callTool(
     principal: Principal,
     spec: UpstreamSpec,
     name: string,
     args: Record<string, unknown> | undefined,
     signal?: AbortSignal,
+    propagation?: UpstreamPropagation,
   ): Promise<UpstreamCallOutcome> {
-    return this.asCaller(principal, spec, (session) => this.pool.callTool(spec, name, args, signal, session));
+    return this.asCaller(principal, spec, (session) =>
+      this.pool.callTool(spec, name, args, signal, session, propagation),
+    );
   }
 
   /** Any other request (`resources/read`, `prompts/get`, `completion/complete`...) with the same credential rules. */
