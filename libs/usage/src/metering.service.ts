@@ -11,10 +11,15 @@ import { usageEntryFields } from './outbox-entry';
  */
 @Injectable()
 export class MeteringService {
+  // Each shard's stream name, made once (an event is appended on every call).
+  private readonly streams: string[] = [];
+
   constructor(private readonly redis: RedisService) {}
 
   /** The outbox entry of an event (in its organisation's shard), for a script that appends it with other writes. */
   outboxEntry(event: UsageEvent): UsageOutboxEntry {
-    return { stream: usageOutboxKeys(this.redis.prefix, shardOf(event.orgId)).events, fields: usageEntryFields(event) };
+    const shard = shardOf(event.orgId);
+    const stream = (this.streams[shard] ??= usageOutboxKeys(this.redis.prefix, shard).events);
+    return { stream, fields: usageEntryFields(event) };
   }
 }

@@ -46,12 +46,11 @@ export class JsonShapeScanner {
   private keys = 0;
   private inString = false;
   private escaped = false;
-  // 1 for an array, 0 for an object, per open container.
-  private readonly arrays: Uint8Array;
+  // 1 for an array, 0 for an object, per open container (a plain array: a typed one is an
+  // ArrayBuffer made and collected per request, and a small body opens only a few containers).
+  private readonly arrays: number[] = [];
 
-  constructor(private readonly limits: Pick<typeof BODY_LIMITS, 'maxDepth' | 'maxValues' | 'maxKeys'> = BODY_LIMITS) {
-    this.arrays = new Uint8Array(limits.maxDepth + 1);
-  }
+  constructor(private readonly limits: Pick<typeof BODY_LIMITS, 'maxDepth' | 'maxValues' | 'maxKeys'> = BODY_LIMITS) {}
 
   /** Scans one more chunk; returns the first limit it passes, or null. */
   feed(chunk: Uint8Array): { limit: 'maxDepth' | 'maxValues' | 'maxKeys'; allowed: number } | null {

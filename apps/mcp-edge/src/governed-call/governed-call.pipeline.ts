@@ -492,14 +492,15 @@ export class GovernedCallPipeline {
     );
     const upstream = call.tool.namespace ?? parseExposedToolName(call.tool.exposedName)?.namespace ?? '';
     this.metrics.recordCall(call.tool.exposedName, upstream, outcome, latencyMs, cost);
-    this.accessLog.record({
-      tool: call.tool.exposedName,
-      upstream,
-      outcome,
-      costMicros: cost,
-      outputTokens,
-      latencyMs,
-    });
+    if (this.accessLog.enabled)
+      this.accessLog.record({
+        tool: call.tool.exposedName,
+        upstream,
+        outcome,
+        costMicros: cost,
+        outputTokens,
+        latencyMs,
+      });
     return standings;
   }
 
@@ -530,14 +531,15 @@ export class GovernedCallPipeline {
       latencyMs,
       occurredAt: new Date(startedAt),
     });
-    this.accessLog.record({
-      tool: exposedName,
-      upstream: '',
-      outcome: code,
-      costMicros: 0n,
-      outputTokens: 0,
-      latencyMs,
-    });
+    if (this.accessLog.enabled)
+      this.accessLog.record({
+        tool: exposedName,
+        upstream: '',
+        outcome: code,
+        costMicros: 0n,
+        outputTokens: 0,
+        latencyMs,
+      });
     return result;
   }
 

@@ -24,6 +24,11 @@ export class EdgeAccessLog {
     this.sample = config.edge.accessLogSample;
   }
 
+  /** Whether any call is logged (a sample above 0): callers need not build an entry otherwise. */
+  get enabled(): boolean {
+    return this.sample > 0;
+  }
+
   record(entry: AccessLogEntry): void {
     if (this.sample <= 0 || (this.sample < 1 && Math.random() >= this.sample)) return;
     this.logger.log({
