@@ -83,7 +83,24 @@ export async function connectUpstream(
     }
     throw err;
   }
+  answerAfterNotifications(transport);
   return client;
+}
+
+/**
+ * The SDK client handles a notification a microtask after it arrives, an answer at once, and
+ * forgets a request's progress handler with its answer: progress read in the same chunk as the
+ * answer (the upstream's last step, or every step when the edge was too busy to read the pipe in
+ * between) would find no handler and be dropped. Each answer is handed on a microtask later, after
+ * the notifications that came before it.
+ */
+function answerAfterNotifications(transport: Transport): void {
+  const deliver = transport.onmessage;
+  if (!deliver) return;
+  transport.onmessage = (message, extra) => {
+    if ('method' in message) return deliver(message, extra);
+    queueMicrotask(() => deliver(message, extra));
+  };
 }
 
 /** An open connection to an upstream, in the revision it speaks (`protocolVersion`: the one agreed). */
