@@ -261,16 +261,20 @@ describe('console defects, in a real browser', () => {
     await page.getByTestId('explorer-total-cost').waitFor();
     // The same default as the overview: this month, in the org's zone.
     expect(await page.getByTestId('explorer-preset').inputValue()).toBe('This month');
-    const asked: string[] = [];
+    const asked: { from: string; to: string }[] = [];
     page.on('request', (r) => {
-      if (r.url().includes('/reports/spend?')) asked.push(new URL(r.url()).searchParams.get('from')!);
+      const q = new URL(r.url()).searchParams;
+      if (r.url().includes('/reports/spend?')) asked.push({ from: q.get('from')!, to: q.get('to')! });
     });
     // Typed key by key as a person does (month, day, then the year's four digits): the field holds
     // 0002-10-27, 0020-10-27, 0202-10-27 on the way; none of them may reach the API.
     await page.getByTestId('explorer-from').focus();
     await page.keyboard.type('10272026', { delay: 60 });
-    await eventually(() => asked).toContain('2026-10-27');
-    expect(asked).toEqual(['2026-10-27']);
+    await eventually(() => asked.map((a) => a.from)).toContain('2026-10-27');
+    // The previous period's totals follow with a range of their own (ending the day before): of the
+    // typed range, only the whole day was asked for.
+    const { to } = asked.find((a) => a.from === '2026-10-27')!;
+    expect(asked.filter((a) => a.to === to).map((a) => a.from)).toEqual(['2026-10-27']);
     expect(new URL(page.url()).searchParams.get('from')).toBe('2026-10-27');
     expect(await page.getByTestId('error-state').count()).toBe(0);
 
