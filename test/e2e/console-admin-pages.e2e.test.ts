@@ -36,7 +36,7 @@ describe('console budgets, upstreams and tools, prices in a real browser', () =>
   const catalog = async () => (await p.admin('GET', `/v1/orgs/${orgId}/tools`)).body as ToolRow[];
 
   beforeAll(async () => {
-    p = await startConsolePlatform('console-admin');
+    p = await startConsolePlatform();
     fixture = await startFixtureServer(tools);
 
     orgId = (

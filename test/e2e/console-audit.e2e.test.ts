@@ -19,7 +19,7 @@ describe('console audit log in a real browser', () => {
   const tokens: Record<string, string> = {};
 
   beforeAll(async () => {
-    p = await startConsolePlatform('console-audit');
+    p = await startConsolePlatform();
     db = new PrismaClient({ adapter: new PrismaPg({ connectionString: p.env.vars.DATABASE_URL }) });
 
     // New York: 03:30 UTC on 15 January is still 14 January there.

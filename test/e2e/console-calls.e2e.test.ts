@@ -40,7 +40,7 @@ describe('console refusals and the call log in a real browser', () => {
   const agents: Client[] = [];
 
   beforeAll(async () => {
-    p = await startConsolePlatform('console-calls');
+    p = await startConsolePlatform();
     prisma = new PrismaService({ db: { url: p.env.vars.DATABASE_URL } } as BaseConfig);
     orgId = (await p.admin('POST', '/v1/orgs', { name: 'Callers', slug: 'callers' })).body.id;
     ids.team = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'agents' })).body.id;

@@ -43,7 +43,7 @@ describe('console defects, in a real browser', () => {
   };
 
   beforeAll(async () => {
-    p = await startConsolePlatform('console-defects');
+    p = await startConsolePlatform();
     fixture = await startFixtureServer(tools);
     orgId = (
       await p.admin('POST', '/v1/orgs', {

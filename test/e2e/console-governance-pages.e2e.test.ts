@@ -54,7 +54,7 @@ describe('console governance pages in a real browser: policies, audit log, alert
       req.resume().on('end', () => (hookHits++, res.writeHead(204).end(), delivered())),
     );
     await new Promise<void>((r) => hooks.listen(0, '127.0.0.1', r));
-    p = await startConsolePlatform('console-gov', { ADMIN_PUBLIC_URL });
+    p = await startConsolePlatform({ ADMIN_PUBLIC_URL });
 
     orgId = (await p.admin('POST', '/v1/orgs', { name: 'Acme', slug: 'acme' })).body.id;
     ids.data = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'data' })).body.id;

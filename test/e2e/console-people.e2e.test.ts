@@ -23,7 +23,7 @@ describe('console teams, people and organisation settings, in a real browser', (
   const tokens: Record<string, string> = {};
 
   beforeAll(async () => {
-    p = await startConsolePlatform('console-people');
+    p = await startConsolePlatform();
     orgId = (await p.admin('POST', '/v1/orgs', { name: 'Northwind', slug: 'northwind-people' })).body.id;
     tokens.admin = await p.issueToken({ role: 'ORG_ADMIN', orgId, name: 'northwind admin' });
     tokens.finance = await p.issueToken({ role: 'FINANCE', orgId, name: 'northwind finance' });

@@ -113,7 +113,7 @@ describe('console pages ask for their data once', () => {
   let keyId: string;
 
   beforeAll(async () => {
-    p = await startConsolePlatform('console-requests');
+    p = await startConsolePlatform();
     const orgId = (await p.admin('POST', '/v1/orgs', { name: 'Once', slug: 'once-only' })).body.id as string;
     const teams = [
       (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'platform' })).body.id as string,

@@ -189,7 +189,7 @@ describe('console sign-in through single sign-on, for each role', () => {
         }),
       })
     ).json()) as { client_id: string; client_secret: string };
-    p = await startConsolePlatform('console-sso', {
+    p = await startConsolePlatform({
       ADMIN_PORT: String(adminPort),
       ADMIN_PUBLIC_URL: adminUrl,
     });

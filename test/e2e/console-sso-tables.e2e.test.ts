@@ -34,7 +34,7 @@ describe('console single sign-on settings, table sorting, period comparison and 
   };
 
   beforeAll(async () => {
-    p = await startConsolePlatform('console-sso-tables');
+    p = await startConsolePlatform();
     orgId = (await p.admin('POST', '/v1/orgs', { name: 'Sortable', slug: 'sortable' })).body.id;
     tokens.admin = await p.issueToken({ role: 'ORG_ADMIN', orgId, name: 'sortable admin' });
     tokens.finance = await p.issueToken({ role: 'FINANCE', orgId, name: 'sortable finance' });

@@ -36,7 +36,7 @@ describe('console agent trail in a real browser', () => {
   const agents: Client[] = [];
 
   beforeAll(async () => {
-    p = await startConsolePlatform('console-trail');
+    p = await startConsolePlatform();
     db = new PrismaClient({ adapter: new PrismaPg({ connectionString: p.env.vars.DATABASE_URL }) });
     orgId = (await p.admin('POST', '/v1/orgs', { name: 'Trails', slug: 'trails' })).body.id;
     const teamId = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'agents' })).body.id;

@@ -53,7 +53,7 @@ describe('console pages per role and width', () => {
   const tokens: Record<string, string> = {};
 
   beforeAll(async () => {
-    p = await startConsolePlatform('console-widths');
+    p = await startConsolePlatform();
     const orgId = (await p.admin('POST', '/v1/orgs', { name: 'Widthwise', slug: 'widthwise', currency: 'EUR' })).body
       .id;
     const teamId = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'platform' })).body.id;

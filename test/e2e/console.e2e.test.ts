@@ -51,7 +51,7 @@ describe('console in a real browser', () => {
   }
 
   beforeAll(async () => {
-    p = await startConsolePlatform('console');
+    p = await startConsolePlatform();
     db = new PrismaClient({ adapter: new PrismaPg({ connectionString: p.env.vars.DATABASE_URL }) });
     fixture = await startFixtureServer();
 

@@ -4,7 +4,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { QueueName } from '@tollgate/queue';
 import { callMeta, toolError, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
 import { Browser, Page } from 'playwright-core';
-import { launchChromium } from '../support/chromium';
+import { closeContexts, workerChromium } from '../support/chromium';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
 import { AuthorizationServer, startAuthorizationServer } from '../fixtures/oauth-authorization-server';
@@ -131,7 +131,7 @@ describe('OAuth in a real browser, signing in at the organisation IdP', () => {
     db = new PrismaClient({ adapter: new PrismaPg({ connectionString: p.env.vars.DATABASE_URL }) });
     fixture = await startFixtureServer();
     idp = await startAuthorizationServer();
-    browser = await launchChromium();
+    browser = await workerChromium();
 
     orgId = (await p.admin('POST', '/v1/orgs', { name: 'Initech', slug: 'initech' })).body.id;
     const ops = (await p.admin('POST', `/v1/orgs/${orgId}/teams`, { name: 'ops' })).body.id;
@@ -184,7 +184,7 @@ describe('OAuth in a real browser, signing in at the organisation IdP', () => {
   });
 
   afterAll(async () => {
-    await browser?.close();
+    await closeContexts(browser);
     await idp?.close();
     await fixture?.close();
     await db?.$disconnect();

@@ -21,3 +21,23 @@ export function launchChromium(): Promise<Browser> {
     ],
   });
 }
+
+/**
+ * One Chromium per test worker: a worker runs its files one after another (isolate: false), and a
+ * launch costs about a second of CPU. A file closes the contexts it opened (`closeContexts`), not the
+ * browser, which goes with the worker (its pipe to Chromium closes).
+ */
+let workerBrowser: Promise<Browser> | undefined;
+
+export function workerChromium(): Promise<Browser> {
+  workerBrowser ??= launchChromium().then((browser) => {
+    browser.on('disconnected', () => (workerBrowser = undefined));
+    return browser;
+  });
+  return workerBrowser;
+}
+
+/** Closes every context open in `browser`: a file's own, as the worker runs one file at a time. */
+export async function closeContexts(browser: Browser | undefined): Promise<void> {
+  await Promise.allSettled((browser?.contexts() ?? []).map((context) => context.close()));
+}

@@ -1,43 +1,11 @@
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { expect } from 'vitest';
 
-/** What the console's browser tests share: its build, signing in, axe-core and the CSV it downloads. */
+/** What the console's browser tests share: signing in, axe-core and the CSV it downloads. */
 export const ROOT = path.resolve(__dirname, '../..');
 export const SCREENSHOTS = path.join(ROOT, 'docs/screenshots');
-
-/** A new directory of this run for a console build (a parallel build may replace dist/), for ADMIN_CONSOLE_DIR. */
-export function newConsoleDir(name: string): Promise<string> {
-  return mkdtemp(path.join(tmpdir(), `tollgate-${name}-`));
-}
-
-/**
- * The console as `npm run build` makes it, into `outDir`. Built in a process of its own with
- * NODE_ENV=production: in this one Vitest's NODE_ENV=test would make it React's development build,
- * whose StrictMode runs every effect twice (each page would ask the API for everything twice).
- * The tests drive the production build that ships.
- */
-export async function buildConsole(outDir: string): Promise<void> {
-  await promisify(execFile)(
-    process.execPath,
-    [
-      path.join(ROOT, 'node_modules/vite/bin/vite.js'),
-      'build',
-      '--config',
-      path.join(ROOT, 'apps/console/vite.config.mts'),
-      '--outDir',
-      outDir,
-      '--emptyOutDir',
-      '--logLevel',
-      'error',
-    ],
-    { cwd: ROOT, env: { ...process.env, NODE_ENV: 'production' } },
-  );
-}
 
 /** Opens `pagePath` of the console and signs in with an admin token, as a person would. */
 export async function signInWithToken(

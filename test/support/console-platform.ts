@@ -1,50 +1,29 @@
-import { rm } from 'node:fs/promises';
 import type { Browser } from 'playwright-core';
-import { expect } from 'vitest';
-import { launchChromium } from './chromium';
-import { buildConsole, newConsoleDir } from './console-browser';
+import { expect, inject } from 'vitest';
+import { closeContexts, workerChromium } from './chromium';
 import { RunningPlatform, startPlatform } from './platform';
 
-/** A console browser test's platform: the apps serving a console build of their own, Chromium, admin tokens. */
+/** A console browser test's platform: the apps serving the run's console build, Chromium, admin tokens. */
 export interface ConsolePlatform extends RunningPlatform {
-  /** Chromium, once the console is built (it builds while the test sets up its data). */
+  /** The test worker's Chromium; what the file opens in it is closed with the platform. */
   launchBrowser(): Promise<Browser>;
   /** A new admin token (`POST /v1/admin-tokens` with `body`, answered 201): its secret. */
   issueToken(body: Record<string, unknown>): Promise<string>;
-  /** Closes Chromium and the apps, and removes the console build. */
+  /** Closes the browser contexts the file opened and the apps. */
   close(): Promise<void>;
 }
 
 /**
- * Starts the platform (startPlatform, with `overrides`) with its admin API serving a production
- * build of the console made for this file (`name` names its directory: a parallel build elsewhere
- * may replace dist/). The build runs beside the test's setup; launchBrowser waits for it.
+ * Starts the platform (startPlatform, with `overrides`) with its admin API serving the console
+ * build the run's global setup made (`inject('consoleBuildDir')`).
  */
-export async function startConsolePlatform(
-  name: string,
-  overrides: Record<string, string> = {},
-): Promise<ConsolePlatform> {
-  const consoleDir = await newConsoleDir(name);
-  const built = buildConsole(consoleDir);
-  // Awaited by launchBrowser or close; a failure before then is theirs to report.
-  built.catch(() => undefined);
-  const removeBuild = async () => {
-    await built.catch(() => undefined);
-    await rm(consoleDir, { recursive: true, force: true });
-  };
-  let platform: RunningPlatform;
-  try {
-    platform = await startPlatform({ ADMIN_CONSOLE_DIR: consoleDir, ...overrides });
-  } catch (err) {
-    await removeBuild();
-    throw err;
-  }
+export async function startConsolePlatform(overrides: Record<string, string> = {}): Promise<ConsolePlatform> {
+  const platform = await startPlatform({ ADMIN_CONSOLE_DIR: inject('consoleBuildDir'), ...overrides });
   let browser: Browser | undefined;
   return {
     ...platform,
     async launchBrowser() {
-      await built;
-      browser = await launchChromium();
+      browser = await workerChromium();
       return browser;
     },
     async issueToken(body) {
@@ -53,9 +32,8 @@ export async function startConsolePlatform(
       return res.body.secret as string;
     },
     async close() {
-      await browser?.close();
+      await closeContexts(browser);
       await platform.close();
-      await removeBuild();
     },
   };
 }
