@@ -60,11 +60,6 @@ class ChromiumPerson {
     const context = await this.browser.newContext();
     try {
       const page = await context.newPage();
-      let redirected: URL | undefined;
-      await page.route(`${REDIRECT_URL}**`, (route) => {
-        redirected = new URL(route.request().url());
-        return route.fulfill({ status: 200, contentType: 'text/plain', body: 'You may close this window.' });
-      });
       const refused = await this.signInAtIdp(page, url);
       if (refused) throw new Error(`sign-in refused: ${refused.slice(0, 300)}`);
       await page
@@ -81,10 +76,11 @@ class ChromiumPerson {
           );
         });
       await page.getByLabel('Act for the team').selectOption({ label: this.team });
+      // The browser is sent to the redirect URI, where nothing listens: the code is read from the
+      // request it makes (the headless shell does not let a route answer a redirected navigation).
+      const callback = page.waitForRequest((request) => request.url().startsWith(REDIRECT_URL));
       await page.getByRole('button', { name: 'Allow' }).click();
-      await page.waitForURL(`${REDIRECT_URL}**`);
-      if (!redirected) throw new Error('the browser never reached the redirect URI');
-      return redirected;
+      return new URL((await callback).url());
     } finally {
       await context.close();
     }

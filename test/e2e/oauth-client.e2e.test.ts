@@ -264,7 +264,7 @@ describe('OAuth for MCP clients, end to end', () => {
     // The consent page named the client, where it sends the user back, and offered both teams.
     const consent = browser.pages.find((html) => html.includes('Authorise'))!;
     expect(consent).toContain('Test Agent');
-    expect(consent).toContain('127.0.0.1:1');
+    expect(consent).toContain(new URL(REDIRECT_URL).host);
     expect(consent).toContain('>platform<');
     expect(consent).toContain('>research<');
 

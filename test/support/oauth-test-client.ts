@@ -7,8 +7,12 @@ import type {
   OAuthTokens,
 } from '@modelcontextprotocol/sdk/shared/auth.js';
 
-/** Where the test clients say they want the user back; nothing listens there (the code is read from the redirect). */
-export const REDIRECT_URL = 'http://127.0.0.1:1/callback';
+/**
+ * Where the test clients say they want the user back; nothing listens there (the code is read from
+ * the redirect). Port 2, not 1: Chromium's headless shell refuses port 1 as unsafe before a test's
+ * route can answer for it.
+ */
+export const REDIRECT_URL = 'http://127.0.0.1:2/callback';
 
 export { freePort } from './free-port';
 
