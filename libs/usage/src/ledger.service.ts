@@ -83,7 +83,7 @@ export class LedgerService {
   }
 
   /** Runs one COPY FROM STDIN of `rows` (COPY's text format); answers how many rows it wrote. */
-  private async copyBatch(text: string, rows: string): Promise<number> {
+  private async copyBatch(text: string, rows: Buffer): Promise<number> {
     const client = await this.prisma.pool.connect();
     let failed: Error | undefined;
     try {
@@ -138,15 +138,29 @@ export function usageEventColumns(events: readonly UsageEvent[]): string[] {
 /**
  * A batch of usage events in COPY's text format, in COPY_USAGE_EVENTS' column order: a line a row,
  * tab-separated, null as \N; only the free-text columns (id, tool name) can need escaping (uuids,
- * numbers, the outcome, the time and the trace id are checked by the entry's parse).
+ * numbers, the outcome, the time and the trace id are checked by the entry's parse). Each line is
+ * written into one buffer as it is made: 5,000 lines added to one string made a rope of some
+ * 150,000 pieces, flattened again to be encoded (a sixth of the worker's CPU in the drain's profile).
  */
-export function usageEventCopyRows(events: readonly UsageEvent[]): string {
-  let out = '';
+export function usageEventCopyRows(events: readonly UsageEvent[]): Buffer {
+  let out = Buffer.allocUnsafe(events.length * COPY_LINE_BYTES);
+  let length = 0;
   for (const e of events) {
-    out += `${copyText(e.id)}\t${e.orgId}\t${e.teamId}\t${e.userId}\t${e.keyId}\t${e.upstreamId}\t${copyText(e.toolName)}\t${e.outcome}\t${e.costMicros}\t${e.inputTokens}\t${e.outputTokens}\t${e.latencyMs}\t${e.priceRuleId ?? '\\N'}\t${e.occurredAt.toISOString()}\t${traceIdOf(e.traceparent) ?? '\\N'}\n`;
+    const line = `${copyText(e.id)}\t${e.orgId}\t${e.teamId}\t${e.userId}\t${e.keyId}\t${e.upstreamId}\t${copyText(e.toolName)}\t${e.outcome}\t${e.costMicros}\t${e.inputTokens}\t${e.outputTokens}\t${e.latencyMs}\t${e.priceRuleId ?? '\\N'}\t${e.occurredAt.toISOString()}\t${traceIdOf(e.traceparent) ?? '\\N'}\n`;
+    // At most 3 bytes of UTF-8 a UTF-16 unit (a surrogate pair: 4 for 2); counted only near the end.
+    const room = out.length - length;
+    if (room < line.length * 3 && room < Buffer.byteLength(line)) {
+      const grown = Buffer.allocUnsafe(Math.max(out.length * 2, length + line.length * 3));
+      out.copy(grown, 0, 0, length);
+      out = grown;
+    }
+    length += out.write(line, length);
   }
-  return out;
+  return out.subarray(0, length);
 }
+
+/** More than a usage event's COPY line takes (six uuids and an id of 36 characters, a tool name, a trace id): about 360 bytes. */
+const COPY_LINE_BYTES = 400;
 
 /** A text value as COPY's text format reads it: backslash, tab, newline and return escaped. */
 function copyText(v: string): string {
@@ -173,19 +187,18 @@ class CopyFrom extends Query {
   constructor(
     text: string,
     // Not `rows`: pg's Query reads that as the rows to fetch a page, and would prepare the statement.
-    private readonly data: string,
+    private readonly data: Buffer,
     callback: (err: Error | undefined, result: { rowCount: number | null }) => void,
   ) {
     super(text, callback);
   }
 
   handleCopyInResponse(connection: CopyConnection): void {
-    const length = Buffer.byteLength(this.data);
-    const message = Buffer.allocUnsafe(5 + length);
-    message[0] = COPY_DATA;
-    message.writeInt32BE(4 + length, 1);
-    message.write(this.data, 5);
-    connection.stream.write(message);
+    const header = Buffer.allocUnsafe(5);
+    header[0] = COPY_DATA;
+    header.writeInt32BE(4 + this.data.length, 1);
+    connection.stream.write(header);
+    connection.stream.write(this.data);
     connection.endCopyFrom();
   }
 }

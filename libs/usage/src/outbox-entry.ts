@@ -20,7 +20,10 @@ export function parseUsageEntry(fields: readonly string[]): ParsedUsageEntry {
   const read = entryJson(fields, USAGE_ENTRY_FIELD);
   if (read.absent) return { problem: `the entry has no "${USAGE_ENTRY_FIELD}" field`, eventId: null };
   if ('problem' in read) return { problem: read.problem, eventId: null };
-  return { ...parseUsageEvent(read.json), eventId: claimedEventId(read.json) };
+  const parsed = parseUsageEvent(read.json);
+  return parsed.event
+    ? { event: parsed.event, eventId: parsed.event.id }
+    : { problem: parsed.problem, eventId: claimedEventId(read.json) };
 }
 
 /** An outbox entry that cannot be written, as the dead-letter stream keeps it. */
