@@ -1,0 +1,134 @@
+import { randomUUID } from 'node:crypto';
+import { loadWorkerConfig } from '@tollgate/config';
+import { PrismaService } from '@tollgate/db';
+import { createTestEnv, TestEnv } from '@tollgate/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CallLogQuery, CallLogService } from './call-log.service';
+
+interface Call {
+  id: string;
+  teamId: string;
+  userId: string;
+  keyId: string;
+  toolName: string;
+  occurredAt: Date;
+}
+
+/**
+ * The per-call log's filters against the ledger's own rows: a team's and a user's calls are read
+ * through their keys (the ledger has no btree of its own for them), so every page must hold what a
+ * plain filter of the ledger holds, in the same order, across pages and after a zone change.
+ */
+describe('the per-call log filtered by team, user, keys and tool', () => {
+  let env: TestEnv;
+  let prisma: PrismaService;
+  let log: CallLogService;
+  let orgId: string;
+  const calls: Call[] = [];
+  const teams = [randomUUID(), randomUUID()];
+  const users = [randomUUID(), randomUUID(), randomUUID()];
+  // Key 3 moved from team 0 to team 1 on the second day: each row keeps the team it was made under.
+  const keys = [
+    { id: randomUUID(), team: 0, user: 0 },
+    { id: randomUUID(), team: 0, user: 0 },
+    { id: randomUUID(), team: 1, user: 1 },
+    { id: randomUUID(), team: 0, user: 2 },
+  ];
+  // Key 4 made one call, late on 2028-03-10 in UTC: 2028-03-11 for a zone of UTC+14.
+  const late = { id: randomUUID(), teamId: teams[1], userId: users[1], keyId: randomUUID(), toolName: 'tool_0' };
+
+  beforeAll(async () => {
+    env = await createTestEnv();
+    prisma = new PrismaService(loadWorkerConfig(env.vars));
+    log = new CallLogService(prisma);
+    orgId = (await prisma.organization.create({ data: { name: 'c', slug: `c-${randomUUID()}` } })).id;
+    const start = Date.parse('2028-03-10T00:00:00Z');
+    for (let i = 0; i < 90; i++) {
+      const key = keys[(i * 7) % keys.length];
+      const at = new Date(start + Math.floor(i / 30) * 86_400_000 + (i % 30) * 2_000_000 + (i % 3 === 0 ? 0 : 1));
+      const moved = key === keys[3] && at.getTime() >= start + 86_400_000;
+      calls.push({
+        id: randomUUID(),
+        teamId: teams[moved ? 1 : key.team],
+        userId: users[key.user],
+        keyId: key.id,
+        toolName: `tool_${i % 4}`,
+        occurredAt: at,
+      });
+    }
+    calls.push({ ...late, occurredAt: new Date('2028-03-10T20:00:00.000Z') });
+    // A statement a day, as the worker writes batches: the ledger's trigger keeps the rollups.
+    for (const day of [calls.slice(0, 30), calls.slice(30, 60), calls.slice(60)])
+      await prisma.usageEvent.createMany({
+        data: day.map((c) => ({
+          ...c,
+          orgId,
+          upstreamId: '00000000-0000-4000-8000-000000000001',
+          outcome: 'OK' as const,
+          costMicros: 5n,
+          inputTokens: 0,
+          outputTokens: 1,
+          latencyMs: 1,
+        })),
+      });
+  });
+
+  afterAll(async () => {
+    await prisma?.onApplicationShutdown();
+    await env?.cleanup();
+  });
+
+  /** Every page of the log, 7 rows a page: the ids in order. */
+  async function allPages(query: Omit<CallLogQuery, 'from' | 'to'>, from = '2028-03-10', to = '2028-03-12') {
+    const ids: string[] = [];
+    let cursor: CallLogQuery['cursor'] = null;
+    for (let pages = 0; pages < 30; pages++) {
+      const page = await log.callLog(orgId, { from, to, limit: 7, cursor, ...query });
+      ids.push(...page.rows.map((r) => r.id));
+      if (!page.nextCursor) return ids;
+      cursor = page.nextCursor;
+    }
+    throw new Error('more pages than calls');
+  }
+
+  const newestFirst = (f: (c: Call) => boolean) =>
+    calls
+      .filter(f)
+      .sort((a, b) => b.occurredAt.getTime() - a.occurredAt.getTime() || (a.id < b.id ? 1 : -1))
+      .map((c) => c.id);
+
+  it('should list exactly the calls made under a team or by a user, newest first, page after page', async () => {
+    expect(await allPages({ teamId: [teams[0]] })).toEqual(newestFirst((c) => c.teamId === teams[0]));
+    expect(await allPages({ teamId: [teams[1]] })).toEqual(newestFirst((c) => c.teamId === teams[1]));
+    expect(await allPages({ userId: [users[0]] })).toEqual(newestFirst((c) => c.userId === users[0]));
+    expect(await allPages({ teamId: [teams[0]], userId: [users[2]] })).toEqual(
+      newestFirst((c) => c.teamId === teams[0] && c.userId === users[2]),
+    );
+    expect(await allPages({ userId: [users[1], users[2]] })).toEqual(
+      newestFirst((c) => c.userId === users[1] || c.userId === users[2]),
+    );
+  });
+
+  it('should list several keys, or a team and a tool, as a plain filter of the ledger does', async () => {
+    expect(await allPages({ keyId: [keys[0].id, keys[3].id] })).toEqual(
+      newestFirst((c) => c.keyId === keys[0].id || c.keyId === keys[3].id),
+    );
+    expect(await allPages({ teamId: [teams[1]], tool: ['tool_2'] })).toEqual(
+      newestFirst((c) => c.teamId === teams[1] && c.toolName === 'tool_2'),
+    );
+  });
+
+  it("should still find a team's calls of a day after the org's zone changed and before its rollups are rebuilt", async () => {
+    await prisma.organization.update({ where: { id: orgId }, data: { timeZone: 'Pacific/Kiritimati' } });
+    try {
+      // 2028-03-11 in UTC+14 is 2028-03-10T10:00Z to 2028-03-11T10:00Z.
+      const from = Date.parse('2028-03-10T10:00:00Z');
+      const inDay = (c: Call) => c.occurredAt.getTime() >= from && c.occurredAt.getTime() < from + 86_400_000;
+      expect(await allPages({ teamId: [teams[1]] }, '2028-03-11', '2028-03-11')).toEqual(
+        newestFirst((c) => c.teamId === teams[1] && inDay(c)),
+      );
+    } finally {
+      await prisma.organization.update({ where: { id: orgId }, data: { timeZone: 'UTC' } });
+    }
+  });
+});
