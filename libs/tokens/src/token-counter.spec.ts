@@ -83,3 +83,20 @@ describe('countTokens', () => {
     );
   });
 });
+
+describe('countTokens on long pieces', () => {
+  it('should equal a single js-tiktoken pass on runs of letters, digits and symbols up to 600 characters', () => {
+    const runs = [
+      (n: number) => 'x'.repeat(n),
+      (n: number) => 'QUJD'.repeat(n).slice(0, n),
+      (n: number) => mixedText(n, n).replace(/[^A-Za-z]/g, 'q'),
+      (n: number) => 'aGVsbG8gd29ybGQ'.repeat(n).slice(0, n),
+      (n: number) => 'éß中ж'.repeat(n).slice(0, n),
+    ];
+    for (const run of runs)
+      for (const n of [1, 2, 3, 17, 64, 65, 255, 256, 257, 600]) {
+        const text = run(n);
+        expect(countTokens(text), `${text.slice(0, 12)}… (${n})`).toBe(referenceCount(text));
+      }
+  });
+});
