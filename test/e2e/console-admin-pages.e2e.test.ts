@@ -1,9 +1,8 @@
 import { QueueName } from '@tollgate/queue';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { callMeta, connectAgent, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
-import path from 'node:path';
 import { Browser } from 'playwright-core';
-import { SCREENSHOTS, eventually, expectAccessible, signInWithToken } from '../support/console-browser';
+import { eventually, expectAccessible, signInWithToken, saveScreenshot } from '../support/console-browser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, FixtureTool, startFixtureServer } from '../fixtures/http-fixture-server';
 import { ConsolePlatform, startConsolePlatform } from '../support/console-platform';
@@ -160,7 +159,7 @@ describe('console budgets, upstreams and tools, prices in a real browser', () =>
     expect(await modeLabels.allTextContents()).toEqual(expect.arrayContaining(['Hard: refuses calls']));
     expect(await modeLabels.evaluateAll((els) => els.filter((e) => e.scrollWidth > e.clientWidth).length)).toBe(0);
     await expectAccessible(page, 'budgets');
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'budgets.png'), fullPage: true });
+    await saveScreenshot(page, 'budgets.png', { fullPage: true });
 
     // Someone else changes the team budget while the form is open: the save is refused, not lost.
     await page.getByRole('button', { name: 'Edit budget of Team research, week' }).click();
@@ -249,7 +248,7 @@ describe('console budgets, upstreams and tools, prices in a real browser', () =>
     expect(await lookupRow.getByTestId('tool-price').textContent()).toBe('$0.0025');
     expect(await page.getByTestId('tool-row').count()).toBe(3);
     await expectAccessible(page, 'upstreams');
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'upstreams.png'), fullPage: true });
+    await saveScreenshot(page, 'upstreams.png', { fullPage: true });
 
     await page.getByTestId('review-tab').click();
     await page.getByTestId('review-upstream').click();
@@ -268,7 +267,7 @@ describe('console budgets, upstreams and tools, prices in a real browser', () =>
       expect.arrayContaining([expect.stringContaining('"lang"')]),
     );
     await expectAccessible(page, 'review diff');
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'tool-review-diff.png') });
+    await saveScreenshot(page, 'tool-review-diff.png');
     await page.getByTestId('diff-approve').click();
     await page.getByTestId('review-outcome').getByText('1 approved').waitFor();
     // The queue reloads after the decision: lookup leaves it. Select from the reloaded queue, not the one
@@ -337,7 +336,7 @@ describe('console budgets, upstreams and tools, prices in a real browser', () =>
     expect(history.find((r) => r.toolPattern === '*')).toMatchObject({ state: 'ENDED' });
     expect(history.find((r) => r.toolPattern === 'lookup')).toMatchObject({ state: 'IN_FORCE', effectiveUntil: null });
     await expectAccessible(page, 'prices');
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'prices.png'), fullPage: true });
+    await saveScreenshot(page, 'prices.png', { fullPage: true });
     await context.close();
 
     const fin = await browser.newContext();

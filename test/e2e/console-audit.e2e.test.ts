@@ -1,10 +1,9 @@
 import { PrismaClient } from '@prisma/client';
 import { PrismaPg } from '@prisma/adapter-pg';
-import path from 'node:path';
 import { Browser, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFile } from 'node:fs/promises';
-import { SCREENSHOTS, eventually, expectAccessible, parseCsv, signInWithToken } from '../support/console-browser';
+import { eventually, expectAccessible, parseCsv, signInWithToken, saveScreenshot } from '../support/console-browser';
 import { ConsolePlatform, startConsolePlatform } from '../support/console-platform';
 
 const SQUADS = 55;
@@ -170,7 +169,7 @@ describe('console audit log in a real browser', () => {
     expect(await details.textContent()).toContain('"name": "legacy-agent"');
     expect(await details.textContent()).toContain('project:atlas');
     await expectAccessible(page, 'audit log');
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'audit-log.png'), fullPage: true });
+    await saveScreenshot(page, 'audit-log.png', { fullPage: true });
 
     // A range that ends before it starts asks for a fix instead of asking the API.
     await page.getByTestId('audit-from').fill('2026-01-20');
@@ -247,7 +246,7 @@ describe('console audit log in a real browser', () => {
     const small = await signInWithToken(phone, p.adminUrl, tokens.finance, '/console/audit');
     await small.getByTestId('audit-table').waitFor();
     await expectAccessible(small, 'audit log at 390 px');
-    await small.screenshot({ path: path.join(SCREENSHOTS, 'audit-log-phone.png') });
+    await saveScreenshot(small, 'audit-log-phone.png');
     await phone.close();
   }, 150_000); // two exports and a second context: on a busy two-core machine it outlasts the default minute
 });

@@ -12,10 +12,9 @@ import {
   watchRefusedCalls,
 } from '@tollgate/testing';
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
 import { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SCREENSHOTS, eventually, expectAccessible, signInWithToken } from '../support/console-browser';
+import { eventually, expectAccessible, signInWithToken, saveScreenshot } from '../support/console-browser';
 import { ConsolePlatform, startConsolePlatform } from '../support/console-platform';
 
 const ECHO_PRICE = 250_000;
@@ -248,7 +247,7 @@ describe('console refusals and the call log in a real browser', () => {
     expect(await rows.first().textContent()).toContain('Rate limited');
     expect(page.url()).toContain(`keyId=${ids.keyBob}`);
     await expectAccessible(page, 'call log');
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'call-log.png'), fullPage: true });
+    await saveScreenshot(page, 'call-log.png', { fullPage: true });
     await context.close();
   });
 

@@ -1,11 +1,10 @@
 import { QueueName } from '@tollgate/queue';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { callMeta, connectAgent, waitForJobs, waitForUsageEvents } from '@tollgate/testing';
-import path from 'node:path';
 import { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, FixtureTool, startFixtureServer } from '../fixtures/http-fixture-server';
-import { SCREENSHOTS, eventually, expectAccessible, signInWithToken } from '../support/console-browser';
+import { eventually, expectAccessible, signInWithToken, saveScreenshot } from '../support/console-browser';
 import { ConsolePlatform, startConsolePlatform } from '../support/console-platform';
 
 const tool = (name: string, description: string): FixtureTool => ({
@@ -323,7 +322,7 @@ describe('console defects, in a real browser', () => {
     // Nothing covers the page: the total is visible at once.
     expect(await page.getByTestId('overview-total-spend').isVisible()).toBe(true);
     await expectAccessible(page, 'overview at 390 px');
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'overview-phone.png'), fullPage: false });
+    await saveScreenshot(page, 'overview-phone.png', { fullPage: false });
 
     await page.getByRole('button', { name: 'Open navigation' }).click();
     await nav.waitFor({ state: 'visible' });

@@ -11,9 +11,8 @@ import {
 import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { Browser, Page } from 'playwright-core';
-import { SCREENSHOTS, eventually, expectAccessible, signInWithToken } from '../support/console-browser';
+import { eventually, expectAccessible, signInWithToken, saveScreenshot } from '../support/console-browser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
 import {
@@ -160,7 +159,7 @@ describe('console governance pages in a real browser: policies, audit log, alert
     expect(await ping.textContent()).toContain('Allowed');
     expect(await ping.locator('[data-micros]').getAttribute('data-micros')).toBe(String(PRICE));
     await expectAccessible(page, 'policies');
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'policies.png'), fullPage: true });
+    await saveScreenshot(page, 'policies.png', { fullPage: true });
 
     // Dry run of denying fx:ping at the org level: ada-agent would lose fx__ping. Nothing written yet.
     const before = (await p.admin('GET', `/v1/orgs/${orgId}/policies/ORG/${orgId}`)).body;
@@ -254,7 +253,7 @@ describe('console governance pages in a real browser: policies, audit log, alert
     expect(await page.getByTestId('webhook-row').textContent()).toContain('finance relay');
     expect(await page.getByTestId('add-webhook').count()).toBe(0); // finance changes nothing
     await expectAccessible(page, 'alerts');
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'alerts.png'), fullPage: true });
+    await saveScreenshot(page, 'alerts.png', { fullPage: true });
     await context.close();
   });
 
@@ -288,7 +287,7 @@ describe('console governance pages in a real browser: policies, audit log, alert
     // ...and the console tab notices the connection by itself, without a reload or a click.
     await page.getByTestId('connect-done').getByText('Connected to notes').waitFor();
     expect(await row.getByTestId('connection-status').textContent()).toBe('Connected');
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'my-connections.png'), fullPage: true });
+    await saveScreenshot(page, 'my-connections.png', { fullPage: true });
     await row.getByRole('button', { name: 'Disconnect notes' }).click();
     await expectConfirmDialog(page, 'Disconnect your notes account?');
     await page.getByTestId('confirm-disconnect').click();

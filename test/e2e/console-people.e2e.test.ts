@@ -1,7 +1,6 @@
-import path from 'node:path';
 import { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SCREENSHOTS, eventually, expectAccessible, signInWithToken } from '../support/console-browser';
+import { eventually, expectAccessible, signInWithToken, saveScreenshot } from '../support/console-browser';
 import { ConsolePlatform, startConsolePlatform } from '../support/console-platform';
 
 /**
@@ -67,7 +66,7 @@ describe('console teams, people and organisation settings, in a real browser', (
     await page.getByTestId('people-done').getByText('Sam Lee is now finance.').waitFor();
     expect((await p.admin('GET', `/v1/orgs/${orgId}/users/${samId}/org-role`)).body.role).toBe('FINANCE');
     await expectAccessible(page, 'teams and people');
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'people.png'), fullPage: true });
+    await saveScreenshot(page, 'people.png', { fullPage: true });
 
     // A key of Sam's: the offboarding preview names it before anything is revoked.
     const key = await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId: samId, name: 'sam-laptop' });
@@ -130,7 +129,7 @@ describe('console teams, people and organisation settings, in a real browser', (
     expect(await page.getByTestId('new-person').count()).toBe(0);
     expect(await page.getByRole('button', { name: /^Offboard/ }).count()).toBe(0);
     await expectAccessible(page, 'teams and people (finance, 390 px)');
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'people-phone.png'), fullPage: true });
+    await saveScreenshot(page, 'people-phone.png', { fullPage: true });
     await page.goto(`${p.adminUrl}/console/settings`);
     await page.getByTestId('org-name').waitFor();
     expect(await page.getByTestId('org-save').count()).toBe(0);

@@ -12,10 +12,9 @@ import {
   waitForUsageEvents,
 } from '@tollgate/testing';
 import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SCREENSHOTS, eventually, expectAccessible, signInWithToken } from '../support/console-browser';
+import { eventually, expectAccessible, signInWithToken, saveScreenshot } from '../support/console-browser';
 import { ConsolePlatform, startConsolePlatform } from '../support/console-platform';
 
 const SUM_PRICE = 50_000;
@@ -121,7 +120,7 @@ describe('console agent trail in a real browser', () => {
     expect(keyPaths.filter((u) => u.pathname.endsWith('/keys'))).toEqual([]);
     expect(keyPaths.filter((u) => u.searchParams.has('ids')).length).toBe(1);
     await expectAccessible(page, 'agent trail');
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'agent-trail.png'), fullPage: true });
+    await saveScreenshot(page, 'agent-trail.png', { fullPage: true });
 
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('trail-export').click()]);
     const lines = (await readFile((await download.path())!, 'utf8'))

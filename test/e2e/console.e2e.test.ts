@@ -5,16 +5,15 @@ import { JobName, QueueName } from '@tollgate/queue';
 import { callMeta, connectAgent, waitForJobs, waitForUsageEvents, testBullOptions } from '@tollgate/testing';
 import { Queue } from 'bullmq';
 import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { Browser } from 'playwright-core';
 import {
-  SCREENSHOTS,
   decimalToMicros,
   eventually,
   expectAccessible,
   expectNotInVerticalScrollBox,
   parseCsv,
   signInWithToken,
+  saveScreenshot,
 } from '../support/console-browser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
@@ -203,7 +202,7 @@ describe('console in a real browser', () => {
     await page.getByText('That token is not valid').waitFor();
     await expectAccessible(page, 'sign-in');
     await page.getByLabel('Admin token').fill('');
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'sign-in.png') });
+    await saveScreenshot(page, 'sign-in.png');
     await context.close();
   });
 
@@ -237,7 +236,7 @@ describe('console in a real browser', () => {
     expect(await page.getByTestId('top-tools').locator('tbody tr').first().textContent()).toContain('fx / huge');
     await page.locator('.recharts-bar-rectangle').first().waitFor();
     await expectAccessible(page, 'overview');
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'overview.png'), fullPage: true });
+    await saveScreenshot(page, 'overview.png', { fullPage: true });
     await context.close();
   });
 
@@ -359,7 +358,7 @@ describe('console in a real browser', () => {
     await page.getByTestId('keys-table').waitFor();
     expect(await page.getByTestId('key-row').count()).toBe(2);
     await expectAccessible(page, 'keys');
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'keys.png'), fullPage: true });
+    await saveScreenshot(page, 'keys.png', { fullPage: true });
 
     await page.getByTestId('issue-key').click();
     await page.getByTestId('key-name').fill('console-made');
@@ -552,7 +551,7 @@ describe('console in a real browser', () => {
     await again.getByText('Filtered by user, tool').waitFor();
     await again.locator('.recharts-bar-rectangle').first().waitFor();
     await expectAccessible(again, 'explorer filtered by users and tool');
-    await again.screenshot({ path: path.join(SCREENSHOTS, 'spend-explorer.png'), fullPage: true });
+    await saveScreenshot(again, 'spend-explorer.png', { fullPage: true });
 
     // The CSV is what is shown: the filtered rows and their total.
     const [download] = await Promise.all([

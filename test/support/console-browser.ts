@@ -5,7 +5,16 @@ import { expect } from 'vitest';
 
 /** What the console's browser tests share: signing in, axe-core and the CSV it downloads. */
 export const ROOT = path.resolve(__dirname, '../..');
-export const SCREENSHOTS = path.join(ROOT, 'docs/screenshots');
+const SCREENSHOTS = path.join(ROOT, 'docs/screenshots');
+
+/**
+ * Saves the page as `docs/screenshots/<name>` when TEST_SCREENSHOTS=1 (`TEST_SCREENSHOTS=1 npx vitest
+ * run test/e2e/console` refreshes the docs' pictures); otherwise nothing: a test run leaves the
+ * tracked files as they were, and a full-page PNG costs Chromium CPU the suite need not spend.
+ */
+export async function saveScreenshot(page: Page, name: string, options: { fullPage?: boolean } = {}): Promise<void> {
+  if (process.env.TEST_SCREENSHOTS === '1') await page.screenshot({ path: path.join(SCREENSHOTS, name), ...options });
+}
 
 /** Opens `pagePath` of the console and signs in with an admin token, as a person would. */
 export async function signInWithToken(
