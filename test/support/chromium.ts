@@ -9,10 +9,10 @@ import { Browser, chromium } from 'playwright-core';
 export const CHROMIUM_PATH = '/usr/bin/chromium-headless-shell';
 
 /**
- * Headless Debian chromium driven by playwright-core. Background networking and component
- * updates are off: this machine's closed network refuses their connections.
+ * The headless shell driven by playwright-core. Background networking and component updates are
+ * off: this machine's closed network refuses their connections.
  */
-export function launchChromium(): Promise<Browser> {
+function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM_PATH,
     args: [
