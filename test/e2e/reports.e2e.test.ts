@@ -236,6 +236,47 @@ describe('spend reports, end to end', () => {
     expect(parseCsv(await csv.text())).toHaveLength(all.rows.length + 1);
   });
 
+  it('should bound the JSON answer to its costliest rows with top, the rest summed, and keep the CSV whole', async () => {
+    const base = `/v1/orgs/${orgId}/reports/spend?from=${from}&to=${to}&groupBy=key,tool,day`;
+    const all = (await p.admin('GET', base, undefined, tokens.finance)).body;
+    // The default bound holds this small report whole.
+    expect(all).toMatchObject({ top: 1000, truncated: false, remainder: null });
+    const ledger = await ledgerTotals();
+    const figures = ['calls', 'errors', 'outputTokens', 'costMicros'] as const;
+    for (const top of [1, all.rows.length - 1, all.rows.length]) {
+      const res = await p.admin('GET', `${base}&top=${top}`, undefined, tokens.finance);
+      expect(res.status).toBe(200);
+      expect(res.body.rows).toHaveLength(top);
+      expect(res.body.top).toBe(top);
+      expect(res.body.totals).toEqual(ledger);
+      const left = all.rows.length - top;
+      expect(res.body.truncated).toBe(left > 0);
+      if (left === 0) expect(res.body.remainder).toBeNull();
+      else expect(res.body.remainder.rows).toBe(left);
+      // Rows plus remainder are the ledger's sums; the rows kept are the costliest, as they were.
+      for (const m of figures)
+        expect(
+          res.body.rows.reduce((s: number, r: Record<string, number>) => s + r[m], 0) + (res.body.remainder?.[m] ?? 0),
+        ).toBe(ledger[m]);
+      const cheapestKept = Math.min(...res.body.rows.map((r: { costMicros: number }) => r.costMicros));
+      for (const row of all.rows.filter(
+        (r: object) => !res.body.rows.some((k: object) => JSON.stringify(k) === JSON.stringify(r)),
+      ))
+        expect(row.costMicros).toBeLessThanOrEqual(cheapestKept);
+    }
+    // The CSV ignores top as it ignores paging: every row.
+    const csv = await fetch(`${p.adminUrl}${base}&top=1&format=csv`, {
+      headers: { Authorization: `Bearer ${tokens.finance}` },
+    });
+    expect(parseCsv(await csv.text())).toHaveLength(all.rows.length + 1);
+    // A page is bounded already: top with limit is refused, naming top.
+    const both = await p.admin('GET', `${base}&top=1&limit=2`, undefined, tokens.finance);
+    expect(both.status).toBe(400);
+    expect(both.body.field).toBe('top');
+    const page = (await p.admin('GET', `${base}&limit=2`, undefined, tokens.finance)).body;
+    expect(page).toMatchObject({ top: null, truncated: false, remainder: null });
+  });
+
   it('should give the same rows as CSV with Accept: text/csv and with format=csv', async () => {
     const json = await p.admin(
       'GET',
@@ -335,6 +376,9 @@ describe('spend reports, end to end', () => {
       [`from=${from}&to=${to}&format=xml`, 'format'],
       [`from=${from}&to=${to}&groupBy=key&sort=team:asc`, 'sort'],
       [`from=${from}&to=${to}&limit=0`, 'limit'],
+      [`from=${from}&to=${to}&groupBy=key&top=0`, 'top'],
+      [`from=${from}&to=${to}&groupBy=key&top=50001`, 'top'],
+      [`from=${from}&to=${to}&groupBy=key&top=2.5`, 'top'],
       [`from=yesterday&to=${to}`, 'from'],
       [`from=${from}&to=${to}&teamId=not-a-uuid`, 'teamId'],
       [`from=${from}&to=${to}&userId=${ids.ada},`, 'userId'],

@@ -7,10 +7,12 @@ import { ReportingException, ReportingExceptionCode } from './reporting.exceptio
 import {
   ID_FILTERS,
   ORG_SCOPE,
+  REPORT_METRICS,
   ReportDimension,
   ReportScope,
   SpendFigures,
   SpendFilters,
+  SpendRemainder,
   SpendReport,
   SpendRow,
   addFigures,
@@ -291,12 +293,24 @@ interface RawRow {
   errors: string;
   outputTokens: string;
   costMicros: string;
+  /** With `top`: every row's count and sums, on each row kept. */
+  allRows?: string;
+  allCalls?: string;
+  allErrors?: string;
+  allOutputTokens?: string;
+  allCostMicros?: string;
 }
 
 /** Options of a spend report: its filters, and the caller's scope (which forces a team or user filter). */
 export interface SpendReportOptions {
   filters?: Partial<SpendFilters>;
   scope?: ReportScope;
+  /**
+   * At most this many rows (1 to MAX_REPORT_ROWS), the costliest (ties: more calls, then the
+   * report's order), the others summed as `remainder`; ranked and summed in Postgres, so no row
+   * cap applies. Absent: every row, refused beyond MAX_REPORT_ROWS. No effect without a breakdown.
+   */
+  top?: number;
 }
 
 /** Spend over the org's calendar days, with the ledger's sums (read from a rollup that holds them where one fits). */
@@ -318,6 +332,13 @@ export class SpendReportService {
     opts: SpendReportOptions = {},
   ): Promise<SpendReport> {
     const scope = opts.scope ?? ORG_SCOPE;
+    const top = groupBy.length > 0 ? opts.top : undefined;
+    if (top !== undefined && !(Number.isInteger(top) && top >= 1 && top <= MAX_REPORT_ROWS))
+      throw new ReportingException(
+        ReportingExceptionCode.InvalidQuery,
+        `top must be a whole number from 1 to ${MAX_REPORT_ROWS} (got ${top})`,
+        'top',
+      );
     const filters = scopeFilters(scope, {
       ...noFilters(),
       ...opts.filters,
@@ -378,12 +399,28 @@ export class SpendReportService {
         : Prisma.sql`AND e."day" BETWEEN ${range.from}::date AND ${range.to}::date ${filterSql('e', filters, TAGGED_SOURCES.includes(source.table))}`;
     // Sorted once, after the names are joined, as sortRows orders them (byte order, nulls first), so
     // that sort finds them in order. The LIMIT needs no order: more rows than the cap is refused.
-    const outerOrder =
-      groups.size > 0
-        ? `ORDER BY ${outputColumns(groupBy)
-            .map((c) => `a."${c}"${c === 'toolName' || c === 'tag' || c === 'day' ? ' COLLATE "C"' : ''} NULLS FIRST`)
-            .join(', ')}`
-        : '';
+    const dimensionOrder = (alias: string) =>
+      outputColumns(groupBy)
+        .map(
+          (c) => `${alias}."${c}"${c === 'toolName' || c === 'tag' || c === 'day' ? ' COLLATE "C"' : ''} NULLS FIRST`,
+        )
+        .join(', ');
+    const outerOrder = groups.size > 0 ? `ORDER BY ${dimensionOrder('a')}` : '';
+    // With `top`, every group is aggregated here and only the costliest `top` leave Postgres, each
+    // carrying the count and sums of all of them (a window over the whole set: no sort of it, the
+    // LIMIT keeps a top-N heap); without, more rows than the cap are refused below.
+    const cap = top === undefined ? Prisma.sql`LIMIT ${MAX_REPORT_ROWS + 1}` : Prisma.empty;
+    const ranked =
+      top === undefined
+        ? Prisma.empty
+        : Prisma.sql`, t AS (
+        SELECT a.*, count(*) OVER () AS "allRows", sum(a."calls") OVER () AS "allCalls",
+               sum(a."errors") OVER () AS "allErrors", sum(a."outputTokens") OVER () AS "allOutputTokens",
+               sum(a."costMicros") OVER () AS "allCostMicros"
+        FROM a WHERE a."calls" > 0
+        ORDER BY a."costMicros" DESC, a."calls" DESC, ${Prisma.raw(dimensionOrder('a'))}
+        LIMIT ${top}
+      )`;
     const rows = await this.reportRows(
       async (client) => Prisma.sql`
       WITH a AS (
@@ -392,14 +429,14 @@ export class SpendReportService {
         WHERE e."orgId" = ${orgId}::uuid
           ${whereSql}
         ${Prisma.raw(groupSql)}
-        LIMIT ${MAX_REPORT_ROWS + 1}
-      )
+        ${cap}
+      )${ranked}
       SELECT a.*${Prisma.raw(names.map((n) => `, ${n}`).join(''))}
-      FROM a ${Prisma.raw(joins.join(' '))}
+      FROM ${Prisma.raw(top === undefined ? 'a' : 't a')} ${Prisma.raw(joins.join(' '))}
       ${Prisma.raw(outerOrder)}
     `,
     );
-    if (rows.length > MAX_REPORT_ROWS) {
+    if (top === undefined && rows.length > MAX_REPORT_ROWS) {
       throw new ReportingException(
         ReportingExceptionCode.ReportTooLarge,
         `the report has more than ${MAX_REPORT_ROWS} rows: narrow the date range or groupBy`,
@@ -426,6 +463,20 @@ export class SpendReportService {
       totals = addFigures(totals, figures);
     }
     sortRows(out, dimensionColumns);
+    let remainder: SpendRemainder | null = null;
+    if (top !== undefined && rows.length > 0 && Number(rows[0].allRows) > out.length) {
+      const all = rows[0];
+      const every: SpendFigures = {
+        calls: BigInt(all.allCalls!),
+        errors: BigInt(all.allErrors!),
+        outputTokens: BigInt(all.allOutputTokens!),
+        costMicros: BigInt(all.allCostMicros!),
+      };
+      const figures = zeroFigures();
+      for (const m of REPORT_METRICS) figures[m] = every[m] - totals[m];
+      remainder = { rows: Number(all.allRows) - out.length, figures };
+      totals = every;
+    }
     if (groupBy.includes('tag')) totals = (await this.spendReport(orgId, from, to, [], { filters, scope })).totals;
     // Months retention dropped: their calls are in no rollup or ledger row any more, the report says so.
     const [dropped] = await this.prisma.reports.$queryRaw<{ end: Date | null }[]>`
@@ -442,6 +493,7 @@ export class SpendReportService {
       columns,
       rows: out,
       totals,
+      ...(top !== undefined ? { remainder } : {}),
       ...(dropped?.end ? { droppedBefore: dropped.end.toISOString() } : {}),
     };
   }

@@ -115,11 +115,30 @@ export interface SpendReport {
   rows: SpendRow[];
   totals: SpendFigures;
   /**
+   * With a bound (`top`): the rows the report left out, the cheapest, and what they sum to; null when
+   * it left none out. Rows plus remainder are every row of the report (grouped by tag, tag rows:
+   * a call of a key with two tags is in two).
+   */
+  remainder?: SpendRemainder | null;
+  /**
    * Set when the range reaches into months retention dropped from the ledger (LEDGER_RETENTION_MONTHS):
    * the end of the last dropped month (UTC, ISO 8601). Calls before it are not in the figures.
    */
   droppedBefore?: string;
 }
+
+/** The rows a bounded report left out: how many, and their figures summed. */
+export interface SpendRemainder {
+  rows: number;
+  figures: SpendFigures;
+}
+
+/**
+ * Most rows a JSON report holds unless asked for fewer (`top`): the costliest, the rest summed as its
+ * remainder. A breakdown of users by tool over a month runs to tens of thousands of rows at a million
+ * calls, megabytes no one reads; the table pages (`limit`) and the CSV export has every row.
+ */
+export const DEFAULT_REPORT_TOP = 1_000;
 
 /** The columns each dimension adds to a row. */
 export const DIMENSION_COLUMNS: Record<ReportDimension, readonly string[]> = {

@@ -13,12 +13,15 @@ import {
 import { AdminPrincipal, auditBy, IdentityService } from '@tollgate/identity';
 import {
   BudgetUtilisationService,
+  DEFAULT_REPORT_TOP,
   FinanceJobs,
   SpendReportService,
   pageSpendReport,
   parseFilterList,
   parseGroupBy,
   parseReportSort,
+  ReportingException,
+  ReportingExceptionCode,
   reportLines,
   spendReportCsv,
 } from '@tollgate/reporting';
@@ -83,11 +86,20 @@ export class ReportsController {
     const groupBy = parseGroupBy(query.groupBy);
     const sort = parseReportSort(query.sort, groupBy);
     const scope = reportScopeOf(admin);
+    const csv = query.format === 'csv' || (query.format === undefined && wantsCsv(accept));
+    if (query.top !== undefined && query.limit !== undefined && !csv)
+      throw new ReportingException(
+        ReportingExceptionCode.InvalidQuery,
+        'top bounds the answer without limit: a page (limit) is bounded already, leave top out',
+        'top',
+      );
+    // The CSV and the pages are of every row; the JSON answer holds the costliest `top`.
+    const top = csv || query.limit !== undefined ? undefined : (query.top ?? DEFAULT_REPORT_TOP);
     const [report, org] = await Promise.all([
-      this.spend.spendReport(orgId, query.from, query.to, groupBy, { filters, scope }),
+      this.spend.spendReport(orgId, query.from, query.to, groupBy, { filters, scope, top }),
       this.identity.getOrganization(orgId),
     ]);
-    if (query.format === 'csv' || (query.format === undefined && wantsCsv(accept))) {
+    if (csv) {
       res.setHeader('Content-Type', 'text/csv; charset=utf-8');
       res.setHeader('Content-Disposition', `attachment; filename="spend-${report.from}-${report.to}.csv"`);
       return spendReportCsv(report);
@@ -98,9 +110,9 @@ export class ReportsController {
         org.currency,
         pageSpendReport(report, { offset: query.offset ?? 0, limit: query.limit, sort }),
       );
-    if (!sort) return toSpendReportView(report, org.currency);
+    if (!sort) return toSpendReportView(report, org.currency, top ?? null);
     const rows = reportLines(report.rows, [], sort).flatMap((l) => (l.kind === 'row' ? [l.row] : []));
-    return toSpendReportView({ ...report, rows }, org.currency);
+    return toSpendReportView({ ...report, rows }, org.currency, top ?? null);
   }
 
   @Get('budgets')

@@ -2,8 +2,10 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import {
+  DEFAULT_REPORT_TOP,
   MAX_FILTER_VALUES,
   MAX_REPORT_PAGE,
+  MAX_REPORT_ROWS,
   PLATFORM_REPORT_DIMENSIONS,
   REPORT_DIMENSIONS,
   REPORT_METRICS,
@@ -73,7 +75,7 @@ export class SpendReportQuery extends ReportDaysQuery {
     minimum: 1,
     maximum: MAX_REPORT_PAGE,
     description:
-      'Lines per page: the answer carries that page of the table (rows, and the subtotal lines of the first breakdown with two or more), `page` with the counts, and `perDay` for a breakdown by day. Absent: every row (the CSV is always every row)',
+      'Lines per page: the answer carries that page of the table (rows, and the subtotal lines of the first breakdown with two or more), `page` with the counts, and `perDay` for a breakdown by day. Absent: the JSON answer, bounded by `top` (the CSV is always every row)',
   })
   @IsOptional()
   @Type(() => Number)
@@ -81,6 +83,20 @@ export class SpendReportQuery extends ReportDaysQuery {
   @Min(1)
   @Max(MAX_REPORT_PAGE)
   limit?: number;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: MAX_REPORT_ROWS,
+    default: DEFAULT_REPORT_TOP,
+    description: `Without limit (the JSON answer): at most this many rows, the costliest (ties: more calls first), in the report's order; the rows left out are summed in \`remainder\` and \`truncated\` is true, so rows plus remainder are the whole report. Not with limit (a page is already bounded); the CSV is always every row`,
+  })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: 'top must be a whole number' })
+  @Min(1)
+  @Max(MAX_REPORT_ROWS)
+  top?: number;
 
   @ApiPropertyOptional({ type: 'integer', minimum: 0, default: 0, description: 'Lines skipped before the page' })
   @IsOptional()

@@ -17,6 +17,10 @@ export class SpendFiguresView {
   @ApiProperty({ type: 'integer', description: 'Integer micro-units' }) costMicros!: number;
 }
 
+export class SpendRemainderView extends SpendFiguresView {
+  @ApiProperty({ type: 'integer', description: 'Rows of the report left out (the cheapest)' }) rows!: number;
+}
+
 export class SpendFiltersView {
   @ApiProperty({ type: [String], description: 'Team ids (UUIDs); empty: not filtered' }) teamId!: string[];
   @ApiProperty({ type: [String], description: 'User ids (UUIDs); empty: not filtered' }) userId!: string[];
@@ -99,6 +103,24 @@ export class SpendReportView {
   })
   rows!: Record<string, string | number | null>[];
   @ApiProperty({ type: SpendFiguresView }) totals!: SpendFiguresView;
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    description:
+      'The bound on `rows` this answer applied (the `top` asked for, else its default); null for a page (`limit`)',
+  })
+  top!: number | null;
+  @ApiProperty({
+    description: 'True when the report has more rows than `top`: `rows` holds the costliest, `remainder` the rest',
+  })
+  truncated!: boolean;
+  @ApiProperty({
+    type: SpendRemainderView,
+    nullable: true,
+    description:
+      'The rows left out by `top`, counted and summed (null when none were): the figures of `rows` plus these are the whole report’s. Grouped by tag, rows count a call in each of its key’s tags, so `totals` (each call once) can be less',
+  })
+  remainder!: SpendRemainderView | null;
   @ApiPropertyOptional({
     type: SpendReportPageView,
     description: 'With `limit`: which lines `rows` are, and the subtotal lines among them',
@@ -143,7 +165,7 @@ export function toFiguresView(f: SpendFigures): SpendFiguresView {
   };
 }
 
-export function toSpendReportView(r: SpendReport, currency: string): SpendReportView {
+export function toSpendReportView(r: SpendReport, currency: string, top: number | null = null): SpendReportView {
   return {
     orgId: r.orgId,
     from: r.from,
@@ -157,6 +179,9 @@ export function toSpendReportView(r: SpendReport, currency: string): SpendReport
     columns: r.columns,
     rows: r.rows.map(({ figures, ...dims }) => ({ ...dims, ...toFiguresView(figures) })),
     totals: toFiguresView(r.totals),
+    top,
+    truncated: Boolean(r.remainder),
+    remainder: r.remainder ? { rows: r.remainder.rows, ...toFiguresView(r.remainder.figures) } : null,
   };
 }
 

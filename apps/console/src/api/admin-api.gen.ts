@@ -3208,6 +3208,16 @@ export interface components {
       /** @description User ids (UUIDs); empty: not filtered */
       userId: string[];
     };
+    SpendRemainderView: {
+      calls: number;
+      /** @description Integer micro-units */
+      costMicros: number;
+      /** @description Calls whose outcome was not OK */
+      errors: number;
+      outputTokens: number;
+      /** @description Rows of the report left out (the cheapest) */
+      rows: number;
+    };
     SpendReportPageView: {
       limit: number;
       offset: number;
@@ -3236,6 +3246,8 @@ export interface components {
       page?: components['schemas']['SpendReportPageView'];
       /** @description With `limit` and a breakdown by day: spend per day stacked by the other breakdown, from every row */
       perDay?: components['schemas']['PerDaySeriesView'];
+      /** @description The rows left out by `top`, counted and summed (null when none were): the figures of `rows` plus these are the whole report’s. Grouped by tag, rows count a call in each of its key’s tags, so `totals` (each call once) can be less */
+      remainder: components['schemas']['SpendRemainderView'] | null;
       /** @description Dimension columns (ids and names) and the figures; ordered by the dimensions */
       rows: {
         [key: string]: unknown;
@@ -3251,7 +3263,11 @@ export interface components {
       timeZone: string;
       /** @example 2026-11-30 */
       to: string;
+      /** @description The bound on `rows` this answer applied (the `top` asked for, else its default); null for a page (`limit`) */
+      top: number | null;
       totals: components['schemas']['SpendFiguresView'];
+      /** @description True when the report has more rows than `top`: `rows` holds the costliest, `remainder` the rest */
+      truncated: boolean;
     };
     StartedConnectionView: {
       /** @description Open in the user’s browser: the upstream’s authorization page (code flow with PKCE) */
@@ -6432,7 +6448,7 @@ export interface operations {
         groupBy?: string;
         /** @description Only calls of these keys: comma-separated UUIDs, at most 100 */
         keyId?: string;
-        /** @description Lines per page: the answer carries that page of the table (rows, and the subtotal lines of the first breakdown with two or more), `page` with the counts, and `perDay` for a breakdown by day. Absent: every row (the CSV is always every row) */
+        /** @description Lines per page: the answer carries that page of the table (rows, and the subtotal lines of the first breakdown with two or more), `page` with the counts, and `perDay` for a breakdown by day. Absent: the JSON answer, bounded by `top` (the CSV is always every row) */
         limit?: number;
         /** @description Lines skipped before the page */
         offset?: number;
@@ -6446,6 +6462,8 @@ export interface operations {
         to: string;
         /** @description Only calls of these tools (names as the upstream has them), at most 100; with upstreamId, those upstreams' tools of that name */
         tool?: string;
+        /** @description Without limit (the JSON answer): at most this many rows, the costliest (ties: more calls first), in the report's order; the rows left out are summed in `remainder` and `truncated` is true, so rows plus remainder are the whole report. Not with limit (a page is already bounded); the CSV is always every row */
+        top?: number;
         /** @description Only calls to these upstream servers: comma-separated UUIDs, at most 100 */
         upstreamId?: string;
         /** @description Only calls of these users: comma-separated UUIDs, at most 100. A member's own user is forced */

@@ -1,53 +1,23 @@
 import { useMemo } from 'react';
 import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
-import type { ReportDimension, SpendReport } from '../api/admin-types';
-import { daysBetween } from '../lib/dates';
 import { formatMoney, microsToChartUnits, toMicros } from '../lib/money';
-import { rowLabel } from '@tollgate/reporting/row-label';
 
 // Colour-blind-safe palette (Okabe–Ito), dark enough on white.
 const PALETTE = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', '#7a5c00', '#000000'];
-const MAX_SERIES = 8;
 
 interface Series {
   key: string;
   label: string;
 }
 
-/** Spend per day by series: labels biggest first, and each day's cost per series (micro-units, same order). */
+/**
+ * Spend per day by series: labels biggest first, and each day's cost per series (micro-units, same order):
+ * a report's `perDay`, which the API sums from every row of a report it pages (the seven biggest series
+ * by cost and the rest as "Other", every day of the range).
+ */
 export interface PerDay {
   series: string[];
   days: { day: string; costMicros: (bigint | number | string)[] }[];
-}
-
-/**
- * A report broken down by day (and one other breakdown, the stack) as the chart's series: the seven
- * biggest by cost and the rest as "Other", every day of the range. The explorer gets this from the API
- * (its perDay, from every row of a report it pages); the Overview's small reports are summed here.
- */
-export function perDayOfReport(report: SpendReport, stackBy: ReportDimension | null): PerDay {
-  const labels = report.rows.map((r) => (stackBy ? rowLabel(r, stackBy) : 'Spend'));
-  const costs = report.rows.map((r) => toMicros(r.costMicros as number | string));
-  const totals = new Map<string, bigint>();
-  labels.forEach((label, i) => totals.set(label, (totals.get(label) ?? 0n) + costs[i]));
-  const ranked = [...totals.entries()].sort((a, b) => (b[1] > a[1] ? 1 : b[1] < a[1] ? -1 : 0)).map(([label]) => label);
-  const kept = new Set(ranked.slice(0, MAX_SERIES - 1));
-  const labelOf = (l: string) => (ranked.length <= MAX_SERIES || kept.has(l) ? l : 'Other');
-  const series = [...new Set(ranked.map(labelOf))];
-  const index = new Map(series.map((s, i) => [s, i]));
-  const byDay = new Map<string, bigint[]>();
-  for (const day of daysBetween(report.from, report.to))
-    byDay.set(
-      day,
-      series.map(() => 0n),
-    );
-  report.rows.forEach((r, i) => {
-    const day = String(r.day);
-    const sums = byDay.get(day) ?? series.map(() => 0n);
-    sums[index.get(labelOf(labels[i]))!] += costs[i];
-    byDay.set(day, sums);
-  });
-  return { series, days: [...byDay.entries()].map(([day, costMicros]) => ({ day, costMicros })) };
 }
 
 /**

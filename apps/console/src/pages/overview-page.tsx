@@ -4,7 +4,7 @@ import { adminApi, answer } from '../api/admin-client';
 import { spendReport } from '../api/spend-report';
 import { Money } from '../components/money-text';
 import { EmptyState, ErrorState, LoadingState, ScopeNote } from '../components/page-states';
-import { SpendPerDayChart, perDayOfReport } from '../components/spend-chart';
+import { SpendPerDayChart } from '../components/spend-chart';
 import { dayIn, formatDay, formatTimestamp } from '../lib/dates';
 import { formatRatio } from '../lib/money';
 import { DEFAULT_PRESET, DayRange, presetOf, presetRange } from '../lib/date-ranges';
@@ -63,17 +63,19 @@ export function OverviewPage() {
     const teams = await answer(adminApi.GET('/v1/orgs/{orgId}/teams', { params: { path } })).catch(() => []);
     return scopeNames({ org, teams });
   }, [org.id]);
+  // The API ranks: only the five costliest rows come back (`top`), whatever the org's size.
   const topTools = useLoad(
-    async () => topBy(await spendReport(org.id, { ...range, groupBy: 'tool' }), 'tool', 5),
+    async () => topBy(await spendReport(org.id, { ...range, groupBy: 'tool', top: 5 }), 'tool', 5),
     [org.id, q],
   );
   const topKeys = useLoad(
-    async () => topBy(await spendReport(org.id, { ...range, groupBy: 'key' }), 'key', 5),
+    async () => topBy(await spendReport(org.id, { ...range, groupBy: 'key', top: 5 }), 'key', 5),
     [org.id, q],
   );
   // A member's own usage has one user: no ranking of users.
   const topUsers = useLoad(
-    async () => (scope === 'user' ? null : topBy(await spendReport(org.id, { ...range, groupBy: 'user' }), 'user', 5)),
+    async () =>
+      scope === 'user' ? null : topBy(await spendReport(org.id, { ...range, groupBy: 'user', top: 5 }), 'user', 5),
     [org.id, q],
   );
 
@@ -84,9 +86,11 @@ export function OverviewPage() {
     return all.filter((a) => dayIn(org.timeZone, new Date(a.createdAt)) >= range.from);
   }, [org.id, q]);
 
+  // The chart's series come with a page of the report (`perDay`, summed by the API from every row, as
+  // the explorer's): the rows of a month by day and member or tool run to thousands.
   const perDay = useLoad(async () => {
-    const r = await spendReport(org.id, { ...range, groupBy: `day,${stackBy}` });
-    return { empty: r.rows.length === 0, chart: perDayOfReport(r, stackBy) };
+    const r = await spendReport(org.id, { ...range, groupBy: `day,${stackBy}`, limit: 1 });
+    return { empty: (r.page?.totalRows ?? r.rows.length) === 0, chart: r.perDay ?? { series: [], days: [] } };
   }, [org.id, q, stackBy]);
 
   const names = namesLoad.state === 'ready' ? namesLoad.data : new Map<string, string>();

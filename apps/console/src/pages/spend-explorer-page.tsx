@@ -1,7 +1,7 @@
 import { Button, Card, Chip, Group, MultiSelect, Select, Stack, Text } from '@mantine/core';
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { adminApi, answer, toApiError } from '../api/admin-client';
-import { spendReport } from '../api/spend-report';
+import { MAX_REPORT_TOP, spendReport } from '../api/spend-report';
 import { REPORT_DIMENSIONS, ReportDimension, ReportRow, SpendReport } from '../api/admin-types';
 import { ErrorState, LoadingState, ScopeNote } from '../components/page-states';
 import { dayIn, isDay } from '../lib/dates';
@@ -180,7 +180,14 @@ export function SpendExplorerPage() {
     let full: SpendReport;
     let keyTeams: Map<string, string>;
     try {
-      full = await spendReport(org.id, params);
+      // Every row up to the API's largest bound; a report with more is refused as the API's CSV refuses it.
+      full = await spendReport(org.id, { ...params, top: MAX_REPORT_TOP });
+      if (full.truncated) {
+        setCsvError(
+          `The report has more than ${MAX_REPORT_TOP.toLocaleString('en')} rows: narrow the date range, the breakdown or the filters.`,
+        );
+        return;
+      }
       // Each key line's team: only the report's keys are looked up, by id.
       const keyIds = full.rows.flatMap((r) => (typeof r.keyId === 'string' ? [r.keyId] : []));
       keyTeams = new Map((await keysByIds(org.id, keyIds)).map((k) => [k.id, k.teamId]));
