@@ -21,13 +21,11 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEdgeApp } from '../../apps/mcp-edge/src/edge-app';
 import { RunningPlatform, startPlatform } from '../support/platform';
+import { SCRIPT_TIME_MS } from '../support/code-mode';
 
 const ECHO_PRICE = 100_000;
 const ARCHITECTURE = 'demo://resource/static/document/architecture.md';
 const SUM_PRICE = 50_000;
-// The sandbox's longest wall time, not its 10 s default: on a loaded machine an inner call took
-// longer than that, the run stopped with SCRIPT_LIMIT_EXCEEDED, and the script steps differed.
-const SCRIPT_TIME_MS = 60_000;
 
 type CallResult = Awaited<ReturnType<Client['callTool']>>;
 const answerOf = (res: CallResult): any => JSON.parse(textOf(res as never));
@@ -370,7 +368,10 @@ describe('agent trail through two edges', () => {
     const script = await agent(p.edgeUrl, full.codeKey.secret);
     await script.callTool({
       name: 'tollgate__run_script',
-      arguments: { code: `const api_key = "ghp_${'A'.repeat(36)}";\nreturn await everything.echo({ message: 'ok' });` },
+      arguments: {
+        code: `const api_key = "ghp_${'A'.repeat(36)}";\nreturn await everything.echo({ message: 'ok' });`,
+        timeoutMs: SCRIPT_TIME_MS,
+      },
     });
     await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, [(res._meta as any)['tollgate/call'].callId]);
     await waitForTrailSteps(p.env.redisUrl, p.env.redisPrefix, stepCount(full.orgId), 3);

@@ -6,6 +6,7 @@ import { SERVER_EVERYTHING, connectAgent, textOf, toolError, waitForJobs, waitFo
 import { countJsonTokens } from '@tollgate/tokens';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunningPlatform, startPlatform } from '../support/platform';
+import { SCRIPT_TIME_MS } from '../support/code-mode';
 
 const ECHO_PRICE = 100_000;
 const SUM_PRICE = 50_000;
@@ -174,7 +175,10 @@ describe('code mode through the edge', () => {
       `console.log('got', echoed);`,
       `return { echoed, total: Number(sum.match(/is (\\d+)/)[1]) };`,
     ].join('\n');
-    const res = await agent.callTool({ name: 'tollgate__run_script', arguments: { code } });
+    const res = await agent.callTool({
+      name: 'tollgate__run_script',
+      arguments: { code, timeoutMs: SCRIPT_TIME_MS },
+    });
     expect(res.isError ?? false).toBe(false);
     const answer = answerOf(res);
     expect(answer).toMatchObject({
@@ -232,7 +236,10 @@ describe('code mode through the edge', () => {
 
   it('should stop further calls with BUDGET_EXCEEDED when the budget runs out mid-script', async () => {
     const code = `const out = [];\nfor (let i = 0; i < 5; i++) {\n  out.push(await everything.echo({ message: 'n' + i }));\n}\nreturn out;`;
-    const res = await budgetAgent.callTool({ name: 'tollgate__run_script', arguments: { code } });
+    const res = await budgetAgent.callTool({
+      name: 'tollgate__run_script',
+      arguments: { code, timeoutMs: SCRIPT_TIME_MS },
+    });
     expect(res.isError).toBe(true);
     const answer = answerOf(res);
     expect(answer.error).toMatchObject({

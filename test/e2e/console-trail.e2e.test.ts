@@ -16,6 +16,7 @@ import { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, expectAccessible, signInWithToken, saveScreenshot } from '../support/console-browser';
 import { ConsolePlatform, startConsolePlatform } from '../support/console-platform';
+import { SCRIPT_TIME_MS } from '../support/code-mode';
 
 const SUM_PRICE = 50_000;
 
@@ -71,7 +72,7 @@ describe('console agent trail in a real browser', () => {
     await coder.callTool({ name: 'tollgate__read_files', arguments: { paths: ['servers/everything/get-sum.d.ts'] } });
     await coder.callTool({
       name: 'tollgate__run_script',
-      arguments: { code: `return await everything.get_sum({ a: 3, b: 4 });` },
+      arguments: { code: `return await everything.get_sum({ a: 3, b: 4 });`, timeoutMs: SCRIPT_TIME_MS },
     });
     sessions.progressive = (progressive.transport as { sessionId?: string }).sessionId!;
     sessions.code = (coder.transport as { sessionId?: string }).sessionId!;

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
 import { RunningPlatform, startPlatform } from '../support/platform';
 import { statelessRpc } from '../support/stateless-rpc';
+import { SCRIPT_TIME_MS } from '../support/code-mode';
 
 const SECRET = 'hunter2-the-password';
 const PUBLIC = 'read me, anyone';
@@ -176,7 +177,7 @@ describe('resource policy on normalised URIs, for reads, subscriptions and embed
   it('should withhold a denied resource from a tool called in code mode', async () => {
     const result = await coder.callTool({
       name: 'tollgate__run_script',
-      arguments: { code: 'return await fx.leak({});' },
+      arguments: { code: 'return await fx.leak({});', timeoutMs: SCRIPT_TIME_MS },
     });
     const text = JSON.stringify(result.content);
     expect(text).toContain(PUBLIC);

@@ -14,6 +14,8 @@ export interface OwnRedis {
   kill(): Promise<void>;
   /** A new redis-server on the same port (empty unless `persist`); clients reconnect to it. */
   restart(): Promise<void>;
+  /** Whether its redis-server is up (not killed or stopped since it last started). */
+  running(): boolean;
   /** Kills it for good and removes its directory. */
   stop(): Promise<void>;
 }
@@ -50,6 +52,7 @@ export async function startOwnRedis(opts: { persist?: boolean } = {}): Promise<O
       await kill();
       await start();
     },
+    running: () => child.exitCode === null && child.signalCode === null,
     async stop() {
       await kill();
       rmSync(dir, { recursive: true, force: true });
