@@ -1,8 +1,16 @@
 /**
  * `npm run bench:edge-ab`: edges of different builds or node flags side by side, behind one
- * platform (Postgres, Redis, worker, admin API, the bench's fixture upstream) and one organisation
- * with a budget and a rate limit at every level, in alternating c64 rounds; prints each edge's CPU
- * per call (from /proc) and its ratio to the first. Two identical variants give the run's noise.
+ * platform (Postgres, Redis, worker, admin API, the bench's fixture upstream), each edge serving its
+ * own organisation with a budget and a rate limit at every level. Each variant runs as EDGE_AB_COPIES
+ * edges (2 by default). In each of BENCH_ROUNDS rounds (16) the edges serve BENCH_CALLS_PER_ROUND
+ * calls each (1500) at BENCH_CONCURRENCY (64), one after another in an order that rotates; each
+ * edge's CPU per call is its threads' CPU time (/proc) over its calls. Against the first variant,
+ * per round, the mean of a variant's edges over the mean of the first's; the median over the rounds
+ * is printed with its spread, beside the noise: the first variant's two copies against each other,
+ * the same way (bench/support/edge-rounds.ts). BENCH_MODE=concurrent has all the edges serve at
+ * once for BENCH_ROUND_SECONDS (4) in each round instead (on a loaded 2-core machine each then gets
+ * scraps of a core, and identical edges measured further apart: docs/operations.md); `both` runs one
+ * mode, then the other.
  * Where bench:overhead compares a build with direct calls, this compares builds (or flags) with
  * each other under the same load, so a regression can be bisected and profiled:
  *
@@ -18,10 +26,17 @@
  * "parentbased_traceidratio","OTEL_TRACES_SAMPLER_ARG":"0.01"}}` beside `{"label":"off"}`.
  */
 import { ChildProcess, spawn } from 'node:child_process';
-import http from 'node:http';
 import path from 'node:path';
 import { ASYNC_CONTEXT_FRAME_FLAG } from '@tollgate/observability';
-import { ROOT, freePort, processCpuMs, seedGovernedOrg, startBenchPlatform } from './support/bench-platform';
+import { ROOT, freePort, startBenchPlatform } from './support/bench-platform';
+import {
+  RoundEdge,
+  callMany,
+  closeEdgeAgent,
+  measureEdgeRounds,
+  printRoundsSummary,
+  seedLimitedOrg,
+} from './support/edge-rounds';
 import { otlpEnv, startOtlpSink } from './support/otlp-sink';
 
 interface Variant {
@@ -30,60 +45,8 @@ interface Variant {
   nodeArgs?: string[];
   env?: Record<string, string>;
   telemetry?: boolean;
-}
-
-// Idle connections are dropped after 4 s, before the edge's server closes them (5 s): a connection
-// reused just as the server closed it failed a run now and then with "socket hang up".
-const agent = new http.Agent({ keepAlive: true, maxSockets: 256, timeout: 4000 });
-const BODY = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'tools/call',
-  params: { name: 'fixture__ping', arguments: {} },
-});
-
-function callOnce(url: URL, key: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: url.hostname,
-        port: url.port,
-        path: '/mcp',
-        method: 'POST',
-        agent,
-        headers: {
-          'Content-Type': 'application/json',
-          Accept: 'application/json, text/event-stream',
-          Authorization: `Bearer ${key}`,
-          'Content-Length': Buffer.byteLength(BODY),
-        },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (text += c));
-        res.on('end', () =>
-          res.statusCode !== 200 || text.includes('"isError":true')
-            ? reject(new Error(`bad answer ${res.statusCode}: ${text.slice(0, 300)}`))
-            : resolve(),
-        );
-      },
-    );
-    req.on('error', reject);
-    req.end(BODY);
-  });
-}
-
-async function run(url: URL, key: string, concurrency: number, total: number): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < total) {
-        next++;
-        await callOnce(url, key);
-      }
-    }),
-  );
+  /** Edges of this variant (EDGE_AB_COPIES by default, 2): their mean is the variant's figure. */
+  copies?: number;
 }
 
 async function waitHealthy(url: string): Promise<void> {
@@ -101,72 +64,65 @@ async function waitHealthy(url: string): Promise<void> {
 
 async function main(): Promise<void> {
   const variants = JSON.parse(process.env.EDGE_AB_VARIANTS ?? '[{"label":"this build"}]') as Variant[];
-  const rounds = Number(process.env.BENCH_ROUNDS ?? 8);
-  const perRound = Number(process.env.BENCH_CALLS_PER_ROUND ?? 2500);
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 16);
+  const seconds = Number(process.env.BENCH_ROUND_SECONDS ?? 4);
+  const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 64);
   const otlp = await startOtlpSink();
   const p = await startBenchPlatform({ edges: 0 });
   const children: ChildProcess[] = [];
   try {
-    const org = await seedGovernedOrg(p, 1);
-    const ids = { ORG: org.orgId, TEAM: org.teamId, USER: org.userId, KEY: org.keyId };
-    for (const [scope, scopeId] of Object.entries(ids)) {
-      await p.api('PUT', `/v1/orgs/${org.orgId}/budgets`, {
-        scope,
-        scopeId,
-        period: 'MONTH',
-        limitMicros: 1_000_000_000_000,
-      });
-      await p.api('POST', `/v1/orgs/${org.orgId}/rate-limits`, {
-        scope,
-        scopeId,
-        toolPattern: 'fixture:*',
-        callsPerWindow: 1_000_000,
-        windowSeconds: 60,
-        maxConcurrent: 10_000,
-      });
-    }
     // Builds before the Redis shards (#22) read one epoch key for the deployment; the worker sets one per shard.
     await p.redis.set(`${p.env.REDIS_PREFIX}:epoch`, 'edge-ab');
-    const edges: (Variant & { url: URL; pid: number; cpuMs: number })[] = [];
+    const edges: (RoundEdge & { label: string })[] = [];
+    const copies = Number(process.env.EDGE_AB_COPIES ?? 2);
     for (const v of variants) {
-      const port = await freePort();
-      const main = path.join(v.dist ?? path.join(ROOT, 'dist'), 'apps/mcp-edge/src/main.js');
-      const child = spawn(process.execPath, [...(v.nodeArgs ?? [ASYNC_CONTEXT_FRAME_FLAG]), main], {
-        env: { ...p.env, ...(v.telemetry ? otlpEnv(otlp.url) : {}), ...v.env, EDGE_PORT: String(port) },
-        stdio: ['ignore', 'ignore', 'inherit'],
-      });
-      children.push(child);
-      edges.push({ ...v, url: new URL(`http://127.0.0.1:${port}`), pid: child.pid!, cpuMs: 0 });
-    }
-    for (const e of edges) await waitHealthy(`${e.url.origin}/healthz`);
-    // Warm up (JIT, pools, caches, leases), then alternate: each edge goes first equally often.
-    for (const e of edges) {
-      await run(e.url, org.key, 1, 300);
-      await run(e.url, org.key, 64, 4000);
-    }
-    for (let r = 0; r < rounds; r++) {
-      for (const e of edges.map((_, i) => edges[(i + r) % edges.length])) {
-        const before = processCpuMs(e.pid);
-        await run(e.url, org.key, 64, perRound);
-        e.cpuMs += processCpuMs(e.pid) - before;
+      for (let c = 0; c < (v.copies ?? copies); c++) {
+        const port = await freePort();
+        const main = path.join(v.dist ?? path.join(ROOT, 'dist'), 'apps/mcp-edge/src/main.js');
+        const child = spawn(process.execPath, [...(v.nodeArgs ?? [ASYNC_CONTEXT_FRAME_FLAG]), main], {
+          env: { ...p.env, ...(v.telemetry ? otlpEnv(otlp.url) : {}), ...v.env, EDGE_PORT: String(port) },
+          stdio: ['ignore', 'ignore', 'inherit'],
+        });
+        children.push(child);
+        const org = await seedLimitedOrg(p);
+        edges.push({
+          label: v.label,
+          variant: v.label,
+          url: new URL(`http://127.0.0.1:${port}`),
+          pid: child.pid!,
+          key: org.key,
+        });
       }
     }
-    const calls = rounds * perRound;
-    const base = edges[0].cpuMs / calls;
-    console.log(`\nEdge CPU per call at c64, ${rounds} rounds of ${perRound} calls each, alternating:`);
+    for (const e of edges) await waitHealthy(`${e.url.origin}/healthz`);
+    // Warm up (JIT, pools, caches, leases), then measure every edge at once in each round.
     for (const e of edges) {
-      const perCall = e.cpuMs / calls;
-      console.log(`  ${e.label.padEnd(36)} ${perCall.toFixed(4)} ms  x${(perCall / base).toFixed(3)}`);
+      await callMany(e.url, e.key, 1, 300);
+      await callMany(e.url, e.key, concurrency, 4000);
     }
-    console.log(
-      JSON.stringify({
-        bench: 'edge-ab',
-        calls,
-        edges: edges.map((e) => ({ label: e.label, cpuMsPerCall: e.cpuMs / calls })),
-      }),
-    );
+    // BENCH_MODE=concurrent: every edge at once in each round; `both`: one mode, then the other.
+    const mode = process.env.BENCH_MODE ?? 'sequential';
+    for (const m of mode === 'both' ? ['concurrent', 'sequential'] : [mode]) {
+      const sequentialCalls = m === 'sequential' ? Number(process.env.BENCH_CALLS_PER_ROUND ?? 1500) : undefined;
+      console.log(
+        sequentialCalls
+          ? `\nEdge CPU per call, ${edges.length} edges one after another, c${concurrency}, ${rounds} rounds of ${sequentialCalls} calls an edge:`
+          : `\nEdge CPU per call, ${edges.length} edges serving at once, c${concurrency} each, ${rounds} rounds of ${seconds} s:`,
+      );
+      const summary = await measureEdgeRounds(edges, {
+        baseline: variants[0].label,
+        rounds,
+        seconds,
+        concurrency,
+        sequentialCalls,
+        log: (line) => console.log(line),
+      });
+      console.log(`\nAgainst ${variants[0].label} (per round, the mean of each variant's edges; median over rounds):`);
+      printRoundsSummary(summary);
+      console.log(JSON.stringify({ bench: 'edge-ab', mode: m, concurrency, seconds, sequentialCalls, ...summary }));
+    }
   } finally {
-    agent.destroy();
+    closeEdgeAgent();
     for (const c of children) c.kill('SIGTERM');
     await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)))));
     await p.close();

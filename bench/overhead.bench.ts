@@ -6,16 +6,19 @@
  * no governance), is the floor: what any hop costs on this machine. All paths use the same raw HTTP
  * client (keep-alive), so only what sits between client and upstream differs.
  *
- * Telemetry's cost: four more edges run side by side, one with OpenTelemetry off (as by default) and
- * three with tracing and metrics on, exporting OTLP/HTTP (protobuf, the SDK's default) to a receiver
- * in this process that takes and drops it, as a collector would: one tracing every call, one
- * sampling a call in ten and one a call in a hundred (parentbased_traceidratio 0.1 and 0.01). The
- * four serve one run each per round, in an order that rotates, so each waits as long between its
- * runs as the others and goes first as often: the cost of telemetry is their difference in this one
- * run. (Until 2026-11-27 the telemetry edges were measured against the first edge, which serves three
- * runs back to back per round: an edge's first run after its idle wait costs more per call, so
- * that baseline was too cheap, by about 10 % in the run that found it (docs/operations.md); the
- * ratio against it is still printed, as `vs the trail edge`.)
+ * Telemetry's cost: six more edges, each serving its own organisation (set up as the first's): two
+ * with OpenTelemetry off (as by default) and four with tracing and metrics on, exporting OTLP/HTTP
+ * (protobuf, the SDK's default) to a receiver in this process that takes and drops it, as a
+ * collector would: one tracing every call, one sampling a call in ten and two a call in a hundred
+ * (parentbased_traceidratio 0.1 and 0.01, the last the recommended setting). They serve one run
+ * each per round (at c1, and at c64 BENCH_TELEMETRY_CALLS calls each, 1500), in an order that
+ * rotates, over BENCH_TELEMETRY_ROUNDS rounds (16); at c64 each variant's CPU per call (every
+ * thread's) against the mean of the two edges with telemetry off is taken per round, and the median
+ * over the rounds is printed with its spread, beside the noise: the two edges with telemetry off
+ * against each other, measured the same way (bench/support/edge-rounds.ts). A ratio per round
+ * compares runs seconds apart, so the machine's drift over a run (other benches, tests) cancels;
+ * the median leaves out a round that one of them disturbed. (Until 2026-11-27 one edge per
+ * variant, CPU summed over the rounds: two identical edges measured up to 10-20 % apart.)
  *
  * The agent trail (issue 29) is an organisation's setting, METADATA by default: the first edge also
  * serves a second, identical organisation with the trail OFF, in the same rounds, so the cost of
@@ -28,12 +31,13 @@ import http from 'node:http';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
+import { closeEdgeAgent, formatRatio, measureEdgeRounds, seedLimitedOrg } from './support/edge-rounds';
 import {
   BenchPlatform,
+  SeededOrg,
   benchRedisMode,
   machineBusyCpuMs,
   processCpuMs,
-  seedGovernedOrg,
   startBenchPlatform,
 } from './support/bench-platform';
 import { otlpEnv, startOtlpSink } from './support/otlp-sink';
@@ -132,21 +136,29 @@ function startProxy(target: string): Promise<{ child: ChildProcess; url: string 
 }
 
 /**
- * The telemetry edges (edges 1 to 4): the first with it off, the baseline of the others, which have
- * it on (OTLP traces and metrics).
+ * The telemetry edges (edges 1 to 6): two with it off, the baseline of the others, which have it on
+ * (OTLP traces and metrics). Edges with the same label are copies, averaged per round.
  */
+const OFF = 'telemetry off';
+const ONE_IN_100 = {
+  label: '1 call in 100 traced',
+  env: { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.01' },
+};
 const TELEMETRY: { label: string; env: Record<string, string>; on?: false }[] = [
-  { label: 'telemetry off', env: {}, on: false },
+  { label: OFF, env: {}, on: false },
+  { label: OFF, env: {}, on: false },
   { label: 'every call traced', env: {} },
   {
     label: '1 call in 10 traced',
     env: { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' },
   },
-  {
-    label: '1 call in 100 traced',
-    env: { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.01' },
-  },
+  ONE_IN_100,
+  ONE_IN_100,
 ];
+/** The first edge of each telemetry variant: the one its concurrency-1 latency is measured on. */
+const FIRST_OF_VARIANT = TELEMETRY.flatMap((t, i) =>
+  TELEMETRY.findIndex((u) => u.label === t.label) === i ? [i] : [],
+);
 
 async function main(): Promise<void> {
   const total1 = Number(process.env.BENCH_CALLS_C1 ?? 3000);
@@ -164,31 +176,12 @@ async function main(): Promise<void> {
     });
     const started = await startProxy(p.fixtureUrl);
     proxyChild = started.child;
-    const org = await seedGovernedOrg(p, 1);
-    const untrailed = await seedGovernedOrg(p, 1);
-    await p.api('PATCH', `/v1/orgs/${untrailed.orgId}`, { trailMode: 'OFF' });
-    const control = await seedGovernedOrg(p, 1);
-    await p.api('PATCH', `/v1/orgs/${control.orgId}`, { trailMode: 'OFF' });
     // Every level has a budget and a rate limit, far from their limits, so every check runs.
-    for (const o of [org, untrailed, control]) {
-      const ids = { ORG: o.orgId, TEAM: o.teamId, USER: o.userId, KEY: o.keyId };
-      for (const [scope, scopeId] of Object.entries(ids)) {
-        await p.api('PUT', `/v1/orgs/${o.orgId}/budgets`, {
-          scope,
-          scopeId,
-          period: 'MONTH',
-          limitMicros: 1_000_000_000_000,
-        });
-        await p.api('POST', `/v1/orgs/${o.orgId}/rate-limits`, {
-          scope,
-          scopeId,
-          toolPattern: 'fixture:*',
-          callsPerWindow: 1_000_000,
-          windowSeconds: 60,
-          maxConcurrent: 10_000,
-        });
-      }
-    }
+    const org = await seedLimitedOrg(p);
+    const untrailed = await seedLimitedOrg(p);
+    await p.api('PATCH', `/v1/orgs/${untrailed.orgId}`, { trailMode: 'OFF' });
+    const control = await seedLimitedOrg(p);
+    await p.api('PATCH', `/v1/orgs/${control.orgId}`, { trailMode: 'OFF' });
 
     const direct: Target = {
       url: new URL(p.fixtureUrl),
@@ -201,7 +194,14 @@ async function main(): Promise<void> {
     // The same edge and calls, for the organisation that keeps no trail.
     const trailOff: Target = { ...edge, headers: { ...edge.headers, Authorization: `Bearer ${untrailed.key}` } };
     const trailOffControl: Target = { ...edge, headers: { ...edge.headers, Authorization: `Bearer ${control.key}` } };
-    const withTelemetry: Target[] = TELEMETRY.map((_, i) => ({ ...edge, url: new URL(`${p!.edgeUrls[i + 1]}/mcp`) }));
+    // Each telemetry edge serves its own organisation: edges serving one at the same time would pass
+    // its admission leases back and forth.
+    const telemetryOrgs: SeededOrg[] = [];
+    for (let i = 0; i < TELEMETRY.length; i++) telemetryOrgs.push(await seedLimitedOrg(p));
+    const withTelemetry: Target[] = TELEMETRY.map((_, i) => ({
+      url: new URL(`${p!.edgeUrls[i + 1]}/mcp`),
+      headers: { ...direct.headers, Authorization: `Bearer ${telemetryOrgs[i].key}` },
+    }));
     const proxy: Target = { url: new URL(started.url), headers: direct.headers };
     const edgeBody = BODY.replace('"ping"', '"fixture__ping"');
 
@@ -227,7 +227,6 @@ async function main(): Promise<void> {
       : [Number(/process_id:(\d+)/.exec(await (p.redis as Redis).info('server'))?.[1])];
     const cpuPids = {
       edge: [p.pids.edges[0]],
-      ...Object.fromEntries(TELEMETRY.map((_, i) => [`telemetry${i}`, [p!.pids.edges[i + 1]]])),
       proxy: [proxyChild.pid!],
       upstream: [p.pids.fixture],
       worker: [p.pids.worker],
@@ -260,21 +259,22 @@ async function main(): Promise<void> {
     const p1 = emptyRun();
     const e1 = emptyRun();
     const t1 = TELEMETRY.map(emptyRun);
+    // Concurrency 1: one edge of each telemetry variant, one run each per round in a rotating order.
     for (let r = 0; r < ROUNDS; r++) {
       addRun(d1, await run(direct, BODY, 1, total1 / ROUNDS));
       addRun(p1, await run(proxy, BODY, 1, total1 / ROUNDS));
       addRun(e1, await run(edge, edgeBody, 1, total1 / ROUNDS));
-      for (const i of rotated(TELEMETRY.length, r))
+      for (const k of rotated(FIRST_OF_VARIANT.length, r)) {
+        const i = FIRST_OF_VARIANT[k];
         addRun(t1[i], await run(withTelemetry[i], edgeBody, 1, total1 / ROUNDS));
+      }
     }
     const d64 = emptyRun();
     const p64 = emptyRun();
     const e64 = emptyRun();
-    const t64 = TELEMETRY.map(emptyRun);
     const cpuDirect = emptyCpu();
     const cpuProxy = emptyCpu();
     const cpuEdge = emptyCpu();
-    const cpuTelemetry = TELEMETRY.map(emptyCpu);
     const cpuTrailOff = emptyCpu();
     const o64 = emptyRun();
     const cpuControl = emptyCpu();
@@ -298,12 +298,29 @@ async function main(): Promise<void> {
         addRun(e.latencies, await run(e.target, edgeBody, 64, total64 / ROUNDS));
         addCpu(e.cpuSum, beforeE, cpuNow());
       }
-      for (const i of rotated(TELEMETRY.length, r)) {
-        const beforeT = cpuNow();
-        addRun(t64[i], await run(withTelemetry[i], edgeBody, 64, total64 / ROUNDS));
-        addCpu(cpuTelemetry[i], beforeT, cpuNow());
-      }
     }
+
+    // At load (c64): the telemetry edges one after another in each round, in a rotating order, the
+    // ratio taken per round (bench/support/edge-rounds.ts); BENCH_TELEMETRY_MODE=concurrent: all at
+    // once in each round, for BENCH_ROUND_SECONDS.
+    const telemetryConcurrency = Number(process.env.BENCH_TELEMETRY_CONCURRENCY ?? 64);
+    const telemetryConcurrent = process.env.BENCH_TELEMETRY_MODE === 'concurrent';
+    const telemetryRounds = await measureEdgeRounds(
+      TELEMETRY.map((t, i) => ({
+        variant: t.label,
+        pid: p!.pids.edges[i + 1],
+        url: new URL(p!.edgeUrls[i + 1]),
+        key: telemetryOrgs[i].key,
+      })),
+      {
+        baseline: OFF,
+        rounds: Number(process.env.BENCH_TELEMETRY_ROUNDS ?? 16),
+        seconds: Number(process.env.BENCH_ROUND_SECONDS ?? 4),
+        concurrency: telemetryConcurrency,
+        sequentialCalls: telemetryConcurrent ? undefined : Number(process.env.BENCH_TELEMETRY_CALLS ?? 1500),
+      },
+    );
+    const offFigures = telemetryRounds.variants.find((v) => v.variant === OFF)!;
 
     const s = (x: number[]) => [...x].sort((a, b) => a - b);
     const [sd1, sp1, se1, sd64, sp64, se64] = [d1, p1, e1, d64, p64, e64].map((r) => s(r.latencies));
@@ -315,8 +332,7 @@ async function main(): Promise<void> {
       trailOffControl: cpuPerCall(cpuControl, total64),
     };
     // The telemetry group's baseline: telemetry off, measured as the edges with it on are.
-    const [so1, so64] = [s(t1[0].latencies), s(t64[0].latencies)];
-    const offCpuMs = cpuPerCall(cpuTelemetry[0], total64).telemetry0;
+    const so1 = s(t1[0].latencies);
     const [edgeAddedP50, proxyAddedP50] = [pct(se1, 50) - pct(sd1, 50), pct(sp1, 50) - pct(sd1, 50)];
     const figures = {
       redis: benchRedisMode(),
@@ -350,23 +366,26 @@ async function main(): Promise<void> {
         cpuPerCallRatio: round(cpu.edge.edge / cpu.proxy.proxy, 2),
         throughputRatio: round(p64.seconds / e64.seconds, 3),
       },
-      // The edges with tracing and metrics on (OTLP export) against the edge with them off that is
-      // measured in the same rotation (and, for the record, against the trail edge).
-      telemetryOffCpuMsPerCall: offCpuMs,
-      telemetryOn: TELEMETRY.flatMap((t, i) => {
-        if (t.on === false) return [];
-        const [st1, st64] = [s(t1[i].latencies), s(t64[i].latencies)];
-        const cpuMs = cpuPerCall(cpuTelemetry[i], total64)[`telemetry${i}`];
+      // The edges with tracing and metrics on (OTLP export) against the two with them off, all
+      // serving at once (CPU per call: the median of the per-round ratios), beside the noise.
+      telemetryConcurrency,
+      telemetryMode: telemetryConcurrent ? 'concurrent' : 'sequential',
+      telemetryRounds: telemetryRounds.rounds,
+      telemetryOffCpuMsPerCall: offFigures.cpuMsPerCall,
+      telemetryOffCopiesCpuMsPerCall: offFigures.copiesCpuMsPerCall,
+      telemetryNoise: telemetryRounds.noise!,
+      telemetryOn: telemetryRounds.variants.flatMap((v) => {
+        if (!v.vsBaseline) return [];
+        const st1 = s(t1[TELEMETRY.findIndex((t) => t.label === v.variant)].latencies);
         return {
-          traces: t.label,
+          traces: v.variant,
+          edges: v.edges,
           c1AddedP50Ms: round(pct(st1, 50) - pct(sd1, 50)),
           c1P50MsOverOff: round(pct(st1, 50) - pct(so1, 50)),
-          c64Rps: Math.round(total64 / t64[i].seconds),
-          c64ThroughputVsOff: round(t64[0].seconds / t64[i].seconds),
-          c64P50MsOverOff: round(pct(st64, 50) - pct(so64, 50)),
-          cpuMsPerCall: cpuMs,
-          cpuPerCallVsOff: round(cpuMs / offCpuMs, 3),
-          cpuPerCallVsTrailEdge: round(cpuMs / cpu.edge.edge, 3),
+          loadP50MsOverOff: v.vsBaseline.p50MsOver,
+          cpuMsPerCall: v.cpuMsPerCall,
+          copiesCpuMsPerCall: v.copiesCpuMsPerCall,
+          cpuPerCallVsOff: v.vsBaseline,
         };
       }),
       // The edge serving an org with the trail METADATA (the default; `edge` above) against one with it OFF.
@@ -409,10 +428,16 @@ async function main(): Promise<void> {
     console.log(
       `  edge vs bare proxy: added p50 x${figures.edgeVsProxy.addedP50Ratio}, CPU per call x${figures.edgeVsProxy.cpuPerCallRatio}`,
     );
+    console.log(
+      `  telemetry, ${TELEMETRY.length} edges ${telemetryConcurrent ? 'serving at once' : 'one after another'} (c${telemetryConcurrency}, ${telemetryRounds.rounds} rounds), off (2 edges): CPU per call ${offFigures.cpuMsPerCall} ms (${offFigures.copiesCpuMsPerCall.join(' and ')})`,
+    );
     for (const t of figures.telemetryOn)
       console.log(
-        `  telemetry on (OTLP traces + metrics, ${t.traces}) vs off: c1 p50 +${t.c1P50MsOverOff} ms (added vs direct ${t.c1AddedP50Ms} ms); c64 ${t.c64Rps} calls/s, throughput x${t.c64ThroughputVsOff}, p50 +${t.c64P50MsOverOff} ms; edge CPU per call ${t.cpuMsPerCall} ms vs ${offCpuMs} ms -> x${t.cpuPerCallVsOff} (target at most x1.1; vs the trail edge x${t.cpuPerCallVsTrailEdge})`,
+        `  telemetry on (OTLP traces + metrics, ${t.traces}, ${t.edges} edge${t.edges > 1 ? 's' : ''}) vs off: c1 p50 +${t.c1P50MsOverOff} ms (added vs direct ${t.c1AddedP50Ms} ms); at load p50 +${t.loadP50MsOverOff} ms; edge CPU per call ${t.cpuMsPerCall} ms -> ${formatRatio(t.cpuPerCallVsOff)} (target at most x1.1)`,
       );
+    console.log(
+      `  noise: the two edges with telemetry off, one against the other: ${formatRatio(figures.telemetryNoise)}`,
+    );
     const tr = figures.trailMetadataOn;
     console.log(
       `  trail METADATA (default) vs OFF, same edge and rounds: edge CPU per call ${tr.edgeCpuMsPerCall} ms vs ${tr.edgeCpuMsPerCallTrailOff} ms -> x${tr.edgeCpuPerCallVsOff} (target at most x1.05); worker ${tr.workerCpuMsPerCall} vs ${tr.workerCpuMsPerCallTrailOff} ms, redis ${tr.redisCpuMsPerCall} vs ${tr.redisCpuMsPerCallTrailOff} ms; c64 ${tr.c64Rps} vs ${tr.c64RpsTrailOff} calls/s; control (both OFF) x${tr.controlEdgeCpuPerCallVsOff}`,
@@ -421,6 +446,7 @@ async function main(): Promise<void> {
     console.log(JSON.stringify(figures));
   } finally {
     agent.destroy();
+    closeEdgeAgent();
     proxyChild?.kill();
     await p?.close();
     otlp.close();
