@@ -14,12 +14,15 @@
  *   measured after the 1M seed; and the WAL each wrote per event: pg_current_wal_lsn() before and
  *   after (the whole server's, other databases included) and this database's records alone, read
  *   with pg_waldump where the bench can run it.
- * - drain: events/s of one worker's outbox consumer (UsageLedgerConsumer, as the worker runs it),
- *   end to end: the same number of events from DRAIN_ORGS orgs put in their shard streams first,
- *   then timed until the last is written; today's write (as above, 500 a batch, one batch of a stream
- *   at a time as today's consumer) vs the new one (LEDGER_BATCHES_IN_FLIGHT, the worker's default); and
- *   the CPU per event of Postgres' backends, the worker and Redis meanwhile (/proc). BENCH_DRAIN_REPS
- *   (3) pairs, one path right after the other; the medians, and each pair's rates.
+ * - drain: events/s of one worker's outbox consumer, end to end: the same number of events from
+ *   DRAIN_ORGS orgs put in the outbox first, then timed until the last is written. `today` is today's
+ *   worker as it was when issue 24 was filed (daa4c21, bench/support/today-consumer.ts: one stream,
+ *   one 500-event batch at a time, the zod decode, today's statement); `todayLean` what this bench
+ *   called today before: today's batches and statement through the current consumer (the shard
+ *   streams drained at once, the current decode); the new path is UsageLedgerConsumer as the worker
+ *   runs it (LEDGER_BATCH_SIZE, LEDGER_BATCHES_IN_FLIGHT). And the CPU per event of Postgres'
+ *   backends, the worker and Redis meanwhile (/proc). BENCH_DRAIN_REPS (3) rounds, one path right
+ *   after the other; the medians, the median ratios, and each round's rates.
  * - bytes per row: the table with its indexes, over its rows (LedgerToday filled with the same
  *   first rows).
  * - upkeep and a month-end reconcile at BENCH_SMALL_ROWS (1M) and BENCH_LARGE_ROWS (10M), seeded
@@ -53,6 +56,7 @@ import {
   usageOutboxKeys,
   LedgerWriter,
   newCallId,
+  parseUsageEntry,
   UsageLedgerConsumer,
 } from '@tollgate/usage';
 import { REDIS_SHARDS, RedisService, shardOf } from '@tollgate/redis';
@@ -60,6 +64,7 @@ import { UsageRollupService } from '@tollgate/reporting';
 import { Client } from 'pg';
 import { createBenchDatabase, ROOT } from './support/bench-platform';
 import { rebuildRollups, withoutIndexes } from './support/ledger-rollups';
+import { TodayDecode, TodayUsageConsumer, todayParseUsageEntry } from './support/today-consumer';
 
 const KEYS = 1000;
 const TEAMS = 8;
@@ -246,6 +251,7 @@ async function drainRate(
   batchSize: number,
   batchesInFlight: number,
   write: (events: UsageEvent[]) => Promise<number>,
+  consumerKind: 'current' | TodayDecode = 'current',
 ): Promise<{ perSecond: number; cpuUsPerEvent: DrainCpu }> {
   const url = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
   const config = {
@@ -258,7 +264,11 @@ async function drainRate(
     for (let i = 0; i < events.length; i += 5000) {
       const pipe = redis.client.pipeline();
       for (const e of events.slice(i, i + 5000))
-        pipe.xadd(usageOutboxKeys(prefix, shardOf(e.orgId)).events, '*', ...usageEntryFields(e));
+        pipe.xadd(
+          usageOutboxKeys(prefix, consumerKind === 'current' ? shardOf(e.orgId) : undefined).events,
+          '*',
+          ...usageEntryFields(e),
+        );
       await pipe.exec();
     }
     let written = 0;
@@ -274,19 +284,26 @@ async function drainRate(
       writeRefusals: async () => 0,
       writeTrail: async () => 0,
     };
-    const consumer = new UsageLedgerConsumer(redis, writer as LedgerWriter, config);
+    // Today's worker (daa4c21) drained one stream, the edges writing no shards: its consumer as it was.
+    const consumer =
+      consumerKind === 'current'
+        ? new UsageLedgerConsumer(redis, writer as LedgerWriter, config)
+        : new TodayUsageConsumer(redis, usageOutboxKeys(prefix), batchSize, write, consumerKind);
+    const start = () =>
+      consumer instanceof UsageLedgerConsumer ? consumer.onApplicationBootstrap() : consumer.start();
+    const stop = () => (consumer instanceof UsageLedgerConsumer ? consumer.onModuleDestroy() : consumer.stop());
     const redisPid = Number(/process_id:(\d+)/.exec(await redis.client.info('server'))?.[1]);
     const pg0 = await backendCpuMs(db);
     const redis0 = processCpuMs(redisPid);
     const worker0 = process.cpuUsage();
     const t0 = performance.now();
-    await consumer.onApplicationBootstrap();
+    await start();
     await done;
     const ms = performance.now() - t0;
     const worker = process.cpuUsage(worker0);
     const redis1 = processCpuMs(redisPid);
     const pg1 = await backendCpuMs(db);
-    await consumer.onModuleDestroy();
+    await stop();
     // A backend the pool opened during the drain counts from 0; one it closed is not counted.
     let pgMs = 0;
     for (const [pid, cpu] of pg1) pgMs += cpu - (pg0.get(pid) ?? 0);
@@ -482,39 +499,65 @@ async function main(): Promise<void> {
     const todayOrgs = await drainOrgs('drain-today');
     const newOrgs = await drainOrgs('drain-new');
     const drainPrefix = `tgbench-ledger-${randomBytes(4).toString('hex')}`;
-    const drainToday = (rep: number) =>
-      drainRate(db, `${drainPrefix}-today-${rep}`, spread(todayOrgs, todayId), 500, 1, async (b) => {
-        let n = 0;
-        for (let i = 0; i < b.length; i += 500) {
-          const r = await prisma.pool.query({
-            name: 'bench-today-insert',
-            text: todayInsert,
-            values: columns(b.slice(i, i + 500)),
-          });
-          n += r.rowCount ?? 0;
-        }
-        return n;
-      });
-    const drainNew = (rep: number) =>
-      drainRate(db, `${drainPrefix}-new-${rep}`, spread(newOrgs, newId), batch, inFlight, (b) =>
-        ledger.writeUsageEvents(b),
-      );
-    // Pairs of drains, one path right after the other (the order alternating): on a shared machine
-    // the load moves within seconds, so each pair's ratio compares two drains under about the same
-    // load, and the medians say more than one pair does.
-    const drainReps = Number(process.env.BENCH_DRAIN_REPS ?? 3);
-    const pairs: {
-      today: Awaited<ReturnType<typeof drainRate>>;
-      partitioned: Awaited<ReturnType<typeof drainRate>>;
-    }[] = [];
-    for (let rep = 0; rep < drainReps; rep++) {
-      if (rep % 2 === 0) {
-        const today = await drainToday(rep);
-        pairs.push({ today, partitioned: await drainNew(rep) });
-      } else {
-        const partitioned = await drainNew(rep);
-        pairs.push({ today: await drainToday(rep), partitioned });
+    // Today's statement, 500 events a batch, into LedgerToday.
+    const todayWriteBatch = async (b: UsageEvent[]) => {
+      let n = 0;
+      for (let i = 0; i < b.length; i += 500) {
+        const r = await prisma.pool.query({
+          name: 'bench-today-insert',
+          text: todayInsert,
+          values: columns(b.slice(i, i + 500)),
+        });
+        n += r.rowCount ?? 0;
       }
+      return n;
+    };
+    // Each path's drain. `today` is today's worker as it was (TodayUsageConsumer: one stream, one batch
+    // at a time, the zod decode); `todayLean` is the figure this bench gave before: today's batches and
+    // statement through the current consumer (the shard streams drained at once, the current decode);
+    // `todayOneStreamLean` (BENCH_TODAY_ONE_STREAM_LEAN=1) today's consumer with the current decode,
+    // which tells the decode's share from the consumer's.
+    const drains = {
+      today: (rep: number) =>
+        drainRate(
+          db,
+          `${drainPrefix}-today-${rep}`,
+          spread(todayOrgs, todayId),
+          500,
+          1,
+          todayWriteBatch,
+          todayParseUsageEntry,
+        ),
+      todayLean: (rep: number) =>
+        drainRate(db, `${drainPrefix}-today-lean-${rep}`, spread(todayOrgs, todayId), 500, 1, todayWriteBatch),
+      todayOneStreamLean: (rep: number) =>
+        drainRate(
+          db,
+          `${drainPrefix}-today-one-lean-${rep}`,
+          spread(todayOrgs, todayId),
+          500,
+          1,
+          todayWriteBatch,
+          parseUsageEntry,
+        ),
+      partitioned: (rep: number) =>
+        drainRate(db, `${drainPrefix}-new-${rep}`, spread(newOrgs, newId), batch, inFlight, (b) =>
+          ledger.writeUsageEvents(b),
+        ),
+    };
+    type DrainPath = keyof typeof drains;
+    const paths: DrainPath[] = ['today', 'todayLean', 'partitioned'];
+    if (process.env.BENCH_TODAY_ONE_STREAM_LEAN === '1') paths.splice(2, 0, 'todayOneStreamLean');
+    // Rounds of drains, one path right after the other (the order rotating): on a shared machine the
+    // load moves within seconds, so each round's ratios compare drains under about the same load, and
+    // the medians say more than one round does.
+    const drainReps = Number(process.env.BENCH_DRAIN_REPS ?? 3);
+    const rounds: Partial<Record<DrainPath, Awaited<ReturnType<typeof drainRate>>>>[] = [];
+    for (let rep = 0; rep < drainReps; rep++) {
+      const round: (typeof rounds)[number] = {};
+      const order = rep % 2 === 0 ? paths : [...paths].reverse();
+      for (const p of order) round[p] = await drains[p](rep);
+      rounds.push(round);
     }
     const mid = (values: number[]) => {
       const sorted = [...values].sort((a, b) => a - b);
@@ -522,28 +565,35 @@ async function main(): Promise<void> {
       return sorted.length % 2 ? sorted[m] : (sorted[m - 1] + sorted[m]) / 2;
     };
     const round2 = (n: number) => Math.round(n * 100) / 100;
+    const baselines = paths.filter((p) => p !== 'partitioned');
     out.drainEventsPerSecond = {
-      today: Math.round(mid(pairs.map((p) => p.today.perSecond))),
-      partitioned: Math.round(mid(pairs.map((p) => p.partitioned.perSecond))),
-      ratio: round2(mid(pairs.map((p) => p.partitioned.perSecond / p.today.perSecond))),
-      pairs: pairs.map((p) => [p.today.perSecond, p.partitioned.perSecond]),
+      ...Object.fromEntries(paths.map((p) => [p, Math.round(mid(rounds.map((r) => r[p]!.perSecond)))])),
+      // The new path's rate over each baseline's, the median of the rounds' ratios.
+      ratio: Object.fromEntries(
+        baselines.map((p) => [p, round2(mid(rounds.map((r) => r.partitioned!.perSecond / r[p]!.perSecond)))]),
+      ),
+      rounds: rounds.map((r) => Object.fromEntries(paths.map((p) => [p, r[p]!.perSecond]))),
       orgs: DRAIN_ORGS,
     };
     // What an event of the drain costs each process (the worker's figure includes this bench's notice
-    // listener), the median of the pairs; the ratio is today's total over the new one's, as the
-    // rate's is new over today.
+    // listener), the median of the rounds; the ratio is a baseline's total over the new one's, as the
+    // rate's is new over the baseline.
     const cpuTotal = (c: DrainCpu) => (c.postgres ?? 0) + c.worker + (c.redis ?? 0);
-    const cpuMid = (path: 'today' | 'partitioned'): DrainCpu => {
+    const cpuMid = (path: DrainPath): DrainCpu => {
       const of = (f: (c: DrainCpu) => number | null) => {
-        const known = pairs.map((p) => f(p[path].cpuUsPerEvent)).filter((v): v is number => v !== null);
+        const known = rounds.map((r) => f(r[path]!.cpuUsPerEvent)).filter((v): v is number => v !== null);
         return known.length > 0 ? Math.round(mid(known)) : null;
       };
       return { postgres: of((c) => c.postgres), worker: of((c) => c.worker)!, redis: of((c) => c.redis) };
     };
     out.drainCpuUsPerEvent = {
-      today: cpuMid('today'),
-      partitioned: cpuMid('partitioned'),
-      ratio: round2(mid(pairs.map((p) => cpuTotal(p.today.cpuUsPerEvent) / cpuTotal(p.partitioned.cpuUsPerEvent)))),
+      ...Object.fromEntries(paths.map((p) => [p, cpuMid(p)])),
+      ratio: Object.fromEntries(
+        baselines.map((p) => [
+          p,
+          round2(mid(rounds.map((r) => cpuTotal(r[p]!.cpuUsPerEvent) / cpuTotal(r.partitioned!.cpuUsPerEvent)))),
+        ]),
+      ),
     };
 
     // Budget windows a reconcile of this org reads: org, teams, five keys; this month and all time.
