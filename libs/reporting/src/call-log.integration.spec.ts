@@ -118,6 +118,42 @@ describe('the per-call log filtered by team, user, keys and tool', () => {
     );
   });
 
+  it("should list exactly a tool's calls, alone or with other filters, newest first, page after page", async () => {
+    for (const tool of ['tool_0', 'tool_1', 'tool_3'])
+      expect(await allPages({ tool: [tool] })).toEqual(newestFirst((c) => c.toolName === tool));
+    expect(await allPages({ tool: ['tool_1', 'tool_2'] })).toEqual(
+      newestFirst((c) => c.toolName === 'tool_1' || c.toolName === 'tool_2'),
+    );
+    expect(await allPages({ tool: ['tool_0'], userId: [users[0]] })).toEqual(
+      newestFirst((c) => c.toolName === 'tool_0' && c.userId === users[0]),
+    );
+    expect(await allPages({ tool: ['tool_3'], keyId: [keys[3].id] })).toEqual(
+      newestFirst((c) => c.toolName === 'tool_3' && c.keyId === keys[3].id),
+    );
+    // One day: the pairs of the days around it are read, the rows of the day kept.
+    const day = Date.parse('2028-03-11T00:00:00Z');
+    const inDay = (c: Call) => c.occurredAt.getTime() >= day && c.occurredAt.getTime() < day + 86_400_000;
+    expect(await allPages({ tool: ['tool_0'] }, '2028-03-11', '2028-03-11')).toEqual(
+      newestFirst((c) => c.toolName === 'tool_0' && inDay(c)),
+    );
+    // No call of the tool, and an outcome none of its calls had.
+    expect(await allPages({ tool: ['tool_9'] })).toEqual([]);
+    expect(await allPages({ tool: ['tool_0'], outcome: ['TOOL_ERROR'] })).toEqual([]);
+  });
+
+  it("should still find a tool's calls of a day after the org's zone changed and before its rollups are rebuilt", async () => {
+    await prisma.organization.update({ where: { id: orgId }, data: { timeZone: 'Pacific/Kiritimati' } });
+    try {
+      const from = Date.parse('2028-03-10T10:00:00Z');
+      const inDay = (c: Call) => c.occurredAt.getTime() >= from && c.occurredAt.getTime() < from + 86_400_000;
+      expect(await allPages({ tool: ['tool_0'] }, '2028-03-11', '2028-03-11')).toEqual(
+        newestFirst((c) => c.toolName === 'tool_0' && inDay(c)),
+      );
+    } finally {
+      await prisma.organization.update({ where: { id: orgId }, data: { timeZone: 'UTC' } });
+    }
+  });
+
   it("should still find a team's calls of a day after the org's zone changed and before its rollups are rebuilt", async () => {
     await prisma.organization.update({ where: { id: orgId }, data: { timeZone: 'Pacific/Kiritimati' } });
     try {
@@ -130,5 +166,111 @@ describe('the per-call log filtered by team, user, keys and tool', () => {
     } finally {
       await prisma.organization.update({ where: { id: orgId }, data: { timeZone: 'UTC' } });
     }
+  });
+});
+
+/**
+ * A tool's calls over a month, read through the (key, day) pairs that called it: only the newest
+ * pairs whose calls make a page are read, the rest of the range only when those hold too few rows
+ * of the outcomes asked (the rollup counts errors of both kinds as one).
+ */
+describe("the per-call log of a tool over a month's days", () => {
+  let env: TestEnv;
+  let prisma: PrismaService;
+  let log: CallLogService;
+  let orgId: string;
+  const outcomes = ['OK', 'TOOL_ERROR', 'UPSTREAM_ERROR'] as const;
+  const calls: (Call & { outcome: (typeof outcomes)[number] })[] = [];
+  const busyKey = { keyId: randomUUID(), teamId: randomUUID(), userId: randomUUID() };
+  const quietKey = { keyId: randomUUID(), teamId: randomUUID(), userId: randomUUID() };
+
+  beforeAll(async () => {
+    env = await createTestEnv();
+    prisma = new PrismaService(loadWorkerConfig(env.vars));
+    log = new CallLogService(prisma);
+    orgId = (await prisma.organization.create({ data: { name: 't', slug: `t-${randomUUID()}` } })).id;
+    const start = Date.parse('2028-04-01T00:00:00Z');
+    let rare = 0;
+    for (let day = 0; day < 30; day++) {
+      // The busy key calls tool_busy every hour; tool_rare every third day, from either key.
+      for (let h = 0; h < 24; h++)
+        calls.push({
+          id: randomUUID(),
+          ...busyKey,
+          toolName: 'tool_busy',
+          occurredAt: new Date(start + day * 86_400_000 + h * 3_600_000),
+          outcome: 'OK',
+        });
+      if (day % 3 === 0)
+        calls.push({
+          id: randomUUID(),
+          ...(day % 2 === 0 ? busyKey : quietKey),
+          toolName: 'tool_rare',
+          occurredAt: new Date(start + day * 86_400_000 + 23 * 3_600_000 + 59 * 60_000),
+          outcome: outcomes[rare++ % 3],
+        });
+    }
+    for (let i = 0; i < calls.length; i += 200)
+      await prisma.usageEvent.createMany({
+        data: calls.slice(i, i + 200).map((c) => ({
+          ...c,
+          orgId,
+          upstreamId: '00000000-0000-4000-8000-000000000001',
+          costMicros: 5n,
+          inputTokens: 0,
+          outputTokens: 1,
+          latencyMs: 1,
+        })),
+      });
+  });
+
+  afterAll(async () => {
+    await prisma?.onApplicationShutdown();
+    await env?.cleanup();
+  });
+
+  async function allPages(query: Omit<CallLogQuery, 'from' | 'to'>, from = '2028-04-01', to = '2028-04-30') {
+    const ids: string[] = [];
+    let cursor: CallLogQuery['cursor'] = null;
+    for (let pages = 0; pages < 100; pages++) {
+      const page = await log.callLog(orgId, { from, to, limit: 2, cursor, ...query });
+      ids.push(...page.rows.map((r) => r.id));
+      if (!page.nextCursor) return ids;
+      cursor = page.nextCursor;
+    }
+    throw new Error('more pages than calls');
+  }
+
+  const newestFirst = (f: (c: (typeof calls)[number]) => boolean, from = '2028-04-01', to = '2028-04-30') =>
+    calls
+      .filter(
+        (c) =>
+          f(c) &&
+          c.occurredAt >= new Date(`${from}T00:00:00Z`) &&
+          c.occurredAt < new Date(Date.parse(`${to}T00:00:00Z`) + 86_400_000),
+      )
+      .sort((a, b) => b.occurredAt.getTime() - a.occurredAt.getTime() || (a.id < b.id ? 1 : -1))
+      .map((c) => c.id);
+
+  it("should page a rare tool's calls of every outcome asked, whichever key made them", async () => {
+    expect(await allPages({ tool: ['tool_rare'] })).toEqual(newestFirst((c) => c.toolName === 'tool_rare'));
+    for (const asked of [['OK'], ['TOOL_ERROR'], ['UPSTREAM_ERROR'], ['OK', 'UPSTREAM_ERROR']] as const)
+      expect(await allPages({ tool: ['tool_rare'], outcome: [...asked] })).toEqual(
+        newestFirst((c) => c.toolName === 'tool_rare' && (asked as readonly string[]).includes(c.outcome)),
+      );
+    expect(await allPages({ tool: ['tool_rare'], keyId: [quietKey.keyId] })).toEqual(
+      newestFirst((c) => c.toolName === 'tool_rare' && c.keyId === quietKey.keyId),
+    );
+    expect(await allPages({ tool: ['tool_rare'] }, '2028-04-05', '2028-04-20')).toEqual(
+      newestFirst((c) => c.toolName === 'tool_rare', '2028-04-05', '2028-04-20'),
+    );
+  });
+
+  it("should page a busy tool's calls in a few days' reads", async () => {
+    const page = await log.callLog(orgId, { from: '2028-04-01', to: '2028-04-30', limit: 50, tool: ['tool_busy'] });
+    expect(page.rows.map((r) => r.id)).toEqual(newestFirst((c) => c.toolName === 'tool_busy').slice(0, 50));
+    expect(await allPages({ tool: ['tool_busy'] }, '2028-04-28', '2028-04-30')).toEqual(
+      newestFirst((c) => c.toolName === 'tool_busy', '2028-04-28', '2028-04-30'),
+    );
   });
 });

@@ -123,11 +123,22 @@ interface RawCallRow {
   traceId: string | null;
 }
 
+/** A page of the ledger's rows: its bounds as SQL text and as times, the cursor's condition, its size. */
+interface LedgerPage {
+  start: string;
+  end: string;
+  after: Prisma.Sql;
+  limit: number;
+  startAt: Date;
+  /** Rows of the page are before this: the cursor's time, or the range's end. */
+  before: Date;
+}
+
 /**
  * The per-call log: the ledger's rows (UsageEvent) and refused calls (RefusedCall) of one org,
  * newest first, filtered, a page at a time with a keyset cursor (time, id). Each table is read
- * through an index in time order from the cursor on (the org's, a key's or a tool's; a team's or a
- * user's through their keys, see ledgerRows), at most a page and one row each, and the two are
+ * through an index in time order from the cursor on (the org's or a key's; a team's, a user's or a
+ * tool's through keys, see ledgerRows), at most a page and one row each, and the two are
  * merged: a page costs the same on the first day of the ledger or its millionth row.
  */
 @Injectable()
@@ -167,7 +178,14 @@ export class CallLogService {
     const [ledger, refused] = await Promise.all([
       ledgerOutcomes.length === 0
         ? Promise.resolve([] as RawCallRow[])
-        : this.ledgerRows(orgId, scoped, ledgerOutcomes, range, { start, end, after: after('x'), limit }),
+        : this.ledgerRows(orgId, scoped, ledgerOutcomes, range, {
+            start,
+            end,
+            after: after('x'),
+            limit,
+            startAt: range.start,
+            before: cursor ? cursor.occurredAt : range.end,
+          }),
       !readRefusals
         ? Promise.resolve([] as RawCallRow[])
         : this.prisma.reports.$queryRaw<RawCallRow[]>`
@@ -220,21 +238,21 @@ export class CallLogService {
   }
 
   /**
-   * The ledger's rows of a page, newest first. The ledger has btrees for the org's calls, a key's and
-   * a tool's (each walked in time order from the cursor on), but none for a team's or a user's: each
+   * The ledger's rows of a page, newest first. The ledger has btrees for the org's calls and a key's
+   * (each walked in time order from the cursor on), but none for a team's, a user's or a tool's: each
    * costs every ledger write (about 3 us of Postgres' CPU an event in the drain). A key belongs to one
    * team and one user, so a team's or user's calls are read through their keys instead: the keys
    * with calls of that team or user in the range (UsageKeyDayRollup, two days wider on each side: its
    * days may be of another zone until rebuilt after a zone change), each key's newest rows from the
-   * cursor on (at most a page each), merged. Several keys given as a filter are read so too. With a
-   * tool filter, the tool's btree serves the page, the other filters checked on its rows.
+   * cursor on (at most a page each), merged. Several keys given as a filter are read so too. A tool's
+   * calls are read through the days its keys called it (toolRows).
    */
   private async ledgerRows(
     orgId: string,
     filters: SpendFilters,
     outcomes: CallOutcome[],
     range: { from: string; to: string },
-    page: { start: string; end: string; after: Prisma.Sql; limit: number },
+    page: LedgerPage,
   ): Promise<RawCallRow[]> {
     const where = Prisma.sql`x."orgId" = ${orgId}::uuid AND x."occurredAt" >= ${page.start}::timestamp AND x."occurredAt" < ${page.end}::timestamp
       ${page.after}
@@ -244,8 +262,8 @@ export class CallLogService {
     const columns = Prisma.sql`x."id", ${Prisma.raw(OCCURRED)} AS "occurredAt", x."outcome"::text AS "outcome", NULL AS "code",
       x."teamId", x."userId", x."keyId", x."upstreamId", x."toolName", x."costMicros"::text AS "costMicros",
       x."outputTokens", x."latencyMs", 1 AS "calls", NULL AS "budgetId", x."traceId"`;
-    const throughKeys =
-      filters.tool.length === 0 && (filters.teamId.length > 0 || filters.userId.length > 0 || filters.keyId.length > 1);
+    if (filters.tool.length > 0) return this.toolRows(orgId, filters, outcomes, range, page, { where, order, columns });
+    const throughKeys = filters.teamId.length > 0 || filters.userId.length > 0 || filters.keyId.length > 1;
     if (!throughKeys)
       return this.prisma.reports.$queryRaw<RawCallRow[]>`
         SELECT ${columns} FROM "UsageEvent" x WHERE ${where} ORDER BY ${order} LIMIT ${page.limit + 1}`;
@@ -273,6 +291,102 @@ export class CallLogService {
         ORDER BY ${order} LIMIT ${page.limit + 1}`,
     ]);
     return rows;
+  }
+
+  /**
+   * A tool's calls (with any other filter), without a btree of the tool's on the ledger: the
+   * (key, day) pairs that called it (UsageCallDayRollup's ("orgId", "toolName", "day"), the other
+   * filters applied there too), and for each pair the key's rows of that day through
+   * ("orgId", "keyId", "occurredAt"), a page at most each, merged. A rollup day is the org's local
+   * day, maybe of a previous zone until rebuilt, so a pair stands for the key's rows from a day
+   * before it to two days after it in UTC (every zone's day lies within). Only the newest pairs are
+   * read: from the newest pair back until their calls (the rollup's counts, all wholly before the
+   * page's end) make a page and one more row; if the rows found there are fewer (the counts are of
+   * every outcome, the outcome filter is not), the rest of the range is read. A rare tool of a busy
+   * key costs that key's rows of the tool's days, not the ledger's size.
+   */
+  private async toolRows(
+    orgId: string,
+    filters: SpendFilters,
+    outcomes: CallOutcome[],
+    range: { from: string; to: string },
+    page: LedgerPage,
+    sql: { where: Prisma.Sql; order: Prisma.Sql; columns: Prisma.Sql },
+  ): Promise<RawCallRow[]> {
+    const db = this.prisma.reports;
+    const match = (c: string, values: string[]) =>
+      values.length > 0 ? Prisma.sql`AND ${Prisma.raw(`r."${c}"`)} = ANY(${values}::uuid[])` : Prisma.empty;
+    // Calls of the outcomes asked, as far as the rollup tells them apart (errors: both error outcomes).
+    const counted = !outcomes.includes('OK')
+      ? Prisma.sql`sum(r."errors")`
+      : outcomes.length === 1
+        ? Prisma.sql`sum(r."calls" - r."errors")`
+        : Prisma.sql`sum(r."calls")`;
+    const pairs = await db.$queryRaw<{ key: string; day: Date; calls: bigint }[]>`
+      SELECT r."keyId" AS key, r."day", ${counted} AS calls FROM "UsageCallDayRollup" r
+      WHERE r."orgId" = ${orgId}::uuid AND r."toolName" = ANY(${filters.tool}::text[])
+        AND r."day" BETWEEN ${range.from}::date - 2 AND ${range.to}::date + 2
+        ${match('teamId', filters.teamId)} ${match('userId', filters.userId)} ${match('keyId', filters.keyId)}
+      GROUP BY 1, 2`;
+    const DAY = 86_400_000;
+    const windows = pairs
+      .map((p) => ({ key: p.key, from: p.day.getTime() - DAY, to: p.day.getTime() + 2 * DAY, calls: Number(p.calls) }))
+      .filter((w) => w.to > page.startAt.getTime() && w.from < page.before.getTime())
+      .sort((a, b) => b.to - a.to);
+    // Back from the newest pair until its calls, all before the page's end, fill a page and one more.
+    let since = page.startAt.getTime();
+    let calls = 0;
+    for (const w of windows) {
+      if (w.to > page.before.getTime()) continue;
+      calls += w.calls;
+      if (calls > page.limit) {
+        since = Math.max(since, w.from);
+        break;
+      }
+    }
+    const read = async (from: number): Promise<RawCallRow[]> => {
+      // Each key's windows from `from` on, merged where they overlap (a key's consecutive days).
+      const byKey = new Map<string, { from: number; to: number }[]>();
+      for (const w of windows) {
+        if (w.to <= from) continue;
+        const list = byKey.get(w.key) ?? [];
+        list.push({ from: Math.max(w.from, from), to: w.to });
+        byKey.set(w.key, list);
+      }
+      const keys: string[] = [];
+      const starts: string[] = [];
+      const ends: string[] = [];
+      for (const [key, list] of byKey) {
+        list.sort((a, b) => a.from - b.from);
+        let cur = list[0];
+        for (const w of [...list.slice(1), null]) {
+          if (w && w.from <= cur.to) cur = { from: cur.from, to: Math.max(cur.to, w.to) };
+          else {
+            keys.push(key);
+            starts.push(utcTimestamp(new Date(cur.from)));
+            ends.push(utcTimestamp(new Date(cur.to)));
+            if (w) cur = w;
+          }
+        }
+      }
+      if (keys.length === 0) return [];
+      // Planned as the team's read is (see ledgerRows): without sorts and JIT.
+      const [, rows] = await db.$transaction([
+        db.$queryRaw`SELECT set_config('enable_sort', 'off', true), set_config('jit', 'off', true)`,
+        db.$queryRaw<RawCallRow[]>`
+          SELECT ${sql.columns}
+          FROM unnest(${keys}::uuid[], ${starts}::timestamp[], ${ends}::timestamp[]) AS w(key, s, e) CROSS JOIN LATERAL (
+            SELECT x.* FROM "UsageEvent" x
+            WHERE x."keyId" = w.key AND x."occurredAt" >= w.s AND x."occurredAt" < w.e AND ${sql.where}
+            ORDER BY ${sql.order} LIMIT ${page.limit + 1}
+          ) x
+          ORDER BY ${sql.order} LIMIT ${page.limit + 1}`,
+      ]);
+      return rows;
+    };
+    const rows = await read(since);
+    if (rows.length > page.limit || since <= page.startAt.getTime()) return rows;
+    return read(page.startAt.getTime());
   }
 
   /** The sessions of the page's ledger calls, by call id, from their trail steps (the ("orgId", "callId") index). */
