@@ -240,7 +240,15 @@ export class BudgetReconcileService {
     // Ledger sums read the rollups and closing balances (ledgerSpend), in the same snapshot as the ids.
     const [written, sums] = await this.prisma.$transaction(
       async (tx) => {
-        const found = await tx.usageEvent.findMany({ where: { id: { in: ids } }, select: { id: true } });
+        // The ledger's key is (orgId, occurredAt, id): each event is looked up by its org and time.
+        // (A time that is not one was never written: the worker dead-letters such an entry.)
+        const times = [...new Set([...outbox.values()].map((e) => e.occurredAt.getTime()))]
+          .filter((t) => !Number.isNaN(t))
+          .map((t) => new Date(t));
+        const found = await tx.usageEvent.findMany({
+          where: { orgId, occurredAt: { in: times }, id: { in: ids } },
+          select: { id: true },
+        });
         const spent: bigint[] = [];
         for (const s of standings) spent.push((await ledgerSpend(tx, ledgerWindow(orgId, s))).micros);
         return [found, spent] as const;

@@ -8,8 +8,9 @@ import { traceIdOf, UsageEvent } from './usage-event';
 
 /**
  * Writes usage events to the append-only ledger; a repeated event id writes nothing. The ledger is
- * partitioned by month on occurredAt, so its key (and the conflict target) is (id, occurredAt): an
- * event id always comes with the same occurredAt (the edge fixes both when it records the call).
+ * partitioned by month on occurredAt, and its key (and the conflict target) is (orgId, occurredAt,
+ * id), which also serves the org's reads in time order: an event id always comes with the same org
+ * and occurredAt (the edge fixes them when it records the call).
  */
 @Injectable()
 export class LedgerService {
@@ -243,7 +244,7 @@ const INSERT_USAGE_EVENTS = `
     $1::text[], $2::uuid[], $3::uuid[], $4::uuid[], $5::uuid[], $6::uuid[], $7::text[], $8::"UsageOutcome"[], $9::bigint[],
     $10::int[], $11::int[], $12::int[], $13::uuid[], $14::timestamp(3)[], $15::text[]
   )
-  ON CONFLICT ("id", "occurredAt") DO NOTHING`;
+  ON CONFLICT ("orgId", "occurredAt", "id") DO NOTHING`;
 
 const INSERT_REFUSED_CALLS = `
   INSERT INTO "RefusedCall" ("id", "orgId", "teamId", "userId", "keyId", "upstreamId", "toolName", "code", "budgetId", "calls", "latencyMs", "occurredAt")
