@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Prisma, PrismaService } from '@tollgate/db';
+import { DateTime } from 'luxon';
 import { refusalFilterSql, utcTimestamp } from './refusal-report.service';
 import { ReportingException, ReportingExceptionCode } from './reporting.exception';
 import { ORG_SCOPE, ReportScope, SpendFilters, noFilters, scopeFilters } from './spend-report';
@@ -294,16 +295,18 @@ export class CallLogService {
   }
 
   /**
-   * A tool's calls (with any other filter), without a btree of the tool's on the ledger: the
-   * (key, day) pairs that called it (UsageCallDayRollup's ("orgId", "toolName", "day"), the other
-   * filters applied there too), and for each pair the key's rows of that day through
-   * ("orgId", "keyId", "occurredAt"), a page at most each, merged. A rollup day is the org's local
-   * day, maybe of a previous zone until rebuilt, so a pair stands for the key's rows from a day
-   * before it to two days after it in UTC (every zone's day lies within). Only the newest pairs are
-   * read: from the newest pair back until their calls (the rollup's counts, all wholly before the
-   * page's end) make a page and one more row; if the rows found there are fewer (the counts are of
-   * every outcome, the outcome filter is not), the rest of the range is read. A rare tool of a busy
-   * key costs that key's rows of the tool's days, not the ledger's size.
+   * A tool's calls (with any other filter), without a btree of the tool's on the ledger. The (key,
+   * day) pairs that called it come from UsageCallDayRollup's ("orgId", "toolName", "day") (the other
+   * filters applied there too); a pair's rows lie within its local day in the zone the rollups are in
+   * (UsageRollupCoverage), or, while that zone is unknown (the org's zone changed, rollups not rebuilt),
+   * within a day before it to two days after it in UTC (every zone's day lies within). Only the newest
+   * pairs are read: from the newest back until their calls (the rollup's counts, all wholly before the
+   * page's end) make a page and one more row. Those days are then read one of two ways, whichever
+   * reads fewer rows by the rollups' counts: the org's rows newest first through the primary key,
+   * checked for the tool until a page is full (a tool called often), or each pair's key's rows of the
+   * day through ("orgId", "keyId", "occurredAt"), a page at most each, merged (a tool called rarely).
+   * If the rows found there are fewer than a page (the counts are of every outcome, the outcome filter
+   * is not), the rest of the range is read through the pairs' keys.
    */
   private async toolRows(
     orgId: string,
@@ -322,15 +325,34 @@ export class CallLogService {
       : outcomes.length === 1
         ? Prisma.sql`sum(r."calls" - r."errors")`
         : Prisma.sql`sum(r."calls")`;
-    const pairs = await db.$queryRaw<{ key: string; day: Date; calls: bigint }[]>`
-      SELECT r."keyId" AS key, r."day", ${counted} AS calls FROM "UsageCallDayRollup" r
-      WHERE r."orgId" = ${orgId}::uuid AND r."toolName" = ANY(${filters.tool}::text[])
-        AND r."day" BETWEEN ${range.from}::date - 2 AND ${range.to}::date + 2
-        ${match('teamId', filters.teamId)} ${match('userId', filters.userId)} ${match('keyId', filters.keyId)}
-      GROUP BY 1, 2`;
+    const [pairs, [coverage]] = await Promise.all([
+      db.$queryRaw<{ key: string; day: Date; calls: bigint }[]>`
+        SELECT r."keyId" AS key, r."day", ${counted} AS calls FROM "UsageCallDayRollup" r
+        WHERE r."orgId" = ${orgId}::uuid AND r."toolName" = ANY(${filters.tool}::text[])
+          AND r."day" BETWEEN ${range.from}::date - 2 AND ${range.to}::date + 2
+          ${match('teamId', filters.teamId)} ${match('userId', filters.userId)} ${match('keyId', filters.keyId)}
+        GROUP BY 1, 2`,
+      db.$queryRaw<{ timeZone: string | null }[]>`
+        SELECT "timeZone" FROM "UsageRollupCoverage" WHERE "orgId" = ${orgId}::uuid`,
+    ]);
+    const zone = coverage?.timeZone ?? null;
     const DAY = 86_400_000;
+    const midnights = new Map<number, [number, number]>();
+    const dayWindow = (day: Date): [number, number] => {
+      const t = day.getTime();
+      let w = midnights.get(t);
+      if (!w) {
+        const local = DateTime.fromISO(day.toISOString().slice(0, 10), { zone: zone ?? 'UTC' });
+        w = zone ? [local.toMillis(), local.plus({ days: 1 }).toMillis()] : [t - DAY, t + 2 * DAY];
+        midnights.set(t, w);
+      }
+      return w;
+    };
     const windows = pairs
-      .map((p) => ({ key: p.key, from: p.day.getTime() - DAY, to: p.day.getTime() + 2 * DAY, calls: Number(p.calls) }))
+      .map((p) => {
+        const [from, to] = dayWindow(p.day);
+        return { key: p.key, day: p.day, from, to, calls: Number(p.calls) };
+      })
       .filter((w) => w.to > page.startAt.getTime() && w.from < page.before.getTime())
       .sort((a, b) => b.to - a.to);
     // Back from the newest pair until its calls, all before the page's end, fill a page and one more.
@@ -344,8 +366,18 @@ export class CallLogService {
         break;
       }
     }
-    const read = async (from: number): Promise<RawCallRow[]> => {
-      // Each key's windows from `from` on, merged where they overlap (a key's consecutive days).
+    const inSpan = windows.filter((w) => w.to > since);
+    if (inSpan.length === 0) return [];
+    // Planned as the team's read is (see ledgerRows): without sorts and JIT.
+    const query = async (statement: Prisma.Sql) => {
+      const [, rows] = await db.$transaction([
+        db.$queryRaw`SELECT set_config('enable_sort', 'off', true), set_config('jit', 'off', true)`,
+        db.$queryRaw<RawCallRow[]>(statement),
+      ]);
+      return rows;
+    };
+    const throughKeys = (from: number) => {
+      // Each key's windows from `from` on, merged where they meet (a key's consecutive days).
       const byKey = new Map<string, { from: number; to: number }[]>();
       for (const w of windows) {
         if (w.to <= from) continue;
@@ -369,24 +401,36 @@ export class CallLogService {
           }
         }
       }
-      if (keys.length === 0) return [];
-      // Planned as the team's read is (see ledgerRows): without sorts and JIT.
-      const [, rows] = await db.$transaction([
-        db.$queryRaw`SELECT set_config('enable_sort', 'off', true), set_config('jit', 'off', true)`,
-        db.$queryRaw<RawCallRow[]>`
-          SELECT ${sql.columns}
-          FROM unnest(${keys}::uuid[], ${starts}::timestamp[], ${ends}::timestamp[]) AS w(key, s, e) CROSS JOIN LATERAL (
-            SELECT x.* FROM "UsageEvent" x
-            WHERE x."keyId" = w.key AND x."occurredAt" >= w.s AND x."occurredAt" < w.e AND ${sql.where}
-            ORDER BY ${sql.order} LIMIT ${page.limit + 1}
-          ) x
-          ORDER BY ${sql.order} LIMIT ${page.limit + 1}`,
-      ]);
-      return rows;
+      return query(Prisma.sql`
+        SELECT ${sql.columns}
+        FROM unnest(${keys}::uuid[], ${starts}::timestamp[], ${ends}::timestamp[]) AS w(key, s, e) CROSS JOIN LATERAL (
+          SELECT x.* FROM "UsageEvent" x
+          WHERE x."keyId" = w.key AND x."occurredAt" >= w.s AND x."occurredAt" < w.e AND ${sql.where}
+          ORDER BY ${sql.order} LIMIT ${page.limit + 1}
+        ) x
+        ORDER BY ${sql.order} LIMIT ${page.limit + 1}`);
     };
-    const rows = await read(since);
+    // What each way reads, by the rollups: the org's walk about a page's share of the span's calls
+    // (the tool's density), the keys' walk every call of the pairs' keys on their days.
+    const days = inSpan.map((w) => w.day.toISOString().slice(0, 10));
+    const [cost] = await db.$queryRaw<{ org: bigint | null; keys: bigint | null }[]>`
+      SELECT sum(k."calls") AS org, sum(k."calls") FILTER (WHERE p.key IS NOT NULL) AS keys
+      FROM "UsageKeyDayRollup" k
+      LEFT JOIN (SELECT DISTINCT unnest(${inSpan.map((w) => w.key)}::uuid[]) AS key, unnest(${days}::date[]) AS day) p
+        ON p.key = k."keyId" AND p.day = k."day"
+      WHERE k."orgId" = ${orgId}::uuid AND k."day" BETWEEN ${days.reduce((a, b) => (a < b ? a : b))}::date
+        AND ${days.reduce((a, b) => (a > b ? a : b))}::date`;
+    const spanCalls = inSpan.reduce((n, w) => n + w.calls, 0);
+    const orgRead = (Number(cost?.org ?? 0) * (page.limit + 1)) / Math.max(spanCalls, 1);
+    const rows =
+      orgRead < Number(cost?.keys ?? 0)
+        ? await query(Prisma.sql`
+            SELECT ${sql.columns} FROM "UsageEvent" x
+            WHERE ${sql.where} AND x."occurredAt" >= ${utcTimestamp(new Date(since))}::timestamp
+            ORDER BY ${sql.order} LIMIT ${page.limit + 1}`)
+        : await throughKeys(since);
     if (rows.length > page.limit || since <= page.startAt.getTime()) return rows;
-    return read(page.startAt.getTime());
+    return throughKeys(page.startAt.getTime());
   }
 
   /** The sessions of the page's ledger calls, by call id, from their trail steps (the ("orgId", "callId") index). */
