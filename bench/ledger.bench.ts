@@ -20,7 +20,8 @@
  *   one 500-event batch at a time, the zod decode, today's statement); `todayLean` what this bench
  *   called today before: today's batches and statement through the current consumer (the shard
  *   streams drained at once, the current decode); the new path is UsageLedgerConsumer as the worker
- *   runs it (LEDGER_BATCH_SIZE, LEDGER_BATCHES_IN_FLIGHT). And the CPU per event of Postgres'
+ *   runs it (LEDGER_BATCH_SIZE, LEDGER_BATCHES_IN_FLIGHT). Each baseline drains into its own copy of
+ *   LedgerToday (the seed and the write measure's rows), so none pays for rows another added. And the CPU per event of Postgres'
  *   backends, the worker and Redis meanwhile (/proc). BENCH_DRAIN_REPS (3) rounds, one path right
  *   after the other; the medians, the median ratios, and each round's rates.
  * - bytes per row: the table with its indexes, over its rows (LedgerToday filled with the same
@@ -448,7 +449,7 @@ async function main(): Promise<void> {
           occurredAt: new Date(now.getTime() - (i % 3600) * 1000),
         };
       });
-    const todayInsert = readTodayInsert();
+    const todayInsert = readTodayInsert('LedgerToday');
     const todayEvents = makeEvents(todayOrg, todayId);
     let todayWal: WalBytes | null = null;
     const todayWrite = await time(async () => {
@@ -496,16 +497,39 @@ async function main(): Promise<void> {
     };
     const spread = (orgs: string[], id: () => string) =>
       makeEvents(orgs[0], id).map((e, i) => ({ ...e, orgId: orgs[i % orgs.length] }));
+    type DrainPath = 'today' | 'todayLean' | 'todayOneStreamLean' | 'partitioned';
+    // Each baseline drains into a table of its own, a copy of LedgerToday as it is now (the seed and
+    // the write measure's rows): today's text key costs more as its table grows, so drains sharing one
+    // table would each pay for the rows the others added.
+    const todayTables: Record<Exclude<DrainPath, 'partitioned'>, string> = {
+      today: 'LedgerToday',
+      todayLean: 'LedgerTodayLean',
+      todayOneStreamLean: 'LedgerTodayOneStreamLean',
+    };
+    const paths: DrainPath[] = ['today', 'todayLean', 'partitioned'];
+    if (process.env.BENCH_TODAY_ONE_STREAM_LEAN === '1') paths.splice(2, 0, 'todayOneStreamLean');
+    for (const p of paths) {
+      if (p === 'today' || p === 'partitioned') continue;
+      const table = todayTables[p];
+      await db.query(`CREATE TABLE "${table}" (LIKE "LedgerToday" INCLUDING ALL)`);
+      await withoutIndexes(db, table, async () => {
+        await db.query(`INSERT INTO "${table}" SELECT * FROM "LedgerToday"`);
+      });
+      await db.query(
+        `CREATE TRIGGER bench_today AFTER INSERT ON "${table}" REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION bench_today_rollups_on_insert()`,
+      );
+      await db.query(`VACUUM ANALYZE "${table}"`);
+    }
     const todayOrgs = await drainOrgs('drain-today');
     const newOrgs = await drainOrgs('drain-new');
     const drainPrefix = `tgbench-ledger-${randomBytes(4).toString('hex')}`;
-    // Today's statement, 500 events a batch, into LedgerToday.
-    const todayWriteBatch = async (b: UsageEvent[]) => {
+    // Today's statement, 500 events a batch, into a baseline's table.
+    const todayWriteBatch = (table: string) => async (b: UsageEvent[]) => {
       let n = 0;
       for (let i = 0; i < b.length; i += 500) {
         const r = await prisma.pool.query({
-          name: 'bench-today-insert',
-          text: todayInsert,
+          name: `bench-today-insert-${table}`,
+          text: readTodayInsert(table),
           values: columns(b.slice(i, i + 500)),
         });
         n += r.rowCount ?? 0;
@@ -517,7 +541,7 @@ async function main(): Promise<void> {
     // statement through the current consumer (the shard streams drained at once, the current decode);
     // `todayOneStreamLean` (BENCH_TODAY_ONE_STREAM_LEAN=1) today's consumer with the current decode,
     // which tells the decode's share from the consumer's.
-    const drains = {
+    const drains: Record<DrainPath, (rep: number) => ReturnType<typeof drainRate>> = {
       today: (rep: number) =>
         drainRate(
           db,
@@ -525,11 +549,18 @@ async function main(): Promise<void> {
           spread(todayOrgs, todayId),
           500,
           1,
-          todayWriteBatch,
+          todayWriteBatch(todayTables.today),
           todayParseUsageEntry,
         ),
       todayLean: (rep: number) =>
-        drainRate(db, `${drainPrefix}-today-lean-${rep}`, spread(todayOrgs, todayId), 500, 1, todayWriteBatch),
+        drainRate(
+          db,
+          `${drainPrefix}-today-lean-${rep}`,
+          spread(todayOrgs, todayId),
+          500,
+          1,
+          todayWriteBatch(todayTables.todayLean),
+        ),
       todayOneStreamLean: (rep: number) =>
         drainRate(
           db,
@@ -537,7 +568,7 @@ async function main(): Promise<void> {
           spread(todayOrgs, todayId),
           500,
           1,
-          todayWriteBatch,
+          todayWriteBatch(todayTables.todayOneStreamLean),
           parseUsageEntry,
         ),
       partitioned: (rep: number) =>
@@ -545,9 +576,6 @@ async function main(): Promise<void> {
           ledger.writeUsageEvents(b),
         ),
     };
-    type DrainPath = keyof typeof drains;
-    const paths: DrainPath[] = ['today', 'todayLean', 'partitioned'];
-    if (process.env.BENCH_TODAY_ONE_STREAM_LEAN === '1') paths.splice(2, 0, 'todayOneStreamLean');
     // Rounds of drains, one path right after the other (the order rotating): on a shared machine the
     // load moves within seconds, so each round's ratios compare drains under about the same load, and
     // the medians say more than one round does.
@@ -691,10 +719,10 @@ async function main(): Promise<void> {
   console.log(JSON.stringify(out));
 }
 
-/** Today's INSERT (before the partitioned ledger), into LedgerToday. */
-function readTodayInsert(): string {
+/** Today's INSERT (before the partitioned ledger), into LedgerToday or a baseline's copy of it. */
+function readTodayInsert(table: string): string {
   return `
-  INSERT INTO "LedgerToday" ("id", "orgId", "teamId", "userId", "keyId", "upstreamId", "toolName", "outcome", "costMicros", "inputTokens", "outputTokens", "latencyMs", "priceRuleId", "occurredAt")
+  INSERT INTO "${table}" ("id", "orgId", "teamId", "userId", "keyId", "upstreamId", "toolName", "outcome", "costMicros", "inputTokens", "outputTokens", "latencyMs", "priceRuleId", "occurredAt")
   SELECT * FROM unnest(
     $1::text[], $2::uuid[], $3::uuid[], $4::uuid[], $5::uuid[], $6::uuid[], $7::text[], $8::"UsageOutcome"[], $9::bigint[],
     $10::int[], $11::int[], $12::int[], $13::uuid[], $14::timestamp(3)[]
