@@ -295,18 +295,18 @@ export class CallLogService {
   }
 
   /**
-   * A tool's calls (with any other filter), without a btree of the tool's on the ledger. The (key,
-   * day) pairs that called it come from UsageCallDayRollup's ("orgId", "toolName", "day") (the other
-   * filters applied there too); a pair's rows lie within its local day in the zone the rollups are in
-   * (UsageRollupCoverage), or, while that zone is unknown (the org's zone changed, rollups not rebuilt),
-   * within a day before it to two days after it in UTC (every zone's day lies within). Only the newest
-   * pairs are read: from the newest back until their calls (the rollup's counts, all wholly before the
-   * page's end) make a page and one more row. Those days are then read one of two ways, whichever
-   * reads fewer rows by the rollups' counts: the org's rows newest first through the primary key,
-   * checked for the tool until a page is full (a tool called often), or each pair's key's rows of the
-   * day through ("orgId", "keyId", "occurredAt"), a page at most each, merged (a tool called rarely).
-   * If the rows found there are fewer than a page (the counts are of every outcome, the outcome filter
-   * is not), the rest of the range is read through the pairs' keys.
+   * A tool's calls (with any other filter), without a btree of the tool's on the ledger. The days
+   * that called it, and on each the keys that did, come from UsageCallDayRollup's ("orgId",
+   * "toolName", "day") (the other filters applied there too); a day's rows lie within that local day
+   * in the zone the rollups are in (UsageRollupCoverage), or, while that zone is unknown (the org's
+   * zone changed, rollups not rebuilt), within a day before it to two days after it in UTC (every
+   * zone's day lies within). Only the newest days are read: from the newest back until their calls
+   * (the rollup's counts, all wholly before the page's end) make a page and one more row. Those days
+   * are then read one of two ways, whichever reads fewer rows by the rollups' counts: the org's rows
+   * newest first through the primary key, checked for the tool until a page is full (a tool called
+   * often), or each (key, day) pair's rows through ("orgId", "keyId", "occurredAt"), a page at most
+   * each, merged (a tool called rarely). If the rows found are fewer than a page (the counts are of
+   * every outcome, the outcome filter is not), the rest of the range is read through the pairs.
    */
   private async toolRows(
     orgId: string,
@@ -319,55 +319,58 @@ export class CallLogService {
     const db = this.prisma.reports;
     const match = (c: string, values: string[]) =>
       values.length > 0 ? Prisma.sql`AND ${Prisma.raw(`r."${c}"`)} = ANY(${values}::uuid[])` : Prisma.empty;
+    const toolDays = (from: Prisma.Sql, to: Prisma.Sql) => Prisma.sql`
+      r."orgId" = ${orgId}::uuid AND r."toolName" = ANY(${filters.tool}::text[]) AND r."day" BETWEEN ${from} AND ${to}
+      ${match('teamId', filters.teamId)} ${match('userId', filters.userId)} ${match('keyId', filters.keyId)}`;
     // Calls of the outcomes asked, as far as the rollup tells them apart (errors: both error outcomes).
     const counted = !outcomes.includes('OK')
       ? Prisma.sql`sum(r."errors")`
       : outcomes.length === 1
         ? Prisma.sql`sum(r."calls" - r."errors")`
         : Prisma.sql`sum(r."calls")`;
-    const [pairs, [coverage]] = await Promise.all([
-      db.$queryRaw<{ key: string; day: Date; calls: bigint }[]>`
-        SELECT r."keyId" AS key, r."day", ${counted} AS calls FROM "UsageCallDayRollup" r
-        WHERE r."orgId" = ${orgId}::uuid AND r."toolName" = ANY(${filters.tool}::text[])
-          AND r."day" BETWEEN ${range.from}::date - 2 AND ${range.to}::date + 2
-          ${match('teamId', filters.teamId)} ${match('userId', filters.userId)} ${match('keyId', filters.keyId)}
-        GROUP BY 1, 2`,
+    const [perDay, [coverage]] = await Promise.all([
+      db.$queryRaw<{ day: Date; calls: bigint }[]>`
+        SELECT r."day", ${counted} AS calls FROM "UsageCallDayRollup" r
+        WHERE ${toolDays(Prisma.sql`${range.from}::date - 2`, Prisma.sql`${range.to}::date + 2`)}
+        GROUP BY 1`,
       db.$queryRaw<{ timeZone: string | null }[]>`
         SELECT "timeZone" FROM "UsageRollupCoverage" WHERE "orgId" = ${orgId}::uuid`,
     ]);
     const zone = coverage?.timeZone ?? null;
     const DAY = 86_400_000;
-    const midnights = new Map<number, [number, number]>();
-    const dayWindow = (day: Date): [number, number] => {
-      const t = day.getTime();
-      let w = midnights.get(t);
-      if (!w) {
-        const local = DateTime.fromISO(day.toISOString().slice(0, 10), { zone: zone ?? 'UTC' });
-        w = zone ? [local.toMillis(), local.plus({ days: 1 }).toMillis()] : [t - DAY, t + 2 * DAY];
-        midnights.set(t, w);
-      }
-      return w;
-    };
-    const windows = pairs
-      .map((p) => {
-        const [from, to] = dayWindow(p.day);
-        return { key: p.key, day: p.day, from, to, calls: Number(p.calls) };
+    const days = perDay
+      .map((d) => {
+        const local = DateTime.fromISO(d.day.toISOString().slice(0, 10), { zone: zone ?? 'UTC' });
+        const [from, to] = zone
+          ? [local.toMillis(), local.plus({ days: 1 }).toMillis()]
+          : [d.day.getTime() - DAY, d.day.getTime() + 2 * DAY];
+        return { day: d.day.toISOString().slice(0, 10), from, to, calls: Number(d.calls) };
       })
-      .filter((w) => w.to > page.startAt.getTime() && w.from < page.before.getTime())
+      .filter((d) => d.to > page.startAt.getTime() && d.from < page.before.getTime())
       .sort((a, b) => b.to - a.to);
-    // Back from the newest pair until its calls, all before the page's end, fill a page and one more.
+    // Back from the newest day until its calls, all before the page's end, fill a page and one more.
     let since = page.startAt.getTime();
     let calls = 0;
-    for (const w of windows) {
-      if (w.to > page.before.getTime()) continue;
-      calls += w.calls;
+    for (const d of days) {
+      if (d.to > page.before.getTime()) continue;
+      calls += d.calls;
       if (calls > page.limit) {
-        since = Math.max(since, w.from);
+        since = Math.max(since, d.from);
         break;
       }
     }
-    const inSpan = windows.filter((w) => w.to > since);
+    const inSpan = days.filter((d) => d.to > since);
     if (inSpan.length === 0) return [];
+    // A pair's window: its local day, or a day before to two after while the zone is unknown.
+    const window = zone
+      ? Prisma.sql`(p."day"::timestamp AT TIME ZONE ${zone}) AT TIME ZONE 'UTC', ((p."day" + 1)::timestamp AT TIME ZONE ${zone}) AT TIME ZONE 'UTC'`
+      : Prisma.sql`p."day"::timestamp - interval '1 day', p."day"::timestamp + interval '2 days'`;
+    const pairs = (first: string, last: string) => Prisma.sql`
+      SELECT DISTINCT r."keyId" AS key, r."day" FROM "UsageCallDayRollup" r WHERE ${toolDays(Prisma.sql`${first}::date`, Prisma.sql`${last}::date`)}`;
+    const dayBounds = (list: typeof days) => [
+      list.reduce((a, d) => (d.day < a ? d.day : a), list[0].day),
+      list.reduce((a, d) => (d.day > a ? d.day : a), list[0].day),
+    ];
     // Planned as the team's read is (see ledgerRows): without sorts and JIT.
     const query = async (statement: Prisma.Sql) => {
       const [, rows] = await db.$transaction([
@@ -376,51 +379,28 @@ export class CallLogService {
       ]);
       return rows;
     };
-    const throughKeys = (from: number) => {
-      // Each key's windows from `from` on, merged where they meet (a key's consecutive days).
-      const byKey = new Map<string, { from: number; to: number }[]>();
-      for (const w of windows) {
-        if (w.to <= from) continue;
-        const list = byKey.get(w.key) ?? [];
-        list.push({ from: Math.max(w.from, from), to: w.to });
-        byKey.set(w.key, list);
-      }
-      const keys: string[] = [];
-      const starts: string[] = [];
-      const ends: string[] = [];
-      for (const [key, list] of byKey) {
-        list.sort((a, b) => a.from - b.from);
-        let cur = list[0];
-        for (const w of [...list.slice(1), null]) {
-          if (w && w.from <= cur.to) cur = { from: cur.from, to: Math.max(cur.to, w.to) };
-          else {
-            keys.push(key);
-            starts.push(utcTimestamp(new Date(cur.from)));
-            ends.push(utcTimestamp(new Date(cur.to)));
-            if (w) cur = w;
-          }
-        }
-      }
+    const throughPairs = (list: typeof days, from: number) => {
+      const [first, last] = dayBounds(list);
       return query(Prisma.sql`
         SELECT ${sql.columns}
-        FROM unnest(${keys}::uuid[], ${starts}::timestamp[], ${ends}::timestamp[]) AS w(key, s, e) CROSS JOIN LATERAL (
+        FROM (SELECT p.key, w.s, w.e FROM (${pairs(first, last)}) p CROSS JOIN LATERAL (SELECT ${window}) AS w(s, e)) w
+        CROSS JOIN LATERAL (
           SELECT x.* FROM "UsageEvent" x
-          WHERE x."keyId" = w.key AND x."occurredAt" >= w.s AND x."occurredAt" < w.e AND ${sql.where}
+          WHERE x."keyId" = w.key AND x."occurredAt" >= w.s AND x."occurredAt" < w.e
+            AND x."occurredAt" >= ${utcTimestamp(new Date(from))}::timestamp AND ${sql.where}
           ORDER BY ${sql.order} LIMIT ${page.limit + 1}
         ) x
         ORDER BY ${sql.order} LIMIT ${page.limit + 1}`);
     };
     // What each way reads, by the rollups: the org's walk about a page's share of the span's calls
-    // (the tool's density), the keys' walk every call of the pairs' keys on their days.
-    const days = inSpan.map((w) => w.day.toISOString().slice(0, 10));
+    // (the tool's density), the pairs' walk every call of their keys on their days.
+    const [first, last] = dayBounds(inSpan);
     const [cost] = await db.$queryRaw<{ org: bigint | null; keys: bigint | null }[]>`
-      SELECT sum(k."calls") AS org, sum(k."calls") FILTER (WHERE p.key IS NOT NULL) AS keys
-      FROM "UsageKeyDayRollup" k
-      LEFT JOIN (SELECT DISTINCT unnest(${inSpan.map((w) => w.key)}::uuid[]) AS key, unnest(${days}::date[]) AS day) p
-        ON p.key = k."keyId" AND p.day = k."day"
-      WHERE k."orgId" = ${orgId}::uuid AND k."day" BETWEEN ${days.reduce((a, b) => (a < b ? a : b))}::date
-        AND ${days.reduce((a, b) => (a > b ? a : b))}::date`;
-    const spanCalls = inSpan.reduce((n, w) => n + w.calls, 0);
+      SELECT (SELECT sum(k."calls") FROM "UsageKeyDayRollup" k
+              WHERE k."orgId" = ${orgId}::uuid AND k."day" BETWEEN ${first}::date AND ${last}::date) AS org,
+             (SELECT sum(k."calls") FROM (${pairs(first, last)}) p
+              JOIN "UsageKeyDayRollup" k ON k."orgId" = ${orgId}::uuid AND k."day" = p."day" AND k."keyId" = p.key) AS keys`;
+    const spanCalls = inSpan.reduce((n, d) => n + d.calls, 0);
     const orgRead = (Number(cost?.org ?? 0) * (page.limit + 1)) / Math.max(spanCalls, 1);
     const rows =
       orgRead < Number(cost?.keys ?? 0)
@@ -428,9 +408,9 @@ export class CallLogService {
             SELECT ${sql.columns} FROM "UsageEvent" x
             WHERE ${sql.where} AND x."occurredAt" >= ${utcTimestamp(new Date(since))}::timestamp
             ORDER BY ${sql.order} LIMIT ${page.limit + 1}`)
-        : await throughKeys(since);
+        : await throughPairs(inSpan, since);
     if (rows.length > page.limit || since <= page.startAt.getTime()) return rows;
-    return throughKeys(page.startAt.getTime());
+    return throughPairs(days, page.startAt.getTime());
   }
 
   /** The sessions of the page's ledger calls, by call id, from their trail steps (the ("orgId", "callId") index). */
