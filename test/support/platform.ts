@@ -64,8 +64,26 @@ export async function startPlatform(
       return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
     },
     async close() {
-      await Promise.allSettled([edge.close(), adminApp.close(), worker.close()]);
+      await Promise.allSettled([
+        closeNamed('edge', edge),
+        closeNamed('admin API', adminApp),
+        closeNamed('worker', worker),
+      ]);
       await env.cleanup();
     },
   };
+}
+
+/**
+ * Closes an app, saying on stderr which one is still closing after 30 s: a close that hangs (seen
+ * once on cluster Redis, 2026-11-27) then names its app in the failed run's output instead of
+ * only a hook timeout. It still waits: the hang stays a failure.
+ */
+async function closeNamed(name: string, app: { close(): Promise<void> }): Promise<void> {
+  const slow = setTimeout(() => console.error(`platform close: the ${name} is still closing after 30 s`), 30_000);
+  try {
+    await app.close();
+  } finally {
+    clearTimeout(slow);
+  }
 }
