@@ -22,6 +22,7 @@ import { RunningPlatform, startPlatform } from '../support/platform';
 const REVISION = '2026-07-28';
 const META = 'io.modelcontextprotocol/';
 const PER_CALL = 25;
+const SUBSCRIPTION_PRICE = 500;
 
 /**
  * An upstream that speaks only MCP 2026-07-28 (the conformance fixture in stateless-only mode:
@@ -130,6 +131,18 @@ describe('a 2026-07-28-only upstream behind the edge', () => {
     expect(
       (await p.admin('POST', `/v1/orgs/${orgId}/prices`, { upstreamId, toolPattern: '*', perCallMicros: PER_CALL }))
         .status,
+    ).toBe(201);
+    // Resource subscriptions have their own price (the listen stream's test reads it). Set before
+    // the edge's first call: a price added later reaches a running edge through an invalidation
+    // it applies in its own time, which the agent's next call may precede.
+    expect(
+      (
+        await p.admin('POST', `/v1/orgs/${orgId}/prices`, {
+          upstreamId,
+          toolPattern: 'subscription:test://*',
+          perCallMicros: SUBSCRIPTION_PRICE,
+        })
+      ).status,
     ).toBe(201);
     key = (
       await p.admin('POST', `/v1/orgs/${orgId}/keys`, { teamId, userId, name: 'stateless-up', disclosureMode: 'FULL' })
@@ -393,15 +406,6 @@ describe('a 2026-07-28-only upstream behind the edge', () => {
   });
 
   it("should govern the resources a 2026-07-28 agent's listen stream subscribes to: charged once each, the refused one named, updates relayed, released on close", async () => {
-    expect(
-      (
-        await p.admin('POST', `/v1/orgs/${orgId}/prices`, {
-          upstreamId,
-          toolPattern: 'subscription:test://*',
-          perCallMicros: 500,
-        })
-      ).status,
-    ).toBe(201);
     const listen = await openListen({ resourceSubscriptions: ['test://watched-resource', 'test://no-such-resource'] });
     const ack = await listen.next('notifications/subscriptions/acknowledged');
     // Only what the edge honors is acknowledged; the rest is named with the reason.
@@ -411,11 +415,11 @@ describe('a 2026-07-28-only upstream behind the edge', () => {
       expect.objectContaining({ uri: 'test://no-such-resource', message: expect.stringContaining('no-such-resource') }),
     ]);
     const [charged] = ack.params._meta['tollgate/calls'];
-    expect(charged).toMatchObject({ uri: 'test://watched-resource', costMicros: 500 });
+    expect(charged).toMatchObject({ uri: 'test://watched-resource', costMicros: SUBSCRIPTION_PRICE });
     await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, [charged.callId]);
     expect(await db.usageEvent.findFirstOrThrow({ where: { id: charged.callId } })).toMatchObject({
       toolName: 'subscription:test://watched-resource',
-      costMicros: 500n,
+      costMicros: BigInt(SUBSCRIPTION_PRICE),
       outcome: 'OK',
     });
 
