@@ -5,6 +5,8 @@ import { createTestEnv, TestEnv } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CallLogQuery, CallLogService } from './call-log.service';
 
+type Outcome = 'OK' | 'TOOL_ERROR' | 'UPSTREAM_ERROR';
+
 interface Call {
   id: string;
   teamId: string;
@@ -12,6 +14,68 @@ interface Call {
   keyId: string;
   toolName: string;
   occurredAt: Date;
+  outcome?: Outcome;
+}
+
+/** A test database, the log's reader and one organization to write calls for. */
+interface LedgerFixture {
+  env: TestEnv;
+  prisma: PrismaService;
+  log: CallLogService;
+  orgId: string;
+}
+
+async function ledgerFixture(): Promise<LedgerFixture> {
+  const env = await createTestEnv();
+  const prisma = new PrismaService(loadWorkerConfig(env.vars));
+  const orgId = (await prisma.organization.create({ data: { name: 'c', slug: `c-${randomUUID()}` } })).id;
+  return { env, prisma, log: new CallLogService(prisma), orgId };
+}
+
+async function closeFixture(f: LedgerFixture | undefined): Promise<void> {
+  await f?.prisma.onApplicationShutdown();
+  await f?.env.cleanup();
+}
+
+/** Writes calls in one statement, as the worker writes a batch: the ledger's trigger keeps the rollups. */
+async function writeCalls(f: LedgerFixture, calls: Call[]): Promise<void> {
+  await f.prisma.usageEvent.createMany({
+    data: calls.map((c) => ({
+      ...c,
+      orgId: f.orgId,
+      upstreamId: '00000000-0000-4000-8000-000000000001',
+      outcome: c.outcome ?? 'OK',
+      costMicros: 5n,
+      inputTokens: 0,
+      outputTokens: 1,
+      latencyMs: 1,
+    })),
+  });
+}
+
+/** Every page of the log from `from` to `to`, `limit` rows a page: the ids in order. */
+async function allPages(
+  f: LedgerFixture,
+  query: Omit<CallLogQuery, 'from' | 'to' | 'limit'>,
+  { from, to, limit }: { from: string; to: string; limit: number },
+): Promise<string[]> {
+  const ids: string[] = [];
+  let cursor: CallLogQuery['cursor'] = null;
+  for (let pages = 0; pages < 100; pages++) {
+    const page = await f.log.callLog(f.orgId, { from, to, limit, cursor, ...query });
+    ids.push(...page.rows.map((r) => r.id));
+    if (!page.nextCursor) return ids;
+    cursor = page.nextCursor;
+  }
+  throw new Error('more pages than calls');
+}
+
+/** What a plain filter of the ledger answers: the ids of the calls that pass, newest first. */
+function newestFirst<C extends Call>(calls: C[], pass: (c: C) => boolean): string[] {
+  return calls
+    .filter(pass)
+    .sort((a, b) => b.occurredAt.getTime() - a.occurredAt.getTime() || (a.id < b.id ? 1 : -1))
+    .map((c) => c.id);
 }
 
 /**
@@ -20,10 +84,7 @@ interface Call {
  * plain filter of the ledger holds, in the same order, across pages and after a zone change.
  */
 describe('the per-call log filtered by team, user, keys and tool', () => {
-  let env: TestEnv;
-  let prisma: PrismaService;
-  let log: CallLogService;
-  let orgId: string;
+  let f: LedgerFixture;
   const calls: Call[] = [];
   const teams = [randomUUID(), randomUUID()];
   const users = [randomUUID(), randomUUID(), randomUUID()];
@@ -38,10 +99,7 @@ describe('the per-call log filtered by team, user, keys and tool', () => {
   const late = { id: randomUUID(), teamId: teams[1], userId: users[1], keyId: randomUUID(), toolName: 'tool_0' };
 
   beforeAll(async () => {
-    env = await createTestEnv();
-    prisma = new PrismaService(loadWorkerConfig(env.vars));
-    log = new CallLogService(prisma);
-    orgId = (await prisma.organization.create({ data: { name: 'c', slug: `c-${randomUUID()}` } })).id;
+    f = await ledgerFixture();
     const start = Date.parse('2028-03-10T00:00:00Z');
     for (let i = 0; i < 90; i++) {
       const key = keys[(i * 7) % keys.length];
@@ -57,114 +115,86 @@ describe('the per-call log filtered by team, user, keys and tool', () => {
       });
     }
     calls.push({ ...late, occurredAt: new Date('2028-03-10T20:00:00.000Z') });
-    // A statement a day, as the worker writes batches: the ledger's trigger keeps the rollups.
-    for (const day of [calls.slice(0, 30), calls.slice(30, 60), calls.slice(60)])
-      await prisma.usageEvent.createMany({
-        data: day.map((c) => ({
-          ...c,
-          orgId,
-          upstreamId: '00000000-0000-4000-8000-000000000001',
-          outcome: 'OK' as const,
-          costMicros: 5n,
-          inputTokens: 0,
-          outputTokens: 1,
-          latencyMs: 1,
-        })),
-      });
+    // A statement a day, as the worker writes batches.
+    for (const day of [calls.slice(0, 30), calls.slice(30, 60), calls.slice(60)]) await writeCalls(f, day);
   });
 
-  afterAll(async () => {
-    await prisma?.onApplicationShutdown();
-    await env?.cleanup();
-  });
+  afterAll(() => closeFixture(f));
 
-  /** Every page of the log, 7 rows a page: the ids in order. */
-  async function allPages(query: Omit<CallLogQuery, 'from' | 'to'>, from = '2028-03-10', to = '2028-03-12') {
-    const ids: string[] = [];
-    let cursor: CallLogQuery['cursor'] = null;
-    for (let pages = 0; pages < 30; pages++) {
-      const page = await log.callLog(orgId, { from, to, limit: 7, cursor, ...query });
-      ids.push(...page.rows.map((r) => r.id));
-      if (!page.nextCursor) return ids;
-      cursor = page.nextCursor;
-    }
-    throw new Error('more pages than calls');
-  }
-
-  const newestFirst = (f: (c: Call) => boolean) =>
-    calls
-      .filter(f)
-      .sort((a, b) => b.occurredAt.getTime() - a.occurredAt.getTime() || (a.id < b.id ? 1 : -1))
-      .map((c) => c.id);
+  /** Every page of the log, 7 rows a page. */
+  const pages = (query: Omit<CallLogQuery, 'from' | 'to' | 'limit'>, from = '2028-03-10', to = '2028-03-12') =>
+    allPages(f, query, { from, to, limit: 7 });
+  const expected = (pass: (c: Call) => boolean) => newestFirst(calls, pass);
+  const setZone = (timeZone: string) => f.prisma.organization.update({ where: { id: f.orgId }, data: { timeZone } });
 
   it('should list exactly the calls made under a team or by a user, newest first, page after page', async () => {
-    expect(await allPages({ teamId: [teams[0]] })).toEqual(newestFirst((c) => c.teamId === teams[0]));
-    expect(await allPages({ teamId: [teams[1]] })).toEqual(newestFirst((c) => c.teamId === teams[1]));
-    expect(await allPages({ userId: [users[0]] })).toEqual(newestFirst((c) => c.userId === users[0]));
-    expect(await allPages({ teamId: [teams[0]], userId: [users[2]] })).toEqual(
-      newestFirst((c) => c.teamId === teams[0] && c.userId === users[2]),
+    expect(await pages({ teamId: [teams[0]] })).toEqual(expected((c) => c.teamId === teams[0]));
+    expect(await pages({ teamId: [teams[1]] })).toEqual(expected((c) => c.teamId === teams[1]));
+    expect(await pages({ userId: [users[0]] })).toEqual(expected((c) => c.userId === users[0]));
+    expect(await pages({ teamId: [teams[0]], userId: [users[2]] })).toEqual(
+      expected((c) => c.teamId === teams[0] && c.userId === users[2]),
     );
-    expect(await allPages({ userId: [users[1], users[2]] })).toEqual(
-      newestFirst((c) => c.userId === users[1] || c.userId === users[2]),
+    expect(await pages({ userId: [users[1], users[2]] })).toEqual(
+      expected((c) => c.userId === users[1] || c.userId === users[2]),
     );
   });
 
   it('should list several keys, or a team and a tool, as a plain filter of the ledger does', async () => {
-    expect(await allPages({ keyId: [keys[0].id, keys[3].id] })).toEqual(
-      newestFirst((c) => c.keyId === keys[0].id || c.keyId === keys[3].id),
+    expect(await pages({ keyId: [keys[0].id, keys[3].id] })).toEqual(
+      expected((c) => c.keyId === keys[0].id || c.keyId === keys[3].id),
     );
-    expect(await allPages({ teamId: [teams[1]], tool: ['tool_2'] })).toEqual(
-      newestFirst((c) => c.teamId === teams[1] && c.toolName === 'tool_2'),
+    expect(await pages({ teamId: [teams[1]], tool: ['tool_2'] })).toEqual(
+      expected((c) => c.teamId === teams[1] && c.toolName === 'tool_2'),
     );
   });
 
   it("should list exactly a tool's calls, alone or with other filters, newest first, page after page", async () => {
     for (const tool of ['tool_0', 'tool_1', 'tool_3'])
-      expect(await allPages({ tool: [tool] })).toEqual(newestFirst((c) => c.toolName === tool));
-    expect(await allPages({ tool: ['tool_1', 'tool_2'] })).toEqual(
-      newestFirst((c) => c.toolName === 'tool_1' || c.toolName === 'tool_2'),
+      expect(await pages({ tool: [tool] })).toEqual(expected((c) => c.toolName === tool));
+    expect(await pages({ tool: ['tool_1', 'tool_2'] })).toEqual(
+      expected((c) => c.toolName === 'tool_1' || c.toolName === 'tool_2'),
     );
-    expect(await allPages({ tool: ['tool_0'], userId: [users[0]] })).toEqual(
-      newestFirst((c) => c.toolName === 'tool_0' && c.userId === users[0]),
+    expect(await pages({ tool: ['tool_0'], userId: [users[0]] })).toEqual(
+      expected((c) => c.toolName === 'tool_0' && c.userId === users[0]),
     );
-    expect(await allPages({ tool: ['tool_3'], keyId: [keys[3].id] })).toEqual(
-      newestFirst((c) => c.toolName === 'tool_3' && c.keyId === keys[3].id),
+    expect(await pages({ tool: ['tool_3'], keyId: [keys[3].id] })).toEqual(
+      expected((c) => c.toolName === 'tool_3' && c.keyId === keys[3].id),
     );
     // One day: the pairs of the days around it are read, the rows of the day kept.
     const day = Date.parse('2028-03-11T00:00:00Z');
     const inDay = (c: Call) => c.occurredAt.getTime() >= day && c.occurredAt.getTime() < day + 86_400_000;
-    expect(await allPages({ tool: ['tool_0'] }, '2028-03-11', '2028-03-11')).toEqual(
-      newestFirst((c) => c.toolName === 'tool_0' && inDay(c)),
+    expect(await pages({ tool: ['tool_0'] }, '2028-03-11', '2028-03-11')).toEqual(
+      expected((c) => c.toolName === 'tool_0' && inDay(c)),
     );
     // No call of the tool, and an outcome none of its calls had.
-    expect(await allPages({ tool: ['tool_9'] })).toEqual([]);
-    expect(await allPages({ tool: ['tool_0'], outcome: ['TOOL_ERROR'] })).toEqual([]);
+    expect(await pages({ tool: ['tool_9'] })).toEqual([]);
+    expect(await pages({ tool: ['tool_0'], outcome: ['TOOL_ERROR'] })).toEqual([]);
   });
 
   it("should still find a tool's calls of a day after the org's zone changed and before its rollups are rebuilt", async () => {
-    await prisma.organization.update({ where: { id: orgId }, data: { timeZone: 'Pacific/Kiritimati' } });
+    await setZone('Pacific/Kiritimati');
     try {
       const from = Date.parse('2028-03-10T10:00:00Z');
       const inDay = (c: Call) => c.occurredAt.getTime() >= from && c.occurredAt.getTime() < from + 86_400_000;
-      expect(await allPages({ tool: ['tool_0'] }, '2028-03-11', '2028-03-11')).toEqual(
-        newestFirst((c) => c.toolName === 'tool_0' && inDay(c)),
+      expect(await pages({ tool: ['tool_0'] }, '2028-03-11', '2028-03-11')).toEqual(
+        expected((c) => c.toolName === 'tool_0' && inDay(c)),
       );
     } finally {
-      await prisma.organization.update({ where: { id: orgId }, data: { timeZone: 'UTC' } });
+      await setZone('UTC');
     }
   });
 
   it("should still find a team's calls of a day after the org's zone changed and before its rollups are rebuilt", async () => {
-    await prisma.organization.update({ where: { id: orgId }, data: { timeZone: 'Pacific/Kiritimati' } });
+    await setZone('Pacific/Kiritimati');
     try {
       // 2028-03-11 in UTC+14 is 2028-03-10T10:00Z to 2028-03-11T10:00Z.
       const from = Date.parse('2028-03-10T10:00:00Z');
       const inDay = (c: Call) => c.occurredAt.getTime() >= from && c.occurredAt.getTime() < from + 86_400_000;
-      expect(await allPages({ teamId: [teams[1]] }, '2028-03-11', '2028-03-11')).toEqual(
-        newestFirst((c) => c.teamId === teams[1] && inDay(c)),
+      expect(await pages({ teamId: [teams[1]] }, '2028-03-11', '2028-03-11')).toEqual(
+        expected((c) => c.teamId === teams[1] && inDay(c)),
       );
     } finally {
-      await prisma.organization.update({ where: { id: orgId }, data: { timeZone: 'UTC' } });
+      await setZone('UTC');
     }
   });
 });
@@ -175,20 +205,14 @@ describe('the per-call log filtered by team, user, keys and tool', () => {
  * of the outcomes asked (the rollup counts errors of both kinds as one).
  */
 describe("the per-call log of a tool over a month's days", () => {
-  let env: TestEnv;
-  let prisma: PrismaService;
-  let log: CallLogService;
-  let orgId: string;
+  let f: LedgerFixture;
   const outcomes = ['OK', 'TOOL_ERROR', 'UPSTREAM_ERROR'] as const;
-  const calls: (Call & { outcome: (typeof outcomes)[number] })[] = [];
+  const calls: (Call & { outcome: Outcome })[] = [];
   const busyKey = { keyId: randomUUID(), teamId: randomUUID(), userId: randomUUID() };
   const quietKey = { keyId: randomUUID(), teamId: randomUUID(), userId: randomUUID() };
 
   beforeAll(async () => {
-    env = await createTestEnv();
-    prisma = new PrismaService(loadWorkerConfig(env.vars));
-    log = new CallLogService(prisma);
-    orgId = (await prisma.organization.create({ data: { name: 't', slug: `t-${randomUUID()}` } })).id;
+    f = await ledgerFixture();
     const start = Date.parse('2028-04-01T00:00:00Z');
     let rare = 0;
     for (let day = 0; day < 30; day++) {
@@ -210,67 +234,42 @@ describe("the per-call log of a tool over a month's days", () => {
           outcome: outcomes[rare++ % 3],
         });
     }
-    for (let i = 0; i < calls.length; i += 200)
-      await prisma.usageEvent.createMany({
-        data: calls.slice(i, i + 200).map((c) => ({
-          ...c,
-          orgId,
-          upstreamId: '00000000-0000-4000-8000-000000000001',
-          costMicros: 5n,
-          inputTokens: 0,
-          outputTokens: 1,
-          latencyMs: 1,
-        })),
-      });
+    for (let i = 0; i < calls.length; i += 200) await writeCalls(f, calls.slice(i, i + 200));
   });
 
-  afterAll(async () => {
-    await prisma?.onApplicationShutdown();
-    await env?.cleanup();
-  });
+  afterAll(() => closeFixture(f));
 
-  async function allPages(query: Omit<CallLogQuery, 'from' | 'to'>, from = '2028-04-01', to = '2028-04-30') {
-    const ids: string[] = [];
-    let cursor: CallLogQuery['cursor'] = null;
-    for (let pages = 0; pages < 100; pages++) {
-      const page = await log.callLog(orgId, { from, to, limit: 2, cursor, ...query });
-      ids.push(...page.rows.map((r) => r.id));
-      if (!page.nextCursor) return ids;
-      cursor = page.nextCursor;
-    }
-    throw new Error('more pages than calls');
-  }
-
-  const newestFirst = (f: (c: (typeof calls)[number]) => boolean, from = '2028-04-01', to = '2028-04-30') =>
-    calls
-      .filter(
-        (c) =>
-          f(c) &&
-          c.occurredAt >= new Date(`${from}T00:00:00Z`) &&
-          c.occurredAt < new Date(Date.parse(`${to}T00:00:00Z`) + 86_400_000),
-      )
-      .sort((a, b) => b.occurredAt.getTime() - a.occurredAt.getTime() || (a.id < b.id ? 1 : -1))
-      .map((c) => c.id);
+  /** Every page of the log, 2 rows a page. */
+  const pages = (query: Omit<CallLogQuery, 'from' | 'to' | 'limit'>, from = '2028-04-01', to = '2028-04-30') =>
+    allPages(f, query, { from, to, limit: 2 });
+  const expected = (pass: (c: (typeof calls)[number]) => boolean, from = '2028-04-01', to = '2028-04-30') =>
+    newestFirst(
+      calls,
+      (c) =>
+        pass(c) &&
+        c.occurredAt >= new Date(`${from}T00:00:00Z`) &&
+        c.occurredAt < new Date(Date.parse(`${to}T00:00:00Z`) + 86_400_000),
+    );
 
   it("should page a rare tool's calls of every outcome asked, whichever key made them", async () => {
-    expect(await allPages({ tool: ['tool_rare'] })).toEqual(newestFirst((c) => c.toolName === 'tool_rare'));
+    expect(await pages({ tool: ['tool_rare'] })).toEqual(expected((c) => c.toolName === 'tool_rare'));
     for (const asked of [['OK'], ['TOOL_ERROR'], ['UPSTREAM_ERROR'], ['OK', 'UPSTREAM_ERROR']] as const)
-      expect(await allPages({ tool: ['tool_rare'], outcome: [...asked] })).toEqual(
-        newestFirst((c) => c.toolName === 'tool_rare' && (asked as readonly string[]).includes(c.outcome)),
+      expect(await pages({ tool: ['tool_rare'], outcome: [...asked] })).toEqual(
+        expected((c) => c.toolName === 'tool_rare' && (asked as readonly string[]).includes(c.outcome)),
       );
-    expect(await allPages({ tool: ['tool_rare'], keyId: [quietKey.keyId] })).toEqual(
-      newestFirst((c) => c.toolName === 'tool_rare' && c.keyId === quietKey.keyId),
+    expect(await pages({ tool: ['tool_rare'], keyId: [quietKey.keyId] })).toEqual(
+      expected((c) => c.toolName === 'tool_rare' && c.keyId === quietKey.keyId),
     );
-    expect(await allPages({ tool: ['tool_rare'] }, '2028-04-05', '2028-04-20')).toEqual(
-      newestFirst((c) => c.toolName === 'tool_rare', '2028-04-05', '2028-04-20'),
+    expect(await pages({ tool: ['tool_rare'] }, '2028-04-05', '2028-04-20')).toEqual(
+      expected((c) => c.toolName === 'tool_rare', '2028-04-05', '2028-04-20'),
     );
   });
 
   it("should page a busy tool's calls in a few days' reads", async () => {
-    const page = await log.callLog(orgId, { from: '2028-04-01', to: '2028-04-30', limit: 50, tool: ['tool_busy'] });
-    expect(page.rows.map((r) => r.id)).toEqual(newestFirst((c) => c.toolName === 'tool_busy').slice(0, 50));
-    expect(await allPages({ tool: ['tool_busy'] }, '2028-04-28', '2028-04-30')).toEqual(
-      newestFirst((c) => c.toolName === 'tool_busy', '2028-04-28', '2028-04-30'),
+    const page = await f.log.callLog(f.orgId, { from: '2028-04-01', to: '2028-04-30', limit: 50, tool: ['tool_busy'] });
+    expect(page.rows.map((r) => r.id)).toEqual(expected((c) => c.toolName === 'tool_busy').slice(0, 50));
+    expect(await pages({ tool: ['tool_busy'] }, '2028-04-28', '2028-04-30')).toEqual(
+      expected((c) => c.toolName === 'tool_busy', '2028-04-28', '2028-04-30'),
     );
   });
 });
