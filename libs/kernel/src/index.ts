@@ -13,3 +13,4 @@ export * from './secret-scrub';
 export * from './trail-kind';
 export * from './disclosure-mode';
 export * from './clock';
+export * from './uuid';

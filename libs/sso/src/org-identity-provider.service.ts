@@ -3,6 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import { PrismaService } from '@tollgate/db';
 import { SecretBox } from '@tollgate/secret-box';
+import { isUuid } from '@tollgate/kernel';
 
 export interface OrgIdentityProviderView {
   orgId: string;
@@ -111,7 +112,7 @@ export class OrgIdentityProviderService {
 
   /** The organisation with this slug or id that has an identity provider, or null. */
   async orgWithProvider(slugOrId: string): Promise<{ id: string; slug: string } | null> {
-    const isId = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(slugOrId);
+    const isId = isUuid(slugOrId);
     return this.prisma.organization.findFirst({
       where: { ...(isId ? { id: slugOrId } : { slug: slugOrId }), deletedAt: null, identityProvider: { isNot: null } },
       select: { id: true, slug: true },

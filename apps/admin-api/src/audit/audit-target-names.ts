@@ -1,4 +1,5 @@
 import type { PrismaService } from '@tollgate/db';
+import { isUuid } from '@tollgate/kernel';
 
 /** A target as a person reads it: `Team web`, `Key ada-agent (tg_Ab3d)`, `Budget of team web (monthly)`. */
 type Names = Map<string, string>;
@@ -23,8 +24,7 @@ export async function targetNames(
   const idsOf = (...types: string[]) => [
     ...new Set(targets.filter((t) => types.includes(t.targetType) && t.targetId).map((t) => t.targetId!)),
   ];
-  const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-  const ids = (...types: string[]) => idsOf(...types).filter((id) => uuid.test(id));
+  const ids = (...types: string[]) => idsOf(...types).filter(isUuid);
   const names: Names = new Map();
 
   const [teams, users, keys, upstreams, tokens, budgets, prices, webhooks, policies, limits, tools, org] =

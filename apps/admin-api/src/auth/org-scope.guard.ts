@@ -3,8 +3,7 @@ import { Reflector } from '@nestjs/core';
 import { AdminPrincipal, IdentityException, IdentityExceptionCode, IdentityService } from '@tollgate/identity';
 import type { Request } from 'express';
 import { ORG_ACCESS, OrgAccessLevel, decideOrgAccess, defaultOrgAccessLevel, orgAccessAskOf } from './org-access';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from '@tollgate/kernel';
 
 /**
  * Global guard for every route with an `:orgId`: the principal must belong to the org (or be a
@@ -22,7 +21,7 @@ export class OrgScopeGuard implements CanActivate {
     const req = context.switchToHttp().getRequest<Request & { user?: AdminPrincipal }>();
     const orgId: unknown = req.params?.orgId;
     if (typeof orgId !== 'string' || !req.user) return true;
-    if (!UUID.test(orgId)) return true;
+    if (!isUuid(orgId)) return true;
 
     const level =
       this.reflector.get<OrgAccessLevel | undefined>(ORG_ACCESS, context.getHandler()) ??

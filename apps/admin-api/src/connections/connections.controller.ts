@@ -21,8 +21,7 @@ import { FieldValidationException } from '../common/errors/field-validation.exce
 import { UuidParam } from '../common/request/uuid-param.decorator';
 import { assertMayManageConnectionsOf } from './connection-access';
 import { ConnectionView, StartedConnectionView, toConnectionView, toStartedConnectionView } from './connection.view';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from '@tollgate/kernel';
 
 @ApiTags('connections')
 @ApiBearerAuth()
@@ -117,7 +116,7 @@ export class ConnectionsController {
     @UuidParam('orgId') orgId: string,
     @Query('upstreamId') upstreamId?: string,
   ): Promise<ConnectionView[]> {
-    if (upstreamId !== undefined && !UUID.test(upstreamId))
+    if (upstreamId !== undefined && !isUuid(upstreamId))
       throw new FieldValidationException('upstreamId', ['upstreamId must be a UUID']);
     return (await this.connections.listForOrg(orgId, upstreamId)).map(toConnectionView);
   }

@@ -2,8 +2,7 @@ import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { AdminPrincipal, IdentityException, IdentityExceptionCode, IdentityService } from '@tollgate/identity';
 import type { Request } from 'express';
 import { keyReachOf, reachesKey } from './key-access';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from '@tollgate/kernel';
 
 /**
  * Global guard for every route with an `:orgId` and a `:keyId`: a key outside the principal's
@@ -20,7 +19,7 @@ export class KeyScopeGuard implements CanActivate {
     const orgId: unknown = req.params?.orgId;
     const keyId: unknown = req.params?.keyId;
     if (typeof orgId !== 'string' || typeof keyId !== 'string' || !req.user) return true;
-    if (!UUID.test(orgId) || !UUID.test(keyId)) return true;
+    if (!isUuid(orgId) || !isUuid(keyId)) return true;
 
     const reach = keyReachOf(req.user);
     // Org-wide reach: the route itself answers 404 for an unknown key.
