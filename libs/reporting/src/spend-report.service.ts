@@ -4,6 +4,7 @@ import { DateTime } from 'luxon';
 import type { PoolClient } from 'pg';
 import { DayRange, dayRange } from './report-dates';
 import { ReportingException, ReportingExceptionCode } from './reporting.exception';
+import type { ReportPage, ReportSort } from './spend-report-page';
 import {
   ID_FILTERS,
   ORG_SCOPE,
@@ -191,10 +192,99 @@ async function rangeMonths(
   return out;
 }
 
+// Rollup figures are summed in bigint (migration 20261231203000_report_int8_sum: 0 over no rows, an
+// error past bigint), not by sum(bigint)'s numeric: a third less time over ~240k rows.
 function rollupFigures(alias: string): string {
-  return ['calls', 'errors', 'outputTokens', 'costMicros']
-    .map((m) => `COALESCE(SUM(${alias}."${m}"), 0)::bigint AS "${m}"`)
-    .join(', ');
+  return REPORT_METRICS.map((m) => `tollgate_sum_int8(${alias}."${m}") AS "${m}"`).join(', ');
+}
+
+/** Every row's count and sums (`over`: `OVER ()` beside each row, empty as an aggregate), as `allRows`, `allCalls`... */
+function allFigures(alias: string, over: string): string {
+  return [
+    `count(*) ${over} AS "allRows"`,
+    ...REPORT_METRICS.map((m) => `tollgate_sum_int8(${alias}."${m}") ${over} AS "all${capitalise(m)}"`),
+  ].join(', ');
+}
+
+function allFiguresOf(r: RawRow): SpendFigures {
+  return {
+    calls: BigInt(r.allCalls!),
+    errors: BigInt(r.allErrors!),
+    outputTokens: BigInt(r.allOutputTokens!),
+    costMicros: BigInt(r.allCostMicros!),
+  };
+}
+
+const capitalise = (s: string) => `${s[0].toUpperCase()}${s.slice(1)}`;
+
+// rowLabel's text(): names first, ids when a name is missing, '(none)' for nothing.
+const labelText = (sql: string) => `COALESCE(NULLIF(${sql}, ''), '(none)')`;
+/** rowLabel(row, dim) in SQL, over a report row `a` and its names (the lookups' aliases). */
+function labelSql(dim: Exclude<ReportDimension, 'day'>): string {
+  switch (dim) {
+    case 'team':
+      return labelText('COALESCE(t."name", a."teamId"::text)');
+    case 'user':
+      return labelText('COALESCE(u."email", a."userId"::text)');
+    case 'key':
+      return `CASE WHEN k."name" <> '' THEN k."name" || ' (' || COALESCE(k."prefix", '?') || ')' ELSE ${labelText('a."keyId"::text')} END`;
+    case 'upstream':
+      return labelText('COALESCE(s."namespace", a."upstreamId"::text)');
+    case 'tool':
+      return `${labelText('COALESCE(s."namespace", a."upstreamId"::text)')} || ' / ' || ${labelText('a."toolName"')}`;
+    case 'tag':
+      return `COALESCE(a."tag", '(untagged)')`;
+  }
+}
+
+function reportTooLarge(): ReportingException {
+  return new ReportingException(
+    ReportingExceptionCode.ReportTooLarge,
+    `the report has more than ${MAX_REPORT_ROWS} rows: narrow the date range or groupBy`,
+    'groupBy',
+  );
+}
+
+/** A report row from the driver's: its dimension columns (null where absent) and its figures. */
+function spendRow(r: RawRow, dimensionColumns: readonly string[]): SpendRow {
+  const row = {
+    figures: {
+      calls: BigInt(r.calls),
+      errors: BigInt(r.errors),
+      outputTokens: BigInt(r.outputTokens),
+      costMicros: BigInt(r.costMicros),
+    },
+  } as SpendRow;
+  for (const c of dimensionColumns) row[c] = (r as unknown as Record<string, string | null>)[c] ?? null;
+  return row;
+}
+
+/**
+ * Whether spendReportPage numbers a page in Postgres: with a breakdown, not by day (the chart's series
+ * need every row), unsorted or sorted on a figure (names sort in the console's collation, in Node).
+ */
+export function pagedInSql(groupBy: readonly ReportDimension[], sort: ReportSort | null): boolean {
+  const onFigure = sort === null || (REPORT_METRICS as readonly string[]).includes(sort.column);
+  return groupBy.length > 0 && !groupBy.includes('day') && onFigure;
+}
+
+/** What spendReport and spendReportPage build their statement from (reportPlan). */
+interface ReportPlan {
+  orgId: string;
+  range: DayRange;
+  timeZone: string;
+  filters: SpendFilters;
+  scope: ReportScope;
+  groupBy: ReportDimension[];
+  columns: string[];
+  dimensionColumns: string[];
+  /** Name columns and their joins on the aggregate's rows `a`. */
+  names: string[];
+  joins: string[];
+  /** The report's order on a row alias (as sortRows orders it). */
+  dimensionOrder: (alias: string) => string;
+  /** The grouped sums (`cap`: a LIMIT or nothing), to be a CTE named `a`. */
+  aggregate: (client: ReportClient, cap: Prisma.Sql) => Promise<Prisma.Sql>;
 }
 
 /**
@@ -299,6 +389,11 @@ interface RawRow {
   allErrors?: string;
   allOutputTokens?: string;
   allCostMicros?: string;
+  /** A page's lines (spendReportPage): a row or a subtotal (its group's label, rows and sums in the figures), and the report's groups. */
+  lineKind?: 'row' | 'subtotal' | null;
+  lineGroup?: string | null;
+  groupRows?: string | null;
+  allGroups?: string;
 }
 
 /** Options of a spend report: its filters, and the caller's scope (which forces a team or user filter). */
@@ -331,7 +426,6 @@ export class SpendReportService {
     groupBy: ReportDimension[],
     opts: SpendReportOptions = {},
   ): Promise<SpendReport> {
-    const scope = opts.scope ?? ORG_SCOPE;
     const top = groupBy.length > 0 ? opts.top : undefined;
     if (top !== undefined && !(Number.isInteger(top) && top >= 1 && top <= MAX_REPORT_ROWS))
       throw new ReportingException(
@@ -339,6 +433,162 @@ export class SpendReportService {
         `top must be a whole number from 1 to ${MAX_REPORT_ROWS} (got ${top})`,
         'top',
       );
+    const plan = await this.reportPlan(orgId, from, to, groupBy, opts);
+    // With `top`, every group is aggregated here and only the costliest `top` leave Postgres, each
+    // carrying the count and sums of all of them (a window over the whole set: no sort of it, the
+    // LIMIT keeps a top-N heap); without, more rows than the cap are refused below.
+    const cap = top === undefined ? Prisma.sql`LIMIT ${MAX_REPORT_ROWS + 1}` : Prisma.empty;
+    const ranked =
+      top === undefined
+        ? Prisma.empty
+        : Prisma.sql`, t AS (
+        SELECT a.*, ${Prisma.raw(allFigures('a', 'OVER ()'))}
+        FROM a WHERE a."calls" > 0
+        ORDER BY a."costMicros" DESC, a."calls" DESC, ${Prisma.raw(plan.dimensionOrder('a'))}
+        LIMIT ${top}
+      )`;
+    const outerOrder = plan.groupBy.length > 0 ? `ORDER BY ${plan.dimensionOrder('a')}` : '';
+    const rows = await this.reportRows(
+      async (client) => Prisma.sql`
+      WITH a AS (${await plan.aggregate(client, cap)})${ranked}
+      SELECT a.*${Prisma.raw(plan.names.map((n) => `, ${n}`).join(''))}
+      FROM ${Prisma.raw(top === undefined ? 'a' : 't a')} ${Prisma.raw(plan.joins.join(' '))}
+      ${Prisma.raw(outerOrder)}
+    `,
+    );
+    if (top === undefined && rows.length > MAX_REPORT_ROWS) throw reportTooLarge();
+
+    const out: SpendRow[] = [];
+    let totals = zeroFigures();
+    for (const r of rows) {
+      const row = spendRow(r, plan.dimensionColumns);
+      // With no breakdown the aggregate always returns one row, even over no calls.
+      if (row.figures.calls === 0n) continue;
+      out.push(row);
+      totals = addFigures(totals, row.figures);
+    }
+    sortRows(out, plan.dimensionColumns);
+    let remainder: SpendRemainder | null = null;
+    if (top !== undefined && rows.length > 0 && Number(rows[0].allRows) > out.length) {
+      const every = allFiguresOf(rows[0]);
+      const figures = zeroFigures();
+      for (const m of REPORT_METRICS) figures[m] = every[m] - totals[m];
+      remainder = { rows: Number(rows[0].allRows) - out.length, figures };
+      totals = every;
+    }
+    return this.finishReport(plan, out, totals, top !== undefined ? { remainder } : {});
+  }
+
+  /**
+   * One page of a report's table (pageSpendReport's lines: rows sorted, a subtotal line after each
+   * value of the first of two breakdowns or more), numbered and cut in Postgres: only the page's rows
+   * and subtotals leave it, with the count and sums of every row. Null where the page needs every row
+   * in Node: a breakdown by day (the chart's series), a sort on a breakdown (names in the console's
+   * collation), or no breakdown. The same rows, lines and totals as pageSpendReport of the whole report.
+   */
+  async spendReportPage(
+    orgId: string,
+    from: string,
+    to: string,
+    groupBy: ReportDimension[],
+    opts: SpendReportOptions & { offset: number; limit: number; sort: ReportSort | null },
+  ): Promise<{ report: SpendReport; page: ReportPage } | null> {
+    const { offset, limit, sort } = opts;
+    if (!pagedInSql(groupBy, sort)) return null;
+    const metric = sort && (REPORT_METRICS as readonly string[]).includes(sort.column) ? sort : null;
+    const plan = await this.reportPlan(orgId, from, to, groupBy, { filters: opts.filters, scope: opts.scope });
+    const dir = metric?.direction === 'desc' ? 'DESC' : 'ASC';
+    // The report's order, or the sort's (stable: ties keep the report's order).
+    const rowOrder = `${metric ? `a."${metric.column}" ${dir}, ` : ''}${plan.dimensionOrder('a')}`;
+    // Groups where their first row is, or by their subtotal on the sorted figure (ties: the same).
+    const groupOrder = `${metric ? `gr."group${capitalise(metric.column)}" ${dir}, ` : ''}gr."groupFirst"`;
+    const subtotals = groupBy.length >= 2;
+    const first = groupBy[0];
+    // Lines group by the first breakdown's label (pageSpendReport's groups: names, not ids).
+    const label = subtotals && first !== 'day' ? labelSql(first) : 'NULL::text';
+    const end = offset + limit;
+    const rowColumns = [...plan.dimensionColumns, ...REPORT_METRICS];
+    const list = (alias: string) => rowColumns.map((c) => `${alias}."${c}"`).join(', ');
+    const nulls = plan.dimensionColumns.map(() => 'NULL').join(', ');
+    const groupFigures = REPORT_METRICS.map((m) => `pg."group${capitalise(m)}"`).join(', ');
+    // Only the page's rows are numbered within their group: the groups (a few hundred at most, one per
+    // value of the first breakdown) are placed first, each taking its rows' lines and its subtotal's.
+    const pageRows = subtotals
+      ? Prisma.sql`
+      groups AS (
+        SELECT n."lineGroup", min(n."rowRank") AS "groupFirst", count(*) AS "groupRows",
+               ${Prisma.raw(REPORT_METRICS.map((m) => `tollgate_sum_int8(n."${m}") AS "group${capitalise(m)}"`).join(', '))}
+        FROM numbered n GROUP BY n."lineGroup"
+      ),
+      placed AS (
+        SELECT gr.*, COALESCE(sum(gr."groupRows" + 1) OVER (ORDER BY ${Prisma.raw(groupOrder)} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)::bigint AS "groupStart"
+        FROM groups gr
+      ),
+      page_groups AS (
+        SELECT * FROM placed WHERE "groupStart" < ${end} AND "groupStart" + "groupRows" >= ${offset}
+      ),
+      page_rows AS (
+        SELECT n.*, pg."groupStart" + row_number() OVER (PARTITION BY n."lineGroup" ORDER BY n."rowRank") - 1 AS "line"
+        FROM numbered n JOIN page_groups pg ON pg."lineGroup" = n."lineGroup"
+      ),
+      page_lines AS (
+        SELECT 'row' AS "lineKind", r."line" AS "lineAt", NULL::text AS "lineGroup", NULL::bigint AS "groupRows", ${Prisma.raw(list('r'))}
+        FROM page_rows r WHERE r."line" >= ${offset} AND r."line" < ${end}
+        UNION ALL
+        SELECT 'subtotal', pg."groupStart" + pg."groupRows", pg."lineGroup", pg."groupRows", ${Prisma.raw(nulls ? `${nulls}, ` : '')}${Prisma.raw(groupFigures)}
+        FROM page_groups pg WHERE pg."groupStart" + pg."groupRows" >= ${offset} AND pg."groupStart" + pg."groupRows" < ${end}
+      ),
+      summary AS (SELECT ${Prisma.raw(allFigures('n', ''))}, (SELECT count(*) FROM groups) AS "allGroups" FROM numbered n)`
+      : Prisma.sql`
+      page_lines AS (
+        SELECT 'row' AS "lineKind", n."rowRank" - 1 AS "lineAt", ${Prisma.raw(list('n'))}
+        FROM numbered n WHERE n."rowRank" > ${offset} AND n."rowRank" <= ${end}
+      ),
+      summary AS (SELECT ${Prisma.raw(allFigures('n', ''))}, 0 AS "allGroups" FROM numbered n)`;
+    const rows = await this.reportRows(
+      async (client) => Prisma.sql`
+      WITH a AS (${await plan.aggregate(client, Prisma.empty)}),
+      numbered AS (
+        SELECT a.*${Prisma.raw(plan.names.map((n) => `, ${n}`).join(''))}, ${Prisma.raw(label)} AS "lineGroup",
+               row_number() OVER (ORDER BY ${Prisma.raw(rowOrder)}) AS "rowRank"
+        FROM a ${Prisma.raw(plan.joins.join(' '))} WHERE a."calls" > 0
+      ),${pageRows}
+      SELECT summary.*, page_lines.* FROM summary LEFT JOIN page_lines ON true ORDER BY page_lines."lineAt"
+    `,
+    );
+    const every = rows[0];
+    const totalRows = Number(every.allRows);
+    if (totalRows > MAX_REPORT_ROWS) throw reportTooLarge();
+    const page: ReportPage = {
+      offset,
+      limit,
+      totalLines: totalRows + Number(every.allGroups),
+      totalRows,
+      rows: [],
+      subtotals: [],
+    };
+    for (const r of rows) {
+      if (r.lineKind === 'row') page.rows.push(spendRow(r, plan.dimensionColumns));
+      else if (r.lineKind === 'subtotal')
+        page.subtotals.push({
+          afterRow: page.rows.length - 1,
+          group: r.lineGroup!,
+          rows: Number(r.groupRows),
+          figures: spendRow(r, []).figures,
+        });
+    }
+    return { report: await this.finishReport(plan, page.rows, allFiguresOf(every), {}), page };
+  }
+
+  /** What a report reads and how it names and orders its rows: the org's zone, the source, the aggregate's SQL. */
+  private async reportPlan(
+    orgId: string,
+    from: string,
+    to: string,
+    groupBy: ReportDimension[],
+    opts: Pick<SpendReportOptions, 'filters' | 'scope'>,
+  ): Promise<ReportPlan> {
+    const scope = opts.scope ?? ORG_SCOPE;
     const filters = scopeFilters(scope, {
       ...noFilters(),
       ...opts.filters,
@@ -379,8 +629,6 @@ export class SpendReportService {
         },
       ] satisfies { when: ReportDimension[]; names: string[]; join: string }[]
     ).filter((l) => l.when.some((d) => groupBy.includes(d as ReportDimension)));
-    const names = lookups.flatMap((l) => l.names);
-    const joins = lookups.map((l) => l.join);
     const selectSql = [...selects].map((s) => `${s}, `).join('');
     const groupSql = groups.size > 0 ? `GROUP BY ${[...groups].join(', ')}` : '';
     // A rollup grouped by tag is summed per tag set first, with the range and filters applied inside.
@@ -397,87 +645,46 @@ export class SpendReportService {
       : source === SOURCE_SQL.ledger
         ? Prisma.sql`AND e."occurredAt" >= ${isoTimestamp(range.start)}::timestamp AND e."occurredAt" < ${isoTimestamp(range.end)}::timestamp ${filterSql('e', filters)}`
         : Prisma.sql`AND e."day" BETWEEN ${range.from}::date AND ${range.to}::date ${filterSql('e', filters, TAGGED_SOURCES.includes(source.table))}`;
-    // Sorted once, after the names are joined, as sortRows orders them (byte order, nulls first), so
-    // that sort finds them in order. The LIMIT needs no order: more rows than the cap is refused.
-    const dimensionOrder = (alias: string) =>
-      outputColumns(groupBy)
-        .map(
-          (c) => `${alias}."${c}"${c === 'toolName' || c === 'tag' || c === 'day' ? ' COLLATE "C"' : ''} NULLS FIRST`,
-        )
-        .join(', ');
-    const outerOrder = groups.size > 0 ? `ORDER BY ${dimensionOrder('a')}` : '';
-    // With `top`, every group is aggregated here and only the costliest `top` leave Postgres, each
-    // carrying the count and sums of all of them (a window over the whole set: no sort of it, the
-    // LIMIT keeps a top-N heap); without, more rows than the cap are refused below.
-    const cap = top === undefined ? Prisma.sql`LIMIT ${MAX_REPORT_ROWS + 1}` : Prisma.empty;
-    const ranked =
-      top === undefined
-        ? Prisma.empty
-        : Prisma.sql`, t AS (
-        SELECT a.*, count(*) OVER () AS "allRows", sum(a."calls") OVER () AS "allCalls",
-               sum(a."errors") OVER () AS "allErrors", sum(a."outputTokens") OVER () AS "allOutputTokens",
-               sum(a."costMicros") OVER () AS "allCostMicros"
-        FROM a WHERE a."calls" > 0
-        ORDER BY a."costMicros" DESC, a."calls" DESC, ${Prisma.raw(dimensionOrder('a'))}
-        LIMIT ${top}
-      )`;
-    const rows = await this.reportRows(
-      async (client) => Prisma.sql`
-      WITH a AS (
+    const columns = reportColumns(groupBy);
+    return {
+      orgId,
+      range,
+      timeZone,
+      filters,
+      scope,
+      groupBy,
+      columns,
+      dimensionColumns: columns.filter((c) => !(REPORT_METRICS as readonly string[]).includes(c)),
+      names: lookups.flatMap((l) => l.names),
+      joins: lookups.map((l) => l.join),
+      // Sorted as sortRows orders them (byte order, nulls first), so that sort finds them in order.
+      dimensionOrder: (alias) =>
+        outputColumns(groupBy)
+          .map(
+            (c) => `${alias}."${c}"${c === 'toolName' || c === 'tag' || c === 'day' ? ' COLLATE "C"' : ''} NULLS FIRST`,
+          )
+          .join(', '),
+      aggregate: async (client, cap) => Prisma.sql`
         SELECT ${Prisma.raw(selectSql)} ${Prisma.raw(source.figures)}
         FROM ${fromSql(monthly ? await rangeMonths(client, monthly, orgId, range) : null)} e ${Prisma.raw(tagJoin)}
         WHERE e."orgId" = ${orgId}::uuid
           ${whereSql}
         ${Prisma.raw(groupSql)}
-        ${cap}
-      )${ranked}
-      SELECT a.*${Prisma.raw(names.map((n) => `, ${n}`).join(''))}
-      FROM ${Prisma.raw(top === undefined ? 'a' : 't a')} ${Prisma.raw(joins.join(' '))}
-      ${Prisma.raw(outerOrder)}
-    `,
-    );
-    if (top === undefined && rows.length > MAX_REPORT_ROWS) {
-      throw new ReportingException(
-        ReportingExceptionCode.ReportTooLarge,
-        `the report has more than ${MAX_REPORT_ROWS} rows: narrow the date range or groupBy`,
-        'groupBy',
-      );
-    }
+        ${cap}`,
+    };
+  }
 
-    const columns = reportColumns(groupBy);
-    const dimensionColumns = columns.filter((c) => !['calls', 'errors', 'outputTokens', 'costMicros'].includes(c));
-    const out: SpendRow[] = [];
-    let totals = zeroFigures();
-    for (const r of rows) {
-      const figures: SpendFigures = {
-        calls: BigInt(r.calls),
-        errors: BigInt(r.errors),
-        outputTokens: BigInt(r.outputTokens),
-        costMicros: BigInt(r.costMicros),
-      };
-      // With no breakdown the aggregate always returns one row, even over no calls.
-      if (figures.calls === 0n) continue;
-      const row = { figures } as SpendRow;
-      for (const c of dimensionColumns) row[c] = (r as unknown as Record<string, string | null>)[c] ?? null;
-      out.push(row);
-      totals = addFigures(totals, figures);
-    }
-    sortRows(out, dimensionColumns);
-    let remainder: SpendRemainder | null = null;
-    if (top !== undefined && rows.length > 0 && Number(rows[0].allRows) > out.length) {
-      const all = rows[0];
-      const every: SpendFigures = {
-        calls: BigInt(all.allCalls!),
-        errors: BigInt(all.allErrors!),
-        outputTokens: BigInt(all.allOutputTokens!),
-        costMicros: BigInt(all.allCostMicros!),
-      };
-      const figures = zeroFigures();
-      for (const m of REPORT_METRICS) figures[m] = every[m] - totals[m];
-      remainder = { rows: Number(all.allRows) - out.length, figures };
-      totals = every;
-    }
-    if (groupBy.includes('tag')) totals = (await this.spendReport(orgId, from, to, [], { filters, scope })).totals;
+  /** The report around its rows and totals: grouped by tag, the totals counted apart; months retention dropped named. */
+  private async finishReport(
+    plan: ReportPlan,
+    rows: SpendRow[],
+    rowTotals: SpendFigures,
+    extra: { remainder?: SpendRemainder | null },
+  ): Promise<SpendReport> {
+    const { orgId, range, filters, scope, groupBy } = plan;
+    const totals = groupBy.includes('tag')
+      ? (await this.spendReport(orgId, range.from, range.to, [], { filters, scope })).totals
+      : rowTotals;
     // Months retention dropped: their calls are in no rollup or ledger row any more, the report says so.
     const [dropped] = await this.prisma.reports.$queryRaw<{ end: Date | null }[]>`
       SELECT max("rangeEnd") AS "end" FROM "UsageLedgerRetention" WHERE "rangeEnd" > ${isoTimestamp(range.start)}::timestamp`;
@@ -485,15 +692,15 @@ export class SpendReportService {
       orgId,
       from: range.from,
       to: range.to,
-      timeZone,
+      timeZone: plan.timeZone,
       tag: filters.tag,
       filters,
       scope,
       groupBy,
-      columns,
-      rows: out,
+      columns: plan.columns,
+      rows,
       totals,
-      ...(top !== undefined ? { remainder } : {}),
+      ...extra,
       ...(dropped?.end ? { droppedBefore: dropped.end.toISOString() } : {}),
     };
   }

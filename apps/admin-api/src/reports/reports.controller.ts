@@ -17,6 +17,7 @@ import {
   FinanceJobs,
   SpendReportService,
   pageSpendReport,
+  pagedInSql,
   parseFilterList,
   parseGroupBy,
   parseReportSort,
@@ -95,6 +96,15 @@ export class ReportsController {
       );
     // The CSV and the pages are of every row; the JSON answer holds the costliest `top`.
     const top = csv || query.limit !== undefined ? undefined : (query.top ?? DEFAULT_REPORT_TOP);
+    // A page numbered and cut in Postgres where it can be (spendReportPage), else from every row here.
+    if (query.limit !== undefined && !csv && pagedInSql(groupBy, sort)) {
+      const page = { offset: query.offset ?? 0, limit: query.limit, sort };
+      const [paged, pageOrg] = await Promise.all([
+        this.spend.spendReportPage(orgId, query.from, query.to, groupBy, { filters, scope, ...page }),
+        this.identity.getOrganization(orgId),
+      ]);
+      if (paged) return toPagedSpendReportView(paged.report, pageOrg.currency, { page: paged.page, perDay: null });
+    }
     const [report, org] = await Promise.all([
       this.spend.spendReport(orgId, query.from, query.to, groupBy, { filters, scope, top }),
       this.identity.getOrganization(orgId),
