@@ -35,6 +35,35 @@ async function* sourceFiles(dir) {
   }
 }
 
+// SWC's helper for `export * from './x'` (a lib's barrel, index.ts) gives every re-export a getter
+// that looks the name up in the module: `get: function() { return from[k]; }`. All of a barrel's
+// getters are closures of that one function, so V8 sees every name at `from[k]` and the lookup goes
+// megamorphic, on every `lib.fn()` a caller makes through `@tollgate/x` (about 5 us of an edge's CPU
+// per governed call under the profiler, 2026-11-27, issue 22). The module's own export is a getter
+// of its own (SWC's `_export`: `function() { return fn; }`, the live binding), so the barrel hands
+// that one on: the same value, still live, read by a getter V8 can inline. A re-export without one
+// (a plain data property) keeps SWC's lookup.
+const SWC_EXPORT_STAR_GETTER = `            Object.defineProperty(to, k, {
+                enumerable: true,
+                get: function() {
+                    return from[k];
+                }
+            });`;
+const EXPORT_STAR_OWN_GETTER = `            const own = Object.getOwnPropertyDescriptor(from, k);
+            Object.defineProperty(to, k, {
+                enumerable: true,
+                get: own && own.get ? own.get : function() {
+                    return from[k];
+                }
+            });`;
+
+function reExportOwnGetters(code, rel) {
+  if (!code.includes('function _export_star(from, to) {')) return code;
+  if (!code.includes(SWC_EXPORT_STAR_GETTER))
+    throw new Error(`${rel}: SWC's _export_star helper changed; update build.mjs`);
+  return code.replace(SWC_EXPORT_STAR_GETTER, EXPORT_STAR_OWN_GETTER);
+}
+
 function rewriteAliases(code, fileOut) {
   return code.replace(/require\("@tollgate\/([a-z-]+)"\)/g, (_m, lib) => {
     const target = path.join(OUT, 'libs', lib, 'src', 'index.js');
@@ -68,7 +97,10 @@ for (const dir of SOURCE_DIRS) {
       module: { type: 'commonjs', ignoreDynamic: true },
     });
     await mkdir(path.dirname(out), { recursive: true });
-    await writeFile(out, `${rewriteAliases(code, out)}\n//# sourceMappingURL=${path.basename(out)}.map`);
+    await writeFile(
+      out,
+      `${rewriteAliases(reExportOwnGetters(code, rel), out)}\n//# sourceMappingURL=${path.basename(out)}.map`,
+    );
     if (map) await writeFile(`${out}.map`, map);
     count++;
   }

@@ -212,23 +212,46 @@ export class AdmissionLeases implements OnModuleInit, BeforeApplicationShutdown 
   /** The call's leases, made (empty) where this edge has none; a lease past its validity is dropped for a new one. */
   private leasesFor(req: LeaseRequest, now: number): Lease[] {
     const out: Lease[] = [];
-    for (const b of req.budgets)
-      out.push(this.leaseAt(budgetLeaseKey(b), req, now, (base) => newBudgetLease(base, b, this.sync.newLeaseId())));
-    for (const w of req.windows) out.push(this.leaseAt(windowLeaseKey(w), req, now, (base) => newWindowLease(base, w)));
-    for (const s of req.slots) out.push(this.leaseAt(slotLeaseKey(s), req, now, (base) => newSlotLease(base, s)));
+    // A call looks up a lease for every budget, window and slot of every level (a dozen), so no
+    // closure is made per lease: a new one is made only where none is kept.
+    for (const b of req.budgets) {
+      const key = budgetLeaseKey(b);
+      out.push(
+        this.liveLease(key, now) ??
+          this.keep(newBudgetLease(this.emptyLease(key, req, now), b, this.sync.newLeaseId())),
+      );
+    }
+    for (const w of req.windows) {
+      const key = windowLeaseKey(w);
+      out.push(this.liveLease(key, now) ?? this.keep(newWindowLease(this.emptyLease(key, req, now), w)));
+    }
+    for (const s of req.slots) {
+      const key = slotLeaseKey(s);
+      out.push(this.liveLease(key, now) ?? this.keep(newSlotLease(this.emptyLease(key, req, now), s)));
+    }
     return out;
   }
 
   /**
-   * The lease kept under mapKey, or a new empty one made by `make`. A lease that outlived its
-   * validity without renewal is dropped for a new one: Redis may have swept it, so what this edge
-   * thinks it holds may be gone.
+   * The lease kept under mapKey, or null. A lease that outlived its validity without renewal is
+   * dropped (the caller keeps a new one): Redis may have swept it, so what this edge thinks it
+   * holds may be gone.
    */
-  private leaseAt(mapKey: string, req: LeaseRequest, now: number, make: (base: LeaseBase) => Lease): Lease {
+  private liveLease(mapKey: string, now: number): Lease | null {
     const l = this.leases.get(mapKey);
     if (l && !outlived(l, now)) return l;
     if (l) this.drop(l, 'not renewed in time');
-    const made = make({
+    return null;
+  }
+
+  private keep(lease: Lease): Lease {
+    this.leases.set(lease.mapKey, lease);
+    return lease;
+  }
+
+  /** What every new lease starts from: nothing granted yet. */
+  private emptyLease(mapKey: string, req: LeaseRequest, now: number): LeaseBase {
+    return {
       mapKey,
       orgId: req.orgId,
       rKey: req.rKey,
@@ -240,9 +263,7 @@ export class AdmissionLeases implements OnModuleInit, BeforeApplicationShutdown 
       acquiring: null,
       deniedUntil: 0,
       dropped: false,
-    });
-    this.leases.set(mapKey, made);
-    return made;
+    };
   }
 
   /** Admits the call if every lease covers it, and starts a refill for any lease running low. */

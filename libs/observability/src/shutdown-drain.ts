@@ -30,16 +30,22 @@ export class ShutdownDrain {
 
   /** Counts the server's requests in flight and closes each connection after its answer once draining. */
   attach(server: Server): void {
+    // One close listener for every answer (an answer closes once), not a closure and a `once`
+    // wrapper made for each request.
+    const answered = answerClosedListener(this);
     server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => {
       if (this.started) res.setHeader('Connection', 'close');
       this.inFlight++;
       this.open.add(res);
-      res.once('close', () => {
-        this.open.delete(res);
-        this.inFlight--;
-        if (this.inFlight === 0) for (const wake of this.idleWaiters) wake();
-      });
+      res.on('close', answered);
     });
+  }
+
+  /** An answer closed (sent, or its connection gone): no longer in flight. */
+  answered(res: ServerResponse): void {
+    if (!this.open.delete(res)) return;
+    this.inFlight--;
+    if (this.inFlight === 0) for (const wake of this.idleWaiters) wake();
   }
 
   /**
@@ -119,4 +125,11 @@ export function exitAfterDrainOnSignal(
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+}
+
+/** The close listener of every answer `drain` counts: an emitter calls it with the answer as `this`. */
+function answerClosedListener(drain: ShutdownDrain): (this: ServerResponse) => void {
+  return function (this: ServerResponse) {
+    drain.answered(this);
+  };
 }

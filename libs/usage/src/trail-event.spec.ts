@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseOutboxEntry } from './outbox-entry';
-import { TrailEvent, parseTrailEntry, trailEntryFields } from './trail-event';
+import { TrailEvent, parseTrailEntry, trailEntryFields, trailPayloadJson, trailStepJson } from './trail-event';
 
 const STEP: TrailEvent = {
   id: '00001764140000000-000001-abcdef12',
@@ -40,6 +40,10 @@ describe('trail outbox entries', () => {
     expect(parsed.invalid).toMatchObject({ claimedId: 'bad-step', field: 't' });
     expect(parsed.invalid?.reason).toContain('kind');
     expect(parsed.invalid?.reason).toContain('tokens');
+  });
+
+  it('should write a step an edge makes in its payload form as the same JSON as the step', () => {
+    expect(trailPayloadJson({ ...STEP, occurredAt: STEP.occurredAt.toISOString() })).toBe(trailStepJson(STEP));
   });
 
   it('should drop NUL characters, which Postgres jsonb cannot hold', () => {

@@ -90,6 +90,14 @@ export function trailStepJson(event: TrailEvent): string {
   return jsonbText(event);
 }
 
+/**
+ * The same JSON for a step made in its payload form, its time already an ISO string: what an edge
+ * records on every call (TrailRecorder), without a Date for JSON.stringify to call toJSON on.
+ */
+export function trailPayloadJson(step: TrailEventPayload): string {
+  return jsonbText(step);
+}
+
 /** The fields of a usage outbox entry for steps already in JSON (trailStepJson): one JSON array. */
 export function trailEntryOfJson(steps: readonly string[]): [string, string] {
   return [TRAIL_ENTRY_FIELD, `[${steps.join(',')}]`];

@@ -3,7 +3,7 @@ import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { usageOutboxKeys } from './outbox-streams';
 import { RedisService, shardOf } from '@tollgate/redis';
 import { scrubSecrets, TrailMode } from '@tollgate/kernel';
-import { DEFAULT_TRAIL_MODE, TrailEvent, trailEntryOfJson, trailStepJson } from './trail-event';
+import { DEFAULT_TRAIL_MODE, TrailEvent, trailEntryOfJson, trailPayloadJson } from './trail-event';
 
 /** Who took a step: the caller's identity and its organisation's trail setting. */
 export interface TrailSubject {
@@ -59,12 +59,18 @@ export class TrailRecorder implements BeforeApplicationShutdown {
     return (subject.trailMode ?? DEFAULT_TRAIL_MODE) !== 'OFF';
   }
 
+  /** Whether it keeps content too (FULL): a step's `content` is only ever called for such an org. */
+  keepsContent(subject: TrailSubject): boolean {
+    return (subject.trailMode ?? DEFAULT_TRAIL_MODE) === 'FULL';
+  }
+
   record(subject: TrailSubject, step: TrailStep, now = Date.now()): void {
     const mode = subject.trailMode ?? DEFAULT_TRAIL_MODE;
     if (mode === 'OFF') return;
-    // Built once and serialised as it is (no rest copy of the step, no payload copy of the event): a
-    // step is recorded on every call, so what it allocates is paid on every call.
-    const json = trailStepJson({
+    // Built once, in its payload form, and serialised as it is (no rest copy of the step, no payload
+    // copy of the event, no Date): a step is recorded on every call, so what it allocates is paid on
+    // every call.
+    const json = trailPayloadJson({
       id: trailId(now),
       orgId: subject.orgId,
       teamId: subject.teamId,
@@ -81,7 +87,7 @@ export class TrailRecorder implements BeforeApplicationShutdown {
       costMicros: step.costMicros,
       detail: step.detail,
       content: mode === 'FULL' && step.content ? (scrubSecrets(step.content()) as Record<string, unknown>) : null,
-      occurredAt: new Date(now),
+      occurredAt: new Date(now).toISOString(),
     });
     const shard = shardOf(subject.orgId);
     const list = this.waiting.get(shard);

@@ -138,24 +138,11 @@ export class AgentTrail {
       callId: meta?.callId ?? null,
       costMicros: kind === 'SCRIPT' ? scriptCost(result) : (meta?.costMicros ?? null),
       detail: detailOf(kind, args, answer, error),
-      content: () => ({
-        ...(kind === 'SCRIPT' ? { code: args?.code } : { arguments: callArgs ?? {} }),
-        answer: answer ?? textOf(result),
-        // Each inner call of a script with its arguments and what the tool returned.
-        ...(scriptCalls
-          ? {
-              calls: scriptCalls
-                .filter((c) => c !== undefined)
-                .map((c) => ({
-                  tool: c.tool,
-                  line: c.line ?? null,
-                  arguments: c.args,
-                  ...(c.result.isError ? { isError: true } : {}),
-                  returned: c.result.structuredContent ?? c.result.content,
-                })),
-            }
-          : {}),
-      }),
+      // Made only for an org that keeps content: every governed call records a step, and a closure
+      // here would make this function allocate a context for its variables on every call.
+      content: this.recorder.keepsContent(principal)
+        ? answerContent(kind, args, callArgs, answer, result, scriptCalls)
+        : undefined,
     });
   }
 
@@ -228,6 +215,35 @@ export class AgentTrail {
   }
 }
 
+/** What a FULL trail keeps of a `tools/call`: the arguments (a script's code), the answer, a script's inner calls. */
+function answerContent(
+  kind: TrailKind,
+  args: Args,
+  callArgs: Args,
+  answer: Record<string, unknown> | undefined,
+  result: CallToolResult,
+  scriptCalls: ScriptCallSeen[] | undefined,
+): () => Record<string, unknown> {
+  return () => ({
+    ...(kind === 'SCRIPT' ? { code: args?.code } : { arguments: callArgs ?? {} }),
+    answer: answer ?? textOf(result),
+    // Each inner call of a script with its arguments and what the tool returned.
+    ...(scriptCalls
+      ? {
+          calls: scriptCalls
+            .filter((c) => c !== undefined)
+            .map((c) => ({
+              tool: c.tool,
+              line: c.line ?? null,
+              arguments: c.args,
+              ...(c.result.isError ? { isError: true } : {}),
+              returned: c.result.structuredContent ?? c.result.content,
+            })),
+        }
+      : {}),
+  });
+}
+
 function textOf(result: CallToolResult): string {
   const first = result.content?.[0];
   return result.content?.length === 1 && first?.type === 'text' ? first.text : '';
@@ -264,10 +280,6 @@ function detailOf(
   error: ToolErrorBody | undefined,
 ): Record<string, unknown> {
   const a = args ?? {};
-  const page = {
-    ...(answer?.hasMore ? { hasMore: true } : {}),
-    ...(typeof a.cursor === 'string' ? { cursor: a.cursor } : {}),
-  };
   switch (kind) {
     case 'SEARCH':
       return {
@@ -276,7 +288,7 @@ function detailOf(
         ...(typeof a.category === 'string' ? { category: a.category } : {}),
         ...(typeof a.server === 'string' ? { server: a.server } : {}),
         names: names(answer?.tools),
-        ...page,
+        ...pageOf(a, answer),
       };
     case 'SCHEMAS':
       return {
@@ -284,15 +296,15 @@ function detailOf(
         names: names(answer?.tools),
         ...(answer?.unknown ? { unknown: names(answer.unknown) } : {}),
         ...(answer?.tooLarge ? { tooLarge: names(answer.tooLarge) } : {}),
-        ...page,
+        ...pageOf(a, answer),
       };
     case 'CATEGORIES':
-      return { names: names(answer?.categories), ...page };
+      return { names: names(answer?.categories), ...pageOf(a, answer) };
     case 'FILES_LIST':
       return {
         path: typeof a.path === 'string' ? a.path : '',
         paths: [...names(answer?.dirs, 'path'), ...names(answer?.files, 'path')],
-        ...page,
+        ...pageOf(a, answer),
       };
     case 'FILES_READ':
     case 'DOCS_READ': {
@@ -303,7 +315,7 @@ function detailOf(
         // The tools read: docs name them, a stub's path is servers/<server>/<tool>.d.ts.
         names: [...names(answer?.tools), ...paths.map(stubToolName).filter((n): n is string => n !== null)],
         ...(answer?.unknown ? { unknown: names(answer.unknown) } : {}),
-        ...page,
+        ...pageOf(a, answer),
       };
     }
     case 'SCRIPT': {
@@ -327,6 +339,14 @@ function detailOf(
     default:
       return error?.hint && typeof error.message === 'string' ? { message: error.message.slice(0, 300) } : {};
   }
+}
+
+/** Where a paged discovery answer stands (more to come, the cursor it was asked with): only those answers page. */
+function pageOf(a: Record<string, unknown>, answer: Record<string, unknown> | undefined): Record<string, unknown> {
+  return {
+    ...(answer?.hasMore ? { hasMore: true } : {}),
+    ...(typeof a.cursor === 'string' ? { cursor: a.cursor } : {}),
+  };
 }
 
 /** `servers/github/create_issue.d.ts` -> `github__create_issue` (the stub tree's layout, CodeModeFiles). */
