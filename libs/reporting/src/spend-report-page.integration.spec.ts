@@ -5,7 +5,7 @@ import { createTestEnv, TestEnv } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReportDimension } from './spend-report';
 import { pageSpendReport, ReportSort } from './spend-report-page';
-import { SpendReportService } from './spend-report.service';
+import { MAX_REPORT_ROWS, SpendReportService } from './spend-report.service';
 
 const DAY = '2028-04-10';
 const UPSTREAMS = ['00000000-0000-4000-8000-000000000011', '00000000-0000-4000-8000-000000000012'];
@@ -146,11 +146,34 @@ describe('a spend report page cut in Postgres', () => {
     expect(await reports.spendReportPage(orgId, DAY, DAY, [], { ...page, sort: null })).toBeNull();
   });
 
-  // Last: it moves the org to another zone, whose rollups are not built, so reports read the ledger.
+  // The org moves to another zone, whose rollups are not built, so reports read the ledger; and back.
   it('should page a report read from the ledger itself the same way', async () => {
     await prisma.organization.update({ where: { id: orgId }, data: { timeZone: 'Asia/Tokyo' } });
-    expect((await reports.spendReport(orgId, DAY, DAY, ['tool'])).timeZone).toBe('Asia/Tokyo');
-    await expectPagesAsNode(['key', 'tool'], null, 4);
-    await expectPagesAsNode(['team', 'user'], { column: 'costMicros', direction: 'desc' }, 2);
+    try {
+      expect((await reports.spendReport(orgId, DAY, DAY, ['tool'])).timeZone).toBe('Asia/Tokyo');
+      await expectPagesAsNode(['key', 'tool'], null, 4);
+      await expectPagesAsNode(['team', 'user'], { column: 'costMicros', direction: 'desc' }, 2);
+    } finally {
+      await prisma.organization.update({ where: { id: orgId }, data: { timeZone: 'UTC' } });
+    }
+  });
+
+  it('should answer a page of a report of more than MAX_REPORT_ROWS rows, which the whole report refuses', async () => {
+    const big = (await prisma.organization.create({ data: { name: 'big', slug: `big-${randomUUID()}` } })).id;
+    const rows = MAX_REPORT_ROWS + 1;
+    // One call of each of MAX_REPORT_ROWS + 1 tools, in one statement as the worker writes a batch.
+    await prisma.$executeRaw`
+      INSERT INTO "UsageEvent" ("id", "orgId", "teamId", "userId", "keyId", "upstreamId", "toolName", "outcome",
+                                "costMicros", "outputTokens", "latencyMs", "occurredAt")
+      SELECT gen_random_uuid()::text, ${big}::uuid, ${randomUUID()}::uuid, ${randomUUID()}::uuid, ${randomUUID()}::uuid,
+             ${UPSTREAMS[0]}::uuid, 'tool_' || lpad(g::text, 6, '0'), 'OK', 3, 1, 1, ${new Date(`${DAY}T12:00:00Z`)}
+      FROM generate_series(1, ${rows}::int) g`;
+    await expect(reports.spendReport(big, DAY, DAY, ['tool'])).rejects.toMatchObject({ code: 'REPORT_TOO_LARGE' });
+    const second = await reports.spendReportPage(big, DAY, DAY, ['tool'], { offset: 50, limit: 50, sort: null });
+    expect(second!.page).toMatchObject({ offset: 50, limit: 50, totalRows: rows, totalLines: rows });
+    expect(second!.page.rows.map((r) => r.toolName)).toEqual(
+      Array.from({ length: 50 }, (_, i) => `tool_${String(51 + i).padStart(6, '0')}`),
+    );
+    expect(second!.report.totals).toMatchObject({ calls: BigInt(rows), costMicros: BigInt(3 * rows) });
   });
 });
