@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseOutboxEntry } from './outbox-entry';
-import { TrailEvent, parseTrailEntry, trailEntryFields, trailPayloadJson, trailStepJson } from './trail-event';
+import { TrailEvent, parseTrailEntry, trailEntryFields, trailStepJson } from './trail-event';
 
 const STEP: TrailEvent = {
   id: '00001764140000000-000001-abcdef12',
@@ -43,7 +43,7 @@ describe('trail outbox entries', () => {
   });
 
   it('should write a step an edge makes in its payload form as the same JSON as the step', () => {
-    expect(trailPayloadJson({ ...STEP, occurredAt: STEP.occurredAt.toISOString() })).toBe(trailStepJson(STEP));
+    expect(trailStepJson({ ...STEP, occurredAt: STEP.occurredAt.toISOString() })).toBe(trailStepJson(STEP));
   });
 
   it('should drop NUL characters, which Postgres jsonb cannot hold', () => {

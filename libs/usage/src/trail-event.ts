@@ -84,17 +84,12 @@ const TRAIL_EVENT_PAYLOAD_SCHEMA = z.object({
   occurredAt: z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO date-time'),
 }) satisfies z.ZodType<TrailEventPayload>;
 
-/** One step as JSON, as it goes in a trail entry, in the form Postgres jsonb takes (see jsonbText). */
-export function trailStepJson(event: TrailEvent): string {
-  // A Date serialises as its ISO string (Date#toJSON): the payload's form, without copying the step.
-  return jsonbText(event);
-}
-
 /**
- * The same JSON for a step made in its payload form, its time already an ISO string: what an edge
- * records on every call (TrailRecorder), without a Date for JSON.stringify to call toJSON on.
+ * One step as JSON, as it goes in a trail entry, in the form Postgres jsonb takes (see jsonbText). A
+ * step's time as a Date serialises as its ISO string (Date#toJSON), so a step and its payload form
+ * give the same JSON; an edge builds the payload form (TrailRecorder), with no Date to convert.
  */
-export function trailPayloadJson(step: TrailEventPayload): string {
+export function trailStepJson(step: TrailEvent | TrailEventPayload): string {
   return jsonbText(step);
 }
 

@@ -3,7 +3,7 @@ import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { usageOutboxKeys } from './outbox-streams';
 import { RedisService, shardOf } from '@tollgate/redis';
 import { scrubSecrets, TrailMode } from '@tollgate/kernel';
-import { DEFAULT_TRAIL_MODE, TrailEvent, trailEntryOfJson, trailPayloadJson } from './trail-event';
+import { DEFAULT_TRAIL_MODE, TrailEvent, trailEntryOfJson, trailStepJson } from './trail-event';
 
 /** Who took a step: the caller's identity and its organisation's trail setting. */
 export interface TrailSubject {
@@ -70,7 +70,7 @@ export class TrailRecorder implements BeforeApplicationShutdown {
     // Built once, in its payload form, and serialised as it is (no rest copy of the step, no payload
     // copy of the event, no Date): a step is recorded on every call, so what it allocates is paid on
     // every call.
-    const json = trailPayloadJson({
+    const json = trailStepJson({
       id: trailId(now),
       orgId: subject.orgId,
       teamId: subject.teamId,
