@@ -263,7 +263,7 @@ function spendRow(r: RawRow, dimensionColumns: readonly string[]): SpendRow {
  * Whether spendReportPage numbers a page in Postgres: with a breakdown, not by day (the chart's series
  * need every row), unsorted or sorted on a figure (names sort in the console's collation, in Node).
  */
-export function pagedInSql(groupBy: readonly ReportDimension[], sort: ReportSort | null): boolean {
+function pagedInSql(groupBy: readonly ReportDimension[], sort: ReportSort | null): boolean {
   const onFigure = sort === null || (REPORT_METRICS as readonly string[]).includes(sort.column);
   return groupBy.length > 0 && !groupBy.includes('day') && onFigure;
 }
@@ -496,13 +496,12 @@ export class SpendReportService {
   ): Promise<{ report: SpendReport; page: ReportPage } | null> {
     const { offset, limit, sort } = opts;
     if (!pagedInSql(groupBy, sort)) return null;
-    const metric = sort && (REPORT_METRICS as readonly string[]).includes(sort.column) ? sort : null;
     const plan = await this.reportPlan(orgId, from, to, groupBy, { filters: opts.filters, scope: opts.scope });
-    const dir = metric?.direction === 'desc' ? 'DESC' : 'ASC';
-    // The report's order, or the sort's (stable: ties keep the report's order).
-    const rowOrder = `${metric ? `a."${metric.column}" ${dir}, ` : ''}${plan.dimensionOrder('a')}`;
+    const dir = sort?.direction === 'desc' ? 'DESC' : 'ASC';
+    // The report's order, or the sort's on a figure (stable: ties keep the report's order).
+    const rowOrder = `${sort ? `a."${sort.column}" ${dir}, ` : ''}${plan.dimensionOrder('a')}`;
     // Groups where their first row is, or by their subtotal on the sorted figure (ties: the same).
-    const groupOrder = `${metric ? `gr."group${capitalise(metric.column)}" ${dir}, ` : ''}gr."groupFirst"`;
+    const groupOrder = `${sort ? `gr."group${capitalise(sort.column)}" ${dir}, ` : ''}gr."groupFirst"`;
     const subtotals = groupBy.length >= 2;
     const first = groupBy[0];
     // Lines group by the first breakdown's label (pageSpendReport's groups: names, not ids).

@@ -17,7 +17,6 @@ import {
   FinanceJobs,
   SpendReportService,
   pageSpendReport,
-  pagedInSql,
   parseFilterList,
   parseGroupBy,
   parseReportSort,
@@ -96,30 +95,21 @@ export class ReportsController {
       );
     // The CSV and the pages are of every row; the JSON answer holds the costliest `top`.
     const top = csv || query.limit !== undefined ? undefined : (query.top ?? DEFAULT_REPORT_TOP);
-    // A page numbered and cut in Postgres where it can be (spendReportPage), else from every row here.
-    if (query.limit !== undefined && !csv && pagedInSql(groupBy, sort)) {
-      const page = { offset: query.offset ?? 0, limit: query.limit, sort };
-      const [paged, pageOrg] = await Promise.all([
-        this.spend.spendReportPage(orgId, query.from, query.to, groupBy, { filters, scope, ...page }),
-        this.identity.getOrganization(orgId),
-      ]);
-      if (paged) return toPagedSpendReportView(paged.report, pageOrg.currency, { page: paged.page, perDay: null });
-    }
-    const [report, org] = await Promise.all([
-      this.spend.spendReport(orgId, query.from, query.to, groupBy, { filters, scope, top }),
+    // A page is numbered and cut in Postgres where it can be (spendReportPage answers null where it
+    // needs every row: then it is cut here from the whole report).
+    const page = query.limit !== undefined && !csv ? { offset: query.offset ?? 0, limit: query.limit, sort } : null;
+    const [paged, org] = await Promise.all([
+      page && this.spend.spendReportPage(orgId, query.from, query.to, groupBy, { filters, scope, ...page }),
       this.identity.getOrganization(orgId),
     ]);
+    if (paged) return toPagedSpendReportView(paged.report, org.currency, { page: paged.page, perDay: null });
+    const report = await this.spend.spendReport(orgId, query.from, query.to, groupBy, { filters, scope, top });
     if (csv) {
       res.setHeader('Content-Type', 'text/csv; charset=utf-8');
       res.setHeader('Content-Disposition', `attachment; filename="spend-${report.from}-${report.to}.csv"`);
       return spendReportCsv(report);
     }
-    if (query.limit !== undefined)
-      return toPagedSpendReportView(
-        report,
-        org.currency,
-        pageSpendReport(report, { offset: query.offset ?? 0, limit: query.limit, sort }),
-      );
+    if (page) return toPagedSpendReportView(report, org.currency, pageSpendReport(report, page));
     if (!sort) return toSpendReportView(report, org.currency, top ?? null);
     const rows = reportLines(report.rows, [], sort).flatMap((l) => (l.kind === 'row' ? [l.row] : []));
     return toSpendReportView({ ...report, rows }, org.currency, top ?? null);
