@@ -1,3 +1,4 @@
+import { isUuid } from '@tollgate/kernel';
 import { ReportingException, ReportingExceptionCode } from './reporting.exception';
 import { REPORT_DIMENSIONS, ReportDimension } from './row-label';
 
@@ -41,7 +42,6 @@ export const MAX_FILTER_VALUES = 100;
 const MAX_TOOL_NAME = 200;
 // Postgres text cannot hold NUL, and no tool name holds a control character.
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function noFilters(): SpendFilters {
   return { teamId: [], userId: [], keyId: [], upstreamId: [], tool: [], tag: null };
@@ -61,7 +61,7 @@ export function parseFilterList(value: string | undefined, field: IdFilter | 'to
     const valid =
       field === 'tool'
         ? item.length > 0 && item.length <= MAX_TOOL_NAME && !CONTROL_CHARACTER.test(item)
-        : UUID.test(item);
+        : isUuid(item);
     if (!valid) {
       const shown = item.length > 40 ? `${item.slice(0, 40)}...` : item;
       throw new ReportingException(
