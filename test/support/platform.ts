@@ -75,15 +75,51 @@ export async function startPlatform(
 }
 
 /**
- * Closes an app, saying on stderr which one is still closing after 30 s: a close that hangs (seen
- * once on cluster Redis, 2026-11-27) then names its app in the failed run's output instead of
- * only a hook timeout. It still waits: the hang stays a failure.
+ * Closes an app, saying on stderr which one is still closing after 30 s and which of its
+ * providers' shutdown hooks have not returned: a close that hangs (seen on cluster Redis,
+ * 2026-11-27) then names its app and hook in the failed run's output instead of only a hook
+ * timeout. It still waits: the hang stays a failure.
  */
-async function closeNamed(name: string, app: { close(): Promise<void> }): Promise<void> {
-  const slow = setTimeout(() => console.error(`platform close: the ${name} is still closing after 30 s`), 30_000);
+async function closeNamed(name: string, app: INestApplication): Promise<void> {
+  const pending = trackShutdownHooks(app);
+  const slow = setTimeout(
+    () =>
+      console.error(
+        `platform close: the ${name} is still closing after 30 s; waiting on ${[...pending].join(', ') || 'no hook (the server?)'}`,
+      ),
+    30_000,
+  );
   try {
     await app.close();
   } finally {
     clearTimeout(slow);
   }
+}
+
+const SHUTDOWN_HOOKS = ['onModuleDestroy', 'beforeApplicationShutdown', 'onApplicationShutdown'] as const;
+
+/** Wraps every provider's shutdown hooks on this instance, keeping the names of those running. */
+function trackShutdownHooks(app: INestApplication): Set<string> {
+  const pending = new Set<string>();
+  const modules: Map<string, { providers: Map<unknown, { instance: unknown }> }> = (app as any).container.getModules();
+  for (const module of modules.values()) {
+    for (const wrapper of module.providers.values()) {
+      const instance = wrapper.instance as Record<string, unknown> | null;
+      if (!instance || typeof instance !== 'object') continue;
+      for (const hook of SHUTDOWN_HOOKS) {
+        const original = instance[hook];
+        if (typeof original !== 'function') continue;
+        const label = `${instance.constructor?.name ?? '?'}.${hook}`;
+        instance[hook] = async (...args: unknown[]) => {
+          pending.add(label);
+          try {
+            return await original.apply(instance, args);
+          } finally {
+            pending.delete(label);
+          }
+        };
+      }
+    }
+  }
+  return pending;
 }

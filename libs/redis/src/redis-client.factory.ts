@@ -1,6 +1,7 @@
 import type { RedisConfig, RedisTopology } from '@tollgate/config';
 import type { ConnectionOptions } from 'bullmq';
 import { Cluster, ClusterOptions, Redis, RedisOptions } from 'ioredis';
+import { EndingCluster } from './ending-cluster';
 
 /** What every Redis client of a process is: one server (standalone or Sentinel's primary) or a cluster. */
 export type RedisClient = Redis | Cluster;
@@ -86,7 +87,7 @@ export function createRedisClient(config: RedisConfig, options: RedisClientOptio
         retryDelayOnClusterDown: 100,
         slotsRefreshTimeout: 2000,
       };
-      return new Cluster(topology.nodes, clusterOptions);
+      return new EndingCluster(topology.nodes, clusterOptions);
     }
   }
 }
