@@ -1,10 +1,23 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, propagation, trace } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, propagation, trace, type Context } from '@opentelemetry/api';
 import { LogContext, runWithLogContext } from './log-context';
 import { sampledOutContext } from './sampled-out-context';
 import { telemetryRunning } from './telemetry';
 
 const tracer = trace.getTracer('tollgate-http');
+const SERVER_SPAN = { kind: SpanKind.SERVER };
+
+/**
+ * The trace context the request's headers carry, or the root context when they hold none of the
+ * propagators' fields (most agents send none): extracting from those finds nothing, after each
+ * propagator's look-ups and a context made for nothing, on every unsampled request.
+ */
+function parentOf(headers: IncomingMessage['headers']): Context {
+  for (const field of propagation.fields()) {
+    if (headers[field] !== undefined) return propagation.extract(ROOT_CONTEXT, headers);
+  }
+  return ROOT_CONTEXT;
+}
 
 /**
  * Runs `fn` (the request's handling) with the request's log context `log` and in the request's HTTP
@@ -24,12 +37,12 @@ export function inHttpServerSpan(
   fn: () => void,
 ): void {
   if (!telemetryRunning()) return runWithLogContext(log, fn);
-  const parent = propagation.extract(ROOT_CONTEXT, req.headers);
+  const parent = parentOf(req.headers);
   const method = req.method ?? 'GET';
   // Named `{method} {route}`, or the method alone when the route is not known (the conventions' rule).
   // Attributes once sampled: the samplers OTEL_TRACES_SAMPLER can name decide on the trace id and
   // parent alone, and a sampled-out request should not pay for the SDK's copy of them.
-  const span = tracer.startSpan(route ? `${method} ${route}` : method, { kind: SpanKind.SERVER }, parent);
+  const span = tracer.startSpan(route ? `${method} ${route}` : method, SERVER_SPAN, parent);
   if (!span.isRecording()) return runWithLogContext(log, fn, sampledOutContext(parent, span));
   span.setAttribute('http.request.method', method);
   if (route) span.setAttribute('http.route', route);

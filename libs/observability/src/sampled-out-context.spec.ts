@@ -1,5 +1,10 @@
-import { ROOT_CONTEXT, context, propagation, trace } from '@opentelemetry/api';
-import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
+import { ROOT_CONTEXT, context, createContextKey, propagation, trace } from '@opentelemetry/api';
+import {
+  CompositePropagator,
+  W3CBaggagePropagator,
+  W3CTraceContextPropagator,
+  isTracingSuppressed,
+} from '@opentelemetry/core';
 import {
   InMemorySpanExporter,
   ParentBasedSampler,
@@ -52,6 +57,18 @@ describe('sampledOutContext', () => {
     const sampled = propagation.extract(ROOT_CONTEXT, { traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01` });
     tracer.startSpan('POST /mcp', {}, sampled).end();
     expect(exporter.getFinishedSpans().map((s) => s.name)).toEqual(['POST /mcp']);
+  });
+
+  it('should keep tracing suppressed and the dropped trace in a context derived from a sampled-out one', () => {
+    const dropped = tracer.startSpan('POST /mcp', {}, ROOT_CONTEXT);
+    const key = createContextKey('derived');
+    const derived = sampledOutContext(ROOT_CONTEXT, dropped).setValue(key, 'x');
+
+    expect(derived.getValue(key)).toBe('x');
+    expect(isTracingSuppressed(derived)).toBe(true);
+    expect(trace.getSpan(derived)).toBeUndefined();
+    expect(trace.getSpan(sampledOutTrace(derived)!)).toBe(dropped);
+    expect(sampledOutTrace(derived.deleteValue(key))).toBe(sampledOutTrace(derived));
   });
 
   it('should be no sampled-out trace outside a sampled-out request', () => {

@@ -166,7 +166,11 @@ function otlpMetricExporter(env: NodeJS.ProcessEnv): import('@opentelemetry/sdk-
 function carriesTraceContext(request: { headers: string | (string | string[])[] }): boolean {
   const { headers } = request;
   if (typeof headers === 'string') return /(^|\r\n)traceparent:/i.test(headers);
-  for (let i = 0; i < headers.length; i += 2) if (String(headers[i]).toLowerCase() === 'traceparent') return true;
+  // The name's length first: a lowercased copy of every header name was an allocation each.
+  for (let i = 0; i < headers.length; i += 2) {
+    const name = headers[i];
+    if (name.length === 11 && String(name).toLowerCase() === 'traceparent') return true;
+  }
   return false;
 }
 
