@@ -142,8 +142,7 @@ describe('console budgets, upstreams and tools, prices in a real browser', () =>
   });
 
   it('should show budgets with utilisation and refuse a stale edit with a clear 412, then save a fresh one', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await signInWithToken(context, p.adminUrl, tokens.admin);
+    const page = await p.openConsole(tokens.admin);
     await page.getByRole('link', { name: 'Budgets' }).click();
     await page.getByTestId('budgets-table').waitFor();
     expect(await page.getByTestId('budget-line').count()).toBe(2);
@@ -228,19 +227,15 @@ describe('console budgets, upstreams and tools, prices in a real browser', () =>
         .filter({ hasNotText: 'Team research' })
         .textContent(),
     ).toContain('Hard: refuses calls');
-    await context.close();
 
     // At phone width the budgets page stays usable and accessible.
-    const phone = await browser.newContext({ viewport: { width: 390, height: 844 } });
-    const small = await signInWithToken(phone, p.adminUrl, tokens.admin, '/console/budgets');
+    const small = await p.openConsole(tokens.admin, '/console/budgets', { width: 390, height: 844 });
     await small.getByTestId('budgets-table').waitFor();
     await expectAccessible(small, 'budgets at 390 px');
-    await phone.close();
   });
 
   it('should list upstreams and priced tools, approve a change from the side-by-side diff, and show a stale bulk item', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await signInWithToken(context, p.adminUrl, tokens.admin);
+    const page = await p.openConsole(tokens.admin);
     await page.getByRole('link', { name: 'Upstreams and tools' }).click();
     await page.getByTestId('upstreams-table').waitFor();
     expect(await page.getByTestId('upstream-row').textContent()).toContain('Enabled');
@@ -286,12 +281,10 @@ describe('console budgets, upstreams and tools, prices in a real browser', () =>
     await outcome.getByText('0 approved, 1 stale').waitFor();
     expect(await outcome.textContent()).toContain('dict__define');
     expect((await catalog()).find((t) => t.name === 'define')!.reviewStatus).toBe('PENDING');
-    await context.close();
   });
 
   it('should show the price history, add a rule and end one, and let finance change nothing', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await signInWithToken(context, p.adminUrl, tokens.admin);
+    const page = await p.openConsole(tokens.admin);
     await page.getByRole('link', { name: 'Prices' }).click();
     await page.getByTestId('prices-table').waitFor();
     await page.getByTestId('new-price').click();
@@ -337,7 +330,6 @@ describe('console budgets, upstreams and tools, prices in a real browser', () =>
     expect(history.find((r) => r.toolPattern === 'lookup')).toMatchObject({ state: 'IN_FORCE', effectiveUntil: null });
     await expectAccessible(page, 'prices');
     await saveScreenshot(page, 'prices.png', { fullPage: true });
-    await context.close();
 
     const fin = await browser.newContext();
     const finPage = await signInWithToken(fin, p.adminUrl, tokens.finance);

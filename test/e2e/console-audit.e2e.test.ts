@@ -72,8 +72,7 @@ describe('console audit log in a real browser', () => {
   });
 
   it('should page through every change with Load more, the oldest one last', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await signInWithToken(context, p.adminUrl, tokens.finance, '/console/audit');
+    const page = await p.openConsole(tokens.finance, '/console/audit');
     const rows = page.getByTestId('audit-row');
     await page.getByTestId('audit-table').waitFor();
     expect(await rows.count()).toBe(50);
@@ -83,7 +82,6 @@ describe('console audit log in a real browser', () => {
     expect(await rows.count()).toBe(total);
     expect(await rows.last().getAttribute('data-id')).toBe(oldEventId);
     expect(await page.getByTestId('audit-summary').textContent()).toContain(`${total} changes shown`);
-    await context.close();
   });
 
   it('should drop what an older Load more brings once the filters or the first page changed', async () => {
@@ -138,8 +136,7 @@ describe('console audit log in a real browser', () => {
   });
 
   it('should find an old change by category, person and the org’s calendar days, and show its details', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await signInWithToken(context, p.adminUrl, tokens.finance, '/console/audit');
+    const page = await p.openConsole(tokens.finance, '/console/audit');
     const rows = page.getByTestId('audit-row');
     await page.getByTestId('audit-table').waitFor();
 
@@ -180,12 +177,10 @@ describe('console audit log in a real browser', () => {
 
     await page.getByTestId('audit-clear').click();
     await eventually(() => rows.count()).toBe(50);
-    await context.close();
   });
 
   it('should read as a change log: targets by name, before and after in the org currency, presets, CSV and JSON export', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
-    const page = await signInWithToken(context, p.adminUrl, tokens.finance, '/console/audit');
+    const page = await p.openConsole(tokens.finance, '/console/audit');
     const rows = page.getByTestId('audit-row');
     await page.getByTestId('audit-table').waitFor();
     await page.getByTestId('audit-action').click();
@@ -239,14 +234,11 @@ describe('console audit log in a real browser', () => {
     expect(await page.getByTestId('audit-to').inputValue()).toBe(today);
     await eventually(() => page.locator(`[data-id="${oldEventId}"]`).count()).toBe(0);
     await expectAccessible(page, 'audit change log');
-    await context.close();
 
     // On a phone the log stays usable and accessible.
-    const phone = await browser.newContext({ viewport: { width: 390, height: 844 } });
-    const small = await signInWithToken(phone, p.adminUrl, tokens.finance, '/console/audit');
+    const small = await p.openConsole(tokens.finance, '/console/audit', { width: 390, height: 844 });
     await small.getByTestId('audit-table').waitFor();
     await expectAccessible(small, 'audit log at 390 px');
     await saveScreenshot(small, 'audit-log-phone.png');
-    await phone.close();
-  }, 150_000); // two exports and a second context: on a busy two-core machine it outlasts the default minute
+  }, 150_000); // two exports and a phone-width load: on a busy two-core machine it outlasts the default minute
 });

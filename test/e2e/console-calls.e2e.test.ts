@@ -12,9 +12,8 @@ import {
   watchRefusedCalls,
 } from '@tollgate/testing';
 import { randomUUID } from 'node:crypto';
-import { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, expectAccessible, signInWithToken, saveScreenshot } from '../support/console-browser';
+import { eventually, expectAccessible, saveScreenshot } from '../support/console-browser';
 import { ConsolePlatform, startConsolePlatform } from '../support/console-platform';
 
 const ECHO_PRICE = 250_000;
@@ -32,7 +31,6 @@ const OPS_CALLS = 3;
 describe('console refusals and the call log in a real browser', () => {
   let p: ConsolePlatform;
   let prisma: PrismaService;
-  let browser: Browser;
   let orgId: string;
   const ids = { team: '', ops: '', ada: '', bob: '', cy: '', keyAda: '', keyBob: '', keyCy: '', budget: '' };
   const tokens = { finance: '', bob: '' };
@@ -153,7 +151,6 @@ describe('console refusals and the call log in a real browser', () => {
     await watch.written(6);
     await watch.close();
     await waitForUsageEvents(p.env.redisUrl, p.env.redisPrefix, ok);
-    browser = await p.launchBrowser();
   });
 
   afterAll(async () => {
@@ -163,8 +160,7 @@ describe('console refusals and the call log in a real browser', () => {
   });
 
   it('should count refusals on the Overview, say which budget blocks now, and open them in the call log', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await signInWithToken(context, p.adminUrl, tokens.finance, '/console/');
+    const page = await p.openConsole(tokens.finance, '/console/');
     const panel = page.getByTestId('overview-refusals');
     await panel.getByTestId('overview-refused-total').waitFor();
     expect(await panel.getByTestId('overview-refused-total').textContent()).toBe('6');
@@ -199,12 +195,10 @@ describe('console refusals and the call log in a real browser', () => {
     const line = page.getByTestId('budget-line').filter({ hasText: 'ada-agent' });
     await line.getByTestId('budget-blocking').waitFor();
     expect(await line.getByTestId('budget-blocking').textContent()).toContain('3 calls refused');
-    await context.close();
   });
 
   it('should page through the whole log with Older and Newer, newest first, and filter by key and outcome', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await signInWithToken(context, p.adminUrl, tokens.finance, '/console/calls');
+    const page = await p.openConsole(tokens.finance, '/console/calls');
     const rows = page.getByTestId('call-row');
     const summary = page.getByTestId('calls-summary');
     const rowTexts = () => rows.evaluateAll((trs) => trs.map((tr) => tr.textContent ?? ''));
@@ -248,14 +242,12 @@ describe('console refusals and the call log in a real browser', () => {
     expect(page.url()).toContain(`keyId=${ids.keyBob}`);
     await expectAccessible(page, 'call log');
     await saveScreenshot(page, 'call-log.png', { fullPage: true });
-    await context.close();
   });
 
   it('should filter the log by team, from a link and from the Team list', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     // A link naming a team (as a bookmark or a shared view would): only that team's calls, and the
     // filter shows it by name.
-    const page = await signInWithToken(context, p.adminUrl, tokens.finance, `/console/calls?teamId=${ids.ops}`);
+    const page = await p.openConsole(tokens.finance, `/console/calls?teamId=${ids.ops}`);
     const rows = page.getByTestId('call-row');
     await page.getByTestId('calls-table').waitFor();
     await eventually(() => rows.count()).toBe(OPS_CALLS);
@@ -272,12 +264,10 @@ describe('console refusals and the call log in a real browser', () => {
     for (const text of await rows.evaluateAll((trs) => trs.map((tr) => tr.textContent ?? '')))
       expect(text).not.toContain('cy-agent');
     await expectAccessible(page, 'call log filtered by team');
-    await context.close();
   });
 
   it('should show a member only their own calls, on a phone', async () => {
-    const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
-    const page = await signInWithToken(context, p.adminUrl, tokens.bob, '/console/calls');
+    const page = await p.openConsole(tokens.bob, '/console/calls', { width: 390, height: 844 });
     const rows = page.getByTestId('call-row');
     await page.getByTestId('calls-table').waitFor();
     await eventually(() => rows.count()).toBe(3);
@@ -286,6 +276,5 @@ describe('console refusals and the call log in a real browser', () => {
     expect(await page.getByTestId('calls-user').count()).toBe(0);
     expect(await page.getByTestId('calls-team').count()).toBe(0);
     await expectAccessible(page, 'call log at 390 px');
-    await context.close();
   });
 });

@@ -119,8 +119,7 @@ describe('console defects, in a real browser', () => {
   });
 
   it('should save a typed tool pattern as typed (no `*` in front), preview what it matches, and ask for an empty one', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await signInWithToken(context, p.adminUrl, tokens.admin, '/console/prices');
+    const page = await p.openConsole(tokens.admin, '/console/prices');
     await page.getByTestId('new-price').click();
     await page.getByTestId('price-per-call').fill('0.01');
     await page.getByTestId('price-submit').click();
@@ -133,12 +132,10 @@ describe('console defects, in a real browser', () => {
     await page.getByTestId('price-row').filter({ hasText: 'lookup' }).waitFor();
     const history = (await p.admin('GET', `/v1/orgs/${orgId}/prices/history`)).body as { toolPattern: string }[];
     expect(history.map((r) => r.toolPattern).sort()).toEqual(['lookup', 'translate']);
-    await context.close();
   });
 
   it('should name a key budget in the alerts by its key, and show enums as words', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await signInWithToken(context, p.adminUrl, tokens.admin, '/console/alerts');
+    const page = await p.openConsole(tokens.admin, '/console/alerts');
     const row = page.getByTestId('alert-row');
     await row.waitFor();
     expect(await row.textContent()).toContain(`Key rita-agent (${ids.keyPrefix}) · monthly · hard`);
@@ -152,23 +149,19 @@ describe('console defects, in a real browser', () => {
     await page.getByTestId('upstreams-table').waitFor();
     expect(await page.getByTestId('upstream-row').textContent()).toContain('Streamable HTTP');
     expect(await page.locator('main').textContent()).not.toMatch(/STREAMABLE_HTTP|STATIC_SECRET|\bSTANDARD\b/);
-    await context.close();
   });
 
   it('should show in "as agents see it" the approved description, not the one waiting for review', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await signInWithToken(context, p.adminUrl, tokens.admin, '/console/upstreams');
+    const page = await p.openConsole(tokens.admin, '/console/upstreams');
     const lookup = page.getByTestId('tool-row').filter({ hasText: 'dict__lookup' });
     await lookup.waitFor();
     expect(await lookup.getByTestId('tool-description').textContent()).toBe('Looks up a word in the dictionary.');
     expect(await lookup.textContent()).not.toContain('any language');
     expect(await lookup.getByTestId('tool-pending-note').textContent()).toContain('agents still get the approved one');
-    await context.close();
   });
 
   it('should give focus back to the opener after a dialog, have one nav and one main landmark, and a skip link', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await signInWithToken(context, p.adminUrl, tokens.admin, '/console/keys');
+    const page = await p.openConsole(tokens.admin, '/console/keys');
     await page.getByTestId('keys-table').waitFor();
     expect(await page.getByRole('navigation').count()).toBe(1);
     expect(await page.getByRole('main').count()).toBe(1);
@@ -192,12 +185,10 @@ describe('console defects, in a real browser', () => {
     expect(await focused(page)).toBe('a:Skip to content');
     await page.keyboard.press('Enter');
     await eventually(() => page.evaluate(`document.activeElement.id`)).toBe('main-content');
-    await context.close();
   });
 
   it('should set a key expiry as a day in the org’s zone, as everything else is shown', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await signInWithToken(context, p.adminUrl, tokens.admin, '/console/keys');
+    const page = await p.openConsole(tokens.admin, '/console/keys');
     await page.getByRole('button', { name: /^Settings of rita-agent/ }).click();
     await page.getByTestId('key-expiry').fill('2031-03-15');
     await page.getByTestId('key-settings-save').click();
@@ -209,7 +200,6 @@ describe('console defects, in a real browser', () => {
     await eventually(() => row.getByTestId('key-expires').textContent()).toMatch(/Mar 15, 2031, 12:00\s?AM/);
     await page.getByRole('button', { name: /^Settings of rita-agent/ }).click();
     expect(await page.getByTestId('key-expiry').inputValue()).toBe('2031-03-15');
-    await context.close();
   });
 
   it('should keep the overview when one report fails, with the error in that panel only', async () => {
@@ -235,13 +225,7 @@ describe('console defects, in a real browser', () => {
   });
 
   it('should explain an out-of-scope link without raw ids or a retry that cannot work, and offer the way back', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await signInWithToken(
-      context,
-      p.adminUrl,
-      tokens.teamAdmin,
-      `/console/explorer?teamId=${ids.research}`,
-    );
+    const page = await p.openConsole(tokens.teamAdmin, `/console/explorer?teamId=${ids.research}`);
     const error = page.getByTestId('error-state');
     await error.waitFor();
     const text = (await error.textContent()) ?? '';
@@ -251,7 +235,6 @@ describe('console defects, in a real browser', () => {
     await error.getByRole('button', { name: 'Show what you may see' }).click();
     await page.getByTestId('scope-note').getByText('Your team: ops').waitFor();
     expect(new URL(page.url()).search).toBe('');
-    await context.close();
   });
 
   it('should send no report while a day is being typed, open on the month to date, and take presets', async () => {
@@ -284,8 +267,7 @@ describe('console defects, in a real browser', () => {
   });
 
   it('should badge the tools waiting for review in the navigation, and say how fresh the overview is', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await signInWithToken(context, p.adminUrl, tokens.admin);
+    const page = await p.openConsole(tokens.admin);
     const badge = page.getByTestId('nav-badge-upstreams');
     await badge.waitFor();
     expect(await badge.textContent()).toBe('1 waiting for review');
@@ -298,7 +280,6 @@ describe('console defects, in a real browser', () => {
     await page.getByTestId('overview-updated').getByRole('button', { name: 'Refresh' }).click();
     await asked;
     await expectAccessible(page, 'overview with badges');
-    await context.close();
   });
 
   it('should have a favicon, on the console and at the origin', async () => {
@@ -307,10 +288,8 @@ describe('console defects, in a real browser', () => {
     expect(icon.headers.get('content-type')).toContain('image/svg+xml');
     const root = await fetch(`${p.adminUrl}/favicon.ico`, { redirect: 'manual' });
     expect(root.headers.get('location')).toBe('/console/favicon.svg');
-    const context = await browser.newContext();
-    const page = await signInWithToken(context, p.adminUrl, tokens.admin);
+    const page = await p.openConsole(tokens.admin);
     expect(await page.locator('link[rel=icon]').getAttribute('href')).toBe('/console/favicon.svg');
-    await context.close();
   });
 
   it('should fold the navigation away on a phone, open it from the header, and close it on navigating', async () => {

@@ -11,8 +11,8 @@ import {
 import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Browser, Page } from 'playwright-core';
-import { eventually, expectAccessible, signInWithToken, saveScreenshot } from '../support/console-browser';
+import { Page } from 'playwright-core';
+import { eventually, expectAccessible, saveScreenshot } from '../support/console-browser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureServer, startFixtureServer } from '../fixtures/http-fixture-server';
 import {
@@ -35,7 +35,6 @@ describe('console governance pages in a real browser: policies, audit log, alert
   let notes: ProtectedServer;
   let hooks: Server;
   let hookHits = 0;
-  let browser: Browser;
   let orgId: string;
   const agents: Client[] = [];
   const ids = { data: '', ada: '', grace: '', adaKey: '', notes: '' };
@@ -132,7 +131,6 @@ describe('console governance pages in a real browser: policies, audit log, alert
     await firstHit;
     // The receiver answered; the delivery job records it before the queue is idle.
     await waitForQueueIdle(p.env.redisUrl, p.env.redisPrefix, QueueName.AlertDelivery);
-    browser = await p.launchBrowser();
   });
 
   afterAll(async () => {
@@ -142,8 +140,7 @@ describe('console governance pages in a real browser: policies, audit log, alert
   });
 
   it('should simulate a key (a refused tool names its rule), dry-run a deny (the lost tool), then apply it with If-Match', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 1400 } });
-    const page = await signInWithToken(context, p.adminUrl, tokens.admin, '/console/policies');
+    const page = await p.openConsole(tokens.admin, '/console/policies', { width: 1280, height: 1400 });
     await page.getByTestId('policy-version').waitFor();
     expect(await page.getByTestId('policy-list-deny').textContent()).toContain('fx:fail');
 
@@ -196,31 +193,25 @@ describe('console governance pages in a real browser: policies, audit log, alert
       'fx:ping',
       'fx:slow',
     ]);
-    await context.close();
   });
 
   it('should let finance read policies but change nothing, and a member simulate only their own keys', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const fin = await signInWithToken(context, p.adminUrl, tokens.finance, '/console/policies');
+    const fin = await p.openConsole(tokens.finance, '/console/policies');
     await fin.getByTestId('policy-list-deny').waitFor();
     expect(await fin.getByLabel('Pattern to add to Denied tools').count()).toBe(0);
     expect(await fin.getByRole('link', { name: 'My connections' }).count()).toBe(0);
-    await context.close();
 
-    const memberContext = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const member = await signInWithToken(memberContext, p.adminUrl, tokens.member, '/console/policies');
+    const member = await p.openConsole(tokens.member, '/console/policies');
     await member.getByTestId('simulator-key').click();
     // The list opens on the click; read it once it has opened.
     await eventually(() => member.getByRole('option').allTextContents()).toEqual([
       expect.stringContaining('ada-agent'),
     ]);
     expect(await member.getByRole('link', { name: 'Audit log' }).count()).toBe(0);
-    await memberContext.close();
   });
 
   it('should list the audit log with the person and the token of each change, filtered by who and what', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
-    const page = await signInWithToken(context, p.adminUrl, tokens.finance, '/console/audit');
+    const page = await p.openConsole(tokens.finance, '/console/audit', { width: 1280, height: 1000 });
     await page.getByTestId('audit-table').waitFor();
     await page.getByTestId('audit-action').click();
     await page.getByRole('option', { name: 'policy.patched', exact: true }).click();
@@ -237,12 +228,10 @@ describe('console governance pages in a real browser: policies, audit log, alert
     await page.getByTestId('audit-to').fill(today);
     await rows.first().waitFor();
     await expectAccessible(page, 'audit log');
-    await context.close();
   });
 
   it('should show the fired alert with its webhook delivery, and its webhook', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await signInWithToken(context, p.adminUrl, tokens.finance, '/console/alerts');
+    const page = await p.openConsole(tokens.finance, '/console/alerts');
     const alert = page.getByTestId('alert-row');
     await alert.waitFor();
     expect(await alert.count()).toBe(1);
@@ -254,12 +243,11 @@ describe('console governance pages in a real browser: policies, audit log, alert
     expect(await page.getByTestId('add-webhook').count()).toBe(0); // finance changes nothing
     await expectAccessible(page, 'alerts');
     await saveScreenshot(page, 'alerts.png', { fullPage: true });
-    await context.close();
   });
 
   it('should let a member connect their own account at a per-user OAuth upstream, then disconnect it', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    const page = await signInWithToken(context, p.adminUrl, tokens.member, '/console/connections');
+    const page = await p.openConsole(tokens.member, '/console/connections', { width: 1280, height: 800 });
+    const context = page.context();
     const row = page.locator('[data-testid=connection-row][data-upstream=notes]');
     await row.waitFor();
     expect(await row.getByTestId('connection-status').textContent()).toBe('Not connected');
@@ -295,7 +283,6 @@ describe('console governance pages in a real browser: policies, audit log, alert
       .poll(() => row.getByTestId('connection-status').textContent(), { timeout: 15_000 })
       .toBe('Not connected');
     expect((await p.admin('GET', `/v1/orgs/${orgId}/users/${ids.ada}/connections`)).body).toEqual([]);
-    await context.close();
   }, 150_000); // long flows: on a busy two-core machine they outlast the default minute
 
   /** The error Mantine shows under an input (its `<id>-error` element, named by aria-describedby). */
@@ -318,8 +305,7 @@ describe('console governance pages in a real browser: policies, audit log, alert
     expect(
       (await p.admin('PATCH', `/v1/orgs/${orgId}/policies/ORG/${orgId}`, { allow: { add: ['web:*'] } })).status,
     ).toBe(200);
-    const context = await browser.newContext({ viewport: { width: 1400, height: 1100 } });
-    const page = await signInWithToken(context, p.adminUrl, tokens.admin, '/console/upstreams');
+    const page = await p.openConsole(tokens.admin, '/console/upstreams', { width: 1400, height: 1100 });
     await page.getByTestId('upstreams-table').waitFor();
     await page.getByTestId('register-upstream').click();
     await page.getByTestId('upstream-namespace').fill('web');
@@ -454,12 +440,10 @@ describe('console governance pages in a real browser: policies, audit log, alert
     await eventually(() => row.count()).toBe(0);
     const left = (await p.admin('GET', `/v1/orgs/${orgId}/upstreams`)).body as { namespace: string }[];
     expect(left.map((u) => u.namespace).sort()).toEqual(['fx', 'notes']);
-    await context.close();
   }, 150_000); // long flows: on a busy two-core machine they outlast the default minute
 
   it('should create a team budget (limit in exact micro-units), show its utilisation, refuse a duplicate, and delete it', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
-    const page = await signInWithToken(context, p.adminUrl, tokens.admin, '/console/budgets');
+    const page = await p.openConsole(tokens.admin, '/console/budgets', { width: 1280, height: 1000 });
     await page.getByTestId('budgets-table').waitFor();
     await page.getByTestId('new-budget').click();
     await page.getByTestId('new-budget-target').click();
@@ -510,12 +494,10 @@ describe('console governance pages in a real browser: policies, audit log, alert
     expect(
       ((await p.admin('GET', `/v1/orgs/${orgId}/budgets`)).body as { scope: string }[]).map((b) => b.scope),
     ).toEqual(['ORG']);
-    await context.close();
   }, 150_000); // long flows: on a busy two-core machine they outlast the default minute
 
   it('should show finance no write control on the budgets and upstreams pages', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await signInWithToken(context, p.adminUrl, tokens.finance, '/console/budgets');
+    const page = await p.openConsole(tokens.finance, '/console/budgets');
     await page.getByTestId('budgets-table').waitFor();
     expect(await page.getByTestId('new-budget').count()).toBe(0);
     expect(await page.getByRole('button', { name: /^(Edit|Delete) budget/ }).count()).toBe(0);
@@ -525,6 +507,5 @@ describe('console governance pages in a real browser: policies, audit log, alert
     expect(
       await page.getByRole('button', { name: /^(Edit|Disable|Enable|Delete|Sync now|Pause sync|Resume sync)/ }).count(),
     ).toBe(0);
-    await context.close();
   });
 });

@@ -133,8 +133,7 @@ describe('console agent trail in a real browser', () => {
   });
 
   it('should open a call’s session trail from its row in the call log', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await signInWithToken(context, p.adminUrl, tokens.admin, '/console/calls');
+    const page = await p.openConsole(tokens.admin, '/console/calls');
     await page.getByTestId('call-row').first().waitFor();
     // The direct call links to its session; the script's inner call is the script's step, not a session call.
     const links = page.getByTestId('call-row-trail');
@@ -152,14 +151,10 @@ describe('console agent trail in a real browser', () => {
       'SCHEMAS',
       'CALL',
     ]);
-    await context.close();
   });
 
   it('should show a script’s inner calls by line and the stubs it was written against', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await signInWithToken(
-      context,
-      p.adminUrl,
+    const page = await p.openConsole(
       tokens.admin,
       `/console/trail?sessionId=${encodeURIComponent(sessions.code)}&kind=SCRIPT`,
     );
@@ -168,15 +163,12 @@ describe('console agent trail in a real browser', () => {
     expect(await page.getByTestId('trail-read-before').textContent()).toBe(
       'written against servers/everything/get-sum.d.ts',
     );
-    await context.close();
   });
 
   it('should show a member of another user no step', async () => {
-    const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
-    const page = await signInWithToken(context, p.adminUrl, tokens.stranger, '/console/trail');
+    const page = await p.openConsole(tokens.stranger, '/console/trail', { width: 390, height: 844 });
     await page.getByTestId('empty-state').waitFor();
     expect(await page.getByTestId('trail-row').count()).toBe(0);
     await expectAccessible(page, 'agent trail at 390 px');
-    await context.close();
   });
 });

@@ -12,7 +12,6 @@ import {
   expectAccessible,
   expectNotInVerticalScrollBox,
   parseCsv,
-  signInWithToken,
   saveScreenshot,
 } from '../support/console-browser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -207,8 +206,7 @@ describe('console in a real browser', () => {
   });
 
   it('should show an overview whose spend, calls and errors equal the ledger for this month', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 1100 } });
-    const page = await signInWithToken(context, p.adminUrl, tokens.admin);
+    const page = await p.openConsole(tokens.admin, '/', { width: 1280, height: 1100 });
     const today = utcDay();
     const sums = await ledger(`${today.slice(0, 8)}01`, today);
     expect(sums).toMatchObject({ calls: 6, errors: 1, costMicros: BigInt(4 * PRICE + BIG_PRICE) });
@@ -237,12 +235,10 @@ describe('console in a real browser', () => {
     await page.locator('.recharts-bar-rectangle').first().waitFor();
     await expectAccessible(page, 'overview');
     await saveScreenshot(page, 'overview.png', { fullPage: true });
-    await context.close();
   });
 
   it('should explore spend with totals equal to the report API and the ledger, and download exactly the table as CSV', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 1000 }, acceptDownloads: true });
-    const page = await signInWithToken(context, p.adminUrl, tokens.finance);
+    const page = await p.openConsole(tokens.finance, '/', { width: 1280, height: 1000 });
     await page.getByRole('link', { name: 'Spend explorer' }).click();
     const from = `${utcDay().slice(0, 8)}01`; // the explorer opens on the month to date, as the overview
     const to = utcDay();
@@ -347,13 +343,11 @@ describe('console in a real browser', () => {
     await page.getByRole('link', { name: 'Keys' }).click();
     await page.getByTestId('keys-table').waitFor();
     expect(await page.getByTestId('issue-key').count()).toBe(0);
-    await context.close();
   });
 
   it('should issue a key whose secret is shown once and works at the edge, then revoke it', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: p.adminUrl });
-    const page = await signInWithToken(context, p.adminUrl, tokens.admin);
+    const page = await p.openConsole(tokens.admin);
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: p.adminUrl });
     await page.getByRole('link', { name: 'Keys' }).click();
     await page.getByTestId('keys-table').waitFor();
     expect(await page.getByTestId('key-row').count()).toBe(2);
@@ -427,12 +421,10 @@ describe('console in a real browser', () => {
       revokedAt: string | null;
     }[];
     expect(keys.find((k) => k.name === 'console-made')!.revokedAt).not.toBeNull();
-    await context.close();
   });
 
   it('should tag a key, set its limits and disclosure, then filter and group the explorer by that tag', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
-    const page = await signInWithToken(context, p.adminUrl, tokens.admin);
+    const page = await p.openConsole(tokens.admin, '/', { width: 1280, height: 1000 });
     await page.getByRole('link', { name: 'Keys' }).click();
     const row = page.getByTestId('key-row').filter({ hasText: 'ada-agent' });
     await row.getByRole('button', { name: 'Settings of ada-agent' }).click();
@@ -501,12 +493,10 @@ describe('console in a real browser', () => {
     await page.keyboard.press('Escape');
     await page.getByText('No calls match these filters in this range').waitFor();
     await expectAccessible(page, 'explorer filtered by tag');
-    await context.close();
   });
 
   it('should explore with the report API’s filters, totals equal to the ledger, and restore the view from its URL', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 1000 }, acceptDownloads: true });
-    const page = await signInWithToken(context, p.adminUrl, tokens.finance);
+    const page = await p.openConsole(tokens.finance, '/', { width: 1280, height: 1000 });
     await page.getByRole('link', { name: 'Spend explorer' }).click();
     const total = page.getByTestId('explorer-total-cost');
     await total.waitFor();
@@ -569,12 +559,10 @@ describe('console in a real browser', () => {
     await again.getByTestId('explorer-clear').first().click();
     await again.getByTestId('explorer-total-cost').waitFor();
     expect(new URL(again.url()).search).toBe('');
-    await context.close();
   }, 150_000); // filters, two navigations and a download: on a busy two-core machine it outlasts a minute
 
   it('should show a team admin only their team: overview and explorer totals equal the ledger for that team', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
-    const page = await signInWithToken(context, p.adminUrl, tokens.teamAdmin);
+    const page = await p.openConsole(tokens.teamAdmin, '/', { width: 1280, height: 1000 });
     const today = utcDay();
     const month = await ledger(`${today.slice(0, 8)}01`, today, { teamId: ids.web });
     expect(month.calls).toBe(2);
@@ -623,12 +611,10 @@ describe('console in a real browser', () => {
     const names = await page.getByTestId('key-row').locator('td:first-child').allTextContents();
     expect(names).toEqual(['bob-agent']);
     await expectAccessible(page, 'keys (team admin)');
-    await context.close();
   });
 
   it('should show a member only their own usage and keys', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
-    const page = await signInWithToken(context, p.adminUrl, tokens.member);
+    const page = await p.openConsole(tokens.member, '/', { width: 1280, height: 1000 });
     const today = utcDay();
     const month = await ledger(`${today.slice(0, 8)}01`, today, { userId: ids.ada });
     expect(month.calls).toBe(4);
@@ -660,6 +646,5 @@ describe('console in a real browser', () => {
     await page.getByTestId('keys-table').waitFor();
     const names = await page.getByTestId('key-row').locator('td:first-child').allTextContents();
     expect(names).toEqual(['ada-agent']);
-    await context.close();
   });
 });
