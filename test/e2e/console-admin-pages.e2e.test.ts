@@ -142,8 +142,7 @@ describe('console budgets, upstreams and tools, prices in a real browser', () =>
   });
 
   it('should show budgets with utilisation and refuse a stale edit with a clear 412, then save a fresh one', async () => {
-    const page = await p.openConsole(tokens.admin);
-    await page.getByRole('link', { name: 'Budgets' }).click();
+    const page = await p.openConsole(tokens.admin, '/console/budgets');
     await page.getByTestId('budgets-table').waitFor();
     expect(await page.getByTestId('budget-line').count()).toBe(2);
     expect(await page.getByTestId('budget-bar').count()).toBe(2);
@@ -235,8 +234,7 @@ describe('console budgets, upstreams and tools, prices in a real browser', () =>
   });
 
   it('should list upstreams and priced tools, approve a change from the side-by-side diff, and show a stale bulk item', async () => {
-    const page = await p.openConsole(tokens.admin);
-    await page.getByRole('link', { name: 'Upstreams and tools' }).click();
+    const page = await p.openConsole(tokens.admin, '/console/upstreams');
     await page.getByTestId('upstreams-table').waitFor();
     expect(await page.getByTestId('upstream-row').textContent()).toContain('Enabled');
     const lookupRow = page.getByTestId('tool-row').filter({ hasText: 'dict__lookup' });
@@ -284,8 +282,7 @@ describe('console budgets, upstreams and tools, prices in a real browser', () =>
   });
 
   it('should show the price history, add a rule and end one, and let finance change nothing', async () => {
-    const page = await p.openConsole(tokens.admin);
-    await page.getByRole('link', { name: 'Prices' }).click();
+    const page = await p.openConsole(tokens.admin, '/console/prices');
     await page.getByTestId('prices-table').waitFor();
     await page.getByTestId('new-price').click();
     await page.getByTestId('price-pattern').fill('lookup');

@@ -288,7 +288,7 @@ describe('console defects, in a real browser', () => {
     expect(icon.headers.get('content-type')).toContain('image/svg+xml');
     const root = await fetch(`${p.adminUrl}/favicon.ico`, { redirect: 'manual' });
     expect(root.headers.get('location')).toBe('/console/favicon.svg');
-    const page = await p.openConsole(tokens.admin);
+    const page = await p.openConsole(tokens.admin, '/console/keys');
     expect(await page.locator('link[rel=icon]').getAttribute('href')).toBe('/console/favicon.svg');
   });
 

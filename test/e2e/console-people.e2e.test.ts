@@ -36,8 +36,7 @@ describe('console teams, people and organisation settings, in a real browser', (
 
   it('should let an org admin create a team, add a person as its admin, set an org role, then offboard them after a preview', async () => {
     const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-    const page = await open(context, 'admin');
-    await page.getByRole('link', { name: 'Teams and people' }).click();
+    const page = await open(context, 'admin', '/console/people');
     await page.getByTestId('new-team').click();
     await page.getByTestId('team-name').fill('platform');
     await page.getByTestId('team-submit').click();

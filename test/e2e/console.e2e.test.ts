@@ -238,8 +238,7 @@ describe('console in a real browser', () => {
   });
 
   it('should explore spend with totals equal to the report API and the ledger, and download exactly the table as CSV', async () => {
-    const page = await p.openConsole(tokens.finance, '/', { width: 1280, height: 1000 });
-    await page.getByRole('link', { name: 'Spend explorer' }).click();
+    const page = await p.openConsole(tokens.finance, '/console/explorer', { width: 1280, height: 1000 });
     const from = `${utcDay().slice(0, 8)}01`; // the explorer opens on the month to date, as the overview
     const to = utcDay();
     const total = page.getByTestId('explorer-total-cost');
@@ -346,9 +345,8 @@ describe('console in a real browser', () => {
   });
 
   it('should issue a key whose secret is shown once and works at the edge, then revoke it', async () => {
-    const page = await p.openConsole(tokens.admin);
+    const page = await p.openConsole(tokens.admin, '/console/keys');
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: p.adminUrl });
-    await page.getByRole('link', { name: 'Keys' }).click();
     await page.getByTestId('keys-table').waitFor();
     expect(await page.getByTestId('key-row').count()).toBe(2);
     await expectAccessible(page, 'keys');
@@ -424,8 +422,7 @@ describe('console in a real browser', () => {
   });
 
   it('should tag a key, set its limits and disclosure, then filter and group the explorer by that tag', async () => {
-    const page = await p.openConsole(tokens.admin, '/', { width: 1280, height: 1000 });
-    await page.getByRole('link', { name: 'Keys' }).click();
+    const page = await p.openConsole(tokens.admin, '/console/keys', { width: 1280, height: 1000 });
     const row = page.getByTestId('key-row').filter({ hasText: 'ada-agent' });
     await row.getByRole('button', { name: 'Settings of ada-agent' }).click();
     const dialog = page.getByRole('dialog');
@@ -496,8 +493,7 @@ describe('console in a real browser', () => {
   });
 
   it('should explore with the report API’s filters, totals equal to the ledger, and restore the view from its URL', async () => {
-    const page = await p.openConsole(tokens.finance, '/', { width: 1280, height: 1000 });
-    await page.getByRole('link', { name: 'Spend explorer' }).click();
+    const page = await p.openConsole(tokens.finance, '/console/explorer', { width: 1280, height: 1000 });
     const total = page.getByTestId('explorer-total-cost');
     await total.waitFor();
     const from = `${utcDay().slice(0, 8)}01`; // the explorer opens on the month to date, as the overview
