@@ -576,7 +576,8 @@ describe('the revision the edge speaks to each upstream', () => {
   });
 
   it('should initialize a 2025-11-25 upstream that leaves server/discover unanswered', async () => {
-    // It never answers a request of the newer revision (the probe times out), but takes initialize.
+    // It never answers a request of the newer revision (the probe times out, after the upstream's
+    // call timeout: 1 s here), but takes initialize.
     const silent = await startFixtureServer(undefined, {
       intercept: (req) => req.headers['mcp-protocol-version'] === REVISION,
     });
@@ -586,6 +587,7 @@ describe('the revision the edge speaks to each upstream', () => {
           namespace: 'silent',
           transport: 'STREAMABLE_HTTP',
           url: silent.url,
+          callTimeoutMs: 1_000,
         })
       ).body.id;
       const sync = await p.admin('POST', `/v1/orgs/${orgId}/upstreams/${id}/sync`);

@@ -112,7 +112,11 @@ export type UpstreamConnection =
       client: StatelessUpstreamClient;
     };
 
-/** How long `server/discover` may take before the upstream is tried as a 2025-11-25 server. */
+/**
+ * How long `server/discover` may take before the upstream is tried as a 2025-11-25 server: at most
+ * 10 s, and no longer than the upstream's own call timeout (an admin who says its calls end after 2 s
+ * does not wait 10 s for a question a 2025-11-25 server may leave unanswered).
+ */
 const DISCOVER_PROBE_TIMEOUT_MS = 10_000;
 
 /** The revision each Streamable HTTP or stdio upstream was found to speak, per settings version (so a changed URL is probed again). */
@@ -161,7 +165,7 @@ export async function connectUpstreamOfEitherRevision(
       const client = await StatelessUpstreamClient.discover(
         spec,
         opts.capabilities ?? {},
-        Math.min(timeoutMs, DISCOVER_PROBE_TIMEOUT_MS),
+        Math.min(timeoutMs, spec.callTimeoutMs, DISCOVER_PROBE_TIMEOUT_MS),
         opts.signal,
         new HttpStatelessWire(spec.url),
       );
