@@ -68,6 +68,8 @@ describe('Outbound requests on a tenant’s behalf (SSRF)', () => {
     p = await startPlatform({
       OUTBOUND_ALLOW_CIDRS: `${OUTSIDE_HOST}/32`,
       ADMIN_PUBLIC_URL: 'http://tollgate-admin.test',
+      // A failing upstream's syncs are retried after 100 ms and 200 ms (the default: 2 s and 4 s).
+      SYNC_RETRY_DELAY_MS: '100',
     });
     db = new PrismaClient({ adapter: new PrismaPg({ connectionString: p.env.vars.DATABASE_URL }) });
     orgId = (await p.admin('POST', '/v1/orgs', { name: 'Acme', slug: 'acme' })).body.id;
@@ -164,6 +166,14 @@ describe('Outbound requests on a tenant’s behalf (SSRF)', () => {
     expect(seen.status).toBe(200);
     expect(seen.body.lastSyncError).toBe('the upstream answered HTTP 500');
     expect(JSON.stringify(seen.body)).not.toContain('INTERNAL-ONLY');
+    // Tried three times, with the deployment's retry delay.
+    const queue = new Queue(QueueName.CatalogSync, testBullOptions(p.env.redisUrl, p.env.redisPrefix));
+    const failed = (await queue.getJobs(['failed'])).filter((j) => j?.data?.upstreamId === res.body.id);
+    await queue.close();
+    expect(failed.map((j) => [j.attemptsMade, j.opts.backoff])).toContainEqual([
+      3,
+      { type: 'exponential', delay: 100 },
+    ]);
   });
 
   it('should refuse at sync time a name that now resolves to loopback, and say so', async () => {

@@ -76,6 +76,8 @@ export const BASE_ENV_SCHEMA = z.object({
   LOG_FORMAT: z.enum(['auto', 'json', 'text']).default('auto'),
   // On SIGTERM: readiness fails at once, then in-flight requests get this long before the process exits.
   SHUTDOWN_DEADLINE_SECONDS: z.coerce.number().int().min(1).max(3600).default(25),
+  // A failed catalog sync is tried twice more, after this long and then twice this long.
+  SYNC_RETRY_DELAY_MS: z.coerce.number().int().min(1).max(600_000).default(2_000),
   HOST: z.string().default('127.0.0.1'),
   // Comma-separated CIDRs that requests on a tenant's behalf may reach although the outbound rule
   // refuses them (loopback, private, link-local...); empty: only public addresses.

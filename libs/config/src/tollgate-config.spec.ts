@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigException, loadEdgeConfig } from './tollgate-config';
+import { ConfigException, loadEdgeConfig, loadWorkerConfig } from './tollgate-config';
 
 const GOOD = {
   DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/tollgate',
@@ -34,6 +34,12 @@ describe('config', () => {
       expect(msg).toContain('EDGE_PORT');
       expect(msg).toContain('KEY_HASH_SECRET');
     }
+  });
+
+  it('should wait 2 s before a failed catalog sync’s first retry unless SYNC_RETRY_DELAY_MS says, and refuse 0', () => {
+    expect(loadWorkerConfig(GOOD).jobs.syncRetryDelayMs).toBe(2_000);
+    expect(loadWorkerConfig({ ...GOOD, SYNC_RETRY_DELAY_MS: '250' }).jobs.syncRetryDelayMs).toBe(250);
+    expect(() => loadWorkerConfig({ ...GOOD, SYNC_RETRY_DELAY_MS: '0' })).toThrow('SYNC_RETRY_DELAY_MS');
   });
 
   it('should reject an encryption key that is not 32 bytes', () => {

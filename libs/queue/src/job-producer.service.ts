@@ -1,7 +1,8 @@
 import { getQueueToken } from '@nestjs/bullmq';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import type { Job, Queue } from 'bullmq';
+import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
+import type { Job, JobsOptions, Queue } from 'bullmq';
 import { JOB_OPTIONS, JOB_QUEUE, JobName, JobOf, QueueName } from './queue-names';
 
 /** Typed producer: the payload type follows from the job name, the queue from `JOB_QUEUE`. */
@@ -9,7 +10,10 @@ import { JOB_OPTIONS, JOB_QUEUE, JobName, JobOf, QueueName } from './queue-names
 export class JobProducer {
   private readonly queues = new Map<QueueName, Queue>();
 
-  constructor(private readonly moduleRef: ModuleRef) {}
+  constructor(
+    private readonly moduleRef: ModuleRef,
+    @Inject(TOLLGATE_CONFIG) private readonly config: BaseConfig,
+  ) {}
 
   queue(name: QueueName): Queue {
     let q = this.queues.get(name);
@@ -21,6 +25,13 @@ export class JobProducer {
   }
 
   async enqueue<N extends JobName>(name: N, payload: JobOf<N>, jobId: string): Promise<Job> {
-    return this.queue(JOB_QUEUE[name]).add(name, payload, { ...JOB_OPTIONS[name], jobId });
+    return this.queue(JOB_QUEUE[name]).add(name, payload, { ...this.optionsOf(name), jobId });
+  }
+
+  /** A job's retry policy (JOB_OPTIONS), with the deployment's catalog-sync retry delay (SYNC_RETRY_DELAY_MS). */
+  optionsOf(name: JobName): JobsOptions {
+    const options = JOB_OPTIONS[name];
+    if (name !== JobName.SyncUpstream) return options;
+    return { ...options, backoff: { type: 'exponential', delay: this.config.jobs.syncRetryDelayMs } };
   }
 }

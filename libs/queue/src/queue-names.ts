@@ -77,6 +77,7 @@ function exponentialRetry(attempts: number, delayMs: number, keep: JobsOptions =
 
 /** Retry policy lives next to the names. */
 export const JOB_OPTIONS: Record<JobName, JobsOptions> = {
+  // Its delay is the deployment's SYNC_RETRY_DELAY_MS (JobProducer.optionsOf); 2 s is that default.
   [JobName.SyncUpstream]: exponentialRetry(3, 2000),
   // The upkeep and a rebuild are idempotent, so a retry is always safe.
   [JobName.RollupUsage]: exponentialRetry(5, 1000),

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { JOB_OPTIONS, JobName, JobProducer, QueueName, SyncTrigger } from '@tollgate/queue';
+import { JobName, JobProducer, QueueName, SyncTrigger } from '@tollgate/queue';
 
 /** The id of an upstream's repeating catalog sync. */
 export function upstreamSyncSchedulerId(upstreamId: string): string {
@@ -49,7 +49,7 @@ export class CatalogScheduleService {
       {
         name: JobName.SyncUpstream,
         data: { orgId: upstream.orgId, upstreamId: upstream.id, trigger: 'schedule' as SyncTrigger },
-        opts: JOB_OPTIONS[JobName.SyncUpstream],
+        opts: this.jobs.optionsOf(JobName.SyncUpstream),
       },
     );
   }
