@@ -75,10 +75,16 @@ function exponentialRetry(attempts: number, delayMs: number, keep: JobsOptions =
   return { attempts, backoff: { type: 'exponential', delay: delayMs }, ...keep };
 }
 
-/** Retry policy lives next to the names. */
-export const JOB_OPTIONS: Record<JobName, JobsOptions> = {
-  // Its delay is the deployment's SYNC_RETRY_DELAY_MS (JobProducer.optionsOf); 2 s is that default.
-  [JobName.SyncUpstream]: exponentialRetry(3, 2000),
+/**
+ * A catalog sync's: three tries, the first retry after the deployment's SYNC_RETRY_DELAY_MS
+ * (`retryDelayMs`), the next after twice that. Queued through JobProducer, which knows the setting.
+ */
+export function syncUpstreamJobOptions(retryDelayMs: number): JobsOptions {
+  return exponentialRetry(3, retryDelayMs);
+}
+
+/** Retry policy lives next to the names (a catalog sync's: syncUpstreamJobOptions). */
+export const JOB_OPTIONS: Record<Exclude<JobName, JobName.SyncUpstream>, JobsOptions> = {
   // The upkeep and a rebuild are idempotent, so a retry is always safe.
   [JobName.RollupUsage]: exponentialRetry(5, 1000),
   [JobName.RebuildUsageRollups]: exponentialRetry(5, 1000),
