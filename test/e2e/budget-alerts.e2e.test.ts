@@ -26,6 +26,8 @@ const LIMIT = 1_000_000;
 interface Received {
   headers: IncomingHttpHeaders;
   body: string;
+  /** When it arrived (performance.now()). */
+  at: number;
 }
 
 /** A webhook receiver: answers `statusFor(n)` to the n-th request; `nth(n)` resolves when it arrives. */
@@ -36,7 +38,7 @@ async function startReceiver(statusFor: (n: number) => number) {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: performance.now() });
       res.writeHead(statusFor(received.length)).end();
       for (const w of waiters.filter((w) => received.length >= w.n)) w.resolve(received[w.n - 1]);
     });
@@ -54,6 +56,8 @@ async function startReceiver(statusFor: (n: number) => number) {
 }
 
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
+
+const RETRY_DELAY_MS = 100;
 
 function expectSigned(r: Received, secret: string) {
   const ts = String(r.headers['x-tollgate-timestamp']);
@@ -157,7 +161,8 @@ describe('budget alerts and reconciliation, end to end', () => {
   }
 
   beforeAll(async () => {
-    p = await startPlatform();
+    // A failed delivery is retried after 100 ms, then 200 ms (the default: 1 s, then 2 s).
+    p = await startPlatform({ ALERT_RETRY_DELAY_MS: String(RETRY_DELAY_MS) });
     db = new PrismaClient({ adapter: new PrismaPg({ connectionString: p.env.vars.DATABASE_URL }) });
     redis = new Redis(p.env.redisUrl);
     fixture = await startFixtureServer();
@@ -221,6 +226,10 @@ describe('budget alerts and reconciliation, end to end', () => {
     const bodies = receiver.received.map((r) => expectSigned(r, secret));
     // The same alert each time, so a receiver can de-duplicate by id.
     expect(new Set(bodies.map((b) => b.id)).size).toBe(1);
+    // Backed off: the second attempt at least the retry delay after the first, the third twice that.
+    const [first, second, third] = receiver.received.map((r) => r.at);
+    expect(second - first).toBeGreaterThanOrEqual(RETRY_DELAY_MS);
+    expect(third - second).toBeGreaterThanOrEqual(2 * RETRY_DELAY_MS);
     expect(JSON.parse(delivered.body).threshold).toBe(100);
 
     await waitForQueueIdle(p.env.redisUrl, p.env.redisPrefix, QueueName.AlertDelivery);

@@ -58,10 +58,11 @@ describe('Task-augmented calls answered without a task', () => {
       price: { perCallMicros: PER_CALL, perOutputTokenMicros: PER_TOKEN },
       orgMonthlyBudgetMicros: 50_000_000,
     });
-    // The same upstream with a short call timeout, for a call that never answers within it.
+    // The same upstream with a short call timeout, for a call that never answers within it (long
+    // enough still for its sync's few quick requests on a stalled machine).
     govSlow = await governUpstream(p, {
       org: { name: 'Slow upstream', slug: 'slow-upstream' },
-      upstream: { namespace: 'slow', url: upstream.url, callTimeoutMs: 5_000 },
+      upstream: { namespace: 'slow', url: upstream.url, callTimeoutMs: 2_000 },
       price: { perCallMicros: PER_CALL, perOutputTokenMicros: PER_TOKEN },
     });
     // An upstream synced, then gone.

@@ -78,6 +78,9 @@ export const BASE_ENV_SCHEMA = z.object({
   SHUTDOWN_DEADLINE_SECONDS: z.coerce.number().int().min(1).max(3600).default(25),
   // A failed catalog sync is tried twice more, after this long and then twice this long.
   SYNC_RETRY_DELAY_MS: z.coerce.number().int().min(1).max(600_000).default(2_000),
+  // A failed budget-alert delivery is tried 7 more times, after this long and then doubling (1 s:
+  // about 4 minutes in all, for a webhook receiver that is down for a while).
+  ALERT_RETRY_DELAY_MS: z.coerce.number().int().min(1).max(600_000).default(1_000),
   HOST: z.string().default('127.0.0.1'),
   // Comma-separated CIDRs that requests on a tenant's behalf may reach although the outbound rule
   // refuses them (loopback, private, link-local...); empty: only public addresses.

@@ -42,6 +42,12 @@ describe('config', () => {
     expect(() => loadWorkerConfig({ ...GOOD, SYNC_RETRY_DELAY_MS: '0' })).toThrow('SYNC_RETRY_DELAY_MS');
   });
 
+  it('should wait 1 s before a failed alert delivery’s first retry unless ALERT_RETRY_DELAY_MS says, and refuse 0', () => {
+    expect(loadWorkerConfig(GOOD).jobs.alertRetryDelayMs).toBe(1_000);
+    expect(loadWorkerConfig({ ...GOOD, ALERT_RETRY_DELAY_MS: '100' }).jobs.alertRetryDelayMs).toBe(100);
+    expect(() => loadWorkerConfig({ ...GOOD, ALERT_RETRY_DELAY_MS: '0' })).toThrow('ALERT_RETRY_DELAY_MS');
+  });
+
   it('should reject an encryption key that is not 32 bytes', () => {
     expect(() => loadEdgeConfig({ ...GOOD, ENCRYPTION_KEYS: `k1:${Buffer.alloc(16).toString('base64')}` })).toThrow(
       /32 bytes/,

@@ -19,8 +19,8 @@ export interface BaseConfig {
   log: { level: BaseEnv['LOG_LEVEL']; format: BaseEnv['LOG_FORMAT'] };
   /** SIGTERM: how long in-flight requests get before the process exits anyway. */
   shutdown: { deadlineMs: number };
-  /** Retries of background jobs: the first wait after a failed catalog sync (then twice that). */
-  jobs: { syncRetryDelayMs: number };
+  /** Retries of background jobs: the first wait after a failed catalog sync or alert delivery (then doubling). */
+  jobs: { syncRetryDelayMs: number; alertRetryDelayMs: number };
   /** Ranges requests on a tenant's behalf may reach although the outbound rule refuses them. */
   outbound: { allowCidrs: string[] };
   /**
@@ -162,7 +162,7 @@ function baseConfig(env: BaseEnv & { ADMIN_PUBLIC_URL?: string; EDGE_PUBLIC_URL?
     tokens: { encoding: env.TOKEN_ENCODING },
     log: { level: env.LOG_LEVEL, format: env.LOG_FORMAT },
     shutdown: { deadlineMs: env.SHUTDOWN_DEADLINE_SECONDS * 1000 },
-    jobs: { syncRetryDelayMs: env.SYNC_RETRY_DELAY_MS },
+    jobs: { syncRetryDelayMs: env.SYNC_RETRY_DELAY_MS, alertRetryDelayMs: env.ALERT_RETRY_DELAY_MS },
     outbound: { allowCidrs: parseCidrList(env.OUTBOUND_ALLOW_CIDRS) },
     oauth: { issuer: withoutTrailingSlash(env.ADMIN_PUBLIC_URL), resource: edgeUrl ? `${edgeUrl}/mcp` : undefined },
   };

@@ -5,6 +5,8 @@ import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import type { Job, JobsOptions, Queue } from 'bullmq';
 import { JOB_OPTIONS, JOB_QUEUE, JobName, JobOf, QueueName, syncUpstreamJobOptions } from './queue-names';
 
+type ProducedJob = Exclude<JobName, JobName.DeliverBudgetAlert>;
+
 /** Typed producer: the payload type follows from the job name, the queue from `JOB_QUEUE`. */
 @Injectable()
 export class JobProducer {
@@ -27,12 +29,13 @@ export class JobProducer {
     return q;
   }
 
-  async enqueue<N extends JobName>(name: N, payload: JobOf<N>, jobId: string): Promise<Job> {
+  /** Every job but an alert delivery, which FinanceJobs queues with the deployment's retry delay. */
+  async enqueue<N extends ProducedJob>(name: N, payload: JobOf<N>, jobId: string): Promise<Job> {
     return this.queue(JOB_QUEUE[name]).add(name, payload, { ...this.optionsOf(name), jobId });
   }
 
   /** A job's retry policy: JOB_OPTIONS, or a catalog sync's with the deployment's retry delay. */
-  optionsOf(name: JobName): JobsOptions {
+  optionsOf(name: ProducedJob): JobsOptions {
     return name === JobName.SyncUpstream ? this.syncOptions : JOB_OPTIONS[name];
   }
 }

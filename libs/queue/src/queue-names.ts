@@ -83,15 +83,25 @@ export function syncUpstreamJobOptions(retryDelayMs: number): JobsOptions {
   return exponentialRetry(3, retryDelayMs);
 }
 
-/** Retry policy lives next to the names (a catalog sync's: syncUpstreamJobOptions). */
-export const JOB_OPTIONS: Record<Exclude<JobName, JobName.SyncUpstream>, JobsOptions> = {
+/**
+ * An alert delivery's: a webhook receiver may be down for a while, so 8 attempts, the first retry
+ * after the deployment's ALERT_RETRY_DELAY_MS (`retryDelayMs`), then doubling (1 s: 1, 2, 4 ... 64 s,
+ * about 4 minutes). Queued through FinanceJobs, which knows the setting.
+ */
+export function alertDeliveryJobOptions(retryDelayMs: number): JobsOptions {
+  return exponentialRetry(8, retryDelayMs, KEEP_MANY);
+}
+
+/**
+ * Retry policy lives next to the names (a catalog sync's and an alert delivery's, which follow
+ * settings: syncUpstreamJobOptions, alertDeliveryJobOptions).
+ */
+export const JOB_OPTIONS: Record<Exclude<JobName, JobName.SyncUpstream | JobName.DeliverBudgetAlert>, JobsOptions> = {
   // The upkeep and a rebuild are idempotent, so a retry is always safe.
   [JobName.RollupUsage]: exponentialRetry(5, 1000),
   [JobName.RebuildUsageRollups]: exponentialRetry(5, 1000),
   // The 30 s schedule is the backstop, so a failed check needs only a couple of quick retries.
   [JobName.CheckBudgetAlerts]: exponentialRetry(3, 500),
-  // A webhook receiver may be down for a while: 8 attempts over about 4 minutes (1 s, 2 s, 4 s ... 64 s).
-  [JobName.DeliverBudgetAlert]: exponentialRetry(8, 1000, KEEP_MANY),
   [JobName.ReconcileBudgets]: exponentialRetry(3, 1000),
   // The schedule runs every minute: a failed pass is simply redone by the next one.
   [JobName.RefreshConnections]: { attempts: 1, ...KEEP_SOME },

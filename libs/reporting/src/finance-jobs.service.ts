@@ -1,8 +1,9 @@
 import { InjectQueue } from '@nestjs/bullmq';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { AuditedBy, recordAudited } from '@tollgate/audit';
 import { PrismaService } from '@tollgate/db';
-import { JOB_OPTIONS, JOB_QUEUE, JobName, JobOf, QueueName } from '@tollgate/queue';
+import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
+import { JOB_OPTIONS, JOB_QUEUE, JobName, JobOf, QueueName, alertDeliveryJobOptions } from '@tollgate/queue';
 import type { Job, JobsOptions, Queue } from 'bullmq';
 import { parseUtcDay } from './report-dates';
 import { ReportingException, ReportingExceptionCode } from './reporting.exception';
@@ -46,9 +47,11 @@ export const ALERT_CHECK_COALESCE_MS = 1_000;
 @Injectable()
 export class FinanceJobs {
   private readonly queues: Record<FinanceJobName, Queue>;
+  private readonly options: Record<FinanceJobName, JobsOptions>;
 
   constructor(
     private readonly prisma: PrismaService,
+    @Inject(TOLLGATE_CONFIG) config: BaseConfig,
     @InjectQueue(QueueName.UsageRollup) rollup: Queue,
     @InjectQueue(QueueName.BudgetAlerts) alerts: Queue,
     @InjectQueue(QueueName.AlertDelivery) delivery: Queue,
@@ -68,6 +71,13 @@ export class FinanceJobs {
       [JobName.DeliverBudgetAlert]: pick(JobName.DeliverBudgetAlert),
       [JobName.ReconcileBudgets]: pick(JobName.ReconcileBudgets),
     };
+    this.options = {
+      [JobName.RollupUsage]: JOB_OPTIONS[JobName.RollupUsage],
+      [JobName.RebuildUsageRollups]: JOB_OPTIONS[JobName.RebuildUsageRollups],
+      [JobName.CheckBudgetAlerts]: JOB_OPTIONS[JobName.CheckBudgetAlerts],
+      [JobName.DeliverBudgetAlert]: alertDeliveryJobOptions(config.jobs.alertRetryDelayMs),
+      [JobName.ReconcileBudgets]: JOB_OPTIONS[JobName.ReconcileBudgets],
+    };
   }
 
   async enqueue<N extends FinanceJobName>(
@@ -75,7 +85,7 @@ export class FinanceJobs {
     payload: JobOf<N>,
     opts: Pick<JobsOptions, 'jobId' | 'deduplication' | 'delay'>,
   ): Promise<Job> {
-    return this.queues[name].add(name, payload, { ...JOB_OPTIONS[name], ...opts });
+    return this.queues[name].add(name, payload, { ...this.options[name], ...opts });
   }
 
   /**
