@@ -158,11 +158,12 @@ describe('spend report rollups, against the ledger', () => {
   }
 
   /**
-   * Tools by tag (org-wide and per team) over ranges that take months whole from the month rows (a month before the calls,
+   * Reports of the rollups with month rows (tools by tag org-wide and per team, and the
+   * per-key-and-tool one: users or keys by tool) over ranges that take months whole from the month rows (a month before the calls,
    * this month with no calls after the range) or only in part from the day rows (calls before or
    * after the range in its first or last month): equal to the ledger either way.
    */
-  async function expectToolsByTagOverMonthsEqualLedger(zone: string): Promise<void> {
+  async function expectMonthRowsEqualLedger(zone: string): Promise<void> {
     const day = (d: DateTime) => d.setZone(zone).toISODate() as string;
     const ranges = [
       { from: day(now.minus({ days: 40 }).startOf('month')), to },
@@ -177,6 +178,11 @@ describe('spend report rollups, against the ledger', () => {
       await expectReportEqualsLedger(zone, ['tool', 'tag'], undefined, { teamId: [teams[0]] }, range);
       await expectReportEqualsLedger(zone, ['team', 'upstream'], undefined, {}, range);
       await expectReportEqualsLedger(zone, ['team', 'tool'], 'project:a', { upstreamId: [upstreams[1]] }, range);
+      // The per-key-and-tool month rows, alone, filtered, and summed per tag set.
+      await expectReportEqualsLedger(zone, ['user', 'tool'], undefined, {}, range);
+      await expectReportEqualsLedger(zone, ['key'], undefined, { tool: ['tool_1', 'tool_3'] }, range);
+      await expectReportEqualsLedger(zone, ['tool'], undefined, { userId: [users[1]] }, range);
+      await expectReportEqualsLedger(zone, ['tool', 'tag'], 'env:prod', { keyId: [keys[0], keys[2]] }, range);
     }
   }
 
@@ -265,6 +271,7 @@ describe('spend report rollups, against the ledger', () => {
       'UsageKeyDayRollup',
       'UsageToolDayRollup',
       'UsageCallDayRollup',
+      'UsageCallMonthRollup',
       'UsageToolTagDayRollup',
       'UsageToolTagMonthRollup',
       'UsageTeamToolTagDayRollup',
@@ -324,7 +331,7 @@ describe('spend report rollups, against the ledger', () => {
       await expectReportEqualsLedger('America/New_York', groupBy);
     for (const tag of ['env:prod', 'env:dev', 'project:a'])
       await expectReportEqualsLedger('America/New_York', ['tool'], tag);
-    await expectToolsByTagOverMonthsEqualLedger('America/New_York');
+    await expectMonthRowsEqualLedger('America/New_York');
     const [emptied] = await prisma.$queryRaw<{ n: bigint }[]>`
       SELECT (SELECT count(*) FROM "UsageToolTagDayRollup" WHERE "orgId" = ${orgId}::uuid AND "calls" = 0)
            + (SELECT count(*) FROM "UsageToolTagMonthRollup" WHERE "orgId" = ${orgId}::uuid AND "calls" = 0)
@@ -348,6 +355,6 @@ describe('spend report rollups, against the ledger', () => {
     for (const groupBy of BREAKDOWNS) await expectReportEqualsLedger('Asia/Tokyo', groupBy);
     for (const [groupBy, filters, tag] of FILTERED) await expectReportEqualsLedger('Asia/Tokyo', groupBy, tag, filters);
     await expectReportEqualsLedger('Asia/Tokyo', ['day'], 'project:a');
-    await expectToolsByTagOverMonthsEqualLedger('Asia/Tokyo');
+    await expectMonthRowsEqualLedger('Asia/Tokyo');
   });
 });

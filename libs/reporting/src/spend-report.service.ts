@@ -50,7 +50,9 @@ const dimensionSql = (daySql: string): Record<ReportDimension, { select: string[
  * A fourth, per tool and the key's tag set (20261230020000_usage_tool_tag_rollup), serves tools by
  * tag: tag sets instead of keys per tool and day. A fifth, the same per team
  * (20261231120000_usage_team_tool_tag_rollup), serves a team's reports across tools and tags: the
- * team's tools and tag sets instead of its keys. Both also have month rows, read for a long range.
+ * team's tools and tag sets instead of its keys. These two and the per-key-and-tool one also have
+ * month rows (20261231100000, 20261231120000, 20270101010000_usage_call_month_rollup), read for the
+ * whole months of a range without days.
  */
 type ReportSource = 'ledger' | 'keyDays' | 'toolDays' | 'callDays' | 'toolTagDays' | 'teamToolTagDays';
 const KEY_DAY_DIMENSIONS: readonly ReportDimension[] = ['team', 'user', 'key', 'tag', 'day'];
@@ -109,6 +111,11 @@ interface MonthlyRollup {
   columns: string;
 }
 const MONTHLY_ROLLUPS: Partial<Record<ReportSource, MonthlyRollup>> = {
+  callDays: {
+    days: 'UsageCallDayRollup',
+    months: 'UsageCallMonthRollup',
+    columns: '"keyId", "teamId", "userId", "upstreamId", "toolName"',
+  },
   toolTagDays: {
     days: 'UsageToolTagDayRollup',
     months: 'UsageToolTagMonthRollup',

@@ -156,6 +156,7 @@ const ROLLUPS = [
   { table: 'UsageKeyDayRollup', period: 'day', keys: ['keyId', 'teamId', 'userId'] },
   { table: 'UsageToolDayRollup', period: 'day', keys: ['upstreamId', 'toolName'] },
   { table: 'UsageCallDayRollup', period: 'day', keys: ['keyId', 'teamId', 'userId', 'upstreamId', 'toolName'] },
+  { table: 'UsageCallMonthRollup', period: 'month', keys: ['keyId', 'teamId', 'userId', 'upstreamId', 'toolName'] },
   // Keyed by the key's tag set now, as the insert trigger and a tag change keep it.
   { table: 'UsageToolTagDayRollup', period: 'day', keys: ['upstreamId', 'toolName', 'tags'] },
   { table: 'UsageToolTagMonthRollup', period: 'month', keys: ['upstreamId', 'toolName', 'tags'] },

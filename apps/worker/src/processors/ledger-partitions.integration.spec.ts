@@ -261,9 +261,21 @@ describe('ledger partitions and retention', () => {
           expect(await perTeamTool('UsageTeamToolTagMonthRollup', '"month"')).toEqual(
             await perTeamTool('UsageTeamToolTagDayRollup', `date_trunc('month', "day")::date`),
           );
+          // The per-key-and-tool month rows: the day rows' sums per month, key and tool.
+          const perCall = (table: string, period: string) =>
+            prisma.$queryRawUnsafe<{ g: string; calls: bigint; cost: bigint }[]>(
+              `SELECT ${period}::text || "keyId"::text || "teamId"::text || "userId"::text || "upstreamId"::text || "toolName" AS g,
+                      sum("calls")::bigint AS calls, sum("costMicros")::bigint AS cost
+               FROM "${table}" WHERE "orgId" = $1::uuid GROUP BY 1 ORDER BY 1`,
+              orgId,
+            );
+          expect(await perCall('UsageCallMonthRollup', '"month"')).toEqual(
+            await perCall('UsageCallDayRollup', `date_trunc('month', "day")::date`),
+          );
           const [emptied] = await prisma.$queryRaw<{ n: bigint }[]>`
             SELECT (SELECT count(*) FROM "UsageTeamToolTagDayRollup" WHERE "orgId" = ${orgId}::uuid AND "calls" = 0)
-                 + (SELECT count(*) FROM "UsageTeamToolTagMonthRollup" WHERE "orgId" = ${orgId}::uuid AND "calls" = 0) AS n`;
+                 + (SELECT count(*) FROM "UsageTeamToolTagMonthRollup" WHERE "orgId" = ${orgId}::uuid AND "calls" = 0)
+                 + (SELECT count(*) FROM "UsageCallMonthRollup" WHERE "orgId" = ${orgId}::uuid AND "calls" = 0) AS n`;
           expect(emptied.n).toBe(0n);
         },
       ),

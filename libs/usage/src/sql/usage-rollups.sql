@@ -9,8 +9,8 @@
 -- tollgate_usage_rollups_on_insert (statement trigger "UsageEvent_report_rollups", the batch's rows
 -- as new_rows): adds each batch of ledger rows to the report rollups by the organisation's local day
 -- (per key, per tool, per call, per tool and tag set: UsageKeyDayRollup, UsageToolDayRollup,
--- UsageCallDayRollup, UsageToolTagDayRollup, and per local month UsageToolTagMonthRollup, which long
--- ranges read for their whole months; the same two per team, UsageTeamToolTagDayRollup and
+-- UsageCallDayRollup, UsageToolTagDayRollup, and per local month UsageCallMonthRollup and
+-- UsageToolTagMonthRollup, which long ranges read for their whole months; the same two per team, UsageTeamToolTagDayRollup and
 -- UsageTeamToolTagMonthRollup, for a team's reports), the UTC day rollup (UsageDailyRollup) and the running
 -- totals per scope (UsageScopeTotal). The first loop marks an organisation whose zone changed since its rollups were built (UsageRollupCoverage),
 -- so reports read the ledger until the worker's upkeep rebuilds them (tollgate_rebuild_usage_rollups,
@@ -77,6 +77,17 @@ BEGIN
       "errors" = "UsageCallDayRollup"."errors" + EXCLUDED."errors",
       "outputTokens" = "UsageCallDayRollup"."outputTokens" + EXCLUDED."outputTokens",
       "costMicros" = "UsageCallDayRollup"."costMicros" + EXCLUDED."costMicros"
+  ),
+  -- The same per local month: users (or keys) by tool over a range read its whole months from here.
+  call_months AS (
+    INSERT INTO "UsageCallMonthRollup" ("orgId", "month", "keyId", "teamId", "userId", "upstreamId", "toolName", "calls", "errors", "outputTokens", "costMicros")
+    SELECT org, date_trunc('month', day)::date, key, team, usr, up, tool, sum(calls), sum(errors), sum(tokens), sum(cost)
+    FROM g GROUP BY 1, 2, 3, 4, 5, 6, 7 ORDER BY 1, 2, 3, 4, 5, 6, 7
+    ON CONFLICT ("orgId", "month", "keyId", "teamId", "userId", "upstreamId", "toolName") DO UPDATE SET
+      "calls" = "UsageCallMonthRollup"."calls" + EXCLUDED."calls",
+      "errors" = "UsageCallMonthRollup"."errors" + EXCLUDED."errors",
+      "outputTokens" = "UsageCallMonthRollup"."outputTokens" + EXCLUDED."outputTokens",
+      "costMicros" = "UsageCallMonthRollup"."costMicros" + EXCLUDED."costMicros"
   ),
   -- Per team, tool and the key's tag set now (a tag change moves the key's sums:
   -- tollgate_usage_key_tags_moved), each key's tags read once: the four tool-by-tag rollups below
@@ -160,7 +171,7 @@ CREATE TRIGGER "UsageEvent_report_rollups" AFTER INSERT ON "UsageEvent" REFERENC
 
 -- tollgate_rebuild_usage_rollups(target, only_day): the one rebuild of an org's rollups from the
 -- ledger still held (retention took the rest into "UsageLedgerClosing", which stays as it is): the
--- report rollups by local day (and the tool-by-tag ones' months) and UsageDailyRollup by UTC day. only_day NULL rebuilds them all
+-- report rollups by local day (and the months of those with month rows) and UsageDailyRollup by UTC day. only_day NULL rebuilds them all
 -- (the worker's upkeep after a zone change, or an admin's repair of everything); a day rebuilds that
 -- local day of the report rollups and that UTC day of UsageDailyRollup (an admin's repair). Rollups
 -- not in the org's zone now are rebuilt whole, whatever the day. UsageDailyRollup keeps the days of
@@ -212,6 +223,14 @@ BEGIN
   FROM "UsageCallDayRollup" r LEFT JOIN "VirtualKey" vk ON vk."id" = r."keyId"
   WHERE r."orgId" = target AND (only_day IS NULL OR r."day" = only_day) GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6;
   -- The month rows of the months rebuilt, from their day rows (a day's repair: that whole month).
+  DELETE FROM "UsageCallMonthRollup" WHERE "orgId" = target AND (only_day IS NULL OR "month" = date_trunc('month', only_day)::date);
+  INSERT INTO "UsageCallMonthRollup" ("orgId", "month", "keyId", "teamId", "userId", "upstreamId", "toolName", "calls", "errors", "outputTokens", "costMicros")
+  SELECT r."orgId", date_trunc('month', r."day")::date, r."keyId", r."teamId", r."userId", r."upstreamId", r."toolName",
+         sum(r."calls"), sum(r."errors"), sum(r."outputTokens"), sum(r."costMicros")
+  FROM "UsageCallDayRollup" r
+  WHERE r."orgId" = target
+    AND (only_day IS NULL OR (r."day" >= date_trunc('month', only_day)::date AND r."day" < (date_trunc('month', only_day) + interval '1 month')::date))
+  GROUP BY 1, 2, 3, 4, 5, 6, 7 ORDER BY 1, 2, 3, 4, 5, 6, 7;
   DELETE FROM "UsageToolTagMonthRollup" WHERE "orgId" = target AND (only_day IS NULL OR "month" = date_trunc('month', only_day)::date);
   INSERT INTO "UsageToolTagMonthRollup" ("orgId", "month", "upstreamId", "toolName", "tags", "calls", "errors", "outputTokens", "costMicros")
   SELECT r."orgId", date_trunc('month', r."day")::date, r."upstreamId", r."toolName", r."tags", sum(r."calls"), sum(r."errors"), sum(r."outputTokens"), sum(r."costMicros")
