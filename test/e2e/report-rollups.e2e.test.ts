@@ -160,8 +160,10 @@ describe('spend report rollups, against the ledger', () => {
   /**
    * Reports of the rollups with month rows (tools by tag org-wide and per team, and the
    * per-key-and-tool one: users or keys by tool) over ranges that take months whole from the month rows (a month before the calls,
-   * this month with no calls after the range) or only in part from the day rows (calls before or
-   * after the range in its first or last month): equal to the ledger either way.
+   * this month with no calls after the range) or only in part (calls before or after the range in
+   * its first or last month): from the day rows of its days in the range, or from its month rows
+   * less the day rows of the days left out when those are fewer (late in a month, the third range's
+   * last month): equal to the ledger every way.
    */
   async function expectMonthRowsEqualLedger(zone: string): Promise<void> {
     const day = (d: DateTime) => d.setZone(zone).toISODate() as string;

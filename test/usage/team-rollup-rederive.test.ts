@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { cloneDatabase, databaseUrl, dropDatabase, REPO_ROOT } from '@tollgate/testing';
 import { Client } from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createLedgerOrg, insertLedgerBatch, LedgerOrg, sortedLines as lines } from './ledger-fixture';
 
 const MIGRATION = '20261231140000_usage_team_rollup_rederive';
 const ZONE = 'Asia/Kolkata';
@@ -19,11 +19,7 @@ const ZONE = 'Asia/Kolkata';
 describe('migration 20261231140000: the team rollups re-derived under the ledger lock', () => {
   let database: string;
   const clients: Client[] = [];
-  const orgId = randomUUID();
-  const teams = [randomUUID(), randomUUID()];
-  const users = [randomUUID(), randomUUID(), randomUUID()];
-  const keys = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
-  const upstreams = [randomUUID(), randomUUID()];
+  let org: LedgerOrg;
 
   async function connect(): Promise<Client> {
     const c = new Client({ connectionString: databaseUrl(database) });
@@ -32,25 +28,7 @@ describe('migration 20261231140000: the team rollups re-derived under the ledger
     return c;
   }
 
-  /** A batch of n events in one INSERT (the ledger's statement trigger sees it as one), spread over 70 days. */
-  function insertBatch(c: Client, n: number, seed: number) {
-    return c.query(
-      `INSERT INTO "UsageEvent" ("id", "orgId", "teamId", "userId", "keyId", "upstreamId", "toolName", "outcome",
-                                 "costMicros", "outputTokens", "latencyMs", "occurredAt")
-       SELECT gen_random_uuid()::text, $1::uuid, ($2::uuid[])[1 + (k % 2)], ($3::uuid[])[1 + (k % 3)], ($4::uuid[])[1 + k],
-              ($5::uuid[])[1 + (i % 2)], 'tool_' || (i % 5),
-              (CASE WHEN i % 7 = 0 THEN 'TOOL_ERROR' ELSE 'OK' END)::"UsageOutcome",
-              1000 + (i * 7919) % 5000, (i * 31) % 700, 20,
-              date_trunc('hour', now()) - make_interval(mins => (i * 97) % (70 * 24 * 60))
-       FROM (SELECT i, (i * 13 + $6::int) % 4 AS k FROM generate_series($6::int, $6::int + $7::int - 1) AS i) s`,
-      [orgId, teams, users, keys, upstreams, seed, n],
-    );
-  }
-
-  /** Rows of a query as sorted lines, to compare whole tables. */
-  async function lines(c: Client, sql: string): Promise<string[]> {
-    return (await c.query<{ line: string }>(sql)).rows.map((r) => r.line).sort();
-  }
+  const insertBatch = (c: Client, n: number, seed: number) => insertLedgerBatch(c, org, n, seed);
 
   const groups = (period: 'day' | 'month') => {
     const local = `((e."occurredAt" AT TIME ZONE 'UTC') AT TIME ZONE o."timeZone")::date`;
@@ -58,11 +36,11 @@ describe('migration 20261231140000: the team rollups re-derived under the ledger
     return `SELECT concat_ws('|', ${at}, e."teamId", e."upstreamId", e."toolName", COALESCE(vk."tags", '{}')::text,
                              count(*), count(*) FILTER (WHERE e."outcome" <> 'OK'), sum(e."outputTokens"), sum(e."costMicros")) AS line
             FROM "UsageEvent" e JOIN "Organization" o ON o."id" = e."orgId" LEFT JOIN "VirtualKey" vk ON vk."id" = e."keyId"
-            WHERE e."orgId" = '${orgId}' GROUP BY ${at}, e."teamId", e."upstreamId", e."toolName", vk."tags"`;
+            WHERE e."orgId" = '${org.orgId}' GROUP BY ${at}, e."teamId", e."upstreamId", e."toolName", vk."tags"`;
   };
   const rollup = (table: string, period: 'day' | 'month') =>
     `SELECT concat_ws('|', "${period}", "teamId", "upstreamId", "toolName", "tags"::text, "calls", "errors", "outputTokens", "costMicros") AS line
-     FROM "${table}" WHERE "orgId" = '${orgId}'`;
+     FROM "${table}" WHERE "orgId" = '${org.orgId}'`;
 
   /** Whether a session of this database waits for a lock on a relation of that name. */
   async function waitsOn(c: Client, pid: number, relation: string): Promise<boolean> {
@@ -77,29 +55,7 @@ describe('migration 20261231140000: the team rollups re-derived under the ledger
   beforeAll(async () => {
     database = await cloneDatabase(inject('templateDatabase'));
     const db = await connect();
-    await db.query(
-      `INSERT INTO "Organization" ("id", "name", "slug", "timeZone", "updatedAt") VALUES ($1, 'Rederive', $2, $3, now())`,
-      [orgId, `rederive-${orgId.slice(0, 8)}`, ZONE],
-    );
-    for (const [i, id] of teams.entries())
-      await db.query(`INSERT INTO "Team" ("id", "orgId", "name", "updatedAt") VALUES ($1, $2, $3, now())`, [
-        id,
-        orgId,
-        `team-${i}`,
-      ]);
-    for (const [i, id] of users.entries())
-      await db.query(`INSERT INTO "User" ("id", "orgId", "email", "updatedAt") VALUES ($1, $2, $3, now())`, [
-        id,
-        orgId,
-        `u${i}@rederive.test`,
-      ]);
-    const tagSets = [['env:prod', 'project:a'], ['env:prod'], [], ['project:a']];
-    for (const [i, id] of keys.entries())
-      await db.query(
-        `INSERT INTO "VirtualKey" ("id", "orgId", "teamId", "userId", "name", "prefix", "secretHash", "tags", "updatedAt")
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now())`,
-        [id, orgId, teams[i % 2], users[i % 3], `k${i}`, `tg_d${i}`, randomUUID(), tagSets[i]],
-      );
+    org = await createLedgerOrg(db, 'Rederive', ZONE, [['env:prod', 'project:a'], ['env:prod'], [], ['project:a']]);
   });
 
   afterAll(async () => {
@@ -114,10 +70,12 @@ describe('migration 20261231140000: the team rollups re-derived under the ledger
     await db.query(
       `UPDATE "UsageTeamToolTagDayRollup" SET "calls" = "calls" * 2, "costMicros" = "costMicros" * 2
        WHERE "orgId" = $1 AND "toolName" IN ('tool_0', 'tool_3')`,
-      [orgId],
+      [org.orgId],
     );
-    await db.query(`DELETE FROM "UsageTeamToolTagDayRollup" WHERE "orgId" = $1 AND "toolName" = 'tool_1'`, [orgId]);
-    await db.query(`DELETE FROM "UsageTeamToolTagMonthRollup" WHERE "orgId" = $1 AND "toolName" = 'tool_2'`, [orgId]);
+    await db.query(`DELETE FROM "UsageTeamToolTagDayRollup" WHERE "orgId" = $1 AND "toolName" = 'tool_1'`, [org.orgId]);
+    await db.query(`DELETE FROM "UsageTeamToolTagMonthRollup" WHERE "orgId" = $1 AND "toolName" = 'tool_2'`, [
+      org.orgId,
+    ]);
     expect(await lines(db, rollup('UsageTeamToolTagDayRollup', 'day'))).not.toEqual(await lines(db, groups('day')));
     // The database as one that applied 20261231120000 and not this one yet.
     await db.query(`DELETE FROM "_prisma_migrations" WHERE "migration_name" = $1`, [MIGRATION]);
@@ -153,7 +111,7 @@ describe('migration 20261231140000: the team rollups re-derived under the ledger
     await expect.poll(() => waitsOn(db, nextPid, 'UsageEvent')).toBe(true);
     // And a key's tags change (its sums move between tag sets in the team rollups).
     const admin = await connect();
-    const moved = admin.query(`UPDATE "VirtualKey" SET "tags" = ARRAY['env:dev'] WHERE "id" = $1`, [keys[1]]);
+    const moved = admin.query(`UPDATE "VirtualKey" SET "tags" = ARRAY['env:dev'] WHERE "id" = $1`, [org.keys[1]]);
 
     await inFlight.query('COMMIT');
     await migrated;
@@ -166,7 +124,7 @@ describe('migration 20261231140000: the team rollups re-derived under the ledger
     );
     expect(applied.rows).toHaveLength(1);
     const { rows } = await db.query<{ n: string }>(`SELECT count(*) AS n FROM "UsageEvent" WHERE "orgId" = $1`, [
-      orgId,
+      org.orgId,
     ]);
     expect(Number(rows[0].n)).toBe(3 * 400 + 300 + 300);
     expect(await lines(db, rollup('UsageTeamToolTagDayRollup', 'day'))).toEqual(await lines(db, groups('day')));
