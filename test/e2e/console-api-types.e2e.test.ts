@@ -1,6 +1,5 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import openapiTS, { astToString } from 'openapi-typescript';
 import { format, resolveConfig } from 'prettier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../support/console-browser';
@@ -29,6 +28,8 @@ describe('console API types', () => {
     const spec = (await (await fetch(`${p.adminUrl}/docs-json`)).json()) as Record<string, unknown>;
     delete spec.servers; // the public URL of this run, not part of any type
     // defaultNonNullable off: a request field with a default (an org's currency in a PATCH) stays optional.
+    // The package's ES module: its CommonJS types (index.d.cts) show TypeScript 7 only the default export.
+    const { default: openapiTS, astToString } = await import('openapi-typescript');
     const raw = HEADER + astToString(await openapiTS(spec as never, { alphabetize: true, defaultNonNullable: false }));
     const generated = await format(raw, { ...(await resolveConfig(TYPES)), filepath: TYPES });
     if (process.env.UPDATE_API_TYPES === '1') await writeFile(TYPES, generated);
