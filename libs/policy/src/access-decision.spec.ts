@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decideAccess, decideItemAccess, effectiveOutputLimits, PolicyLevel } from './access-decision';
+import { broadestFirst, decideAccess, decideItemAccess, effectiveOutputLimits, PolicyLevel } from './access-decision';
 import { isValidResourcePattern } from './resource-pattern';
 
 const ref = { namespace: 'github', tool: 'delete_repo' };
@@ -42,6 +42,24 @@ describe('access decisions', () => {
     ];
     expect(decideAccess(levels, ref)).toEqual({ allowed: false, reason: 'NOT_IN_ALLOW_LIST', scope: 'USER' });
   });
+
+  it('should decide from the broadest level down whatever order the levels come in', () => {
+    const levels: PolicyLevel[] = [
+      { scope: 'KEY', allow: ['*'], deny: ['github:*'] },
+      { scope: 'ORG', allow: ['*'], deny: ['github:delete_*'] },
+    ];
+    expect(decideAccess(levels, ref)).toEqual({
+      allowed: false,
+      reason: 'DENIED_BY_RULE',
+      scope: 'ORG',
+      rule: 'github:delete_*',
+    });
+    // Ordered levels are used as they are; others are sorted in a copy, the caller's array untouched.
+    const ordered = broadestFirst([...levels].reverse());
+    expect(broadestFirst(ordered)).toBe(ordered);
+    expect(broadestFirst(levels).map((l) => l.scope)).toEqual(['ORG', 'KEY']);
+    expect(levels.map((l) => l.scope)).toEqual(['KEY', 'ORG']);
+  });
 });
 
 describe('effective output limits', () => {
@@ -58,6 +76,14 @@ describe('effective output limits', () => {
       cap: null,
       overflow: 'REFUSE',
     });
+    // Two levels of the most specific scope that says: the first of them, as before.
+    expect(
+      effectiveOutputLimits([
+        { scope: 'USER', outputTokenCap: null, outputOverflow: 'REFUSE' },
+        { scope: 'ORG', outputTokenCap: 0, outputOverflow: 'PAGE' },
+        { scope: 'USER', outputTokenCap: 10, outputOverflow: 'PAGE' },
+      ]),
+    ).toEqual({ cap: 0, overflow: 'REFUSE' });
   });
 
   it('should decide resources and prompts over their own lists, a URI glob spanning colons and slashes', () => {

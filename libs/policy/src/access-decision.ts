@@ -15,7 +15,26 @@ export type AccessDecision =
   | { allowed: false; reason: 'NOT_IN_ALLOW_LIST'; scope: PolicyScope }
   | { allowed: false; reason: 'NO_ALLOW_LIST' };
 
-const SCOPE_ORDER: PolicyScope[] = ['ORG', 'TEAM', 'USER', 'KEY'];
+/** The levels from the broadest to the most specific. */
+const SCOPE_RANK: Record<PolicyScope, number> = { ORG: 0, TEAM: 1, USER: 2, KEY: 3 };
+
+/**
+ * The levels from the broadest (ORG) to the most specific (KEY), in their given order within a
+ * scope: the array itself when it is in that order already (PolicyService keeps an organisation's
+ * policies so, and a caller's levels are a filter of them), else a sorted copy. Every governed call
+ * decides over its levels; a copy and a sort of them on each was work for nothing.
+ */
+export function broadestFirst<T extends { scope: PolicyScope }>(levels: readonly T[]): readonly T[] {
+  for (let i = 1; i < levels.length; i++) {
+    if (byBroadestScope(levels[i - 1], levels[i]) > 0) return [...levels].sort(byBroadestScope);
+  }
+  return levels;
+}
+
+/** Sort order of policy levels: the broadest scope (ORG) first. */
+export function byBroadestScope(a: { scope: PolicyScope }, b: { scope: PolicyScope }): number {
+  return SCOPE_RANK[a.scope] - SCOPE_RANK[b.scope];
+}
 
 /**
  * Deny wins at every level; each level that has an allow list must allow the tool, so a lower
@@ -27,7 +46,7 @@ export function decideAccess(
   ref: ToolRef,
   firstMatching: PatternMatcher = firstMatchingPattern,
 ): AccessDecision {
-  const ordered = [...levels].sort((a, b) => SCOPE_ORDER.indexOf(a.scope) - SCOPE_ORDER.indexOf(b.scope));
+  const ordered = broadestFirst(levels);
   for (const level of ordered) {
     const rule = firstMatching(level.deny, ref);
     if (rule) return { allowed: false, reason: 'DENIED_BY_RULE', scope: level.scope, rule };
@@ -97,9 +116,14 @@ export function effectiveOutputLimits(levels: readonly OutputLimitLevel[]): {
   cap: number | null;
   overflow: 'PAGE' | 'REFUSE';
 } {
-  const caps = levels.map((l) => l.outputTokenCap).filter((c): c is number => c !== null);
-  const specific = [...levels]
-    .sort((a, b) => SCOPE_ORDER.indexOf(b.scope) - SCOPE_ORDER.indexOf(a.scope))
-    .find((l) => l.outputOverflow !== null);
-  return { cap: caps.length ? Math.min(...caps) : null, overflow: specific?.outputOverflow ?? 'PAGE' };
+  // One pass, no arrays: this runs on every governed call.
+  let cap: number | null = null;
+  let specific: OutputLimitLevel | null = null;
+  for (const l of levels) {
+    if (l.outputTokenCap !== null && (cap === null || l.outputTokenCap < cap)) cap = l.outputTokenCap;
+    // The first level of the most specific scope that says (strictly more specific replaces it).
+    if (l.outputOverflow !== null && (specific === null || SCOPE_RANK[l.scope] > SCOPE_RANK[specific.scope]))
+      specific = l;
+  }
+  return { cap, overflow: specific?.outputOverflow ?? 'PAGE' };
 }

@@ -1,7 +1,7 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { PrismaService } from '@tollgate/db';
 import { OrgConfigCache, RedisService } from '@tollgate/redis';
-import { ItemPolicyLevel } from './access-decision';
+import { ItemPolicyLevel, byBroadestScope } from './access-decision';
 import { appliesToCaller } from '@tollgate/kernel';
 
 export interface ScopeIds {
@@ -45,21 +45,24 @@ export class PolicyService implements OnModuleInit {
 
   private async loadOrgPolicies(orgId: string): Promise<StoredPolicy[]> {
     const rows = await this.prisma.accessPolicy.findMany({ where: { orgId } });
-    return rows.map((r) => ({
-      scope: r.scope,
-      scopeId: r.scopeId,
-      allow: r.allow,
-      deny: r.deny,
-      resourceAllow: r.resourceAllow,
-      resourceDeny: r.resourceDeny,
-      promptAllow: r.promptAllow,
-      promptDeny: r.promptDeny,
-      autoExecute: r.autoExecute,
-      disclosureMode: r.disclosureMode,
-      maxAnswerTokens: r.maxAnswerTokens,
-      maxSessionSchemaTokens: r.maxSessionSchemaTokens,
-      outputTokenCap: r.outputTokenCap,
-      outputOverflow: r.outputOverflow,
-    }));
+    // Kept broadest first, so a caller's levels (a filter of these) are decided on without a sort per call.
+    return rows
+      .map((r): StoredPolicy => ({
+        scope: r.scope,
+        scopeId: r.scopeId,
+        allow: r.allow,
+        deny: r.deny,
+        resourceAllow: r.resourceAllow,
+        resourceDeny: r.resourceDeny,
+        promptAllow: r.promptAllow,
+        promptDeny: r.promptDeny,
+        autoExecute: r.autoExecute,
+        disclosureMode: r.disclosureMode,
+        maxAnswerTokens: r.maxAnswerTokens,
+        maxSessionSchemaTokens: r.maxSessionSchemaTokens,
+        outputTokenCap: r.outputTokenCap,
+        outputOverflow: r.outputOverflow,
+      }))
+      .sort(byBroadestScope);
   }
 }

@@ -148,16 +148,19 @@ export class CallDispatcher {
   private async dispatch<T>(call: AgentCall, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const abort = call.abort ?? new AbortController();
     const ended = call.abort ? undefined : call.ended;
-    const onEnded = () => abort.abort(ended?.reason);
-    if (ended?.aborted) onEnded();
-    else ended?.addEventListener('abort', onEnded, { once: true });
+    // Only a transport's signal needs a listener tying it to the call's controller (no closure for the lean path's).
+    const onEnded = ended ? () => abort.abort(ended.reason) : null;
+    if (ended && onEnded) {
+      if (ended.aborted) onEnded();
+      else ended.addEventListener('abort', onEnded, { once: true });
+    }
     const untrack = this.inFlight.track(call.principal, call.session?.id, call.requestId, abort);
     try {
       const relay = call.relay?.(abort.signal);
       return await (relay ? runWithCallRelay(relay, () => run(abort.signal)) : run(abort.signal));
     } finally {
       untrack();
-      ended?.removeEventListener('abort', onEnded);
+      if (ended && onEnded) ended.removeEventListener('abort', onEnded);
     }
   }
 }

@@ -24,6 +24,9 @@ import { isStatelessRevisionRequest } from '../transports/stateless-revision';
 import { StatelessRevisionHandler } from '../transports/stateless-revision.handler';
 import { ThrottledAnswerHold } from './throttled-answer-hold';
 
+// The auth span's attributes: none, one object for every request.
+const NO_ATTRIBUTES = Object.freeze({});
+
 /** The path agents talk MCP on. */
 export const MCP_PATH = '/mcp';
 
@@ -91,7 +94,7 @@ export class McpEndpoint {
     if (this.redis.client.status !== 'ready') return sendDependencyUnavailable(res, 'redis', null);
     const secret = bearerToken(req);
     if (!secret) return sendUnauthorized(req, res, this.config.edge.publicUrl, 'missing');
-    const credential = await inSpan('tollgate.auth', {}, () => this.principals.resolveCredential(secret));
+    const credential = await inSpan('tollgate.auth', NO_ATTRIBUTES, () => this.principals.resolveCredential(secret));
     if (!credential.ok && credential.reason === 'org-disabled') return sendOrgDisabled(res);
     if (!credential.ok) return sendUnauthorized(req, res, this.config.edge.publicUrl, refusalOf(secret));
     const principal = credential.principal;

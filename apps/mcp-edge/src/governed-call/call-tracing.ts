@@ -40,11 +40,14 @@ export function inSpan<T>(
   name: string,
   attributes: Attributes,
   fn: (span: Span) => Promise<T>,
-  { kind = SpanKind.INTERNAL, leaf = false }: { kind?: SpanKind; leaf?: boolean } = {},
+  options?: { kind?: SpanKind; leaf?: boolean },
 ): Promise<T> {
+  // Options read only past these checks: a default `= {}` would be an object made on every call.
   if (!telemetryRunning()) return fn(NO_SPAN);
   const active = context.active();
   if (sampledOutTrace(active)) return fn(NO_SPAN);
+  const kind = options?.kind ?? SpanKind.INTERNAL;
+  const leaf = options?.leaf ?? false;
   return tracer.startActiveSpan(name, { kind, attributes }, async (span) => {
     try {
       return await (leaf ? context.with(LEAF_CONTEXT, fn, undefined, span) : fn(span));

@@ -30,7 +30,7 @@ import {
 import { TokenEncodingName, countJsonTokens } from '@tollgate/tokens';
 import { flatCreatedTask, isCreatedTask } from '@tollgate/tasks';
 import { UpstreamException, currentCallRelay, runWithCallRelay } from '@tollgate/mcp-client';
-import { Span, SpanKind } from '@opentelemetry/api';
+import { Attributes, Span, SpanKind } from '@opentelemetry/api';
 import { inSpan, inToolCallSpan, upstreamPropagation, upstreamSpanAttributes, usageTraceparent } from './call-tracing';
 import { EdgeAccessLog } from '../health/edge-access-log';
 import { EdgeMetrics } from '../health/edge-metrics.service';
@@ -63,6 +63,12 @@ type OutputLimits = ReturnType<typeof effectiveOutputLimits>;
 const NO_ATTRIBUTES = Object.freeze({});
 const LEAF_SPAN = Object.freeze({ leaf: true });
 const CLIENT_SPAN = Object.freeze({ kind: SpanKind.CLIENT });
+// The completion span's attributes, one object per outcome.
+const OUTCOME_ATTRIBUTES: Readonly<Record<UsageEvent['outcome'], Attributes>> = Object.freeze({
+  OK: Object.freeze({ 'tollgate.outcome': 'OK' }),
+  TOOL_ERROR: Object.freeze({ 'tollgate.outcome': 'TOOL_ERROR' }),
+  UPSTREAM_ERROR: Object.freeze({ 'tollgate.outcome': 'UPSTREAM_ERROR' }),
+});
 
 /** A tool the caller may see, with its price, for `tools/list`. */
 export interface VisibleTool {
@@ -114,7 +120,8 @@ export class GovernedCallPipeline {
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
-  async callTool(
+  // Not async: it hands on inToolCallSpan's promise (an async wrapper would add a promise and its turns).
+  callTool(
     principal: Principal,
     exposedName: string,
     args: Record<string, unknown> | undefined,
@@ -211,8 +218,13 @@ export class GovernedCallPipeline {
     const rule =
       (await this.pricing.priceFor(principal.orgId, tool.upstreamId, tool.name, new Date(startedAt))) ?? FREE_PRICE;
     // The tighter of the upstream's cap and the policy's; the deployment default when neither sets one.
-    const caps = [tool.outputTokenCap, policyCap].filter((c): c is number => c !== null);
-    const outputTokenCap = caps.length ? Math.min(...caps) : this.config.edge.defaultOutputTokenCap;
+    const toolCap = tool.outputTokenCap;
+    const outputTokenCap =
+      toolCap === null
+        ? (policyCap ?? this.config.edge.defaultOutputTokenCap)
+        : policyCap === null
+          ? toolCap
+          : Math.min(toolCap, policyCap);
     const reservedTokens = likelyOutputTokens(tool.outputTokensP99, outputTokenCap);
     return { callId, tool, rule, outputTokenCap, reservedTokens, topUp: null, startedAt };
   }
@@ -477,16 +489,16 @@ export class GovernedCallPipeline {
     };
     // A call with a top-up settles it in the same turn, so both go in one completion script.
     const topUp = call.topUp ?? null;
-    const split = topUp ? splitSettlement(cost, held.estimate) : { reservation: cost, topUp: 0n };
+    const split = topUp ? splitSettlement(cost, held.estimate) : null;
     const standings = await inSpan(
       'tollgate.completion',
-      { 'tollgate.outcome': outcome },
+      OUTCOME_ATTRIBUTES[outcome],
       () => {
-        const completed = this.admission.complete(held, split.reservation, this.metering.outboxEntry(event));
+        const entry = this.metering.outboxEntry(event);
         // Without a top-up (most calls) its own promise, not a Promise.all of one.
-        return topUp
-          ? Promise.all([completed, this.admission.complete(topUp, split.topUp, null)]).then(([s]) => s)
-          : completed;
+        if (!split) return this.admission.complete(held, cost, entry);
+        const completed = this.admission.complete(held, split.reservation, entry);
+        return Promise.all([completed, this.admission.complete(topUp!, split.topUp, null)]).then(([s]) => s);
       },
       LEAF_SPAN,
     );

@@ -45,8 +45,8 @@ export class UpstreamCaller {
     @Inject(TOLLGATE_CONFIG) private readonly config: EdgeConfig,
   ) {}
 
-  /** `propagation`: the call's trace context and request id, sent with it. */
-  async callTool(
+  /** `propagation`: the call's trace context and request id, sent with it. Hands on asCaller's promise. */
+  callTool(
     principal: Principal,
     spec: UpstreamSpec,
     name: string,

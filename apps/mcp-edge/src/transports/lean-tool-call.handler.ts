@@ -57,7 +57,8 @@ export class LeanToolCallHandler {
       hungUp = !res.writableFinished;
       if (hungUp) abort.abort();
     };
-    res.once('close', onClose);
+    // `on`, not `once`: a response closes once, and once's wrapper would be two more objects a call.
+    res.on('close', onClose);
     let message: object;
     try {
       const result = await this.dispatcher.callTool(
