@@ -135,12 +135,23 @@ function failSpan(span: Span, errorType: string, err?: Error): void {
  */
 export function upstreamPropagation(): UpstreamPropagation {
   const logContext = currentLogContext();
-  const carrier: Record<string, string> = {};
-  if (telemetryRunning()) propagation.inject(tracedContext(), carrier);
-  const traceContext = carrier.traceparent !== undefined ? carrier : (logContext?.trace?.carrier ?? {});
+  let traceContext = logContext?.trace?.carrier ?? NO_TRACE_CONTEXT;
+  if (telemetryRunning()) {
+    const carrier: Record<string, string> = {};
+    propagation.inject(tracedContext(), carrier);
+    if (carrier.traceparent !== undefined) traceContext = carrier;
+  }
   const headers: Record<string, string> = { ...traceContext };
   if (logContext?.requestId) headers['x-request-id'] = logContext.requestId;
-  return { headers, meta: { ...traceContext } };
+  // Most agents send no trace context: their calls share one empty `_meta` (the wires only read it).
+  return { headers, meta: isEmpty(traceContext) ? NO_TRACE_CONTEXT : { ...traceContext } };
+}
+
+const NO_TRACE_CONTEXT: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
+function isEmpty(record: Record<string, string>): boolean {
+  for (const _ in record) return false;
+  return true;
 }
 
 /**
