@@ -105,12 +105,12 @@ const SOURCE_SQL: Record<ReportSource, { table: string; figures: string; day: (z
 const TAGGED_SOURCES: readonly string[] = [SOURCE_SQL.toolTagDays.table, SOURCE_SQL.teamToolTagDays.table];
 
 /** Rollups with month rows: the day table (unquoted), its month table, and the columns their rows share. */
-interface MonthlyRollup {
+export interface MonthlyRollup {
   days: string;
   months: string;
   columns: string;
 }
-const MONTHLY_ROLLUPS: Partial<Record<ReportSource, MonthlyRollup>> = {
+export const MONTHLY_ROLLUPS: Partial<Record<ReportSource, MonthlyRollup>> = {
   callDays: {
     days: 'UsageCallDayRollup',
     months: 'UsageCallMonthRollup',
@@ -129,7 +129,7 @@ const MONTHLY_ROLLUPS: Partial<Record<ReportSource, MonthlyRollup>> = {
 };
 
 /** Which days of a range a rollup with month rows is read from its month rows, and which from its day rows. */
-interface RangeMonths {
+export interface RangeMonths {
   /** Months (first days) read whole from the month rows. */
   whole: string[];
   /** Day ranges [from, to] read from the day rows (the range's parts in the other months). */
@@ -181,9 +181,10 @@ type ReportClient = Pick<PoolClient, 'query'>;
  * month rows less its day rows outside the range. A month's rows are weighed as so many days of day
  * rows by the two tables' sizes (the planner's estimates): the per-key-and-tool month rows at 10M
  * ledger rows as ~8 days (454k month rows against 1.76M day rows of 90 days), the tool-by-tag ones
- * as ~1. So the last 30 days on the 5th read a month's rows and 6 days' subtracted, not 25 days'.
+ * as ~1. So the last 30 days on the 5th read last month's rows less its days before the range (6
+ * after a 31-day month, 5 after a 30-day one), not 25 days' day rows. Exported for its test.
  */
-async function rangeMonths(
+export async function rangeMonths(
   client: ReportClient,
   rollup: MonthlyRollup,
   orgId: string,

@@ -10,8 +10,8 @@
 -- as new_rows): adds each batch of ledger rows to the report rollups by the organisation's local day
 -- (per key, per tool, per call, per tool and tag set: UsageKeyDayRollup, UsageToolDayRollup,
 -- UsageCallDayRollup, UsageToolTagDayRollup, and per local month UsageCallMonthRollup and
--- UsageToolTagMonthRollup, which long ranges read for their whole months; the same two per team, UsageTeamToolTagDayRollup and
--- UsageTeamToolTagMonthRollup, for a team's reports), the UTC day rollup (UsageDailyRollup) and the running
+-- UsageToolTagMonthRollup, which long ranges read for their whole months; the tool-by-tag day and month
+-- rollups again per team, UsageTeamToolTagDayRollup and UsageTeamToolTagMonthRollup, for a team's reports), the UTC day rollup (UsageDailyRollup) and the running
 -- totals per scope (UsageScopeTotal). The first loop marks an organisation whose zone changed since its rollups were built (UsageRollupCoverage),
 -- so reports read the ledger until the worker's upkeep rebuilds them (tollgate_rebuild_usage_rollups,
 -- which also repairs an org's rollups, or one day of them, on an admin's request).
