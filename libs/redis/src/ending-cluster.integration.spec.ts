@@ -115,7 +115,16 @@ describe('a Redis Cluster client stopped while it waits to reconnect', () => {
       worker as unknown as { backend: { blockingConnection: { client: Promise<Cluster> } } }
     ).backend;
     const blocking = await blockingConnection.client;
-    await step('the blocking connection dropping to reconnect', reconnecting(blocking), [blocking, connection]);
+    // Dropped to reconnect; BullMQ may get there first itself: its next blocking read finds no
+    // nodes and reconnects the cluster (disconnect, which ends an empty one at once, then connect),
+    // and ioredis' own `reconnecting` never comes. Either way the worker closes mid-reconnect.
+    const dropped = new Promise((resolve) => {
+      blocking.once('reconnecting', resolve);
+      blocking.once('end', resolve);
+    });
+    if (blocking.status !== 'ready') await new Promise((resolve) => blocking.once('ready', resolve));
+    blocking.disconnect(true);
+    await step('the blocking connection dropping to reconnect', dropped, [blocking, connection]);
 
     await step('the worker closing', worker.close(), [blocking, connection]);
 
