@@ -3,21 +3,19 @@ import { Inject, Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
 import type { Job, JobsOptions, Queue } from 'bullmq';
-import { JOB_OPTIONS, JOB_QUEUE, JobName, JobOf, QueueName, syncUpstreamJobOptions } from './queue-names';
-
-type ProducedJob = Exclude<JobName, JobName.DeliverBudgetAlert>;
+import { JOB_QUEUE, JobName, JobOf, QueueName, jobOptions } from './queue-names';
 
 /** Typed producer: the payload type follows from the job name, the queue from `JOB_QUEUE`. */
 @Injectable()
 export class JobProducer {
   private readonly queues = new Map<QueueName, Queue>();
-  private readonly syncOptions: JobsOptions;
+  private readonly options: Record<JobName, JobsOptions>;
 
   constructor(
     private readonly moduleRef: ModuleRef,
     @Inject(TOLLGATE_CONFIG) config: BaseConfig,
   ) {
-    this.syncOptions = syncUpstreamJobOptions(config.jobs.syncRetryDelayMs);
+    this.options = jobOptions(config.jobs);
   }
 
   queue(name: QueueName): Queue {
@@ -29,13 +27,12 @@ export class JobProducer {
     return q;
   }
 
-  /** Every job but an alert delivery, which FinanceJobs queues with the deployment's retry delay. */
-  async enqueue<N extends ProducedJob>(name: N, payload: JobOf<N>, jobId: string): Promise<Job> {
+  async enqueue<N extends JobName>(name: N, payload: JobOf<N>, jobId: string): Promise<Job> {
     return this.queue(JOB_QUEUE[name]).add(name, payload, { ...this.optionsOf(name), jobId });
   }
 
-  /** A job's retry policy: JOB_OPTIONS, or a catalog sync's with the deployment's retry delay. */
-  optionsOf(name: ProducedJob): JobsOptions {
-    return name === JobName.SyncUpstream ? this.syncOptions : JOB_OPTIONS[name];
+  /** A job's retry policy, with the deployment's retry delays (`jobOptions`). */
+  optionsOf(name: JobName): JobsOptions {
+    return this.options[name];
   }
 }

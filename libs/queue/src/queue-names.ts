@@ -75,28 +75,28 @@ function exponentialRetry(attempts: number, delayMs: number, keep: JobsOptions =
   return { attempts, backoff: { type: 'exponential', delay: delayMs }, ...keep };
 }
 
-/**
- * A catalog sync's: three tries, the first retry after the deployment's SYNC_RETRY_DELAY_MS
- * (`retryDelayMs`), the next after twice that. Queued through JobProducer, which knows the setting.
- */
-export function syncUpstreamJobOptions(retryDelayMs: number): JobsOptions {
-  return exponentialRetry(3, retryDelayMs);
-}
+/** The jobs whose first retry waits as long as a setting says (`jobOptions`). */
+type RetryDelayedJob = JobName.SyncUpstream | JobName.DeliverBudgetAlert;
 
 /**
- * An alert delivery's: a webhook receiver may be down for a while, so 8 attempts, the first retry
- * after the deployment's ALERT_RETRY_DELAY_MS (`retryDelayMs`), then doubling (1 s: 1, 2, 4 ... 64 s,
- * about 4 minutes). Queued through FinanceJobs, which knows the setting.
+ * Every job's retry policy, with the deployment's retry delays (config `jobs`): a catalog sync is
+ * tried three times, the first retry after SYNC_RETRY_DELAY_MS, the next after twice that; an alert
+ * delivery 8 times, from ALERT_RETRY_DELAY_MS doubling (1 s: 1, 2, 4 ... 64 s, about 4 minutes, for
+ * a webhook receiver that is down for a while). Producers build it once.
  */
-export function alertDeliveryJobOptions(retryDelayMs: number): JobsOptions {
-  return exponentialRetry(8, retryDelayMs, KEEP_MANY);
+export function jobOptions(delays: {
+  syncRetryDelayMs: number;
+  alertRetryDelayMs: number;
+}): Record<JobName, JobsOptions> {
+  return {
+    ...JOB_OPTIONS,
+    [JobName.SyncUpstream]: exponentialRetry(3, delays.syncRetryDelayMs),
+    [JobName.DeliverBudgetAlert]: exponentialRetry(8, delays.alertRetryDelayMs, KEEP_MANY),
+  };
 }
 
-/**
- * Retry policy lives next to the names (a catalog sync's and an alert delivery's, which follow
- * settings: syncUpstreamJobOptions, alertDeliveryJobOptions).
- */
-export const JOB_OPTIONS: Record<Exclude<JobName, JobName.SyncUpstream | JobName.DeliverBudgetAlert>, JobsOptions> = {
+/** The policies that follow no setting (those that do: `jobOptions`). */
+export const JOB_OPTIONS: Record<Exclude<JobName, RetryDelayedJob>, JobsOptions> = {
   // The upkeep and a rebuild are idempotent, so a retry is always safe.
   [JobName.RollupUsage]: exponentialRetry(5, 1000),
   [JobName.RebuildUsageRollups]: exponentialRetry(5, 1000),

@@ -3,7 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AuditedBy, recordAudited } from '@tollgate/audit';
 import { PrismaService } from '@tollgate/db';
 import { BaseConfig, TOLLGATE_CONFIG } from '@tollgate/config';
-import { JOB_OPTIONS, JOB_QUEUE, JobName, JobOf, QueueName, alertDeliveryJobOptions } from '@tollgate/queue';
+import { JOB_QUEUE, JobName, JobOf, QueueName, jobOptions } from '@tollgate/queue';
 import type { Job, JobsOptions, Queue } from 'bullmq';
 import { parseUtcDay } from './report-dates';
 import { ReportingException, ReportingExceptionCode } from './reporting.exception';
@@ -47,7 +47,7 @@ export const ALERT_CHECK_COALESCE_MS = 1_000;
 @Injectable()
 export class FinanceJobs {
   private readonly queues: Record<FinanceJobName, Queue>;
-  private readonly options: Record<FinanceJobName, JobsOptions>;
+  private readonly options: Record<JobName, JobsOptions>;
 
   constructor(
     private readonly prisma: PrismaService,
@@ -71,13 +71,7 @@ export class FinanceJobs {
       [JobName.DeliverBudgetAlert]: pick(JobName.DeliverBudgetAlert),
       [JobName.ReconcileBudgets]: pick(JobName.ReconcileBudgets),
     };
-    this.options = {
-      [JobName.RollupUsage]: JOB_OPTIONS[JobName.RollupUsage],
-      [JobName.RebuildUsageRollups]: JOB_OPTIONS[JobName.RebuildUsageRollups],
-      [JobName.CheckBudgetAlerts]: JOB_OPTIONS[JobName.CheckBudgetAlerts],
-      [JobName.DeliverBudgetAlert]: alertDeliveryJobOptions(config.jobs.alertRetryDelayMs),
-      [JobName.ReconcileBudgets]: JOB_OPTIONS[JobName.ReconcileBudgets],
-    };
+    this.options = jobOptions(config.jobs);
   }
 
   async enqueue<N extends FinanceJobName>(
@@ -150,17 +144,17 @@ export class FinanceJobs {
     await this.queues[JobName.RollupUsage].upsertJobScheduler(
       FINANCE_SCHEDULER_IDS.rollup,
       { every: FINANCE_SCHEDULES.rollupEveryMs },
-      { name: JobName.RollupUsage, data: { orgId: null }, opts: JOB_OPTIONS[JobName.RollupUsage] },
+      { name: JobName.RollupUsage, data: { orgId: null }, opts: this.options[JobName.RollupUsage] },
     );
     await this.queues[JobName.CheckBudgetAlerts].upsertJobScheduler(
       FINANCE_SCHEDULER_IDS.alerts,
       { every: FINANCE_SCHEDULES.alertsEveryMs },
-      { name: JobName.CheckBudgetAlerts, data: { orgId: null }, opts: JOB_OPTIONS[JobName.CheckBudgetAlerts] },
+      { name: JobName.CheckBudgetAlerts, data: { orgId: null }, opts: this.options[JobName.CheckBudgetAlerts] },
     );
     await this.queues[JobName.ReconcileBudgets].upsertJobScheduler(
       FINANCE_SCHEDULER_IDS.reconcile,
       { every: FINANCE_SCHEDULES.reconcileEveryMs },
-      { name: JobName.ReconcileBudgets, data: { orgId: null }, opts: JOB_OPTIONS[JobName.ReconcileBudgets] },
+      { name: JobName.ReconcileBudgets, data: { orgId: null }, opts: this.options[JobName.ReconcileBudgets] },
     );
   }
 }

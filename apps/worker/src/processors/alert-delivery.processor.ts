@@ -4,7 +4,7 @@ import { JobName, JobOf, QueueName, LoggedWorkerHost } from '@tollgate/queue';
 import { AlertDeliveryError, AlertDeliveryService, DeliveryOutcome } from '@tollgate/reporting';
 import { Job, UnrecoverableError } from 'bullmq';
 
-/** Sends one alert to its org's webhooks; a failed attempt is retried with backoff (alertDeliveryJobOptions, ALERT_RETRY_DELAY_MS). */
+/** Sends one alert to its org's webhooks; a failed attempt is retried with backoff (jobOptions, ALERT_RETRY_DELAY_MS). */
 @Processor(QueueName.AlertDelivery, { concurrency: 8 })
 export class AlertDeliveryProcessor extends LoggedWorkerHost {
   private readonly logger = new Logger(AlertDeliveryProcessor.name);
