@@ -119,7 +119,8 @@ export class CallAdmissionService implements OnModuleInit, OnApplicationShutdown
    * Rate limits and budgets for one call: against this edge's leases, or in one round trip.
    * `tool` null: budgets only (a page read of a result, which calls no upstream).
    */
-  async admit(
+  // Not async: it hands on admitOrThrow's promise (an async wrapper would add a promise and its turns).
+  admit(
     caller: RateLimitCaller & SpendScopes,
     tool: ToolRef | null,
     callId: string,
@@ -127,9 +128,7 @@ export class CallAdmissionService implements OnModuleInit, OnApplicationShutdown
     now: number,
     options: AdmitOptions = {},
   ): Promise<CallAdmission> {
-    try {
-      return await this.admitOrThrow(caller, tool, callId, estimate, now, options);
-    } catch (err) {
+    return this.admitOrThrow(caller, tool, callId, estimate, now, options).catch((err: unknown) => {
       // Redis or Postgres down: the caller answers 503 with a retry hint. Anything else (a script
       // error) is logged in full here, and the agent sees a stable code and the call id.
       if (err instanceof AdmissionException || unavailableDependency(err)) throw err;
@@ -139,7 +138,7 @@ export class CallAdmissionService implements OnModuleInit, OnApplicationShutdown
         `Internal error: call ${callId} could not be admitted (nothing was run or charged)`,
         callId,
       );
-    }
+    });
   }
 
   private async admitOrThrow(
@@ -163,7 +162,7 @@ export class CallAdmissionService implements OnModuleInit, OnApplicationShutdown
       leased: null,
       completed: false,
     };
-    if (!admission && reservation.keys.length === 0) return { ok: true, hold };
+    if (!admission && reservation.reservation.budgets.length === 0) return { ok: true, hold };
     const lease =
       this.leases.enabled && !options.unleased
         ? leaseRequest(
@@ -222,9 +221,11 @@ export class CallAdmissionService implements OnModuleInit, OnApplicationShutdown
 
   private admitInRedis(admission: AdmissionPlan | null, reservation: ReservationPlan) {
     const epochKey = redisEpochKey(this.redis.prefix, shardOf(reservation.reservation.orgId));
-    const budgets = reservation.keys.length > 0 ? reservation : null;
+    // The scripts' keys and arguments, made here: a call admitted on a lease never needs them.
+    const rateLimits = admission && this.rateLimits.scriptCall(admission);
+    const budgets = this.budgets.scriptCall(reservation);
     return this.budgets.reserveThrough<RateLimitRefusal | typeof EPOCH_LOST>(reservation, async () => {
-      const res = await this.redis.run(ADMIT_AND_RESERVE, { epochKey, rateLimits: admission, budgets });
+      const res = await this.redis.run(ADMIT_AND_RESERVE, { epochKey, rateLimits, budgets });
       if (res.kind === 'epoch-lost') return { stop: EPOCH_LOST };
       if (res.kind === 'rate-limited') return { stop: this.rateLimits.refusalOf(admission!, res.refusal) };
       return res.answer;

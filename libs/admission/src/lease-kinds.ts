@@ -91,17 +91,27 @@ export interface LeasedCall {
   estimate: Micros;
 }
 
+// A call looks up a dozen leases: the budget, window and slot records it names are kept per rule
+// and period (BudgetService, RateLimitService), so each one's map key is made once, not per call.
+const LEASE_KEYS = new WeakMap<object, string>();
+
 /** The lease map key of each kind: a change of limit makes a new lease. */
 export function budgetLeaseKey(b: BoundBudget): string {
-  return `${b.hashKey}|${b.rule.limitMicros}|${b.rule.mode}`;
+  let key = LEASE_KEYS.get(b);
+  if (key === undefined) LEASE_KEYS.set(b, (key = `${b.hashKey}|${b.rule.limitMicros}|${b.rule.mode}`));
+  return key;
 }
 
 export function windowLeaseKey(w: AdmissionPlan['windows'][number]): string {
-  return `${w.key}|${w.limit}`;
+  let key = LEASE_KEYS.get(w);
+  if (key === undefined) LEASE_KEYS.set(w, (key = `${w.key}|${w.limit}`));
+  return key;
 }
 
 export function slotLeaseKey(s: AdmissionPlan['slots'][number]): string {
-  return `${s.key}|${s.max}`;
+  let key = LEASE_KEYS.get(s);
+  if (key === undefined) LEASE_KEYS.set(s, (key = `${s.key}|${s.max}`));
+  return key;
 }
 
 export function newBudgetLease(base: LeaseBase, b: BoundBudget, id: string): BudgetLease {

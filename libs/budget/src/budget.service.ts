@@ -1,7 +1,7 @@
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { PrismaService, ledgerSpend } from '@tollgate/db';
 import { Micros, PeriodKind, PeriodWindow, TenantLevel, appliesToCaller, periodWindow } from '@tollgate/kernel';
-import { luaAmount, OrgConfigCache, RedisService } from '@tollgate/redis';
+import { luaAmount, OrgConfigCache, RedisService, ScriptCall } from '@tollgate/redis';
 import { BudgetException, BudgetExceptionCode } from './budget.exception';
 import { BudgetCheckAnswer, CorruptCounterFields, DROP_CORRUPT_COUNTER, SEED_COUNTER } from './budget-scripts';
 
@@ -63,11 +63,10 @@ export interface BudgetCounterCheck {
 
 /** A budget bound to its current period and Redis counter. */
 export interface BoundBudget {
-  rule: BudgetRule;
-  periodStart: Date;
-  resetsAt: Date | null;
-  hashKey: string;
-  ttlSeconds: number;
+  readonly rule: BudgetRule;
+  readonly periodStart: Date;
+  readonly resetsAt: Date | null;
+  readonly hashKey: string;
 }
 
 /** A reservation held while the upstream works; settle or release it exactly once. */
@@ -82,8 +81,8 @@ export interface SpendReservation {
 export interface ReservationPlan {
   scopes: SpendScopes;
   reservation: SpendReservation;
-  keys: string[];
-  args: (string | number)[];
+  now: Date;
+  deadline: number;
 }
 
 export type ReserveOutcome =
@@ -97,6 +96,8 @@ const COUNTER_GRACE_SECONDS = 7 * 24 * 3600;
 /** Edges publish an organisation's id here when they find one of its budget counters corrupt; the worker rebuilds it. */
 export const COUNTER_CORRUPT_CHANNEL = 'budget-counter-corrupt';
 const SCOPE_ORDER: BudgetScope[] = ['KEY', 'USER', 'TEAM', 'ORG'];
+/** Organisations whose record keys an edge keeps at most (then it starts again). */
+const MAX_KEPT_ORGS = 10_000;
 
 /**
  * The key, user, team and organisation budgets of a call, bound to their current periods and Redis
@@ -108,6 +109,10 @@ export class BudgetService implements OnModuleInit {
   private readonly logger = new Logger(BudgetService.name);
   private readonly cache: OrgConfigCache<BudgetRule[]>;
   private readonly windows = new Map<string, PeriodWindow>();
+  /** Each cached rule bound to its latest period (a rule reloaded is a new object: it is bound again). */
+  private readonly bound = new WeakMap<BudgetRule, BoundBudget & { window: PeriodWindow }>();
+  /** Each organisation's reservation records and deadlines keys (recordKeys), made once. */
+  private readonly records = new Map<string, [string, string]>();
 
   constructor(
     private readonly prisma: PrismaService,
@@ -140,18 +145,26 @@ export class BudgetService implements OnModuleInit {
     return window;
   }
 
+  /** The rule bound to the period containing `now`: made once per rule and period, not once per call. */
   private bind(rule: BudgetRule, scopes: SpendScopes, now: Date): BoundBudget {
     const window = this.currentWindow(rule.period, scopes.timeZone, now);
-    const base = this.redis.orgKey(scopes.orgId, 'budget', rule.id, String(window.start.getTime()));
-    const ttlSeconds = window.end
-      ? Math.ceil((window.end.getTime() - now.getTime()) / 1000) + COUNTER_GRACE_SECONDS
-      : 0;
-    return { rule, periodStart: window.start, resetsAt: window.end, hashKey: base, ttlSeconds };
+    const kept = this.bound.get(rule);
+    if (kept && kept.window === window) return kept;
+    const hashKey = this.redis.orgKey(scopes.orgId, 'budget', rule.id, String(window.start.getTime()));
+    const b = { rule, periodStart: window.start, resetsAt: window.end, hashKey, window };
+    this.bound.set(rule, b);
+    return b;
   }
 
   /** The organisation's reservation records and their deadlines (R and Z of BUDGET_LUA). */
   recordKeys(orgId: string): [string, string] {
-    return [this.redis.orgKey(orgId, 'budget-resv'), this.redis.orgKey(orgId, 'budget-resv', 'deadlines')];
+    let keys = this.records.get(orgId);
+    if (!keys) {
+      keys = [this.redis.orgKey(orgId, 'budget-resv'), this.redis.orgKey(orgId, 'budget-resv', 'deadlines')];
+      if (this.records.size >= MAX_KEPT_ORGS) this.records.clear();
+      this.records.set(orgId, keys);
+    }
+    return keys;
   }
 
   /** The scripts' keys for a call: the organisation's reservations (records, deadlines), then each budget's counter. */
@@ -160,10 +173,11 @@ export class BudgetService implements OnModuleInit {
   }
 
   /**
-   * What reserving `amount` at every level takes: the reservation to hold, and the keys and
-   * arguments of BUDGET_LUA's budget_check/budget_apply (empty when no budget applies), for a script
-   * that runs it (@tollgate/admission runs it with the rate limits). A reservation whose edge died
-   * is swept at `deadline` (ms).
+   * What reserving `amount` at every level takes: the reservation to hold (its budgets, what this
+   * edge's leases admit against). The keys and arguments of BUDGET_LUA's budget_check/budget_apply
+   * are made only for a call checked in Redis (scriptCall), for a script that runs it
+   * (@tollgate/admission runs it with the rate limits). A reservation whose edge died is swept at
+   * `deadline` (ms).
    */
   async planReservation(
     scopes: SpendScopes,
@@ -174,10 +188,16 @@ export class BudgetService implements OnModuleInit {
   ): Promise<ReservationPlan> {
     const budgets = (await this.budgetsFor(scopes)).map((rule) => this.bind(rule, scopes, now));
     const reservation: SpendReservation = { id: reservationId, orgId: scopes.orgId, amountMicros: amount, budgets };
-    if (budgets.length === 0) return { scopes, reservation, keys: [], args: [] };
-    const args: (string | number)[] = [now.getTime(), reservationId, deadline, luaAmount(amount)];
+    return { scopes, reservation, now, deadline };
+  }
+
+  /** The keys and arguments of budget_check/budget_apply for a planned reservation; null when no budget applies. */
+  scriptCall(plan: ReservationPlan): ScriptCall | null {
+    const { id, orgId, amountMicros, budgets } = plan.reservation;
+    if (budgets.length === 0) return null;
+    const args: (string | number)[] = [plan.now.getTime(), id, plan.deadline, luaAmount(amountMicros)];
     for (const b of budgets) args.push(luaAmount(b.rule.limitMicros), b.rule.mode === 'HARD' ? '1' : '0');
-    return { scopes, reservation, keys: this.scriptKeys(scopes.orgId, budgets), args };
+    return { keys: this.scriptKeys(orgId, budgets), args };
   }
 
   /**
@@ -204,7 +224,7 @@ export class BudgetService implements OnModuleInit {
     const { budgets } = plan.reservation;
     switch (res.kind) {
       case 'no-counter':
-        await this.seedCounter(budgets[res.index], plan.scopes);
+        await this.seedCounter(budgets[res.index], plan.scopes, plan.now);
         return 'retry';
       case 'corrupt-counter':
         return {
@@ -292,7 +312,7 @@ export class BudgetService implements OnModuleInit {
           [spent, reserved, leased] = [null, null, null];
         }
         const rebuilt = spent === null && opts.rebuildMissing === true;
-        if (rebuilt) await this.seedCounter(b, scopes);
+        if (rebuilt) await this.seedCounter(b, scopes, now);
         const standing = budgetStanding(b, spent ?? ledgerSpentMicros, reserved ?? 0n, leased ?? 0n);
         return { standing, counterSpentMicros: spent, ledgerSpentMicros, rebuilt, ...(corrupt ? { corrupt } : {}) };
       }),
@@ -300,9 +320,13 @@ export class BudgetService implements OnModuleInit {
   }
 
   /** A counter is missing at the start of a period or after Redis lost it: rebuild it from the ledger. */
-  private async seedCounter(budget: BoundBudget, scopes: SpendScopes): Promise<void> {
+  private async seedCounter(budget: BoundBudget, scopes: SpendScopes, now: Date): Promise<void> {
     const spent = await this.spentFromLedger(budget, scopes);
-    await this.redis.run(SEED_COUNTER, { counterKey: budget.hashKey, spent, ttlSeconds: budget.ttlSeconds });
+    // The counter outlives its period by COUNTER_GRACE_SECONDS; a budget without a period, for good (0).
+    const ttlSeconds = budget.resetsAt
+      ? Math.ceil((budget.resetsAt.getTime() - now.getTime()) / 1000) + COUNTER_GRACE_SECONDS
+      : 0;
+    await this.redis.run(SEED_COUNTER, { counterKey: budget.hashKey, spent, ttlSeconds });
     if (spent > 0n) this.logger.log(`budget ${budget.rule.id} counter rebuilt from the ledger: ${spent} micro-units`);
   }
 
