@@ -76,9 +76,8 @@ export class AgentRequests implements OnModuleInit {
    * answers. An answer to no request of this key and session is dropped, as the SDK does.
    */
   async deliver(principal: Principal, sessionId: string | undefined, body: unknown): Promise<boolean> {
-    const messages = Array.isArray(body) ? body : [body];
-    if (messages.length === 0 || !messages.every(isResponse)) return false;
-    for (const m of messages) {
+    if (!onlyAgentAnswers(body)) return false;
+    for (const m of (Array.isArray(body) ? body : [body]) as AgentAnswer[]) {
       const key = answerKey(principal, sessionId, String(m.id));
       const answer: Answer =
         'result' in m
@@ -99,7 +98,15 @@ export class AgentRequests implements OnModuleInit {
   }
 }
 
-function isResponse(m: unknown): m is { id: string | number; result?: unknown; error?: unknown } {
+/** Whether `body` is only the agent's answers (JSON-RPC responses, alone or in a batch), which deliver takes. */
+export function onlyAgentAnswers(body: unknown): boolean {
+  return Array.isArray(body) ? body.length > 0 && body.every(isResponse) : isResponse(body);
+}
+
+/** A JSON-RPC response from the agent. */
+type AgentAnswer = { id: string | number; result?: unknown; error?: unknown };
+
+function isResponse(m: unknown): m is AgentAnswer {
   if (typeof m !== 'object' || m === null || Array.isArray(m)) return false;
   const r = m as Record<string, unknown>;
   return (

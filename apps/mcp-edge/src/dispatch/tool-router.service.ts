@@ -43,7 +43,8 @@ export class ToolRouter {
     return result;
   }
 
-  private async route(
+  // Not async: it hands on the promise of where the call goes (an async wrapper would add a promise and its turns).
+  private route(
     principal: Principal,
     name: string,
     args: Record<string, unknown> | undefined,
@@ -56,10 +57,10 @@ export class ToolRouter {
     if (name !== META_TOOL_NAMES.callTool) return this.disclosure.answerDiscoveryTool(principal, name, args, session);
     const a = args ?? {};
     if (typeof a.name !== 'string')
-      return invalidMetaCall(name, 'name must be the tool to call, e.g. "github__create_issue"');
+      return Promise.resolve(invalidMetaCall(name, 'name must be the tool to call, e.g. "github__create_issue"'));
     const inner = a.arguments;
     if (inner !== undefined && (typeof inner !== 'object' || inner === null || Array.isArray(inner)))
-      return invalidMetaCall(name, 'arguments must be an object');
+      return Promise.resolve(invalidMetaCall(name, 'arguments must be an object'));
     return this.pipeline.callTool(principal, a.name, inner as Record<string, unknown> | undefined, signal);
   }
 }

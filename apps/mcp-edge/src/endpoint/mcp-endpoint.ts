@@ -11,7 +11,7 @@ import { McpSession, McpSessionStore, sessionClientOf } from '../session/mcp-ses
 import { SessionHub } from '../session/session-hub.service';
 import { VisibleListWatch } from '../session/visible-list-watch.service';
 import { sendDependencyUnavailable } from './dependency-unavailable';
-import { AgentRequests } from '../dispatch/agent-requests.service';
+import { AgentRequests, onlyAgentAnswers } from '../dispatch/agent-requests.service';
 import { callNeedsStream } from '../dispatch/agent-call-relay';
 import { bearerToken, isAllowedHost, refusalOf, sendJson, sendOrgDisabled, sendUnauthorized } from './edge-auth';
 import { HostileInputAllowance } from './hostile-input-allowance.service';
@@ -152,8 +152,9 @@ export class McpEndpoint {
       session = await this.sessions.createSession(principal, sessionClientOf(body.value));
     }
     if (session) res.setHeader('Mcp-Session-Id', session.id);
-    // The agent's answers to requests relayed to it during a call go to the edge that waits for them.
-    if (await this.agentRequests.deliver(principal, session?.id, body.value)) {
+    // The agent's answers to requests relayed to it during a call go to the edge that waits for them
+    // (asked first without a promise: nearly every request is no answer).
+    if (onlyAgentAnswers(body.value) && (await this.agentRequests.deliver(principal, session?.id, body.value))) {
       res.writeHead(202).end();
       return;
     }

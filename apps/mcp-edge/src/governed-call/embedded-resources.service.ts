@@ -39,7 +39,7 @@ export class EmbeddedResources {
     levels?: readonly ItemPolicyLevel[],
   ): Promise<T[]> {
     // The common answer carries no resource: no policy read.
-    if (!blocks.some((b) => uriOf(b) !== undefined)) return blocks;
+    if (!carriesResources(blocks)) return blocks;
     levels ??= await this.policies.levelsFor(principal);
     let changed = false;
     const out = blocks.map((block) => {
@@ -53,6 +53,11 @@ export class EmbeddedResources {
     });
     return changed ? out : blocks;
   }
+}
+
+/** Whether any block is a resource, embedded or linked (withholdDenied decides those). */
+export function carriesResources(blocks: readonly ContentBlock[]): boolean {
+  return blocks.some((b) => uriOf(b) !== undefined);
 }
 
 function uriOf(block: ContentBlock): string | undefined {

@@ -34,7 +34,7 @@ import { Attributes, Span, SpanKind } from '@opentelemetry/api';
 import { inSpan, inToolCallSpan, upstreamPropagation, upstreamSpanAttributes, usageTraceparent } from './call-tracing';
 import { EdgeAccessLog } from '../health/edge-access-log';
 import { EdgeMetrics } from '../health/edge-metrics.service';
-import { EmbeddedResources } from './embedded-resources.service';
+import { EmbeddedResources, carriesResources } from './embedded-resources.service';
 import { BUDGET_META_KEY, CALL_META_KEY, CallMeta, budgetMeta } from './call-meta';
 import { PricedCall, failedCallCost } from './priced-call';
 import { PagedCallOrigin, ResultPager, StoredPage } from './result-pager.service';
@@ -374,18 +374,19 @@ export class GovernedCallPipeline {
     outputLimits: OutputLimits,
   ): Promise<CallToolResult> {
     const exposedName = call.tool.exposedName;
-    // Resources embedded or linked in the result are decided by the resource policy, like a read.
-    const content = await this.embeddedResources.withholdDenied(
-      principal,
-      call.tool.namespace,
-      upstreamResult.content ?? [],
-      levels,
-    );
+    // Resources embedded or linked in the result are decided by the resource policy, like a read
+    // (the common answer carries none: no promise to wait for).
+    const blocks = upstreamResult.content ?? [];
+    const content = carriesResources(blocks)
+      ? await this.embeddedResources.withholdDenied(principal, call.tool.namespace, blocks, levels)
+      : blocks;
     let result = content !== upstreamResult.content ? { ...upstreamResult, content } : upstreamResult;
     let outputTokens = countJsonTokens(result.content, this.tokenEncoding);
     // Output beyond what the reservation paid for is admitted now, like a page read; refused (a hard
     // budget cannot cover it), the answer delivers what the reservation paid for.
-    const deliverable = await this.deliverableTokens(principal, call, outputTokens);
+    const topUp = outputTopUp(call.rule, call.reservedTokens, outputTokens, call.outputTokenCap);
+    // No top-up needed (the result fits the reservation, or output is not priced): the cap, without a promise.
+    const deliverable = topUp ? await this.deliverableWithTopUp(principal, call, topUp) : call.outputTokenCap;
     // Output budget: page a large text result (never cut silently); refuse what cannot be paged.
     if (
       outputTokens > deliverable &&
@@ -437,14 +438,15 @@ export class GovernedCallPipeline {
   }
 
   /**
-   * Output tokens this answer may deliver: the cap when the reservation covers the result (or the
-   * rule does not price output); else what the reservation paid for plus a top-up admitted against
-   * the budgets for the rest up to the cap, or only what the reservation paid for if refused.
+   * Output tokens this answer may deliver when the result is over what the reservation paid for
+   * (and the rule prices output): that plus a top-up admitted against the budgets for the rest up
+   * to the cap, or only what the reservation paid for if refused.
    */
-  private async deliverableTokens(principal: Principal, call: PricedCall, resultTokens: number): Promise<number> {
-    const topUp = outputTopUp(call.rule, call.reservedTokens, resultTokens, call.outputTokenCap);
-    // No top-up needed: the result fits the reservation, or output is not priced.
-    if (!topUp) return call.outputTokenCap;
+  private async deliverableWithTopUp(
+    principal: Principal,
+    call: PricedCall,
+    topUp: { tokens: number; micros: Micros },
+  ): Promise<number> {
     // Charged already (TaskSettler): what the reservation paid for, never output no one pays for.
     if (call.alreadyCharged) return call.reservedTokens;
     const more = await this.admission.admit(callerOf(principal), null, newCallId(), topUp.micros, this.clock.now());
