@@ -124,14 +124,20 @@ export class AdmissionLeases implements OnModuleInit, BeforeApplicationShutdown 
   /**
    * Admits the call against this edge's leases, asking Redis for a lease first where it has none
    * (one round trip, shared by the calls that wait for it). Null when the call must be checked in
-   * Redis on its own: a limit is near, or Redis has no counter yet.
+   * Redis on its own: a limit is near, or Redis has no counter yet. Without a promise when no
+   * grant is needed (nearly every call: each promise waited for is a turn of the microtask queue).
    */
-  async admit(req: LeaseRequest, now: number): Promise<LeasedCall | null> {
+  admit(req: LeaseRequest, now: number): LeasedCall | null | Promise<LeasedCall | null> {
     if (!this.enabled || this.closing) return null;
     const leases = this.leasesFor(req, now);
     const taken = this.take(req, leases, now);
     if (taken) return taken;
     if (leases.some((l) => l.deniedUntil > now)) return null;
+    return this.grantAndTake(req, leases, now);
+  }
+
+  /** Asks Redis for the leases that cannot cover the call, then admits it against them if they now can. */
+  private async grantAndTake(req: LeaseRequest, leases: Lease[], now: number): Promise<LeasedCall | null> {
     await this.grant(
       req,
       leases.filter((l) => !covers(l, req.estimate, now)),

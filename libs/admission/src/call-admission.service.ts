@@ -150,10 +150,13 @@ export class CallAdmissionService implements OnModuleInit, OnApplicationShutdown
     options: AdmitOptions,
   ): Promise<CallAdmission> {
     const deadline = now + this.settings.reservationTtlMs;
-    const [admission, reservation] = await Promise.all([
-      tool ? this.rateLimits.planAdmission(caller, tool, callId, now, deadline) : null,
-      this.budgets.planReservation(caller, callId, estimate, new Date(now), deadline),
-    ]);
+    const admissionPlan = tool ? this.rateLimits.planAdmission(caller, tool, callId, now, deadline) : null;
+    const reservationPlan = this.budgets.planReservation(caller, callId, estimate, new Date(now), deadline);
+    // Nearly every call finds the organisation's limits cached, and its plans come without a promise.
+    const [admission, reservation] =
+      admissionPlan instanceof Promise || reservationPlan instanceof Promise
+        ? await Promise.all([admissionPlan, reservationPlan])
+        : [admissionPlan, reservationPlan];
     const hold: CallHold = {
       reservation: reservation.reservation,
       estimate,
@@ -173,7 +176,8 @@ export class CallAdmissionService implements OnModuleInit, OnApplicationShutdown
             estimate,
           )
         : null;
-    hold.leased = lease && (await this.leases.admit(lease, now));
+    const leased = lease && this.leases.admit(lease, now);
+    hold.leased = leased instanceof Promise ? await leased : leased;
     if (hold.leased) return { ok: true, hold };
 
     let outcome = await this.admitInRedis(admission, reservation);
