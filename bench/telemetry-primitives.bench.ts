@@ -64,7 +64,7 @@ async function main(): Promise<void> {
     {
       'no span (telemetry off)': gets(ROOT_CONTEXT),
       'dropped span active (before)': gets(trace.setSpan(ROOT_CONTEXT, dropped)),
-      'sampledOutContext (after)': gets(sampledOutContext(ROOT_CONTEXT, dropped)),
+      'sampledOutContext (after)': gets(sampledOutContext(ROOT_CONTEXT, dropped.spanContext())),
     },
     20_000,
   );

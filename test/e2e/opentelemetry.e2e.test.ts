@@ -375,6 +375,70 @@ describe('OpenTelemetry: traces and metrics over OTLP (edge, admin API and worke
     expect(row.rows).toEqual([{ traceId: quiet.traceId }]);
   });
 
+  it('should start a trace of its own for a call that comes with none, recorded when the sampler keeps it', async () => {
+    // The edge's sampler (parentbased_always_on by default) keeps every root span.
+    const res = await call(12, 'fixture__ping', {});
+    expect(res.status).toBe(200);
+    const callId = ((await res.json()) as { result: { _meta: Record<string, any> } }).result._meta['tollgate/call']
+      .callId as string;
+    const seen = fixture.calls.at(-1)!;
+    expect(seen.headers.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+    const traceId = String(seen.headers.traceparent).split('-')[1];
+    await expect
+      .poll(() => spansOf(traceId).map((s) => s.name), { timeout: 20_000 })
+      .toEqual(expect.arrayContaining(['POST /mcp', 'tools/call fixture__ping', 'tools/call ping']));
+    const root = spansOf(traceId).find((s) => s.name === 'POST /mcp')!;
+    expect(root.parentSpanId ?? '').toBe('');
+    await waitForUsageEvents(env.redisUrl, env.redisPrefix, [callId]);
+    const row = await db.query('SELECT "traceId" FROM "UsageEvent" WHERE "id" = $1', [callId]);
+    expect(row.rows).toEqual([{ traceId }]);
+  });
+
+  it('should hand a trace id of its own to the upstream and the ledger, not sampled and with no span, for a call the sampler drops', async () => {
+    const service = 'tollgate-edge-unsampled';
+    const quiet = await startAppProcess('edge', {
+      ...env.vars,
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+      OTEL_SERVICE_NAME: service,
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0',
+    });
+    try {
+      const res = await call(13, 'fixture__ping', { 'x-request-id': 'otel-unsampled-1' }, undefined, quiet.port);
+      expect(res.status).toBe(200);
+      const callId = ((await res.json()) as { result: { _meta: Record<string, any> } }).result._meta['tollgate/call']
+        .callId as string;
+      const seen = fixture.calls.at(-1)!;
+      expect(seen.headers.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
+      expect(seen.headers['x-request-id']).toBe('otel-unsampled-1');
+      expect(seen.meta).toMatchObject({ traceparent: seen.headers.traceparent });
+      const traceId = String(seen.headers.traceparent).split('-')[1];
+      await waitForUsageEvents(env.redisUrl, env.redisPrefix, [callId]);
+      const row = await db.query('SELECT "traceId" FROM "UsageEvent" WHERE "id" = $1', [callId]);
+      expect(row.rows).toEqual([{ traceId }]);
+      // An agent's sampled trace through the same edge: once its spans have arrived, so would have the first call's.
+      const next = newTrace();
+      const sampled = await call(
+        14,
+        'fixture__ping',
+        { traceparent: `00-${next.traceId}-${next.parent}-01` },
+        undefined,
+        quiet.port,
+      );
+      expect(sampled.status).toBe(200);
+      await expect
+        .poll(() => spansOf(next.traceId).some((s) => s.service === service && s.name === 'tollgate.completion'), {
+          timeout: 20_000,
+        })
+        .toBe(true);
+      expect(spansOf(traceId).map((s) => `${s.service} ${s.name}`)).toEqual([]);
+    } finally {
+      await stopAppProcess(quiet);
+    }
+  });
+
   it('should send the trace context in params._meta to stdio and SSE upstreams, the edge client span as parent', async () => {
     // stdio: server-everything, what the edge wrote to its stdin read from the tap's log.
     const stdioTrace = newTrace();

@@ -1,11 +1,26 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, propagation, trace, type Context } from '@opentelemetry/api';
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  propagation,
+  trace,
+  type Context,
+  type Span,
+  type SpanContext,
+} from '@opentelemetry/api';
 import { LogContext, runWithLogContext } from './log-context';
 import { sampledOutContext } from './sampled-out-context';
-import { telemetryRunning } from './telemetry';
+import { headSampling, telemetryRunning } from './telemetry';
 
 const tracer = trace.getTracer('tollgate-http');
 const SERVER_SPAN = { kind: SpanKind.SERVER };
+let propagatorFields: string[] | undefined;
+
+/** Whether HeadSampling.rootSpan made a span (else the dropped span's context). */
+function isSpan(started: Span | SpanContext): started is Span {
+  return typeof (started as Span).spanContext === 'function';
+}
 
 /**
  * The trace context the request's headers carry, or the root context when they hold none of the
@@ -13,7 +28,8 @@ const SERVER_SPAN = { kind: SpanKind.SERVER };
  * propagator's look-ups and a context made for nothing, on every unsampled request.
  */
 function parentOf(headers: IncomingMessage['headers']): Context {
-  for (const field of propagation.fields()) {
+  // The propagators are set once, when telemetry starts.
+  for (const field of (propagatorFields ??= propagation.fields())) {
     if (headers[field] !== undefined) return propagation.extract(ROOT_CONTEXT, headers);
   }
   return ROOT_CONTEXT;
@@ -42,8 +58,16 @@ export function inHttpServerSpan(
   // Named `{method} {route}`, or the method alone when the route is not known (the conventions' rule).
   // Attributes once sampled: the samplers OTEL_TRACES_SAMPLER can name decide on the trace id and
   // parent alone, and a sampled-out request should not pay for the SDK's copy of them.
-  const span = tracer.startSpan(route ? `${method} ${route}` : method, SERVER_SPAN, parent);
-  if (!span.isRecording()) return runWithLogContext(log, fn, sampledOutContext(parent, span));
+  const name = route ? `${method} ${route}` : method;
+  // A request with no trace context (most) is sampled before its span is made (HeadSampling): a
+  // dropped one gets only its span context, not the SDK's non-recording span and what it costs.
+  const head = parent === ROOT_CONTEXT ? headSampling() : undefined;
+  const started: Span | SpanContext = head
+    ? head.rootSpan(tracer, name, SERVER_SPAN)
+    : tracer.startSpan(name, SERVER_SPAN, parent);
+  if (!isSpan(started)) return runWithLogContext(log, fn, sampledOutContext(parent, started));
+  const span = started;
+  if (!span.isRecording()) return runWithLogContext(log, fn, sampledOutContext(parent, span.spanContext()));
   span.setAttribute('http.request.method', method);
   if (route) span.setAttribute('http.route', route);
   span.setAttribute('url.path', (req.url ?? '/').split('?', 1)[0]);

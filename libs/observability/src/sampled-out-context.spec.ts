@@ -14,7 +14,7 @@ import {
 } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RequestScopeContextManager } from './request-scope-context-manager';
-import { sampledOutContext, sampledOutTrace } from './sampled-out-context';
+import { isSampledOut, sampledOutContext, sampledOutTrace, sampledOutTraceparent } from './sampled-out-context';
 
 describe('sampledOutContext', () => {
   const exporter = new InMemorySpanExporter();
@@ -41,7 +41,7 @@ describe('sampledOutContext', () => {
     expect(dropped.isRecording()).toBe(false);
 
     const carrier: Record<string, string> = {};
-    const inside = context.with(sampledOutContext(parent, dropped), () => {
+    const inside = context.with(sampledOutContext(parent, dropped.spanContext()), () => {
       const child = tracer.startSpan('tollgate.policy');
       child.end();
       propagation.inject(sampledOutTrace(context.active())!, carrier);
@@ -53,6 +53,8 @@ describe('sampledOutContext', () => {
     expect(trace.isSpanContextValid(inside.child)).toBe(false);
     const { traceId, spanId } = dropped.spanContext();
     expect(carrier).toEqual({ traceparent: `00-${traceId}-${spanId}-00`, baggage: 'tenant=acme' });
+    // The baggage is the agent's: the traceparent alone would leave it out, so there is none.
+    expect(sampledOutTraceparent(sampledOutContext(parent, dropped.spanContext()))).toBeUndefined();
     // Against a call the agent's trace says is sampled, whose span the same tracer exports.
     const sampled = propagation.extract(ROOT_CONTEXT, { traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01` });
     tracer.startSpan('POST /mcp', {}, sampled).end();
@@ -62,16 +64,29 @@ describe('sampledOutContext', () => {
   it('should keep tracing suppressed and the dropped trace in a context derived from a sampled-out one', () => {
     const dropped = tracer.startSpan('POST /mcp', {}, ROOT_CONTEXT);
     const key = createContextKey('derived');
-    const derived = sampledOutContext(ROOT_CONTEXT, dropped).setValue(key, 'x');
+    const derived = sampledOutContext(ROOT_CONTEXT, dropped.spanContext()).setValue(key, 'x');
 
     expect(derived.getValue(key)).toBe('x');
     expect(isTracingSuppressed(derived)).toBe(true);
+    expect(isSampledOut(derived)).toBe(true);
     expect(trace.getSpan(derived)).toBeUndefined();
-    expect(trace.getSpan(sampledOutTrace(derived)!)).toBe(dropped);
+    expect(trace.getSpan(sampledOutTrace(derived)!)?.spanContext()).toEqual(dropped.spanContext());
     expect(sampledOutTrace(derived.deleteValue(key))).toBe(sampledOutTrace(derived));
+  });
+
+  it('should hand on the traceparent the propagators would inject for a sampled-out request that came with no trace context', () => {
+    const dropped = tracer.startSpan('POST /mcp', {}, ROOT_CONTEXT).spanContext();
+    const sampledOut = sampledOutContext(ROOT_CONTEXT, dropped);
+    const carrier: Record<string, string> = {};
+    propagation.inject(sampledOutTrace(sampledOut)!, carrier);
+
+    expect(sampledOutTraceparent(sampledOut)).toBe(`00-${dropped.traceId}-${dropped.spanId}-00`);
+    expect({ traceparent: sampledOutTraceparent(sampledOut) }).toEqual(carrier);
   });
 
   it('should be no sampled-out trace outside a sampled-out request', () => {
     expect(sampledOutTrace(ROOT_CONTEXT)).toBeUndefined();
+    expect(isSampledOut(ROOT_CONTEXT)).toBe(false);
+    expect(sampledOutTraceparent(ROOT_CONTEXT)).toBeUndefined();
   });
 });

@@ -1,10 +1,12 @@
 /* eslint-disable @typescript-eslint/no-require-imports -- the SDK loads only when telemetry is on */
-import { diag } from '@opentelemetry/api';
+import { ProxyTracerProvider, diag, trace } from '@opentelemetry/api';
 import type { Instrumentation } from '@opentelemetry/instrumentation';
 import type { MetricReader } from '@opentelemetry/sdk-metrics';
 import type { NodeSDK } from '@opentelemetry/sdk-node';
+import type { HeadSampling } from './head-sampling';
 
 let sdk: NodeSDK | null = null;
+let head: HeadSampling | undefined;
 
 /**
  * OpenTelemetry is on when an OTLP endpoint is configured (`OTEL_EXPORTER_OTLP_ENDPOINT`, or the
@@ -45,8 +47,15 @@ export function startTelemetry(
   const { PrismaInstrumentation } = require('@prisma/instrumentation') as typeof import('@prisma/instrumentation');
   const { RequestScopeContextManager } =
     require('./request-scope-context-manager') as typeof import('./request-scope-context-manager');
+  const { HeadSampling, samplerFromEnv } = require('./head-sampling') as typeof import('./head-sampling');
+  // The SDK's sampler, shared with inHttpServerSpan (HeadSampling); a sampler name this does not
+  // build is left to the SDK.
+  const sampler = samplerFromEnv(env);
+  const sampling = sampler ? new HeadSampling(sampler) : undefined;
   sdk = new NodeSDK({
     serviceName: env.OTEL_SERVICE_NAME ?? serviceName,
+    sampler,
+    idGenerator: sampling?.idGenerator,
     // The active context lives beside the log context, in one AsyncLocalStorage (see the class).
     contextManager: new RequestScopeContextManager(),
     metricReaders: metricReadersFromEnv(env, serviceName),
@@ -71,6 +80,13 @@ export function startTelemetry(
     }),
   });
   sdk.start();
+  // Only where the SDK made a tracer provider (OTEL_TRACES_EXPORTER can leave it without one, and
+  // the request's span is then not even a dropped one: no trace context is made or handed on).
+  const { TracerProvider } = require('@opentelemetry/sdk-trace') as typeof import('@opentelemetry/sdk-trace');
+  const provider = trace.getTracerProvider();
+  const tracing =
+    (provider instanceof ProxyTracerProvider ? provider.getDelegate() : provider) instanceof TracerProvider;
+  head = tracing ? sampling : undefined;
 }
 
 /**
@@ -181,6 +197,11 @@ function carriesTraceContext(request: { headers: string | (string | string[])[] 
  */
 export function telemetryRunning(): boolean {
   return sdk !== null;
+}
+
+/** The sampler's decision before a root span is made, while telemetry runs (see HeadSampling). */
+export function headSampling(): HeadSampling | undefined {
+  return sdk ? head : undefined;
 }
 
 /** Flushes what is buffered (spans, metrics) and stops exporting; at the end of the drain. */

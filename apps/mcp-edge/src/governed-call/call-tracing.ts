@@ -13,7 +13,14 @@ import {
 } from '@opentelemetry/api';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { suppressTracing } from '@opentelemetry/core';
-import { currentLogContext, sampledOutContext, sampledOutTrace, telemetryRunning } from '@tollgate/observability';
+import {
+  currentLogContext,
+  isSampledOut,
+  sampledOutContext,
+  sampledOutTrace,
+  sampledOutTraceparent,
+  telemetryRunning,
+} from '@tollgate/observability';
 import { validTraceparent } from '@tollgate/usage';
 import { UpstreamPropagation } from '@tollgate/mcp-client';
 import { toolErrorOf } from './tool-error';
@@ -44,8 +51,7 @@ export function inSpan<T>(
 ): Promise<T> {
   // Options read only past these checks: a default `= {}` would be an object made on every call.
   if (!telemetryRunning()) return fn(NO_SPAN);
-  const active = context.active();
-  if (sampledOutTrace(active)) return fn(NO_SPAN);
+  if (isSampledOut(context.active())) return fn(NO_SPAN);
   const kind = options?.kind ?? SpanKind.INTERNAL;
   const leaf = options?.leaf ?? false;
   return tracer.startActiveSpan(name, { kind, attributes }, async (span) => {
@@ -81,7 +87,7 @@ export function inToolCallSpan(
   if (!telemetryRunning()) return fn(NO_SPAN);
   const requestTrace = currentLogContext()?.trace;
   // The HTTP request's span was sampled out, and the agent's _meta does not say otherwise.
-  if (!requestTrace?.fromMeta && sampledOutTrace(context.active())) return fn(NO_SPAN);
+  if (!requestTrace?.fromMeta && isSampledOut(context.active())) return fn(NO_SPAN);
   const attributes: Attributes = {
     'mcp.method.name': 'tools/call',
     'gen_ai.operation.name': 'execute_tool',
@@ -96,7 +102,7 @@ export function inToolCallSpan(
     : context.active();
   const span = tracer.startSpan(`tools/call ${exposedName}`, { kind: SpanKind.SERVER, attributes }, parent);
   // The agent's _meta marked the call not sampled: as a sampled-out HTTP request (inHttpServerSpan).
-  if (!span.isRecording()) return context.with(sampledOutContext(parent, span), fn, undefined, NO_SPAN);
+  if (!span.isRecording()) return context.with(sampledOutContext(parent, span.spanContext()), fn, undefined, NO_SPAN);
   return context.with(trace.setSpan(parent, span), async () => {
     try {
       const result = await fn(span);
@@ -137,17 +143,25 @@ export function upstreamPropagation(): UpstreamPropagation {
   const logContext = currentLogContext();
   let traceContext = logContext?.trace?.carrier ?? NO_TRACE_CONTEXT;
   if (telemetryRunning()) {
+    // A sampled-out call with no trace context of the agent's hands on its traceparent alone.
+    const traceparent = sampledOutTraceparent(context.active());
+    if (traceparent !== undefined) return withRequestId({ traceparent }, logContext?.requestId);
     const carrier: Record<string, string> = {};
     propagation.inject(tracedContext(), carrier);
     if (carrier.traceparent !== undefined) traceContext = carrier;
   }
-  const headers: Record<string, string> = { ...traceContext };
-  if (logContext?.requestId) headers['x-request-id'] = logContext.requestId;
   // Most agents send no trace context: their calls share one empty `_meta` (the wires only read it).
-  return { headers, meta: isEmpty(traceContext) ? NO_TRACE_CONTEXT : { ...traceContext } };
+  return withRequestId(isEmpty(traceContext) ? NO_TRACE_CONTEXT : { ...traceContext }, logContext?.requestId);
 }
 
 const NO_TRACE_CONTEXT: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
+/** `meta` (a trace context of this call's, or NO_TRACE_CONTEXT) in `_meta`, and with the request id in the headers. */
+function withRequestId(meta: Record<string, string>, requestId: string | undefined): UpstreamPropagation {
+  const headers: Record<string, string> = { ...meta };
+  if (requestId) headers['x-request-id'] = requestId;
+  return { headers, meta };
+}
 
 function isEmpty(record: Record<string, string>): boolean {
   for (const _ in record) return false;
@@ -161,6 +175,8 @@ function isEmpty(record: Record<string, string>): boolean {
  */
 export function usageTraceparent(): string | null {
   if (telemetryRunning()) {
+    const sampledOut = sampledOutTraceparent(context.active());
+    if (sampledOut !== undefined) return sampledOut;
     const active = trace.getSpanContext(tracedContext());
     if (active && isSpanContextValid(active)) {
       return `00-${active.traceId}-${active.spanId}-${active.traceFlags.toString(16).padStart(2, '0')}`;
