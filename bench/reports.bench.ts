@@ -8,6 +8,11 @@
  * Routes include the explorer's filters and cross breakdowns, and calls made with a TEAM_ADMIN and a
  * MEMBER token (issued through the API); every spend route's totals are checked against the
  * ledger's sums for the same days and filters (a role's forced team or user included).
+ *
+ * BENCH_NOW (an ISO instant, e.g. 2026-11-11T12:00:00Z; the clock when unset) pins "now": the seed's
+ * last calls and the ranges' last day. What a range reads from day rows depends on the day of the
+ * month (its edge months' days), so a run can show the 11th or the 15th on any date. Routes without a
+ * range (budgets, keys) still read the clock's own period.
  */
 import { DateTime } from 'luxon';
 import { loadavg } from 'node:os';
@@ -23,6 +28,13 @@ const UPSTREAMS = 10;
 const TOOLS = 300;
 const DAYS = 90;
 const SEED_CHUNK = 1_000_000;
+
+const PINNED_NOW = process.env.BENCH_NOW ? DateTime.fromISO(process.env.BENCH_NOW, { zone: 'utc' }) : null;
+if (PINNED_NOW && !PINNED_NOW.isValid) throw new Error(`BENCH_NOW is not an ISO date-time: ${process.env.BENCH_NOW}`);
+/** The bench's "now": BENCH_NOW, else the clock. */
+const benchNow = (): DateTime => PINNED_NOW ?? DateTime.now();
+/** "Now" as the ledger's UTC timestamp (without zone), a query parameter. */
+const benchNowUtc = (): string => benchNow().toUTC().toFormat("yyyy-MM-dd'T'HH:mm:ss");
 
 interface Org {
   id: string;
@@ -82,11 +94,11 @@ export async function seedOrg(p: BenchPlatform, name: string, timeZone: string, 
               ${id('up', `(t % ${UPSTREAMS})`)}, 'tool_' || t,
               (CASE WHEN r < 0.97 THEN 'OK' WHEN r < 0.99 THEN 'TOOL_ERROR' ELSE 'UPSTREAM_ERROR' END)::"UsageOutcome",
               CASE WHEN r < 0.97 OR t % 4 = 0 THEN (t % 7 + 1) * 1000 + tok * 2 ELSE 0 END, 50, tok, 20 + (r * 900)::int,
-              date_trunc('second', now() AT TIME ZONE 'UTC' - (${DAYS} * 86400 * (1 - sqrt(random()))) * interval '1 second')
+              date_trunc('second', $2::timestamp - (${DAYS} * 86400 * (1 - sqrt(random()))) * interval '1 second')
        FROM (SELECT g, k, (k * 37 + floor(12 * power(random(), 2))::int + CASE WHEN random() < 0.1 THEN floor(${TOOLS} * random())::int ELSE 0 END) % ${TOOLS} AS t,
                     random() AS r, floor(2000 * power(random(), 2))::int AS tok
              FROM (SELECT g, floor(${KEYS} * power(random(), 3))::int AS k FROM generate_series(${done + 1}, ${Math.min(rows, done + SEED_CHUNK)}) g) s) x`,
-        [o],
+        [o, benchNowUtc()],
       );
     await q('RESET session_replication_role');
   };
@@ -141,7 +153,7 @@ interface FilterIds {
 
 /** The calls the console makes (apps/console/src/pages): name -> route below the org. */
 function consoleRoutes(timeZone: string, ids: FilterIds): Record<string, Route> {
-  const today = DateTime.now().setZone(timeZone);
+  const today = benchNow().setZone(timeZone);
   const day = (d: DateTime) => d.toISODate() as string;
   const mtd = `from=${day(today.startOf('month'))}&to=${day(today)}`;
   const d30 = `from=${day(today.minus({ days: 29 }))}&to=${day(today)}`;
@@ -455,8 +467,8 @@ async function main(): Promise<void> {
     for (let i = 0; i < warmup + reps; i++) {
       const t = performance.now();
       await p.db.query(
-        `SELECT count(*), sum("costMicros") FROM "UsageEvent" WHERE "orgId" = $1 AND "occurredAt" >= (now() AT TIME ZONE 'UTC') - interval '${DAYS} days'`,
-        [big.id],
+        `SELECT count(*), sum("costMicros") FROM "UsageEvent" WHERE "orgId" = $1 AND "occurredAt" >= $2::timestamp - interval '${DAYS} days'`,
+        [big.id, benchNowUtc()],
       );
       if (i >= warmup) floor.push(performance.now() - t);
     }
@@ -466,7 +478,7 @@ async function main(): Promise<void> {
     // the rest of that first month (what the report reads when that month has calls before the
     // range). Tools by tag over 90 days (the tool-by-tag rollup) and users by tool over 30 days (the
     // per-key-and-tool one).
-    const last = DateTime.now().setZone(timeZone);
+    const last = benchNow().setZone(timeZone);
     const to = last.toISODate() as string;
     const sums = `sum("calls"), sum("errors"), sum("outputTokens"), sum("costMicros")`;
     const dayAgainstMonthRows = async (days: number, dayTable: string, monthTable: string, columns: string) => {
@@ -523,6 +535,7 @@ async function main(): Promise<void> {
       rollupRows,
       baselineLedgerRows: baselineRows,
       orgTimeZone: timeZone,
+      now: PINNED_NOW ? PINNED_NOW.toISO() : 'clock',
       reps,
       warmup,
       targetMs: TARGET_MS,
