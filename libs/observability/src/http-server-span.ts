@@ -11,11 +11,10 @@ import {
 } from '@opentelemetry/api';
 import { LogContext, runWithLogContext } from './log-context';
 import { sampledOutContext } from './sampled-out-context';
-import { headSampling, telemetryRunning } from './telemetry';
+import { headSampling, propagatorFields, telemetryRunning } from './telemetry';
 
 const tracer = trace.getTracer('tollgate-http');
 const SERVER_SPAN = { kind: SpanKind.SERVER };
-let propagatorFields: string[] | undefined;
 
 /** Whether HeadSampling.rootSpan made a span (else the dropped span's context). */
 function isSpan(started: Span | SpanContext): started is Span {
@@ -28,8 +27,7 @@ function isSpan(started: Span | SpanContext): started is Span {
  * propagator's look-ups and a context made for nothing, on every unsampled request.
  */
 function parentOf(headers: IncomingMessage['headers']): Context {
-  // The propagators are set once, when telemetry starts.
-  for (const field of (propagatorFields ??= propagation.fields())) {
+  for (const field of propagatorFields()) {
     if (headers[field] !== undefined) return propagation.extract(ROOT_CONTEXT, headers);
   }
   return ROOT_CONTEXT;

@@ -1,11 +1,9 @@
-import { ROOT_CONTEXT, createContextKey, propagation, trace, type Context, type SpanContext } from '@opentelemetry/api';
+import { ROOT_CONTEXT, createContextKey, trace, type Context, type SpanContext } from '@opentelemetry/api';
 import { suppressTracing } from '@opentelemetry/core';
+import { w3cPropagationOnly } from './telemetry';
 
 const SAMPLED_OUT = createContextKey('tollgate sampled-out trace');
 const SUPPRESSED = suppressTracing(ROOT_CONTEXT);
-/** The fields of the W3C propagators (tracecontext, baggage): the SDK's default ones. */
-const W3C_FIELDS = new Set(['traceparent', 'tracestate', 'baggage']);
-let w3cPropagation: boolean | undefined;
 
 /**
  * A sampled-out request's context as one small object: the API's own (BaseContext) is an object, a
@@ -45,8 +43,7 @@ class SampledOutContext implements Context {
   traceparent(): string | undefined {
     if (this.w3cTraceparent !== undefined) return this.w3cTraceparent;
     if (this.parent !== ROOT_CONTEXT || this.dropped.traceState !== undefined) return undefined;
-    w3cPropagation ??= propagation.fields().every((field) => W3C_FIELDS.has(field));
-    if (!w3cPropagation) return undefined;
+    if (!w3cPropagationOnly()) return undefined;
     const { traceId, spanId, traceFlags } = this.dropped;
     return (this.w3cTraceparent = `00-${traceId}-${spanId}-${traceFlags.toString(16).padStart(2, '0')}`);
   }

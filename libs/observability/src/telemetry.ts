@@ -1,5 +1,5 @@
 /* eslint-disable @typescript-eslint/no-require-imports -- the SDK loads only when telemetry is on */
-import { ProxyTracerProvider, diag, trace } from '@opentelemetry/api';
+import { ProxyTracerProvider, diag, propagation, trace } from '@opentelemetry/api';
 import type { Instrumentation } from '@opentelemetry/instrumentation';
 import type { MetricReader } from '@opentelemetry/sdk-metrics';
 import type { NodeSDK } from '@opentelemetry/sdk-node';
@@ -7,6 +7,10 @@ import type { HeadSampling } from './head-sampling';
 
 let sdk: NodeSDK | null = null;
 let head: HeadSampling | undefined;
+/** The global propagators' fields, and whether they are the W3C ones only: read once per SDK start. */
+let fields: { all: readonly string[]; w3cOnly: boolean } | undefined;
+/** The fields of the W3C propagators (tracecontext, baggage): the SDK's default ones. */
+const W3C_FIELDS = new Set(['traceparent', 'tracestate', 'baggage']);
 
 /**
  * OpenTelemetry is on when an OTLP endpoint is configured (`OTEL_EXPORTER_OTLP_ENDPOINT`, or the
@@ -87,6 +91,7 @@ export function startTelemetry(
   const tracing =
     (provider instanceof ProxyTracerProvider ? provider.getDelegate() : provider) instanceof TracerProvider;
   head = tracing ? sampling : undefined;
+  fields = undefined; // the SDK set its propagators: read them again when next asked
 }
 
 /**
@@ -204,9 +209,31 @@ export function headSampling(): HeadSampling | undefined {
   return sdk ? head : undefined;
 }
 
+/**
+ * The header fields the global propagators (the SDK's, once it runs) read and write (`propagation.fields()`, read once
+ * per start instead of once per request).
+ */
+export function propagatorFields(): readonly string[] {
+  return globalFields().all;
+}
+
+/** Whether the global propagators are the W3C ones only (traceparent, tracestate, baggage). */
+export function w3cPropagationOnly(): boolean {
+  return globalFields().w3cOnly;
+}
+
+function globalFields(): { all: readonly string[]; w3cOnly: boolean } {
+  if (!fields) {
+    const all = propagation.fields();
+    fields = { all, w3cOnly: all.every((field) => W3C_FIELDS.has(field)) };
+  }
+  return fields;
+}
+
 /** Flushes what is buffered (spans, metrics) and stops exporting; at the end of the drain. */
 export async function shutdownTelemetry(): Promise<void> {
   const running = sdk;
   sdk = null;
+  fields = undefined;
   await running?.shutdown();
 }
