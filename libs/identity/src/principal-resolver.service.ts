@@ -28,6 +28,12 @@ const NEGATIVE_TTL_MS = 5_000;
 const LAST_USED_WRITE_INTERVAL_MS = 60_000;
 const MAX_ENTRIES = 50_000;
 
+function resolutionOf(entry: CacheEntry | null): CredentialResolution {
+  if (!entry?.principal) return { ok: false, reason: 'invalid' };
+  if (entry.orgDisabled) return { ok: false, reason: 'org-disabled', orgId: entry.principal.orgId };
+  return { ok: true, principal: entry.principal };
+}
+
 /**
  * Resolves a virtual key to its principal from an in-memory cache. Revocation reaches every
  * replica through Redis pub/sub, so a revoked key stops working everywhere within a second.
@@ -87,10 +93,21 @@ export class PrincipalResolver implements OnModuleInit {
 
   /** As resolveVirtualKey, saying why a live key of a disabled organisation is refused. */
   async resolveCredential(secret: string): Promise<CredentialResolution> {
-    const entry = await this.resolveEntry(secret);
-    if (!entry?.principal) return { ok: false, reason: 'invalid' };
-    if (entry.orgDisabled) return { ok: false, reason: 'org-disabled', orgId: entry.principal.orgId };
-    return { ok: true, principal: entry.principal };
+    return resolutionOf(await this.resolveEntry(secret));
+  }
+
+  /**
+   * resolveCredential without a promise, for a virtual key seen before whose entry is cached and
+   * fresh (nearly every request); undefined when resolveCredential has to look it up.
+   */
+  cachedCredential(secret: string): CredentialResolution | undefined {
+    // Only live virtual keys' secrets are kept there (resolveEntry), never an OAuth token.
+    const hash = this.hashBySecret.get(secret);
+    if (hash === undefined) return undefined;
+    const now = this.clock.now();
+    const entry = this.cache.get(hash);
+    if (!entry || entry.cachedUntilMs <= now) return undefined;
+    return resolutionOf(this.liveEntry(secret, hash, entry, now));
   }
 
   private async resolveEntry(secret: string): Promise<CacheEntry | null> {
@@ -101,6 +118,11 @@ export class PrincipalResolver implements OnModuleInit {
     if (!entry || entry.cachedUntilMs <= now) {
       entry = await this.load(hash, now);
     }
+    return this.liveEntry(secret, hash, entry, now);
+  }
+
+  /** A virtual key's entry as a request may use it: null for an unknown or expired key; its use noted. */
+  private liveEntry(secret: string, hash: string, entry: CacheEntry, now: number): CacheEntry | null {
     if (!entry.principal) return null;
     if (!this.hashBySecret.has(secret)) {
       if (this.hashBySecret.size >= MAX_ENTRIES) this.hashBySecret.clear();

@@ -21,6 +21,10 @@ export interface StoredPolicy extends ItemPolicyLevel {
   outputOverflow: 'PAGE' | 'REFUSE' | null;
 }
 
+function levelsApplying(all: StoredPolicy[], ids: ScopeIds): StoredPolicy[] {
+  return all.filter((p) => appliesToCaller(p, ids));
+}
+
 /** Loads and caches an organisation's access policies; picks the levels that apply to a caller. */
 @Injectable()
 export class PolicyService implements OnModuleInit {
@@ -39,8 +43,16 @@ export class PolicyService implements OnModuleInit {
 
   /** The org, team, user and key levels that apply to a caller (levels without a policy omitted). */
   async levelsFor(ids: ScopeIds): Promise<StoredPolicy[]> {
-    const all = await this.cache.get(ids.orgId);
-    return all.filter((p) => appliesToCaller(p, ids));
+    return levelsApplying(await this.cache.get(ids.orgId), ids);
+  }
+
+  /**
+   * levelsFor without a promise, when the organisation's policies are cached and fresh; undefined
+   * when levelsFor has to load them. For a call's hot path.
+   */
+  cachedLevelsFor(ids: ScopeIds): StoredPolicy[] | undefined {
+    const all = this.cache.peek(ids.orgId);
+    return all && levelsApplying(all, ids);
   }
 
   private async loadOrgPolicies(orgId: string): Promise<StoredPolicy[]> {

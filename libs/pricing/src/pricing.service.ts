@@ -22,4 +22,13 @@ export class PricingService implements OnModuleInit {
   async priceFor(orgId: string, upstreamId: string, toolName: string, at: Date): Promise<PriceRuleData | null> {
     return selectPriceRule(await this.cache.get(orgId), upstreamId, toolName, at);
   }
+
+  /**
+   * priceFor without a promise, when the organisation's price book is cached and fresh: the rule,
+   * or null for none; undefined when priceFor has to load the book. For a call's hot path.
+   */
+  cachedPriceFor(orgId: string, upstreamId: string, toolName: string, at: Date): PriceRuleData | null | undefined {
+    const rules = this.cache.peek(orgId);
+    return rules && selectPriceRule(rules, upstreamId, toolName, at);
+  }
 }

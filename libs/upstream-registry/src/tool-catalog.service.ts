@@ -77,6 +77,14 @@ export class ToolCatalogService implements OnModuleInit {
     return this.cache.get(orgId);
   }
 
+  /**
+   * The organisation's catalog without a promise, when it is cached and fresh (what catalogFor
+   * would resolve with); undefined when catalogFor has to load it. For a call's hot path.
+   */
+  cachedCatalog(orgId: string): OrgCatalog | undefined {
+    return this.cache.peek(orgId);
+  }
+
   private async load(orgId: string): Promise<OrgCatalog> {
     const upstreams = await this.prisma.upstreamServer.findMany({ where: { orgId, enabled: true } });
     const disabled = await this.prisma.upstreamServer.findMany({

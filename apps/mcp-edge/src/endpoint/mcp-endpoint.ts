@@ -18,7 +18,7 @@ import { HostileInputAllowance } from './hostile-input-allowance.service';
 import { readJsonBody } from './json-body';
 import { jsonRpcRefusal } from './json-rpc-message-check';
 import { LeanToolCallHandler } from '../transports/lean-tool-call.handler';
-import { inSpan } from '../governed-call/call-tracing';
+import { inSpan, spansMade } from '../governed-call/call-tracing';
 import { McpServerFactory } from '../transports/mcp-server.factory';
 import { isStatelessRevisionRequest } from '../transports/stateless-revision';
 import { StatelessRevisionHandler } from '../transports/stateless-revision.handler';
@@ -94,7 +94,10 @@ export class McpEndpoint {
     if (this.redis.client.status !== 'ready') return sendDependencyUnavailable(res, 'redis', null);
     const secret = bearerToken(req);
     if (!secret) return sendUnauthorized(req, res, this.config.edge.publicUrl, 'missing');
-    const credential = await inSpan('tollgate.auth', NO_ATTRIBUTES, () => this.principals.resolveCredential(secret));
+    // A key seen before is resolved from the cache without a promise, unless its step makes a span.
+    const credential =
+      (!spansMade() && this.principals.cachedCredential(secret)) ||
+      (await inSpan('tollgate.auth', NO_ATTRIBUTES, () => this.principals.resolveCredential(secret)));
     if (!credential.ok && credential.reason === 'org-disabled') return sendOrgDisabled(res);
     if (!credential.ok) return sendUnauthorized(req, res, this.config.edge.publicUrl, refusalOf(secret));
     const principal = credential.principal;

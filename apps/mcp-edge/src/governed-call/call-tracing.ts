@@ -67,6 +67,14 @@ export function inSpan<T>(
 }
 
 /**
+ * Whether inSpan makes a span here (telemetry on, the call sampled). Where it makes none, a step
+ * whose answer is at hand (a cached catalog, policy or price book) need not be run inside it.
+ */
+export function spansMade(): boolean {
+  return telemetryRunning() && !isSampledOut(context.active());
+}
+
+/**
  * The context a leaf's own client calls run in: no active span and tracing suppressed. The ioredis
  * instrumentation serializes a command's arguments into span attributes whenever any span is
  * active, recorded or not (an unsampled call's too); with none active it sends the command as is.

@@ -31,7 +31,14 @@ import { TokenEncodingName, countJsonTokens } from '@tollgate/tokens';
 import { flatCreatedTask, isCreatedTask } from '@tollgate/tasks';
 import { UpstreamException, currentCallRelay, runWithCallRelay } from '@tollgate/mcp-client';
 import { Attributes, Span, SpanKind } from '@opentelemetry/api';
-import { inSpan, inToolCallSpan, upstreamPropagation, upstreamSpanAttributes, usageTraceparent } from './call-tracing';
+import {
+  inSpan,
+  inToolCallSpan,
+  spansMade,
+  upstreamPropagation,
+  upstreamSpanAttributes,
+  usageTraceparent,
+} from './call-tracing';
 import { EdgeAccessLog } from '../health/edge-access-log';
 import { EdgeMetrics } from '../health/edge-metrics.service';
 import { EmbeddedResources, carriesResources } from './embedded-resources.service';
@@ -144,13 +151,18 @@ export class GovernedCallPipeline {
       this.hostileInput.recordRefusal(principal.keyId);
       return this.refuse(principal, startedAt, exposedName, argumentsRefused);
     }
-    const catalog = await this.catalog.catalogFor(principal.orgId);
+    // The organisation's catalog, policies and price book are nearly always cached: read without a
+    // promise (each one waited for is a turn of the microtask queue), unless the step makes a span.
+    const untraced = !spansMade();
+    const catalog = this.catalog.cachedCatalog(principal.orgId) ?? (await this.catalog.catalogFor(principal.orgId));
 
     // Policy
     const tool = catalog.byExposedName.get(exposedName);
     if (!tool)
       return this.refuse(principal, startedAt, exposedName, unknownToolResult(exposedName, catalog.disabledNamespaces));
-    const levels = await inSpan('tollgate.policy', NO_ATTRIBUTES, () => this.policies.levelsFor(principal));
+    const levels =
+      (untraced && this.policies.cachedLevelsFor(principal)) ||
+      (await inSpan('tollgate.policy', NO_ATTRIBUTES, () => this.policies.levelsFor(principal)));
     const decision = decideAccess(levels, { namespace: tool.namespace, tool: tool.name });
     if (!decision.allowed)
       return this.refuse(principal, startedAt, exposedName, notAllowedResult(exposedName, decision), tool);
@@ -165,9 +177,16 @@ export class GovernedCallPipeline {
     if (schemaRefused) return this.refuse(principal, startedAt, exposedName, schemaRefused, tool);
 
     // Price (from the in-memory price book)
-    const call = await inSpan('tollgate.pricing', NO_ATTRIBUTES, () =>
-      this.priceCall(principal, tool, newCallId(), startedAt, outputLimits.cap),
-    );
+    const callId = newCallId();
+    const cachedRule = untraced
+      ? this.pricing.cachedPriceFor(principal.orgId, tool.upstreamId, tool.name, new Date(startedAt))
+      : undefined;
+    const call =
+      cachedRule !== undefined
+        ? this.pricedWith(cachedRule ?? FREE_PRICE, tool, callId, startedAt, outputLimits.cap)
+        : await inSpan('tollgate.pricing', NO_ATTRIBUTES, () =>
+            this.priceCall(principal, tool, callId, startedAt, outputLimits.cap),
+          );
     addToLogContext({ callId: call.callId });
 
     // A call its upstream may run as a task (the agent can poll one, and the tool's latest listing
@@ -217,6 +236,16 @@ export class GovernedCallPipeline {
   ): Promise<PricedCall> {
     const rule =
       (await this.pricing.priceFor(principal.orgId, tool.upstreamId, tool.name, new Date(startedAt))) ?? FREE_PRICE;
+    return this.pricedWith(rule, tool, callId, startedAt, policyCap);
+  }
+
+  private pricedWith(
+    rule: PriceRuleData,
+    tool: ServedTool,
+    callId: string,
+    startedAt: number,
+    policyCap: number | null,
+  ): PricedCall {
     // The tighter of the upstream's cap and the policy's; the deployment default when neither sets one.
     const toolCap = tool.outputTokenCap;
     const outputTokenCap =
