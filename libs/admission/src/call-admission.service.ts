@@ -247,8 +247,18 @@ export class CallAdmissionService implements OnModuleInit, OnApplicationShutdown
    * Resolves with the budgets' standings (this call settled) once Redis has applied it; rejects with
    * AdmissionException(CompletionNotRecorded) if Redis did not. Once per hold.
    */
-  async complete(hold: CallHold, actual: Micros, usage: UsageOutboxEntry | null): Promise<BudgetStanding[]> {
-    if (hold.completed) return [];
+  // Not async: the completion's promise resolves with the standings (a wrapper would add a promise and its turn).
+  complete(hold: CallHold, actual: Micros, usage: UsageOutboxEntry | null): Promise<BudgetStanding[]> {
+    if (hold.completed) return Promise.resolve([]);
+    try {
+      return this.completeOnce(hold, actual, usage);
+    } catch (err) {
+      // As from an async function: a failure is the promise's, never a throw at the caller.
+      return Promise.reject(err as Error);
+    }
+  }
+
+  private completeOnce(hold: CallHold, actual: Micros, usage: UsageOutboxEntry | null): Promise<BudgetStanding[]> {
     hold.completed = true;
     this.renewal.forget(hold);
     const work: CompletionWork = {
@@ -269,8 +279,8 @@ export class CallAdmissionService implements OnModuleInit, OnApplicationShutdown
       if (budgetKeys.length > 0 || slotKeys.length > 0) work.settlement = { budgetKeys, slotKeys, actual };
       standings = hold.standings.map((s) => settled(s, hold.estimate, actual));
     }
-    if (work.settlement || work.conversions.length > 0 || work.usage) await this.completion.complete(work);
-    return standings;
+    if (work.settlement || work.conversions.length > 0 || work.usage) return this.completion.complete(work, standings);
+    return Promise.resolve(standings);
   }
 
   /**
@@ -321,6 +331,8 @@ export class CallAdmissionService implements OnModuleInit, OnApplicationShutdown
    * it: until Redis has run it, the reservation holds the estimate, which refuses, never overspends.
    */
   release(hold: CallHold): void {
+    // Settled already (every call that reached its upstream): nothing to free, and no promise made for it.
+    if (hold.completed) return;
     this.complete(hold, 0n, null).catch((err: Error) =>
       this.logger.warn(
         `call ${hold.reservation.id} not released (its reservation expires at its deadline): ${err.message}`,

@@ -20,7 +20,9 @@ export interface CompletionWork {
 
 interface Pending {
   work: CompletionWork;
-  resolve: () => void;
+  /** What the call's promise resolves with once Redis has applied its completion. */
+  answer: unknown;
+  resolve: (answer: unknown) => void;
   reject: (err: Error) => void;
 }
 
@@ -65,10 +67,13 @@ export class CallCompletion {
     this.seqKey = randomBytes(6).toString('hex');
   }
 
-  /** Queues a call's completion for this turn's script; resolves once Redis has applied it. */
-  complete(work: CompletionWork): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      this.queue.push({ work, resolve, reject });
+  /**
+   * Queues a call's completion for this turn's script; resolves with `answer` once Redis has
+   * applied it (the caller's own result, so it needs no promise of its own to hand it on).
+   */
+  complete<T = void>(work: CompletionWork, answer?: T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ work, answer, resolve: resolve as (answer: unknown) => void, reject });
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => this.flush());
@@ -163,7 +168,7 @@ export class CallCompletion {
     if (res.kind === 'applied' && res.epochLost) this.onEpochLost();
     // Already run (resent after a reconnect): its first answer, with the conversions', was lost.
     order.forEach((l, j) => this.onConverted(l, byLease.get(l)!, res.kind === 'applied' ? res.conversions[j] : null));
-    for (const p of batch) p.resolve();
+    for (const p of batch) p.resolve(p.answer);
   }
 
   private async run(input: CompleteCallsInput): Promise<CompleteCallsResult> {
