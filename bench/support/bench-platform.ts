@@ -288,7 +288,9 @@ export async function startBenchPlatform(opts: {
       if (!cluster) await Promise.all((await scanKeys(`${prefix}:*`)).map((k) => redis.unlink(k)));
       redis.disconnect();
       await cluster?.stop();
-      await database.drop();
+      // BENCH_KEEP_DATABASE=1 leaves the seeded database for a look at its plans afterwards (drop it by hand).
+      if (process.env.BENCH_KEEP_DATABASE === '1') console.error(`bench database kept: ${database.url}`);
+      else await database.drop();
     },
   };
 }

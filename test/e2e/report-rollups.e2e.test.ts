@@ -2,6 +2,7 @@ import { BaseConfig } from '@tollgate/config';
 import { PrismaService } from '@tollgate/db';
 import { LedgerService, UsageEvent } from '@tollgate/usage';
 import {
+  dekadOf,
   ReportDimension,
   SpendFilters,
   SpendReportService,
@@ -163,7 +164,9 @@ describe('spend report rollups, against the ledger', () => {
    * this month with no calls after the range) or only in part (calls before or after the range in
    * its first or last month): from the day rows of its days in the range, or from its month rows
    * less the day rows of the days left out when those are fewer (late in a month, the third range's
-   * last month): equal to the ledger every way.
+   * last month); the per-key-and-tool one also by its dekads (days 1-10, 11-20, 21 to the end) whole
+   * or less their days outside the range (the last range starts on a dekad's first day): equal to
+   * the ledger every way.
    */
   async function expectMonthRowsEqualLedger(zone: string): Promise<void> {
     const day = (d: DateTime) => d.setZone(zone).toISODate() as string;
@@ -172,6 +175,7 @@ describe('spend report rollups, against the ledger', () => {
       { from: day(now.minus({ days: 2 })), to },
       { from: day(now.minus({ days: 40 })), to: day(now.minus({ days: 2 })) },
       { from: day(now.minus({ days: 3 })), to: day(now.minus({ days: 1 })) },
+      { from: dekadOf(day(now.minus({ days: 4 }))), to: day(now.minus({ days: 1 })) },
     ];
     for (const range of ranges) {
       await expectReportEqualsLedger(zone, ['tool', 'tag'], undefined, {}, range);
@@ -274,6 +278,7 @@ describe('spend report rollups, against the ledger', () => {
       'UsageToolDayRollup',
       'UsageCallDayRollup',
       'UsageCallMonthRollup',
+      'UsageCallDekadRollup',
       'UsageToolTagDayRollup',
       'UsageToolTagMonthRollup',
       'UsageTeamToolTagDayRollup',

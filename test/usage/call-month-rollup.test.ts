@@ -1,10 +1,14 @@
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
-import { cloneDatabase, databaseUrl, dropDatabase, REPO_ROOT } from '@tollgate/testing';
+import { cloneDatabase, databaseUrl, dropDatabase } from '@tollgate/testing';
 import { Client } from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createLedgerOrg, insertLedgerBatch, LedgerOrg, sortedLines } from './ledger-fixture';
+import {
+  createLedgerOrg,
+  deployMigrations,
+  insertLedgerBatch,
+  LedgerOrg,
+  migrationApplied,
+  sortedLines,
+} from './ledger-fixture';
 
 const MIGRATION = '20270101010000_usage_call_month_rollup';
 const ZONE = 'America/Los_Angeles';
@@ -52,19 +56,8 @@ describe('migration 20270101010000: the per-key-and-tool month rows on a ledger 
     await db.query(`DROP TABLE "UsageCallMonthRollup"`);
     await db.query(`DELETE FROM "_prisma_migrations" WHERE "migration_name" = $1`, [MIGRATION]);
 
-    await promisify(execFile)(
-      process.execPath,
-      [path.join(REPO_ROOT, 'node_modules/prisma/build/index.js'), 'migrate', 'deploy'],
-      {
-        cwd: REPO_ROOT,
-        env: { ...process.env, DATABASE_URL: databaseUrl(database), PRISMA_HIDE_UPDATE_MESSAGE: '1' },
-      },
-    );
-    const applied = await db.query(
-      `SELECT 1 FROM "_prisma_migrations" WHERE "migration_name" = $1 AND "finished_at" IS NOT NULL`,
-      [MIGRATION],
-    );
-    expect(applied.rows).toHaveLength(1);
+    await deployMigrations(database);
+    expect(await migrationApplied(db, MIGRATION)).toBe(true);
     const filled = await lines(monthRows());
     expect(new Set(filled.map((l) => l.split('|')[0])).size).toBeGreaterThanOrEqual(3);
     expect(filled).toEqual(await lines(ledgerMonths()));

@@ -1,4 +1,8 @@
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { databaseUrl, REPO_ROOT } from '@tollgate/testing';
 import { Client } from 'pg';
 
 /** An org of the usage SQL's tests: two teams, three users, four keys (tag sets as given), two upstreams. */
@@ -77,4 +81,44 @@ export function insertLedgerBatch(c: Client, org: LedgerOrg, n: number, seed: nu
 /** Rows of a query (one `line` column) as sorted lines, to compare whole tables. */
 export async function sortedLines(c: Client, sql: string): Promise<string[]> {
   return (await c.query<{ line: string }>(sql)).rows.map((r) => r.line).sort();
+}
+
+/** `prisma migrate deploy` on a test database, as an operator runs it (resolves once it has finished). */
+export function deployMigrations(database: string): Promise<unknown> {
+  return promisify(execFile)(
+    process.execPath,
+    [path.join(REPO_ROOT, 'node_modules/prisma/build/index.js'), 'migrate', 'deploy'],
+    {
+      cwd: REPO_ROOT,
+      env: { ...process.env, DATABASE_URL: databaseUrl(database), PRISMA_HIDE_UPDATE_MESSAGE: '1' },
+    },
+  );
+}
+
+/** Whether the migration is recorded as applied to the database `c` is connected to. */
+export async function migrationApplied(c: Client, name: string): Promise<boolean> {
+  const { rows } = await c.query(
+    `SELECT 1 FROM "_prisma_migrations" WHERE "migration_name" = $1 AND "finished_at" IS NOT NULL`,
+    [name],
+  );
+  return rows.length === 1;
+}
+
+/**
+ * How many lock requests on a relation of that name in this database wait (of one session, or in one
+ * mode, if given). pg_locks is the cluster's: test files run at once on databases cloned from one
+ * template, whose relations share their oids.
+ */
+export async function lockWaits(
+  c: Client,
+  relation: string,
+  by: { pid?: number; mode?: string } = {},
+): Promise<number> {
+  const { rows } = await c.query(
+    `SELECT 1 FROM pg_locks l JOIN pg_class r ON r.oid = l.relation
+     WHERE NOT l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+       AND r.relname = $1 AND ($2::int IS NULL OR l.pid = $2) AND ($3::text IS NULL OR l.mode = $3)`,
+    [relation, by.pid ?? null, by.mode ?? null],
+  );
+  return rows.length;
 }

@@ -7,7 +7,7 @@ import { Client } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   MONTHLY_ROLLUPS,
-  rangeMonths,
+  rangeCover,
   ReportDimension,
   SpendReport,
   SpendReportService,
@@ -30,7 +30,7 @@ const KEY_TAGS = [['env:prod'], ['env:prod', 'team:x'], [], ['team:x']];
 
 /**
  * A report whose range leaves out days of its edge months that have calls reads those months' rows
- * less the left-out days' day rows (rangeMonths' `minus`). Here on fixed past dates, with the tables'
+ * less the left-out days' day rows (rangeCover's `minus`). Here on fixed past dates, with the tables'
  * row estimates counted by ANALYZE (so the months' weight, and the plan, are the same on any day):
  * the plan must be `minus`, and users by tool, keys by tool and tools by tag must equal the ledger's
  * own GROUP BY over the range, without the groups whose calls were all on the left-out days.
@@ -79,9 +79,9 @@ describe('a spend report reading edge months as month rows less the days outside
     }
     // One statement, as the worker writes a batch: the ledger's trigger fills the day and month rows.
     await prisma.usageEvent.createMany({ data: events });
-    // The planner's row estimates rangeMonths weighs months by, counted now rather than when autovacuum gets to it.
+    // The planner's row estimates rangeCover weighs months by, counted now rather than when autovacuum gets to it.
     await db.query(
-      `ANALYZE "UsageCallDayRollup", "UsageCallMonthRollup", "UsageToolTagDayRollup", "UsageToolTagMonthRollup"`,
+      `ANALYZE "UsageCallDayRollup", "UsageCallDekadRollup", "UsageCallMonthRollup", "UsageToolTagDayRollup", "UsageToolTagMonthRollup"`,
     );
   });
 
@@ -140,21 +140,23 @@ describe('a spend report reading edge months as month rows less the days outside
   it('should plan the range’s edge months as month rows less the left-out days, whatever the date', async () => {
     const range = zonedDayRange(FROM, TO, ZONE);
     for (const rollup of [MONTHLY_ROLLUPS.callDays!, MONTHLY_ROLLUPS.toolTagDays!])
-      expect(await rangeMonths(db, rollup, orgId, range), rollup.months).toEqual({
-        whole: ['2026-07-01', '2026-08-01', '2026-09-01'],
-        days: [],
-        minus: [
-          ['2026-07-01', '2026-07-03'],
-          ['2026-09-28', '2026-09-30'],
-        ],
+      expect(await rangeCover(db, rollup, orgId, range), rollup.months).toEqual({
+        plus: { months: ['2026-07-01', '2026-08-01', '2026-09-01'], dekads: [], days: [] },
+        minus: {
+          months: [],
+          dekads: [],
+          days: [
+            ['2026-07-01', '2026-07-03'],
+            ['2026-09-28', '2026-09-30'],
+          ],
+        },
       });
-    // A few days amid a month: fewer day rows than a month's rows less the other 25 days.
+    // A few days amid a month: fewer day rows than a month's (or a dekad's) rows less the other days.
     expect(
-      await rangeMonths(db, MONTHLY_ROLLUPS.callDays!, orgId, zonedDayRange('2026-08-20', '2026-08-25', ZONE)),
+      await rangeCover(db, MONTHLY_ROLLUPS.callDays!, orgId, zonedDayRange('2026-08-20', '2026-08-25', ZONE)),
     ).toEqual({
-      whole: [],
-      days: [['2026-08-20', '2026-08-25']],
-      minus: [],
+      plus: { months: [], dekads: [], days: [['2026-08-20', '2026-08-25']] },
+      minus: { months: [], dekads: [], days: [] },
     });
   });
 

@@ -1,10 +1,15 @@
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
-import { cloneDatabase, databaseUrl, dropDatabase, REPO_ROOT } from '@tollgate/testing';
+import { cloneDatabase, databaseUrl, dropDatabase } from '@tollgate/testing';
 import { Client } from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createLedgerOrg, insertLedgerBatch, LedgerOrg, sortedLines as lines } from './ledger-fixture';
+import {
+  createLedgerOrg,
+  deployMigrations,
+  insertLedgerBatch,
+  LedgerOrg,
+  lockWaits,
+  migrationApplied,
+  sortedLines as lines,
+} from './ledger-fixture';
 
 const MIGRATION = '20261231140000_usage_team_rollup_rederive';
 const ZONE = 'Asia/Kolkata';
@@ -42,16 +47,6 @@ describe('migration 20261231140000: the team rollups re-derived under the ledger
     `SELECT concat_ws('|', "${period}", "teamId", "upstreamId", "toolName", "tags"::text, "calls", "errors", "outputTokens", "costMicros") AS line
      FROM "${table}" WHERE "orgId" = '${org.orgId}'`;
 
-  /** Whether a session of this database waits for a lock on a relation of that name. */
-  async function waitsOn(c: Client, pid: number, relation: string): Promise<boolean> {
-    const { rows } = await c.query(
-      `SELECT 1 FROM pg_locks l JOIN pg_class r ON r.oid = l.relation
-       WHERE l.pid = $1 AND NOT l.granted AND r.relname = $2`,
-      [pid, relation],
-    );
-    return rows.length > 0;
-  }
-
   beforeAll(async () => {
     database = await cloneDatabase(inject('templateDatabase'));
     const db = await connect();
@@ -85,30 +80,15 @@ describe('migration 20261231140000: the team rollups re-derived under the ledger
     await inFlight.query('BEGIN');
     await insertBatch(inFlight, 300, 5000);
 
-    const migrated = promisify(execFile)(
-      process.execPath,
-      [path.join(REPO_ROOT, 'node_modules/prisma/build/index.js'), 'migrate', 'deploy'],
-      {
-        cwd: REPO_ROOT,
-        env: { ...process.env, DATABASE_URL: databaseUrl(database), PRISMA_HIDE_UPDATE_MESSAGE: '1' },
-      },
-    );
+    const migrated = deployMigrations(database);
     // The migration waits for the batch in flight: it holds the ledger's lock for writers.
-    await expect
-      .poll(async () => {
-        const { rows } = await db.query(
-          `SELECT 1 FROM pg_locks l JOIN pg_class r ON r.oid = l.relation
-           WHERE NOT l.granted AND l.mode = 'ShareLock' AND r.relname = 'UsageEvent'`,
-        );
-        return rows.length;
-      })
-      .toBe(1);
+    await expect.poll(() => lockWaits(db, 'UsageEvent', { mode: 'ShareLock' })).toBe(1);
 
     // The next batch arrives meanwhile and queues behind the migration.
     const next = await connect();
     const nextPid = (await next.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
     const nextBatch = insertBatch(next, 300, 9000);
-    await expect.poll(() => waitsOn(db, nextPid, 'UsageEvent')).toBe(true);
+    await expect.poll(() => lockWaits(db, 'UsageEvent', { pid: nextPid })).toBe(1);
     // And a key's tags change (its sums move between tag sets in the team rollups).
     const admin = await connect();
     const moved = admin.query(`UPDATE "VirtualKey" SET "tags" = ARRAY['env:dev'] WHERE "id" = $1`, [org.keys[1]]);
@@ -118,11 +98,7 @@ describe('migration 20261231140000: the team rollups re-derived under the ledger
     await nextBatch;
     await moved;
 
-    const applied = await db.query(
-      `SELECT 1 FROM "_prisma_migrations" WHERE "migration_name" = $1 AND "finished_at" IS NOT NULL`,
-      [MIGRATION],
-    );
-    expect(applied.rows).toHaveLength(1);
+    expect(await migrationApplied(db, MIGRATION)).toBe(true);
     const { rows } = await db.query<{ n: string }>(`SELECT count(*) AS n FROM "UsageEvent" WHERE "orgId" = $1`, [
       org.orgId,
     ]);

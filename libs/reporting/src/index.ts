@@ -18,3 +18,4 @@ export * from './refusal-report.service';
 export * from './call-log.service';
 export * from './trail.service';
 export * from './spend-report-page';
+export * from './range-cover';

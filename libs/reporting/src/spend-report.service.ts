@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Prisma, PrismaService } from '@tollgate/db';
 import { DateTime } from 'luxon';
 import type { PoolClient } from 'pg';
+import { coverRows, coverSubtracts, MonthlyRollup, RangeCover, rangeCover } from './range-cover';
 import { DayRange, dayRange } from './report-dates';
 import { ReportingException, ReportingExceptionCode } from './reporting.exception';
 import type { ReportPage, ReportSort } from './spend-report-page';
@@ -52,7 +53,8 @@ const dimensionSql = (daySql: string): Record<ReportDimension, { select: string[
  * (20261231120000_usage_team_tool_tag_rollup), serves a team's reports across tools and tags: the
  * team's tools and tag sets instead of its keys. These two and the per-key-and-tool one also have
  * month rows (20261231100000, 20261231120000, 20270101010000_usage_call_month_rollup), read for the
- * whole months of a range without days.
+ * whole months of a range without days, and the per-key-and-tool one dekad rows
+ * (20270103010000_usage_call_dekad_rollup), read for the whole dekads of its edge months.
  */
 type ReportSource = 'ledger' | 'keyDays' | 'toolDays' | 'callDays' | 'toolTagDays' | 'teamToolTagDays';
 const KEY_DAY_DIMENSIONS: readonly ReportDimension[] = ['team', 'user', 'key', 'tag', 'day'];
@@ -104,16 +106,16 @@ const SOURCE_SQL: Record<ReportSource, { table: string; figures: string; day: (z
 /** Sources whose rows carry the key's tag set (`tags`) instead of the key. */
 const TAGGED_SOURCES: readonly string[] = [SOURCE_SQL.toolTagDays.table, SOURCE_SQL.teamToolTagDays.table];
 
-/** Rollups with month rows: the day table (unquoted), its month table, and the columns their rows share. */
-export interface MonthlyRollup {
-  days: string;
-  months: string;
-  columns: string;
-}
+/**
+ * Rollups with rows per month (and per dekad) besides their day rows. Only the per-key-and-tool one
+ * has dekad rows: its month rows weigh ~8 days of day rows, so an edge month read from day rows cost
+ * up to 19 days of them; the tool-by-tag month rows weigh about one day, so their edges cost little.
+ */
 export const MONTHLY_ROLLUPS: Partial<Record<ReportSource, MonthlyRollup>> = {
   callDays: {
     days: 'UsageCallDayRollup',
     months: 'UsageCallMonthRollup',
+    dekads: 'UsageCallDekadRollup',
     columns: '"keyId", "teamId", "userId", "upstreamId", "toolName"',
   },
   toolTagDays: {
@@ -128,113 +130,7 @@ export const MONTHLY_ROLLUPS: Partial<Record<ReportSource, MonthlyRollup>> = {
   },
 };
 
-/** Which days of a range a rollup with month rows is read from its month rows, and which from its day rows. */
-export interface RangeMonths {
-  /** Months (first days) read whole from the month rows. */
-  whole: string[];
-  /** Day ranges [from, to] read from the day rows (the range's parts in the other months). */
-  days: [string, string][];
-  /** Day ranges [from, to] outside the range, subtracted: a month in `whole` less the days it left out. */
-  minus: [string, string][];
-}
-
-/** `YYYY-MM-DD` of a month's first day, `n` months after the month of `day`. */
-const monthOf = (day: string, n = 0) => DateTime.fromISO(day, { zone: 'UTC' }).startOf('month').plus({ months: n });
-const isoDay = (d: DateTime) => d.toISODate() as string;
-const utcDay = (day: string) => DateTime.fromISO(day, { zone: 'UTC' });
-/** Calendar days from `from` to `to`, both included. */
-const daysIn = ([from, to]: [string, string]) => utcDay(to).diff(utcDay(from), 'days').days + 1;
-
-/**
- * A monthly rollup's rows of a range, with the day rows' columns: the month rows of the months read
- * whole, the day rows of the range's other days, and the day rows of the days a month read whole left
- * out with their figures negated (so a group of only those days sums to no calls). A month row's and a
- * subtracted row's "day" is the range's first: the range filter on "day" holds for them, and the
- * planner folds it away (on `GREATEST("month", from)` it guessed 0.5% of the month rows would pass,
- * 400 rows for 197k, and planned the aggregate for as few: users by tool over 30 days at 10M ledger
- * rows about 15% slower).
- */
-function monthlyRows(rollup: MonthlyRollup, orgId: string, range: DayRange, months: RangeMonths): Prisma.Sql {
-  const columns = Prisma.raw(`${rollup.columns}, "calls", "errors", "outputTokens", "costMicros"`);
-  const negated = Prisma.raw(
-    `${rollup.columns}, -"calls" AS "calls", -"errors" AS "errors", -"outputTokens" AS "outputTokens", -"costMicros" AS "costMicros"`,
-  );
-  const parts: Prisma.Sql[] = [];
-  if (months.whole.length > 0)
-    parts.push(Prisma.sql`SELECT "orgId", ${range.from}::date AS "day", ${columns}
-      FROM ${Prisma.raw(`"${rollup.months}"`)} WHERE "orgId" = ${orgId}::uuid AND "month" = ANY(${months.whole}::date[])`);
-  for (const [from, to] of months.days)
-    parts.push(Prisma.sql`SELECT "orgId", "day", ${columns}
-      FROM ${Prisma.raw(`"${rollup.days}"`)} WHERE "orgId" = ${orgId}::uuid AND "day" BETWEEN ${from}::date AND ${to}::date`);
-  for (const [from, to] of months.minus)
-    parts.push(Prisma.sql`SELECT "orgId", ${range.from}::date AS "day", ${negated}
-      FROM ${Prisma.raw(`"${rollup.days}"`)} WHERE "orgId" = ${orgId}::uuid AND "day" BETWEEN ${from}::date AND ${to}::date`);
-  return Prisma.sql`(${Prisma.join(parts, ' UNION ALL ')})`;
-}
-
 type ReportClient = Pick<PoolClient, 'query'>;
-
-/**
- * Where a monthly rollup's range is read from: the months between its first and last whole from the
- * month rows. The first (or last) month, when it has day rows before the range's first day (after its
- * last: one index probe each), is read from what reads fewer rows: its day rows in the range, or its
- * month rows less its day rows outside the range. A month's rows are weighed as so many days of day
- * rows by the two tables' sizes (the planner's estimates): the per-key-and-tool month rows at 10M
- * ledger rows as ~8 days (454k month rows against 1.76M day rows of 90 days), the tool-by-tag ones
- * as ~1. So the last 30 days on the 5th read last month's rows less its days before the range (6
- * after a 31-day month, 5 after a 30-day one), not 25 days' day rows. Exported for its test.
- */
-export async function rangeMonths(
-  client: ReportClient,
-  rollup: MonthlyRollup,
-  orgId: string,
-  range: DayRange,
-): Promise<RangeMonths> {
-  const first = monthOf(range.from);
-  const last = monthOf(range.to);
-  const dayBefore = (day: string) => isoDay(utcDay(day).minus({ days: 1 }));
-  const dayAfter = (day: string) => isoDay(utcDay(day).plus({ days: 1 }));
-  const hasRows = async (from: string, to: string) =>
-    (
-      await client.query<{ found: boolean }>(
-        `SELECT EXISTS (SELECT 1 FROM "${rollup.days}" WHERE "orgId" = $1::uuid AND "day" BETWEEN $2::date AND $3::date) AS found`,
-        [orgId, from, to],
-      )
-    ).rows[0].found;
-  // The days an edge month has outside the range, where it has calls there.
-  const before: [string, string] = [isoDay(first), dayBefore(range.from)];
-  const after: [string, string] = [dayAfter(range.to), isoDay(last.plus({ months: 1 }).minus({ days: 1 }))];
-  const firstLeftOut = range.from !== isoDay(first) && (await hasRows(...before));
-  const lastLeftOut = range.to !== after[1] && (await hasRows(...after));
-  const monthDays = firstLeftOut || lastLeftOut ? await monthWeight(client, rollup) : 0;
-  const out: RangeMonths = { whole: [], days: [], minus: [] };
-  for (let m = first; m <= last; m = m.plus({ months: 1 })) {
-    const leftOut: [string, string][] = [];
-    if (m.equals(first) && firstLeftOut) leftOut.push(before);
-    if (m.equals(last) && lastLeftOut) leftOut.push(after);
-    const inRange: [string, string] = [
-      m.equals(first) ? range.from : isoDay(m),
-      m.equals(last) ? range.to : isoDay(m.plus({ months: 1 }).minus({ days: 1 })),
-    ];
-    if (leftOut.length === 0) out.whole.push(isoDay(m));
-    else if (monthDays + leftOut.reduce((n, d) => n + daysIn(d), 0) < daysIn(inRange)) {
-      out.whole.push(isoDay(m));
-      out.minus.push(...leftOut);
-    } else out.days.push(inRange);
-  }
-  return out;
-}
-
-/** How many days of day rows a month's month rows weigh (30 x month rows / day rows, as the planner counts them); 0 before it has counted. */
-async function monthWeight(client: ReportClient, rollup: MonthlyRollup): Promise<number> {
-  const { rows } = await client.query<{ months: number; days: number }>(
-    `SELECT (SELECT reltuples FROM pg_class WHERE oid = $1::regclass) AS months,
-            (SELECT reltuples FROM pg_class WHERE oid = $2::regclass) AS days`,
-    [`"${rollup.months}"`, `"${rollup.days}"`],
-  );
-  const { months, days } = rows[0];
-  return months > 0 && days > 0 ? (30 * months) / days : 0;
-}
 
 // Rollup figures are summed in bigint (migration 20261231203000_report_int8_sum: 0 over no rows, an
 // error past bigint), not by sum(bigint)'s numeric: a third less time over ~240k rows.
@@ -677,10 +573,10 @@ export class SpendReportService {
     const groupSql = groups.size > 0 ? `GROUP BY ${[...groups].join(', ')}` : '';
     // A rollup grouped by tag is summed per tag set first, with the range and filters applied inside.
     const perTagSet = source !== SOURCE_SQL.ledger && byTag;
-    // Without days, a rollup with month rows reads whole months from them (see monthlyRows).
+    // Without days, a rollup with month rows reads whole months (and dekads) from them (see rangeCover).
     const monthly = groupBy.includes('day') ? undefined : MONTHLY_ROLLUPS[sourceName];
-    const fromSql = (months: RangeMonths | null) => {
-      const table = monthly && months ? monthlyRows(monthly, orgId, range, months) : Prisma.raw(source.table);
+    const fromSql = (cover: RangeCover | null) => {
+      const table = monthly && cover ? coverRows(monthly, orgId, range, cover) : Prisma.raw(source.table);
       return perTagSet ? rollupPerTagSet(source.table, table, orgId, range, groupBy, filters) : table;
     };
     const tagJoin = !byTag ? '' : perTagSet ? TAG_SET_UNNEST : LEDGER_TAG_JOIN;
@@ -709,12 +605,17 @@ export class SpendReportService {
           )
           .join(', '),
       aggregate: async (client, cap) => {
-        const months = monthly ? await rangeMonths(client, monthly, orgId, range) : null;
+        const cover = monthly ? await rangeCover(client, monthly, orgId, range) : null;
+        // A cover's rows are a few per group (users by tool over 30 days at 1M ledger rows: 103k rows,
+        // 35k groups), so a parallel plan's partial aggregates are nearly as many as its rows: the
+        // workers' sums and the gather cost more than they save (150 ms serial against 266 ms
+        // parallel in Postgres alone, 2 cores). This transaction only (reportRows' SET LOCAL).
+        if (cover) await client.query('SET LOCAL max_parallel_workers_per_gather = 0');
         // A group whose calls were all on the days subtracted sums to none: not a row.
-        const having = months?.minus.length && groupSql ? 'HAVING tollgate_sum_int8(e."calls") <> 0' : '';
+        const having = cover && coverSubtracts(cover) && groupSql ? 'HAVING tollgate_sum_int8(e."calls") <> 0' : '';
         return Prisma.sql`
         SELECT ${Prisma.raw(selectSql)} ${Prisma.raw(source.figures)}
-        FROM ${fromSql(months)} e ${Prisma.raw(tagJoin)}
+        FROM ${fromSql(cover)} e ${Prisma.raw(tagJoin)}
         WHERE e."orgId" = ${orgId}::uuid
           ${whereSql}
         ${Prisma.raw(groupSql)} ${Prisma.raw(having)}
@@ -762,7 +663,7 @@ export class SpendReportService {
     const client = await this.prisma.reportsPool.connect();
     let broken: Error | undefined;
     try {
-      // One snapshot for what the statement is built from (the months read whole) and the statement.
+      // One snapshot for what the statement is built from (the periods read whole) and the statement.
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
       await client.query(`SET LOCAL work_mem = '${REPORT_WORK_MEM}'`);
       const sql = await statement(client);

@@ -151,11 +151,15 @@ export class LedgerPartitionsService {
   }
 }
 
-/** The report rollups: table, its period column (a local day, or a local month's first day), key columns (besides org and period). */
+/**
+ * The report rollups: table, its period column (a local day, or the first day of a local month or
+ * dekad: days 1-10, 11-20, 21 to the end), key columns (besides org and period).
+ */
 const ROLLUPS = [
   { table: 'UsageKeyDayRollup', period: 'day', keys: ['keyId', 'teamId', 'userId'] },
   { table: 'UsageToolDayRollup', period: 'day', keys: ['upstreamId', 'toolName'] },
   { table: 'UsageCallDayRollup', period: 'day', keys: ['keyId', 'teamId', 'userId', 'upstreamId', 'toolName'] },
+  { table: 'UsageCallDekadRollup', period: 'dekad', keys: ['keyId', 'teamId', 'userId', 'upstreamId', 'toolName'] },
   { table: 'UsageCallMonthRollup', period: 'month', keys: ['keyId', 'teamId', 'userId', 'upstreamId', 'toolName'] },
   // Keyed by the key's tag set now, as the insert trigger and a tag change keep it.
   { table: 'UsageToolTagDayRollup', period: 'day', keys: ['upstreamId', 'toolName', 'tags'] },
@@ -175,7 +179,12 @@ function subtractFromRollup(r: (typeof ROLLUPS)[number]): Prisma.Sql {
   const on = ['orgId', r.period, ...keys].map((k) => `t."${k}" = d."${k}"`).join(' AND ');
   const tagJoin = keys.includes('tags') ? `LEFT JOIN "VirtualKey" vk ON vk."id" = e."keyId"` : '';
   const day = `((e."occurredAt" AT TIME ZONE 'UTC') AT TIME ZONE c."timeZone")::date`;
-  const period = r.period === 'month' ? `date_trunc('month', ${day})::date` : day;
+  const period = {
+    day,
+    month: `date_trunc('month', ${day})::date`,
+    // As the insert trigger computes it (libs/usage/src/sql/usage-rollups.sql).
+    dekad: `date_trunc('month', ${day})::date + LEAST((extract(day FROM ${day})::int - 1) / 10, 2) * 10`,
+  }[r.period];
   return Prisma.sql`
     WITH d AS (
       SELECT e."orgId", ${Prisma.raw(period)} AS ${Prisma.raw(`"${r.period}"`)}, ${Prisma.raw(cols)},
@@ -192,10 +201,11 @@ function subtractFromRollup(r: (typeof ROLLUPS)[number]): Prisma.Sql {
 
 /** Rollup rows the subtraction emptied (the insert trigger never writes one with no calls). */
 function deleteEmptied(r: (typeof ROLLUPS)[number], orgIds: string[], from: string, to: string): Prisma.Sql {
-  // A UTC month's rows fall on local days from the day before it to the day after it (their months too).
+  // A UTC month's rows fall on local days from the day before it to the day after it (their months
+  // and dekads too; a dekad starts in the month of the day before, at the earliest).
   const period = Prisma.raw(`"${r.period}"`);
   const lo =
-    r.period === 'month' ? Prisma.sql`date_trunc('month', ${from}::date - 1)::date` : Prisma.sql`${from}::date - 1`;
+    r.period === 'day' ? Prisma.sql`${from}::date - 1` : Prisma.sql`date_trunc('month', ${from}::date - 1)::date`;
   return Prisma.sql`
     DELETE FROM ${Prisma.raw(`"${r.table}"`)}
     WHERE "orgId" = ANY(${orgIds}::uuid[]) AND ${period} >= ${lo} AND ${period} <= ${to}::date + 1 AND "calls" = 0`;

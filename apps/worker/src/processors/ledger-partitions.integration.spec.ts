@@ -272,10 +272,18 @@ describe('ledger partitions and retention', () => {
           expect(await perCall('UsageCallMonthRollup', '"month"')).toEqual(
             await perCall('UsageCallDayRollup', `date_trunc('month', "day")::date`),
           );
+          // And its dekad rows: the day rows' sums per dekad (days 1-10, 11-20, 21 to the end).
+          expect(await perCall('UsageCallDekadRollup', '"dekad"')).toEqual(
+            await perCall(
+              'UsageCallDayRollup',
+              `(date_trunc('month', "day")::date + LEAST((extract(day FROM "day")::int - 1) / 10, 2) * 10)`,
+            ),
+          );
           const [emptied] = await prisma.$queryRaw<{ n: bigint }[]>`
             SELECT (SELECT count(*) FROM "UsageTeamToolTagDayRollup" WHERE "orgId" = ${orgId}::uuid AND "calls" = 0)
                  + (SELECT count(*) FROM "UsageTeamToolTagMonthRollup" WHERE "orgId" = ${orgId}::uuid AND "calls" = 0)
-                 + (SELECT count(*) FROM "UsageCallMonthRollup" WHERE "orgId" = ${orgId}::uuid AND "calls" = 0) AS n`;
+                 + (SELECT count(*) FROM "UsageCallMonthRollup" WHERE "orgId" = ${orgId}::uuid AND "calls" = 0)
+                 + (SELECT count(*) FROM "UsageCallDekadRollup" WHERE "orgId" = ${orgId}::uuid AND "calls" = 0) AS n`;
           expect(emptied.n).toBe(0n);
         },
       ),

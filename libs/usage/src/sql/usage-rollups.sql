@@ -10,7 +10,9 @@
 -- as new_rows): adds each batch of ledger rows to the report rollups by the organisation's local day
 -- (per key, per tool, per call, per tool and tag set: UsageKeyDayRollup, UsageToolDayRollup,
 -- UsageCallDayRollup, UsageToolTagDayRollup, and per local month UsageCallMonthRollup and
--- UsageToolTagMonthRollup, which long ranges read for their whole months; the tool-by-tag day and month
+-- UsageToolTagMonthRollup, which long ranges read for their whole months, and per local dekad (days
+-- 1-10, 11-20, 21 to the end) UsageCallDekadRollup, which a range's edge months read for their whole
+-- dekads; the tool-by-tag day and month
 -- rollups again per team, UsageTeamToolTagDayRollup and UsageTeamToolTagMonthRollup, for a team's reports), the UTC day rollup (UsageDailyRollup) and the running
 -- totals per scope (UsageScopeTotal). The first loop marks an organisation whose zone changed since its rollups were built (UsageRollupCoverage),
 -- so reports read the ledger until the worker's upkeep rebuilds them (tollgate_rebuild_usage_rollups,
@@ -96,6 +98,19 @@ BEGIN
       "outputTokens" = "UsageCallMonthRollup"."outputTokens" + EXCLUDED."outputTokens",
       "costMicros" = "UsageCallMonthRollup"."costMicros" + EXCLUDED."costMicros"
   ),
+  -- The same per local dekad (its first day: the 1st, 11th or 21st): a range's edge months read their
+  -- whole dekads from here, so an edge costs a few days of day rows on any date, not up to 19.
+  call_dekads AS (
+    INSERT INTO "UsageCallDekadRollup" ("orgId", "dekad", "keyId", "teamId", "userId", "upstreamId", "toolName", "calls", "errors", "outputTokens", "costMicros")
+    SELECT org, date_trunc('month', day)::date + LEAST((extract(day FROM day)::int - 1) / 10, 2) * 10, key, team, usr, up, tool,
+           sum(calls), sum(errors), sum(tokens), sum(cost)
+    FROM g GROUP BY 1, 2, 3, 4, 5, 6, 7 ORDER BY 1, 2, 3, 4, 5, 6, 7
+    ON CONFLICT ("orgId", "dekad", "keyId", "teamId", "userId", "upstreamId", "toolName") DO UPDATE SET
+      "calls" = "UsageCallDekadRollup"."calls" + EXCLUDED."calls",
+      "errors" = "UsageCallDekadRollup"."errors" + EXCLUDED."errors",
+      "outputTokens" = "UsageCallDekadRollup"."outputTokens" + EXCLUDED."outputTokens",
+      "costMicros" = "UsageCallDekadRollup"."costMicros" + EXCLUDED."costMicros"
+  ),
   -- Per team, tool and the key's tag set now (a tag change moves the key's sums:
   -- tollgate_usage_key_tags_moved), each key's tags read once: the four tool-by-tag rollups below
   -- sum these groups, not the batch's per-key ones.
@@ -178,7 +193,7 @@ CREATE TRIGGER "UsageEvent_report_rollups" AFTER INSERT ON "UsageEvent" REFERENC
 
 -- tollgate_rebuild_usage_rollups(target, only_day): the one rebuild of an org's rollups from the
 -- ledger still held (retention took the rest into "UsageLedgerClosing", which stays as it is): the
--- report rollups by local day (and the months of those with month rows) and UsageDailyRollup by UTC day. only_day NULL rebuilds them all
+-- report rollups by local day (and the months and dekads of those with such rows) and UsageDailyRollup by UTC day. only_day NULL rebuilds them all
 -- (the worker's upkeep after a zone change, or an admin's repair of everything); a day rebuilds that
 -- local day of the report rollups and that UTC day of UsageDailyRollup (an admin's repair). Rollups
 -- not in the org's zone now are rebuilt whole, whatever the day. UsageDailyRollup keeps the days of
@@ -189,6 +204,7 @@ DECLARE
   covered TEXT;
   lo TIMESTAMP;
   hi TIMESTAMP;
+  only_dekad DATE;
 BEGIN
   PERFORM pg_advisory_xact_lock(hashtextextended('tollgate:usage-rollup:' || target::text, 0));
   SELECT o."timeZone" INTO zone FROM "Organization" o WHERE o."id" = target;
@@ -237,6 +253,17 @@ BEGIN
   FROM "UsageCallDayRollup" r
   WHERE r."orgId" = target
     AND (only_day IS NULL OR (r."day" >= date_trunc('month', only_day)::date AND r."day" < (date_trunc('month', only_day) + interval '1 month')::date))
+  GROUP BY 1, 2, 3, 4, 5, 6, 7 ORDER BY 1, 2, 3, 4, 5, 6, 7;
+  -- The dekad rows likewise (a day's repair: its whole dekad, the days 1-10, 11-20 or 21 to the end).
+  only_dekad := date_trunc('month', only_day)::date + LEAST((extract(day FROM only_day)::int - 1) / 10, 2) * 10;
+  DELETE FROM "UsageCallDekadRollup" WHERE "orgId" = target AND (only_day IS NULL OR "dekad" = only_dekad);
+  INSERT INTO "UsageCallDekadRollup" ("orgId", "dekad", "keyId", "teamId", "userId", "upstreamId", "toolName", "calls", "errors", "outputTokens", "costMicros")
+  SELECT r."orgId", date_trunc('month', r."day")::date + LEAST((extract(day FROM r."day")::int - 1) / 10, 2) * 10,
+         r."keyId", r."teamId", r."userId", r."upstreamId", r."toolName", sum(r."calls"), sum(r."errors"), sum(r."outputTokens"), sum(r."costMicros")
+  FROM "UsageCallDayRollup" r
+  WHERE r."orgId" = target
+    AND (only_day IS NULL OR (r."day" >= only_dekad AND r."day" < CASE WHEN extract(day FROM only_dekad) = 21
+                                   THEN (date_trunc('month', only_dekad) + interval '1 month')::date ELSE only_dekad + 10 END))
   GROUP BY 1, 2, 3, 4, 5, 6, 7 ORDER BY 1, 2, 3, 4, 5, 6, 7;
   DELETE FROM "UsageToolTagMonthRollup" WHERE "orgId" = target AND (only_day IS NULL OR "month" = date_trunc('month', only_day)::date);
   INSERT INTO "UsageToolTagMonthRollup" ("orgId", "month", "upstreamId", "toolName", "tags", "calls", "errors", "outputTokens", "costMicros")
