@@ -202,6 +202,13 @@ export interface VariantFigures {
   cpuMsPerCall: number;
   /** Each copy's CPU per call over all rounds. */
   copiesCpuMsPerCall: number[];
+  /**
+   * CPU per call over the whole of the measured rounds, the time between the edge's own turns
+   * included (what it does on timers while the others serve: span and metric exports, GC, compiles),
+   * the mean of its copies; and against the baseline's, the same way (pooled).
+   */
+  wholeRunCpuMsPerCall: number;
+  wholeRunVsBaseline?: number;
   p50Ms: number;
   p99Ms: number;
   /** Against the baseline variant (absent for the baseline itself). */
@@ -271,6 +278,7 @@ export async function measureEdgeRounds(
       : concurrentRound(edges, opts.concurrency, opts.seconds);
   // Unmeasured: connections opened, every edge busy, before the first measured round.
   await oneRound(0);
+  const runStart = edges.map((e) => threadsCpuMs(e.pid));
   const perRound: EdgeRound[][] = [];
   for (let r = 0; r < opts.rounds; r++) {
     const round = await oneRound(r);
@@ -280,6 +288,7 @@ export async function measureEdgeRounds(
         round.map((x, i) => `${edges[i].variant} ${(x.cpuMs / x.calls).toFixed(4)} ms (${x.calls})`).join(', '),
     );
   }
+  const runCpuMs = edges.map((e, i) => threadsCpuMs(e.pid) - runStart[i]);
   const variants = [...new Set(edges.map((e) => e.variant))];
   const idx = (v: string) => edges.flatMap((e, i) => (e.variant === v ? [i] : []));
   const meanPerCall = (round: EdgeRound[], is: number[]) =>
@@ -290,6 +299,8 @@ export async function measureEdgeRounds(
       const calls = perRound.reduce((a, round) => a + round[i].calls, 0);
       return s + cpu / calls;
     }, 0) / is.length;
+  const wholeRunPerCall = (is: number[]) =>
+    is.reduce((s, i) => s + runCpuMs[i] / perRound.reduce((a, round) => a + round[i].calls, 0), 0) / is.length;
   const latencies = (is: number[]) => is.flatMap((i) => perRound.flatMap((round) => round[i].latencies));
   const base = idx(opts.baseline);
   const baseP50 = median(latencies(base));
@@ -302,9 +313,11 @@ export async function measureEdgeRounds(
       calls: is.reduce((s, i) => s + perRound.reduce((a, round) => a + round[i].calls, 0), 0),
       cpuMsPerCall: r4(pooledPerCall(is)),
       copiesCpuMsPerCall: is.map((i) => r4(pooledPerCall([i]))),
+      wholeRunCpuMsPerCall: r4(wholeRunPerCall(is)),
       p50Ms: r3(median(lat)),
       p99Ms: r3(quantile(lat, 0.99)),
     };
+    if (v !== opts.baseline) f.wholeRunVsBaseline = r3(wholeRunPerCall(is) / wholeRunPerCall(base));
     if (v !== opts.baseline)
       f.vsBaseline = {
         ...ratioOf(
@@ -328,10 +341,11 @@ export async function measureEdgeRounds(
 export function printRoundsSummary(s: RoundsSummary): void {
   for (const v of s.variants) {
     const head = `  ${v.variant.padEnd(30)} ${v.cpuMsPerCall.toFixed(4)} ms/call (${v.copiesCpuMsPerCall.map((c) => c.toFixed(4)).join(', ')}), p50 ${v.p50Ms} ms, p99 ${v.p99Ms} ms`;
+    const wholeRun = `    over the whole run (between its turns too): ${v.wholeRunCpuMsPerCall.toFixed(4)} ms/call`;
     console.log(
       v.vsBaseline
-        ? `${head}\n    vs ${s.baseline}: CPU per call ${formatRatio(v.vsBaseline)}, p50 +${v.vsBaseline.p50MsOver} ms`
-        : `${head}  (baseline)`,
+        ? `${head}\n    vs ${s.baseline}: CPU per call ${formatRatio(v.vsBaseline)}, p50 +${v.vsBaseline.p50MsOver} ms\n${wholeRun}, x${v.wholeRunVsBaseline?.toFixed(3)}`
+        : `${head}  (baseline)\n${wholeRun}`,
     );
   }
   if (s.noise) console.log(`  noise, ${s.baseline} against its own second copy: ${formatRatio(s.noise)}`);
