@@ -105,20 +105,22 @@ export class PrincipalResolver implements OnModuleInit {
     const hash = this.hashBySecret.get(secret);
     if (hash === undefined) return undefined;
     const now = this.clock.now();
-    const entry = this.cache.get(hash);
-    if (!entry || entry.cachedUntilMs <= now) return undefined;
-    return resolutionOf(this.liveEntry(secret, hash, entry, now));
+    const entry = this.freshEntry(hash, now);
+    return entry && resolutionOf(this.liveEntry(secret, hash, entry, now));
   }
 
   private async resolveEntry(secret: string): Promise<CacheEntry | null> {
     if (!looksLikeVirtualKey(secret)) return this.resolveOAuthAccessToken(secret);
     const hash = this.hashBySecret.get(secret) ?? hashSecret(secret, this.config.security.keyHashSecret);
     const now = this.clock.now();
-    let entry = this.cache.get(hash);
-    if (!entry || entry.cachedUntilMs <= now) {
-      entry = await this.load(hash, now);
-    }
+    const entry = this.freshEntry(hash, now) ?? (await this.load(hash, now));
     return this.liveEntry(secret, hash, entry, now);
+  }
+
+  /** The cached entry of a key's hash while it is fresh; undefined when it must be loaded. */
+  private freshEntry(hash: string, now: number): CacheEntry | undefined {
+    const entry = this.cache.get(hash);
+    return entry && entry.cachedUntilMs > now ? entry : undefined;
   }
 
   /** A virtual key's entry as a request may use it: null for an unknown or expired key; its use noted. */
