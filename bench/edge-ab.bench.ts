@@ -19,16 +19,19 @@
  *
  * `dist`: the build's dist directory (this one's by default; another worktree's works if its
  * database schema reads this one's, and builds before the Redis shards read the one epoch key set
- * below). `nodeArgs`: node flags (default: the launchers' own, ASYNC_CONTEXT_FRAME_FLAG; add
- * `--cpu-prof --cpu-prof-dir=DIR` to profile). `env`: extra environment for that edge.
+ * below). Each edge starts with the node flags its own build is deployed with (the docker-compose.yml
+ * beside that `dist`: bench/support/deployed-launch.ts), so an older build runs as it was deployed and
+ * this one as it is. `nodeArgs`: node flags instead of those; `extraNodeArgs`: flags added to them
+ * (`--cpu-prof --cpu-prof-dir=DIR` to profile). `env`: extra environment for that edge.
  * `telemetry: true`: traces and metrics on, exported to an OTLP receiver in this process (as in
  * bench:overhead), e.g. `{"label":"1 in 100","telemetry":true,"env":{"OTEL_TRACES_SAMPLER":
  * "parentbased_traceidratio","OTEL_TRACES_SAMPLER_ARG":"0.01"}}` beside `{"label":"off"}`.
  */
 import { ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ASYNC_CONTEXT_FRAME_FLAG } from '@tollgate/observability';
 import { ROOT, freePort, startBenchPlatform } from './support/bench-platform';
+import { deployedNodeArgs } from './support/deployed-launch';
 import {
   RoundEdge,
   callMany,
@@ -42,7 +45,10 @@ import { otlpEnv, startOtlpSink } from './support/otlp-sink';
 interface Variant {
   label: string;
   dist?: string;
+  /** Node flags instead of those the build is deployed with. */
   nodeArgs?: string[];
+  /** Node flags added to those the build is deployed with (or to nodeArgs). */
+  extraNodeArgs?: string[];
   env?: Record<string, string>;
   telemetry?: boolean;
   /** Edges of this variant (EDGE_AB_COPIES by default, 2): their mean is the variant's figure. */
@@ -62,6 +68,13 @@ async function waitHealthy(url: string): Promise<void> {
   throw new Error(`${url} not healthy within 180 s`);
 }
 
+/** A process's resident set now and at its peak (VmRSS, VmHWM), in MiB. */
+function residentMiB(pid: number): { now: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+  return { now: Math.round(kib('VmRSS') / 1024), peak: Math.round(kib('VmHWM') / 1024) };
+}
+
 async function main(): Promise<void> {
   const variants = JSON.parse(process.env.EDGE_AB_VARIANTS ?? '[{"label":"this build"}]') as Variant[];
   const rounds = Number(process.env.BENCH_ROUNDS ?? 16);
@@ -76,10 +89,16 @@ async function main(): Promise<void> {
     const edges: (RoundEdge & { label: string })[] = [];
     const copies = Number(process.env.EDGE_AB_COPIES ?? 2);
     for (const v of variants) {
+      const dist = v.dist ?? path.join(ROOT, 'dist');
+      const nodeArgs = [
+        ...(v.nodeArgs ?? deployedNodeArgs(path.dirname(dist), 'mcp-edge')),
+        ...(v.extraNodeArgs ?? []),
+      ];
+      console.log(`${v.label}: node ${[...nodeArgs, path.join(dist, 'apps/mcp-edge/src/main.js')].join(' ')}`);
       for (let c = 0; c < (v.copies ?? copies); c++) {
         const port = await freePort();
-        const main = path.join(v.dist ?? path.join(ROOT, 'dist'), 'apps/mcp-edge/src/main.js');
-        const child = spawn(process.execPath, [...(v.nodeArgs ?? [ASYNC_CONTEXT_FRAME_FLAG]), main], {
+        const main = path.join(dist, 'apps/mcp-edge/src/main.js');
+        const child = spawn(process.execPath, [...nodeArgs, main], {
           env: { ...p.env, ...(v.telemetry ? otlpEnv(otlp.url) : {}), ...v.env, EDGE_PORT: String(port) },
           stdio: ['ignore', 'ignore', 'inherit'],
         });
@@ -120,6 +139,12 @@ async function main(): Promise<void> {
       console.log(`\nAgainst ${variants[0].label} (per round, the mean of each variant's edges; median over rounds):`);
       printRoundsSummary(summary);
       console.log(JSON.stringify({ bench: 'edge-ab', mode: m, concurrency, seconds, sequentialCalls, ...summary }));
+    }
+    // What each edge holds in memory after the run (a heap or young-generation flag's cost), in MiB.
+    console.log('\nResident memory after the run (now / peak, MiB):');
+    for (const v of variants) {
+      const own = edges.filter((e) => e.variant === v.label).map((e) => residentMiB(e.pid));
+      console.log(`  ${v.label.padEnd(30)} ${own.map((m) => `${m.now} / ${m.peak}`).join(', ')}`);
     }
   } finally {
     closeEdgeAgent();

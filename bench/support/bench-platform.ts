@@ -14,6 +14,7 @@ import { loadWorkerConfig } from '@tollgate/config';
 import { createRedisClient, RedisClient, scanTargets } from '@tollgate/redis';
 import { ASYNC_CONTEXT_FRAME_FLAG } from '@tollgate/observability';
 import { LocalRedisCluster, startLocalRedisCluster } from '../../tools/redis-cluster/local-redis-cluster';
+import { deployedNodeArgs } from './deployed-launch';
 
 export const ROOT = path.resolve(__dirname, '../../..');
 
@@ -174,8 +175,14 @@ export async function startBenchPlatform(opts: {
           ? 'FIXTURE'
           : 'ADMIN';
     const flags = process.env[`BENCH_${app}_NODE_ARGS`];
-    // The apps run as every shipped launcher runs them (see ASYNC_CONTEXT_FRAME_FLAG).
-    const nodeArgs = [ASYNC_CONTEXT_FRAME_FLAG, ...(flags ? flags.split(' ') : [])];
+    // The apps run with the flags they are deployed with (docker-compose.yml, the Dockerfile,
+    // deploy/k8s: bench/support/deployed-launch.ts); the fixture as a Node service would.
+    const deployed =
+      app === 'EDGE' ? 'mcp-edge' : app === 'WORKER' ? 'worker' : app === 'ADMIN' ? 'admin-api' : undefined;
+    const nodeArgs = [
+      ...(deployed ? deployedNodeArgs(ROOT, deployed) : [ASYNC_CONTEXT_FRAME_FLAG]),
+      ...(flags ? flags.split(' ') : []),
+    ];
     const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'dist', script)], {
       env: { ...env, ...extra },
       stdio: ['ignore', 'pipe', 'inherit'],
