@@ -8,7 +8,7 @@ export type DeployedApp = 'mcp-edge' | 'admin-api' | 'worker';
  * The node flags the build in `root` (a checkout with its `dist`) is deployed with for `app`: those
  * of its docker-compose.yml command for `dist/apps/<app>/src/main.js` (the Dockerfile, deploy/k8s and
  * `npm start` pass the same: libs/observability's async-context-frame spec
- * check them). A bench starts each build with its own, so an older build (another worktree's `dist`)
+ * checks them). A bench starts each build with its own, so an older build (another worktree's `dist`)
  * runs as it was deployed and this one as it is, whatever flags either adds or lacks.
  */
 export function deployedNodeArgs(root: string, app: DeployedApp): string[] {
