@@ -15,7 +15,7 @@
  * range (budgets, keys) still read the clock's own period.
  */
 import { Prisma } from '@tollgate/db';
-import { coverRows, MONTHLY_ROLLUPS, rangeCover, zonedDayRange } from '@tollgate/reporting';
+import { coverRows, MONTHLY_ROLLUPS, MonthlyRollup, rangeCover, zonedDayRange } from '@tollgate/reporting';
 import { DateTime } from 'luxon';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -371,7 +371,7 @@ async function main(): Promise<void> {
     // rollup for a dozen rows and sorts instead of hashing).
     const t1 = performance.now();
     await p.db.query(
-      'VACUUM (ANALYZE) "UsageEvent", "UsageKeyDayRollup", "UsageToolDayRollup", "UsageCallDayRollup", "UsageCallDekadRollup", "UsageCallMonthRollup", "UsageToolTagDayRollup", "UsageToolTagMonthRollup", "UsageTeamToolTagDayRollup", "UsageTeamToolTagMonthRollup", "VirtualKey"',
+      'VACUUM (ANALYZE) "UsageEvent", "UsageKeyDayRollup", "UsageToolDayRollup", "UsageCallDayRollup", "UsageCallDekadRollup", "UsageCallMonthRollup", "UsageUserCallDekadRollup", "UsageUserCallMonthRollup", "UsageToolTagDayRollup", "UsageToolTagMonthRollup", "UsageTeamToolTagDayRollup", "UsageTeamToolTagMonthRollup", "VirtualKey"',
     );
     const vacuumSeconds = Math.round((performance.now() - t1) / 100) / 10;
     const seeded = Number(
@@ -383,6 +383,8 @@ async function main(): Promise<void> {
                 (SELECT count(*) FROM "UsageCallDayRollup" WHERE "orgId" = $1)::int AS "callDays",
                 (SELECT count(*) FROM "UsageCallDekadRollup" WHERE "orgId" = $1)::int AS "callDekads",
                 (SELECT count(*) FROM "UsageCallMonthRollup" WHERE "orgId" = $1)::int AS "callMonths",
+                (SELECT count(*) FROM "UsageUserCallDekadRollup" WHERE "orgId" = $1)::int AS "userCallDekads",
+                (SELECT count(*) FROM "UsageUserCallMonthRollup" WHERE "orgId" = $1)::int AS "userCallMonths",
                 (SELECT count(*) FROM "UsageToolTagDayRollup" WHERE "orgId" = $1)::int AS "toolTagDays",
                 (SELECT count(*) FROM "UsageToolTagMonthRollup" WHERE "orgId" = $1)::int AS "toolTagMonths",
                 (SELECT count(*) FROM "UsageTeamToolTagDayRollup" WHERE "orgId" = $1)::int AS "teamToolTagDays",
@@ -532,19 +534,25 @@ async function main(): Promise<void> {
     );
     console.log(`user,tool 30d in Postgres alone: ${JSON.stringify(userTool30dSql)}`);
     // The same sums from what the report reads over those 30 days (rangeCover: months, dekads and day
-    // rows, some subtracted), and how many rows that is.
+    // rows, some subtracted), and how many rows that is: the per-user month and dekad rows (what users by
+    // tool reads since 20270104010000) against the per-key ones (what it read before).
     const range30 = zonedDayRange(last.minus({ days: 29 }).toISODate() as string, to, timeZone);
-    const cover = await rangeCover(p.db, MONTHLY_ROLLUPS.callDays!, big.id, range30);
-    const coverSql = (select: string) =>
-      Prisma.sql`SELECT ${Prisma.raw(select)} FROM ${coverRows(MONTHLY_ROLLUPS.callDays!, big.id, range30, cover)} r`;
-    const counted = coverSql('count(*)::int AS n');
-    const summed = coverSql(`"userId", "upstreamId", "toolName", ${sums}`);
-    const userTool30dCover = {
-      cover,
-      rows: (await p.db.query<{ n: number }>(counted.text, counted.values)).rows[0].n,
-      ...(await timeSql(`${summed.text} GROUP BY 1, 2, 3`, summed.values)),
+    const coverRead = async (rollup: MonthlyRollup) => {
+      const cover = await rangeCover(p!.db, rollup, big.id, range30);
+      const coverSql = (select: string) =>
+        Prisma.sql`SELECT ${Prisma.raw(select)} FROM ${coverRows(rollup, big.id, range30, cover)} r`;
+      const counted = coverSql('count(*)::int AS n');
+      const summed = coverSql(`"userId", "upstreamId", "toolName", ${sums}`);
+      return {
+        cover,
+        rows: (await p!.db.query<{ n: number }>(counted.text, counted.values)).rows[0].n,
+        ...(await timeSql(`${summed.text} GROUP BY 1, 2, 3`, summed.values)),
+      };
     };
+    const userTool30dCover = await coverRead(MONTHLY_ROLLUPS.userCallDays!);
     console.log(`user,tool 30d read as the report reads it: ${JSON.stringify(userTool30dCover)}`);
+    const userTool30dKeyCover = await coverRead(MONTHLY_ROLLUPS.callDays!);
+    console.log(`user,tool 30d from the per-key rows: ${JSON.stringify(userTool30dKeyCover)}`);
 
     const p95s = Object.values(out).map((r) => r.p95);
     const figures = {
@@ -563,6 +571,7 @@ async function main(): Promise<void> {
       toolTag90dSql,
       userTool30dSql,
       userTool30dCover,
+      userTool30dKeyCover,
       worstP95: Math.max(...p95s),
       allUnderTarget: p95s.every((v) => v < TARGET_MS),
       totalsEqualLedger: equal,

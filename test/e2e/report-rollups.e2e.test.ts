@@ -184,8 +184,10 @@ describe('spend report rollups, against the ledger', () => {
       await expectReportEqualsLedger(zone, ['tool', 'tag'], undefined, { teamId: [teams[0]] }, range);
       await expectReportEqualsLedger(zone, ['team', 'upstream'], undefined, {}, range);
       await expectReportEqualsLedger(zone, ['team', 'tool'], 'project:a', { upstreamId: [upstreams[1]] }, range);
-      // The per-key-and-tool month rows, alone, filtered, and summed per tag set.
+      // The per-key-and-tool month rows, alone, filtered, and summed per tag set; users by tool and a
+      // user's tools from the per-user ones.
       await expectReportEqualsLedger(zone, ['user', 'tool'], undefined, {}, range);
+      await expectReportEqualsLedger(zone, ['user', 'upstream'], undefined, { teamId: [teams[1]] }, range);
       await expectReportEqualsLedger(zone, ['key'], undefined, { tool: ['tool_1', 'tool_3'] }, range);
       await expectReportEqualsLedger(zone, ['tool'], undefined, { userId: [users[1]] }, range);
       await expectReportEqualsLedger(zone, ['tool', 'tag'], 'env:prod', { keyId: [keys[0], keys[2]] }, range);
@@ -279,6 +281,8 @@ describe('spend report rollups, against the ledger', () => {
       'UsageCallDayRollup',
       'UsageCallMonthRollup',
       'UsageCallDekadRollup',
+      'UsageUserCallMonthRollup',
+      'UsageUserCallDekadRollup',
       'UsageToolTagDayRollup',
       'UsageToolTagMonthRollup',
       'UsageTeamToolTagDayRollup',
@@ -307,9 +311,12 @@ describe('spend report rollups, against the ledger', () => {
     expect(reportSource(['tool', 'tag'], { teamId: [teams[0]] }, true)).toBe('teamToolTagDays');
     expect(reportSource(['team', 'tool'], {}, true)).toBe('teamToolTagDays');
     expect(reportSource(['team', 'upstream', 'day'], { tag: 'env:prod' }, true)).toBe('teamToolTagDays');
-    expect(reportSource(['user', 'tool'], {}, true)).toBe('callDays');
+    expect(reportSource(['user', 'tool'], {}, true)).toBe('userCallDays');
+    expect(reportSource(['user', 'tool'], { tag: 'env:prod' }, true)).toBe('callDays');
     expect(reportSource(['key'], { tool: ['tool_1'] }, true)).toBe('callDays');
-    expect(reportSource(['tool'], { userId: [users[0]] }, true)).toBe('callDays');
+    expect(reportSource(['key', 'tool'], {}, true)).toBe('callDays');
+    expect(reportSource(['tool'], { userId: [users[0]] }, true)).toBe('userCallDays');
+    expect(reportSource(['tool'], { userId: [users[0]], keyId: [keys[0]] }, true)).toBe('callDays');
     expect(reportSource(['team'], {}, false)).toBe('ledger');
   });
 

@@ -1,9 +1,11 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { databaseUrl, REPO_ROOT } from '@tollgate/testing';
+import { cloneDatabase, databaseUrl, dropDatabase, REPO_ROOT } from '@tollgate/testing';
 import { Client } from 'pg';
+import { expect } from 'vitest';
 
 /** An org of the usage SQL's tests: two teams, three users, four keys (tag sets as given), two upstreams. */
 export interface LedgerOrg {
@@ -121,4 +123,74 @@ export async function lockWaits(
     [relation, by.pid ?? null, by.mode ?? null],
   );
   return rows.length;
+}
+
+/**
+ * `prisma migrate deploy` of a migration whose fill holds the ledger in SHARE mode, as an operator runs
+ * it with the worker writing: a batch (written by the old trigger) not yet committed when it starts,
+ * which the fill waits for, and another arriving meanwhile (through the new trigger), which queues
+ * behind the fill. Resolves once the migration has finished and both batches are in.
+ */
+export async function deployWithBatchesInFlight(
+  db: Client,
+  connect: () => Promise<Client>,
+  database: string,
+  org: LedgerOrg,
+): Promise<void> {
+  const inFlight = await connect();
+  await inFlight.query('BEGIN');
+  await insertLedgerBatch(inFlight, org, 300, 5000);
+  const migrated = deployMigrations(database);
+  // The fill waits for the batch in flight: it holds the ledger's lock for writers.
+  await expect.poll(() => lockWaits(db, 'UsageEvent', { mode: 'ShareLock' })).toBe(1);
+  const next = await connect();
+  const nextPid = (await next.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+  const nextBatch = insertLedgerBatch(next, org, 300, 9000);
+  await expect.poll(() => lockWaits(db, 'UsageEvent', { pid: nextPid })).toBe(1);
+  await inFlight.query('COMMIT');
+  await migrated;
+  await nextBatch;
+}
+
+/** A test file's own database (a clone of the run's template): its first client, more on demand, and close() to end them and drop it. */
+export interface LedgerDatabase {
+  name: string;
+  db: Client;
+  connect(): Promise<Client>;
+  close(): Promise<void>;
+}
+
+export async function cloneLedgerDatabase(template: string): Promise<LedgerDatabase> {
+  const name = await cloneDatabase(template);
+  const clients: Client[] = [];
+  const connect = async () => {
+    const c = new Client({ connectionString: databaseUrl(name) });
+    await c.connect();
+    clients.push(c);
+    return c;
+  };
+  return {
+    name,
+    db: await connect(),
+    connect,
+    close: async () => {
+      await Promise.allSettled(clients.map((c) => c.end()));
+      await dropDatabase(name);
+    },
+  };
+}
+
+/**
+ * The `CREATE OR REPLACE FUNCTION` statements of these functions as a migration wrote them: run on a
+ * migrated database, they put its functions back as they were before a later migration.
+ */
+export function migrationFunctions(migration: string, names: string[]): string {
+  const sql = readFileSync(path.join(REPO_ROOT, 'prisma/migrations', migration, 'migration.sql'), 'utf8');
+  return names
+    .map((name) => {
+      const fn = new RegExp(`^CREATE OR REPLACE FUNCTION ${name}\\([\\s\\S]*?^END ';$`, 'm').exec(sql);
+      if (!fn) throw new Error(`${migration} has no function ${name}`);
+      return fn[0];
+    })
+    .join('\n');
 }

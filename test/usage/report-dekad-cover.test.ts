@@ -32,7 +32,8 @@ const TOOLS = 40;
  * the bench's (a key's tools drift from day to day: a dekad's rows weigh ~3 days of day rows, a
  * month's ~8): the plans of the 11th and the 13th use dekads, and users, keys and a user's tools by
  * tool over the last 30 days up to the 1st, 11th, 13th, 21st, 27th and 31st of a month, and up to
- * "today", equal the ledger's own GROUP BY over the range.
+ * "today", equal the ledger's own GROUP BY over the range (users by tool, teams' users by upstream
+ * and a user's tools read the per-user month and dekad rows with the per-key day rows).
  */
 describe('a spend report reading edge months by their dekads', () => {
   let env: TestEnv;
@@ -75,7 +76,9 @@ describe('a spend report reading edge months by their dekads', () => {
     }
     // One statement, as the worker writes a batch: the ledger's trigger fills the day, dekad and month rows.
     await prisma.usageEvent.createMany({ data: events });
-    await db.query(`ANALYZE "UsageCallDayRollup", "UsageCallDekadRollup", "UsageCallMonthRollup"`);
+    await db.query(
+      `ANALYZE "UsageCallDayRollup", "UsageCallDekadRollup", "UsageCallMonthRollup", "UsageUserCallDekadRollup", "UsageUserCallMonthRollup"`,
+    );
   });
 
   afterAll(async () => {
@@ -106,8 +109,11 @@ describe('a spend report reading edge months by their dekads', () => {
   });
 
   const GROUPS: Record<string, string> = { user: 'userId', key: 'keyId', upstream: 'upstreamId', tool: 'toolName' };
+  // Users by tool and a user's tools read the per-user month and dekad rows (and the per-key day rows).
   const CASES: [ReportDimension[], Partial<SpendFilters>][] = [
     [['user', 'tool'], {}],
+    [['user', 'tool'], { teamId: [] }],
+    [['user', 'upstream'], {}],
     [['key', 'tool'], {}],
     [['tool'], { userId: [] }],
     [['key'], { tool: ['tool_3', 'tool_17'] }],
@@ -122,8 +128,9 @@ describe('a spend report reading edge months by their dekads', () => {
        FROM "UsageEvent" e
        WHERE e."orgId" = $1 AND ((e."occurredAt" AT TIME ZONE 'UTC') AT TIME ZONE '${ZONE}')::date BETWEEN $2::date AND $3::date
          AND ($4::uuid[] IS NULL OR e."userId" = ANY($4)) AND ($5::text[] IS NULL OR e."toolName" = ANY($5))
+         AND ($6::uuid[] IS NULL OR e."teamId" = ANY($6))
        GROUP BY ${group}`,
-      [org.orgId, from, to, filters.userId ?? null, filters.tool ?? null],
+      [org.orgId, from, to, filters.userId ?? null, filters.tool ?? null, filters.teamId ?? null],
     );
     return { columns, lines: rows.map((r) => r.line).sort() };
   }
@@ -131,7 +138,7 @@ describe('a spend report reading edge months by their dekads', () => {
   it.each(LAST_DAYS)('should report the last 30 days up to %s as the ledger’s sums, every breakdown', async (to) => {
     const from = last30(to);
     for (const [groupBy, given] of CASES) {
-      const filters = given.userId ? { userId: [org.users[1]] } : given;
+      const filters = given.userId ? { userId: [org.users[1]] } : given.teamId ? { teamId: [org.teams[1]] } : given;
       const report = await reports.spendReport(org.orgId, from, to, groupBy, { filters });
       const { columns, lines } = await ledgerLines(groupBy, filters, from, to);
       expect(lines.length, `${groupBy.join(',')} has rows`).toBeGreaterThan(0);

@@ -54,9 +54,12 @@ const dimensionSql = (daySql: string): Record<ReportDimension, { select: string[
  * team's tools and tag sets instead of its keys. These two and the per-key-and-tool one also have
  * month rows (20261231100000, 20261231120000, 20270101010000_usage_call_month_rollup), read for the
  * whole months of a range without days, and the per-key-and-tool one dekad rows
- * (20270103010000_usage_call_dekad_rollup), read for the whole dekads of its edge months.
+ * (20270103010000_usage_call_dekad_rollup), read for the whole dekads of its edge months. A report of
+ * that rollup without keys or tags (users or teams by tool, a user's tools) is `userCallDays`: the same
+ * day rows, and month and dekad rows per user (20270104010000_usage_user_call_rollups), a user's keys
+ * summed (~3x fewer rows).
  */
-type ReportSource = 'ledger' | 'keyDays' | 'toolDays' | 'callDays' | 'toolTagDays' | 'teamToolTagDays';
+type ReportSource = 'ledger' | 'keyDays' | 'toolDays' | 'callDays' | 'userCallDays' | 'toolTagDays' | 'teamToolTagDays';
 const KEY_DAY_DIMENSIONS: readonly ReportDimension[] = ['team', 'user', 'key', 'tag', 'day'];
 const TOOL_DAY_DIMENSIONS: readonly ReportDimension[] = ['upstream', 'tool', 'day'];
 const TOOL_TAG_DAY_DIMENSIONS: readonly ReportDimension[] = ['upstream', 'tool', 'tag', 'day'];
@@ -82,6 +85,8 @@ export function reportSource(
   // Teams across tools: the team rows (each sums rows of the per-key-and-tool rollup, never more rows).
   if (!has('userId') && !has('keyId') && groupBy.every((d) => TEAM_TOOL_TAG_DAY_DIMENSIONS.includes(d)))
     return 'teamToolTagDays';
+  // Without keys or tags, the per-user month and dekad rows hold what is read.
+  if (!has('keyId') && !has('tag') && !groupBy.includes('key') && !groupBy.includes('tag')) return 'userCallDays';
   return 'callDays';
 }
 
@@ -99,6 +104,7 @@ const SOURCE_SQL: Record<ReportSource, { table: string; figures: string; day: (z
   keyDays: { table: '"UsageKeyDayRollup"', figures: ROLLUP_FIGURES, day: () => 'e."day"' },
   toolDays: { table: '"UsageToolDayRollup"', figures: ROLLUP_FIGURES, day: () => 'e."day"' },
   callDays: { table: '"UsageCallDayRollup"', figures: ROLLUP_FIGURES, day: () => 'e."day"' },
+  userCallDays: { table: '"UsageCallDayRollup"', figures: ROLLUP_FIGURES, day: () => 'e."day"' },
   toolTagDays: { table: '"UsageToolTagDayRollup"', figures: ROLLUP_FIGURES, day: () => 'e."day"' },
   teamToolTagDays: { table: '"UsageTeamToolTagDayRollup"', figures: ROLLUP_FIGURES, day: () => 'e."day"' },
 };
@@ -117,6 +123,13 @@ export const MONTHLY_ROLLUPS: Partial<Record<ReportSource, MonthlyRollup>> = {
     months: 'UsageCallMonthRollup',
     dekads: 'UsageCallDekadRollup',
     columns: '"keyId", "teamId", "userId", "upstreamId", "toolName"',
+  },
+  // The same without the key: months and dekads per user, days from the per-key day rows.
+  userCallDays: {
+    days: 'UsageCallDayRollup',
+    months: 'UsageUserCallMonthRollup',
+    dekads: 'UsageUserCallDekadRollup',
+    columns: '"teamId", "userId", "upstreamId", "toolName"',
   },
   toolTagDays: {
     days: 'UsageToolTagDayRollup',

@@ -161,6 +161,9 @@ const ROLLUPS = [
   { table: 'UsageCallDayRollup', period: 'day', keys: ['keyId', 'teamId', 'userId', 'upstreamId', 'toolName'] },
   { table: 'UsageCallDekadRollup', period: 'dekad', keys: ['keyId', 'teamId', 'userId', 'upstreamId', 'toolName'] },
   { table: 'UsageCallMonthRollup', period: 'month', keys: ['keyId', 'teamId', 'userId', 'upstreamId', 'toolName'] },
+  // The same per user (a user's keys summed).
+  { table: 'UsageUserCallDekadRollup', period: 'dekad', keys: ['userId', 'teamId', 'upstreamId', 'toolName'] },
+  { table: 'UsageUserCallMonthRollup', period: 'month', keys: ['userId', 'teamId', 'upstreamId', 'toolName'] },
   // Keyed by the key's tag set now, as the insert trigger and a tag change keep it.
   { table: 'UsageToolTagDayRollup', period: 'day', keys: ['upstreamId', 'toolName', 'tags'] },
   { table: 'UsageToolTagMonthRollup', period: 'month', keys: ['upstreamId', 'toolName', 'tags'] },

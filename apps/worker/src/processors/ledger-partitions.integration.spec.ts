@@ -261,29 +261,38 @@ describe('ledger partitions and retention', () => {
           expect(await perTeamTool('UsageTeamToolTagMonthRollup', '"month"')).toEqual(
             await perTeamTool('UsageTeamToolTagDayRollup', `date_trunc('month', "day")::date`),
           );
-          // The per-key-and-tool month rows: the day rows' sums per month, key and tool.
-          const perCall = (table: string, period: string) =>
+          // The per-key-and-tool month rows: the day rows' sums per month, key and tool; the per-user ones
+          // per month, user, team and tool (a user's keys summed).
+          const byKey = '"keyId"::text || "teamId"::text || "userId"::text';
+          const byUser = '"userId"::text || "teamId"::text';
+          const perCall = (table: string, period: string, keys = byKey) =>
             prisma.$queryRawUnsafe<{ g: string; calls: bigint; cost: bigint }[]>(
-              `SELECT ${period}::text || "keyId"::text || "teamId"::text || "userId"::text || "upstreamId"::text || "toolName" AS g,
+              `SELECT ${period}::text || ${keys} || "upstreamId"::text || "toolName" AS g,
                       sum("calls")::bigint AS calls, sum("costMicros")::bigint AS cost
                FROM "${table}" WHERE "orgId" = $1::uuid GROUP BY 1 ORDER BY 1`,
               orgId,
             );
-          expect(await perCall('UsageCallMonthRollup', '"month"')).toEqual(
-            await perCall('UsageCallDayRollup', `date_trunc('month', "day")::date`),
-          );
-          // And its dekad rows: the day rows' sums per dekad (days 1-10, 11-20, 21 to the end).
-          expect(await perCall('UsageCallDekadRollup', '"dekad"')).toEqual(
-            await perCall(
-              'UsageCallDayRollup',
-              `(date_trunc('month', "day")::date + LEAST((extract(day FROM "day")::int - 1) / 10, 2) * 10)`,
-            ),
-          );
+          const dekadOfDay = `(date_trunc('month', "day")::date + LEAST((extract(day FROM "day")::int - 1) / 10, 2) * 10)`;
+          for (const [table, period, keys] of [
+            ['UsageCallMonthRollup', 'month', byKey],
+            ['UsageCallDekadRollup', 'dekad', byKey],
+            ['UsageUserCallMonthRollup', 'month', byUser],
+            ['UsageUserCallDekadRollup', 'dekad', byUser],
+          ])
+            expect(await perCall(table, `"${period}"`, keys), table).toEqual(
+              await perCall(
+                'UsageCallDayRollup',
+                period === 'month' ? `date_trunc('month', "day")::date` : dekadOfDay,
+                keys,
+              ),
+            );
           const [emptied] = await prisma.$queryRaw<{ n: bigint }[]>`
             SELECT (SELECT count(*) FROM "UsageTeamToolTagDayRollup" WHERE "orgId" = ${orgId}::uuid AND "calls" = 0)
                  + (SELECT count(*) FROM "UsageTeamToolTagMonthRollup" WHERE "orgId" = ${orgId}::uuid AND "calls" = 0)
                  + (SELECT count(*) FROM "UsageCallMonthRollup" WHERE "orgId" = ${orgId}::uuid AND "calls" = 0)
-                 + (SELECT count(*) FROM "UsageCallDekadRollup" WHERE "orgId" = ${orgId}::uuid AND "calls" = 0) AS n`;
+                 + (SELECT count(*) FROM "UsageCallDekadRollup" WHERE "orgId" = ${orgId}::uuid AND "calls" = 0)
+                 + (SELECT count(*) FROM "UsageUserCallMonthRollup" WHERE "orgId" = ${orgId}::uuid AND "calls" = 0)
+                 + (SELECT count(*) FROM "UsageUserCallDekadRollup" WHERE "orgId" = ${orgId}::uuid AND "calls" = 0) AS n`;
           expect(emptied.n).toBe(0n);
         },
       ),

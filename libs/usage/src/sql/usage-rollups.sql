@@ -12,7 +12,8 @@
 -- UsageCallDayRollup, UsageToolTagDayRollup, and per local month UsageCallMonthRollup and
 -- UsageToolTagMonthRollup, which long ranges read for their whole months, and per local dekad (days
 -- 1-10, 11-20, 21 to the end) UsageCallDekadRollup, which a range's edge months read for their whole
--- dekads; the tool-by-tag day and month
+-- dekads, and both again per user (a user's keys summed), UsageUserCallMonthRollup and
+-- UsageUserCallDekadRollup, for reports without keys or tags; the tool-by-tag day and month
 -- rollups again per team, UsageTeamToolTagDayRollup and UsageTeamToolTagMonthRollup, for a team's reports), the UTC day rollup (UsageDailyRollup) and the running
 -- totals per scope (UsageScopeTotal). The first loop marks an organisation whose zone changed since its rollups were built (UsageRollupCoverage),
 -- so reports read the ledger until the worker's upkeep rebuilds them (tollgate_rebuild_usage_rollups,
@@ -110,6 +111,29 @@ BEGIN
       "errors" = "UsageCallDekadRollup"."errors" + EXCLUDED."errors",
       "outputTokens" = "UsageCallDekadRollup"."outputTokens" + EXCLUDED."outputTokens",
       "costMicros" = "UsageCallDekadRollup"."costMicros" + EXCLUDED."costMicros"
+  ),
+  -- The same per user (a user's keys summed: team, user, upstream, tool), by local month and dekad:
+  -- users (or teams) by tool read these, a user's keys overlapping in their tools (~3x fewer rows).
+  user_call_months AS (
+    INSERT INTO "UsageUserCallMonthRollup" ("orgId", "month", "userId", "teamId", "upstreamId", "toolName", "calls", "errors", "outputTokens", "costMicros")
+    SELECT org, date_trunc('month', day)::date, usr, team, up, tool, sum(calls), sum(errors), sum(tokens), sum(cost)
+    FROM g GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6
+    ON CONFLICT ("orgId", "month", "userId", "teamId", "upstreamId", "toolName") DO UPDATE SET
+      "calls" = "UsageUserCallMonthRollup"."calls" + EXCLUDED."calls",
+      "errors" = "UsageUserCallMonthRollup"."errors" + EXCLUDED."errors",
+      "outputTokens" = "UsageUserCallMonthRollup"."outputTokens" + EXCLUDED."outputTokens",
+      "costMicros" = "UsageUserCallMonthRollup"."costMicros" + EXCLUDED."costMicros"
+  ),
+  user_call_dekads AS (
+    INSERT INTO "UsageUserCallDekadRollup" ("orgId", "dekad", "userId", "teamId", "upstreamId", "toolName", "calls", "errors", "outputTokens", "costMicros")
+    SELECT org, date_trunc('month', day)::date + LEAST((extract(day FROM day)::int - 1) / 10, 2) * 10, usr, team, up, tool,
+           sum(calls), sum(errors), sum(tokens), sum(cost)
+    FROM g GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6
+    ON CONFLICT ("orgId", "dekad", "userId", "teamId", "upstreamId", "toolName") DO UPDATE SET
+      "calls" = "UsageUserCallDekadRollup"."calls" + EXCLUDED."calls",
+      "errors" = "UsageUserCallDekadRollup"."errors" + EXCLUDED."errors",
+      "outputTokens" = "UsageUserCallDekadRollup"."outputTokens" + EXCLUDED."outputTokens",
+      "costMicros" = "UsageUserCallDekadRollup"."costMicros" + EXCLUDED."costMicros"
   ),
   -- Per team, tool and the key's tag set now (a tag change moves the key's sums:
   -- tollgate_usage_key_tags_moved), each key's tags read once: the four tool-by-tag rollups below
@@ -265,6 +289,17 @@ BEGIN
     AND (only_day IS NULL OR (r."day" >= only_dekad AND r."day" < CASE WHEN extract(day FROM only_dekad) = 21
                                    THEN (date_trunc('month', only_dekad) + interval '1 month')::date ELSE only_dekad + 10 END))
   GROUP BY 1, 2, 3, 4, 5, 6, 7 ORDER BY 1, 2, 3, 4, 5, 6, 7;
+  -- The per-user month and dekad rows of those months and dekads, from the per-key rows just rebuilt.
+  DELETE FROM "UsageUserCallMonthRollup" WHERE "orgId" = target AND (only_day IS NULL OR "month" = date_trunc('month', only_day)::date);
+  INSERT INTO "UsageUserCallMonthRollup" ("orgId", "month", "userId", "teamId", "upstreamId", "toolName", "calls", "errors", "outputTokens", "costMicros")
+  SELECT r."orgId", r."month", r."userId", r."teamId", r."upstreamId", r."toolName", sum(r."calls"), sum(r."errors"), sum(r."outputTokens"), sum(r."costMicros")
+  FROM "UsageCallMonthRollup" r WHERE r."orgId" = target AND (only_day IS NULL OR r."month" = date_trunc('month', only_day)::date)
+  GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6;
+  DELETE FROM "UsageUserCallDekadRollup" WHERE "orgId" = target AND (only_day IS NULL OR "dekad" = only_dekad);
+  INSERT INTO "UsageUserCallDekadRollup" ("orgId", "dekad", "userId", "teamId", "upstreamId", "toolName", "calls", "errors", "outputTokens", "costMicros")
+  SELECT r."orgId", r."dekad", r."userId", r."teamId", r."upstreamId", r."toolName", sum(r."calls"), sum(r."errors"), sum(r."outputTokens"), sum(r."costMicros")
+  FROM "UsageCallDekadRollup" r WHERE r."orgId" = target AND (only_day IS NULL OR r."dekad" = only_dekad)
+  GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6;
   DELETE FROM "UsageToolTagMonthRollup" WHERE "orgId" = target AND (only_day IS NULL OR "month" = date_trunc('month', only_day)::date);
   INSERT INTO "UsageToolTagMonthRollup" ("orgId", "month", "upstreamId", "toolName", "tags", "calls", "errors", "outputTokens", "costMicros")
   SELECT r."orgId", date_trunc('month', r."day")::date, r."upstreamId", r."toolName", r."tags", sum(r."calls"), sum(r."errors"), sum(r."outputTokens"), sum(r."costMicros")
