@@ -234,6 +234,8 @@ interface ReportPlan {
   /** Name columns and their joins on the aggregate's rows `a`. */
   names: string[];
   joins: string[];
+  /** The joins of one dimension's names only (on rows `a` holding its columns). */
+  joinsOf: (dim: ReportDimension) => string[];
   /** The report's order on a row alias (as sortRows orders it). */
   dimensionOrder: (alias: string) => string;
   /** The grouped sums (`cap`: a LIMIT or nothing), to be a CTE named `a`. */
@@ -463,15 +465,37 @@ export class SpendReportService {
     const rowColumns = [...plan.dimensionColumns, ...REPORT_METRICS];
     const list = (alias: string) => rowColumns.map((c) => `${alias}."${c}"`).join(', ');
     const nulls = plan.dimensionColumns.map(() => 'NULL').join(', ');
+    // `<prefix><Figure>`: each figure summed over the column column(figure) names.
+    const sums = (prefix: string, column: (m: string) => string) =>
+      REPORT_METRICS.map((m) => `tollgate_sum_int8(${column(m)}) AS "${prefix}${capitalise(m)}"`).join(', ');
     const groupFigures = REPORT_METRICS.map((m) => `pg."group${capitalise(m)}"`).join(', ');
+    // Names are joined to the page's rows only; the rest is numbered and grouped on ids.
+    const named = (rows: string, where: string) =>
+      `(SELECT a.*${plan.names.map((n) => `, ${n}`).join('')} FROM ${rows} a ${plan.joins.join(' ')} WHERE ${where}) r`;
     // Only the page's rows are numbered within their group: the groups (a few hundred at most, one per
-    // value of the first breakdown) are placed first, each taking its rows' lines and its subtotal's.
+    // label of the first breakdown) are placed first, each taking its rows' lines and its subtotal's.
+    // A group is a label (pageSpendReport's: two ids can share a name), so the rows are first summed per
+    // id of the first breakdown (firsts) and only those few rows are named and grouped by label.
+    const firstColumns = outputColumns([first]);
+    const firstList = (alias: string) => firstColumns.map((c) => `${alias}."${c}"`).join(', ');
+    // A tag may be none (NULL): the same group.
+    const sameFirst = firstColumns
+      .map((c) => (c === 'tag' ? `l."tag" IS NOT DISTINCT FROM n."tag"` : `l."${c}" = n."${c}"`))
+      .join(' AND ');
     const pageRows = subtotals
       ? Prisma.sql`
+      firsts AS (
+        SELECT ${Prisma.raw(firstList('n'))}, min(n."rowRank") AS "firstRank", count(*) AS "firstRows",
+               ${Prisma.raw(sums('first', (m) => `n."${m}"`))}
+        FROM numbered n GROUP BY ${Prisma.raw(firstList('n'))}
+      ),
+      labelled AS (
+        SELECT a.*, ${Prisma.raw(label)} AS "lineGroup" FROM firsts a ${Prisma.raw(plan.joinsOf(first).join(' '))}
+      ),
       groups AS (
-        SELECT n."lineGroup", min(n."rowRank") AS "groupFirst", count(*) AS "groupRows",
-               ${Prisma.raw(REPORT_METRICS.map((m) => `tollgate_sum_int8(n."${m}") AS "group${capitalise(m)}"`).join(', '))}
-        FROM numbered n GROUP BY n."lineGroup"
+        SELECT l."lineGroup", min(l."firstRank") AS "groupFirst", sum(l."firstRows")::bigint AS "groupRows",
+               ${Prisma.raw(sums('group', (m) => `l."first${capitalise(m)}"`))}
+        FROM labelled l GROUP BY l."lineGroup"
       ),
       placed AS (
         SELECT gr.*, COALESCE(sum(gr."groupRows" + 1) OVER (ORDER BY ${Prisma.raw(groupOrder)} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)::bigint AS "groupStart"
@@ -481,30 +505,34 @@ export class SpendReportService {
         SELECT * FROM placed WHERE "groupStart" < ${end} AND "groupStart" + "groupRows" >= ${offset}
       ),
       page_rows AS (
-        SELECT n.*, pg."groupStart" + row_number() OVER (PARTITION BY n."lineGroup" ORDER BY n."rowRank") - 1 AS "line"
-        FROM numbered n JOIN page_groups pg ON pg."lineGroup" = n."lineGroup"
+        SELECT n.*, pg."groupStart" + row_number() OVER (PARTITION BY pg."lineGroup" ORDER BY n."rowRank") - 1 AS "line"
+        FROM page_groups pg JOIN labelled l ON l."lineGroup" = pg."lineGroup" JOIN numbered n ON ${Prisma.raw(sameFirst)}
       ),
       page_lines AS (
         SELECT 'row' AS "lineKind", r."line" AS "lineAt", NULL::text AS "lineGroup", NULL::bigint AS "groupRows", ${Prisma.raw(list('r'))}
-        FROM page_rows r WHERE r."line" >= ${offset} AND r."line" < ${end}
+        FROM ${Prisma.raw(named('page_rows', `a."line" >= ${offset} AND a."line" < ${end}`))}
         UNION ALL
         SELECT 'subtotal', pg."groupStart" + pg."groupRows", pg."lineGroup", pg."groupRows", ${Prisma.raw(nulls ? `${nulls}, ` : '')}${Prisma.raw(groupFigures)}
         FROM page_groups pg WHERE pg."groupStart" + pg."groupRows" >= ${offset} AND pg."groupStart" + pg."groupRows" < ${end}
       ),
-      summary AS (SELECT ${Prisma.raw(allFigures('n', ''))}, (SELECT count(*) FROM groups) AS "allGroups" FROM numbered n)`
+      summary AS (
+        SELECT COALESCE(sum(f."firstRows"), 0)::bigint AS "allRows",
+               ${Prisma.raw(sums('all', (m) => `f."first${capitalise(m)}"`))},
+               (SELECT count(*) FROM groups) AS "allGroups"
+        FROM firsts f
+      )`
       : Prisma.sql`
       page_lines AS (
-        SELECT 'row' AS "lineKind", n."rowRank" - 1 AS "lineAt", ${Prisma.raw(list('n'))}
-        FROM numbered n WHERE n."rowRank" > ${offset} AND n."rowRank" <= ${end}
+        SELECT 'row' AS "lineKind", r."rowRank" - 1 AS "lineAt", ${Prisma.raw(list('r'))}
+        FROM ${Prisma.raw(named('numbered', `a."rowRank" > ${offset} AND a."rowRank" <= ${end}`))}
       ),
       summary AS (SELECT ${Prisma.raw(allFigures('n', ''))}, 0 AS "allGroups" FROM numbered n)`;
     const rows = await this.reportRows(
       async (client) => Prisma.sql`
       WITH a AS (${await plan.aggregate(client, Prisma.empty)}),
       numbered AS (
-        SELECT a.*${Prisma.raw(plan.names.map((n) => `, ${n}`).join(''))}, ${Prisma.raw(label)} AS "lineGroup",
-               row_number() OVER (ORDER BY ${Prisma.raw(rowOrder)}) AS "rowRank"
-        FROM a ${Prisma.raw(plan.joins.join(' '))} WHERE a."calls" > 0
+        SELECT a.*, row_number() OVER (ORDER BY ${Prisma.raw(rowOrder)}) AS "rowRank"
+        FROM a WHERE a."calls" > 0
       ),${pageRows}
       SELECT summary.*, page_lines.* FROM summary LEFT JOIN page_lines ON true ORDER BY page_lines."lineAt"
     `,
@@ -610,6 +638,7 @@ export class SpendReportService {
       dimensionColumns: columns.filter((c) => !(REPORT_METRICS as readonly string[]).includes(c)),
       names: lookups.flatMap((l) => l.names),
       joins: lookups.map((l) => l.join),
+      joinsOf: (dim) => lookups.filter((l) => (l.when as ReportDimension[]).includes(dim)).map((l) => l.join),
       // Sorted as sortRows orders them (byte order, nulls first), so that sort finds them in order.
       dimensionOrder: (alias) =>
         outputColumns(groupBy)
