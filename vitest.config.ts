@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import swc from 'unplugin-swc';
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
+import { FileDurationSequencer } from './test/support/file-duration-sequencer';
 import tsconfig from './tsconfig.base.json';
 
 // `@tollgate/*` path aliases from tsconfig, so tests import libs exactly as the apps do.
@@ -48,6 +49,9 @@ export default defineConfig({
     // took 275 s (docs/architecture.md, "The test suite's time"). TEST_MAX_WORKERS overrides.
     maxWorkers: Number(process.env.TEST_MAX_WORKERS) || Math.max(3, availableParallelism() - 1),
     reporters: ['default'],
+    // Longest files first on a fresh clone too (test/file-durations.json), not only once Vitest has
+    // timed them: a long file started last kept the other workers idle at the end of a run.
+    sequence: { sequencer: FileDurationSequencer },
     projects: [
       {
         ...shared,
