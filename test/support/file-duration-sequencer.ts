@@ -22,11 +22,11 @@ export class FileDurationSequencer extends BaseSequencer {
       return this.ctx.cache.getFileTestResults(key)?.duration ?? this.committed[key];
     };
     const ordered = await super.sort(files);
-    // Across projects too: the unit project's one long integration spec (ledger-upgrade, ~25 s) ran
-    // last otherwise, after every e2e file. Files with no duration keep Vitest's order, first.
+    // Stable within what BaseSequencer groups (project, isolation): only the durations reorder.
     return ordered
       .map((file, index) => ({ file, index, ms: duration(file) }))
       .sort((a, b) => {
+        if (a.file.project.name !== b.file.project.name) return a.index - b.index;
         if (a.ms === undefined || b.ms === undefined)
           return a.ms === b.ms ? a.index - b.index : a.ms === undefined ? -1 : 1;
         return b.ms - a.ms;
