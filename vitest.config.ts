@@ -44,10 +44,10 @@ export default defineConfig({
     // Run once for the whole run by the root project; both projects read what it provides.
     globalSetup: ['test/global-setup.ts'],
     // The apps run inside each file's process, and much of a file's time is waiting on Postgres,
-    // Redis, upstream processes or Chromium: two files at a time even on 2 cores (Vitest's default
-    // is one fewer than the cores); three kept a 2-core machine busier but ended no sooner
-    // (docs/architecture.md, "The test suite's time"). TEST_MAX_WORKERS overrides.
-    maxWorkers: Number(process.env.TEST_MAX_WORKERS) || Math.max(2, availableParallelism() - 1),
+    // Redis, upstream processes or Chromium: three files at a time even on 2 cores (Vitest's default
+    // is one fewer than the cores). On a 2-core machine two workers left it 27 % idle (315 s); three
+    // took 275 s (docs/architecture.md, "The test suite's time"). TEST_MAX_WORKERS overrides.
+    maxWorkers: Number(process.env.TEST_MAX_WORKERS) || Math.max(3, availableParallelism() - 1),
     reporters: ['default'],
     // Longest files first on a fresh clone too (test/file-durations.json), not only once Vitest has
     // timed them: a long file started last kept the other workers idle at the end of a run.
