@@ -45,8 +45,8 @@ export default defineConfig({
     globalSetup: ['test/global-setup.ts'],
     // The apps run inside each file's process, and much of a file's time is waiting on Postgres,
     // Redis, upstream processes or Chromium: three files at a time even on 2 cores (Vitest's default
-    // is one fewer than the cores). On a 2-core machine two workers left it 27 % idle (315 s); three
-    // took 275 s (docs/architecture.md, "The test suite's time"). TEST_MAX_WORKERS overrides.
+    // is one fewer than the cores): two workers left a 2-core machine a quarter idle, three keep it
+    // ~88 % busy (docs/architecture.md, "The test suite's time"). TEST_MAX_WORKERS overrides.
     maxWorkers: Number(process.env.TEST_MAX_WORKERS) || Math.max(3, availableParallelism() - 1),
     reporters: ['default'],
     // Longest files first on a fresh clone too (test/file-durations.json), not only once Vitest has
