@@ -14,9 +14,16 @@ import { loadWorkerConfig } from '@tollgate/config';
 import { createRedisClient, RedisClient, scanTargets } from '@tollgate/redis';
 import { ASYNC_CONTEXT_FRAME_FLAG } from '@tollgate/observability';
 import { LocalRedisCluster, startLocalRedisCluster } from '../../tools/redis-cluster/local-redis-cluster';
-import { deployedNodeArgs } from './deployed-launch';
+import { DeployedApp, deployedNodeArgs } from './deployed-launch';
 
 export const ROOT = path.resolve(__dirname, '../../..');
+
+/** The deployed app each spawned process kind is (the fixture is not one). */
+const DEPLOYED_APPS: Record<string, DeployedApp | undefined> = {
+  EDGE: 'mcp-edge',
+  WORKER: 'worker',
+  ADMIN: 'admin-api',
+};
 
 export function adminDatabaseUrl(): string {
   return process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
@@ -177,8 +184,7 @@ export async function startBenchPlatform(opts: {
     const flags = process.env[`BENCH_${app}_NODE_ARGS`];
     // The apps run with the flags they are deployed with (docker-compose.yml, the Dockerfile,
     // deploy/k8s: bench/support/deployed-launch.ts); the fixture as a Node service would.
-    const deployed =
-      app === 'EDGE' ? 'mcp-edge' : app === 'WORKER' ? 'worker' : app === 'ADMIN' ? 'admin-api' : undefined;
+    const deployed = DEPLOYED_APPS[app];
     const nodeArgs = [
       ...(deployed ? deployedNodeArgs(ROOT, deployed) : [ASYNC_CONTEXT_FRAME_FLAG]),
       ...(flags ? flags.split(' ') : []),
