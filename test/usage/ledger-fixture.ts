@@ -129,13 +129,15 @@ export async function lockWaits(
  * `prisma migrate deploy` of a migration whose fill holds the ledger in SHARE mode, as an operator runs
  * it with the worker writing: a batch (written by the old trigger) not yet committed when it starts,
  * which the fill waits for, and another arriving meanwhile (through the new trigger), which queues
- * behind the fill. Resolves once the migration has finished and both batches are in.
+ * behind the fill; `meanwhile` (if given) starts then too, e.g. a key's tag move. Resolves once the
+ * migration has finished and everything started is in.
  */
 export async function deployWithBatchesInFlight(
   db: Client,
   connect: () => Promise<Client>,
   database: string,
   org: LedgerOrg,
+  meanwhile?: () => Promise<unknown>,
 ): Promise<void> {
   const inFlight = await connect();
   await inFlight.query('BEGIN');
@@ -147,9 +149,11 @@ export async function deployWithBatchesInFlight(
   const nextPid = (await next.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
   const nextBatch = insertLedgerBatch(next, org, 300, 9000);
   await expect.poll(() => lockWaits(db, 'UsageEvent', { pid: nextPid })).toBe(1);
+  const other = meanwhile?.();
   await inFlight.query('COMMIT');
   await migrated;
   await nextBatch;
+  await other;
 }
 
 /** A test file's own database (a clone of the run's template): its first client, more on demand, and close() to end them and drop it. */

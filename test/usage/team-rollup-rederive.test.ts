@@ -1,12 +1,12 @@
-import { cloneDatabase, databaseUrl, dropDatabase } from '@tollgate/testing';
 import { Client } from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
+  cloneLedgerDatabase,
   createLedgerOrg,
-  deployMigrations,
+  deployWithBatchesInFlight,
   insertLedgerBatch,
+  LedgerDatabase,
   LedgerOrg,
-  lockWaits,
   migrationApplied,
   sortedLines as lines,
 } from './ledger-fixture';
@@ -22,16 +22,8 @@ const ZONE = 'Asia/Kolkata';
  * all have committed, the team rollups must equal the ledger's own GROUP BY.
  */
 describe('migration 20261231140000: the team rollups re-derived under the ledger lock', () => {
-  let database: string;
-  const clients: Client[] = [];
+  let ledger: LedgerDatabase;
   let org: LedgerOrg;
-
-  async function connect(): Promise<Client> {
-    const c = new Client({ connectionString: databaseUrl(database) });
-    await c.connect();
-    clients.push(c);
-    return c;
-  }
 
   const insertBatch = (c: Client, n: number, seed: number) => insertLedgerBatch(c, org, n, seed);
 
@@ -48,18 +40,21 @@ describe('migration 20261231140000: the team rollups re-derived under the ledger
      FROM "${table}" WHERE "orgId" = '${org.orgId}'`;
 
   beforeAll(async () => {
-    database = await cloneDatabase(inject('templateDatabase'));
-    const db = await connect();
-    org = await createLedgerOrg(db, 'Rederive', ZONE, [['env:prod', 'project:a'], ['env:prod'], [], ['project:a']]);
+    ledger = await cloneLedgerDatabase(inject('templateDatabase'));
+    org = await createLedgerOrg(ledger.db, 'Rederive', ZONE, [
+      ['env:prod', 'project:a'],
+      ['env:prod'],
+      [],
+      ['project:a'],
+    ]);
   });
 
   afterAll(async () => {
-    await Promise.allSettled(clients.map((c) => c.end()));
-    if (database) await dropDatabase(database);
+    await ledger?.close();
   });
 
   it('should leave team rollups equal to the ledger after running with a batch in flight and others waiting', async () => {
-    const db = await connect();
+    const db = ledger.db;
     for (let b = 0; b < 3; b++) await insertBatch(db, 400, b * 400);
     // What the old migration's race leaves: a batch's groups counted twice, some not at all.
     await db.query(
@@ -75,28 +70,12 @@ describe('migration 20261231140000: the team rollups re-derived under the ledger
     // The database as one that applied 20261231120000 and not this one yet.
     await db.query(`DELETE FROM "_prisma_migrations" WHERE "migration_name" = $1`, [MIGRATION]);
 
-    // A worker's batch written and not yet committed when the migration starts.
-    const inFlight = await connect();
-    await inFlight.query('BEGIN');
-    await insertBatch(inFlight, 300, 5000);
-
-    const migrated = deployMigrations(database);
-    // The migration waits for the batch in flight: it holds the ledger's lock for writers.
-    await expect.poll(() => lockWaits(db, 'UsageEvent', { mode: 'ShareLock' })).toBe(1);
-
-    // The next batch arrives meanwhile and queues behind the migration.
-    const next = await connect();
-    const nextPid = (await next.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
-    const nextBatch = insertBatch(next, 300, 9000);
-    await expect.poll(() => lockWaits(db, 'UsageEvent', { pid: nextPid })).toBe(1);
-    // And a key's tags change (its sums move between tag sets in the team rollups).
-    const admin = await connect();
-    const moved = admin.query(`UPDATE "VirtualKey" SET "tags" = ARRAY['env:dev'] WHERE "id" = $1`, [org.keys[1]]);
-
-    await inFlight.query('COMMIT');
-    await migrated;
-    await nextBatch;
-    await moved;
+    // A batch in flight when the migration starts, the next and a key's tag move (its sums move between
+    // tag sets in the team rollups) while it waits.
+    await deployWithBatchesInFlight(db, ledger.connect, ledger.name, org, async () => {
+      const admin = await ledger.connect();
+      await admin.query(`UPDATE "VirtualKey" SET "tags" = ARRAY['env:dev'] WHERE "id" = $1`, [org.keys[1]]);
+    });
 
     expect(await migrationApplied(db, MIGRATION)).toBe(true);
     const { rows } = await db.query<{ n: string }>(`SELECT count(*) AS n FROM "UsageEvent" WHERE "orgId" = $1`, [
