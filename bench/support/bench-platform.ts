@@ -167,6 +167,10 @@ export async function startBenchPlatform(opts: {
     ADMIN_BOOTSTRAP_TOKEN: `bench-admin-${randomBytes(16).toString('hex')}`,
     HOST: '127.0.0.1',
     LOG_LEVEL: 'warn',
+    // A bench runs up to a dozen apps on one Postgres (bench:overhead: seven edges, the worker and the
+    // admin API); at the default pool of 20 each they outgrew its 100 connections ("too many clients",
+    // edges answering 503). An edge reads Postgres only on a cache miss, so 5 each is plenty.
+    DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE ?? '5',
     // The bench's upstream fixtures listen on loopback.
     OUTBOUND_ALLOW_CIDRS: process.env.OUTBOUND_ALLOW_CIDRS ?? '127.0.0.0/8,::1/128',
   };
